@@ -1,0 +1,10 @@
+// One table from error code to exit status (0 success, 1 the work failed, 2 the command was misused).
+import type { ErrorCode } from '../engine/errors.js'
+
+export const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
+  bad_argument: 2,
+  unknown_material: 2,
+  bad_material: 1,
+  backend_unavailable: 1,
+  internal: 1,
+}

@@ -1,0 +1,82 @@
+// The CPU twin of shaders/field_step.wgsl: the oracle every other kernel is tested against.
+// Same arithmetic in the same order, rounded to float32 after every operation (Math.fround), on
+// unpadded N x N fields with zero outside (a Dirichlet mirror; the sponge does the absorbing).
+import { xi } from '../field/noise.js'
+import type { StepParams } from '../field/params.js'
+
+const f = Math.fround
+
+/** Ledger columns, one row of four per field: energy taken by each term during the steps so far. */
+export const LEDGER = { bulk: 0, boundary: 1, saturation: 2, noise: 3 } as const
+
+function at(a: Float32Array, base: number, n: number, x: number, y: number): number {
+  return x < 0 || y < 0 || x >= n || y >= n ? 0 : a[base + y * n + x]
+}
+
+/** Sponge strength at a cell: sponge_max * t^2 with t the depth into the sponge layer. */
+export function sponge(p: StepParams, x: number, y: number): number {
+  const d = Math.min(x, y, p.n - 1 - x, p.n - 1 - y)
+  const t = f(Math.max(f(p.sponge_width - d), 0) * p.sponge_inv_width)
+  return f(p.sponge_max * f(t * t))
+}
+
+/**
+ * One leapfrog step for every field: next = 2u - prev + c^2 L(u) - g (u - prev) - b u^3/(1+u^2)
+ * + v (L(u) - L(prev)) - sponge (u - prev) + s xi. Each term's work on (next - prev) is added to
+ * `ledger` (float64), which is what makes the energy books balance exactly (docs/physics.md).
+ */
+export function stepReference(prev: Float32Array, cur: Float32Array, next: Float32Array, p: StepParams, ledger: Float64Array): void {
+  const n = p.n
+  for (let field = 0; field < p.fields; field++) {
+    const base = field * n * n
+    for (let y = 0; y < n; y++) {
+      for (let x = 0; x < n; x++) {
+        const i = base + y * n + x
+        const uc = cur[i]
+        const pc = prev[i]
+        const lapU = f(f(f(at(cur, base, n, x - 1, y) + at(cur, base, n, x + 1, y)) + f(at(cur, base, n, x, y - 1) + at(cur, base, n, x, y + 1))) - f(4 * uc))
+        const lapP = f(f(f(at(prev, base, n, x - 1, y) + at(prev, base, n, x + 1, y)) + f(at(prev, base, n, x, y - 1) + at(prev, base, n, x, y + 1))) - f(4 * pc))
+        const vel = f(uc - pc)
+        const fBulk = f(f(p.viscosity * f(lapU - lapP)) - f(p.damping * vel))
+        const fSponge = f(-f(sponge(p, x, y) * vel))
+        const u2 = f(uc * uc)
+        const sat = f(f(p.nonlinearity * f(u2 * uc)) / f(1 + u2))
+        const noise = f(p.noise * xi(i, p.noise_key))
+        const out = f(f(f(f(f(f(uc + vel) + f(p.c2 * lapU)) + fBulk) + fSponge) - sat) + noise)
+        next[i] = out
+        const dw = f(out - pc)
+        const row = field * 4
+        ledger[row + LEDGER.bulk] -= fBulk * dw
+        ledger[row + LEDGER.boundary] -= fSponge * dw
+        ledger[row + LEDGER.saturation] += sat * dw
+        ledger[row + LEDGER.noise] += noise * dw
+      }
+    }
+  }
+}
+
+/**
+ * Staggered leapfrog energy of each field: sum (u - prev)^2 + c^2 grad(u).grad(prev), summed over
+ * every edge including those to the zero border. The undamped linear step conserves it exactly.
+ */
+export function energyReference(prev: Float32Array, cur: Float32Array, p: StepParams): Float64Array {
+  const n = p.n
+  const out = new Float64Array(p.fields)
+  for (let field = 0; field < p.fields; field++) {
+    const base = field * n * n
+    let e = 0
+    for (let y = 0; y < n; y++) {
+      for (let x = 0; x < n; x++) {
+        const i = base + y * n + x
+        const uc = cur[i]
+        const pc = prev[i]
+        let grad = (uc - at(cur, base, n, x + 1, y)) * (pc - at(prev, base, n, x + 1, y)) + (uc - at(cur, base, n, x, y + 1)) * (pc - at(prev, base, n, x, y + 1))
+        if (x === 0) grad += uc * pc
+        if (y === 0) grad += uc * pc
+        e += (uc - pc) ** 2 + p.c2 * grad
+      }
+    }
+    out[field] = e
+  }
+  return out
+}

@@ -1,0 +1,190 @@
+// The CPU backend: the AssemblyScript SIMD kernel (simd/assembly/field.ts) on one shared WebAssembly
+// memory, run by the calling thread plus (threads - 1) helpers in lockstep. Fields live padded,
+// (n + 2)^2 each, with a zero border; load/read convert to and from the plain n x n layout.
+import { CrystalError } from '../errors.js'
+import type { FieldBackend, LedgerSample, StepRequest, ThreadSpawner } from '../field/backend.js'
+import type { StepParams } from '../field/params.js'
+import { energyReference } from './field_step.js'
+import { FIELD_WASM_BASE64 } from './simd/field_wasm.gen.js'
+
+/** Word indices of the job block; the same constants head simd/assembly/field.ts. */
+const JOB = { n: 0, fields: 1, buf0: 2, steps: 5, first_step: 6, seed: 7, sample_interval: 8, threads: 9, ledger: 10, samples: 11, c2: 14, go: 24 } as const
+const JOB_BYTE = 16
+const HEAP_BASE = 4096 // asconfig.json memoryBase: below it is ours
+const MAX_SAMPLES_PER_JOB = 64
+const PAGE = 65536
+
+let compiled: WebAssembly.Module | undefined
+function fieldModule(): WebAssembly.Module {
+  if (!compiled) {
+    const bytes = typeof Buffer !== 'undefined' ? Buffer.from(FIELD_WASM_BASE64, 'base64') : Uint8Array.from(atob(FIELD_WASM_BASE64), (c) => c.charCodeAt(0))
+    compiled = new WebAssembly.Module(bytes)
+  }
+  return compiled
+}
+
+export class WasmFieldBackend implements FieldBackend {
+  readonly kind = 'cpu' as const
+  readonly description: string
+  private readonly memory: WebAssembly.Memory
+  private readonly run: (job: number, thread: number) => void
+  private readonly helpers: { terminate(): void }[] = []
+  private readonly bufs: number[]
+  private readonly ledgerPtr: number
+  private readonly samplesPtr: number
+  private readonly padded: number
+  private rotation = 0 // bufs[rotation] is u_prev, bufs[rotation + 1] is u
+
+  constructor(
+    readonly n: number,
+    readonly fields: number,
+    readonly threads = 1,
+    spawn?: ThreadSpawner,
+  ) {
+    if (threads > 1 && !spawn) throw new CrystalError('bad_argument', 'more than one CPU thread needs a thread spawner (the Node or browser entry passes one)')
+    this.padded = (n + 2) * (n + 2)
+    let at = HEAP_BASE
+    const take = (bytes: number) => {
+      const ptr = at
+      at += Math.ceil(bytes / 16) * 16
+      return ptr
+    }
+    this.ledgerPtr = take(threads * fields * 4 * 8)
+    this.samplesPtr = take(MAX_SAMPLES_PER_JOB * fields * threads * 5 * 8)
+    this.bufs = [0, 1, 2].map(() => take(fields * this.padded * 4))
+    const pages = Math.ceil(at / PAGE)
+    if (pages > 65536) throw new CrystalError('bad_argument', `${fields} field(s) of ${n} x ${n} need ${(at / 2 ** 30).toFixed(1)} GiB, over the CPU backend's 4 GiB`)
+    this.memory = new WebAssembly.Memory({ initial: pages, maximum: 65536, shared: true })
+    const module = fieldModule()
+    const instance = new WebAssembly.Instance(module, { env: { memory: this.memory } })
+    this.run = instance.exports.run as (job: number, thread: number) => void
+    const words = this.words()
+    words[JOB.n] = n
+    words[JOB.fields] = fields
+    words[JOB.threads] = threads
+    words[JOB.ledger] = this.ledgerPtr
+    words[JOB.samples] = this.samplesPtr
+    for (let t = 1; t < threads; t++) this.helpers.push(spawn!({ module, memory: this.memory, job: JOB_BYTE, go: JOB_BYTE / 4 + JOB.go, thread: t }))
+    this.description = `WebAssembly SIMD, ${threads} thread${threads > 1 ? 's' : ''}`
+  }
+
+  private words(): Int32Array {
+    return new Int32Array(this.memory.buffer, JOB_BYTE, 32)
+  }
+
+  private f32(ptr: number, length: number): Float32Array {
+    return new Float32Array(this.memory.buffer, ptr, length)
+  }
+
+  async step(req: StepRequest): Promise<LedgerSample[]> {
+    const samples: LedgerSample[] = []
+    const perJob = req.sample_interval > 0 ? req.sample_interval * MAX_SAMPLES_PER_JOB : req.steps
+    for (let done = 0; done < req.steps; ) {
+      // Any run of interval * MAX_SAMPLES_PER_JOB steps holds at most MAX_SAMPLES_PER_JOB samples.
+      const steps = Math.min(perJob, req.steps - done)
+      samples.push(...this.job(req, req.first_step + done, steps))
+      done += steps
+    }
+    return samples
+  }
+
+  private job(req: StepRequest, first: number, steps: number): LedgerSample[] {
+    const words = this.words()
+    for (let k = 0; k < 3; k++) words[JOB.buf0 + k] = this.bufs[(this.rotation + k) % 3]
+    words[JOB.steps] = steps
+    words[JOB.first_step] = first
+    words[JOB.seed] = req.seed
+    words[JOB.sample_interval] = req.sample_interval
+    const p = req.params
+    new Float32Array(words.buffer, JOB_BYTE + JOB.c2 * 4, 8).set([p.c2, p.damping, p.nonlinearity, p.viscosity, p.noise, p.sponge_max, p.sponge_width, p.sponge_inv_width])
+    const sampleWords = MAX_SAMPLES_PER_JOB * this.fields * this.threads * 5
+    new Float64Array(this.memory.buffer, this.samplesPtr, sampleWords).fill(0)
+    if (this.threads > 1) {
+      Atomics.add(words, JOB.go, 1)
+      Atomics.notify(words, JOB.go)
+    }
+    this.run(JOB_BYTE, 0)
+    this.rotation = (this.rotation + steps) % 3
+    if (!req.sample_interval) return []
+    const taken = Math.floor((first + steps) / req.sample_interval) - Math.floor(first / req.sample_interval)
+    const raw = new Float64Array(this.memory.buffer, this.samplesPtr, sampleWords)
+    const out: LedgerSample[] = []
+    for (let s = 0; s < taken; s++) {
+      const fields: Float64Array[] = []
+      for (let f = 0; f < this.fields; f++) {
+        const sums = new Float64Array(5)
+        for (let t = 0; t < this.threads; t++) {
+          const base = ((s * this.fields + f) * this.threads + t) * 5
+          for (let k = 0; k < 5; k++) sums[k] += raw[base + k]
+        }
+        fields.push(sums)
+      }
+      out.push({ step: (Math.floor(first / req.sample_interval) + s + 1) * req.sample_interval, fields })
+    }
+    return out
+  }
+
+  /** Copies between the plain layout (n*n per field) and the padded one. */
+  private copy(field: number, buf: number, plain: Float32Array, plainOffset: number, toPadded: boolean, add = false): void {
+    const n = this.n
+    const padded = this.f32(buf + field * this.padded * 4, this.padded)
+    for (let y = 0; y < n; y++) {
+      const row = (y + 1) * (n + 2) + 1
+      const src = plain.subarray(plainOffset + y * n, plainOffset + (y + 1) * n)
+      if (!toPadded) src.set(padded.subarray(row, row + n))
+      else if (!add) padded.set(src, row)
+      else for (let x = 0; x < n; x++) padded[row + x] = Math.fround(padded[row + x] + src[x])
+    }
+  }
+
+  private get prevBuf(): number {
+    return this.bufs[this.rotation]
+  }
+  private get curBuf(): number {
+    return this.bufs[(this.rotation + 1) % 3]
+  }
+
+  async inject(field: number, wave: Float32Array): Promise<void> {
+    this.copy(field, this.curBuf, wave, 0, true, true)
+    this.copy(field, this.prevBuf, wave, 0, true, true)
+  }
+
+  async load(u: Float32Array, prev: Float32Array): Promise<void> {
+    for (let f = 0; f < this.fields; f++) {
+      this.copy(f, this.curBuf, u, f * this.n * this.n, true)
+      this.copy(f, this.prevBuf, prev, f * this.n * this.n, true)
+    }
+  }
+
+  async read(fields = [...Array(this.fields).keys()]): Promise<{ u: Float32Array; prev: Float32Array }> {
+    const cells = this.n * this.n
+    const u = new Float32Array(fields.length * cells)
+    const prev = new Float32Array(fields.length * cells)
+    fields.forEach((f, i) => {
+      this.copy(f, this.curBuf, u, i * cells, false)
+      this.copy(f, this.prevBuf, prev, i * cells, false)
+    })
+    return { u, prev }
+  }
+
+  /** On demand (not the sampled timeline): the reference sum, in float64, over a copy of the state. */
+  async energy(params: StepParams): Promise<Float64Array> {
+    const { u, prev } = await this.read()
+    return energyReference(prev, u, params)
+  }
+
+  async ledger(): Promise<Float64Array> {
+    const raw = new Float64Array(this.memory.buffer, this.ledgerPtr, this.threads * this.fields * 4)
+    const out = new Float64Array(this.fields * 4)
+    for (let t = 0; t < this.threads; t++) for (let i = 0; i < out.length; i++) out[i] += raw[t * out.length + i]
+    return out
+  }
+
+  destroy(): void {
+    const words = this.words()
+    Atomics.store(words, JOB.go, -1)
+    Atomics.notify(words, JOB.go)
+    for (const h of this.helpers) h.terminate()
+    this.helpers.length = 0
+  }
+}

@@ -1,0 +1,43 @@
+// One error type for the whole product: a stable code, a sentence for people, and where it applies.
+// The CLI maps `code` to an exit status and the server to an HTTP status, each through one table.
+
+export type ErrorCode =
+  | 'bad_material'
+  | 'unknown_material'
+  | 'bad_argument'
+  | 'backend_unavailable'
+  | 'internal'
+
+export interface ErrorPlace {
+  file?: string
+  field?: string
+  line?: number
+  column?: number
+}
+
+export class CrystalError extends Error {
+  override readonly name = 'CrystalError'
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly where: ErrorPlace = {},
+    readonly hint?: string,
+  ) {
+    super(message)
+  }
+}
+
+export function isCrystalError(e: unknown): e is CrystalError {
+  return e instanceof CrystalError
+}
+
+/** Throws a bad_argument error unless `value` is a finite number within [min, max]. */
+export function requireFinite(field: string, value: number, min = -Infinity, max = Infinity): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new CrystalError('bad_argument', `${field} must be a finite number, got ${String(value)}`, { field })
+  }
+  if (value < min || value > max) {
+    throw new CrystalError('bad_argument', `${field} must be between ${min} and ${max}, got ${value}`, { field })
+  }
+  return value
+}

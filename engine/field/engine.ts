@@ -1,0 +1,234 @@
+// The engine object (STYLE.md): construct it with what it needs, then write, pulse, step and read.
+// It owns one backend (GPU or CPU), the material and conditions, the step count, the memories
+// written, and the energy books: a timeline sampled every `timeline_interval` steps.
+import type { Material } from '../contracts/material.js'
+import { CrystalError, requireFinite } from '../errors.js'
+import { addPulse, checkPulse, type Pulse } from '../encode/pulse.js'
+import { textWavefront } from '../encode/text.js'
+import type { FieldBackend, LedgerSample, ThreadSpawner } from './backend.js'
+import { MaterialCatalog } from './materials.js'
+import { stepParams, type StepParams } from './params.js'
+import { selectBackend, type BackendChoice } from './select.js'
+
+export const MIN_SIZE = 16
+export const MAX_SIZE = 4096
+/** Timeline points kept per field; older ones are dropped first. */
+export const TIMELINE_CAP = 20_000
+
+export interface EngineOptions {
+  backend?: BackendChoice
+  /** Side N of each field (16..4096). */
+  size?: number
+  /** Independent fields stepped together (a population); 1 for the service's medium. */
+  fields?: number
+  material?: Material | string
+  materials?: MaterialCatalog
+  seed?: number
+  /** Defaults to the material's temperature_k. */
+  temperature_k?: number
+  /** Extra noise amplitude (the language's NOISE). */
+  noise?: number
+  /** Steps between energy timeline samples (0: no timeline). */
+  timeline_interval?: number
+  gpu?: () => Promise<GPU | undefined>
+  threads?: number
+  spawnThread?: ThreadSpawner
+  /** Told once which backend runs and why (the CLI prints it on stderr). */
+  report?: (line: string) => void
+}
+
+/** The energy books of one field. All in the units of the staggered energy (docs/physics.md). */
+export interface EnergyBooks {
+  step: number
+  energy: number
+  /** Taken by bulk damping and viscosity. */
+  bulk_loss: number
+  /** Leaked through the boundary sponge. */
+  boundary_loss: number
+  /** Held by (and returned from) the soft-saturation potential. */
+  saturation: number
+  /** Work done by thermal and added noise. */
+  noise_work: number
+  /** Added by writes and pulses. */
+  injected: number
+}
+
+export interface Memory {
+  text: string
+  importance: number
+  step: number
+  field: number
+}
+
+export interface Engine {
+  readonly backend: 'gpu' | 'cpu'
+  readonly backend_reason: string
+  readonly size: number
+  readonly fields: number
+  readonly seed: number
+  readonly material: Material
+  readonly temperature_k: number
+  readonly noise: number
+  readonly step_count: number
+  readonly memories: readonly Memory[]
+  readonly timeline_interval: number
+  write(text: string, importance?: number, field?: number): Promise<void>
+  pulse(p: Pulse, field?: number): Promise<void>
+  /** Adds any n x n pattern to a field (u and u_prev alike: a displacement at rest). */
+  inject(wave: Float32Array, field?: number): Promise<void>
+  step(steps: number): Promise<void>
+  /** The books now, per field. */
+  books(): Promise<EnergyBooks[]>
+  /** Timeline of one field, oldest first. */
+  timeline(field?: number): readonly EnergyBooks[]
+  /** u (and u_prev) of the fields asked for, n*n each. */
+  read(fields?: number[]): Promise<{ u: Float32Array; prev: Float32Array }>
+  setMaterial(material: Material | string): void
+  setTemperature(kelvin: number): void
+  setNoise(amplitude: number): void
+  destroy(): void
+}
+
+function requireInteger(field: string, value: number, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new CrystalError('bad_argument', `${field} must be a whole number from ${min} to ${max}, got ${String(value)}`, { field })
+  }
+  return value
+}
+
+export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
+  const size = requireInteger('size', o.size ?? 128, MIN_SIZE, MAX_SIZE)
+  const fields = requireInteger('fields', o.fields ?? 1, 1, 65535)
+  const seed = requireInteger('seed', o.seed ?? 1, 0, 2 ** 32 - 1)
+  const interval = requireInteger('timeline_interval', o.timeline_interval ?? 10, 0, 1_000_000)
+  const catalog = o.materials ?? new MaterialCatalog()
+  const resolve = (m: Material | string) => (typeof m === 'string' ? catalog.get(m) : m)
+  let material = resolve(o.material ?? 'ideal_resonator')
+  let temperature = requireFinite('temperature_k', o.temperature_k ?? material.temperature_k, 0, 10000)
+  let noise = requireFinite('noise', o.noise ?? 0, 0, 1)
+  const selected = await selectBackend({ backend: o.backend ?? 'auto', n: size, fields, gpu: o.gpu, threads: o.threads, spawnThread: o.spawnThread })
+  o.report?.(selected.reason)
+  return new FieldEngine(selected.backend, selected.reason, seed, interval, material, temperature, noise, resolve)
+}
+
+class FieldEngine implements Engine {
+  step_count = 0
+  readonly memories: Memory[] = []
+  private readonly injected: Float64Array
+  private readonly timelines: EnergyBooks[][]
+  private params: StepParams
+
+  constructor(
+    private readonly core: FieldBackend,
+    readonly backend_reason: string,
+    readonly seed: number,
+    readonly timeline_interval: number,
+    public material: Material,
+    public temperature_k: number,
+    public noise: number,
+    private readonly resolve: (m: Material | string) => Material,
+  ) {
+    this.injected = new Float64Array(core.fields)
+    this.timelines = Array.from({ length: core.fields }, () => [])
+    this.params = this.conditions()
+  }
+
+  get backend() {
+    return this.core.kind
+  }
+  get size() {
+    return this.core.n
+  }
+  get fields() {
+    return this.core.fields
+  }
+
+  private conditions(): StepParams {
+    return stepParams({ n: this.core.n, fields: this.core.fields, material: this.material, temperature_k: this.temperature_k, noise: this.noise })
+  }
+
+  private field(field: number): number {
+    return requireInteger('field', field, 0, this.core.fields - 1)
+  }
+
+  async inject(wave: Float32Array, field = 0): Promise<void> {
+    this.field(field)
+    if (wave.length !== this.core.n * this.core.n) throw new CrystalError('bad_argument', `a wave for this field has ${this.core.n ** 2} cells, got ${wave.length}`)
+    const before = (await this.core.energy(this.params))[field]
+    await this.core.inject(field, wave)
+    this.injected[field] += (await this.core.energy(this.params))[field] - before
+  }
+
+  async write(text: string, importance = 1, field = 0): Promise<void> {
+    requireFinite('importance', importance, -10, 10)
+    this.field(field)
+    const wave = await textWavefront(text, this.core.n)
+    if (importance !== 1) for (let i = 0; i < wave.length; i++) wave[i] *= importance
+    await this.inject(wave, field)
+    this.memories.push({ text, importance, step: this.step_count, field })
+  }
+
+  async pulse(p: Pulse, field = 0): Promise<void> {
+    checkPulse(p)
+    const wave = new Float32Array(this.core.n * this.core.n)
+    addPulse(wave, this.core.n, p)
+    await this.inject(wave, field)
+  }
+
+  async step(steps: number): Promise<void> {
+    requireInteger('steps', steps, 0, 10_000_000)
+    const samples = await this.core.step({ steps, first_step: this.step_count, seed: this.seed, sample_interval: this.timeline_interval, params: this.params })
+    this.step_count += steps
+    for (const s of samples) this.record(s)
+  }
+
+  private record(s: LedgerSample): void {
+    s.fields.forEach((v, f) => {
+      const line = this.timelines[f]
+      line.push({ step: s.step, energy: v[0], bulk_loss: v[1], boundary_loss: v[2], saturation: v[3], noise_work: v[4], injected: this.injected[f] })
+      if (line.length > TIMELINE_CAP) line.splice(0, line.length - TIMELINE_CAP)
+    })
+  }
+
+  async books(): Promise<EnergyBooks[]> {
+    const energy = await this.core.energy(this.params)
+    const ledger = await this.core.ledger()
+    return [...energy].map((e, f) => ({
+      step: this.step_count,
+      energy: e,
+      bulk_loss: ledger[f * 4],
+      boundary_loss: ledger[f * 4 + 1],
+      saturation: ledger[f * 4 + 2],
+      noise_work: ledger[f * 4 + 3],
+      injected: this.injected[f],
+    }))
+  }
+
+  timeline(field = 0): readonly EnergyBooks[] {
+    return this.timelines[this.field(field)]
+  }
+
+  read(fields?: number[]) {
+    fields?.forEach((f) => this.field(f))
+    return this.core.read(fields)
+  }
+
+  setMaterial(m: Material | string): void {
+    this.material = this.resolve(m)
+    this.params = this.conditions()
+  }
+
+  setTemperature(kelvin: number): void {
+    this.temperature_k = requireFinite('temperature_k', kelvin, 0, 10000)
+    this.params = this.conditions()
+  }
+
+  setNoise(amplitude: number): void {
+    this.noise = requireFinite('noise', amplitude, 0, 1)
+    this.params = this.conditions()
+  }
+
+  destroy(): void {
+    this.core.destroy()
+  }
+}

@@ -1,0 +1,79 @@
+// The kernels' uniform blocks, declared once. The WGSL structs are generated from these lists
+// (wgslStruct) and the uniform bytes are packed from them (packStruct), so offsets never drift.
+import { SPONGE_MAX, type Material } from '../contracts/material.js'
+
+export const STEP_PARAM_LAYOUT = [
+  ['n', 'u32'],
+  ['fields', 'u32'],
+  ['noise_key', 'u32'],
+  ['tiles_per_field', 'u32'],
+  ['c2', 'f32'],
+  ['damping', 'f32'],
+  ['nonlinearity', 'f32'],
+  ['viscosity', 'f32'],
+  ['noise', 'f32'],
+  ['sponge_max', 'f32'],
+  ['sponge_width', 'f32'],
+  ['sponge_inv_width', 'f32'],
+] as const
+
+export type StepParamName = (typeof STEP_PARAM_LAYOUT)[number][0]
+export type StepParams = Record<StepParamName, number>
+
+/** Uniforms of shaders/reduce.wgsl (row sums and wave injection). */
+export const REDUCE_PARAM_LAYOUT = [
+  ['len', 'u32'],
+  ['dst_offset', 'u32'],
+] as const
+
+type Layout = readonly (readonly [string, 'u32' | 'f32'])[]
+
+/** `struct Name { a: u32, ... }` for a shader. */
+export function wgslStruct(name: string, layout: Layout): string {
+  return `struct ${name} {\n${layout.map(([k, t]) => `  ${k}: ${t},`).join('\n')}\n}\n`
+}
+
+/** Uniform bytes in WGSL layout (every member is a 4-byte scalar, so member i sits at 4 i). */
+export function packStruct(layout: Layout, values: Record<string, number>, into: ArrayBuffer, byteOffset = 0): void {
+  const view = new DataView(into, byteOffset)
+  layout.forEach(([k, t], i) => {
+    if (t === 'u32') view.setUint32(i * 4, values[k] >>> 0, true)
+    else view.setFloat32(i * 4, values[k], true)
+  })
+}
+
+/** Workgroup tile of the GPU kernels; also the unit the ledger is accumulated in. */
+export const TILE = 16
+
+export interface FieldConditions {
+  n: number
+  fields: number
+  material: Material
+  temperature_k: number
+  /** Extra noise amplitude on top of the thermal part (the language's NOISE). */
+  noise: number
+}
+
+/** Width of the boundary sponge in cells: 6% of the side, so a boundary means the same at every N. */
+export function spongeWidth(n: number): number {
+  return Math.max(2, Math.round(0.06 * n))
+}
+
+/** The constants of one step; `noise_key` is filled per step by noiseKey(). */
+export function stepParams(c: FieldConditions): StepParams {
+  const m = c.material
+  return {
+    n: c.n,
+    fields: c.fields,
+    noise_key: 0,
+    tiles_per_field: Math.ceil(c.n / TILE) ** 2,
+    c2: Math.fround(m.wave_speed * m.wave_speed),
+    damping: Math.fround(m.damping),
+    nonlinearity: Math.fround(m.nonlinearity),
+    viscosity: Math.fround(m.viscosity),
+    noise: Math.fround((m.noise_coupling * c.temperature_k) / 300 + c.noise),
+    sponge_max: Math.fround(SPONGE_MAX * (1 - m.boundary_reflectivity)),
+    sponge_width: spongeWidth(c.n),
+    sponge_inv_width: Math.fround(1 / spongeWidth(c.n)),
+  }
+}

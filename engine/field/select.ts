@@ -1,0 +1,46 @@
+// Backend choice (DESIGN.md section 3): `auto` takes a hardware WebGPU adapter when there is one;
+// with only a software adapter, or none, the CPU backend, which is faster on a CPU. The reason is
+// kept so that the caller can report it once.
+import { WasmFieldBackend } from '../cpu/wasm.js'
+import { CrystalError } from '../errors.js'
+import { GpuFieldBackend } from '../gpu/backend.js'
+import { findAdapter, openDevice } from '../gpu/device.js'
+import type { FieldBackend, ThreadSpawner } from './backend.js'
+
+export type BackendChoice = 'auto' | 'gpu' | 'cpu'
+export const BACKEND_CHOICES: readonly BackendChoice[] = ['auto', 'gpu', 'cpu']
+
+export interface BackendOptions {
+  backend: BackendChoice
+  n: number
+  fields: number
+  /** navigator.gpu, or Dawn's in Node; absent where there is no WebGPU. */
+  gpu?: () => Promise<GPU | undefined>
+  /** CPU threads (1 unless a spawner is given). */
+  threads?: number
+  spawnThread?: ThreadSpawner
+}
+
+export interface SelectedBackend {
+  backend: FieldBackend
+  reason: string
+}
+
+export async function selectBackend(o: BackendOptions): Promise<SelectedBackend> {
+  const cpu = (reason: string): SelectedBackend => {
+    const threads = o.spawnThread ? Math.max(1, o.threads ?? 1) : 1
+    const backend = new WasmFieldBackend(o.n, o.fields, threads, o.spawnThread)
+    return { backend, reason: `${reason} (${backend.description})` }
+  }
+  if (o.backend === 'cpu') return cpu('cpu backend: asked for')
+  const choice = await findAdapter(await o.gpu?.())
+  if (o.backend === 'gpu') {
+    if (!choice) throw new CrystalError('backend_unavailable', 'no WebGPU adapter was found', {}, 'install a Vulkan driver (or Debian\'s chromium for SwiftShader), or use --backend cpu')
+    const device = await openDevice(choice)
+    return { backend: await GpuFieldBackend.create(device, o.n, o.fields, choice.name), reason: `gpu backend: asked for (${choice.name}${choice.software ? ', software' : ''})` }
+  }
+  if (!choice) return cpu('cpu backend: no WebGPU adapter')
+  if (choice.software) return cpu(`cpu backend: the only WebGPU adapter is a software one (${choice.name}), slower than the CPU`)
+  const device = await openDevice(choice)
+  return { backend: await GpuFieldBackend.create(device, o.n, o.fields, choice.name), reason: `gpu backend: hardware adapter ${choice.name}` }
+}

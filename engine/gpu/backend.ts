@@ -1,0 +1,270 @@
+// The GPU backend: shaders/field_step.wgsl and shaders/reduce.wgsl driven through WebGPU, in a
+// browser tab (navigator.gpu) or in Node (Dawn's `webgpu`). Many steps go into one submit; the
+// per-step uniforms (the noise key changes every step) sit in 256-byte slots of one buffer and are
+// picked by dynamic offset. Only timeline samples (5 floats per field) are read back per run.
+import { CrystalError } from '../errors.js'
+import type { FieldBackend, LedgerSample, StepRequest } from '../field/backend.js'
+import { noiseKey } from '../field/noise.js'
+import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, type StepParams } from '../field/params.js'
+import { SHADERS } from './shaders.gen.js'
+
+const SLOT = 256 // minUniformBufferOffsetAlignment's largest allowed value
+const MAX_STEPS_PER_SUBMIT = 256
+const SAMPLE_COLUMNS = 5 // energy, bulk, boundary, saturation, noise
+
+// The spec's flag values, so this module loads before Dawn has defined the GPU* globals.
+const U = { MAP_READ: 0x1, COPY_SRC: 0x4, COPY_DST: 0x8, UNIFORM: 0x40, STORAGE: 0x80 } as const
+const STORAGE = U.STORAGE | U.COPY_SRC | U.COPY_DST
+const COMPUTE_STAGE = 0x4
+const MAP_READ = 0x1
+
+export class GpuFieldBackend implements FieldBackend {
+  readonly kind = 'gpu' as const
+  private readonly tiles: number
+  private readonly groups: number
+  private readonly bufs: GPUBuffer[]
+  private readonly ledgerBuf: GPUBuffer
+  private readonly ledgerComp: GPUBuffer
+  private readonly partials: GPUBuffer
+  private readonly samples: GPUBuffer
+  private readonly wave: GPUBuffer
+  private readonly stepUniforms: GPUBuffer
+  private readonly reduceUniforms: GPUBuffer
+  private readonly stepPipeline: GPUComputePipeline
+  private readonly energyPipeline: GPUComputePipeline
+  private readonly sumPipeline: GPUComputePipeline
+  private readonly addPipeline: GPUComputePipeline
+  private readonly stepGroups: GPUBindGroup[]
+  private readonly energyGroups: GPUBindGroup[]
+  private readonly sumEnergy: GPUBindGroup
+  private readonly sumLedger: GPUBindGroup
+  private readonly addGroups: GPUBindGroup[]
+  private rotation = 0 // bufs[rotation] is u_prev, bufs[rotation + 1] is u
+  private failure: string | undefined
+
+  /** Builds the backend, turning a validation failure into an error rather than a later silent one. */
+  static async create(device: GPUDevice, n: number, fields: number, description: string): Promise<GpuFieldBackend> {
+    device.pushErrorScope('validation')
+    const backend = new GpuFieldBackend(device, n, fields, description)
+    const error = await device.popErrorScope()
+    if (error) {
+      device.destroy()
+      throw new CrystalError('backend_unavailable', `the GPU backend could not be set up on ${description}: ${error.message}`)
+    }
+    return backend
+  }
+
+  private constructor(
+    private readonly device: GPUDevice,
+    readonly n: number,
+    readonly fields: number,
+    readonly description: string,
+  ) {
+    device.addEventListener('uncapturederror', (e) => (this.failure ??= (e as GPUUncapturedErrorEvent).error.message))
+    this.groups = Math.ceil(n / TILE)
+    this.tiles = this.groups * this.groups
+    const cells = n * n * fields
+    const buffer = (size: number, usage: number) => device.createBuffer({ size: Math.max(16, Math.ceil(size / 4) * 4), usage })
+    this.bufs = [0, 1, 2].map(() => buffer(cells * 4, STORAGE))
+    // ledger sums and their Kahan compensations, each [column][field][tile]
+    this.ledgerBuf = buffer(4 * fields * this.tiles * 4, STORAGE)
+    this.ledgerComp = buffer(4 * fields * this.tiles * 4, STORAGE)
+    this.partials = buffer(fields * this.tiles * 4, STORAGE)
+    this.samples = buffer(MAX_STEPS_PER_SUBMIT * SAMPLE_COLUMNS * fields * 4, STORAGE)
+    this.wave = buffer(n * n * 4, STORAGE)
+    this.stepUniforms = buffer(MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
+    this.reduceUniforms = buffer(2 * MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
+
+    const fieldModule = device.createShaderModule({ code: wgslStruct('Params', STEP_PARAM_LAYOUT) + SHADERS.field_step })
+    const reduceModule = device.createShaderModule({ code: wgslStruct('Reduce', REDUCE_PARAM_LAYOUT) + SHADERS.reduce })
+    const entry = (binding: number, type: 'uniform' | 'read-only-storage' | 'storage'): GPUBindGroupLayoutEntry =>
+      type === 'uniform'
+        ? { binding, visibility: COMPUTE_STAGE, buffer: { type, hasDynamicOffset: true } }
+        : { binding, visibility: COMPUTE_STAGE, buffer: { type } }
+    const stepLayout = device.createBindGroupLayout({
+      entries: [entry(0, 'uniform'), entry(1, 'read-only-storage'), entry(2, 'read-only-storage'), entry(3, 'storage'), entry(4, 'storage'), entry(5, 'storage')],
+    })
+    const energyLayout = device.createBindGroupLayout({ entries: [entry(0, 'uniform'), entry(1, 'read-only-storage'), entry(2, 'read-only-storage'), entry(4, 'storage')] })
+    const reduceLayout = device.createBindGroupLayout({ entries: [entry(0, 'uniform'), entry(1, 'read-only-storage'), entry(2, 'storage')] })
+    const pipeline = (module: GPUShaderModule, entryPoint: string, layout: GPUBindGroupLayout) =>
+      device.createComputePipeline({ layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint } })
+    this.stepPipeline = pipeline(fieldModule, 'step', stepLayout)
+    this.energyPipeline = pipeline(fieldModule, 'energy', energyLayout)
+    this.sumPipeline = pipeline(reduceModule, 'sum_rows', reduceLayout)
+    this.addPipeline = pipeline(reduceModule, 'add_wave', reduceLayout)
+
+    const uniform = (buf: GPUBuffer, size: number) => ({ binding: 0, resource: { buffer: buf, size } })
+    const stepUniform = uniform(this.stepUniforms, STEP_PARAM_LAYOUT.length * 4)
+    const reduceUniform = uniform(this.reduceUniforms, 16)
+    const res = (binding: number, buf: GPUBuffer, offset = 0, size?: number) => ({ binding, resource: { buffer: buf, offset, size } })
+    this.stepGroups = [0, 1, 2].map((r) =>
+      device.createBindGroup({
+        layout: stepLayout,
+        entries: [stepUniform, res(1, this.bufs[r]), res(2, this.bufs[(r + 1) % 3]), res(3, this.bufs[(r + 2) % 3]), res(4, this.ledgerBuf), res(5, this.ledgerComp)],
+      }),
+    )
+    this.energyGroups = [0, 1, 2].map((r) =>
+      device.createBindGroup({ layout: energyLayout, entries: [stepUniform, res(1, this.bufs[r]), res(2, this.bufs[(r + 1) % 3]), res(4, this.partials)] }),
+    )
+    this.sumEnergy = device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, this.partials), res(2, this.samples)] })
+    this.sumLedger = device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, this.ledgerBuf), res(2, this.samples)] })
+    this.addGroups = this.bufs.map((b) => device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, this.wave), res(2, b)] }))
+  }
+
+  private check(): void {
+    if (this.failure) throw new CrystalError('backend_unavailable', `the GPU reported an error: ${this.failure}`)
+  }
+
+  async step(req: StepRequest): Promise<LedgerSample[]> {
+    const out: LedgerSample[] = []
+    for (let done = 0; done < req.steps; ) {
+      const steps = Math.min(MAX_STEPS_PER_SUBMIT, req.steps - done)
+      out.push(...(await this.submitSteps(req, req.first_step + done, steps)))
+      done += steps
+    }
+    return out
+  }
+
+  private async submitSteps(req: StepRequest, first: number, steps: number): Promise<LedgerSample[]> {
+    const stepBytes = new ArrayBuffer(steps * SLOT)
+    for (let i = 0; i < steps; i++) packStruct(STEP_PARAM_LAYOUT, { ...req.params, noise_key: noiseKey(req.seed, first + i) }, stepBytes, i * SLOT)
+    this.device.queue.writeBuffer(this.stepUniforms, 0, stepBytes)
+    const sampleSteps: number[] = []
+    const reduceBytes = new ArrayBuffer(2 * steps * SLOT)
+    const encoder = this.device.createCommandEncoder()
+    const pass = encoder.beginComputePass()
+    for (let i = 0; i < steps; i++) {
+      pass.setPipeline(this.stepPipeline)
+      pass.setBindGroup(0, this.stepGroups[this.rotation], [i * SLOT])
+      pass.dispatchWorkgroups(this.groups, this.groups, this.fields)
+      this.rotation = (this.rotation + 1) % 3
+      const absolute = first + i + 1
+      if (req.sample_interval > 0 && absolute % req.sample_interval === 0) {
+        this.encodeSample(pass, sampleSteps.length, i * SLOT, reduceBytes)
+        sampleSteps.push(absolute)
+      }
+    }
+    pass.end()
+    this.device.queue.writeBuffer(this.reduceUniforms, 0, reduceBytes, 0, Math.max(1, sampleSteps.length) * 2 * SLOT)
+    if (!sampleSteps.length) {
+      this.device.queue.submit([encoder.finish()])
+      await this.device.queue.onSubmittedWorkDone()
+      this.check()
+      return []
+    }
+    const values = await this.readSamples(encoder, sampleSteps.length)
+    return sampleSteps.map((step, s) => ({
+      step,
+      fields: [...Array(this.fields).keys()].map((f) => Float64Array.from({ length: SAMPLE_COLUMNS }, (_, c) => values[(s * SAMPLE_COLUMNS + c) * this.fields + f])),
+    }))
+  }
+
+  /** Energy of the current state and the ledger totals into sample slot s ([column][field]). */
+  private encodeSample(pass: GPUComputePassEncoder, s: number, stepSlotOffset: number, reduceBytes: ArrayBuffer): void {
+    const base = s * SAMPLE_COLUMNS * this.fields
+    packStruct(REDUCE_PARAM_LAYOUT, { len: this.tiles, dst_offset: base }, reduceBytes, 2 * s * SLOT)
+    packStruct(REDUCE_PARAM_LAYOUT, { len: this.tiles, dst_offset: base + this.fields }, reduceBytes, (2 * s + 1) * SLOT)
+    pass.setPipeline(this.energyPipeline)
+    pass.setBindGroup(0, this.energyGroups[this.rotation], [stepSlotOffset])
+    pass.dispatchWorkgroups(this.groups, this.groups, this.fields)
+    pass.setPipeline(this.sumPipeline)
+    pass.setBindGroup(0, this.sumEnergy, [2 * s * SLOT])
+    pass.dispatchWorkgroups(this.fields)
+    pass.setBindGroup(0, this.sumLedger, [(2 * s + 1) * SLOT])
+    pass.dispatchWorkgroups(4 * this.fields)
+  }
+
+  private async readSamples(encoder: GPUCommandEncoder, count: number): Promise<Float32Array> {
+    const bytes = count * SAMPLE_COLUMNS * this.fields * 4
+    return this.readBuffer(this.samples, 0, bytes, encoder)
+  }
+
+  private async readBuffer(src: GPUBuffer, offset: number, bytes: number, encoder = this.device.createCommandEncoder()): Promise<Float32Array> {
+    const staging = this.device.createBuffer({ size: bytes, usage: U.MAP_READ | U.COPY_DST })
+    encoder.copyBufferToBuffer(src, offset, staging, 0, bytes)
+    this.device.queue.submit([encoder.finish()])
+    try {
+      await staging.mapAsync(MAP_READ)
+      return new Float32Array(staging.getMappedRange().slice(0))
+    } catch (e) {
+      throw new CrystalError('backend_unavailable', `reading back from the GPU failed: ${this.failure ?? (e as Error).message}`)
+    } finally {
+      staging.destroy()
+    }
+  }
+
+  async inject(field: number, wave: Float32Array): Promise<void> {
+    const cells = this.n * this.n
+    this.device.queue.writeBuffer(this.wave, 0, wave.buffer, wave.byteOffset, cells * 4)
+    const bytes = new ArrayBuffer(SLOT)
+    packStruct(REDUCE_PARAM_LAYOUT, { len: cells, dst_offset: field * cells }, bytes)
+    this.device.queue.writeBuffer(this.reduceUniforms, 0, bytes)
+    const encoder = this.device.createCommandEncoder()
+    const pass = encoder.beginComputePass()
+    pass.setPipeline(this.addPipeline)
+    const groups = Math.ceil(cells / 256)
+    for (const r of [this.rotation, (this.rotation + 1) % 3]) {
+      pass.setBindGroup(0, this.addGroups[r], [0])
+      pass.dispatchWorkgroups(Math.min(groups, 65535), Math.ceil(groups / 65535))
+    }
+    pass.end()
+    this.device.queue.submit([encoder.finish()])
+    await this.device.queue.onSubmittedWorkDone()
+    this.check()
+  }
+
+  async load(u: Float32Array, prev: Float32Array): Promise<void> {
+    this.device.queue.writeBuffer(this.bufs[(this.rotation + 1) % 3], 0, u.buffer, u.byteOffset, u.byteLength)
+    this.device.queue.writeBuffer(this.bufs[this.rotation], 0, prev.buffer, prev.byteOffset, prev.byteLength)
+    await this.device.queue.onSubmittedWorkDone()
+  }
+
+  async read(fields = [...Array(this.fields).keys()]): Promise<{ u: Float32Array; prev: Float32Array }> {
+    const cells = this.n * this.n
+    const u = new Float32Array(fields.length * cells)
+    const prev = new Float32Array(fields.length * cells)
+    for (const [i, f] of fields.entries()) {
+      u.set(await this.readBuffer(this.bufs[(this.rotation + 1) % 3], f * cells * 4, cells * 4), i * cells)
+      prev.set(await this.readBuffer(this.bufs[this.rotation], f * cells * 4, cells * 4), i * cells)
+    }
+    return { u, prev }
+  }
+
+  async energy(params: StepParams): Promise<Float64Array> {
+    const bytes = new ArrayBuffer(2 * SLOT)
+    packStruct(REDUCE_PARAM_LAYOUT, { len: this.tiles, dst_offset: 0 }, bytes)
+    this.device.queue.writeBuffer(this.reduceUniforms, 0, bytes)
+    const stepBytes = new ArrayBuffer(SLOT)
+    packStruct(STEP_PARAM_LAYOUT, params, stepBytes)
+    this.device.queue.writeBuffer(this.stepUniforms, 0, stepBytes)
+    const encoder = this.device.createCommandEncoder()
+    const pass = encoder.beginComputePass()
+    pass.setPipeline(this.energyPipeline)
+    pass.setBindGroup(0, this.energyGroups[this.rotation], [0])
+    pass.dispatchWorkgroups(this.groups, this.groups, this.fields)
+    pass.setPipeline(this.sumPipeline)
+    pass.setBindGroup(0, this.sumEnergy, [0])
+    pass.dispatchWorkgroups(this.fields)
+    pass.end()
+    return Float64Array.from(await this.readBuffer(this.samples, 0, this.fields * 4, encoder))
+  }
+
+  async ledger(): Promise<Float64Array> {
+    const bytes = new ArrayBuffer(SLOT)
+    packStruct(REDUCE_PARAM_LAYOUT, { len: this.tiles, dst_offset: 0 }, bytes)
+    this.device.queue.writeBuffer(this.reduceUniforms, 0, bytes)
+    const encoder = this.device.createCommandEncoder()
+    const pass = encoder.beginComputePass()
+    pass.setPipeline(this.sumPipeline)
+    pass.setBindGroup(0, this.sumLedger, [0])
+    pass.dispatchWorkgroups(4 * this.fields)
+    pass.end()
+    const byColumn = await this.readBuffer(this.samples, 0, 4 * this.fields * 4, encoder)
+    // [column][field] on the GPU; the engine wants [field][column]
+    return Float64Array.from({ length: 4 * this.fields }, (_, i) => byColumn[(i % 4) * this.fields + Math.floor(i / 4)])
+  }
+
+  destroy(): void {
+    this.device.destroy()
+  }
+}

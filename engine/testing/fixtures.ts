@@ -1,0 +1,37 @@
+// Inputs shared by the kernel tests: a material with every term switched on, and random fields.
+import type { Material } from '../contracts/material.js'
+import { stepParams, type StepParams } from '../field/params.js'
+
+/** Noise, saturation, viscosity and a leaky boundary all at once. */
+export const EVERYTHING_ON: Material = {
+  name: 'everything_on',
+  description: 'test material with every term of the step switched on',
+  wave_speed: 0.5,
+  damping: 0.002,
+  boundary_reflectivity: 0.4,
+  nonlinearity: 0.3,
+  viscosity: 0.02,
+  temperature_k: 300,
+  noise_coupling: 0.001,
+}
+
+export function paramsFor(n: number, fields = 1, material = EVERYTHING_ON): StepParams {
+  return stepParams({ n, fields, material, temperature_k: material.temperature_k, noise: 0 })
+}
+
+/** Deterministic smooth-ish random field (sum of a few bumps), amplitude about 1. */
+export function randomField(n: number, fields: number, seed: number): Float32Array {
+  const out = new Float32Array(n * n * fields)
+  let s = seed >>> 0
+  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
+  for (let f = 0; f < fields; f++) {
+    for (let k = 0; k < 6; k++) {
+      const cx = rand() * n, cy = rand() * n, r = (0.04 + 0.08 * rand()) * n, a = rand() * 2 - 1
+      for (let y = 0; y < n; y++) for (let x = 0; x < n; x++) {
+        const d2 = (x - cx) ** 2 + (y - cy) ** 2
+        out[f * n * n + y * n + x] += a * Math.exp(-d2 / (2 * r * r))
+      }
+    }
+  }
+  return out
+}

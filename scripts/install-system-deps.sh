@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the product and its test suite use; safe to run again (it skips what
+# is already there). Needs root or sudo.
+#   chromium    its SwiftShader Vulkan driver runs WebGPU without a GPU (and, later, the UI tests)
+#   libvulkan1  the Vulkan loader Dawn (the `webgpu` package) opens
+set -euo pipefail
+packages=(chromium libvulkan1)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "system packages: all present (${packages[*]})"
+  exit 0
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "system packages: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "system packages: installed ${missing[*]}"

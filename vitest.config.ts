@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    include: ['engine/**/*.test.ts', 'cli/**/*.test.ts'],
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    // GPU tests share one Dawn device per file; files run in parallel forks (2 cores).
+    pool: 'forks',
+  },
+})
