@@ -12,7 +12,7 @@ export const IDENTITY_SOURCES = 24
 /** Sources seeded by each distinct word. */
 export const WORD_SOURCES = 4
 /** Share of the wavefront's energy carried by the identity part (the words share the rest). */
-export const IDENTITY_WEIGHT = 0.5
+export const IDENTITY_WEIGHT = 0.3
 /** Domain separation: a one-word text's identity and its word part must not be the same stream. */
 const IDENTITY_DOMAIN = 'resonant-crystal/identity/1\0'
 const WORD_DOMAIN = 'resonant-crystal/word/1\0'

@@ -1,0 +1,134 @@
+// The engine as a user drives it: writes superpose, the energy books balance, the timeline grows,
+// and bad input is refused with an error that names what is wrong.
+import { afterEach, describe, expect, test } from 'vitest'
+import { CrystalError } from '../errors.js'
+import { engineOn } from '../testing/backends.js'
+import { EVERYTHING_ON } from '../testing/fixtures.js'
+import type { Engine, EngineOptions } from './engine.js'
+
+const open: Engine[] = []
+afterEach(() => open.splice(0).forEach((e) => e.destroy()))
+async function engine(backend: 'gpu' | 'cpu', o: EngineOptions = {}): Promise<Engine> {
+  const e = await engineOn(backend, o)
+  open.push(e)
+  return e
+}
+
+function maxAbs(a: Float32Array): number {
+  return a.reduce((m, v) => Math.max(m, Math.abs(v)), 0)
+}
+function maxDiff(a: Float32Array, b: Float32Array): number {
+  return a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0)
+}
+
+describe('superposition (at small amplitude the saturation is negligible)', () => {
+  // europium_crystal has saturation and viscosity; temperature 0 keeps noise out of the comparison.
+  const quiet = { size: 48, material: 'europium_crystal', temperature_k: 0 } as const
+  const A = 'amber lattice'
+  const B = 'the cold glyph remembers'
+  const SMALL = 0.01
+
+  test('write(a) then write(b) equals write(b) then write(a)', async () => {
+    const ab = await engine('cpu', quiet)
+    await ab.write(A, SMALL)
+    await ab.write(B, SMALL)
+    await ab.step(300)
+    const ba = await engine('cpu', quiet)
+    await ba.write(B, SMALL)
+    await ba.write(A, SMALL)
+    await ba.step(300)
+    expect((await ab.read()).u).toEqual((await ba.read()).u)
+  })
+
+  test('a run with both writes equals the sum of separate runs', async () => {
+    const run = async (texts: string[]) => {
+      const e = await engine('cpu', quiet)
+      for (const t of texts) await e.write(t, SMALL)
+      await e.step(300)
+      return (await e.read()).u
+    }
+    const both = await run([A, B])
+    const a = await run([A])
+    const b = await run([B])
+    const sum = a.map((v, i) => v + b[i])
+    // The cubic term at amplitude 0.01 is about 1e-4 of the linear one; float32 round-off is smaller.
+    expect(maxDiff(both, sum)).toBeLessThan(1e-3 * maxAbs(sum))
+  })
+})
+
+describe('energy books', () => {
+  for (const backend of ['cpu', 'gpu'] as const) {
+    test(`${backend}: initial energy = current + bulk loss + boundary leakage + saturation - noise work - injected`, async () => {
+      const e = await engine(backend, { size: 32, material: EVERYTHING_ON, timeline_interval: 50 })
+      await e.write('the cold glyph remembers', 0.9)
+      await e.pulse({ x: 0.3, y: 0.6, radius: 0.08, amplitude: 0.7, frequency: 2, phase: 0.5 })
+      await e.step(250)
+      await e.write('amber lattice', 0.5)
+      await e.step(250)
+      const [b] = await e.books()
+      expect(b.step).toBe(500)
+      // every account moved: this is a real test of each term
+      for (const k of ['bulk_loss', 'boundary_loss', 'saturation', 'noise_work', 'injected'] as const) expect(Math.abs(b[k])).toBeGreaterThan(1e-6)
+      const residual = b.energy + b.bulk_loss + b.boundary_loss + b.saturation - b.noise_work - b.injected
+      // Exact in real arithmetic (docs/physics.md); float32 states and sums leave about 1e-5 of the flow.
+      expect(Math.abs(residual)).toBeLessThan(1e-3 * b.injected)
+      // the timeline sampled every 50 steps, and its last point is the books at step 500
+      const line = e.timeline()
+      expect(line.map((p) => p.step)).toEqual([50, 100, 150, 200, 250, 300, 350, 400, 450, 500])
+      expect(line.at(-1)!.energy).toBeCloseTo(b.energy, 3)
+      expect(line.at(-1)!.boundary_loss).toBeCloseTo(b.boundary_loss, 3)
+    })
+  }
+
+  test('a batch keeps separate books per field', async () => {
+    const e = await engine('cpu', { size: 24, fields: 3, material: 'ideal_resonator', timeline_interval: 20 })
+    await e.pulse({ x: 0.5, y: 0.5, radius: 0.1, amplitude: 1, frequency: 0, phase: 0 }, 1)
+    await e.step(100)
+    const books = await e.books()
+    expect(books[0].energy).toBe(0)
+    expect(books[2].energy).toBe(0)
+    expect(books[1].energy).toBeGreaterThan(0.9 * books[1].injected)
+    expect(e.timeline(1)).toHaveLength(5)
+  })
+})
+
+describe('bad input is refused with a clear error', () => {
+  const refused = async (make: () => Promise<unknown>, code: string, words: string) => {
+    const error = await make().then(
+      () => undefined,
+      (e) => e,
+    )
+    expect(error).toBeInstanceOf(CrystalError)
+    expect((error as CrystalError).code).toBe(code)
+    expect((error as CrystalError).message).toContain(words)
+  }
+
+  test('an unknown material names the known ones', async () => {
+    await refused(() => engineOn('cpu', { material: 'unobtainium' }), 'unknown_material', 'unknown material "unobtainium"')
+    const error = await engineOn('cpu', { material: 'unobtainium' }).catch((e) => e)
+    expect(error.hint).toContain('europium_crystal')
+  })
+
+  test('N outside 16..4096', async () => {
+    await refused(() => engineOn('cpu', { size: 15 }), 'bad_argument', 'size must be a whole number from 16 to 4096, got 15')
+    await refused(() => engineOn('cpu', { size: 4097 }), 'bad_argument', 'got 4097')
+    await refused(() => engineOn('cpu', { size: 100.5 }), 'bad_argument', 'got 100.5')
+  })
+
+  test('a non-finite pulse parameter names the parameter', async () => {
+    const e = await engine('cpu', { size: 16 })
+    const ok = { x: 0.5, y: 0.5, radius: 0.1, amplitude: 1, frequency: 0, phase: 0 }
+    await refused(() => e.pulse({ ...ok, amplitude: NaN }), 'bad_argument', 'amplitude must be a finite number, got NaN')
+    await refused(() => e.pulse({ ...ok, frequency: Infinity }), 'bad_argument', 'frequency must be a finite number, got Infinity')
+    await refused(() => e.pulse({ ...ok, x: 1.5 }), 'bad_argument', 'x must be between 0 and 1, got 1.5')
+    // nothing was added by the refused pulses
+    expect(maxAbs((await e.read()).u)).toBe(0)
+  })
+
+  test('steps, importance and field index', async () => {
+    const e = await engine('cpu', { size: 16 })
+    await refused(() => e.step(-1), 'bad_argument', 'steps must be a whole number')
+    await refused(() => e.write('x', Infinity), 'bad_argument', 'importance must be a finite number')
+    await refused(() => e.write('x', 1, 3), 'bad_argument', 'field must be a whole number from 0 to 0, got 3')
+  })
+})

@@ -1,0 +1,98 @@
+// The field kernel exists three times: shaders/field_step.wgsl (GPU), engine/cpu/simd/assembly/field.ts
+// (the CPU backend, WASM SIMD) and engine/cpu/field_step.ts (the float32 reference). Same inputs
+// through each, with every term of the step switched on: noise, saturation, viscosity, a leaky sponge.
+import { afterAll, describe, expect, test } from 'vitest'
+import { energyReference, LEDGER, stepReference } from '../cpu/field_step.js'
+import { cpuBackend, gpuBackend } from '../testing/backends.js'
+import { paramsFor, randomField } from '../testing/fixtures.js'
+import type { FieldBackend, LedgerSample } from './backend.js'
+import { noiseKey } from './noise.js'
+
+const SEED = 1234
+const SAMPLE_INTERVAL = 250
+
+/** Runs the reference for `steps` steps and returns the state, the ledger and the sampled energies. */
+function reference(n: number, fields: number, steps: number) {
+  const p = paramsFor(n, fields)
+  let prev = randomField(n, fields, 2)
+  let cur = randomField(n, fields, 1)
+  let next = new Float32Array(cur.length)
+  const ledger = new Float64Array(fields * 4)
+  const energies: Float64Array[] = []
+  for (let i = 0; i < steps; i++) {
+    p.noise_key = noiseKey(SEED, i)
+    stepReference(prev, cur, next, p, ledger)
+    ;[prev, cur, next] = [cur, next, prev]
+    if ((i + 1) % SAMPLE_INTERVAL === 0) energies.push(energyReference(prev, cur, p))
+  }
+  return { u: cur, prev, ledger, energies }
+}
+
+async function run(backend: FieldBackend, steps: number): Promise<{ u: Float32Array; ledger: Float64Array; samples: LedgerSample[] }> {
+  const { n, fields } = backend
+  await backend.load(randomField(n, fields, 1), randomField(n, fields, 2))
+  const samples = await backend.step({ steps, first_step: 0, seed: SEED, sample_interval: SAMPLE_INTERVAL, params: paramsFor(n, fields) })
+  return { u: (await backend.read()).u, ledger: await backend.ledger(), samples }
+}
+
+function maxAbs(a: Float32Array): number {
+  return a.reduce((m, v) => Math.max(m, Math.abs(v)), 0)
+}
+
+function maxDiff(a: Float32Array, b: Float32Array): number {
+  let d = 0
+  for (let i = 0; i < a.length; i++) d = Math.max(d, Math.abs(a[i] - b[i]))
+  return d
+}
+
+const relative = (a: number, b: number) => Math.abs(a - b) / Math.max(Math.abs(a), Math.abs(b), 1e-30)
+
+const opened: FieldBackend[] = []
+afterAll(() => opened.forEach((b) => b.destroy()))
+
+describe('WGSL on WebGPU against the CPU twin', () => {
+  // The WGSL does the reference's float32 operations in the reference's order. On SwiftShader it
+  // matches bit for bit; a driver that fuses a multiply-add (Vulkan allows it) differs by an ulp
+  // per operation, which a damped, stable step keeps to about 1e-6 of the amplitude after 1,000
+  // steps. 1e-5 of the peak leaves room for that and still catches any wrong term or order.
+  const FIELD_TOLERANCE = 1e-5
+  // Ledgers and energies are float32 tile sums on the GPU and float64 sums on the CPU.
+  const SUM_TOLERANCE = 1e-4
+
+  for (const [label, n, fields] of [['one 32 x 32 field', 32, 1], ['a batch of three 24 x 24 fields', 24, 3]] as const) {
+    test(`${label}: 1,000 steps agree`, async () => {
+      const gpu = await gpuBackend(n, fields)
+      opened.push(gpu)
+      expect(gpu.kind).toBe('gpu')
+      const got = await run(gpu, 1000)
+      const want = reference(n, fields, 1000)
+      expect(maxAbs(want.u)).toBeGreaterThan(0.01) // the field is alive, so the comparison means something
+      expect(maxDiff(got.u, want.u)).toBeLessThanOrEqual(FIELD_TOLERANCE * maxAbs(want.u))
+      for (let i = 0; i < want.ledger.length; i++) expect(relative(got.ledger[i], want.ledger[i])).toBeLessThan(SUM_TOLERANCE)
+      expect(got.samples.map((s) => s.step)).toEqual([250, 500, 750, 1000])
+      got.samples.forEach((s, k) => s.fields.forEach((v, f) => expect(relative(v[0], want.energies[k][f])).toBeLessThan(SUM_TOLERANCE)))
+      // every term did work: noise, saturation and the sponge are all in play
+      for (let f = 0; f < fields; f++) for (const c of Object.values(LEDGER)) expect(Math.abs(want.ledger[f * 4 + c])).toBeGreaterThan(0)
+    })
+  }
+})
+
+describe('the WASM SIMD kernel against the CPU twin', () => {
+  // Same float32 operations in the same order, and WebAssembly has no fused multiply-add: equal bit for bit.
+  for (const [label, n, fields, threads] of [
+    ['one 32 x 32 field, one thread', 32, 1, 1],
+    ['a side that is not a multiple of four (30), batched, two threads', 30, 3, 2],
+    ['a batch of five 17 x 17 fields, three threads', 17, 5, 3],
+  ] as const) {
+    test(`${label}: 1,000 steps agree exactly`, async () => {
+      const cpu = await cpuBackend(n, fields, threads)
+      opened.push(cpu)
+      const got = await run(cpu, 1000)
+      const want = reference(n, fields, 1000)
+      expect(maxDiff(got.u, want.u)).toBe(0)
+      // the ledger sums in a different order (vector lanes, threads): float64 round-off only
+      for (let i = 0; i < want.ledger.length; i++) expect(relative(got.ledger[i], want.ledger[i])).toBeLessThan(1e-5)
+      got.samples.forEach((s, k) => s.fields.forEach((v, f) => expect(relative(v[0], want.energies[k][f])).toBeLessThan(1e-5)))
+    })
+  }
+})
