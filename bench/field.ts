@@ -5,8 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { availableParallelism, cpus } from 'node:os'
 import { parseArgs } from 'node:util'
-import { spawnNodeThread } from '../engine/cpu/threads.node.js'
-import { createEngine } from '../engine/field/engine.js'
+import { createNodeEngine } from '../engine/node.js'
 import { findAdapter } from '../engine/gpu/device.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'
 
@@ -33,7 +32,7 @@ const { values: args } = parseArgs({
 const budget = Number(args.seconds)
 
 async function measure(c: Case): Promise<Result> {
-  const engine = await createEngine({ backend: c.backend, size: c.n, fields: c.fields, material: 'graphene_model', gpu: nodeGpu, threads: c.threads, spawnThread: spawnNodeThread })
+  const engine = await createNodeEngine({ backend: c.backend, size: c.n, fields: c.fields, material: 'graphene_model', threads: c.threads })
   try {
     for (let f = 0; f < c.fields; f++) await engine.write(`benchmark pattern ${f}`, 0.8, f)
     await engine.step(10) // warm-up: JIT, pipelines, first submit

@@ -14,9 +14,9 @@ const SAMPLE_INTERVAL = 250
 /** Runs the reference for `steps` steps and returns the state, the ledger and the sampled energies. */
 function reference(n: number, fields: number, steps: number) {
   const p = paramsFor(n, fields)
-  let prev = randomField(n, fields, 2)
-  let cur = randomField(n, fields, 1)
-  let next = new Float32Array(cur.length)
+  let prev: Float32Array = randomField(n, fields, 2)
+  let cur: Float32Array = randomField(n, fields, 1)
+  let next: Float32Array = new Float32Array(cur.length)
   const ledger = new Float64Array(fields * 4)
   const energies: Float64Array[] = []
   for (let i = 0; i < steps; i++) {

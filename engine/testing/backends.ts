@@ -2,9 +2,10 @@
 // on CI, installed by scripts/install-system-deps.sh); a machine without one fails these tests loudly.
 import { spawnNodeThread } from '../cpu/threads.node.js'
 import type { FieldBackend } from '../field/backend.js'
-import { createEngine, type Engine, type EngineOptions } from '../field/engine.js'
+import type { Engine, EngineOptions } from '../field/engine.js'
 import { selectBackend } from '../field/select.js'
 import { nodeGpu } from '../gpu/webgpu.node.js'
+import { createNodeEngine } from '../node.js'
 
 export async function gpuBackend(n: number, fields: number): Promise<FieldBackend> {
   return (await selectBackend({ backend: 'gpu', n, fields, gpu: nodeGpu })).backend
@@ -15,5 +16,5 @@ export async function cpuBackend(n: number, fields: number, threads = 1): Promis
 }
 
 export function engineOn(backend: 'gpu' | 'cpu', o: EngineOptions = {}): Promise<Engine> {
-  return createEngine({ backend, gpu: nodeGpu, spawnThread: spawnNodeThread, ...o })
+  return createNodeEngine({ backend, ...o })
 }
