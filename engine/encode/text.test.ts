@@ -3,6 +3,7 @@
 import { afterAll, describe, expect, test } from 'vitest'
 import type { Engine } from '../field/engine.js'
 import { engineOn } from '../testing/backends.js'
+import { correlation } from '../testing/fixtures.js'
 import { blake3Words, textSources, textWavefront } from './text.js'
 
 describe('golden values (encoding version 1)', () => {
@@ -41,18 +42,6 @@ describe('golden values (encoding version 1)', () => {
     })
   }
 })
-
-function correlation(a: Float32Array, b: Float32Array): number {
-  let ab = 0
-  let aa = 0
-  let bb = 0
-  for (let i = 0; i < a.length; i++) {
-    ab += a[i] * b[i]
-    aa += a[i] * a[i]
-    bb += b[i] * b[i]
-  }
-  return ab / Math.sqrt(aa * bb)
-}
 
 describe('wavefronts', () => {
   const engines: Engine[] = []

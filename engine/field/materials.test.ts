@@ -6,22 +6,13 @@ import { describe, expect, test } from 'vitest'
 import { MaterialSchema } from '../contracts/material.js'
 import { CrystalError } from '../errors.js'
 import { engineOn } from '../testing/backends.js'
+import { correlation } from '../testing/fixtures.js'
 import schemaFile from '../../materials/materials.schema.json' with { type: 'json' }
 import { fingerprint, fingerprintDistance, FINGERPRINT_MIN_DIFFERENCE } from './fingerprint.js'
 import { BUILT_IN_MATERIALS } from './materials.js'
 import { loadCatalog, loadMaterialFile } from './materials.node.js'
 
 const CENTRE = { x: 0.5, y: 0.5, radius: 0.06, amplitude: 1, frequency: 1, phase: 0 }
-
-function correlation(a: Float32Array, b: Float32Array): number {
-  let ab = 0, aa = 0, bb = 0
-  for (let i = 0; i < a.length; i++) {
-    ab += a[i] * b[i]
-    aa += a[i] * a[i]
-    bb += b[i] * b[i]
-  }
-  return ab / Math.sqrt(aa * bb)
-}
 
 describe('the built-ins behave measurably differently', () => {
   test('the eight built-ins are there', () => {

@@ -145,13 +145,13 @@ export class GpuFieldBackend implements FieldBackend {
       }
     }
     pass.end()
-    this.device.queue.writeBuffer(this.reduceUniforms, 0, reduceBytes, 0, Math.max(1, sampleSteps.length) * 2 * SLOT)
     if (!sampleSteps.length) {
       this.device.queue.submit([encoder.finish()])
       await this.device.queue.onSubmittedWorkDone()
       this.check()
       return []
     }
+    this.device.queue.writeBuffer(this.reduceUniforms, 0, reduceBytes, 0, sampleSteps.length * 2 * SLOT)
     const values = await this.readSamples(encoder, sampleSteps.length)
     return sampleSteps.map((step, s) => ({
       step,
