@@ -6,5 +6,8 @@ export const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   unknown_material: 2,
   bad_material: 1,
   backend_unavailable: 1,
+  registry_corrupt: 1,
+  registry_busy: 1,
+  not_found: 1,
   internal: 1,
 }

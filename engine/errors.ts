@@ -6,6 +6,9 @@ export type ErrorCode =
   | 'unknown_material'
   | 'bad_argument'
   | 'backend_unavailable'
+  | 'registry_corrupt'
+  | 'registry_busy'
+  | 'not_found'
   | 'internal'
 
 export interface ErrorPlace {

@@ -1,0 +1,242 @@
+// The registry of primitives (DESIGN.md section 6): novelty by signature similarity within a class,
+// serials never reused, caps that drop the lowest quality first, and similarity search. Pure logic
+// over a RegistryStore; the store decides where the file lives and how writes are made safe.
+import canonicalize from 'canonicalize'
+import { createBLAKE3 } from 'hash-wasm'
+import { REGISTRY_FORMAT, type ClassToken, type Genome, type Primitive, type RegistryFile } from '../contracts/registry.js'
+import { CrystalError } from '../errors.js'
+
+export interface RegistryLimits {
+  /** Per class x material (SVC_CRYSTAL_BUCKET_CAP). */
+  bucket_cap: number
+  /** In all (SVC_CRYSTAL_MAX_PRIMITIVES). */
+  max_primitives: number
+  /** Cosine similarity of signatures (same class) at or above which a candidate is a duplicate. */
+  novelty_threshold: number
+}
+
+export const DEFAULT_LIMITS: RegistryLimits = { bucket_cap: 150, max_primitives: 5000, novelty_threshold: 0.97 }
+
+export function limitsFromEnv(env: Record<string, string | undefined>): RegistryLimits {
+  const positive = (name: string, fallback: number) => {
+    const raw = env[name]
+    if (raw === undefined || raw === '') return fallback
+    const v = Number(raw)
+    if (!Number.isInteger(v) || v < 1) throw new CrystalError('bad_argument', `${name} must be a whole number of at least 1, got "${raw}"`, { field: name })
+    return v
+  }
+  return { ...DEFAULT_LIMITS, bucket_cap: positive('SVC_CRYSTAL_BUCKET_CAP', DEFAULT_LIMITS.bucket_cap), max_primitives: positive('SVC_CRYSTAL_MAX_PRIMITIVES', DEFAULT_LIMITS.max_primitives) }
+}
+
+/** Where the registry is kept. `update` is a read-modify-write under the store's lock. */
+export interface RegistryStore {
+  read(): Promise<RegistryFile>
+  update<T>(change: (current: RegistryFile) => Promise<{ next: RegistryFile | null; result: T }>): Promise<T>
+}
+
+/** What discovery (or an import) offers for registration. */
+export interface Candidate {
+  class: ClassToken
+  persistence: number
+  noise_tolerance: number
+  material: string
+  lineage: string[]
+  signature: number[]
+  hash: string
+  genome: Genome
+  metrics: Record<string, number>
+  provenance?: Primitive['provenance']
+  /** Imports keep their origin's uuid (the cross-node identity); new finds get a fresh one. */
+  uuid?: string
+}
+
+export interface Rejection {
+  index: number
+  reason: 'duplicate'
+  duplicate_of: string
+  similarity: number
+}
+
+export interface Removal {
+  id: string
+  reason: 'bucket_cap' | 'max_primitives'
+  quality: number
+}
+
+export interface RegisterOutcome {
+  registered: Primitive[]
+  rejected: Rejection[]
+  pruned: Removal[]
+}
+
+/** The documented quality mix that caps rank by: persistence counts more than noise tolerance. */
+export function quality(p: { persistence: number; noise_tolerance: number }): number {
+  return 0.7 * p.persistence + 0.3 * p.noise_tolerance
+}
+
+export function cosine(a: readonly number[], b: readonly number[]): number {
+  if (a.length !== b.length || a.length === 0) return 0
+  let ab = 0
+  let aa = 0
+  let bb = 0
+  for (let i = 0; i < a.length; i++) {
+    ab += a[i] * b[i]
+    aa += a[i] * a[i]
+    bb += b[i] * b[i]
+  }
+  return aa && bb ? ab / Math.sqrt(aa * bb) : 0
+}
+
+const blake3 = createBLAKE3()
+
+export async function blake3Hex(data: string | Uint8Array): Promise<string> {
+  const h = await blake3
+  h.init()
+  h.update(data)
+  return h.digest('hex')
+}
+
+/** blake3 of the canonical (RFC 8785) JSON of the primitives array. */
+export function contentHash(primitives: readonly Primitive[]): Promise<string> {
+  return blake3Hex(canonicalize(primitives) ?? '[]')
+}
+
+export async function emptyRegistry(): Promise<RegistryFile> {
+  return { format: REGISTRY_FORMAT, next_serial: 1, content_hash: await contentHash([]), primitives: [] }
+}
+
+export function serialId(serial: number): string {
+  return `CRY-${String(serial).padStart(6, '0')}`
+}
+
+/** The most similar held primitive of the same class, if it is similar enough to be a duplicate. */
+export function findDuplicate(held: readonly Primitive[], c: Pick<Candidate, 'class' | 'signature'>, threshold: number): { id: string; similarity: number } | undefined {
+  let best: { id: string; similarity: number } | undefined
+  for (const p of held) {
+    if (p.class !== c.class) continue
+    const similarity = cosine(p.signature, c.signature)
+    if (similarity >= threshold && (!best || similarity > best.similarity)) best = { id: p.id, similarity }
+  }
+  return best
+}
+
+/** Removes the lowest-quality primitives until every bucket and the total are within the limits. */
+export function pruneToCaps(primitives: readonly Primitive[], limits: RegistryLimits): { kept: Primitive[]; removed: Removal[] } {
+  const removed: Removal[] = []
+  const byQuality = [...primitives].sort((a, b) => quality(b) - quality(a) || a.id.localeCompare(b.id))
+  const buckets = new Map<string, number>()
+  const kept: Primitive[] = []
+  for (const p of byQuality) {
+    const bucket = `${p.class}\u0000${p.material}`
+    const count = buckets.get(bucket) ?? 0
+    if (count >= limits.bucket_cap) removed.push({ id: p.id, reason: 'bucket_cap', quality: quality(p) })
+    else if (kept.length >= limits.max_primitives) removed.push({ id: p.id, reason: 'max_primitives', quality: quality(p) })
+    else {
+      buckets.set(bucket, count + 1)
+      kept.push(p)
+    }
+  }
+  const keep = new Set(kept.map((p) => p.id))
+  return { kept: primitives.filter((p) => keep.has(p.id)), removed }
+}
+
+export class Registry {
+  constructor(
+    private readonly store: RegistryStore,
+    readonly limits: RegistryLimits = DEFAULT_LIMITS,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async list(): Promise<Primitive[]> {
+    return (await this.store.read()).primitives
+  }
+
+  async get(id: string): Promise<Primitive> {
+    const p = (await this.list()).find((q) => q.id === id || q.uuid === id)
+    if (!p) throw new CrystalError('not_found', `no primitive ${id} in the registry`, { field: 'id' })
+    return p
+  }
+
+  /** The k held primitives most similar to `id` (by signature), most similar first. */
+  async similar(id: string, k = 5): Promise<{ primitive: Primitive; similarity: number }[]> {
+    const target = await this.get(id)
+    return (await this.list())
+      .filter((p) => p.id !== target.id)
+      .map((primitive) => ({ primitive, similarity: cosine(target.signature, primitive.signature) }))
+      .sort((a, b) => b.similarity - a.similarity)
+      .slice(0, k)
+  }
+
+  /**
+   * Registers what is novel, in order: a candidate too similar to a held primitive of its class (or
+   * to one registered earlier in the same call) is rejected naming it; an import whose uuid is held
+   * is merged once (rejected as a duplicate of that primitive). Then the caps are applied.
+   */
+  register(candidates: readonly Candidate[]): Promise<RegisterOutcome> {
+    return this.store.update(async (current) => {
+      const held = [...current.primitives]
+      let serial = current.next_serial
+      const registered: Primitive[] = []
+      const rejected: Rejection[] = []
+      candidates.forEach((c, index) => {
+        const sameUuid = c.uuid ? held.find((p) => p.uuid === c.uuid) : undefined
+        const duplicate = sameUuid ? { id: sameUuid.id, similarity: 1 } : findDuplicate(held, c, this.limits.novelty_threshold)
+        if (duplicate) {
+          rejected.push({ index, reason: 'duplicate', duplicate_of: duplicate.id, similarity: duplicate.similarity })
+          return
+        }
+        const p: Primitive = {
+          id: serialId(serial++),
+          uuid: c.uuid ?? crypto.randomUUID(),
+          class: c.class,
+          persistence: c.persistence,
+          noise_tolerance: c.noise_tolerance,
+          material: c.material,
+          lineage: c.lineage,
+          hash: c.hash,
+          signature: c.signature,
+          provenance: c.provenance ?? null,
+          genome: c.genome,
+          discovered_at: this.now().toISOString(),
+          metrics: c.metrics,
+        }
+        held.push(p)
+        registered.push(p)
+      })
+      const { kept, removed } = pruneToCaps(held, this.limits)
+      const gone = new Set(removed.map((r) => r.id))
+      const outcome = { registered: registered.filter((p) => !gone.has(p.id)), rejected, pruned: removed }
+      if (!registered.length && !removed.length) return { next: null, result: outcome }
+      return { next: { ...current, next_serial: serial, primitives: kept, content_hash: await contentHash(kept) }, result: outcome }
+    })
+  }
+
+  /** Sweeps down to the caps (quality first); with dryRun, reports what would go and changes nothing. */
+  prune(dryRun = false): Promise<Removal[]> {
+    return this.store.update(async (current) => {
+      const { kept, removed } = pruneToCaps(current.primitives, this.limits)
+      if (dryRun || !removed.length) return { next: null, result: removed }
+      return { next: { ...current, primitives: kept, content_hash: await contentHash(kept) }, result: removed }
+    })
+  }
+}
+
+/** A registry kept in memory (browser tabs, tests, one-off runs). */
+export class MemoryRegistryStore implements RegistryStore {
+  private file: RegistryFile | undefined
+  private queue: Promise<unknown> = Promise.resolve()
+
+  async read(): Promise<RegistryFile> {
+    return (this.file ??= await emptyRegistry())
+  }
+
+  update<T>(change: (current: RegistryFile) => Promise<{ next: RegistryFile | null; result: T }>): Promise<T> {
+    const run = this.queue.then(async () => {
+      const { next, result } = await change(await this.read())
+      if (next) this.file = next
+      return result
+    })
+    this.queue = run.catch(() => undefined)
+    return run
+  }
+}
