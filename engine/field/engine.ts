@@ -49,7 +49,7 @@ export interface EnergyBooks {
   saturation: number
   /** Work done by thermal and added noise. */
   noise_work: number
-  /** Added by writes and pulses. */
+  /** Added (or taken) from outside the step: writes, pulses, dream edits. */
   injected: number
 }
 
@@ -59,6 +59,13 @@ export interface Memory {
   step: number
   field: number
 }
+
+export type HistoryEvent =
+  | { kind: 'write'; step: number; field: number; memory: number }
+  | { kind: 'scale'; step: number; field: number; mask: Float32Array }
+
+/** Scalings kept in the history (each is n*n floats); older ones are dropped first. */
+export const SCALE_HISTORY_CAP = 256
 
 export interface Engine {
   readonly backend: 'gpu' | 'cpu'
@@ -73,10 +80,19 @@ export interface Engine {
   readonly memories: readonly Memory[]
   readonly timeline_interval: number
   write(text: string, importance?: number, field?: number): Promise<void>
+  /** Many writes superposed in one injection (same result as writing them one by one, faster). */
+  writeMany(items: readonly { text: string; importance?: number }[], field?: number): Promise<void>
   pulse(p: Pulse, field?: number): Promise<void>
   /** Adds any n x n pattern to a field (u and u_prev alike: a displacement at rest). */
   inject(wave: Float32Array, field?: number): Promise<void>
   step(steps: number): Promise<void>
+  /**
+   * Multiplies u and u_prev cell by cell (a dream's pruning and amplifying): `mask` is n*n for one
+   * field, or n*n*fields for all. Kept in the edit history, which recall runs back through.
+   */
+  scale(mask: Float32Array, field?: number): Promise<void>
+  /** Writes, scalings and their steps, oldest first (recall's adjoint run walks it backwards). */
+  readonly history: readonly HistoryEvent[]
   /** The books now, per field. */
   books(): Promise<EnergyBooks[]>
   /** Timeline of one field, oldest first. */
@@ -114,6 +130,7 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
 class FieldEngine implements Engine {
   step_count = 0
   readonly memories: Memory[] = []
+  readonly history: HistoryEvent[] = []
   private readonly injected: Float64Array
   private readonly timelines: EnergyBooks[][]
   private params: StepParams
@@ -160,12 +177,52 @@ class FieldEngine implements Engine {
   }
 
   async write(text: string, importance = 1, field = 0): Promise<void> {
-    requireFinite('importance', importance, -10, 10)
+    await this.writeMany([{ text, importance }], field)
+  }
+
+  async writeMany(items: readonly { text: string; importance?: number }[], field = 0): Promise<void> {
     this.field(field)
-    const wave = await textWavefront(text, this.core.n)
-    if (importance !== 1) for (let i = 0; i < wave.length; i++) wave[i] *= importance
-    await this.inject(wave, field)
-    this.memories.push({ text, importance, step: this.step_count, field })
+    items.forEach(({ importance = 1 }) => requireFinite('importance', importance, -10, 10))
+    const sum = new Float32Array(this.core.n * this.core.n)
+    for (const { text, importance = 1 } of items) {
+      const wave = await textWavefront(text, this.core.n)
+      for (let i = 0; i < sum.length; i++) sum[i] += wave[i] * importance
+    }
+    await this.inject(sum, field)
+    for (const { text, importance = 1 } of items) {
+      this.history.push({ kind: 'write', step: this.step_count, field, memory: this.memories.length })
+      this.memories.push({ text, importance, step: this.step_count, field })
+    }
+  }
+
+  async scale(mask: Float32Array, field?: number): Promise<void> {
+    const cells = this.core.n * this.core.n
+    const fields = field === undefined ? [...Array(this.core.fields).keys()] : [this.field(field)]
+    if (mask.length !== cells * fields.length) throw new CrystalError('bad_argument', `a scale mask here has ${cells * fields.length} cells, got ${mask.length}`)
+    const before = await this.core.energy(this.params)
+    const { u, prev } = await this.core.read()
+    fields.forEach((f, k) => {
+      for (let i = 0; i < cells; i++) {
+        u[f * cells + i] *= mask[k * cells + i]
+        prev[f * cells + i] *= mask[k * cells + i]
+      }
+      this.history.push({ kind: 'scale', step: this.step_count, field: f, mask: mask.slice(k * cells, (k + 1) * cells) })
+    })
+    await this.core.load(u, prev)
+    const after = await this.core.energy(this.params)
+    for (const f of fields) this.injected[f] += after[f] - before[f]
+    this.trimHistory()
+  }
+
+  /** Keeps the newest SCALE_HISTORY_CAP scalings (the writes are small and stay). */
+  private trimHistory(): void {
+    let scales = this.history.filter((e) => e.kind === 'scale').length
+    for (let i = 0; scales > SCALE_HISTORY_CAP && i < this.history.length; ) {
+      if (this.history[i].kind === 'scale') {
+        this.history.splice(i, 1)
+        scales--
+      } else i++
+    }
   }
 
   async pulse(p: Pulse, field = 0): Promise<void> {
