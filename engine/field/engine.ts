@@ -9,6 +9,9 @@ import type { FieldBackend, LedgerSample, ThreadSpawner } from './backend.js'
 import { MaterialCatalog } from './materials.js'
 import { stepParams, type StepParams } from './params.js'
 import { selectBackend, type BackendChoice } from './select.js'
+import type { DreamMode } from '../contracts/registry.js'
+import { dream, type DreamReport } from '../dream/dream.js'
+import { MemoryIndex, type ProbeResult, type RecallHit } from '../recall/recall.js'
 
 export const MIN_SIZE = 16
 export const MAX_SIZE = 4096
@@ -99,6 +102,12 @@ export interface Engine {
   timeline(field?: number): readonly EnergyBooks[]
   /** u (and u_prev) of the fields asked for, n*n each. */
   read(fields?: number[]): Promise<{ u: Float32Array; prev: Float32Array }>
+  /** Consolidates every field (docs/dream.md); one report per field. */
+  dream(modes: DreamMode | readonly (DreamMode | 'none')[]): Promise<DreamReport[]>
+  /** How strongly a text resonates with the field, compared like with like in time (docs/recall.md). */
+  probe(text: string, field?: number): Promise<ProbeResult>
+  /** The k memories of a field that best answer the text (docs/recall.md). */
+  recall(text: string, k: number, field?: number): Promise<RecallHit[]>
   setMaterial(material: Material | string): void
   setTemperature(kelvin: number): void
   setNoise(amplitude: number): void
@@ -134,6 +143,7 @@ class FieldEngine implements Engine {
   private readonly injected: Float64Array
   private readonly timelines: EnergyBooks[][]
   private params: StepParams
+  private readonly index = new MemoryIndex(this)
 
   constructor(
     private readonly core: FieldBackend,
@@ -268,6 +278,18 @@ class FieldEngine implements Engine {
   read(fields?: number[]) {
     fields?.forEach((f) => this.field(f))
     return this.core.read(fields)
+  }
+
+  dream(modes: DreamMode | readonly (DreamMode | 'none')[]): Promise<DreamReport[]> {
+    return dream(this, modes)
+  }
+
+  probe(text: string, field = 0): Promise<ProbeResult> {
+    return this.index.probe(text, this.field(field))
+  }
+
+  recall(text: string, k: number, field = 0): Promise<RecallHit[]> {
+    return this.index.recall(text, k, this.field(field))
   }
 
   setMaterial(m: Material | string): void {

@@ -1,0 +1,204 @@
+// Probe and recall (docs/recall.md). Both compare like with like in time: the live field is run back
+// through the adjoint of the step (and of every dream edit) and read as it passes each write time.
+// Probe: how strongly a text resonates with the field at the best such moment. Recall: memories
+// ranked by relevance to the query (their wavefronts correlate) and presence (the readout at the
+// memory's own write time correlates with its encoding). The mixes are versioned.
+import type { Engine } from '../field/engine.js'
+import { CrystalError } from '../errors.js'
+import { textWavefront } from '../encode/text.js'
+import { stepParams } from '../field/params.js'
+import { AdjointField } from './adjoint.js'
+
+/** Side of the grid on which recall compares patterns (coarser than the field: speed and memory). */
+export const RECALL_SIDE = 32
+/** The documented mix of a recall score. */
+export const RECALL_MIX = { version: 1, relevance: 0.75, presence: 0.25 } as const
+/** The documented mix of a probe's resonance. */
+export const PROBE_MIX = { version: 1, envelope: 0.5, phase: 0.5 } as const
+/** Steps the adjoint runs back at most; older memories are read at that point. */
+export const MAX_LOOKBACK = 5000
+
+export interface ProbeResult {
+  resonance: number
+  /** Pearson correlation of the local energy envelopes (blurred u^2 and w^2): where, not how. */
+  envelope: number
+  /** Correlation of the field with the wavefront itself: sign and phase matter. */
+  phase: number
+}
+
+export interface RecallHit {
+  rank: number
+  memory: number
+  text: string
+  importance: number
+  step: number
+  score: number
+  relevance: number
+  presence: number
+}
+
+function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let s = 0
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i]
+  return s
+}
+
+function unit(a: Float32Array): Float32Array {
+  const norm = Math.sqrt(dot(a, a))
+  return norm > 0 ? a.map((v) => v / norm) : a
+}
+
+function pearson(a: Float32Array, b: Float32Array): number {
+  const ma = a.reduce((s, v) => s + v, 0) / a.length
+  const mb = b.reduce((s, v) => s + v, 0) / b.length
+  let ab = 0, aa = 0, bb = 0
+  for (let i = 0; i < a.length; i++) {
+    ab += (a[i] - ma) * (b[i] - mb)
+    aa += (a[i] - ma) ** 2
+    bb += (b[i] - mb) ** 2
+  }
+  return aa && bb ? ab / Math.sqrt(aa * bb) : 0
+}
+
+/** Box average of an n x n pattern onto side x side. */
+export function downsample(u: Float32Array, n: number, side: number): Float32Array {
+  if (n === side) return Float32Array.from(u)
+  const out = new Float32Array(side * side)
+  const counts = new Float32Array(side * side)
+  for (let y = 0; y < n; y++) {
+    for (let x = 0; x < n; x++) {
+      const k = Math.floor((y * side) / n) * side + Math.floor((x * side) / n)
+      out[k] += u[y * n + x]
+      counts[k]++
+    }
+  }
+  return out.map((v, k) => v / (counts[k] || 1))
+}
+
+function envelopeOf(u: Float32Array, n: number): Float32Array {
+  let cur = u.map((v) => v * v)
+  for (let pass = 0; pass < 2; pass++) {
+    const next = new Float32Array(cur.length)
+    for (let y = 0; y < n; y++) {
+      for (let x = 0; x < n; x++) {
+        let s = 0, c = 0
+        for (let dy = -1; dy <= 1; dy++) for (let dx = -1; dx <= 1; dx++) {
+          const xx = x + dx, yy = y + dy
+          if (xx >= 0 && yy >= 0 && xx < n && yy < n) { s += cur[yy * n + xx]; c++ }
+        }
+        next[y * n + x] = s / c
+      }
+    }
+    cur = next
+  }
+  return cur
+}
+
+/**
+ * Resonance of an n x n pattern with a readout of the field: the envelope (Pearson correlation of
+ * the blurred squares: where the energy is) and the phase (plain correlation: sign and phase).
+ */
+export function resonance(readout: Float32Array, w: Float32Array, n: number): ProbeResult {
+  const phase = dot(unit(readout), unit(w))
+  const envelope = pearson(envelopeOf(readout, n), envelopeOf(w, n))
+  return { resonance: PROBE_MIX.envelope * envelope + PROBE_MIX.phase * Math.abs(phase), envelope, phase }
+}
+
+/** The memories' encodings on the recall grid, made once per memory and kept (memories only grow). */
+export class MemoryIndex {
+  private readonly encodings: Float32Array[] = []
+
+  constructor(private readonly engine: Engine) {}
+
+  private get side(): number {
+    return Math.min(RECALL_SIDE, this.engine.size)
+  }
+
+  async sync(): Promise<Float32Array[]> {
+    const memories = this.engine.memories
+    for (let i = this.encodings.length; i < memories.length; i++) this.encodings.push(unit(await textWavefront(memories[i].text, this.side)))
+    return this.encodings
+  }
+
+  /**
+   * Runs the live field of `field` back through the adjoint of the steps and dream edits since, and
+   * calls `visit` at each write event (newest first) with the readout at that moment: what a pattern
+   * written then correlates with now. Readouts are n x n; visits at the same moment share one.
+   */
+  async sweep(field: number, visit: (readout: Float32Array, memory: number) => void): Promise<void> {
+    const e = this.engine
+    const { u } = await e.read([field])
+    const adjoint = new AdjointField(stepParams({ n: e.size, fields: 1, material: e.material, temperature_k: e.temperature_k, noise: e.noise }), u)
+    let t = e.step_count
+    const oldest = e.step_count - MAX_LOOKBACK
+    let readout: Float32Array | undefined
+    for (let k = e.history.length - 1; k >= 0; k--) {
+      const event = e.history[k]
+      if (event.field !== field) continue
+      while (t > Math.max(event.step, oldest)) {
+        adjoint.step()
+        t--
+        readout = undefined
+      }
+      if (event.kind === 'scale') {
+        if (t === event.step) adjoint.scale(event.mask)
+        readout = undefined
+      } else {
+        readout ??= adjoint.readout()
+        visit(readout, event.memory)
+      }
+    }
+  }
+
+  /** Presence of every memory of `field` (0 for the others): its encoding against the readout at its write time. */
+  async presence(field: number): Promise<Float32Array> {
+    const encodings = await this.sync()
+    const presence = new Float32Array(encodings.length)
+    let last: Float32Array | undefined
+    let small: Float32Array | undefined
+    await this.sweep(field, (readout, memory) => {
+      if (readout !== last) small = unit(downsample(readout, this.engine.size, this.side))
+      last = readout
+      presence[memory] = dot(small!, encodings[memory])
+    })
+    return presence
+  }
+
+  /**
+   * Probe: the text's wavefront against the field as it was at each write time (run back through
+   * the adjoint), keeping the best; with nothing written, against the live field.
+   */
+  async probe(text: string, field: number): Promise<ProbeResult> {
+    const n = this.engine.size
+    const w = await textWavefront(text, n)
+    let best: ProbeResult | undefined
+    let last: Float32Array | undefined
+    await this.sweep(field, (readout) => {
+      if (readout === last) return
+      last = readout
+      const r = resonance(readout, w, n)
+      if (!best || r.resonance > best.resonance) best = r
+    })
+    return best ?? resonance((await this.engine.read([field])).u, w, n)
+  }
+
+  async recall(text: string, k: number, field = 0): Promise<RecallHit[]> {
+    if (!Number.isInteger(k) || k < 1 || k > 1000) throw new CrystalError('bad_argument', `k must be a whole number from 1 to 1000, got ${String(k)}`, { field: 'k' })
+    const memories = this.engine.memories
+    if (!memories.some((m) => m.field === field)) throw new CrystalError('not_found', 'the medium holds no memories yet; write something first', { field: 'text' })
+    const query = unit(await textWavefront(text, this.side))
+    const encodings = await this.sync()
+    const presence = await this.presence(field)
+    const hits: RecallHit[] = []
+    memories.forEach((m, i) => {
+      if (m.field !== field) return
+      const relevance = dot(query, encodings[i])
+      const score = RECALL_MIX.relevance * relevance + RECALL_MIX.presence * presence[i]
+      hits.push({ rank: 0, memory: i, text: m.text, importance: m.importance, step: m.step, score, relevance, presence: presence[i] })
+    })
+    return hits
+      .sort((a, b) => b.score - a.score || a.memory - b.memory)
+      .slice(0, k)
+      .map((h, r) => ({ ...h, rank: r + 1 }))
+  }
+}
