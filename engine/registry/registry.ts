@@ -64,6 +64,8 @@ export interface Removal {
 }
 
 export interface RegisterOutcome {
+  /** Per candidate, in order: the id it was registered under, or null (a duplicate, or pruned at once by the caps). */
+  assigned: (string | null)[]
   registered: Primitive[]
   rejected: Rejection[]
   pruned: Removal[]
@@ -178,6 +180,7 @@ export class Registry {
       let serial = current.next_serial
       const registered: Primitive[] = []
       const rejected: Rejection[] = []
+      const assigned: (string | null)[] = candidates.map(() => null)
       candidates.forEach((c, index) => {
         const sameUuid = c.uuid ? held.find((p) => p.uuid === c.uuid) : undefined
         const duplicate = sameUuid ? { id: sameUuid.id, similarity: 1 } : findDuplicate(held, c, this.limits.novelty_threshold)
@@ -202,10 +205,16 @@ export class Registry {
         }
         held.push(p)
         registered.push(p)
+        assigned[index] = p.id
       })
       const { kept, removed } = pruneToCaps(held, this.limits)
       const gone = new Set(removed.map((r) => r.id))
-      const outcome = { registered: registered.filter((p) => !gone.has(p.id)), rejected, pruned: removed }
+      const outcome = {
+        assigned: assigned.map((id) => (id && !gone.has(id) ? id : null)),
+        registered: registered.filter((p) => !gone.has(p.id)),
+        rejected,
+        pruned: removed,
+      }
       if (!registered.length && !removed.length) return { next: null, result: outcome }
       return { next: { ...current, next_serial: serial, primitives: kept, content_hash: await contentHash(kept) }, result: outcome }
     })

@@ -1,0 +1,100 @@
+// Evaluating genomes (docs/discovery.md): the whole population as one batch of fields. Each genome is
+// injected so that it has resonated exactly its own number of steps when the batch ends; then each
+// field dreams in its genome's mode, stability is observed twice, and the dominant structure is
+// detected. A second batch with added noise gives the noise tolerance.
+import type { Genome } from '../contracts/registry.js'
+import type { Material } from '../contracts/material.js'
+import { detect, type Structure } from '../detect/detect.js'
+import { addPulse } from '../encode/pulse.js'
+import { observeStability } from '../dream/dream.js'
+import type { Engine, EngineOptions } from '../field/engine.js'
+import { cosine } from '../registry/registry.js'
+
+/** Steps of each of the two stability windows. */
+export const OBSERVE_STEPS = 100
+export const OBSERVE_SAMPLES = 10
+/** Noise amplitude added for the noise-tolerance run. */
+export const NOISE_PROBE = 0.003
+
+export interface EvaluationConditions {
+  size: number
+  material: Material
+  seed: number
+  /** Opens an engine (the Node or the browser one) with the given options. */
+  open: (o: EngineOptions) => Promise<Engine>
+}
+
+export interface Evaluation {
+  structure: Structure | undefined
+  persistence: number
+  noise_tolerance: number
+  /** Energy at the end over energy injected. */
+  energy_retention: number
+}
+
+async function runBatch(genomes: readonly Genome[], c: EvaluationConditions, noise: number): Promise<{ first: Float32Array; second: Float32Array; retention: number[] }> {
+  const engine = await c.open({ size: c.size, fields: genomes.length, material: c.material, seed: c.seed, noise, timeline_interval: 0 })
+  try {
+    const n = c.size
+    const longest = Math.max(...genomes.map((g) => g.resonate_steps))
+    const starts = [...new Set(genomes.map((g) => longest - g.resonate_steps))].sort((a, b) => a - b)
+    for (const start of starts) {
+      await engine.step(start - engine.step_count)
+      for (const [f, g] of genomes.entries()) {
+        if (longest - g.resonate_steps !== start) continue
+        const wave = new Float32Array(n * n)
+        for (const p of g.pulses) addPulse(wave, n, p)
+        await engine.inject(wave, f)
+      }
+    }
+    await engine.step(longest - engine.step_count)
+    if (genomes.some((g) => g.dream !== 'none')) await engine.dream(genomes.map((g) => g.dream))
+    const first = await observeStability(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
+    const second = await observeStability(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
+    const books = await engine.books()
+    return { first, second, retention: books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0)) }
+  } finally {
+    engine.destroy()
+  }
+}
+
+/**
+ * Persistence of a structure found in the first window: how much of its shape (cosine over its
+ * cells) and of its strength (stability mass, capped at 1) the second window still shows.
+ */
+function persistenceOf(s: Structure, first: Float32Array, second: Float32Array): number {
+  let ab = 0, aa = 0, bb = 0, m1 = 0, m2 = 0
+  for (const i of s.cells) {
+    ab += first[i] * second[i]
+    aa += first[i] * first[i]
+    bb += second[i] * second[i]
+    m1 += first[i]
+    m2 += second[i]
+  }
+  const shape = aa && bb ? ab / Math.sqrt(aa * bb) : 0
+  return Math.max(0, Math.min(1, shape * Math.min(1, m2 / (m1 || 1))))
+}
+
+export async function evaluate(genomes: readonly Genome[], c: EvaluationConditions): Promise<Evaluation[]> {
+  const cells = c.size * c.size
+  const clean = await runBatch(genomes, c, 0)
+  const noisy = await runBatch(genomes, c, NOISE_PROBE)
+  const out: Evaluation[] = []
+  for (let f = 0; f < genomes.length; f++) {
+    const window = (a: Float32Array) => a.subarray(f * cells, (f + 1) * cells)
+    const [structure] = await detect(window(clean.first), c.size)
+    if (!structure) {
+      out.push({ structure: undefined, persistence: 0, noise_tolerance: 0, energy_retention: clean.retention[f] })
+      continue
+    }
+    const [shaken] = await detect(window(noisy.first), c.size)
+    const likeness = shaken ? Math.max(0, cosine(structure.signature, shaken.signature)) * (shaken.class === structure.class ? 1 : 0.5) : 0
+    out.push({
+      structure,
+      persistence: persistenceOf(structure, window(clean.first), window(clean.second)),
+      noise_tolerance: likeness,
+      energy_retention: clean.retention[f],
+    })
+  }
+  return out
+}
