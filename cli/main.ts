@@ -1,6 +1,6 @@
 // `crystal` (also `svc-crystal`): the command line. Tables for people, --json for machines, one
 // sentence on stderr for an error (a stack trace only with --debug), exit codes from cli/errors.ts.
-import { Command, CommanderError, Option } from 'commander'
+import { Argument, Command, CommanderError, Option } from 'commander'
 import Table from 'cli-table3'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
@@ -10,6 +10,7 @@ import { loadCatalog } from '../engine/field/materials.node.js'
 import { BACKEND_CHOICES } from '../engine/field/select.js'
 import pkg from '../package.json' with { type: 'json' }
 import { EXIT_STATUS } from './errors.js'
+import { BENCHES, runBench, type BenchName } from '../bench/main.js'
 
 export function defaultDataDir(): string {
   return process.env.SVC_CRYSTAL_DATA_DIR || join(homedir(), '.svc-crystal')
@@ -22,6 +23,8 @@ function program(): Command {
     .addOption(new Option('--backend <backend>', 'compute backend').choices(BACKEND_CHOICES).default('auto').env('CRYSTAL_BACKEND'))
     .addOption(new Option('--data-dir <dir>', 'where materials and the registry live').env('SVC_CRYSTAL_DATA_DIR').default(defaultDataDir(), '~/.svc-crystal'))
     .option('--debug', 'print stack traces for errors')
+    // set before the subcommands are added, so that they inherit them
+    .exitOverride()
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ outputError: (s, write) => write(s) })
 
@@ -52,11 +55,24 @@ function program(): Command {
       }
       process.stdout.write(table.toString() + '\n')
     })
+  cli
+    .command('bench')
+    .description('measure speed and memory quality; prints tables and writes JSON')
+    .addArgument(new Argument('[name]', 'which benchmark').choices([...BENCHES, 'all']).default('all'))
+    .option('--json', 'print the reports as JSON on stdout (progress still goes to stderr)')
+    .option('--out <dir>', 'where the JSON reports go', 'bench/results')
+    .addHelpText(
+      'after',
+      '\nBenchmarks:\n  field      cell-updates/s per backend, N = 128, 512, 2048 and 64 x 96^2, 1 and 2 threads\n  memory     identity margin, rejection, noise robustness, capacity: the medium against two baselines\n  discovery  genome evaluations/s, a 10 x 12 evolve, recall latency over 10,000 memories',
+    )
+    .action(async (name: BenchName | 'all', o: { json?: boolean; out: string }) => {
+      await runBench(name, { out: o.out, json: !!o.json, say: (line) => process.stderr.write(line + '\n') })
+    })
   return cli
 }
 
 export async function main(argv = process.argv): Promise<number> {
-  const cli = program().exitOverride()
+  const cli = program()
   try {
     await cli.parseAsync(argv)
     return 0

@@ -168,9 +168,9 @@ export class WasmFieldBackend implements FieldBackend {
   }
 
   /** On demand (not the sampled timeline): the reference sum, in float64, over a copy of the state. */
-  async energy(params: StepParams): Promise<Float64Array> {
-    const { u, prev } = await this.read()
-    return energyReference(prev, u, params)
+  async energy(params: StepParams, field?: number): Promise<Float64Array> {
+    const { u, prev } = await this.read(field === undefined ? undefined : [field])
+    return energyReference(prev, u, field === undefined ? params : { ...params, fields: 1 })
   }
 
   async ledger(): Promise<Float64Array> {

@@ -181,9 +181,9 @@ class FieldEngine implements Engine {
   async inject(wave: Float32Array, field = 0): Promise<void> {
     this.field(field)
     if (wave.length !== this.core.n * this.core.n) throw new CrystalError('bad_argument', `a wave for this field has ${this.core.n ** 2} cells, got ${wave.length}`)
-    const before = (await this.core.energy(this.params))[field]
+    const before = (await this.core.energy(this.params, field))[0]
     await this.core.inject(field, wave)
-    this.injected[field] += (await this.core.energy(this.params))[field] - before
+    this.injected[field] += (await this.core.energy(this.params, field))[0] - before
   }
 
   async write(text: string, importance = 1, field = 0): Promise<void> {

@@ -230,7 +230,13 @@ export class GpuFieldBackend implements FieldBackend {
     return { u, prev }
   }
 
-  async energy(params: StepParams): Promise<Float64Array> {
+  /** Every field's energy is one dispatch on the GPU; a single field is picked from it. */
+  async energy(params: StepParams, field?: number): Promise<Float64Array> {
+    const all = await this.energyOfAll(params)
+    return field === undefined ? all : all.subarray(field, field + 1)
+  }
+
+  private async energyOfAll(params: StepParams): Promise<Float64Array> {
     const bytes = new ArrayBuffer(2 * SLOT)
     packStruct(REDUCE_PARAM_LAYOUT, { len: this.tiles, dst_offset: 0 }, bytes)
     this.device.queue.writeBuffer(this.reduceUniforms, 0, bytes)

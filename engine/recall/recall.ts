@@ -94,14 +94,28 @@ function envelopeOf(u: Float32Array, n: number): Float32Array {
   return cur
 }
 
+/** A pattern made ready for resonance: unit length, and its energy envelope. */
+export interface Prepared {
+  unit: Float32Array
+  envelope: Float32Array
+}
+
+export function prepare(pattern: Float32Array, n: number): Prepared {
+  return { unit: unit(pattern), envelope: envelopeOf(pattern, n) }
+}
+
 /**
- * Resonance of an n x n pattern with a readout of the field: the envelope (Pearson correlation of
- * the blurred squares: where the energy is) and the phase (plain correlation: sign and phase).
+ * Resonance of a pattern with a readout of the field: the envelope (Pearson correlation of the
+ * blurred squares: where the energy is) and the phase (plain correlation: sign and phase).
  */
-export function resonance(readout: Float32Array, w: Float32Array, n: number): ProbeResult {
-  const phase = dot(unit(readout), unit(w))
-  const envelope = pearson(envelopeOf(readout, n), envelopeOf(w, n))
+export function resonanceOf(readout: Prepared, w: Prepared): ProbeResult {
+  const phase = dot(readout.unit, w.unit)
+  const envelope = pearson(readout.envelope, w.envelope)
   return { resonance: PROBE_MIX.envelope * envelope + PROBE_MIX.phase * Math.abs(phase), envelope, phase }
+}
+
+export function resonance(readout: Float32Array, w: Float32Array, n: number): ProbeResult {
+  return resonanceOf(prepare(readout, n), prepare(w, n))
 }
 
 /** The memories' encodings on the recall grid, made once per memory and kept (memories only grow). */

@@ -1,0 +1,66 @@
+// The benchmarks: `npm run bench` (all of them) and `crystal bench <field|memory|discovery|all>`.
+// Each prints a table and writes JSON to bench/results/<name>.json (and a timestamped copy).
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { availableParallelism, cpus } from 'node:os'
+import { join } from 'node:path'
+import { discoveryTables, runDiscoveryBench } from './discovery.js'
+import { fieldTable, runFieldBench } from './field.js'
+import { memoryTable, runMemoryBench } from './memory.js'
+
+export const BENCHES = ['field', 'memory', 'discovery'] as const
+export type BenchName = (typeof BENCHES)[number]
+
+export interface BenchOptions {
+  out: string
+  json: boolean
+  /** Lines of progress for people (stderr). */
+  say: (line: string) => void
+}
+
+function save(out: string, name: string, report: object): string {
+  mkdirSync(out, { recursive: true })
+  const stamped = { benchmark: name, date: new Date().toISOString(), machine: { cpu: cpus()[0]?.model, cores: availableParallelism(), node: process.version }, ...report }
+  const body = JSON.stringify(stamped, null, 2) + '\n'
+  writeFileSync(join(out, `${name}.json`), body)
+  writeFileSync(join(out, `${name}-${stamped.date.replace(/[:.]/g, '-')}.json`), body)
+  return join(out, `${name}.json`)
+}
+
+export async function runBench(which: BenchName | 'all', o: BenchOptions): Promise<Record<string, object>> {
+  const reports: Record<string, object> = {}
+  const show = (title: string, rows: object[]) => {
+    if (o.json) return
+    console.log(`\n${title}`)
+    console.table(rows)
+  }
+  if (which === 'all' || which === 'field') {
+    o.say('field step: measuring each backend and size ...')
+    const r = await runFieldBench({ backend: 'all', seconds: 2 })
+    show(`field step, full equation (graphene_model, 300 K), timeline every 10 steps${r.machine.gpu_adapter ? `; GPU: ${r.machine.gpu_adapter}${r.machine.gpu_software ? ' (software)' : ''}` : ''}`, fieldTable(r))
+    for (const s of r.skipped) o.say(`skipped ${s}`)
+    reports.field = r
+    o.say(`wrote ${save(o.out, 'field', r)}`)
+  }
+  if (which === 'all' || which === 'memory') {
+    o.say('memory: 10 seeds on ideal_resonator, N = 64, delay 300 ...')
+    const r = await runMemoryBench((seed) => o.say(`  seed ${seed}/10`))
+    show(`memory (ideal_resonator, N = 64, delay 300 steps, 10 seeds; ${r.seconds.toFixed(0)} s)`, memoryTable(r))
+    reports.memory = r
+    o.say(`wrote ${save(o.out, 'memory', r)}`)
+  }
+  if (which === 'all' || which === 'discovery') {
+    const r = await runDiscoveryBench((what) => o.say(`discovery: ${what} ...`))
+    for (const [title, rows] of Object.entries(discoveryTables(r))) show(title, rows)
+    for (const s of r.skipped) o.say(`skipped ${s}`)
+    reports.discovery = r
+    o.say(`wrote ${save(o.out, 'discovery', r)}`)
+  }
+  if (o.json) process.stdout.write(JSON.stringify(reports, null, 2) + '\n')
+  return reports
+}
+
+// `node dist/bench/main.js [name]` (npm run bench)
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const which = (process.argv[2] ?? 'all') as BenchName | 'all'
+  await runBench(which, { out: 'bench/results', json: false, say: (l) => process.stderr.write(l + '\n') })
+}
