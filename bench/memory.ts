@@ -9,6 +9,7 @@
 // field is read as a superposition of all candidates (least squares), and, for comparison, when each
 // candidate is correlated alone (matched filter).
 import { textWavefront } from '../engine/encode/text.js'
+import { boxBlur } from '../engine/field/blur.js'
 import { createNodeEngine } from '../engine/node.js'
 import { prepare, resonanceOf, type Prepared } from '../engine/recall/recall.js'
 import { superpositionWeights } from '../engine/recall/superposition.js'
@@ -34,25 +35,6 @@ export interface MemoryBenchReport {
   protocol: typeof MEMORY_BENCH & { blur_passes: number }
   models: Record<Model, ModelScores>
   seconds: number
-}
-
-function blur(w: Float32Array, n: number, passes: number): Float32Array {
-  let cur = w
-  for (let p = 0; p < passes; p++) {
-    const next = new Float32Array(cur.length)
-    for (let y = 0; y < n; y++) {
-      for (let x = 0; x < n; x++) {
-        let s = 0, c = 0
-        for (let dy = -1; dy <= 1; dy++) for (let dx = -1; dx <= 1; dx++) {
-          const xx = x + dx, yy = y + dy
-          if (xx >= 0 && yy >= 0 && xx < n && yy < n) { s += cur[yy * n + xx]; c++ }
-        }
-        next[y * n + x] = s / c
-      }
-    }
-    cur = next
-  }
-  return cur
 }
 
 const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tu', 'sha', 'vel', 'or', 'quin', 'da', 'pe', 'zor', 'ly', 'an', 'thi', 'bo']
@@ -112,7 +94,7 @@ export async function runMemoryBench(onSeed?: (seed: number) => void): Promise<M
     const all = [target, ...writes, ...others, ...strangers]
     const raw = await Promise.all(all.map((t) => textWavefront(t, n)))
     const evolved = await evolveAll(raw, seed)
-    const patterns: Record<Model, Float32Array[]> = { medium: evolved, static: raw, blur: raw.map((w) => blur(w, n, BLUR_PASSES)) }
+    const patterns: Record<Model, Float32Array[]> = { medium: evolved, static: raw, blur: raw.map((w) => boxBlur(w, n, BLUR_PASSES)) }
     const index = (t: string) => all.indexOf(t)
     const single = (await Promise.all(noise_levels.map((noise) => medium([target], seed, noise)))).map((f) => prepare(f, n))
     const crowdField = await medium(writes, seed, 0)

@@ -4,6 +4,7 @@
 // on every field of a batch at once, each field in its own mode.
 import type { DreamMode } from '../contracts/registry.js'
 import type { Engine } from '../field/engine.js'
+import { boxBlur } from '../field/blur.js'
 import { lowbias32, xi } from '../field/noise.js'
 
 export interface DreamParams {
@@ -69,31 +70,9 @@ export const MASK_SMOOTHING_PASSES = 3
  * edge into a ramp a few cells wide.
  */
 export function smoothMask(mask: Float32Array, n: number, fields: number, passes = MASK_SMOOTHING_PASSES): Float32Array {
-  let cur = mask
-  for (let pass = 0; pass < passes; pass++) {
-    const next = new Float32Array(cur.length)
-    for (let f = 0; f < fields; f++) {
-      const base = f * n * n
-      for (let y = 0; y < n; y++) {
-        for (let x = 0; x < n; x++) {
-          let sum = 0
-          let count = 0
-          for (let dy = -1; dy <= 1; dy++) {
-            for (let dx = -1; dx <= 1; dx++) {
-              const xx = x + dx
-              const yy = y + dy
-              if (xx < 0 || yy < 0 || xx >= n || yy >= n) continue
-              sum += cur[base + yy * n + xx]
-              count++
-            }
-          }
-          next[base + y * n + x] = sum / count
-        }
-      }
-    }
-    cur = next
-  }
-  return cur
+  const out = new Float32Array(mask.length)
+  for (let f = 0; f < fields; f++) out.set(boxBlur(mask.subarray(f * n * n, (f + 1) * n * n), n, passes), f * n * n)
+  return out
 }
 
 /** The value below which `q` of the entries fall (nearest rank). */

@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, test } from 'vitest'
 import type { Engine } from '../field/engine.js'
 import { engineOn } from '../testing/backends.js'
-import { correlation } from '../testing/fixtures.js'
+import { cosine } from '../registry/registry.js'
 import { blake3Words, textSources, textWavefront } from './text.js'
 
 describe('golden values (encoding version 1)', () => {
@@ -67,7 +67,7 @@ describe('wavefronts', () => {
   })
 
   test('texts that share a word correlate; unrelated texts much less', async () => {
-    const corr = async (a: string, b: string) => correlation(await textWavefront(a, 64), await textWavefront(b, 64))
+    const corr = async (a: string, b: string) => cosine(await textWavefront(a, 64), await textWavefront(b, 64))
     const sharing = await Promise.all([corr('glyph', 'the cold glyph'), corr('river', 'warm river stones'), corr('amber', 'amber lattice of night'), corr('cold', 'cold glyph')])
     const unrelated = await Promise.all([corr('glyph', 'warm river stones'), corr('amber', 'the cold glyph'), corr('river', 'amber lattice of night'), corr('night sky', 'cold glyph')])
     const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length

@@ -6,7 +6,7 @@ import { describe, expect, test } from 'vitest'
 import { MaterialSchema } from '../contracts/material.js'
 import { CrystalError } from '../errors.js'
 import { engineOn } from '../testing/backends.js'
-import { correlation } from '../testing/fixtures.js'
+import { cosine } from '../registry/registry.js'
 import schemaFile from '../../materials/materials.schema.json' with { type: 'json' }
 import { fingerprint, fingerprintDistance, FINGERPRINT_MIN_DIFFERENCE } from './fingerprint.js'
 import { BUILT_IN_MATERIALS } from './materials.js'
@@ -44,8 +44,8 @@ describe('the built-ins behave measurably differently', () => {
       return u
     }
     const noiseless = await after1000(0)
-    expect(correlation(await after1000(4), noiseless)).toBeGreaterThanOrEqual(0.8)
-    expect(correlation(await after1000(300), noiseless)).toBeLessThan(0.5)
+    expect(cosine(await after1000(4), noiseless)).toBeGreaterThanOrEqual(0.8)
+    expect(cosine(await after1000(300), noiseless)).toBeLessThan(0.5)
   })
 
   test('every pair of built-ins differs on the fingerprint (energy retention, dispersion, noise)', async () => {

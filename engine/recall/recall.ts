@@ -6,6 +6,7 @@
 import type { Engine } from '../field/engine.js'
 import { CrystalError } from '../errors.js'
 import { textWavefront } from '../encode/text.js'
+import { boxBlur } from '../field/blur.js'
 import { stepParams } from '../field/params.js'
 import { AdjointField } from './adjoint.js'
 
@@ -76,22 +77,7 @@ export function downsample(u: Float32Array, n: number, side: number): Float32Arr
 }
 
 function envelopeOf(u: Float32Array, n: number): Float32Array {
-  let cur = u.map((v) => v * v)
-  for (let pass = 0; pass < 2; pass++) {
-    const next = new Float32Array(cur.length)
-    for (let y = 0; y < n; y++) {
-      for (let x = 0; x < n; x++) {
-        let s = 0, c = 0
-        for (let dy = -1; dy <= 1; dy++) for (let dx = -1; dx <= 1; dx++) {
-          const xx = x + dx, yy = y + dy
-          if (xx >= 0 && yy >= 0 && xx < n && yy < n) { s += cur[yy * n + xx]; c++ }
-        }
-        next[y * n + x] = s / c
-      }
-    }
-    cur = next
-  }
-  return cur
+  return boxBlur(u.map((v) => v * v), n, 2)
 }
 
 /** A pattern made ready for resonance: unit length, and its energy envelope. */

@@ -76,7 +76,7 @@ export function quality(p: { persistence: number; noise_tolerance: number }): nu
   return 0.7 * p.persistence + 0.3 * p.noise_tolerance
 }
 
-export function cosine(a: readonly number[], b: readonly number[]): number {
+export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
   if (a.length !== b.length || a.length === 0) return 0
   let ab = 0
   let aa = 0

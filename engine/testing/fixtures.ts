@@ -37,19 +37,6 @@ export function randomField(n: number, fields: number, seed: number): Float32Arr
   return out
 }
 
-/** Pearson-style correlation (no mean removal) of two patterns: 1 for the same shape. */
-export function correlation(a: Float32Array, b: Float32Array): number {
-  let ab = 0
-  let aa = 0
-  let bb = 0
-  for (let i = 0; i < a.length; i++) {
-    ab += a[i] * b[i]
-    aa += a[i] * a[i]
-    bb += b[i] * b[i]
-  }
-  return ab / Math.sqrt(aa * bb)
-}
-
 /** A registration candidate with a random unit signature (64 floats), reproducible from `seed`. */
 export function candidate(seed: number, overrides: Partial<Candidate> = {}): Candidate {
   let s = (seed * 2654435761) >>> 0
