@@ -9,5 +9,9 @@ export const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   registry_corrupt: 1,
   registry_busy: 1,
   not_found: 1,
+  bad_program: 1,
+  missing_credential: 1,
+  publish_failed: 1,
+  bus_unavailable: 1,
   internal: 1,
 }

@@ -9,6 +9,10 @@ export type ErrorCode =
   | 'registry_corrupt'
   | 'registry_busy'
   | 'not_found'
+  | 'bad_program'
+  | 'missing_credential'
+  | 'publish_failed'
+  | 'bus_unavailable'
   | 'internal'
 
 export interface ErrorPlace {

@@ -1,0 +1,165 @@
+// Runs a checked .crystal program over the engine (docs/language.md): one result per command, as a
+// line for people and a record for --json. The field is opened at the first command that needs it,
+// with the MATERIAL, SEED, TEMPERATURE and NOISE given so far; later ones change it in place.
+import type { Material } from '../contracts/material.js'
+import { merge, split, type DeriveOptions } from '../discovery/discovery.js'
+import type { Engine, EngineOptions } from '../field/engine.js'
+import type { MaterialCatalog } from '../field/materials.js'
+import type { RegisterOutcome, Registry } from '../registry/registry.js'
+import type { Command, CommandName } from './parse.js'
+
+/** STABILIZE: resonate in chunks until the energy changes by less than this per chunk. */
+export const STABILIZE = { chunk: 100, tolerance: 0.001, max_steps: 10_000 } as const
+
+export interface InterpretContext {
+  open: (o: EngineOptions) => Promise<Engine>
+  catalog: MaterialCatalog
+  registry: Registry
+  size: number
+  /** --material: replaces every MATERIAL of the program (and the default). */
+  material?: string
+  onResult?: (entry: TraceEntry) => void
+}
+
+export interface TraceEntry {
+  line: number
+  command: CommandName
+  source: string
+  result: Record<string, unknown>
+  text: string
+}
+
+const pct = (v: number) => `${(100 * v).toFixed(0)}%`
+const fmt = (v: number) => (Math.abs(v) >= 1000 || (Math.abs(v) < 0.001 && v !== 0) ? v.toExponential(3) : v.toFixed(4))
+
+export async function interpret(commands: readonly Command[], ctx: InterpretContext): Promise<TraceEntry[]> {
+  const trace: TraceEntry[] = []
+  let material: Material = ctx.catalog.get(ctx.material ?? 'ideal_resonator')
+  let seed = 1
+  let temperature: number | undefined
+  let noise = 0
+  let engine: Engine | undefined
+  const field = async () => (engine ??= await ctx.open({ size: ctx.size, material, seed, temperature_k: temperature, noise }))
+  const derive = (): DeriveOptions => ({ registry: ctx.registry, size: ctx.size, seed, material, open: ctx.open })
+  const energy = async () => (await (await field()).books())[0]
+  const describeDerived = (out: RegisterOutcome, what: string) => {
+    const made = out.registered.map((p) => `${p.id} (${p.class}, persistence ${pct(p.persistence)})`)
+    const dups = out.rejected.map((r) => `a duplicate of ${r.duplicate_of}`)
+    return `${what} -> ${[...made, ...dups].join(', ') || 'no structure found'}`
+  }
+
+  try {
+    for (const c of commands) {
+      const [a, b] = c.args
+      let result: Record<string, unknown> = {}
+      let text = ''
+      switch (c.name) {
+        case 'MATERIAL': {
+          material = ctx.catalog.get(ctx.material ?? String(a))
+          engine?.setMaterial(material)
+          result = { material: material.name, overridden: ctx.material !== undefined && ctx.material !== a }
+          text = `material ${material.name} (wave speed ${material.wave_speed}, damping ${material.damping}, reflectivity ${material.boundary_reflectivity}, ${material.temperature_k} K)${result.overridden ? ' [--material]' : ''}`
+          break
+        }
+        case 'SEED':
+          seed = Number(a)
+          result = { seed }
+          text = `seed ${seed}`
+          break
+        case 'TEMPERATURE':
+          temperature = Number(a)
+          engine?.setTemperature(temperature)
+          result = { temperature_k: temperature }
+          text = `temperature ${temperature} K`
+          break
+        case 'NOISE':
+          noise = Number(a)
+          engine?.setNoise(noise)
+          result = { noise }
+          text = `noise ${noise}`
+          break
+        case 'WRITE': {
+          const e = await field()
+          await e.write(String(a), Number(b))
+          const books = await energy()
+          result = { text: a, importance: b, step: e.step_count, energy: books.energy }
+          text = `wrote "${a}" (importance ${b}) at step ${e.step_count}; energy ${fmt(books.energy)}`
+          break
+        }
+        case 'PULSE': {
+          const [x, y, radius, amplitude, frequency, phase] = c.args.map(Number)
+          const e = await field()
+          await e.pulse({ x, y, radius, amplitude, frequency, phase })
+          const books = await energy()
+          result = { x, y, radius, amplitude, frequency, phase, energy: books.energy }
+          text = `pulse at (${x}, ${y}) radius ${radius} amplitude ${amplitude} frequency ${frequency} phase ${phase}; energy ${fmt(books.energy)}`
+          break
+        }
+        case 'RESONATE': {
+          const e = await field()
+          await e.step(Number(a))
+          const books = await energy()
+          result = { steps: a, ...books }
+          text = `resonated ${a} steps (step ${e.step_count}); energy ${fmt(books.energy)}, bulk loss ${fmt(books.bulk_loss)}, boundary leakage ${fmt(books.boundary_loss)}`
+          break
+        }
+        case 'PROBE': {
+          const r = await (await field()).probe(String(a))
+          result = { text: a, ...r }
+          text = `probe "${a}": resonance ${r.resonance.toFixed(3)} (envelope ${r.envelope.toFixed(3)}, phase ${r.phase.toFixed(3)})`
+          break
+        }
+        case 'DREAM': {
+          const [r] = await (await field()).dream(a as 'light' | 'deep')
+          result = { ...r }
+          text = `dream ${r.mode}: energy ${fmt(r.energy_before)} -> ${fmt(r.energy_after)}, pruned ${pct(r.pruned_fraction)}, amplified ${pct(r.amplified_fraction)}, ${r.mutated_cells} kicks`
+          break
+        }
+        case 'STABILIZE': {
+          const e = await field()
+          let before = (await energy()).energy
+          let steps = 0
+          let change = Infinity
+          while (steps < STABILIZE.max_steps) {
+            await e.step(STABILIZE.chunk)
+            steps += STABILIZE.chunk
+            const now = (await energy()).energy
+            change = Math.abs(now - before) / Math.max(Math.abs(before), 1e-12)
+            before = now
+            if (change < STABILIZE.tolerance) break
+          }
+          const settled = change < STABILIZE.tolerance
+          result = { steps, settled, energy: before, change_per_chunk: change }
+          text = settled
+            ? `stabilized after ${steps} steps (energy ${fmt(before)}, changing ${(100 * change).toFixed(3)}% per ${STABILIZE.chunk} steps)`
+            : `not stable after ${steps} steps (energy still changing ${(100 * change).toFixed(2)}% per ${STABILIZE.chunk} steps)`
+          break
+        }
+        case 'RECALL': {
+          const hits = await (await field()).recall(String(a), Number(b))
+          result = { text: a, k: b, hits }
+          text = `recall "${a}": ${hits.map((h) => `${h.rank}. "${h.text}" (score ${h.score.toFixed(3)})`).join('  ')}`
+          break
+        }
+        case 'MERGE': {
+          const out = await merge(String(a), String(b), derive())
+          result = { parents: [a, b], registered: out.registered.map((p) => p.id), rejected: out.rejected }
+          text = describeDerived(out, `merged ${a} + ${b}`)
+          break
+        }
+        case 'SPLIT': {
+          const out = await split(String(a), derive())
+          result = { parent: a, registered: out.registered.map((p) => p.id), rejected: out.rejected }
+          text = describeDerived(out, `split ${a}`)
+          break
+        }
+      }
+      const entry = { line: c.line, command: c.name, source: c.source, result, text }
+      trace.push(entry)
+      ctx.onResult?.(entry)
+    }
+  } finally {
+    engine?.destroy()
+  }
+  return trace
+}
