@@ -108,6 +108,11 @@ export interface Engine {
   probe(text: string, field?: number): Promise<ProbeResult>
   /** The k memories of a field that best answer the text (docs/recall.md). */
   recall(text: string, k: number, field?: number): Promise<RecallHit[]>
+  /**
+   * A quiet twin: a new engine on the same kind of backend with the same size and material, no
+   * noise, no timeline, and `fields` fields. Probe evolves candidate patterns in one.
+   */
+  twin(fields: number): Promise<Engine>
   setMaterial(material: Material | string): void
   setTemperature(kelvin: number): void
   setNoise(amplitude: number): void
@@ -133,7 +138,9 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
   let noise = requireFinite('noise', o.noise ?? 0, 0, 1)
   const selected = await selectBackend({ backend: o.backend ?? 'auto', n: size, fields, gpu: o.gpu, threads: o.threads, spawnThread: o.spawnThread })
   o.report?.(selected.reason)
-  return new FieldEngine(selected.backend, selected.reason, seed, interval, material, temperature, noise, resolve)
+  const twin = (m: Material, count: number) =>
+    createEngine({ ...o, backend: selected.backend.kind, fields: count, material: m, temperature_k: 0, noise: 0, timeline_interval: 0, report: undefined })
+  return new FieldEngine(selected.backend, selected.reason, seed, interval, material, temperature, noise, resolve, twin)
 }
 
 class FieldEngine implements Engine {
@@ -154,6 +161,7 @@ class FieldEngine implements Engine {
     public temperature_k: number,
     public noise: number,
     private readonly resolve: (m: Material | string) => Material,
+    private readonly openTwin: (m: Material, fields: number) => Promise<Engine>,
   ) {
     this.injected = new Float64Array(core.fields)
     this.timelines = Array.from({ length: core.fields }, () => [])
@@ -290,6 +298,10 @@ class FieldEngine implements Engine {
 
   recall(text: string, k: number, field = 0): Promise<RecallHit[]> {
     return this.index.recall(text, k, this.field(field))
+  }
+
+  twin(fields: number): Promise<Engine> {
+    return this.openTwin(this.material, fields)
   }
 
   setMaterial(m: Material | string): void {

@@ -5,11 +5,12 @@ import type { Material } from '../contracts/material.js'
 import { merge, split, type DeriveOptions } from '../discovery/discovery.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
 import type { MaterialCatalog } from '../field/materials.js'
-import type { RegisterOutcome, Registry } from '../registry/registry.js'
+import { cosine, type RegisterOutcome, type Registry } from '../registry/registry.js'
+import { observeStability } from '../dream/dream.js'
 import type { Command, CommandName } from './parse.js'
 
-/** STABILIZE: resonate in chunks until the energy changes by less than this per chunk. */
-export const STABILIZE = { chunk: 100, tolerance: 0.001, max_steps: 10_000 } as const
+/** STABILIZE: observe stability in windows until two consecutive maps agree (cosine) this well. */
+export const STABILIZE = { window_steps: 400, window_samples: 20, similarity: 0.97, max_windows: 10 } as const
 
 export interface InterpretContext {
   open: (o: EngineOptions) => Promise<Engine>
@@ -116,23 +117,21 @@ export async function interpret(commands: readonly Command[], ctx: InterpretCont
           break
         }
         case 'STABILIZE': {
+          // settled when the stability map (mean |u| over a window) stops changing between windows
           const e = await field()
-          let before = (await energy()).energy
-          let steps = 0
-          let change = Infinity
-          while (steps < STABILIZE.max_steps) {
-            await e.step(STABILIZE.chunk)
-            steps += STABILIZE.chunk
-            const now = (await energy()).energy
-            change = Math.abs(now - before) / Math.max(Math.abs(before), 1e-12)
-            before = now
-            if (change < STABILIZE.tolerance) break
+          let previous = await observeStability(e, STABILIZE.window_steps, STABILIZE.window_samples)
+          let similarity = 0
+          let windows = 1
+          while (windows < STABILIZE.max_windows && similarity < STABILIZE.similarity) {
+            const next = await observeStability(e, STABILIZE.window_steps, STABILIZE.window_samples)
+            similarity = cosine(previous, next)
+            previous = next
+            windows++
           }
-          const settled = change < STABILIZE.tolerance
-          result = { steps, settled, energy: before, change_per_chunk: change }
-          text = settled
-            ? `stabilized after ${steps} steps (energy ${fmt(before)}, changing ${(100 * change).toFixed(3)}% per ${STABILIZE.chunk} steps)`
-            : `not stable after ${steps} steps (energy still changing ${(100 * change).toFixed(2)}% per ${STABILIZE.chunk} steps)`
+          const settled = similarity >= STABILIZE.similarity
+          const steps = windows * STABILIZE.window_steps
+          result = { steps, settled, similarity, energy: (await energy()).energy }
+          text = `${settled ? 'stabilized' : 'not stable'} after ${steps} steps (stability maps of consecutive ${STABILIZE.window_steps}-step windows agree to ${similarity.toFixed(3)})`
           break
         }
         case 'RECALL': {

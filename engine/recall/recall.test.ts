@@ -100,6 +100,17 @@ describe('probe and dreams', () => {
     }
   })
 
+  test('probe holds up under saturation: europium at 4 K, 500 steps on, written beats unwritten by far', async () => {
+    // the saturation term outweighs the wave term here, so a linear read-back would fail (it did)
+    const e = await engine({ size: 64, material: 'europium_crystal', seed: 7 })
+    await e.write('the cold glyph remembers')
+    await e.step(500)
+    const written = await e.probe('the cold glyph remembers')
+    const unwritten = await e.probe('a warm river of stones')
+    expect(written.resonance).toBeGreaterThan(0.6)
+    expect(written.resonance).toBeGreaterThan(unwritten.resonance + 0.3)
+  })
+
   test('the memory a deep dream pruned most ranks lower than before the dream', async () => {
     const e = await engine({ size: 64, material: 'ideal_resonator', seed: 2 })
     const { texts: background } = corpus(30, 7)

@@ -1,8 +1,8 @@
-// Probe and recall (docs/recall.md). Both compare like with like in time: the live field is run back
-// through the adjoint of the step (and of every dream edit) and read as it passes each write time.
-// Probe: how strongly a text resonates with the field at the best such moment. Recall: memories
-// ranked by relevance to the query (their wavefronts correlate) and presence (the readout at the
-// memory's own write time correlates with its encoding). The mixes are versioned.
+// Probe and recall (docs/recall.md). Both compare like with like in time. Probe evolves the text's
+// wavefront forward through the same medium from the write times (exact, saturation included) and
+// compares it with the live field. Recall ranks memories by relevance to the query (their wavefronts
+// correlate) and presence: the live field run back through the adjoint of the step (linear part)
+// and of every dream edit, read at the memory's write time. The mixes are versioned.
 import type { Engine } from '../field/engine.js'
 import { CrystalError } from '../errors.js'
 import { textWavefront } from '../encode/text.js'
@@ -18,6 +18,8 @@ export const RECALL_MIX = { version: 1, relevance: 0.75, presence: 0.25 } as con
 export const PROBE_MIX = { version: 1, envelope: 0.5, phase: 0.5 } as const
 /** Steps the adjoint runs back at most; older memories are read at that point. */
 export const MAX_LOOKBACK = 5000
+/** Write times a probe tries (the latest ones). */
+export const PROBE_MOMENTS = 8
 
 export interface ProbeResult {
   resonance: number
@@ -165,21 +167,44 @@ export class MemoryIndex {
   }
 
   /**
-   * Probe: the text's wavefront against the field as it was at each write time (run back through
-   * the adjoint), keeping the best; with nothing written, against the live field.
+   * Probe: the text's wavefront, evolved forward through the same medium (saturation included, no
+   * noise) from each of the latest PROBE_MOMENTS write times to now, with the dream edits since
+   * replayed, against the live field; the best moment counts. One batch in a quiet twin engine.
+   * With nothing written, the raw wavefront against the live field.
    */
   async probe(text: string, field: number): Promise<ProbeResult> {
-    const n = this.engine.size
+    const e = this.engine
+    const n = e.size
+    const { u } = await e.read([field])
+    const live = prepare(u, n)
+    const oldest = e.step_count - MAX_LOOKBACK
+    const events = e.history.filter((h) => h.field === field && h.step >= oldest)
+    const moments = [...new Set(events.filter((h) => h.kind === 'write').map((h) => h.step))].slice(-PROBE_MOMENTS)
     const w = await textWavefront(text, n)
-    let best: ProbeResult | undefined
-    let last: Float32Array | undefined
-    await this.sweep(field, (readout) => {
-      if (readout === last) return
-      last = readout
-      const r = resonance(readout, w, n)
-      if (!best || r.resonance > best.resonance) best = r
-    })
-    return best ?? resonance((await this.engine.read([field])).u, w, n)
+    if (!moments.length) return resonanceOf(live, prepare(w, n))
+    // under saturation amplitude matters: a text that was written is evolved at its own importance
+    const importance = [...e.memories].reverse().find((m) => m.text === text && m.field === field)?.importance ?? 1
+    const twin = await e.twin(moments.length)
+    try {
+      const scales = events.filter((h) => h.kind === 'scale' && h.step >= moments[0])
+      const wave = w.map((v) => v * importance)
+      const stops = [...new Set([...moments, ...scales.map((h) => h.step)])].sort((a, b) => a - b)
+      for (const t of stops) {
+        await twin.step(t - moments[0] - twin.step_count)
+        for (const [k, m] of moments.entries()) if (m === t) await twin.inject(wave, k)
+        for (const h of scales) if (h.kind === 'scale' && h.step === t) await twin.scale(Float32Array.from({ length: n * n * moments.length }, (_, i) => h.mask[i % (n * n)]))
+      }
+      await twin.step(e.step_count - moments[0] - twin.step_count)
+      const evolved = (await twin.read()).u
+      let best: ProbeResult | undefined
+      for (let k = 0; k < moments.length; k++) {
+        const r = resonanceOf(live, prepare(evolved.subarray(k * n * n, (k + 1) * n * n), n))
+        if (!best || r.resonance > best.resonance) best = r
+      }
+      return best!
+    } finally {
+      twin.destroy()
+    }
   }
 
   async recall(text: string, k: number, field = 0): Promise<RecallHit[]> {

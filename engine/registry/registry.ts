@@ -149,6 +149,11 @@ export class Registry {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
+  /** The whole registry file (format, next serial, content hash, primitives). */
+  file(): Promise<RegistryFile> {
+    return this.store.read()
+  }
+
   async list(): Promise<Primitive[]> {
     return (await this.store.read()).primitives
   }

@@ -1,0 +1,19 @@
+// `crystal bench`: the benchmarks of bench/ (also `npm run bench`).
+import { Argument, type Command } from 'commander'
+import { BENCHES, runBench, type BenchName } from '../../bench/main.js'
+
+export function registerBench(cli: Command): void {
+  cli
+    .command('bench')
+    .description('measure speed and memory quality; prints tables and writes JSON')
+    .addArgument(new Argument('[name]', 'which benchmark').choices([...BENCHES, 'all']).default('all'))
+    .option('--json', 'print the reports as JSON on stdout (progress still goes to stderr)')
+    .option('--out <dir>', 'where the JSON reports go', 'bench/results')
+    .addHelpText(
+      'after',
+      '\nBenchmarks:\n  field      cell-updates/s per backend, N = 128, 512, 2048 and 64 x 96^2, 1 and 2 threads\n  memory     identity margin, rejection, noise robustness, capacity: the medium against two baselines\n  discovery  genome evaluations/s, a 10 x 12 evolve, recall latency over 10,000 memories',
+    )
+    .action(async (name: BenchName | 'all', o: { json?: boolean; out: string }) => {
+      await runBench(name, { out: o.out, json: !!o.json, say: (line) => process.stderr.write(line + '\n') })
+    })
+}

@@ -1,0 +1,113 @@
+// `crystal evolve` and `crystal explore`: evolutionary discovery into the registry, with a progress
+// bar on a terminal and plain lines when piped; explore runs rounds until stopped (Ctrl-C finishes
+// the round, which is saved as it registers, then exits).
+import { SingleBar } from 'cli-progress'
+import type { Command } from 'commander'
+import { discover, type DiscoveryProgress, type DiscoveryResult } from '../../engine/discovery/discovery.js'
+import { CrystalError } from '../../engine/errors.js'
+import { interactive, realNumber, wholeNumber, type CliContext } from '../context.js'
+import { primitivesTable } from './primitives.js'
+
+interface SearchOptions {
+  generations: number
+  population: number
+  size: number
+  seed: number
+  minPersistence: number
+  materialFile?: string[]
+  json?: boolean
+}
+
+function searchOptions(c: Command): Command {
+  return c
+    .option('--population <n>', 'genomes per generation', wholeNumber('--population', 2, 4096), 12)
+    .option('--size <n>', 'field side N', wholeNumber('--size', 16, 4096), 96)
+    .option('--seed <n>', 'seed of the search (the same seed, the same run)', wholeNumber('--seed', 0, 2 ** 32 - 1), 1)
+    .option('--min-persistence <x>', 'register only structures at least this persistent', realNumber('--min-persistence', 0, 1), 0.2)
+    .option('--material-file <file...>', 'also load these material files')
+    .option('--json', 'print the result as JSON on stdout')
+}
+
+/** Progress for people: a redrawn bar on a terminal, one line per generation otherwise. */
+function progressReporter(ctx: CliContext, label: string, total: number) {
+  if (ctx.quiet) return { update: (_: DiscoveryProgress) => {}, stop: () => {} }
+  if (interactive()) {
+    const bar = new SingleBar({ format: `${label} [{bar}] generation {value}/{total} | best fitness {best} | registered {registered}`, hideCursor: true, stream: process.stderr })
+    bar.start(total, 0, { best: '-', registered: 0 })
+    return { update: (p: DiscoveryProgress) => bar.update(p.generation, { best: p.best_fitness.toFixed(3), registered: p.registered_total }), stop: () => bar.stop() }
+  }
+  return {
+    update: (p: DiscoveryProgress) => ctx.say(`${label} generation ${p.generation}/${p.generations}: best fitness ${p.best_fitness.toFixed(3)}, registered ${p.registered_this_generation} (total ${p.registered_total})`),
+    stop: () => {},
+  }
+}
+
+function summary(r: DiscoveryResult, seconds: number): string {
+  const head = `registered ${r.registered.length} new primitive${r.registered.length === 1 ? '' : 's'} (${r.rejected_duplicates} duplicate${r.rejected_duplicates === 1 ? '' : 's'} rejected) from ${r.evaluated} genomes in ${seconds.toFixed(1)} s; best fitness ${r.best_fitness.toFixed(3)}`
+  return r.registered.length ? `${primitivesTable(r.registered)}\n${head}\n` : `${head}\n`
+}
+
+export function registerEvolve(cli: Command, ctx: () => CliContext): void {
+  searchOptions(
+    cli
+      .command('evolve')
+      .description('search for persistent structures by evolution and register the novel ones')
+      .requiredOption('--material <name>', 'the material to search in')
+      .requiredOption('--generations <n>', 'generations to run', wholeNumber('--generations', 1, 10_000)),
+  )
+    .addHelpText('after', '\nExamples:\n  crystal evolve --material europium_crystal --generations 10\n  crystal evolve --material vacuum --generations 5 --population 24 --size 64 --seed 7 --json')
+    .action(async (o: SearchOptions & { material: string }) => {
+      const c = ctx()
+      const material = c.catalog(o.materialFile).get(o.material)
+      const progress = progressReporter(c, material.name, o.generations)
+      const t0 = performance.now()
+      const result = await discover({ material, generations: o.generations, population: o.population, size: o.size, seed: o.seed, min_persistence: o.minPersistence, registry: c.registry(), open: c.open, onProgress: progress.update }).finally(progress.stop)
+      if (o.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n')
+      else process.stdout.write(summary(result, (performance.now() - t0) / 1000))
+    })
+
+  searchOptions(
+    cli
+      .command('explore')
+      .description('search round after round, rotating materials, until stopped (Ctrl-C finishes the round and exits)')
+      .requiredOption('--material <names>', 'a material, several separated by commas, or all')
+      .option('--interval <seconds>', 'pause between rounds', realNumber('--interval', 0, 86_400), 10)
+      .option('--generations <n>', 'generations per round', wholeNumber('--generations', 1, 10_000), 3)
+      .option('--rounds <n>', 'stop after this many rounds (default: until stopped)', wholeNumber('--rounds', 1, 1_000_000)),
+  )
+    .addHelpText('after', '\nExamples:\n  crystal explore --material all --interval 30\n  crystal explore --material europium_crystal,silicon --interval 5 --rounds 4')
+    .action(async (o: SearchOptions & { material: string; interval: number; rounds?: number }) => {
+      const c = ctx()
+      const catalog = c.catalog(o.materialFile)
+      const names = o.material === 'all' ? catalog.list().map((e) => e.material.name) : o.material.split(',').map((s) => s.trim()).filter(Boolean)
+      if (!names.length) throw new CrystalError('bad_argument', '--material names no material', { field: 'material' })
+      const materials = names.map((n) => catalog.get(n))
+      let stopping = false
+      let wake: (() => void) | undefined
+      const onSigint = () => {
+        if (stopping) process.exit(130)
+        stopping = true
+        c.say('stopping: finishing this round (Ctrl-C again to quit at once)')
+        wake?.()
+      }
+      process.on('SIGINT', onSigint)
+      const totals = { rounds: 0, registered: 0, evaluated: 0 }
+      try {
+        for (let round = 0; !stopping && (o.rounds === undefined || round < o.rounds); round++) {
+          const material = materials[round % materials.length]
+          const r = await discover({ material, generations: o.generations, population: o.population, size: o.size, seed: o.seed + round, min_persistence: o.minPersistence, registry: c.registry(), open: c.open })
+          totals.rounds++
+          totals.registered += r.registered.length
+          totals.evaluated += r.evaluated
+          const line = { round: round + 1, material: material.name, registered: r.registered.map((p) => p.id), duplicates: r.rejected_duplicates, best_fitness: r.best_fitness }
+          if (o.json) process.stdout.write(JSON.stringify(line) + '\n')
+          else process.stdout.write(`round ${line.round} (${material.name}): registered ${r.registered.length}${r.registered.length ? ` (${line.registered.join(', ')})` : ''}, ${r.rejected_duplicates} duplicates, best fitness ${r.best_fitness.toFixed(3)}\n`)
+          const last = o.rounds !== undefined && round + 1 >= o.rounds
+          if (!stopping && !last && o.interval > 0) await new Promise<void>((resolve) => ((wake = resolve), setTimeout(resolve, o.interval * 1000)))
+        }
+      } finally {
+        process.off('SIGINT', onSigint)
+      }
+      c.say(`explored ${totals.rounds} round${totals.rounds === 1 ? '' : 's'}: ${totals.registered} registered from ${totals.evaluated} genomes`)
+    })
+}

@@ -1,0 +1,73 @@
+// What every command shares: the global options resolved once (data dir, backend, quiet), the
+// material catalog, the registry on disk, and an engine opener that reports the backend once.
+import { InvalidArgumentError, type Command } from 'commander'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import type { Engine, EngineOptions } from '../engine/field/engine.js'
+import { loadCatalog } from '../engine/field/materials.node.js'
+import type { MaterialCatalog } from '../engine/field/materials.js'
+import type { BackendChoice } from '../engine/field/select.js'
+import { createNodeEngine } from '../engine/node.js'
+import { FileRegistryStore } from '../engine/registry/file_store.node.js'
+import { limitsFromEnv, Registry } from '../engine/registry/registry.js'
+
+export function defaultDataDir(): string {
+  return process.env.SVC_CRYSTAL_DATA_DIR || join(homedir(), '.svc-crystal')
+}
+
+export interface CliContext {
+  dataDir: string
+  backend: BackendChoice
+  quiet: boolean
+  /** A line for people on stderr (progress, notices); silent with --quiet. */
+  say(line: string): void
+  catalog(files?: string[]): MaterialCatalog
+  registry(): Registry
+  open(o: EngineOptions): Promise<Engine>
+}
+
+export function contextOf(cli: Command): CliContext {
+  const g = cli.opts<{ dataDir: string; backend: BackendChoice; quiet?: boolean }>()
+  const say = (line: string) => {
+    if (!g.quiet) process.stderr.write(line + '\n')
+  }
+  let reported = false
+  return {
+    dataDir: g.dataDir,
+    backend: g.backend,
+    quiet: !!g.quiet,
+    say,
+    catalog: (files) => loadCatalog(g.dataDir, files),
+    registry: () => new Registry(new FileRegistryStore(g.dataDir), limitsFromEnv(process.env)),
+    open: (o) =>
+      createNodeEngine({
+        backend: g.backend,
+        ...o,
+        report: (line) => {
+          if (!reported) say(line)
+          reported = true
+        },
+      }),
+  }
+}
+
+/** A commander parser for a whole number in [min, max] (a bad value is a usage error, exit 2). */
+export function wholeNumber(name: string, min: number, max: number) {
+  return (raw: string): number => {
+    const v = Number(raw)
+    if (!Number.isInteger(v) || v < min || v > max) throw new InvalidArgumentError(`${name} must be a whole number from ${min} to ${max}.`)
+    return v
+  }
+}
+
+/** A commander parser for a number in [min, max]. */
+export function realNumber(name: string, min: number, max: number) {
+  return (raw: string): number => {
+    const v = Number(raw)
+    if (raw.trim() === '' || !Number.isFinite(v) || v < min || v > max) throw new InvalidArgumentError(`${name} must be a number from ${min} to ${max}.`)
+    return v
+  }
+}
+
+/** Whether stderr is a terminal that a progress bar can redraw. */
+export const interactive = () => !!process.stderr.isTTY
