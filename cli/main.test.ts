@@ -1,79 +1,349 @@
 // `crystal` as a user runs it: the built command in a child process, its output and exit status.
-import { spawnSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer, type IncomingMessage } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 
 const BIN = new URL('../bin/crystal.js', import.meta.url).pathname
-const dataDir = mkdtempSync(join(tmpdir(), 'crystal-cli-'))
+const EXAMPLES = new URL('../examples/', import.meta.url).pathname
+const fresh = (label: string) => mkdtempSync(join(tmpdir(), `crystal-cli-${label}-`))
 
-function crystal(...args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, SVC_CRYSTAL_DATA_DIR: dataDir } })
+function crystal(env: Record<string, string | undefined>, ...args: string[]) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, GALLERY_JWT: undefined, SVC_GALLERY_URL: undefined, ...env }, timeout: 120_000 })
   return { status: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
 describe('crystal materials', () => {
+  const env = { SVC_CRYSTAL_DATA_DIR: fresh('materials') }
+
   test('prints a table of the eight built-ins', () => {
-    const r = crystal('materials')
+    const r = crystal(env, 'materials')
     expect(r.status).toBe(0)
     expect(r.stdout).toMatch(/Name\s+│\s+Wave speed/)
-    for (const name of ['vacuum', 'ideal_resonator', 'optical_cavity', 'europium_crystal', 'silicon', 'diamond_nv', 'metamaterial', 'graphene_model']) {
-      expect(r.stdout).toContain(name)
-    }
+    for (const name of ['vacuum', 'ideal_resonator', 'optical_cavity', 'europium_crystal', 'silicon', 'diamond_nv', 'metamaterial', 'graphene_model']) expect(r.stdout).toContain(name)
     expect(r.stderr).toBe('')
   })
 
   test('--json prints machine-readable materials with their source', () => {
-    const r = crystal('materials', '--json')
-    expect(r.status).toBe(0)
-    const rows = JSON.parse(r.stdout)
+    const rows = JSON.parse(crystal(env, 'materials', '--json').stdout)
     expect(rows).toHaveLength(8)
     expect(rows.find((m: { name: string }) => m.name === 'europium_crystal')).toMatchObject({ temperature_k: 4, source: 'built-in' })
   })
 
   test('--material-file adds a material; a bad one fails with one sentence naming file and field, exit 1', () => {
-    const good = join(dataDir, 'glass.json')
+    const good = join(env.SVC_CRYSTAL_DATA_DIR, 'glass.json')
     writeFileSync(good, JSON.stringify({ name: 'my_glass', description: 'test', wave_speed: 0.4, damping: 0.001, boundary_reflectivity: 0.5, nonlinearity: 0, viscosity: 0, temperature_k: 300, noise_coupling: 0 }))
-    const ok = crystal('materials', '--json', '--material-file', good)
-    expect(JSON.parse(ok.stdout).map((m: { name: string }) => m.name)).toContain('my_glass')
-
-    const bad = join(dataDir, 'bad.json')
+    expect(JSON.parse(crystal(env, 'materials', '--json', '--material-file', good).stdout).map((m: { name: string }) => m.name)).toContain('my_glass')
+    const bad = join(env.SVC_CRYSTAL_DATA_DIR, 'bad.json')
     writeFileSync(bad, JSON.stringify({ name: 'bad', description: 'x', wave_speed: 0.9 }))
-    const r = crystal('materials', '--material-file', bad)
+    const r = crystal(env, 'materials', '--material-file', bad)
     expect(r.status).toBe(1)
     expect(r.stdout).toBe('')
     expect(r.stderr.trim()).toBe(`crystal: ${bad}: field "damping" is missing`)
-    expect(r.stderr).not.toContain('    at ') // no stack trace without --debug
   })
 
   test('--fingerprint adds the measured columns', () => {
-    const r = crystal('materials', '--json', '--fingerprint')
-    expect(r.status).toBe(0)
-    const vacuum = JSON.parse(r.stdout).find((m: { name: string }) => m.name === 'vacuum')
+    const vacuum = JSON.parse(crystal(env, 'materials', '--json', '--fingerprint').stdout).find((m: { name: string }) => m.name === 'vacuum')
     expect(vacuum.fingerprint.energy_retention).toBeLessThan(1e-6)
     expect(vacuum.fingerprint.dispersion).toBeGreaterThan(0)
   })
 })
 
-describe('usage', () => {
-  test('--help and --version', () => {
-    const help = crystal('--help')
-    expect(help.status).toBe(0)
-    expect(help.stdout).toContain('materials')
-    expect(help.stdout).toContain('CRYSTAL_BACKEND')
-    expect(crystal('--version').stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/)
+describe('evolve, primitives, prune', () => {
+  const env = { SVC_CRYSTAL_DATA_DIR: fresh('evolve') }
+  const small = ['--generations', '2', '--population', '6', '--size', '48', '--seed', '3']
+
+  test('evolve registers primitives, shows plain progress when piped and a summary table', () => {
+    const r = crystal(env, 'evolve', '--material', 'europium_crystal', ...small)
+    expect(r.status).toBe(0)
+    expect(r.stderr).toMatch(/^cpu backend: /m)
+    expect(r.stderr).toMatch(/europium_crystal generation 1\/2: best fitness [\d.]+, registered \d+ \(total \d+\)/)
+    expect(r.stderr).toContain('generation 2/2')
+    expect(r.stdout).toMatch(/ID\s+│\s+Type\s+│\s+Persistence %/)
+    expect(r.stdout).toMatch(/registered \d+ new primitives? \(\d+ duplicates? rejected\) from 12 genomes/)
   })
 
-  test('an unknown command or a bad --backend is a usage error, exit 2', () => {
-    const unknown = crystal('frob')
+  test('the same evolve again registers nothing new; --json and --quiet', () => {
+    const r = crystal(env, '--quiet', 'evolve', '--material', 'europium_crystal', ...small, '--json')
+    expect(r.status).toBe(0)
+    expect(r.stderr).toBe('')
+    const result = JSON.parse(r.stdout)
+    expect(result.registered).toEqual([])
+    expect(result.rejected_duplicates).toBeGreaterThan(0)
+  })
+
+  test('primitives --export round-trips the registry file; the table, one in full, filters and similar', () => {
+    const exported = JSON.parse(crystal(env, 'primitives', '--export').stdout)
+    const file = JSON.parse(readFileSync(join(env.SVC_CRYSTAL_DATA_DIR, 'registry.json'), 'utf8'))
+    expect(exported).toEqual(file)
+    expect(exported.format).toBe('svc-crystal-registry/1')
+    const ids: string[] = exported.primitives.map((p: { id: string }) => p.id)
+    expect(ids.length).toBeGreaterThan(1)
+    const table = crystal(env, 'primitives')
+    expect(table.status).toBe(0)
+    for (const id of ids) expect(table.stdout).toContain(id)
+    expect(table.stdout).toContain(`${ids.length} primitives`)
+    const one = crystal(env, 'primitives', ids[0])
+    expect(one.stdout).toMatch(new RegExp(`^${ids[0]}  \\w+\\nuuid\\s+[0-9a-f-]{36}`))
+    expect(JSON.parse(crystal(env, 'primitives', ids[0], '--json').stdout).id).toBe(ids[0])
+    const strong = JSON.parse(crystal(env, 'primitives', '--min-persistence', '0.5', '--json').stdout)
+    expect(strong.every((p: { persistence: number }) => p.persistence >= 0.5)).toBe(true)
+    const cls = exported.primitives[0].class
+    expect(JSON.parse(crystal(env, 'primitives', '--class', cls, '--json').stdout).every((p: { class: string }) => p.class === cls)).toBe(true)
+    const similar = crystal(env, 'primitives', '--similar', ids[0])
+    expect(similar.stdout).toContain('Similarity')
+    expect(similar.stdout).not.toMatch(new RegExp(`│ ${ids[0]} `))
+  })
+
+  test('unknown ids and classes are clear errors', () => {
+    const missing = crystal(env, 'primitives', 'CRY-999999')
+    expect(missing.status).toBe(1)
+    expect(missing.stderr.trim()).toBe('crystal: no primitive CRY-999999 in the registry')
+    const cls = crystal(env, 'primitives', '--class', 'blob')
+    expect(cls.status).toBe(2)
+    expect(cls.stderr).toContain('unknown class "blob"')
+  })
+
+  test('prune obeys the caps: --dry-run changes nothing, prune removes the lowest quality', () => {
+    const before = JSON.parse(crystal(env, 'primitives', '--export').stdout).primitives
+    const capped = { ...env, SVC_CRYSTAL_BUCKET_CAP: '1' }
+    const dry = crystal(capped, 'prune', '--dry-run')
+    expect(dry.status).toBe(0)
+    expect(dry.stdout).toMatch(/would remove CRY-\d+ \(quality [\d.]+, over the bucket cap\)/)
+    expect(JSON.parse(crystal(env, 'primitives', '--export').stdout).primitives).toEqual(before)
+    const done = JSON.parse(crystal(capped, 'prune', '--json').stdout)
+    const after = JSON.parse(crystal(env, 'primitives', '--export').stdout).primitives
+    expect(after.length).toBe(before.length - done.removed.length)
+    const buckets = new Set(after.map((p: { class: string; material: string }) => `${p.class}/${p.material}`))
+    expect(buckets.size).toBe(after.length) // one per bucket
+    for (const p of after) {
+      const rivals = before.filter((q: { class: string; material: string }) => q.class === p.class && q.material === p.material)
+      const q = (x: { persistence: number; noise_tolerance: number }) => 0.7 * x.persistence + 0.3 * x.noise_tolerance
+      expect(q(p)).toBe(Math.max(...rivals.map(q)))
+    }
+    expect(crystal(capped, 'prune').stdout).toContain('nothing to prune')
+  })
+
+  test('usage errors exit 2: a missing required option, a bad number, an unknown material', () => {
+    expect(crystal(env, 'evolve', '--generations', '2').stderr).toContain("required option '--material <name>' not specified")
+    const bad = crystal(env, 'evolve', '--material', 'vacuum', '--generations', 'ten')
+    expect(bad.status).toBe(2)
+    expect(bad.stderr).toContain('--generations must be a whole number from 1 to 10000')
+    const unknown = crystal(env, 'evolve', '--material', 'unobtainium', '--generations', '1')
+    expect(unknown.status).toBe(2)
+    expect(unknown.stderr).toMatch(/unknown material "unobtainium" \(known materials: vacuum, /)
+  })
+})
+
+describe('crystal run', () => {
+  const env = { SVC_CRYSTAL_DATA_DIR: fresh('run') }
+
+  test('first light on europium: one line per command; the written text out-probes the unwritten one', () => {
+    const r = crystal(env, 'run', join(EXAMPLES, 'first-light-europium.crystal'), '--size', '64')
+    expect(r.status).toBe(0)
+    const probes = [...r.stdout.matchAll(/probe "([^"]+)": resonance (-?[\d.]+)/g)].map((m) => [m[1], Number(m[2])] as const)
+    expect(probes).toHaveLength(3)
+    expect(probes[0][1]).toBeGreaterThan(probes[1][1] + 0.3) // written vs never written, at 4 K
+    expect(probes[2][1]).toBeLessThan(probes[0][1]) // after warming to 300 K it has faded
+    expect(r.stdout).toMatch(/^ {2}2 {2}material europium_crystal/m)
+  })
+
+  test('--json gives a trace; --material overrides the program', () => {
+    const r = crystal(env, 'run', join(EXAMPLES, 'recall-demo.crystal'), '--size', '48', '--material', 'optical_cavity', '--json')
+    expect(r.status).toBe(0)
+    const out = JSON.parse(r.stdout)
+    expect(out.material_override).toBe('optical_cavity')
+    expect(out.trace[0]).toMatchObject({ line: 2, command: 'MATERIAL', result: { material: 'optical_cavity', overridden: true } })
+    const recall = out.trace.find((t: { command: string }) => t.command === 'RECALL')
+    expect(recall.result.hits[0]).toMatchObject({ rank: 1, text: expect.any(String), score: expect.any(Number) })
+    expect(out.trace.map((t: { command: string }) => t.command)).toContain('STABILIZE')
+  })
+
+  test('merge and split through a program register children with their lineage', () => {
+    crystal(env, 'evolve', '--material', 'ideal_resonator', '--generations', '1', '--population', '4', '--size', '32')
+    const [a, b] = JSON.parse(crystal(env, 'primitives', '--json').stdout)
+    const program = join(env.SVC_CRYSTAL_DATA_DIR, 'derive.crystal')
+    writeFileSync(program, `MERGE ${a.id} ${b.id}\nSPLIT ${a.id}\n`)
+    const r = crystal(env, 'run', program, '--size', '32')
+    expect(r.status).toBe(0)
+    expect(r.stdout).toMatch(new RegExp(`merged ${a.id} \\+ ${b.id} -> (CRY-\\d+ \\(\\w+, persistence \\d+%\\)|a duplicate of CRY-\\d+)`))
+    expect(r.stdout).toMatch(new RegExp(`split ${a.id} -> `))
+  })
+
+  test('a program with errors reports each with file, line and column, runs nothing and registers nothing', () => {
+    const before = readFileSync(join(env.SVC_CRYSTAL_DATA_DIR, 'registry.json'), 'utf8')
+    const [a] = JSON.parse(crystal(env, 'primitives', '--json').stdout)
+    const program = join(env.SVC_CRYSTAL_DATA_DIR, 'broken.crystal')
+    writeFileSync(program, `SPLIT ${a.id}\nMATERIAL unobtainium\nPULSE 0.5\nWRITE "unterminated\nRESONATE ten\nSPLIT CRY-424242\n`)
+    const r = crystal(env, 'run', program)
+    expect(r.status).toBe(1)
+    expect(r.stdout).toBe('')
+    const lines = r.stderr.trim().split('\n')
+    expect(lines).toEqual([
+      `crystal: ${program}:2:10: unknown material "unobtainium" (materials: vacuum, ideal_resonator, optical_cavity, europium_crystal, silicon, diamond_nv, metamaterial, graphene_model)`,
+      `crystal: ${program}:3:1: PULSE takes 2 to 6 arguments, got 1 (PULSE x y [radius] [amplitude] [frequency] [phase])`,
+      `crystal: ${program}:4:7: unterminated string (close it with a double quote on the same line)`,
+      `crystal: ${program}:5:10: RESONATE steps: expected a number, got "ten" (RESONATE steps)`,
+      `crystal: ${program}:6:7: unknown primitive CRY-424242 (crystal primitives lists the registry) (5 errors; nothing was run)`,
+    ])
+    expect(readFileSync(join(env.SVC_CRYSTAL_DATA_DIR, 'registry.json'), 'utf8')).toBe(before)
+  })
+
+  test('a missing program file is a clear error', () => {
+    const r = crystal(env, 'run', '/nowhere/x.crystal')
+    expect(r.status).toBe(1)
+    expect(r.stderr.trim()).toBe('crystal: cannot read the program /nowhere/x.crystal (ENOENT)')
+  })
+})
+
+describe('crystal publish', () => {
+  const env = { SVC_CRYSTAL_DATA_DIR: fresh('publish') }
+  crystal(env, 'evolve', '--material', 'ideal_resonator', '--generations', '1', '--population', '4', '--size', '32')
+
+  async function gallery(): Promise<{ url: string; received: { headers: IncomingMessage['headers']; body: string; path: string }[]; close: () => void }> {
+    const received: { headers: IncomingMessage['headers']; body: string; path: string }[] = []
+    const server = createServer((req, res) => {
+      let body = ''
+      req.on('data', (d) => (body += d))
+      req.on('end', () => {
+        received.push({ headers: req.headers, body, path: req.url ?? '' })
+        res.writeHead(201, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ id: 'artifact-1', url: 'http://gallery.local/a/1' }))
+      })
+    })
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    const { port } = server.address() as { port: number }
+    return { url: `http://127.0.0.1:${port}`, received, close: () => server.close() }
+  }
+
+  // spawnSync would block the event loop the test server runs on: publish runs asynchronously here
+  const run = (e: Record<string, string | undefined>, ...args: string[]) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, GALLERY_JWT: undefined, SVC_GALLERY_URL: undefined, ...env, ...e } })
+      let stdout = ''
+      let stderr = ''
+      child.stdout.on('data', (d) => (stdout += d))
+      child.stderr.on('data', (d) => (stderr += d))
+      child.on('exit', (status) => resolve({ status, stdout, stderr }))
+    })
+
+  test('posts the primitive as a text artifact with the JWT from GALLERY_JWT', async () => {
+    const g = await gallery()
+    try {
+      const id = JSON.parse(crystal(env, 'primitives', '--json').stdout)[0].id
+      const r = await run({ SVC_GALLERY_URL: g.url, GALLERY_JWT: 'header.payload.signature' }, 'publish', id)
+      expect(r.stderr).toBe('')
+      expect(r.status).toBe(0)
+      expect(r.stdout.trim()).toBe(`published ${id} to ${g.url}/artifacts (HTTP 201): http://gallery.local/a/1`)
+      expect(g.received).toHaveLength(1)
+      expect(g.received[0].path).toBe('/artifacts')
+      expect(g.received[0].headers.authorization).toBe('Bearer header.payload.signature')
+      const body = JSON.parse(g.received[0].body)
+      expect(body.type).toBe('text')
+      expect(body.content).toContain(`${id}  `)
+      expect(body.content).toContain('persistence')
+      expect(body.metadata.id).toBe(id)
+    } finally {
+      g.close()
+    }
+  })
+
+  test('reads the JWT from the credentials file in the home folder, never from the working directory', async () => {
+    const g = await gallery()
+    const home = fresh('home')
+    mkdirSync(join(home, '.config', 'resonant-crystal'), { recursive: true })
+    writeFileSync(join(home, '.config', 'resonant-crystal', 'credentials.json'), JSON.stringify({ gallery_jwt: 'from-home' }))
+    try {
+      const id = JSON.parse(crystal(env, 'primitives', '--json').stdout)[0].id
+      const r = await run({ SVC_GALLERY_URL: g.url, HOME: home }, 'publish', id)
+      expect(r.status).toBe(0)
+      expect(g.received[0].headers.authorization).toBe('Bearer from-home')
+    } finally {
+      g.close()
+    }
+  })
+
+  test('with no credential: a clear error naming where it looks, exit 1, nothing sent', async () => {
+    const g = await gallery()
+    const home = fresh('nohome')
+    try {
+      const id = JSON.parse(crystal(env, 'primitives', '--json').stdout)[0].id
+      const r = await run({ SVC_GALLERY_URL: g.url, HOME: home }, 'publish', id)
+      expect(r.status).toBe(1)
+      expect(r.stderr.trim()).toBe(`crystal: no gallery credential: set GALLERY_JWT, or put {"gallery_jwt": "<token>"} in ${join(home, '.config', 'resonant-crystal', 'credentials.json')}`)
+      expect(g.received).toHaveLength(0)
+      const noUrl = await run({ GALLERY_JWT: 'x' }, 'publish', id)
+      expect(noUrl.status).toBe(1)
+      expect(noUrl.stderr).toContain('SVC_GALLERY_URL is not set')
+    } finally {
+      g.close()
+    }
+  })
+})
+
+describe('crystal explore', () => {
+  const env = { SVC_CRYSTAL_DATA_DIR: fresh('explore') }
+  const small = ['--generations', '1', '--population', '4', '--size', '32']
+
+  test('rotates materials round by round; --rounds stops it', () => {
+    const r = crystal(env, 'explore', '--material', 'europium_crystal,vacuum', '--interval', '0', '--rounds', '3', ...small)
+    expect(r.status).toBe(0)
+    const rounds = r.stdout.trim().split('\n')
+    expect(rounds.map((l) => l.match(/^round (\d) \((\w+)\)/)?.slice(1))).toEqual([['1', 'europium_crystal'], ['2', 'vacuum'], ['3', 'europium_crystal']])
+    expect(r.stderr).toMatch(/explored 3 rounds: \d+ registered from 12 genomes/)
+  })
+
+  test('Ctrl-C finishes the round, saves and exits 0', async () => {
+    const child = spawn(process.execPath, [BIN, 'explore', '--material', 'all', '--interval', '30', ...small], { env: { ...process.env, ...env } })
+    let stdout = ''
+    let stderr = ''
+    child.stderr.on('data', (d) => (stderr += d))
+    await new Promise<void>((resolve) => child.stdout.on('data', (d) => ((stdout += d), stdout.includes('round 1') && resolve())))
+    child.kill('SIGINT')
+    const status = await new Promise((resolve) => child.on('exit', resolve))
+    expect(status).toBe(0)
+    expect(stderr).toContain('stopping: finishing this round')
+    const said = Number(stderr.match(/explored 1 round: (\d+) registered/)![1])
+    // what the round registered is on disk: saved, not lost to the interrupt
+    const file = join(env.SVC_CRYSTAL_DATA_DIR, 'registry.json')
+    const held = said > 0 ? JSON.parse(readFileSync(file, 'utf8')).primitives : []
+    expect(held).toHaveLength(said)
+    expect(stdout.trim().split('\n')).toHaveLength(1)
+  })
+})
+
+describe('usage', () => {
+  const env = { SVC_CRYSTAL_DATA_DIR: fresh('usage') }
+
+  test('--help for every command, with examples where they help', () => {
+    for (const command of ['materials', 'evolve', 'explore', 'primitives', 'prune', 'run', 'publish', 'bench']) {
+      const r = crystal(env, command, '--help')
+      expect(r.status, command).toBe(0)
+      expect(r.stdout, command).toContain(`Usage: crystal ${command}`)
+    }
+    for (const command of ['materials', 'evolve', 'explore', 'primitives', 'run']) expect(crystal(env, command, '--help').stdout).toContain('Examples:')
+    const top = crystal(env, '--help')
+    expect(top.stdout).toContain('CRYSTAL_BACKEND')
+    expect(crystal(env, '--version').stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/)
+  })
+
+  test('an unknown command, a bad choice or a bad --backend is a usage error, exit 2', () => {
+    const unknown = crystal(env, 'frob')
     expect(unknown.status).toBe(2)
     expect(unknown.stderr).toContain("unknown command 'frob'")
-    const badArgument = crystal('bench', 'nope')
+    const badArgument = crystal(env, 'bench', 'nope')
     expect(badArgument.status).toBe(2)
     expect(badArgument.stderr).toContain('Allowed choices are field, memory, discovery, all')
-    const backend = crystal('--backend', 'tpu', 'materials')
+    const backend = crystal(env, '--backend', 'tpu', 'materials')
     expect(backend.status).toBe(2)
     expect(backend.stderr).toContain('Allowed choices are auto, gpu, cpu')
+  })
+
+  test('piping into a reader that closes early is not an error', () => {
+    const r = spawnSync('bash', ['-c', `node ${BIN} materials --json | head -1`], { encoding: 'utf8', env: { ...process.env, ...env } })
+    expect(r.stdout.trim()).toBe('[')
+    expect(r.stderr).toBe('')
   })
 })
