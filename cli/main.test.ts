@@ -295,8 +295,10 @@ describe('crystal explore', () => {
     expect(r.stderr).toMatch(/explored 3 rounds: \d+ registered from 12 genomes/)
   })
 
-  test('Ctrl-C finishes the round, saves and exits 0', async () => {
-    const child = spawn(process.execPath, [BIN, 'explore', '--material', 'all', '--interval', '30', ...small], { env: { ...process.env, ...env } })
+  test('Ctrl-C finishes the round, saves and exits 0 at once, not after the pause', async () => {
+    const own = { SVC_CRYSTAL_DATA_DIR: fresh('interrupt') }
+    const started = Date.now()
+    const child = spawn(process.execPath, [BIN, 'explore', '--material', 'all', '--interval', '30', ...small], { env: { ...process.env, ...own } })
     let stdout = ''
     let stderr = ''
     child.stderr.on('data', (d) => (stderr += d))
@@ -307,7 +309,8 @@ describe('crystal explore', () => {
     expect(stderr).toContain('stopping: finishing this round')
     const said = Number(stderr.match(/explored 1 round: (\d+) registered/)![1])
     // what the round registered is on disk: saved, not lost to the interrupt
-    const file = join(env.SVC_CRYSTAL_DATA_DIR, 'registry.json')
+    expect(Date.now() - started).toBeLessThan(20_000) // the 30 s pause did not hold it
+    const file = join(own.SVC_CRYSTAL_DATA_DIR, 'registry.json')
     const held = said > 0 ? JSON.parse(readFileSync(file, 'utf8')).primitives : []
     expect(held).toHaveLength(said)
     expect(stdout.trim().split('\n')).toHaveLength(1)

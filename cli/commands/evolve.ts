@@ -3,6 +3,7 @@
 // the round, which is saved as it registers, then exits).
 import { SingleBar } from 'cli-progress'
 import type { Command } from 'commander'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { discover, type DiscoveryProgress, type DiscoveryResult } from '../../engine/discovery/discovery.js'
 import { CrystalError } from '../../engine/errors.js'
 import { interactive, realNumber, wholeNumber, type CliContext } from '../context.js'
@@ -83,12 +84,13 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
       if (!names.length) throw new CrystalError('bad_argument', '--material names no material', { field: 'material' })
       const materials = names.map((n) => catalog.get(n))
       let stopping = false
-      let wake: (() => void) | undefined
+      // the pause between rounds ends at once on Ctrl-C (and leaves no timer holding the process)
+      const pause = new AbortController()
       const onSigint = () => {
         if (stopping) process.exit(130)
         stopping = true
         c.say('stopping: finishing this round (Ctrl-C again to quit at once)')
-        wake?.()
+        pause.abort()
       }
       process.on('SIGINT', onSigint)
       const totals = { rounds: 0, registered: 0, evaluated: 0 }
@@ -103,7 +105,7 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
           if (o.json) process.stdout.write(JSON.stringify(line) + '\n')
           else process.stdout.write(`round ${line.round} (${material.name}): registered ${r.registered.length}${r.registered.length ? ` (${line.registered.join(', ')})` : ''}, ${r.rejected_duplicates} duplicates, best fitness ${r.best_fitness.toFixed(3)}\n`)
           const last = o.rounds !== undefined && round + 1 >= o.rounds
-          if (!stopping && !last && o.interval > 0) await new Promise<void>((resolve) => ((wake = resolve), setTimeout(resolve, o.interval * 1000)))
+          if (!stopping && !last && o.interval > 0) await sleep(o.interval * 1000, undefined, { signal: pause.signal }).catch(() => undefined)
         }
       } finally {
         process.off('SIGINT', onSigint)
