@@ -13,5 +13,7 @@ export const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   missing_credential: 1,
   publish_failed: 1,
   bus_unavailable: 1,
+  limit_exceeded: 2,
+  unauthorized: 2,
   internal: 1,
 }

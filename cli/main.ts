@@ -11,6 +11,7 @@ import { registerMaterials } from './commands/materials.js'
 import { registerPrimitives } from './commands/primitives.js'
 import { registerPublish } from './commands/publish.js'
 import { registerRun } from './commands/run.js'
+import { registerServe } from './commands/serve.js'
 import { contextOf, defaultDataDir } from './context.js'
 import { EXIT_STATUS } from './errors.js'
 
@@ -33,6 +34,7 @@ function program(): Command {
   registerPrimitives(cli, ctx)
   registerRun(cli, ctx)
   registerPublish(cli, ctx)
+  registerServe(cli, ctx)
   registerBench(cli)
   return cli
 }

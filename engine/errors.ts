@@ -13,6 +13,8 @@ export type ErrorCode =
   | 'missing_credential'
   | 'publish_failed'
   | 'bus_unavailable'
+  | 'limit_exceeded'
+  | 'unauthorized'
   | 'internal'
 
 export interface ErrorPlace {

@@ -1,0 +1,26 @@
+// `crystal serve`: the REST API (and, later, the Observatory) on 127.0.0.1:3339.
+import type { Command } from 'commander'
+import { serve } from '../../server/app.js'
+import { wholeNumber, type CliContext } from '../context.js'
+
+export function registerServe(cli: Command, ctx: () => CliContext): void {
+  cli
+    .command('serve')
+    .description('serve the REST API on 127.0.0.1:3339 (OpenAPI at /openapi.json, docs at /docs)')
+    .option('--host <host>', 'address to bind (not loopback: SVC_CRYSTAL_API_TOKEN is required)', '127.0.0.1')
+    .option('--port <port>', 'port', wholeNumber('--port', 0, 65535), 3339)
+    .option('--size <n>', 'field side N', wholeNumber('--size', 16, 4096), 128)
+    .option('--material <name>', 'the material of the field', 'ideal_resonator')
+    .option('--seed <n>', 'noise seed', wholeNumber('--seed', 0, 2 ** 32 - 1), 1)
+    .option('--cors <origin...>', 'allow these origins (CORS is off by default)')
+    .option('--log-level <level>', 'request log level (fatal, error, warn, info, debug); off by default')
+    .option('--material-file <file...>', 'also load these material files')
+    .addHelpText('after', '\nExamples:\n  crystal serve\n  crystal serve --port 8080 --size 256 --material europium_crystal\n  SVC_CRYSTAL_API_TOKEN=secret crystal serve --host 0.0.0.0')
+    .action(async (o: { host: string; port: number; size: number; material: string; seed: number; cors?: string[]; logLevel?: string; materialFile?: string[] }) => {
+      const c = ctx()
+      await serve(
+        { host: o.host, port: o.port, dataDir: c.dataDir, backend: c.backend, size: o.size, material: o.material, seed: o.seed, token: process.env.SVC_CRYSTAL_API_TOKEN || undefined, cors: o.cors, logLevel: o.logLevel, materialFiles: o.materialFile, report: c.say },
+        (line) => process.stderr.write(line + '\n'),
+      )
+    })
+}

@@ -1,0 +1,126 @@
+// The REST contract (DESIGN.md section 7): request and response schemas for every route. The same
+// TypeBox objects are the validation, the serializer, the OpenAPI document and the types.
+import { Type, type Static } from '@sinclair/typebox'
+import { CLASS_TOKENS, PrimitiveSchema } from './registry.js'
+import { MaterialSchema } from './material.js'
+
+/** Limits the server enforces; each refusal names the limit. */
+export const API_LIMITS = { body_bytes: 1_048_576, steps_per_request: 100_000, generations: 1000, population: 256, evolve_size: 256, text_length: 10_000, program_length: 100_000, state_size: 256 } as const
+
+const Finite = (o: { minimum?: number; maximum?: number; description?: string } = {}) => Type.Number(o)
+
+export const WriteBody = Type.Object({ text: Type.String({ minLength: 1, maxLength: API_LIMITS.text_length }), importance: Type.Optional(Finite({ minimum: -10, maximum: 10 })) }, { additionalProperties: false })
+export const PulseBody = Type.Object(
+  {
+    x: Finite({ minimum: 0, maximum: 1 }),
+    y: Finite({ minimum: 0, maximum: 1 }),
+    radius: Type.Optional(Finite({ minimum: 0.0001, maximum: 1 })),
+    amplitude: Type.Optional(Finite({ minimum: -100, maximum: 100 })),
+    frequency: Type.Optional(Finite({ minimum: -1000, maximum: 1000 })),
+    phase: Type.Optional(Finite({ minimum: -1e6, maximum: 1e6 })),
+  },
+  { additionalProperties: false },
+)
+/** `steps` beyond API_LIMITS.steps_per_request is refused with 413 naming the limit (checked in the handler, not here, so the refusal can say which limit). */
+export const StepBody = Type.Object({ steps: Type.Integer({ minimum: 0 }) }, { additionalProperties: false })
+export const DreamBody = Type.Object({ mode: Type.Union([Type.Literal('light'), Type.Literal('deep')]) }, { additionalProperties: false })
+export const ProbeBody = Type.Object({ text: Type.String({ minLength: 1, maxLength: API_LIMITS.text_length }) }, { additionalProperties: false })
+export const RecallBody = Type.Object({ text: Type.String({ minLength: 1, maxLength: API_LIMITS.text_length }), k: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) }, { additionalProperties: false })
+export const EvolveBody = Type.Object(
+  {
+    material: Type.String({ minLength: 1, maxLength: 64 }),
+    generations: Type.Integer({ minimum: 1 }),
+    population: Type.Optional(Type.Integer({ minimum: 2 })),
+    seed: Type.Optional(Type.Integer({ minimum: 0, maximum: 4294967295 })),
+    size: Type.Optional(Type.Integer({ minimum: 16 })),
+  },
+  { additionalProperties: false },
+)
+export const RunBody = Type.Object({ program: Type.String({ maxLength: API_LIMITS.program_length }) }, { additionalProperties: false })
+
+export const Books = Type.Object({
+  step: Type.Integer(),
+  energy: Type.Number(),
+  bulk_loss: Type.Number(),
+  boundary_loss: Type.Number(),
+  saturation: Type.Number(),
+  noise_work: Type.Number(),
+  injected: Type.Number(),
+})
+export type BooksType = Static<typeof Books>
+
+export const MutationReply = Type.Object({ step: Type.Integer(), memories: Type.Integer(), books: Books })
+export const DreamReply = Type.Object({
+  mode: Type.String(),
+  steps_observed: Type.Integer(),
+  energy_before: Type.Number(),
+  energy_after: Type.Number(),
+  pruned_fraction: Type.Number(),
+  amplified_fraction: Type.Number(),
+  mutated_cells: Type.Integer(),
+  stability_preview: Type.Array(Type.Number()),
+})
+export const ProbeReply = Type.Object({ resonance: Type.Number(), envelope: Type.Number(), phase: Type.Number() })
+export const RecallReply = Type.Object({
+  hits: Type.Array(
+    Type.Object({ rank: Type.Integer(), memory: Type.Integer(), text: Type.String(), importance: Type.Number(), step: Type.Integer(), score: Type.Number(), relevance: Type.Number(), presence: Type.Number() }),
+  ),
+})
+export const JobSchema = Type.Object({
+  id: Type.String(),
+  kind: Type.Literal('evolve'),
+  status: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('done'), Type.Literal('failed'), Type.Literal('cancelled')]),
+  request: EvolveBody,
+  progress: Type.Object({ generation: Type.Integer(), generations: Type.Integer(), best_fitness: Type.Number(), registered_total: Type.Integer() }),
+  registered: Type.Array(Type.String()),
+  error: Type.Union([Type.String(), Type.Null()]),
+  started_at: Type.String(),
+  finished_at: Type.Union([Type.String(), Type.Null()]),
+})
+export type Job = Static<typeof JobSchema>
+export const RunReply = Type.Object({
+  trace: Type.Array(Type.Object({ line: Type.Integer(), command: Type.String(), source: Type.String(), text: Type.String(), result: Type.Record(Type.String(), Type.Unknown()) })),
+})
+
+export const StateQuery = Type.Object({ size: Type.Optional(Type.Integer({ minimum: 8 })) }, { additionalProperties: false })
+export const StateReply = Type.Object({
+  step: Type.Integer(),
+  size: Type.Integer(),
+  field_size: Type.Integer(),
+  material: Type.String(),
+  temperature_k: Type.Number(),
+  backend: Type.String(),
+  memories: Type.Integer(),
+  /** The field downsampled to size x size, row-major. */
+  field: Type.Array(Type.Number()),
+  books: Books,
+  timeline: Type.Array(Books),
+})
+
+export const PrimitivesQuery = Type.Object(
+  {
+    material: Type.Optional(Type.String({ maxLength: 64 })),
+    min_persistence: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    similar_to: Type.Optional(Type.String({ maxLength: 64 })),
+    class: Type.Optional(Type.Union(CLASS_TOKENS.map((c) => Type.Literal(c)))),
+    offset: Type.Optional(Type.Integer({ minimum: 0 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+  },
+  { additionalProperties: false },
+)
+export const PrimitiveSchemaRef = PrimitiveSchema
+export const PrimitivesReply = Type.Object({ total: Type.Integer(), offset: Type.Integer(), limit: Type.Integer(), items: Type.Array(PrimitiveSchema) })
+export const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
+export const MaterialsReply = Type.Array(Type.Composite([MaterialSchema, Type.Object({ source: Type.String() })], { additionalProperties: false }))
+
+export const Problem = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.Optional(Type.String()),
+    errors: Type.Optional(Type.Array(Type.Object({ line: Type.Integer(), column: Type.Integer(), message: Type.String(), hint: Type.Optional(Type.String()) }))),
+  },
+  { $id: 'Problem', description: 'RFC 9457 problem details' },
+)

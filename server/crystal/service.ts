@@ -1,0 +1,170 @@
+// The server's one engine and the work around it: mutations are serialized through one queue, big
+// step counts run in chunks that let other requests in between, the state is snapshotted after each
+// change so reads never wait, evolve runs in a worker thread, and every change goes out on the feed.
+import { setImmediate as yieldToLoop } from 'node:timers/promises'
+import { Worker } from 'node:worker_threads'
+import type { BooksType, Job } from '../../engine/contracts/api.js'
+import type { Engine } from '../../engine/field/engine.js'
+import { downsample } from '../../engine/recall/recall.js'
+
+/** Steps run between two looks at the event loop (about 6 ms at N = 128 on one core). */
+export const STEP_CHUNK = 100
+/** Timeline points a state carries (the newest). */
+export const STATE_TIMELINE_POINTS = 500
+/** The feed sends a state at most this often. */
+export const FEED_INTERVAL_MS = 100
+
+export type FeedEvent = { event: 'state'; version: number } | { event: 'job'; job: Job }
+
+export interface ServiceOptions {
+  engine: Engine
+  dataDir: string
+  backend: string
+}
+
+interface Snapshot {
+  version: number
+  u: Float32Array
+  books: BooksType
+  timeline: BooksType[]
+}
+
+export class CrystalService {
+  readonly jobs = new Map<string, Job>()
+  private readonly workers = new Map<string, Worker>()
+  private readonly listeners = new Set<(e: FeedEvent) => void>()
+  private readonly stateCache = new Map<number, string>()
+  private queue: Promise<unknown> = Promise.resolve()
+  private snapshot!: Snapshot
+  private version = 0
+  private jobSerial = 0
+
+  private constructor(
+    readonly engine: Engine,
+    private readonly o: ServiceOptions,
+  ) {}
+
+  static async start(o: ServiceOptions): Promise<CrystalService> {
+    const s = new CrystalService(o.engine, o)
+    await s.takeSnapshot()
+    return s
+  }
+
+  /** Runs `change` after every change queued before it, then snapshots the state and tells the feed. */
+  mutate<T>(change: (e: Engine) => Promise<T>): Promise<T> {
+    const run = this.queue.then(async () => {
+      const result = await change(this.engine)
+      await this.takeSnapshot()
+      return result
+    })
+    this.queue = run.catch(() => undefined)
+    return run
+  }
+
+  /** Steps in chunks, yielding to the event loop between them, so reads are served meanwhile. */
+  step(steps: number): Promise<void> {
+    return this.mutate(async (e) => {
+      for (let done = 0; done < steps; done += STEP_CHUNK) {
+        await e.step(Math.min(STEP_CHUNK, steps - done))
+        if (done + STEP_CHUNK < steps) await yieldToLoop()
+      }
+    })
+  }
+
+  private async takeSnapshot(): Promise<void> {
+    const [books] = await this.engine.books()
+    const { u } = await this.engine.read([0])
+    this.snapshot = { version: ++this.version, u, books, timeline: this.engine.timeline(0).slice(-STATE_TIMELINE_POINTS) }
+    this.stateCache.clear()
+    this.emit({ event: 'state', version: this.version })
+  }
+
+  get books(): BooksType {
+    return this.snapshot.books
+  }
+
+  /** The state as JSON text, downsampled to `size` (capped at the field's own size), cached per version. */
+  state(size: number): string {
+    const n = this.engine.size
+    const side = Math.min(size, n)
+    let body = this.stateCache.get(side)
+    if (body === undefined) {
+      const field = Array.from(downsample(this.snapshot.u, n, side), (v) => Math.round(v * 1e5) / 1e5)
+      body = JSON.stringify({
+        step: this.snapshot.books.step,
+        size: side,
+        field_size: n,
+        material: this.engine.material.name,
+        temperature_k: this.engine.temperature_k,
+        backend: this.o.backend,
+        memories: this.engine.memories.length,
+        field,
+        books: this.snapshot.books,
+        timeline: this.snapshot.timeline,
+      })
+      this.stateCache.set(side, body)
+    }
+    return body
+  }
+
+  subscribe(listener: (e: FeedEvent) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  private emit(e: FeedEvent): void {
+    for (const l of this.listeners) l(e)
+  }
+
+  /** Starts an evolve in a worker thread; progress and the outcome go to the job and the feed. */
+  startEvolve(request: Job['request']): Job {
+    const id = `job-${++this.jobSerial}`
+    const job: Job = {
+      id,
+      kind: 'evolve',
+      status: 'running',
+      request,
+      progress: { generation: 0, generations: request.generations, best_fitness: 0, registered_total: 0 },
+      registered: [],
+      error: null,
+      started_at: new Date().toISOString(),
+      finished_at: null,
+    }
+    this.jobs.set(id, job)
+    const worker = new Worker(new URL('./evolve_worker.js', import.meta.url), { workerData: { request, dataDir: this.o.dataDir, backend: this.o.backend } })
+    this.workers.set(id, worker)
+    const finish = (status: Job['status'], error: string | null = null) => {
+      if (job.finished_at) return
+      job.status = status
+      job.error = error
+      job.finished_at = new Date().toISOString()
+      this.workers.delete(id)
+      this.emit({ event: 'job', job })
+    }
+    worker.on('message', (m: { type: 'progress'; progress: Job['progress'] } | { type: 'done'; registered: string[] } | { type: 'failed'; message: string }) => {
+      if (m.type === 'progress') {
+        job.progress = m.progress
+        this.emit({ event: 'job', job })
+      } else if (m.type === 'done') {
+        job.registered = m.registered
+        finish('done')
+      } else finish('failed', m.message)
+    })
+    worker.on('error', (e) => finish('failed', e.message))
+    worker.on('exit', (code) => finish(code === 0 ? 'done' : 'cancelled'))
+    this.emit({ event: 'job', job })
+    return job
+  }
+
+  /** Cancels running jobs, lets queued changes finish, and releases the engine. */
+  async close(): Promise<void> {
+    for (const [id, w] of this.workers) {
+      const job = this.jobs.get(id)!
+      job.status = 'cancelled'
+      job.finished_at = new Date().toISOString()
+      await w.terminate()
+    }
+    await this.queue
+    this.engine.destroy()
+  }
+}

@@ -1,0 +1,60 @@
+// Errors as problem+json (RFC 9457), from one table: an error code to an honest HTTP status.
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
+import { CrystalError, isCrystalError, type ErrorCode } from '../engine/errors.js'
+
+export const HTTP_STATUS: Record<ErrorCode, number> = {
+  bad_argument: 400,
+  unknown_material: 422,
+  bad_material: 422,
+  backend_unavailable: 503,
+  registry_corrupt: 503,
+  registry_busy: 503,
+  not_found: 404,
+  bad_program: 422,
+  missing_credential: 500,
+  publish_failed: 502,
+  bus_unavailable: 503,
+  limit_exceeded: 413,
+  unauthorized: 401,
+  internal: 500,
+}
+
+const TITLES: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found', 409: 'Conflict', 413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable' }
+
+export function problem(reply: FastifyReply, status: number, detail: string, extra: Record<string, unknown> = {}): FastifyReply {
+  return reply
+    .code(status)
+    .type('application/problem+json')
+    .send(JSON.stringify({ type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, ...extra }))
+}
+
+/** A refusal that names the field, its value and the limit (by its name in API_LIMITS). */
+export function limit(field: string, value: number, max: number, limitName: string): CrystalError {
+  return new CrystalError('limit_exceeded', `${field} is ${value}, over the limit of ${max} (${limitName})`, { field })
+}
+
+export function registerErrors(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | CrystalError, request, reply) => {
+    if (isCrystalError(error)) {
+      const status = HTTP_STATUS[error.code]
+      if (status >= 500) request.log.error(error)
+      return problem(reply, status, error.message, { code: error.code, ...(error.hint ? { hint: error.hint } : {}) })
+    }
+    const e = error as FastifyError
+    if (e.validation) {
+      const v = e.validation[0] as { instancePath?: string; message?: string; params?: { additionalProperty?: string; missingProperty?: string } } | undefined
+      const where = `${e.validationContext ?? 'request'}${v?.instancePath ?? ''}`
+      const detail = v?.params?.additionalProperty
+        ? `${where} has an unknown field "${v.params.additionalProperty}"`
+        : v?.params?.missingProperty
+          ? `${where} is missing the field "${v.params.missingProperty}"`
+          : `${where} ${v?.message ?? e.message}`
+      return problem(reply, 400, detail, { code: 'bad_request' })
+    }
+    if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return problem(reply, 413, `the body is over the limit of ${app.initialConfig.bodyLimit} bytes (body_bytes)`, { code: 'limit_exceeded' })
+    if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return problem(reply, e.statusCode, e.message, { code: e.code ?? 'bad_request' })
+    request.log.error(e)
+    return problem(reply, 500, 'the server failed on this request; see its log', { code: 'internal' })
+  })
+  app.setNotFoundHandler((request, reply) => problem(reply, 404, `no route ${request.method} ${request.url.split('?')[0]}`, { code: 'not_found' }))
+}

@@ -1,0 +1,35 @@
+// The registry and material routes: primitives with filters and paging, one primitive, materials.
+import type { FastifyPluginAsync } from 'fastify'
+import type { Static } from '@sinclair/typebox'
+import * as api from '../../engine/contracts/api.js'
+import type { MaterialCatalog } from '../../engine/field/materials.js'
+import type { Registry } from '../../engine/registry/registry.js'
+
+export interface RegistryRoutesOptions {
+  catalog: MaterialCatalog
+  registry: () => Registry
+}
+
+export const registryRoutes: FastifyPluginAsync<RegistryRoutesOptions> = async (app, { catalog, registry }) => {
+  app.get<{ Querystring: Static<typeof api.PrimitivesQuery> }>(
+    '/primitives',
+    { schema: { tags: ['registry'], summary: 'Primitives, filtered and paged', querystring: api.PrimitivesQuery, response: { 200: api.PrimitivesReply, 400: api.Problem, 404: api.Problem } } },
+    async (req) => {
+      const q = req.query
+      const reg = registry()
+      const base = q.similar_to ? (await reg.similar(q.similar_to, 500)).map((h) => h.primitive) : await reg.list()
+      const all = base.filter((p) => (!q.material || p.material === q.material) && (!q.class || p.class === q.class) && (q.min_persistence === undefined || p.persistence >= q.min_persistence))
+      const offset = q.offset ?? 0
+      const limit = q.limit ?? 50
+      return { total: all.length, offset, limit, items: all.slice(offset, offset + limit) }
+    },
+  )
+
+  app.get<{ Params: Static<typeof api.IdParams> }>('/primitives/:id', { schema: { tags: ['registry'], summary: 'One primitive', params: api.IdParams, response: { 200: api.PrimitiveSchemaRef, 404: api.Problem } } }, async (req) =>
+    registry().get(req.params.id),
+  )
+
+  app.get('/materials', { schema: { tags: ['registry'], summary: 'The materials', response: { 200: api.MaterialsReply } } }, async () =>
+    catalog.list().map((e) => ({ ...e.material, source: e.source })),
+  )
+}

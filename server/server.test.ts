@@ -1,0 +1,300 @@
+// The REST API through real HTTP against a started server: every route with success and error
+// cases, bodies checked against their schemas; the OpenAPI document; fuzz; concurrency; security;
+// shutdown.
+import SwaggerParser from '@apidevtools/swagger-parser'
+import { Value } from '@sinclair/typebox/value'
+import type { TSchema } from '@sinclair/typebox'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import * as api from '../engine/contracts/api.js'
+import { call, startServer, type RunningServer } from './testing.js'
+
+function conforms(schema: TSchema, value: unknown): void {
+  const first = Value.Errors(schema, value).First()
+  expect(first ? `${first.path}: ${first.message}` : 'ok').toBe('ok')
+}
+function isProblem(r: { status: number; type: string; body: any }, status: number, words?: string): void {
+  expect(r.status).toBe(status)
+  expect(r.type).toContain('application/problem+json')
+  conforms(api.Problem, r.body)
+  expect(r.body.status).toBe(status)
+  if (words) expect(r.body.detail).toContain(words)
+}
+
+let s: RunningServer
+beforeAll(async () => {
+  s = await startServer()
+})
+afterAll(async () => {
+  await s?.stop()
+})
+
+describe('every route', () => {
+  test('POST /crystal/write and /crystal/pulse add to the field', async () => {
+    const w = await call(s.url, 'POST', '/crystal/write', { text: 'the cold glyph remembers', importance: 0.9 })
+    expect(w.status).toBe(200)
+    conforms(api.MutationReply, w.body)
+    expect(w.body.memories).toBe(1)
+    expect(w.body.books.injected).toBeGreaterThan(0)
+    const p = await call(s.url, 'POST', '/crystal/pulse', { x: 0.3, y: 0.6, radius: 0.05, amplitude: 0.8 })
+    expect(p.status).toBe(200)
+    // a pulse superposes: it adds to the field, though its energy may interfere either way
+    expect(p.body.books.injected).not.toBe(w.body.books.injected)
+    expect(p.body.memories).toBe(1)
+    isProblem(await call(s.url, 'POST', '/crystal/write', { text: '' }), 400)
+    isProblem(await call(s.url, 'POST', '/crystal/write', { text: 'x', colour: 'red' }), 400, 'unknown field "colour"')
+    isProblem(await call(s.url, 'POST', '/crystal/pulse', { x: 2, y: 0.5 }), 400, 'body/x must be <= 1')
+    isProblem(await call(s.url, 'POST', '/crystal/pulse', { y: 0.5 }), 400, 'missing the field "x"')
+  })
+
+  test('POST /crystal/step steps, and refuses more than the limit with 413 naming it', async () => {
+    const before = (await call(s.url, 'GET', '/crystal/state')).body.step
+    const r = await call(s.url, 'POST', '/crystal/step', { steps: 250 })
+    expect(r.status).toBe(200)
+    conforms(api.MutationReply, r.body)
+    expect(r.body.step).toBe(before + 250)
+    isProblem(await call(s.url, 'POST', '/crystal/step', { steps: 100_001 }), 413, 'steps_per_request')
+    isProblem(await call(s.url, 'POST', '/crystal/step', { steps: -1 }), 400)
+    isProblem(await call(s.url, 'POST', '/crystal/step', '{"steps": 1'), 400)
+  })
+
+  test('POST /crystal/dream, /crystal/probe, /crystal/recall', async () => {
+    const d = await call(s.url, 'POST', '/crystal/dream', { mode: 'light' })
+    expect(d.status).toBe(200)
+    conforms(api.DreamReply, d.body)
+    expect(d.body.mode).toBe('light')
+    isProblem(await call(s.url, 'POST', '/crystal/dream', { mode: 'sideways' }), 400)
+    const p = await call(s.url, 'POST', '/crystal/probe', { text: 'the cold glyph remembers' })
+    expect(p.status).toBe(200)
+    conforms(api.ProbeReply, p.body)
+    const r = await call(s.url, 'POST', '/crystal/recall', { text: 'glyph', k: 3 })
+    expect(r.status).toBe(200)
+    conforms(api.RecallReply, r.body)
+    expect(r.body.hits[0].text).toBe('the cold glyph remembers')
+    isProblem(await call(s.url, 'POST', '/crystal/recall', { text: 'glyph', k: 0 }), 400)
+  })
+
+  test('POST /crystal/run runs a program; errors come back with their lines and columns', async () => {
+    const ok = await call(s.url, 'POST', '/crystal/run', { program: 'MATERIAL vacuum\nWRITE "x"\nRESONATE 20\nPROBE "x"' })
+    expect(ok.status).toBe(200)
+    conforms(api.RunReply, ok.body)
+    expect(ok.body.trace.map((t: { command: string }) => t.command)).toEqual(['MATERIAL', 'WRITE', 'RESONATE', 'PROBE'])
+    const bad = await call(s.url, 'POST', '/crystal/run', { program: 'PULSE 0.5\nMATERIAL unobtainium' })
+    isProblem(bad, 422, 'the program has 2 errors; nothing was run')
+    expect(bad.body.errors.map((e: { line: number; column: number }) => [e.line, e.column])).toEqual([[1, 1], [2, 10]])
+    isProblem(await call(s.url, 'POST', '/crystal/run', { program: 'RESONATE 200000' }), 413, 'steps_per_request')
+  })
+
+  test('POST /crystal/evolve starts a job (202); GET /crystal/jobs/:id follows it to the end', async () => {
+    const r = await call(s.url, 'POST', '/crystal/evolve', { material: 'vacuum', generations: 2, population: 4, size: 32, seed: 2 })
+    expect(r.status).toBe(202)
+    conforms(api.JobSchema, r.body)
+    let job = r.body
+    for (let i = 0; i < 300 && job.status === 'running'; i++) {
+      await new Promise((w) => setTimeout(w, 100))
+      job = (await call(s.url, 'GET', `/crystal/jobs/${job.id}`)).body
+    }
+    conforms(api.JobSchema, job)
+    expect(job.status).toBe('done')
+    expect(job.progress.generation).toBe(2)
+    isProblem(await call(s.url, 'GET', '/crystal/jobs/job-999'), 404)
+    isProblem(await call(s.url, 'POST', '/crystal/evolve', { material: 'unobtainium', generations: 1 }), 422, 'unknown material')
+    isProblem(await call(s.url, 'POST', '/crystal/evolve', { material: 'vacuum', generations: 1001 }), 413, 'generations')
+    isProblem(await call(s.url, 'POST', '/crystal/evolve', { material: 'vacuum', generations: 1, population: 257 }), 413, 'population')
+  })
+
+  test('GET /primitives filters and pages; GET /primitives/:id; GET /materials', async () => {
+    const all = await call(s.url, 'GET', '/primitives?limit=500')
+    expect(all.status).toBe(200)
+    conforms(api.PrimitivesReply, all.body)
+    expect(all.body.total).toBeGreaterThan(0)
+    const page = await call(s.url, 'GET', '/primitives?limit=1&offset=1')
+    expect(page.body.items).toHaveLength(Math.min(1, all.body.total - 1))
+    const first = all.body.items[0]
+    const filtered = await call(s.url, 'GET', `/primitives?material=vacuum&class=${first.class}&min_persistence=0.2`)
+    expect(filtered.body.items.every((p: any) => p.material === 'vacuum' && p.class === first.class && p.persistence >= 0.2)).toBe(true)
+    const similar = await call(s.url, 'GET', `/primitives?similar_to=${first.id}`)
+    expect(similar.status).toBe(200)
+    expect(similar.body.items.map((p: any) => p.id)).not.toContain(first.id)
+    const one = await call(s.url, 'GET', `/primitives/${first.id}`)
+    expect(one.status).toBe(200)
+    conforms(api.PrimitiveSchemaRef, one.body)
+    isProblem(await call(s.url, 'GET', '/primitives/CRY-999999'), 404)
+    isProblem(await call(s.url, 'GET', '/primitives?class=blob'), 400)
+    isProblem(await call(s.url, 'GET', '/primitives?limit=0'), 400)
+    const m = await call(s.url, 'GET', '/materials')
+    expect(m.status).toBe(200)
+    conforms(api.MaterialsReply, m.body)
+    expect(m.body).toHaveLength(8)
+  })
+
+  test('GET /crystal/state: a downsampled field, books and timeline; size selectable', async () => {
+    const r = await call(s.url, 'GET', '/crystal/state?size=16')
+    expect(r.status).toBe(200)
+    conforms(api.StateReply, r.body)
+    expect(r.body.size).toBe(16)
+    expect(r.body.field).toHaveLength(256)
+    expect(r.body.timeline.length).toBeGreaterThan(0)
+    expect(r.body.books.bulk_loss).toBeGreaterThanOrEqual(0)
+    isProblem(await call(s.url, 'GET', '/crystal/state?size=1000'), 413, 'state_size')
+    isProblem(await call(s.url, 'GET', '/crystal/state?size=abc'), 400)
+  })
+
+  test('GET /crystal/feed streams the state as server-sent events, and again after a change', async () => {
+    const controller = new AbortController()
+    const r = await fetch(`${s.url}/crystal/feed?size=8`, { signal: controller.signal })
+    expect(r.headers.get('content-type')).toBe('text/event-stream')
+    const reader = r.body!.getReader()
+    let text = ''
+    const states = () => [...text.matchAll(/event: state\ndata: (.*)\n\n/g)].map((m) => JSON.parse(m[1]))
+    const until = async (done: () => boolean) => {
+      while (!done()) text += new TextDecoder().decode((await reader.read()).value)
+    }
+    await until(() => states().length >= 1)
+    const first = states()[0]
+    conforms(api.StateReply, first)
+    await call(s.url, 'POST', '/crystal/step', { steps: 10 })
+    await until(() => states().some((x) => x.step === first.step + 10))
+    controller.abort()
+  })
+
+  test('unknown routes and the docs', async () => {
+    isProblem(await call(s.url, 'GET', '/nowhere'), 404, 'no route GET /nowhere')
+    expect((await fetch(`${s.url}/docs/`)).status).toBe(200)
+  })
+})
+
+describe('the OpenAPI document', () => {
+  test('validates and lists every route', async () => {
+    const doc = (await call(s.url, 'GET', '/openapi.json')).body
+    await SwaggerParser.validate(structuredClone(doc))
+    const routes = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops as object).map((m) => `${m.toUpperCase()} ${path}`))
+    expect(routes.sort()).toEqual(
+      [
+        'GET /crystal/feed',
+        'GET /crystal/jobs/{id}',
+        'GET /crystal/state',
+        'GET /materials',
+        'GET /primitives',
+        'GET /primitives/{id}',
+        'POST /crystal/dream',
+        'POST /crystal/evolve',
+        'POST /crystal/probe',
+        'POST /crystal/pulse',
+        'POST /crystal/recall',
+        'POST /crystal/run',
+        'POST /crystal/step',
+        'POST /crystal/write',
+      ].sort(),
+    )
+  })
+})
+
+describe('fuzz: malformed bodies and query strings', () => {
+  test('3,000 of them: no 5xx, no crash, the registry unchanged', async () => {
+    const registry = join(s.dataDir, 'registry.json')
+    const before = readFileSync(registry, 'utf8')
+    let seed = 12345
+    const rand = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32)
+    const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]
+    const junk = (): unknown => pick([() => null, () => -1e308, () => 'x'.repeat(Math.floor(rand() * 50)), () => rand() * 1e6 - 5e5, () => [1, 'a', null], () => ({ nested: { deep: true } }), () => true, () => '∞', () => 'NaN', () => ''])()
+    const fields = ['text', 'importance', 'x', 'y', 'radius', 'amplitude', 'frequency', 'phase', 'steps', 'mode', 'k', 'material', 'generations', 'population', 'seed', 'size', 'program']
+    const posts = ['/crystal/write', '/crystal/pulse', '/crystal/step', '/crystal/dream', '/crystal/probe', '/crystal/recall', '/crystal/evolve', '/crystal/run']
+    const gets = ['/crystal/state', '/primitives', '/primitives/x', '/crystal/jobs/y', '/materials']
+    const statuses = new Map<number, number>()
+    for (let i = 0; i < 3000; i++) {
+      let r
+      if (rand() < 0.7) {
+        const route = pick(posts)
+        // malformed by construction: broken JSON, a non-object, or an object with an unknown or junk field
+        const kind = Math.floor(rand() * 4)
+        const body =
+          kind === 0
+            ? pick(['{', '{"text": ', '[]', 'null', '"s"', '{"steps": 1,}', '\u0000', '{}{}'])
+            : kind === 1
+              ? JSON.stringify(junk())
+              : JSON.stringify(Object.fromEntries([...Array(1 + Math.floor(rand() * 4))].map(() => [pick(fields), junk()]).concat([[`zz_${i}`, junk()]])))
+        r = await call(s.url, 'POST', route, body, rand() < 0.1 ? { 'content-type': pick(['text/plain', 'application/xml', 'multipart/form-data']) } : {})
+      } else {
+        const params = [...Array(1 + Math.floor(rand() * 3))].map(() => `${encodeURIComponent(pick([...fields, 'limit', 'offset', 'class', 'min_persistence', 'similar_to', '%%', '']))}=${encodeURIComponent(String(junk()))}`)
+        r = await call(s.url, 'GET', `${pick(gets)}?${params.join('&')}`)
+      }
+      statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
+      expect(r.status, `request ${i}`).toBeLessThan(500)
+    }
+    expect(s.child.exitCode).toBeNull()
+    expect(readFileSync(registry, 'utf8')).toBe(before)
+    expect((await call(s.url, 'GET', '/crystal/state')).status).toBe(200)
+    expect([...statuses.keys()].some((k) => k >= 400)).toBe(true)
+  })
+})
+
+describe('concurrency', () => {
+  test('many parallel writes and steps lose nothing', async () => {
+    const start = (await call(s.url, 'GET', '/crystal/state')).body
+    const writes = Array.from({ length: 40 }, (_, i) => call(s.url, 'POST', '/crystal/write', { text: `parallel memory ${i}`, importance: 0.1 }))
+    const steps = Array.from({ length: 40 }, () => call(s.url, 'POST', '/crystal/step', { steps: 7 }))
+    const results = await Promise.all([...writes, ...steps])
+    expect(results.every((r) => r.status === 200)).toBe(true)
+    const end = (await call(s.url, 'GET', '/crystal/state')).body
+    expect(end.step).toBe(start.step + 40 * 7)
+    expect(end.memories).toBe(start.memories + 40)
+  })
+
+  test('an evolve in progress does not block GET /crystal/state', async () => {
+    const job = (await call(s.url, 'POST', '/crystal/evolve', { material: 'europium_crystal', generations: 4, population: 16, size: 64, seed: 9 })).body
+    const times: number[] = []
+    while ((await call(s.url, 'GET', `/crystal/jobs/${job.id}`)).body.status === 'running' && times.length < 200) {
+      const t0 = performance.now()
+      expect((await call(s.url, 'GET', '/crystal/state')).status).toBe(200)
+      times.push(performance.now() - t0)
+    }
+    expect(times.length).toBeGreaterThan(5) // it really was running meanwhile
+    expect(Math.max(...times)).toBeLessThan(250)
+  })
+})
+
+describe('security and shutdown', () => {
+  test('binding beyond loopback without SVC_CRYSTAL_API_TOKEN is refused', async () => {
+    await expect(startServer(['--host', '0.0.0.0'])).rejects.toThrow('needs SVC_CRYSTAL_API_TOKEN')
+  })
+
+  test('with a token, mutating routes need the bearer token; reads do not; CORS is off by default', async () => {
+    const t = await startServer([], { SVC_CRYSTAL_API_TOKEN: 'sesame' })
+    try {
+      isProblem(await call(t.url, 'POST', '/crystal/step', { steps: 1 }), 401, 'Authorization: Bearer')
+      isProblem(await call(t.url, 'POST', '/crystal/step', { steps: 1 }, { authorization: 'Bearer wrong' }), 401)
+      expect((await call(t.url, 'POST', '/crystal/step', { steps: 1 }, { authorization: 'Bearer sesame' })).status).toBe(200)
+      const read = await call(t.url, 'GET', '/crystal/state', undefined, { origin: 'http://elsewhere.example' })
+      expect(read.status).toBe(200)
+      expect(read.headers.get('access-control-allow-origin')).toBeNull()
+    } finally {
+      await t.stop()
+    }
+  })
+
+  test('--cors allows the origins named', async () => {
+    const t = await startServer(['--cors', 'http://app.example'])
+    try {
+      const r = await call(t.url, 'GET', '/materials', undefined, { origin: 'http://app.example' })
+      expect(r.headers.get('access-control-allow-origin')).toBe('http://app.example')
+    } finally {
+      await t.stop()
+    }
+  })
+
+  test('SIGTERM during an evolve: the job is cancelled, the server exits 0, the registry still loads', async () => {
+    const t = await startServer()
+    await call(t.url, 'POST', '/crystal/evolve', { material: 'europium_crystal', generations: 50, population: 16, size: 64 })
+    await new Promise((w) => setTimeout(w, 500))
+    expect(await t.stop('SIGTERM')).toBe(0)
+    expect(t.stderr()).toContain('SIGTERM: closing')
+    const r = await startServer([], {}, t.dataDir)
+    try {
+      expect((await call(r.url, 'GET', '/primitives')).status).toBe(200)
+    } finally {
+      await r.stop()
+    }
+  })
+})

@@ -1,0 +1,65 @@
+// Starts the built server (`crystal serve`) as a child process on a free port for the server tests,
+// and stops it; the tests talk to it over real HTTP.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const BIN = new URL('../bin/crystal.js', import.meta.url).pathname
+
+export interface RunningServer {
+  url: string
+  dataDir: string
+  child: ChildProcess
+  stderr: () => string
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+export async function startServer(args: string[] = [], env: Record<string, string> = {}, dataDir = mkdtempSync(join(tmpdir(), 'crystal-server-'))): Promise<RunningServer> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--size', '48', ...args], { env: { ...process.env, SVC_CRYSTAL_DATA_DIR: dataDir, ...env } })
+  let stderr = ''
+  child.stderr!.on('data', (d) => (stderr += d))
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the server did not start: ${stderr}`)), 30_000)
+    child.stderr!.on('data', () => {
+      const m = stderr.match(/listening on (http:\/\/[^\s]+)/)
+      if (m) {
+        clearTimeout(timer)
+        resolve(m[1])
+      }
+    })
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`the server exited (${code}): ${stderr}`))
+    })
+  })
+  return {
+    url,
+    dataDir,
+    child,
+    stderr: () => stderr,
+    stop: (signal = 'SIGTERM') =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve(child.exitCode)
+        child.once('exit', (code) => resolve(code))
+        child.kill(signal)
+      }),
+  }
+}
+
+/** JSON over HTTP: returns status, content type and the parsed body (or the text). */
+export async function call(url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; type: string; body: any; headers: Headers }> {
+  const r = await fetch(url + path, {
+    method,
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  })
+  const text = await r.text()
+  let parsed: unknown = text
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    // not JSON
+  }
+  return { status: r.status, type: r.headers.get('content-type') ?? '', body: parsed, headers: r.headers }
+}
