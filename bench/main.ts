@@ -6,8 +6,9 @@ import { join } from 'node:path'
 import { discoveryTables, runDiscoveryBench } from './discovery.js'
 import { fieldTable, runFieldBench } from './field.js'
 import { memoryTable, runMemoryBench } from './memory.js'
+import { runServerBench, serverTable } from './server.js'
 
-export const BENCHES = ['field', 'memory', 'discovery'] as const
+export const BENCHES = ['field', 'memory', 'discovery', 'server'] as const
 export type BenchName = (typeof BENCHES)[number]
 
 export interface BenchOptions {
@@ -54,6 +55,12 @@ export async function runBench(which: BenchName | 'all', o: BenchOptions): Promi
     for (const s of r.skipped) o.say(`skipped ${s}`)
     reports.discovery = r
     o.say(`wrote ${save(o.out, 'discovery', r)}`)
+  }
+  if (which === 'all' || which === 'server') {
+    const r = await runServerBench((what) => o.say(`server: ${what}`))
+    show(`REST API under load (autocannon, ${r.connections} connections, ${r.seconds} s each; N = ${r.field_size}, ${r.primitives} primitives)`, serverTable(r))
+    reports.server = r
+    o.say(`wrote ${save(o.out, 'server', r)}`)
   }
   if (o.json) process.stdout.write(JSON.stringify(reports, null, 2) + '\n')
   return reports

@@ -46,7 +46,10 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
     throw new CrystalError('bad_argument', `binding ${o.host} (not loopback) needs SVC_CRYSTAL_API_TOKEN: every mutating request must then carry it as a bearer token`, { field: 'host' })
   }
   const catalog = loadCatalog(o.dataDir, o.materialFiles)
-  const registry = () => new Registry(new FileRegistryStore(o.dataDir), limitsFromEnv(process.env))
+  // one store for the server's life, so that its cache of the verified file is kept between requests
+  const store = new FileRegistryStore(o.dataDir)
+  const limits = limitsFromEnv(process.env)
+  const registry = () => new Registry(store, limits)
   const engine = await createNodeEngine({ backend: o.backend, size: o.size, material: catalog.get(o.material), seed: o.seed, report: o.report })
   const service = await CrystalService.start({ engine, dataDir: o.dataDir, backend: engine.backend })
 

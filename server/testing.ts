@@ -5,7 +5,8 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-const BIN = new URL('../bin/crystal.js', import.meta.url).pathname
+// from server/ (tests on the sources) or dist/server/ (the compiled benchmark)
+const BIN = new URL(import.meta.url.includes('/dist/') ? '../../bin/crystal.js' : '../bin/crystal.js', import.meta.url).pathname
 
 export interface RunningServer {
   url: string

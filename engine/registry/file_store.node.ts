@@ -2,7 +2,7 @@
 // of the folder) under an inter-process lock (proper-lockfile, <data dir>/registry.lock, stale after
 // a crashed holder stops refreshing it). Every load checks the format, the schema and the content
 // hash; a corrupt or foreign file is refused with a clear message and never overwritten.
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises'
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
 import lockfile from 'proper-lockfile'
@@ -29,7 +29,31 @@ export class FileRegistryStore implements RegistryStore {
     return new CrystalError('registry_corrupt', `${this.path}: ${reason}; the file was left untouched (move it away to start a new registry)`, { file: this.path })
   }
 
+  /** The last file read and verified (or being verified), and the identity (inode, size, mtime) it had. */
+  private cached: { key: string; file: Promise<RegistryFile> } | undefined
+
   async read(): Promise<RegistryFile> {
+    let key: string
+    try {
+      const st = await stat(this.path)
+      key = `${st.ino}:${st.size}:${st.mtimeMs}`
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return emptyRegistry()
+      throw e
+    }
+    // every write, by this process or another, renames a new file into place: a new inode.
+    // Concurrent readers of the same version share one verification.
+    if (this.cached?.key !== key) {
+      const file = this.readAndVerify()
+      this.cached = { key, file }
+      file.catch(() => {
+        if (this.cached?.file === file) this.cached = undefined
+      })
+    }
+    return this.cached.file
+  }
+
+  private async readAndVerify(): Promise<RegistryFile> {
     let text: string
     try {
       text = await readFile(this.path, 'utf8')
