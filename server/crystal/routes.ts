@@ -49,11 +49,11 @@ export const crystalRoutes: FastifyPluginAsync<CrystalRoutesOptions> = async (ap
   })
 
   app.post<{ Body: Static<typeof api.ProbeBody> }>('/crystal/probe', { schema: { tags, summary: 'Resonance of a text with the field', body: api.ProbeBody, response: { 200: api.ProbeReply, ...problems } } }, async (req) =>
-    service.mutate((e) => e.probe(req.body.text)),
+    service.exclusive((e) => e.probe(req.body.text)),
   )
 
   app.post<{ Body: Static<typeof api.RecallBody> }>('/crystal/recall', { schema: { tags, summary: 'Ranked recall of the memories', body: api.RecallBody, response: { 200: api.RecallReply, ...problems } } }, async (req) => ({
-    hits: await service.mutate((e) => e.recall(req.body.text, req.body.k ?? 5)),
+    hits: await service.exclusive((e) => e.recall(req.body.text, req.body.k ?? 5)),
   }))
 
   app.post<{ Body: Static<typeof api.EvolveBody> }>('/crystal/evolve', { schema: { tags, summary: 'Start an evolve job (progress on the feed)', body: api.EvolveBody, response: { 202: api.JobSchema, ...problems } } }, async (req, reply) => {

@@ -50,15 +50,20 @@ export class CrystalService {
     return s
   }
 
-  /** Runs `change` after every change queued before it, then snapshots the state and tells the feed. */
+  /** Runs `work` on the engine after everything queued before it (reads that must not interleave with a change). */
+  exclusive<T>(work: (e: Engine) => Promise<T>): Promise<T> {
+    const run = this.queue.then(() => work(this.engine))
+    this.queue = run.catch(() => undefined)
+    return run
+  }
+
+  /** Runs `change` in turn, then snapshots the state and tells the feed. */
   mutate<T>(change: (e: Engine) => Promise<T>): Promise<T> {
-    const run = this.queue.then(async () => {
-      const result = await change(this.engine)
+    return this.exclusive(async (e) => {
+      const result = await change(e)
       await this.takeSnapshot()
       return result
     })
-    this.queue = run.catch(() => undefined)
-    return run
   }
 
   /** Steps in chunks, yielding to the event loop between them, so reads are served meanwhile. */
