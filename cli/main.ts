@@ -5,6 +5,7 @@ import { Command, CommanderError, Option } from 'commander'
 import { isCrystalError } from '../engine/errors.js'
 import { BACKEND_CHOICES } from '../engine/field/select.js'
 import pkg from '../package.json' with { type: 'json' }
+import { registerArchive } from './commands/archive.js'
 import { registerBench } from './commands/bench.js'
 import { registerEvolve } from './commands/evolve.js'
 import { registerMaterials } from './commands/materials.js'
@@ -35,6 +36,7 @@ function program(): Command {
   registerRun(cli, ctx)
   registerPublish(cli, ctx)
   registerServe(cli, ctx)
+  registerArchive(cli, ctx)
   registerBench(cli)
   return cli
 }

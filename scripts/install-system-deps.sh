@@ -3,8 +3,9 @@
 # is already there). Needs root or sudo.
 #   chromium    its SwiftShader Vulkan driver runs WebGPU without a GPU (and, later, the UI tests)
 #   libvulkan1  the Vulkan loader Dawn (the `webgpu` package) opens
+#   nats-server the swarm's bus (JetStream), for `crystal archive` and its tests
 set -euo pipefail
-packages=(chromium libvulkan1)
+packages=(chromium libvulkan1 nats-server)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

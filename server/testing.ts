@@ -64,3 +64,45 @@ export async function call(url: string, method: string, path: string, body?: unk
   }
   return { status: r.status, type: r.headers.get('content-type') ?? '', body: parsed, headers: r.headers }
 }
+
+/** A free TCP port on loopback (bound and released). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net')
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number }
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
+export interface RunningNats {
+  url: string
+  wsUrl: string
+  stop(): Promise<void>
+}
+
+/** A real nats-server (Debian's /usr/sbin/nats-server) with JetStream and a websocket listener, on free ports. */
+export async function startNats(): Promise<RunningNats> {
+  const { writeFileSync } = await import('node:fs')
+  const { connect } = await import('node:net')
+  const dir = mkdtempSync(join(tmpdir(), 'crystal-nats-'))
+  const [port, wsPort] = [await freePort(), await freePort()]
+  const conf = join(dir, 'nats.conf')
+  writeFileSync(conf, `listen: 127.0.0.1:${port}\njetstream { store_dir: "${join(dir, 'js')}" }\nwebsocket { host: 127.0.0.1, port: ${wsPort}, no_tls: true }\n`)
+  const child = spawn('/usr/sbin/nats-server', ['-c', conf], { stdio: 'ignore' })
+  for (let i = 0; ; i++) {
+    const up = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => (socket.end(), resolve(true)))
+      socket.on('error', () => resolve(false))
+    })
+    if (up) break
+    if (i > 100 || child.exitCode !== null) throw new Error('nats-server did not start')
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    wsUrl: `ws://127.0.0.1:${wsPort}`,
+    stop: () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM')))),
+  }
+}

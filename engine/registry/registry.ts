@@ -177,9 +177,12 @@ export class Registry {
   /**
    * Registers what is novel, in order: a candidate too similar to a held primitive of its class (or
    * to one registered earlier in the same call) is rejected naming it; an import whose uuid is held
-   * is merged once (rejected as a duplicate of that primitive). Then the caps are applied.
+   * is merged once (rejected as a duplicate of that primitive). Then the caps are applied. With
+   * `novelty: false` only the uuid check applies (the archivist's way).
    */
-  register(candidates: readonly Candidate[]): Promise<RegisterOutcome> {
+  register(candidates: readonly Candidate[], options: { novelty?: boolean } = {}): Promise<RegisterOutcome> {
+    // an archivist keeps every discovery once by uuid: it skips the similarity check
+    const novelty = options.novelty ?? true
     return this.store.update(async (current) => {
       const held = [...current.primitives]
       let serial = current.next_serial
@@ -188,7 +191,7 @@ export class Registry {
       const assigned: (string | null)[] = candidates.map(() => null)
       candidates.forEach((c, index) => {
         const sameUuid = c.uuid ? held.find((p) => p.uuid === c.uuid) : undefined
-        const duplicate = sameUuid ? { id: sameUuid.id, similarity: 1 } : findDuplicate(held, c, this.limits.novelty_threshold)
+        const duplicate = sameUuid ? { id: sameUuid.id, similarity: 1 } : novelty ? findDuplicate(held, c, this.limits.novelty_threshold) : undefined
         if (duplicate) {
           rejected.push({ index, reason: 'duplicate', duplicate_of: duplicate.id, similarity: duplicate.similarity })
           return

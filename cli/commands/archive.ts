@@ -1,0 +1,78 @@
+// `crystal archive`: merges every discovery the swarm announced into the local registry, including
+// those announced before it started (they are kept in a JetStream stream), then follows live until
+// stopped. Each uuid is kept once; malformed or foreign messages are dropped with a warning.
+import { jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream'
+import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node'
+import type { Command } from 'commander'
+import { readFile } from 'node:fs/promises'
+import { DISCOVERY_STREAM, readDiscovered, SUBJECTS } from '../../engine/contracts/swarm.js'
+import { CrystalError } from '../../engine/errors.js'
+import { importCandidate } from '../../engine/swarm/import.js'
+import type { CliContext } from '../context.js'
+
+/** Connects to SVC_NATS_URL (with SVC_NATS_CREDS when set), or says clearly why it cannot. */
+export async function connectBus(purpose: string): Promise<NatsConnection> {
+  const url = process.env.SVC_NATS_URL
+  if (!url) throw new CrystalError('bus_unavailable', `${purpose} needs the swarm's NATS server: set SVC_NATS_URL (for example nats://127.0.0.1:4222)`, { field: 'SVC_NATS_URL' })
+  const creds = process.env.SVC_NATS_CREDS
+  try {
+    return await connect({ servers: url, authenticator: creds ? credsAuthenticator(await readFile(creds)) : undefined, name: 'crystal', timeout: 5000 })
+  } catch (e) {
+    throw new CrystalError('bus_unavailable', `cannot reach NATS at ${url} (${(e as Error).message})`, { field: 'SVC_NATS_URL' })
+  }
+}
+
+export function registerArchive(cli: Command, ctx: () => CliContext): void {
+  cli
+    .command('archive')
+    .description('merge every discovery of the swarm into the registry (from NATS: SVC_NATS_URL), then follow live')
+    .option('--catch-up', 'stop once everything announced so far is merged, instead of following live')
+    .option('--json', 'one JSON line per message on stdout')
+    .addHelpText('after', '\nNeeds SVC_NATS_URL (and SVC_NATS_CREDS for a credentials file). Announcements are kept in the\nJetStream stream SVC_CRYSTAL_DISCOVERIES, so an archivist started late still gets them all.\n\nExamples:\n  SVC_NATS_URL=nats://127.0.0.1:4222 crystal archive\n  SVC_NATS_URL=nats://127.0.0.1:4222 crystal archive --catch-up --json')
+    .action(async (o: { catchUp?: boolean; json?: boolean }) => {
+      const c = ctx()
+      const nc = await connectBus('archive')
+      const counts = { merged: 0, already_held: 0, dropped: 0 }
+      try {
+        const jsm = await jetstreamManager(nc)
+        await jsm.streams.info(DISCOVERY_STREAM).catch(() => jsm.streams.add({ name: DISCOVERY_STREAM, subjects: [SUBJECTS.discovered] }))
+        const held = (await jsm.streams.info(DISCOVERY_STREAM)).state.messages
+        c.say(`archive: ${held} announcement${held === 1 ? '' : 's'} held in ${DISCOVERY_STREAM}; merging into ${c.dataDir}`)
+        if (o.catchUp && held === 0) return
+        const registry = c.registry()
+        const messages = await (await jetstream(nc).consumers.get(DISCOVERY_STREAM)).consume()
+        const stop = () => messages.stop()
+        process.once('SIGINT', stop)
+        process.once('SIGTERM', stop)
+        for await (const m of messages as AsyncIterable<JsMsg>) {
+          let body: unknown
+          try {
+            body = m.json()
+          } catch {
+            body = undefined
+          }
+          const read = readDiscovered(body)
+          if ('error' in read) {
+            counts.dropped++
+            process.stderr.write(`crystal: warning: dropped a malformed message on ${m.subject} (seq ${m.seq}): ${body === undefined ? 'not JSON' : read.error}\n`)
+          } else {
+            const out = await registry.register([importCandidate(read.message, new Date())], { novelty: false })
+            const line = out.registered.length
+              ? { merged: out.registered[0].id, uuid: read.message.primitive.uuid, node: read.message.sender, origin_id: read.message.primitive.id }
+              : { already_held: out.rejected[0]?.duplicate_of ?? null, uuid: read.message.primitive.uuid, node: read.message.sender }
+            if ('merged' in line) counts.merged++
+            else counts.already_held++
+            for (const p of out.pruned) c.say(`archive: the caps removed ${p.id} (${p.reason})`)
+            if (o.json) process.stdout.write(JSON.stringify(line) + '\n')
+            else process.stdout.write('merged' in line ? `merged ${line.origin_id} from ${line.node} as ${line.merged}\n` : `already held: ${line.uuid} (as ${line.already_held})\n`)
+          }
+          if (o.catchUp && m.info.pending === 0) break
+        }
+        process.off('SIGINT', stop)
+        process.off('SIGTERM', stop)
+      } finally {
+        await nc.drain().catch(() => nc.close())
+        c.say(`archive: merged ${counts.merged}, already held ${counts.already_held}, dropped ${counts.dropped}`)
+      }
+    })
+}
