@@ -138,12 +138,16 @@ export class KuramotoModel {
   }
 
   /**
-   * Runs `steps` more steps and groups the oscillators by effective frequency over that window:
-   * sorted frequencies split wherever two neighbours differ by more than `tolerance`.
+   * Runs `steps` more steps (calling `onStep` after each) and groups the oscillators by effective
+   * frequency over that window: sorted frequencies split wherever two neighbours differ by more than
+   * `tolerance`.
    */
-  syncReport(steps: number, dt: number, tolerance = 0.01): SyncReport {
+  syncReport(steps: number, dt: number, tolerance = 0.01, onStep?: () => void): SyncReport {
     const start = Float64Array.from(this.theta)
-    this.run(steps, dt)
+    for (let s = 0; s < steps; s++) {
+      this.step(dt)
+      onStep?.()
+    }
     const span = steps * dt
     const freq = Array.from(this.theta, (t, i) => (t - start[i]) / span)
     const order = Array.from(freq.keys()).sort((a, b) => freq[a] - freq[b])
