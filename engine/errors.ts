@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'publish_failed'
   | 'bus_unavailable'
   | 'limit_exceeded'
+  | 'bad_message'
   | 'unauthorized'
   | 'internal'
 

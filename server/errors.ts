@@ -15,6 +15,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   publish_failed: 502,
   bus_unavailable: 503,
   limit_exceeded: 413,
+  bad_message: 500,
   unauthorized: 401,
   internal: 500,
 }

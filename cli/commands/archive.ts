@@ -2,25 +2,11 @@
 // those announced before it started (they are kept in a JetStream stream), then follows live until
 // stopped. Each uuid is kept once; malformed or foreign messages are dropped with a warning.
 import { jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream'
-import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node'
 import type { Command } from 'commander'
-import { readFile } from 'node:fs/promises'
 import { DISCOVERY_STREAM, readDiscovered, SUBJECTS } from '../../engine/contracts/swarm.js'
-import { CrystalError } from '../../engine/errors.js'
+import { connectBus } from '../../engine/bus/nats.node.js'
 import { importCandidate } from '../../engine/swarm/import.js'
 import type { CliContext } from '../context.js'
-
-/** Connects to SVC_NATS_URL (with SVC_NATS_CREDS when set), or says clearly why it cannot. */
-export async function connectBus(purpose: string): Promise<NatsConnection> {
-  const url = process.env.SVC_NATS_URL
-  if (!url) throw new CrystalError('bus_unavailable', `${purpose} needs the swarm's NATS server: set SVC_NATS_URL (for example nats://127.0.0.1:4222)`, { field: 'SVC_NATS_URL' })
-  const creds = process.env.SVC_NATS_CREDS
-  try {
-    return await connect({ servers: url, authenticator: creds ? credsAuthenticator(await readFile(creds)) : undefined, name: 'crystal', timeout: 5000 })
-  } catch (e) {
-    throw new CrystalError('bus_unavailable', `cannot reach NATS at ${url} (${(e as Error).message})`, { field: 'SVC_NATS_URL' })
-  }
-}
 
 export function registerArchive(cli: Command, ctx: () => CliContext): void {
   cli

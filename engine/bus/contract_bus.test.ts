@@ -1,0 +1,118 @@
+// The bus contract against a real nats-server: every subject's valid example passes; missing,
+// mistyped and renamed fields are refused on publish (nothing is sent) and dropped with a warning on
+// receipt; the consumer marks stale data stale.
+import { connect, type NatsConnection } from '@nats-io/transport-node'
+import { readFileSync } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { startNats, type RunningNats } from '../../server/testing.js'
+import { CONTRACTS } from '../contracts/consciousness.js'
+import { CrystalError } from '../errors.js'
+import { ContractBus, LiveValues } from './contract_bus.js'
+import { natsConnection } from './nats.node.js'
+
+const EXAMPLES: Record<string, [string, Record<string, unknown>]> = {
+  'SVC.consciousness': ['SVC.consciousness', { phi: 0.42, xi: 0.1, mean_order: 0.7, order: 0.72, mean_phase: 1.2, num_clusters: 2, consciousness_level: 'aware', dreaming: false }],
+  'SVC.dreams': ['SVC.dreams', { mode: 'deep', samples: 20, memories_strengthened: 14, hallucinations: 6, energy_before: 3.2, energy_after: 2.1, pruned_fraction: 0.5 }],
+  'QUEEN.phase.<agent>': ['QUEEN.phase.alpha', { agent: 'alpha', phase: 0.3, frequency: 1.1, order: 0.9 }],
+  'queen.event.dream.start': ['queen.event.dream.start', { mode: 'light', reason: 'idle for 10 minutes' }],
+  'queen.event.dream.end': ['queen.event.dream.end', { mode: 'light', duration_ms: 1200, memories_strengthened: 3, hallucinations: 1 }],
+  'SVC.exemplar.<agent_id>.<cluster_id>': ['SVC.exemplar.alpha.c1', { agent_id: 'alpha', cluster_id: 'c1', size: 12, frequency: 0.8, coherence: 0.95, phases: [0.1, 0.2, 0.3] }],
+}
+
+/** The three ways the issue names to break a message: a missing field, a wrong type, a renamed field. */
+function broken(body: Record<string, unknown>): [string, Record<string, unknown>][] {
+  const [field] = Object.keys(body)
+  const { [field]: value, ...rest } = body
+  return [
+    ['missing field', rest],
+    ['wrong type', { ...body, [field]: typeof value === 'string' ? 42 : 'forty-two' }],
+    ['renamed field', { ...rest, [`${field}_renamed`]: value }],
+  ]
+}
+
+let nats: RunningNats
+let nc: NatsConnection
+beforeAll(async () => {
+  nats = await startNats()
+  nc = await connect({ servers: nats.url })
+})
+afterAll(async () => {
+  await nc?.close()
+  await nats?.stop()
+})
+
+const settle = () => nc.flush().then(() => new Promise((r) => setTimeout(r, 50)))
+
+describe('the bus contract', () => {
+  test('there is an example for every subject', () => {
+    expect(Object.keys(EXAMPLES).sort()).toEqual(CONTRACTS.map((c) => c.pattern).sort())
+  })
+
+  for (const [pattern, [subject, body]] of Object.entries(EXAMPLES)) {
+    test(`${pattern}: the valid example goes through; broken ones are refused on publish and dropped on receipt`, async () => {
+      const warnings: string[] = []
+      const bus = new ContractBus(natsConnection(nc), 'test-node', (w) => warnings.push(w))
+      const received: Record<string, unknown>[] = []
+      const sub = bus.subscribe(subject, (m) => received.push(m))
+      const raw: string[] = []
+      const rawSub = nc.subscribe(subject, { callback: (_e, m) => raw.push(m.string()) })
+      await settle()
+
+      bus.publish(subject, body)
+      await settle()
+      expect(received).toHaveLength(1)
+      expect(received[0]).toMatchObject({ schema_version: 1, sender: 'test-node', ...body })
+
+      for (const [how, bad] of broken(body)) {
+        expect(() => bus.publish(subject, bad), how).toThrow(CrystalError)
+        expect(() => bus.publish(subject, bad), how).toThrow(`not publishing an invalid message on ${subject}`)
+        // and on receipt: sent raw, past the contract
+        nc.publish(subject, JSON.stringify({ schema_version: 1, ts: new Date().toISOString(), sender: 'rogue', ...bad }))
+      }
+      nc.publish(subject, 'not json')
+      await settle()
+      expect(raw).toHaveLength(1 + 4) // the valid one, and the four sent raw; none of the refused ones
+      expect(received).toHaveLength(1)
+      expect(bus.dropped.get(subject)).toBe(4)
+      expect(warnings).toHaveLength(4)
+      expect(warnings[0]).toMatch(new RegExp(`^warning: dropped an invalid message on ${subject.replace(/\./g, '\\.')} \\(1 so far\\): `))
+      expect(warnings.at(-1)).toContain('not JSON')
+      sub.unsubscribe()
+      rawSub.unsubscribe()
+    })
+  }
+
+  test('a subject token must agree with the message (QUEEN.phase.<agent>)', () => {
+    const bus = new ContractBus(natsConnection(nc), 'n', () => {})
+    expect(() => bus.publish('QUEEN.phase.beta', EXAMPLES['QUEEN.phase.<agent>'][1])).toThrow('/agent: is "alpha" but the subject says "beta"')
+    expect(() => bus.publish('SVC.unknown', {})).toThrow('no contract for subject SVC.unknown')
+  })
+
+  test('the JSON Schema files are the contracts (npm run schema writes them)', () => {
+    for (const c of CONTRACTS) {
+      const file = JSON.parse(readFileSync(new URL(`../contracts/json/${c.pattern.replace(/[<>]/g, '')}.schema.json`, import.meta.url), 'utf8'))
+      const { $schema, ...rest } = file
+      expect($schema).toContain('json-schema.org')
+      expect(rest).toEqual(JSON.parse(JSON.stringify(c.schema)))
+    }
+  })
+})
+
+describe('the consumer', () => {
+  test('keeps the last value and its last-seen time per subject, and marks it stale after three missed periods', async () => {
+    let now = 1_000_000
+    const live = new LiveValues(() => now)
+    const bus = new ContractBus(natsConnection(nc), 'n', () => {})
+    live.follow(bus, 'QUEEN.phase.*', 100)
+    await settle()
+    bus.publish('QUEEN.phase.alpha', EXAMPLES['QUEEN.phase.<agent>'][1])
+    bus.publish('QUEEN.phase.gamma', { ...EXAMPLES['QUEEN.phase.<agent>'][1], agent: 'gamma', phase: 2 })
+    await settle()
+    expect(live.values().map((v) => [v.subject, v.stale])).toEqual([['QUEEN.phase.alpha', false], ['QUEEN.phase.gamma', false]])
+    expect(live.values()[1].value.phase).toBe(2)
+    now += 300
+    expect(live.values().every((v) => !v.stale)).toBe(true)
+    now += 1
+    expect(live.values().every((v) => v.stale && v.age === 301)).toBe(true)
+  })
+})
