@@ -55,7 +55,11 @@ describe('the bus contract', () => {
       const received: Record<string, unknown>[] = []
       const sub = bus.subscribe(subject, (m) => received.push(m))
       const raw: string[] = []
-      const rawSub = nc.subscribe(subject, { callback: (_e, m) => raw.push(m.string()) })
+      const rawSub = nc.subscribe(subject, {
+        callback: (_e, m) => {
+          raw.push(m.string())
+        },
+      })
       await settle()
 
       bus.publish(subject, body)
