@@ -6,17 +6,22 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { timingSafeEqual } from 'node:crypto'
+import { hostname } from 'node:os'
 import { API_LIMITS } from '../engine/contracts/api.js'
 import { CrystalError } from '../engine/errors.js'
 import { loadCatalog } from '../engine/field/materials.node.js'
 import type { BackendChoice } from '../engine/field/select.js'
 import { createNodeEngine } from '../engine/node.js'
+import type { Engine } from '../engine/field/engine.js'
 import { FileRegistryStore } from '../engine/registry/file_store.node.js'
 import { limitsFromEnv, Registry } from '../engine/registry/registry.js'
 import pkg from '../package.json' with { type: 'json' }
 import { crystalRoutes } from './crystal/routes.js'
 import { CrystalService } from './crystal/service.js'
 import { problem, registerErrors } from './errors.js'
+import { ContractBus } from '../engine/bus/contract_bus.js'
+import { connectBus, natsConnection } from '../engine/bus/nats.node.js'
+import { ConsciousnessPublisher, DEFAULT_PERIOD_MS } from './consciousness/publisher.js'
 import { registryRoutes } from './registry/routes.js'
 
 export interface ServerOptions {
@@ -52,6 +57,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   const registry = () => new Registry(store, limits)
   const engine = await createNodeEngine({ backend: o.backend, size: o.size, material: catalog.get(o.material), seed: o.seed, report: o.report })
   const service = await CrystalService.start({ engine, dataDir: o.dataDir, backend: engine.backend })
+  const publisher = await startPublisher(engine, o.report ?? (() => {}))
 
   const app = Fastify({
     bodyLimit: API_LIMITS.body_bytes,
@@ -81,9 +87,13 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   }
   if (o.cors?.length) await app.register(cors, { origin: o.cors })
 
-  await app.register(crystalRoutes, { service, catalog, registry, open: (x) => createNodeEngine({ backend: o.backend, ...x }) })
+  await app.register(crystalRoutes, { service, catalog, registry, open: (x) => createNodeEngine({ backend: o.backend, ...x }), publisher: publisher?.publisher })
   await app.register(registryRoutes, { catalog, registry })
-  app.addHook('onClose', async () => service.close())
+  app.addHook('onClose', async () => {
+    publisher?.publisher.stop()
+    await publisher?.close()
+    await service.close()
+  })
   return { app, service }
 }
 
@@ -100,4 +110,27 @@ export async function serve(o: ServerOptions, say: (line: string) => void): Prom
     process.once('SIGINT', () => stop('SIGINT'))
     process.once('SIGTERM', () => stop('SIGTERM'))
   })
+}
+
+/** The node's id on the bus: SVC_CRYSTAL_NODE, or crystal-<host>, made a valid subject token. */
+export function nodeId(): string {
+  return (process.env.SVC_CRYSTAL_NODE || `crystal-${hostname()}`).replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 64)
+}
+
+/** With SVC_NATS_URL set, publishes the consciousness subjects from the live field; without it, nothing. */
+async function startPublisher(engine: Engine, say: (line: string) => void): Promise<{ publisher: ConsciousnessPublisher; close: () => Promise<void> } | undefined> {
+  if (!process.env.SVC_NATS_URL) return undefined
+  let nc
+  try {
+    nc = await connectBus('publishing')
+  } catch (e) {
+    say(`warning: not publishing to the bus: ${(e as Error).message}`)
+    return undefined
+  }
+  const period = Number(process.env.SVC_CONSCIOUSNESS_PERIOD_MS) || DEFAULT_PERIOD_MS
+  const bus = new ContractBus(natsConnection(nc), nodeId(), say)
+  const publisher = new ConsciousnessPublisher(engine, bus, period, say)
+  publisher.start()
+  say(`publishing the consciousness subjects to ${process.env.SVC_NATS_URL} every ${period} ms as ${bus.sender}`)
+  return { publisher, close: () => nc.drain().catch(() => nc.close()) }
 }

@@ -78,7 +78,7 @@ export function measure(model: KuramotoModel, o: MeasureOptions): ConsciousnessM
 }
 
 /** phi of the samples' covariance with PHI_RIDGE times the mean variance added to its diagonal. */
-function regularizedPhi(samples: number[][]): number {
+export function regularizedPhi(samples: number[][]): number {
   const m = samples[0].length
   const s = covariance(samples)
   let mean = 0

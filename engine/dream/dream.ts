@@ -56,6 +56,9 @@ export async function observeStability(engine: Engine, steps: number, samples: n
     const { u } = await engine.read()
     for (let i = 0; i < cells; i++) sum[i] += Math.abs(u[i])
     taken++
+    // a macrotask turn: on the CPU backend every await above resolves at once, and timers (a
+    // publisher, a server's other requests) would otherwise wait for the whole observation
+    await yieldToEventLoop()
   }
   for (let i = 0; i < cells; i++) sum[i] /= taken || 1
   return sum
@@ -73,6 +76,12 @@ export function smoothMask(mask: Float32Array, n: number, fields: number, passes
   const out = new Float32Array(mask.length)
   for (let f = 0; f < fields; f++) out.set(boxBlur(mask.subarray(f * n * n, (f + 1) * n * n), n, passes), f * n * n)
   return out
+}
+
+/** Lets timers and I/O run (setImmediate in Node, a zero timeout in a browser). */
+export function yieldToEventLoop(): Promise<void> {
+  const g = globalThis as { setImmediate?: (f: () => void) => void }
+  return new Promise((resolve) => (g.setImmediate ? g.setImmediate(resolve) : setTimeout(resolve, 0)))
 }
 
 /** The value below which `q` of the entries fall (nearest rank). */

@@ -12,17 +12,20 @@ import { check, parse } from '../../engine/lang/parse.js'
 import type { Registry } from '../../engine/registry/registry.js'
 import { limit, problem } from '../errors.js'
 import { FEED_INTERVAL_MS, type CrystalService } from './service.js'
+import type { ConsciousnessPublisher } from '../consciousness/publisher.js'
 
 export interface CrystalRoutesOptions {
   service: CrystalService
   catalog: MaterialCatalog
   registry: () => Registry
   open: (o: EngineOptions) => Promise<Engine>
+  /** Present when the server publishes to the bus: dreams are announced through it. */
+  publisher?: ConsciousnessPublisher
 }
 
 const problems = { 400: api.Problem, 401: api.Problem, 404: api.Problem, 413: api.Problem, 422: api.Problem }
 
-export const crystalRoutes: FastifyPluginAsync<CrystalRoutesOptions> = async (app, { service, catalog, registry, open }) => {
+export const crystalRoutes: FastifyPluginAsync<CrystalRoutesOptions> = async (app, { service, catalog, registry, open, publisher }) => {
   const changed = async () => ({ step: service.engine.step_count, memories: service.engine.memories.length, books: service.books })
   const tags = ['crystal']
 
@@ -44,8 +47,10 @@ export const crystalRoutes: FastifyPluginAsync<CrystalRoutesOptions> = async (ap
   })
 
   app.post<{ Body: Static<typeof api.DreamBody> }>('/crystal/dream', { schema: { tags, summary: 'Dream (light or deep)', body: api.DreamBody, response: { 200: api.DreamReply, ...problems } } }, async (req) => {
-    const [report] = await service.mutate((e) => e.dream(req.body.mode))
-    return report
+    return service.mutate(async (e) => {
+      const dream = async () => (await e.dream(req.body.mode))[0]
+      return publisher ? publisher.around(req.body.mode, dream) : dream()
+    })
   })
 
   app.post<{ Body: Static<typeof api.ProbeBody> }>('/crystal/probe', { schema: { tags, summary: 'Resonance of a text with the field', body: api.ProbeBody, response: { 200: api.ProbeReply, ...problems } } }, async (req) =>

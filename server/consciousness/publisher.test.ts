@@ -1,0 +1,62 @@
+// The publisher end to end: `crystal serve` with SVC_NATS_URL publishes the consciousness subjects
+// from the live field, valid by the contract, and keeps publishing while it dreams.
+import { connect, type NatsConnection } from '@nats-io/transport-node'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { ContractBus } from '../../engine/bus/contract_bus.js'
+import { natsConnection } from '../../engine/bus/nats.node.js'
+import { call, startNats, startServer, type RunningNats, type RunningServer } from '../testing.js'
+
+let nats: RunningNats
+let nc: NatsConnection
+let server: RunningServer
+const seen: { subject: string; message: Record<string, unknown>; at: number }[] = []
+const warnings: string[] = []
+
+beforeAll(async () => {
+  nats = await startNats()
+  nc = await connect({ servers: nats.url })
+  const bus = new ContractBus(natsConnection(nc), 'listener', (w) => warnings.push(w))
+  for (const subject of ['SVC.>', 'QUEEN.>', 'queen.>']) bus.subscribe(subject, (message, concrete) => seen.push({ subject: concrete, message, at: Date.now() }))
+  await nc.flush()
+  server = await startServer(['--size', '256', '--material', 'ideal_resonator'], { SVC_NATS_URL: nats.url, SVC_CONSCIOUSNESS_PERIOD_MS: '10', SVC_CRYSTAL_NODE: 'node-x' })
+})
+afterAll(async () => {
+  await server?.stop()
+  await nc?.close()
+  await nats?.stop()
+})
+
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+describe('the consciousness publisher', () => {
+  test('publishes SVC.consciousness, QUEEN.phase.<node> and exemplars from the live field, all valid', async () => {
+    expect(server.stderr()).toContain('publishing the consciousness subjects to')
+    await call(server.url, 'POST', '/crystal/write', { text: 'the cold glyph remembers' })
+    await call(server.url, 'POST', '/crystal/step', { steps: 200 })
+    await wait(400)
+    const consciousness = seen.filter((s) => s.subject === 'SVC.consciousness')
+    expect(consciousness.length).toBeGreaterThan(5)
+    const last = consciousness.at(-1)!.message
+    expect(last).toMatchObject({ sender: 'node-x', dreaming: false })
+    expect(last.order).toBeGreaterThan(0)
+    expect(seen.some((s) => s.subject === 'QUEEN.phase.node-x')).toBe(true)
+    expect(seen.some((s) => s.subject.startsWith('SVC.exemplar.node-x.'))).toBe(true)
+    expect(warnings).toEqual([]) // nothing the publisher sent broke the contract
+  })
+
+  test('keeps publishing while it dreams, flagged, between dream.start and dream.end; then SVC.dreams', async () => {
+    const r = await call(server.url, 'POST', '/crystal/dream', { mode: 'deep' })
+    expect(r.status).toBe(200)
+    await wait(100)
+    const start = seen.find((s) => s.subject === 'queen.event.dream.start')!
+    const end = seen.find((s) => s.subject === 'queen.event.dream.end')!
+    expect(start.message).toMatchObject({ mode: 'deep' })
+    expect(end.message).toMatchObject({ mode: 'deep', hallucinations: r.body.mutated_cells })
+    const during = seen.filter((s) => s.subject === 'SVC.consciousness' && s.message.dreaming === true)
+    expect(during.length).toBeGreaterThan(0)
+    for (const d of during) expect(d.at).toBeGreaterThanOrEqual(start.at)
+    const dreams = seen.find((s) => s.subject === 'SVC.dreams')!
+    expect(dreams.message).toMatchObject({ mode: 'deep', energy_before: r.body.energy_before, energy_after: r.body.energy_after })
+    expect(warnings).toEqual([])
+  })
+})
