@@ -13,6 +13,7 @@ import { registerPrimitives } from './commands/primitives.js'
 import { registerPublish } from './commands/publish.js'
 import { registerRun } from './commands/run.js'
 import { registerServe } from './commands/serve.js'
+import { registerWatch } from './commands/watch.js'
 import { contextOf, defaultDataDir } from './context.js'
 import { EXIT_STATUS } from './errors.js'
 
@@ -37,6 +38,7 @@ function program(): Command {
   registerPublish(cli, ctx)
   registerServe(cli, ctx)
   registerArchive(cli, ctx)
+  registerWatch(cli, ctx)
   registerBench(cli)
   return cli
 }

@@ -1,6 +1,7 @@
 // The publisher end to end: `crystal serve` with SVC_NATS_URL publishes the consciousness subjects
 // from the live field, valid by the contract, and keeps publishing while it dreams.
 import { connect, type NatsConnection } from '@nats-io/transport-node'
+import { spawn, spawnSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { ContractBus } from '../../engine/bus/contract_bus.js'
 import { natsConnection } from '../../engine/bus/nats.node.js'
@@ -58,5 +59,37 @@ describe('the consciousness publisher', () => {
     const dreams = seen.find((s) => s.subject === 'SVC.dreams')!
     expect(dreams.message).toMatchObject({ mode: 'deep', energy_before: r.body.energy_before, energy_after: r.body.energy_after })
     expect(warnings).toEqual([])
+  })
+})
+
+describe('crystal watch', () => {
+  const BIN = new URL('../../bin/crystal.js', import.meta.url).pathname
+
+  test('shows the live values with their age; --json when done', () => {
+    const r = spawnSync(process.execPath, [BIN, 'watch', '--duration', '0.6', '--period', '10', '--json'], { encoding: 'utf8', env: { ...process.env, SVC_NATS_URL: nats.url } })
+    expect(r.status).toBe(0)
+    const values = JSON.parse(r.stdout)
+    const c = values.find((v: { subject: string }) => v.subject === 'SVC.consciousness')
+    expect(c).toMatchObject({ stale: false, value: { sender: 'node-x' } })
+    expect(c.age).toBeLessThan(200)
+    expect(values.some((v: { subject: string }) => v.subject === 'QUEEN.phase.node-x')).toBe(true)
+  })
+
+  test('marks a subject stale once its publisher has been quiet for three periods', async () => {
+    const child = spawn(process.execPath, [BIN, 'watch', '--duration', '1.5', '--period', '10', '--json'], { env: { ...process.env, SVC_NATS_URL: nats.url } })
+    let out = ''
+    child.stdout.on('data', (d) => (out += d))
+    await wait(600)
+    await server.stop()
+    await new Promise((resolve) => child.on('exit', resolve))
+    const c = JSON.parse(out).find((v: { subject: string }) => v.subject === 'SVC.consciousness')
+    expect(c.stale).toBe(true)
+    expect(c.age).toBeGreaterThan(30)
+  })
+
+  test('without SVC_NATS_URL: a clear error, exit 1', () => {
+    const r = spawnSync(process.execPath, [BIN, 'watch', '--duration', '0.1'], { encoding: 'utf8', env: { ...process.env, SVC_NATS_URL: '' } })
+    expect(r.status).toBe(1)
+    expect(r.stderr.trim()).toBe("crystal: watch needs the swarm's NATS server: set SVC_NATS_URL (for example nats://127.0.0.1:4222)")
   })
 })
