@@ -7,5 +7,14 @@ export default defineConfig({
     hookTimeout: 120_000,
     // GPU tests share one Dawn device per file; files run in parallel forks (2 cores).
     pool: 'forks',
+    coverage: {
+      // the gate issue 7 sets: the consciousness core and the contracts, lines and functions
+      enabled: true,
+      provider: 'v8',
+      include: ['engine/consciousness/**/*.ts', 'engine/contracts/**/*.ts'],
+      exclude: ['**/*.test.ts'],
+      reporter: ['text-summary'],
+      thresholds: { lines: 80, functions: 80 },
+    },
   },
 })
