@@ -8,6 +8,7 @@ export const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   backend_unavailable: 1,
   registry_corrupt: 1,
   registry_busy: 1,
+  medium_corrupt: 1,
   not_found: 1,
   bad_program: 1,
   missing_credential: 1,

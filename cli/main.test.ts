@@ -321,12 +321,12 @@ describe('usage', () => {
   const env = { SVC_CRYSTAL_DATA_DIR: fresh('usage') }
 
   test('--help for every command, with examples where they help', () => {
-    for (const command of ['materials', 'evolve', 'explore', 'primitives', 'prune', 'run', 'publish', 'serve', 'archive', 'watch', 'bench']) {
+    for (const command of ['materials', 'evolve', 'explore', 'primitives', 'prune', 'run', 'publish', 'serve', 'archive', 'watch', 'write', 'ask', 'bench']) {
       const r = crystal(env, command, '--help')
       expect(r.status, command).toBe(0)
       expect(r.stdout, command).toContain(`Usage: crystal ${command}`)
     }
-    for (const command of ['materials', 'evolve', 'explore', 'primitives', 'run', 'serve', 'archive', 'watch']) expect(crystal(env, command, '--help').stdout).toContain('Examples:')
+    for (const command of ['materials', 'evolve', 'explore', 'primitives', 'run', 'serve', 'archive', 'watch', 'write', 'ask']) expect(crystal(env, command, '--help').stdout).toContain('Examples:')
     const top = crystal(env, '--help')
     expect(top.stdout).toContain('CRYSTAL_BACKEND')
     expect(crystal(env, '--version').stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/)

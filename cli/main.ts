@@ -9,6 +9,7 @@ import { registerArchive } from './commands/archive.js'
 import { registerBench } from './commands/bench.js'
 import { registerEvolve } from './commands/evolve.js'
 import { registerMaterials } from './commands/materials.js'
+import { registerMedium } from './commands/medium.js'
 import { registerPrimitives } from './commands/primitives.js'
 import { registerPublish } from './commands/publish.js'
 import { registerRun } from './commands/run.js'
@@ -39,6 +40,7 @@ function program(): Command {
   registerServe(cli, ctx)
   registerArchive(cli, ctx)
   registerWatch(cli, ctx)
+  registerMedium(cli, ctx)
   registerBench(cli)
   return cli
 }

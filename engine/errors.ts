@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'backend_unavailable'
   | 'registry_corrupt'
   | 'registry_busy'
+  | 'medium_corrupt'
   | 'not_found'
   | 'bad_program'
   | 'missing_credential'

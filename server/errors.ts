@@ -9,6 +9,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   backend_unavailable: 503,
   registry_corrupt: 503,
   registry_busy: 503,
+  medium_corrupt: 503,
   not_found: 404,
   bad_program: 422,
   missing_credential: 500,
