@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
-    include: ['engine/**/*.test.ts', 'cli/**/*.test.ts', 'server/**/*.test.ts'],
+    include: ['engine/**/*.test.ts', 'cli/**/*.test.ts', 'server/**/*.test.ts', 'e2e/**/*.test.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     // GPU tests share one Dawn device per file; files run in parallel forks (2 cores).

@@ -3,9 +3,12 @@
 // Later domains (station, markets, swarm) register here the same way.
 import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
+import fastifyStatic from '@fastify/static'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { timingSafeEqual } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { hostname } from 'node:os'
 import { API_LIMITS } from '../engine/contracts/api.js'
 import { CrystalError } from '../engine/errors.js'
@@ -89,6 +92,9 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
 
   await app.register(crystalRoutes, { service, catalog, registry, open: (x) => createNodeEngine({ backend: o.backend, ...x }), publisher: publisher?.publisher })
   await app.register(registryRoutes, { catalog, registry })
+  // the Observatory, built by `npm run build` (vite) into dist/app, beside dist/server
+  const observatory = fileURLToPath(new URL('../app/', import.meta.url))
+  if (existsSync(observatory)) await app.register(fastifyStatic, { root: observatory, prefix: '/', index: 'index.html', wildcard: false })
   app.addHook('onClose', async () => {
     publisher?.publisher.stop()
     await publisher?.close()

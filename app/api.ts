@@ -1,0 +1,42 @@
+// The server's REST API and live feed, as the Observatory uses them. Errors come back as the
+// problem+json detail, in words, for the control that caused them.
+
+export interface Books {
+  step: number
+  energy: number
+  bulk_loss: number
+  boundary_loss: number
+  saturation: number
+  noise_work: number
+  injected: number
+}
+
+export interface State {
+  step: number
+  size: number
+  field_size: number
+  material: string
+  temperature_k: number
+  backend: string
+  memories: number
+  field: number[]
+  books: Books
+  timeline: Books[]
+}
+
+export class ApiError extends Error {}
+
+export async function post<T>(path: string, body: unknown): Promise<T> {
+  const r = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const json = await r.json().catch(() => ({}))
+  if (!r.ok) throw new ApiError(json.detail ?? `the server answered ${r.status}`)
+  return json as T
+}
+
+/** Follows the server's state feed (server-sent events); returns a function that stops it. */
+export function follow(size: number, onState: (s: State) => void, onError: (message: string) => void): () => void {
+  const feed = new EventSource(`/crystal/feed?size=${size}`)
+  feed.addEventListener('state', (e) => onState(JSON.parse((e as MessageEvent).data)))
+  feed.onerror = () => onError('lost the live feed; retrying')
+  return () => feed.close()
+}

@@ -1,0 +1,37 @@
+// The Observatory's state (zustand): the latest field state from the feed, and per control its error.
+import { create } from 'zustand'
+import type { State } from './api'
+
+export type Control = 'write' | 'pulse' | 'resonate' | 'dream' | 'feed'
+
+export interface DreamReport {
+  mode: string
+  steps_observed: number
+  energy_before: number
+  energy_after: number
+  pruned_fraction: number
+  amplified_fraction: number
+  mutated_cells: number
+}
+
+interface Store {
+  state: State | undefined
+  errors: Partial<Record<Control, string>>
+  dream: DreamReport | undefined
+  pulse: { radius: number; amplitude: number; frequency: number; phase: number }
+  setState(s: State): void
+  setError(c: Control, message: string | undefined): void
+  setDream(r: DreamReport): void
+  setPulse(p: Partial<Store['pulse']>): void
+}
+
+export const useStore = create<Store>((set) => ({
+  state: undefined,
+  errors: {},
+  dream: undefined,
+  pulse: { radius: 0.05, amplitude: 1, frequency: 0, phase: 0 },
+  setState: (state) => set({ state }),
+  setError: (c, message) => set((s) => ({ errors: { ...s.errors, [c]: message } })),
+  setDream: (dream) => set({ dream }),
+  setPulse: (p) => set((s) => ({ pulse: { ...s.pulse, ...p } })),
+}))

@@ -1,0 +1,102 @@
+// The controls that change the server's field: WRITE, PULSE (placed by clicking the field), RESONATE
+// and DREAM. Each shows its own error, in words, next to it.
+import { useState } from 'react'
+import { post } from '../api'
+import { useStore, type Control, type DreamReport } from '../store'
+
+function useAction(control: Control) {
+  const setError = useStore((s) => s.setError)
+  const error = useStore((s) => s.errors[control])
+  const [busy, setBusy] = useState(false)
+  const run = async (work: () => Promise<unknown>) => {
+    setBusy(true)
+    setError(control, undefined)
+    try {
+      await work()
+    } catch (e) {
+      setError(control, (e as Error).message)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return { run, busy, error }
+}
+
+function ErrorLine({ id, error }: { id: string; error: string | undefined }) {
+  return error ? <p className="error" role="alert" id={id}>{error}</p> : null
+}
+
+export function Controls() {
+  const write = useAction('write')
+  const resonate = useAction('resonate')
+  const dream = useAction('dream')
+  const pulseError = useStore((s) => s.errors.pulse)
+  const pulse = useStore((s) => s.pulse)
+  const setPulse = useStore((s) => s.setPulse)
+  const report = useStore((s) => s.dream)
+  const setDream = useStore((s) => s.setDream)
+  const [text, setText] = useState('the cold glyph remembers')
+  const [importance, setImportance] = useState('1')
+  const [steps, setSteps] = useState('200')
+
+  return (
+    <div className="controls">
+      <form onSubmit={(e) => (e.preventDefault(), write.run(() => post('/crystal/write', { text, importance: Number(importance) })))} aria-describedby="write-error">
+        <h3>Write</h3>
+        <label>
+          text <input value={text} onChange={(e) => setText(e.target.value)} name="text" />
+        </label>
+        <label>
+          importance <input value={importance} onChange={(e) => setImportance(e.target.value)} name="importance" inputMode="decimal" size={5} />
+        </label>
+        <button disabled={write.busy}>Write</button>
+        <ErrorLine id="write-error" error={write.error} />
+      </form>
+
+      <fieldset aria-describedby="pulse-error">
+        <legend>Pulse (click the field)</legend>
+        {(['radius', 'amplitude', 'frequency', 'phase'] as const).map((k) => (
+          <label key={k}>
+            {k} <input name={`pulse-${k}`} value={pulse[k]} size={5} inputMode="decimal" onChange={(e) => setPulse({ [k]: Number(e.target.value) })} />
+          </label>
+        ))}
+        <ErrorLine id="pulse-error" error={pulseError} />
+      </fieldset>
+
+      <form onSubmit={(e) => (e.preventDefault(), resonate.run(() => post('/crystal/step', { steps: Number(steps) })))} aria-describedby="resonate-error">
+        <h3>Resonate</h3>
+        <label>
+          steps <input value={steps} onChange={(e) => setSteps(e.target.value)} name="steps" inputMode="numeric" size={7} />
+        </label>
+        <button disabled={resonate.busy}>Resonate</button>
+        <ErrorLine id="resonate-error" error={resonate.error} />
+      </form>
+
+      <div className="dream" aria-describedby="dream-error">
+        <h3>Dream</h3>
+        {(['light', 'deep'] as const).map((mode) => (
+          <button key={mode} disabled={dream.busy} onClick={() => dream.run(async () => setDream(await post<DreamReport>('/crystal/dream', { mode })))}>
+            Dream {mode}
+          </button>
+        ))}
+        <ErrorLine id="dream-error" error={dream.error} />
+        {report && (
+          <dl className="report" data-testid="dream-report">
+            <dt>mode</dt>
+            <dd>{report.mode}</dd>
+            <dt>energy</dt>
+            <dd>
+              {report.energy_before.toPrecision(4)} → {report.energy_after.toPrecision(4)}
+            </dd>
+            <dt>pruned</dt>
+            <dd>{(100 * report.pruned_fraction).toFixed(0)}%</dd>
+            <dt>amplified</dt>
+            <dd>{(100 * report.amplified_fraction).toFixed(0)}%</dd>
+            <dt>kicks</dt>
+            <dd>{report.mutated_cells}</dd>
+          </dl>
+        )}
+      </div>
+    </div>
+  )
+}

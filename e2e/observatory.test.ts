@@ -1,0 +1,95 @@
+// The Observatory in a real browser against a real server: each control works end to end and the
+// view reflects it; errors appear beside their control; the controls work from the keyboard; no
+// console errors. Screenshots go to e2e/screenshots/.
+import { mkdirSync } from 'node:fs'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { startServer, type RunningServer } from '../server/testing.js'
+import { launch } from './browser.js'
+
+const SHOTS = new URL('./screenshots/', import.meta.url).pathname
+let server: RunningServer
+let browser: Browser
+let page: Page
+const consoleErrors: string[] = []
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true })
+  server = await startServer(['--size', '64', '--material', 'europium_crystal'])
+  browser = await launch()
+  page = await browser.newPage({ viewport: { width: 1280, height: 860 } })
+  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()))
+  page.on('pageerror', (e) => consoleErrors.push(e.message))
+  await page.goto(server.url + '/')
+})
+afterAll(async () => {
+  await browser?.close()
+  await server?.stop()
+})
+
+const status = () => page.getByTestId('status').textContent()
+
+describe('the Observatory, server mode', () => {
+  test('opens on the live field, connected to the server', async () => {
+    await expect.poll(status).toMatch(/^step 0 · 0 memories · energy/)
+    expect(await page.getByTestId('mode').textContent()).toMatch(/^Server · cpu · europium_crystal · N = 64$/)
+    expect(await page.title()).toBe('Resonant Crystal Observatory')
+  })
+
+  test('WRITE puts a memory into the field; a click on the field places a pulse', async () => {
+    await page.getByLabel('text').fill('the cold glyph remembers')
+    await page.getByRole('button', { name: 'Write' }).click()
+    await expect.poll(status).toMatch(/0 · 1 memory · /)
+    const before = await status()
+    await page.getByTestId('field').click({ position: { x: 300, y: 200 } })
+    await expect.poll(status).not.toBe(before) // the energy changed
+    await page.screenshot({ path: SHOTS + 'observatory-written.png' })
+  })
+
+  test('RESONATE advances the field and the timeline grows, with values under the pointer', async () => {
+    await page.getByLabel('steps').fill('300')
+    await page.getByRole('button', { name: 'Resonate' }).click()
+    await expect.poll(status).toMatch(/^step 300 · /)
+    await expect.poll(() => page.locator('.timeline polyline').count()).toBe(3)
+    const box = (await page.locator('.timeline svg').boundingBox())!
+    await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2)
+    await expect.poll(() => page.getByTestId('timeline-values').textContent()).toMatch(/^step \d+: energy [\d.e+-]+/)
+  })
+
+  test('DREAM shows its report', async () => {
+    await page.getByRole('button', { name: 'Dream deep' }).click()
+    const report = page.getByTestId('dream-report')
+    await report.waitFor()
+    expect(await report.textContent()).toMatch(/modedeepenergy[\d.]+ → [\d.]+pruned\d+%amplified\d+%kicks\d+/)
+    await page.screenshot({ path: SHOTS + 'observatory-dreamed.png' })
+  })
+
+  test('a server error appears beside the control that caused it, in words', async () => {
+    await page.getByLabel('steps').fill('500000')
+    await page.getByRole('button', { name: 'Resonate' }).click()
+    const error = page.locator('#resonate-error')
+    await error.waitFor()
+    expect(await error.textContent()).toBe('steps is 500000, over the limit of 100000 (steps_per_request)')
+    expect(await page.locator('#write-error').count()).toBe(0)
+  })
+
+  test('the controls work from the keyboard', async () => {
+    await page.getByLabel('text').focus()
+    await page.keyboard.press('Control+A')
+    await page.keyboard.type('typed without a mouse')
+    await page.keyboard.press('Enter') // submits the Write form
+    await expect.poll(status).toMatch(/ · 2 memories/)
+    const before = Number((await status())!.match(/^step (\d+)/)![1])
+    await page.getByLabel('steps').focus()
+    await page.keyboard.press('Control+A')
+    await page.keyboard.type('10')
+    await page.keyboard.press('Tab') // to the Resonate button
+    await page.keyboard.press('Enter')
+    await expect.poll(status).toMatch(new RegExp(`^step ${before + 10} · `))
+  })
+
+  test('no console errors (but the one 413 the error test asked for, which Chromium logs for any 4xx)', () => {
+    expect(consoleErrors.filter((e) => !e.includes('status of 413'))).toEqual([])
+    expect(consoleErrors.filter((e) => e.includes('status of 413'))).toHaveLength(1)
+  })
+})
