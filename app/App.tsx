@@ -4,6 +4,7 @@ import { useEffect } from 'react'
 import { follow, post } from './api'
 import { useStore } from './store'
 import { Controls } from './views/Controls'
+import { Lab } from './views/Lab'
 import { FieldView } from './views/FieldView'
 import { Timeline } from './views/Timeline'
 
@@ -15,8 +16,9 @@ export function App() {
   const setError = useStore((s) => s.setError)
   const feedError = useStore((s) => s.errors.feed)
   const pulse = useStore((s) => s.pulse)
+  const setJob = useStore((s) => s.setJob)
 
-  useEffect(() => follow(128, (s) => (setState(s), setError('feed', undefined)), (m) => setError('feed', m)), [setState, setError])
+  useEffect(() => follow(128, (s) => (setState(s), setError('feed', undefined)), (m) => setError('feed', m), setJob), [setState, setError, setJob])
 
   const place = (x: number, y: number) => {
     setError('pulse', undefined)
@@ -46,6 +48,7 @@ export function App() {
             {state ? `step ${state.step} · ${state.memories} ${state.memories === 1 ? 'memory' : 'memories'} · energy ${state.books.energy.toPrecision(4)}` : 'connecting to the field ...'}
           </p>
           <Timeline points={state?.timeline ?? []} />
+          <Lab />
         </section>
         <aside>
           <Controls />

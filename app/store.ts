@@ -1,8 +1,8 @@
 // The Observatory's state (zustand): the latest field state from the feed, and per control its error.
 import { create } from 'zustand'
-import type { State } from './api'
+import type { Job, State } from './api'
 
-export type Control = 'write' | 'pulse' | 'resonate' | 'dream' | 'feed'
+export type Control = 'write' | 'pulse' | 'resonate' | 'dream' | 'feed' | 'conditions' | 'evolve' | 'run'
 
 export interface DreamReport {
   mode: string
@@ -18,10 +18,12 @@ interface Store {
   state: State | undefined
   errors: Partial<Record<Control, string>>
   dream: DreamReport | undefined
+  jobs: Record<string, Job>
   pulse: { radius: number; amplitude: number; frequency: number; phase: number }
   setState(s: State): void
   setError(c: Control, message: string | undefined): void
   setDream(r: DreamReport): void
+  setJob(j: Job): void
   setPulse(p: Partial<Store['pulse']>): void
 }
 
@@ -29,9 +31,11 @@ export const useStore = create<Store>((set) => ({
   state: undefined,
   errors: {},
   dream: undefined,
+  jobs: {},
   pulse: { radius: 0.05, amplitude: 1, frequency: 0, phase: 0 },
   setState: (state) => set({ state }),
   setError: (c, message) => set((s) => ({ errors: { ...s.errors, [c]: message } })),
   setDream: (dream) => set({ dream }),
+  setJob: (job) => set((s) => ({ jobs: { ...s.jobs, [job.id]: job } })),
   setPulse: (p) => set((s) => ({ pulse: { ...s.pulse, ...p } })),
 }))

@@ -88,8 +88,45 @@ describe('the Observatory, server mode', () => {
     await expect.poll(status).toMatch(new RegExp(`^step ${before + 10} · `))
   })
 
-  test('no console errors (but the one 413 the error test asked for, which Chromium logs for any 4xx)', () => {
-    expect(consoleErrors.filter((e) => !e.includes('status of 413'))).toEqual([])
-    expect(consoleErrors.filter((e) => e.includes('status of 413'))).toHaveLength(1)
+  test('the conditions change the material and temperature of the field', async () => {
+    await page.locator('select[name="material"]').selectOption('silicon')
+    await page.getByLabel('temperature (K)').fill('77')
+    await page.getByRole('button', { name: 'Apply' }).click()
+    await expect.poll(() => page.getByTestId('mode').textContent()).toMatch(/· silicon ·/)
+  })
+
+  test('EVOLVE runs on the server with live progress, and says what it registered', async () => {
+    await page.locator('select[name="evolve-material"]').selectOption('vacuum')
+    await page.getByLabel('generations').fill('2')
+    await page.getByLabel('population').fill('4')
+    await page.locator('input[name="evolve-size"]').fill('32')
+    await page.getByRole('button', { name: 'Evolve' }).click()
+    const registered = page.getByTestId('evolve-registered')
+    await registered.waitFor({ timeout: 60_000 })
+    expect(await registered.textContent()).toMatch(/^(CRY-\d{6}( CRY-\d{6})*|nothing new)$/)
+    expect(await page.getByTestId('evolve-progress').textContent()).toMatch(/^done · best fitness [\d.]+ · registered \d+/)
+  })
+
+  test('the program editor runs a .crystal program and shows its trace; errors come with line and column', async () => {
+    await page.getByRole('button', { name: 'Run' }).click()
+    const trace = page.getByTestId('program-trace')
+    await trace.waitFor()
+    expect(await trace.textContent()).toMatch(/^2 {2}material europium_crystal[\s\S]*probe "the cold glyph remembers": resonance/)
+    await page.getByLabel('program').fill('PULSE 0.5\nMATERIAL unobtainium')
+    await page.getByRole('button', { name: 'Run' }).click()
+    const errors = page.getByTestId('program-errors')
+    await errors.waitFor()
+    expect(await errors.locator('li').allTextContents()).toEqual([
+      'line 1, column 1: PULSE takes 2 to 6 arguments, got 1 (PULSE x y [radius] [amplitude] [frequency] [phase])',
+      expect.stringMatching(/^line 2, column 10: unknown material "unobtainium"/),
+    ])
+    expect(await page.locator('#run-error').textContent()).toBe('the program has 2 errors; nothing was run')
+    await page.screenshot({ path: SHOTS + 'observatory-lab.png', fullPage: true })
+  })
+
+  test('no console errors (but the 413 and 422 the error tests asked for: Chromium logs any 4xx)', () => {
+    const deliberate = (e: string) => e.includes('status of 413') || e.includes('status of 422')
+    expect(consoleErrors.filter((e) => !deliberate(e))).toEqual([])
+    expect(consoleErrors.filter(deliberate)).toHaveLength(2)
   })
 })

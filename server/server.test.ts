@@ -75,6 +75,17 @@ describe('every route', () => {
     isProblem(await call(s.url, 'POST', '/crystal/recall', { text: 'glyph', k: 0 }), 400)
   })
 
+  test('POST /crystal/conditions changes material, temperature and noise; refuses what is not there', async () => {
+    const r = await call(s.url, 'POST', '/crystal/conditions', { material: 'silicon', temperature_k: 77, noise: 0.001 })
+    expect(r.status).toBe(200)
+    conforms(api.ConditionsReply, r.body)
+    expect(r.body).toMatchObject({ material: 'silicon', temperature_k: 77, noise: 0.001 })
+    expect((await call(s.url, 'GET', '/crystal/state')).body).toMatchObject({ material: 'silicon', temperature_k: 77 })
+    isProblem(await call(s.url, 'POST', '/crystal/conditions', { material: 'unobtainium' }), 422, 'unknown material')
+    isProblem(await call(s.url, 'POST', '/crystal/conditions', { temperature_k: -1 }), 400)
+    await call(s.url, 'POST', '/crystal/conditions', { material: 'ideal_resonator', temperature_k: 0, noise: 0 })
+  })
+
   test('POST /crystal/run runs a program; errors come back with their lines and columns', async () => {
     const ok = await call(s.url, 'POST', '/crystal/run', { program: 'MATERIAL vacuum\nWRITE "x"\nRESONATE 20\nPROBE "x"' })
     expect(ok.status).toBe(200)
@@ -178,6 +189,7 @@ describe('the OpenAPI document', () => {
         'GET /materials',
         'GET /primitives',
         'GET /primitives/{id}',
+        'POST /crystal/conditions',
         'POST /crystal/dream',
         'POST /crystal/evolve',
         'POST /crystal/probe',

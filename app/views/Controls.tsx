@@ -4,7 +4,7 @@ import { useState } from 'react'
 import { post } from '../api'
 import { useStore, type Control, type DreamReport } from '../store'
 
-function useAction(control: Control) {
+export function useAction(control: Control) {
   const setError = useStore((s) => s.setError)
   const error = useStore((s) => s.errors[control])
   const [busy, setBusy] = useState(false)
@@ -22,7 +22,7 @@ function useAction(control: Control) {
   return { run, busy, error }
 }
 
-function ErrorLine({ id, error }: { id: string; error: string | undefined }) {
+export function ErrorLine({ id, error }: { id: string; error: string | undefined }) {
   return error ? <p className="error" role="alert" id={id}>{error}</p> : null
 }
 

@@ -40,7 +40,7 @@ export function Timeline({ points }: { points: Books[] }) {
             <text x={sx(x0 + t * (x1 - x0))} y={H - 10} textAnchor="middle">{Math.round(x0 + t * (x1 - x0))}</text>
           </g>
         ))}
-        <text x={W - PAD.right} y={H - 10} textAnchor="end" className="axis-label">step</text>
+        <text x={W - PAD.right} y={H - PAD.bottom - 6} textAnchor="end" className="axis-label">step →</text>
         {SERIES.map((s) => (
           <polyline key={s.key} fill="none" stroke={s.colour} strokeWidth={1.6} points={points.map((p) => `${sx(p.step)},${sy(p[s.key])}`).join(' ')} />
         ))}

@@ -36,6 +36,15 @@ export const EvolveBody = Type.Object(
   },
   { additionalProperties: false },
 )
+export const ConditionsBody = Type.Object(
+  {
+    material: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    temperature_k: Type.Optional(Finite({ minimum: 0, maximum: 10000 })),
+    noise: Type.Optional(Finite({ minimum: 0, maximum: 1 })),
+  },
+  { additionalProperties: false },
+)
+export const ConditionsReply = Type.Object({ material: Type.String(), temperature_k: Type.Number(), noise: Type.Number(), step: Type.Integer() })
 export const RunBody = Type.Object({ program: Type.String({ maxLength: API_LIMITS.program_length }) }, { additionalProperties: false })
 
 export const Books = Type.Object({

@@ -61,6 +61,21 @@ export const crystalRoutes: FastifyPluginAsync<CrystalRoutesOptions> = async (ap
     hits: await service.exclusive((e) => e.recall(req.body.text, req.body.k ?? 5)),
   }))
 
+  app.post<{ Body: Static<typeof api.ConditionsBody> }>(
+    '/crystal/conditions',
+    { schema: { tags, summary: 'Change the material, temperature or noise of the field', body: api.ConditionsBody, response: { 200: api.ConditionsReply, ...problems } } },
+    async (req) => {
+      const b = req.body
+      const material = b.material === undefined ? undefined : catalog.get(b.material)
+      return service.mutate(async (e) => {
+        if (material) e.setMaterial(material)
+        if (b.temperature_k !== undefined) e.setTemperature(b.temperature_k)
+        if (b.noise !== undefined) e.setNoise(b.noise)
+        return { material: e.material.name, temperature_k: e.temperature_k, noise: e.noise, step: e.step_count }
+      })
+    },
+  )
+
   app.post<{ Body: Static<typeof api.EvolveBody> }>('/crystal/evolve', { schema: { tags, summary: 'Start an evolve job (progress on the feed)', body: api.EvolveBody, response: { 202: api.JobSchema, ...problems } } }, async (req, reply) => {
     const b = req.body
     if (b.generations > api.API_LIMITS.generations) throw limit('generations', b.generations, api.API_LIMITS.generations, 'generations')
