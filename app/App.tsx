@@ -1,14 +1,15 @@
 // The Observatory: a tab bar (room for the Primitives, Markets, Swarm and Station views later issues
 // add) over the live field, its decay timeline and the controls. Mode: the server's engine.
-import { useEffect } from 'react'
+import { useEffect, useState } from 'react'
 import { follow, post } from './api'
 import { useStore } from './store'
 import { Controls } from './views/Controls'
 import { Lab } from './views/Lab'
+import { Primitives } from './views/Primitives'
 import { FieldView } from './views/FieldView'
 import { Timeline } from './views/Timeline'
 
-const TABS = ['Observatory'] as const
+const TABS = ['Observatory', 'Primitives'] as const
 
 export function App() {
   const state = useStore((s) => s.state)
@@ -17,6 +18,7 @@ export function App() {
   const feedError = useStore((s) => s.errors.feed)
   const pulse = useStore((s) => s.pulse)
   const setJob = useStore((s) => s.setJob)
+  const [tab, setTab] = useState<(typeof TABS)[number]>('Observatory')
 
   useEffect(() => follow(128, (s) => (setState(s), setError('feed', undefined)), (m) => setError('feed', m), setJob), [setState, setError, setJob])
 
@@ -31,7 +33,7 @@ export function App() {
         <h1>Resonant Crystal</h1>
         <nav role="tablist" aria-label="views">
           {TABS.map((t) => (
-            <button key={t} role="tab" aria-selected="true">
+            <button key={t} role="tab" aria-selected={tab === t} onClick={() => setTab(t)}>
               {t}
             </button>
           ))}
@@ -41,7 +43,7 @@ export function App() {
         </span>
       </header>
       {feedError && <p className="error" role="alert">{feedError}</p>}
-      <main>
+      <main hidden={tab !== 'Observatory'}>
         <section className="view">
           <FieldView state={state} onPick={place} />
           <p className="status" data-testid="status">
@@ -54,6 +56,7 @@ export function App() {
           <Controls />
         </aside>
       </main>
+      {tab === 'Primitives' && <Primitives />}
     </div>
   )
 }

@@ -114,6 +114,8 @@ export const PrimitivesQuery = Type.Object(
     class: Type.Optional(Type.Union(CLASS_TOKENS.map((c) => Type.Literal(c)))),
     offset: Type.Optional(Type.Integer({ minimum: 0 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+    sort: Type.Optional(Type.Union([Type.Literal('id'), Type.Literal('persistence'), Type.Literal('noise_tolerance'), Type.Literal('quality')])),
+    order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
   },
   { additionalProperties: false },
 )

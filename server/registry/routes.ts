@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { Static } from '@sinclair/typebox'
 import * as api from '../../engine/contracts/api.js'
 import type { MaterialCatalog } from '../../engine/field/materials.js'
-import type { Registry } from '../../engine/registry/registry.js'
+import { quality, type Registry } from '../../engine/registry/registry.js'
 
 export interface RegistryRoutesOptions {
   catalog: MaterialCatalog
@@ -13,12 +13,19 @@ export interface RegistryRoutesOptions {
 export const registryRoutes: FastifyPluginAsync<RegistryRoutesOptions> = async (app, { catalog, registry }) => {
   app.get<{ Querystring: Static<typeof api.PrimitivesQuery> }>(
     '/primitives',
-    { schema: { tags: ['registry'], summary: 'Primitives, filtered and paged', querystring: api.PrimitivesQuery, response: { 200: api.PrimitivesReply, 400: api.Problem, 404: api.Problem } } },
+    { schema: { tags: ['registry'], summary: 'Primitives, filtered, sorted and paged', querystring: api.PrimitivesQuery, response: { 200: api.PrimitivesReply, 400: api.Problem, 404: api.Problem } } },
     async (req) => {
       const q = req.query
       const reg = registry()
       const base = q.similar_to ? (await reg.similar(q.similar_to, 500)).map((h) => h.primitive) : await reg.list()
       const all = base.filter((p) => (!q.material || p.material === q.material) && (!q.class || p.class === q.class) && (q.min_persistence === undefined || p.persistence >= q.min_persistence))
+      // similar_to keeps similarity order unless a sort is asked for
+      if (q.sort || !q.similar_to) {
+        const key = q.sort ?? 'id'
+        const value = (p: (typeof all)[number]) => (key === 'quality' ? quality(p) : key === 'id' ? 0 : p[key])
+        const sign = (q.order ?? (key === 'id' ? 'asc' : 'desc')) === 'asc' ? 1 : -1
+        all.sort((a, b) => sign * (value(a) - value(b) || a.id.localeCompare(b.id)))
+      }
       const offset = q.offset ?? 0
       const limit = q.limit ?? 50
       return { total: all.length, offset, limit, items: all.slice(offset, offset + limit) }

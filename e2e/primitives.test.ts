@@ -1,0 +1,88 @@
+// The primitive browser in a real browser: paging, server-side sorting, filters, the detail view
+// (signature image, metrics, lineage graph, similar primitives), by mouse and by keyboard.
+import { mkdirSync } from 'node:fs'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { call, startServer, type RunningServer } from '../server/testing.js'
+import { launch } from './browser.js'
+
+const SHOTS = new URL('./screenshots/', import.meta.url).pathname
+let server: RunningServer
+let browser: Browser
+let page: Page
+const consoleErrors: string[] = []
+const rowIds = () => page.locator('[data-testid="primitives-table"] tbody tr td:first-child').allTextContents()
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true })
+  server = await startServer(['--size', '32'])
+  // a registry to browse: a real evolve through the API
+  let job = (await call(server.url, 'POST', '/crystal/evolve', { material: 'vacuum', generations: 3, population: 8, size: 32, seed: 4 })).body
+  while (job.status === 'running') {
+    await new Promise((r) => setTimeout(r, 100))
+    job = (await call(server.url, 'GET', `/crystal/jobs/${job.id}`)).body
+  }
+  browser = await launch()
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()))
+  page.on('pageerror', (e) => consoleErrors.push(e.message))
+  await page.goto(server.url + '/')
+  await page.getByRole('tab', { name: 'Primitives' }).click()
+})
+afterAll(async () => {
+  await browser?.close()
+  await server?.stop()
+})
+
+describe('the primitive browser', () => {
+  test('pages through the registry', async () => {
+    const total = (await call(server.url, 'GET', '/primitives?limit=1')).body.total
+    expect(total).toBeGreaterThan(5)
+    await page.locator('select[name="page-size"]').selectOption('5')
+    await expect.poll(() => page.getByTestId('page').textContent()).toBe(`1–5 of ${total}`)
+    expect(await rowIds()).toEqual(['CRY-000001', 'CRY-000002', 'CRY-000003', 'CRY-000004', 'CRY-000005'])
+    await page.getByRole('button', { name: 'Next' }).click()
+    await expect.poll(() => page.getByTestId('page').textContent()).toMatch(new RegExp(`^6–${Math.min(10, total)} of ${total}$`))
+    await page.getByRole('button', { name: 'Previous' }).click()
+  })
+
+  test('sorts on the server by the column asked for', async () => {
+    await page.getByRole('button', { name: 'Persistence %' }).click()
+    const expected = (await call(server.url, 'GET', '/primitives?sort=persistence&order=desc&limit=5')).body.items.map((p: { id: string }) => p.id)
+    await expect.poll(rowIds).toEqual(expected)
+    expect(await page.locator('th[aria-sort="descending"]').textContent()).toContain('Persistence %')
+  })
+
+  test('filters by class', async () => {
+    const cls = (await call(server.url, 'GET', '/primitives?limit=1')).body.items[0].class
+    await page.locator('select[name="filter-class"]').selectOption(cls)
+    await expect.poll(async () => (await page.locator('[data-testid="primitives-table"] tbody tr td:nth-child(2)').allTextContents()).every((c) => c === cls)).toBe(true)
+    await page.locator('select[name="filter-class"]').selectOption('')
+  })
+
+  test('a primitive in detail: signature image, metrics, lineage graph, similar ones; reached by keyboard', async () => {
+    // the latest one has ancestors
+    const withLineage = (await call(server.url, 'GET', '/primitives?limit=500')).body.items.find((p: { lineage: string[] }) => p.lineage.length)
+    expect(withLineage).toBeDefined()
+    await page.getByRole('button', { name: 'ID' }).click() // back to id order
+    await page.locator('input[name="filter-material"]').fill('vacuum')
+    await page.locator('select[name="page-size"]').selectOption('50')
+    const link = page.getByRole('button', { name: withLineage.id, exact: true })
+    await link.focus()
+    await page.keyboard.press('Enter')
+    const detail = page.getByTestId('primitive-detail')
+    await detail.waitFor()
+    expect(await detail.locator('h2').textContent()).toBe(`${withLineage.id} ${withLineage.class}`)
+    expect(await page.getByTestId('signature').getAttribute('width')).toBe('16')
+    expect(await detail.textContent()).toContain('persistence')
+    // the ancestors are fetched as the graph draws
+    const nodes = () => page.getByTestId('lineage').locator('text').allTextContents()
+    await expect.poll(nodes).toEqual(expect.arrayContaining([withLineage.id, ...withLineage.lineage]))
+    await expect.poll(() => page.getByTestId('similar').locator('li').count()).toBeGreaterThan(0)
+    await page.screenshot({ path: SHOTS + 'primitives.png', fullPage: true })
+  })
+
+  test('no console errors', () => {
+    expect(consoleErrors).toEqual([])
+  })
+})
