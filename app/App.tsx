@@ -1,7 +1,9 @@
 // The Observatory: a tab bar (room for the Primitives, Markets, Swarm and Station views later issues
 // add) over the live field, its decay timeline and the controls. Mode: the server's engine.
 import { useEffect, useState } from 'react'
-import { follow, post } from './api'
+import { follow, get, type State } from './api'
+import { serverDriver, TabDriver } from './driver'
+import { openTabEngine } from './tab'
 import { useStore } from './store'
 import { Controls } from './views/Controls'
 import { Lab } from './views/Lab'
@@ -20,11 +22,41 @@ export function App() {
   const setJob = useStore((s) => s.setJob)
   const [tab, setTab] = useState<(typeof TABS)[number]>('Observatory')
 
-  useEffect(() => follow(128, (s) => (setState(s), setError('feed', undefined)), (m) => setError('feed', m), setJob), [setState, setError, setJob])
+  const driver = useStore((s) => s.driver)
+  const engine = useStore((s) => s.engine)
+  const setDriver = useStore((s) => s.setDriver)
+
+  // the server's states arrive on its feed; in This tab mode the tab's driver publishes instead
+  useEffect(
+    () => follow(128, (s) => (useStore.getState().driver.kind === 'server' ? setState(s) : undefined, setError('feed', undefined)), (m) => setError('feed', m), setJob),
+    [setState, setError, setJob],
+  )
+
+  const switchTo = async (kind: 'server' | 'tab') => {
+    if (kind === driver.kind) return
+    driver.close()
+    if (kind === 'server') {
+      setDriver(serverDriver, 'Server')
+      // the feed only speaks on change: fetch the server's field now rather than keep showing the tab's
+      get<State>('/crystal/state?size=128').then(setState, (e: Error) => setError('feed', e.message))
+      return
+    }
+    setDriver(serverDriver, 'This tab · starting the engine ...')
+    try {
+      const like = useStore.getState().state
+      const e = await openTabEngine(like?.field_size ?? 64, like?.material ?? 'ideal_resonator', 1)
+      const tab = new TabDriver(e, setState)
+      setDriver(tab, `This tab · ${e.backend_reason}`)
+      await tab.show()
+    } catch (err) {
+      setDriver(serverDriver, 'Server')
+      setError('feed', `This tab could not start an engine: ${(err as Error).message}`)
+    }
+  }
 
   const place = (x: number, y: number) => {
     setError('pulse', undefined)
-    post('/crystal/pulse', { x, y, ...pulse }).catch((e: Error) => setError('pulse', e.message))
+    driver.pulse({ x, y, ...pulse }).catch((e: Error) => setError('pulse', e.message))
   }
 
   return (
@@ -38,8 +70,17 @@ export function App() {
             </button>
           ))}
         </nav>
+        <div className="switch" role="group" aria-label="which engine">
+          <button aria-pressed={driver.kind === 'server'} onClick={() => switchTo('server')}>
+            Server
+          </button>
+          <button aria-pressed={driver.kind === 'tab'} onClick={() => switchTo('tab')}>
+            This tab
+          </button>
+        </div>
         <span className="mode" data-testid="mode">
-          Server{state ? ` · ${state.backend} · ${state.material} · N = ${state.field_size}` : ''}
+          {engine}
+          {state ? ` · ${state.backend} · ${state.material} · N = ${state.field_size}` : ''}
         </span>
       </header>
       {feedError && <p className="error" role="alert">{feedError}</p>}

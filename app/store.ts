@@ -1,6 +1,7 @@
 // The Observatory's state (zustand): the latest field state from the feed, and per control its error.
 import { create } from 'zustand'
 import type { Job, State } from './api'
+import { serverDriver, type Driver } from './driver'
 
 export type Control = 'write' | 'pulse' | 'resonate' | 'dream' | 'feed' | 'conditions' | 'evolve' | 'run'
 
@@ -15,11 +16,15 @@ export interface DreamReport {
 }
 
 interface Store {
+  driver: Driver
+  /** Words for the mode line: which engine the controls act on. */
+  engine: string
   state: State | undefined
   errors: Partial<Record<Control, string>>
   dream: DreamReport | undefined
   jobs: Record<string, Job>
   pulse: { radius: number; amplitude: number; frequency: number; phase: number }
+  setDriver(d: Driver, engine: string): void
   setState(s: State): void
   setError(c: Control, message: string | undefined): void
   setDream(r: DreamReport): void
@@ -28,11 +33,14 @@ interface Store {
 }
 
 export const useStore = create<Store>((set) => ({
+  driver: serverDriver,
+  engine: 'Server',
   state: undefined,
   errors: {},
   dream: undefined,
   jobs: {},
   pulse: { radius: 0.05, amplitude: 1, frequency: 0, phase: 0 },
+  setDriver: (driver, engine) => set({ driver, engine }),
   setState: (state) => set({ state }),
   setError: (c, message) => set((s) => ({ errors: { ...s.errors, [c]: message } })),
   setDream: (dream) => set({ dream }),

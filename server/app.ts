@@ -94,7 +94,19 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   await app.register(registryRoutes, { catalog, registry })
   // the Observatory, built by `npm run build` (vite) into dist/app, beside dist/server
   const observatory = fileURLToPath(new URL('../app/', import.meta.url))
-  if (existsSync(observatory)) await app.register(fastifyStatic, { root: observatory, prefix: '/', index: 'index.html', wildcard: false })
+  if (existsSync(observatory)) {
+    await app.register(fastifyStatic, {
+      root: observatory,
+      prefix: '/',
+      index: 'index.html',
+      wildcard: false,
+      // cross-origin isolation: the tab's CPU engine runs WebAssembly on shared memory
+      setHeaders: (res) => {
+        res.setHeader('Cross-Origin-Opener-Policy', 'same-origin')
+        res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp')
+      },
+    })
+  }
   app.addHook('onClose', async () => {
     publisher?.publisher.stop()
     await publisher?.close()

@@ -145,6 +145,20 @@ describe('every route', () => {
     expect(m.body).toHaveLength(8)
   })
 
+  test('POST /primitives registers discoveries made elsewhere; novelty applies; bad candidates are refused', async () => {
+    const held = (await call(s.url, 'GET', '/primitives?limit=1')).body.items[0]
+    const { id: _i, uuid: _u, provenance: _p, discovered_at: _d, ...candidate } = held
+    const fresh = { ...candidate, signature: candidate.signature.map((v: number, i: number) => (i % 2 ? -v : v)), class: 'memory_seed' }
+    const r = await call(s.url, 'POST', '/primitives', { candidates: [candidate, fresh] })
+    expect(r.status).toBe(200)
+    conforms(api.RegisterReply, r.body)
+    expect(r.body.rejected).toEqual([{ index: 0, duplicate_of: held.id, similarity: expect.any(Number) }])
+    expect(r.body.registered).toHaveLength(1)
+    expect((await call(s.url, 'GET', `/primitives/${r.body.registered[0]}`)).body.class).toBe('memory_seed')
+    isProblem(await call(s.url, 'POST', '/primitives', { candidates: [{ ...candidate, persistence: 7 }] }), 400)
+    isProblem(await call(s.url, 'POST', '/primitives', { candidates: [] }), 400)
+  })
+
   test('GET /crystal/state: a downsampled field, books and timeline; size selectable', async () => {
     const r = await call(s.url, 'GET', '/crystal/state?size=16')
     expect(r.status).toBe(200)
@@ -203,6 +217,7 @@ describe('the OpenAPI document', () => {
         'POST /crystal/run',
         'POST /crystal/step',
         'POST /crystal/write',
+        'POST /primitives',
       ].sort(),
     )
   })

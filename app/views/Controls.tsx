@@ -1,8 +1,7 @@
 // The controls that change the server's field: WRITE, PULSE (placed by clicking the field), RESONATE
 // and DREAM. Each shows its own error, in words, next to it.
 import { useState } from 'react'
-import { post } from '../api'
-import { useStore, type Control, type DreamReport } from '../store'
+import { useStore, type Control } from '../store'
 
 export function useAction(control: Control) {
   const setError = useStore((s) => s.setError)
@@ -38,10 +37,11 @@ export function Controls() {
   const [text, setText] = useState('the cold glyph remembers')
   const [importance, setImportance] = useState('1')
   const [steps, setSteps] = useState('200')
+  const driver = useStore((s) => s.driver)
 
   return (
     <div className="controls">
-      <form onSubmit={(e) => (e.preventDefault(), write.run(() => post('/crystal/write', { text, importance: Number(importance) })))} aria-describedby="write-error">
+      <form onSubmit={(e) => (e.preventDefault(), write.run(() => driver.write(text, Number(importance))))} aria-describedby="write-error">
         <h3>Write</h3>
         <label>
           text <input value={text} onChange={(e) => setText(e.target.value)} name="text" />
@@ -63,7 +63,7 @@ export function Controls() {
         <ErrorLine id="pulse-error" error={pulseError} />
       </fieldset>
 
-      <form onSubmit={(e) => (e.preventDefault(), resonate.run(() => post('/crystal/step', { steps: Number(steps) })))} aria-describedby="resonate-error">
+      <form onSubmit={(e) => (e.preventDefault(), resonate.run(() => driver.step(Number(steps))))} aria-describedby="resonate-error">
         <h3>Resonate</h3>
         <label>
           steps <input value={steps} onChange={(e) => setSteps(e.target.value)} name="steps" inputMode="numeric" size={7} />
@@ -75,7 +75,7 @@ export function Controls() {
       <div className="dream" aria-describedby="dream-error">
         <h3>Dream</h3>
         {(['light', 'deep'] as const).map((mode) => (
-          <button key={mode} disabled={dream.busy} onClick={() => dream.run(async () => setDream(await post<DreamReport>('/crystal/dream', { mode })))}>
+          <button key={mode} disabled={dream.busy} onClick={() => dream.run(async () => setDream(await driver.dream(mode)))}>
             Dream {mode}
           </button>
         ))}

@@ -22,6 +22,8 @@ export function Lab() {
   const [materials, setMaterials] = useState<Material[]>([])
   const state = useStore((s) => s.state)
   const jobs = useStore((s) => s.jobs)
+  const driver = useStore((s) => s.driver)
+  const setJob = useStore((s) => s.setJob)
   const conditions = useAction('conditions')
   const evolve = useAction('evolve')
   const run = useAction('run')
@@ -49,7 +51,7 @@ export function Lab() {
 
   return (
     <div className="controls lab">
-      <form aria-describedby="conditions-error" onSubmit={(e) => (e.preventDefault(), conditions.run(() => post('/crystal/conditions', { material, temperature_k: Number(temperature), noise: Number(noise) })))}>
+      <form aria-describedby="conditions-error" onSubmit={(e) => (e.preventDefault(), conditions.run(() => driver.conditions({ material, temperature_k: Number(temperature), noise: Number(noise) })))}>
         <h3>Conditions</h3>
         <label>
           material{' '}
@@ -69,7 +71,7 @@ export function Lab() {
         <ErrorLine id="conditions-error" error={conditions.error} />
       </form>
 
-      <form aria-describedby="evolve-error" onSubmit={(e) => (e.preventDefault(), evolve.run(async () => setJobId((await post<Job>('/crystal/evolve', { material: search.material, generations: Number(search.generations), population: Number(search.population), size: Number(search.size) })).id)))}>
+      <form aria-describedby="evolve-error" onSubmit={(e) => (e.preventDefault(), evolve.run(async () => setJobId(await driver.evolve({ material: search.material, generations: Number(search.generations), population: Number(search.population), size: Number(search.size) }, setJob))))}>
         <h3>Evolve</h3>
         <label>
           material{' '}
@@ -115,7 +117,7 @@ export function Lab() {
           })
         )}
       >
-        <h3>Program</h3>
+        <h3>Program <span className="muted">(runs on the server, in its own field)</span></h3>
         <textarea name="program" aria-label="program" value={program} onChange={(e) => setProgram(e.target.value)} rows={8} spellCheck={false} />
         <button disabled={run.busy}>Run</button>
         <ErrorLine id="run-error" error={run.error} />

@@ -1,7 +1,7 @@
 // The REST contract (DESIGN.md section 7): request and response schemas for every route. The same
 // TypeBox objects are the validation, the serializer, the OpenAPI document and the types.
 import { Type, type Static } from '@sinclair/typebox'
-import { CLASS_TOKENS, PrimitiveSchema } from './registry.js'
+import { CLASS_TOKENS, ClassToken, GenomeSchema, PrimitiveSchema } from './registry.js'
 import { MaterialSchema } from './material.js'
 
 /** Limits the server enforces; each refusal names the limit. */
@@ -91,6 +91,27 @@ export const RunReply = Type.Object({
   trace: Type.Array(Type.Object({ line: Type.Integer(), command: Type.String(), source: Type.String(), text: Type.String(), result: Type.Record(Type.String(), Type.Unknown()) })),
 })
 
+/** A discovery made elsewhere (a browser tab's engine) offered to the server's registry. */
+export const CandidateSchema = Type.Object(
+  {
+    class: ClassToken,
+    persistence: Type.Number({ minimum: 0, maximum: 1 }),
+    noise_tolerance: Type.Number({ minimum: 0, maximum: 1 }),
+    material: Type.String({ minLength: 1, maxLength: 64 }),
+    lineage: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 64 }),
+    signature: Type.Array(Type.Number(), { minItems: 1, maxItems: 4096 }),
+    hash: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+    genome: GenomeSchema,
+    metrics: Type.Record(Type.String(), Type.Number()),
+  },
+  { additionalProperties: false },
+)
+export const RegisterBody = Type.Object({ candidates: Type.Array(CandidateSchema, { minItems: 1, maxItems: 256 }) }, { additionalProperties: false })
+export const RegisterReply = Type.Object({
+  assigned: Type.Array(Type.Union([Type.String(), Type.Null()])),
+  registered: Type.Array(Type.String()),
+  rejected: Type.Array(Type.Object({ index: Type.Integer(), duplicate_of: Type.String(), similarity: Type.Number() })),
+})
 export const StateQuery = Type.Object({ size: Type.Optional(Type.Integer({ minimum: 8 })) }, { additionalProperties: false })
 export const StateReply = Type.Object({
   step: Type.Integer(),

@@ -21,7 +21,8 @@ export interface DiscoveryOptions {
   population: number
   size: number
   seed: number
-  registry: Registry
+  /** Where finds go: the registry on disk, or one reached over the network (a browser tab's). */
+  registry: Pick<Registry, 'list' | 'register'>
   open: (o: EngineOptions) => Promise<Engine>
   /** Only structures at least this persistent are registered. */
   min_persistence?: number

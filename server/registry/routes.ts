@@ -36,6 +36,15 @@ export const registryRoutes: FastifyPluginAsync<RegistryRoutesOptions> = async (
     registry().get(req.params.id),
   )
 
+  app.post<{ Body: Static<typeof api.RegisterBody> }>(
+    '/primitives',
+    { schema: { tags: ['registry'], summary: 'Register discoveries made elsewhere (a browser tab): novelty and caps apply', body: api.RegisterBody, response: { 200: api.RegisterReply, 400: api.Problem, 401: api.Problem, 413: api.Problem } } },
+    async (req) => {
+      const out = await registry().register(req.body.candidates)
+      return { assigned: out.assigned, registered: out.registered.map((p) => p.id), rejected: out.rejected.map(({ index, duplicate_of, similarity }) => ({ index, duplicate_of, similarity })) }
+    },
+  )
+
   app.get('/materials', { schema: { tags: ['registry'], summary: 'The materials', response: { 200: api.MaterialsReply } } }, async () =>
     catalog.list().map((e) => ({ ...e.material, source: e.source })),
   )
