@@ -4,7 +4,7 @@ import { useEffect, useState } from 'react'
 import { follow, get, type State } from './api'
 import { serverDriver, TabDriver } from './driver'
 import { openTabEngine } from './tab'
-import { useStore } from './store'
+import { pulseNumbers, useStore } from './store'
 import { Controls } from './views/Controls'
 import { Lab } from './views/Lab'
 import { Primitives } from './views/Primitives'
@@ -56,7 +56,7 @@ export function App() {
 
   const place = (x: number, y: number) => {
     setError('pulse', undefined)
-    driver.pulse({ x, y, ...pulse }).catch((e: Error) => setError('pulse', e.message))
+    driver.pulse({ ...pulseNumbers(pulse), x, y }).catch((e: Error) => setError('pulse', e.message))
   }
 
   return (

@@ -1,7 +1,7 @@
 // The controls that change the server's field: WRITE, PULSE (placed by clicking the field), RESONATE
 // and DREAM. Each shows its own error, in words, next to it.
 import { useState } from 'react'
-import { useStore, type Control } from '../store'
+import { PULSE_FIELDS, pulseNumbers, useStore, type Control } from '../store'
 
 export function useAction(control: Control) {
   const setError = useStore((s) => s.setError)
@@ -26,10 +26,16 @@ export function ErrorLine({ id, error }: { id: string; error: string | undefined
 }
 
 export function Controls() {
+  const driver = useStore((s) => s.driver)
   const write = useAction('write')
   const resonate = useAction('resonate')
   const dream = useAction('dream')
   const pulseError = useStore((s) => s.errors.pulse)
+  const setError = useStore((s) => s.setError)
+  const place = (p: Parameters<typeof driver.pulse>[0]) => {
+    setError('pulse', undefined)
+    driver.pulse(p).catch((e: Error) => setError('pulse', e.message))
+  }
   const pulse = useStore((s) => s.pulse)
   const setPulse = useStore((s) => s.setPulse)
   const report = useStore((s) => s.dream)
@@ -37,7 +43,6 @@ export function Controls() {
   const [text, setText] = useState('the cold glyph remembers')
   const [importance, setImportance] = useState('1')
   const [steps, setSteps] = useState('200')
-  const driver = useStore((s) => s.driver)
 
   return (
     <div className="controls">
@@ -53,15 +58,16 @@ export function Controls() {
         <ErrorLine id="write-error" error={write.error} />
       </form>
 
-      <fieldset aria-describedby="pulse-error">
-        <legend>Pulse (click the field)</legend>
-        {(['radius', 'amplitude', 'frequency', 'phase'] as const).map((k) => (
+      <form aria-describedby="pulse-error" onSubmit={(e) => (e.preventDefault(), place(pulseNumbers(pulse)))}>
+        <h3>Pulse <span className="muted">(or click the field)</span></h3>
+        {PULSE_FIELDS.map((k) => (
           <label key={k}>
-            {k} <input name={`pulse-${k}`} value={pulse[k]} size={5} inputMode="decimal" onChange={(e) => setPulse({ [k]: Number(e.target.value) })} />
+            {k} <input name={`pulse-${k}`} value={pulse[k]} size={5} inputMode="decimal" onChange={(e) => setPulse({ [k]: e.target.value })} />
           </label>
         ))}
+        <button>Pulse</button>
         <ErrorLine id="pulse-error" error={pulseError} />
-      </fieldset>
+      </form>
 
       <form onSubmit={(e) => (e.preventDefault(), resonate.run(() => driver.step(Number(steps))))} aria-describedby="resonate-error">
         <h3>Resonate</h3>
