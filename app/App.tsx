@@ -1,9 +1,9 @@
 // The Observatory: a tab bar (room for the Primitives, Markets, Swarm and Station views later issues
 // add) over the live field, its decay timeline and the controls. Mode: the server's engine.
-import { useEffect, useState } from 'react'
+import { useEffect, useRef, useState } from 'react'
 import { follow, get, type State } from './api'
 import { serverDriver, TabDriver } from './driver'
-import { openTabEngine } from './tab'
+import { openTabEngine, type TabBackend } from './tab'
 import { pulseNumbers, useStore } from './store'
 import { Controls } from './views/Controls'
 import { Lab } from './views/Lab'
@@ -21,6 +21,9 @@ export function App() {
   const pulse = useStore((s) => s.pulse)
   const setJob = useStore((s) => s.setJob)
   const [tab, setTab] = useState<(typeof TABS)[number]>('Observatory')
+  const [tabBackend, setTabBackend] = useState<TabBackend>('gpu')
+  // each switch takes a number: an engine that finishes starting after a later switch is discarded
+  const switches = useRef(0)
 
   const driver = useStore((s) => s.driver)
   const engine = useStore((s) => s.engine)
@@ -32,9 +35,12 @@ export function App() {
     [setState, setError, setJob],
   )
 
-  const switchTo = async (kind: 'server' | 'tab') => {
-    if (kind === driver.kind) return
-    driver.close()
+  const switchTo = async (kind: 'server' | 'tab', prefer: TabBackend = tabBackend) => {
+    const current = useStore.getState().driver
+    // (while a tab engine starts, the placeholder is the server driver: Server must still take its turn)
+    if (kind === 'tab' && current.kind === 'tab' && prefer === tabBackend) return
+    const turn = ++switches.current
+    current.close()
     if (kind === 'server') {
       setDriver(serverDriver, 'Server')
       // the feed only speaks on change: fetch the server's field now rather than keep showing the tab's
@@ -44,11 +50,16 @@ export function App() {
     setDriver(serverDriver, 'This tab · starting the engine ...')
     try {
       const like = useStore.getState().state
-      const e = await openTabEngine(like?.field_size ?? 64, like?.material ?? 'ideal_resonator', 1)
+      const e = await openTabEngine(like?.field_size ?? 64, like?.material ?? 'ideal_resonator', 1, prefer)
+      if (turn !== switches.current) {
+        e.destroy()
+        return
+      }
       const tab = new TabDriver(e, setState)
       setDriver(tab, `This tab · ${e.backend_reason}`)
       await tab.show()
     } catch (err) {
+      if (turn !== switches.current) return
       setDriver(serverDriver, 'Server')
       setError('feed', `This tab could not start an engine: ${(err as Error).message}`)
     }
@@ -78,6 +89,21 @@ export function App() {
             This tab
           </button>
         </div>
+        <label className="muted">
+          tab engine{' '}
+          <select
+            name="tab-backend"
+            value={tabBackend}
+            onChange={(e) => {
+              const prefer = e.target.value as TabBackend
+              setTabBackend(prefer)
+              if (driver.kind === 'tab') void switchTo('tab', prefer)
+            }}
+          >
+            <option value="gpu">WebGPU</option>
+            <option value="cpu">CPU (WebAssembly)</option>
+          </select>
+        </label>
         <span className="mode" data-testid="mode">
           {engine}
           {state ? ` · ${state.backend} · ${state.material} · N = ${state.field_size}` : ''}

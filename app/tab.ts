@@ -12,8 +12,11 @@ import { get, post, type Job, type State } from './api'
 const gpu = () => (navigator as Navigator & { gpu?: GPU }).gpu
 const catalog = new MaterialCatalog()
 
-export async function openTabEngine(size: number, material: string, seed: number): Promise<Engine> {
-  return createEngine({ backend: gpu() ? 'gpu' : 'cpu', size, material, seed, gpu: async () => gpu() })
+export type TabBackend = 'gpu' | 'cpu'
+
+/** WebGPU when the browser has it (unless the CPU twin is asked for), else the CPU twin. */
+export async function openTabEngine(size: number, material: string, seed: number, prefer: TabBackend = 'gpu'): Promise<Engine> {
+  return createEngine({ backend: prefer === 'gpu' && gpu() ? 'gpu' : 'cpu', size, material, seed, gpu: async () => gpu() })
 }
 
 /** The server's registry over its REST API, as discovery uses it. */

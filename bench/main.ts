@@ -6,9 +6,10 @@ import { join } from 'node:path'
 import { discoveryTables, runDiscoveryBench } from './discovery.js'
 import { fieldTable, runFieldBench } from './field.js'
 import { memoryTable, runMemoryBench } from './memory.js'
+import { observatoryTable, runObservatoryBench } from './observatory.js'
 import { runServerBench, serverTable } from './server.js'
 
-export const BENCHES = ['field', 'memory', 'discovery', 'server'] as const
+export const BENCHES = ['field', 'memory', 'discovery', 'server', 'observatory'] as const
 export type BenchName = (typeof BENCHES)[number]
 
 export interface BenchOptions {
@@ -61,6 +62,12 @@ export async function runBench(which: BenchName | 'all', o: BenchOptions): Promi
     show(`REST API under load (autocannon, ${r.connections} connections, ${r.seconds} s each; N = ${r.field_size}, ${r.primitives} primitives)`, serverTable(r))
     reports.server = r
     o.say(`wrote ${save(o.out, 'server', r)}`)
+  }
+  if (which === 'all' || which === 'observatory') {
+    const r = await runObservatoryBench((what) => o.say(`observatory: ${what}`))
+    show('the Observatory in headless Chromium (software WebGL and WebGPU: SwiftShader)', observatoryTable(r))
+    reports.observatory = r
+    o.say(`wrote ${save(o.out, 'observatory', r)}`)
   }
   if (o.json) process.stdout.write(JSON.stringify(reports, null, 2) + '\n')
   return reports

@@ -74,6 +74,16 @@ describe('This tab mode', () => {
     expect((await call(server.url, 'GET', '/primitives?limit=1')).body.total).toBe(before + ids.length)
   })
 
+  test('the CPU twin runs in the tab too (WebAssembly on shared memory: the server sends cross-origin isolation)', async () => {
+    await page.locator('select[name="tab-backend"]').selectOption('cpu')
+    await expect.poll(mode, { timeout: 30_000 }).toMatch(/^This tab · cpu backend: asked for \(WebAssembly SIMD, 1 thread\) · cpu · /)
+    expect(await page.evaluate(() => crossOriginIsolated)).toBe(true)
+    await page.getByLabel('steps').fill('50')
+    await page.getByRole('button', { name: 'Resonate' }).click()
+    await expect.poll(status).toMatch(/^step 50 · /)
+    await page.locator('select[name="tab-backend"]').selectOption('gpu')
+  })
+
   test('back to the server', async () => {
     await page.getByRole('button', { name: 'Server' }).click()
     await expect.poll(mode).toMatch(/^Server · cpu · europium_crystal · N = 48$/)
