@@ -5,6 +5,8 @@ export default defineConfig({
     include: ['engine/**/*.test.ts', 'cli/**/*.test.ts', 'server/**/*.test.ts', 'e2e/**/*.test.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    // browser and bus tests share 2 cores with the rest of the suite: let polled claims take their time
+    expect: { poll: { timeout: 15_000 } },
     // GPU tests share one Dawn device per file; files run in parallel forks (2 cores).
     pool: 'forks',
     coverage: {

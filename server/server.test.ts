@@ -283,7 +283,8 @@ describe('concurrency', () => {
       times.push(performance.now() - t0)
     }
     expect(times.length).toBeGreaterThan(5) // it really was running meanwhile
-    expect(Math.max(...times)).toBeLessThan(250)
+    // a blocked read would wait for the whole evolve (seconds); under a loaded CI a second is still far short of that
+    expect(Math.max(...times)).toBeLessThan(1000)
   })
 })
 

@@ -40,6 +40,8 @@ export function registerWatch(cli: Command, ctx: () => CliContext): void {
       const live = new LiveValues()
       for (const subject of ['SVC.consciousness', 'QUEEN.phase.*', 'SVC.exemplar.*.*']) live.follow(bus, subject, o.period)
       for (const subject of ['SVC.dreams', 'queen.event.dream.*']) live.follow(bus, subject, Infinity)
+      await nc.flush()
+      c.say(`watch: following the consciousness subjects on ${process.env.SVC_NATS_URL} (stale after ${3 * o.period} ms of silence)`)
       const stop = new AbortController()
       const quit = () => stop.abort()
       process.once('SIGINT', quit)

@@ -76,10 +76,12 @@ describe('crystal watch', () => {
   })
 
   test('marks a subject stale once its publisher has been quiet for three periods', async () => {
-    const child = spawn(process.execPath, [BIN, 'watch', '--duration', '1.5', '--period', '10', '--json'], { env: { ...process.env, SVC_NATS_URL: nats.url } })
+    const child = spawn(process.execPath, [BIN, 'watch', '--duration', '4', '--period', '10', '--json'], { env: { ...process.env, SVC_NATS_URL: nats.url } })
     let out = ''
     child.stdout.on('data', (d) => (out += d))
-    await wait(600)
+    // stop the publisher only once the watcher is listening and values have reached it
+    await new Promise<void>((resolve) => child.stderr.on('data', (d) => String(d).includes('watch: following') && resolve()))
+    await wait(300)
     await server.stop()
     await new Promise((resolve) => child.on('exit', resolve))
     const c = JSON.parse(out).find((v: { subject: string }) => v.subject === 'SVC.consciousness')
