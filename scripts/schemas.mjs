@@ -4,7 +4,7 @@
 // file and its contract differ: run `npm run schema` after changing one.
 import { mkdirSync, writeFileSync } from 'node:fs'
 const { MaterialSchema } = await import('../dist/engine/contracts/material.js')
-const { CONTRACTS } = await import('../dist/engine/contracts/consciousness.js')
+const { CONTRACTS } = await import('../dist/engine/contracts/subjects.js')
 const draft = 'https://json-schema.org/draft/2020-12/schema'
 const write = (url, schema) => writeFileSync(new URL(url, import.meta.url), JSON.stringify({ $schema: draft, ...JSON.parse(JSON.stringify(schema)) }, null, 2) + '\n')
 write('../materials/materials.schema.json', MaterialSchema)

@@ -5,7 +5,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { startNats, type RunningNats } from '../../server/testing.js'
-import { CONTRACTS } from '../contracts/consciousness.js'
+import { CONTRACTS } from '../contracts/subjects.js'
 import { CrystalError } from '../errors.js'
 import { ContractBus, LiveValues } from './contract_bus.js'
 import { natsConnection } from './nats.node.js'
@@ -17,6 +17,18 @@ const EXAMPLES: Record<string, [string, Record<string, unknown>]> = {
   'queen.event.dream.start': ['queen.event.dream.start', { mode: 'light', reason: 'idle for 10 minutes' }],
   'queen.event.dream.end': ['queen.event.dream.end', { mode: 'light', duration_ms: 1200, memories_strengthened: 3, hallucinations: 1 }],
   'SVC.exemplar.<agent_id>.<cluster_id>': ['SVC.exemplar.alpha.c1', { agent_id: 'alpha', cluster_id: 'c1', size: 12, frequency: 0.8, coherence: 0.95, phases: [0.1, 0.2, 0.3] }],
+  'svc.crystal.events': ['svc.crystal.events', { event: 'round.finished', node: 'alpha', kind: 'process', round: 3, material: 'vacuum', registered: 2, announced: 1 }],
+  'svc.crystal.explore.request': ['svc.crystal.explore.request', { material: 'silicon', generations: 2 }],
+  'svc.crystal.primitive.discovered': [
+    'svc.crystal.primitive.discovered',
+    {
+      primitive: {
+        id: 'CRY-000001', uuid: '0f0e0d0c-0b0a-4908-8706-050403020100', class: 'echo_ring', persistence: 0.5, noise_tolerance: 0.4, material: 'vacuum', lineage: [],
+        hash: 'a'.repeat(64), signature: [1, 0], provenance: null, genome: { pulses: [{ x: 0.5, y: 0.5, radius: 0.1, amplitude: 1, frequency: 0, phase: 0 }], resonate_steps: 100, dream: 'none' },
+        discovered_at: '2026-11-20T00:00:00.000Z', metrics: {},
+      },
+    },
+  ],
 }
 
 /** The three ways the issue names to break a message: a missing field, a wrong type, a renamed field. */

@@ -1,7 +1,7 @@
 // Messages checked at both ends (DESIGN.md section 8): before publishing, an invalid message is an
 // error and is not sent; on receipt, an invalid one is dropped, counted, and warned about. The
 // connection is a small interface, so the engine carries no network code (Node passes NATS).
-import { checkMessage } from '../contracts/consciousness.js'
+import { checkMessage } from '../contracts/subjects.js'
 import { CrystalError } from '../errors.js'
 
 export interface BusConnection {

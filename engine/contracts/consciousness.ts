@@ -2,7 +2,6 @@
 // schema_version, ts and the sender's id. `contractFor` resolves a concrete subject (QUEEN.phase.<agent>,
 // SVC.exemplar.<agent_id>.<cluster_id>) to its contract; `checkMessage` says what is wrong, if anything.
 import { Type, type TSchema } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
 import { ConsciousnessLevel } from '../consciousness/iit.js'
 import './swarm.js' // registers the date-time format
 
@@ -77,7 +76,7 @@ export interface Contract {
   tokens: string[]
 }
 
-export const CONTRACTS: readonly Contract[] = [
+export const CONSCIOUSNESS_CONTRACTS: readonly Contract[] = [
   { pattern: 'SVC.consciousness', schema: ConsciousnessMessage, tokens: [] },
   { pattern: 'SVC.dreams', schema: DreamsMessage, tokens: [] },
   { pattern: 'QUEEN.phase.<agent>', schema: PhaseMessage, tokens: ['agent'] },
@@ -85,28 +84,3 @@ export const CONTRACTS: readonly Contract[] = [
   { pattern: 'queen.event.dream.end', schema: DreamEndMessage, tokens: [] },
   { pattern: 'SVC.exemplar.<agent_id>.<cluster_id>', schema: ExemplarMessage, tokens: ['agent_id', 'cluster_id'] },
 ]
-
-/** The contract of a concrete subject, with the values its tokens take. */
-export function contractFor(subject: string): { contract: Contract; tokens: string[] } | undefined {
-  const parts = subject.split('.')
-  for (const contract of CONTRACTS) {
-    const pattern = contract.pattern.split('.')
-    if (pattern.length !== parts.length) continue
-    const tokens: string[] = []
-    if (pattern.every((p, i) => (p.startsWith('<') ? (tokens.push(parts[i]), parts[i].length > 0) : p === parts[i]))) return { contract, tokens }
-  }
-  return undefined
-}
-
-/** undefined when the message is valid for the subject; otherwise the first reason, with its path. */
-export function checkMessage(subject: string, value: unknown): string | undefined {
-  const found = contractFor(subject)
-  if (!found) return `no contract for subject ${subject}`
-  const first = Value.Errors(found.contract.schema, value).First()
-  if (first) return `${first.path || '/'}: ${first.message}`
-  for (const [k, field] of found.contract.tokens.entries()) {
-    const v = (value as Record<string, unknown>)[field]
-    if (v !== found.tokens[k]) return `/${field}: is ${JSON.stringify(v)} but the subject says ${JSON.stringify(found.tokens[k])}`
-  }
-  return undefined
-}

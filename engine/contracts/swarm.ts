@@ -8,7 +8,9 @@ import { PrimitiveSchema } from './registry.js'
 // TypeBox checks only the formats it is told about: an ISO 8601 date and time, e.g. 2026-11-20T22:53:06.000Z.
 if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v) && !Number.isNaN(Date.parse(v)))
 
-export const SUBJECTS = { discovered: 'svc.crystal.primitive.discovered' } as const
+export const SUBJECTS = { discovered: 'svc.crystal.primitive.discovered', events: 'svc.crystal.events', exploreRequest: 'svc.crystal.explore.request' } as const
+/** Explorers take explore requests as one queue group: each request goes to one of them. */
+export const EXPLORERS_QUEUE = 'crystal-explorers'
 /** The JetStream stream that keeps announcements for late joiners (an archivist started later). */
 export const DISCOVERY_STREAM = 'SVC_CRYSTAL_DISCOVERIES'
 
@@ -19,7 +21,7 @@ export const DiscoveredMessage = Type.Object(
     sender: Type.String({ minLength: 1, maxLength: 128 }),
     primitive: PrimitiveSchema,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, $id: 'svc.crystal.primitive.discovered' },
 )
 export type DiscoveredMessage = Static<typeof DiscoveredMessage>
 
@@ -29,3 +31,30 @@ export function readDiscovered(value: unknown): { message: DiscoveredMessage } |
   if (first) return { error: `${first.path || '/'}: ${first.message}` }
   return { message: value as DiscoveredMessage }
 }
+
+export const EventMessage = Type.Object(
+  {
+    schema_version: Type.Literal(1),
+    ts: Type.String({ format: 'date-time', minLength: 20 }),
+    sender: Type.String({ minLength: 1, maxLength: 128 }),
+    event: Type.Union([Type.Literal('node.joined'), Type.Literal('node.left'), Type.Literal('round.started'), Type.Literal('round.finished')]),
+    node: Type.String({ minLength: 1, maxLength: 128 }),
+    kind: Type.Union([Type.Literal('process'), Type.Literal('tab')]),
+    round: Type.Optional(Type.Integer({ minimum: 0 })),
+    material: Type.Optional(Type.String({ maxLength: 64 })),
+    registered: Type.Optional(Type.Integer({ minimum: 0 })),
+    announced: Type.Optional(Type.Integer({ minimum: 0 })),
+  },
+  { additionalProperties: false, $id: 'svc.crystal.events' },
+)
+
+export const ExploreRequestMessage = Type.Object(
+  {
+    schema_version: Type.Literal(1),
+    ts: Type.String({ format: 'date-time', minLength: 20 }),
+    sender: Type.String({ minLength: 1, maxLength: 128 }),
+    material: Type.String({ minLength: 1, maxLength: 64 }),
+    generations: Type.Integer({ minimum: 1, maximum: 1000 }),
+  },
+  { additionalProperties: false, $id: 'svc.crystal.explore.request' },
+)

@@ -1,0 +1,40 @@
+// Every bus subject and its contract (DESIGN.md section 8), in one table: the consciousness core's and
+// the swarm's. `contractFor` resolves a concrete subject (tokens included); `checkMessage` says what
+// is wrong with a message for it, if anything.
+import { Value } from '@sinclair/typebox/value'
+import { CONSCIOUSNESS_CONTRACTS, type Contract } from './consciousness.js'
+import { DiscoveredMessage, EventMessage, ExploreRequestMessage, SUBJECTS } from './swarm.js'
+
+export type { Contract }
+
+export const CONTRACTS: readonly Contract[] = [
+  ...CONSCIOUSNESS_CONTRACTS,
+  { pattern: SUBJECTS.discovered, schema: DiscoveredMessage, tokens: [] },
+  { pattern: SUBJECTS.events, schema: EventMessage, tokens: [] },
+  { pattern: SUBJECTS.exploreRequest, schema: ExploreRequestMessage, tokens: [] },
+]
+
+/** The contract of a concrete subject, with the values its tokens take. */
+export function contractFor(subject: string): { contract: Contract; tokens: string[] } | undefined {
+  const parts = subject.split('.')
+  for (const contract of CONTRACTS) {
+    const pattern = contract.pattern.split('.')
+    if (pattern.length !== parts.length) continue
+    const tokens: string[] = []
+    if (pattern.every((p, i) => (p.startsWith('<') ? (tokens.push(parts[i]), parts[i].length > 0) : p === parts[i]))) return { contract, tokens }
+  }
+  return undefined
+}
+
+/** undefined when the message is valid for the subject; otherwise the first reason, with its path. */
+export function checkMessage(subject: string, value: unknown): string | undefined {
+  const found = contractFor(subject)
+  if (!found) return `no contract for subject ${subject}`
+  const first = Value.Errors(found.contract.schema, value).First()
+  if (first) return `${first.path || '/'}: ${first.message}`
+  for (const [k, field] of found.contract.tokens.entries()) {
+    const v = (value as Record<string, unknown>)[field]
+    if (v !== found.tokens[k]) return `/${field}: is ${JSON.stringify(v)} but the subject says ${JSON.stringify(found.tokens[k])}`
+  }
+  return undefined
+}
