@@ -9,7 +9,6 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { timingSafeEqual } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { hostname } from 'node:os'
 import { API_LIMITS } from '../engine/contracts/api.js'
 import { CrystalError } from '../engine/errors.js'
 import { loadCatalog } from '../engine/field/materials.node.js'
@@ -23,7 +22,7 @@ import { crystalRoutes } from './crystal/routes.js'
 import { CrystalService } from './crystal/service.js'
 import { problem, registerErrors } from './errors.js'
 import { ContractBus } from '../engine/bus/contract_bus.js'
-import { connectBus, natsConnection } from '../engine/bus/nats.node.js'
+import { connectBus, natsConnection, nodeId } from '../engine/bus/nats.node.js'
 import { ConsciousnessPublisher, DEFAULT_PERIOD_MS } from './consciousness/publisher.js'
 import { registryRoutes } from './registry/routes.js'
 
@@ -128,11 +127,6 @@ export async function serve(o: ServerOptions, say: (line: string) => void): Prom
     process.once('SIGINT', () => stop('SIGINT'))
     process.once('SIGTERM', () => stop('SIGTERM'))
   })
-}
-
-/** The node's id on the bus: SVC_CRYSTAL_NODE, or crystal-<host>, made a valid subject token. */
-export function nodeId(): string {
-  return (process.env.SVC_CRYSTAL_NODE || `crystal-${hostname()}`).replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 64)
 }
 
 /** With SVC_NATS_URL set, publishes the consciousness subjects from the live field; without it, nothing. */

@@ -79,6 +79,8 @@ export async function freePort(): Promise<number> {
 export interface RunningNats {
   url: string
   wsUrl: string
+  /** Kills the server (SIGKILL: no clean shutdown) and starts it again on the same ports and store. */
+  restart(downMs?: number): Promise<void>
   stop(): Promise<void>
 }
 
@@ -90,19 +92,29 @@ export async function startNats(): Promise<RunningNats> {
   const [port, wsPort] = [await freePort(), await freePort()]
   const conf = join(dir, 'nats.conf')
   writeFileSync(conf, `listen: 127.0.0.1:${port}\njetstream { store_dir: "${join(dir, 'js')}" }\nwebsocket { host: 127.0.0.1, port: ${wsPort}, no_tls: true }\n`)
-  const child = spawn('/usr/sbin/nats-server', ['-c', conf], { stdio: 'ignore' })
-  for (let i = 0; ; i++) {
-    const up = await new Promise<boolean>((resolve) => {
+  const up = () =>
+    new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1', () => (socket.end(), resolve(true)))
       socket.on('error', () => resolve(false))
     })
-    if (up) break
-    if (i > 100 || child.exitCode !== null) throw new Error('nats-server did not start')
-    await new Promise((r) => setTimeout(r, 50))
+  let child: ChildProcess
+  const start = async () => {
+    child = spawn('/usr/sbin/nats-server', ['-c', conf], { stdio: 'ignore' })
+    for (let i = 0; !(await up()); i++) {
+      if (i > 100 || child.exitCode !== null) throw new Error('nats-server did not start')
+      await new Promise((r) => setTimeout(r, 50))
+    }
   }
+  const stop = () => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM'))))
+  await start()
   return {
     url: `nats://127.0.0.1:${port}`,
     wsUrl: `ws://127.0.0.1:${wsPort}`,
-    stop: () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM')))),
+    restart: async (downMs = 1000) => {
+      await new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGKILL')))
+      await new Promise((r) => setTimeout(r, downMs))
+      await start()
+    },
+    stop,
   }
 }

@@ -6,6 +6,8 @@ import type { Command } from 'commander'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { discover, type DiscoveryProgress, type DiscoveryResult } from '../../engine/discovery/discovery.js'
 import { CrystalError } from '../../engine/errors.js'
+import { nodeId } from '../../engine/bus/nats.node.js'
+import { announceFloor, SwarmLink } from '../../engine/swarm/link.node.js'
 import { interactive, realNumber, wholeNumber, type CliContext } from '../context.js'
 import { primitivesTable } from './primitives.js'
 
@@ -93,23 +95,53 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
         pause.abort()
       }
       process.on('SIGINT', onSigint)
-      const totals = { rounds: 0, registered: 0, evaluated: 0 }
+      const totals = { rounds: 0, registered: 0, evaluated: 0, announced: 0, merged: 0 }
+      // on the bus (SVC_NATS_URL): merge the swarm's finds before each round, announce our own after it
+      const url = process.env.SVC_NATS_URL
+      const floor = announceFloor(process.env)
+      const link = url ? await SwarmLink.open(nodeId(), url, c.dataDir, c.say) : undefined
+      const requests: { material: string; generations: number }[] = []
+      link?.onRequest((r) => {
+        if (catalog.list().some((e) => e.material.name === r.material)) requests.push(r)
+        else c.say(`swarm: ignoring a request from ${r.sender} for unknown material ${r.material}`)
+      })
       try {
         for (let round = 0; !stopping && (o.rounds === undefined || round < o.rounds); round++) {
-          const material = materials[round % materials.length]
-          const r = await discover({ material, generations: o.generations, population: o.population, size: o.size, seed: o.seed + round, min_persistence: o.minPersistence, registry: c.registry(), open: c.open })
+          const asked = requests.shift()
+          const material = asked ? catalog.get(asked.material) : materials[round % materials.length]
+          const registry = c.registry()
+          const merged = link ? await link.merge(registry) : undefined
+          link?.event('round.started', { round: round + 1, material: material.name })
+          const r = await discover({ material, generations: asked?.generations ?? o.generations, population: o.population, size: o.size, seed: o.seed + round, min_persistence: o.minPersistence, registry, open: c.open })
+          const announced = link ? await link.announce(r.registered, floor) : undefined
+          link?.event('round.finished', { round: round + 1, material: material.name, registered: r.registered.length, announced: announced?.sent ?? 0 })
           totals.rounds++
           totals.registered += r.registered.length
           totals.evaluated += r.evaluated
-          const line = { round: round + 1, material: material.name, registered: r.registered.map((p) => p.id), duplicates: r.rejected_duplicates, best_fitness: r.best_fitness }
+          totals.announced += announced?.sent ?? 0
+          totals.merged += merged?.merged ?? 0
+          const line = {
+            round: round + 1,
+            material: material.name,
+            registered: r.registered.map((p) => p.id),
+            duplicates: r.rejected_duplicates,
+            best_fitness: r.best_fitness,
+            ...(link ? { merged: merged!.merged, announced: announced!.sent, waiting: announced!.waiting } : {}),
+          }
           if (o.json) process.stdout.write(JSON.stringify(line) + '\n')
-          else process.stdout.write(`round ${line.round} (${material.name}): registered ${r.registered.length}${r.registered.length ? ` (${line.registered.join(', ')})` : ''}, ${r.rejected_duplicates} duplicates, best fitness ${r.best_fitness.toFixed(3)}\n`)
+          else
+            process.stdout.write(
+              `round ${line.round} (${material.name}): registered ${r.registered.length}${r.registered.length ? ` (${line.registered.join(', ')})` : ''}, ${r.rejected_duplicates} duplicates, best fitness ${r.best_fitness.toFixed(3)}${link ? `; merged ${merged!.merged} from the swarm, announced ${announced!.sent}${announced!.waiting ? `, ${announced!.waiting} waiting for the bus` : ''}` : ''}\n`,
+            )
           const last = o.rounds !== undefined && round + 1 >= o.rounds
           if (!stopping && !last && o.interval > 0) await sleep(o.interval * 1000, undefined, { signal: pause.signal }).catch(() => undefined)
         }
+        // one last try for anything still waiting on the bus
+        if (link) await link.flush()
       } finally {
         process.off('SIGINT', onSigint)
+        await link?.close()
       }
-      c.say(`explored ${totals.rounds} round${totals.rounds === 1 ? '' : 's'}: ${totals.registered} registered from ${totals.evaluated} genomes`)
+      c.say(`explored ${totals.rounds} round${totals.rounds === 1 ? '' : 's'}: ${totals.registered} registered from ${totals.evaluated} genomes${link ? `; ${totals.merged} merged from the swarm, ${totals.announced} announced` : ''}`)
     })
 }

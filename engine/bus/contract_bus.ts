@@ -6,8 +6,8 @@ import { CrystalError } from '../errors.js'
 
 export interface BusConnection {
   publish(subject: string, data: string): void
-  /** `subject` may hold NATS wildcards (`*` one token, `>` the rest). */
-  subscribe(subject: string, handler: (subject: string, data: string) => void): { unsubscribe(): void }
+  /** `subject` may hold NATS wildcards (`*` one token, `>` the rest); a `queue` group shares the messages among its members. */
+  subscribe(subject: string, handler: (subject: string, data: string) => void, queue?: string): { unsubscribe(): void }
 }
 
 export type Envelope = { schema_version: 1; ts: string; sender: string }
@@ -32,8 +32,10 @@ export class ContractBus {
   }
 
   /** Delivers the valid messages on `subject` to `handler`; drops, counts and warns about the rest. */
-  subscribe<T = Record<string, unknown>>(subject: string, handler: (message: T & Envelope, subject: string) => void): { unsubscribe(): void } {
-    return this.connection.subscribe(subject, (concrete, data) => {
+  subscribe<T = Record<string, unknown>>(subject: string, handler: (message: T & Envelope, subject: string) => void, queue?: string): { unsubscribe(): void } {
+    return this.connection.subscribe(
+      subject,
+      (concrete, data) => {
       let value: unknown
       let problem: string | undefined
       try {
@@ -48,7 +50,9 @@ export class ContractBus {
         return
       }
       handler(value as T & Envelope, concrete)
-    })
+      },
+      queue,
+    )
   }
 }
 

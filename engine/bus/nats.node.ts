@@ -2,6 +2,7 @@
 // from SVC_NATS_CREDS.
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node'
 import { readFile } from 'node:fs/promises'
+import { hostname } from 'node:os'
 import { CrystalError } from '../errors.js'
 import type { BusConnection } from './contract_bus.js'
 
@@ -20,8 +21,9 @@ export async function connectBus(purpose: string): Promise<NatsConnection> {
 export function natsConnection(nc: NatsConnection): BusConnection {
   return {
     publish: (subject, data) => nc.publish(subject, data),
-    subscribe: (subject, handler) => {
+    subscribe: (subject, handler, queue) => {
       const sub = nc.subscribe(subject, {
+        queue,
         callback: (err, msg) => {
           if (!err) handler(msg.subject, msg.string())
         },
@@ -29,4 +31,9 @@ export function natsConnection(nc: NatsConnection): BusConnection {
       return { unsubscribe: () => sub.unsubscribe() }
     },
   }
+}
+
+/** This node's id on the bus: SVC_CRYSTAL_NODE, or crystal-<host>, made a valid subject token. */
+export function nodeId(): string {
+  return (process.env.SVC_CRYSTAL_NODE || `crystal-${hostname()}`).replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 64)
 }

@@ -1,0 +1,104 @@
+// The swarm against a real nats-server with JetStream: explorer processes announce, an archivist
+// started after them still gets everything once, a server killed mid-run loses nothing, and
+// malformed messages on every subject are dropped without crashing anyone.
+import { connect } from '@nats-io/transport-node'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, test } from 'vitest'
+import { startNats, type RunningNats } from '../server/testing.js'
+
+const BIN = new URL('../bin/crystal.js', import.meta.url).pathname
+const FLOOR = 0.3
+
+function run(env: Record<string, string>, ...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: String(FLOOR), ...env } })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    child.on('exit', (status) => resolve({ status, stdout, stderr }))
+  })
+}
+
+const held = (dir: string): any[] => (existsSync(join(dir, 'registry.json')) ? JSON.parse(readFileSync(join(dir, 'registry.json'), 'utf8')).primitives : [])
+/** What an explorer found itself and should have announced: its own finds at or above the floor. */
+const ownAnnounceable = (dir: string) => held(dir).filter((p) => p.provenance === null && p.persistence >= FLOOR)
+
+let nats: RunningNats
+afterEach(async () => {
+  await nats?.stop()
+})
+
+describe('the swarm', () => {
+  test('three explorers on different materials, then an archivist started after them: every announced primitive once, by uuid, with its origin', async () => {
+    nats = await startNats()
+    const explorers = ['vacuum', 'europium_crystal', 'silicon'].map((material, k) => ({ material, node: `explorer-${k + 1}`, dir: mkdtempSync(join(tmpdir(), `crystal-swarm-${k}-`)) }))
+    const results = await Promise.all(
+      explorers.map((e) => run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: e.node, SVC_CRYSTAL_DATA_DIR: e.dir }, 'explore', '--material', e.material, '--rounds', '2', '--interval', '0', '--generations', '1', '--population', '6', '--size', '32', '--json')),
+    )
+    for (const r of results) expect(r.status, r.stderr).toBe(0)
+    // explorers merged each other's finds (those that finished a round before another's later round)
+    const rounds = results.flatMap((r) => r.stdout.trim().split('\n').map((l) => JSON.parse(l)))
+    expect(rounds.every((l) => typeof l.merged === 'number' && l.waiting === 0)).toBe(true)
+
+    const archive = mkdtempSync(join(tmpdir(), 'crystal-archive-'))
+    const a = await run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_DATA_DIR: archive }, 'archive', '--catch-up')
+    expect(a.status, a.stderr).toBe(0)
+    const archived = held(archive)
+    const announced = explorers.flatMap((e) => ownAnnounceable(e.dir).map((p) => ({ ...p, node: e.node })))
+    expect(announced.length).toBeGreaterThan(0)
+    // every announced primitive, once, by uuid, with provenance naming the origin node
+    expect(archived.map((p) => p.uuid).sort()).toEqual(announced.map((p) => p.uuid).sort())
+    for (const p of announced) {
+      const copy = archived.find((q) => q.uuid === p.uuid)
+      expect(copy.provenance).toMatchObject({ node: p.node, origin_id: p.id, origin_uuid: p.uuid })
+    }
+    // serials are the archive's own, and unique
+    expect(new Set(archived.map((p) => p.id)).size).toBe(archived.length)
+    expect(archived.map((p) => p.id).sort()).toEqual(archived.map((_, i) => `CRY-${String(i + 1).padStart(6, '0')}`))
+    // nothing below the floor was announced
+    expect(archived.every((p) => p.persistence >= FLOOR)).toBe(true)
+  })
+
+  test('nats-server killed and restarted mid-run: nothing announced is lost or doubled', async () => {
+    nats = await startNats()
+    const dir = mkdtempSync(join(tmpdir(), 'crystal-swarm-restart-'))
+    const explorer = run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: 'survivor', SVC_CRYSTAL_DATA_DIR: dir }, 'explore', '--material', 'vacuum,europium_crystal', '--rounds', '6', '--interval', '0.4', '--generations', '1', '--population', '6', '--size', '32', '--json')
+    await new Promise((r) => setTimeout(r, 1200))
+    await nats.restart(1500)
+    const r = await explorer
+    expect(r.status, r.stderr).toBe(0)
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l))
+    expect(lines).toHaveLength(6)
+    expect(lines.at(-1).waiting).toBe(0) // the backlog drained once the bus was back
+    const archive = mkdtempSync(join(tmpdir(), 'crystal-archive-'))
+    const a = await run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_DATA_DIR: archive }, 'archive', '--catch-up', '--json')
+    expect(a.status, a.stderr).toBe(0)
+    const own = ownAnnounceable(dir)
+    expect(own.length).toBeGreaterThan(0)
+    expect(held(archive).map((p) => p.uuid).sort()).toEqual(own.map((p) => p.uuid).sort())
+    // the stream holds each announcement once (the uuid is the message id)
+    const merged = a.stdout.trim().split('\n').map((l) => JSON.parse(l))
+    expect(merged.filter((l) => l.already_held)).toEqual([])
+  })
+
+  test('malformed messages on every subject are dropped and counted; nothing crashes', async () => {
+    nats = await startNats()
+    const dir = mkdtempSync(join(tmpdir(), 'crystal-swarm-noise-'))
+    const explorer = run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: 'steady', SVC_CRYSTAL_DATA_DIR: dir }, 'explore', '--material', 'vacuum', '--rounds', '3', '--interval', '0.5', '--generations', '1', '--population', '4', '--size', '24')
+    await new Promise((r) => setTimeout(r, 800))
+    const nc = await connect({ servers: nats.url })
+    for (const subject of ['svc.crystal.events', 'svc.crystal.explore.request', 'svc.crystal.primitive.discovered']) {
+      for (const body of ['not json', '{}', JSON.stringify({ schema_version: 2, ts: 'yesterday', sender: 'x' }), JSON.stringify({ schema_version: 1, ts: new Date().toISOString(), sender: 'x', material: 42 })]) nc.publish(subject, body)
+    }
+    await nc.flush()
+    await nc.close()
+    const r = await explorer
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stderr).toMatch(/dropped an invalid message on svc\.crystal\.explore\.request \(4 so far\)/)
+    expect(r.stdout.trim().split('\n')).toHaveLength(3)
+  })
+})
