@@ -8,8 +8,9 @@ import { fieldTable, runFieldBench } from './field.js'
 import { memoryTable, runMemoryBench } from './memory.js'
 import { observatoryTable, runObservatoryBench } from './observatory.js'
 import { runServerBench, serverTable } from './server.js'
+import { runSwarmBench, swarmTable } from './swarm.js'
 
-export const BENCHES = ['field', 'memory', 'discovery', 'server', 'observatory'] as const
+export const BENCHES = ['field', 'memory', 'discovery', 'server', 'observatory', 'swarm'] as const
 export type BenchName = (typeof BENCHES)[number]
 
 export interface BenchOptions {
@@ -68,6 +69,12 @@ export async function runBench(which: BenchName | 'all', o: BenchOptions): Promi
     show('the Observatory in headless Chromium (software WebGL and WebGPU: SwiftShader)', observatoryTable(r))
     reports.observatory = r
     o.say(`wrote ${save(o.out, 'observatory', r)}`)
+  }
+  if (which === 'all' || which === 'swarm') {
+    const r = await runSwarmBench((what) => o.say(`swarm: ${what}`))
+    show(`the archivist under ${r.clients} explorer clients (${r.discoveries} discoveries, real nats-server with JetStream)`, swarmTable(r))
+    reports.swarm = r
+    o.say(`wrote ${save(o.out, 'swarm', r)}`)
   }
   if (o.json) process.stdout.write(JSON.stringify(reports, null, 2) + '\n')
   return reports

@@ -3,10 +3,13 @@
 // stopped. Each uuid is kept once; malformed or foreign messages are dropped with a warning.
 import { jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream'
 import type { Command } from 'commander'
-import { DISCOVERY_STREAM, readDiscovered, SUBJECTS } from '../../engine/contracts/swarm.js'
+import { DISCOVERY_STREAM, readDiscovered, SUBJECTS, type DiscoveredMessage } from '../../engine/contracts/swarm.js'
 import { connectBus } from '../../engine/bus/nats.node.js'
 import { importCandidate } from '../../engine/swarm/import.js'
 import type { CliContext } from '../context.js'
+
+/** At most this many announcements go into one registry write. */
+const MAX_BATCH = 500
 
 export function registerArchive(cli: Command, ctx: () => CliContext): void {
   cli
@@ -26,34 +29,63 @@ export function registerArchive(cli: Command, ctx: () => CliContext): void {
         c.say(`archive: ${held} announcement${held === 1 ? '' : 's'} held in ${DISCOVERY_STREAM}; merging into ${c.dataDir}`)
         if (o.catchUp && held === 0) return
         const registry = c.registry()
+        const merge = async (taken: DiscoveredMessage[]) => {
+          const out = await registry.register(
+            taken.map((m) => importCandidate(m, new Date())),
+            { novelty: false },
+          )
+          taken.forEach((message, i) => {
+            const id = out.assigned[i]
+            const rejected = out.rejected.find((r) => r.index === i)
+            const line = id
+              ? { merged: id, uuid: message.primitive.uuid, node: message.sender, origin_id: message.primitive.id }
+              : { already_held: rejected?.duplicate_of ?? null, uuid: message.primitive.uuid, node: message.sender }
+            if ('merged' in line) counts.merged++
+            else counts.already_held++
+            if (o.json) process.stdout.write(JSON.stringify(line) + '\n')
+            else process.stdout.write('merged' in line ? `merged ${line.origin_id} from ${line.node} as ${line.merged}\n` : `already held: ${line.uuid} (as ${line.already_held})\n`)
+          })
+          for (const p of out.pruned) c.say(`archive: the caps removed ${p.id} (${p.reason})`)
+        }
         const messages = await (await jetstream(nc).consumers.get(DISCOVERY_STREAM)).consume()
         const stop = () => messages.stop()
         process.once('SIGINT', stop)
         process.once('SIGTERM', stop)
-        for await (const m of messages as AsyncIterable<JsMsg>) {
-          let body: unknown
-          try {
-            body = m.json()
-          } catch {
-            body = undefined
+        // one task reads announcements into a queue; the writer takes everything queued each time it
+        // finishes a registry write. The batch grows with the load, and at a trickle nobody waits.
+        const queue: DiscoveredMessage[] = []
+        let wake: (() => void) | undefined
+        let ended = false
+        const reader = (async () => {
+          for await (const m of messages as AsyncIterable<JsMsg>) {
+            let body: unknown
+            try {
+              body = m.json()
+            } catch {
+              body = undefined
+            }
+            const read = readDiscovered(body)
+            if ('error' in read) {
+              counts.dropped++
+              process.stderr.write(`crystal: warning: dropped a malformed message on ${m.subject} (seq ${m.seq}): ${body === undefined ? 'not JSON' : read.error}\n`)
+            } else queue.push(read.message)
+            wake?.()
+            if (o.catchUp && m.info.pending === 0) break
           }
-          const read = readDiscovered(body)
-          if ('error' in read) {
-            counts.dropped++
-            process.stderr.write(`crystal: warning: dropped a malformed message on ${m.subject} (seq ${m.seq}): ${body === undefined ? 'not JSON' : read.error}\n`)
-          } else {
-            const out = await registry.register([importCandidate(read.message, new Date())], { novelty: false })
-            const line = out.registered.length
-              ? { merged: out.registered[0].id, uuid: read.message.primitive.uuid, node: read.message.sender, origin_id: read.message.primitive.id }
-              : { already_held: out.rejected[0]?.duplicate_of ?? null, uuid: read.message.primitive.uuid, node: read.message.sender }
-            if ('merged' in line) counts.merged++
-            else counts.already_held++
-            for (const p of out.pruned) c.say(`archive: the caps removed ${p.id} (${p.reason})`)
-            if (o.json) process.stdout.write(JSON.stringify(line) + '\n')
-            else process.stdout.write('merged' in line ? `merged ${line.origin_id} from ${line.node} as ${line.merged}\n` : `already held: ${line.uuid} (as ${line.already_held})\n`)
+        })().finally(() => {
+          ended = true
+          wake?.()
+        })
+        for (;;) {
+          if (queue.length) {
+            await merge(queue.splice(0, MAX_BATCH))
+            continue
           }
-          if (o.catchUp && m.info.pending === 0) break
+          if (ended) break
+          await new Promise<void>((resolve) => (wake = resolve))
+          wake = undefined
         }
+        await reader
         process.off('SIGINT', stop)
         process.off('SIGTERM', stop)
       } finally {

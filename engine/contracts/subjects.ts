@@ -1,7 +1,8 @@
 // Every bus subject and its contract (DESIGN.md section 8), in one table: the consciousness core's and
 // the swarm's. `contractFor` resolves a concrete subject (tokens included); `checkMessage` says what
 // is wrong with a message for it, if anything.
-import { Value } from '@sinclair/typebox/value'
+import type { TSchema } from '@sinclair/typebox'
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { CONSCIOUSNESS_CONTRACTS, type Contract } from './consciousness.js'
 import { DiscoveredMessage, EventMessage, ExploreRequestMessage, SUBJECTS } from './swarm.js'
 
@@ -26,12 +27,23 @@ export function contractFor(subject: string): { contract: Contract; tokens: stri
   return undefined
 }
 
+/** Each contract's schema compiled once: checking is on every message a swarm sends. */
+const compiled = new Map<TSchema, TypeCheck<TSchema>>()
+export function checker(schema: TSchema): TypeCheck<TSchema> {
+  let c = compiled.get(schema)
+  if (!c) compiled.set(schema, (c = TypeCompiler.Compile(schema)))
+  return c
+}
+
 /** undefined when the message is valid for the subject; otherwise the first reason, with its path. */
 export function checkMessage(subject: string, value: unknown): string | undefined {
   const found = contractFor(subject)
   if (!found) return `no contract for subject ${subject}`
-  const first = Value.Errors(found.contract.schema, value).First()
-  if (first) return `${first.path || '/'}: ${first.message}`
+  const check = checker(found.contract.schema)
+  if (!check.Check(value)) {
+    const first = check.Errors(value).First()
+    return first ? `${first.path || '/'}: ${first.message}` : 'does not match its contract'
+  }
   for (const [k, field] of found.contract.tokens.entries()) {
     const v = (value as Record<string, unknown>)[field]
     if (v !== found.tokens[k]) return `/${field}: is ${JSON.stringify(v)} but the subject says ${JSON.stringify(found.tokens[k])}`

@@ -8,7 +8,7 @@ import { Value } from '@sinclair/typebox/value'
 import lockfile from 'proper-lockfile'
 import { REGISTRY_FORMAT, RegistryFileSchema, type RegistryFile } from '../contracts/registry.js'
 import { CrystalError } from '../errors.js'
-import { contentHash, emptyRegistry, type RegistryStore } from './registry.js'
+import { canonicalAndHash, contentHash, emptyRegistry, type RegistryStore } from './registry.js'
 
 export interface FileStoreOptions {
   /** A lock not refreshed for this long is taken over (its holder died). */
@@ -101,7 +101,10 @@ export class FileRegistryStore implements RegistryStore {
     const temp = `${this.path}.${process.pid}.${Date.now()}.tmp`
     const handle = await open(temp, 'w')
     try {
-      await handle.writeFile(JSON.stringify(file, null, 1) + '\n')
+      // the primitives' canonical bytes (already made for the content hash) are the file's body
+      const header = JSON.stringify({ format: file.format, next_serial: file.next_serial, content_hash: file.content_hash })
+      const { bytes } = await canonicalAndHash(file.primitives)
+      await handle.writev([Buffer.from(`${header.slice(0, -1)},"primitives":`), bytes, Buffer.from('}\n')])
       await handle.sync()
     } catch (e) {
       await handle.close()
@@ -116,5 +119,8 @@ export class FileRegistryStore implements RegistryStore {
     } finally {
       await dir.close()
     }
+    // what was just written is known good: the next read under the lock need not verify it again
+    const st = await stat(this.path)
+    this.cached = { key: `${st.ino}:${st.size}:${st.mtimeMs}`, file: Promise.resolve(file) }
   }
 }

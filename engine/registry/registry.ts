@@ -98,9 +98,62 @@ export async function blake3Hex(data: string | Uint8Array): Promise<string> {
   return h.digest('hex')
 }
 
+/** Each primitive's canonical JSON, computed once: primitives are never changed in place. */
+const canonicalForms = new WeakMap<Primitive, string>()
+
+function canonicalForm(p: Primitive): string {
+  let form = canonicalForms.get(p)
+  if (form === undefined) canonicalForms.set(p, (form = canonicalize(p)!))
+  return form
+}
+
+/** The last array made canonical and hashed, kept so that an array extending it costs only its new part. */
+let memo: { items: Primitive[]; bytes: Uint8Array; length: number; state: Uint8Array } | undefined
+const utf8 = new TextEncoder()
+
+/**
+ * The canonical (RFC 8785) JSON of the primitives array, as UTF-8 bytes, and its blake3. JCS writes
+ * an array as its elements' canonical forms joined by commas, so when the array extends the previous
+ * one (a registry that only grows, like an archivist's) only the new elements are serialized, encoded
+ * and hashed: the bytes (in a buffer that doubles as it fills) and the hasher's state carry over.
+ * Anything else (a pruned or reordered array) is done in full.
+ */
+export async function canonicalAndHash(primitives: readonly Primitive[]): Promise<{ bytes: Uint8Array; hash: string }> {
+  const h = await blake3
+  let start = 0
+  let bytes: Uint8Array = new Uint8Array(1 << 16)
+  let length = 0
+  if (memo && memo.items.length <= primitives.length && memo.items.every((p, i) => p === primitives[i])) {
+    ;({ bytes, length } = memo)
+    start = memo.items.length
+    h.load(memo.state)
+  } else {
+    h.init()
+    bytes[length++] = 0x5b // '['
+    h.update('[')
+  }
+  if (start < primitives.length) {
+    const piece = utf8.encode(primitives.slice(start).map((p, k) => (start + k === 0 ? '' : ',') + canonicalForm(p)).join(''))
+    if (length + piece.length + 1 > bytes.length) {
+      const grown = new Uint8Array(Math.max(2 * bytes.length, length + piece.length + 1))
+      grown.set(bytes.subarray(0, length))
+      bytes = grown
+    }
+    bytes.set(piece, length)
+    length += piece.length
+    h.update(piece)
+  }
+  memo = { items: [...primitives], bytes, length, state: h.save() }
+  h.update(']')
+  const out = new Uint8Array(length + 1)
+  out.set(bytes.subarray(0, length))
+  out[length] = 0x5d // ']'
+  return { bytes: out, hash: h.digest('hex') }
+}
+
 /** blake3 of the canonical (RFC 8785) JSON of the primitives array. */
-export function contentHash(primitives: readonly Primitive[]): Promise<string> {
-  return blake3Hex(canonicalize(primitives) ?? '[]')
+export async function contentHash(primitives: readonly Primitive[]): Promise<string> {
+  return (await canonicalAndHash(primitives)).hash
 }
 
 export async function emptyRegistry(): Promise<RegistryFile> {
@@ -124,6 +177,18 @@ export function findDuplicate(held: readonly Primitive[], c: Pick<Candidate, 'cl
 
 /** Removes the lowest-quality primitives until every bucket and the total are within the limits. */
 export function pruneToCaps(primitives: readonly Primitive[], limits: RegistryLimits): { kept: Primitive[]; removed: Removal[] } {
+  // within every cap (the usual case): nothing to rank
+  if (primitives.length <= limits.max_primitives) {
+    const counts = new Map<string, number>()
+    let over = false
+    for (const p of primitives) {
+      const bucket = `${p.class}\u0000${p.material}`
+      const c = (counts.get(bucket) ?? 0) + 1
+      counts.set(bucket, c)
+      if (c > limits.bucket_cap) over = true
+    }
+    if (!over) return { kept: [...primitives], removed: [] }
+  }
   const removed: Removal[] = []
   const byQuality = [...primitives].sort((a, b) => quality(b) - quality(a) || a.id.localeCompare(b.id))
   const buckets = new Map<string, number>()
@@ -185,12 +250,13 @@ export class Registry {
     const novelty = options.novelty ?? true
     return this.store.update(async (current) => {
       const held = [...current.primitives]
+      const byUuid = new Map(held.map((p) => [p.uuid, p]))
       let serial = current.next_serial
       const registered: Primitive[] = []
       const rejected: Rejection[] = []
       const assigned: (string | null)[] = candidates.map(() => null)
       candidates.forEach((c, index) => {
-        const sameUuid = c.uuid ? held.find((p) => p.uuid === c.uuid) : undefined
+        const sameUuid = c.uuid ? byUuid.get(c.uuid) : undefined
         const duplicate = sameUuid ? { id: sameUuid.id, similarity: 1 } : novelty ? findDuplicate(held, c, this.limits.novelty_threshold) : undefined
         if (duplicate) {
           rejected.push({ index, reason: 'duplicate', duplicate_of: duplicate.id, similarity: duplicate.similarity })
@@ -212,6 +278,7 @@ export class Registry {
           metrics: c.metrics,
         }
         held.push(p)
+        byUuid.set(p.uuid, p)
         registered.push(p)
         assigned[index] = p.id
       })
