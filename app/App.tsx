@@ -8,10 +8,11 @@ import { pulseNumbers, useStore } from './store'
 import { Controls } from './views/Controls'
 import { Lab } from './views/Lab'
 import { Primitives } from './views/Primitives'
+import { SwarmView } from './views/SwarmView'
 import { FieldView } from './views/FieldView'
 import { Timeline } from './views/Timeline'
 
-const TABS = ['Observatory', 'Primitives'] as const
+const TABS = ['Observatory', 'Primitives', 'Swarm'] as const
 
 export function App() {
   const state = useStore((s) => s.state)
@@ -104,7 +105,7 @@ export function App() {
             <option value="cpu">CPU (WebAssembly)</option>
           </select>
         </label>
-        <span className="mode" data-testid="mode">
+        <span className="mode" data-testid="mode" title={`${engine}${state ? ` · ${state.backend} · ${state.material} · N = ${state.field_size}` : ''}`}>
           {engine}
           {state ? ` · ${state.backend} · ${state.material} · N = ${state.field_size}` : ''}
         </span>
@@ -124,6 +125,7 @@ export function App() {
         </aside>
       </main>
       {tab === 'Primitives' && <Primitives />}
+      {tab === 'Swarm' && <SwarmView />}
     </div>
   )
 }

@@ -25,6 +25,7 @@ import { ContractBus } from '../engine/bus/contract_bus.js'
 import { connectBus, natsConnection, nodeId } from '../engine/bus/nats.node.js'
 import { ConsciousnessPublisher, DEFAULT_PERIOD_MS } from './consciousness/publisher.js'
 import { registryRoutes } from './registry/routes.js'
+import { swarmRoutes } from './swarm/routes.js'
 
 export interface ServerOptions {
   host: string
@@ -91,6 +92,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
 
   await app.register(crystalRoutes, { service, catalog, registry, open: (x) => createNodeEngine({ backend: o.backend, ...x }), publisher: publisher?.publisher })
   await app.register(registryRoutes, { catalog, registry })
+  await app.register(swarmRoutes)
   // the Observatory, built by `npm run build` (vite) into dist/app, beside dist/server
   const observatory = fileURLToPath(new URL('../app/', import.meta.url))
   if (existsSync(observatory)) {

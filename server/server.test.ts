@@ -208,6 +208,7 @@ describe('the OpenAPI document', () => {
         'GET /materials',
         'GET /primitives',
         'GET /primitives/{id}',
+        'GET /swarm/config',
         'POST /crystal/conditions',
         'POST /crystal/dream',
         'POST /crystal/evolve',

@@ -1,7 +1,7 @@
 // The REST contract (DESIGN.md section 7): request and response schemas for every route. The same
 // TypeBox objects are the validation, the serializer, the OpenAPI document and the types.
 import { Type, type Static } from '@sinclair/typebox'
-import { CLASS_TOKENS, ClassToken, GenomeSchema, PrimitiveSchema } from './registry.js'
+import { CLASS_TOKENS, ClassToken, GenomeSchema, PrimitiveSchema, ProvenanceSchema } from './registry.js'
 import { MaterialSchema } from './material.js'
 
 /** Limits the server enforces; each refusal names the limit. */
@@ -103,9 +103,17 @@ export const CandidateSchema = Type.Object(
     hash: Type.String({ pattern: '^[0-9a-f]{64}$' }),
     genome: GenomeSchema,
     metrics: Type.Record(Type.String(), Type.Number()),
+    /** An import from the swarm keeps its origin's uuid and says where it came from. */
+    uuid: Type.Optional(Type.String({ pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' })),
+    provenance: Type.Optional(ProvenanceSchema),
   },
   { additionalProperties: false },
 )
+export const SwarmConfigReply = Type.Object({
+  /** The bus's websocket address for browser tabs (SVC_NATS_WS_URL), or null when the server has none. */
+  ws_url: Type.Union([Type.String(), Type.Null()]),
+  announce_floor: Type.Number(),
+})
 export const RegisterBody = Type.Object({ candidates: Type.Array(CandidateSchema, { minItems: 1, maxItems: 256 }) }, { additionalProperties: false })
 export const RegisterReply = Type.Object({
   assigned: Type.Array(Type.Union([Type.String(), Type.Null()])),

@@ -1,0 +1,130 @@
+// The Swarm view: the live nodes (processes and tabs) with their rounds, the discovery feed, and, in
+// This tab mode, an Explore control that makes this tab one of the explorers.
+import { useEffect, useRef, useState } from 'react'
+import type { DiscoveredMessage } from '../../engine/contracts/swarm.js'
+import { useStore } from '../store'
+import { Swarm, type SwarmEvent } from '../swarm'
+
+interface NodeRow {
+  node: string
+  kind: string
+  status: string
+  round?: number
+  material?: string
+  seen: string
+}
+
+export function SwarmView() {
+  const driver = useStore((s) => s.driver)
+  const [swarm, setSwarm] = useState<Swarm>()
+  const [error, setError] = useState<string>()
+  const [nodes, setNodes] = useState<Record<string, NodeRow>>({})
+  const [feed, setFeed] = useState<DiscoveredMessage[]>([])
+  const [form, setForm] = useState({ material: 'diamond_nv', rounds: '1', generations: '1', population: '4', size: '24' })
+  const [progress, setProgress] = useState<string[]>([])
+  const [announced, setAnnounced] = useState<string[]>([])
+  const [busy, setBusy] = useState(false)
+  const joined = useRef<Swarm | undefined>(undefined)
+
+  useEffect(() => {
+    let stop: (() => void) | undefined
+    Swarm.join().then(
+      (s) => {
+        joined.current = s
+        setSwarm(s)
+        stop = s.follow(
+          (e: SwarmEvent) =>
+            setNodes((n) => ({
+              ...n,
+              [e.node]: { node: e.node, kind: e.kind, status: e.event === 'node.left' ? 'left' : e.event, round: e.round ?? n[e.node]?.round, material: e.material ?? n[e.node]?.material, seen: new Date(e.ts).toLocaleTimeString() },
+            })),
+          (m) => setFeed((f) => [m, ...f].slice(0, 50)),
+        )
+      },
+      (e: Error) => setError(`not connected to the swarm: ${e.message}`),
+    )
+    return () => {
+      stop?.()
+      void joined.current?.leave()
+    }
+  }, [])
+
+  const explore = async () => {
+    if (!swarm) return
+    setBusy(true)
+    setError(undefined)
+    try {
+      swarm.event('node.joined')
+      for (let round = 1; round <= Number(form.rounds); round++) {
+        const r = await swarm.round(round, { material: form.material, generations: Number(form.generations), population: Number(form.population), size: Number(form.size) }, (line) => setProgress((p) => [...p.slice(-8), line]))
+        setProgress((p) => [...p.slice(-8), `round ${round}: merged ${r.merged} from the swarm, registered ${r.registered.length}, announced ${r.announced.length}`])
+        setAnnounced((a) => [...a, ...r.announced])
+      }
+    } catch (e) {
+      setError((e as Error).message)
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <div className="swarm">
+      {error && (
+        <p className="error" role="alert" id="swarm-error">
+          {error}
+        </p>
+      )}
+      <section>
+        <h3>Explore in this tab {swarm && <span className="muted">as {swarm.node}</span>}</h3>
+        {driver.kind !== 'tab' && <p className="muted">Switch to This tab to explore with this tab's engine.</p>}
+        {(['material', 'rounds', 'generations', 'population', 'size'] as const).map((k) => (
+          <label key={k}>
+            {k} <input name={`swarm-${k}`} value={form[k]} onChange={(e) => setForm({ ...form, [k]: e.target.value })} size={k === 'material' ? 16 : 4} />
+          </label>
+        ))}
+        <button disabled={!swarm || busy || driver.kind !== 'tab'} onClick={explore}>
+          Explore
+        </button>
+        <pre data-testid="swarm-progress">{progress.join('\n')}</pre>
+        {announced.length > 0 && <p data-testid="swarm-announced">{announced.join(' ')}</p>}
+      </section>
+      <section>
+        <h3>Nodes</h3>
+        <table data-testid="swarm-nodes">
+          <thead>
+            <tr>
+              <th>Node</th>
+              <th>Kind</th>
+              <th>Status</th>
+              <th>Round</th>
+              <th>Material</th>
+              <th>Last seen</th>
+            </tr>
+          </thead>
+          <tbody>
+            {Object.values(nodes).map((n) => (
+              <tr key={n.node}>
+                <td>{n.node}</td>
+                <td>{n.kind}</td>
+                <td>{n.status}</td>
+                <td>{n.round ?? '-'}</td>
+                <td>{n.material ?? '-'}</td>
+                <td>{n.seen}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
+      <section>
+        <h3>Discoveries</h3>
+        <ul data-testid="swarm-feed">
+          {feed.map((m) => (
+            <li key={m.primitive.uuid}>
+              {m.sender}: {m.primitive.id} {m.primitive.class} ({m.primitive.material}), persistence {(100 * m.primitive.persistence).toFixed(1)}%
+            </li>
+          ))}
+        </ul>
+      </section>
+    </div>
+  )
+}

@@ -1,0 +1,94 @@
+// The swarm with a browser tab among the explorers: three explorer processes and one tab (over the
+// bus's websocket) explore different materials; an archivist started afterwards ends with every
+// announced primitive once, by uuid, with provenance naming its origin node; the Swarm view shows the
+// nodes and the discoveries.
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { call, startNats, startServer, type RunningNats, type RunningServer } from '../server/testing.js'
+import { launch } from './browser.js'
+
+const BIN = new URL('../bin/crystal.js', import.meta.url).pathname
+const FLOOR = 0.3
+const SHOTS = new URL('./screenshots/', import.meta.url).pathname
+let nats: RunningNats
+let server: RunningServer
+let browser: Browser
+let page: Page
+const consoleErrors: string[] = []
+
+function run(env: Record<string, string>, ...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: String(FLOOR), ...env } })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    child.on('exit', (status) => resolve({ status, stdout, stderr }))
+  })
+}
+const held = (dir: string): any[] => (existsSync(join(dir, 'registry.json')) ? JSON.parse(readFileSync(join(dir, 'registry.json'), 'utf8')).primitives : [])
+
+beforeAll(async () => {
+  nats = await startNats()
+  server = await startServer(['--size', '32'], { SVC_NATS_WS_URL: nats.wsUrl, SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: String(FLOOR) })
+  browser = await launch()
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()))
+  page.on('pageerror', (e) => consoleErrors.push(e.message))
+  await page.goto(server.url + '/')
+})
+afterAll(async () => {
+  await browser?.close()
+  await server?.stop()
+  await nats?.stop()
+})
+
+describe('the swarm, with a browser tab among the explorers', () => {
+  test('three processes and a tab explore; a late archivist gets every announcement once, with its origin', async () => {
+    await page.getByRole('button', { name: 'This tab' }).click()
+    await page.getByTestId('mode').filter({ hasText: /^This tab · / }).waitFor()
+    await page.getByRole('tab', { name: 'Swarm' }).click()
+    const who = await page.locator('h3', { hasText: 'Explore in this tab' }).locator('.muted').textContent({ timeout: 15_000 })
+    const tabNode = who!.replace(/^as /, '')
+    expect(tabNode).toMatch(/^tab-[0-9a-f]{6}$/)
+
+    const explorers = ['vacuum', 'europium_crystal', 'silicon'].map((material, k) => ({ material, node: `explorer-${k + 1}`, dir: mkdtempSync(join(tmpdir(), `crystal-e2e-swarm-${k}-`)) }))
+    const processes = Promise.all(explorers.map((e) => run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: e.node, SVC_CRYSTAL_DATA_DIR: e.dir }, 'explore', '--material', e.material, '--rounds', '2', '--interval', '0', '--generations', '1', '--population', '6', '--size', '32')))
+    await page.locator('input[name="swarm-material"]').fill('diamond_nv')
+    await page.getByRole('button', { name: 'Explore' }).click()
+    await page.getByTestId('swarm-progress').filter({ hasText: /round 1: merged \d+ from the swarm, registered \d+, announced \d+/ }).waitFor({ timeout: 120_000 })
+    for (const r of await processes) expect(r.status, r.stderr).toBe(0)
+    expect(await page.locator('#swarm-error').count()).toBe(0)
+
+    const tabAnnounced = ((await page.getByTestId('swarm-announced').textContent().catch(() => '')) ?? '').split(' ').filter(Boolean)
+    const tabPrimitives = await Promise.all(tabAnnounced.map(async (id) => (await call(server.url, 'GET', `/primitives/${id}`)).body))
+
+    const archive = mkdtempSync(join(tmpdir(), 'crystal-e2e-archive-'))
+    const a = await run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_DATA_DIR: archive }, 'archive', '--catch-up')
+    expect(a.status, a.stderr).toBe(0)
+    const archived = held(archive)
+    const announced = [
+      ...explorers.flatMap((e) => held(e.dir).filter((p) => p.provenance === null && p.persistence >= FLOOR).map((p) => ({ ...p, node: e.node }))),
+      ...tabPrimitives.map((p) => ({ ...p, node: tabNode })),
+    ]
+    expect(tabPrimitives.length).toBeGreaterThan(0)
+    expect(archived.map((p) => p.uuid).sort()).toEqual(announced.map((p) => p.uuid).sort())
+    for (const p of announced) expect(archived.find((q) => q.uuid === p.uuid).provenance).toMatchObject({ node: p.node, origin_id: p.id, origin_uuid: p.uuid })
+    expect(new Set(archived.map((p) => p.id)).size).toBe(archived.length)
+    expect(archived.every((p) => p.persistence >= FLOOR)).toBe(true)
+
+    // the Swarm view saw the nodes and the discoveries
+    const nodes = await page.getByTestId('swarm-nodes').locator('tbody td:first-child').allTextContents()
+    expect(nodes).toEqual(expect.arrayContaining(['explorer-1', 'explorer-2', 'explorer-3', tabNode]))
+    expect(await page.getByTestId('swarm-feed').locator('li').count()).toBeGreaterThan(0)
+    await page.screenshot({ path: SHOTS + 'swarm.png', fullPage: true })
+  })
+
+  test('no console errors', () => {
+    expect(consoleErrors).toEqual([])
+  })
+})
