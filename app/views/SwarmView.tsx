@@ -1,6 +1,6 @@
 // The Swarm view: the live nodes (processes and tabs) with their rounds, the discovery feed, and, in
 // This tab mode, an Explore control that makes this tab one of the explorers.
-import { useEffect, useRef, useState } from 'react'
+import { Fragment, useEffect, useRef, useState } from 'react'
 import type { DiscoveredMessage } from '../../engine/contracts/swarm.js'
 import { useStore } from '../store'
 import { Swarm, type SwarmEvent } from '../swarm'
@@ -86,7 +86,19 @@ export function SwarmView() {
           Explore
         </button>
         <pre data-testid="swarm-progress">{progress.join('\n')}</pre>
-        {announced.length > 0 && <p data-testid="swarm-announced">{announced.join(' ')}</p>}
+        {announced.length > 0 && (
+          <p>
+            <span className="muted">announced from this tab: </span>
+            <span data-testid="swarm-announced">
+              {announced.map((id, i) => (
+                <Fragment key={id}>
+                  {i > 0 && ' '}
+                  <span className="nowrap">{id}</span>
+                </Fragment>
+              ))}
+            </span>
+          </p>
+        )}
       </section>
       <section>
         <h3>Nodes</h3>
