@@ -5,7 +5,7 @@
 import type { NatsConnection } from '@nats-io/nats-core'
 import type { JetStreamClient } from '@nats-io/jetstream'
 import type { DiscoveredMessage } from '../engine/contracts/swarm.js'
-import { DISCOVERY_STREAM, readDiscovered, SUBJECTS } from '../engine/contracts/swarm.js'
+import { DISCOVERY_STREAM, readAnnouncement, SUBJECTS } from '../engine/contracts/swarm.js'
 import { checkMessage } from '../engine/contracts/subjects.js'
 import { discover } from '../engine/discovery/discovery.js'
 import { createEngine } from '../engine/field/engine.js'
@@ -79,7 +79,7 @@ export class Swarm {
       }),
       this.nc.subscribe(SUBJECTS.discovered, {
         callback: (_e, m) => {
-          const read = readDiscovered(safeJson(m.string()))
+          const read = readAnnouncement(m)
           if ('error' in read) this.dropped.count++
           else onDiscovery(read.message)
         },
@@ -99,7 +99,7 @@ export class Swarm {
       const m = await consumer.next({ expires: 2000 })
       if (!m) break
       this.cursor = m.seq
-      const read = readDiscovered(safeJson(m.string()))
+      const read = readAnnouncement(m)
       if ('error' in read) {
         this.dropped.count++
         continue

@@ -2,30 +2,18 @@
 // started after them still gets everything once, a server killed mid-run loses nothing, and
 // malformed messages on every subject are dropped without crashing anyone.
 import { connect } from '@nats-io/transport-node'
-import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
-import { startNats, type RunningNats } from '../server/testing.js'
+import { heldPrimitives, runCrystal, startNats, type RunningNats } from '../server/testing.js'
 
-const BIN = new URL('../bin/crystal.js', import.meta.url).pathname
 const FLOOR = 0.3
 
-function run(env: Record<string, string>, ...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: String(FLOOR), ...env } })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    child.on('exit', (status) => resolve({ status, stdout, stderr }))
-  })
-}
+const run = (env: Record<string, string>, ...args: string[]) => runCrystal(args, { SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: String(FLOOR), ...env })
 
-const held = (dir: string): any[] => (existsSync(join(dir, 'registry.json')) ? JSON.parse(readFileSync(join(dir, 'registry.json'), 'utf8')).primitives : [])
 /** What an explorer found itself and should have announced: its own finds at or above the floor. */
-const ownAnnounceable = (dir: string) => held(dir).filter((p) => p.provenance === null && p.persistence >= FLOOR)
+const ownAnnounceable = (dir: string) => heldPrimitives(dir).filter((p) => p.provenance === null && p.persistence >= FLOOR)
 
 let nats: RunningNats
 afterEach(async () => {
@@ -47,7 +35,7 @@ describe('the swarm', () => {
     const archive = mkdtempSync(join(tmpdir(), 'crystal-archive-'))
     const a = await run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_DATA_DIR: archive }, 'archive', '--catch-up')
     expect(a.status, a.stderr).toBe(0)
-    const archived = held(archive)
+    const archived = heldPrimitives(archive)
     const announced = explorers.flatMap((e) => ownAnnounceable(e.dir).map((p) => ({ ...p, node: e.node })))
     expect(announced.length).toBeGreaterThan(0)
     // every announced primitive, once, by uuid, with provenance naming the origin node
@@ -79,7 +67,7 @@ describe('the swarm', () => {
     expect(a.status, a.stderr).toBe(0)
     const own = ownAnnounceable(dir)
     expect(own.length).toBeGreaterThan(0)
-    expect(held(archive).map((p) => p.uuid).sort()).toEqual(own.map((p) => p.uuid).sort())
+    expect(heldPrimitives(archive).map((p) => p.uuid).sort()).toEqual(own.map((p) => p.uuid).sort())
     // the stream holds each announcement once (the uuid is the message id)
     const merged = a.stdout.trim().split('\n').map((l) => JSON.parse(l))
     expect(merged.filter((l) => l.already_held)).toEqual([])

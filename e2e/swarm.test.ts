@@ -2,16 +2,14 @@
 // bus's websocket) explore different materials; an archivist started afterwards ends with every
 // announced primitive once, by uuid, with provenance naming its origin node; the Swarm view shows the
 // nodes and the discoveries.
-import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { call, startNats, startServer, type RunningNats, type RunningServer } from '../server/testing.js'
+import { call, heldPrimitives, runCrystal, startNats, startServer, type RunningNats, type RunningServer } from '../server/testing.js'
 import { launch } from './browser.js'
 
-const BIN = new URL('../bin/crystal.js', import.meta.url).pathname
 const FLOOR = 0.3
 const SHOTS = new URL('./screenshots/', import.meta.url).pathname
 let nats: RunningNats
@@ -20,17 +18,7 @@ let browser: Browser
 let page: Page
 const consoleErrors: string[] = []
 
-function run(env: Record<string, string>, ...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: String(FLOOR), ...env } })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    child.on('exit', (status) => resolve({ status, stdout, stderr }))
-  })
-}
-const held = (dir: string): any[] => (existsSync(join(dir, 'registry.json')) ? JSON.parse(readFileSync(join(dir, 'registry.json'), 'utf8')).primitives : [])
+const run = (env: Record<string, string>, ...args: string[]) => runCrystal(args, { SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: String(FLOOR), ...env })
 
 beforeAll(async () => {
   nats = await startNats()
@@ -70,9 +58,9 @@ describe('the swarm, with a browser tab among the explorers', () => {
     const archive = mkdtempSync(join(tmpdir(), 'crystal-e2e-archive-'))
     const a = await run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_DATA_DIR: archive }, 'archive', '--catch-up')
     expect(a.status, a.stderr).toBe(0)
-    const archived = held(archive)
+    const archived = heldPrimitives(archive)
     const announced = [
-      ...explorers.flatMap((e) => held(e.dir).filter((p) => p.provenance === null && p.persistence >= FLOOR).map((p) => ({ ...p, node: e.node }))),
+      ...explorers.flatMap((e) => heldPrimitives(e.dir).filter((p) => p.provenance === null && p.persistence >= FLOOR).map((p) => ({ ...p, node: e.node }))),
       ...tabPrimitives.map((p) => ({ ...p, node: tabNode })),
     ]
     expect(tabPrimitives.length).toBeGreaterThan(0)

@@ -1,7 +1,7 @@
 // Starts the built server (`crystal serve`) as a child process on a free port for the server tests,
 // and stops it; the tests talk to it over real HTTP.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -118,3 +118,18 @@ export async function startNats(): Promise<RunningNats> {
     stop,
   }
 }
+
+/** Runs the CLI to its end; what it printed comes back with its exit status. */
+export function runCrystal(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    child.on('exit', (status) => resolve({ status, stdout, stderr }))
+  })
+}
+
+/** The primitives a data dir's registry holds (none before its first write). */
+export const heldPrimitives = (dataDir: string): any[] => (existsSync(join(dataDir, 'registry.json')) ? JSON.parse(readFileSync(join(dataDir, 'registry.json'), 'utf8')).primitives : [])

@@ -3,7 +3,7 @@
 // stopped. Each uuid is kept once; malformed or foreign messages are dropped with a warning.
 import { jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream'
 import type { Command } from 'commander'
-import { DISCOVERY_STREAM, readDiscovered, SUBJECTS, type DiscoveredMessage } from '../../engine/contracts/swarm.js'
+import { DISCOVERY_STREAM, readAnnouncement, SUBJECTS, type DiscoveredMessage } from '../../engine/contracts/swarm.js'
 import { connectBus } from '../../engine/bus/nats.node.js'
 import { importCandidate } from '../../engine/swarm/import.js'
 import type { CliContext } from '../context.js'
@@ -58,16 +58,10 @@ export function registerArchive(cli: Command, ctx: () => CliContext): void {
         let ended = false
         const reader = (async () => {
           for await (const m of messages as AsyncIterable<JsMsg>) {
-            let body: unknown
-            try {
-              body = m.json()
-            } catch {
-              body = undefined
-            }
-            const read = readDiscovered(body)
+            const read = readAnnouncement(m)
             if ('error' in read) {
               counts.dropped++
-              process.stderr.write(`crystal: warning: dropped a malformed message on ${m.subject} (seq ${m.seq}): ${body === undefined ? 'not JSON' : read.error}\n`)
+              process.stderr.write(`crystal: warning: dropped a malformed message on ${m.subject} (seq ${m.seq}): ${read.error}\n`)
             } else queue.push(read.message)
             wake?.()
             if (o.catchUp && m.info.pending === 0) break

@@ -27,8 +27,14 @@ export type DiscoveredMessage = Static<typeof DiscoveredMessage>
 
 const discoveredCheck = TypeCompiler.Compile(DiscoveredMessage)
 
-/** The message, or the first reason it is not one (with the path into it). */
-export function readDiscovered(value: unknown): { message: DiscoveredMessage } | { error: string } {
+/** The announcement a bus message carries, or the first reason it is not one (not JSON, or the path into it). */
+export function readAnnouncement(m: { json(): unknown }): { message: DiscoveredMessage } | { error: string } {
+  let value: unknown
+  try {
+    value = m.json()
+  } catch {
+    return { error: 'not JSON' }
+  }
   if (discoveredCheck.Check(value)) return { message: value }
   const first = discoveredCheck.Errors(value).First()
   return { error: first ? `${first.path || '/'}: ${first.message}` : 'does not match its contract' }

@@ -12,7 +12,7 @@ import { ContractBus } from '../bus/contract_bus.js'
 import { natsConnection } from '../bus/nats.node.js'
 import type { Primitive } from '../contracts/registry.js'
 import { checkMessage } from '../contracts/subjects.js'
-import { DISCOVERY_STREAM, EXPLORERS_QUEUE, readDiscovered, SUBJECTS, type DiscoveredMessage } from '../contracts/swarm.js'
+import { DISCOVERY_STREAM, EXPLORERS_QUEUE, readAnnouncement, SUBJECTS, type DiscoveredMessage } from '../contracts/swarm.js'
 import { CrystalError } from '../errors.js'
 import type { Registry } from '../registry/registry.js'
 import { importCandidate } from './import.js'
@@ -134,16 +134,10 @@ export class SwarmLink {
   }
 
   private async mergeOne(m: { seq: number; json(): unknown }, registry: Pick<Registry, 'register'>, tally: MergeTally): Promise<void> {
-    let body: unknown
-    try {
-      body = m.json()
-    } catch {
-      body = undefined
-    }
-    const read = readDiscovered(body)
+    const read = readAnnouncement(m)
     if ('error' in read) {
       tally.dropped++
-      this.say(`swarm: warning: dropped a malformed announcement (seq ${m.seq}): ${body === undefined ? 'not JSON' : read.error}`)
+      this.say(`swarm: warning: dropped a malformed announcement (seq ${m.seq}): ${read.error}`)
       return
     }
     if (read.message.sender === this.node) return
