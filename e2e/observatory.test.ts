@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { startServer, type RunningServer } from '../server/testing.js'
-import { launch } from './browser.js'
+import { openObservatory } from './browser.js'
 
 const SHOTS = new URL('./screenshots/', import.meta.url).pathname
 let server: RunningServer
@@ -16,11 +16,7 @@ const consoleErrors: string[] = []
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true })
   server = await startServer(['--size', '64', '--material', 'europium_crystal'])
-  browser = await launch()
-  page = await browser.newPage({ viewport: { width: 1280, height: 860 } })
-  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()))
-  page.on('pageerror', (e) => consoleErrors.push(e.message))
-  await page.goto(server.url + '/')
+  ;({ browser, page } = await openObservatory(server.url, consoleErrors))
 })
 afterAll(async () => {
   await browser?.close()

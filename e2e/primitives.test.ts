@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { call, startServer, type RunningServer } from '../server/testing.js'
-import { launch } from './browser.js'
+import { openObservatory } from './browser.js'
 
 const SHOTS = new URL('./screenshots/', import.meta.url).pathname
 let server: RunningServer
@@ -22,11 +22,7 @@ beforeAll(async () => {
     await new Promise((r) => setTimeout(r, 100))
     job = (await call(server.url, 'GET', `/crystal/jobs/${job.id}`)).body
   }
-  browser = await launch()
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
-  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()))
-  page.on('pageerror', (e) => consoleErrors.push(e.message))
-  await page.goto(server.url + '/')
+  ;({ browser, page } = await openObservatory(server.url, consoleErrors, 900))
   await page.getByRole('tab', { name: 'Primitives' }).click()
 })
 afterAll(async () => {

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { call, heldPrimitives, runCrystal, startNats, startServer, type RunningNats, type RunningServer } from '../server/testing.js'
-import { launch } from './browser.js'
+import { openObservatory } from './browser.js'
 
 const FLOOR = 0.3
 const SHOTS = new URL('./screenshots/', import.meta.url).pathname
@@ -23,11 +23,7 @@ const run = (env: Record<string, string>, ...args: string[]) => runCrystal(args,
 beforeAll(async () => {
   nats = await startNats()
   server = await startServer(['--size', '32'], { SVC_NATS_WS_URL: nats.wsUrl, SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: String(FLOOR) })
-  browser = await launch()
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
-  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()))
-  page.on('pageerror', (e) => consoleErrors.push(e.message))
-  await page.goto(server.url + '/')
+  ;({ browser, page } = await openObservatory(server.url, consoleErrors, 900))
 })
 afterAll(async () => {
   await browser?.close()

@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { call, startServer, type RunningServer } from '../server/testing.js'
-import { launch } from './browser.js'
+import { openObservatory } from './browser.js'
 
 const SHOTS = new URL('./screenshots/', import.meta.url).pathname
 let server: RunningServer
@@ -18,11 +18,7 @@ const mode = () => page.getByTestId('mode').textContent()
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true })
   server = await startServer(['--size', '48', '--material', 'europium_crystal', '--seed', '1'])
-  browser = await launch()
-  page = await browser.newPage({ viewport: { width: 1280, height: 860 } })
-  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()))
-  page.on('pageerror', (e) => consoleErrors.push(e.message))
-  await page.goto(server.url + '/')
+  ;({ browser, page } = await openObservatory(server.url, consoleErrors))
 })
 afterAll(async () => {
   await browser?.close()
