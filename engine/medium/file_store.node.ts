@@ -2,10 +2,11 @@
 // an inter-process lock. Layout: a 4-byte little-endian header length, the JSON header, then u,
 // u_prev (float32) and the index (int8). The header holds the blake3 of that binary payload, checked
 // on load: a broken or foreign file is refused with a clear message and left as it is.
-import { mkdir, open, readFile, rename } from 'node:fs/promises'
+import { mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import lockfile from 'proper-lockfile'
 import { CrystalError } from '../errors.js'
+import { writeDurably } from '../files/durable.node.js'
 import { blake3Hex } from '../registry/registry.js'
 import { emptyMedium, MEDIUM_FORMAT, type Medium } from './medium.js'
 
@@ -85,20 +86,6 @@ export class MediumStore {
     const json = Buffer.from(JSON.stringify(header))
     const length = Buffer.alloc(4)
     length.writeUInt32LE(json.length)
-    const temp = `${this.path}.${process.pid}.tmp`
-    const handle = await open(temp, 'w')
-    try {
-      await handle.writev([length, json, payload])
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
-    await rename(temp, this.path)
-    const dir = await open(this.dataDir, 'r')
-    try {
-      await dir.sync()
-    } finally {
-      await dir.close()
-    }
+    await writeDurably(this.path, [length, json, payload])
   }
 }

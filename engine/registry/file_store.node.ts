@@ -2,12 +2,13 @@
 // of the folder) under an inter-process lock (proper-lockfile, <data dir>/registry.lock, stale after
 // a crashed holder stops refreshing it). Every load checks the format, the schema and the content
 // hash; a corrupt or foreign file is refused with a clear message and never overwritten.
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises'
+import { mkdir, readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
 import lockfile from 'proper-lockfile'
 import { REGISTRY_FORMAT, RegistryFileSchema, type RegistryFile } from '../contracts/registry.js'
 import { CrystalError } from '../errors.js'
+import { writeDurably } from '../files/durable.node.js'
 import { canonicalAndHash, contentHash, emptyRegistry, type RegistryStore } from './registry.js'
 
 export interface FileStoreOptions {
@@ -98,27 +99,10 @@ export class FileRegistryStore implements RegistryStore {
   }
 
   private async write(file: RegistryFile): Promise<void> {
-    const temp = `${this.path}.${process.pid}.${Date.now()}.tmp`
-    const handle = await open(temp, 'w')
-    try {
-      // the primitives' canonical bytes (already made for the content hash) are the file's body
-      const header = JSON.stringify({ format: file.format, next_serial: file.next_serial, content_hash: file.content_hash })
-      const { bytes } = await canonicalAndHash(file.primitives)
-      await handle.writev([Buffer.from(`${header.slice(0, -1)},"primitives":`), bytes, Buffer.from('}\n')])
-      await handle.sync()
-    } catch (e) {
-      await handle.close()
-      await rm(temp, { force: true })
-      throw e
-    }
-    await handle.close()
-    await rename(temp, this.path)
-    const dir = await open(this.dataDir, 'r')
-    try {
-      await dir.sync()
-    } finally {
-      await dir.close()
-    }
+    // the primitives' canonical bytes (already made for the content hash) are the file's body
+    const header = JSON.stringify({ format: file.format, next_serial: file.next_serial, content_hash: file.content_hash })
+    const { bytes } = await canonicalAndHash(file.primitives)
+    await writeDurably(this.path, [Buffer.from(`${header.slice(0, -1)},"primitives":`), bytes, Buffer.from('}\n')])
     // what was just written is known good: the next read under the lock need not verify it again
     const st = await stat(this.path)
     this.cached = { key: `${st.ino}:${st.size}:${st.mtimeMs}`, file: Promise.resolve(file) }
