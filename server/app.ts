@@ -5,6 +5,8 @@ import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
 import fastifyStatic from '@fastify/static'
 import swaggerUi from '@fastify/swagger-ui'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Ajv, type Options as AjvOptions } from 'ajv'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { timingSafeEqual } from 'node:crypto'
 import { existsSync } from 'node:fs'
@@ -62,12 +64,8 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   const service = await CrystalService.start({ engine, dataDir: o.dataDir, backend: engine.backend })
   const publisher = await startPublisher(engine, o.report ?? (() => {}))
 
-  const app = Fastify({
-    bodyLimit: API_LIMITS.body_bytes,
-    logger: o.logLevel ? { level: o.logLevel } : false,
-    // unknown fields are refused, not silently dropped
-    ajv: { customOptions: { removeAdditional: false } },
-  })
+  const app = Fastify({ bodyLimit: API_LIMITS.body_bytes, logger: o.logLevel ? { level: o.logLevel } : false }).withTypeProvider<TypeBoxTypeProvider>()
+  app.setValidatorCompiler(validatorCompiler())
   registerErrors(app)
   await app.register(swagger, {
     openapi: {
@@ -114,6 +112,17 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
     await service.close()
   })
   return { app, service }
+}
+
+/**
+ * Validation without coercion for JSON bodies (`{"text": 42}` is refused, not written as "42"), with
+ * coercion for the query and path, which arrive as text. Unknown fields are refused, not dropped.
+ */
+function validatorCompiler() {
+  const common: AjvOptions = { useDefaults: true, removeAdditional: false, allErrors: false, strict: false }
+  const body = new Ajv({ ...common, coerceTypes: false })
+  const text = new Ajv({ ...common, coerceTypes: 'array' })
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => (httpPart === 'body' ? body : text).compile(schema)
 }
 
 /** Starts the server and closes it cleanly on SIGINT/SIGTERM (jobs cancelled, engine released). */

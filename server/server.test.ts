@@ -48,6 +48,18 @@ describe('every route', () => {
     isProblem(await call(s.url, 'POST', '/crystal/pulse', { y: 0.5 }), 400, 'missing the field "x"')
   })
 
+  test('a JSON body of the wrong type is refused with 400 naming the field, not coerced; the query is still read as text', async () => {
+    const before = (await call(s.url, 'GET', '/crystal/state?size=8')).body
+    isProblem(await call(s.url, 'POST', '/crystal/write', { text: 42 }), 400, 'body/text must be string')
+    isProblem(await call(s.url, 'POST', '/crystal/write', { text: 'x', importance: '0.9' }), 400, 'body/importance must be number')
+    isProblem(await call(s.url, 'POST', '/crystal/step', { steps: '10' }), 400, 'body/steps must be integer')
+    isProblem(await call(s.url, 'POST', '/crystal/pulse', { x: '0.5', y: 0.5 }), 400, 'body/x must be number')
+    isProblem(await call(s.url, 'POST', '/crystal/evolve', { material: 'vacuum', generations: [2] }), 400, 'body/generations must be integer')
+    const after = (await call(s.url, 'GET', '/crystal/state?size=8')).body
+    expect([after.step, after.memories]).toEqual([before.step, before.memories])
+    expect((await call(s.url, 'GET', '/primitives?limit=2&min_persistence=0')).status).toBe(200)
+  })
+
   test('POST /crystal/step steps, and refuses more than the limit with 413 naming it', async () => {
     const before = (await call(s.url, 'GET', '/crystal/state')).body.step
     const r = await call(s.url, 'POST', '/crystal/step', { steps: 250 })

@@ -1,7 +1,6 @@
 // The crystal routes: the one engine (write, pulse, step, dream, probe, recall, state, feed) and
 // the long work beside it (evolve jobs, .crystal programs). Schemas from engine/contracts/api.ts.
-import type { FastifyPluginAsync } from 'fastify'
-import type { Static } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import * as api from '../../engine/contracts/api.js'
 import { CrystalError } from '../../engine/errors.js'
@@ -25,43 +24,43 @@ export interface CrystalRoutesOptions {
 
 const problems = { 400: api.Problem, 401: api.Problem, 404: api.Problem, 413: api.Problem, 422: api.Problem }
 
-export const crystalRoutes: FastifyPluginAsync<CrystalRoutesOptions> = async (app, { service, catalog, registry, open, publisher }) => {
+export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = async (app, { service, catalog, registry, open, publisher }) => {
   const changed = async () => ({ step: service.engine.step_count, memories: service.engine.memories.length, books: service.books })
   const tags = ['crystal']
 
-  app.post<{ Body: Static<typeof api.WriteBody> }>('/crystal/write', { schema: { tags, summary: 'Write text into the field', body: api.WriteBody, response: { 200: api.MutationReply, ...problems } } }, async (req) => {
+  app.post('/crystal/write', { schema: { tags, summary: 'Write text into the field', body: api.WriteBody, response: { 200: api.MutationReply, ...problems } } }, async (req) => {
     await service.mutate((e) => e.write(req.body.text, req.body.importance ?? 1))
     return changed()
   })
 
-  app.post<{ Body: Static<typeof api.PulseBody> }>('/crystal/pulse', { schema: { tags, summary: 'Add a pulse (normalized coordinates)', body: api.PulseBody, response: { 200: api.MutationReply, ...problems } } }, async (req) => {
+  app.post('/crystal/pulse', { schema: { tags, summary: 'Add a pulse (normalized coordinates)', body: api.PulseBody, response: { 200: api.MutationReply, ...problems } } }, async (req) => {
     const b = req.body
     await service.mutate((e) => e.pulse({ x: b.x, y: b.y, radius: b.radius ?? 0.05, amplitude: b.amplitude ?? 1, frequency: b.frequency ?? 0, phase: b.phase ?? 0 }))
     return changed()
   })
 
-  app.post<{ Body: Static<typeof api.StepBody> }>('/crystal/step', { schema: { tags, summary: 'Step the field', body: api.StepBody, response: { 200: api.MutationReply, ...problems } } }, async (req) => {
+  app.post('/crystal/step', { schema: { tags, summary: 'Step the field', body: api.StepBody, response: { 200: api.MutationReply, ...problems } } }, async (req) => {
     if (req.body.steps > api.API_LIMITS.steps_per_request) throw limit('steps', req.body.steps, api.API_LIMITS.steps_per_request, 'steps_per_request')
     await service.step(req.body.steps)
     return changed()
   })
 
-  app.post<{ Body: Static<typeof api.DreamBody> }>('/crystal/dream', { schema: { tags, summary: 'Dream (light or deep)', body: api.DreamBody, response: { 200: api.DreamReply, ...problems } } }, async (req) => {
+  app.post('/crystal/dream', { schema: { tags, summary: 'Dream (light or deep)', body: api.DreamBody, response: { 200: api.DreamReply, ...problems } } }, async (req) => {
     return service.mutate(async (e) => {
       const dream = async () => (await e.dream(req.body.mode))[0]
       return publisher ? publisher.around(req.body.mode, dream) : dream()
     })
   })
 
-  app.post<{ Body: Static<typeof api.ProbeBody> }>('/crystal/probe', { schema: { tags, summary: 'Resonance of a text with the field', body: api.ProbeBody, response: { 200: api.ProbeReply, ...problems } } }, async (req) =>
+  app.post('/crystal/probe', { schema: { tags, summary: 'Resonance of a text with the field', body: api.ProbeBody, response: { 200: api.ProbeReply, ...problems } } }, async (req) =>
     service.exclusive((e) => e.probe(req.body.text)),
   )
 
-  app.post<{ Body: Static<typeof api.RecallBody> }>('/crystal/recall', { schema: { tags, summary: 'Ranked recall of the memories', body: api.RecallBody, response: { 200: api.RecallReply, ...problems } } }, async (req) => ({
+  app.post('/crystal/recall', { schema: { tags, summary: 'Ranked recall of the memories', body: api.RecallBody, response: { 200: api.RecallReply, ...problems } } }, async (req) => ({
     hits: await service.exclusive((e) => e.recall(req.body.text, req.body.k ?? 5)),
   }))
 
-  app.post<{ Body: Static<typeof api.ConditionsBody> }>(
+  app.post(
     '/crystal/conditions',
     { schema: { tags, summary: 'Change the material, temperature or noise of the field', body: api.ConditionsBody, response: { 200: api.ConditionsReply, ...problems } } },
     async (req) => {
@@ -76,7 +75,7 @@ export const crystalRoutes: FastifyPluginAsync<CrystalRoutesOptions> = async (ap
     },
   )
 
-  app.post<{ Body: Static<typeof api.EvolveBody> }>('/crystal/evolve', { schema: { tags, summary: 'Start an evolve job (progress on the feed)', body: api.EvolveBody, response: { 202: api.JobSchema, ...problems } } }, async (req, reply) => {
+  app.post('/crystal/evolve', { schema: { tags, summary: 'Start an evolve job (progress on the feed)', body: api.EvolveBody, response: { 202: api.JobSchema, ...problems } } }, async (req, reply) => {
     const b = req.body
     if (b.generations > api.API_LIMITS.generations) throw limit('generations', b.generations, api.API_LIMITS.generations, 'generations')
     if ((b.population ?? 12) > api.API_LIMITS.population) throw limit('population', b.population!, api.API_LIMITS.population, 'population')
@@ -85,13 +84,13 @@ export const crystalRoutes: FastifyPluginAsync<CrystalRoutesOptions> = async (ap
     return reply.code(202).send(service.startEvolve(b))
   })
 
-  app.get<{ Params: Static<typeof api.IdParams> }>('/crystal/jobs/:id', { schema: { tags, summary: 'An evolve job', params: api.IdParams, response: { 200: api.JobSchema, ...problems } } }, async (req) => {
+  app.get('/crystal/jobs/:id', { schema: { tags, summary: 'An evolve job', params: api.IdParams, response: { 200: api.JobSchema, ...problems } } }, async (req) => {
     const job = service.jobs.get(req.params.id)
     if (!job) throw new CrystalError('not_found', `no job ${req.params.id}`)
     return job
   })
 
-  app.post<{ Body: Static<typeof api.RunBody> }>('/crystal/run', { schema: { tags, summary: 'Run a .crystal program (in its own field)', body: api.RunBody, response: { 200: api.RunReply, ...problems } } }, async (req, reply) => {
+  app.post('/crystal/run', { schema: { tags, summary: 'Run a .crystal program (in its own field)', body: api.RunBody, response: { 200: api.RunReply, ...problems } } }, async (req, reply) => {
     const { commands, errors } = parse(req.body.program, 'program')
     const reg = registry()
     errors.push(...check(commands, { materials: catalog.list().map((e) => e.material.name), primitiveIds: new Set((await reg.list()).map((p) => p.id)) }, 'program'))
@@ -105,14 +104,14 @@ export const crystalRoutes: FastifyPluginAsync<CrystalRoutesOptions> = async (ap
     return { trace }
   })
 
-  app.get<{ Querystring: Static<typeof api.StateQuery> }>('/crystal/state', { schema: { tags, summary: 'The field (downsampled) and its energy books and timeline', querystring: api.StateQuery, response: { 200: api.StateReply, ...problems } } }, async (req, reply) => {
+  app.get('/crystal/state', { schema: { tags, summary: 'The field (downsampled) and its energy books and timeline', querystring: api.StateQuery, response: { 200: api.StateReply, ...problems } } }, async (req, reply) => {
     const size = req.query.size ?? 64
     if (size > api.API_LIMITS.state_size) throw limit('size', size, api.API_LIMITS.state_size, 'state_size')
-    // the cached JSON text goes out as it is: no re-serialization per request
-    return reply.type('application/json').serializer((s: unknown) => s as string).send(service.state(size))
+    // the cached JSON text (a StateReply) goes out as it is: no re-serialization per request
+    return reply.type('application/json').serializer((s: unknown) => s as string).send(service.state(size) as never)
   })
 
-  app.get<{ Querystring: Static<typeof api.StateQuery> }>(
+  app.get(
     '/crystal/feed',
     { schema: { tags, summary: 'Server-sent events: `state` (as GET /crystal/state) on every change, at most every 100 ms; `job` on job progress', querystring: api.StateQuery, response: { 200: Type.String({ description: 'text/event-stream' }) } } },
     async (req, reply) => {

@@ -1,6 +1,5 @@
 // The registry and material routes: primitives with filters and paging, one primitive, materials.
-import type { FastifyPluginAsync } from 'fastify'
-import type { Static } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import * as api from '../../engine/contracts/api.js'
 import type { MaterialCatalog } from '../../engine/field/materials.js'
 import { quality, type Registry } from '../../engine/registry/registry.js'
@@ -10,8 +9,8 @@ export interface RegistryRoutesOptions {
   registry: () => Registry
 }
 
-export const registryRoutes: FastifyPluginAsync<RegistryRoutesOptions> = async (app, { catalog, registry }) => {
-  app.get<{ Querystring: Static<typeof api.PrimitivesQuery> }>(
+export const registryRoutes: FastifyPluginAsyncTypebox<RegistryRoutesOptions> = async (app, { catalog, registry }) => {
+  app.get(
     '/primitives',
     { schema: { tags: ['registry'], summary: 'Primitives, filtered, sorted and paged', querystring: api.PrimitivesQuery, response: { 200: api.PrimitivesReply, 400: api.Problem, 404: api.Problem } } },
     async (req) => {
@@ -32,11 +31,11 @@ export const registryRoutes: FastifyPluginAsync<RegistryRoutesOptions> = async (
     },
   )
 
-  app.get<{ Params: Static<typeof api.IdParams> }>('/primitives/:id', { schema: { tags: ['registry'], summary: 'One primitive', params: api.IdParams, response: { 200: api.PrimitiveSchemaRef, 404: api.Problem } } }, async (req) =>
+  app.get('/primitives/:id', { schema: { tags: ['registry'], summary: 'One primitive', params: api.IdParams, response: { 200: api.PrimitiveSchemaRef, 404: api.Problem } } }, async (req) =>
     registry().get(req.params.id),
   )
 
-  app.post<{ Body: Static<typeof api.RegisterBody> }>(
+  app.post(
     '/primitives',
     { schema: { tags: ['registry'], summary: 'Register discoveries made elsewhere (a browser tab): novelty and caps apply', body: api.RegisterBody, response: { 200: api.RegisterReply, 400: api.Problem, 401: api.Problem, 413: api.Problem } } },
     async (req) => {
