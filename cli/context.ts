@@ -1,24 +1,26 @@
 // What every command shares: the global options resolved once (data dir, backend, quiet), the
-// material catalog, the registry on disk, and an engine opener that reports the backend once.
+// settings from the environment (read here, the CLI's one reader of process.env), the material
+// catalog, the registry on disk, and an engine opener that reports the backend once.
 import { InvalidArgumentError, type Command } from 'commander'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
+import { settingsFrom, type Settings } from '../engine/config.js'
 import type { Engine, EngineOptions } from '../engine/field/engine.js'
 import { loadCatalog } from '../engine/field/materials.node.js'
 import type { MaterialCatalog } from '../engine/field/materials.js'
 import type { BackendChoice } from '../engine/field/select.js'
 import { createNodeEngine } from '../engine/node.js'
 import { FileRegistryStore } from '../engine/registry/file_store.node.js'
-import { limitsFromEnv, Registry } from '../engine/registry/registry.js'
+import { Registry } from '../engine/registry/registry.js'
 
-export function defaultDataDir(): string {
-  return process.env.SVC_CRYSTAL_DATA_DIR || join(homedir(), '.svc-crystal')
-}
+/** Without --data-dir or SVC_CRYSTAL_DATA_DIR (commander reads that one). */
+export const DEFAULT_DATA_DIR = join(homedir(), '.svc-crystal')
 
 export interface CliContext {
   dataDir: string
   backend: BackendChoice
   quiet: boolean
+  settings: Settings
   /** A line for people on stderr (progress, notices); silent with --quiet. */
   say(line: string): void
   catalog(files?: string[]): MaterialCatalog
@@ -32,13 +34,15 @@ export function contextOf(cli: Command): CliContext {
     if (!g.quiet) process.stderr.write(line + '\n')
   }
   let reported = false
+  const settings = settingsFrom(process.env)
   return {
     dataDir: g.dataDir,
     backend: g.backend,
     quiet: !!g.quiet,
+    settings,
     say,
     catalog: (files) => loadCatalog(g.dataDir, files),
-    registry: () => new Registry(new FileRegistryStore(g.dataDir), limitsFromEnv(process.env)),
+    registry: () => new Registry(new FileRegistryStore(g.dataDir), settings.registry_limits),
     open: (o) =>
       createNodeEngine({
         backend: g.backend,

@@ -15,7 +15,7 @@ import { registerPublish } from './commands/publish.js'
 import { registerRun } from './commands/run.js'
 import { registerServe } from './commands/serve.js'
 import { registerWatch } from './commands/watch.js'
-import { contextOf, defaultDataDir } from './context.js'
+import { contextOf, DEFAULT_DATA_DIR } from './context.js'
 import { EXIT_STATUS } from './errors.js'
 
 function program(): Command {
@@ -23,7 +23,7 @@ function program(): Command {
     .description('Resonant Crystal: a resonant wave field that remembers what is written into it.')
     .version(pkg.version, '-V, --version')
     .addOption(new Option('--backend <backend>', 'compute backend').choices(BACKEND_CHOICES).default('auto').env('CRYSTAL_BACKEND'))
-    .addOption(new Option('--data-dir <dir>', 'where materials and the registry live').env('SVC_CRYSTAL_DATA_DIR').default(defaultDataDir(), '~/.svc-crystal'))
+    .addOption(new Option('--data-dir <dir>', 'where materials and the registry live').env('SVC_CRYSTAL_DATA_DIR').default(DEFAULT_DATA_DIR, '~/.svc-crystal'))
     .option('-q, --quiet', 'no progress or notices on stderr (errors still)')
     .option('--debug', 'print stack traces for errors')
     // set before the subcommands are added, so that they inherit them

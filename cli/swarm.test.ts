@@ -2,7 +2,7 @@
 // started after them still gets everything once, a server killed mid-run loses nothing, and
 // malformed messages on every subject are dropped without crashing anyone.
 import { connect } from '@nats-io/transport-node'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
@@ -73,12 +73,44 @@ describe('the swarm', () => {
     expect(merged.filter((l) => l.already_held)).toEqual([])
   })
 
+  test('an auth-enabled nats-server admits the explorer with its creds file; a missing or malformed creds file is an error that says so', async () => {
+    nats = await startNats({ auth: true })
+    const dir = mkdtempSync(join(tmpdir(), 'crystal-swarm-creds-'))
+    const explore = (creds: string) => run({ SVC_NATS_URL: nats.url, SVC_NATS_CREDS: creds, SVC_CRYSTAL_NODE: 'trusted', SVC_CRYSTAL_DATA_DIR: dir }, 'explore', '--material', 'vacuum', '--rounds', '1', '--interval', '0', '--generations', '1', '--population', '6', '--size', '32', '--json')
+    const r = await explore(nats.creds!)
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stderr).not.toMatch(/unreachable/)
+    expect(JSON.parse(r.stdout)).toMatchObject({ merged: 0, waiting: 0 })
+    // the archivist with the same creds reads back what the explorer announced through the authenticated bus
+    const archive = mkdtempSync(join(tmpdir(), 'crystal-archive-creds-'))
+    const a = await run({ SVC_NATS_URL: nats.url, SVC_NATS_CREDS: nats.creds!, SVC_CRYSTAL_DATA_DIR: archive }, 'archive', '--catch-up')
+    expect(a.status, a.stderr).toBe(0)
+    expect(heldPrimitives(archive).map((p) => p.uuid).sort()).toEqual(ownAnnounceable(dir).map((p) => p.uuid).sort())
+    // control: the same server refuses a client without credentials
+    await expect(connect({ servers: nats.url, timeout: 2000 })).rejects.toThrow(/Authorization Violation/)
+
+    const missing = join(dir, 'nowhere.creds')
+    for (const args of [['archive', '--catch-up'], ['explore', '--material', 'vacuum', '--rounds', '1']]) {
+      const m = await run({ SVC_NATS_URL: nats.url, SVC_NATS_CREDS: missing, SVC_CRYSTAL_DATA_DIR: dir }, ...args)
+      expect(m.status).toBe(1)
+      expect(m.stderr.trim()).toBe(`crystal: cannot read the NATS credentials file ${missing} named by SVC_NATS_CREDS (ENOENT)`)
+    }
+    const malformed = join(dir, 'broken.creds')
+    writeFileSync(malformed, readFileSync(nats.creds!, 'utf8').split('\n\n')[0])
+    const b = await explore(malformed)
+    expect(b.status).toBe(1)
+    expect(b.stderr).toMatch(new RegExp(`crystal: the NATS credentials file ${malformed} named by SVC_NATS_CREDS is malformed \\(unable to parse credentials\\)`))
+    expect(b.stderr).not.toMatch(/cannot reach NATS|unreachable/)
+  })
+
   test('malformed messages on every subject are dropped and counted; nothing crashes', async () => {
     nats = await startNats()
     const dir = mkdtempSync(join(tmpdir(), 'crystal-swarm-noise-'))
-    const explorer = run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: 'steady', SVC_CRYSTAL_DATA_DIR: dir }, 'explore', '--material', 'vacuum', '--rounds', '3', '--interval', '0.5', '--generations', '1', '--population', '4', '--size', '24')
-    await new Promise((r) => setTimeout(r, 800))
     const nc = await connect({ servers: nats.url })
+    // the noise goes out once the explorer has joined (a busy machine may take a while to start it)
+    const joined = new Promise<void>((resolve) => nc.subscribe('svc.crystal.events', { callback: (_e, m) => m.string().includes('"node.joined"') && resolve() }))
+    const explorer = run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: 'steady', SVC_CRYSTAL_DATA_DIR: dir }, 'explore', '--material', 'vacuum', '--rounds', '3', '--interval', '0.5', '--generations', '1', '--population', '4', '--size', '24')
+    await joined
     for (const subject of ['svc.crystal.events', 'svc.crystal.explore.request', 'svc.crystal.primitive.discovered']) {
       for (const body of ['not json', '{}', JSON.stringify({ schema_version: 2, ts: 'yesterday', sender: 'x' }), JSON.stringify({ schema_version: 1, ts: new Date().toISOString(), sender: 'x', material: 42 })]) nc.publish(subject, body)
     }

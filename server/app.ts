@@ -1,6 +1,5 @@
 // Builds the Fastify instance: errors as problem+json, the OpenAPI document (/openapi.json) and its
 // docs page (/docs), bearer auth on mutating routes, optional CORS, then one plugin per domain.
-// Later domains (station, markets, swarm) register here the same way.
 import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
 import fastifyStatic from '@fastify/static'
@@ -11,6 +10,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { timingSafeEqual } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import type { Settings } from '../engine/config.js'
 import { API_LIMITS } from '../engine/contracts/api.js'
 import { CrystalError } from '../engine/errors.js'
 import { loadCatalog } from '../engine/field/materials.node.js'
@@ -18,7 +18,7 @@ import type { BackendChoice } from '../engine/field/select.js'
 import { createNodeEngine } from '../engine/node.js'
 import type { Engine } from '../engine/field/engine.js'
 import { FileRegistryStore } from '../engine/registry/file_store.node.js'
-import { limitsFromEnv, Registry } from '../engine/registry/registry.js'
+import { Registry } from '../engine/registry/registry.js'
 import pkg from '../package.json' with { type: 'json' }
 import { crystalRoutes } from './crystal/routes.js'
 import { CrystalService } from './crystal/service.js'
@@ -37,8 +37,11 @@ export interface ServerOptions {
   size: number
   material: string
   seed: number
-  /** Required for a non-loopback host; when set, every mutating route needs `Authorization: Bearer <token>`. */
-  token?: string
+  /**
+   * From the environment, read by the edge that starts the server. With `settings.token` (required
+   * for a non-loopback host) every mutating route needs `Authorization: Bearer <token>`.
+   */
+  settings: Settings
   /** Origins allowed by CORS (off when empty). */
   cors?: string[]
   logLevel?: string
@@ -52,17 +55,17 @@ export function isLoopback(host: string): boolean {
 }
 
 export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInstance; service: CrystalService }> {
-  if (!isLoopback(o.host) && !o.token) {
+  const token = o.settings.token
+  if (!isLoopback(o.host) && !token) {
     throw new CrystalError('bad_argument', `binding ${o.host} (not loopback) needs SVC_CRYSTAL_API_TOKEN: every mutating request must then carry it as a bearer token`, { field: 'host' })
   }
   const catalog = loadCatalog(o.dataDir, o.materialFiles)
   // one store for the server's life, so that its cache of the verified file is kept between requests
   const store = new FileRegistryStore(o.dataDir)
-  const limits = limitsFromEnv(process.env)
-  const registry = () => new Registry(store, limits)
+  const registry = () => new Registry(store, o.settings.registry_limits)
   const engine = await createNodeEngine({ backend: o.backend, size: o.size, material: catalog.get(o.material), seed: o.seed, report: o.report })
-  const service = await CrystalService.start({ engine, dataDir: o.dataDir, backend: engine.backend })
-  const publisher = await startPublisher(engine, o.report ?? (() => {}))
+  const service = await CrystalService.start({ engine, dataDir: o.dataDir, backend: engine.backend, registryLimits: o.settings.registry_limits })
+  const publisher = await startPublisher(engine, o.settings, o.report ?? (() => {}))
 
   const app = Fastify({ bodyLimit: API_LIMITS.body_bytes, logger: o.logLevel ? { level: o.logLevel } : false }).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(validatorCompiler())
@@ -72,14 +75,14 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
       openapi: '3.1.0',
       info: { title: 'Resonant Crystal', version: pkg.version, description: 'The crystal service: one resonant field, its registry of primitives, and the work around them.' },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: o.token ? [{ bearer: [] }] : [],
+      security: token ? [{ bearer: [] }] : [],
     },
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
-  if (o.token) {
-    const expected = Buffer.from(`Bearer ${o.token}`)
+  if (token) {
+    const expected = Buffer.from(`Bearer ${token}`)
     app.addHook('onRequest', async (req, reply) => {
       if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return
       const given = Buffer.from(req.headers.authorization ?? '')
@@ -90,7 +93,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
 
   await app.register(crystalRoutes, { service, catalog, registry, open: (x) => createNodeEngine({ backend: o.backend, ...x }), publisher: publisher?.publisher })
   await app.register(registryRoutes, { catalog, registry })
-  await app.register(swarmRoutes)
+  await app.register(swarmRoutes, { wsUrl: o.settings.bus.ws_url, announceFloor: o.settings.announce_floor })
   // the Observatory, built by `npm run build` (vite) into dist/app, beside dist/server
   const observatory = fileURLToPath(new URL('../app/', import.meta.url))
   if (existsSync(observatory)) {
@@ -140,20 +143,20 @@ export async function serve(o: ServerOptions, say: (line: string) => void): Prom
   })
 }
 
-/** With SVC_NATS_URL set, publishes the consciousness subjects from the live field; without it, nothing. */
-async function startPublisher(engine: Engine, say: (line: string) => void): Promise<{ publisher: ConsciousnessPublisher; close: () => Promise<void> } | undefined> {
-  if (!process.env.SVC_NATS_URL) return undefined
+/** With a bus (SVC_NATS_URL), publishes the consciousness subjects from the live field; without it, nothing. */
+async function startPublisher(engine: Engine, settings: Settings, say: (line: string) => void): Promise<{ publisher: ConsciousnessPublisher; close: () => Promise<void> } | undefined> {
+  if (!settings.bus.url) return undefined
   let nc
   try {
-    nc = await connectBus('publishing')
+    nc = await connectBus(settings.bus, 'publishing')
   } catch (e) {
     say(`warning: not publishing to the bus: ${(e as Error).message}`)
     return undefined
   }
-  const period = Number(process.env.SVC_CONSCIOUSNESS_PERIOD_MS) || DEFAULT_PERIOD_MS
-  const bus = new ContractBus(natsConnection(nc), nodeId(), say)
+  const period = settings.consciousness_period_ms ?? DEFAULT_PERIOD_MS
+  const bus = new ContractBus(natsConnection(nc), nodeId(settings.bus), say)
   const publisher = new ConsciousnessPublisher(engine, bus, period, say)
   publisher.start()
-  say(`publishing the consciousness subjects to ${process.env.SVC_NATS_URL} every ${period} ms as ${bus.sender}`)
+  say(`publishing the consciousness subjects to ${settings.bus.url} every ${period} ms as ${bus.sender}`)
   return { publisher, close: () => nc.drain().catch(() => nc.close()) }
 }

@@ -4,11 +4,12 @@
 import SwaggerParser from '@apidevtools/swagger-parser'
 import { Value } from '@sinclair/typebox/value'
 import type { TSchema } from '@sinclair/typebox'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import * as api from '../engine/contracts/api.js'
-import { call, startServer, type RunningServer } from './testing.js'
+import { call, SERVER_ENTRY, startServer, type RunningServer } from './testing.js'
 
 function conforms(schema: TSchema, value: unknown): void {
   const first = Value.Errors(schema, value).First()
@@ -204,6 +205,31 @@ describe('every route', () => {
   test('unknown routes and the docs', async () => {
     isProblem(await call(s.url, 'GET', '/nowhere'), 404, 'no route GET /nowhere')
     expect((await fetch(`${s.url}/docs/`)).status).toBe(200)
+  })
+})
+
+describe('a user material (--material-file)', () => {
+  test('node server/index.js takes the serve flags; an evolve job in the user material runs to done and registers in it', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'crystal-server-glass-'))
+    const file = join(dataDir, 'glass.json')
+    writeFileSync(file, JSON.stringify({ name: 'my_glass', description: 'a reflective test glass', wave_speed: 0.4, damping: 0.001, boundary_reflectivity: 0.9, nonlinearity: 0, viscosity: 0, temperature_k: 300, noise_coupling: 0 }))
+    const glass = await startServer(['--material-file', file, '--material', 'my_glass'], {}, dataDir, [SERVER_ENTRY])
+    try {
+      expect((await call(glass.url, 'GET', '/crystal/state?size=8')).body.material).toBe('my_glass')
+      const r = await call(glass.url, 'POST', '/crystal/evolve', { material: 'my_glass', generations: 1, population: 4, size: 24, seed: 3 })
+      expect(r.status).toBe(202)
+      let job = r.body
+      for (let i = 0; i < 300 && job.status === 'running'; i++) {
+        await new Promise((w) => setTimeout(w, 100))
+        job = (await call(glass.url, 'GET', `/crystal/jobs/${job.id}`)).body
+      }
+      expect(job.error).toBeNull()
+      expect(job.status).toBe('done')
+      const held = (await call(glass.url, 'GET', '/primitives?material=my_glass&limit=500')).body
+      expect(held.items.map((p: any) => p.id).sort()).toEqual([...job.registered].sort())
+    } finally {
+      await glass.stop()
+    }
   })
 })
 

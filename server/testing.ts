@@ -7,6 +7,8 @@ import { join } from 'node:path'
 
 // from server/ (tests on the sources) or dist/server/ (the compiled benchmark)
 const BIN = new URL(import.meta.url.includes('/dist/') ? '../../bin/crystal.js' : '../bin/crystal.js', import.meta.url).pathname
+/** `node server/index.js`: the service without the CLI's name, the same flags as `crystal serve`. */
+export const SERVER_ENTRY = new URL(import.meta.url.includes('/dist/') ? '../../server/index.js' : './index.js', import.meta.url).pathname
 
 export interface RunningServer {
   url: string
@@ -16,8 +18,8 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
 
-export async function startServer(args: string[] = [], env: Record<string, string> = {}, dataDir = mkdtempSync(join(tmpdir(), 'crystal-server-'))): Promise<RunningServer> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--size', '48', ...args], { env: { ...process.env, SVC_CRYSTAL_DATA_DIR: dataDir, ...env } })
+export async function startServer(args: string[] = [], env: Record<string, string> = {}, dataDir = mkdtempSync(join(tmpdir(), 'crystal-server-')), entry: string[] = [BIN, 'serve']): Promise<RunningServer> {
+  const child = spawn(process.execPath, [...entry, '--port', '0', '--size', '48', ...args], { env: { ...process.env, SVC_CRYSTAL_DATA_DIR: dataDir, ...env } })
   let stderr = ''
   child.stderr!.on('data', (d) => (stderr += d))
   const url = await new Promise<string>((resolve, reject) => {
@@ -79,19 +81,33 @@ export async function freePort(): Promise<number> {
 export interface RunningNats {
   url: string
   wsUrl: string
+  /** With `auth`: a credentials file (user JWT and seed) that the server admits. */
+  creds?: string
   /** Kills the server (SIGKILL: no clean shutdown) and starts it again on the same ports and store. */
   restart(downMs?: number): Promise<void>
   stop(): Promise<void>
 }
 
-/** A real nats-server (Debian's /usr/sbin/nats-server) with JetStream and a websocket listener, on free ports. */
-export async function startNats(): Promise<RunningNats> {
+/**
+ * A real nats-server (Debian's /usr/sbin/nats-server) with JetStream and a websocket listener, on free
+ * ports. With `auth` it runs in operator mode (decentralized JWT auth, as a managed swarm does): an
+ * operator, a system account and one account with JetStream are made here, with a user's creds file.
+ */
+export async function startNats(o: { auth?: boolean } = {}): Promise<RunningNats> {
   const { writeFileSync } = await import('node:fs')
   const { connect } = await import('node:net')
   const dir = mkdtempSync(join(tmpdir(), 'crystal-nats-'))
   const [port, wsPort] = [await freePort(), await freePort()]
   const conf = join(dir, 'nats.conf')
-  writeFileSync(conf, `listen: 127.0.0.1:${port}\njetstream { store_dir: "${join(dir, 'js')}" }\nwebsocket { host: 127.0.0.1, port: ${wsPort}, no_tls: true }\n`)
+  let auth = ''
+  let creds: string | undefined
+  if (o.auth) {
+    const made = await operatorAuth()
+    auth = made.conf
+    creds = join(dir, 'explorer.creds')
+    writeFileSync(creds, made.creds, { mode: 0o600 })
+  }
+  writeFileSync(conf, `listen: 127.0.0.1:${port}\njetstream { store_dir: "${join(dir, 'js')}" }\nwebsocket { host: 127.0.0.1, port: ${wsPort}, no_tls: true }\n${auth}`)
   const up = () =>
     new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1', () => (socket.end(), resolve(true)))
@@ -110,6 +126,7 @@ export async function startNats(): Promise<RunningNats> {
   return {
     url: `nats://127.0.0.1:${port}`,
     wsUrl: `ws://127.0.0.1:${wsPort}`,
+    creds,
     restart: async (downMs = 1000) => {
       await new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGKILL')))
       await new Promise((r) => setTimeout(r, downMs))
@@ -117,6 +134,31 @@ export async function startNats(): Promise<RunningNats> {
     },
     stop,
   }
+}
+
+/** NATS JWTs (ed25519-nkey signed claims, as `nsc` makes them) for an operator-mode server, and a user's creds file. */
+async function operatorAuth(): Promise<{ conf: string; creds: string }> {
+  const { createAccount, createOperator, createUser } = await import('@nats-io/nkeys')
+  const { createHash } = await import('node:crypto')
+  type Signer = { getPublicKey(): string; sign(data: Uint8Array): Uint8Array }
+  const b64 = (v: string | Uint8Array) => Buffer.from(v).toString('base64url')
+  const jwt = (issuer: Signer, subject: Signer, name: string, nats: Record<string, unknown>) => {
+    const claims: Record<string, unknown> = { iat: Math.floor(Date.now() / 1000), iss: issuer.getPublicKey(), name, sub: subject.getPublicKey(), nats: { ...nats, version: 2 } }
+    claims.jti = createHash('sha256').update(JSON.stringify(claims)).digest('base64url')
+    const signed = `${b64(JSON.stringify({ typ: 'JWT', alg: 'ed25519-nkey' }))}.${b64(JSON.stringify(claims))}`
+    return `${signed}.${b64(issuer.sign(new TextEncoder().encode(signed)))}`
+  }
+  const [operator, system, account, user] = [createOperator(), createAccount(), createAccount(), createUser()]
+  const unlimited = { subs: -1, data: -1, payload: -1, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1, mem_storage: -1, disk_storage: -1, streams: -1, consumer: -1 }
+  const conf = [
+    `operator: ${jwt(operator, operator, 'crystal-test', { type: 'operator' })}`,
+    `system_account: ${system.getPublicKey()}`,
+    'resolver: MEMORY',
+    `resolver_preload: { ${system.getPublicKey()}: ${jwt(operator, system, 'SYS', { type: 'account' })}, ${account.getPublicKey()}: ${jwt(operator, account, 'swarm', { type: 'account', limits: unlimited })} }`,
+  ].join('\n')
+  const userJwt = jwt(account, user, 'explorer', { type: 'user', pub: {}, sub: {}, subs: -1, data: -1, payload: -1 })
+  const creds = `-----BEGIN NATS USER JWT-----\n${userJwt}\n------END NATS USER JWT------\n\n-----BEGIN USER NKEY SEED-----\n${new TextDecoder().decode(user.getSeed())}\n------END USER NKEY SEED------\n`
+  return { conf: conf + '\n', creds }
 }
 
 /** Runs the CLI to its end; what it printed comes back with its exit status. */

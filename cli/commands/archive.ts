@@ -20,7 +20,7 @@ export function registerArchive(cli: Command, ctx: () => CliContext): void {
     .addHelpText('after', '\nNeeds SVC_NATS_URL (and SVC_NATS_CREDS for a credentials file). Announcements are kept in the\nJetStream stream SVC_CRYSTAL_DISCOVERIES, so an archivist started late still gets them all.\n\nExamples:\n  SVC_NATS_URL=nats://127.0.0.1:4222 crystal archive\n  SVC_NATS_URL=nats://127.0.0.1:4222 crystal archive --catch-up --json')
     .action(async (o: { catchUp?: boolean; json?: boolean }) => {
       const c = ctx()
-      const nc = await connectBus('archive')
+      const nc = await connectBus(c.settings.bus, 'archive')
       const counts = { merged: 0, already_held: 0, dropped: 0 }
       try {
         const jsm = await jetstreamManager(nc)

@@ -6,8 +6,7 @@ import type { Command } from 'commander'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { discover, type DiscoveryProgress, type DiscoveryResult } from '../../engine/discovery/discovery.js'
 import { CrystalError } from '../../engine/errors.js'
-import { nodeId } from '../../engine/bus/nats.node.js'
-import { announceFloor, SwarmLink } from '../../engine/swarm/link.node.js'
+import { SwarmLink } from '../../engine/swarm/link.node.js'
 import { interactive, realNumber, wholeNumber, type CliContext } from '../context.js'
 import { primitivesTable } from './primitives.js'
 
@@ -97,9 +96,8 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
       process.on('SIGINT', onSigint)
       const totals = { rounds: 0, registered: 0, evaluated: 0, announced: 0, merged: 0 }
       // on the bus (SVC_NATS_URL): merge the swarm's finds before each round, announce our own after it
-      const url = process.env.SVC_NATS_URL
-      const floor = announceFloor(process.env)
-      const link = url ? await SwarmLink.open(nodeId(), url, c.dataDir, c.say) : undefined
+      const { bus, announce_floor: floor } = c.settings
+      const link = bus.url ? await SwarmLink.open({ ...bus, url: bus.url }, c.dataDir, c.say) : undefined
       const requests: { material: string; generations: number }[] = []
       link?.onRequest((r) => {
         if (catalog.list().some((e) => e.material.name === r.material)) requests.push(r)

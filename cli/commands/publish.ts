@@ -13,8 +13,8 @@ export function credentialsPath(): string {
   return join(homedir(), '.config', 'resonant-crystal', 'credentials.json')
 }
 
-async function galleryToken(): Promise<string> {
-  if (process.env.GALLERY_JWT) return process.env.GALLERY_JWT
+async function galleryToken(jwt: string | undefined): Promise<string> {
+  if (jwt) return jwt
   const path = credentialsPath()
   let text: string
   try {
@@ -41,9 +41,9 @@ export function registerPublish(cli: Command, ctx: () => CliContext): void {
     .action(async (id: string) => {
       const c = ctx()
       const p = await c.registry().get(id)
-      const url = process.env.SVC_GALLERY_URL
+      const url = c.settings.gallery.url
       if (!url) throw new CrystalError('missing_credential', 'SVC_GALLERY_URL is not set: set it to the gallery\'s address (e.g. https://gallery.example)', { field: 'SVC_GALLERY_URL' })
-      const token = await galleryToken()
+      const token = await galleryToken(c.settings.gallery.jwt)
       const endpoint = `${url.replace(/\/+$/, '')}/artifacts`
       const body = { type: 'text', title: `${p.id} ${p.class} (${p.material})`, content: `${describePrimitive(p)}\n\n${JSON.stringify(p, null, 2)}\n`, metadata: { id: p.id, uuid: p.uuid, hash: p.hash, class: p.class } }
       let response: Response

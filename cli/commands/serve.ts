@@ -19,7 +19,7 @@ export function registerServe(cli: Command, ctx: () => CliContext): void {
     .action(async (o: { host: string; port: number; size: number; material: string; seed: number; cors?: string[]; logLevel?: string; materialFile?: string[] }) => {
       const c = ctx()
       await serve(
-        { host: o.host, port: o.port, dataDir: c.dataDir, backend: c.backend, size: o.size, material: o.material, seed: o.seed, token: process.env.SVC_CRYSTAL_API_TOKEN || undefined, cors: o.cors, logLevel: o.logLevel, materialFiles: o.materialFile, report: c.say },
+        { host: o.host, port: o.port, dataDir: c.dataDir, backend: c.backend, size: o.size, material: o.material, seed: o.seed, settings: c.settings, cors: o.cors, logLevel: o.logLevel, materialFiles: o.materialFile, report: c.say },
         (line) => process.stderr.write(line + '\n'),
       )
     })

@@ -4,28 +4,19 @@
 // until the server acknowledges them, so a bus that is down, or goes down, loses nothing; the uuid is
 // the message id, so a retried announcement is never stored twice.
 import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream'
-import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node'
+import { connect, type Authenticator, type NatsConnection } from '@nats-io/transport-node'
 import { existsSync, readFileSync } from 'node:fs'
-import { readFile, rename, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ContractBus } from '../bus/contract_bus.js'
-import { natsConnection } from '../bus/nats.node.js'
+import { credsFrom, natsConnection, nodeId } from '../bus/nats.node.js'
+import type { BusSettings } from '../config.js'
 import type { Primitive } from '../contracts/registry.js'
 import { checkMessage } from '../contracts/subjects.js'
 import { DISCOVERY_STREAM, EXPLORERS_QUEUE, readAnnouncement, SUBJECTS, type DiscoveredMessage } from '../contracts/swarm.js'
-import { CrystalError } from '../errors.js'
+import { writeDurably } from '../files/durable.node.js'
 import type { Registry } from '../registry/registry.js'
 import { importCandidate } from './import.js'
-
-/** Announce only finds at least this persistent (SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE overrides it). */
-export const DEFAULT_ANNOUNCE_FLOOR = 0.25
-
-export function announceFloor(env: Record<string, string | undefined>): number {
-  const raw = env.SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE
-  const v = raw === undefined || raw === '' ? DEFAULT_ANNOUNCE_FLOOR : Number(raw)
-  if (!(v >= 0 && v <= 1)) throw new CrystalError('bad_argument', `SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE must be a number from 0 to 1, got "${raw}"`, { field: 'SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE' })
-  return v
-}
 
 export interface MergeTally {
   merged: number
@@ -43,16 +34,20 @@ export class SwarmLink {
   private constructor(
     readonly node: string,
     readonly url: string,
-    private readonly dataDir: string,
+    private readonly authenticator: Authenticator | undefined,
+    dataDir: string,
     private readonly say: (line: string) => void,
   ) {
     this.backlogPath = join(dataDir, 'swarm-backlog.json')
     this.cursorPath = join(dataDir, 'swarm-cursor.json')
   }
 
-  /** A link that is connected when the bus is up, and keeps trying when it is not. */
-  static async open(node: string, url: string, dataDir: string, say: (line: string) => void): Promise<SwarmLink> {
-    const link = new SwarmLink(node, url, dataDir, say)
+  /**
+   * A link that is connected when the bus is up, and keeps trying when it is not. A missing or
+   * malformed credentials file is an error here: no retry would mend it.
+   */
+  static async open(bus: BusSettings & { url: string }, dataDir: string, say: (line: string) => void): Promise<SwarmLink> {
+    const link = new SwarmLink(nodeId(bus), bus.url, credsFrom(bus.creds), dataDir, say)
     await link.ensureConnected()
     return link
   }
@@ -64,12 +59,11 @@ export class SwarmLink {
   private async ensureConnected(): Promise<boolean> {
     if (this.connected) return true
     try {
-      const creds = process.env.SVC_NATS_CREDS
       this.nc = await connect({
         servers: this.url,
         name: this.node,
         timeout: 2000,
-        authenticator: creds ? credsAuthenticator(await readFile(creds)) : undefined,
+        authenticator: this.authenticator,
         // ride out a server restart: keep reconnecting, and quickly
         maxReconnectAttempts: -1,
         reconnectTimeWait: 250,
@@ -102,10 +96,8 @@ export class SwarmLink {
     return existsSync(this.cursorPath) ? (JSON.parse(readFileSync(this.cursorPath, 'utf8')) as { seq: number }).seq : 0
   }
 
-  private async writeAtomically(path: string, body: unknown): Promise<void> {
-    const temp = `${path}.${process.pid}.tmp`
-    await writeFile(temp, JSON.stringify(body))
-    await rename(temp, path)
+  private writeAtomically(path: string, body: unknown): Promise<void> {
+    return writeDurably(path, [Buffer.from(JSON.stringify(body))])
   }
 
   /** Merges the announcements of other nodes made since the last merge: novelty and caps apply to imports as to own finds. */

@@ -2,24 +2,32 @@
 // lock keeps it safe beside the server), progress and the outcome posted back to the service.
 import { parentPort, workerData } from 'node:worker_threads'
 import type { Job } from '../../engine/contracts/api.js'
+import type { Material } from '../../engine/contracts/material.js'
 import { discover } from '../../engine/discovery/discovery.js'
-import { loadCatalog } from '../../engine/field/materials.node.js'
 import type { BackendChoice } from '../../engine/field/select.js'
 import { createNodeEngine } from '../../engine/node.js'
 import { FileRegistryStore } from '../../engine/registry/file_store.node.js'
-import { limitsFromEnv, Registry } from '../../engine/registry/registry.js'
+import { Registry, type RegistryLimits } from '../../engine/registry/registry.js'
 
-const { request, dataDir, backend } = workerData as { request: Job['request']; dataDir: string; backend: BackendChoice }
+/** What the service hands the worker: the material itself, resolved from the server's catalog. */
+export interface EvolveWork {
+  request: Job['request']
+  material: Material
+  dataDir: string
+  backend: string
+  limits: RegistryLimits
+}
+
+const { request, material, dataDir, backend, limits } = workerData as EvolveWork
 try {
-  const material = loadCatalog(dataDir).get(request.material)
   const result = await discover({
     material,
     generations: request.generations,
     population: request.population ?? 12,
     size: request.size ?? 96,
     seed: request.seed ?? 1,
-    registry: new Registry(new FileRegistryStore(dataDir), limitsFromEnv(process.env)),
-    open: (o) => createNodeEngine({ ...o, backend, threads: 1 }),
+    registry: new Registry(new FileRegistryStore(dataDir), limits),
+    open: (o) => createNodeEngine({ ...o, backend: backend as BackendChoice, threads: 1 }),
     onProgress: (p) => parentPort!.postMessage({ type: 'progress', progress: { generation: p.generation, generations: p.generations, best_fitness: p.best_fitness, registered_total: p.registered_total } }),
   })
   parentPort!.postMessage({ type: 'done', registered: result.registered.map((p) => p.id) })

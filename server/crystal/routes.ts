@@ -80,8 +80,7 @@ export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = as
     if (b.generations > api.API_LIMITS.generations) throw limit('generations', b.generations, api.API_LIMITS.generations, 'generations')
     if ((b.population ?? 12) > api.API_LIMITS.population) throw limit('population', b.population!, api.API_LIMITS.population, 'population')
     if ((b.size ?? 96) > api.API_LIMITS.evolve_size) throw limit('size', b.size!, api.API_LIMITS.evolve_size, 'evolve_size')
-    catalog.get(b.material)
-    return reply.code(202).send(service.startEvolve(b))
+    return reply.code(202).send(service.startEvolve(b, catalog.get(b.material)))
   })
 
   app.get('/crystal/jobs/:id', { schema: { tags, summary: 'An evolve job', params: api.IdParams, response: { 200: api.JobSchema, ...problems } } }, async (req) => {

@@ -4,8 +4,11 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { Worker } from 'node:worker_threads'
 import type { BooksType, Job } from '../../engine/contracts/api.js'
+import type { Material } from '../../engine/contracts/material.js'
 import type { Engine } from '../../engine/field/engine.js'
 import { downsample } from '../../engine/recall/recall.js'
+import type { RegistryLimits } from '../../engine/registry/registry.js'
+import type { EvolveWork } from './evolve_worker.js'
 
 /** Steps run between two looks at the event loop (about 6 ms at N = 128 on one core). */
 export const STEP_CHUNK = 100
@@ -20,6 +23,7 @@ export interface ServiceOptions {
   engine: Engine
   dataDir: string
   backend: string
+  registryLimits: RegistryLimits
 }
 
 interface Snapshot {
@@ -121,8 +125,11 @@ export class CrystalService {
     for (const l of this.listeners) l(e)
   }
 
-  /** Starts an evolve in a worker thread; progress and the outcome go to the job and the feed. */
-  startEvolve(request: Job['request']): Job {
+  /**
+   * Starts an evolve in a worker thread; progress and the outcome go to the job and the feed. The
+   * material goes as it is (the worker has no catalog, so a user material file is honoured).
+   */
+  startEvolve(request: Job['request'], material: Material): Job {
     const id = `job-${++this.jobSerial}`
     const job: Job = {
       id,
@@ -136,7 +143,8 @@ export class CrystalService {
       finished_at: null,
     }
     this.jobs.set(id, job)
-    const worker = new Worker(new URL('./evolve_worker.js', import.meta.url), { workerData: { request, dataDir: this.o.dataDir, backend: this.o.backend } })
+    const work: EvolveWork = { request, material, dataDir: this.o.dataDir, backend: this.o.backend, limits: this.o.registryLimits }
+    const worker = new Worker(new URL('./evolve_worker.js', import.meta.url), { workerData: work })
     this.workers.set(id, worker)
     const finish = (status: Job['status'], error: string | null = null) => {
       if (job.finished_at) return

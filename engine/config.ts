@@ -1,0 +1,49 @@
+// The settings the environment gives (README "Environment"), parsed from a plain record. Each edge
+// (the CLI, which also starts the server) reads process.env once, through this, and passes it inward.
+import { CrystalError } from './errors.js'
+import { limitsFromEnv, type RegistryLimits } from './registry/registry.js'
+
+/** Announce only finds at least this persistent (SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE overrides it). */
+export const DEFAULT_ANNOUNCE_FLOOR = 0.25
+
+/** Where the swarm's bus is and who this node is on it. */
+export interface BusSettings {
+  /** SVC_NATS_URL: the bus for processes; without it there is no bus. */
+  url?: string
+  /** SVC_NATS_CREDS: a NATS credentials file (user JWT and seed). */
+  creds?: string
+  /** SVC_NATS_WS_URL: the bus's websocket address, told to browser tabs. */
+  ws_url?: string
+  /** SVC_CRYSTAL_NODE: this node's name on the bus (default crystal-<host>). */
+  node?: string
+}
+
+export interface Settings {
+  /** SVC_CRYSTAL_API_TOKEN: the bearer token of the server's mutating routes. */
+  token?: string
+  bus: BusSettings
+  /** SVC_CONSCIOUSNESS_PERIOD_MS: how often the consciousness subjects are published. */
+  consciousness_period_ms?: number
+  registry_limits: RegistryLimits
+  announce_floor: number
+  /** SVC_GALLERY_URL and GALLERY_JWT, for `crystal publish`. */
+  gallery: { url?: string; jwt?: string }
+}
+
+export function settingsFrom(env: Record<string, string | undefined>): Settings {
+  const set = (name: string) => env[name] || undefined
+  return {
+    token: set('SVC_CRYSTAL_API_TOKEN'),
+    bus: { url: set('SVC_NATS_URL'), creds: set('SVC_NATS_CREDS'), ws_url: set('SVC_NATS_WS_URL'), node: set('SVC_CRYSTAL_NODE') },
+    consciousness_period_ms: Number(env.SVC_CONSCIOUSNESS_PERIOD_MS) || undefined,
+    registry_limits: limitsFromEnv(env),
+    announce_floor: announceFloor(env.SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE),
+    gallery: { url: set('SVC_GALLERY_URL'), jwt: set('GALLERY_JWT') },
+  }
+}
+
+function announceFloor(raw: string | undefined): number {
+  const v = raw === undefined || raw === '' ? DEFAULT_ANNOUNCE_FLOOR : Number(raw)
+  if (!(v >= 0 && v <= 1)) throw new CrystalError('bad_argument', `SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE must be a number from 0 to 1, got "${raw}"`, { field: 'SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE' })
+  return v
+}
