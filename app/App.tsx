@@ -1,7 +1,8 @@
 // The Observatory: a tab bar (room for the Primitives, Markets, Swarm and Station views later issues
 // add) over the live field, its decay timeline and the controls. Mode: the server's engine.
 import { useEffect, useRef, useState } from 'react'
-import { follow, get, type State } from './api'
+import type { State } from '../engine/contracts/api.js'
+import { follow, get } from './api'
 import { serverDriver, TabDriver } from './driver'
 import { openTabEngine, type TabBackend } from './tab'
 import { pulseNumbers, useStore } from './store'

@@ -1,49 +1,14 @@
 // The server's REST API and live feed, as the Observatory uses them. Errors come back as the
 // problem+json detail, in words, for the control that caused them.
 
-export interface Books {
-  step: number
-  energy: number
-  bulk_loss: number
-  boundary_loss: number
-  saturation: number
-  noise_work: number
-  injected: number
-}
-
-export interface State {
-  step: number
-  size: number
-  field_size: number
-  material: string
-  temperature_k: number
-  backend: string
-  memories: number
-  field: number[]
-  books: Books
-  timeline: Books[]
-}
+// The wire types are engine/contracts/api.ts's.
+import type { Job, ProgramError, State } from '../engine/contracts/api.js'
 
 export async function post<T>(path: string, body: unknown): Promise<T> {
   const r = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
   const json = await r.json().catch(() => ({}))
   if (!r.ok) throw new ApiError(json.detail ?? `the server answered ${r.status}`, json.errors)
   return json as T
-}
-
-export interface Job {
-  id: string
-  status: 'queued' | 'running' | 'done' | 'failed' | 'cancelled'
-  progress: { generation: number; generations: number; best_fitness: number; registered_total: number }
-  registered: string[]
-  error: string | null
-}
-
-export interface ProgramError {
-  line: number
-  column: number
-  message: string
-  hint?: string
 }
 
 export class ApiError extends Error {

@@ -1,26 +1,20 @@
 // What the controls act on: the server's engine (over the REST API; its state arrives on the feed),
 // or the tab's own (its state is published after each change, frame by frame while it resonates).
+import type { DreamReport, Job, State } from '../engine/contracts/api.js'
+import type { Pulse } from '../engine/encode/pulse.js'
 import type { Engine } from '../engine/field/engine.js'
-import { post, type Job, type State } from './api'
-import type { DreamReport } from './store'
-import { evolveInTab, tabState } from './tab'
-
-export interface EvolveRequest {
-  material: string
-  generations: number
-  population: number
-  size: number
-}
+import { post } from './api'
+import { evolveInTab, tabState, type LabEvolve } from './tab'
 
 export interface Driver {
   kind: 'server' | 'tab'
   write(text: string, importance: number): Promise<void>
-  pulse(p: { x: number; y: number; radius: number; amplitude: number; frequency: number; phase: number }): Promise<void>
+  pulse(p: Pulse): Promise<void>
   step(steps: number): Promise<void>
   dream(mode: 'light' | 'deep'): Promise<DreamReport>
   conditions(c: { material: string; temperature_k: number; noise: number }): Promise<void>
   /** Starts an evolve; progress comes to `onJob` (the tab's) or on the feed (the server's). Returns the job's id. */
-  evolve(r: EvolveRequest, onJob: (j: Job) => void): Promise<string>
+  evolve(r: LabEvolve, onJob: (j: Job) => void): Promise<string>
   close(): void
 }
 
@@ -95,7 +89,7 @@ export class TabDriver implements Driver {
     })
   }
 
-  async evolve(r: EvolveRequest, onJob: (j: Job) => void): Promise<string> {
+  async evolve(r: LabEvolve, onJob: (j: Job) => void): Promise<string> {
     void evolveInTab(r, onJob)
     return 'tab'
   }

@@ -1,6 +1,7 @@
 // The Observatory's state (zustand): the latest field state from the feed, and per control its error.
 import { create } from 'zustand'
-import type { Job, State } from './api'
+import type { DreamReport, Job, State } from '../engine/contracts/api.js'
+import { PULSE_DEFAULTS } from '../engine/encode/pulse.js'
 import { serverDriver, type Driver } from './driver'
 
 export const PULSE_FIELDS = ['x', 'y', 'radius', 'amplitude', 'frequency', 'phase'] as const
@@ -12,16 +13,6 @@ export function pulseNumbers(p: Record<PulseField, string>): Record<PulseField, 
 }
 
 export type Control = 'write' | 'pulse' | 'resonate' | 'dream' | 'feed' | 'conditions' | 'evolve' | 'run'
-
-export interface DreamReport {
-  mode: string
-  steps_observed: number
-  energy_before: number
-  energy_after: number
-  pruned_fraction: number
-  amplified_fraction: number
-  mutated_cells: number
-}
 
 interface Store {
   driver: Driver
@@ -48,7 +39,7 @@ export const useStore = create<Store>((set) => ({
   errors: {},
   dream: undefined,
   jobs: {},
-  pulse: { x: '0.5', y: '0.5', radius: '0.05', amplitude: '1', frequency: '0', phase: '0' },
+  pulse: { x: '0.5', y: '0.5', ...(Object.fromEntries(Object.entries(PULSE_DEFAULTS).map(([k, v]) => [k, String(v)])) as Record<keyof typeof PULSE_DEFAULTS, string>) },
   setDriver: (driver, engine) => set({ driver, engine }),
   setState: (state) => set({ state }),
   setError: (c, message) => set((s) => ({ errors: { ...s.errors, [c]: message } })),

@@ -4,7 +4,8 @@
 // registry is the server's. The NATS client loads only when the swarm is used.
 import type { NatsConnection } from '@nats-io/nats-core'
 import type { JetStreamClient } from '@nats-io/jetstream'
-import type { DiscoveredMessage } from '../engine/contracts/swarm.js'
+import type { SwarmConfig } from '../engine/contracts/api.js'
+import type { DiscoveredMessage, EventMessage as SwarmEvent } from '../engine/contracts/swarm.js'
 import { DISCOVERY_STREAM, readAnnouncement, SUBJECTS } from '../engine/contracts/swarm.js'
 import { checkMessage } from '../engine/contracts/subjects.js'
 import { discover } from '../engine/discovery/discovery.js'
@@ -13,22 +14,6 @@ import { MaterialCatalog } from '../engine/field/materials.js'
 import { importCandidate } from '../engine/swarm/import.js'
 import { get } from './api'
 import { serverRegistry } from './tab'
-
-export interface SwarmConfig {
-  ws_url: string | null
-  announce_floor: number
-}
-
-export interface SwarmEvent {
-  event: string
-  node: string
-  kind: 'process' | 'tab'
-  round?: number
-  material?: string
-  registered?: number
-  announced?: number
-  ts: string
-}
 
 const catalog = new MaterialCatalog()
 

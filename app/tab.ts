@@ -1,18 +1,22 @@
 // "This tab": the same engine code as the server, running in the page: on navigator.gpu when the
 // browser has WebGPU, else on the WebAssembly CPU backend (it needs the cross-origin isolation the
 // server sends). Discoveries made here are registered in the server's registry.
+import { SEARCH_DEFAULTS, type EvolveRequest, type Job, type State } from '../engine/contracts/api.js'
 import type { Primitive } from '../engine/contracts/registry.js'
 import { discover } from '../engine/discovery/discovery.js'
 import { createEngine, type Engine } from '../engine/field/engine.js'
 import { MaterialCatalog } from '../engine/field/materials.js'
-import { downsample } from '../engine/recall/recall.js'
+import { fieldState } from '../engine/field/state.js'
 import type { Candidate, RegisterOutcome } from '../engine/registry/registry.js'
-import { get, post, type Job, type State } from './api'
+import { get, post } from './api'
 
 const gpu = () => (navigator as Navigator & { gpu?: GPU }).gpu
 const catalog = new MaterialCatalog()
 
 export type TabBackend = 'gpu' | 'cpu'
+
+/** An evolve from the Lab: the size and population are always given there. */
+export type LabEvolve = EvolveRequest & Required<Pick<EvolveRequest, 'population' | 'size'>>
 
 /** WebGPU when the browser has it (unless the CPU twin is asked for), else the CPU twin. */
 export async function openTabEngine(size: number, material: string, seed: number, prefer: TabBackend = 'gpu'): Promise<Engine> {
@@ -43,24 +47,22 @@ export const serverRegistry = {
 export async function tabState(e: Engine, side: number): Promise<State> {
   const { u } = await e.read([0])
   const [books] = await e.books()
-  const s = Math.min(side, e.size)
-  return {
-    step: e.step_count,
-    size: s,
-    field_size: e.size,
-    material: e.material.name,
-    temperature_k: e.temperature_k,
-    backend: e.backend,
-    memories: e.memories.length,
-    field: Array.from(downsample(u, e.size, s)),
-    books,
-    timeline: e.timeline(0).slice(-500),
-  }
+  return fieldState(e, { u, books, timeline: e.timeline(0) }, side, e.backend)
 }
 
 /** Discovery in the tab (on the CPU backend when the only WebGPU is software), into the server's registry. */
-export async function evolveInTab(request: { material: string; generations: number; population: number; size: number; seed?: number }, onJob: (j: Job) => void): Promise<Job> {
-  const job: Job = { id: 'tab', status: 'running', progress: { generation: 0, generations: request.generations, best_fitness: 0, registered_total: 0 }, registered: [], error: null }
+export async function evolveInTab(request: LabEvolve, onJob: (j: Job) => void): Promise<Job> {
+  const job: Job = {
+    id: 'tab',
+    kind: 'evolve',
+    status: 'running',
+    request,
+    progress: { generation: 0, generations: request.generations, best_fitness: 0, registered_total: 0 },
+    registered: [],
+    error: null,
+    started_at: new Date().toISOString(),
+    finished_at: null,
+  }
   onJob({ ...job })
   try {
     const result = await discover({
@@ -68,14 +70,14 @@ export async function evolveInTab(request: { material: string; generations: numb
       generations: request.generations,
       population: request.population,
       size: request.size,
-      seed: request.seed ?? 1,
+      seed: request.seed ?? SEARCH_DEFAULTS.seed,
       registry: serverRegistry,
       open: (o) => createEngine({ ...o, backend: 'auto', gpu: async () => gpu() }),
       onProgress: (p) => onJob({ ...job, progress: { generation: p.generation, generations: p.generations, best_fitness: p.best_fitness, registered_total: p.registered_total } }),
     })
-    Object.assign(job, { status: 'done', registered: result.registered.map((p) => p.id), progress: { generation: result.generations_run, generations: request.generations, best_fitness: result.best_fitness, registered_total: result.registered.length } })
+    Object.assign(job, { status: 'done', finished_at: new Date().toISOString(), registered: result.registered.map((p) => p.id), progress: { generation: result.generations_run, generations: request.generations, best_fitness: result.best_fitness, registered_total: result.registered.length } })
   } catch (e) {
-    Object.assign(job, { status: 'failed', error: (e as Error).message })
+    Object.assign(job, { status: 'failed', finished_at: new Date().toISOString(), error: (e as Error).message })
   }
   onJob({ ...job })
   return job

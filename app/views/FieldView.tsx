@@ -2,7 +2,7 @@
 // field, height and colour from u. Clicking places a pulse at that point (normalized coordinates).
 import { useEffect, useRef } from 'react'
 import * as THREE from 'three'
-import type { State } from '../api'
+import type { State } from '../../engine/contracts/api.js'
 
 /** A diverging colour map: blue for troughs, dark at rest, amber for crests. */
 function colour(v: number, out: THREE.Color): THREE.Color {

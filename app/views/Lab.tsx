@@ -1,14 +1,13 @@
 // The rest of the instrument: the field's conditions (material, temperature, noise), EVOLVE with live
 // progress from the feed, and a .crystal editor that runs a program and shows its trace.
 import { useEffect, useState } from 'react'
-import { ApiError, get, post, type Job, type ProgramError } from '../api'
+import type { Static } from '@sinclair/typebox'
+import type { Job, MaterialsReply, ProgramError } from '../../engine/contracts/api.js'
+import { ApiError, get, post } from '../api'
 import { useStore } from '../store'
 import { ErrorLine, useAction } from './Controls'
 
-interface Material {
-  name: string
-  temperature_k: number
-}
+type Material = Static<typeof MaterialsReply>[number]
 
 const EXAMPLE = `# a small experiment (docs/language.md)
 MATERIAL europium_crystal

@@ -2,24 +2,12 @@
 // and paging done by the server, and a detail view: the signature as an image, the metrics, the
 // lineage as a graph, and the most similar primitives.
 import { useEffect, useRef, useState } from 'react'
+import type { Static } from '@sinclair/typebox'
+import type { PrimitivesQuery } from '../../engine/contracts/api.js'
+import { CLASS_TOKENS as CLASSES, type Primitive } from '../../engine/contracts/registry.js'
 import { get } from '../api'
 
-export interface Primitive {
-  id: string
-  class: string
-  persistence: number
-  noise_tolerance: number
-  material: string
-  lineage: string[]
-  hash: string
-  signature: number[]
-  metrics: Record<string, number>
-  discovered_at: string
-  genome: { pulses: unknown[]; resonate_steps: number; dream: string }
-}
-
-const CLASSES = ['echo_ring', 'standing_echo', 'harmonic_bridge', 'phase_knot', 'attractor_field', 'memory_seed']
-type Sort = 'id' | 'persistence' | 'noise_tolerance' | 'quality'
+type Sort = NonNullable<Static<typeof PrimitivesQuery>['sort']>
 const pct = (v: number) => `${(100 * v).toFixed(1)}`
 
 function Signature({ values }: { values: number[] }) {

@@ -1,9 +1,9 @@
 // The Swarm view: the live nodes (processes and tabs) with their rounds, the discovery feed, and, in
 // This tab mode, an Explore control that makes this tab one of the explorers.
 import { Fragment, useEffect, useRef, useState } from 'react'
-import type { DiscoveredMessage } from '../../engine/contracts/swarm.js'
+import type { DiscoveredMessage, EventMessage as SwarmEvent } from '../../engine/contracts/swarm.js'
 import { useStore } from '../store'
-import { Swarm, type SwarmEvent } from '../swarm'
+import { Swarm } from '../swarm'
 
 interface NodeRow {
   node: string

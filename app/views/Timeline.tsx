@@ -1,7 +1,7 @@
 // The decay timeline: energy, bulk loss and boundary leakage over steps, with axes and the values
 // under the pointer.
 import { useState } from 'react'
-import type { Books } from '../api'
+import type { BooksType as Books } from '../../engine/contracts/api.js'
 
 const SERIES = [
   { key: 'energy', label: 'energy', colour: '#f5b942' },

@@ -4,7 +4,8 @@
 import { SingleBar } from 'cli-progress'
 import type { Command } from 'commander'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { discover, type DiscoveryProgress, type DiscoveryResult } from '../../engine/discovery/discovery.js'
+import { FIELD_SIZE, SEARCH_DEFAULTS } from '../../engine/contracts/api.js'
+import { DEFAULT_MIN_PERSISTENCE, discover, type DiscoveryProgress, type DiscoveryResult } from '../../engine/discovery/discovery.js'
 import { CrystalError } from '../../engine/errors.js'
 import { SwarmLink } from '../../engine/swarm/link.node.js'
 import { interactive, realNumber, wholeNumber, type CliContext } from '../context.js'
@@ -22,10 +23,10 @@ interface SearchOptions {
 
 function searchOptions(c: Command): Command {
   return c
-    .option('--population <n>', 'genomes per generation', wholeNumber('--population', 2, 4096), 12)
-    .option('--size <n>', 'field side N', wholeNumber('--size', 16, 4096), 96)
-    .option('--seed <n>', 'seed of the search (the same seed, the same run)', wholeNumber('--seed', 0, 2 ** 32 - 1), 1)
-    .option('--min-persistence <x>', 'register only structures at least this persistent', realNumber('--min-persistence', 0, 1), 0.2)
+    .option('--population <n>', 'genomes per generation', wholeNumber('--population', 2, 4096), SEARCH_DEFAULTS.population)
+    .option('--size <n>', 'field side N', wholeNumber('--size', FIELD_SIZE.minimum, FIELD_SIZE.maximum), SEARCH_DEFAULTS.size)
+    .option('--seed <n>', 'seed of the search (the same seed, the same run)', wholeNumber('--seed', 0, 2 ** 32 - 1), SEARCH_DEFAULTS.seed)
+    .option('--min-persistence <x>', 'register only structures at least this persistent', realNumber('--min-persistence', 0, 1), DEFAULT_MIN_PERSISTENCE)
     .option('--material-file <file...>', 'also load these material files')
     .option('--json', 'print the result as JSON on stdout')
 }

@@ -2,6 +2,7 @@
 // and column; nothing runs and nothing is registered if there is one), then interpret it, a line per
 // command (or a JSON trace).
 import type { Command } from 'commander'
+import { FIELD_SIZE } from '../../engine/contracts/api.js'
 import { readFile } from 'node:fs/promises'
 import { CrystalError } from '../../engine/errors.js'
 import { interpret } from '../../engine/lang/interpret.js'
@@ -14,7 +15,7 @@ export function registerRun(cli: Command, ctx: () => CliContext): void {
     .description('run a .crystal experiment (see docs/language.md and examples/)')
     .argument('<file>', 'the program')
     .option('--material <name>', "use this material instead of the program's MATERIAL")
-    .option('--size <n>', 'field side N', wholeNumber('--size', 16, 4096), 128)
+    .option('--size <n>', 'field side N', wholeNumber('--size', FIELD_SIZE.minimum, FIELD_SIZE.maximum), 128)
     .option('--material-file <file...>', 'also load these material files')
     .option('--json', 'print a machine-readable trace instead of result lines')
     .addHelpText('after', '\nExamples:\n  crystal run examples/first-light-europium.crystal\n  crystal run examples/recall-demo.crystal --material optical_cavity --json')

@@ -1,5 +1,6 @@
 // `crystal serve`: the REST API (and, later, the Observatory) on 127.0.0.1:3339.
 import type { Command } from 'commander'
+import { FIELD_SIZE } from '../../engine/contracts/api.js'
 import { serve } from '../../server/app.js'
 import { wholeNumber, type CliContext } from '../context.js'
 
@@ -9,7 +10,7 @@ export function registerServe(cli: Command, ctx: () => CliContext): void {
     .description('serve the REST API on 127.0.0.1:3339 (OpenAPI at /openapi.json, docs at /docs)')
     .option('--host <host>', 'address to bind (not loopback: SVC_CRYSTAL_API_TOKEN is required)', '127.0.0.1')
     .option('--port <port>', 'port', wholeNumber('--port', 0, 65535), 3339)
-    .option('--size <n>', 'field side N', wholeNumber('--size', 16, 4096), 128)
+    .option('--size <n>', 'field side N', wholeNumber('--size', FIELD_SIZE.minimum, FIELD_SIZE.maximum), 128)
     .option('--material <name>', 'the material of the field', 'ideal_resonator')
     .option('--seed <n>', 'noise seed', wholeNumber('--seed', 0, 2 ** 32 - 1), 1)
     .option('--cors <origin...>', 'allow these origins (CORS is off by default)')

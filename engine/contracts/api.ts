@@ -1,24 +1,25 @@
 // The REST contract (DESIGN.md section 7): request and response schemas for every route. The same
 // TypeBox objects are the validation, the serializer, the OpenAPI document and the types.
 import { Type, type Static } from '@sinclair/typebox'
-import { CLASS_TOKENS, ClassToken, GenomeSchema, PrimitiveSchema, ProvenanceSchema } from './registry.js'
+import { CLASS_TOKENS, ClassToken, GenomeSchema, PrimitiveSchema, ProvenanceSchema, PulseSchema } from './registry.js'
 import { MaterialSchema } from './material.js'
 
 /** Limits the server enforces; each refusal names the limit. */
 export const API_LIMITS = { body_bytes: 1_048_576, steps_per_request: 100_000, generations: 1000, population: 256, evolve_size: 256, text_length: 10_000, program_length: 100_000, state_size: 256 } as const
 
+/** The side N of a field, for every engine (CLI flags, API bodies and the engine check the same range). */
+export const FIELD_SIZE = { minimum: 16, maximum: 4096 } as const
+
+/** A search's defaults, wherever it starts (`crystal evolve`, a server job, a tab). */
+export const SEARCH_DEFAULTS = { population: 12, size: 96, seed: 1 } as const
+
 const Finite = (o: { minimum?: number; maximum?: number; description?: string } = {}) => Type.Number(o)
 
 export const WriteBody = Type.Object({ text: Type.String({ minLength: 1, maxLength: API_LIMITS.text_length }), importance: Type.Optional(Finite({ minimum: -10, maximum: 10 })) }, { additionalProperties: false })
+/** A pulse with the genome's ranges; all but the place may be left out (engine/encode/pulse.ts PULSE_DEFAULTS). */
+const P = PulseSchema.properties
 export const PulseBody = Type.Object(
-  {
-    x: Finite({ minimum: 0, maximum: 1 }),
-    y: Finite({ minimum: 0, maximum: 1 }),
-    radius: Type.Optional(Finite({ minimum: 0.0001, maximum: 1 })),
-    amplitude: Type.Optional(Finite({ minimum: -100, maximum: 100 })),
-    frequency: Type.Optional(Finite({ minimum: -1000, maximum: 1000 })),
-    phase: Type.Optional(Finite({ minimum: -1e6, maximum: 1e6 })),
-  },
+  { x: P.x, y: P.y, radius: Type.Optional(P.radius), amplitude: Type.Optional(P.amplitude), frequency: Type.Optional(P.frequency), phase: Type.Optional(P.phase) },
   { additionalProperties: false },
 )
 /** `steps` beyond API_LIMITS.steps_per_request is refused with 413 naming the limit (checked in the handler, not here, so the refusal can say which limit). */
@@ -32,10 +33,11 @@ export const EvolveBody = Type.Object(
     generations: Type.Integer({ minimum: 1 }),
     population: Type.Optional(Type.Integer({ minimum: 2 })),
     seed: Type.Optional(Type.Integer({ minimum: 0, maximum: 4294967295 })),
-    size: Type.Optional(Type.Integer({ minimum: 16 })),
+    size: Type.Optional(Type.Integer({ minimum: FIELD_SIZE.minimum })),
   },
   { additionalProperties: false },
 )
+export type EvolveRequest = Static<typeof EvolveBody>
 export const ConditionsBody = Type.Object(
   {
     material: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
@@ -69,6 +71,7 @@ export const DreamReply = Type.Object({
   mutated_cells: Type.Integer(),
   stability_preview: Type.Array(Type.Number()),
 })
+export type DreamReport = Static<typeof DreamReply>
 export const ProbeReply = Type.Object({ resonance: Type.Number(), envelope: Type.Number(), phase: Type.Number() })
 export const RecallReply = Type.Object({
   hits: Type.Array(
@@ -114,6 +117,7 @@ export const SwarmConfigReply = Type.Object({
   ws_url: Type.Union([Type.String(), Type.Null()]),
   announce_floor: Type.Number(),
 })
+export type SwarmConfig = Static<typeof SwarmConfigReply>
 export const RegisterBody = Type.Object({ candidates: Type.Array(CandidateSchema, { minItems: 1, maxItems: 256 }) }, { additionalProperties: false })
 export const RegisterReply = Type.Object({
   assigned: Type.Array(Type.Union([Type.String(), Type.Null()])),
@@ -134,6 +138,7 @@ export const StateReply = Type.Object({
   books: Books,
   timeline: Type.Array(Books),
 })
+export type State = Static<typeof StateReply>
 
 export const PrimitivesQuery = Type.Object(
   {
@@ -151,6 +156,8 @@ export const PrimitivesQuery = Type.Object(
 export const PrimitiveSchemaRef = PrimitiveSchema
 export const PrimitivesReply = Type.Object({ total: Type.Integer(), offset: Type.Integer(), limit: Type.Integer(), items: Type.Array(PrimitiveSchema) })
 export const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
+export const ProgramErrorSchema = Type.Object({ line: Type.Integer(), column: Type.Integer(), message: Type.String(), hint: Type.Optional(Type.String()) })
+export type ProgramError = Static<typeof ProgramErrorSchema>
 export const MaterialsReply = Type.Array(Type.Composite([MaterialSchema, Type.Object({ source: Type.String() })], { additionalProperties: false }))
 
 export const Problem = Type.Object(
@@ -160,7 +167,7 @@ export const Problem = Type.Object(
     status: Type.Integer(),
     detail: Type.String(),
     code: Type.Optional(Type.String()),
-    errors: Type.Optional(Type.Array(Type.Object({ line: Type.Integer(), column: Type.Integer(), message: Type.String(), hint: Type.Optional(Type.String()) }))),
+    errors: Type.Optional(Type.Array(ProgramErrorSchema)),
   },
   { $id: 'Problem', description: 'RFC 9457 problem details' },
 )

@@ -56,6 +56,8 @@ export const EventMessage = Type.Object(
   { additionalProperties: false, $id: 'svc.crystal.events' },
 )
 
+export type EventMessage = Static<typeof EventMessage>
+
 export const ExploreRequestMessage = Type.Object(
   {
     schema_version: Type.Literal(1),

@@ -9,12 +9,13 @@ import type { FieldBackend, LedgerSample, ThreadSpawner } from './backend.js'
 import { MaterialCatalog } from './materials.js'
 import { stepParams, type StepParams } from './params.js'
 import { selectBackend, type BackendChoice } from './select.js'
+import { FIELD_SIZE } from '../contracts/api.js'
 import type { DreamMode } from '../contracts/registry.js'
 import { dream, type DreamReport } from '../dream/dream.js'
 import { MemoryIndex, type ProbeResult, type RecallHit } from '../recall/recall.js'
 
-export const MIN_SIZE = 16
-export const MAX_SIZE = 4096
+export const MIN_SIZE = FIELD_SIZE.minimum
+export const MAX_SIZE = FIELD_SIZE.maximum
 /** Timeline points kept per field; older ones are dropped first. */
 export const TIMELINE_CAP = 20_000
 

@@ -1,7 +1,7 @@
 // An evolve run off the server's event loop: discovery into the registry on disk (the registry's
 // lock keeps it safe beside the server), progress and the outcome posted back to the service.
 import { parentPort, workerData } from 'node:worker_threads'
-import type { Job } from '../../engine/contracts/api.js'
+import { SEARCH_DEFAULTS, type Job } from '../../engine/contracts/api.js'
 import type { Material } from '../../engine/contracts/material.js'
 import { discover } from '../../engine/discovery/discovery.js'
 import type { BackendChoice } from '../../engine/field/select.js'
@@ -23,9 +23,9 @@ try {
   const result = await discover({
     material,
     generations: request.generations,
-    population: request.population ?? 12,
-    size: request.size ?? 96,
-    seed: request.seed ?? 1,
+    population: request.population ?? SEARCH_DEFAULTS.population,
+    size: request.size ?? SEARCH_DEFAULTS.size,
+    seed: request.seed ?? SEARCH_DEFAULTS.seed,
     registry: new Registry(new FileRegistryStore(dataDir), limits),
     open: (o) => createNodeEngine({ ...o, backend: backend as BackendChoice, threads: 1 }),
     onProgress: (p) => parentPort!.postMessage({ type: 'progress', progress: { generation: p.generation, generations: p.generations, best_fitness: p.best_fitness, registered_total: p.registered_total } }),

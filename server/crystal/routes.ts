@@ -3,6 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import * as api from '../../engine/contracts/api.js'
+import { PULSE_DEFAULTS } from '../../engine/encode/pulse.js'
 import { CrystalError } from '../../engine/errors.js'
 import type { MaterialCatalog } from '../../engine/field/materials.js'
 import type { Engine, EngineOptions } from '../../engine/field/engine.js'
@@ -34,8 +35,7 @@ export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = as
   })
 
   app.post('/crystal/pulse', { schema: { tags, summary: 'Add a pulse (normalized coordinates)', body: api.PulseBody, response: { 200: api.MutationReply, ...problems } } }, async (req) => {
-    const b = req.body
-    await service.mutate((e) => e.pulse({ x: b.x, y: b.y, radius: b.radius ?? 0.05, amplitude: b.amplitude ?? 1, frequency: b.frequency ?? 0, phase: b.phase ?? 0 }))
+    await service.mutate((e) => e.pulse({ ...PULSE_DEFAULTS, ...req.body }))
     return changed()
   })
 
@@ -78,8 +78,8 @@ export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = as
   app.post('/crystal/evolve', { schema: { tags, summary: 'Start an evolve job (progress on the feed)', body: api.EvolveBody, response: { 202: api.JobSchema, ...problems } } }, async (req, reply) => {
     const b = req.body
     if (b.generations > api.API_LIMITS.generations) throw limit('generations', b.generations, api.API_LIMITS.generations, 'generations')
-    if ((b.population ?? 12) > api.API_LIMITS.population) throw limit('population', b.population!, api.API_LIMITS.population, 'population')
-    if ((b.size ?? 96) > api.API_LIMITS.evolve_size) throw limit('size', b.size!, api.API_LIMITS.evolve_size, 'evolve_size')
+    if ((b.population ?? api.SEARCH_DEFAULTS.population) > api.API_LIMITS.population) throw limit('population', b.population!, api.API_LIMITS.population, 'population')
+    if ((b.size ?? api.SEARCH_DEFAULTS.size) > api.API_LIMITS.evolve_size) throw limit('size', b.size!, api.API_LIMITS.evolve_size, 'evolve_size')
     return reply.code(202).send(service.startEvolve(b, catalog.get(b.material)))
   })
 

@@ -6,14 +6,12 @@ import { Worker } from 'node:worker_threads'
 import type { BooksType, Job } from '../../engine/contracts/api.js'
 import type { Material } from '../../engine/contracts/material.js'
 import type { Engine } from '../../engine/field/engine.js'
-import { downsample } from '../../engine/recall/recall.js'
+import { fieldState, STATE_TIMELINE_POINTS, type FieldMoment } from '../../engine/field/state.js'
 import type { RegistryLimits } from '../../engine/registry/registry.js'
 import type { EvolveWork } from './evolve_worker.js'
 
 /** Steps run between two looks at the event loop (about 6 ms at N = 128 on one core). */
 export const STEP_CHUNK = 100
-/** Timeline points a state carries (the newest). */
-export const STATE_TIMELINE_POINTS = 500
 /** The feed sends a state at most this often. */
 export const FEED_INTERVAL_MS = 100
 
@@ -26,11 +24,8 @@ export interface ServiceOptions {
   registryLimits: RegistryLimits
 }
 
-interface Snapshot {
+interface Snapshot extends FieldMoment {
   version: number
-  u: Float32Array
-  books: BooksType
-  timeline: BooksType[]
 }
 
 export class CrystalService {
@@ -94,23 +89,10 @@ export class CrystalService {
 
   /** The state as JSON text, downsampled to `size` (capped at the field's own size), cached per version. */
   state(size: number): string {
-    const n = this.engine.size
-    const side = Math.min(size, n)
+    const side = Math.min(size, this.engine.size)
     let body = this.stateCache.get(side)
     if (body === undefined) {
-      const field = Array.from(downsample(this.snapshot.u, n, side), (v) => Math.round(v * 1e5) / 1e5)
-      body = JSON.stringify({
-        step: this.snapshot.books.step,
-        size: side,
-        field_size: n,
-        material: this.engine.material.name,
-        temperature_k: this.engine.temperature_k,
-        backend: this.o.backend,
-        memories: this.engine.memories.length,
-        field,
-        books: this.snapshot.books,
-        timeline: this.snapshot.timeline,
-      })
+      body = JSON.stringify(fieldState(this.engine, this.snapshot, side, this.o.backend))
       this.stateCache.set(side, body)
     }
     return body

@@ -1,0 +1,32 @@
+// The field as the Observatory shows it (GET /crystal/state, the feed, a tab's own engine): one
+// builder for the server's snapshot and for the tab, so both speak the same StateReply.
+import type { BooksType, State } from '../contracts/api.js'
+import { downsample } from '../recall/recall.js'
+import type { Engine } from './engine.js'
+
+/** Timeline points a state carries (the newest). */
+export const STATE_TIMELINE_POINTS = 500
+
+/** What a state is read from: the books and field of one moment (a snapshot, or the engine now). */
+export interface FieldMoment {
+  u: Float32Array
+  books: BooksType
+  timeline: readonly BooksType[]
+}
+
+/** The state downsampled to `side` (capped at the field's own size); values to 5 decimals, enough for a picture. */
+export function fieldState(e: Pick<Engine, 'size' | 'material' | 'temperature_k' | 'memories'>, m: FieldMoment, side: number, backend: string): State {
+  const s = Math.min(side, e.size)
+  return {
+    step: m.books.step,
+    size: s,
+    field_size: e.size,
+    material: e.material.name,
+    temperature_k: e.temperature_k,
+    backend,
+    memories: e.memories.length,
+    field: Array.from(downsample(m.u, e.size, s), (v) => Math.round(v * 1e5) / 1e5),
+    books: m.books,
+    timeline: m.timeline.slice(-STATE_TIMELINE_POINTS),
+  }
+}
