@@ -1,29 +1,32 @@
 // A browser tab in the swarm (docs/swarm.md): it reaches the bus over websocket (wsconnect; the server
 // says where), follows the swarm's events and announcements, and explores as a process does: before a
-// round it merges what others announced, after it announces its own finds at or above the floor. Its
-// registry is the server's. The NATS client loads only when the swarm is used.
+// round it merges what others announced, after it announces its own finds at or above the floor (the
+// loops of engine/swarm/rounds.ts, as `crystal explore` runs them). Its registry is the server's. The
+// NATS client loads only when the swarm is used.
 import type { NatsConnection } from '@nats-io/nats-core'
-import type { JetStreamClient } from '@nats-io/jetstream'
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream'
 import type { SwarmConfig } from '../engine/contracts/api.js'
 import type { DiscoveredMessage, EventMessage as SwarmEvent } from '../engine/contracts/swarm.js'
-import { DISCOVERY_STREAM, readAnnouncement, SUBJECTS } from '../engine/contracts/swarm.js'
+import type { Primitive } from '../engine/contracts/registry.js'
+import { readAnnouncement, SUBJECTS } from '../engine/contracts/swarm.js'
 import { checkMessage } from '../engine/contracts/subjects.js'
-import { discover } from '../engine/discovery/discovery.js'
 import { createEngine } from '../engine/field/engine.js'
 import { MaterialCatalog } from '../engine/field/materials.js'
-import { importCandidate } from '../engine/swarm/import.js'
+import type { Registry } from '../engine/registry/registry.js'
+import { announcementsOf, ensureDiscoveryStream, exploreRound, mergeAnnouncements, type MergeTally, type SwarmPeer } from '../engine/swarm/rounds.js'
 import { get } from './api'
 import { serverRegistry } from './tab'
 
 const catalog = new MaterialCatalog()
 
-export class Swarm {
-  private cursor = 0
+export class Swarm implements SwarmPeer<{ sent: number; ids: string[] }> {
+  private readonly cursor = { seq: 0 }
   readonly dropped = { count: 0 }
 
   private constructor(
     readonly nc: NatsConnection,
     readonly js: JetStreamClient,
+    readonly jsm: JetStreamManager,
     readonly node: string,
     readonly floor: number,
   ) {}
@@ -34,10 +37,9 @@ export class Swarm {
     const [{ wsconnect }, { jetstream, jetstreamManager }] = await Promise.all([import('@nats-io/nats-core'), import('@nats-io/jetstream')])
     const node = `tab-${Math.random().toString(16).slice(2, 8)}`
     const nc = await wsconnect({ servers: config.ws_url, name: node })
-    // announcements are acknowledged only on a stream: make sure it is there, as every explorer does
     const jsm = await jetstreamManager(nc)
-    await jsm.streams.info(DISCOVERY_STREAM).catch(() => jsm.streams.add({ name: DISCOVERY_STREAM, subjects: [SUBJECTS.discovered] }))
-    return new Swarm(nc, jetstream(nc), node, config.announce_floor)
+    await ensureDiscoveryStream(jsm)
+    return new Swarm(nc, jetstream(nc), jsm, node, config.announce_floor)
   }
 
   /** Publishes a message after checking it against its contract. */
@@ -74,25 +76,15 @@ export class Swarm {
   }
 
   /** Merges into the server's registry what other nodes announced since the last merge. */
-  private async merge(): Promise<number> {
-    const { jetstreamManager } = await import('@nats-io/jetstream')
-    const last = (await (await jetstreamManager(this.nc)).streams.info(DISCOVERY_STREAM).catch(() => undefined))?.state.last_seq ?? 0
-    if (last <= this.cursor) return 0
-    const consumer = await this.js.consumers.get(DISCOVERY_STREAM, { opt_start_seq: this.cursor + 1 })
-    let merged = 0
-    while (this.cursor < last) {
-      const m = await consumer.next({ expires: 2000 })
-      if (!m) break
-      this.cursor = m.seq
-      const read = readAnnouncement(m)
-      if ('error' in read) {
-        this.dropped.count++
-        continue
-      }
-      if (read.message.sender === this.node) continue
-      merged += (await serverRegistry.register([importCandidate(read.message, new Date())])).registered.length
-    }
-    return merged
+  merge(registry: Pick<Registry, 'register'>): Promise<MergeTally> {
+    const tally = { merged: 0, already_held: 0, dropped: 0 }
+    return mergeAnnouncements({ js: this.js, jsm: this.jsm }, { node: this.node, cursor: this.cursor, tally, registry, onDropped: () => this.dropped.count++ })
+  }
+
+  async announce(found: readonly Primitive[], floor: number): Promise<{ sent: number; ids: string[] }> {
+    const messages = announcementsOf(found, floor, this.node)
+    for (const m of messages) await this.js.publish(SUBJECTS.discovered, JSON.stringify(m), { msgID: m.primitive.uuid })
+    return { sent: messages.length, ids: messages.map((m) => m.primitive.id) }
   }
 
   /** One round in this tab: merge, search (on the tab's own engines), announce. */
@@ -101,9 +93,7 @@ export class Swarm {
     r: { material: string; generations: number; population: number; size: number },
     onProgress: (line: string) => void,
   ): Promise<{ merged: number; registered: string[]; announced: string[] }> {
-    const merged = await this.merge()
-    this.event('round.started', { round, material: r.material })
-    const result = await discover({
+    const { result, swarm } = await exploreRound(this, round, this.floor, {
       material: catalog.get(r.material),
       generations: r.generations,
       population: r.population,
@@ -113,15 +103,7 @@ export class Swarm {
       open: (o) => createEngine({ ...o, backend: 'auto', gpu: async () => (navigator as Navigator & { gpu?: GPU }).gpu }),
       onProgress: (p) => onProgress(`round ${round}: generation ${p.generation} of ${p.generations}, registered ${p.registered_total}`),
     })
-    const own = result.registered.filter((p) => p.persistence >= this.floor && p.provenance === null)
-    for (const primitive of own) {
-      const message = { schema_version: 1 as const, ts: new Date().toISOString(), sender: this.node, primitive }
-      const problem = checkMessage(SUBJECTS.discovered, message)
-      if (problem) throw new Error(`not announcing an invalid message: ${problem}`)
-      await this.js.publish(SUBJECTS.discovered, JSON.stringify(message), { msgID: primitive.uuid })
-    }
-    this.event('round.finished', { round, material: r.material, registered: result.registered.length, announced: own.length })
-    return { merged, registered: result.registered.map((p) => p.id), announced: own.map((p) => p.id) }
+    return { merged: swarm!.merged.merged, registered: result.registered.map((p) => p.id), announced: swarm!.announced.ids }
   }
 
   async leave(): Promise<void> {

@@ -107,8 +107,9 @@ describe('the swarm', () => {
     nats = await startNats()
     const dir = mkdtempSync(join(tmpdir(), 'crystal-swarm-noise-'))
     const nc = await connect({ servers: nats.url })
-    // the noise goes out once the explorer has joined (a busy machine may take a while to start it)
-    const joined = new Promise<void>((resolve) => nc.subscribe('svc.crystal.events', { callback: (_e, m) => void (m.string().includes('"node.joined"') && resolve()) }))
+    // the noise goes out once the explorer's first round has started: it listens for requests by then
+    // (a busy machine may take a while to start it; a fixed pause was not always enough)
+    const joined = new Promise<void>((resolve) => nc.subscribe('svc.crystal.events', { callback: (_e, m) => void (m.string().includes('"round.started"') && resolve()) }))
     const explorer = run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: 'steady', SVC_CRYSTAL_DATA_DIR: dir }, 'explore', '--material', 'vacuum', '--rounds', '3', '--interval', '0.5', '--generations', '1', '--population', '4', '--size', '24')
     await joined
     for (const subject of ['svc.crystal.events', 'svc.crystal.explore.request', 'svc.crystal.primitive.discovered']) {

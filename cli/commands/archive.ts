@@ -3,9 +3,11 @@
 // stopped. Each uuid is kept once; malformed or foreign messages are dropped with a warning.
 import { jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream'
 import type { Command } from 'commander'
-import { DISCOVERY_STREAM, readAnnouncement, SUBJECTS, type DiscoveredMessage } from '../../engine/contracts/swarm.js'
+import { DISCOVERY_STREAM, readAnnouncement, type DiscoveredMessage } from '../../engine/contracts/swarm.js'
 import { connectBus } from '../../engine/bus/nats.node.js'
+import { inBatches } from '../../engine/swarm/archivist.js'
 import { importCandidate } from '../../engine/swarm/import.js'
+import { ensureDiscoveryStream } from '../../engine/swarm/rounds.js'
 import type { CliContext } from '../context.js'
 
 /** At most this many announcements go into one registry write. */
@@ -24,7 +26,7 @@ export function registerArchive(cli: Command, ctx: () => CliContext): void {
       const counts = { merged: 0, already_held: 0, dropped: 0 }
       try {
         const jsm = await jetstreamManager(nc)
-        await jsm.streams.info(DISCOVERY_STREAM).catch(() => jsm.streams.add({ name: DISCOVERY_STREAM, subjects: [SUBJECTS.discovered] }))
+        await ensureDiscoveryStream(jsm)
         const held = (await jsm.streams.info(DISCOVERY_STREAM)).state.messages
         c.say(`archive: ${held} announcement${held === 1 ? '' : 's'} held in ${DISCOVERY_STREAM}; merging into ${c.dataDir}`)
         if (o.catchUp && held === 0) return
@@ -51,35 +53,17 @@ export function registerArchive(cli: Command, ctx: () => CliContext): void {
         const stop = () => messages.stop()
         process.once('SIGINT', stop)
         process.once('SIGTERM', stop)
-        // one task reads announcements into a queue; the writer takes everything queued each time it
-        // finishes a registry write. The batch grows with the load, and at a trickle nobody waits.
-        const queue: DiscoveredMessage[] = []
-        let wake: (() => void) | undefined
-        let ended = false
-        const reader = (async () => {
+        const announcements = async function* () {
           for await (const m of messages as AsyncIterable<JsMsg>) {
             const read = readAnnouncement(m)
             if ('error' in read) {
               counts.dropped++
               process.stderr.write(`crystal: warning: dropped a malformed message on ${m.subject} (seq ${m.seq}): ${read.error}\n`)
-            } else queue.push(read.message)
-            wake?.()
+            } else yield read.message
             if (o.catchUp && m.info.pending === 0) break
           }
-        })().finally(() => {
-          ended = true
-          wake?.()
-        })
-        for (;;) {
-          if (queue.length) {
-            await merge(queue.splice(0, MAX_BATCH))
-            continue
-          }
-          if (ended) break
-          await new Promise<void>((resolve) => (wake = resolve))
-          wake = undefined
         }
-        await reader
+        await inBatches(announcements(), merge, MAX_BATCH)
         process.off('SIGINT', stop)
         process.off('SIGTERM', stop)
       } finally {

@@ -8,6 +8,7 @@ import { FIELD_SIZE, SEARCH_DEFAULTS } from '../../engine/contracts/api.js'
 import { DEFAULT_MIN_PERSISTENCE, discover, type DiscoveryProgress, type DiscoveryResult } from '../../engine/discovery/discovery.js'
 import { CrystalError } from '../../engine/errors.js'
 import { SwarmLink } from '../../engine/swarm/link.node.js'
+import { exploreRound } from '../../engine/swarm/rounds.js'
 import { interactive, realNumber, wholeNumber, type CliContext } from '../context.js'
 import { primitivesTable } from './primitives.js'
 
@@ -108,12 +109,8 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
         for (let round = 0; !stopping && (o.rounds === undefined || round < o.rounds); round++) {
           const asked = requests.shift()
           const material = asked ? catalog.get(asked.material) : materials[round % materials.length]
-          const registry = c.registry()
-          const merged = link ? await link.merge(registry) : undefined
-          link?.event('round.started', { round: round + 1, material: material.name })
-          const r = await discover({ material, generations: asked?.generations ?? o.generations, population: o.population, size: o.size, seed: o.seed + round, min_persistence: o.minPersistence, registry, open: c.open })
-          const announced = link ? await link.announce(r.registered, floor) : undefined
-          link?.event('round.finished', { round: round + 1, material: material.name, registered: r.registered.length, announced: announced?.sent ?? 0 })
+          const { result: r, swarm } = await exploreRound(link, round + 1, floor, { material, generations: asked?.generations ?? o.generations, population: o.population, size: o.size, seed: o.seed + round, min_persistence: o.minPersistence, registry: c.registry(), open: c.open })
+          const [merged, announced] = [swarm?.merged, swarm?.announced]
           totals.rounds++
           totals.registered += r.registered.length
           totals.evaluated += r.evaluated

@@ -3,7 +3,7 @@
 // announces its own finds at or above the persistence floor. Announcements wait in a backlog file
 // until the server acknowledges them, so a bus that is down, or goes down, loses nothing; the uuid is
 // the message id, so a retried announcement is never stored twice.
-import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream'
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream'
 import { connect, type Authenticator, type NatsConnection } from '@nats-io/transport-node'
 import { existsSync, readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -12,21 +12,15 @@ import { ContractBus } from '../bus/contract_bus.js'
 import { credsFrom, natsConnection, nodeId } from '../bus/nats.node.js'
 import type { BusSettings } from '../config.js'
 import type { Primitive } from '../contracts/registry.js'
-import { checkMessage } from '../contracts/subjects.js'
-import { DISCOVERY_STREAM, EXPLORERS_QUEUE, readAnnouncement, SUBJECTS, type DiscoveredMessage } from '../contracts/swarm.js'
+import { EXPLORERS_QUEUE, SUBJECTS, type DiscoveredMessage } from '../contracts/swarm.js'
 import { writeDurably } from '../files/durable.node.js'
 import type { Registry } from '../registry/registry.js'
-import { importCandidate } from './import.js'
+import { announcementsOf, ensureDiscoveryStream, mergeAnnouncements, type MergeTally, type SwarmPeer } from './rounds.js'
 
-export interface MergeTally {
-  merged: number
-  already_held: number
-  dropped: number
-}
-
-export class SwarmLink {
+export class SwarmLink implements SwarmPeer<{ queued: number; sent: number; waiting: number }> {
   private nc: NatsConnection | undefined
   private js: JetStreamClient | undefined
+  private jsm: JetStreamManager | undefined
   private bus: ContractBus | undefined
   private readonly backlogPath: string
   private readonly cursorPath: string
@@ -68,8 +62,8 @@ export class SwarmLink {
         maxReconnectAttempts: -1,
         reconnectTimeWait: 250,
       })
-      const jsm = await jetstreamManager(this.nc)
-      await jsm.streams.info(DISCOVERY_STREAM).catch(() => jsm.streams.add({ name: DISCOVERY_STREAM, subjects: [SUBJECTS.discovered] }))
+      this.jsm = await jetstreamManager(this.nc)
+      await ensureDiscoveryStream(this.jsm)
       this.js = jetstream(this.nc)
       this.bus = new ContractBus(natsConnection(this.nc), this.node, (w) => this.say(w))
       this.requestSubscription = undefined
@@ -100,53 +94,24 @@ export class SwarmLink {
     return writeDurably(path, [Buffer.from(JSON.stringify(body))])
   }
 
-  /** Merges the announcements of other nodes made since the last merge: novelty and caps apply to imports as to own finds. */
+  /** Merges the announcements of other nodes made since the last merge (from the cursor kept on disk). */
   async merge(registry: Pick<Registry, 'register'>): Promise<MergeTally> {
     const tally = { merged: 0, already_held: 0, dropped: 0 }
     if (!(await this.ensureConnected())) return tally
-    const from = this.cursor()
-    let seq = from
+    const cursor = { seq: this.cursor() }
     try {
-      const jsm = await jetstreamManager(this.nc!)
-      const last = (await jsm.streams.info(DISCOVERY_STREAM)).state.last_seq
-      if (last <= from) return tally
-      const consumer = await this.js!.consumers.get(DISCOVERY_STREAM, { opt_start_seq: from + 1 })
-      while (seq < last) {
-        const m = await consumer.next({ expires: 2000 })
-        if (!m) break
-        seq = m.seq
-        await this.mergeOne(m, registry, tally)
-      }
+      await mergeAnnouncements({ js: this.js!, jsm: this.jsm! }, { node: this.node, cursor, tally, registry, onDropped: (seq, error) => this.say(`swarm: warning: dropped a malformed announcement (seq ${seq}): ${error}`) })
     } catch (e) {
       // the bus went away mid-merge (a server restart drops the consumer): keep what was merged, go on searching
-      this.say(`swarm: merging paused at seq ${seq} (${(e as Error).message}); it resumes next round`)
+      this.say(`swarm: merging paused at seq ${cursor.seq} (${(e as Error).message}); it resumes next round`)
     }
-    await this.writeAtomically(this.cursorPath, { seq })
+    await this.writeAtomically(this.cursorPath, { seq: cursor.seq })
     return tally
-  }
-
-  private async mergeOne(m: { seq: number; json(): unknown }, registry: Pick<Registry, 'register'>, tally: MergeTally): Promise<void> {
-    const read = readAnnouncement(m)
-    if ('error' in read) {
-      tally.dropped++
-      this.say(`swarm: warning: dropped a malformed announcement (seq ${m.seq}): ${read.error}`)
-      return
-    }
-    if (read.message.sender === this.node) return
-    const out = await registry.register([importCandidate(read.message, new Date())])
-    if (out.registered.length) tally.merged++
-    else tally.already_held++
   }
 
   /** Queues this node's own finds at or above the floor, then sends what the bus will take. */
   async announce(found: readonly Primitive[], floor: number): Promise<{ queued: number; sent: number; waiting: number }> {
-    const fresh: DiscoveredMessage[] = found
-      .filter((p) => p.persistence >= floor && p.provenance === null)
-      .map((primitive) => ({ schema_version: 1, ts: new Date().toISOString(), sender: this.node, primitive }))
-    for (const m of fresh) {
-      const problem = checkMessage(SUBJECTS.discovered, m)
-      if (problem) throw new Error(`not announcing an invalid message: ${problem}`)
-    }
+    const fresh = announcementsOf(found, floor, this.node)
     const backlog = [...(await this.backlog()), ...fresh]
     await this.writeAtomically(this.backlogPath, backlog)
     const sent = await this.flush()
