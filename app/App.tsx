@@ -1,5 +1,5 @@
-// The Observatory: a tab bar (room for the Primitives, Markets, Swarm and Station views later issues
-// add) over the live field, its decay timeline and the controls. Mode: the server's engine.
+// The Observatory: a tab bar (the field, Primitives, Swarm; a new domain adds its view to TABS) over
+// the live field, its decay timeline and the controls. Mode: the server's engine or the tab's own.
 import { useEffect, useRef, useState } from 'react'
 import type { State } from '../engine/contracts/api.js'
 import { follow, get } from './api'

@@ -1,4 +1,5 @@
-// `crystal serve`: the REST API (and, later, the Observatory) on 127.0.0.1:3339.
+// `crystal serve`: the REST API and the Observatory on 127.0.0.1:3339. `node server/index.js` runs
+// this same command, so its flags are declared here once.
 import type { Command } from 'commander'
 import { FIELD_SIZE } from '../../engine/contracts/api.js'
 import { serve } from '../../server/app.js'
