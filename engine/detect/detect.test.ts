@@ -1,7 +1,7 @@
 // Detection on constructed stability maps: each shape gets its class, and a signature that does not
 // depend on where the shape sits.
 import { describe, expect, test } from 'vitest'
-import { cosine } from '../registry/registry.js'
+import { cosine } from '../util/vector.js'
 import { detect } from './detect.js'
 
 const N = 64

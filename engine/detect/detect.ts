@@ -2,7 +2,7 @@
 // measure each one, classify it into the six classes by documented rules, and give it a signature
 // (translation-normalized, L2-normalized) with a blake3 hash of its quantized form.
 import type { ClassToken } from '../contracts/registry.js'
-import { blake3Hex } from '../registry/registry.js'
+import { blake3Hex } from '../util/hash.js'
 
 /** Side of the square signature patch: SIGNATURE_SIDE^2 floats. */
 export const SIGNATURE_SIDE = 16

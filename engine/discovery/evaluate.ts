@@ -8,7 +8,7 @@ import { detect, type Structure } from '../detect/detect.js'
 import { addPulse } from '../encode/pulse.js'
 import { observeStability } from '../dream/dream.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
-import { cosine } from '../registry/registry.js'
+import { cosine } from '../util/vector.js'
 
 /** Steps of each of the two stability windows. */
 export const OBSERVE_STEPS = 100

@@ -3,7 +3,7 @@
 // mutate (deep only: small kicks on stable cells), settle. Runs on any backend through the engine,
 // on every field of a batch at once, each field in its own mode.
 import type { DreamMode } from '../contracts/registry.js'
-import type { Engine } from '../field/engine.js'
+import type { Engine } from '../field/engine_api.js'
 import { boxBlur } from '../field/blur.js'
 import { lowbias32, xi } from '../field/noise.js'
 

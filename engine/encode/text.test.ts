@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, test } from 'vitest'
 import type { Engine } from '../field/engine.js'
 import { engineOn } from '../testing/backends.js'
-import { cosine } from '../registry/registry.js'
+import { cosine } from '../util/vector.js'
 import { blake3Words, textSources, textWavefront } from './text.js'
 
 describe('golden values (encoding version 1)', () => {

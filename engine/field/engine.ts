@@ -5,120 +5,25 @@ import type { Material } from '../contracts/material.js'
 import { CrystalError, requireFinite } from '../errors.js'
 import { addPulse, checkPulse, type Pulse } from '../encode/pulse.js'
 import { textWavefront } from '../encode/text.js'
-import type { FieldBackend, LedgerSample, ThreadSpawner } from './backend.js'
+import type { FieldBackend, LedgerSample } from './backend.js'
 import { MaterialCatalog } from './materials.js'
 import { stepParams, type StepParams } from './params.js'
-import { selectBackend, type BackendChoice } from './select.js'
+import { selectBackend } from './select.js'
 import { FIELD_SIZE } from '../contracts/api.js'
 import type { DreamMode } from '../contracts/registry.js'
 import { dream, type DreamReport } from '../dream/dream.js'
 import { MemoryIndex, type ProbeResult, type RecallHit } from '../recall/recall.js'
+import type { EnergyBooks, Engine, EngineOptions, HistoryEvent, Memory } from './engine_api.js'
 
 export const MIN_SIZE = FIELD_SIZE.minimum
 export const MAX_SIZE = FIELD_SIZE.maximum
 /** Timeline points kept per field; older ones are dropped first. */
 export const TIMELINE_CAP = 20_000
 
-export interface EngineOptions {
-  backend?: BackendChoice
-  /** Side N of each field (16..4096). */
-  size?: number
-  /** Independent fields stepped together (a population); 1 for the service's medium. */
-  fields?: number
-  material?: Material | string
-  materials?: MaterialCatalog
-  seed?: number
-  /** Defaults to the material's temperature_k. */
-  temperature_k?: number
-  /** Extra noise amplitude (the language's NOISE). */
-  noise?: number
-  /** Steps between energy timeline samples (0: no timeline). */
-  timeline_interval?: number
-  gpu?: () => Promise<GPU | undefined>
-  threads?: number
-  spawnThread?: ThreadSpawner
-  /** Told once which backend runs and why (the CLI prints it on stderr). */
-  report?: (line: string) => void
-}
-
-/** The energy books of one field. All in the units of the staggered energy (docs/physics.md). */
-export interface EnergyBooks {
-  step: number
-  energy: number
-  /** Taken by bulk damping and viscosity. */
-  bulk_loss: number
-  /** Leaked through the boundary sponge. */
-  boundary_loss: number
-  /** Held by (and returned from) the soft-saturation potential. */
-  saturation: number
-  /** Work done by thermal and added noise. */
-  noise_work: number
-  /** Added (or taken) from outside the step: writes, pulses, dream edits. */
-  injected: number
-}
-
-export interface Memory {
-  text: string
-  importance: number
-  step: number
-  field: number
-}
-
-export type HistoryEvent =
-  | { kind: 'write'; step: number; field: number; memory: number }
-  | { kind: 'scale'; step: number; field: number; mask: Float32Array }
-
 /** Scalings kept in the history (each is n*n floats); older ones are dropped first. */
 export const SCALE_HISTORY_CAP = 256
 
-export interface Engine {
-  readonly backend: 'gpu' | 'cpu'
-  readonly backend_reason: string
-  readonly size: number
-  readonly fields: number
-  readonly seed: number
-  readonly material: Material
-  readonly temperature_k: number
-  readonly noise: number
-  readonly step_count: number
-  readonly memories: readonly Memory[]
-  readonly timeline_interval: number
-  write(text: string, importance?: number, field?: number): Promise<void>
-  /** Many writes superposed in one injection (same result as writing them one by one, faster). */
-  writeMany(items: readonly { text: string; importance?: number }[], field?: number): Promise<void>
-  pulse(p: Pulse, field?: number): Promise<void>
-  /** Adds any n x n pattern to a field (u and u_prev alike: a displacement at rest). */
-  inject(wave: Float32Array, field?: number): Promise<void>
-  step(steps: number): Promise<void>
-  /**
-   * Multiplies u and u_prev cell by cell (a dream's pruning and amplifying): `mask` is n*n for one
-   * field, or n*n*fields for all. Kept in the edit history, which recall runs back through.
-   */
-  scale(mask: Float32Array, field?: number): Promise<void>
-  /** Writes, scalings and their steps, oldest first (recall's adjoint run walks it backwards). */
-  readonly history: readonly HistoryEvent[]
-  /** The books now, per field. */
-  books(): Promise<EnergyBooks[]>
-  /** Timeline of one field, oldest first. */
-  timeline(field?: number): readonly EnergyBooks[]
-  /** u (and u_prev) of the fields asked for, n*n each. */
-  read(fields?: number[]): Promise<{ u: Float32Array; prev: Float32Array }>
-  /** Consolidates every field (docs/dream.md); one report per field. */
-  dream(modes: DreamMode | readonly (DreamMode | 'none')[]): Promise<DreamReport[]>
-  /** How strongly a text resonates with the field, compared like with like in time (docs/recall.md). */
-  probe(text: string, field?: number): Promise<ProbeResult>
-  /** The k memories of a field that best answer the text (docs/recall.md). */
-  recall(text: string, k: number, field?: number): Promise<RecallHit[]>
-  /**
-   * A quiet twin: a new engine on the same kind of backend with the same size and material, no
-   * noise, no timeline, and `fields` fields. Probe evolves candidate patterns in one.
-   */
-  twin(fields: number): Promise<Engine>
-  setMaterial(material: Material | string): void
-  setTemperature(kelvin: number): void
-  setNoise(amplitude: number): void
-  destroy(): void
-}
+export type { EnergyBooks, Engine, EngineOptions, HistoryEvent, Memory } from './engine_api.js'
 
 function requireInteger(field: string, value: number, min: number, max: number): number {
   if (!Number.isInteger(value) || value < min || value > max) {

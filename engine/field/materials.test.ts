@@ -6,7 +6,7 @@ import { describe, expect, test } from 'vitest'
 import { MaterialSchema } from '../contracts/material.js'
 import { CrystalError } from '../errors.js'
 import { engineOn } from '../testing/backends.js'
-import { cosine } from '../registry/registry.js'
+import { cosine } from '../util/vector.js'
 import schemaFile from '../../materials/materials.schema.json' with { type: 'json' }
 import { fingerprint, fingerprintDistance, FINGERPRINT_MIN_DIFFERENCE } from './fingerprint.js'
 import { BUILT_IN_MATERIALS } from './materials.js'

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import lockfile from 'proper-lockfile'
 import { CrystalError } from '../errors.js'
 import { writeDurably } from '../files/durable.node.js'
-import { blake3Hex } from '../registry/registry.js'
+import { blake3Hex } from '../util/hash.js'
 import { emptyMedium, MEDIUM_FORMAT, type Medium } from './medium.js'
 
 interface Header {

@@ -3,7 +3,7 @@
 // compares it with the live field. Recall ranks memories by relevance to the query (their wavefronts
 // correlate) and presence: the live field run back through the adjoint of the step (linear part)
 // and of every dream edit, read at the memory's write time. The mixes are versioned.
-import type { Engine } from '../field/engine.js'
+import type { Engine } from '../field/engine_api.js'
 import { CrystalError } from '../errors.js'
 import { textWavefront } from '../encode/text.js'
 import { boxBlur } from '../field/blur.js'

@@ -9,7 +9,8 @@ import lockfile from 'proper-lockfile'
 import { REGISTRY_FORMAT, RegistryFileSchema, type RegistryFile } from '../contracts/registry.js'
 import { CrystalError } from '../errors.js'
 import { writeDurably } from '../files/durable.node.js'
-import { canonicalAndHash, contentHash, emptyRegistry, type RegistryStore } from './registry.js'
+import { canonicalAndHash } from '../util/canonical.js'
+import { contentHash, emptyRegistry, type RegistryStore } from './registry.js'
 
 export interface FileStoreOptions {
   /** A lock not refreshed for this long is taken over (its holder died). */

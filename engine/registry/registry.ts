@@ -1,10 +1,10 @@
 // The registry of primitives (DESIGN.md section 6): novelty by signature similarity within a class,
 // serials never reused, caps that drop the lowest quality first, and similarity search. Pure logic
 // over a RegistryStore; the store decides where the file lives and how writes are made safe.
-import canonicalize from 'canonicalize'
-import { createBLAKE3 } from 'hash-wasm'
 import { REGISTRY_FORMAT, type ClassToken, type Genome, type Primitive, type RegistryFile } from '../contracts/registry.js'
 import { CrystalError } from '../errors.js'
+import { canonicalAndHash } from '../util/canonical.js'
+import { cosine } from '../util/vector.js'
 
 export interface RegistryLimits {
   /** Per class x material (SVC_CRYSTAL_BUCKET_CAP). */
@@ -74,81 +74,6 @@ export interface RegisterOutcome {
 /** The documented quality mix that caps rank by: persistence counts more than noise tolerance. */
 export function quality(p: { persistence: number; noise_tolerance: number }): number {
   return 0.7 * p.persistence + 0.3 * p.noise_tolerance
-}
-
-export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  if (a.length !== b.length || a.length === 0) return 0
-  let ab = 0
-  let aa = 0
-  let bb = 0
-  for (let i = 0; i < a.length; i++) {
-    ab += a[i] * b[i]
-    aa += a[i] * a[i]
-    bb += b[i] * b[i]
-  }
-  return aa && bb ? ab / Math.sqrt(aa * bb) : 0
-}
-
-const blake3 = createBLAKE3()
-
-export async function blake3Hex(data: string | Uint8Array): Promise<string> {
-  const h = await blake3
-  h.init()
-  h.update(data)
-  return h.digest('hex')
-}
-
-/** Each primitive's canonical JSON, computed once: primitives are never changed in place. */
-const canonicalForms = new WeakMap<Primitive, string>()
-
-function canonicalForm(p: Primitive): string {
-  let form = canonicalForms.get(p)
-  if (form === undefined) canonicalForms.set(p, (form = canonicalize(p)!))
-  return form
-}
-
-/** The last array made canonical and hashed, kept so that an array extending it costs only its new part. */
-let memo: { items: Primitive[]; bytes: Uint8Array; length: number; state: Uint8Array } | undefined
-const utf8 = new TextEncoder()
-
-/**
- * The canonical (RFC 8785) JSON of the primitives array, as UTF-8 bytes, and its blake3. JCS writes
- * an array as its elements' canonical forms joined by commas, so when the array extends the previous
- * one (a registry that only grows, like an archivist's) only the new elements are serialized, encoded
- * and hashed: the bytes (in a buffer that doubles as it fills) and the hasher's state carry over.
- * Anything else (a pruned or reordered array) is done in full.
- */
-export async function canonicalAndHash(primitives: readonly Primitive[]): Promise<{ bytes: Uint8Array; hash: string }> {
-  const h = await blake3
-  let start = 0
-  let bytes: Uint8Array = new Uint8Array(1 << 16)
-  let length = 0
-  if (memo && memo.items.length <= primitives.length && memo.items.every((p, i) => p === primitives[i])) {
-    ;({ bytes, length } = memo)
-    start = memo.items.length
-    h.load(memo.state)
-  } else {
-    h.init()
-    bytes[length++] = 0x5b // '['
-    h.update('[')
-  }
-  if (start < primitives.length) {
-    const piece = utf8.encode(primitives.slice(start).map((p, k) => (start + k === 0 ? '' : ',') + canonicalForm(p)).join(''))
-    if (length + piece.length + 1 > bytes.length) {
-      const grown = new Uint8Array(Math.max(2 * bytes.length, length + piece.length + 1))
-      grown.set(bytes.subarray(0, length))
-      bytes = grown
-    }
-    bytes.set(piece, length)
-    length += piece.length
-    h.update(piece)
-  }
-  memo = { items: [...primitives], bytes, length, state: h.save() }
-  h.update(']')
-  const out = new Uint8Array(length + 1)
-  out.set(bytes.subarray(0, length))
-  out[length] = 0x5d // ']'
-  return { bytes: out, hash: h.digest('hex') }
 }
 
 /** blake3 of the canonical (RFC 8785) JSON of the primitives array. */

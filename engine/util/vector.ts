@@ -1,0 +1,15 @@
+// Small vector arithmetic shared by the registry (novelty), discovery, detection and the language.
+
+/** Cosine similarity of two equal-length vectors; 0 when either is zero or their lengths differ. */
+export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length || a.length === 0) return 0
+  let ab = 0
+  let aa = 0
+  let bb = 0
+  for (let i = 0; i < a.length; i++) {
+    ab += a[i] * b[i]
+    aa += a[i] * a[i]
+    bb += b[i] * b[i]
+  }
+  return aa && bb ? ab / Math.sqrt(aa * bb) : 0
+}
