@@ -2,7 +2,8 @@
 // Buffers rotate by bind group, not by copying: a step reads u_prev and u and writes u_next; the
 // host then binds (u, u_next, u_prev) as the next (u_prev, u, u_next), three bind groups in a ring.
 // Fields of a batch lie one after another (field z at z * n * n); the dispatch's z is the field.
-// `struct Params` is generated from engine/field/params.ts and prepended by the host.
+// `struct Params` and `const TILE` (the workgroup's side) are generated from engine/field/params.ts
+// and prepended by the host.
 // CPU twin: engine/cpu/field_step.ts (same arithmetic, same order); test: engine/field/field_step.test.ts.
 
 @group(0) @binding(0) var<uniform> P: Params;
@@ -14,8 +15,7 @@
 @group(0) @binding(4) var<storage, read_write> ledger: array<f32>;
 @group(0) @binding(5) var<storage, read_write> ledger_comp: array<f32>;
 
-const TILE: u32 = 16u;
-var<workgroup> partial: array<vec4<f32>, 256>;
+var<workgroup> partial: array<vec4<f32>, TILE * TILE>;
 
 fn read_u(base: u32, x: i32, y: i32) -> f32 {
   let n = i32(P.n);
@@ -45,25 +45,25 @@ fn sponge(x: u32, y: u32) -> f32 {
   return P.sponge_max * (t * t);
 }
 
-// Sums `partial` over the workgroup into partial[0]: sixteen row sums, then one sum of those.
-// Two barriers, not a log2(256) = 8 stage tree: barriers are what costs on small or software GPUs.
+// Sums `partial` over the workgroup into partial[0]: TILE row sums, then one sum of those.
+// Two barriers, not a log2(TILE * TILE) = 8 stage tree: barriers are what costs on small or software GPUs.
 // Every invocation must call it.
 fn reduce_workgroup(lid: u32) {
   workgroupBarrier();
-  if (lid < 16u) {
-    var acc = partial[lid * 16u];
-    for (var k = 1u; k < 16u; k++) { acc += partial[lid * 16u + k]; }
-    partial[lid * 16u] = acc;
+  if (lid < TILE) {
+    var acc = partial[lid * TILE];
+    for (var k = 1u; k < TILE; k++) { acc += partial[lid * TILE + k]; }
+    partial[lid * TILE] = acc;
   }
   workgroupBarrier();
   if (lid == 0u) {
     var total = partial[0];
-    for (var r = 1u; r < 16u; r++) { total += partial[r * 16u]; }
+    for (var r = 1u; r < TILE; r++) { total += partial[r * TILE]; }
     partial[0] = total;
   }
 }
 
-@compute @workgroup_size(16, 16, 1)
+@compute @workgroup_size(TILE, TILE, 1)
 fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32,
         @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
   let field = gid.z;
@@ -107,7 +107,7 @@ fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation
 // Staggered energy per tile: sum (u - prev)^2 + c^2 grad(u).grad(prev), every edge counted once,
 // including the edges to the zero border. Bound with u_prev = the state's prev and u = its u;
 // writes one float per tile to `ledger` (here the tile-partials buffer), [field][tile].
-@compute @workgroup_size(16, 16, 1)
+@compute @workgroup_size(TILE, TILE, 1)
 fn energy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32,
           @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
   let field = gid.z;

@@ -75,7 +75,7 @@ export class GpuFieldBackend implements FieldBackend {
     this.stepUniforms = buffer(MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
     this.reduceUniforms = buffer(2 * MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
 
-    const fieldModule = device.createShaderModule({ code: wgslStruct('Params', STEP_PARAM_LAYOUT) + SHADERS.field_step })
+    const fieldModule = device.createShaderModule({ code: `${wgslStruct('Params', STEP_PARAM_LAYOUT)}const TILE: u32 = ${TILE}u;\n${SHADERS.field_step}` })
     const reduceModule = device.createShaderModule({ code: wgslStruct('Reduce', REDUCE_PARAM_LAYOUT) + SHADERS.reduce })
     const entry = (binding: number, type: 'uniform' | 'read-only-storage' | 'storage'): GPUBindGroupLayoutEntry =>
       type === 'uniform'
