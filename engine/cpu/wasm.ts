@@ -3,12 +3,12 @@
 // (n + 2)^2 each, with a zero border; load/read convert to and from the plain n x n layout.
 import { CrystalError } from '../errors.js'
 import type { FieldBackend, LedgerSample, StepRequest, ThreadSpawner } from '../field/backend.js'
+import { JOB_PARAMS, JOB_WORDS as JOB } from '../field/layouts.js'
 import type { StepParams } from '../field/params.js'
 import { energyReference } from './field_step.js'
 import { FIELD_WASM_BASE64 } from './simd/field_wasm.gen.js'
 
-/** Word indices of the job block; the same constants head simd/assembly/field.ts. */
-const JOB = { n: 0, fields: 1, buf0: 2, steps: 5, first_step: 6, seed: 7, sample_interval: 8, threads: 9, ledger: 10, samples: 11, c2: 14, go: 24 } as const
+// The job block's word indices (JOB) come from engine/field/layouts.ts, as the kernel's do (job.gen.ts).
 const JOB_BYTE = 16
 const HEAP_BASE = 4096 // asconfig.json memoryBase: below it is ours
 const MAX_SAMPLES_PER_JOB = 64
@@ -69,7 +69,7 @@ export class WasmFieldBackend implements FieldBackend {
   }
 
   private words(): Int32Array {
-    return new Int32Array(this.memory.buffer, JOB_BYTE, 32)
+    return new Int32Array(this.memory.buffer, JOB_BYTE, JOB.words)
   }
 
   private f32(ptr: number, length: number): Float32Array {
@@ -96,7 +96,7 @@ export class WasmFieldBackend implements FieldBackend {
     words[JOB.seed] = req.seed
     words[JOB.sample_interval] = req.sample_interval
     const p = req.params
-    new Float32Array(words.buffer, JOB_BYTE + JOB.c2 * 4, 8).set([p.c2, p.damping, p.nonlinearity, p.viscosity, p.noise, p.sponge_max, p.sponge_width, p.sponge_inv_width])
+    new Float32Array(words.buffer, JOB_BYTE + JOB.params * 4, JOB_PARAMS.length).set(JOB_PARAMS.map((k) => p[k]))
     const sampleWords = MAX_SAMPLES_PER_JOB * this.fields * this.threads * 5
     new Float64Array(this.memory.buffer, this.samplesPtr, sampleWords).fill(0)
     if (this.threads > 1) {

@@ -1,30 +1,12 @@
-// The kernels' uniform blocks, declared once. The WGSL structs are generated from these lists
-// (wgslStruct) and the uniform bytes are packed from them (packStruct), so offsets never drift.
+// The kernels' uniform blocks, declared once (layouts.ts). The WGSL structs are generated from these
+// lists (wgslStruct) and the uniform bytes are packed from them (packStruct), so offsets never drift.
 import { SPONGE_MAX, type Material } from '../contracts/material.js'
+import { STEP_PARAM_LAYOUT } from './layouts.js'
 
-export const STEP_PARAM_LAYOUT = [
-  ['n', 'u32'],
-  ['fields', 'u32'],
-  ['noise_key', 'u32'],
-  ['tiles_per_field', 'u32'],
-  ['c2', 'f32'],
-  ['damping', 'f32'],
-  ['nonlinearity', 'f32'],
-  ['viscosity', 'f32'],
-  ['noise', 'f32'],
-  ['sponge_max', 'f32'],
-  ['sponge_width', 'f32'],
-  ['sponge_inv_width', 'f32'],
-] as const
+export { REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT } from './layouts.js'
 
 export type StepParamName = (typeof STEP_PARAM_LAYOUT)[number][0]
 export type StepParams = Record<StepParamName, number>
-
-/** Uniforms of shaders/reduce.wgsl (row sums and wave injection). */
-export const REDUCE_PARAM_LAYOUT = [
-  ['len', 'u32'],
-  ['dst_offset', 'u32'],
-] as const
 
 type Layout = readonly (readonly [string, 'u32' | 'f32'])[]
 

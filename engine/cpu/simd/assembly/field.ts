@@ -4,26 +4,15 @@
 // neighbours without a branch; the border is never written and stays the Dirichlet zero.
 // Float32 arithmetic in exactly the reference's order, so the two agree bit for bit (a test checks).
 
-// Job block: i32 words at `job`, written by engine/cpu/wasm.ts (JOB_WORDS there names them).
-const N = 0
-const FIELDS = 1
-const BUF0 = 2 // prev at job start; BUF1 cur, BUF2 next; they rotate every step
-const STEPS = 5
-const FIRST_STEP = 6
-const SEED = 7
-const SAMPLE_INTERVAL = 8
-const THREADS = 9
-const LEDGER = 10 // f64 [threads][fields][4]: bulk, boundary, saturation, noise
-const SAMPLES = 11 // f64 [samples][fields][threads][5]: energy, then the ledger at that moment
-const BARRIER_COUNT = 12
-const BARRIER_PHASE = 13
-const C2 = 14 // f32 params from here: c2, damping, nonlinearity, viscosity, noise, sponge_max, sponge_width, sponge_inv_width
+// Job block: i32 words at `job`, written by engine/cpu/wasm.ts; their indices are generated from
+// engine/field/layouts.ts (JOB_HEADER, JOB_PARAMS), the declaration the WGSL uniform struct comes from.
+import { BARRIER_COUNT, BARRIER_PHASE, BUF0, BUF1, BUF2, FIELDS, FIRST_STEP, LEDGER, N, PARAM_C2, PARAM_DAMPING, PARAM_NOISE, PARAM_NONLINEARITY, PARAM_SPONGE_INV_WIDTH, PARAM_SPONGE_MAX, PARAM_SPONGE_WIDTH, PARAM_VISCOSITY, PARAMS, SAMPLE_INTERVAL, SAMPLES, SEED, STEPS, THREADS } from './job.gen'
 
 @inline function word(job: usize, i: i32): i32 {
   return load<i32>(job + (<usize>i << 2))
 }
 @inline function param(job: usize, i: i32): f32 {
-  return load<f32>(job + (<usize>(C2 + i) << 2))
+  return load<f32>(job + (<usize>(PARAMS + i) << 2))
 }
 
 @inline function hash1(x: u32): u32 {
@@ -49,16 +38,16 @@ function stepRows(job: usize, prev: usize, cur: usize, next: usize, r0: i32, r1:
   const n = word(job, N)
   const s = n + 2
   const s4 = <usize>s << 2
-  const c2 = f32x4.splat(param(job, 0))
-  const damping = f32x4.splat(param(job, 1))
-  const nonlin = f32x4.splat(param(job, 2))
-  const visc = f32x4.splat(param(job, 3))
-  const noiseAmp = f32x4.splat(param(job, 4))
-  const spongeMax = f32x4.splat(param(job, 5))
-  const spongeWidth = f32x4.splat(param(job, 6))
-  const spongeInvWidth = f32x4.splat(param(job, 7))
+  const c2 = f32x4.splat(param(job, PARAM_C2))
+  const damping = f32x4.splat(param(job, PARAM_DAMPING))
+  const nonlin = f32x4.splat(param(job, PARAM_NONLINEARITY))
+  const visc = f32x4.splat(param(job, PARAM_VISCOSITY))
+  const noiseAmp = f32x4.splat(param(job, PARAM_NOISE))
+  const spongeMax = f32x4.splat(param(job, PARAM_SPONGE_MAX))
+  const spongeWidth = f32x4.splat(param(job, PARAM_SPONGE_WIDTH))
+  const spongeInvWidth = f32x4.splat(param(job, PARAM_SPONGE_INV_WIDTH))
   // Cells at depth >= width (or everywhere, with a perfect mirror) feel no sponge.
-  const width = param(job, 5) == 0 ? -1 : <i32>param(job, 6)
+  const width = param(job, PARAM_SPONGE_MAX) == 0 ? -1 : <i32>param(job, PARAM_SPONGE_WIDTH)
   const zero = f32x4.splat(0)
   const one = f32x4.splat(1)
   const four = f32x4.splat(4)
@@ -138,7 +127,7 @@ function energyRows(job: usize, prev: usize, cur: usize, r0: i32, r1: i32, out: 
   const n = word(job, N)
   const s = n + 2
   const s4 = <usize>s << 2
-  const c2 = f32x4.splat(param(job, 0))
+  const c2 = f32x4.splat(param(job, PARAM_C2))
   const lanes = i32x4(0, 1, 2, 3)
   for (let r = r0; r < r1; r++) {
     const field = r / n
@@ -160,7 +149,7 @@ function energyRows(job: usize, prev: usize, cur: usize, r0: i32, r1: i32, out: 
     }
     // The edges to the zero border on the left and top (right and bottom ones were read above).
     let e = sum4(acc)
-    const c2s = <f64>param(job, 0)
+    const c2s = <f64>param(job, PARAM_C2)
     e += c2s * <f64>load<f32>(cur + row) * <f64>load<f32>(prev + row)
     if (y == 0) {
       for (let i = 0; i < n; i++) {
@@ -199,8 +188,8 @@ export function run(job: usize, t: i32): void {
   const r0 = <i32>((<i64>t * rows) / threads)
   const r1 = <i32>((<i64>(t + 1) * rows) / threads)
   let prev = <usize>word(job, BUF0)
-  let cur = <usize>word(job, BUF0 + 1)
-  let next = <usize>word(job, BUF0 + 2)
+  let cur = <usize>word(job, BUF1)
+  let next = <usize>word(job, BUF2)
   const steps = word(job, STEPS)
   const first = word(job, FIRST_STEP)
   const seedKey = hash1(<u32>word(job, SEED))

@@ -1,0 +1,59 @@
+// The kernels' parameter blocks, declared once, as plain data (no imports): params.ts builds the
+// WGSL structs and uniform bytes from them, and scripts/gen.mjs the WASM kernel's job block constants.
+
+export const STEP_PARAM_LAYOUT = [
+  ['n', 'u32'],
+  ['fields', 'u32'],
+  ['noise_key', 'u32'],
+  ['tiles_per_field', 'u32'],
+  ['c2', 'f32'],
+  ['damping', 'f32'],
+  ['nonlinearity', 'f32'],
+  ['viscosity', 'f32'],
+  ['noise', 'f32'],
+  ['sponge_max', 'f32'],
+  ['sponge_width', 'f32'],
+  ['sponge_inv_width', 'f32'],
+] as const
+
+/** Uniforms of shaders/reduce.wgsl (row sums and wave injection). */
+export const REDUCE_PARAM_LAYOUT = [
+  ['len', 'u32'],
+  ['dst_offset', 'u32'],
+] as const
+
+/**
+ * The CPU kernel's job block (engine/cpu/wasm.ts writes it, engine/cpu/simd/assembly/field.ts reads
+ * it): these i32 words, then the f32 members of STEP_PARAM_LAYOUT in their order, then the `go` word
+ * the helper threads wait on. scripts/gen.mjs writes the word indices for the kernel (job.gen.ts).
+ */
+export const JOB_HEADER = [
+  'n',
+  'fields',
+  /** prev at job start; buf1 cur, buf2 next; they rotate every step */
+  'buf0',
+  'buf1',
+  'buf2',
+  'steps',
+  'first_step',
+  'seed',
+  'sample_interval',
+  'threads',
+  /** f64 [threads][fields][4]: bulk, boundary, saturation, noise */
+  'ledger',
+  /** f64 [samples][fields][threads][5]: energy, then the ledger at that moment */
+  'samples',
+  'barrier_count',
+  'barrier_phase',
+] as const
+
+/** The step constants the job block carries, in STEP_PARAM_LAYOUT's order. */
+export const JOB_PARAMS = STEP_PARAM_LAYOUT.filter(([, t]) => t === 'f32').map(([k]) => k)
+
+/** Word index of each job block entry: the header, `params` (the first f32 constant), `go`, and `words` (the block's length). */
+export const JOB_WORDS = {
+  ...(Object.fromEntries(JOB_HEADER.map((k, i) => [k, i])) as Record<(typeof JOB_HEADER)[number], number>),
+  params: JOB_HEADER.length,
+  go: JOB_HEADER.length + JOB_PARAMS.length,
+  words: JOB_HEADER.length + JOB_PARAMS.length + 1,
+}
