@@ -7,7 +7,7 @@ import type { Pulse } from '../encode/pulse.js'
 import type { ProbeResult, RecallHit } from '../recall/recall.js'
 import type { ThreadSpawner } from './backend.js'
 import type { MaterialCatalog } from './materials.js'
-import type { BackendChoice } from './select.js'
+import type { BackendChoice } from '../backends/select.js'
 
 export interface EngineOptions {
   backend?: BackendChoice

@@ -3,7 +3,7 @@
 import { spawnNodeThread } from '../cpu/threads.node.js'
 import type { FieldBackend } from '../field/backend.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
-import { selectBackend } from '../field/select.js'
+import { selectBackend } from '../backends/select.js'
 import { nodeGpu } from '../gpu/webgpu.node.js'
 import { createNodeEngine } from '../node.js'
 

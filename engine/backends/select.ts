@@ -1,11 +1,12 @@
 // Backend choice (DESIGN.md section 3): `auto` takes a hardware WebGPU adapter when there is one;
 // with only a software adapter, or none, the CPU backend, which is faster on a CPU. The reason is
-// kept so that the caller can report it once.
+// kept so that the caller can report it once. It sits above engine/cpu and engine/gpu, which it
+// wires, not in engine/field, which they build on.
 import { WasmFieldBackend } from '../cpu/wasm.js'
 import { CrystalError } from '../errors.js'
 import { GpuFieldBackend } from '../gpu/backend.js'
 import { findAdapter, openDevice } from '../gpu/device.js'
-import type { FieldBackend, ThreadSpawner } from './backend.js'
+import type { FieldBackend, ThreadSpawner } from '../field/backend.js'
 
 export type BackendChoice = 'auto' | 'gpu' | 'cpu'
 export const BACKEND_CHOICES: readonly BackendChoice[] = ['auto', 'gpu', 'cpu']

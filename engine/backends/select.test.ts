@@ -3,7 +3,7 @@ import { describe, expect, test } from 'vitest'
 import { spawnNodeThread } from '../cpu/threads.node.js'
 import { CrystalError } from '../errors.js'
 import { nodeGpu } from '../gpu/webgpu.node.js'
-import { createEngine } from './engine.js'
+import { createEngine } from '../field/engine.js'
 import { selectBackend } from './select.js'
 
 describe('backend selection', () => {
