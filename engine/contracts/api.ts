@@ -62,7 +62,7 @@ export type BooksType = Static<typeof Books>
 
 export const MutationReply = Type.Object({ step: Type.Integer(), memories: Type.Integer(), books: Books })
 export const DreamReply = Type.Object({
-  mode: Type.String(),
+  mode: Type.Union([Type.Literal('light'), Type.Literal('deep'), Type.Literal('none')]),
   steps_observed: Type.Integer(),
   energy_before: Type.Number(),
   energy_after: Type.Number(),
@@ -73,11 +73,10 @@ export const DreamReply = Type.Object({
 })
 export type DreamReport = Static<typeof DreamReply>
 export const ProbeReply = Type.Object({ resonance: Type.Number(), envelope: Type.Number(), phase: Type.Number() })
-export const RecallReply = Type.Object({
-  hits: Type.Array(
-    Type.Object({ rank: Type.Integer(), memory: Type.Integer(), text: Type.String(), importance: Type.Number(), step: Type.Integer(), score: Type.Number(), relevance: Type.Number(), presence: Type.Number() }),
-  ),
-})
+export type ProbeResult = Static<typeof ProbeReply>
+export const RecallHit = Type.Object({ rank: Type.Integer(), memory: Type.Integer(), text: Type.String(), importance: Type.Number(), step: Type.Integer(), score: Type.Number(), relevance: Type.Number(), presence: Type.Number() })
+export type RecallHit = Static<typeof RecallHit>
+export const RecallReply = Type.Object({ hits: Type.Array(RecallHit) })
 export const JobSchema = Type.Object({
   id: Type.String(),
   kind: Type.Literal('evolve'),

@@ -1,10 +1,10 @@
 // The engine's interface (what dream, recall, discovery and the edges program against), apart from
 // its implementation in engine.ts, so that the parts the engine uses do not import the engine back.
+// Its reports are the wire types (engine/contracts/api.ts), which dream and recall return.
+import type { DreamReport, ProbeResult, RecallHit } from '../contracts/api.js'
 import type { Material } from '../contracts/material.js'
 import type { DreamMode } from '../contracts/registry.js'
-import type { DreamReport } from '../dream/dream.js'
 import type { Pulse } from '../encode/pulse.js'
-import type { ProbeResult, RecallHit } from '../recall/recall.js'
 import type { ThreadSpawner } from './backend.js'
 import type { MaterialCatalog } from './materials.js'
 import type { BackendChoice } from '../backends/select.js'
