@@ -1,7 +1,7 @@
 // "This tab": the same engine code as the server, running in the page: on navigator.gpu when the
 // browser has WebGPU, else on the WebAssembly CPU backend (it needs the cross-origin isolation the
 // server sends). Discoveries made here are registered in the server's registry.
-import { SEARCH_DEFAULTS, type EvolveRequest, type Job, type State } from '../engine/contracts/api.js'
+import { runningJob, SEARCH_DEFAULTS, type EvolveRequest, type Job, type State } from '../engine/contracts/api.js'
 import type { Primitive } from '../engine/contracts/registry.js'
 import { discover } from '../engine/discovery/discovery.js'
 import { createEngine, type Engine } from '../engine/field/engine.js'
@@ -52,17 +52,7 @@ export async function tabState(e: Engine, side: number): Promise<State> {
 
 /** Discovery in the tab (on the CPU backend when the only WebGPU is software), into the server's registry. */
 export async function evolveInTab(request: LabEvolve, onJob: (j: Job) => void): Promise<Job> {
-  const job: Job = {
-    id: 'tab',
-    kind: 'evolve',
-    status: 'running',
-    request,
-    progress: { generation: 0, generations: request.generations, best_fitness: 0, registered_total: 0 },
-    registered: [],
-    error: null,
-    started_at: new Date().toISOString(),
-    finished_at: null,
-  }
+  const job = runningJob('tab', request)
   onJob({ ...job })
   try {
     const result = await discover({

@@ -89,6 +89,20 @@ export const JobSchema = Type.Object({
   finished_at: Type.Union([Type.String(), Type.Null()]),
 })
 export type Job = Static<typeof JobSchema>
+/** An evolve job as it starts (the server's worker or a tab's own search): running, nothing done yet. */
+export function runningJob(id: string, request: EvolveRequest): Job {
+  return {
+    id,
+    kind: 'evolve',
+    status: 'running',
+    request,
+    progress: { generation: 0, generations: request.generations, best_fitness: 0, registered_total: 0 },
+    registered: [],
+    error: null,
+    started_at: new Date().toISOString(),
+    finished_at: null,
+  }
+}
 export const RunReply = Type.Object({
   trace: Type.Array(Type.Object({ line: Type.Integer(), command: Type.String(), source: Type.String(), text: Type.String(), result: Type.Record(Type.String(), Type.Unknown()) })),
 })

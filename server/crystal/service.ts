@@ -3,7 +3,7 @@
 // change so reads never wait, evolve runs in a worker thread, and every change goes out on the feed.
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { Worker } from 'node:worker_threads'
-import type { BooksType, Job } from '../../engine/contracts/api.js'
+import { runningJob, type BooksType, type Job } from '../../engine/contracts/api.js'
 import type { Material } from '../../engine/contracts/material.js'
 import type { Engine } from '../../engine/field/engine.js'
 import { fieldState, STATE_TIMELINE_POINTS, type FieldMoment } from '../../engine/field/state.js'
@@ -113,17 +113,7 @@ export class CrystalService {
    */
   startEvolve(request: Job['request'], material: Material): Job {
     const id = `job-${++this.jobSerial}`
-    const job: Job = {
-      id,
-      kind: 'evolve',
-      status: 'running',
-      request,
-      progress: { generation: 0, generations: request.generations, best_fitness: 0, registered_total: 0 },
-      registered: [],
-      error: null,
-      started_at: new Date().toISOString(),
-      finished_at: null,
-    }
+    const job = runningJob(id, request)
     this.jobs.set(id, job)
     const work: EvolveWork = { request, material, dataDir: this.o.dataDir, backend: this.o.backend, limits: this.o.registryLimits }
     const worker = new Worker(new URL('./evolve_worker.js', import.meta.url), { workerData: work })
