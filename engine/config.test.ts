@@ -1,0 +1,49 @@
+// The settings the environment gives: empty values are unset, defaults apply, and a bad value is
+// refused with the variable's name.
+import { describe, expect, test } from 'vitest'
+import { DEFAULT_ANNOUNCE_FLOOR, settingsFrom } from './config.js'
+import { DEFAULT_LIMITS } from './registry/registry.js'
+
+describe('settings from the environment', () => {
+  test('an empty environment gives the documented defaults and no bus, token or gallery', () => {
+    const s = settingsFrom({})
+    expect(s).toEqual({
+      token: undefined,
+      bus: { url: undefined, creds: undefined, ws_url: undefined, node: undefined },
+      consciousness_period_ms: undefined,
+      registry_limits: DEFAULT_LIMITS,
+      announce_floor: DEFAULT_ANNOUNCE_FLOOR,
+      gallery: { url: undefined, jwt: undefined },
+    })
+    // an empty variable counts as unset (as a shell's `VAR= crystal ...` means)
+    expect(settingsFrom({ SVC_NATS_URL: '', SVC_CRYSTAL_API_TOKEN: '' })).toMatchObject({ token: undefined, bus: { url: undefined } })
+  })
+
+  test('each variable lands in its setting', () => {
+    const s = settingsFrom({
+      SVC_CRYSTAL_API_TOKEN: 'secret',
+      SVC_NATS_URL: 'nats://127.0.0.1:4222',
+      SVC_NATS_CREDS: '/etc/crystal/explorer.creds',
+      SVC_NATS_WS_URL: 'ws://127.0.0.1:8080',
+      SVC_CRYSTAL_NODE: 'lab-2',
+      SVC_CONSCIOUSNESS_PERIOD_MS: '250',
+      SVC_CRYSTAL_BUCKET_CAP: '7',
+      SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: '0.6',
+      SVC_GALLERY_URL: 'https://gallery.example',
+      GALLERY_JWT: 'jwt',
+    })
+    expect(s).toMatchObject({
+      token: 'secret',
+      bus: { url: 'nats://127.0.0.1:4222', creds: '/etc/crystal/explorer.creds', ws_url: 'ws://127.0.0.1:8080', node: 'lab-2' },
+      consciousness_period_ms: 250,
+      registry_limits: { bucket_cap: 7 },
+      announce_floor: 0.6,
+      gallery: { url: 'https://gallery.example', jwt: 'jwt' },
+    })
+  })
+
+  test('a bad value is refused naming the variable', () => {
+    expect(() => settingsFrom({ SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: '2' })).toThrow('SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE must be a number from 0 to 1, got "2"')
+    expect(() => settingsFrom({ SVC_CRYSTAL_MAX_PRIMITIVES: '0' })).toThrow('SVC_CRYSTAL_MAX_PRIMITIVES must be a whole number of at least 1, got "0"')
+  })
+})
