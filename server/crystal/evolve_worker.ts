@@ -4,7 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads'
 import { SEARCH_DEFAULTS, type Job } from '../../engine/contracts/api.js'
 import type { Material } from '../../engine/contracts/material.js'
 import { discover } from '../../engine/discovery/discovery.js'
-import type { BackendChoice } from '../../engine/backends/select.js'
+import type { Engine } from '../../engine/field/engine.js'
 import { createNodeEngine } from '../../engine/node.js'
 import { FileRegistryStore } from '../../engine/registry/file_store.node.js'
 import { Registry, type RegistryLimits } from '../../engine/registry/registry.js'
@@ -14,7 +14,8 @@ export interface EvolveWork {
   request: Job['request']
   material: Material
   dataDir: string
-  backend: string
+  /** The server engine's backend: the worker's engines run on the same kind. */
+  backend: Engine['backend']
   limits: RegistryLimits
 }
 
@@ -27,7 +28,7 @@ try {
     size: request.size ?? SEARCH_DEFAULTS.size,
     seed: request.seed ?? SEARCH_DEFAULTS.seed,
     registry: new Registry(new FileRegistryStore(dataDir), limits),
-    open: (o) => createNodeEngine({ ...o, backend: backend as BackendChoice, threads: 1 }),
+    open: (o) => createNodeEngine({ ...o, backend, threads: 1 }),
     onProgress: (p) => parentPort!.postMessage({ type: 'progress', progress: { generation: p.generation, generations: p.generations, best_fitness: p.best_fitness, registered_total: p.registered_total } }),
   })
   parentPort!.postMessage({ type: 'done', registered: result.registered.map((p) => p.id) })

@@ -20,7 +20,7 @@ export type FeedEvent = { event: 'state'; version: number } | { event: 'job'; jo
 export interface ServiceOptions {
   engine: Engine
   dataDir: string
-  backend: string
+  backend: Engine['backend']
   registryLimits: RegistryLimits
 }
 
