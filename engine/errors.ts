@@ -17,6 +17,11 @@ export type ErrorCode =
   | 'limit_exceeded'
   | 'bad_message'
   | 'unauthorized'
+  | 'forbidden'
+  | 'conflict'
+  | 'insufficient_funds'
+  | 'bad_proposal'
+  | 'ledger_corrupt'
   | 'internal'
 
 export interface ErrorPlace {
