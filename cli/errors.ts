@@ -22,5 +22,6 @@ export const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   insufficient_funds: 1,
   bad_proposal: 2,
   ledger_corrupt: 1,
+  oracle_unavailable: 1,
   internal: 1,
 }

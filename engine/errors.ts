@@ -22,6 +22,7 @@ export type ErrorCode =
   | 'insufficient_funds'
   | 'bad_proposal'
   | 'ledger_corrupt'
+  | 'oracle_unavailable'
   | 'internal'
 
 export interface ErrorPlace {

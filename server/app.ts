@@ -24,6 +24,8 @@ import { problem, registerErrors } from './errors.js'
 import { ContractBus } from '../engine/bus/contract_bus.js'
 import { connectBus, natsConnection, nodeId } from '../engine/bus/nats.node.js'
 import { ConsciousnessPublisher, DEFAULT_PERIOD_MS } from './consciousness/publisher.js'
+import { marketsConfig } from './markets/config.js'
+import { marketRoutes } from './markets/routes.js'
 import { registryRoutes } from './registry/routes.js'
 import { swarmRoutes } from './swarm/routes.js'
 
@@ -93,6 +95,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   await app.register(crystalRoutes, { service, catalog, registry, open: (x) => createNodeEngine({ backend: o.backend, ...x }), publisher: publisher?.publisher })
   await app.register(registryRoutes, { catalog, registry })
   await app.register(swarmRoutes)
+  await app.register(marketRoutes, { dataDir: o.dataDir, config: marketsConfig(process.env), say: o.report })
   // the Observatory, built by `npm run build` (vite) into dist/app, beside dist/server
   const observatory = fileURLToPath(new URL('../app/', import.meta.url))
   if (existsSync(observatory)) {

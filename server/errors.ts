@@ -23,6 +23,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   insufficient_funds: 422,
   bad_proposal: 422,
   ledger_corrupt: 503,
+  oracle_unavailable: 503,
   internal: 500,
 }
 
