@@ -19,6 +19,8 @@ export const HOUSE_ID = 'oracle'
 /** A play market resolves to its time-weighted prices over this last stretch before the close (or its whole life if shorter). */
 export const PLAY_WINDOW_MS = 86_400_000
 export const DEFAULT_B = 100
+/** At most this many points (plus the last) of a market's price history in a reply: every k-th trade. */
+export const HISTORY_POINTS = 500
 
 export interface MarketStoreOptions {
   dataDir: string
@@ -30,6 +32,7 @@ export interface MarketStoreOptions {
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 const iso = (ms: number) => new Date(ms).toISOString()
 
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
 interface AgentRow { id: string; owner: string; display_name: string; kind: string; salt: Buffer | null; token_hash: Buffer | null; balance: number; created_at: number }
 interface MarketRow { id: string; question: string; outcomes: string; category: string | null; tier: 'play' | 'labs'; b: number; q: string; escrow: number; pool: number; volume: number; trades: number; proposer_id: string | null; proposer_owner: string | null; funder_id: string; created_at: number; closes_at: number; resolved_at: number | null; resolution: string | null }
 
@@ -49,6 +52,8 @@ export class MarketStore {
   private readonly now: () => number
   private readonly queue: { job: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void }[] = []
   private scheduled = false
+  /** One transaction over a batch; each job in a savepoint (a nested transaction), so that a refused job leaves no trace and the others stand. */
+  private readonly batch: (jobs: (() => unknown)[]) => Outcome[]
   private readonly s: ReturnType<typeof statements>
 
   constructor(private readonly o: MarketStoreOptions) {
@@ -62,6 +67,16 @@ export class MarketStore {
     this.db.exec(SCHEMA)
     this.now = o.now ?? Date.now
     this.s = statements(this.db)
+    const savepoint = this.db.transaction((job: () => unknown) => job())
+    this.batch = this.db.transaction((jobs: (() => unknown)[]) =>
+      jobs.map((job): Outcome => {
+        try {
+          return { ok: true, value: savepoint(job) }
+        } catch (error) {
+          return { ok: false, error }
+        }
+      }),
+    )
     if (!this.s.agent.get(HOUSE_ID)) this.s.insertAgent.run(HOUSE_ID, HOUSE_ID, 'the house (funds labs markets)', 'lab', null, null, this.now())
   }
 
@@ -83,18 +98,9 @@ export class MarketStore {
   private flush(): void {
     this.scheduled = false
     const batch = this.queue.splice(0)
-    const results: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = []
+    let results: Outcome[]
     try {
-      this.db.transaction(() => {
-        for (const { job } of batch) {
-          try {
-            // a nested transaction is a savepoint: a refused job leaves no trace, the others stand
-            results.push({ ok: true, value: this.db.transaction(job)() })
-          } catch (error) {
-            results.push({ ok: false, error })
-          }
-        }
-      })()
+      results = this.batch(batch.map((b) => b.job))
     } catch (error) {
       for (const b of batch) b.reject(error)
       return
@@ -238,7 +244,10 @@ export class MarketStore {
       volume: m.volume, trades: m.trades, escrow: m.escrow, pool: m.pool, proposer_id: m.proposer_id, created_at: iso(m.created_at), closes_at: iso(m.closes_at),
       resolved_at: m.resolved_at === null ? null : iso(m.resolved_at), resolution: m.resolution === null ? null : JSON.parse(m.resolution),
     }
-    if (history) out.history = [{ ts: iso(m.created_at), prices: prices(new Array(q.length).fill(0), m.b) }, ...this.s.history.all(m.id).map((h) => ({ ts: iso(h.ts), prices: JSON.parse(h.prices) }))]
+    if (history) {
+      const step = Math.max(1, Math.ceil(m.trades / HISTORY_POINTS))
+      out.history = [{ ts: iso(m.created_at), prices: prices(new Array(q.length).fill(0), m.b) }, ...this.s.sampledHistory.all(m.id, step, m.trades).map((h) => ({ ts: iso(h.ts), prices: JSON.parse(h.prices) }))]
+    }
     return out
   }
 
@@ -359,6 +368,11 @@ function statements(db: Database.Database) {
     agentPositions: db.prepare<[string], { market_id: string; outcomes: string; outcome: number; shares: number }>('SELECT p.market_id, m.outcomes, p.outcome, p.shares FROM positions p JOIN markets m ON m.id = p.market_id WHERE p.agent_id = ? AND p.shares <> 0 AND m.resolved_at IS NULL ORDER BY p.market_id, p.outcome'),
     insertTrade: db.prepare('INSERT INTO trades (market_id, agent_id, outcome, shares, cost, prices, ts, ledger_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     history: db.prepare<[string], { ts: number; prices: string }>('SELECT ts, prices FROM trades WHERE market_id = ? ORDER BY id'),
+    // every step-th point and the last: a chart's worth, however many trades there were
+    // (the numbering runs on the index alone; only the chosen rows are read)
+    sampledHistory: db.prepare<[string, number, number], { ts: number; prices: string }>(
+      'SELECT t.ts, t.prices FROM trades t JOIN (SELECT id, ROW_NUMBER() OVER (ORDER BY id) AS r FROM trades WHERE market_id = ?) s ON s.id = t.id WHERE (s.r - 1) % ? = 0 OR s.r = ? ORDER BY t.id',
+    ),
     head: db.prepare<[], { seq: number; hash: string }>('SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1'),
     insertLedger: db.prepare('INSERT INTO ledger (seq, ts, kind, agent_id, market_id, amount, detail, prev_hash, hash) VALUES (@seq, @ts, @kind, @agent_id, @market_id, @amount, @detail, @prev_hash, @hash)'),
     ledgerPage: db.prepare<[number, number], LedgerEntry>('SELECT * FROM ledger WHERE seq > ? ORDER BY seq LIMIT ?'),
