@@ -7,7 +7,7 @@ import { ContractBus } from '../../engine/bus/contract_bus.js'
 import { natsConnection } from '../../engine/bus/nats.node.js'
 import { MARKET_SUBJECTS } from '../../engine/contracts/markets.js'
 import { PROPOSAL_FORMAT } from '../../engine/markets/proposal.js'
-import { call, startNats, startServer, type RunningNats, type RunningServer } from '../testing.js'
+import { call, runCrystal, startNats, startServer, type RunningNats, type RunningServer } from '../testing.js'
 import { requestProposal } from './bus.js'
 
 const ORACLE = 'oracle-secret-for-tests'
@@ -225,6 +225,9 @@ describe('a storm of 50 traders, then kill -9', () => {
       expect(market.q).toEqual(q)
       expect((await call(server.url, 'GET', '/api/ledger/verify')).body).toMatchObject({ ok: true, entries: entries.length })
       expect((await call(server.url, 'GET', '/api/ledger/conservation')).body).toMatchObject({ ok: true, mismatches: [] })
+      const check = await runCrystal(['--data-dir', dataDir, 'markets', 'check', '--json'])
+      expect(check.status).toBe(0)
+      expect(JSON.parse(check.stdout)).toMatchObject({ conservation: { ok: true }, ledger: { ok: true, entries: entries.length } })
     } finally {
       await server.stop()
     }

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { CrystalError } from '../../engine/errors.js'
+import { runCrystal } from '../testing.js'
 import { MarketStore, PLAY_WINDOW_MS } from './store.js'
 
 const DAY = 86_400_000
@@ -115,5 +116,9 @@ describe('market store', () => {
     const v = open(dir).verify()
     expect(v).toMatchObject({ ok: false, first_bad: target.seq })
     expect(v.ok ? '' : v.reason).toContain('altered')
+    // and `crystal markets check` says so, with exit status 1
+    const cli = await runCrystal(['--data-dir', dir, 'markets', 'check'])
+    expect(cli.status).toBe(1)
+    expect(cli.stderr).toContain(`the ledger chain breaks at entry ${target.seq}`)
   })
 })

@@ -5,7 +5,7 @@
 import Database from 'better-sqlite3'
 import canonicalize from 'canonicalize'
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { AgentReply, ConservationReply, CreateMarketBody, MarketReply, TradeBody } from '../../engine/contracts/markets.js'
 import { CrystalError } from '../../engine/errors.js'
@@ -27,6 +27,8 @@ export interface MarketStoreOptions {
   /** Minor units minted for each new agent. */
   startingBalance: number
   now?: () => number
+  /** Opens an existing database to read and check it (`crystal markets check`), beside a running server. */
+  readonly?: boolean
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
@@ -57,15 +59,17 @@ export class MarketStore {
   private readonly s: ReturnType<typeof statements>
 
   constructor(private readonly o: MarketStoreOptions) {
-    mkdirSync(o.dataDir, { recursive: true })
     this.file = join(o.dataDir, 'markets.sqlite')
-    this.db = new Database(this.file)
-    this.db.pragma('journal_mode = WAL')
-    // FULL: a commit in WAL mode is on the disk when it returns, so an acknowledged trade survives a crash
-    this.db.pragma('synchronous = FULL')
-    this.db.pragma('busy_timeout = 5000')
-    this.db.exec(SCHEMA)
+    if (o.readonly && !existsSync(this.file)) throw new CrystalError('not_found', `no market database at ${this.file} (the server creates it on its first start)`, { file: this.file })
+    mkdirSync(o.dataDir, { recursive: true })
+    this.db = new Database(this.file, { readonly: !!o.readonly, timeout: 5000 })
     this.now = o.now ?? Date.now
+    if (!o.readonly) {
+      this.db.pragma('journal_mode = WAL')
+      // FULL: a commit in WAL mode is on the disk when it returns, so an acknowledged trade survives a crash
+      this.db.pragma('synchronous = FULL')
+      this.db.exec(SCHEMA)
+    }
     this.s = statements(this.db)
     const savepoint = this.db.transaction((job: () => unknown) => job())
     this.batch = this.db.transaction((jobs: (() => unknown)[]) =>
@@ -77,7 +81,7 @@ export class MarketStore {
         }
       }),
     )
-    if (!this.s.agent.get(HOUSE_ID)) this.s.insertAgent.run(HOUSE_ID, HOUSE_ID, 'the house (funds labs markets)', 'lab', null, null, this.now())
+    if (!o.readonly && !this.s.agent.get(HOUSE_ID)) this.s.insertAgent.run(HOUSE_ID, HOUSE_ID, 'the house (funds labs markets)', 'lab', null, null, this.now())
   }
 
   close(): void {
