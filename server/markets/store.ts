@@ -20,7 +20,7 @@ export const HOUSE_ID = 'oracle'
 export const PLAY_WINDOW_MS = 86_400_000
 export const DEFAULT_B = 100
 /** At most this many points (plus the last) of a market's price history in a reply: every k-th trade. */
-export const HISTORY_POINTS = 500
+export const HISTORY_POINTS = 200
 
 export interface MarketStoreOptions {
   dataDir: string
@@ -42,8 +42,8 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS agents (id TEXT PRIMARY KEY, owner TEXT NOT NULL, display_name TEXT NOT NULL, kind TEXT NOT NULL, salt BLOB, token_hash BLOB, balance INTEGER NOT NULL, created_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS markets (id TEXT PRIMARY KEY, serial INTEGER UNIQUE NOT NULL, question TEXT NOT NULL, outcomes TEXT NOT NULL, category TEXT, tier TEXT NOT NULL, b REAL NOT NULL, q TEXT NOT NULL, escrow INTEGER NOT NULL, pool INTEGER NOT NULL, volume INTEGER NOT NULL DEFAULT 0, trades INTEGER NOT NULL DEFAULT 0, proposer_id TEXT, proposer_owner TEXT, funder_id TEXT NOT NULL, created_at INTEGER NOT NULL, closes_at INTEGER NOT NULL, resolved_at INTEGER, resolution TEXT);
 CREATE TABLE IF NOT EXISTS positions (agent_id TEXT NOT NULL, market_id TEXT NOT NULL, outcome INTEGER NOT NULL, shares INTEGER NOT NULL, PRIMARY KEY (agent_id, market_id, outcome));
-CREATE TABLE IF NOT EXISTS trades (id INTEGER PRIMARY KEY, market_id TEXT NOT NULL, agent_id TEXT NOT NULL, outcome INTEGER NOT NULL, shares INTEGER NOT NULL, cost INTEGER NOT NULL, prices TEXT NOT NULL, ts INTEGER NOT NULL, ledger_seq INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS trades_market ON trades (market_id, id);
+CREATE TABLE IF NOT EXISTS trades (id INTEGER PRIMARY KEY, market_id TEXT NOT NULL, n INTEGER NOT NULL, agent_id TEXT NOT NULL, outcome INTEGER NOT NULL, shares INTEGER NOT NULL, cost INTEGER NOT NULL, prices TEXT NOT NULL, ts INTEGER NOT NULL, ledger_seq INTEGER NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS trades_market ON trades (market_id, n);
 CREATE INDEX IF NOT EXISTS trades_agent ON trades (agent_id, market_id);
 CREATE TABLE IF NOT EXISTS ledger (seq INTEGER PRIMARY KEY, ts TEXT NOT NULL, kind TEXT NOT NULL, agent_id TEXT, market_id TEXT, amount INTEGER NOT NULL, detail TEXT NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL);
 `
@@ -249,8 +249,11 @@ export class MarketStore {
       resolved_at: m.resolved_at === null ? null : iso(m.resolved_at), resolution: m.resolution === null ? null : JSON.parse(m.resolution),
     }
     if (history) {
+      // every step-th trade and the last: a chart's worth, however many trades there were
       const step = Math.max(1, Math.ceil(m.trades / HISTORY_POINTS))
-      out.history = [{ ts: iso(m.created_at), prices: prices(new Array(q.length).fill(0), m.b) }, ...this.s.sampledHistory.all(m.id, step, m.trades).map((h) => ({ ts: iso(h.ts), prices: JSON.parse(h.prices) }))]
+      const wanted = Array.from({ length: Math.ceil(m.trades / step) }, (_, k) => 1 + k * step)
+      if (m.trades > 0 && wanted[wanted.length - 1] !== m.trades) wanted.push(m.trades)
+      out.history = [{ ts: iso(m.created_at), prices: prices(new Array(q.length).fill(0), m.b) }, ...this.s.sampledHistory.all(m.id, JSON.stringify(wanted)).map((h) => ({ ts: iso(h.ts), prices: JSON.parse(h.prices) }))]
     }
     return out
   }
@@ -288,7 +291,7 @@ export class MarketStore {
       this.s.applyTrade.run(JSON.stringify(r.q), r.cost, Math.abs(r.cost), id)
       this.s.upsertPosition.run(t.id, id, k, body.shares)
       const seq = this.append('trade', t.id, id, -r.cost, { outcome: body.outcome, shares: body.shares, prices: r.prices })
-      const info = this.s.insertTrade.run(id, t.id, k, body.shares, r.cost, JSON.stringify(r.prices), this.now(), seq)
+      const info = this.s.insertTrade.run(id, m.trades + 1, t.id, k, body.shares, r.cost, JSON.stringify(r.prices), this.now(), seq)
       return { trade_id: Number(info.lastInsertRowid), market_id: id, trader_id: t.id, outcome: body.outcome, shares: body.shares, cost: r.cost, balance: t.balance - r.cost, prices: r.prices, ledger_seq: seq }
     })
   }
@@ -370,13 +373,10 @@ function statements(db: Database.Database) {
     upsertPosition: db.prepare('INSERT INTO positions (agent_id, market_id, outcome, shares) VALUES (?, ?, ?, ?) ON CONFLICT (agent_id, market_id, outcome) DO UPDATE SET shares = shares + excluded.shares'),
     holders: db.prepare<[string], { agent_id: string; outcome: number; shares: number }>('SELECT agent_id, outcome, shares FROM positions WHERE market_id = ? AND shares > 0 ORDER BY agent_id, outcome'),
     agentPositions: db.prepare<[string], { market_id: string; outcomes: string; outcome: number; shares: number }>('SELECT p.market_id, m.outcomes, p.outcome, p.shares FROM positions p JOIN markets m ON m.id = p.market_id WHERE p.agent_id = ? AND p.shares <> 0 AND m.resolved_at IS NULL ORDER BY p.market_id, p.outcome'),
-    insertTrade: db.prepare('INSERT INTO trades (market_id, agent_id, outcome, shares, cost, prices, ts, ledger_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
-    history: db.prepare<[string], { ts: number; prices: string }>('SELECT ts, prices FROM trades WHERE market_id = ? ORDER BY id'),
-    // every step-th point and the last: a chart's worth, however many trades there were
-    // (the numbering runs on the index alone; only the chosen rows are read)
-    sampledHistory: db.prepare<[string, number, number], { ts: number; prices: string }>(
-      'SELECT t.ts, t.prices FROM trades t JOIN (SELECT id, ROW_NUMBER() OVER (ORDER BY id) AS r FROM trades WHERE market_id = ?) s ON s.id = t.id WHERE (s.r - 1) % ? = 0 OR s.r = ? ORDER BY t.id',
-    ),
+    insertTrade: db.prepare('INSERT INTO trades (market_id, n, agent_id, outcome, shares, cost, prices, ts, ledger_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+    history: db.prepare<[string], { ts: number; prices: string }>('SELECT ts, prices FROM trades WHERE market_id = ? ORDER BY n'),
+    // chosen trades by their number in the market (a JSON array): one index lookup each
+    sampledHistory: db.prepare<[string, string], { ts: number; prices: string }>('SELECT ts, prices FROM trades WHERE market_id = ? AND n IN (SELECT value FROM json_each(?)) ORDER BY n'),
     head: db.prepare<[], { seq: number; hash: string }>('SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1'),
     insertLedger: db.prepare('INSERT INTO ledger (seq, ts, kind, agent_id, market_id, amount, detail, prev_hash, hash) VALUES (@seq, @ts, @kind, @agent_id, @market_id, @amount, @detail, @prev_hash, @hash)'),
     ledgerPage: db.prepare<[number, number], LedgerEntry>('SELECT * FROM ledger WHERE seq > ? ORDER BY seq LIMIT ?'),
