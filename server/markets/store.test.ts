@@ -70,6 +70,14 @@ describe('market store', () => {
     const play = await s.createMarket({ question: 'p', outcomes: ['yes', 'no'], tier: 'play', closes_at: new Date(clock + DAY).toISOString() }, s.authenticate(a.token))
     expect((await refused(s.resolve(play.id, undefined))).message).toContain('at its close')
     expect(s.conservation().ok).toBe(true)
+    // the list: sorted by volume, filtered by tier and status in the query
+    expect(s.markets({ sort: 'volume' }).map((m) => m.id)).toEqual([labs.id, play.id])
+    expect(s.markets({ sort: 'created' }).map((m) => m.id)).toEqual([play.id, labs.id])
+    expect(s.markets({ status: 'resolved' }).map((m) => m.id)).toEqual([labs.id])
+    expect(s.markets({ tier: 'play', status: 'open' }).map((m) => m.id)).toEqual([play.id])
+    clock += DAY
+    expect(s.markets({ status: 'closed' }).map((m) => m.id)).toEqual([play.id])
+    clock -= DAY
   })
 
   it('the proposer, by any id of their household, cannot trade; nobody sells more than they hold', async () => {

@@ -264,8 +264,10 @@ export class MarketStore {
 
   markets(q: { sort?: 'volume' | 'created' | 'closing'; tier?: 'play' | 'labs'; status?: 'open' | 'closed' | 'resolved' }): MarketReply[] {
     const order = { volume: 'volume DESC, serial', created: 'serial DESC', closing: 'closes_at, serial' }[q.sort ?? 'volume']
-    const rows = this.db.prepare<[], MarketRow>(`SELECT * FROM markets ORDER BY ${order} LIMIT 500`).all()
-    return rows.map((m) => this.reply(m, false)).filter((m) => (!q.tier || m.tier === q.tier) && (!q.status || m.status === q.status))
+    const status = { open: 'resolved_at IS NULL AND closes_at > @now', closed: 'resolved_at IS NULL AND closes_at <= @now', resolved: 'resolved_at IS NOT NULL' }
+    const where = [q.tier ? 'tier = @tier' : '1', q.status ? status[q.status] : '1'].join(' AND ')
+    const rows = this.db.prepare<[{ now: number; tier?: string }], MarketRow>(`SELECT * FROM markets WHERE ${where} ORDER BY ${order} LIMIT 500`).all({ now: this.now(), ...(q.tier ? { tier: q.tier } : {}) })
+    return rows.map((m) => this.reply(m, false))
   }
 
   /** The cost of a trade now, without making it. */
