@@ -153,6 +153,13 @@ describe('markets over HTTP', () => {
         }),
       )
     }
+    // and query strings that are not what the routes take
+    for (const path of ['/api/markets?sort=price', '/api/markets?tier=gold', '/api/markets?status=1', '/api/ledger?limit=0', '/api/ledger?limit=abc', '/api/ledger?after=-1', `/api/markets/${m.id}/quote?outcome=a&shares=0.5`, `/api/markets/${m.id}/quote?outcome=z&shares=1`, '/api/markets/nope', '/api/agents/%00']) {
+      const r = await call(server.url, 'GET', path)
+      statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
+      expect(r.status, path).toBeGreaterThanOrEqual(400)
+      expect(r.status, path).toBeLessThan(500)
+    }
     expect([...statuses.keys()].every((s) => s >= 400 && s < 500)).toBe(true)
     const v = await call(server.url, 'GET', '/api/ledger/verify')
     expect(v.body.ok).toBe(true)

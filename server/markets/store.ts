@@ -168,11 +168,11 @@ export class MarketStore {
     const a = this.s.agent.get(id)
     if (!a) throw new CrystalError('not_found', `no agent ${id}`, { field: 'id' })
     const positions = this.s.agentPositions.all(id).map((p) => ({ market_id: p.market_id, outcome: (JSON.parse(p.outcomes) as string[])[p.outcome], shares: p.shares }))
-    return { id: a.id, display_name: a.display_name, kind: a.kind, owner: a.owner, balance: a.balance, positions, reputation: this.reputations().get(id) ?? reputation([]), created_at: iso(a.created_at) }
+    return { id: a.id, display_name: a.display_name, kind: a.kind, owner: a.owner, balance: a.balance, positions, reputation: this.reputations(id).get(id) ?? reputation([]), created_at: iso(a.created_at) }
   }
 
-  /** Every agent's reputation over its resolved markets (module engine/markets/reputation). */
-  reputations(): Map<string, Reputation> {
+  /** Reputation over resolved markets (engine/markets/reputation), of one agent or of all. */
+  reputations(agentId: string | null = null): Map<string, Reputation> {
     const byAgent = new Map<string, { forecast: number[]; outcome: number[] }[]>()
     let key = ''
     let points: PricePoint[] = []
@@ -183,7 +183,7 @@ export class MarketStore {
       list.push({ forecast: traderForecast(points, last.closed), outcome: JSON.parse(last.resolution) })
       byAgent.set(last.agent_id, list)
     }
-    for (const r of this.s.scored.iterate()) {
+    for (const r of this.s.scored.iterate({ agent: agentId })) {
       const k = `${r.agent_id}\u0000${r.market_id}`
       if (k !== key) {
         finish()
@@ -384,8 +384,9 @@ function statements(db: Database.Database) {
     ledgerPage: db.prepare<[number, number], LedgerEntry>('SELECT * FROM ledger WHERE seq > ? ORDER BY seq LIMIT ?'),
     ledgerAll: db.prepare<[], LedgerEntry>('SELECT * FROM ledger ORDER BY seq'),
     due: db.prepare<[number], { id: string }>("SELECT id FROM markets WHERE tier = 'play' AND resolved_at IS NULL AND closes_at <= ? ORDER BY closes_at"),
-    scored: db.prepare<[], { agent_id: string; market_id: string; ts: number; prices: string; resolution: string; closed: number }>(
-      'SELECT t.agent_id, t.market_id, t.ts, t.prices, m.resolution, MIN(m.closes_at, m.resolved_at) AS closed FROM trades t JOIN markets m ON m.id = t.market_id WHERE m.resolved_at IS NOT NULL ORDER BY t.agent_id, t.market_id, t.id',
+    // the trades in resolved markets, of one agent or (with null) of all
+    scored: db.prepare<[{ agent: string | null }], { agent_id: string; market_id: string; ts: number; prices: string; resolution: string; closed: number }>(
+      'SELECT t.agent_id, t.market_id, t.ts, t.prices, m.resolution, MIN(m.closes_at, m.resolved_at) AS closed FROM trades t JOIN markets m ON m.id = t.market_id WHERE m.resolved_at IS NOT NULL AND (@agent IS NULL OR t.agent_id = @agent) ORDER BY t.agent_id, t.market_id, t.id',
     ),
   }
 }
