@@ -108,6 +108,7 @@ export const TradeBody = Type.Object(
     trader_id: AgentId,
     outcome: Type.String({ minLength: 1, maxLength: 64 }),
     shares: Type.Integer({ minimum: -1_000_000, maximum: 1_000_000, not: { const: 0 }, description: 'whole shares; negative sells (no more than held)' }),
+    client_ref: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,64}$', description: "the client's name for this trade: sent again (a retry after no answer), the trade it named is answered again, not made twice" })),
   },
   { additionalProperties: false },
 )
@@ -127,6 +128,8 @@ export const TradeReply = Type.Object(
     balance: Minor,
     prices: Type.Array(Type.Number()),
     ledger_seq: Type.Integer({ minimum: 1 }),
+    client_ref: Type.Optional(Type.String()),
+    replayed: Type.Boolean({ description: 'true when client_ref named a trade already made: this is its record, nothing was traded now' }),
   },
   { additionalProperties: false },
 )

@@ -174,23 +174,25 @@ describe('a storm of 50 traders, then kill -9', () => {
     try {
       const m = (await call(server.url, 'POST', '/api/markets', { question: 'storm', outcomes: ['a', 'b', 'c', 'd'], tier: 'labs', closes_at: soon(3_600_000), b: 200 }, auth(ORACLE))).body
       const traders = await Promise.all(Array.from({ length: 50 }, async (_, k) => ({ id: `t${k}`, token: await register(server.url, `t${k}`) })))
-      const acked: { trade_id: number; ledger_seq: number; trader_id: string; cost: number; shares: number; outcome: string }[] = []
-      let failures = 0
+      const acked: { trade_id: number; ledger_seq: number; trader_id: string; cost: number; shares: number; outcome: string; client_ref: string }[] = []
+      // each client's trade that got no answer: made or not, the client cannot tell
+      const unanswered: { body: Record<string, unknown>; token: string }[] = []
       const storm = traders.map(async ({ id, token }, k) => {
         const held = [0, 0, 0, 0]
         for (let i = 0; ; i++) {
           const o = (k + i) % 4
           const shares = held[o] > 2 && i % 3 === 0 ? -2 : 1 + (i % 3)
+          const body = { trader_id: id, outcome: 'abcd'[o], shares, client_ref: `${id}-${i}` }
+          let r
           try {
-            const r = await call(server.url, 'POST', `/api/markets/${m.id}/trade`, { trader_id: id, outcome: 'abcd'[o], shares }, auth(token))
-            if (r.status !== 200) throw new Error(`${r.status} ${JSON.stringify(r.body)}`)
-            held[o] += shares
-            acked.push(r.body)
-          } catch (e) {
-            if ((e as Error).message.startsWith('4') || (e as Error).message.startsWith('5')) throw e
-            failures++ // the server is gone
+            r = await call(server.url, 'POST', `/api/markets/${m.id}/trade`, body, auth(token))
+          } catch {
+            unanswered.push({ body, token }) // the server is gone
             return
           }
+          if (r.status !== 200) throw new Error(`${r.status} ${JSON.stringify(r.body)}`)
+          held[o] += shares
+          acked.push(r.body)
         }
       })
       await new Promise((r) => setTimeout(r, 1500))
@@ -198,13 +200,19 @@ describe('a storm of 50 traders, then kill -9', () => {
       await server.stop('SIGKILL')
       await Promise.all(storm)
       expect(before).toBeGreaterThan(100)
-      expect(failures).toBe(50)
+      expect(unanswered).toHaveLength(50)
 
       // restarted without HUB_ORACLE_TOKEN: the oracle's routes say so (503)
       server = await startServer([], { HUB_ORACLE_TOKEN: '' }, dataDir)
       const unset = await call(server.url, 'POST', `/api/markets/${m.id}/resolve`, { outcome: 'a' }, auth(ORACLE))
       expect(unset.status).toBe(503)
       expect(unset.body.detail).toContain('HUB_ORACLE_TOKEN is not set')
+      // the clients retry what got no answer, under the same client_ref: made once, whichever way it went
+      for (const { body, token } of unanswered) {
+        const r = await call(server.url, 'POST', `/api/markets/${m.id}/trade`, body, auth(token))
+        expect(r.status, JSON.stringify(r.body)).toBe(200)
+        acked.push(r.body)
+      }
       const entries: any[] = []
       for (let after = 0; ; ) {
         const page = (await call(server.url, 'GET', `/api/ledger?after=${after}&limit=1000`)).body
@@ -218,9 +226,12 @@ describe('a storm of 50 traders, then kill -9', () => {
         expect(e).toMatchObject({ kind: 'trade', agent_id: t.trader_id, market_id: m.id, amount: -t.cost })
         expect(JSON.parse(e.detail)).toMatchObject({ outcome: t.outcome, shares: t.shares })
       }
-      // none twice: one ledger entry per trade id, and the market counts exactly the trades on the ledger
+      // none twice: one ledger entry per client_ref, and the market counts exactly the trades on the ledger
       expect(new Set(acked.map((t) => t.trade_id)).size).toBe(acked.length)
       const trades = entries.filter((e) => e.kind === 'trade')
+      const refs = trades.map((e) => JSON.parse(e.detail).client_ref)
+      expect(new Set(refs).size).toBe(refs.length)
+      expect(trades.length).toBe(acked.length)
       const market = (await call(server.url, 'GET', `/api/markets/${m.id}`)).body
       expect(market.trades).toBe(trades.length)
       expect(trades.length).toBeGreaterThanOrEqual(acked.length)

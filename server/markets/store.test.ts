@@ -92,7 +92,12 @@ describe('market store', () => {
       const e = await refused(s.trade(m.id, s.authenticate(t, id), { trader_id: id, outcome: 'yes', shares: 1 }))
       expect(e.code).toBe('forbidden')
     }
-    await s.trade(m.id, s.authenticate(other.token), { trader_id: 'other', outcome: 'yes', shares: 5 })
+    const first = await s.trade(m.id, s.authenticate(other.token), { trader_id: 'other', outcome: 'yes', shares: 5, client_ref: 'r1' })
+    // the same client_ref again (a retry): the first trade's record, nothing traded now
+    const again = await s.trade(m.id, s.authenticate(other.token), { trader_id: 'other', outcome: 'yes', shares: 5, client_ref: 'r1' })
+    expect(again).toMatchObject({ trade_id: first.trade_id, ledger_seq: first.ledger_seq, cost: first.cost, balance: first.balance, replayed: true })
+    expect(s.market(m.id).trades).toBe(1)
+    expect((await refused(s.trade(m.id, s.authenticate(other.token), { trader_id: 'other', outcome: 'no', shares: 5, client_ref: 'r1' }))).code).toBe('conflict')
     expect((await refused(s.trade(m.id, s.authenticate(other.token), { trader_id: 'other', outcome: 'yes', shares: -6 }))).code).toBe('insufficient_funds')
     expect((await refused(s.trade(m.id, s.authenticate(other.token), { trader_id: 'other', outcome: 'no', shares: -1 }))).code).toBe('insufficient_funds')
     // a wrong token, or another agent's token for this id

@@ -42,7 +42,8 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS agents (id TEXT PRIMARY KEY, owner TEXT NOT NULL, display_name TEXT NOT NULL, kind TEXT NOT NULL, salt BLOB, token_hash BLOB, balance INTEGER NOT NULL, created_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS markets (id TEXT PRIMARY KEY, serial INTEGER UNIQUE NOT NULL, question TEXT NOT NULL, outcomes TEXT NOT NULL, category TEXT, tier TEXT NOT NULL, b REAL NOT NULL, q TEXT NOT NULL, escrow INTEGER NOT NULL, pool INTEGER NOT NULL, volume INTEGER NOT NULL DEFAULT 0, trades INTEGER NOT NULL DEFAULT 0, proposer_id TEXT, proposer_owner TEXT, funder_id TEXT NOT NULL, created_at INTEGER NOT NULL, closes_at INTEGER NOT NULL, resolved_at INTEGER, resolution TEXT);
 CREATE TABLE IF NOT EXISTS positions (agent_id TEXT NOT NULL, market_id TEXT NOT NULL, outcome INTEGER NOT NULL, shares INTEGER NOT NULL, PRIMARY KEY (agent_id, market_id, outcome));
-CREATE TABLE IF NOT EXISTS trades (id INTEGER PRIMARY KEY, market_id TEXT NOT NULL, n INTEGER NOT NULL, agent_id TEXT NOT NULL, outcome INTEGER NOT NULL, shares INTEGER NOT NULL, cost INTEGER NOT NULL, prices TEXT NOT NULL, ts INTEGER NOT NULL, ledger_seq INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS trades (id INTEGER PRIMARY KEY, market_id TEXT NOT NULL, n INTEGER NOT NULL, agent_id TEXT NOT NULL, outcome INTEGER NOT NULL, shares INTEGER NOT NULL, cost INTEGER NOT NULL, prices TEXT NOT NULL, ts INTEGER NOT NULL, ledger_seq INTEGER NOT NULL, client_ref TEXT);
+CREATE UNIQUE INDEX IF NOT EXISTS trades_client_ref ON trades (agent_id, client_ref) WHERE client_ref IS NOT NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS trades_market ON trades (market_id, n);
 CREATE INDEX IF NOT EXISTS trades_agent ON trades (agent_id, market_id);
 CREATE TABLE IF NOT EXISTS ledger (seq INTEGER PRIMARY KEY, ts TEXT NOT NULL, kind TEXT NOT NULL, agent_id TEXT, market_id TEXT, amount INTEGER NOT NULL, detail TEXT NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL);
@@ -281,6 +282,13 @@ export class MarketStore {
   trade(id: string, trader: AgentRow, body: TradeBody) {
     return this.write(() => {
       const m = this.row(id)
+      const ref = body.client_ref ?? null
+      const done = ref === null ? undefined : this.s.byClientRef.get(trader.id, ref)
+      if (done) {
+        if (done.market_id !== id || outcomeIndex(m, body.outcome) !== done.outcome || done.shares !== body.shares) throw new CrystalError('conflict', `client_ref ${ref} already names another trade of ${trader.id} (${done.shares} of outcome ${done.outcome + 1} in ${done.market_id})`, { field: 'client_ref' })
+        const balance = this.s.agent.get(trader.id)!.balance
+        return { trade_id: done.id, market_id: id, trader_id: trader.id, outcome: body.outcome, shares: done.shares, cost: done.cost, balance, prices: JSON.parse(done.prices) as number[], ledger_seq: done.ledger_seq, client_ref: ref ?? undefined, replayed: true }
+      }
       if (m.resolved_at !== null) throw new CrystalError('conflict', `market ${id} is resolved`, { field: 'id' })
       if (this.now() >= m.closes_at) throw new CrystalError('conflict', `market ${id} closed at ${iso(m.closes_at)}`, { field: 'id' })
       const t = this.s.agent.get(trader.id)!
@@ -292,9 +300,9 @@ export class MarketStore {
       if (r.cost > t.balance) throw new CrystalError('insufficient_funds', `the trade costs ${r.cost} minor units and ${t.id} holds ${t.balance}`, { field: 'shares' })
       this.s.applyTrade.run(JSON.stringify(r.q), r.cost, Math.abs(r.cost), id)
       this.s.upsertPosition.run(t.id, id, k, body.shares)
-      const seq = this.append('trade', t.id, id, -r.cost, { outcome: body.outcome, shares: body.shares, prices: r.prices })
-      const info = this.s.insertTrade.run(id, m.trades + 1, t.id, k, body.shares, r.cost, JSON.stringify(r.prices), this.now(), seq)
-      return { trade_id: Number(info.lastInsertRowid), market_id: id, trader_id: t.id, outcome: body.outcome, shares: body.shares, cost: r.cost, balance: t.balance - r.cost, prices: r.prices, ledger_seq: seq }
+      const seq = this.append('trade', t.id, id, -r.cost, { outcome: body.outcome, shares: body.shares, prices: r.prices, ...(ref === null ? {} : { client_ref: ref }) })
+      const info = this.s.insertTrade.run(id, m.trades + 1, t.id, k, body.shares, r.cost, JSON.stringify(r.prices), this.now(), seq, ref)
+      return { trade_id: Number(info.lastInsertRowid), market_id: id, trader_id: t.id, outcome: body.outcome, shares: body.shares, cost: r.cost, balance: t.balance - r.cost, prices: r.prices, ledger_seq: seq, client_ref: ref ?? undefined, replayed: false }
     })
   }
 
@@ -375,7 +383,8 @@ function statements(db: Database.Database) {
     upsertPosition: db.prepare('INSERT INTO positions (agent_id, market_id, outcome, shares) VALUES (?, ?, ?, ?) ON CONFLICT (agent_id, market_id, outcome) DO UPDATE SET shares = shares + excluded.shares'),
     holders: db.prepare<[string], { agent_id: string; outcome: number; shares: number }>('SELECT agent_id, outcome, shares FROM positions WHERE market_id = ? AND shares > 0 ORDER BY agent_id, outcome'),
     agentPositions: db.prepare<[string], { market_id: string; outcomes: string; outcome: number; shares: number }>('SELECT p.market_id, m.outcomes, p.outcome, p.shares FROM positions p JOIN markets m ON m.id = p.market_id WHERE p.agent_id = ? AND p.shares <> 0 AND m.resolved_at IS NULL ORDER BY p.market_id, p.outcome'),
-    insertTrade: db.prepare('INSERT INTO trades (market_id, n, agent_id, outcome, shares, cost, prices, ts, ledger_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+    insertTrade: db.prepare('INSERT INTO trades (market_id, n, agent_id, outcome, shares, cost, prices, ts, ledger_seq, client_ref) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+    byClientRef: db.prepare<[string, string], { id: number; market_id: string; outcome: number; shares: number; cost: number; prices: string; ledger_seq: number }>('SELECT id, market_id, outcome, shares, cost, prices, ledger_seq FROM trades WHERE agent_id = ? AND client_ref = ?'),
     history: db.prepare<[string], { ts: number; prices: string }>('SELECT ts, prices FROM trades WHERE market_id = ? ORDER BY n'),
     // chosen trades by their number in the market (a JSON array): one index lookup each
     sampledHistory: db.prepare<[string, string], { ts: number; prices: string }>('SELECT ts, prices FROM trades WHERE market_id = ? AND n IN (SELECT value FROM json_each(?)) ORDER BY n'),
