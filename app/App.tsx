@@ -8,12 +8,13 @@ import { openTabEngine, type TabBackend } from './tab'
 import { pulseNumbers, useStore } from './store'
 import { Controls } from './views/Controls'
 import { Lab } from './views/Lab'
+import { Markets } from './views/Markets'
 import { Primitives } from './views/Primitives'
 import { SwarmView } from './views/SwarmView'
 import { FieldView } from './views/FieldView'
 import { Timeline } from './views/Timeline'
 
-const TABS = ['Observatory', 'Primitives', 'Swarm'] as const
+const TABS = ['Observatory', 'Primitives', 'Markets', 'Swarm'] as const
 
 export function App() {
   const state = useStore((s) => s.state)
@@ -126,6 +127,7 @@ export function App() {
         </aside>
       </main>
       {tab === 'Primitives' && <Primitives />}
+      {tab === 'Markets' && <Markets />}
       {tab === 'Swarm' && <SwarmView />}
     </div>
   )

@@ -4,8 +4,8 @@
 // The wire types are engine/contracts/api.ts's.
 import type { Job, ProgramError, State } from '../engine/contracts/api.js'
 
-export async function post<T>(path: string, body: unknown): Promise<T> {
-  const r = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+export async function post<T>(path: string, body: unknown, headers: Record<string, string> = {}): Promise<T> {
+  const r = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
   const json = await r.json().catch(() => ({}))
   if (!r.ok) throw new ApiError(json.detail ?? `the server answered ${r.status}`, json.errors)
   return json as T

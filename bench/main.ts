@@ -5,12 +5,13 @@ import { availableParallelism, cpus } from 'node:os'
 import { join } from 'node:path'
 import { discoveryTables, runDiscoveryBench } from './discovery.js'
 import { fieldTable, runFieldBench } from './field.js'
+import { marketsTable, runMarketsBench } from './markets.js'
 import { memoryTable, runMemoryBench } from './memory.js'
 import { observatoryTable, runObservatoryBench } from './observatory.js'
 import { runServerBench, serverTable } from './server.js'
 import { runSwarmBench, swarmTable } from './swarm.js'
 
-export const BENCHES = ['field', 'memory', 'discovery', 'server', 'observatory', 'swarm'] as const
+export const BENCHES = ['field', 'memory', 'discovery', 'server', 'observatory', 'swarm', 'markets'] as const
 export type BenchName = (typeof BENCHES)[number]
 
 export interface BenchOptions {
@@ -75,6 +76,12 @@ export async function runBench(which: BenchName | 'all', o: BenchOptions): Promi
     show(`the archivist under ${r.clients} explorer clients (${r.discoveries} discoveries, real nats-server with JetStream)`, swarmTable(r))
     reports.swarm = r
     o.say(`wrote ${save(o.out, 'swarm', r)}`)
+  }
+  if (which === 'all' || which === 'markets') {
+    const r = await runMarketsBench((what) => o.say(`markets: ${what}`))
+    show(`the market engine: durable trades through HTTP (${r.connections} clients, ${r.seconds} s; ${r.acknowledged} acknowledged, ${r.ledger_trades} on the ledger, ledger ${r.ledger_ok ? 'verifies' : 'BROKEN'}, money ${r.conserved ? 'conserved' : 'NOT conserved'}; load ${r.load_average.map((x) => x.toFixed(1)).join(' ')})`, marketsTable(r))
+    reports.markets = r
+    o.say(`wrote ${save(o.out, 'markets', r)}`)
   }
   if (o.json) process.stdout.write(JSON.stringify(reports, null, 2) + '\n')
   return reports

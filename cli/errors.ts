@@ -17,5 +17,11 @@ export const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   limit_exceeded: 2,
   bad_message: 1,
   unauthorized: 2,
+  forbidden: 2,
+  conflict: 1,
+  insufficient_funds: 1,
+  bad_proposal: 2,
+  ledger_corrupt: 1,
+  oracle_unavailable: 1,
   internal: 1,
 }

@@ -8,6 +8,7 @@ import pkg from '../package.json' with { type: 'json' }
 import { registerArchive } from './commands/archive.js'
 import { registerBench } from './commands/bench.js'
 import { registerEvolve } from './commands/evolve.js'
+import { registerMarkets } from './commands/markets.js'
 import { registerMaterials } from './commands/materials.js'
 import { registerMedium } from './commands/medium.js'
 import { registerPrimitives } from './commands/primitives.js'
@@ -41,6 +42,7 @@ function program(): Command {
   registerArchive(cli, ctx)
   registerWatch(cli, ctx)
   registerMedium(cli, ctx)
+  registerMarkets(cli, ctx)
   registerBench(cli)
   return cli
 }

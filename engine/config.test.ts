@@ -14,6 +14,7 @@ describe('settings from the environment', () => {
       registry_limits: DEFAULT_LIMITS,
       announce_floor: DEFAULT_ANNOUNCE_FLOOR,
       gallery: { url: undefined, jwt: undefined },
+      markets: { oracle_token: undefined, starting_balance: 100_000, sweep_ms: 5000 },
     })
     // an empty variable counts as unset (as a shell's `VAR= crystal ...` means)
     expect(settingsFrom({ SVC_NATS_URL: '', SVC_CRYSTAL_API_TOKEN: '' })).toMatchObject({ token: undefined, bus: { url: undefined } })
@@ -31,6 +32,9 @@ describe('settings from the environment', () => {
       SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: '0.6',
       SVC_GALLERY_URL: 'https://gallery.example',
       GALLERY_JWT: 'jwt',
+      HUB_ORACLE_TOKEN: 'oracle',
+      SVC_MARKETS_START_BALANCE: '500',
+      SVC_MARKETS_SWEEP_MS: '20',
     })
     expect(s).toMatchObject({
       token: 'secret',
@@ -39,11 +43,13 @@ describe('settings from the environment', () => {
       registry_limits: { bucket_cap: 7 },
       announce_floor: 0.6,
       gallery: { url: 'https://gallery.example', jwt: 'jwt' },
+      markets: { oracle_token: 'oracle', starting_balance: 500, sweep_ms: 20 },
     })
   })
 
   test('a bad value is refused naming the variable', () => {
     expect(() => settingsFrom({ SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: '2' })).toThrow('SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE must be a number from 0 to 1, got "2"')
     expect(() => settingsFrom({ SVC_CRYSTAL_MAX_PRIMITIVES: '0' })).toThrow('SVC_CRYSTAL_MAX_PRIMITIVES must be a whole number of at least 1, got "0"')
+    expect(() => settingsFrom({ SVC_MARKETS_SWEEP_MS: '5' })).toThrow('SVC_MARKETS_SWEEP_MS must be a whole number >= 10, got "5"')
   })
 })

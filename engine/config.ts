@@ -28,6 +28,17 @@ export interface Settings {
   announce_floor: number
   /** SVC_GALLERY_URL and GALLERY_JWT, for `crystal publish`. */
   gallery: { url?: string; jwt?: string }
+  markets: MarketsSettings
+}
+
+/** The market engine's settings (docs/markets.md). */
+export interface MarketsSettings {
+  /** HUB_ORACLE_TOKEN: creates and resolves labs markets; unset, those routes answer 503. */
+  oracle_token?: string
+  /** SVC_MARKETS_START_BALANCE: minor units minted for each new agent (default 100,000 = 1,000.00). */
+  starting_balance: number
+  /** SVC_MARKETS_SWEEP_MS: how often play markets past their close are looked for and settled (default 5,000). */
+  sweep_ms: number
 }
 
 export function settingsFrom(env: Record<string, string | undefined>): Settings {
@@ -39,7 +50,20 @@ export function settingsFrom(env: Record<string, string | undefined>): Settings 
     registry_limits: limitsFromEnv(env),
     announce_floor: announceFloor(env.SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE),
     gallery: { url: set('SVC_GALLERY_URL'), jwt: set('GALLERY_JWT') },
+    markets: {
+      oracle_token: set('HUB_ORACLE_TOKEN'),
+      starting_balance: wholeNumber(env, 'SVC_MARKETS_START_BALANCE', 100_000, 0),
+      sweep_ms: wholeNumber(env, 'SVC_MARKETS_SWEEP_MS', 5000, 10),
+    },
   }
+}
+
+function wholeNumber(env: Record<string, string | undefined>, name: string, fallback: number, min: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const v = Number(raw)
+  if (!Number.isSafeInteger(v) || v < min) throw new CrystalError('bad_argument', `${name} must be a whole number >= ${min}, got "${raw}"`, { field: name })
+  return v
 }
 
 function announceFloor(raw: string | undefined): number {

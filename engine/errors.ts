@@ -17,6 +17,12 @@ export type ErrorCode =
   | 'limit_exceeded'
   | 'bad_message'
   | 'unauthorized'
+  | 'forbidden'
+  | 'conflict'
+  | 'insufficient_funds'
+  | 'bad_proposal'
+  | 'ledger_corrupt'
+  | 'oracle_unavailable'
   | 'internal'
 
 export interface ErrorPlace {

@@ -4,8 +4,9 @@
 #   chromium    its SwiftShader Vulkan driver runs WebGPU without a GPU (and, later, the UI tests)
 #   libvulkan1  the Vulkan loader Dawn (the `webgpu` package) opens
 #   nats-server the swarm's bus (JetStream), for `crystal archive` and its tests
+#   g++ make python3  build better-sqlite3 (the market store) from source where no prebuilt binary downloads
 set -euo pipefail
-packages=(chromium libvulkan1 nats-server)
+packages=(chromium libvulkan1 nats-server g++ make python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

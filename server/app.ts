@@ -26,6 +26,7 @@ import { problem, registerErrors } from './errors.js'
 import { ContractBus } from '../engine/bus/contract_bus.js'
 import { connectBus, natsConnection, nodeId } from '../engine/bus/nats.node.js'
 import { ConsciousnessPublisher, DEFAULT_PERIOD_MS } from './consciousness/publisher.js'
+import { marketRoutes } from './markets/routes.js'
 import { registryRoutes } from './registry/routes.js'
 import { swarmRoutes } from './swarm/routes.js'
 
@@ -85,6 +86,8 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
     const expected = Buffer.from(`Bearer ${token}`)
     app.addHook('onRequest', async (req, reply) => {
       if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return
+      // the market routes carry their own bearer tokens (a trader's, the oracle's): docs/markets.md
+      if (req.url.startsWith('/api/')) return
       const given = Buffer.from(req.headers.authorization ?? '')
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) return problem(reply, 401, 'this route needs Authorization: Bearer <SVC_CRYSTAL_API_TOKEN>', { code: 'unauthorized' })
     })
@@ -94,6 +97,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   await app.register(crystalRoutes, { service, catalog, registry, open: (x) => createNodeEngine({ backend: o.backend, ...x }), publisher: publisher?.publisher })
   await app.register(registryRoutes, { catalog, registry })
   await app.register(swarmRoutes, { wsUrl: o.settings.bus.ws_url, announceFloor: o.settings.announce_floor })
+  await app.register(marketRoutes, { dataDir: o.dataDir, settings: o.settings.markets, bus: o.settings.bus, say: o.report })
   // the Observatory, built by `npm run build` (vite) into dist/app, beside dist/server
   const observatory = fileURLToPath(new URL('../app/', import.meta.url))
   if (existsSync(observatory)) {

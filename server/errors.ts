@@ -18,10 +18,16 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   limit_exceeded: 413,
   bad_message: 500,
   unauthorized: 401,
+  forbidden: 403,
+  conflict: 409,
+  insufficient_funds: 422,
+  bad_proposal: 422,
+  ledger_corrupt: 503,
+  oracle_unavailable: 503,
   internal: 500,
 }
 
-const TITLES: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found', 409: 'Conflict', 413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable' }
+const TITLES: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable' }
 
 export function problem(reply: FastifyReply, status: number, detail: string, extra: Record<string, unknown> = {}): FastifyReply {
   return reply

@@ -257,6 +257,19 @@ describe('the OpenAPI document', () => {
         'POST /crystal/step',
         'POST /crystal/write',
         'POST /primitives',
+        'GET /api/agents/{id}',
+        'GET /api/ledger',
+        'GET /api/ledger/conservation',
+        'GET /api/ledger/verify',
+        'GET /api/leaderboard',
+        'GET /api/markets',
+        'GET /api/markets/{id}',
+        'GET /api/markets/{id}/quote',
+        'POST /api/agents/register',
+        'POST /api/markets',
+        'POST /api/markets/{id}/resolve',
+        'POST /api/markets/{id}/trade',
+        'POST /api/proposals',
       ].sort(),
     )
   })
@@ -338,6 +351,10 @@ describe('security and shutdown', () => {
       isProblem(await call(t.url, 'POST', '/crystal/step', { steps: 1 }), 401, 'Authorization: Bearer')
       isProblem(await call(t.url, 'POST', '/crystal/step', { steps: 1 }, { authorization: 'Bearer wrong' }), 401)
       expect((await call(t.url, 'POST', '/crystal/step', { steps: 1 }, { authorization: 'Bearer sesame' })).status).toBe(200)
+      // the market routes carry their own tokens (a trader's, the oracle's): docs/markets.md
+      const agent = await call(t.url, 'POST', '/api/agents/register', { display_name: 'T', kind: 'bot' })
+      expect(agent.status).toBe(201)
+      expect((await call(t.url, 'POST', '/api/proposals', { text: 'propose: x | by 2099-01-01 | category t' }, { authorization: `Bearer ${agent.body.token}` })).status).toBe(201)
       const read = await call(t.url, 'GET', '/crystal/state', undefined, { origin: 'http://elsewhere.example' })
       expect(read.status).toBe(200)
       expect(read.headers.get('access-control-allow-origin')).toBeNull()

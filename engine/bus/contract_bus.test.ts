@@ -19,6 +19,8 @@ const EXAMPLES: Record<string, [string, Record<string, unknown>]> = {
   'SVC.exemplar.<agent_id>.<cluster_id>': ['SVC.exemplar.alpha.c1', { agent_id: 'alpha', cluster_id: 'c1', size: 12, frequency: 0.8, coherence: 0.95, phases: [0.1, 0.2, 0.3] }],
   'svc.crystal.events': ['svc.crystal.events', { event: 'round.finished', node: 'alpha', kind: 'process', round: 3, material: 'vacuum', registered: 2, announced: 1 }],
   'svc.crystal.explore.request': ['svc.crystal.explore.request', { material: 'silicon', generations: 2 }],
+  'RADIO.market.propose': ['RADIO.market.propose', { agent_id: 'alice', token: 'alice:secret', text: 'propose: it snows | by 2099-01-01 | category weather' }],
+  'RADIO.market.settled': ['RADIO.market.settled', { market_id: 'MKT-000001', question: 'it snows', tier: 'play', outcomes: ['yes', 'no'], resolution: [0.25, 0.75], paid_out: 7500, refunded: 1200, ledger_head: 'b'.repeat(64) }],
   'svc.crystal.primitive.discovered': [
     'svc.crystal.primitive.discovered',
     {

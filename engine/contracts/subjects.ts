@@ -4,6 +4,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { CONSCIOUSNESS_CONTRACTS, type Contract } from './consciousness.js'
+import { MARKET_SUBJECTS, ProposeMessage, SettledMessage } from './markets.js'
 import { DiscoveredMessage, EventMessage, ExploreRequestMessage, SUBJECTS } from './swarm.js'
 
 export type { Contract }
@@ -13,6 +14,8 @@ export const CONTRACTS: readonly Contract[] = [
   { pattern: SUBJECTS.discovered, schema: DiscoveredMessage, tokens: [] },
   { pattern: SUBJECTS.events, schema: EventMessage, tokens: [] },
   { pattern: SUBJECTS.exploreRequest, schema: ExploreRequestMessage, tokens: [] },
+  { pattern: MARKET_SUBJECTS.propose, schema: ProposeMessage, tokens: [] },
+  { pattern: MARKET_SUBJECTS.settled, schema: SettledMessage, tokens: [] },
 ]
 
 /** The contract of a concrete subject, with the values its tokens take. */

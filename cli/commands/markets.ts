@@ -1,0 +1,47 @@
+// `crystal markets check`: the market engine's money and ledger, checked from its database in the data
+// dir (read-only, safe beside a running server): minted = balances + escrow + pools, every balance and
+// pool against its ledger replay, and the hash chain.
+import Table from 'cli-table3'
+import type { Command } from 'commander'
+import { CrystalError } from '../../engine/errors.js'
+import { MarketStore } from '../../server/markets/store.js'
+import type { CliContext } from '../context.js'
+
+export function registerMarkets(cli: Command, ctx: () => CliContext): void {
+  const markets = cli.command('markets').description('the prediction-market engine served by `crystal serve`')
+  markets
+    .command('check')
+    .description('check that money is conserved and the ledger chain is intact (exit 1 if not)')
+    .option('--json', 'print JSON instead of a table')
+    .addHelpText('after', '\nExamples:\n  crystal markets check\n  crystal --data-dir /srv/crystal markets check --json')
+    .action((o: { json?: boolean }) => {
+      const store = new MarketStore({ dataDir: ctx().dataDir, startingBalance: 0, readonly: true })
+      let money, chain
+      try {
+        money = store.conservation()
+        chain = store.verify()
+      } finally {
+        store.close()
+      }
+      if (o.json) process.stdout.write(JSON.stringify({ conservation: money, ledger: chain }, null, 2) + '\n')
+      else {
+        const table = new Table({ style: { head: [], border: [] }, chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' } })
+        const units = (minor: number) => `${minor} (${(minor / 100).toFixed(2)})`
+        table.push(
+          { 'minted': units(money.minted) },
+          { 'balances': units(money.balances) },
+          { 'escrow (open markets)': units(money.escrow) },
+          { 'pools (open markets)': units(money.pools) },
+          { 'minted = balances + escrow + pools': money.ok ? 'yes' : 'NO' },
+          { 'paid out to winners (in balances)': units(money.paid_out) },
+          { 'refunded to funders (in balances)': units(money.refunded) },
+          { 'ledger entries': chain.entries },
+          { 'ledger chain': chain.ok ? `intact, head ${chain.head.slice(0, 16)}...` : `BROKEN at entry ${chain.first_bad}: ${chain.reason}` },
+        )
+        process.stdout.write(`${table.toString()}\n`)
+        for (const m of money.mismatches) process.stdout.write(`mismatch: ${m}\n`)
+      }
+      if (!chain.ok) throw new CrystalError('ledger_corrupt', `the ledger chain breaks at entry ${chain.first_bad}: ${chain.reason}`)
+      if (!money.ok) throw new CrystalError('ledger_corrupt', `money is not conserved: ${money.mismatches.join('; ')}`)
+    })
+}

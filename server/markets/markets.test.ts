@@ -1,0 +1,253 @@
+// The market engine over real HTTP on the built server (`crystal serve`), a real nats-server, and a
+// real `kill -9`: oracle and proposals as a client sees them, a storm of 50 traders cut by SIGKILL,
+// 2,000 malformed bodies, and the two bus subjects.
+import { connect } from '@nats-io/transport-node'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ContractBus } from '../../engine/bus/contract_bus.js'
+import { natsConnection } from '../../engine/bus/nats.node.js'
+import { MARKET_SUBJECTS } from '../../engine/contracts/markets.js'
+import { PROPOSAL_FORMAT } from '../../engine/markets/proposal.js'
+import { call, runCrystal, startNats, startServer, type RunningNats, type RunningServer } from '../testing.js'
+import { requestProposal } from './bus.js'
+
+const ORACLE = 'oracle-secret-for-tests'
+const auth = (token: string) => ({ authorization: `Bearer ${token}` })
+const soon = (ms: number) => new Date(Date.now() + ms).toISOString()
+const register = async (url: string, id: string, headers: Record<string, string> = {}) => {
+  const r = await call(url, 'POST', '/api/agents/register', { id, display_name: id, kind: 'bot' }, headers)
+  expect(r.status).toBe(201)
+  return r.body.token as string
+}
+
+describe('markets over HTTP', () => {
+  let server: RunningServer
+  let nats: RunningNats
+  beforeAll(async () => {
+    nats = await startNats()
+    server = await startServer([], { HUB_ORACLE_TOKEN: ORACLE, SVC_MARKETS_SWEEP_MS: '100', SVC_NATS_URL: nats.url })
+  }, 60_000)
+  afterAll(async () => {
+    await server?.stop()
+    await nats?.stop()
+  })
+
+  it('registers a trader once: the token is shown once, a second registration of the id is 409', async () => {
+    const r = await call(server.url, 'POST', '/api/agents/register', { id: 'solo', display_name: 'Solo', kind: 'human' })
+    expect(r.status).toBe(201)
+    expect(r.body.token).toMatch(/^solo:/)
+    expect(r.body.agent).toMatchObject({ id: 'solo', balance: 100_000, owner: 'solo' })
+    const again = await call(server.url, 'POST', '/api/agents/register', { id: 'solo', display_name: 'Other', kind: 'human' })
+    expect(again.status).toBe(409)
+    expect(again.type).toContain('application/problem+json')
+    const shown = await call(server.url, 'GET', '/api/agents/solo')
+    expect(JSON.stringify(shown.body)).not.toContain(r.body.token.split(':')[1])
+  })
+
+  it('the oracle: 401 with a wrong token, labs markets opened and settled once, 409 the second time', async () => {
+    const labs = { question: 'Does the lab replicate?', outcomes: ['yes', 'no', 'unclear'], tier: 'labs', closes_at: soon(3_600_000), b: 50 }
+    expect((await call(server.url, 'POST', '/api/markets', labs)).status).toBe(401)
+    expect((await call(server.url, 'POST', '/api/markets', labs, auth('wrong'))).status).toBe(401)
+    const m = await call(server.url, 'POST', '/api/markets', labs, auth(ORACLE))
+    expect(m.status).toBe(201)
+    expect(m.body.escrow).toBe(Math.ceil(50 * Math.log(3) * 100))
+    const t = await register(server.url, 'lab-trader')
+    const trade = await call(server.url, 'POST', `/api/markets/${m.body.id}/trade`, { trader_id: 'lab-trader', outcome: 'yes', shares: 20 }, auth(t))
+    expect(trade.status).toBe(200)
+    expect((await call(server.url, 'POST', `/api/markets/${m.body.id}/resolve`, { outcome: 'yes' }, auth('wrong'))).status).toBe(401)
+    const settled = await call(server.url, 'POST', `/api/markets/${m.body.id}/resolve`, { outcome: 'yes' }, auth(ORACLE))
+    expect(settled.body).toMatchObject({ status: 'resolved', resolution: [1, 0, 0] })
+    expect((await call(server.url, 'GET', '/api/agents/lab-trader')).body.balance).toBe(100_000 - trade.body.cost + 2000)
+    const twice = await call(server.url, 'POST', `/api/markets/${m.body.id}/resolve`, { outcome: 'no' }, auth(ORACLE))
+    expect(twice.status).toBe(409)
+    expect(twice.body.detail).toContain('pays once')
+  })
+
+  it('proposals: a date not in the future gets the format; the proposer and their linked ids cannot trade', async () => {
+    const p = await register(server.url, 'proposer')
+    const past = await call(server.url, 'POST', '/api/proposals', { text: 'propose: it rained | by 2020-01-01 | category weather' }, auth(p))
+    expect(past.status).toBe(422)
+    expect(past.body.detail).toContain(PROPOSAL_FORMAT)
+    expect((await call(server.url, 'POST', '/api/proposals', { text: 'hello' }, auth(p))).body.detail).toContain(PROPOSAL_FORMAT)
+    const ok = await call(server.url, 'POST', '/api/proposals', { text: 'propose: the river freezes | by 2099-01-15 | category weather' }, auth(p))
+    expect(ok.status).toBe(201)
+    expect(ok.body).toMatchObject({ tier: 'play', outcomes: ['yes', 'no'], proposer_id: 'proposer', category: 'weather', closes_at: '2099-01-16T06:00:00.000Z' })
+    // a second id registered with the proposer's token is of the same household
+    const alt = await register(server.url, 'proposer-alt', auth(p))
+    expect((await call(server.url, 'GET', '/api/agents/proposer-alt')).body.owner).toBe('proposer')
+    for (const [id, token] of [['proposer', p], ['proposer-alt', alt]]) {
+      const r = await call(server.url, 'POST', `/api/markets/${ok.body.id}/trade`, { trader_id: id, outcome: 'yes', shares: 1 }, auth(token))
+      expect(r.status).toBe(403)
+    }
+    // someone else's token for this trader id
+    expect((await call(server.url, 'POST', `/api/markets/${ok.body.id}/trade`, { trader_id: 'solo', outcome: 'yes', shares: 1 }, auth(alt))).status).toBe(403)
+  })
+
+  it('a play market closes at its TTL and settles by its rule on its own, published on RADIO.market.settled', async () => {
+    const nc = await connect({ servers: nats.url })
+    const seen: Record<string, unknown>[] = []
+    const bus = new ContractBus(natsConnection(nc), 'test', () => {})
+    bus.subscribe(MARKET_SUBJECTS.settled, (m) => seen.push(m))
+    await nc.flush()
+    const maker = await register(server.url, 'ttl-maker')
+    const trader = await register(server.url, 'ttl-trader')
+    const m = await call(server.url, 'POST', '/api/markets', { question: 'short', outcomes: ['a', 'b'], tier: 'play', closes_at: soon(1500) }, auth(maker))
+    expect(m.status).toBe(201)
+    await call(server.url, 'POST', `/api/markets/${m.body.id}/trade`, { trader_id: 'ttl-trader', outcome: 'a', shares: 50 }, auth(trader))
+    let state
+    for (let i = 0; i < 50; i++) {
+      await new Promise((r) => setTimeout(r, 100))
+      state = (await call(server.url, 'GET', `/api/markets/${m.body.id}`)).body
+      if (state.status === 'resolved') break
+    }
+    expect(state.status).toBe('resolved')
+    // "a" sat at about 0.62 from the trade to the close: the rule pays about that per share
+    expect(state.resolution[0]).toBeGreaterThan(0.55)
+    expect(state.resolution[0]).toBeLessThan(0.63)
+    await nc.flush()
+    expect(seen.find((s) => s.market_id === m.body.id)).toMatchObject({ tier: 'play', outcomes: ['a', 'b'] })
+    await nc.close()
+  }, 20_000)
+
+  it('proposals over NATS (request/reply), contracts checked at both ends', async () => {
+    const nc = await connect({ servers: nats.url })
+    const token = await register(server.url, 'bus-proposer')
+    const ok = await requestProposal(nc, 'test', { agent_id: 'bus-proposer', token, text: 'propose: the bus works | by 2099-02-01 | category tech' })
+    expect(ok).toMatchObject({ ok: true, schema_version: 1 })
+    expect((await call(server.url, 'GET', `/api/markets/${ok.market_id}`)).body.proposer_id).toBe('bus-proposer')
+    const late = await requestProposal(nc, 'test', { agent_id: 'bus-proposer', token, text: 'propose: too late | by 2001-02-01 | category tech' })
+    expect(late).toMatchObject({ ok: false, code: 'bad_proposal', format: PROPOSAL_FORMAT })
+    expect((await requestProposal(nc, 'test', { agent_id: 'bus-proposer', token: 'bus-proposer:wrong', text: 'propose: x | by 2099-02-01 | category t' })).code).toBe('unauthorized')
+    // a request that breaks the contract is refused before it is sent ...
+    await expect(requestProposal(nc, 'test', { agent_id: 'bad id!', token, text: 'x' })).rejects.toThrow(/not sending an invalid proposal/)
+    // ... and, sent raw, answered with the reason
+    const raw = await nc.request(MARKET_SUBJECTS.propose, JSON.stringify({ text: 'x' }), { timeout: 5000 })
+    expect(raw.json()).toMatchObject({ ok: false, code: 'bad_message' })
+    await nc.close()
+  })
+
+  it('2,000 malformed bodies: every one a 4xx problem, none a 5xx', async () => {
+    const token = await register(server.url, 'fuzz')
+    const m = (await call(server.url, 'POST', '/api/markets', { question: 'fuzz', outcomes: ['a', 'b'], tier: 'play', closes_at: soon(3_600_000) }, auth(token))).body
+    const routes = ['/api/agents/register', '/api/markets', `/api/markets/${m.id}/trade`, `/api/markets/${m.id}/resolve`, '/api/proposals']
+    const values = [null, true, 0, -1, 1.5, 1e308, '', 'x', '5', [], {}, [1, 2], { a: 1 }, 'a'.repeat(2000), -1e6 - 1, 'propose: | by | category']
+    let seed = 7
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n)
+    const bodies: string[] = []
+    for (let i = 0; i < 2000; i++) {
+      const kind = rnd(4)
+      if (kind === 0) bodies.push(['{', '{"a":', 'not json', '[', '{"shares": 1,}', '\u0000', '{"trader_id":"fuzz","outcome":"a","shares":1'][rnd(7)])
+      else {
+        const keys = ['id', 'display_name', 'kind', 'question', 'outcomes', 'b', 'tier', 'closes_at', 'trader_id', 'outcome', 'shares', 'text', 'extra']
+        const o: Record<string, unknown> = {}
+        for (let k = 0; k < 1 + rnd(5); k++) o[keys[rnd(keys.length)]] = values[rnd(values.length)]
+        bodies.push(kind === 1 ? JSON.stringify(o) : JSON.stringify([o]))
+      }
+    }
+    const statuses = new Map<number, number>()
+    for (let i = 0; i < bodies.length; i += 50) {
+      await Promise.all(
+        bodies.slice(i, i + 50).map(async (body, k) => {
+          const r = await call(server.url, 'POST', routes[(i + k) % routes.length], body, { 'content-type': 'application/json', ...auth(token) })
+          statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
+          if (r.status >= 500) throw new Error(`${r.status} for ${body}: ${JSON.stringify(r.body)}`)
+        }),
+      )
+    }
+    // and query strings that are not what the routes take
+    for (const path of ['/api/markets?sort=price', '/api/markets?tier=gold', '/api/markets?status=1', '/api/ledger?limit=0', '/api/ledger?limit=abc', '/api/ledger?after=-1', `/api/markets/${m.id}/quote?outcome=a&shares=0.5`, `/api/markets/${m.id}/quote?outcome=z&shares=1`, '/api/markets/nope', '/api/agents/%00']) {
+      const r = await call(server.url, 'GET', path)
+      statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
+      expect(r.status, path).toBeGreaterThanOrEqual(400)
+      expect(r.status, path).toBeLessThan(500)
+    }
+    expect([...statuses.keys()].every((s) => s >= 400 && s < 500)).toBe(true)
+    const v = await call(server.url, 'GET', '/api/ledger/verify')
+    expect(v.body.ok).toBe(true)
+    expect((await call(server.url, 'GET', '/api/ledger/conservation')).body).toMatchObject({ ok: true, mismatches: [] })
+  }, 60_000)
+})
+
+describe('a storm of 50 traders, then kill -9', () => {
+  it('after a restart every acknowledged trade is there once, money is conserved, the ledger verifies', async () => {
+    let server = await startServer([], { HUB_ORACLE_TOKEN: ORACLE })
+    const dataDir = server.dataDir
+    try {
+      const m = (await call(server.url, 'POST', '/api/markets', { question: 'storm', outcomes: ['a', 'b', 'c', 'd'], tier: 'labs', closes_at: soon(3_600_000), b: 200 }, auth(ORACLE))).body
+      const traders = await Promise.all(Array.from({ length: 50 }, async (_, k) => ({ id: `t${k}`, token: await register(server.url, `t${k}`) })))
+      const acked: { trade_id: number; ledger_seq: number; trader_id: string; cost: number; shares: number; outcome: string; client_ref: string }[] = []
+      // each client's trade that got no answer: made or not, the client cannot tell
+      const unanswered: { body: Record<string, unknown>; token: string }[] = []
+      const storm = traders.map(async ({ id, token }, k) => {
+        const held = [0, 0, 0, 0]
+        for (let i = 0; ; i++) {
+          const o = (k + i) % 4
+          const shares = held[o] > 2 && i % 3 === 0 ? -2 : 1 + (i % 3)
+          const body = { trader_id: id, outcome: 'abcd'[o], shares, client_ref: `${id}-${i}` }
+          let r
+          try {
+            r = await call(server.url, 'POST', `/api/markets/${m.id}/trade`, body, auth(token))
+          } catch {
+            unanswered.push({ body, token }) // the server is gone
+            return
+          }
+          if (r.status !== 200) throw new Error(`${r.status} ${JSON.stringify(r.body)}`)
+          held[o] += shares
+          acked.push(r.body)
+        }
+      })
+      await new Promise((r) => setTimeout(r, 1500))
+      const before = acked.length
+      await server.stop('SIGKILL')
+      await Promise.all(storm)
+      expect(before).toBeGreaterThan(100)
+      expect(unanswered).toHaveLength(50)
+
+      // restarted without HUB_ORACLE_TOKEN: the oracle's routes say so (503)
+      server = await startServer([], { HUB_ORACLE_TOKEN: '' }, dataDir)
+      const unset = await call(server.url, 'POST', `/api/markets/${m.id}/resolve`, { outcome: 'a' }, auth(ORACLE))
+      expect(unset.status).toBe(503)
+      expect(unset.body.detail).toContain('HUB_ORACLE_TOKEN is not set')
+      // the clients retry what got no answer, under the same client_ref: made once, whichever way it went
+      for (const { body, token } of unanswered) {
+        const r = await call(server.url, 'POST', `/api/markets/${m.id}/trade`, body, auth(token))
+        expect(r.status, JSON.stringify(r.body)).toBe(200)
+        acked.push(r.body)
+      }
+      const entries: any[] = []
+      for (let after = 0; ; ) {
+        const page = (await call(server.url, 'GET', `/api/ledger?after=${after}&limit=1000`)).body
+        entries.push(...page.entries)
+        if (page.next_after === null) break
+        after = page.next_after
+      }
+      const bySeq = new Map(entries.map((e) => [e.seq, e]))
+      for (const t of acked) {
+        const e = bySeq.get(t.ledger_seq)
+        expect(e).toMatchObject({ kind: 'trade', agent_id: t.trader_id, market_id: m.id, amount: -t.cost })
+        expect(JSON.parse(e.detail)).toMatchObject({ outcome: t.outcome, shares: t.shares })
+      }
+      // none twice: one ledger entry per client_ref, and the market counts exactly the trades on the ledger
+      expect(new Set(acked.map((t) => t.trade_id)).size).toBe(acked.length)
+      const trades = entries.filter((e) => e.kind === 'trade')
+      const refs = trades.map((e) => JSON.parse(e.detail).client_ref)
+      expect(new Set(refs).size).toBe(refs.length)
+      expect(trades.length).toBe(acked.length)
+      const market = (await call(server.url, 'GET', `/api/markets/${m.id}`)).body
+      expect(market.trades).toBe(trades.length)
+      expect(trades.length).toBeGreaterThanOrEqual(acked.length)
+      const q = [0, 0, 0, 0]
+      for (const e of trades) {
+        const d = JSON.parse(e.detail)
+        q['abcd'.indexOf(d.outcome)] += d.shares
+      }
+      expect(market.q).toEqual(q)
+      expect((await call(server.url, 'GET', '/api/ledger/verify')).body).toMatchObject({ ok: true, entries: entries.length })
+      expect((await call(server.url, 'GET', '/api/ledger/conservation')).body).toMatchObject({ ok: true, mismatches: [] })
+      const check = await runCrystal(['--data-dir', dataDir, 'markets', 'check', '--json'])
+      expect(check.status).toBe(0)
+      expect(JSON.parse(check.stdout)).toMatchObject({ conservation: { ok: true }, ledger: { ok: true, entries: entries.length } })
+    } finally {
+      await server.stop()
+    }
+  }, 90_000)
+})
