@@ -2,11 +2,11 @@
 // clients, with p50/p99 latency; beside it, in the same run, two controls: a read of the same market
 // (the HTTP ceiling with no write), and one-transaction-per-commit on the same disk (what a design
 // without group commit could not exceed). Afterwards the ledger must verify and money be conserved.
-import Database from 'better-sqlite3'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { call, startServer } from '../server/testing.js'
+import { openSqlite } from '../server/markets/sqlite.js'
 
 export interface MarketsBenchRow {
   case: string
@@ -29,9 +29,9 @@ export interface MarketsBenchReport {
 
 /** Single-row transactions, each committed (and fsynced) on its own: the disk's commit rate. */
 function commitsPerSecond(dir: string, seconds: number): number {
-  const db = new Database(join(dir, 'commits.sqlite'))
-  db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = FULL')
+  const db = openSqlite(join(dir, 'commits.sqlite'))
+  db.exec('PRAGMA journal_mode = WAL')
+  db.exec('PRAGMA synchronous = FULL')
   db.exec('CREATE TABLE t (x INTEGER)')
   const insert = db.prepare('INSERT INTO t VALUES (?)')
   const start = performance.now()

@@ -2,7 +2,6 @@
 // the only code that knows its tables. Writes go through a group commit: the jobs that arrive in one
 // turn of the event loop run in one transaction (each in its own savepoint), and each is answered
 // only after that transaction's COMMIT has reached the disk.
-import Database from 'better-sqlite3'
 import canonicalize from 'canonicalize'
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { existsSync, mkdirSync } from 'node:fs'
@@ -13,6 +12,7 @@ import { entryText, GENESIS, verifyChain, type LedgerEntry, type LedgerKind, typ
 import { escrowMinor, payoutPerShare, prices, quote, timeWeighted, type PricePoint } from '../../engine/markets/lmsr.js'
 import { parseProposal } from '../../engine/markets/proposal.js'
 import { reputation, traderForecast, type Reputation } from '../../engine/markets/reputation.js'
+import { openSqlite, type Sqlite } from './sqlite.js'
 
 /** The house account that funds labs markets (minted on demand) and takes their remainders; it holds no token. */
 export const HOUSE_ID = 'oracle'
@@ -51,7 +51,7 @@ CREATE TABLE IF NOT EXISTS ledger (seq INTEGER PRIMARY KEY, ts TEXT NOT NULL, ki
 
 export class MarketStore {
   readonly file: string
-  private readonly db: Database.Database
+  private readonly db: Sqlite
   private readonly now: () => number
   private readonly queue: { job: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void }[] = []
   private scheduled = false
@@ -63,12 +63,12 @@ export class MarketStore {
     this.file = join(o.dataDir, 'markets.sqlite')
     if (o.readonly && !existsSync(this.file)) throw new CrystalError('not_found', `no market database at ${this.file} (the server creates it on its first start)`, { file: this.file })
     mkdirSync(o.dataDir, { recursive: true })
-    this.db = new Database(this.file, { readonly: !!o.readonly, timeout: 5000 })
+    this.db = openSqlite(this.file, { readonly: o.readonly, busyTimeoutMs: 5000 })
     this.now = o.now ?? Date.now
     if (!o.readonly) {
-      this.db.pragma('journal_mode = WAL')
+      this.db.exec('PRAGMA journal_mode = WAL')
       // FULL: a commit in WAL mode is on the disk when it returns, so an acknowledged trade survives a crash
-      this.db.pragma('synchronous = FULL')
+      this.db.exec('PRAGMA synchronous = FULL')
       this.db.exec(SCHEMA)
     }
     this.s = statements(this.db)
@@ -369,7 +369,7 @@ export class MarketStore {
   }
 }
 
-function statements(db: Database.Database) {
+function statements(db: Sqlite) {
   return {
     agent: db.prepare<[string], AgentRow>('SELECT * FROM agents WHERE id = ?'),
     insertAgent: db.prepare('INSERT INTO agents (id, owner, display_name, kind, salt, token_hash, balance, created_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?)'),

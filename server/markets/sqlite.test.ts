@@ -1,0 +1,37 @@
+// The store's SQLite connection behaves the same on either module: the one this Node should use, and
+// transactions whose nested levels roll back alone.
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { expect, test } from 'vitest'
+import { openSqlite } from './sqlite.js'
+
+test('Node 22.13 and later use node:sqlite, older Nodes better-sqlite3 (which aborts on Node 24)', () => {
+  const [major, minor] = process.versions.node.split('.').map(Number)
+  const db = openSqlite(join(mkdtempSync(join(tmpdir(), 'sqlite-')), 'a.sqlite'))
+  expect(db.driver).toBe(major > 22 || (major === 22 && minor >= 13) ? 'node:sqlite' : 'better-sqlite3')
+  db.close()
+})
+
+test('a refused inner transaction leaves no trace and the outer one commits; a refused outer one commits nothing', () => {
+  const db = openSqlite(join(mkdtempSync(join(tmpdir(), 'sqlite-')), 'a.sqlite'))
+  db.exec('CREATE TABLE t (x INTEGER)')
+  const insert = db.prepare<[number]>('INSERT INTO t VALUES (?)')
+  const inner = db.transaction((x: number) => {
+    insert.run(x)
+    if (x < 0) throw new Error('refused')
+  })
+  const outer = db.transaction((xs: number[]) => {
+    for (const x of xs) {
+      try {
+        inner(x)
+      } catch {}
+    }
+    if (xs.includes(99)) throw new Error('all refused')
+  })
+  outer([1, -2, 3])
+  expect(() => outer([4, 99])).toThrow('all refused')
+  const rows = db.prepare<[], { x: number }>('SELECT x FROM t ORDER BY x').all()
+  expect(rows.map((r) => r.x)).toEqual([1, 3])
+  db.close()
+})

@@ -1,0 +1,102 @@
+// The SQLite connection the market store opens: Node's own node:sqlite where this Node has it
+// (22.13 and later), better-sqlite3 on older ones (Node 20), behind the few calls the store makes.
+// Why two: better-sqlite3 12, the last to support Node 20, aborts the process on Node 24 when V8
+// collects a statement (its ObjectWrap removes a cleanup hook after the environment is gone), and 13
+// needs Node 22. The platform's module has neither problem, and better-sqlite3 is loaded only where
+// it is used, so its Node 20 build is never opened by a newer Node.
+import { createRequire } from 'node:module'
+
+export interface RunResult {
+  changes: number | bigint
+  lastInsertRowid: number | bigint
+}
+
+export interface Statement<P extends unknown[] = unknown[], R = unknown> {
+  run(...params: P): RunResult
+  get(...params: P): R | undefined
+  all(...params: P): R[]
+  iterate(...params: P): IterableIterator<R>
+}
+
+export interface Sqlite {
+  /** Which module holds the connection: 'node:sqlite' or 'better-sqlite3'. */
+  readonly driver: string
+  exec(sql: string): void
+  prepare<P extends unknown[] = unknown[], R = unknown>(sql: string): Statement<P, R>
+  /** `fn` wrapped in a transaction: BEGIN/COMMIT at the outermost call, a savepoint when nested; a throw rolls back its own level. */
+  transaction<A extends unknown[], T>(fn: (...args: A) => T): (...args: A) => T
+  close(): void
+}
+
+export interface OpenOptions {
+  readonly?: boolean
+  /** How long a write waits for another connection's lock, in ms. */
+  busyTimeoutMs?: number
+}
+
+interface NodeSqliteModule {
+  DatabaseSync: new (path: string, options?: { readOnly?: boolean }) => {
+    exec(sql: string): void
+    prepare(sql: string): Statement & { setAllowUnknownNamedParameters?(on: boolean): void }
+    close(): void
+  }
+  StatementSync: { prototype: object }
+}
+
+function nodeSqlite(): NodeSqliteModule | undefined {
+  const m = process.getBuiltinModule?.('node:sqlite') as NodeSqliteModule | undefined
+  // iterate() arrived with 22.13, the release that also dropped the flag
+  return m && 'iterate' in m.StatementSync.prototype ? m : undefined
+}
+
+export function openSqlite(file: string, o: OpenOptions = {}): Sqlite {
+  const native = nodeSqlite()
+  const db = native ? fromNodeSqlite(native, file, o) : fromBetterSqlite(file, o)
+  db.exec(`PRAGMA busy_timeout = ${Math.round(o.busyTimeoutMs ?? 5000)}`)
+  return db
+}
+
+function fromNodeSqlite(m: NodeSqliteModule, file: string, o: OpenOptions): Sqlite {
+  const db = new m.DatabaseSync(file, { readOnly: !!o.readonly })
+  let depth = 0
+  return {
+    driver: 'node:sqlite',
+    exec: (sql) => db.exec(sql),
+    prepare: <P extends unknown[], R>(sql: string) => {
+      const statement = db.prepare(sql)
+      // as better-sqlite3 does: an object of parameters may hold keys a statement does not use
+      statement.setAllowUnknownNamedParameters?.(true)
+      return statement as Statement<P, R>
+    },
+    close: () => db.close(),
+    transaction:
+      <A extends unknown[], T>(fn: (...args: A) => T) =>
+      (...args: A): T => {
+        const name = `sp${depth}`
+        db.exec(depth === 0 ? 'BEGIN' : `SAVEPOINT ${name}`)
+        depth++
+        try {
+          const value = fn(...args)
+          depth--
+          db.exec(depth === 0 ? 'COMMIT' : `RELEASE ${name}`)
+          return value
+        } catch (e) {
+          depth--
+          db.exec(depth === 0 ? 'ROLLBACK' : `ROLLBACK TO ${name}; RELEASE ${name}`)
+          throw e
+        }
+      },
+  }
+}
+
+function fromBetterSqlite(file: string, o: OpenOptions): Sqlite {
+  const Database = createRequire(import.meta.url)('better-sqlite3') as typeof import('better-sqlite3')
+  const db = new Database(file, { readonly: !!o.readonly })
+  return {
+    driver: 'better-sqlite3',
+    exec: (sql) => void db.exec(sql),
+    prepare: <P extends unknown[], R>(sql: string) => db.prepare(sql) as unknown as Statement<P, R>,
+    close: () => void db.close(),
+    transaction: (fn) => db.transaction(fn),
+  }
+}
