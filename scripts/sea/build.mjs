@@ -10,7 +10,7 @@
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { basename, dirname, join, relative, sep } from 'node:path'
+import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
 import { unsign } from 'macho-unsign'
@@ -41,7 +41,7 @@ function args(argv) {
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i]
     if (a === '--targets') o.targets = argv[++i] === 'all' ? Object.keys(TARGETS).filter((t) => TARGETS[t].pkg) : argv[i].split(',')
-    else if (a === '--out') o.out = argv[++i]
+    else if (a === '--out') o.out = resolve(argv[++i])
     else if (a === '--node-bin') o.nodeBin = argv[++i]
     else if (a === '--no-archive') o.archive = false
     else throw new Error(`unknown argument ${a} (see the header of scripts/sea/build.mjs)`)
