@@ -87,8 +87,8 @@ export async function runBench(which: BenchName | 'all', o: BenchOptions): Promi
   return reports
 }
 
-// `node dist/bench/main.js [name]` (npm run bench)
+// `node dist/bench/main.js [name]` (npm run bench); no top-level await: the single executable bundles this as CommonJS
 if (import.meta.url === `file://${process.argv[1]}`) {
   const which = (process.argv[2] ?? 'all') as BenchName | 'all'
-  await runBench(which, { out: 'bench/results', json: false, say: (l) => process.stderr.write(l + '\n') })
+  void runBench(which, { out: 'bench/results', json: false, say: (l) => process.stderr.write(l + '\n') })
 }

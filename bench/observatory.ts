@@ -3,7 +3,6 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
-import { launch } from '../e2e/browser.js'
 import { startServer } from '../server/testing.js'
 
 export interface ObservatoryBenchReport {
@@ -16,6 +15,8 @@ export async function runObservatoryBench(progress: (what: string) => void = () 
   const assets = new URL('../app/assets/', import.meta.url).pathname
   const js = readdirSync(assets).filter((f) => f.endsWith('.js'))
   const bundle = js.reduce((s, f) => s + gzipSync(readFileSync(join(assets, f))).length, 0) / 1024
+  // playwright-core is a dev dependency: loaded only when this benchmark runs, so an installed CLI starts without it
+  const { launch } = await import('../e2e/browser.js')
   const browser = await launch()
   const tab: ObservatoryBenchReport['tab'] = []
   let firstFrame = 0

@@ -7,12 +7,7 @@ if (!existsSync(entry)) {
   process.stderr.write('crystal: the CLI is not built yet; run `npm install` (or `npm run build`) in the package folder\n')
   process.exit(1)
 }
-// A reader that goes away (`crystal primitives | head`) is not an error: stop quietly.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (e) => {
-    if (e.code === 'EPIPE') process.exit(0)
-    throw e
-  })
-}
+const { quietWhenReaderLeaves } = await import(new URL('../dist/cli/pipes.js', import.meta.url).href)
+quietWhenReaderLeaves()
 const { main } = await import(entry.href)
 process.exitCode = await main(process.argv)
