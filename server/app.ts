@@ -23,7 +23,7 @@ import { CrystalService } from './crystal/service.js'
 import { problem, registerErrors } from './errors.js'
 import { ContractBus } from '../engine/bus/contract_bus.js'
 import { connectBus, natsConnection, nodeId } from '../engine/bus/nats.node.js'
-import { ConsciousnessPublisher, DEFAULT_PERIOD_MS } from './consciousness/publisher.js'
+import { ConsciousnessPublisher, DEFAULT_PERIOD_MS } from '../engine/consciousness/publisher.js'
 import { registryRoutes } from './registry/routes.js'
 import { swarmRoutes } from './swarm/routes.js'
 

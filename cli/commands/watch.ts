@@ -6,7 +6,7 @@ import type { Command } from 'commander'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ContractBus, LiveValues, type LastSeen } from '../../engine/bus/contract_bus.js'
 import { connectBus, natsConnection } from '../../engine/bus/nats.node.js'
-import { DEFAULT_PERIOD_MS } from '../../server/consciousness/publisher.js'
+import { DEFAULT_PERIOD_MS } from '../../engine/consciousness/publisher.js'
 import { interactive, realNumber, type CliContext } from '../context.js'
 
 /** The fields worth a glance, per subject. */
