@@ -18,8 +18,8 @@
 import { rng } from '../discovery/genome.js'
 
 export const EXACT_LIMIT = 16
-/** Surrogates per window: Phi_AR above all 19 is above the null at p < 0.05 (a rank test). */
-export const DEFAULT_SURROGATES = 19
+/** Surrogates per window: phi above all 99 is above the null at p < 0.01 (a rank test). */
+export const DEFAULT_SURROGATES = 99
 /** Relative ridge on the standardised covariance: identical units would make it singular. */
 export const PHI_RIDGE = 1e-9
 
@@ -301,19 +301,20 @@ function twiddles(t: number): { cos: Float64Array; sin: Float64Array } {
   return { cos: Float64Array.from({ length: t }, (_, m) => Math.cos((2 * Math.PI * m) / t)), sin: Float64Array.from({ length: t }, (_, m) => Math.sin((2 * Math.PI * m) / t)) }
 }
 
-/** Each unit's amplitude spectrum and the phases of its mean and Nyquist terms (O(T^2): T is a short window). */
+/** Each unit's amplitude and phase at frequencies 0..t/2 (O(T^2): T is a short window). */
 function unitSpectra(samples: readonly ArrayLike<number>[]): { amp: Float64Array; phase: Float64Array }[] {
   const t = samples.length
+  const half = Math.floor(t / 2)
   const w = twiddles(t)
   return range(samples[0].length).map((i) => {
-    const amp = new Float64Array(t)
-    const phase = new Float64Array(t)
-    for (let k = 0; k < t; k++) {
+    const amp = new Float64Array(half + 1)
+    const phase = new Float64Array(half + 1)
+    for (let k = 0; k <= half; k++) {
       let re = 0
       let im = 0
-      for (let s = 0; s < t; s++) {
-        re += samples[s][i] * w.cos[(k * s) % t]
-        im -= samples[s][i] * w.sin[(k * s) % t]
+      for (let s = 0, m = 0; s < t; s++, m = m + k >= t ? m + k - t : m + k) {
+        re += samples[s][i] * w.cos[m]
+        im -= samples[s][i] * w.sin[m]
       }
       amp[k] = Math.hypot(re, im)
       phase[k] = Math.atan2(im, re)
@@ -330,23 +331,31 @@ function unitSpectra(samples: readonly ArrayLike<number>[]): { amp: Float64Array
  */
 function phaseRandomised(spectra: readonly { amp: Float64Array; phase: Float64Array }[], t: number, rand: () => number): Float64Array[] {
   const w = twiddles(t)
+  const half = Math.floor(t / 2)
   const out = Array.from({ length: t }, () => new Float64Array(spectra.length))
-  const a = new Float64Array(t)
-  const b = new Float64Array(t)
+  const a = new Float64Array(half + 1)
+  const b = new Float64Array(half + 1)
   spectra.forEach(({ amp, phase }, i) => {
-    // k and t - k stay conjugate, so the series stays real; the mean (k = 0) and Nyquist terms keep their phases
-    for (let k = 0; k < t; k++) {
-      const p = k === 0 || 2 * k === t ? phase[k] : 2 * k < t ? 2 * Math.PI * rand() : -Math.atan2(b[t - k], a[t - k])
-      a[k] = amp[k] * Math.cos(p)
-      b[k] = amp[k] * Math.sin(p)
+    // a real series: frequencies k and t - k are conjugate, so only 0..t/2 are drawn (the mean and,
+    // for even t, the Nyquist term keep their phases) and the others count twice
+    for (let k = 0; k <= half; k++) {
+      const edge = k === 0 || 2 * k === t
+      const p = edge ? phase[k] : 2 * Math.PI * rand()
+      a[k] = ((edge ? 1 : 2) * amp[k] * Math.cos(p)) / t
+      b[k] = ((edge ? 1 : 2) * amp[k] * Math.sin(p)) / t
     }
     for (let s = 0; s < t; s++) {
       let v = 0
-      for (let k = 0; k < t; k++) v += a[k] * w.cos[(k * s) % t] - b[k] * w.sin[(k * s) % t]
-      out[s][i] = v / t
+      for (let k = 0, m = 0; k <= half; k++, m = m + s >= t ? m + s - t : m + s) v += a[k] * w.cos[m] - b[k] * w.sin[m]
+      out[s][i] = v
     }
   })
   return out
+}
+
+/** One phase-randomised surrogate of a window (what phi's null is made of). */
+export function surrogateOf(samples: readonly ArrayLike<number>[], rand: () => number): Float64Array[] {
+  return phaseRandomised(unitSpectra(samples), samples.length, rand)
 }
 
 function range(n: number): number[] {

@@ -35,7 +35,7 @@ describe('the consciousness publisher', () => {
     }
     const moving = sent.filter((s) => s.subject === 'SVC.consciousness').map((s) => s.message)
     expect(moving.at(-1)!.phi_null as number).toBeGreaterThan(0) // a full window, with its surrogates
-    expect(publisher.last).toMatchObject({ units: 12, samples: PHI_WINDOW, surrogates: 19 })
+    expect(publisher.last).toMatchObject({ units: 12, samples: PHI_WINDOW, surrogates: 99 })
     expect(new Set(moving.map((m) => m.order)).size).toBeGreaterThan(PHI_WINDOW) // the phases move
     sent.length = 0
     for (let k = 0; k < 5; k++) await publisher.tick()
