@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // Prints the figures behind phi's levels (docs/consciousness.md): phi at the publisher's window for
 // i.i.d. noise, lockstep, independent blocks and rings of known Phi_AR. Needs `npm run build`.
-// Usage: node scripts/phi-calibration.mjs [windows]   (default 200; the docs quote 500)
+// Usage: node scripts/phi-calibration.mjs [windows] [lengths]   (default 200 and 32,128)
 const { phi, phiFromLaggedCovariance, levelOf, LEVEL_THRESHOLDS } = await import('../dist/engine/consciousness/iit.js')
 const { rng } = await import('../dist/engine/discovery/genome.js')
 const windows = Number(process.argv[2]) || 200
+const lengths = (process.argv[3] ?? '32,128').split(',').map(Number)
 const gaussian = (r) => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r())
 const n = 12
 const ring = (c) => Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 0.2 : j === (i + 1) % n ? c : 0)))
@@ -29,9 +30,9 @@ const cases = [
   ...[0.3, 0.5, 0.7].map((c) => [`ring, neighbour coupling ${c}`, () => truth(ring(c)), (s, t) => autoregressive(ring(c), t, s)]),
 ]
 const q = (xs, p) => [...xs].sort((a, b) => a - b)[Math.floor(p * (xs.length - 1))]
-console.log(`levels: ${LEVEL_THRESHOLDS.map(([l, t]) => `${l} >= ${t}`).join(', ')}; ${windows} windows each`)
+console.log(`levels: ${LEVEL_THRESHOLDS.map(([l, t]) => `${l} >= ${t}`).join(', ')}; ${windows} windows each, 99 surrogates`)
 console.log('system | T | Phi_AR (truth) | raw Phi_AR mean | null mean | null level mean | phi median | phi q99 | share per level (dormant..lucid) | ms per window (cpu)')
-for (const t of [32, 128]) {
+for (const t of lengths) {
   for (const [name, exact, gen] of cases) {
     const reads = []
     const cpu = process.cpuUsage()

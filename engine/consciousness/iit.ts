@@ -34,8 +34,8 @@ export enum ConsciousnessLevel {
 
 /**
  * The lowest phi of each level above Dormant, calibrated against the null (docs/consciousness.md,
- * `node scripts/phi-calibration.mjs`): Reactive lies above the 99th percentile of phi for i.i.d.
- * noise and for independent modules; Aware is where a ring of known Phi_AR 0.65 reads at 128 samples.
+ * `node scripts/phi-calibration.mjs`): Reactive sits at the 99th percentile of phi for i.i.d.
+ * noise and independent modules; Aware is where a ring of known Phi_AR 0.65 reads at 128 samples.
  */
 export const LEVEL_THRESHOLDS: readonly [ConsciousnessLevel, number][] = [
   [ConsciousnessLevel.Reactive, 0.1],
