@@ -128,10 +128,20 @@ export class ConsciousnessPublisher {
     }
   }
 
-  /** Each memory's recall score: how strongly its text resonates with the live field (the engine's probe). */
+  /**
+   * Each memory's recall score: how strongly its text resonates with the live field (the engine's
+   * probe). A probe that fails scores NaN, which no later score counts as raising: the dream goes on.
+   */
   private async scores(memories: readonly { text: string }[]): Promise<number[]> {
     const out: number[] = []
-    for (const m of memories) out.push((await this.engine.probe(m.text, 0)).resonance)
+    for (const m of memories) {
+      try {
+        out.push((await this.engine.probe(m.text, 0)).resonance)
+      } catch (e) {
+        this.warn(`warning: could not score "${m.text}" around the dream: ${(e as Error).message}`)
+        out.push(NaN)
+      }
+    }
     return out
   }
 
