@@ -6,14 +6,14 @@ import type { Command } from 'commander'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ContractBus, LiveValues, type LastSeen } from '../../engine/bus/contract_bus.js'
 import { connectBus, natsConnection } from '../../engine/bus/nats.node.js'
-import { DEFAULT_PERIOD_MS } from '../../server/consciousness/publisher.js'
+import { DEFAULT_PERIOD_MS } from '../../engine/consciousness/publisher.js'
 import { interactive, realNumber, type CliContext } from '../context.js'
 
 /** The fields worth a glance, per subject. */
 function summary(v: LastSeen): string {
   const m = v.value
   const pick = (...keys: string[]) => keys.filter((k) => k in m).map((k) => `${k} ${typeof m[k] === 'number' ? Number(m[k]).toFixed(3) : String(m[k])}`).join('  ')
-  if (v.subject === 'SVC.consciousness') return pick('phi', 'xi', 'order', 'num_clusters', 'consciousness_level', 'dreaming')
+  if (v.subject === 'SVC.consciousness') return pick('phi', 'phi_null', 'xi', 'order', 'num_clusters', 'consciousness_level', 'dreaming')
   if (v.subject.startsWith('QUEEN.phase.')) return pick('phase', 'frequency', 'order')
   if (v.subject.startsWith('SVC.exemplar.')) return pick('size', 'coherence')
   return pick('mode', 'memories_strengthened', 'hallucinations', 'duration_ms', 'reason')

@@ -31,6 +31,28 @@ describe('Kuramoto', () => {
     }
   })
 
+  test('near the critical coupling (K = 1.1, K_c = 1) random Lorentzian draws settle at r = sqrt(1 - K_c / K) after a long transient', () => {
+    // close to K_c the approach is slow (its rate ~ K - K_c), so the transient is t = 300; random
+    // draws (not evenly spaced quantiles) carry the finite-N fluctuations a real population has.
+    // dt = 0.2 is safe: RK4 carries each free rotation exactly and the coupling term is bounded by K
+    const gamma = 0.5
+    const K = 1.1
+    const expected = Math.sqrt(1 - (2 * gamma) / K) // 0.30
+    const omega = lorentzianFrequencies(4000, gamma, 0, rng(11))
+    const m = new KuramotoModel(omega, phases(4000, 11), K)
+    m.run(1500, 0.2)
+    let r = 0
+    for (let k = 0; k < 250; k++) {
+      m.step(0.2)
+      r += m.order().r / 250
+    }
+    expect(Math.abs(r - expected)).toBeLessThan(0.06)
+    // the control: the same draws just below K_c stay incoherent
+    const below = new KuramotoModel(omega, phases(4000, 11), 0.8)
+    below.run(1500, 0.2)
+    expect(below.order().r).toBeLessThan(0.1)
+  })
+
   test('below the critical coupling, r stays near zero', () => {
     const m = new KuramotoModel(lorentzianFrequencies(20_000, 0.5), phases(20_000, 3), 0.5)
     m.run(800, 0.05)

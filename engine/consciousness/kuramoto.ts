@@ -176,7 +176,8 @@ export class KuramotoModel {
   }
 }
 
-/** Natural frequencies at the quantiles of a Lorentzian (Cauchy) of centre `centre` and half-width gamma. */
-export function lorentzianFrequencies(n: number, gamma: number, centre = 0): Float64Array {
-  return Float64Array.from({ length: n }, (_, i) => centre + gamma * Math.tan(Math.PI * ((i + 0.5) / n - 0.5)))
+/** Natural frequencies from a Lorentzian (Cauchy) of centre `centre` and half-width gamma. */
+export function lorentzianFrequencies(n: number, gamma: number, centre = 0, rand?: () => number): Float64Array {
+  // evenly spaced quantiles by default; with `rand`, independent draws (the inverse of the CDF)
+  return Float64Array.from({ length: n }, (_, i) => centre + gamma * Math.tan(Math.PI * ((rand ? rand() : (i + 0.5) / n) - 0.5)))
 }

@@ -19,7 +19,7 @@ describe('differentiation', () => {
 })
 
 describe('metrics', () => {
-  test('lockstep oscillators: integrated (phi high) but undifferentiated, so Xi is 0', () => {
+  test('lockstep oscillators: redundant, not integrated (phi < 0.05) and undifferentiated, so Xi is 0', () => {
     const m = new KuramotoModel(new Float64Array(120).fill(1), phases(120, 1), 2)
     m.run(1500, 0.05)
     const x = measure(m, { steps: 200, dt: 0.05 })
@@ -27,15 +27,16 @@ describe('metrics', () => {
     expect(x.mean_order).toBeGreaterThan(0.99)
     expect(x.signature.differentiation).toBe(0)
     expect(x.xi).toBe(0)
-    expect(x.phi).toBeGreaterThan(1)
+    expect(x.phi).toBeLessThan(0.05)
     expect(x.consciousness_level).toBe(levelOf(x.phi))
   })
 
-  test('incoherent oscillators: differentiated but hardly integrated; two locked groups score higher Xi', () => {
+  test('incoherent oscillators are differentiated; two locked groups are two clusters; Xi = phi x D', () => {
     const crowd = new KuramotoModel(lorentzianFrequencies(120, 2), phases(120, 2), 0)
     const c = measure(crowd, { steps: 400, dt: 0.05 })
     expect(c.signature.differentiation).toBeGreaterThan(0.9)
-    expect(c.phi).toBeLessThan(0.5)
+    // uncoupled oscillators share nothing: whatever their own dynamics, no information is integrated
+    expect(c.phi).toBeLessThan(0.05)
 
     const w = new Float64Array(120 * 120)
     for (let i = 0; i < 120; i++) for (let j = 0; j < 120; j++) w[i * 120 + j] = (i < 60) === (j < 60) ? 1 : 0
@@ -43,7 +44,9 @@ describe('metrics', () => {
     groups.run(800, 0.05)
     const g = measure(groups, { steps: 400, dt: 0.05, dreaming: true })
     expect(g.num_clusters).toBe(2)
-    expect(g.xi).toBeGreaterThan(c.xi)
+    expect(g.signature.differentiation).toBeGreaterThan(0)
+    expect(g.signature.differentiation).toBeLessThan(c.signature.differentiation)
+    expect(g.xi).toBeCloseTo(g.phi * g.signature.differentiation, 12)
     expect(g.dreaming).toBe(true)
   })
 

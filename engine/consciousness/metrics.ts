@@ -7,13 +7,11 @@
 //   differentiation D = H(partition) / ln N, H the Shannon entropy of the partition of the oscillators
 //                       into phase-locked clusters (unclustered ones count as singletons); 0..1
 //   Xi = phi * D
-import { covariance, levelOf, phiFromCovariance, type ConsciousnessLevel } from './iit.js'
+import { phi, type ConsciousnessLevel } from './iit.js'
 import type { KuramotoModel, PhaseCluster } from './kuramoto.js'
 
 /** Units phi is computed over: evenly spaced oscillators, so phi stays exact (<= 16 units). */
 export const PHI_UNITS = 12
-/** Relative ridge added to the signals' covariance: identical signals would make it singular. */
-export const PHI_RIDGE = 1e-6
 
 export interface XiSignature {
   xi: number
@@ -61,12 +59,13 @@ export function measure(model: KuramotoModel, o: MeasureOptions): ConsciousnessM
     samples.push(units.map((i) => Math.sin(model.theta[i])))
     orderSum += model.order().r
   })
-  const p = samples.length > units.length ? regularizedPhi(samples) : 0
+  const r = phi(samples)
+  const p = r.phi
   const d = differentiation(report.clusters, n)
   const coherence = orderSum / Math.max(1, samples.length)
   return {
     phi: p,
-    consciousness_level: levelOf(p),
+    consciousness_level: r.level,
     xi: p * d,
     mean_order: coherence,
     order: report.order.r,
@@ -75,14 +74,4 @@ export function measure(model: KuramotoModel, o: MeasureOptions): ConsciousnessM
     dreaming: o.dreaming ?? false,
     signature: { xi: p * d, integration: p, differentiation: d, coherence },
   }
-}
-
-/** phi of the samples' covariance with PHI_RIDGE times the mean variance added to its diagonal. */
-export function regularizedPhi(samples: number[][]): number {
-  const m = samples[0].length
-  const s = covariance(samples)
-  let mean = 0
-  for (let i = 0; i < m; i++) mean += s[i * m + i] / m
-  for (let i = 0; i < m; i++) s[i * m + i] += PHI_RIDGE * (mean || 1)
-  return phiFromCovariance(s, m).phi
 }

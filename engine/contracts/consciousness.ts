@@ -18,6 +18,8 @@ export const ConsciousnessMessage = Type.Object(
   {
     ...envelope,
     phi: Type.Number({ minimum: 0 }),
+    /** The null's level phi is measured above (docs/consciousness.md); optional, so schema_version stays 1. */
+    phi_null: Type.Optional(Type.Number()),
     xi: Type.Number({ minimum: 0 }),
     mean_order: Type.Number({ minimum: 0, maximum: 1 }),
     order: Type.Number({ minimum: 0, maximum: 1 }),

@@ -12,7 +12,7 @@ import { check, parse } from '../../engine/lang/parse.js'
 import type { Registry } from '../../engine/registry/registry.js'
 import { limit, problem } from '../errors.js'
 import { FEED_INTERVAL_MS, type CrystalService } from './service.js'
-import type { ConsciousnessPublisher } from '../consciousness/publisher.js'
+import type { ConsciousnessPublisher } from '../../engine/consciousness/publisher.js'
 
 export interface CrystalRoutesOptions {
   service: CrystalService

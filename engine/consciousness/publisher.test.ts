@@ -1,0 +1,81 @@
+// The publisher on a real CPU engine, its messages checked by the contract bus: phi follows the
+// field (a still field reads dormant), and the dream counts mean what docs/consciousness.md says.
+import { afterEach, describe, expect, test } from 'vitest'
+import { ContractBus } from '../bus/contract_bus.js'
+import type { DreamReport } from '../dream/dream.js'
+import type { Engine } from '../field/engine.js'
+import { engineOn } from '../testing/backends.js'
+import { ConsciousnessLevel } from './iit.js'
+import { ConsciousnessPublisher, PATCH_SIDE, patchEnergy, PHI_WINDOW } from './publisher.js'
+
+const N = 48
+const open: Engine[] = []
+afterEach(() => open.splice(0).forEach((e) => e.destroy()))
+
+async function setup() {
+  const engine = await engineOn('cpu', { size: N, material: 'ideal_resonator', seed: 3 })
+  open.push(engine)
+  const sent: { subject: string; message: Record<string, unknown> }[] = []
+  // the contract bus over a connection that keeps what it is given: every message is checked
+  const bus = new ContractBus({ publish: (subject, data) => sent.push({ subject, message: JSON.parse(data) }), subscribe: () => ({ unsubscribe() {} }) }, 'node-t', () => {})
+  const warnings: string[] = []
+  return { engine, sent, warnings, publisher: new ConsciousnessPublisher(engine, bus, 1000, (w) => warnings.push(w)) }
+}
+
+/** A dream that leaves the field alone: the control for both counts. */
+const nothing = async (): Promise<DreamReport> => ({ mode: 'light', steps_observed: 0, energy_before: 1, energy_after: 1, pruned_fraction: 0, amplified_fraction: 0, mutated_cells: 0, stability_preview: [] })
+
+describe('the consciousness publisher', () => {
+  test('a moving field is measured against its null; a still one reads dormant at once', async () => {
+    const { engine, sent, warnings, publisher } = await setup()
+    await engine.write('the cold glyph remembers', 1)
+    for (let k = 0; k < PHI_WINDOW + 4; k++) {
+      await engine.step(7)
+      await publisher.tick()
+    }
+    const moving = sent.filter((s) => s.subject === 'SVC.consciousness').map((s) => s.message)
+    expect(moving.at(-1)!.phi_null as number).toBeGreaterThan(0) // a full window, with its surrogates
+    expect(publisher.last).toMatchObject({ units: 12, samples: PHI_WINDOW, surrogates: 99 })
+    expect(new Set(moving.map((m) => m.order)).size).toBeGreaterThan(PHI_WINDOW) // the phases move
+    sent.length = 0
+    for (let k = 0; k < 5; k++) await publisher.tick()
+    const still = sent.filter((s) => s.subject === 'SVC.consciousness').map((s) => s.message)
+    for (const m of still) expect(m).toMatchObject({ phi: 0, xi: 0, consciousness_level: ConsciousnessLevel.Dormant })
+    expect(warnings).toEqual([])
+  })
+
+  test('memories_strengthened counts the memories whose probe score the dream raised; a dream that does nothing strengthens none', async () => {
+    const { engine, sent, publisher } = await setup()
+    const texts = ['amber tide', 'cold glyph', 'quiet lattice']
+    for (const t of texts) await engine.write(t, 1)
+    await engine.step(40)
+    const score = async () => Promise.all(texts.map(async (t) => (await engine.probe(t)).resonance))
+    const before = await score()
+    await publisher.around('deep', async () => (await engine.dream('deep'))[0])
+    const after = await score()
+    const dreams = sent.find((s) => s.subject === 'SVC.dreams')!.message
+    expect(dreams.memories_strengthened).toBe(after.filter((s, i) => s > before[i]).length)
+    expect(sent.find((s) => s.subject === 'queen.event.dream.end')!.message).toMatchObject({ memories_strengthened: dreams.memories_strengthened, hallucinations: dreams.hallucinations })
+    sent.length = 0
+    await publisher.around('light', nothing)
+    expect(sent.find((s) => s.subject === 'SVC.dreams')!.message).toMatchObject({ memories_strengthened: 0, hallucinations: 0 })
+  })
+
+  test('hallucinations: a structure the dream puts where no memory is counts; a memory made stronger does not', async () => {
+    const { engine, sent, publisher } = await setup()
+    await engine.write('cold glyph', 1)
+    // a memory strengthened in place: what rises is what the memory explains
+    await publisher.around('light', async () => (await engine.write('cold glyph', 1), nothing()))
+    expect(sent.find((s) => s.subject === 'SVC.dreams')!.message.hallucinations).toBe(0)
+    // find a patch the memory leaves (nearly) empty, and dream a pulse into it
+    const twin = await engine.twin(1)
+    await twin.write('cold glyph', 1)
+    const e = patchEnergy((await twin.read()).u, N)
+    twin.destroy()
+    const p = e.indexOf(Math.min(...e))
+    const [x, y] = [((p % PATCH_SIDE) + 0.5) / PATCH_SIDE, (Math.floor(p / PATCH_SIDE) + 0.5) / PATCH_SIDE]
+    sent.length = 0
+    await publisher.around('light', async () => (await engine.pulse({ x, y, radius: 0.02, amplitude: 5, frequency: 0, phase: 0 }), nothing()))
+    expect(sent.find((s) => s.subject === 'SVC.dreams')!.message.hallucinations).toBeGreaterThanOrEqual(1)
+  })
+})

@@ -1,0 +1,185 @@
+// The consciousness publisher (docs/consciousness.md): every period it reads the live field and
+// publishes SVC.consciousness, QUEEN.phase.<node> and SVC.exemplar.<node>.<cluster>; around each
+// dream, queen.event.dream.start, SVC.dreams and queen.event.dream.end. It takes the engine and the
+// bus through the small interfaces below (no process, no files), so it runs wherever the engine runs.
+import type { DreamReport } from '../dream/dream.js'
+import { fieldPhases, GRID_SIDE, phaseClusters } from './field_phases.js'
+import { phi, type PhiReport } from './iit.js'
+import { differentiation } from './metrics.js'
+
+/** Default publication period (SVC_CONSCIOUSNESS_PERIOD_MS overrides it in `crystal serve`). */
+export const DEFAULT_PERIOD_MS = 1000
+/** Samples of the phase history phi is computed over, and the grid points it uses (exact: <= 16). */
+export const PHI_WINDOW = 32
+const PHI_POINTS = [0, 5, 10, 15, 18, 23, 28, 33, 36, 41, 46, 51].map((k) => k % (GRID_SIDE * GRID_SIDE))
+/** Memories (the most recent) whose recall score is compared around a dream, to bound its cost. */
+export const DREAM_MEMORIES = 32
+/** The grid of patches on which a dream's new structures are found. */
+export const PATCH_SIDE = 8
+
+/** What the publisher reads of the engine (engine/field/engine.ts's Engine has all of it). */
+export interface PublishedEngine {
+  readonly size: number
+  readonly step_count: number
+  readonly memories: readonly { text: string; importance: number; field: number }[]
+  read(fields?: number[]): Promise<{ u: Float32Array; prev: Float32Array }>
+  probe(text: string, field?: number): Promise<{ resonance: number }>
+  twin(fields: number): Promise<{ write(text: string, importance?: number): Promise<void>; read(): Promise<{ u: Float32Array }>; destroy(): void }>
+}
+
+/** Where it publishes (engine/bus/contract_bus.ts's ContractBus checks every message). */
+export interface PublishingBus {
+  readonly sender: string
+  publish(subject: string, body: Record<string, unknown>): void
+}
+
+export class ConsciousnessPublisher {
+  private timer: ReturnType<typeof setInterval> | undefined
+  private readonly history: number[][] = []
+  private orderSum = 0
+  private orderCount = 0
+  private lastChange = ''
+  dreaming = false
+  private busy = false
+  /** The last phi report (its null's level included), for whoever shows more than the bus carries. */
+  last: PhiReport | undefined
+
+  constructor(
+    private readonly engine: PublishedEngine,
+    private readonly bus: PublishingBus,
+    readonly periodMs: number,
+    private readonly warn: (line: string) => void,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.tick(), this.periodMs)
+    // Node: do not keep the process alive for the publisher alone
+    ;(this.timer as { unref?: () => void }).unref?.()
+  }
+
+  stop(): void {
+    clearInterval(this.timer)
+  }
+
+  /** One publication from the field as it is now. */
+  async tick(): Promise<void> {
+    if (this.busy) return
+    this.busy = true
+    try {
+      const n = this.engine.size
+      const { u, prev } = await this.engine.read([0])
+      const f = fieldPhases(u, prev, n)
+      // a field that has not moved since the last period has no dynamics: its window starts again
+      const change = `${this.engine.step_count}/${this.engine.memories.length}`
+      if (change === this.lastChange) this.history.length = 0
+      this.lastChange = change
+      this.history.push(PHI_POINTS.map((k) => Math.sin(f.phases[k])))
+      if (this.history.length > PHI_WINDOW) this.history.shift()
+      this.orderSum += f.order.r
+      this.orderCount++
+      const report = phi(this.history)
+      this.last = report
+      const clusters = phaseClusters(f.phases)
+      const d = differentiation(
+        clusters.map((c) => c.cluster),
+        f.phases.length,
+      )
+      const node = this.bus.sender
+      this.bus.publish('SVC.consciousness', {
+        phi: report.phi,
+        phi_null: report.null_level,
+        xi: report.phi * d,
+        mean_order: this.orderSum / this.orderCount,
+        order: f.order.r,
+        mean_phase: f.order.psi,
+        num_clusters: clusters.length,
+        consciousness_level: report.level,
+        dreaming: this.dreaming,
+      })
+      this.bus.publish(`QUEEN.phase.${node}`, { agent: node, phase: f.order.psi, frequency: f.frequency, order: f.order.r })
+      clusters.slice(0, 8).forEach((c, k) =>
+        this.bus.publish(`SVC.exemplar.${node}.c${k + 1}`, { agent_id: node, cluster_id: `c${k + 1}`, size: c.cluster.size, frequency: f.frequency, coherence: c.cluster.r, phases: c.members.map((i) => f.phases[i]) }),
+      )
+    } catch (e) {
+      this.warn(`warning: consciousness publication failed: ${(e as Error).message}`)
+    } finally {
+      this.busy = false
+    }
+  }
+
+  /** Wraps a dream: announces its start, publishes with dreaming set while it runs, then its outcome and end. */
+  async around(mode: 'light' | 'deep', run: () => Promise<DreamReport>): Promise<DreamReport> {
+    const started = Date.now()
+    const memories = this.engine.memories.filter((m) => m.field === 0).slice(-DREAM_MEMORIES)
+    const before = await this.scores(memories)
+    const energyBefore = patchEnergy((await this.engine.read([0])).u, this.engine.size)
+    this.bus.publish('queen.event.dream.start', { mode, reason: 'requested' })
+    this.dreaming = true
+    try {
+      const r = await run()
+      const after = await this.scores(memories)
+      const strengthened = after.filter((s, i) => s > before[i]).length
+      const hallucinations = await this.unexplained(energyBefore, memories)
+      this.bus.publish('SVC.dreams', { mode, samples: r.steps_observed, memories_strengthened: strengthened, hallucinations, energy_before: r.energy_before, energy_after: r.energy_after, pruned_fraction: r.pruned_fraction })
+      this.bus.publish('queen.event.dream.end', { mode, duration_ms: Date.now() - started, memories_strengthened: strengthened, hallucinations })
+      return r
+    } finally {
+      this.dreaming = false
+    }
+  }
+
+  /**
+   * Each memory's recall score: how strongly its text resonates with the live field (the engine's
+   * probe). A probe that fails scores NaN, which no later score counts as raising: the dream goes on.
+   */
+  private async scores(memories: readonly { text: string }[]): Promise<number[]> {
+    const out: number[] = []
+    for (const m of memories) {
+      try {
+        out.push((await this.engine.probe(m.text, 0)).resonance)
+      } catch (e) {
+        this.warn(`warning: could not score "${m.text}" around the dream: ${(e as Error).message}`)
+        out.push(NaN)
+      }
+    }
+    return out
+  }
+
+  /**
+   * Structures the dream created that no memory explains: patches whose energy the dream at least
+   * doubled, to above the mean patch, where no memory's own wavefront (rendered alone in a quiet twin)
+   * holds its uniform share of that memory's energy.
+   */
+  private async unexplained(before: Float64Array, memories: readonly { text: string; importance: number }[]): Promise<number> {
+    const n = this.engine.size
+    const after = patchEnergy((await this.engine.read([0])).u, n)
+    const mean = after.reduce((a, x) => a + x, 0) / after.length
+    const created = Array.from(after, (e, p) => e >= 2 * before[p] && e > mean)
+    if (!created.some(Boolean)) return 0
+    const covered = new Uint8Array(after.length)
+    const twin = await this.engine.twin(1)
+    try {
+      for (const m of memories) {
+        // written and taken back out: the quiet twin holds one memory at a time
+        await twin.write(m.text, 1)
+        const e = patchEnergy((await twin.read()).u, n)
+        await twin.write(m.text, -1)
+        const share = e.reduce((a, x) => a + x, 0) / e.length
+        e.forEach((x, p) => x >= share && (covered[p] = 1))
+      }
+    } finally {
+      twin.destroy()
+    }
+    return created.filter((c, p) => c && !covered[p]).length
+  }
+}
+
+/** Sum of u^2 over each of PATCH_SIDE x PATCH_SIDE patches (row-major). */
+export function patchEnergy(u: Float32Array, n: number): Float64Array {
+  const e = new Float64Array(PATCH_SIDE * PATCH_SIDE)
+  for (let y = 0; y < n; y++) {
+    const py = Math.floor((y * PATCH_SIDE) / n)
+    for (let x = 0; x < n; x++) e[py * PATCH_SIDE + Math.floor((x * PATCH_SIDE) / n)] += u[y * n + x] ** 2
+  }
+  return e
+}
