@@ -5,7 +5,7 @@ import type { Primitive } from '../engine/contracts/registry.js'
 import { discover } from '../engine/discovery/discovery.js'
 import { createEngine, type Engine } from '../engine/field/engine.js'
 import { MaterialCatalog } from '../engine/field/materials.js'
-import { downsample } from '../engine/recall/recall.js'
+import { downsample } from '../engine/util/downsample.js'
 import type { Candidate, RegisterOutcome } from '../engine/registry/registry.js'
 import { get, post, type Job, type State } from './api'
 

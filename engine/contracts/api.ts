@@ -69,11 +69,16 @@ export const DreamReply = Type.Object({
   mutated_cells: Type.Integer(),
   stability_preview: Type.Array(Type.Number()),
 })
-export const ProbeReply = Type.Object({ resonance: Type.Number(), envelope: Type.Number(), phase: Type.Number() })
+/** docs/recall.md: scores are shares of the energy a write would hold; the floor is derived there. */
+export const ProbeReply = Type.Object({ resonance: Type.Number(), step: Type.Union([Type.Integer(), Type.Null()]), noise_floor: Type.Number() })
 export const RecallReply = Type.Object({
   hits: Type.Array(
-    Type.Object({ rank: Type.Integer(), memory: Type.Integer(), text: Type.String(), importance: Type.Number(), step: Type.Integer(), score: Type.Number(), relevance: Type.Number(), presence: Type.Number() }),
+    Type.Object({ rank: Type.Integer(), memory: Type.Integer(), text: Type.String(), importance: Type.Number(), step: Type.Integer(), score: Type.Number(), noise_floor: Type.Number() }),
   ),
+  memories: Type.Integer(),
+  capacity: Type.Union([Type.Integer(), Type.Null()]),
+  over_capacity: Type.Boolean(),
+  reason: Type.Union([Type.String(), Type.Null()]),
 })
 export const JobSchema = Type.Object({
   id: Type.String(),

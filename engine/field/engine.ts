@@ -11,7 +11,7 @@ import { stepParams, type StepParams } from './params.js'
 import { selectBackend, type BackendChoice } from './select.js'
 import type { DreamMode } from '../contracts/registry.js'
 import { dream, type DreamReport } from '../dream/dream.js'
-import { MemoryIndex, type ProbeResult, type RecallHit } from '../recall/recall.js'
+import { MemoryReader, type ProbeResult, type RecallResult } from '../recall/recall.js'
 
 export const MIN_SIZE = 16
 export const MAX_SIZE = 4096
@@ -63,6 +63,14 @@ export interface Memory {
   field: number
 }
 
+/** A field as the persisted medium keeps it. */
+export interface SavedField {
+  u: Float32Array
+  prev: Float32Array
+  step_count: number
+  memories: readonly Omit<Memory, 'field'>[]
+}
+
 export type HistoryEvent =
   | { kind: 'write'; step: number; field: number; memory: number }
   | { kind: 'scale'; step: number; field: number; mask: Float32Array }
@@ -106,13 +114,18 @@ export interface Engine {
   dream(modes: DreamMode | readonly (DreamMode | 'none')[]): Promise<DreamReport[]>
   /** How strongly a text resonates with the field, compared like with like in time (docs/recall.md). */
   probe(text: string, field?: number): Promise<ProbeResult>
-  /** The k memories of a field that best answer the text (docs/recall.md). */
-  recall(text: string, k: number, field?: number): Promise<RecallHit[]>
+  /** The k memories of a field that resonate most with the text, above the noise floor (docs/recall.md). */
+  recall(text: string, k: number, field?: number): Promise<RecallResult>
   /**
    * A quiet twin: a new engine on the same kind of backend with the same size and material, no
    * noise, no timeline, and `fields` fields. Probe evolves candidate patterns in one.
    */
   twin(fields: number): Promise<Engine>
+  /**
+   * Continues a saved field in this fresh engine: its state, step count and the memories written
+   * into field 0 (at their steps, with no dream edits since). The persisted medium uses it.
+   */
+  resume(saved: SavedField): Promise<void>
   setMaterial(material: Material | string): void
   setTemperature(kelvin: number): void
   setNoise(amplitude: number): void
@@ -150,7 +163,7 @@ class FieldEngine implements Engine {
   private readonly injected: Float64Array
   private readonly timelines: EnergyBooks[][]
   private params: StepParams
-  private readonly index = new MemoryIndex(this)
+  private readonly reader = new MemoryReader(this)
 
   constructor(
     private readonly core: FieldBackend,
@@ -293,15 +306,29 @@ class FieldEngine implements Engine {
   }
 
   probe(text: string, field = 0): Promise<ProbeResult> {
-    return this.index.probe(text, this.field(field))
+    return this.reader.probe(text, this.field(field))
   }
 
-  recall(text: string, k: number, field = 0): Promise<RecallHit[]> {
-    return this.index.recall(text, k, this.field(field))
+  recall(text: string, k: number, field = 0): Promise<RecallResult> {
+    return this.reader.recall(text, k, this.field(field))
   }
 
   twin(fields: number): Promise<Engine> {
     return this.openTwin(this.material, fields)
+  }
+
+  async resume(saved: SavedField): Promise<void> {
+    if (this.step_count || this.memories.length || this.core.fields !== 1) throw new CrystalError('bad_argument', 'only a fresh one-field engine can resume a saved field')
+    const cells = this.core.n * this.core.n
+    if (saved.u.length !== cells || saved.prev.length !== cells) throw new CrystalError('bad_argument', `a saved field here has ${cells} cells, got ${saved.u.length}`)
+    await this.core.load(saved.u, saved.prev)
+    this.step_count = saved.step_count
+    for (const m of saved.memories) {
+      this.history.push({ kind: 'write', step: m.step, field: 0, memory: this.memories.length })
+      this.memories.push({ ...m, field: 0 })
+    }
+    // the energy held counts as injected, so the books of this session start balanced
+    this.injected[0] = (await this.core.energy(this.params, 0))[0]
   }
 
   setMaterial(m: Material | string): void {

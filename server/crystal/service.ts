@@ -5,7 +5,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { Worker } from 'node:worker_threads'
 import type { BooksType, Job } from '../../engine/contracts/api.js'
 import type { Engine } from '../../engine/field/engine.js'
-import { downsample } from '../../engine/recall/recall.js'
+import { downsample } from '../../engine/util/downsample.js'
 
 /** Steps run between two looks at the event loop (about 6 ms at N = 128 on one core). */
 export const STEP_CHUNK = 100
