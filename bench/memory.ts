@@ -22,7 +22,7 @@ export const MEMORY_BENCH = {
     { material: 'europium_crystal', temperature_k: 4 },
     { material: 'europium_crystal', temperature_k: 300 },
   ],
-  capacity: { sizes: [64, 128, 256], noise: [0, 0.001], queries: 40, target: 0.95, growth: 1.5, material: 'ideal_resonator' },
+  capacity: { sizes: [64, 128, 256, 512], noise: [0, 0.001], queries: 40, target: 0.95, growth: 1.5, material: 'ideal_resonator' },
 } as const
 
 /** A difference's mean over seeds and its 95% interval (Student t). */

@@ -12,6 +12,12 @@ describe('golden values (encoding version 2)', () => {
     expect([...(await blake3Words('hello', 4))]).toEqual([0x3d168fea, 0x928286b3, 0xc591445e, 0xb34b8de5])
   })
 
+  test('past 4,096 words the stream continues from a counter-suffixed input (hash-wasm caps one output at 2^17 bits)', async () => {
+    const long = await blake3Words('hello', 5000)
+    expect([...long.subarray(0, 4)]).toEqual([0x3d168fea, 0x928286b3, 0xc591445e, 0xb34b8de5])
+    expect([...long.subarray(4096)]).toEqual([...(await blake3Words('hello\0#1', 904))])
+  })
+
   const golden = {
     'cold glyph': {
       identity0: { x: 0.6177232663054019, y: 0.6551100720837711, radius: 0.01875, amplitude: -1, frequency: 0, phase: 0 },

@@ -26,17 +26,27 @@ const WORDS_PER_SOURCE = 3
 const MAX_TEXT_LENGTH = 100_000
 
 const hashers = new Map<number, Promise<IHasher>>()
+/** hash-wasm's BLAKE3 gives at most 2^17 bits of output a call (4,096 words). */
+const MAX_WORDS_PER_CALL = 4096
 
-/** `count` u32 words of blake3's extendable output of `input`. */
+/**
+ * `count` u32 words of blake3's extendable output of `input`. Beyond 4,096 words (sources for N over
+ * about 180) the stream goes on with the output of `input + "\0#" + c` for c = 1, 2, ...
+ */
 export async function blake3Words(input: string, count: number): Promise<Uint32Array> {
-  const bits = count * 32
-  if (!hashers.has(bits)) hashers.set(bits, createBLAKE3(bits))
-  const h = await hashers.get(bits)!
-  h.init()
-  h.update(input)
-  const bytes = h.digest('binary')
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  return Uint32Array.from({ length: count }, (_, i) => view.getUint32(i * 4, true))
+  const out = new Uint32Array(count)
+  for (let c = 0; c * MAX_WORDS_PER_CALL < count; c++) {
+    const words = Math.min(MAX_WORDS_PER_CALL, count - c * MAX_WORDS_PER_CALL)
+    const bits = words * 32
+    if (!hashers.has(bits)) hashers.set(bits, createBLAKE3(bits))
+    const h = await hashers.get(bits)!
+    h.init()
+    h.update(c ? `${input}\0#${c}` : input)
+    const bytes = h.digest('binary')
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    for (let i = 0; i < words; i++) out[c * MAX_WORDS_PER_CALL + i] = view.getUint32(i * 4, true)
+  }
+  return out
 }
 
 const unit = (w: number) => w / 2 ** 32
