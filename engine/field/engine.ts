@@ -9,6 +9,7 @@ import type { FieldBackend, LedgerSample, ThreadSpawner } from './backend.js'
 import { MaterialCatalog } from './materials.js'
 import { stepParams, type StepParams } from './params.js'
 import { selectBackend, type BackendChoice } from './select.js'
+import { saturationPotential } from '../cpu/field_step.js'
 import type { DreamMode } from '../contracts/registry.js'
 import { dream, type DreamReport } from '../dream/dream.js'
 import { MemoryReader, type ProbeResult, type RecallResult } from '../recall/recall.js'
@@ -48,11 +49,11 @@ export interface EnergyBooks {
   bulk_loss: number
   /** Leaked through the boundary sponge. */
   boundary_loss: number
-  /** Held by (and returned from) the soft-saturation potential. */
+  /** Held by the soft-saturation potential: what writes put in plus what the steps moved (near 0 once the field has decayed). */
   saturation: number
   /** Work done by thermal and added noise. */
   noise_work: number
-  /** Added (or taken) from outside the step: writes, pulses, dream edits. */
+  /** Added (or taken) from outside the step: writes, pulses, dream edits; wave energy plus saturation potential. */
   injected: number
 }
 
@@ -161,6 +162,8 @@ class FieldEngine implements Engine {
   readonly memories: Memory[] = []
   readonly history: HistoryEvent[] = []
   private readonly injected: Float64Array
+  /** Saturation potential put in (or taken out) by writes, pulses and edits: the step's ledger never sees it. */
+  private readonly deposited: Float64Array
   private readonly timelines: EnergyBooks[][]
   private params: StepParams
   private readonly reader = new MemoryReader(this)
@@ -177,6 +180,7 @@ class FieldEngine implements Engine {
     private readonly openTwin: (m: Material, fields: number) => Promise<Engine>,
   ) {
     this.injected = new Float64Array(core.fields)
+    this.deposited = new Float64Array(core.fields)
     this.timelines = Array.from({ length: core.fields }, () => [])
     this.params = this.conditions()
   }
@@ -203,8 +207,18 @@ class FieldEngine implements Engine {
     this.field(field)
     if (wave.length !== this.core.n * this.core.n) throw new CrystalError('bad_argument', `a wave for this field has ${this.core.n ** 2} cells, got ${wave.length}`)
     const before = (await this.core.energy(this.params, field))[0]
+    const held = await this.potential([field])
     await this.core.inject(field, wave)
-    this.injected[field] += (await this.core.energy(this.params, field))[0] - before
+    const potential = (await this.potential([field]))[0] - held[0]
+    this.deposited[field] += potential
+    this.injected[field] += (await this.core.energy(this.params, field))[0] - before + potential
+  }
+
+  /** The saturation potential held by the fields asked for (read back; docs/physics.md). */
+  private async potential(fields: number[]): Promise<Float64Array> {
+    if (!this.params.nonlinearity) return new Float64Array(fields.length)
+    const { u, prev } = await this.core.read(fields)
+    return saturationPotential(prev, u, this.params.nonlinearity, fields.length)
   }
 
   async write(text: string, importance = 1, field = 0): Promise<void> {
@@ -232,6 +246,7 @@ class FieldEngine implements Engine {
     if (mask.length !== cells * fields.length) throw new CrystalError('bad_argument', `a scale mask here has ${cells * fields.length} cells, got ${mask.length}`)
     const before = await this.core.energy(this.params)
     const { u, prev } = await this.core.read()
+    const held = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
     fields.forEach((f, k) => {
       for (let i = 0; i < cells; i++) {
         u[f * cells + i] *= mask[k * cells + i]
@@ -241,7 +256,11 @@ class FieldEngine implements Engine {
     })
     await this.core.load(u, prev)
     const after = await this.core.energy(this.params)
-    for (const f of fields) this.injected[f] += after[f] - before[f]
+    const left = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
+    for (const f of fields) {
+      this.deposited[f] += left[f] - held[f]
+      this.injected[f] += after[f] - before[f] + left[f] - held[f]
+    }
     this.trimHistory()
   }
 
@@ -273,7 +292,7 @@ class FieldEngine implements Engine {
   private record(s: LedgerSample): void {
     s.fields.forEach((v, f) => {
       const line = this.timelines[f]
-      line.push({ step: s.step, energy: v[0], bulk_loss: v[1], boundary_loss: v[2], saturation: v[3], noise_work: v[4], injected: this.injected[f] })
+      line.push({ step: s.step, energy: v[0], bulk_loss: v[1], boundary_loss: v[2], saturation: v[3] + this.deposited[f], noise_work: v[4], injected: this.injected[f] })
       if (line.length > TIMELINE_CAP) line.splice(0, line.length - TIMELINE_CAP)
     })
   }
@@ -286,7 +305,7 @@ class FieldEngine implements Engine {
       energy: e,
       bulk_loss: ledger[f * 4],
       boundary_loss: ledger[f * 4 + 1],
-      saturation: ledger[f * 4 + 2],
+      saturation: ledger[f * 4 + 2] + this.deposited[f],
       noise_work: ledger[f * 4 + 3],
       injected: this.injected[f],
     }))
@@ -328,7 +347,8 @@ class FieldEngine implements Engine {
       this.memories.push({ ...m, field: 0 })
     }
     // the energy held counts as injected, so the books of this session start balanced
-    this.injected[0] = (await this.core.energy(this.params, 0))[0]
+    this.deposited[0] = (await this.potential([0]))[0]
+    this.injected[0] = (await this.core.energy(this.params, 0))[0] + this.deposited[0]
   }
 
   setMaterial(m: Material | string): void {
