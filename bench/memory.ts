@@ -22,7 +22,7 @@ export const MEMORY_BENCH = {
     { material: 'europium_crystal', temperature_k: 4 },
     { material: 'europium_crystal', temperature_k: 300 },
   ],
-  capacity: { sizes: [64, 128, 256, 512], noise: [0, 0.001], queries: 40, target: 0.95, growth: 1.5, material: 'ideal_resonator' },
+  capacity: { sizes: [64, 128, 256], long_sizes: [512], noise: [0, 0.001], queries: 40, target: 0.95, growth: 1.5, material: 'ideal_resonator' },
 } as const
 
 /** A difference's mean over seeds and its 95% interval (Student t). */
@@ -200,7 +200,9 @@ export async function runMemoryBench(say: (line: string) => void = () => {}): Pr
     }
   }
   const capacity: CapacityRow[] = []
-  for (const size of MEMORY_BENCH.capacity.sizes) for (const noise of MEMORY_BENCH.capacity.noise) if (noise === 0 || size === 128) capacity.push(await capacityRow(size, noise, say))
+  // N = 512 takes most of an hour on 2 cores: only with CRYSTAL_BENCH_LONG=1
+  const sizes = [...MEMORY_BENCH.capacity.sizes, ...(process.env.CRYSTAL_BENCH_LONG === '1' ? MEMORY_BENCH.capacity.long_sizes : [])]
+  for (const size of sizes) for (const noise of MEMORY_BENCH.capacity.noise) if (noise === 0 || size === 128) capacity.push(await capacityRow(size, noise, say))
   return { protocol: MEMORY_BENCH, margins, capacity, seconds: (performance.now() - t0) / 1000 }
 }
 
