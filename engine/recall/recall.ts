@@ -11,7 +11,6 @@ import { textWavefront } from '../encode/text.js'
 import { stepParams } from '../field/params.js'
 import { AdjointField, restEnergy } from './adjoint.js'
 
-export const RECALL_VERSION = 2
 /** A score counts when it clears this many standard deviations of the null patterns' scores. */
 export const NOISE_SIGMAS = 4
 /** Null patterns read beside every query: wavefronts of texts that no one writes. */
