@@ -159,6 +159,8 @@ describe('crystal run', () => {
     expect(out.trace[0]).toMatchObject({ line: 2, command: 'MATERIAL', result: { material: 'optical_cavity', overridden: true } })
     const recall = out.trace.find((t: { command: string }) => t.command === 'RECALL')
     expect(recall.result.hits[0]).toMatchObject({ rank: 1, text: 'amber river at dusk', score: expect.any(Number), noise_floor: expect.any(Number) })
+    // as the example's comment says: the two amber memories, and nothing else above the floor
+    expect(recall.result.hits.map((h: { text: string }) => h.text).sort()).toEqual(['amber lantern in the window', 'amber river at dusk'])
     expect(out.trace.map((t: { command: string }) => t.command)).toContain('STABILIZE')
   })
 
