@@ -15,6 +15,13 @@ import { AdjointField, restEnergy } from './adjoint.js'
 export const NOISE_SIGMAS = 4
 /** Null patterns read beside every query: wavefronts of texts that no one writes. */
 export const NULL_PATTERNS = 16
+/**
+ * Capacity is estimated as M / (CAPACITY_SIGMAS sigma)^2: the number of memories at which a memory at
+ * full strength stops standing CAPACITY_SIGMAS null sigmas clear. The null patterns share no words
+ * with anything, while memories do share words by chance, so 4 sigma overestimated the measured 95%
+ * top-1 capacity by 2.6 to 4.8x (`crystal bench memory`); 9 brings the estimate to 0.5 to 1x of it.
+ */
+export const CAPACITY_SIGMAS = 9
 /** A memory holding less than this share of the energy it was written with counts as forgotten. */
 export const FORGOTTEN_BELOW = 0.01
 /** Steps the adjoint runs back at most; older memories are read at that point (and share its score). */
@@ -142,8 +149,8 @@ export class MemoryReader {
     })
     const mine = e.memories.map((m, i) => ({ m, i })).filter(({ m }) => m.field === field)
     if (!mine.length) return texts.map(() => ({ hits: [], memories: 0, capacity: null, over_capacity: false, reason: 'the medium holds no memories yet; write something first' }))
-    // a memory at full strength must clear NOISE_SIGMAS sigma; sigma^2 grows with the memories held
-    const capacity = newest ? Math.floor(mine.length / (NOISE_SIGMAS * newest) ** 2) : null
+    // sigma^2 grows with the memories held (CAPACITY_SIGMAS)
+    const capacity = newest ? Math.floor(mine.length / (CAPACITY_SIGMAS * newest) ** 2) : null
     const over_capacity = capacity !== null && mine.length > capacity
     return texts.map((_, q) => {
       const hits: RecallHit[] = []
