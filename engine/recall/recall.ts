@@ -24,8 +24,8 @@ export const NULL_PATTERNS = 16
 export const CAPACITY_SIGMAS = 9
 /** A memory holding less than this share of the energy it was written with counts as forgotten. */
 export const FORGOTTEN_BELOW = 0.01
-/** Steps the adjoint runs back at most; older memories are read at that point (and share its score). */
-export const MAX_LOOKBACK = 100_000
+/** Steps the adjoint runs back at most (about 1 s of sweep at N = 128); older memories are read at that point and share its score. */
+export const MAX_LOOKBACK = 20_000
 export const NOTHING_RESONATES = 'nothing resonates above the noise floor'
 
 /** The best score over the write moments (resonance: the share of a write at importance 1 the field holds; step null: read at the present, nothing was written). */
