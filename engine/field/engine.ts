@@ -118,11 +118,6 @@ export interface Engine {
   /** The k memories of a field that resonate most with the text, above the noise floor (docs/recall.md). */
   recall(text: string, k: number, field?: number): Promise<RecallResult>
   /**
-   * A quiet twin: a new engine on the same kind of backend with the same size and material, no
-   * noise, no timeline, and `fields` fields. Probe evolves candidate patterns in one.
-   */
-  twin(fields: number): Promise<Engine>
-  /**
    * Continues a saved field in this fresh engine: its state, step count and the memories written
    * into field 0 (at their steps, with no dream edits since). The persisted medium uses it.
    */
@@ -152,9 +147,7 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
   let noise = requireFinite('noise', o.noise ?? 0, 0, 1)
   const selected = await selectBackend({ backend: o.backend ?? 'auto', n: size, fields, gpu: o.gpu, threads: o.threads, spawnThread: o.spawnThread })
   o.report?.(selected.reason)
-  const twin = (m: Material, count: number) =>
-    createEngine({ ...o, backend: selected.backend.kind, fields: count, material: m, temperature_k: 0, noise: 0, timeline_interval: 0, report: undefined })
-  return new FieldEngine(selected.backend, selected.reason, seed, interval, material, temperature, noise, resolve, twin)
+  return new FieldEngine(selected.backend, selected.reason, seed, interval, material, temperature, noise, resolve)
 }
 
 class FieldEngine implements Engine {
@@ -177,7 +170,6 @@ class FieldEngine implements Engine {
     public temperature_k: number,
     public noise: number,
     private readonly resolve: (m: Material | string) => Material,
-    private readonly openTwin: (m: Material, fields: number) => Promise<Engine>,
   ) {
     this.injected = new Float64Array(core.fields)
     this.deposited = new Float64Array(core.fields)
@@ -330,10 +322,6 @@ class FieldEngine implements Engine {
 
   recall(text: string, k: number, field = 0): Promise<RecallResult> {
     return this.reader.recall(text, k, this.field(field))
-  }
-
-  twin(fields: number): Promise<Engine> {
-    return this.openTwin(this.material, fields)
   }
 
   async resume(saved: SavedField): Promise<void> {
