@@ -200,7 +200,7 @@ export async function runMemoryBench(say: (line: string) => void = () => {}): Pr
     }
   }
   const capacity: CapacityRow[] = []
-  // N = 512 takes most of an hour on 2 cores: only with CRYSTAL_BENCH_LONG=1
+  // N = 512 takes half an hour on 2 cores: only with CRYSTAL_BENCH_LONG=1
   const sizes = [...MEMORY_BENCH.capacity.sizes, ...(process.env.CRYSTAL_BENCH_LONG === '1' ? MEMORY_BENCH.capacity.long_sizes : [])]
   for (const size of sizes) for (const noise of MEMORY_BENCH.capacity.noise) if (noise === 0 || size === 128) capacity.push(await capacityRow(size, noise, say))
   return { protocol: MEMORY_BENCH, margins, capacity, seconds: (performance.now() - t0) / 1000 }
