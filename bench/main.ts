@@ -46,9 +46,9 @@ export async function runBench(which: BenchName | 'all', o: BenchOptions): Promi
     o.say(`wrote ${save(o.out, 'field', r)}`)
   }
   if (which === 'all' || which === 'memory') {
-    o.say('memory: 10 seeds on ideal_resonator, N = 64, delay 300 ...')
-    const r = await runMemoryBench((seed) => o.say(`  seed ${seed}/10`))
-    show(`memory (ideal_resonator, N = 64, delay 300 steps, 10 seeds; ${r.seconds.toFixed(0)} s)`, memoryTable(r))
+    o.say('memory: identity margins (30 seeds, 6 media and delays) and capacity by N ...')
+    const r = await runMemoryBench(o.say)
+    show(`memory: each claim beside its controls (docs/recall.md; ${r.seconds.toFixed(0)} s)`, memoryTable(r))
     reports.memory = r
     o.say(`wrote ${save(o.out, 'memory', r)}`)
   }

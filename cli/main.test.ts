@@ -143,10 +143,11 @@ describe('crystal run', () => {
   test('first light on europium: one line per command; the written text out-probes the unwritten one', () => {
     const r = crystal(env, 'run', join(EXAMPLES, 'first-light-europium.crystal'), '--size', '64')
     expect(r.status).toBe(0)
-    const probes = [...r.stdout.matchAll(/probe "([^"]+)": resonance (-?[\d.]+)/g)].map((m) => [m[1], Number(m[2])] as const)
+    const probes = [...r.stdout.matchAll(/probe "([^"]+)": resonance (-?[\d.]+) \(noise floor ([\d.]+)/g)].map((m) => ({ text: m[1], resonance: Number(m[2]), floor: Number(m[3]) }))
     expect(probes).toHaveLength(3)
-    expect(probes[0][1]).toBeGreaterThan(probes[1][1] + 0.3) // written vs never written, at 4 K
-    expect(probes[2][1]).toBeLessThan(probes[0][1]) // after warming to 300 K it has faded
+    expect(probes[0].resonance).toBeGreaterThan(3 * probes[0].floor) // written, at 4 K: well above the floor
+    expect(probes[1].resonance).toBeLessThan(probes[1].floor) // never written
+    expect(probes[2].resonance).toBeLessThan(probes[2].floor) // warmed and 500 steps on: forgotten
     expect(r.stdout).toMatch(/^ {2}2 {2}material europium_crystal/m)
   })
 
@@ -157,7 +158,9 @@ describe('crystal run', () => {
     expect(out.material_override).toBe('optical_cavity')
     expect(out.trace[0]).toMatchObject({ line: 2, command: 'MATERIAL', result: { material: 'optical_cavity', overridden: true } })
     const recall = out.trace.find((t: { command: string }) => t.command === 'RECALL')
-    expect(recall.result.hits[0]).toMatchObject({ rank: 1, text: expect.any(String), score: expect.any(Number) })
+    expect(recall.result.hits[0]).toMatchObject({ rank: 1, text: 'amber river at dusk', score: expect.any(Number), noise_floor: expect.any(Number) })
+    // as the example's comment says: the two amber memories, and nothing else above the floor
+    expect(recall.result.hits.map((h: { text: string }) => h.text).sort()).toEqual(['amber lantern in the window', 'amber river at dusk'])
     expect(out.trace.map((t: { command: string }) => t.command)).toContain('STABILIZE')
   })
 

@@ -16,6 +16,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   publish_failed: 502,
   bus_unavailable: 503,
   limit_exceeded: 413,
+  over_capacity: 422,
   bad_message: 500,
   unauthorized: 401,
   forbidden: 403,

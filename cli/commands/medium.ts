@@ -4,13 +4,13 @@ import type { Command } from 'commander'
 import { readFile } from 'node:fs/promises'
 import { CrystalError } from '../../engine/errors.js'
 import { MediumStore } from '../../engine/medium/file_store.node.js'
-import { ask, writeTexts } from '../../engine/medium/medium.js'
+import { AGE_PER_WRITE, ask, writeTexts } from '../../engine/medium/medium.js'
 import { realNumber, wholeNumber, type CliContext } from '../context.js'
 
 export function registerMedium(cli: Command, ctx: () => CliContext): void {
   cli
     .command('write')
-    .description('write text into the persisted medium (<data dir>/medium.bin)')
+    .description(`write text into the persisted medium (<data dir>/medium.bin); the field runs ${AGE_PER_WRITE} steps before each write`)
     .argument('[text]', 'the text')
     .option('--importance <x>', 'how strongly to write it', realNumber('--importance', -10, 10), 1)
     .option('--file <path>', 'write every non-empty line of a file (many at once)')
@@ -32,16 +32,16 @@ export function registerMedium(cli: Command, ctx: () => CliContext): void {
       }
       if (!texts.length || texts.some((t) => t.trim() === '')) throw new CrystalError('bad_argument', 'nothing to write: give a text or --file with non-empty lines', { field: 'text' })
       const store = new MediumStore(c.dataDir)
-      const total = await store.update({ size: o.size, material: o.material }, async (m) => {
-        await writeTexts(m, texts.map((t) => ({ text: t, importance: o.importance })))
-        return m.memories.length
+      const { total, step } = await store.update({ size: o.size, material: o.material }, async (m) => {
+        await writeTexts(m, texts.map((t) => ({ text: t, importance: o.importance })), (e) => c.open(e))
+        return { total: m.memories.length, step: m.step_count }
       })
-      process.stdout.write(`wrote ${texts.length === 1 ? `"${texts[0]}"` : `${texts.length} texts`}; the medium holds ${total} memor${total === 1 ? 'y' : 'ies'}\n`)
+      process.stdout.write(`wrote ${texts.length === 1 ? `"${texts[0]}"` : `${texts.length} texts`} (${AGE_PER_WRITE} steps apart, now step ${step}); the medium holds ${total} memor${total === 1 ? 'y' : 'ies'}\n`)
     })
 
   cli
     .command('ask')
-    .description('the memories of the persisted medium that best answer a text')
+    .description('the memories of the persisted medium that resonate most with a text, above the noise floor')
     .argument('<text>', 'the question')
     .option('-k <n>', 'how many answers', wholeNumber('-k', 1, 1000), 5)
     .option('--json', 'print JSON')
@@ -50,8 +50,13 @@ export function registerMedium(cli: Command, ctx: () => CliContext): void {
       const c = ctx()
       const m = await new MediumStore(c.dataDir).load()
       if (!m) throw new CrystalError('not_found', `there is no medium in ${c.dataDir} yet; write something first (crystal write "text")`)
-      const hits = await ask(m, text, o.k)
-      if (o.json) process.stdout.write(JSON.stringify(hits, null, 2) + '\n')
-      else for (const h of hits) process.stdout.write(`${h.rank}. "${h.text}"  score ${h.score.toFixed(3)} (relevance ${h.relevance.toFixed(3)}, presence ${h.presence.toFixed(3)})\n`)
+      const r = await ask(m, text, o.k, (e) => c.open(e))
+      if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n')
+      else {
+        for (const h of r.hits) process.stdout.write(`${h.rank}. "${h.text}"  score ${h.score.toFixed(3)} (noise floor ${h.noise_floor.toFixed(3)}, written at step ${h.step})\n`)
+        if (!r.hits.length && !r.over_capacity) process.stdout.write(`${r.reason}\n`)
+      }
+      // beyond capacity the ranking is a guess: say so on stderr and fail, never a confident answer
+      if (r.over_capacity) throw new CrystalError('over_capacity', r.reason!)
     })
 }

@@ -72,11 +72,19 @@ export const DreamReply = Type.Object({
   stability_preview: Type.Array(Type.Number()),
 })
 export type DreamReport = Static<typeof DreamReply>
-export const ProbeReply = Type.Object({ resonance: Type.Number(), envelope: Type.Number(), phase: Type.Number() })
+/** docs/recall.md: scores are shares of the energy a write would hold; the floor is derived there. */
+export const ProbeReply = Type.Object({ resonance: Type.Number(), step: Type.Union([Type.Integer(), Type.Null()]), noise_floor: Type.Number() })
 export type ProbeResult = Static<typeof ProbeReply>
-export const RecallHit = Type.Object({ rank: Type.Integer(), memory: Type.Integer(), text: Type.String(), importance: Type.Number(), step: Type.Integer(), score: Type.Number(), relevance: Type.Number(), presence: Type.Number() })
+export const RecallHit = Type.Object({ rank: Type.Integer(), memory: Type.Integer(), text: Type.String(), importance: Type.Number(), step: Type.Integer(), score: Type.Number(), noise_floor: Type.Number() })
 export type RecallHit = Static<typeof RecallHit>
-export const RecallReply = Type.Object({ hits: Type.Array(RecallHit) })
+export const RecallReply = Type.Object({
+  hits: Type.Array(RecallHit),
+  memories: Type.Integer(),
+  capacity: Type.Union([Type.Integer(), Type.Null()]),
+  over_capacity: Type.Boolean(),
+  reason: Type.Union([Type.String(), Type.Null()]),
+})
+export type RecallResult = Static<typeof RecallReply>
 export const JobSchema = Type.Object({
   id: Type.String(),
   kind: Type.Literal('evolve'),

@@ -80,3 +80,21 @@ export function energyReference(prev: Float32Array, cur: Float32Array, p: StepPa
   }
   return out
 }
+
+/**
+ * Potential of the soft saturation held by each field: sum V(u) + V(u_prev) with
+ * V(u) = b/2 (u^2 - ln(1 + u^2)), whose derivative is the step's b u^3 / (1 + u^2). The ledger's
+ * saturation account telescopes to the change of this sum (docs/physics.md), so what a write or a
+ * dream edit puts into it directly is counted here.
+ */
+export function saturationPotential(prev: Float32Array, cur: Float32Array, b: number, fields: number): Float64Array {
+  const cells = cur.length / fields
+  const out = new Float64Array(fields)
+  if (!b) return out
+  for (let i = 0; i < cur.length; i++) {
+    const u2 = cur[i] * cur[i]
+    const p2 = prev[i] * prev[i]
+    out[Math.floor(i / cells)] += (b / 2) * (u2 - Math.log1p(u2) + p2 - Math.log1p(p2))
+  }
+  return out
+}

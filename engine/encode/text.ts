@@ -1,51 +1,72 @@
-// Text to wavefront (DESIGN.md section 4). The blake3 extendable output of a string, read as
-// little-endian u32 words, seeds signed Gaussian sources. A text's wavefront is an identity part
-// seeded by the whole text plus one part per distinct lower-cased word, so texts that share words
-// share structure. Version 1 of the encoding; the golden test pins it (engine/encode/text.test.ts).
+// Text to wavefront (DESIGN.md section 4, docs/recall.md). The blake3 extendable output of a string,
+// read as little-endian u32 words, seeds signed Gaussian sources under a cell wide. A text's wavefront
+// is an identity part seeded by the whole text plus one part per distinct lower-cased word, so texts
+// that share words share structure. Version 2 (broadband); the golden test pins it (text.test.ts).
 import { createBLAKE3, type IHasher } from 'hash-wasm'
 import { CrystalError } from '../errors.js'
-import { addPulse, type Pulse } from './pulse.js'
+import type { Pulse } from './pulse.js'
 
-export const ENCODING_VERSION = 1
-/** Sources seeded by the whole text. */
-export const IDENTITY_SOURCES = 24
-/** Sources seeded by each distinct word. */
-export const WORD_SOURCES = 4
+export const ENCODING_VERSION = 2
+/**
+ * Radius of every source in cells, not in fractions of the side: a pattern's independent modes (and
+ * so the medium's capacity) then grow with N^2. At 0.6 cells the pattern's mean squared wavenumber
+ * stays below that of cell-to-cell noise (docs/recall.md, "The encoding").
+ */
+export const SOURCE_RADIUS_CELLS = 0.6
+/** Sources per part and per cell: 1,000 per part at N = 128 (the issue's measured broadband encoding). */
+export const SOURCES_PER_CELL = 1000 / (128 * 128)
+/** Sources lie in [MARGIN, 1 - MARGIN] of the side, clear of the widest boundary sponge (6%). */
+export const MARGIN = 0.08
 /** Share of the wavefront's energy carried by the identity part (the words share the rest). */
 export const IDENTITY_WEIGHT = 0.3
 /** Domain separation: a one-word text's identity and its word part must not be the same stream. */
-const IDENTITY_DOMAIN = 'resonant-crystal/identity/1\0'
-const WORD_DOMAIN = 'resonant-crystal/word/1\0'
-const WORDS_PER_SOURCE = 6
+const IDENTITY_DOMAIN = 'resonant-crystal/identity/2\0'
+const WORD_DOMAIN = 'resonant-crystal/word/2\0'
+const WORDS_PER_SOURCE = 3
 const MAX_TEXT_LENGTH = 100_000
 
 const hashers = new Map<number, Promise<IHasher>>()
+/** hash-wasm's BLAKE3 gives at most 2^17 bits of output a call (4,096 words). */
+const MAX_WORDS_PER_CALL = 4096
 
-/** `count` u32 words of blake3's extendable output of `input`. */
+/**
+ * `count` u32 words of blake3's extendable output of `input`. Beyond 4,096 words (sources for N over
+ * about 180) the stream goes on with the output of `input + "\0#" + c` for c = 1, 2, ...
+ */
 export async function blake3Words(input: string, count: number): Promise<Uint32Array> {
-  const bits = count * 32
-  if (!hashers.has(bits)) hashers.set(bits, createBLAKE3(bits))
-  const h = await hashers.get(bits)!
-  h.init()
-  h.update(input)
-  const bytes = h.digest('binary')
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  return Uint32Array.from({ length: count }, (_, i) => view.getUint32(i * 4, true))
+  const out = new Uint32Array(count)
+  for (let c = 0; c * MAX_WORDS_PER_CALL < count; c++) {
+    const words = Math.min(MAX_WORDS_PER_CALL, count - c * MAX_WORDS_PER_CALL)
+    const bits = words * 32
+    if (!hashers.has(bits)) hashers.set(bits, createBLAKE3(bits))
+    const h = await hashers.get(bits)!
+    h.init()
+    h.update(c ? `${input}\0#${c}` : input)
+    const bytes = h.digest('binary')
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    for (let i = 0; i < words; i++) out[c * MAX_WORDS_PER_CALL + i] = view.getUint32(i * 4, true)
+  }
+  return out
 }
 
 const unit = (w: number) => w / 2 ** 32
 
-/** Sources read from a word stream: position, radius, sign, frequency, phase (six words each). */
-export function sourcesFromWords(words: Uint32Array): Pulse[] {
+/** Sources per part on an n x n field. */
+export function sourceCount(n: number): number {
+  return Math.max(16, Math.round(SOURCES_PER_CELL * n * n))
+}
+
+/** Sources read from a word stream on an n x n field: position and sign (three words each). */
+export function sourcesFromWords(words: Uint32Array, n: number): Pulse[] {
   const out: Pulse[] = []
   for (let k = 0; k + WORDS_PER_SOURCE <= words.length; k += WORDS_PER_SOURCE) {
     out.push({
-      x: 0.15 + 0.7 * unit(words[k]),
-      y: 0.15 + 0.7 * unit(words[k + 1]),
-      radius: 0.05 + 0.07 * unit(words[k + 2]),
-      amplitude: words[k + 3] & 1 ? 1 : -1,
-      frequency: 0.5 + 2 * unit(words[k + 4]),
-      phase: 2 * Math.PI * unit(words[k + 5]),
+      x: MARGIN + (1 - 2 * MARGIN) * unit(words[k]),
+      y: MARGIN + (1 - 2 * MARGIN) * unit(words[k + 1]),
+      radius: SOURCE_RADIUS_CELLS / n,
+      amplitude: words[k + 2] & 1 ? 1 : -1,
+      frequency: 0,
+      phase: 0,
     })
   }
   return out
@@ -61,19 +82,42 @@ export interface TextSources {
   words: { word: string; sources: Pulse[] }[]
 }
 
-export async function textSources(text: string): Promise<TextSources> {
+/** The sources of `text` on an n x n field (their number and radius follow n). */
+export async function textSources(text: string, n: number): Promise<TextSources> {
   if (typeof text !== 'string' || text.trim() === '') throw new CrystalError('bad_argument', 'text must be a non-empty string', { field: 'text' })
   if (text.length > MAX_TEXT_LENGTH) throw new CrystalError('bad_argument', `text is ${text.length} characters, over the limit of ${MAX_TEXT_LENGTH}`, { field: 'text' })
-  const identity = sourcesFromWords(await blake3Words(IDENTITY_DOMAIN + text, IDENTITY_SOURCES * WORDS_PER_SOURCE))
-  const words = await Promise.all(
-    wordsOf(text).map(async (word) => ({ word, sources: sourcesFromWords(await blake3Words(WORD_DOMAIN + word, WORD_SOURCES * WORDS_PER_SOURCE)) })),
-  )
+  const count = sourceCount(n) * WORDS_PER_SOURCE
+  const identity = sourcesFromWords(await blake3Words(IDENTITY_DOMAIN + text, count), n)
+  const words = await Promise.all(wordsOf(text).map(async (word) => ({ word, sources: sourcesFromWords(await blake3Words(WORD_DOMAIN + word, count), n) })))
   return { identity, words }
 }
 
+/**
+ * The sources summed on an n x n field: addPulse's sum (frequency 0, so a plain Gaussian out to 3r)
+ * with the Gaussian split into its x and y factors, ten exponentials a source instead of 25.
+ */
 function render(sources: Pulse[], n: number): Float32Array {
   const out = new Float32Array(n * n)
-  for (const s of sources) addPulse(out, n, s)
+  const gx = new Float64Array(8)
+  const gy = new Float64Array(8)
+  for (const s of sources) {
+    const reach = 3 * s.radius
+    const twoR2 = 2 * s.radius * s.radius
+    const x0 = Math.max(0, Math.floor((s.x - reach) * n))
+    const x1 = Math.min(n - 1, Math.ceil((s.x + reach) * n))
+    const y0 = Math.max(0, Math.floor((s.y - reach) * n))
+    const y1 = Math.min(n - 1, Math.ceil((s.y + reach) * n))
+    for (let i = x0; i <= x1; i++) gx[i - x0] = ((i + 0.5) / n - s.x) ** 2
+    for (let j = y0; j <= y1; j++) gy[j - y0] = ((j + 0.5) / n - s.y) ** 2
+    for (let j = y0; j <= y1; j++) {
+      const dy2 = gy[j - y0]
+      const ey = s.amplitude * Math.exp(-dy2 / twoR2)
+      for (let i = x0; i <= x1; i++) {
+        const dx2 = gx[i - x0]
+        if (dx2 + dy2 <= reach * reach) out[j * n + i] += ey * Math.exp(-dx2 / twoR2)
+      }
+    }
+  }
   return out
 }
 
@@ -89,7 +133,7 @@ function rms(a: Float32Array): number {
  * peak is 1. write(text, importance) adds importance times this.
  */
 export async function textWavefront(text: string, n: number): Promise<Float32Array> {
-  const { identity, words } = await textSources(text)
+  const { identity, words } = await textSources(text, n)
   const out = new Float32Array(n * n)
   const id = render(identity, n)
   const idScale = Math.sqrt(words.length ? IDENTITY_WEIGHT : 1) / rms(id)

@@ -80,6 +80,25 @@ describe('energy books', () => {
     })
   }
 
+  test('a write\'s saturation potential is counted: energy retention <= 1 + 1e-3 in every built-in, and the saturation account is near the potential still held (near zero once decayed)', async () => {
+    const { BUILT_IN_MATERIALS } = await import('./materials.js')
+    const { saturationPotential } = await import('../cpu/field_step.js')
+    for (const material of BUILT_IN_MATERIALS) {
+      // a strong write (peak 3) so the saturation matters where the material has any
+      const e = await engine('cpu', { size: 48, material: material.name, temperature_k: 0, timeline_interval: 0 })
+      await e.write('the cold glyph remembers', 3)
+      await e.step(2000)
+      const [b] = await e.books()
+      const { u, prev } = await e.read()
+      const held = saturationPotential(prev, u, material.nonlinearity, 1)[0]
+      expect.soft(b.energy / b.injected, material.name).toBeLessThanOrEqual(1 + 1e-3)
+      // the step's work b u^3/(1+u^2) (u_next - u_prev) is the potential's change up to O(dw^3): measured within 3%
+      expect.soft(Math.abs(b.saturation - held), material.name).toBeLessThan(0.05 * b.injected)
+      expect.soft(Math.abs(b.energy + b.bulk_loss + b.boundary_loss + b.saturation - b.noise_work - b.injected), material.name).toBeLessThan(1e-3 * b.injected)
+      e.destroy()
+    }
+  })
+
   test('a batch keeps separate books per field', async () => {
     const e = await engine('cpu', { size: 24, fields: 3, material: 'ideal_resonator', timeline_interval: 20 })
     await e.pulse({ x: 0.5, y: 0.5, radius: 0.1, amplitude: 1, frequency: 0, phase: 0 }, 1)

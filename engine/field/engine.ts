@@ -9,11 +9,12 @@ import type { FieldBackend, LedgerSample } from './backend.js'
 import { MaterialCatalog } from './materials.js'
 import { stepParams, type StepParams } from './params.js'
 import { selectBackend } from '../backends/select.js'
+import { saturationPotential } from '../cpu/field_step.js'
 import { FIELD_SIZE } from '../contracts/api.js'
 import type { DreamMode } from '../contracts/registry.js'
 import { dream, type DreamReport } from '../dream/dream.js'
-import { MemoryIndex, type ProbeResult, type RecallHit } from '../recall/recall.js'
-import type { EnergyBooks, Engine, EngineOptions, HistoryEvent, Memory } from './engine_api.js'
+import { MemoryReader, type ProbeResult, type RecallResult } from '../recall/recall.js'
+import type { EnergyBooks, Engine, EngineOptions, HistoryEvent, Memory, SavedField } from './engine_api.js'
 
 export const MIN_SIZE = FIELD_SIZE.minimum
 export const MAX_SIZE = FIELD_SIZE.maximum
@@ -23,7 +24,7 @@ export const TIMELINE_CAP = 20_000
 /** Scalings kept in the history (each is n*n floats); older ones are dropped first. */
 export const SCALE_HISTORY_CAP = 256
 
-export type { EnergyBooks, Engine, EngineOptions, HistoryEvent, Memory } from './engine_api.js'
+export type { EnergyBooks, Engine, EngineOptions, HistoryEvent, Memory, SavedField } from './engine_api.js'
 
 function requireInteger(field: string, value: number, min: number, max: number): number {
   if (!Number.isInteger(value) || value < min || value > max) {
@@ -54,9 +55,11 @@ class FieldEngine implements Engine {
   readonly memories: Memory[] = []
   readonly history: HistoryEvent[] = []
   private readonly injected: Float64Array
+  /** Saturation potential put in (or taken out) by writes, pulses and edits: the step's ledger never sees it. */
+  private readonly deposited: Float64Array
   private readonly timelines: EnergyBooks[][]
   private params: StepParams
-  private readonly index = new MemoryIndex(this)
+  private readonly reader = new MemoryReader(this)
 
   constructor(
     private readonly core: FieldBackend,
@@ -70,6 +73,7 @@ class FieldEngine implements Engine {
     private readonly openTwin: (m: Material, fields: number) => Promise<Engine>,
   ) {
     this.injected = new Float64Array(core.fields)
+    this.deposited = new Float64Array(core.fields)
     this.timelines = Array.from({ length: core.fields }, () => [])
     this.params = this.conditions()
   }
@@ -96,8 +100,18 @@ class FieldEngine implements Engine {
     this.field(field)
     if (wave.length !== this.core.n * this.core.n) throw new CrystalError('bad_argument', `a wave for this field has ${this.core.n ** 2} cells, got ${wave.length}`)
     const before = (await this.core.energy(this.params, field))[0]
+    const held = await this.potential([field])
     await this.core.inject(field, wave)
-    this.injected[field] += (await this.core.energy(this.params, field))[0] - before
+    const potential = (await this.potential([field]))[0] - held[0]
+    this.deposited[field] += potential
+    this.injected[field] += (await this.core.energy(this.params, field))[0] - before + potential
+  }
+
+  /** The saturation potential held by the fields asked for (read back; docs/physics.md). */
+  private async potential(fields: number[]): Promise<Float64Array> {
+    if (!this.params.nonlinearity) return new Float64Array(fields.length)
+    const { u, prev } = await this.core.read(fields)
+    return saturationPotential(prev, u, this.params.nonlinearity, fields.length)
   }
 
   async write(text: string, importance = 1, field = 0): Promise<void> {
@@ -125,6 +139,7 @@ class FieldEngine implements Engine {
     if (mask.length !== cells * fields.length) throw new CrystalError('bad_argument', `a scale mask here has ${cells * fields.length} cells, got ${mask.length}`)
     const before = await this.core.energy(this.params)
     const { u, prev } = await this.core.read()
+    const held = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
     fields.forEach((f, k) => {
       for (let i = 0; i < cells; i++) {
         u[f * cells + i] *= mask[k * cells + i]
@@ -134,7 +149,11 @@ class FieldEngine implements Engine {
     })
     await this.core.load(u, prev)
     const after = await this.core.energy(this.params)
-    for (const f of fields) this.injected[f] += after[f] - before[f]
+    const left = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
+    for (const f of fields) {
+      this.deposited[f] += left[f] - held[f]
+      this.injected[f] += after[f] - before[f] + left[f] - held[f]
+    }
     this.trimHistory()
   }
 
@@ -166,7 +185,7 @@ class FieldEngine implements Engine {
   private record(s: LedgerSample): void {
     s.fields.forEach((v, f) => {
       const line = this.timelines[f]
-      line.push({ step: s.step, energy: v[0], bulk_loss: v[1], boundary_loss: v[2], saturation: v[3], noise_work: v[4], injected: this.injected[f] })
+      line.push({ step: s.step, energy: v[0], bulk_loss: v[1], boundary_loss: v[2], saturation: v[3] + this.deposited[f], noise_work: v[4], injected: this.injected[f] })
       if (line.length > TIMELINE_CAP) line.splice(0, line.length - TIMELINE_CAP)
     })
   }
@@ -179,7 +198,7 @@ class FieldEngine implements Engine {
       energy: e,
       bulk_loss: ledger[f * 4],
       boundary_loss: ledger[f * 4 + 1],
-      saturation: ledger[f * 4 + 2],
+      saturation: ledger[f * 4 + 2] + this.deposited[f],
       noise_work: ledger[f * 4 + 3],
       injected: this.injected[f],
     }))
@@ -199,15 +218,30 @@ class FieldEngine implements Engine {
   }
 
   probe(text: string, field = 0): Promise<ProbeResult> {
-    return this.index.probe(text, this.field(field))
+    return this.reader.probe(text, this.field(field))
   }
 
-  recall(text: string, k: number, field = 0): Promise<RecallHit[]> {
-    return this.index.recall(text, k, this.field(field))
+  recall(text: string, k: number, field = 0): Promise<RecallResult> {
+    return this.reader.recall(text, k, this.field(field))
   }
 
   twin(fields: number): Promise<Engine> {
     return this.openTwin(this.material, fields)
+  }
+
+  async resume(saved: SavedField): Promise<void> {
+    if (this.step_count || this.memories.length || this.core.fields !== 1) throw new CrystalError('bad_argument', 'only a fresh one-field engine can resume a saved field')
+    const cells = this.core.n * this.core.n
+    if (saved.u.length !== cells || saved.prev.length !== cells) throw new CrystalError('bad_argument', `a saved field here has ${cells} cells, got ${saved.u.length}`)
+    await this.core.load(saved.u, saved.prev)
+    this.step_count = saved.step_count
+    for (const m of saved.memories) {
+      this.history.push({ kind: 'write', step: m.step, field: 0, memory: this.memories.length })
+      this.memories.push({ ...m, field: 0 })
+    }
+    // the energy held counts as injected, so the books of this session start balanced
+    this.deposited[0] = (await this.potential([0]))[0]
+    this.injected[0] = (await this.core.energy(this.params, 0))[0] + this.deposited[0]
   }
 
   setMaterial(m: Material | string): void {

@@ -1,7 +1,7 @@
 // The engine's interface (what dream, recall, discovery and the edges program against), apart from
 // its implementation in engine.ts, so that the parts the engine uses do not import the engine back.
 // Its reports are the wire types (engine/contracts/api.ts), which dream and recall return.
-import type { DreamReport, ProbeResult, RecallHit } from '../contracts/api.js'
+import type { DreamReport, ProbeResult, RecallResult } from '../contracts/api.js'
 import type { Material } from '../contracts/material.js'
 import type { DreamMode } from '../contracts/registry.js'
 import type { Pulse } from '../encode/pulse.js'
@@ -39,11 +39,11 @@ export interface EnergyBooks {
   bulk_loss: number
   /** Leaked through the boundary sponge. */
   boundary_loss: number
-  /** Held by (and returned from) the soft-saturation potential. */
+  /** Held by the soft-saturation potential: what writes put in plus what the steps moved (near 0 once the field has decayed). */
   saturation: number
   /** Work done by thermal and added noise. */
   noise_work: number
-  /** Added (or taken) from outside the step: writes, pulses, dream edits. */
+  /** Added (or taken) from outside the step: writes, pulses, dream edits; wave energy plus saturation potential. */
   injected: number
 }
 
@@ -52,6 +52,14 @@ export interface Memory {
   importance: number
   step: number
   field: number
+}
+
+/** A field as the persisted medium keeps it. */
+export interface SavedField {
+  u: Float32Array
+  prev: Float32Array
+  step_count: number
+  memories: readonly Omit<Memory, 'field'>[]
 }
 
 export type HistoryEvent =
@@ -94,13 +102,18 @@ export interface Engine {
   dream(modes: DreamMode | readonly (DreamMode | 'none')[]): Promise<DreamReport[]>
   /** How strongly a text resonates with the field, compared like with like in time (docs/recall.md). */
   probe(text: string, field?: number): Promise<ProbeResult>
-  /** The k memories of a field that best answer the text (docs/recall.md). */
-  recall(text: string, k: number, field?: number): Promise<RecallHit[]>
+  /** The k memories of a field that resonate most with the text, above the noise floor (docs/recall.md). */
+  recall(text: string, k: number, field?: number): Promise<RecallResult>
   /**
    * A quiet twin: a new engine on the same kind of backend with the same size and material, no
-   * noise, no timeline, and `fields` fields. Probe evolves candidate patterns in one.
+   * noise, no timeline, and `fields` fields (the consciousness publisher renders memories alone in one).
    */
   twin(fields: number): Promise<Engine>
+  /**
+   * Continues a saved field in this fresh engine: its state, step count and the memories written
+   * into field 0 (at their steps, with no dream edits since). The persisted medium uses it.
+   */
+  resume(saved: SavedField): Promise<void>
   setMaterial(material: Material | string): void
   setTemperature(kelvin: number): void
   setNoise(amplitude: number): void

@@ -1,7 +1,7 @@
 // The field as the Observatory shows it (GET /crystal/state, the feed, a tab's own engine): one
 // builder for the server's snapshot and for the tab, so both speak the same StateReply.
 import type { BooksType, State } from '../contracts/api.js'
-import { downsample } from '../recall/recall.js'
+import { downsample } from '../util/downsample.js'
 import type { Engine } from './engine.js'
 
 /** Timeline points a state carries (the newest). */

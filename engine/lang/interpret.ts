@@ -108,7 +108,7 @@ export async function interpret(commands: readonly Command[], ctx: InterpretCont
         case 'PROBE': {
           const r = await (await field()).probe(String(a))
           result = { text: a, ...r }
-          text = `probe "${a}": resonance ${r.resonance.toFixed(3)} (envelope ${r.envelope.toFixed(3)}, phase ${r.phase.toFixed(3)})`
+          text = `probe "${a}": resonance ${r.resonance.toFixed(3)} (noise floor ${r.noise_floor.toFixed(3)}${r.step === null ? '' : `, read at step ${r.step}`})`
           break
         }
         case 'DREAM': {
@@ -136,9 +136,11 @@ export async function interpret(commands: readonly Command[], ctx: InterpretCont
           break
         }
         case 'RECALL': {
-          const hits = await (await field()).recall(String(a), Number(b))
-          result = { text: a, k: b, hits }
-          text = `recall "${a}": ${hits.map((h) => `${h.rank}. "${h.text}" (score ${h.score.toFixed(3)})`).join('  ')}`
+          const r = await (await field()).recall(String(a), Number(b))
+          result = { text: a, k: b, ...r }
+          const hits = r.hits.map((h) => `${h.rank}. "${h.text}" (score ${h.score.toFixed(3)}, floor ${h.noise_floor.toFixed(3)})`).join('  ')
+          // over capacity is said first and in capitals: the ranking after it is a guess
+          text = `recall "${a}": ${r.over_capacity ? `WARNING ${r.reason}  ${hits}` : (r.reason ?? hits)}`
           break
         }
         case 'MERGE': {

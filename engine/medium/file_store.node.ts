@@ -1,7 +1,7 @@
 // The medium on disk: <data dir>/medium.bin, one file written atomically (temp, fsync, rename) under
-// an inter-process lock. Layout: a 4-byte little-endian header length, the JSON header, then u,
-// u_prev (float32) and the index (int8). The header holds the blake3 of that binary payload, checked
-// on load: a broken or foreign file is refused with a clear message and left as it is.
+// an inter-process lock. Layout: a 4-byte little-endian header length, the JSON header, then u and
+// u_prev (float32). The header holds the blake3 of that
+// binary payload, checked on load: a broken or foreign file is refused with a clear message and left as it is.
 import { mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import lockfile from 'proper-lockfile'
@@ -48,11 +48,11 @@ export class MediumStore {
     } catch (e) {
       throw this.broken(`its header is not valid JSON (${(e as Error).message})`)
     }
+    if (header.format === 'svc-crystal-medium/1') throw this.broken('it holds wavefronts of text encoding 1, which this version cannot read back (encoding 2)')
     if (header.format !== MEDIUM_FORMAT) throw this.broken(`not a Resonant Crystal medium (format ${JSON.stringify(header.format)}, expected "${MEDIUM_FORMAT}")`)
     const payload = bytes.subarray(4 + headerLength)
     const cells = header.size * header.size
-    const indexBytes = payload.length - 8 * cells
-    if (indexBytes < 0 || indexBytes !== header.memories.length * 256) throw this.broken(`its payload is ${payload.length} bytes, not what ${header.memories.length} memories at N = ${header.size} need`)
+    if (payload.length !== 8 * cells) throw this.broken(`its payload is ${payload.length} bytes, not the ${8 * cells} of a field at N = ${header.size}`)
     if ((await blake3Hex(payload)) !== header.payload_blake3) throw this.broken('its content hash does not match its contents')
     const copy = new Uint8Array(payload) // aligned, detached from the file buffer
     return {
@@ -62,7 +62,6 @@ export class MediumStore {
       memories: header.memories,
       u: new Float32Array(copy.buffer, 0, cells),
       prev: new Float32Array(copy.buffer, 4 * cells, cells),
-      index: new Int8Array(copy.buffer, 8 * cells, indexBytes),
     }
   }
 
@@ -81,7 +80,7 @@ export class MediumStore {
   }
 
   private async save(m: Medium): Promise<void> {
-    const payload = Buffer.concat([Buffer.from(m.u.buffer, m.u.byteOffset, m.u.byteLength), Buffer.from(m.prev.buffer, m.prev.byteOffset, m.prev.byteLength), Buffer.from(m.index.buffer, m.index.byteOffset, m.index.byteLength)])
+    const payload = Buffer.concat([Buffer.from(m.u.buffer, m.u.byteOffset, m.u.byteLength), Buffer.from(m.prev.buffer, m.prev.byteOffset, m.prev.byteLength)])
     const header: Header = { format: MEDIUM_FORMAT, size: m.size, material: m.material, step_count: m.step_count, memories: m.memories, payload_blake3: await blake3Hex(payload) }
     const json = Buffer.from(JSON.stringify(header))
     const length = Buffer.alloc(4)

@@ -1,229 +1,171 @@
-// Probe and recall (docs/recall.md). Both compare like with like in time. Probe evolves the text's
-// wavefront forward through the same medium from the write times (exact, saturation included) and
-// compares it with the live field. Recall ranks memories by relevance to the query (their wavefronts
-// correlate) and presence: the live field run back through the adjoint of the step (linear part)
-// and of every dream edit, read at the memory's write time. The mixes are versioned.
+// Probe and recall, read from the live field alone (DESIGN.md section 4, docs/recall.md). The live
+// state is run back through the adjoint of the steps and dream edits since; at each write moment the
+// readout gives, for any pattern written then, the energy inner product of its evolved self with the
+// live field. A score is that product over the energy the pattern would hold had it been written then
+// at its importance in a lossless medium; chance is measured on null patterns read the same way.
+import type { ProbeResult, RecallHit, RecallResult } from '../contracts/api.js'
 import type { Engine } from '../field/engine_api.js'
 import { CrystalError } from '../errors.js'
 import { textWavefront } from '../encode/text.js'
-import { boxBlur } from '../field/blur.js'
 import { stepParams } from '../field/params.js'
-import { AdjointField } from './adjoint.js'
+import { AdjointField, restEnergy } from './adjoint.js'
 
-/** Side of the grid on which recall compares patterns (coarser than the field: speed and memory). */
-export const RECALL_SIDE = 32
-/** The documented mix of a recall score. */
-export const RECALL_MIX = { version: 1, relevance: 0.75, presence: 0.25 } as const
-/** The documented mix of a probe's resonance. */
-export const PROBE_MIX = { version: 1, envelope: 0.5, phase: 0.5 } as const
-/** Steps the adjoint runs back at most; older memories are read at that point. */
-export const MAX_LOOKBACK = 5000
-/** Write times a probe tries (the latest ones). */
-export const PROBE_MOMENTS = 8
+/** A score counts when it clears this many standard deviations of the null patterns' scores. */
+export const NOISE_SIGMAS = 4
+/** Null patterns read beside every query: wavefronts of texts that no one writes. */
+export const NULL_PATTERNS = 16
+/**
+ * Capacity is estimated as M / (CAPACITY_SIGMAS sigma)^2: the number of memories at which a memory at
+ * full strength stops standing CAPACITY_SIGMAS null sigmas clear. The null patterns share no words
+ * with anything, while memories do share words by chance, so 4 sigma overestimated the measured 95%
+ * top-1 capacity by 2.6 to 4.8x (`crystal bench memory`); 9 brings the estimate to 0.5 to 1x of it.
+ */
+export const CAPACITY_SIGMAS = 9
+/** A memory holding less than this share of the energy it was written with counts as forgotten. */
+export const FORGOTTEN_BELOW = 0.01
+/** Steps the adjoint runs back at most (about 1 s of sweep at N = 128); older memories are read at that point and share its score. */
+export const MAX_LOOKBACK = 20_000
+export const NOTHING_RESONATES = 'nothing resonates above the noise floor'
 
-export interface ProbeResult {
-  resonance: number
-  /** Pearson correlation of the local energy envelopes (blurred u^2 and w^2): where, not how. */
-  envelope: number
-  /** Correlation of the field with the wavefront itself: sign and phase matter. */
-  phase: number
-}
+// ProbeResult: the best score over the write moments (resonance: the share of a write at importance 1
+// the field holds; step null: read at the present, nothing was written)
+export type { ProbeResult, RecallHit, RecallResult }
 
-export interface RecallHit {
-  rank: number
-  memory: number
-  text: string
-  importance: number
+/** Scores of the patterns read at one moment, and the RMS score of the null patterns there. */
+interface Reading {
   step: number
-  score: number
-  relevance: number
-  presence: number
+  scores: number[]
+  sigma: number
 }
 
-function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
+/** A pattern and the energy it holds when written at rest (unit importance). */
+interface Pattern {
+  w: Float32Array
+  energy: number
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
   let s = 0
   for (let i = 0; i < a.length; i++) s += a[i] * b[i]
   return s
 }
 
-function unit(a: Float32Array): Float32Array {
-  const norm = Math.sqrt(dot(a, a))
-  return norm > 0 ? a.map((v) => v / norm) : a
-}
+/** Null texts: control characters only, so no words, never typed, one identity stream each. */
+const nullText = (k: number) => '\u0001'.repeat(k + 1)
 
-function pearson(a: Float32Array, b: Float32Array): number {
-  const ma = a.reduce((s, v) => s + v, 0) / a.length
-  const mb = b.reduce((s, v) => s + v, 0) / b.length
-  let ab = 0, aa = 0, bb = 0
-  for (let i = 0; i < a.length; i++) {
-    ab += (a[i] - ma) * (b[i] - mb)
-    aa += (a[i] - ma) ** 2
-    bb += (b[i] - mb) ** 2
-  }
-  return aa && bb ? ab / Math.sqrt(aa * bb) : 0
-}
-
-/** Box average of an n x n pattern onto side x side. */
-export function downsample(u: Float32Array, n: number, side: number): Float32Array {
-  if (n === side) return Float32Array.from(u)
-  const out = new Float32Array(side * side)
-  const counts = new Float32Array(side * side)
-  for (let y = 0; y < n; y++) {
-    for (let x = 0; x < n; x++) {
-      const k = Math.floor((y * side) / n) * side + Math.floor((x * side) / n)
-      out[k] += u[y * n + x]
-      counts[k]++
-    }
-  }
-  return out.map((v, k) => v / (counts[k] || 1))
-}
-
-function envelopeOf(u: Float32Array, n: number): Float32Array {
-  return boxBlur(u.map((v) => v * v), n, 2)
-}
-
-/** A pattern made ready for resonance: unit length, and its energy envelope. */
-export interface Prepared {
-  unit: Float32Array
-  envelope: Float32Array
-}
-
-export function prepare(pattern: Float32Array, n: number): Prepared {
-  return { unit: unit(pattern), envelope: envelopeOf(pattern, n) }
-}
-
-/**
- * Resonance of a pattern with a readout of the field: the envelope (Pearson correlation of the
- * blurred squares: where the energy is) and the phase (plain correlation: sign and phase).
- */
-export function resonanceOf(readout: Prepared, w: Prepared): ProbeResult {
-  const phase = dot(readout.unit, w.unit)
-  const envelope = pearson(readout.envelope, w.envelope)
-  return { resonance: PROBE_MIX.envelope * envelope + PROBE_MIX.phase * Math.abs(phase), envelope, phase }
-}
-
-export function resonance(readout: Float32Array, w: Float32Array, n: number): ProbeResult {
-  return resonanceOf(prepare(readout, n), prepare(w, n))
-}
-
-/** The memories' encodings on the recall grid, made once per memory and kept (memories only grow). */
-export class MemoryIndex {
-  private readonly encodings: Float32Array[] = []
+export class MemoryReader {
+  private readonly nulls = new Map<string, Promise<Pattern[]>>()
 
   constructor(private readonly engine: Engine) {}
 
-  private get side(): number {
-    return Math.min(RECALL_SIDE, this.engine.size)
+  private get c2(): number {
+    return stepParams({ n: this.engine.size, fields: 1, material: this.engine.material, temperature_k: 0, noise: 0 }).c2
   }
 
-  async sync(): Promise<Float32Array[]> {
-    const memories = this.engine.memories
-    for (let i = this.encodings.length; i < memories.length; i++) this.encodings.push(unit(await textWavefront(memories[i].text, this.side)))
-    return this.encodings
+  private async pattern(text: string): Promise<Pattern> {
+    const w = await textWavefront(text, this.engine.size)
+    return { w, energy: restEnergy(w, this.engine.size, this.c2) }
+  }
+
+  private nullPatterns(): Promise<Pattern[]> {
+    const key = `${this.engine.size}/${this.c2}`
+    if (!this.nulls.has(key)) this.nulls.set(key, Promise.all(Array.from({ length: NULL_PATTERNS }, (_, k) => this.pattern(nullText(k)))))
+    return this.nulls.get(key)!
   }
 
   /**
-   * Runs the live field of `field` back through the adjoint of the steps and dream edits since, and
-   * calls `visit` at each write event (newest first) with the readout at that moment: what a pattern
-   * written then correlates with now. Readouts are n x n; visits at the same moment share one.
+   * Runs the live state of `field` back through the adjoint of the steps and dream edits since and
+   * reads the patterns at every write, newest first: `visit(reading, memory)` with each pattern's
+   * score at unit importance and the null patterns' RMS score (writes at one moment share a reading).
+   * With nothing written, one reading of the present (memory -1).
    */
-  async sweep(field: number, visit: (readout: Float32Array, memory: number) => void): Promise<void> {
+  private async sweep(field: number, patterns: Pattern[], visit: (reading: Reading, memory: number) => void): Promise<void> {
     const e = this.engine
-    const { u } = await e.read([field])
-    const adjoint = new AdjointField(stepParams({ n: e.size, fields: 1, material: e.material, temperature_k: e.temperature_k, noise: e.noise }), u)
-    let t = e.step_count
+    const nulls = await this.nullPatterns()
+    const { u, prev } = await e.read([field])
+    const adjoint = AdjointField.ofEnergy(stepParams({ n: e.size, fields: 1, material: e.material, temperature_k: 0, noise: 0 }), u, prev)
+    const read = (step: number): Reading => {
+      const r = adjoint.readout()
+      const sigma = Math.sqrt(nulls.reduce((s, p) => s + (dot(r, p.w) / p.energy) ** 2, 0) / nulls.length)
+      return { step, scores: patterns.map((p) => dot(r, p.w) / p.energy), sigma }
+    }
     const oldest = e.step_count - MAX_LOOKBACK
-    let readout: Float32Array | undefined
+    let t = e.step_count
+    let reading: Reading | undefined
+    let written = false
     for (let k = e.history.length - 1; k >= 0; k--) {
       const event = e.history[k]
       if (event.field !== field) continue
       while (t > Math.max(event.step, oldest)) {
         adjoint.step()
         t--
-        readout = undefined
+        reading = undefined
       }
       if (event.kind === 'scale') {
         if (t === event.step) adjoint.scale(event.mask)
-        readout = undefined
+        reading = undefined
       } else {
-        readout ??= adjoint.readout()
-        visit(readout, event.memory)
+        reading ??= read(t)
+        written = true
+        visit(reading, event.memory)
       }
     }
+    if (!written) visit(read(e.step_count), -1)
   }
 
-  /** Presence of every memory of `field` (0 for the others): its encoding against the readout at its write time. */
-  async presence(field: number): Promise<Float32Array> {
-    const encodings = await this.sync()
-    const presence = new Float32Array(encodings.length)
-    let last: Float32Array | undefined
-    let small: Float32Array | undefined
-    await this.sweep(field, (readout, memory) => {
-      if (readout !== last) small = unit(downsample(readout, this.engine.size, this.side))
-      last = readout
-      presence[memory] = dot(small!, encodings[memory])
-    })
-    return presence
-  }
-
-  /**
-   * Probe: the text's wavefront, evolved forward through the same medium (saturation included, no
-   * noise) from each of the latest PROBE_MOMENTS write times to now, with the dream edits since
-   * replayed, against the live field; the best moment counts. One batch in a quiet twin engine.
-   * With nothing written, the raw wavefront against the live field.
-   */
+  /** The best score of the text's pattern over the write moments (DESIGN.md: like with like in time). */
   async probe(text: string, field: number): Promise<ProbeResult> {
-    const e = this.engine
-    const n = e.size
-    const { u } = await e.read([field])
-    const live = prepare(u, n)
-    const oldest = e.step_count - MAX_LOOKBACK
-    const events = e.history.filter((h) => h.field === field && h.step >= oldest)
-    const moments = [...new Set(events.filter((h) => h.kind === 'write').map((h) => h.step))].slice(-PROBE_MOMENTS)
-    const w = await textWavefront(text, n)
-    if (!moments.length) return resonanceOf(live, prepare(w, n))
-    // under saturation amplitude matters: a text that was written is evolved at its own importance
-    const importance = [...e.memories].reverse().find((m) => m.text === text && m.field === field)?.importance ?? 1
-    const twin = await e.twin(moments.length)
-    try {
-      const scales = events.filter((h) => h.kind === 'scale' && h.step >= moments[0])
-      const wave = w.map((v) => v * importance)
-      const stops = [...new Set([...moments, ...scales.map((h) => h.step)])].sort((a, b) => a - b)
-      for (const t of stops) {
-        await twin.step(t - moments[0] - twin.step_count)
-        for (const [k, m] of moments.entries()) if (m === t) await twin.inject(wave, k)
-        for (const h of scales) if (h.kind === 'scale' && h.step === t) await twin.scale(Float32Array.from({ length: n * n * moments.length }, (_, i) => h.mask[i % (n * n)]))
-      }
-      await twin.step(e.step_count - moments[0] - twin.step_count)
-      const evolved = (await twin.read()).u
-      let best: ProbeResult | undefined
-      for (let k = 0; k < moments.length; k++) {
-        const r = resonanceOf(live, prepare(evolved.subarray(k * n * n, (k + 1) * n * n), n))
-        if (!best || r.resonance > best.resonance) best = r
-      }
-      return best!
-    } finally {
-      twin.destroy()
-    }
+    return (await this.probeMany([text], field))[0]
   }
 
-  async recall(text: string, k: number, field = 0): Promise<RecallHit[]> {
-    if (!Number.isInteger(k) || k < 1 || k > 1000) throw new CrystalError('bad_argument', `k must be a whole number from 1 to 1000, got ${String(k)}`, { field: 'k' })
-    const memories = this.engine.memories
-    if (!memories.some((m) => m.field === field)) throw new CrystalError('not_found', 'the medium holds no memories yet; write something first', { field: 'text' })
-    const query = unit(await textWavefront(text, this.side))
-    const encodings = await this.sync()
-    const presence = await this.presence(field)
-    const hits: RecallHit[] = []
-    memories.forEach((m, i) => {
-      if (m.field !== field) return
-      const relevance = dot(query, encodings[i])
-      const score = RECALL_MIX.relevance * relevance + RECALL_MIX.presence * presence[i]
-      hits.push({ rank: 0, memory: i, text: m.text, importance: m.importance, step: m.step, score, relevance, presence: presence[i] })
+  /** Probe of many texts in one sweep. */
+  async probeMany(texts: readonly string[], field: number): Promise<ProbeResult[]> {
+    const patterns = await Promise.all(texts.map((t) => this.pattern(t)))
+    const best: (ProbeResult | undefined)[] = texts.map(() => undefined)
+    await this.sweep(field, patterns, ({ step, scores, sigma }, memory) => {
+      scores.forEach((score, q) => {
+        if (!best[q] || score > best[q].resonance) best[q] = { resonance: score, step: memory >= 0 ? step : null, noise_floor: Math.max(NOISE_SIGMAS * sigma, FORGOTTEN_BELOW) }
+      })
     })
-    return hits
-      .sort((a, b) => b.score - a.score || a.memory - b.memory)
-      .slice(0, k)
-      .map((h, r) => ({ ...h, rank: r + 1 }))
+    return best as ProbeResult[]
+  }
+
+  async recall(text: string, k: number, field: number): Promise<RecallResult> {
+    return (await this.recallMany([text], k, field))[0]
+  }
+
+  /** Recall of many texts in one sweep (benchmarks ask hundreds of questions of one field). */
+  async recallMany(texts: readonly string[], k: number, field: number): Promise<RecallResult[]> {
+    if (!Number.isInteger(k) || k < 1 || k > 1000) throw new CrystalError('bad_argument', `k must be a whole number from 1 to 1000, got ${String(k)}`, { field: 'k' })
+    const e = this.engine
+    const patterns = await Promise.all(texts.map((t) => this.pattern(t)))
+    const readings = new Map<number, Reading>()
+    let newest: number | undefined
+    await this.sweep(field, patterns, (reading, memory) => {
+      readings.set(memory, reading)
+      newest ??= reading.sigma
+    })
+    const mine = e.memories.map((m, i) => ({ m, i })).filter(({ m }) => m.field === field)
+    if (!mine.length) return texts.map(() => ({ hits: [], memories: 0, capacity: null, over_capacity: false, reason: 'the medium holds no memories yet; write something first' }))
+    // sigma^2 grows with the memories held (CAPACITY_SIGMAS)
+    const capacity = newest ? Math.floor(mine.length / (CAPACITY_SIGMAS * newest) ** 2) : null
+    const over_capacity = capacity !== null && mine.length > capacity
+    return texts.map((_, q) => {
+      const hits: RecallHit[] = []
+      for (const { m, i } of mine) {
+        if (m.importance === 0) continue
+        const { scores, sigma } = readings.get(i)!
+        const noise_floor = Math.max((NOISE_SIGMAS * sigma) / Math.abs(m.importance), FORGOTTEN_BELOW)
+        const score = scores[q] / m.importance
+        if (score > noise_floor) hits.push({ rank: 0, memory: i, text: m.text, importance: m.importance, step: m.step, score, noise_floor })
+      }
+      const ranked = hits.sort((a, b) => b.score - a.score || a.memory - b.memory).slice(0, k).map((h, r) => ({ ...h, rank: r + 1 }))
+      const reason = over_capacity
+        ? `over capacity: the field holds ${mine.length} memories but can tell apart about ${capacity} at N = ${e.size}; any ranking is a guess (use a larger field)`
+        : ranked.length
+          ? null
+          : NOTHING_RESONATES
+      return { hits: ranked, memories: mine.length, capacity, over_capacity, reason }
+    })
   }
 }

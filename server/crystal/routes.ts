@@ -56,9 +56,9 @@ export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = as
     service.exclusive((e) => e.probe(req.body.text)),
   )
 
-  app.post('/crystal/recall', { schema: { tags, summary: 'Ranked recall of the memories', body: api.RecallBody, response: { 200: api.RecallReply, ...problems } } }, async (req) => ({
-    hits: await service.exclusive((e) => e.recall(req.body.text, req.body.k ?? 5)),
-  }))
+  app.post('/crystal/recall', { schema: { tags, summary: 'Ranked recall of the memories', body: api.RecallBody, response: { 200: api.RecallReply, ...problems } } }, async (req) =>
+    service.exclusive((e) => e.recall(req.body.text, req.body.k ?? 5)),
+  )
 
   app.post(
     '/crystal/conditions',
