@@ -2,7 +2,8 @@
 // of 32, per backend), the time of a 10 x 12 evolve at N = 96, and recall latency over 10,000 memories.
 import { evaluate } from '../engine/discovery/evaluate.js'
 import { discover } from '../engine/discovery/discovery.js'
-import { randomGenome, rng } from '../engine/discovery/genome.js'
+import { randomGenome } from '../engine/discovery/genome.js'
+import { rng } from '../engine/util/rng.js'
 import { MaterialCatalog } from '../engine/field/materials.js'
 import { findAdapter } from '../engine/gpu/device.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'

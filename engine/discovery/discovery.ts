@@ -8,7 +8,8 @@ import { CrystalError } from '../errors.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
 import { cosine, type Candidate, type RegisterOutcome, type Registry } from '../registry/registry.js'
 import { evaluate, type Evaluation } from './evaluate.js'
-import { crossover, MAX_PULSES, mutate, randomGenome, rng, tournament, type GenomeBounds } from './genome.js'
+import { rng } from '../util/rng.js'
+import { crossover, MAX_PULSES, mutate, randomGenome, tournament, type GenomeBounds } from './genome.js'
 
 /** Fitness = the documented mix of persistence, noise tolerance and novelty. */
 export const FITNESS_MIX = { persistence: 0.6, noise_tolerance: 0.25, novelty: 0.15 } as const

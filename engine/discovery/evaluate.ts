@@ -1,16 +1,21 @@
 // Evaluating genomes (docs/discovery.md): the whole population as one batch of fields. Each genome is
 // injected so that it has resonated exactly its own number of steps when the batch ends; then each
-// field dreams in its genome's mode, stability is observed twice, and the dominant structure is
-// detected. A second batch with added noise gives the noise tolerance.
+// field dreams in its genome's mode, a window of the field is recorded and a later window's stability
+// observed, and the dominant structure is detected and classed from its dynamics. A second batch
+// with added noise gives the noise tolerance.
 import type { Genome } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
-import { detect, type Structure } from '../detect/detect.js'
+import { detect, stabilityMap, type Structure } from '../detect/detect.js'
+import type { Recording } from '../detect/dynamics.js'
 import { addPulse } from '../encode/pulse.js'
 import { observeStability } from '../dream/dream.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
 import { cosine } from '../registry/registry.js'
 
-/** Steps of each of the two stability windows. */
+/** The recorded window: frames of u, RECORD_DT steps apart (dt = 2 keeps the fastest waves, 1/4 cycle per step, at Nyquist). */
+export const RECORD_FRAMES = 64
+export const RECORD_DT = 2
+/** The later window whose stability says what the structure kept. */
 export const OBSERVE_STEPS = 100
 export const OBSERVE_SAMPLES = 10
 /** Noise amplitude added for the noise-tolerance run. */
@@ -32,27 +37,44 @@ export interface Evaluation {
   energy_retention: number
 }
 
-async function runBatch(genomes: readonly Genome[], c: EvaluationConditions, noise: number): Promise<{ first: Float32Array; second: Float32Array; retention: number[] }> {
+interface Batch {
+  /** Per field: the recorded window and the later window's stability map. */
+  windows: { recording: Recording; later: Float32Array }[]
+  retention: number[]
+}
+
+async function runBatch(genomes: readonly Genome[], c: EvaluationConditions, noise: number): Promise<Batch> {
   const engine = await c.open({ size: c.size, fields: genomes.length, material: c.material, seed: c.seed, noise, timeline_interval: 0 })
   try {
     const n = c.size
+    const cells = n * n
     const longest = Math.max(...genomes.map((g) => g.resonate_steps))
     const starts = [...new Set(genomes.map((g) => longest - g.resonate_steps))].sort((a, b) => a - b)
     for (const start of starts) {
       await engine.step(start - engine.step_count)
       for (const [f, g] of genomes.entries()) {
         if (longest - g.resonate_steps !== start) continue
-        const wave = new Float32Array(n * n)
+        const wave = new Float32Array(cells)
         for (const p of g.pulses) addPulse(wave, n, p)
         await engine.inject(wave, f)
       }
     }
     await engine.step(longest - engine.step_count)
     if (genomes.some((g) => g.dream !== 'none')) await engine.dream(genomes.map((g) => g.dream))
-    const first = await observeStability(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
-    const second = await observeStability(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
+    const frames: Float32Array[] = []
+    for (let t = 0; t < RECORD_FRAMES; t++) {
+      await engine.step(RECORD_DT)
+      frames.push((await engine.read()).u.slice())
+    }
+    const later = await observeStability(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
     const books = await engine.books()
-    return { first, second, retention: books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0)) }
+    return {
+      windows: genomes.map((_, f) => ({
+        recording: { n, dt: RECORD_DT, frames: frames.map((u) => u.subarray(f * cells, (f + 1) * cells)) },
+        later: later.subarray(f * cells, (f + 1) * cells),
+      })),
+      retention: books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0)),
+    }
   } finally {
     engine.destroy()
   }
@@ -76,22 +98,21 @@ function persistenceOf(s: Structure, first: Float32Array, second: Float32Array):
 }
 
 export async function evaluate(genomes: readonly Genome[], c: EvaluationConditions): Promise<Evaluation[]> {
-  const cells = c.size * c.size
   const clean = await runBatch(genomes, c, 0)
   const noisy = await runBatch(genomes, c, NOISE_PROBE)
   const out: Evaluation[] = []
   for (let f = 0; f < genomes.length; f++) {
-    const window = (a: Float32Array) => a.subarray(f * cells, (f + 1) * cells)
-    const [structure] = await detect(window(clean.first), c.size)
+    const { recording, later } = clean.windows[f]
+    const [structure] = await detect(recording, later)
     if (!structure) {
       out.push({ structure: undefined, persistence: 0, noise_tolerance: 0, energy_retention: clean.retention[f] })
       continue
     }
-    const [shaken] = await detect(window(noisy.first), c.size)
+    const [shaken] = await detect(noisy.windows[f].recording, noisy.windows[f].later)
     const likeness = shaken ? Math.max(0, cosine(structure.signature, shaken.signature)) * (shaken.class === structure.class ? 1 : 0.5) : 0
     out.push({
       structure,
-      persistence: persistenceOf(structure, window(clean.first), window(clean.second)),
+      persistence: persistenceOf(structure, stabilityMap(recording), later),
       noise_tolerance: likeness,
       energy_retention: clean.retention[f],
     })

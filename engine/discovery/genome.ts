@@ -2,25 +2,12 @@
 // seeded generator so that a run is reproducible from its seed.
 import type { Genome } from '../contracts/registry.js'
 import type { Pulse } from '../encode/pulse.js'
+import { gaussian } from '../util/rng.js'
+
+// engine/consciousness (another issue's area) still imports rng from here
+export { rng } from '../util/rng.js'
 
 export const MAX_PULSES = 6
-
-/** mulberry32: a small, fast, well-studied 32-bit generator; uniform in [0, 1). */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let t = s
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
-/** Standard normal from two uniforms (Box-Muller). */
-function gaussian(rand: () => number): number {
-  return Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand())
-}
 
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v))
 
