@@ -3,10 +3,12 @@
 // lineage as a graph, and the most similar primitives.
 import { useEffect, useRef, useState } from 'react'
 import { get } from '../api'
+import { CLASS_NAMES, CLASS_TOKENS, type ClassToken } from '../../engine/contracts/registry'
+import { SIGNATURE_SIDE } from '../../engine/detect/detect'
 
 export interface Primitive {
   id: string
-  class: string
+  class: ClassToken
   persistence: number
   noise_tolerance: number
   material: string
@@ -18,14 +20,17 @@ export interface Primitive {
   genome: { pulses: unknown[]; resonate_steps: number; dream: string }
 }
 
-const CLASSES = ['echo_ring', 'standing_echo', 'harmonic_bridge', 'phase_knot', 'attractor_field', 'memory_seed']
+/** A class for people: its display name and its token. */
+export const className = (c: ClassToken) => `${CLASS_NAMES[c]} (${c})`
 type Sort = 'id' | 'persistence' | 'noise_tolerance' | 'quality'
 const pct = (v: number) => `${(100 * v).toFixed(1)}`
 
-function Signature({ values }: { values: number[] }) {
+/** The signature's shape part (SIGNATURE_SIDE^2 floats; the spectrum after it is not drawn). */
+function Signature({ values: all }: { values: number[] }) {
   const canvas = useRef<HTMLCanvasElement>(null)
+  const side = SIGNATURE_SIDE
+  const values = all.slice(0, side * side)
   useEffect(() => {
-    const side = Math.round(Math.sqrt(values.length))
     const ctx = canvas.current!.getContext('2d')!
     const img = ctx.createImageData(side, side)
     const peak = Math.max(...values.map(Math.abs), 1e-9)
@@ -34,8 +39,7 @@ function Signature({ values }: { values: number[] }) {
       img.data.set([20 + 225 * t, 22 + 163 * t, 30 + 36 * t, 255], i * 4)
     })
     ctx.putImageData(img, 0, 0)
-  }, [values])
-  const side = Math.round(Math.sqrt(values.length))
+  }, [all])
   return <canvas ref={canvas} width={side} height={side} className="signature" role="img" aria-label="signature" data-testid="signature" />
 }
 
@@ -142,8 +146,10 @@ export function Primitives() {
           class{' '}
           <select name="filter-class" value={filters.class} onChange={(e) => set('class', e.target.value)}>
             <option value="">any</option>
-            {CLASSES.map((c) => (
-              <option key={c}>{c}</option>
+            {CLASS_TOKENS.map((c) => (
+              <option key={c} value={c}>
+                {className(c)}
+              </option>
             ))}
           </select>
         </label>
@@ -186,7 +192,7 @@ export function Primitives() {
                   {p.id}
                 </button>
               </td>
-              <td>{p.class}</td>
+              <td>{className(p.class)}</td>
               <td>{pct(p.persistence)}</td>
               <td>{pct(p.noise_tolerance)}</td>
               <td>{p.material}</td>
@@ -207,7 +213,7 @@ export function Primitives() {
       {selected && (
         <section className="detail" data-testid="primitive-detail" aria-label={`primitive ${selected.id}`}>
           <h2>
-            {selected.id} <span className="muted">{selected.class}</span>
+            {selected.id} <span className="muted">{className(selected.class)}</span>
           </h2>
           <div className="detail-grid">
             <Signature values={selected.signature} />
@@ -238,7 +244,7 @@ export function Primitives() {
                 <button className="link" onClick={() => setSelected(p)}>
                   {p.id}
                 </button>{' '}
-                {p.class}, persistence {pct(p.persistence)}%
+                {className(p.class)}, persistence {pct(p.persistence)}%
               </li>
             ))}
           </ul>

@@ -5,8 +5,14 @@ import type { ClassToken } from '../contracts/registry.js'
 import { blake3Hex } from '../registry/registry.js'
 import { measureDynamics, type DynamicsFeatures, type Recording } from './dynamics.js'
 
-/** Side of the square signature patch: SIGNATURE_SIDE^2 floats. */
+/** Side of the square signature patch: SIGNATURE_SIDE^2 floats (then the spectrum's). */
 export const SIGNATURE_SIDE = 16
+/**
+ * Share of a signature's cosine that comes from the spectrum rather than the shape: most structures
+ * are blobs, so shape alone barely tells two genomes apart, while the frequencies a structure holds
+ * do, and they survive a change of noise seed (docs/detection.md has the figures).
+ */
+export const SPECTRUM_WEIGHT = 0.5
 /** Cells at or above this fraction of the map's peak stability belong to structures. */
 export const THRESHOLD_OF_PEAK = 0.45
 /** Components smaller than this many cells are noise, not structures. */
@@ -153,10 +159,8 @@ const clamp01 = (v: number) => Math.min(1, Math.max(0, v))
 export const CLASS_RULES = {
   /** Every class stands out of the noise: mean stability inside at least this many times the mean outside. */
   contrast: 1.5,
-  /** Every class persists: it keeps at least this share of its stability from one window to the next. */
-  persists: 0.7,
-  /** A basin holds: at least this share. */
-  holds: 0.9,
+  /** Every class persists: it keeps at least this share of its stability from one window to the next (vacuum keeps about 0.4). */
+  persists: 0.6,
   /** Field-wide: at least this share of the field. */
   field_wide: 0.2,
   /** Compact: under this share of the field. */
@@ -180,11 +184,10 @@ export const CLASS_RULES = {
 export function classify(f: StructureFeatures): { class: ClassToken; confidence: number } | undefined {
   const R = CLASS_RULES
   const conf = (...margins: number[]) => 0.5 + 0.5 * clamp01(Math.min(...margins))
-  const held = (f.sustain - R.holds) / (1 - R.holds)
   // nothing that fades or that noise alone could make is a structure (an absorbing medium keeps none)
   if (f.sustain < R.persists || f.stability_ratio < R.contrast) return undefined
-  // a basin: field-wide and holding its stability; an absorbing medium (vacuum) loses it
-  if (f.area >= R.field_wide && f.sustain >= R.holds) return { class: 'attractor_field', confidence: conf((f.area - R.field_wide) / R.field_wide, held) }
+  // a basin: a field-wide pattern that the medium keeps drawing back to (it persists); an absorbing medium (vacuum) keeps none
+  if (f.area >= R.field_wide) return { class: 'attractor_field', confidence: conf((f.area - R.field_wide) / R.field_wide, (f.sustain - R.persists) / (1 - R.persists)) }
   // a phase singularity: the mode's phase turns round the centre, and the pattern rotates rather than stands
   if (f.winding !== 0 && f.standing < R.rotating) return { class: 'phase_knot', confidence: conf((R.rotating - f.standing) / R.rotating) }
   // two regions locked at a small-integer frequency ratio
@@ -202,22 +205,17 @@ export function classify(f: StructureFeatures): { class: ClassToken; confidence:
 }
 
 /**
- * The component's stability, centred on its centroid in a square window that holds it, resampled
- * bilinearly to SIGNATURE_SIDE^2 and scaled to unit length: the same shape anywhere on the field,
- * at any resolution, gives the same signature.
+ * The stability map around the component, centred on its centroid in a square window that holds it,
+ * resampled bilinearly to SIGNATURE_SIDE^2 and scaled to unit length, then its spectrum (weighted by
+ * SPECTRUM_WEIGHT): the same structure anywhere on the field, at any resolution, gives the same signature.
  */
-export function signature(map: Float32Array, n: number, cells: number[], f: Pick<ShapeFeatures, 'centroid_x' | 'centroid_y'>): number[] {
-  const inside = new Uint8Array(map.length)
-  for (const i of cells) inside[i] = 1
+export function signature(map: Float32Array, n: number, cells: number[], f: Pick<ShapeFeatures, 'centroid_x' | 'centroid_y'>, spectrum: readonly number[]): number[] {
   const cx = f.centroid_x * n - 0.5
   const cy = f.centroid_y * n - 0.5
   let half = 1
   for (const i of cells) half = Math.max(half, Math.abs((i % n) - cx) + 1, Math.abs(Math.floor(i / n) - cy) + 1)
-  const at = (x: number, y: number) => {
-    if (x < 0 || y < 0 || x >= n || y >= n) return 0
-    const i = y * n + x
-    return inside[i] ? map[i] : 0
-  }
+  // the whole map inside the window, not only the component: the component's edge moves with the noise
+  const at = (x: number, y: number) => (x < 0 || y < 0 || x >= n || y >= n ? 0 : map[y * n + x])
   const out: number[] = []
   for (let j = 0; j < SIGNATURE_SIDE; j++) {
     for (let i = 0; i < SIGNATURE_SIDE; i++) {
@@ -231,7 +229,8 @@ export function signature(map: Float32Array, n: number, cells: number[], f: Pick
     }
   }
   const norm = Math.hypot(...out) || 1
-  return out.map((v) => v / norm)
+  const [a, b] = [Math.sqrt(1 - SPECTRUM_WEIGHT), Math.sqrt(SPECTRUM_WEIGHT)]
+  return [...out.map((v) => (a * v) / norm), ...spectrum.map((v) => b * v)]
 }
 
 /** blake3 of the signature quantized to int16 (little-endian), so float noise below 1/32767 does not change it. */
@@ -263,12 +262,12 @@ function halves(cells: number[], n: number, f: { centroid_x: number; centroid_y:
 export const SECOND_REGION_MASS = 0.3
 
 /**
- * Every classed structure of a recorded window (n x n frames), the one holding most stability mass
- * first. `later` is the stability map of a later window (what the structure kept). The regions of
+ * The classed structures of a recorded window (n x n frames), the one holding most stability mass
+ * first, at most `limit` of them. `later` is the stability map of a later window (what the structure kept). The regions of
  * the strongest structure for a frequency ratio are it and the next component when that one is
  * strong enough, else its two halves along its principal axis.
  */
-export async function detect(rec: Recording, later: Float32Array): Promise<Structure[]> {
+export async function detect(rec: Recording, later: Float32Array, limit = Infinity): Promise<Structure[]> {
   const n = rec.n
   const map = stabilityMap(rec)
   let peak = 0
@@ -282,14 +281,15 @@ export async function detect(rec: Recording, later: Float32Array): Promise<Struc
     .sort((a, b) => b.mass - a.mass)
   const found: Structure[] = []
   for (const [k, { cells, mass }] of parts.entries()) {
+    if (found.length >= limit) break
     const { axis, mean_radius, ...shape } = measure(map, n, cells)
     const next = parts[k + 1]
     const regions: [number[], number[]] | undefined = next && next.mass >= SECOND_REGION_MASS * mass ? [cells, next.cells] : cells.length >= 2 * MIN_AREA_CELLS ? halves(cells, n, { ...shape, axis }) : undefined
-    const dynamics = measureDynamics(rec, cells, map, later, { x: shape.centroid_x * n - 0.5, y: shape.centroid_y * n - 0.5, radius: mean_radius }, regions)
+    const { features: dynamics, spectrum } = measureDynamics(rec, cells, map, later, { x: shape.centroid_x * n - 0.5, y: shape.centroid_y * n - 0.5, radius: mean_radius }, regions)
     const features = { ...shape, ...dynamics }
     const classed = classify(features)
     if (!classed) continue
-    const sig = signature(map, n, cells, features)
+    const sig = signature(map, n, cells, features, spectrum)
     found.push({ ...classed, features, mass, cells, signature: sig, hash: await signatureHash(sig) })
   }
   return found

@@ -37,6 +37,22 @@ export interface Evaluation {
   energy_retention: number
 }
 
+/** Per field of the engine: a recorded window (RECORD_FRAMES frames, RECORD_DT steps apart), then the stability map of a later window. */
+export async function recordWindows(engine: Engine): Promise<{ recording: Recording; later: Float32Array }[]> {
+  const n = engine.size
+  const cells = n * n
+  const frames: Float32Array[] = []
+  for (let t = 0; t < RECORD_FRAMES; t++) {
+    await engine.step(RECORD_DT)
+    frames.push((await engine.read()).u.slice())
+  }
+  const later = await observeStability(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
+  return Array.from({ length: engine.fields }, (_, f) => ({
+    recording: { n, dt: RECORD_DT, frames: frames.map((u) => u.subarray(f * cells, (f + 1) * cells)) },
+    later: later.subarray(f * cells, (f + 1) * cells),
+  }))
+}
+
 interface Batch {
   /** Per field: the recorded window and the later window's stability map. */
   windows: { recording: Recording; later: Float32Array }[]
@@ -61,20 +77,9 @@ async function runBatch(genomes: readonly Genome[], c: EvaluationConditions, noi
     }
     await engine.step(longest - engine.step_count)
     if (genomes.some((g) => g.dream !== 'none')) await engine.dream(genomes.map((g) => g.dream))
-    const frames: Float32Array[] = []
-    for (let t = 0; t < RECORD_FRAMES; t++) {
-      await engine.step(RECORD_DT)
-      frames.push((await engine.read()).u.slice())
-    }
-    const later = await observeStability(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
+    const windows = await recordWindows(engine)
     const books = await engine.books()
-    return {
-      windows: genomes.map((_, f) => ({
-        recording: { n, dt: RECORD_DT, frames: frames.map((u) => u.subarray(f * cells, (f + 1) * cells)) },
-        later: later.subarray(f * cells, (f + 1) * cells),
-      })),
-      retention: books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0)),
-    }
+    return { windows, retention: books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0)) }
   } finally {
     engine.destroy()
   }
@@ -84,7 +89,7 @@ async function runBatch(genomes: readonly Genome[], c: EvaluationConditions, noi
  * Persistence of a structure found in the first window: how much of its shape (cosine over its
  * cells) and of its strength (stability mass, capped at 1) the second window still shows.
  */
-function persistenceOf(s: Structure, first: Float32Array, second: Float32Array): number {
+export function persistenceOf(s: Structure, first: Float32Array, second: Float32Array): number {
   let ab = 0, aa = 0, bb = 0, m1 = 0, m2 = 0
   for (const i of s.cells) {
     ab += first[i] * second[i]
@@ -97,19 +102,24 @@ function persistenceOf(s: Structure, first: Float32Array, second: Float32Array):
   return Math.max(0, Math.min(1, shape * Math.min(1, m2 / (m1 || 1))))
 }
 
+/** How alike a structure and its counterpart under other conditions are: signature cosine, halved if the class changed. */
+export function likenessOf(s: Structure, other: Structure): number {
+  return Math.max(0, cosine(s.signature, other.signature)) * (other.class === s.class ? 1 : 0.5)
+}
+
 export async function evaluate(genomes: readonly Genome[], c: EvaluationConditions): Promise<Evaluation[]> {
   const clean = await runBatch(genomes, c, 0)
   const noisy = await runBatch(genomes, c, NOISE_PROBE)
   const out: Evaluation[] = []
   for (let f = 0; f < genomes.length; f++) {
     const { recording, later } = clean.windows[f]
-    const [structure] = await detect(recording, later)
+    const [structure] = await detect(recording, later, 1)
     if (!structure) {
       out.push({ structure: undefined, persistence: 0, noise_tolerance: 0, energy_retention: clean.retention[f] })
       continue
     }
-    const [shaken] = await detect(noisy.windows[f].recording, noisy.windows[f].later)
-    const likeness = shaken ? Math.max(0, cosine(structure.signature, shaken.signature)) * (shaken.class === structure.class ? 1 : 0.5) : 0
+    const [shaken] = await detect(noisy.windows[f].recording, noisy.windows[f].later, 1)
+    const likeness = shaken ? likenessOf(structure, shaken) : 0
     out.push({
       structure,
       persistence: persistenceOf(structure, stabilityMap(recording), later),
