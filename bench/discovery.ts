@@ -59,7 +59,7 @@ export function bootstrap(xs: readonly number[], ys?: readonly number[]): Interv
   return { mean: meanOf(xs) - (ys ? meanOf(ys) : 0), low: stats[249], high: stats[9749] }
 }
 
-async function compareSearch(material: string, progress: (what: string) => void): Promise<SearchComparison> {
+export async function compareSearch(material: string, progress: (what: string) => void): Promise<SearchComparison> {
   const { seeds, evaluations, size, population } = SEARCH_SCALE
   const runs: SearchComparison['runs'] = []
   for (let seed = 1; seed <= seeds; seed++) {

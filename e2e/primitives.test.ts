@@ -58,6 +58,21 @@ describe('the primitive browser', () => {
     expect(await page.locator('th[aria-sort="descending"]').textContent()).toContain('Persistence %')
   })
 
+  test('the archive map places a material\'s primitives in the MAP-Elites grid; a click opens a cell\'s elite', async () => {
+    await page.locator('input[name="filter-material"]').fill('europium_crystal')
+    const map = page.getByTestId('archive-map')
+    await map.waitFor()
+    await expect.poll(() => map.locator('button.cell').count()).toBeGreaterThan(0)
+    expect(await map.locator('figcaption').textContent()).toMatch(/^archive of europium_crystal: \d+ of 120 cells \([\d.]+%\), QD-score [\d.]+/)
+    expect(await map.locator('tbody th').allTextContents()).toEqual(['Echo Ring', 'Standing Echo', 'Harmonic Bridge', 'Phase Knot', 'Attractor Field', 'Memory Seed'])
+    const cell = map.locator('button.cell').first()
+    const id = (await cell.getAttribute('aria-label'))!.split(': ').at(-1)!
+    await cell.click()
+    await expect.poll(() => page.getByTestId('primitive-detail').locator('h2').textContent()).toMatch(new RegExp(`^${id} `))
+    await page.screenshot({ path: SHOTS + 'archive-map.png', fullPage: true })
+    await page.locator('input[name="filter-material"]').fill('')
+  })
+
   test('filters by class', async () => {
     const cls = (await call(server.url, 'GET', '/primitives?limit=1')).body.items[0].class
     await page.locator('select[name="filter-class"]').selectOption(cls)

@@ -5,6 +5,7 @@ import { useEffect, useRef, useState } from 'react'
 import { get } from '../api'
 import { CLASS_NAMES, CLASS_TOKENS, type ClassToken } from '../../engine/contracts/registry'
 import { SIGNATURE_SIDE } from '../../engine/detect/detect'
+import { ArchiveMap } from './ArchiveMap'
 
 export interface Primitive {
   id: string
@@ -173,6 +174,7 @@ export function Primitives() {
           {error}
         </p>
       )}
+      <ArchiveMap material={filters.material} onSelect={(id) => void fetchOne(id).then((p) => p && setSelected(p))} />
       <table data-testid="primitives-table">
         <thead>
           <tr>
