@@ -1,15 +1,46 @@
-// Discovery and recall speed: genome evaluations per second (N = 96, 600 resonate steps, a population
-// of 32, per backend), the time of a 10 x 12 evolve at N = 96, and recall latency over 10,000 memories.
+// Discovery: MAP-Elites against random search on the same number of evaluations (QD-score and
+// coverage over seeds, 95% bootstrap intervals, three materials); genome evaluations per second, the
+// time of a 10 x 12 evolve at N = 96, and recall latency over 10,000 memories.
 import { evaluate } from '../engine/discovery/evaluate.js'
-import { discover } from '../engine/discovery/discovery.js'
-import { randomGenome, rng } from '../engine/discovery/genome.js'
+import { discover, type SearchKind } from '../engine/discovery/discovery.js'
+import { randomGenome } from '../engine/discovery/genome.js'
+import { rng } from '../engine/util/rng.js'
 import { MaterialCatalog } from '../engine/field/materials.js'
 import { findAdapter } from '../engine/gpu/device.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'
 import { createNodeEngine } from '../engine/node.js'
 import { MemoryRegistryStore, Registry } from '../engine/registry/registry.js'
 
+/** The comparison's scale: the issue's (10 seeds of 1,200 evaluations at N = 96) unless the environment asks for less. */
+export const SEARCH_SCALE = {
+  seeds: Number(process.env.CRYSTAL_BENCH_SEEDS ?? 10),
+  evaluations: Number(process.env.CRYSTAL_BENCH_EVALUATIONS ?? 1200),
+  size: Number(process.env.CRYSTAL_BENCH_SIZE ?? 96),
+  population: 12,
+}
+export const SEARCH_MATERIALS = ['europium_crystal', 'silicon', 'metamaterial'] as const
+
+export interface Interval {
+  mean: number
+  low: number
+  high: number
+}
+
+export interface SearchComparison {
+  material: string
+  seeds: number
+  evaluations: number
+  size: number
+  qd_score: { map_elites: Interval; random: Interval; difference: Interval }
+  coverage: { map_elites: Interval; random: Interval; difference: Interval }
+  /** The claim holds when the difference's interval lies above zero. */
+  holds: { qd_score: boolean; coverage: boolean }
+  /** Per seed, for a reader who wants the raw figures. */
+  runs: { seed: number; search: SearchKind; qd_score: number; coverage: number; seconds: number }[]
+}
+
 export interface DiscoveryBenchReport {
+  search: SearchComparison[]
   evaluations: { backend: 'cpu' | 'gpu'; population: number; size: number; resonate_steps: number; seconds: number; evaluations_per_second: number }[]
   evolve: { generations: number; population: number; size: number; seconds: number; registered: number }
   recall: { memories: number; size: number; k: number; queries: number; p50_ms: number; p95_ms: number; max_ms: number }
@@ -17,6 +48,34 @@ export interface DiscoveryBenchReport {
 }
 
 const catalog = new MaterialCatalog()
+
+const meanOf = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
+
+/** Percentile bootstrap (10,000 resamples, seeded) of the mean of xs, or of mean(xs) - mean(ys). */
+export function bootstrap(xs: readonly number[], ys?: readonly number[]): Interval {
+  const rand = rng(99)
+  const draw = (v: readonly number[]) => meanOf(Array.from(v, () => v[Math.floor(rand() * v.length)]))
+  const stats = Array.from({ length: 10_000 }, () => draw(xs) - (ys ? draw(ys) : 0)).sort((a, b) => a - b)
+  return { mean: meanOf(xs) - (ys ? meanOf(ys) : 0), low: stats[249], high: stats[9749] }
+}
+
+export async function compareSearch(material: string, progress: (what: string) => void): Promise<SearchComparison> {
+  const { seeds, evaluations, size, population } = SEARCH_SCALE
+  const runs: SearchComparison['runs'] = []
+  for (let seed = 1; seed <= seeds; seed++) {
+    for (const search of ['map_elites', 'random'] as const) {
+      progress(`${material}: ${search}, seed ${seed}/${seeds}`)
+      const t0 = performance.now()
+      const r = await discover({ material: catalog.get(material), generations: Math.ceil(evaluations / population), population, size, seed, search, register: false, registry: new Registry(new MemoryRegistryStore()), open: (o) => createNodeEngine(o) })
+      runs.push({ seed, search, qd_score: r.qd_score, coverage: r.coverage, seconds: (performance.now() - t0) / 1000 })
+    }
+  }
+  const of = (search: SearchKind, k: 'qd_score' | 'coverage') => runs.filter((r) => r.search === search).map((r) => r[k])
+  const figures = (k: 'qd_score' | 'coverage') => ({ map_elites: bootstrap(of('map_elites', k)), random: bootstrap(of('random', k)), difference: bootstrap(of('map_elites', k), of('random', k)) })
+  const qd_score = figures('qd_score')
+  const coverage = figures('coverage')
+  return { material, seeds, evaluations: Math.ceil(evaluations / population) * population, size, qd_score, coverage, holds: { qd_score: qd_score.difference.low > 0, coverage: coverage.difference.low > 0 }, runs }
+}
 
 async function evaluationRate(backend: 'cpu' | 'gpu') {
   const rand = rng(17)
@@ -57,6 +116,8 @@ async function recallLatency() {
 
 export async function runDiscoveryBench(progress: (what: string) => void = () => {}): Promise<DiscoveryBenchReport> {
   const skipped: string[] = []
+  const search: SearchComparison[] = []
+  for (const material of SEARCH_MATERIALS) search.push(await compareSearch(material, progress))
   progress('genome evaluations (cpu)')
   const evaluations = [await evaluationRate('cpu')]
   const adapter = await findAdapter(await nodeGpu())
@@ -70,11 +131,18 @@ export async function runDiscoveryBench(progress: (what: string) => void = () =>
   const evolve = { generations: 10, population: 12, size: 96, seconds: (performance.now() - t0) / 1000, registered: run.registered.length }
   progress('recall over 10,000 memories')
   const recall = await recallLatency()
-  return { evaluations, evolve, recall, skipped }
+  return { search, evaluations, evolve, recall, skipped }
 }
 
+const ci = (i: Interval, digits: number) => `${i.mean.toFixed(digits)} (${i.low.toFixed(digits)}..${i.high.toFixed(digits)})`
+
 export function discoveryTables(r: DiscoveryBenchReport): Record<string, Record<string, string | number>[]> {
+  const s = r.search[0]
   return {
+    [`MAP-Elites against random search (same evaluations; ${s ? `${s.seeds} seeds, ${s.evaluations} evaluations, N = ${s.size}` : ''}; 95% bootstrap intervals)`]: r.search.flatMap((c) => [
+      { claim: `QD-score, ${c.material}`, figure: ci(c.qd_score.map_elites, 2), 'control: random search': ci(c.qd_score.random, 2), difference: ci(c.qd_score.difference, 2), holds: c.holds.qd_score ? 'yes' : 'no' },
+      { claim: `coverage, ${c.material}`, figure: ci(c.coverage.map_elites, 3), 'control: random search': ci(c.coverage.random, 3), difference: ci(c.coverage.difference, 3), holds: c.holds.coverage ? 'yes' : 'no' },
+    ]),
     'genome evaluations (N = 96, 600 steps, population 32)': r.evaluations.map((e) => ({ backend: e.backend, seconds: e.seconds.toFixed(2), 'evaluations/s': e.evaluations_per_second.toFixed(2) })),
     'evolve (10 generations of 12, N = 96, europium_crystal)': [{ seconds: r.evolve.seconds.toFixed(2), registered: r.evolve.registered }],
     'recall top-10 over 10,000 memories (N = 64)': [{ p50_ms: r.recall.p50_ms.toFixed(1), p95_ms: r.recall.p95_ms.toFixed(1), max_ms: r.recall.max_ms.toFixed(1) }],

@@ -59,17 +59,21 @@ describe('evolve, primitives, prune', () => {
     const r = crystal(env, 'evolve', '--material', 'europium_crystal', ...small)
     expect(r.status).toBe(0)
     expect(r.stderr).toMatch(/^cpu backend: /m)
-    expect(r.stderr).toMatch(/europium_crystal generation 1\/2: best fitness [\d.]+, registered \d+ \(total \d+\)/)
+    expect(r.stderr).toMatch(/europium_crystal generation 1\/2: best fitness [\d.]+, mean [\d.]+, QD-score [\d.]+, coverage [\d.]+% \(\d+ cells\)/)
     expect(r.stderr).toContain('generation 2/2')
     expect(r.stdout).toMatch(/ID\s+│\s+Type\s+│\s+Persistence %/)
-    expect(r.stdout).toMatch(/registered \d+ new primitives? \(\d+ duplicates? rejected\) from 12 genomes/)
+    expect(r.stdout).toMatch(/registered \d+ new primitives? \(\d+ duplicates? rejected\) from \d+ archive elites of 12 genomes/)
+    expect(r.stdout).toMatch(/│ (Echo Ring|Standing Echo|Harmonic Bridge|Phase Knot|Attractor Field|Memory Seed) \([a-z_]+\)/)
   })
 
-  test('the same evolve again registers nothing new; --json and --quiet', () => {
+  test('the same evolve again registers nothing new; --json lines (one per generation, then the result) and --quiet', () => {
     const r = crystal(env, '--quiet', 'evolve', '--material', 'europium_crystal', ...small, '--json')
     expect(r.status).toBe(0)
     expect(r.stderr).toBe('')
-    const result = JSON.parse(r.stdout)
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l))
+    expect(lines.slice(0, 2).map((l) => [l.material, l.generation])).toEqual([['europium_crystal', 1], ['europium_crystal', 2]])
+    for (const l of lines.slice(0, 2)) expect(Object.keys(l)).toEqual(expect.arrayContaining(['best_fitness', 'mean_fitness', 'qd_score', 'coverage']))
+    const { result } = lines[2]
     expect(result.registered).toEqual([])
     expect(result.rejected_duplicates).toBeGreaterThan(0)
   })
@@ -94,7 +98,7 @@ describe('evolve, primitives, prune', () => {
     expect(JSON.parse(crystal(env, 'primitives', '--class', cls, '--json').stdout).every((p: { class: string }) => p.class === cls)).toBe(true)
     const similar = crystal(env, 'primitives', '--similar', ids[0])
     expect(similar.stdout).toContain('Similarity')
-    expect(similar.stdout).not.toMatch(new RegExp(`│ ${ids[0]} `))
+    expect(similar.stdout).not.toMatch(new RegExp(`^│ ${ids[0]} `, 'm')) // not as a row (it may be in a lineage)
   })
 
   test('unknown ids and classes are clear errors', () => {
@@ -165,7 +169,7 @@ describe('crystal run', () => {
   })
 
   test('merge and split through a program register children with their lineage', () => {
-    crystal(env, 'evolve', '--material', 'ideal_resonator', '--generations', '1', '--population', '4', '--size', '32')
+    crystal(env, 'evolve', '--material', 'diamond_nv', '--generations', '1', '--population', '4', '--size', '32')
     const [a, b] = JSON.parse(crystal(env, 'primitives', '--json').stdout)
     const program = join(env.SVC_CRYSTAL_DATA_DIR, 'derive.crystal')
     writeFileSync(program, `MERGE ${a.id} ${b.id}\nSPLIT ${a.id}\n`)

@@ -3,6 +3,7 @@
 import { mkdirSync } from 'node:fs'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { CLASS_NAMES, type ClassToken } from '../engine/contracts/registry.js'
 import { call, startServer, type RunningServer } from '../server/testing.js'
 import { openObservatory } from './browser.js'
 
@@ -16,12 +17,20 @@ const rowIds = () => page.locator('[data-testid="primitives-table"] tbody tr td:
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true })
   server = await startServer(['--size', '32'])
-  // a registry to browse: a real evolve through the API
-  let job = (await call(server.url, 'POST', '/crystal/evolve', { material: 'vacuum', generations: 3, population: 8, size: 32, seed: 4 })).body
+  // a registry to browse: a real evolve through the API, then descendants of its finds registered as
+  // another node would (POST /primitives): novelty keeps a small evolve's finds few
+  let job = (await call(server.url, 'POST', '/crystal/evolve', { material: 'europium_crystal', generations: 3, population: 8, size: 32, seed: 4 })).body
   while (job.status === 'running') {
     await new Promise((r) => setTimeout(r, 100))
     job = (await call(server.url, 'GET', `/crystal/jobs/${job.id}`)).body
   }
+  const found = (await call(server.url, 'GET', '/primitives?limit=500')).body.items
+  const classes = ['echo_ring', 'standing_echo', 'harmonic_bridge', 'phase_knot', 'memory_seed', 'attractor_field']
+  const descendants = classes.map((cls, k) => {
+    const { id, uuid: _u, provenance: _p, discovered_at: _d, ...parent } = found[k % found.length]
+    return { ...parent, class: cls, lineage: [id], signature: parent.signature.map((v: number, i: number) => (i % (k + 2) ? v : -v)) }
+  })
+  await call(server.url, 'POST', '/primitives', { candidates: descendants })
   ;({ browser, page } = await openObservatory(server.url, consoleErrors, 900))
   await page.getByRole('tab', { name: 'Primitives' }).click()
 })
@@ -49,10 +58,25 @@ describe('the primitive browser', () => {
     expect(await page.locator('th[aria-sort="descending"]').textContent()).toContain('Persistence %')
   })
 
+  test('the archive map places a material\'s primitives in the MAP-Elites grid; a click opens a cell\'s elite', async () => {
+    await page.locator('input[name="filter-material"]').fill('europium_crystal')
+    const map = page.getByTestId('archive-map')
+    await map.waitFor()
+    await expect.poll(() => map.locator('button.cell').count()).toBeGreaterThan(0)
+    expect(await map.locator('figcaption').textContent()).toMatch(/^archive of europium_crystal: \d+ of 120 cells \([\d.]+%\), QD-score [\d.]+/)
+    expect(await map.locator('tbody th').allTextContents()).toEqual(['Echo Ring', 'Standing Echo', 'Harmonic Bridge', 'Phase Knot', 'Attractor Field', 'Memory Seed'])
+    const cell = map.locator('button.cell').first()
+    const id = (await cell.getAttribute('aria-label'))!.split(': ').at(-1)!
+    await cell.click()
+    await expect.poll(() => page.getByTestId('primitive-detail').locator('h2').textContent()).toMatch(new RegExp(`^${id} `))
+    await page.screenshot({ path: SHOTS + 'archive-map.png', fullPage: true })
+    await page.locator('input[name="filter-material"]').fill('')
+  })
+
   test('filters by class', async () => {
     const cls = (await call(server.url, 'GET', '/primitives?limit=1')).body.items[0].class
     await page.locator('select[name="filter-class"]').selectOption(cls)
-    await expect.poll(async () => (await page.locator('[data-testid="primitives-table"] tbody tr td:nth-child(2)').allTextContents()).every((c) => c === cls)).toBe(true)
+    await expect.poll(async () => (await page.locator('[data-testid="primitives-table"] tbody tr td:nth-child(2)').allTextContents()).every((c) => c === `${CLASS_NAMES[cls as ClassToken]} (${cls})`)).toBe(true)
     await page.locator('select[name="filter-class"]').selectOption('')
   })
 
@@ -61,14 +85,14 @@ describe('the primitive browser', () => {
     const withLineage = (await call(server.url, 'GET', '/primitives?limit=500')).body.items.find((p: { lineage: string[] }) => p.lineage.length)
     expect(withLineage).toBeDefined()
     await page.getByRole('button', { name: 'ID' }).click() // back to id order
-    await page.locator('input[name="filter-material"]').fill('vacuum')
+    await page.locator('input[name="filter-material"]').fill('europium_crystal')
     await page.locator('select[name="page-size"]').selectOption('50')
     const link = page.getByRole('button', { name: withLineage.id, exact: true })
     await link.focus()
     await page.keyboard.press('Enter')
     const detail = page.getByTestId('primitive-detail')
     await detail.waitFor()
-    expect(await detail.locator('h2').textContent()).toBe(`${withLineage.id} ${withLineage.class}`)
+    expect(await detail.locator('h2').textContent()).toBe(`${withLineage.id} ${CLASS_NAMES[withLineage.class as ClassToken]} (${withLineage.class})`)
     expect(await page.getByTestId('signature').getAttribute('width')).toBe('16')
     expect(await detail.textContent()).toContain('persistence')
     // the ancestors are fetched as the graph draws

@@ -57,7 +57,7 @@ describe('This tab mode', () => {
 
   test("the tab's discoveries are registered in the server's registry", async () => {
     const before = (await call(server.url, 'GET', '/primitives?limit=1')).body.total
-    await page.locator('select[name="evolve-material"]').selectOption('vacuum')
+    await page.locator('select[name="evolve-material"]').selectOption('optical_cavity')
     await page.getByLabel('generations').fill('1')
     await page.getByLabel('population').fill('4')
     await page.locator('input[name="evolve-size"]').fill('24')
@@ -66,7 +66,7 @@ describe('This tab mode', () => {
     await registered.waitFor({ timeout: 90_000 })
     const ids = ((await registered.textContent()) ?? '').split(' ').filter((x) => x.startsWith('CRY-'))
     expect(ids.length).toBeGreaterThan(0)
-    for (const id of ids) expect((await call(server.url, 'GET', `/primitives/${id}`)).body.material).toBe('vacuum')
+    for (const id of ids) expect((await call(server.url, 'GET', `/primitives/${id}`)).body.material).toBe('optical_cavity')
     expect((await call(server.url, 'GET', '/primitives?limit=1')).body.total).toBe(before + ids.length)
   })
 

@@ -111,7 +111,7 @@ describe('every route', () => {
   })
 
   test('POST /crystal/evolve starts a job (202); GET /crystal/jobs/:id follows it to the end', async () => {
-    const r = await call(s.url, 'POST', '/crystal/evolve', { material: 'vacuum', generations: 2, population: 4, size: 32, seed: 2 })
+    const r = await call(s.url, 'POST', '/crystal/evolve', { material: 'diamond_nv', generations: 2, population: 4, size: 32, seed: 2 })
     expect(r.status).toBe(202)
     conforms(api.JobSchema, r.body)
     let job = r.body

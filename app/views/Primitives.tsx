@@ -4,16 +4,22 @@
 import { useEffect, useRef, useState } from 'react'
 import type { Static } from '@sinclair/typebox'
 import type { PrimitivesQuery } from '../../engine/contracts/api.js'
-import { CLASS_TOKENS as CLASSES, type Primitive } from '../../engine/contracts/registry.js'
+import { CLASS_NAMES, CLASS_TOKENS, type ClassToken, type Primitive } from '../../engine/contracts/registry.js'
 import { get } from '../api'
+import { SIGNATURE_SIDE } from '../../engine/detect/detect'
+import { ArchiveMap } from './ArchiveMap'
 
+/** A class for people: its display name and its token. */
+export const className = (c: ClassToken) => `${CLASS_NAMES[c]} (${c})`
 type Sort = NonNullable<Static<typeof PrimitivesQuery>['sort']>
 const pct = (v: number) => `${(100 * v).toFixed(1)}`
 
-function Signature({ values }: { values: number[] }) {
+/** The signature's shape part (SIGNATURE_SIDE^2 floats; the spectrum after it is not drawn). */
+function Signature({ values: all }: { values: number[] }) {
   const canvas = useRef<HTMLCanvasElement>(null)
+  const side = SIGNATURE_SIDE
+  const values = all.slice(0, side * side)
   useEffect(() => {
-    const side = Math.round(Math.sqrt(values.length))
     const ctx = canvas.current!.getContext('2d')!
     const img = ctx.createImageData(side, side)
     const peak = Math.max(...values.map(Math.abs), 1e-9)
@@ -22,8 +28,7 @@ function Signature({ values }: { values: number[] }) {
       img.data.set([20 + 225 * t, 22 + 163 * t, 30 + 36 * t, 255], i * 4)
     })
     ctx.putImageData(img, 0, 0)
-  }, [values])
-  const side = Math.round(Math.sqrt(values.length))
+  }, [all])
   return <canvas ref={canvas} width={side} height={side} className="signature" role="img" aria-label="signature" data-testid="signature" />
 }
 
@@ -130,8 +135,10 @@ export function Primitives() {
           class{' '}
           <select name="filter-class" value={filters.class} onChange={(e) => set('class', e.target.value)}>
             <option value="">any</option>
-            {CLASSES.map((c) => (
-              <option key={c}>{c}</option>
+            {CLASS_TOKENS.map((c) => (
+              <option key={c} value={c}>
+                {className(c)}
+              </option>
             ))}
           </select>
         </label>
@@ -155,6 +162,7 @@ export function Primitives() {
           {error}
         </p>
       )}
+      <ArchiveMap material={filters.material} onSelect={(id) => void fetchOne(id).then((p) => p && setSelected(p))} />
       <table data-testid="primitives-table">
         <thead>
           <tr>
@@ -174,7 +182,7 @@ export function Primitives() {
                   {p.id}
                 </button>
               </td>
-              <td>{p.class}</td>
+              <td>{className(p.class)}</td>
               <td>{pct(p.persistence)}</td>
               <td>{pct(p.noise_tolerance)}</td>
               <td>{p.material}</td>
@@ -195,7 +203,7 @@ export function Primitives() {
       {selected && (
         <section className="detail" data-testid="primitive-detail" aria-label={`primitive ${selected.id}`}>
           <h2>
-            {selected.id} <span className="muted">{selected.class}</span>
+            {selected.id} <span className="muted">{className(selected.class)}</span>
           </h2>
           <div className="detail-grid">
             <Signature values={selected.signature} />
@@ -226,7 +234,7 @@ export function Primitives() {
                 <button className="link" onClick={() => setSelected(p)}>
                   {p.id}
                 </button>{' '}
-                {p.class}, persistence {pct(p.persistence)}%
+                {className(p.class)}, persistence {pct(p.persistence)}%
               </li>
             ))}
           </ul>

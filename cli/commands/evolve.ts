@@ -29,25 +29,38 @@ function searchOptions(c: Command): Command {
     .option('--seed <n>', 'seed of the search (the same seed, the same run)', wholeNumber('--seed', 0, 2 ** 32 - 1), SEARCH_DEFAULTS.seed)
     .option('--min-persistence <x>', 'register only structures at least this persistent', realNumber('--min-persistence', 0, 1), DEFAULT_MIN_PERSISTENCE)
     .option('--material-file <file...>', 'also load these material files')
-    .option('--json', 'print the result as JSON on stdout')
+    .option('--json', 'JSON lines on stdout: evolve, one per generation and then {"result": ...}; explore, one per round')
 }
 
-/** Progress for people: a redrawn bar on a terminal, one line per generation otherwise. */
-function progressReporter(ctx: CliContext, label: string, total: number) {
-  if (ctx.quiet) return { update: (_: DiscoveryProgress) => {}, stop: () => {} }
+const generationLine = (p: DiscoveryProgress) =>
+  `best fitness ${p.best_fitness.toFixed(3)}, mean ${p.mean_fitness.toFixed(3)}, QD-score ${p.qd_score.toFixed(2)}, coverage ${(100 * p.coverage).toFixed(1)}% (${p.elites} cells)`
+
+/** Progress for people: a redrawn bar on a terminal, one line per generation otherwise; with --json, one JSON line per generation on stdout. */
+function progressReporter(ctx: CliContext, label: string, total: number, json: boolean) {
+  const line = json ? (p: DiscoveryProgress) => process.stdout.write(JSON.stringify({ material: label, ...p }) + '\n') : () => {}
+  if (ctx.quiet) return { update: line, stop: () => {} }
   if (interactive()) {
-    const bar = new SingleBar({ format: `${label} [{bar}] generation {value}/{total} | best fitness {best} | registered {registered}`, hideCursor: true, stream: process.stderr })
-    bar.start(total, 0, { best: '-', registered: 0 })
-    return { update: (p: DiscoveryProgress) => bar.update(p.generation, { best: p.best_fitness.toFixed(3), registered: p.registered_total }), stop: () => bar.stop() }
+    const bar = new SingleBar({ format: `${label} [{bar}] generation {value}/{total} | {line}`, hideCursor: true, stream: process.stderr })
+    bar.start(total, 0, { line: '' })
+    return {
+      update: (p: DiscoveryProgress) => {
+        line(p)
+        bar.update(p.generation, { line: generationLine(p) })
+      },
+      stop: () => bar.stop(),
+    }
   }
   return {
-    update: (p: DiscoveryProgress) => ctx.say(`${label} generation ${p.generation}/${p.generations}: best fitness ${p.best_fitness.toFixed(3)}, registered ${p.registered_this_generation} (total ${p.registered_total})`),
+    update: (p: DiscoveryProgress) => {
+      line(p)
+      ctx.say(`${label} generation ${p.generation}/${p.generations}: ${generationLine(p)}`)
+    },
     stop: () => {},
   }
 }
 
 function summary(r: DiscoveryResult, seconds: number): string {
-  const head = `registered ${r.registered.length} new primitive${r.registered.length === 1 ? '' : 's'} (${r.rejected_duplicates} duplicate${r.rejected_duplicates === 1 ? '' : 's'} rejected) from ${r.evaluated} genomes in ${seconds.toFixed(1)} s; best fitness ${r.best_fitness.toFixed(3)}`
+  const head = `registered ${r.registered.length} new primitive${r.registered.length === 1 ? '' : 's'} (${r.rejected_duplicates} duplicate${r.rejected_duplicates === 1 ? '' : 's'} rejected) from ${r.elites} archive elites of ${r.evaluated} genomes in ${seconds.toFixed(1)} s; QD-score ${r.qd_score.toFixed(2)}, coverage ${(100 * r.coverage).toFixed(1)}%, best fitness ${r.best_fitness.toFixed(3)}`
   return r.registered.length ? `${primitivesTable(r.registered)}\n${head}\n` : `${head}\n`
 }
 
@@ -59,14 +72,14 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
       .requiredOption('--material <name>', 'the material to search in')
       .requiredOption('--generations <n>', 'generations to run', wholeNumber('--generations', 1, 10_000)),
   )
-    .addHelpText('after', '\nExamples:\n  crystal evolve --material europium_crystal --generations 10\n  crystal evolve --material vacuum --generations 5 --population 24 --size 64 --seed 7 --json')
+    .addHelpText('after', '\nExamples:\n  crystal evolve --material europium_crystal --generations 10\n  crystal evolve --material silicon --generations 5 --population 24 --size 64 --seed 7 --json')
     .action(async (o: SearchOptions & { material: string }) => {
       const c = ctx()
       const material = c.catalog(o.materialFile).get(o.material)
-      const progress = progressReporter(c, material.name, o.generations)
+      const progress = progressReporter(c, material.name, o.generations, !!o.json)
       const t0 = performance.now()
       const result = await discover({ material, generations: o.generations, population: o.population, size: o.size, seed: o.seed, min_persistence: o.minPersistence, registry: c.registry(), open: c.open, onProgress: progress.update }).finally(progress.stop)
-      if (o.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n')
+      if (o.json) process.stdout.write(JSON.stringify({ result }) + '\n')
       else process.stdout.write(summary(result, (performance.now() - t0) / 1000))
     })
 

@@ -2,7 +2,7 @@
 // machines (--json, --export), and the quality-ranked sweep down to the caps.
 import Table from 'cli-table3'
 import type { Command } from 'commander'
-import { CLASS_TOKENS, type Primitive } from '../../engine/contracts/registry.js'
+import { CLASS_NAMES, CLASS_TOKENS, type Primitive } from '../../engine/contracts/registry.js'
 import { CrystalError } from '../../engine/errors.js'
 import { quality } from '../../engine/registry/registry.js'
 import { realNumber, type CliContext } from '../context.js'
@@ -15,7 +15,7 @@ export function primitivesTable(list: readonly Primitive[], similarity?: Map<str
   if (similarity) head.push('Similarity')
   const t = new Table({ head, ...tableStyle })
   for (const p of list) {
-    const row = [p.id, p.class, pct(p.persistence), pct(p.noise_tolerance), p.material, p.lineage.join(' ') || '-', p.hash.slice(0, 12)]
+    const row = [p.id, `${CLASS_NAMES[p.class]} (${p.class})`, pct(p.persistence), pct(p.noise_tolerance), p.material, p.lineage.join(' ') || '-', p.hash.slice(0, 12)]
     if (similarity) row.push(similarity.get(p.id)!.toFixed(3))
     t.push(row)
   }
@@ -27,6 +27,7 @@ export function describePrimitive(p: Primitive): string {
   const lines = [
     `${p.id}  ${p.class}`,
     `uuid             ${p.uuid}`,
+    `class            ${CLASS_NAMES[p.class]}`,
     `material         ${p.material}`,
     `persistence      ${pct(p.persistence)}%`,
     `noise tolerance  ${pct(p.noise_tolerance)}%`,

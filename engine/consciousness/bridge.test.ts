@@ -1,6 +1,6 @@
 // The coupling bridge in its three modes, and in closed loop with the oscillators.
 import { describe, expect, test } from 'vitest'
-import { rng } from '../discovery/genome.js'
+import { rng } from '../util/rng.js'
 import { CouplingBridge, CouplingMode, DEFAULT_BRIDGE } from './bridge.js'
 import { KuramotoModel, lorentzianFrequencies } from './kuramoto.js'
 

@@ -1,7 +1,7 @@
 // Phi_AR against its closed form, and the reported phi against its controls (DESIGN.md section 13):
 // i.i.d. noise, lockstep, independent blocks, and phase-randomised surrogates of the same window.
 import { describe, expect, test } from 'vitest'
-import { rng } from '../discovery/genome.js'
+import { rng } from '../util/rng.js'
 import { bipartitionPhi, ConsciousnessLevel, laggedCovariance, levelOf, LEVEL_THRESHOLDS, phi, phiFromLaggedCovariance, surrogateOf } from './iit.js'
 
 function gaussian(rand: () => number): number {

@@ -15,7 +15,7 @@
 // same cut's phi is computed on phase-randomised surrogates of the window (each unit keeps its own
 // spectrum, nothing passes between units) and phi is what Phi_AR exceeds their level by, or 0.
 
-import { rng } from '../discovery/genome.js'
+import { rng } from '../util/rng.js'
 
 export const EXACT_LIMIT = 16
 /** Surrogates per window: phi above all 99 is above the null at p < 0.01 (a rank test). */

@@ -1,6 +1,6 @@
 // Kuramoto dynamics against what is known of them.
 import { describe, expect, test } from 'vitest'
-import { rng } from '../discovery/genome.js'
+import { rng } from '../util/rng.js'
 import { KuramotoModel, lorentzianFrequencies, orderParameter } from './kuramoto.js'
 
 const phases = (n: number, seed: number) => {

@@ -1,6 +1,6 @@
 // Metrics and the Xi signature on systems whose answers are known.
 import { describe, expect, test } from 'vitest'
-import { rng } from '../discovery/genome.js'
+import { rng } from '../util/rng.js'
 import { levelOf } from './iit.js'
 import { KuramotoModel, lorentzianFrequencies } from './kuramoto.js'
 import { differentiation, measure } from './metrics.js'

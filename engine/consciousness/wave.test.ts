@@ -1,6 +1,6 @@
 // Wave memory: phase patterns stored, recalled from damaged cues, aged, and dreamed.
 import { describe, expect, test } from 'vitest'
-import { rng } from '../discovery/genome.js'
+import { rng } from '../util/rng.js'
 import { RECOGNIZED, WaveMemory } from './wave.js'
 
 const N = 200

@@ -9,7 +9,7 @@
 // Each trace has a strength s_k that decays as exp(-decay t). Dreaming replays the memory from random
 // cues: a cue that settles onto a trace (overlap >= RECOGNIZED) strengthens it; one that settles
 // nowhere is a hallucination.
-import { rng } from '../discovery/genome.js'
+import { rng } from '../util/rng.js'
 
 export interface WaveParams {
   /** Strength lost per unit time (exponential). */

@@ -5,6 +5,15 @@ import { Type, type Static } from '@sinclair/typebox'
 export const CLASS_TOKENS = ['echo_ring', 'standing_echo', 'harmonic_bridge', 'phase_knot', 'attractor_field', 'memory_seed'] as const
 export const ClassToken = Type.Union(CLASS_TOKENS.map((c) => Type.Literal(c)))
 export type ClassToken = (typeof CLASS_TOKENS)[number]
+/** The classes' names for people (tables, the Observatory); tokens stay the names in JSON and flags. */
+export const CLASS_NAMES: Record<ClassToken, string> = {
+  echo_ring: 'Echo Ring',
+  standing_echo: 'Standing Echo',
+  harmonic_bridge: 'Harmonic Bridge',
+  phase_knot: 'Phase Knot',
+  attractor_field: 'Attractor Field',
+  memory_seed: 'Memory Seed',
+}
 
 export const PulseSchema = Type.Object(
   {

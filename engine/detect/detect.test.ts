@@ -1,74 +1,136 @@
-// Detection on constructed stability maps: each shape gets its class, and a signature that does not
-// depend on where the shape sits.
+// Detection and classes on synthetic recordings of known dynamics (a confusion matrix over noisy
+// reseeded copies), and signatures that do not depend on where a shape sits.
 import { describe, expect, test } from 'vitest'
+import { CLASS_TOKENS, type ClassToken } from '../contracts/registry.js'
 import { cosine } from '../util/vector.js'
-import { detect } from './detect.js'
+import { rng } from '../util/rng.js'
+import { detect, stabilityMap } from './detect.js'
+import type { Recording } from './dynamics.js'
 
-const N = 64
-/** A stability map from a function of the cell's position in normalized coordinates. */
-function map(f: (x: number, y: number) => number, n = N): Float32Array {
-  const out = new Float32Array(n * n)
-  for (let j = 0; j < n; j++) for (let i = 0; i < n; i++) out[j * n + i] = f((i + 0.5) / n, (j + 0.5) / n)
-  return out
-}
+const N = 48
+const T = 64
+const DT = 2
+/** Angular frequency (radians per step) of DFT bin k of the recorded window. */
+const bin = (k: number) => (2 * Math.PI * k) / (T * DT)
 const gauss = (d2: number, s: number) => Math.exp(-d2 / (2 * s * s))
-const ring = (cx: number, cy: number, r = 0.2, w = 0.03) => map((x, y) => gauss((Math.hypot(x - cx, y - cy) - r) ** 2, w))
 
-describe('classes of constructed fields', () => {
-  test('a ring is an echo_ring', async () => {
-    const [s] = await detect(ring(0.5, 0.5), N)
-    expect(s.class).toBe('echo_ring')
-    expect(s.features.annularity).toBeGreaterThan(0.9)
-    expect(s.features.angular_gaps).toBe(0)
-    expect(s.confidence).toBeGreaterThan(0.5)
+/** A recording of u(x, y, t) (normalized coordinates, t in steps) plus uniform noise of the given amplitude. */
+function record(u: (x: number, y: number, t: number) => number, rand: () => number, noise = 0.05, n = N): Recording {
+  const frames = Array.from({ length: T }, (_, k) => {
+    const f = new Float32Array(n * n)
+    for (let j = 0; j < n; j++) for (let i = 0; i < n; i++) f[j * n + i] = u((i + 0.5) / n, (j + 0.5) / n, k * DT) + noise * (2 * rand() - 1)
+    return f
+  })
+  return { n, dt: DT, frames }
+}
+
+/** Synthetic dynamics, one per class, placed and phased by the generator; `kept` is the share of stability the later window keeps. */
+const KNOWN: Record<ClassToken | 'fading', (rand: () => number) => { u: (x: number, y: number, t: number) => number; kept: number }> = {
+  // a broad standing mode that keeps its stability: a basin
+  attractor_field: (r) => {
+    const [cx, cy, p] = [0.45 + 0.1 * r(), 0.45 + 0.1 * r(), 6 * r()]
+    return { u: (x, y, t) => gauss((x - cx) ** 2 + (y - cy) ** 2, 0.28) * Math.cos(bin(3) * t + p), kept: 1 }
+  },
+  // a rotating vortex: amplitude zero at the core, phase turning once round it
+  phase_knot: (r) => {
+    const [cx, cy] = [0.4 + 0.2 * r(), 0.4 + 0.2 * r()]
+    return { u: (x, y, t) => { const d = Math.hypot(x - cx, y - cy); return (d / 0.07) * gauss(d * d, 0.07) * Math.cos(bin(4) * t - Math.atan2(y - cy, x - cx)) }, kept: 1 }
+  },
+  // two regions, the second at twice the first one's frequency
+  harmonic_bridge: (r) => {
+    const [cy, p] = [0.4 + 0.2 * r(), 6 * r()]
+    return { u: (x, y, t) => gauss((x - 0.3) ** 2 + (y - cy) ** 2, 0.05) * Math.cos(bin(4) * t + p) + gauss((x - 0.7) ** 2 + (y - cy) ** 2, 0.05) * Math.cos(bin(8) * t), kept: 1 }
+  },
+  // a standing ring
+  echo_ring: (r) => {
+    const [cx, cy, p] = [0.45 + 0.1 * r(), 0.45 + 0.1 * r(), 6 * r()]
+    return { u: (x, y, t) => gauss((Math.hypot(x - cx, y - cy) - 0.2) ** 2, 0.025) * Math.cos(bin(5) * t + p), kept: 1 }
+  },
+  // a small standing spot
+  memory_seed: (r) => {
+    const [cx, cy, p] = [0.3 + 0.4 * r(), 0.3 + 0.4 * r(), 6 * r()]
+    return { u: (x, y, t) => gauss((x - cx) ** 2 + (y - cy) ** 2, 0.02) * Math.cos(bin(6) * t + p), kept: 1 }
+  },
+  // a compact standing mode
+  standing_echo: (r) => {
+    const [cx, cy, p] = [0.4 + 0.2 * r(), 0.4 + 0.2 * r(), 6 * r()]
+    return { u: (x, y, t) => gauss((x - cx) ** 2 + (y - cy) ** 2, 0.07) * Math.cos(bin(4) * t + p), kept: 1 }
+  },
+  // the control: the same compact mode fading away is no structure at all
+  fading: (r) => {
+    const [cx, cy, p] = [0.4 + 0.2 * r(), 0.4 + 0.2 * r(), 6 * r()]
+    return { u: (x, y, t) => gauss((x - cx) ** 2 + (y - cy) ** 2, 0.07) * Math.cos(bin(4) * t + p), kept: 0.3 }
+  },
+}
+
+async function labelOf(kind: keyof typeof KNOWN, seed: number): Promise<string> {
+  const rand = rng(seed)
+  const { u, kept } = KNOWN[kind](rand)
+  const rec = record(u, rand)
+  const [s] = await detect(rec, stabilityMap(rec).map((v) => kept * v))
+  return s?.class ?? 'fading'
+}
+
+describe('classes from dynamics', () => {
+  test('the confusion matrix over 8 noisy, moved and rephased copies of each known dynamics is at least 90% diagonal, every row at least 7 of 8', async () => {
+    const kinds = Object.keys(KNOWN) as (keyof typeof KNOWN)[]
+    const matrix: Record<string, Record<string, number>> = {}
+    let diagonal = 0
+    for (const kind of kinds) {
+      matrix[kind] = {}
+      for (let seed = 1; seed <= 8; seed++) {
+        const label = await labelOf(kind, 1000 * kinds.indexOf(kind) + seed)
+        matrix[kind][label] = (matrix[kind][label] ?? 0) + 1
+        if (label === kind) diagonal++
+      }
+    }
+    expect(matrix, JSON.stringify(matrix)).toBeDefined()
+    expect(diagonal / (8 * kinds.length), JSON.stringify(matrix)).toBeGreaterThanOrEqual(0.9)
+    for (const kind of kinds) expect(matrix[kind][kind] ?? 0, `${kind}: ${JSON.stringify(matrix[kind])}`).toBeGreaterThanOrEqual(7)
+    expect(kinds.filter((k) => k !== 'fading').sort()).toEqual([...CLASS_TOKENS].sort())
   })
 
-  test('an elongated bridge is a harmonic_bridge', async () => {
-    const [s] = await detect(map((x, y) => gauss((x - 0.5) ** 2, 0.2) * gauss((y - 0.5) ** 2, 0.03)), N)
-    expect(s.class).toBe('harmonic_bridge')
-    expect(s.features.elongation).toBeGreaterThan(2.5)
+  test('a vortex winds once, a standing mode stands and does not wind', async () => {
+    const rand = rng(5)
+    const knot = record(KNOWN.phase_knot(rand).u, rand)
+    const [k] = await detect(knot, stabilityMap(knot))
+    expect(Math.abs(k.features.winding)).toBe(1)
+    expect(k.features.standing).toBeLessThan(0.5)
+    const blob = record(KNOWN.standing_echo(rand).u, rand)
+    const [b] = await detect(blob, stabilityMap(blob))
+    expect(b.features.winding).toBe(0)
+    expect(b.features.standing).toBeGreaterThan(0.8)
+    expect(b.features.frequency).toBeCloseTo(4 / (T * DT), 6)
   })
 
-  test('a small seed is a memory_seed', async () => {
-    const [s] = await detect(map((x, y) => gauss((x - 0.3) ** 2 + (y - 0.7) ** 2, 0.015)), N)
-    expect(s.class).toBe('memory_seed')
-    expect(s.features.area).toBeLessThan(0.01)
-  })
-
-  test('a compact blob is a standing_echo, a field-wide one an attractor_field, a broken ring a phase_knot', async () => {
-    expect((await detect(map((x, y) => gauss((x - 0.5) ** 2 + (y - 0.5) ** 2, 0.06)), N))[0].class).toBe('standing_echo')
-    expect((await detect(map((x, y) => gauss((x - 0.5) ** 2 + (y - 0.5) ** 2, 0.3)), N))[0].class).toBe('attractor_field')
-    // a pinched (elliptical) ring: a hole in the middle, but not a round echo
-    const pinched = map((x, y) => gauss((Math.hypot((x - 0.5) / 0.25, (y - 0.5) / 0.12) - 1) ** 2, 0.15))
-    const [knot] = await detect(pinched, N)
-    expect(knot.features.annularity).toBeGreaterThan(0.5)
-    expect(knot.class).toBe('phase_knot')
-  })
-
-  test('several structures come out strongest first; an empty map has none', async () => {
-    const two = map((x, y) => gauss((x - 0.25) ** 2 + (y - 0.5) ** 2, 0.04) + 0.8 * gauss((x - 0.75) ** 2 + (y - 0.5) ** 2, 0.04))
-    const found = await detect(two, N)
-    expect(found).toHaveLength(2)
-    expect(found[0].features.centroid_x).toBeLessThan(0.5)
-    expect(await detect(new Float32Array(N * N), N)).toEqual([])
+  test('noise alone makes no structure; an empty recording has none', async () => {
+    const rand = rng(9)
+    const noise = record(() => 0, rand, 0.05)
+    expect(await detect(noise, stabilityMap(noise))).toEqual([])
+    const empty = record(() => 0, rand, 0)
+    expect(await detect(empty, new Float32Array(N * N))).toEqual([])
   })
 })
 
 describe('signatures', () => {
+  const ringAt = (cx: number, cy: number, n = N): Recording => ({ n, dt: DT, frames: [0, 1, 2, 3].map((k) => record((x, y, t) => gauss((Math.hypot(x - cx, y - cy) - 0.2) ** 2, 0.03) * Math.cos(bin(2) * (t + k)), rng(1), 0, n).frames[k]) })
+
   test('the same shape elsewhere on the field has the same signature and hash', async () => {
-    const [a] = await detect(ring(0.4, 0.45, 0.15), N)
-    const [b] = await detect(ring(0.4 + 10 / N, 0.45 + 7 / N, 0.15), N) // moved by whole cells
-    expect(cosine(a.signature, b.signature)).toBeGreaterThan(0.999)
-    expect(a.hash).toBe(b.hash)
-    expect(Math.hypot(...a.signature)).toBeCloseTo(1, 9)
+    const a = ringAt(0.45, 0.45)
+    const b = ringAt(0.45 + 5 / N, 0.45 + 3 / N) // moved by whole cells
+    const [sa] = await detect(a, stabilityMap(a))
+    const [sb] = await detect(b, stabilityMap(b))
+    expect(cosine(sa.signature, sb.signature)).toBeGreaterThan(0.999)
+    expect(sa.hash).toBe(sb.hash)
+    expect(Math.hypot(...sa.signature)).toBeCloseTo(1, 9)
   })
 
-  test('the same shape at another resolution has a nearly equal signature; a different shape does not', async () => {
-    const [a] = await detect(ring(0.5, 0.5), N)
-    const [b] = await detect(map((x, y) => gauss((Math.hypot(x - 0.5, y - 0.5) - 0.2) ** 2, 0.03), 128), 128)
-    const [c] = await detect(map((x, y) => gauss((x - 0.5) ** 2 + (y - 0.5) ** 2, 0.1)), N)
-    expect(cosine(a.signature, b.signature)).toBeGreaterThan(0.95)
-    expect(cosine(a.signature, c.signature)).toBeLessThan(0.9)
-    expect(a.hash).toMatch(/^[0-9a-f]{64}$/)
+  test('the same shape at another resolution has a nearly equal signature', async () => {
+    const a = ringAt(0.5, 0.5)
+    const b = ringAt(0.5, 0.5, 96)
+    const [sa] = await detect(a, stabilityMap(a))
+    const [sb] = await detect(b, stabilityMap(b))
+    expect(cosine(sa.signature, sb.signature)).toBeGreaterThan(0.95)
+    expect(sa.hash).toMatch(/^[0-9a-f]{64}$/)
   })
 })

@@ -1,18 +1,25 @@
-// Structure detection (docs/detection.md): threshold a stability map, find connected components,
-// measure each one, classify it into the six classes by documented rules, and give it a signature
-// (translation-normalized, L2-normalized) with a blake3 hash of its quantized form.
+// Structure detection (docs/detection.md): threshold a recorded window's stability map, find connected
+// components, measure each one's shape and dynamics, classify it by documented rules of dynamics, and
+// give it a signature (translation-normalized, L2-normalized) with a blake3 hash of its quantized form.
 import type { ClassToken } from '../contracts/registry.js'
 import { blake3Hex } from '../util/hash.js'
+import { measureDynamics, type DynamicsFeatures, type Recording } from './dynamics.js'
 
-/** Side of the square signature patch: SIGNATURE_SIDE^2 floats. */
+/** Side of the square signature patch: SIGNATURE_SIDE^2 floats (then the spectrum's). */
 export const SIGNATURE_SIDE = 16
+/**
+ * Share of a signature's cosine that comes from the spectrum rather than the shape: most structures
+ * are blobs, so shape alone barely tells two genomes apart, while the frequencies a structure holds
+ * do, and they survive a change of noise seed (docs/detection.md has the figures).
+ */
+export const SPECTRUM_WEIGHT = 0.5
 /** Cells at or above this fraction of the map's peak stability belong to structures. */
 export const THRESHOLD_OF_PEAK = 0.45
 /** Components smaller than this many cells are noise, not structures. */
 export const MIN_AREA_CELLS = 4
 const SECTORS = 16
 
-export interface StructureFeatures {
+export interface ShapeFeatures {
   /** Cells in the component as a fraction of the field. */
   area: number
   /** sqrt of the ratio of the principal second moments (1 = isotropic). */
@@ -26,6 +33,8 @@ export interface StructureFeatures {
   centroid_x: number
   centroid_y: number
 }
+
+export type StructureFeatures = ShapeFeatures & DynamicsFeatures
 
 export interface Structure {
   class: ClassToken
@@ -72,7 +81,7 @@ export function components(mask: Uint8Array, n: number): number[][] {
   return out.sort((a, b) => b.length - a.length)
 }
 
-export function measure(map: Float32Array, n: number, cells: number[]): StructureFeatures {
+export function measure(map: Float32Array, n: number, cells: number[]): ShapeFeatures & { axis: [number, number]; mean_radius: number } {
   const inside = new Uint8Array(map.length)
   let cx = 0
   let cy = 0
@@ -129,50 +138,84 @@ export function measure(map: Float32Array, n: number, cells: number[]): Structur
     elongation: Math.sqrt(l1 / l2),
     annularity: innerCells ? innerEmpty / innerCells : 0,
     angular_gaps: 1 - reached.size / SECTORS,
-    stability_ratio: meanOut > 0 ? meanIn / meanOut : meanIn > 0 ? 1e6 : 1,
+    // a component that covers the whole field stands out of nothing
+    stability_ratio: meanOut > 0 ? meanIn / meanOut : 1,
     centroid_x: (cx + 0.5) / n,
     centroid_y: (cy + 0.5) / n,
+    // the principal axis (unit vector of the larger second moment), for halving the structure
+    axis: Math.abs(sxy) > 1e-12 ? unit(l1 * cells.length - syy, sxy) : sxx >= syy ? [1, 0] : [0, 1],
+    mean_radius: meanR,
   }
+}
+
+function unit(x: number, y: number): [number, number] {
+  const h = Math.hypot(x, y) || 1
+  return [x / h, y / h]
 }
 
 const clamp01 = (v: number) => Math.min(1, Math.max(0, v))
 
+/** The documented thresholds of the classes (docs/detection.md). */
+export const CLASS_RULES = {
+  /** Every class stands out of the noise: mean stability inside at least this many times the mean outside. */
+  contrast: 1.5,
+  /** Every class persists: it keeps at least this share of its stability from one window to the next (vacuum keeps about 0.4). */
+  persists: 0.6,
+  /** Field-wide: at least this share of the field. */
+  field_wide: 0.2,
+  /** Compact: under this share of the field. */
+  compact: 0.01,
+  /** Standing: every cell in phase or anti-phase (|sum A^2| / sum |A|^2) at least this much. */
+  standing: 0.8,
+  /** Rotating: under this. */
+  rotating: 0.5,
+  /** Frequency ratios that lock two regions, and how near (relative) a ratio must come. */
+  locked_ratios: [1.5, 2, 3],
+  ratio_tolerance: 0.06,
+  /** Ring shape: annularity, angular gaps, elongation. */
+  ring: { annularity: 0.5, gaps: 0.25, elongation: 1.6 },
+} as const
+
 /**
- * The six classes, first matching rule wins (docs/detection.md). Confidence is 0.5 plus half the
- * smallest normalized margin by which the features clear the rule's boundaries.
+ * The six classes, first matching rule wins; a structure that meets none is not classed (and not a
+ * primitive). Confidence is 0.5 plus half the smallest normalized margin by which the features
+ * clear the rule's boundaries.
  */
-export function classify(f: StructureFeatures): { class: ClassToken; confidence: number } {
+export function classify(f: StructureFeatures): { class: ClassToken; confidence: number } | undefined {
+  const R = CLASS_RULES
   const conf = (...margins: number[]) => 0.5 + 0.5 * clamp01(Math.min(...margins))
-  if (f.area < 0.01) return { class: 'memory_seed', confidence: conf((0.01 - f.area) / 0.01) }
-  if (f.area >= 0.2) return { class: 'attractor_field', confidence: conf((f.area - 0.2) / 0.2) }
-  if (f.annularity >= 0.5) {
-    // a hole in the middle: a round, closed ring echoes; a pinched or open one is a knot of phase
-    if (f.angular_gaps <= 0.25 && f.elongation < 1.6) {
-      return { class: 'echo_ring', confidence: conf((f.annularity - 0.5) / 0.5, (0.25 - f.angular_gaps) / 0.25, (1.6 - f.elongation) / 0.6) }
-    }
-    return { class: 'phase_knot', confidence: conf((f.annularity - 0.5) / 0.5, Math.max((f.angular_gaps - 0.25) / 0.75, (f.elongation - 1.6) / 1.4)) }
+  // nothing that fades or that noise alone could make is a structure (an absorbing medium keeps none)
+  if (f.sustain < R.persists || f.stability_ratio < R.contrast) return undefined
+  // a basin: a field-wide pattern that the medium keeps drawing back to (it persists); an absorbing medium (vacuum) keeps none
+  if (f.area >= R.field_wide) return { class: 'attractor_field', confidence: conf((f.area - R.field_wide) / R.field_wide, (f.sustain - R.persists) / (1 - R.persists)) }
+  // a phase singularity: the mode's phase turns round the centre, and the pattern rotates rather than stands
+  if (f.winding !== 0 && f.standing < R.rotating) return { class: 'phase_knot', confidence: conf((R.rotating - f.standing) / R.rotating) }
+  // two regions locked at a small-integer frequency ratio
+  const lock = Math.min(...R.locked_ratios.map((r) => Math.abs(f.region_ratio - r) / r))
+  if (lock <= R.ratio_tolerance) return { class: 'harmonic_bridge', confidence: conf((R.ratio_tolerance - lock) / R.ratio_tolerance) }
+  // a ring that re-forms: round and closed with a hole, still there in the later window
+  if (f.annularity >= R.ring.annularity && f.angular_gaps <= R.ring.gaps && f.elongation < R.ring.elongation) {
+    return { class: 'echo_ring', confidence: conf((f.annularity - R.ring.annularity) / R.ring.annularity, (R.ring.gaps - f.angular_gaps) / R.ring.gaps, (R.ring.elongation - f.elongation) / 0.6) }
   }
-  if (f.elongation >= 2.5) return { class: 'harmonic_bridge', confidence: conf((f.elongation - 2.5) / 2.5) }
-  return { class: 'standing_echo', confidence: conf((2.5 - f.elongation) / 1.5, (0.5 - f.annularity) / 0.5, (f.area - 0.01) / 0.19, (0.2 - f.area) / 0.19) }
+  // a compact seed that holds
+  if (f.area < R.compact) return { class: 'memory_seed', confidence: conf((R.compact - f.area) / R.compact) }
+  // one standing mode (cells in phase or anti-phase: nodes), holding
+  if (f.standing >= R.standing) return { class: 'standing_echo', confidence: conf((f.standing - R.standing) / (1 - R.standing)) }
+  return undefined
 }
 
 /**
- * The component's stability, centred on its centroid in a square window that holds it, resampled
- * bilinearly to SIGNATURE_SIDE^2 and scaled to unit length: the same shape anywhere on the field,
- * at any resolution, gives the same signature.
+ * The stability map around the component, centred on its centroid in a square window that holds it,
+ * resampled bilinearly to SIGNATURE_SIDE^2 and scaled to unit length, then its spectrum (weighted by
+ * SPECTRUM_WEIGHT): the same structure anywhere on the field, at any resolution, gives the same signature.
  */
-export function signature(map: Float32Array, n: number, cells: number[], f: StructureFeatures): number[] {
-  const inside = new Uint8Array(map.length)
-  for (const i of cells) inside[i] = 1
+export function signature(map: Float32Array, n: number, cells: number[], f: Pick<ShapeFeatures, 'centroid_x' | 'centroid_y'>, spectrum: readonly number[]): number[] {
   const cx = f.centroid_x * n - 0.5
   const cy = f.centroid_y * n - 0.5
   let half = 1
   for (const i of cells) half = Math.max(half, Math.abs((i % n) - cx) + 1, Math.abs(Math.floor(i / n) - cy) + 1)
-  const at = (x: number, y: number) => {
-    if (x < 0 || y < 0 || x >= n || y >= n) return 0
-    const i = y * n + x
-    return inside[i] ? map[i] : 0
-  }
+  // the whole map inside the window, not only the component: the component's edge moves with the noise
+  const at = (x: number, y: number) => (x < 0 || y < 0 || x >= n || y >= n ? 0 : map[y * n + x])
   const out: number[] = []
   for (let j = 0; j < SIGNATURE_SIDE; j++) {
     for (let i = 0; i < SIGNATURE_SIDE; i++) {
@@ -186,7 +229,8 @@ export function signature(map: Float32Array, n: number, cells: number[], f: Stru
     }
   }
   const norm = Math.hypot(...out) || 1
-  return out.map((v) => v / norm)
+  const [a, b] = [Math.sqrt(1 - SPECTRUM_WEIGHT), Math.sqrt(SPECTRUM_WEIGHT)]
+  return [...out.map((v) => (a * v) / norm), ...spectrum.map((v) => b * v)]
 }
 
 /** blake3 of the signature quantized to int16 (little-endian), so float noise below 1/32767 does not change it. */
@@ -196,19 +240,57 @@ export function signatureHash(sig: readonly number[]): Promise<string> {
   return blake3Hex(new Uint8Array(q.buffer))
 }
 
-/** Every structure in a stability map (n x n), the one holding most stability mass first. */
-export async function detect(map: Float32Array, n: number): Promise<Structure[]> {
+/** Mean |u| over a recording's frames: its stability map. */
+export function stabilityMap(rec: Recording): Float32Array {
+  const out = new Float32Array(rec.n * rec.n)
+  for (const f of rec.frames) for (let i = 0; i < out.length; i++) out[i] += Math.abs(f[i])
+  for (let i = 0; i < out.length; i++) out[i] /= rec.frames.length || 1
+  return out
+}
+
+/** Both halves of a component, split across its principal axis at the centroid. */
+function halves(cells: number[], n: number, f: { centroid_x: number; centroid_y: number; axis: [number, number] }): [number[], number[]] {
+  const cx = f.centroid_x * n - 0.5
+  const cy = f.centroid_y * n - 0.5
+  const a: number[] = []
+  const b: number[] = []
+  for (const i of cells) ((i % n - cx) * f.axis[0] + (Math.floor(i / n) - cy) * f.axis[1] < 0 ? a : b).push(i)
+  return [a, b]
+}
+
+/** A second region counts when it holds at least this share of the first one's stability mass. */
+export const SECOND_REGION_MASS = 0.3
+
+/**
+ * The classed structures of a recorded window (n x n frames), the one holding most stability mass
+ * first, at most `limit` of them. `later` is the stability map of a later window (what the structure kept). The regions of
+ * the strongest structure for a frequency ratio are it and the next component when that one is
+ * strong enough, else its two halves along its principal axis.
+ */
+export async function detect(rec: Recording, later: Float32Array, limit = Infinity): Promise<Structure[]> {
+  const n = rec.n
+  const map = stabilityMap(rec)
   let peak = 0
   for (const v of map) peak = Math.max(peak, v)
   if (!(peak > 0)) return []
   const mask = new Uint8Array(map.length)
   for (let i = 0; i < map.length; i++) mask[i] = map[i] >= THRESHOLD_OF_PEAK * peak ? 1 : 0
+  const parts = components(mask, n)
+    .filter((cells) => cells.length >= MIN_AREA_CELLS)
+    .map((cells) => ({ cells, mass: massOf(map, cells) }))
+    .sort((a, b) => b.mass - a.mass)
   const found: Structure[] = []
-  for (const cells of components(mask, n)) {
-    if (cells.length < MIN_AREA_CELLS) continue
-    const features = measure(map, n, cells)
-    const sig = signature(map, n, cells, features)
-    found.push({ ...classify(features), features, mass: massOf(map, cells), cells, signature: sig, hash: await signatureHash(sig) })
+  for (const [k, { cells, mass }] of parts.entries()) {
+    if (found.length >= limit) break
+    const { axis, mean_radius, ...shape } = measure(map, n, cells)
+    const next = parts[k + 1]
+    const regions: [number[], number[]] | undefined = next && next.mass >= SECOND_REGION_MASS * mass ? [cells, next.cells] : cells.length >= 2 * MIN_AREA_CELLS ? halves(cells, n, { ...shape, axis }) : undefined
+    const { features: dynamics, spectrum } = measureDynamics(rec, cells, map, later, { x: shape.centroid_x * n - 0.5, y: shape.centroid_y * n - 0.5, radius: mean_radius }, regions)
+    const features = { ...shape, ...dynamics }
+    const classed = classify(features)
+    if (!classed) continue
+    const sig = signature(map, n, cells, features, spectrum)
+    found.push({ ...classed, features, mass, cells, signature: sig, hash: await signatureHash(sig) })
   }
-  return found.sort((a, b) => b.mass - a.mass)
+  return found
 }

@@ -1,20 +1,22 @@
-// Evolutionary discovery of persistent structures (docs/discovery.md). Each generation evaluates the
-// whole population as one batch, scores fitness, registers what is persistent and novel, and breeds
-// the next generation (two elites, tournament selection, crossover, mutation). MERGE and SPLIT make
-// new genomes from registered primitives and register the result with its lineage.
+// Evolutionary discovery of persistent structures (docs/discovery.md): MAP-Elites over a grid of
+// descriptors measured from the dynamics (archive.ts). Each generation evaluates a batch of genomes
+// bred from the archive's elites (isoline variation and mutation) plus a share of random ones; what
+// persists enters its cell when it beats the elite there; at the end the elites are offered to the
+// registry, whose novelty check keeps what is new. MERGE and SPLIT derive genomes from primitives.
 import type { Genome, Primitive } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
 import { CrystalError } from '../errors.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
-import type { Candidate, RegisterOutcome, Registry } from '../registry/registry.js'
-import { cosine } from '../util/vector.js'
+import { quality, type Candidate, type RegisterOutcome, type Registry } from '../registry/registry.js'
+import { rng } from '../util/rng.js'
+import { Archive, cellKey, type Elite } from './archive.js'
 import { evaluate, type Evaluation } from './evaluate.js'
-import { crossover, MAX_PULSES, mutate, randomGenome, rng, tournament, type GenomeBounds } from './genome.js'
+import { isoline, MAX_PULSES, mutate, randomGenome, type GenomeBounds } from './genome.js'
 
-/** Fitness = the documented mix of persistence, noise tolerance and novelty. */
-export const FITNESS_MIX = { persistence: 0.6, noise_tolerance: 0.25, novelty: 0.15 } as const
-export const ELITES = 2
-export const CROSSOVER_RATE = 0.7
+/** Share of each MAP-Elites generation drawn at random rather than bred (keeps finding new cells). */
+export const RANDOM_SHARE = 0.25
+
+export type SearchKind = 'map_elites' | 'random'
 
 export interface DiscoveryOptions {
   material: Material
@@ -25,9 +27,13 @@ export interface DiscoveryOptions {
   /** Where finds go: the registry on disk, or one reached over the network (a browser tab's). */
   registry: Pick<Registry, 'list' | 'register'>
   open: (o: EngineOptions) => Promise<Engine>
-  /** Only structures at least this persistent are registered. */
+  /** Only structures at least this persistent enter the archive. */
   min_persistence?: number
   bounds?: GenomeBounds
+  /** MAP-Elites (the default) or random search on the same budget (the benchmark's control). */
+  search?: SearchKind
+  /** false: fill the archive and report, register nothing (the benchmark). */
+  register?: boolean
   onProgress?: (p: DiscoveryProgress) => void
   /** Stops after the current generation when it returns true (Ctrl-C in the CLI). */
   shouldStop?: () => boolean
@@ -36,7 +42,14 @@ export interface DiscoveryOptions {
 export interface DiscoveryProgress {
   generation: number
   generations: number
+  /** Best and mean fitness of this generation's genomes (0 for one that found no structure). */
   best_fitness: number
+  mean_fitness: number
+  /** Sum of the archive's elites' fitness, and the share of its cells they fill. */
+  qd_score: number
+  coverage: number
+  elites: number
+  /** Registration happens once the search ends: 0 until the last generation. */
   registered_this_generation: number
   registered_total: number
 }
@@ -46,7 +59,11 @@ export interface DiscoveryResult {
   evaluated: number
   registered: Primitive[]
   rejected_duplicates: number
+  /** Best fitness of any genome in the run. */
   best_fitness: number
+  qd_score: number
+  coverage: number
+  elites: number
 }
 
 export const DEFAULT_BOUNDS: GenomeBounds = { min_steps: 100, max_steps: 600 }
@@ -54,10 +71,11 @@ export const DEFAULT_MIN_PERSISTENCE = 0.2
 
 interface Member {
   genome: Genome
-  /** Registry ids of the nearest registered ancestors (the genome's own id once registered). */
-  lineage: string[]
+  /** The elites it was bred from (none for a random genome). */
+  parents: Member[]
   evaluation?: Evaluation
   fitness: number
+  generation: number
   id?: string
 }
 
@@ -70,100 +88,102 @@ function check(o: DiscoveryOptions): void {
   whole('seed', o.seed, 0, 2 ** 32 - 1)
 }
 
-function candidateOf(m: Member, e: Evaluation, material: string, fitness: number, novelty: number): Candidate {
+/** Fitness is the registry's quality: persistence and noise tolerance (novelty is the archive's job). */
+export function fitnessOf(e: Evaluation): number {
+  return e.structure ? quality(e) : 0
+}
+
+function candidateOf(genome: Genome, lineage: string[], e: Evaluation, material: string): Candidate {
   const s = e.structure!
   return {
     class: s.class,
     persistence: e.persistence,
     noise_tolerance: e.noise_tolerance,
     material,
-    lineage: m.lineage,
+    lineage,
     signature: s.signature,
     hash: s.hash,
-    genome: m.genome,
-    metrics: {
-      fitness,
-      novelty,
-      confidence: s.confidence,
-      energy_retention: e.energy_retention,
-      ...Object.fromEntries(Object.entries(s.features).map(([k, v]) => [k, v])),
-    },
+    genome,
+    metrics: { fitness: fitnessOf(e), confidence: s.confidence, energy_retention: e.energy_retention, ...s.features },
   }
 }
 
+/** The next batch: random genomes for random search or an empty archive; else bred from two elites drawn at random, with a random share. */
+function nextBatch(archive: Archive<Member>, o: DiscoveryOptions, rand: () => number, bounds: GenomeBounds, generation: number): Member[] {
+  const elites = archive.elites()
+  return Array.from({ length: o.population }, () => {
+    if (o.search === 'random' || !elites.length || rand() < RANDOM_SHARE) return { genome: randomGenome(rand, bounds), parents: [], fitness: 0, generation }
+    const a = elites[Math.floor(rand() * elites.length)].item
+    const b = elites[Math.floor(rand() * elites.length)].item
+    return { genome: mutate(isoline(a.genome, b.genome, rand, bounds), rand, bounds), parents: a === b ? [a] : [a, b], fitness: 0, generation }
+  })
+}
+
+/** Ids of a member's nearest registered ancestors. */
+function lineageOf(m: Member): string[] {
+  return [...new Set(m.parents.flatMap((p) => (p.id ? [p.id] : lineageOf(p))))]
+}
+
 /**
- * Scores a generation and registers its persistent, novel structures. Selection's novelty is measured
- * against this run's own archive of earlier structures, not the registry, so that a run depends only
- * on its seed: the same run again follows the same path, and the registry rejects all of it as
- * duplicates. Novelty against the registry is what registration checks, and is kept in the metrics.
+ * Offers the elites to the registry oldest first, a generation at a time, so that an elite's lineage
+ * can name the elites it descends from that were registered before it.
  */
-async function scoreAndRegister(members: Member[], o: DiscoveryOptions, held: Primitive[], archive: { class: string; signature: number[] }[]): Promise<RegisterOutcome> {
-  const minPersistence = o.min_persistence ?? DEFAULT_MIN_PERSISTENCE
-  const evaluations = await evaluate(
-    members.map((m) => m.genome),
-    { size: o.size, material: o.material, seed: o.seed, open: o.open },
-  )
-  const offers: { member: Member; candidate: Candidate }[] = []
-  members.forEach((m, i) => {
-    const e = evaluations[i]
-    m.evaluation = e
-    if (!e.structure) {
-      m.fitness = 0
-      return
-    }
-    const s = e.structure
-    const novelty = (pool: readonly { class: string; signature: number[] }[]) => 1 - Math.max(0, ...pool.filter((p) => p.class === s.class).map((p) => cosine(p.signature, s.signature)))
-    m.fitness = FITNESS_MIX.persistence * e.persistence + FITNESS_MIX.noise_tolerance * e.noise_tolerance + FITNESS_MIX.novelty * novelty(archive)
-    if (e.persistence >= minPersistence) offers.push({ member: m, candidate: candidateOf(m, e, o.material.name, m.fitness, novelty(held)) })
-  })
-  for (const m of members) if (m.evaluation?.structure) archive.push(m.evaluation.structure)
-  const outcome = await o.registry.register(offers.map((x) => x.candidate))
-  offers.forEach(({ member }, i) => {
-    const id = outcome.assigned[i]
-    if (id) {
-      member.id = id
-      member.lineage = [id]
-    }
-  })
-  return outcome
+async function registerElites(elites: Elite<Member>[], o: DiscoveryOptions): Promise<{ registered: Primitive[]; rejected: number }> {
+  const ordered = [...elites].sort((a, b) => a.item.generation - b.item.generation || cellKey(a.cell).localeCompare(cellKey(b.cell)))
+  const registered: Primitive[] = []
+  let rejected = 0
+  for (let i = 0; i < ordered.length; ) {
+    const group = ordered.filter((e) => e.item.generation === ordered[i].item.generation).map((e) => e.item)
+    i += group.length
+    const outcome = await o.registry.register(group.map((m) => candidateOf(m.genome, lineageOf(m), m.evaluation!, o.material.name)))
+    group.forEach((m, k) => (m.id = outcome.assigned[k] ?? undefined))
+    registered.push(...outcome.registered)
+    rejected += outcome.rejected.length
+  }
+  return { registered, rejected }
 }
 
 export async function discover(o: DiscoveryOptions): Promise<DiscoveryResult> {
   check(o)
   const bounds = o.bounds ?? DEFAULT_BOUNDS
+  const minPersistence = o.min_persistence ?? DEFAULT_MIN_PERSISTENCE
   const rand = rng(o.seed)
-  let members: Member[] = Array.from({ length: o.population }, () => ({ genome: randomGenome(rand, bounds), lineage: [], fitness: 0 }))
-  const registered: Primitive[] = []
-  let rejected = 0
+  const archive = new Archive<Member>()
   let evaluated = 0
   let best = 0
   let generation = 0
-  const archive: { class: string; signature: number[] }[] = []
-  for (; generation < o.generations; ) {
-    const held = await o.registry.list()
-    const outcome = await scoreAndRegister(members, o, held, archive)
+  let result = { registered: [] as Primitive[], rejected: 0 }
+  while (generation < o.generations) {
+    const members = nextBatch(archive, o, rand, bounds, generation)
+    const evaluations = await evaluate(
+      members.map((m) => m.genome),
+      { size: o.size, material: o.material, seed: o.seed, open: o.open },
+    )
+    members.forEach((m, i) => {
+      const e = (m.evaluation = evaluations[i])
+      m.fitness = fitnessOf(e)
+      if (e.structure && e.persistence >= minPersistence) archive.offer({ class: e.structure.class, area: e.structure.features.area, standing: e.structure.features.standing }, m.fitness, m)
+    })
     evaluated += members.length
-    registered.push(...outcome.registered)
-    rejected += outcome.rejected.length
-    best = Math.max(best, ...members.map((m) => m.fitness))
     generation++
-    o.onProgress?.({ generation, generations: o.generations, best_fitness: best, registered_this_generation: outcome.registered.length, registered_total: registered.length })
-    if (generation >= o.generations || o.shouldStop?.()) break
-    members = breed(members, rand, bounds)
+    const last = generation >= o.generations || o.shouldStop?.() === true
+    if (last && o.register !== false) result = await registerElites(archive.elites(), o)
+    const fitness = members.map((m) => m.fitness)
+    best = Math.max(best, ...fitness)
+    o.onProgress?.({
+      generation,
+      generations: o.generations,
+      best_fitness: Math.max(...fitness),
+      mean_fitness: fitness.reduce((a, b) => a + b, 0) / fitness.length,
+      qd_score: archive.qd_score,
+      coverage: archive.coverage,
+      elites: archive.size,
+      registered_this_generation: result.registered.length,
+      registered_total: result.registered.length,
+    })
+    if (last) break
   }
-  return { generations_run: generation, evaluated, registered, rejected_duplicates: rejected, best_fitness: best }
-}
-
-function breed(members: Member[], rand: () => number, bounds: GenomeBounds): Member[] {
-  const ranked = [...members].sort((a, b) => b.fitness - a.fitness)
-  const next: Member[] = ranked.slice(0, ELITES).map((m) => ({ genome: m.genome, lineage: m.lineage, fitness: 0 }))
-  while (next.length < members.length) {
-    const a = tournament(ranked, rand)
-    const b = tournament(ranked, rand)
-    const child = rand() < CROSSOVER_RATE ? crossover(a.genome, b.genome, rand, bounds) : { ...a.genome, pulses: a.genome.pulses.map((p) => ({ ...p })) }
-    next.push({ genome: mutate(child, rand, bounds), lineage: [...new Set([...a.lineage, ...b.lineage])], fitness: 0 })
-  }
-  return next
+  return { generations_run: generation, evaluated, registered: result.registered, rejected_duplicates: result.rejected, best_fitness: best, qd_score: archive.qd_score, coverage: archive.coverage, elites: archive.size }
 }
 
 /** MERGE: the two genomes' pulses interfere in one field (alternating, at most six), the longer resonance and the deeper dream. */
@@ -205,8 +225,7 @@ async function deriveAndRegister(genomes: Genome[], lineage: string[], o: Derive
   const offers = genomes.flatMap((genome, i) => {
     const e = evaluations[i]
     if (!e.structure) return []
-    const fitness = FITNESS_MIX.persistence * e.persistence + FITNESS_MIX.noise_tolerance * e.noise_tolerance
-    return [candidateOf({ genome, lineage, fitness }, e, o.material.name, fitness, 1)]
+    return [candidateOf(genome, lineage, e, o.material.name)]
   })
   return { ...(await o.registry.register(offers)), evaluations }
 }

@@ -1,16 +1,25 @@
 // Evaluating genomes (docs/discovery.md): the whole population as one batch of fields. Each genome is
 // injected so that it has resonated exactly its own number of steps when the batch ends; then each
-// field dreams in its genome's mode, stability is observed twice, and the dominant structure is
-// detected. A second batch with added noise gives the noise tolerance.
+// field dreams in its genome's mode, a window of the field is recorded and a later window's stability
+// observed, and the dominant structure is detected and classed from its dynamics. A second batch
+// with added noise gives the noise tolerance.
 import type { Genome } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
-import { detect, type Structure } from '../detect/detect.js'
+import { detect, stabilityMap, type Structure } from '../detect/detect.js'
+import type { Recording } from '../detect/dynamics.js'
 import { addPulse } from '../encode/pulse.js'
 import { observeStability } from '../dream/dream.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
 import { cosine } from '../util/vector.js'
 
-/** Steps of each of the two stability windows. */
+/**
+ * The recorded window: 32 frames of u, 4 steps apart (128 steps). Structures' dominant frequencies
+ * measured with 2 steps apart were all below 0.02 cycles per step, far under this Nyquist limit
+ * (1/8); every frame is a readback, which on a GPU costs more than the steps between.
+ */
+export const RECORD_FRAMES = 32
+export const RECORD_DT = 4
+/** The later window whose stability says what the structure kept. */
 export const OBSERVE_STEPS = 100
 export const OBSERVE_SAMPLES = 10
 /** Noise amplitude added for the noise-tolerance run. */
@@ -32,27 +41,49 @@ export interface Evaluation {
   energy_retention: number
 }
 
-async function runBatch(genomes: readonly Genome[], c: EvaluationConditions, noise: number): Promise<{ first: Float32Array; second: Float32Array; retention: number[] }> {
+/** Per field of the engine: a recorded window (RECORD_FRAMES frames, RECORD_DT steps apart), then the stability map of a later window. */
+export async function recordWindows(engine: Engine): Promise<{ recording: Recording; later: Float32Array }[]> {
+  const n = engine.size
+  const cells = n * n
+  const frames: Float32Array[] = []
+  for (let t = 0; t < RECORD_FRAMES; t++) {
+    await engine.step(RECORD_DT)
+    frames.push((await engine.read()).u.slice())
+  }
+  const later = await observeStability(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
+  return Array.from({ length: engine.fields }, (_, f) => ({
+    recording: { n, dt: RECORD_DT, frames: frames.map((u) => u.subarray(f * cells, (f + 1) * cells)) },
+    later: later.subarray(f * cells, (f + 1) * cells),
+  }))
+}
+
+interface Batch {
+  /** Per field: the recorded window and the later window's stability map. */
+  windows: { recording: Recording; later: Float32Array }[]
+  retention: number[]
+}
+
+async function runBatch(genomes: readonly Genome[], c: EvaluationConditions, noise: number): Promise<Batch> {
   const engine = await c.open({ size: c.size, fields: genomes.length, material: c.material, seed: c.seed, noise, timeline_interval: 0 })
   try {
     const n = c.size
+    const cells = n * n
     const longest = Math.max(...genomes.map((g) => g.resonate_steps))
     const starts = [...new Set(genomes.map((g) => longest - g.resonate_steps))].sort((a, b) => a - b)
     for (const start of starts) {
       await engine.step(start - engine.step_count)
       for (const [f, g] of genomes.entries()) {
         if (longest - g.resonate_steps !== start) continue
-        const wave = new Float32Array(n * n)
+        const wave = new Float32Array(cells)
         for (const p of g.pulses) addPulse(wave, n, p)
         await engine.inject(wave, f)
       }
     }
     await engine.step(longest - engine.step_count)
     if (genomes.some((g) => g.dream !== 'none')) await engine.dream(genomes.map((g) => g.dream))
-    const first = await observeStability(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
-    const second = await observeStability(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
+    const windows = await recordWindows(engine)
     const books = await engine.books()
-    return { first, second, retention: books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0)) }
+    return { windows, retention: books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0)) }
   } finally {
     engine.destroy()
   }
@@ -62,7 +93,7 @@ async function runBatch(genomes: readonly Genome[], c: EvaluationConditions, noi
  * Persistence of a structure found in the first window: how much of its shape (cosine over its
  * cells) and of its strength (stability mass, capped at 1) the second window still shows.
  */
-function persistenceOf(s: Structure, first: Float32Array, second: Float32Array): number {
+export function persistenceOf(s: Structure, first: Float32Array, second: Float32Array): number {
   let ab = 0, aa = 0, bb = 0, m1 = 0, m2 = 0
   for (const i of s.cells) {
     ab += first[i] * second[i]
@@ -75,23 +106,27 @@ function persistenceOf(s: Structure, first: Float32Array, second: Float32Array):
   return Math.max(0, Math.min(1, shape * Math.min(1, m2 / (m1 || 1))))
 }
 
+/** How alike a structure and its counterpart under other conditions are: signature cosine, halved if the class changed. */
+export function likenessOf(s: Structure, other: Structure): number {
+  return Math.max(0, cosine(s.signature, other.signature)) * (other.class === s.class ? 1 : 0.5)
+}
+
 export async function evaluate(genomes: readonly Genome[], c: EvaluationConditions): Promise<Evaluation[]> {
-  const cells = c.size * c.size
   const clean = await runBatch(genomes, c, 0)
   const noisy = await runBatch(genomes, c, NOISE_PROBE)
   const out: Evaluation[] = []
   for (let f = 0; f < genomes.length; f++) {
-    const window = (a: Float32Array) => a.subarray(f * cells, (f + 1) * cells)
-    const [structure] = await detect(window(clean.first), c.size)
+    const { recording, later } = clean.windows[f]
+    const [structure] = await detect(recording, later, 1)
     if (!structure) {
       out.push({ structure: undefined, persistence: 0, noise_tolerance: 0, energy_retention: clean.retention[f] })
       continue
     }
-    const [shaken] = await detect(window(noisy.first), c.size)
-    const likeness = shaken ? Math.max(0, cosine(structure.signature, shaken.signature)) * (shaken.class === structure.class ? 1 : 0.5) : 0
+    const [shaken] = await detect(noisy.windows[f].recording, noisy.windows[f].later, 1)
+    const likeness = shaken ? likenessOf(structure, shaken) : 0
     out.push({
       structure,
-      persistence: persistenceOf(structure, window(clean.first), window(clean.second)),
+      persistence: persistenceOf(structure, stabilityMap(recording), later),
       noise_tolerance: likeness,
       energy_retention: clean.retention[f],
     })

@@ -2,25 +2,10 @@
 // seeded generator so that a run is reproducible from its seed.
 import type { Genome } from '../contracts/registry.js'
 import type { Pulse } from '../encode/pulse.js'
+import { gaussian } from '../util/rng.js'
+
 
 export const MAX_PULSES = 6
-
-/** mulberry32: a small, fast, well-studied 32-bit generator; uniform in [0, 1). */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let t = s
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
-/** Standard normal from two uniforms (Box-Muller). */
-function gaussian(rand: () => number): number {
-  return Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand())
-}
 
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v))
 
@@ -54,15 +39,32 @@ function roundSteps(steps: number, b: GenomeBounds): number {
   return clamp(Math.round(steps / 10) * 10, b.min_steps, b.max_steps)
 }
 
-/** Uniform crossover over pulses: each pulse of either parent joins the child with probability 1/2. */
-export function crossover(a: Genome, b: Genome, rand: () => number, bounds: GenomeBounds): Genome {
-  let pulses = [...a.pulses, ...b.pulses].filter(() => rand() < 0.5)
-  if (!pulses.length) pulses = [(rand() < 0.5 ? a : b).pulses[0]]
-  return {
-    pulses: pulses.slice(0, MAX_PULSES).map((p) => ({ ...p })),
-    resonate_steps: roundSteps((a.resonate_steps + b.resonate_steps) / 2, bounds),
-    dream: rand() < 0.5 ? a.dream : b.dream,
-  }
+/** Isoline variation (Vassiliades and Mouret, 2018): isotropic jitter plus a step along the line to the other parent. */
+export const ISOLINE = { iso: 0.02, line: 0.3 } as const
+/** Span of each pulse parameter, so that the isotropic jitter is a share of it. */
+const SPAN = { x: 1, y: 1, radius: 0.2, amplitude: 4, frequency: 8, phase: 2 * Math.PI } as const
+
+/**
+ * A child of two elites: each pulse of `a` moves by ISOLINE.iso of its span at random plus one
+ * shared Gaussian step along the line to the matching pulse of `b` (pulses matched by index, cycling
+ * over b's). Elites in different cells share useful structure (the "elite hypervolume"), so the line
+ * between them is where new elites tend to lie.
+ */
+export function isoline(a: Genome, b: Genome, rand: () => number, bounds: GenomeBounds): Genome {
+  const along = ISOLINE.line * gaussian(rand)
+  const move = (k: keyof typeof SPAN, p: number, q: number) => p + ISOLINE.iso * SPAN[k] * gaussian(rand) + along * (q - p)
+  const pulses = a.pulses.map((p, i) => {
+    const q = b.pulses[i % b.pulses.length]
+    return {
+      x: clamp(move('x', p.x, q.x), 0.05, 0.95),
+      y: clamp(move('y', p.y, q.y), 0.05, 0.95),
+      radius: clamp(move('radius', p.radius, q.radius), 0.02, 0.2),
+      amplitude: clamp(move('amplitude', p.amplitude, q.amplitude), -2, 2),
+      frequency: clamp(move('frequency', p.frequency, q.frequency), 0, 8),
+      phase: move('phase', p.phase, q.phase),
+    }
+  })
+  return { pulses, resonate_steps: roundSteps(a.resonate_steps + along * (b.resonate_steps - a.resonate_steps), bounds), dream: a.dream }
 }
 
 /** Jitters each pulse parameter with probability 0.3; adds or removes a pulse and flips the dream mode with probability 0.1 each. */
@@ -84,14 +86,4 @@ export function mutate(g: Genome, rand: () => number, bounds: GenomeBounds): Gen
     resonate_steps: rand() < 0.3 ? roundSteps(g.resonate_steps * Math.exp(0.2 * gaussian(rand)), bounds) : g.resonate_steps,
     dream: rand() < 0.1 ? modes[Math.floor(rand() * 3)] : g.dream,
   }
-}
-
-/** Tournament of three: the fittest of three drawn at random. */
-export function tournament<T extends { fitness: number }>(pool: readonly T[], rand: () => number): T {
-  let best = pool[Math.floor(rand() * pool.length)]
-  for (let k = 1; k < 3; k++) {
-    const c = pool[Math.floor(rand() * pool.length)]
-    if (c.fitness > best.fitness) best = c
-  }
-  return best
 }

@@ -2,6 +2,8 @@
 // line for people and a record for --json. The field is opened at the first command that needs it,
 // with the MATERIAL, SEED, TEMPERATURE and NOISE given so far; later ones change it in place.
 import type { Material } from '../contracts/material.js'
+import { CLASS_NAMES } from '../contracts/registry.js'
+import { crystallize, type FieldHistory } from '../discovery/crystallize.js'
 import { merge, split, type DeriveOptions } from '../discovery/discovery.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
 import type { MaterialCatalog } from '../field/materials.js'
@@ -10,7 +12,7 @@ import { cosine } from '../util/vector.js'
 import { observeStability } from '../dream/dream.js'
 import type { Command, CommandName } from './parse.js'
 
-/** STABILIZE: observe stability in windows until two consecutive maps agree (cosine) this well. */
+/** STABILIZE: observe stability in windows until two consecutive maps agree (cosine) this well, then register what crystallized. */
 export const STABILIZE = { window_steps: 400, window_samples: 20, similarity: 0.97, max_windows: 10 } as const
 
 export interface InterpretContext {
@@ -41,6 +43,8 @@ export async function interpret(commands: readonly Command[], ctx: InterpretCont
   let temperature: number | undefined
   let noise = 0
   let engine: Engine | undefined
+  // what STABILIZE records as the genome of what crystallized
+  const history: FieldHistory = { pulses: [], dream: 'none' }
   const field = async () => (engine ??= await ctx.open({ size: ctx.size, material, seed, temperature_k: temperature, noise }))
   const derive = (): DeriveOptions => ({ registry: ctx.registry, size: ctx.size, seed, material, open: ctx.open })
   const energy = async () => (await (await field()).books())[0]
@@ -92,6 +96,7 @@ export async function interpret(commands: readonly Command[], ctx: InterpretCont
           const [x, y, radius, amplitude, frequency, phase] = c.args.map(Number)
           const e = await field()
           await e.pulse({ x, y, radius, amplitude, frequency, phase })
+          history.pulses.push({ x, y, radius, amplitude, frequency, phase })
           const books = await energy()
           result = { x, y, radius, amplitude, frequency, phase, energy: books.energy }
           text = `pulse at (${x}, ${y}) radius ${radius} amplitude ${amplitude} frequency ${frequency} phase ${phase}; energy ${fmt(books.energy)}`
@@ -113,6 +118,7 @@ export async function interpret(commands: readonly Command[], ctx: InterpretCont
         }
         case 'DREAM': {
           const [r] = await (await field()).dream(a as 'light' | 'deep')
+          history.dream = a as 'light' | 'deep'
           result = { ...r }
           text = `dream ${r.mode}: energy ${fmt(r.energy_before)} -> ${fmt(r.energy_after)}, pruned ${pct(r.pruned_fraction)}, amplified ${pct(r.amplified_fraction)}, ${r.mutated_cells} kicks`
           break
@@ -131,8 +137,11 @@ export async function interpret(commands: readonly Command[], ctx: InterpretCont
           }
           const settled = similarity >= STABILIZE.similarity
           const steps = windows * STABILIZE.window_steps
-          result = { steps, settled, similarity, energy: (await energy()).energy }
-          text = `${settled ? 'stabilized' : 'not stable'} after ${steps} steps (stability maps of consecutive ${STABILIZE.window_steps}-step windows agree to ${similarity.toFixed(3)})`
+          const found = await crystallize(e, ctx.registry, history)
+          const made = found.registered.map((p) => `${p.id} (${CLASS_NAMES[p.class]}, persistence ${pct(p.persistence)})`)
+          const dups = found.rejected.map((r) => `a duplicate of ${r.duplicate_of}`)
+          result = { steps, settled, similarity, energy: (await energy()).energy, structures: found.structures.length, registered: found.registered.map((p) => p.id), rejected: found.rejected }
+          text = `${settled ? 'stabilized' : 'not stable'} after ${steps} steps (stability maps of consecutive ${STABILIZE.window_steps}-step windows agree to ${similarity.toFixed(3)}); ${made.length ? `crystallized ${made.join(', ')}` : 'nothing crystallized'}${dups.length ? ` (${dups.join(', ')})` : ''}`
           break
         }
         case 'RECALL': {

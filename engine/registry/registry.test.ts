@@ -47,7 +47,7 @@ describe('registration', () => {
   test('similar() ranks by signature similarity', async () => {
     const r = new Registry(new MemoryRegistryStore())
     const base = candidate(10)
-    const close = candidate(11, { signature: base.signature.map((v, i) => (i < 8 ? -v : v)) })
+    const close = candidate(11, { signature: base.signature.map((v, i) => (i < 16 ? -v : v)) }) // about 0.5 alike: similar, not a duplicate
     await r.register([base, candidate(12), close, candidate(13)])
     const hits = await r.similar('CRY-000001', 2)
     expect(hits[0].primitive.id).toBe('CRY-000003')

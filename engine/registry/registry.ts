@@ -11,11 +11,15 @@ export interface RegistryLimits {
   bucket_cap: number
   /** In all (SVC_CRYSTAL_MAX_PRIMITIVES). */
   max_primitives: number
-  /** Cosine similarity of signatures (same class) at or above which a candidate is a duplicate. */
+  /**
+   * Cosine similarity of signatures (same class) at or above which a candidate is a duplicate. 0.9:
+   * the same genome under another noise seed reaches it in at least 95% of cases, 0.97 only in about
+   * two thirds (docs/discovery.md has the figures).
+   */
   novelty_threshold: number
 }
 
-export const DEFAULT_LIMITS: RegistryLimits = { bucket_cap: 150, max_primitives: 5000, novelty_threshold: 0.97 }
+export const DEFAULT_LIMITS: RegistryLimits = { bucket_cap: 150, max_primitives: 5000, novelty_threshold: 0.9 }
 
 export function limitsFromEnv(env: Record<string, string | undefined>): RegistryLimits {
   const positive = (name: string, fallback: number) => {

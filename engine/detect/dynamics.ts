@@ -1,0 +1,191 @@
+// Classes from dynamics (docs/detection.md): a structure found on a stability map is measured over a
+// recorded window of the field itself (how it oscillates, whether it stands or rotates, what it keeps).
+
+/** A recorded window of one field: `frames` snapshots of u (n x n each), `dt` steps apart. */
+export interface Recording {
+  n: number
+  dt: number
+  frames: readonly Float32Array[]
+}
+
+export interface Dynamics {
+  features: DynamicsFeatures
+  /** Amplitude spectrum of the structure over the window's DFT bins 1..T/2, unit length: which frequencies it holds. */
+  spectrum: number[]
+}
+
+export interface DynamicsFeatures {
+  /** Stability mass of the structure's cells in the later window over the earlier one: 1 holds, 0 gone. */
+  sustain: number
+  /** Dominant frequency of the structure, cycles per step. */
+  frequency: number
+  /** |sum A^2| / sum |A|^2 of the dominant mode's complex amplitudes A: 1 = every cell in phase or anti-phase (standing), 0 = phases all round (rotating). */
+  standing: number
+  /** Turns of the dominant mode's phase around the structure's centroid (a signed integer). */
+  winding: number
+  /** Dominant frequency of the stronger region over the weaker one's, when the structure has two regions; 0 otherwise. */
+  region_ratio: number
+}
+
+/** Lowest DFT bin whose ratio to another is trusted (a 2:1 of bins 2 and 1 is resolution, not locking). */
+export const MIN_RATIO_BIN = 3
+
+/**
+ * At most this many cells enter a spectrum or a sum over the structure: an evenly strided sample of
+ * a larger set (a field-wide structure's spectrum is the same from a fraction of its cells, at a
+ * fraction of the cost).
+ */
+export const MAX_SAMPLED_CELLS = 256
+
+function sample(cells: readonly number[], cap = MAX_SAMPLED_CELLS): readonly number[] {
+  return cells.length <= cap ? cells : Array.from({ length: cap }, (_, i) => cells[Math.floor((i * cells.length) / cap)])
+}
+
+/** The Hann window: a mode between two bins leaks into its neighbours, not across the spectrum. */
+function hann(T: number): Float64Array {
+  return Float64Array.from({ length: T }, (_, t) => 0.5 - 0.5 * Math.cos((2 * Math.PI * (t + 0.5)) / T))
+}
+
+/** A cell's series over the recording, mean removed and windowed, into `out`. */
+function seriesOf(rec: Recording, cell: number, window: Float64Array, out: Float64Array): Float64Array {
+  const T = rec.frames.length
+  let mean = 0
+  for (let t = 0; t < T; t++) mean += out[t] = rec.frames[t][cell]
+  mean /= T
+  for (let t = 0; t < T; t++) out[t] = (out[t] - mean) * window[t]
+  return out
+}
+
+/** Complex amplitude of one cell at DFT bin k. */
+function amplitudeAt(rec: Recording, cell: number, k: number): [number, number] {
+  const T = rec.frames.length
+  const { cos, sin, window } = tablesFor(T)
+  const s = seriesOf(rec, cell, window, new Float64Array(T))
+  let re = 0
+  let im = 0
+  for (let t = 0; t < T; t++) {
+    re += s[t] * cos[k * T + t]
+    im -= s[t] * sin[k * T + t]
+  }
+  return [re, im]
+}
+
+const tables = new Map<number, { cos: Float64Array; sin: Float64Array; window: Float64Array }>()
+
+/** cos and sin of every bin (0..T/2) at every frame, and the window: made once per window length. */
+function tablesFor(T: number) {
+  let t = tables.get(T)
+  if (!t) {
+    const bins = Math.floor(T / 2)
+    const cos = new Float64Array((bins + 1) * T)
+    const sin = new Float64Array((bins + 1) * T)
+    for (let k = 0; k <= bins; k++) {
+      for (let i = 0; i < T; i++) {
+        cos[k * T + i] = Math.cos((2 * Math.PI * k * i) / T)
+        sin[k * T + i] = Math.sin((2 * Math.PI * k * i) / T)
+      }
+    }
+    tables.set(T, (t = { cos, sin, window: hann(T) }))
+  }
+  return t
+}
+
+/** Power per DFT bin (0..T/2; DC removed) summed over a sample of `cells`, and the strongest bin's frequency. */
+export function dominantMode(rec: Recording, cells: readonly number[]): { bin: number; frequency: number; power: Float64Array } {
+  const T = rec.frames.length
+  const bins = Math.floor(T / 2)
+  const { cos, sin, window } = tablesFor(T)
+  const power = new Float64Array(bins + 1)
+  const s = new Float64Array(T)
+  for (const c of sample(cells)) {
+    seriesOf(rec, c, window, s)
+    for (let k = 1; k <= bins; k++) {
+      let a = 0
+      let b = 0
+      for (let t = 0; t < T; t++) {
+        a += s[t] * cos[k * T + t]
+        b += s[t] * sin[k * T + t]
+      }
+      power[k] += a * a + b * b
+    }
+  }
+  let bin = 1
+  for (let k = 2; k <= bins; k++) if (power[k] > power[bin]) bin = k
+  return { bin, frequency: bin / (T * rec.dt), power }
+}
+
+/** Turns of the mode's phase along a circle of radius r around (cx, cy), skipping weak cells; 0 when too little of the circle is strong. */
+function windingOf(n: number, amp: (cell: number) => [number, number], cx: number, cy: number, r: number): number {
+  const POINTS = 32
+  const phases: number[] = []
+  let peak = 0
+  const samples: [number, number][] = []
+  for (let k = 0; k < POINTS; k++) {
+    const a = (2 * Math.PI * k) / POINTS
+    const x = Math.round(cx + r * Math.cos(a))
+    const y = Math.round(cy + r * Math.sin(a))
+    const v = x >= 0 && y >= 0 && x < n && y < n ? amp(y * n + x) : undefined
+    samples.push(v ?? [0, 0])
+    if (v) peak = Math.max(peak, Math.hypot(v[0], v[1]))
+  }
+  for (const [re, im] of samples) if (peak > 0 && Math.hypot(re, im) >= 0.2 * peak) phases.push(Math.atan2(im, re))
+  // a winding needs the phase followed most of the way round
+  if (phases.length < 0.75 * POINTS) return 0
+  let turn = 0
+  for (let i = 0; i < phases.length; i++) {
+    let d = phases[(i + 1) % phases.length] - phases[i]
+    d -= 2 * Math.PI * Math.round(d / (2 * Math.PI))
+    turn += d
+  }
+  return Math.round(turn / (2 * Math.PI))
+}
+
+/**
+ * Measures the structure (its `cells`, centroid in cells, mean radius in cells) over the recording;
+ * `second` is the stability map of a later window (mean |u|), `regions` the structure's two halves
+ * (or its two regions) when it has them.
+ */
+export function measureDynamics(rec: Recording, cells: readonly number[], first: Float32Array, second: Float32Array, centre: { x: number; y: number; radius: number }, regions?: [readonly number[], readonly number[]]): Dynamics {
+  let m1 = 0
+  let m2 = 0
+  for (const c of cells) {
+    m1 += first[c]
+    m2 += second[c]
+  }
+  // the mode over the structure and a ring of cells around it, so that the winding circle sees it all
+  const n = rec.n
+  const reach = new Set<number>(cells)
+  const r = Math.max(1, centre.radius)
+  for (let y = Math.max(0, Math.floor(centre.y - 1.5 * r)); y <= Math.min(n - 1, Math.ceil(centre.y + 1.5 * r)); y++) {
+    for (let x = Math.max(0, Math.floor(centre.x - 1.5 * r)); x <= Math.min(n - 1, Math.ceil(centre.x + 1.5 * r)); x++) reach.add(y * n + x)
+  }
+  const mode = dominantMode(rec, [...reach])
+  const amp = (cell: number) => amplitudeAt(rec, cell, mode.bin)
+  let sr = 0
+  let si = 0
+  let total = 0
+  for (const c of sample(cells)) {
+    const [re, im] = amp(c)
+    sr += re * re - im * im
+    si += 2 * re * im
+    total += re * re + im * im
+  }
+  // a ratio of two bins means something only when both are resolved: at least MIN_RATIO_BIN cycles in the window
+  let region_ratio = 0
+  if (regions) {
+    const [a, b] = regions.map((cs) => dominantMode(rec, cs).bin)
+    if (Math.min(a, b) >= MIN_RATIO_BIN) region_ratio = Math.max(a, b) / Math.min(a, b)
+  }
+  // a winding counts when the circles at the mean radius and at 0.7 of it both see it
+  const turns = [1, 0.7].map((k) => windingOf(n, amp, centre.x, centre.y, k * r))
+  const spectrum = [...dominantMode(rec, cells).power.subarray(1)].map(Math.sqrt)
+  const norm = Math.hypot(...spectrum) || 1
+  const features = {
+    sustain: m1 > 0 ? m2 / m1 : 0,
+    frequency: mode.frequency,
+    standing: total > 0 ? Math.hypot(sr, si) / total : 0,
+    winding: turns[0] === turns[1] ? turns[0] : 0,
+    region_ratio,
+  }
+  return { features, spectrum: spectrum.map((v) => v / norm) }
+}
