@@ -4,7 +4,6 @@ import type { Genome } from '../contracts/registry.js'
 import type { Pulse } from '../encode/pulse.js'
 import { gaussian } from '../util/rng.js'
 
-
 export const MAX_PULSES = 6
 
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v))
