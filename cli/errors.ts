@@ -16,6 +16,8 @@ export const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   bus_unavailable: 1,
   limit_exceeded: 2,
   bad_message: 1,
+  bad_audio: 1,
+  no_music: 1,
   unauthorized: 2,
   internal: 1,
 }

@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'bus_unavailable'
   | 'limit_exceeded'
   | 'bad_message'
+  | 'bad_audio'
+  | 'no_music'
   | 'unauthorized'
   | 'internal'
 

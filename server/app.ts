@@ -26,6 +26,8 @@ import { connectBus, natsConnection, nodeId } from '../engine/bus/nats.node.js'
 import { ConsciousnessPublisher, DEFAULT_PERIOD_MS } from './consciousness/publisher.js'
 import { registryRoutes } from './registry/routes.js'
 import { swarmRoutes } from './swarm/routes.js'
+import { stationRoutes } from './station/routes.js'
+import { openStation, type StationConfig } from './station/station.js'
 
 export interface ServerOptions {
   host: string
@@ -43,6 +45,8 @@ export interface ServerOptions {
   materialFiles?: string[]
   /** Told once which backend runs. */
   report?: (line: string) => void
+  /** The station (DESIGN.md section 12): on air at /stream when given. */
+  station?: StationConfig
 }
 
 export function isLoopback(host: string): boolean {
@@ -61,6 +65,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   const engine = await createNodeEngine({ backend: o.backend, size: o.size, material: catalog.get(o.material), seed: o.seed, report: o.report })
   const service = await CrystalService.start({ engine, dataDir: o.dataDir, backend: engine.backend })
   const publisher = await startPublisher(engine, o.report ?? (() => {}))
+  const station = o.station ? await openStation(o.station, o.report ?? (() => {})) : undefined
 
   const app = Fastify({
     bodyLimit: API_LIMITS.body_bytes,
@@ -93,6 +98,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   await app.register(crystalRoutes, { service, catalog, registry, open: (x) => createNodeEngine({ backend: o.backend, ...x }), publisher: publisher?.publisher })
   await app.register(registryRoutes, { catalog, registry })
   await app.register(swarmRoutes)
+  if (station) await app.register(stationRoutes, { station })
   // the Observatory, built by `npm run build` (vite) into dist/app, beside dist/server
   const observatory = fileURLToPath(new URL('../app/', import.meta.url))
   if (existsSync(observatory)) {
@@ -110,6 +116,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   }
   app.addHook('onClose', async () => {
     publisher?.publisher.stop()
+    station?.stop()
     await publisher?.close()
     await service.close()
   })

@@ -17,6 +17,8 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   bus_unavailable: 503,
   limit_exceeded: 413,
   bad_message: 500,
+  bad_audio: 422,
+  no_music: 503,
   unauthorized: 401,
   internal: 500,
 }

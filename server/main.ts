@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { isCrystalError } from '../engine/errors.js'
 import type { BackendChoice } from '../engine/field/select.js'
 import { serve } from './app.js'
+import { stationConfig } from './station/station.js'
 
 const { values } = parseArgs({
   options: {
@@ -16,6 +17,7 @@ const { values } = parseArgs({
     material: { type: 'string', default: 'ideal_resonator' },
     seed: { type: 'string', default: '1' },
     cors: { type: 'string', multiple: true },
+    music: { type: 'string' },
   },
 })
 const say = (line: string) => process.stderr.write(line + '\n')
@@ -32,6 +34,7 @@ try {
       token: process.env.SVC_CRYSTAL_API_TOKEN || undefined,
       cors: values.cors,
       report: say,
+      station: stationConfig(values.music, process.env, process.cwd()),
     },
     say,
   )

@@ -1,0 +1,50 @@
+// Wire types of the station (DESIGN.md section 12): a track of the library and what is on air,
+// as the REST API and the player see them (snake_case, the same objects in code).
+import { Type, type Static } from '@sinclair/typebox'
+
+export const TrackSchema = Type.Object(
+  {
+    /** the file's path under the music directory: <artist>/<album>/<file>.mp3 */
+    id: Type.String({ minLength: 1 }),
+    artist: Type.String(),
+    album: Type.String(),
+    title: Type.String(),
+    duration_s: Type.Number({ minimum: 0 }),
+    /** from the tags (TBPM, TKEY) when the file has them */
+    bpm: Type.Union([Type.Number(), Type.Null()]),
+    key: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+)
+export type Track = Static<typeof TrackSchema>
+
+export const OnAirSchema = Type.Object(
+  {
+    track: TrackSchema,
+    /** ISO 8601 time the track started on air (the middle of its crossfade in) */
+    started_at: Type.String({ format: 'date-time' }),
+    /** the gain that brought it to the target, and what it measured before */
+    gain_db: Type.Number(),
+    lufs_before: Type.Number(),
+    peak_limited: Type.Boolean(),
+  },
+  { additionalProperties: false },
+)
+export type OnAir = Static<typeof OnAirSchema>
+
+export const StationStatusSchema = Type.Object(
+  {
+    on_air: Type.Union([OnAirSchema, Type.Null()]),
+    up_next: Type.Union([TrackSchema, Type.Null()]),
+    /** listeners on this server's /stream */
+    listeners: Type.Integer({ minimum: 0 }),
+    /** frames of silence the mix had to send because no track was ready (dead air; 0 on a healthy station) */
+    underruns: Type.Integer({ minimum: 0 }),
+    library: Type.Object({ tracks: Type.Integer({ minimum: 0 }), skipped: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
+  },
+  { additionalProperties: false },
+)
+export type StationStatus = Static<typeof StationStatusSchema>
+
+/** Titles as a listener sees them (ICY StreamTitle, Icecast metadata): "Artist - Title". */
+export const streamTitle = (t: Track): string => `${t.artist} - ${t.title}`
