@@ -4,8 +4,10 @@
 #   chromium    its SwiftShader Vulkan driver runs WebGPU without a GPU (and, later, the UI tests)
 #   libvulkan1  the Vulkan loader Dawn (the `webgpu` package) opens
 #   nats-server the swarm's bus (JetStream), for `crystal archive` and its tests
+#   icecast2    the streaming server the station sends to as a source (SVC_ICECAST_URL), and its tests
+#   espeak-ng   the station's voice DJ
 set -euo pipefail
-packages=(chromium libvulkan1 nats-server)
+packages=(chromium libvulkan1 nats-server icecast2 espeak-ng)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

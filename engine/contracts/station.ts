@@ -32,14 +32,36 @@ export const OnAirSchema = Type.Object(
 )
 export type OnAir = Static<typeof OnAirSchema>
 
+export const IcecastStatusSchema = Type.Object(
+  {
+    /** the mount, without the password */
+    url: Type.String(),
+    connected: Type.Boolean(),
+    /** listeners on the mount as Icecast last reported them (null: not known, e.g. Icecast down) */
+    listeners: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+    listeners_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    reconnects: Type.Integer({ minimum: 0 }),
+    last_error: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+)
+export type IcecastStatus = Static<typeof IcecastStatusSchema>
+
 export const StationStatusSchema = Type.Object(
   {
     on_air: Type.Union([OnAirSchema, Type.Null()]),
     up_next: Type.Union([TrackSchema, Type.Null()]),
     /** listeners on this server's /stream */
     listeners: Type.Integer({ minimum: 0 }),
+    /** the Icecast source, when SVC_ICECAST_URL is set */
+    icecast: Type.Union([IcecastStatusSchema, Type.Null()]),
     /** frames of silence the mix had to send because no track was ready (dead air; 0 on a healthy station) */
     underruns: Type.Integer({ minimum: 0 }),
+    /** wall-clock milliseconds the encoder waited for a track still loading (a starved CPU; the
+     * listeners' buffers cover it), rather than sending silence */
+    waited_ms: Type.Integer({ minimum: 0 }),
+    /** times the silence watchdog (over 3 s below -50 dBFS on air) moved on to the next track */
+    watchdog_trips: Type.Integer({ minimum: 0 }),
     library: Type.Object({ tracks: Type.Integer({ minimum: 0 }), skipped: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
   },
   { additionalProperties: false },

@@ -40,8 +40,23 @@ export class Mixer<T> {
     else this.start(deck, 0)
   }
 
-  get waiting(): boolean {
-    return this.wanted
+  /** True when the next frame would run out of audio: the current track ends within it (or none
+   * is on) and the one that follows is still being loaded. */
+  get starved(): boolean {
+    if (this.next) return false
+    return !this.current || this.current.pcm.left.length - this.pos < FRAME
+  }
+
+  /** Moves on now: fades into the cued track at once (or, with none cued, drops the current one). */
+  skip(): void {
+    if (!this.current || this.fadeFrom >= 0) return
+    if (!this.next) {
+      this.current = null
+      this.ask()
+      return
+    }
+    this.fadeFrom = this.pos
+    this.fade = Math.max(1, Math.min(this.fadeLength(), this.current.pcm.left.length - this.pos))
   }
 
   private start(deck: Deck<T>, at: number): void {

@@ -1,13 +1,13 @@
 // The station end to end: the demo library scanned, `crystal serve --music` on air, and a real
 // listener on /stream decoding a minute of it (gaps, loudness per track, titles); no library is an error.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { streamTitle } from '../../engine/contracts/station.js'
-import { call, runCrystal, startServer, type RunningServer } from '../testing.js'
+import { call, demoLibrary, runCrystal, startServer, type RunningServer } from '../testing.js'
 import { decodeMp3, RATE, trimSilence } from './audio.js'
-import { demoTracks, writeDemoLibrary } from './demo.js'
+import type { DemoTrack } from './demo.js'
 import { scanLibrary } from './library.js'
 import { listen, longestSilenceMs, loudnessPerTitle } from './listener.js'
 import { integratedLoudness } from './loudness.js'
@@ -18,22 +18,33 @@ const CROSSFADE_S = 2
 // the stream is paced 4x faster than real time, so the minute takes some 15 s of the test's time;
 // everything else (decoder, mixer, encoder, ICY) is what runs on air
 const PACE = 4
-const tracks = demoTracks(SECONDS, 4)
 const dir = mkdtempSync(join(tmpdir(), 'crystal-music-'))
+let tracks: DemoTrack[]
 
-beforeAll(() => {
-  writeDemoLibrary(dir, tracks)
-  // not an MP3 at all, where the library expects one: reported and skipped
-  writeFileSync(join(dir, tracks[0].artist, tracks[0].album, '99 broken.mp3'), Buffer.from('this is not audio'.repeat(100)))
+beforeAll(async () => {
+  const demo = await demoLibrary(SECONDS, 4)
+  tracks = demo.tracks
+  cpSync(demo.dir, dir, { recursive: true })
+  const album = join(dir, tracks[0].artist, tracks[0].album)
+  // not an MP3 at all, where the library expects one: reported and skipped by the scan
+  writeFileSync(join(album, '99 broken.mp3'), Buffer.from('this is not audio'.repeat(100)))
+  // a real MP3 cut off after a tenth of a second (its tag left out): the scan takes it, the station
+  // finds it unplayable when it comes up and plays another in time
+  const first = readFileSync(join(album, '01 Europium Dawn.mp3'))
+  const tag = 10 + ((first[6] << 21) | (first[7] << 14) | (first[8] << 7) | first[9])
+  writeFileSync(join(album, '03 truncated.mp3'), first.subarray(tag, tag + 2000))
 })
 
 describe('the library', () => {
   test('scans <artist>/<album>/*.mp3 with tags (UTF-8 kept) and exact durations; an unreadable file is reported and skipped', async () => {
     const lib = await scanLibrary(dir)
-    expect(lib.tracks.map((t) => [t.artist, t.title, t.bpm, t.key])).toEqual(tracks.map((t) => [t.artist, t.title, t.bpm, t.key]))
+    const tagged = lib.tracks.filter((t) => t.bpm !== null)
+    expect(tagged.map((t) => [t.artist, t.title, t.bpm, t.key])).toEqual(tracks.map((t) => [t.artist, t.title, t.bpm, t.key]))
     expect(lib.tracks.some((t) => t.artist === 'Señal Fría')).toBe(true)
     // lamejs's encoder delay and padding add some 40 ms to the synthesised length
-    for (const t of lib.tracks) expect(Math.abs(t.duration_s - SECONDS)).toBeLessThan(0.1)
+    for (const t of tagged) expect(Math.abs(t.duration_s - SECONDS)).toBeLessThan(0.1)
+    // without tags, the names come from the folders and the file
+    expect(lib.tracks.find((t) => t.bpm === null)).toMatchObject({ artist: tracks[0].artist, album: tracks[0].album, title: '03 truncated' })
     expect(lib.skipped).toHaveLength(1)
     expect(lib.skipped[0].file).toContain('99 broken.mp3')
   })
@@ -55,7 +66,7 @@ describe('on air', () => {
   })
   afterAll(() => server?.stop())
 
-  test('a listener decodes 60 s across track changes: no gap over 50 ms, every track within 1 LU of -16 LUFS, titles change with the track', async () => {
+  test('a listener decodes 60 s across track changes: no gap over 50 ms, every track within 1 LU of -16 LUFS, titles change with the track; a corrupt MP3 costs no air', async () => {
     const heard = await listen(`${server.url}/stream`, 60)
     expect(heard.left.length).toBeGreaterThanOrEqual(60 * RATE)
     // no dead air and no gap between tracks anywhere in the minute
@@ -82,8 +93,10 @@ describe('on air', () => {
     const state = await call(server.url, 'GET', '/api/station')
     expect(state.status).toBe(200)
     expect(state.body.underruns).toBe(0)
-    expect(state.body.library).toEqual({ tracks: 4, skipped: 1 })
+    expect(state.body.library).toEqual({ tracks: 5, skipped: 1 })
     expect(server.stderr()).toMatch(/skipped .*99 broken\.mp3/)
+    // the cut-off file came up (third in line) and was passed over, with no silence for it above
+    expect(server.stderr()).toMatch(/skipping .*03 truncated\.mp3: shorter than one second/)
   })
 
   test('a client that does not ask for ICY metadata gets plain MP3; the listener count follows', async () => {

@@ -8,8 +8,16 @@ import { decodeMp3, FRAME, RATE, StreamEncoder, trimSilence } from './audio.js'
 import { CrystalError } from '../../engine/errors.js'
 import { scanLibrary, type Library } from './library.js'
 import { applyGain, normalisingGain, type Normalisation } from './loudness.js'
+import { IcecastSource } from './icecast.js'
 import { Mixer, type Deck } from './mixer.js'
 import { Broadcast } from './stream.js'
+
+/** The watchdog's floor (-50 dBFS) and how long the output may stay under it. */
+const SILENCE_FLOOR = 10 ** (-50 / 20)
+export const WATCHDOG_S = 3
+/** How long the encoder may wait for a loading track before it sends silence instead: a stopped
+ * stream makes players give up, a short silence does not. */
+const MAX_WAIT_MS = 2000
 
 export interface StationOptions {
   library: Library
@@ -22,6 +30,9 @@ export interface StationOptions {
   /** tracks played within this many picks are not picked again (default: half the library) */
   no_repeat?: number
   say?: (line: string) => void
+  /** send the stream to Icecast as a source (SVC_ICECAST_URL) */
+  icecast_url?: string
+  icecast_poll_ms?: number
 }
 
 interface Loaded extends Normalisation {
@@ -49,12 +60,20 @@ export class Station {
   private onAir: OnAir | null = null
   private upNext: Track | null = null
   private timer: NodeJS.Timeout | undefined
+  private icecast: IcecastSource | undefined
+  /** samples in a row the mix has sent below the watchdog's floor */
+  private quiet = 0
   private t0 = 0
   private produced = 0
   /** frames that had to be silence because no track was ready */
   underruns = 0
   /** tracks that could not be played (their reasons went to `say`) */
   failed = 0
+  /** times the silence watchdog cut a track short */
+  watchdog_trips = 0
+  /** wall-clock milliseconds the encoder waited for a track still loading (on a starved CPU) */
+  waited_ms = 0
+  private waitingSince: number | undefined
 
   constructor(private readonly o: StationOptions) {
     this.pace = o.pace ?? 1
@@ -77,27 +96,53 @@ export class Station {
     await this.loadNext()
     this.t0 = performance.now()
     this.tick()
+    if (this.o.icecast_url) this.icecast = new IcecastSource(this.o.icecast_url, this.broadcast, { poll_ms: this.o.icecast_poll_ms, say: this.say })
   }
 
   stop(): void {
+    this.icecast?.stop()
     clearTimeout(this.timer)
     this.timer = undefined
     this.broadcast.close()
   }
 
   status(): StationStatus {
-    return { on_air: this.onAir, up_next: this.upNext, listeners: this.broadcast.count, underruns: this.underruns, library: { tracks: this.o.library.tracks.length, skipped: this.o.library.skipped.length } }
+    return { on_air: this.onAir, up_next: this.upNext, listeners: this.broadcast.count, icecast: this.icecast ? { ...this.icecast.status } : null, watchdog_trips: this.watchdog_trips, waited_ms: Math.round(this.waited_ms), underruns: this.underruns, library: { tracks: this.o.library.tracks.length, skipped: this.o.library.skipped.length } }
   }
 
-  /** Encodes what the clock asks for (a bounded amount per turn, so requests still get answered). */
+  /** Encodes what the clock asks for (a bounded amount per turn, so requests and the loading of
+   * the next track get their turns). While the next track is still loading the encoder waits for it
+   * (listeners play from their buffer) for up to MAX_WAIT_MS before it fills in silence. */
   private tick(): void {
-    const due = ((performance.now() - this.t0) / 1000) * this.pace + this.lead
-    for (let frames = 0; this.produced / RATE < due && frames < 64; frames++) {
+    const now = performance.now()
+    const due = ((now - this.t0) / 1000) * this.pace + this.lead
+    for (let frames = 0; this.produced / RATE < due && frames < 16; frames++) {
+      if (this.mixer.starved) {
+        this.waitingSince ??= now
+        if (now - this.waitingSince < MAX_WAIT_MS) break
+      } else if (this.waitingSince !== undefined) {
+        this.waited_ms += now - this.waitingSince
+        this.waitingSince = undefined
+      }
       const { left, right } = this.mixer.frame()
+      this.watch(left, right)
       this.broadcast.send(this.encoder.encode(left, right))
       this.produced += FRAME
     }
     this.timer = setTimeout(() => this.tick(), 10)
+  }
+
+  /** The silence watchdog: more than WATCHDOG_S of output below -50 dBFS (a track with a hole in it,
+   * a stuck deck) and the mix moves on to the next track. */
+  private watch(left: Float32Array, right: Float32Array): void {
+    let loud = false
+    for (let i = 0; i < left.length && !loud; i++) loud = Math.abs(left[i]) > SILENCE_FLOOR || Math.abs(right[i]) > SILENCE_FLOOR
+    this.quiet = loud ? 0 : this.quiet + left.length
+    if (this.quiet < WATCHDOG_S * RATE) return
+    this.quiet = 0
+    this.watchdog_trips++
+    this.say(`station: ${WATCHDOG_S} s of silence on air; moving on from ${this.onAir?.track.id ?? 'nothing'}`)
+    this.mixer.skip()
   }
 
   /** Picks, decodes, trims and normalises the next track and cues it; a track that fails is
@@ -131,11 +176,14 @@ export interface StationConfig {
   dir: string
   pace?: number
   crossfade_s?: number
+  icecast_url?: string
+  icecast_poll_ms?: number
 }
 
 /** Where the station's settings come from: `--music DIR`, else SVC_STATION_MUSIC, else ./music when it
  * exists (otherwise no station). SVC_STATION_PACE runs the clock faster (tests, benchmarks) and
- * SVC_STATION_CROSSFADE_S sets the crossfade. */
+ * SVC_STATION_CROSSFADE_S sets the crossfade; SVC_ICECAST_URL sends the stream to Icecast as a source,
+ * polling its listener count every SVC_ICECAST_POLL_MS (default 5,000). */
 export function stationConfig(flag: string | undefined, env: Record<string, string | undefined>, cwd: string): StationConfig | undefined {
   const dir = flag || env.SVC_STATION_MUSIC || (existsSync(join(cwd, 'music')) ? join(cwd, 'music') : undefined)
   if (!dir) return undefined
@@ -146,14 +194,14 @@ export function stationConfig(flag: string | undefined, env: Record<string, stri
     if (!Number.isFinite(n) || n <= 0) throw new CrystalError('bad_argument', `${name} must be a positive number, got ${v}`, { field: name })
     return n
   }
-  return { dir, pace: number('SVC_STATION_PACE'), crossfade_s: number('SVC_STATION_CROSSFADE_S') }
+  return { dir, pace: number('SVC_STATION_PACE'), crossfade_s: number('SVC_STATION_CROSSFADE_S'), icecast_url: env.SVC_ICECAST_URL || undefined, icecast_poll_ms: number('SVC_ICECAST_POLL_MS') }
 }
 
 /** Scans the library and puts the station on air. */
 export async function openStation(c: StationConfig, say: (line: string) => void): Promise<Station> {
   const library = await scanLibrary(c.dir)
   for (const s of library.skipped) say(`station: skipped ${s.file}: ${s.reason}`)
-  const station = new Station({ library, pace: c.pace, crossfade_s: c.crossfade_s, say })
+  const station = new Station({ library, ...c, say })
   await station.start()
   say(`station: ${library.tracks.length} tracks from ${c.dir} on air at /stream${c.pace && c.pace !== 1 ? ` (paced ${c.pace}x real time)` : ''}`)
   return station

@@ -51,14 +51,25 @@ export class Broadcast {
   private readonly listeners = new Set<Listener>()
   private readonly recent: Buffer[] = []
   private recentBytes = 0
-  private title = ''
+  private current = ''
+  private readonly titleWatchers: ((title: string) => void)[] = []
 
   get count(): number {
     return this.listeners.size
   }
 
+  get title(): string {
+    return this.current
+  }
+
   setTitle(title: string): void {
-    this.title = title
+    this.current = title
+    for (const w of this.titleWatchers) w(title)
+  }
+
+  /** Called with each new title (the Icecast source forwards them). */
+  onTitle(watch: (title: string) => void): void {
+    this.titleWatchers.push(watch)
   }
 
   /** A new listener's stream: the burst of recent audio, then everything as it is encoded. */
@@ -68,7 +79,7 @@ export class Broadcast {
     const drop = () => this.listeners.delete(l)
     l.out.on('close', drop)
     l.out.on('error', drop)
-    l.write(Buffer.concat(this.recent), this.title)
+    l.write(Buffer.concat(this.recent), this.current)
     return l.out
   }
 
@@ -83,7 +94,7 @@ export class Broadcast {
         l.out.destroy()
         continue
       }
-      l.write(chunk, this.title)
+      l.write(chunk, this.current)
     }
   }
 
