@@ -9,8 +9,9 @@ import { memoryTable, runMemoryBench } from './memory.js'
 import { observatoryTable, runObservatoryBench } from './observatory.js'
 import { runServerBench, serverTable } from './server.js'
 import { runSwarmBench, swarmTable } from './swarm.js'
+import { runStationBench, stationTable } from './station.js'
 
-export const BENCHES = ['field', 'memory', 'discovery', 'server', 'observatory', 'swarm'] as const
+export const BENCHES = ['field', 'memory', 'discovery', 'server', 'observatory', 'swarm', 'station'] as const
 export type BenchName = (typeof BENCHES)[number]
 
 export interface BenchOptions {
@@ -75,6 +76,12 @@ export async function runBench(which: BenchName | 'all', o: BenchOptions): Promi
     show(`the archivist under ${r.clients} explorer clients (${r.discoveries} discoveries, real nats-server with JetStream)`, swarmTable(r))
     reports.swarm = r
     o.say(`wrote ${save(o.out, 'swarm', r)}`)
+  }
+  if (which === 'all' || which === 'station') {
+    const r = await runStationBench((what) => o.say(`station: ${what}`))
+    show('the station (demo library, 44.1 kHz stereo, 128 kbps MP3)', stationTable(r))
+    reports.station = r
+    o.say(`wrote ${save(o.out, 'station', r)}`)
   }
   if (o.json) process.stdout.write(JSON.stringify(reports, null, 2) + '\n')
   return reports

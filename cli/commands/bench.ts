@@ -11,7 +11,7 @@ export function registerBench(cli: Command): void {
     .option('--out <dir>', 'where the JSON reports go', 'bench/results')
     .addHelpText(
       'after',
-      '\nBenchmarks:\n  field      cell-updates/s per backend, N = 128, 512, 2048 and 64 x 96^2, 1 and 2 threads\n  memory     identity margin, rejection, noise robustness, capacity: the medium against two baselines\n  discovery  genome evaluations/s, a 10 x 12 evolve, recall latency over 10,000 memories\n  server     requests/s and latency of the REST API under load (autocannon)\n  observatory  the web UI: bundle size, first frame, frame rate in This tab mode (headless Chromium)\n  swarm      the archivist under 50 explorer clients: merge rate, announce-to-archived latency',
+      '\nBenchmarks:\n  field      cell-updates/s per backend, N = 128, 512, 2048 and 64 x 96^2, 1 and 2 threads\n  memory     identity margin, rejection, noise robustness, capacity: the medium against two baselines\n  discovery  genome evaluations/s, a 10 x 12 evolve, recall latency over 10,000 memories\n  server     requests/s and latency of the REST API under load (autocannon)\n  observatory  the web UI: bundle size, first frame, frame rate in This tab mode (headless Chromium)\n  swarm      the archivist under 50 explorer clients: merge rate, announce-to-archived latency\n  station    real-time factor of decode + loudness + mix + encode, start to first audio byte, CPU share while streaming',
     )
     .action(async (name: BenchName | 'all', o: { json?: boolean; out: string }) => {
       await runBench(name, { out: o.out, json: !!o.json, say: (line) => process.stderr.write(line + '\n') })

@@ -49,6 +49,12 @@ export type IcecastStatus = Static<typeof IcecastStatusSchema>
 
 export const StationStatusSchema = Type.Object(
   {
+    /** the block on now (America/Chicago schedule) and the programme, if one is on */
+    block: Type.String(),
+    programme: Type.Union([
+      Type.Object({ kind: Type.String(), title: Type.String(), started_at: Type.String({ format: 'date-time' }), ends_at: Type.String({ format: 'date-time' }) }, { additionalProperties: false }),
+      Type.Null(),
+    ]),
     on_air: Type.Union([OnAirSchema, Type.Null()]),
     up_next: Type.Union([TrackSchema, Type.Null()]),
     /** listeners on this server's /stream */

@@ -45,7 +45,8 @@ describe('on Icecast', () => {
       expect(longestSilenceMs(heard)).toBeLessThan(50)
       const titles = heard.titles.map((t) => t.title)
       expect(new Set(titles).size).toBeGreaterThanOrEqual(3)
-      expect(titles).toContain('Señal Fría - Órbita Lenta')
+      // whichever block is on, one of Señal Fría's two tracks is in or nearest its band
+      expect(titles.some((t) => t.startsWith('Señal Fría - '))).toBe(true)
       const measured = loudnessPerTitle(heard, CROSSFADE_S / 2 + 1)
       expect(measured.length).toBeGreaterThanOrEqual(3)
       for (const m of measured) expect(Math.abs(m.lufs + 16), `${m.title}: ${m.lufs.toFixed(2)} LUFS`).toBeLessThan(1)

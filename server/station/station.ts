@@ -6,6 +6,8 @@ import { join } from 'node:path'
 import { streamTitle, type OnAir, type StationStatus, type Track } from '../../engine/contracts/station.js'
 import { decodeMp3, FRAME, RATE, StreamEncoder, trimSilence } from './audio.js'
 import { CrystalError } from '../../engine/errors.js'
+import { scheduleAt } from '../../engine/station/schedule.js'
+import { pickNext } from '../../engine/station/selection.js'
 import { scanLibrary, type Library } from './library.js'
 import { applyGain, normalisingGain, type Normalisation } from './loudness.js'
 import { IcecastSource } from './icecast.js'
@@ -37,15 +39,6 @@ export interface StationOptions {
 
 interface Loaded extends Normalisation {
   track: Track
-}
-
-/** The interim order until resonant selection lands: the least recently played track, in library order. */
-export function leastRecent(tracks: readonly Track[], history: readonly string[], noRepeat: number): Track {
-  const recent = new Set(history.slice(-noRepeat))
-  const fresh = tracks.filter((t) => !recent.has(t.id))
-  const pool = fresh.length ? fresh : tracks
-  const last = (t: Track) => history.lastIndexOf(t.id)
-  return pool.reduce((best, t) => (last(t) < last(best) ? t : best))
 }
 
 export class Station {
@@ -107,7 +100,10 @@ export class Station {
   }
 
   status(): StationStatus {
-    return { on_air: this.onAir, up_next: this.upNext, listeners: this.broadcast.count, icecast: this.icecast ? { ...this.icecast.status } : null, watchdog_trips: this.watchdog_trips, waited_ms: Math.round(this.waited_ms), underruns: this.underruns, library: { tracks: this.o.library.tracks.length, skipped: this.o.library.skipped.length } }
+    const now = scheduleAt(new Date())
+    return {
+      block: now.block.name,
+      programme: now.programme && { kind: now.programme.kind, title: now.programme.title, started_at: now.programme.started_at.toISOString(), ends_at: now.programme.ends_at.toISOString() }, on_air: this.onAir, up_next: this.upNext, listeners: this.broadcast.count, icecast: this.icecast ? { ...this.icecast.status } : null, watchdog_trips: this.watchdog_trips, waited_ms: Math.round(this.waited_ms), underruns: this.underruns, library: { tracks: this.o.library.tracks.length, skipped: this.o.library.skipped.length } }
   }
 
   /** Encodes what the clock asks for (a bounded amount per turn, so requests and the loading of
@@ -150,7 +146,7 @@ export class Station {
   private async loadNext(): Promise<void> {
     const tracks = this.o.library.tracks
     for (let attempt = 0; attempt < Math.min(tracks.length, 8); attempt++) {
-      const track = leastRecent(tracks, this.history, this.noRepeat)
+      const { track } = pickNext(tracks, scheduleAt(new Date()).block, this.history, this.noRepeat)
       this.history.push(track.id)
       this.upNext = track
       try {
