@@ -65,7 +65,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   const engine = await createNodeEngine({ backend: o.backend, size: o.size, material: catalog.get(o.material), seed: o.seed, report: o.report })
   const service = await CrystalService.start({ engine, dataDir: o.dataDir, backend: engine.backend })
   const publisher = await startPublisher(engine, o.report ?? (() => {}))
-  const station = o.station ? await openStation(o.station, o.report ?? (() => {})) : undefined
+  const station = o.station ? await openStation(o.station, o.report ?? (() => {}), publisher?.bus) : undefined
 
   const app = Fastify({
     bodyLimit: API_LIMITS.body_bytes,
@@ -139,7 +139,7 @@ export async function serve(o: ServerOptions, say: (line: string) => void): Prom
 }
 
 /** With SVC_NATS_URL set, publishes the consciousness subjects from the live field; without it, nothing. */
-async function startPublisher(engine: Engine, say: (line: string) => void): Promise<{ publisher: ConsciousnessPublisher; close: () => Promise<void> } | undefined> {
+async function startPublisher(engine: Engine, say: (line: string) => void): Promise<{ publisher: ConsciousnessPublisher; bus: ContractBus; close: () => Promise<void> } | undefined> {
   if (!process.env.SVC_NATS_URL) return undefined
   let nc
   try {
@@ -153,5 +153,5 @@ async function startPublisher(engine: Engine, say: (line: string) => void): Prom
   const publisher = new ConsciousnessPublisher(engine, bus, period, say)
   publisher.start()
   say(`publishing the consciousness subjects to ${process.env.SVC_NATS_URL} every ${period} ms as ${bus.sender}`)
-  return { publisher, close: () => nc.drain().catch(() => nc.close()) }
+  return { publisher, bus, close: () => nc.drain().catch(() => nc.close()) }
 }

@@ -19,6 +19,9 @@ const EXAMPLES: Record<string, [string, Record<string, unknown>]> = {
   'SVC.exemplar.<agent_id>.<cluster_id>': ['SVC.exemplar.alpha.c1', { agent_id: 'alpha', cluster_id: 'c1', size: 12, frequency: 0.8, coherence: 0.95, phases: [0.1, 0.2, 0.3] }],
   'svc.crystal.events': ['svc.crystal.events', { event: 'round.finished', node: 'alpha', kind: 'process', round: 3, material: 'vacuum', registered: 2, announced: 1 }],
   'svc.crystal.explore.request': ['svc.crystal.explore.request', { material: 'silicon', generations: 2 }],
+  'RADIO.nowplaying': ['RADIO.nowplaying', { track: { id: 'A/B/01 x.mp3', artist: 'A', album: 'B', title: 'x', duration_s: 40, bpm: 120, key: 'A' }, block: 'Morning Drift', programme: null, gain_db: 3.5, listeners: 2 }],
+  'RADIO.alert.disk': ['RADIO.alert.disk', { path: '/', used_fraction: 0.83, threshold: 0.8 }],
+  'RADIO.alert.prune': ['RADIO.alert.prune', { log_path: '/var/log/prune.log', last_modified: '2026-11-20T00:00:00.000Z', stale_after_s: 86400 }],
   'svc.crystal.primitive.discovered': [
     'svc.crystal.primitive.discovered',
     {

@@ -1,6 +1,7 @@
 // Wire types of the station (DESIGN.md section 12): a track of the library and what is on air,
 // as the REST API and the player see them (snake_case, the same objects in code).
 import { Type, type Static } from '@sinclair/typebox'
+import './swarm.js' // registers the date-time format
 
 export const TrackSchema = Type.Object(
   {
@@ -76,3 +77,47 @@ export type StationStatus = Static<typeof StationStatusSchema>
 
 /** Titles as a listener sees them (ICY StreamTitle, Icecast metadata): "Artist - Title". */
 export const streamTitle = (t: Track): string => `${t.artist} - ${t.title}`
+
+// The station's bus messages (DESIGN.md section 12): each with schema_version, ts and the sender's id.
+const envelope = {
+  schema_version: Type.Literal(1),
+  ts: Type.String({ format: 'date-time', minLength: 20 }),
+  sender: Type.String({ minLength: 1, maxLength: 128 }),
+}
+
+export const RADIO_SUBJECTS = { nowplaying: 'RADIO.nowplaying', disk: 'RADIO.alert.disk', prune: 'RADIO.alert.prune' } as const
+
+/** Sent when a track goes on air. */
+export const NowPlayingMessage = Type.Object(
+  {
+    ...envelope,
+    track: TrackSchema,
+    block: Type.String({ minLength: 1 }),
+    programme: Type.Union([Type.String(), Type.Null()]),
+    gain_db: Type.Number(),
+    listeners: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false, $id: 'RADIO.nowplaying' },
+)
+
+/** Sent when the watched file system's usage crosses the threshold (80% of / by default). */
+export const DiskAlertMessage = Type.Object(
+  {
+    ...envelope,
+    path: Type.String({ minLength: 1 }),
+    used_fraction: Type.Number({ minimum: 0, maximum: 1 }),
+    threshold: Type.Number({ minimum: 0, maximum: 1 }),
+  },
+  { additionalProperties: false, $id: 'RADIO.alert.disk' },
+)
+
+/** Sent when the prune job's log has not changed for longer than it should (or is missing: null). */
+export const PruneAlertMessage = Type.Object(
+  {
+    ...envelope,
+    log_path: Type.String({ minLength: 1 }),
+    last_modified: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    stale_after_s: Type.Number({ exclusiveMinimum: 0 }),
+  },
+  { additionalProperties: false, $id: 'RADIO.alert.prune' },
+)

@@ -5,6 +5,7 @@ import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { CONSCIOUSNESS_CONTRACTS, type Contract } from './consciousness.js'
 import { DiscoveredMessage, EventMessage, ExploreRequestMessage, SUBJECTS } from './swarm.js'
+import { DiskAlertMessage, NowPlayingMessage, PruneAlertMessage, RADIO_SUBJECTS } from './station.js'
 
 export type { Contract }
 
@@ -13,6 +14,9 @@ export const CONTRACTS: readonly Contract[] = [
   { pattern: SUBJECTS.discovered, schema: DiscoveredMessage, tokens: [] },
   { pattern: SUBJECTS.events, schema: EventMessage, tokens: [] },
   { pattern: SUBJECTS.exploreRequest, schema: ExploreRequestMessage, tokens: [] },
+  { pattern: RADIO_SUBJECTS.nowplaying, schema: NowPlayingMessage, tokens: [] },
+  { pattern: RADIO_SUBJECTS.disk, schema: DiskAlertMessage, tokens: [] },
+  { pattern: RADIO_SUBJECTS.prune, schema: PruneAlertMessage, tokens: [] },
 ]
 
 /** The contract of a concrete subject, with the values its tokens take. */

@@ -3,7 +3,8 @@
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { streamTitle, type OnAir, type StationStatus, type Track } from '../../engine/contracts/station.js'
+import type { ContractBus } from '../../engine/bus/contract_bus.js'
+import { RADIO_SUBJECTS, streamTitle, type OnAir, type StationStatus, type Track } from '../../engine/contracts/station.js'
 import { decodeMp3, FRAME, RATE, StreamEncoder, trimSilence } from './audio.js'
 import { CrystalError } from '../../engine/errors.js'
 import { scheduleAt } from '../../engine/station/schedule.js'
@@ -32,6 +33,8 @@ export interface StationOptions {
   /** tracks played within this many picks are not picked again (default: half the library) */
   no_repeat?: number
   say?: (line: string) => void
+  /** the contract bus, when there is one: RADIO.nowplaying goes out on it */
+  bus?: Pick<ContractBus, 'publish'>
   /** send the stream to Icecast as a source (SVC_ICECAST_URL) */
   icecast_url?: string
   icecast_poll_ms?: number
@@ -79,6 +82,10 @@ export class Station {
         this.onAir = { track: l.track, started_at: new Date().toISOString(), gain_db: l.gain_db, lufs_before: l.lufs_before, peak_limited: l.peak_limited }
         this.broadcast.setTitle(streamTitle(l.track))
         if (this.upNext?.id === l.track.id) this.upNext = null
+        if (o.bus) {
+          const now = scheduleAt(new Date())
+          o.bus.publish(RADIO_SUBJECTS.nowplaying, { track: l.track, block: now.block.name, programme: now.programme?.title ?? null, gain_db: l.gain_db, listeners: this.broadcast.count })
+        }
       },
       underrun: () => this.underruns++,
     })
@@ -194,10 +201,10 @@ export function stationConfig(flag: string | undefined, env: Record<string, stri
 }
 
 /** Scans the library and puts the station on air. */
-export async function openStation(c: StationConfig, say: (line: string) => void): Promise<Station> {
+export async function openStation(c: StationConfig, say: (line: string) => void, bus?: Pick<ContractBus, 'publish'>): Promise<Station> {
   const library = await scanLibrary(c.dir)
   for (const s of library.skipped) say(`station: skipped ${s.file}: ${s.reason}`)
-  const station = new Station({ library, ...c, say })
+  const station = new Station({ library, ...c, say, bus })
   await station.start()
   say(`station: ${library.tracks.length} tracks from ${c.dir} on air at /stream${c.pace && c.pace !== 1 ? ` (paced ${c.pace}x real time)` : ''}`)
   return station
