@@ -11,6 +11,7 @@ import { scheduleAt } from '../../engine/station/schedule.js'
 import { pickNext } from '../../engine/station/selection.js'
 import { scanLibrary, type Library } from './library.js'
 import { applyGain, normalisingGain, type Normalisation } from './loudness.js'
+import { AlertMonitor, type AlertOptions } from './alerts.js'
 import { IcecastSource } from './icecast.js'
 import { Mixer, type Deck } from './mixer.js'
 import { Broadcast } from './stream.js'
@@ -57,6 +58,7 @@ export class Station {
   private upNext: Track | null = null
   private timer: NodeJS.Timeout | undefined
   private icecast: IcecastSource | undefined
+  private alerts: AlertMonitor | undefined
   /** samples in a row the mix has sent below the watchdog's floor */
   private quiet = 0
   private t0 = 0
@@ -99,7 +101,14 @@ export class Station {
     if (this.o.icecast_url) this.icecast = new IcecastSource(this.o.icecast_url, this.broadcast, { poll_ms: this.o.icecast_poll_ms, say: this.say })
   }
 
+  /** Runs the alert monitor for as long as the station runs. */
+  watchAlerts(monitor: AlertMonitor): void {
+    this.alerts = monitor
+    monitor.start()
+  }
+
   stop(): void {
+    this.alerts?.stop()
     this.icecast?.stop()
     clearTimeout(this.timer)
     this.timer = undefined
@@ -181,12 +190,15 @@ export interface StationConfig {
   crossfade_s?: number
   icecast_url?: string
   icecast_poll_ms?: number
+  alerts?: AlertOptions
 }
 
 /** Where the station's settings come from: `--music DIR`, else SVC_STATION_MUSIC, else ./music when it
  * exists (otherwise no station). SVC_STATION_PACE runs the clock faster (tests, benchmarks) and
  * SVC_STATION_CROSSFADE_S sets the crossfade; SVC_ICECAST_URL sends the stream to Icecast as a source,
- * polling its listener count every SVC_ICECAST_POLL_MS (default 5,000). */
+ * polling its listener count every SVC_ICECAST_POLL_MS (default 5,000). With a bus, the alerts watch
+ * SVC_STATION_DISK_PATH (/) against SVC_STATION_DISK_THRESHOLD (0.8) and SVC_STATION_PRUNE_LOG's age
+ * against SVC_STATION_PRUNE_STALE_S (one day), every SVC_STATION_ALERT_PERIOD_MS (one minute). */
 export function stationConfig(flag: string | undefined, env: Record<string, string | undefined>, cwd: string): StationConfig | undefined {
   const dir = flag || env.SVC_STATION_MUSIC || (existsSync(join(cwd, 'music')) ? join(cwd, 'music') : undefined)
   if (!dir) return undefined
@@ -197,7 +209,14 @@ export function stationConfig(flag: string | undefined, env: Record<string, stri
     if (!Number.isFinite(n) || n <= 0) throw new CrystalError('bad_argument', `${name} must be a positive number, got ${v}`, { field: name })
     return n
   }
-  return { dir, pace: number('SVC_STATION_PACE'), crossfade_s: number('SVC_STATION_CROSSFADE_S'), icecast_url: env.SVC_ICECAST_URL || undefined, icecast_poll_ms: number('SVC_ICECAST_POLL_MS') }
+  const alerts: AlertOptions = {
+    disk_path: env.SVC_STATION_DISK_PATH || undefined,
+    disk_threshold: number('SVC_STATION_DISK_THRESHOLD'),
+    prune_log: env.SVC_STATION_PRUNE_LOG || undefined,
+    prune_stale_s: number('SVC_STATION_PRUNE_STALE_S'),
+    period_ms: number('SVC_STATION_ALERT_PERIOD_MS'),
+  }
+  return { dir, pace: number('SVC_STATION_PACE'), crossfade_s: number('SVC_STATION_CROSSFADE_S'), icecast_url: env.SVC_ICECAST_URL || undefined, icecast_poll_ms: number('SVC_ICECAST_POLL_MS'), alerts }
 }
 
 /** Scans the library and puts the station on air. */
@@ -206,6 +225,7 @@ export async function openStation(c: StationConfig, say: (line: string) => void,
   for (const s of library.skipped) say(`station: skipped ${s.file}: ${s.reason}`)
   const station = new Station({ library, ...c, say, bus })
   await station.start()
+  if (bus) station.watchAlerts(new AlertMonitor(bus, c.alerts ?? {}))
   say(`station: ${library.tracks.length} tracks from ${c.dir} on air at /stream${c.pace && c.pace !== 1 ? ` (paced ${c.pace}x real time)` : ''}`)
   return station
 }
