@@ -18,7 +18,7 @@ const dirs = (d: string) => readdirSync(d, { withFileTypes: true }).filter((e) =
  * what was looked for. */
 export async function scanLibrary(dir: string): Promise<Library> {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    throw new CrystalError('no_music', `music directory ${dir} does not exist (expected ${dir}/<artist>/<album>/*.mp3; scripts/demo-library makes a demo one)`, { file: dir })
+    throw new CrystalError('no_music', `music directory ${dir} does not exist (expected ${dir}/<artist>/<album>/*.mp3; npm run demo-library -- DIR writes a demo one)`, { file: dir })
   }
   const tracks: Track[] = []
   const skipped: Library['skipped'] = []
