@@ -10,8 +10,9 @@ import { memoryTable, runMemoryBench } from './memory.js'
 import { observatoryTable, runObservatoryBench } from './observatory.js'
 import { runServerBench, serverTable } from './server.js'
 import { runSwarmBench, swarmTable } from './swarm.js'
+import { runStationBench, stationTable } from './station.js'
 
-export const BENCHES = ['field', 'memory', 'discovery', 'server', 'observatory', 'swarm', 'markets'] as const
+export const BENCHES = ['field', 'memory', 'discovery', 'server', 'observatory', 'swarm', 'markets', 'station'] as const
 export type BenchName = (typeof BENCHES)[number]
 
 export interface BenchOptions {
@@ -82,6 +83,12 @@ export async function runBench(which: BenchName | 'all', o: BenchOptions): Promi
     show(`the market engine: durable trades through HTTP (${r.connections} clients, ${r.seconds} s; ${r.acknowledged} acknowledged, ${r.ledger_trades} on the ledger, ledger ${r.ledger_ok ? 'verifies' : 'BROKEN'}, money ${r.conserved ? 'conserved' : 'NOT conserved'}; load ${r.load_average.map((x) => x.toFixed(1)).join(' ')})`, marketsTable(r))
     reports.markets = r
     o.say(`wrote ${save(o.out, 'markets', r)}`)
+  }
+  if (which === 'all' || which === 'station') {
+    const r = await runStationBench((what) => o.say(`station: ${what}`))
+    show('the station (demo library, 44.1 kHz stereo, 128 kbps MP3)', stationTable(r))
+    reports.station = r
+    o.say(`wrote ${save(o.out, 'station', r)}`)
   }
   if (o.json) process.stdout.write(JSON.stringify(reports, null, 2) + '\n')
   return reports

@@ -17,6 +17,8 @@ export const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   limit_exceeded: 2,
   over_capacity: 1,
   bad_message: 1,
+  bad_audio: 1,
+  no_music: 1,
   unauthorized: 2,
   forbidden: 2,
   conflict: 1,

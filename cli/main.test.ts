@@ -345,7 +345,7 @@ describe('usage', () => {
     expect(unknown.stderr).toContain("unknown command 'frob'")
     const badArgument = crystal(env, 'bench', 'nope')
     expect(badArgument.status).toBe(2)
-    expect(badArgument.stderr).toContain('Allowed choices are field, memory, discovery, server, observatory, swarm, markets, all')
+    expect(badArgument.stderr).toContain('Allowed choices are field, memory, discovery, server, observatory, swarm, markets, station, all')
     const backend = crystal(env, '--backend', 'tpu', 'materials')
     expect(backend.status).toBe(2)
     expect(backend.stderr).toContain('Allowed choices are auto, gpu, cpu')

@@ -29,6 +29,24 @@ export interface Settings {
   /** SVC_GALLERY_URL and GALLERY_JWT, for `crystal publish`. */
   gallery: { url?: string; jwt?: string }
   markets: MarketsSettings
+  station: StationSettings
+}
+
+/** The station's settings (docs/station.md). The library comes from `--music` first, then `music` here, then ./music. */
+export interface StationSettings {
+  /** SVC_STATION_MUSIC: the library, <artist>/<album>/*.mp3. */
+  music?: string
+  /** SVC_STATION_PACE: the clock's speed against real time (tests, benchmarks). */
+  pace?: number
+  /** SVC_STATION_CROSSFADE_S */
+  crossfade_s?: number
+  /** SVC_ICECAST_URL: send the stream to Icecast as a source, e.g. http://source:pw@127.0.0.1:8000/radio.mp3. */
+  icecast_url?: string
+  /** SVC_ICECAST_POLL_MS: how often Icecast's listener count is read (default 5,000). */
+  icecast_poll_ms?: number
+  /** With a bus: SVC_STATION_DISK_PATH (/) against SVC_STATION_DISK_THRESHOLD (0.8), SVC_STATION_PRUNE_LOG's
+   * age against SVC_STATION_PRUNE_STALE_S (one day), every SVC_STATION_ALERT_PERIOD_MS (one minute). */
+  alerts: { disk_path?: string; disk_threshold?: number; prune_log?: string; prune_stale_s?: number; period_ms?: number }
 }
 
 /** The market engine's settings (docs/markets.md). */
@@ -55,7 +73,29 @@ export function settingsFrom(env: Record<string, string | undefined>): Settings 
       starting_balance: wholeNumber(env, 'SVC_MARKETS_START_BALANCE', 100_000, 0),
       sweep_ms: wholeNumber(env, 'SVC_MARKETS_SWEEP_MS', 5000, 10),
     },
+    station: {
+      music: set('SVC_STATION_MUSIC'),
+      pace: positive(env, 'SVC_STATION_PACE'),
+      crossfade_s: positive(env, 'SVC_STATION_CROSSFADE_S'),
+      icecast_url: set('SVC_ICECAST_URL'),
+      icecast_poll_ms: positive(env, 'SVC_ICECAST_POLL_MS'),
+      alerts: {
+        disk_path: set('SVC_STATION_DISK_PATH'),
+        disk_threshold: positive(env, 'SVC_STATION_DISK_THRESHOLD'),
+        prune_log: set('SVC_STATION_PRUNE_LOG'),
+        prune_stale_s: positive(env, 'SVC_STATION_PRUNE_STALE_S'),
+        period_ms: positive(env, 'SVC_STATION_ALERT_PERIOD_MS'),
+      },
+    },
   }
+}
+
+function positive(env: Record<string, string | undefined>, name: string): number | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  const v = Number(raw)
+  if (!Number.isFinite(v) || v <= 0) throw new CrystalError('bad_argument', `${name} must be a positive number, got "${raw}"`, { field: name })
+  return v
 }
 
 function wholeNumber(env: Record<string, string | undefined>, name: string, fallback: number, min: number): number {

@@ -17,6 +17,8 @@ export type ErrorCode =
   | 'limit_exceeded'
   | 'over_capacity'
   | 'bad_message'
+  | 'bad_audio'
+  | 'no_music'
   | 'unauthorized'
   | 'forbidden'
   | 'conflict'

@@ -4,9 +4,11 @@
 #   chromium    its SwiftShader Vulkan driver runs WebGPU without a GPU (and, later, the UI tests)
 #   libvulkan1  the Vulkan loader Dawn (the `webgpu` package) opens
 #   nats-server the swarm's bus (JetStream), for `crystal archive` and its tests
-#   g++ make python3  build better-sqlite3 (the market store) from source where no prebuilt binary downloads
+#   g++ make python3  build better-sqlite3 (the market store on Node 20) from source where no prebuilt binary downloads
+#   icecast2    the streaming server the station sends to as a source (SVC_ICECAST_URL), and its tests
+#   espeak-ng   the station's voice DJ
 set -euo pipefail
-packages=(chromium libvulkan1 nats-server g++ make python3)
+packages=(chromium libvulkan1 nats-server g++ make python3 icecast2 espeak-ng)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

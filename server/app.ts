@@ -29,6 +29,8 @@ import { ConsciousnessPublisher, DEFAULT_PERIOD_MS } from '../engine/consciousne
 import { marketRoutes } from './markets/routes.js'
 import { registryRoutes } from './registry/routes.js'
 import { swarmRoutes } from './swarm/routes.js'
+import { stationRoutes } from './station/routes.js'
+import { openStation, type StationConfig } from './station/station.js'
 
 export interface ServerOptions {
   host: string
@@ -49,6 +51,8 @@ export interface ServerOptions {
   materialFiles?: string[]
   /** Told once which backend runs. */
   report?: (line: string) => void
+  /** The station (DESIGN.md section 12): on air at /stream when given. */
+  station?: StationConfig
 }
 
 export function isLoopback(host: string): boolean {
@@ -67,6 +71,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   const engine = await createNodeEngine({ backend: o.backend, size: o.size, material: catalog.get(o.material), seed: o.seed, report: o.report })
   const service = await CrystalService.start({ engine, dataDir: o.dataDir, backend: engine.backend, registryLimits: o.settings.registry_limits })
   const publisher = await startPublisher(engine, o.settings, o.report ?? (() => {}))
+  const station = o.station ? await openStation(o.station, o.report ?? (() => {}), publisher?.bus) : undefined
 
   const app = Fastify({ bodyLimit: API_LIMITS.body_bytes, logger: o.logLevel ? { level: o.logLevel } : false }).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(validatorCompiler())
@@ -98,6 +103,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   await app.register(registryRoutes, { catalog, registry })
   await app.register(swarmRoutes, { wsUrl: o.settings.bus.ws_url, announceFloor: o.settings.announce_floor })
   await app.register(marketRoutes, { dataDir: o.dataDir, settings: o.settings.markets, bus: o.settings.bus, say: o.report })
+  if (station) await app.register(stationRoutes, { station })
   // the Observatory, built by `npm run build` (vite) into dist/app, beside dist/server
   const observatory = fileURLToPath(new URL('../app/', import.meta.url))
   if (existsSync(observatory)) {
@@ -115,6 +121,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   }
   app.addHook('onClose', async () => {
     publisher?.publisher.stop()
+    station?.stop()
     await publisher?.close()
     await service.close()
   })
@@ -148,7 +155,7 @@ export async function serve(o: ServerOptions, say: (line: string) => void): Prom
 }
 
 /** With a bus (SVC_NATS_URL), publishes the consciousness subjects from the live field; without it, nothing. */
-async function startPublisher(engine: Engine, settings: Settings, say: (line: string) => void): Promise<{ publisher: ConsciousnessPublisher; close: () => Promise<void> } | undefined> {
+async function startPublisher(engine: Engine, settings: Settings, say: (line: string) => void): Promise<{ publisher: ConsciousnessPublisher; bus: ContractBus; close: () => Promise<void> } | undefined> {
   if (!settings.bus.url) return undefined
   let nc
   try {
@@ -162,5 +169,5 @@ async function startPublisher(engine: Engine, settings: Settings, say: (line: st
   const publisher = new ConsciousnessPublisher(engine, bus, period, say)
   publisher.start()
   say(`publishing the consciousness subjects to ${settings.bus.url} every ${period} ms as ${bus.sender}`)
-  return { publisher, close: () => nc.drain().catch(() => nc.close()) }
+  return { publisher, bus, close: () => nc.drain().catch(() => nc.close()) }
 }

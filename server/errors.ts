@@ -18,6 +18,8 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   limit_exceeded: 413,
   over_capacity: 422,
   bad_message: 500,
+  bad_audio: 422,
+  no_music: 503,
   unauthorized: 401,
   forbidden: 403,
   conflict: 409,

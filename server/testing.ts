@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { demoMp3, demoTracks, synthesise, writeDemoLibrary, type DemoTrack } from './station/demo.js'
 
 // from server/ (tests on the sources) or dist/server/ (the compiled benchmark)
 const BIN = new URL(import.meta.url.includes('/dist/') ? '../../bin/crystal.js' : '../bin/crystal.js', import.meta.url).pathname
@@ -175,3 +176,89 @@ export function runCrystal(args: string[], env: Record<string, string> = {}): Pr
 
 /** The primitives a data dir's registry holds (none before its first write). */
 export const heldPrimitives = (dataDir: string): any[] => (existsSync(join(dataDir, 'registry.json')) ? JSON.parse(readFileSync(join(dataDir, 'registry.json'), 'utf8')).primitives : [])
+
+export interface RunningIcecast {
+  /** http://127.0.0.1:PORT */
+  url: string
+  /** the address the station sends to: http://source:PASSWORD@127.0.0.1:PORT/radio.mp3 */
+  sourceUrl: string
+  log: () => string
+  restart(downMs?: number): Promise<void>
+  stop(): Promise<void>
+}
+
+/** A real Icecast (Debian's icecast2) on a free loopback port. As root it must drop to the icecast2
+ * user (DESIGN.md section 9), so its log folder is writable by that user. The mount's in-stream titles
+ * are UTF-8 (Icecast's default for MP3 mounts is ISO-8859-1, whatever the source sends). */
+export async function startIcecast(): Promise<RunningIcecast> {
+  const { writeFileSync, chmodSync } = await import('node:fs')
+  const dir = mkdtempSync(join(tmpdir(), 'crystal-icecast-'))
+  chmodSync(dir, 0o777)
+  const port = await freePort()
+  const conf = join(dir, 'icecast.xml')
+  const owner = process.getuid?.() === 0 ? '<changeowner><user>icecast2</user><group>icecast</group></changeowner>' : ''
+  writeFileSync(
+    conf,
+    `<icecast><location>test</location><admin>test@localhost</admin><hostname>127.0.0.1</hostname>
+<limits><clients>50</clients><sources>4</sources><source-timeout>10</source-timeout><burst-on-connect>1</burst-on-connect><burst-size>65535</burst-size></limits>
+<authentication><source-password>hackme</source-password><admin-user>admin</admin-user><admin-password>adminpw</admin-password></authentication>
+<listen-socket><port>${port}</port><bind-address>127.0.0.1</bind-address></listen-socket>
+<paths><basedir>/usr/share/icecast2</basedir><logdir>${dir}</logdir><webroot>/usr/share/icecast2/web</webroot><adminroot>/usr/share/icecast2/admin</adminroot></paths>
+<mount><mount-name>/radio.mp3</mount-name><charset>UTF-8</charset></mount>
+<logging><accesslog>access.log</accesslog><errorlog>error.log</errorlog><loglevel>3</loglevel></logging>
+<security><chroot>0</chroot>${owner}</security></icecast>\n`,
+  )
+  let child: ChildProcess
+  let out = ''
+  const up = async () => {
+    try {
+      return (await fetch(`http://127.0.0.1:${port}/status-json.xsl`)).ok
+    } catch {
+      return false
+    }
+  }
+  const start = async () => {
+    child = spawn('/usr/bin/icecast2', ['-c', conf])
+    child.stdout!.on('data', (d) => (out += d))
+    child.stderr!.on('data', (d) => (out += d))
+    for (let i = 0; !(await up()); i++) {
+      if (i > 200 || child.exitCode !== null) throw new Error(`icecast2 did not start: ${out}`)
+      await new Promise((r) => setTimeout(r, 50))
+    }
+  }
+  const stop = () => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM'))))
+  await start()
+  return {
+    url: `http://127.0.0.1:${port}`,
+    sourceUrl: `http://source:hackme@127.0.0.1:${port}/radio.mp3`,
+    log: () => out + (existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8') : ''),
+    restart: async (downMs = 500) => {
+      await stop()
+      await new Promise((r) => setTimeout(r, downMs))
+      await start()
+    },
+    stop,
+  }
+}
+
+/** The demo library (server/station/demo.ts) for tests, written once per machine and shared by the
+ * test files: encoding it is most of a station test's time. Keyed by the generator's code and the
+ * track list, so a changed generator writes a fresh one. Treat it as read-only (copy to change it). */
+export async function demoLibrary(seconds = 14, count = 4): Promise<{ dir: string; tracks: DemoTrack[] }> {
+  const { createHash } = await import('node:crypto')
+  const { renameSync, rmSync, writeFileSync } = await import('node:fs')
+  const tracks = demoTracks(seconds, count)
+  const key = createHash('sha256').update(synthesise.toString() + demoMp3.toString() + JSON.stringify(tracks)).digest('hex').slice(0, 12)
+  const dir = join(tmpdir(), `crystal-demo-${key}`)
+  if (existsSync(join(dir, '.complete'))) return { dir, tracks }
+  const staging = mkdtempSync(`${dir}-staging-`)
+  writeDemoLibrary(staging, tracks)
+  writeFileSync(join(staging, '.complete'), '')
+  try {
+    renameSync(staging, dir)
+  } catch {
+    // another test file finished the same library first
+    rmSync(staging, { recursive: true, force: true })
+  }
+  return { dir, tracks }
+}

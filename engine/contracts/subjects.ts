@@ -6,6 +6,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { CONSCIOUSNESS_CONTRACTS, type Contract } from './consciousness.js'
 import { MARKET_SUBJECTS, ProposeMessage, SettledMessage } from './markets.js'
 import { DiscoveredMessage, EventMessage, ExploreRequestMessage, SUBJECTS } from './swarm.js'
+import { DiskAlertMessage, NowPlayingMessage, PruneAlertMessage, RADIO_SUBJECTS } from './station.js'
 
 export type { Contract }
 
@@ -16,6 +17,9 @@ export const CONTRACTS: readonly Contract[] = [
   { pattern: SUBJECTS.exploreRequest, schema: ExploreRequestMessage, tokens: [] },
   { pattern: MARKET_SUBJECTS.propose, schema: ProposeMessage, tokens: [] },
   { pattern: MARKET_SUBJECTS.settled, schema: SettledMessage, tokens: [] },
+  { pattern: RADIO_SUBJECTS.nowplaying, schema: NowPlayingMessage, tokens: [] },
+  { pattern: RADIO_SUBJECTS.disk, schema: DiskAlertMessage, tokens: [] },
+  { pattern: RADIO_SUBJECTS.prune, schema: PruneAlertMessage, tokens: [] },
 ]
 
 /** The contract of a concrete subject, with the values its tokens take. */

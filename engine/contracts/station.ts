@@ -1,0 +1,123 @@
+// Wire types of the station (DESIGN.md section 12): a track of the library and what is on air,
+// as the REST API and the player see them (snake_case, the same objects in code).
+import { Type, type Static } from '@sinclair/typebox'
+import './swarm.js' // registers the date-time format
+
+export const TrackSchema = Type.Object(
+  {
+    /** the file's path under the music directory: <artist>/<album>/<file>.mp3 */
+    id: Type.String({ minLength: 1 }),
+    artist: Type.String(),
+    album: Type.String(),
+    title: Type.String(),
+    duration_s: Type.Number({ minimum: 0 }),
+    /** from the tags (TBPM, TKEY) when the file has them */
+    bpm: Type.Union([Type.Number(), Type.Null()]),
+    key: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+)
+export type Track = Static<typeof TrackSchema>
+
+export const OnAirSchema = Type.Object(
+  {
+    track: TrackSchema,
+    /** ISO 8601 time the track started on air (the middle of its crossfade in) */
+    started_at: Type.String({ format: 'date-time' }),
+    /** the gain that brought it to the target, and what it measured before */
+    gain_db: Type.Number(),
+    lufs_before: Type.Number(),
+    peak_limited: Type.Boolean(),
+  },
+  { additionalProperties: false },
+)
+export type OnAir = Static<typeof OnAirSchema>
+
+export const IcecastStatusSchema = Type.Object(
+  {
+    /** the mount, without the password */
+    url: Type.String(),
+    connected: Type.Boolean(),
+    /** listeners on the mount as Icecast last reported them (null: not known, e.g. Icecast down) */
+    listeners: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+    listeners_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    reconnects: Type.Integer({ minimum: 0 }),
+    last_error: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+)
+export type IcecastStatus = Static<typeof IcecastStatusSchema>
+
+export const StationStatusSchema = Type.Object(
+  {
+    /** the block on now (America/Chicago schedule) and the programme, if one is on */
+    block: Type.String(),
+    programme: Type.Union([
+      Type.Object({ kind: Type.String(), title: Type.String(), started_at: Type.String({ format: 'date-time' }), ends_at: Type.String({ format: 'date-time' }) }, { additionalProperties: false }),
+      Type.Null(),
+    ]),
+    on_air: Type.Union([OnAirSchema, Type.Null()]),
+    up_next: Type.Union([TrackSchema, Type.Null()]),
+    /** listeners on this server's /stream */
+    listeners: Type.Integer({ minimum: 0 }),
+    /** the Icecast source, when SVC_ICECAST_URL is set */
+    icecast: Type.Union([IcecastStatusSchema, Type.Null()]),
+    /** frames of silence the mix had to send because no track was ready (dead air; 0 on a healthy station) */
+    underruns: Type.Integer({ minimum: 0 }),
+    /** wall-clock milliseconds the encoder waited for a track still loading (a starved CPU; the
+     * listeners' buffers cover it), rather than sending silence */
+    waited_ms: Type.Integer({ minimum: 0 }),
+    /** times the silence watchdog (over 3 s below -50 dBFS on air) moved on to the next track */
+    watchdog_trips: Type.Integer({ minimum: 0 }),
+    library: Type.Object({ tracks: Type.Integer({ minimum: 0 }), skipped: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
+  },
+  { additionalProperties: false },
+)
+export type StationStatus = Static<typeof StationStatusSchema>
+
+/** Titles as a listener sees them (ICY StreamTitle, Icecast metadata): "Artist - Title". */
+export const streamTitle = (t: Track): string => `${t.artist} - ${t.title}`
+
+// The station's bus messages (DESIGN.md section 12): each with schema_version, ts and the sender's id.
+const envelope = {
+  schema_version: Type.Literal(1),
+  ts: Type.String({ format: 'date-time', minLength: 20 }),
+  sender: Type.String({ minLength: 1, maxLength: 128 }),
+}
+
+export const RADIO_SUBJECTS = { nowplaying: 'RADIO.nowplaying', disk: 'RADIO.alert.disk', prune: 'RADIO.alert.prune' } as const
+
+/** Sent when a track goes on air. */
+export const NowPlayingMessage = Type.Object(
+  {
+    ...envelope,
+    track: TrackSchema,
+    block: Type.String({ minLength: 1 }),
+    programme: Type.Union([Type.String(), Type.Null()]),
+    gain_db: Type.Number(),
+    listeners: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false, $id: 'RADIO.nowplaying' },
+)
+
+/** Sent when the watched file system's usage crosses the threshold (80% of / by default). */
+export const DiskAlertMessage = Type.Object(
+  {
+    ...envelope,
+    path: Type.String({ minLength: 1 }),
+    used_fraction: Type.Number({ minimum: 0, maximum: 1 }),
+    threshold: Type.Number({ minimum: 0, maximum: 1 }),
+  },
+  { additionalProperties: false, $id: 'RADIO.alert.disk' },
+)
+
+/** Sent when the prune job's log has not changed for longer than it should (or is missing: null). */
+export const PruneAlertMessage = Type.Object(
+  {
+    ...envelope,
+    log_path: Type.String({ minLength: 1 }),
+    last_modified: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    stale_after_s: Type.Number({ exclusiveMinimum: 0 }),
+  },
+  { additionalProperties: false, $id: 'RADIO.alert.prune' },
+)

@@ -1,0 +1,38 @@
+// Selection's hard rules: no repeat within the window, the block's BPM band, the nearest tempo when
+// the band is empty, and rotation through the library.
+import { describe, expect, test } from 'vitest'
+import type { Track } from '../contracts/station.js'
+import { BLOCKS } from './schedule.js'
+import { pickNext } from './selection.js'
+
+const track = (id: string, bpm: number | null): Track => ({ id, artist: 'a', album: 'b', title: id, duration_s: 60, bpm, key: null })
+const library = [track('slow72', 72), track('mid96', 96), track('mid100', 100), track('fast128', 128), track('fast140', 140), track('unknown', null)]
+
+describe('selection', () => {
+  test("a day of picks in one block: every pick within the block's band, none repeated within the window", () => {
+    const block = BLOCKS['Evening Signals'] // 96..140 BPM
+    const history: string[] = []
+    for (let i = 0; i < 50; i++) {
+      const { track: t, in_band } = pickNext(library, block, history, 3)
+      expect(in_band).toBe(true)
+      expect(t.bpm === null || (t.bpm >= block.bpm.min && t.bpm <= block.bpm.max)).toBe(true)
+      expect(history.slice(-3)).not.toContain(t.id)
+      history.push(t.id)
+    }
+    // the control: slow72 is outside the band and never came up; everything in it took turns
+    expect(history).not.toContain('slow72')
+    expect(new Set(history)).toEqual(new Set(['mid96', 'mid100', 'fast128', 'fast140', 'unknown']))
+  })
+
+  test('when the window leaves nothing in the band, the nearest tempo plays (and says so); the window still holds', () => {
+    const block = BLOCKS['Peace Oration'] // 60..90 BPM
+    const lib = [track('slow72', 72), track('mid96', 96), track('fast140', 140)]
+    expect(pickNext(lib, block, [], 1)).toMatchObject({ track: { id: 'slow72' }, in_band: true })
+    expect(pickNext(lib, block, ['slow72'], 1)).toMatchObject({ track: { id: 'mid96' }, in_band: false })
+  })
+
+  test('a window as long as the library still leaves one track to play', () => {
+    const lib = [track('x', 100), track('y', 100)]
+    expect(pickNext(lib, BLOCKS['Evening Signals'], ['x', 'y'], 10).track.id).toBe('x')
+  })
+})
