@@ -1,28 +1,19 @@
 // Pulse rendering (DESIGN.md section 4): amplitude * exp(-d^2 / 2r^2) * cos(frequency * d / r + phase)
 // out to 3r, in normalized coordinates (cell (i, j) sits at ((i + 0.5) / n, (j + 0.5) / n)), so a
 // pulse means the same at every resolution. Text wavefronts are sums of such sources.
+import type { Static } from '@sinclair/typebox'
+import { PulseSchema } from '../contracts/registry.js'
 import { requireFinite } from '../errors.js'
 
-export interface Pulse {
-  x: number
-  y: number
-  radius: number
-  amplitude: number
-  frequency: number
-  phase: number
-}
+export type Pulse = Static<typeof PulseSchema>
 
 /** Defaults for the trailing arguments of PULSE (the language and the API share them). */
 export const PULSE_DEFAULTS = { radius: 0.05, amplitude: 1, frequency: 0, phase: 0 } as const
 
 /** Throws a bad_argument error naming the first parameter that is not finite or out of range. */
 export function checkPulse(p: Pulse): Pulse {
-  requireFinite('x', p.x, 0, 1)
-  requireFinite('y', p.y, 0, 1)
-  requireFinite('radius', p.radius, 1e-4, 1)
-  requireFinite('amplitude', p.amplitude, -100, 100)
-  requireFinite('frequency', p.frequency, -1000, 1000)
-  requireFinite('phase', p.phase, -1e6, 1e6)
+  // the ranges are the contract's (engine/contracts/registry.ts), the same the API and genomes obey
+  for (const [name, range] of Object.entries(PulseSchema.properties)) requireFinite(name, p[name as keyof Pulse], range.minimum!, range.maximum!)
   return p
 }
 

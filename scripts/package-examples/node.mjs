@@ -7,6 +7,6 @@ const engine = await createNodeEngine({ backend: 'cpu', size: 64, material: 'ide
 await engine.write('cold glyph', 0.9)
 await engine.step(100)
 const [books] = await engine.books()
-const hits = await engine.recall('glyph', 1)
+const { hits } = await engine.recall('glyph', 1)
 engine.destroy()
-console.log(JSON.stringify({ backend: engine.backend, step: books.step, energy: books.energy, hits: hits.length, materials: catalog.list().length }))
+console.log(JSON.stringify({ backend: engine.backend, step: books.step, energy: books.energy, top: hits[0]?.text ?? null, materials: catalog.list().length }))
