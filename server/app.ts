@@ -6,6 +6,7 @@ import fastifyStatic from '@fastify/static'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Ajv, type Options as AjvOptions } from 'ajv'
+import ajvFormats from 'ajv-formats'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { timingSafeEqual } from 'node:crypto'
 import { existsSync } from 'node:fs'
@@ -134,8 +135,10 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
  */
 function validatorCompiler() {
   const common: AjvOptions = { useDefaults: true, removeAdditional: false, allErrors: false, strict: false }
-  const body = new Ajv({ ...common, coerceTypes: false })
-  const text = new Ajv({ ...common, coerceTypes: 'array' })
+  // the formats (date-time, uri, ...) that Fastify's own validator knows, so that `format` checks
+  const addFormats = ajvFormats.default
+  const body = addFormats(new Ajv({ ...common, coerceTypes: false }))
+  const text = addFormats(new Ajv({ ...common, coerceTypes: 'array' }))
   return ({ schema, httpPart }: { schema: object; httpPart?: string }) => (httpPart === 'body' ? body : text).compile(schema)
 }
 

@@ -47,6 +47,10 @@ describe('markets over HTTP', () => {
     const labs = { question: 'Does the lab replicate?', outcomes: ['yes', 'no', 'unclear'], tier: 'labs', closes_at: soon(3_600_000), b: 50 }
     expect((await call(server.url, 'POST', '/api/markets', labs)).status).toBe(401)
     expect((await call(server.url, 'POST', '/api/markets', labs, auth('wrong'))).status).toBe(401)
+    // a closing time that is not a date-time is refused by the schema's format, naming the field
+    const undated = await call(server.url, 'POST', '/api/markets', { ...labs, closes_at: 'next tuesday' }, auth(ORACLE))
+    expect(undated.status).toBe(400)
+    expect(undated.body.detail).toContain('closes_at')
     const m = await call(server.url, 'POST', '/api/markets', labs, auth(ORACLE))
     expect(m.status).toBe(201)
     expect(m.body.escrow).toBe(Math.ceil(50 * Math.log(3) * 100))
