@@ -72,7 +72,10 @@ export const DreamReply = Type.Object({
   stability_preview: Type.Array(Type.Number()),
 })
 export type DreamReport = Static<typeof DreamReply>
-/** docs/recall.md: scores are shares of the energy a write would hold; the floor is derived there. */
+/**
+ * docs/recall.md: scores are shares of the energy a write would hold; the floor is derived there. A probe's
+ * resonance is its best score over the write moments (step null: read at the present, nothing was written).
+ */
 export const ProbeReply = Type.Object({ resonance: Type.Number(), step: Type.Union([Type.Integer(), Type.Null()]), noise_floor: Type.Number() })
 export type ProbeResult = Static<typeof ProbeReply>
 export const RecallHit = Type.Object({ rank: Type.Integer(), memory: Type.Integer(), text: Type.String(), importance: Type.Number(), step: Type.Integer(), score: Type.Number(), noise_floor: Type.Number() })

@@ -13,7 +13,8 @@ import { saturationPotential } from '../cpu/field_step.js'
 import { FIELD_SIZE } from '../contracts/api.js'
 import type { DreamMode } from '../contracts/registry.js'
 import { dream, type DreamReport } from '../dream/dream.js'
-import { MemoryReader, type ProbeResult, type RecallResult } from '../recall/recall.js'
+import type { ProbeResult, RecallResult } from '../contracts/api.js'
+import { MemoryReader } from '../recall/recall.js'
 import type { EnergyBooks, Engine, EngineOptions, HistoryEvent, Memory, SavedField } from './engine_api.js'
 
 export const MIN_SIZE = FIELD_SIZE.minimum

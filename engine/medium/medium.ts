@@ -2,7 +2,7 @@
 // (u and u_prev), its step count and the memories written into it. Each write first ages the field by
 // AGE_PER_WRITE steps, so time plays its part; asking runs the engine's own recall on the saved field.
 import type { Engine, EngineOptions } from '../field/engine.js'
-import type { RecallResult } from '../recall/recall.js'
+import type { RecallResult } from '../contracts/api.js'
 
 export const MEDIUM_FORMAT = 'svc-crystal-medium/2'
 /**

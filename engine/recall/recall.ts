@@ -27,9 +27,6 @@ export const FORGOTTEN_BELOW = 0.01
 export const MAX_LOOKBACK = 20_000
 export const NOTHING_RESONATES = 'nothing resonates above the noise floor'
 
-// ProbeResult: the best score over the write moments (resonance: the share of a write at importance 1
-// the field holds; step null: read at the present, nothing was written)
-export type { ProbeResult, RecallHit, RecallResult }
 
 /** Scores of the patterns read at one moment, and the RMS score of the null patterns there. */
 interface Reading {

@@ -73,17 +73,19 @@ function fromNodeSqlite(m: NodeSqliteModule, file: string, o: OpenOptions): Sqli
       <A extends unknown[], T>(fn: (...args: A) => T) =>
       (...args: A): T => {
         const name = `sp${depth}`
-        db.exec(depth === 0 ? 'BEGIN' : `SAVEPOINT ${name}`)
+        const outermost = depth === 0
+        db.exec(outermost ? 'BEGIN' : `SAVEPOINT ${name}`)
         depth++
         try {
           const value = fn(...args)
-          depth--
-          db.exec(depth === 0 ? 'COMMIT' : `RELEASE ${name}`)
+          // a COMMIT that fails (a busy disk, a full one) leaves the transaction open: it is rolled back below
+          db.exec(outermost ? 'COMMIT' : `RELEASE ${name}`)
           return value
         } catch (e) {
-          depth--
-          db.exec(depth === 0 ? 'ROLLBACK' : `ROLLBACK TO ${name}; RELEASE ${name}`)
+          db.exec(outermost ? 'ROLLBACK' : `ROLLBACK TO ${name}; RELEASE ${name}`)
           throw e
+        } finally {
+          depth--
         }
       },
   }
