@@ -7,7 +7,7 @@ import type { Engine } from '../field/engine.js'
 import { engineOn } from '../testing/backends.js'
 import { rng } from '../util/rng.js'
 import { ConsciousnessLevel, phi } from './iit.js'
-import { ConsciousnessPublisher, PATCH_SIDE, patchEnergy, PHI_WINDOW } from './publisher.js'
+import { ConsciousnessPublisher, observationEvery, PATCH_SIDE, patchEnergy, PHI_WINDOW } from './publisher.js'
 
 const N = 48
 const open: Engine[] = []
@@ -59,6 +59,28 @@ describe('the consciousness publisher', () => {
     const still = sent.filter((s) => s.subject === 'SVC.consciousness').map((s) => s.message)
     for (const m of still) expect(m).toMatchObject({ phi: 0, xi: 0, consciousness_level: ConsciousnessLevel.Dormant })
     expect(warnings).toEqual([])
+  })
+
+  test('a field larger than 256 x 256 is observed in one moving period in (n / 256)^2, and keeps its last phi between', async () => {
+    expect([128, 256, 257, 512, 4096].map(observationEvery)).toEqual([1, 1, 2, 4, 256])
+    const engine = await engineOn('cpu', { size: 512, material: 'ideal_resonator', seed: 3 })
+    open.push(engine)
+    const sent: number[] = []
+    const publisher = new ConsciousnessPublisher(engine, { sender: 'node-t', publish: (subject, m) => subject === 'SVC.consciousness' && sent.push(m.phi as number) }, 1000, () => {})
+    await engine.write('the cold glyph remembers', 1)
+    const reports: (typeof publisher.last)[] = []
+    for (let k = 0; k < 5; k++) {
+      await engine.step(1)
+      await publisher.tick()
+      reports.push(publisher.last)
+    }
+    // observed in the first and the fifth period; the three between publish the first's phi
+    expect(new Set(reports).size).toBe(2)
+    expect(reports.slice(0, 4).every((r) => r === reports[0])).toBe(true)
+    expect(sent.slice(0, 4)).toEqual(Array(4).fill(reports[0]!.phi))
+    // still, it reads dormant at once, with no observation due
+    await publisher.tick()
+    expect(publisher.last).toMatchObject({ phi: 0, level: ConsciousnessLevel.Dormant })
   })
 
   test('memories_strengthened counts the memories whose probe score the dream raised; a dream that does nothing strengthens none', async () => {

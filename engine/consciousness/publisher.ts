@@ -14,11 +14,21 @@ export const DEFAULT_PERIOD_MS = 1000
  * phi's window (docs/consciousness.md, "The publisher's window"): every period the field's own
  * continuation is sampled PHI_WINDOW times, PHI_STRIDE steps apart, at a 4 x 3 block of adjacent
  * cells at its centre (12 units: the exact MIB). At 128 samples phi has power (at 32 it has none);
- * adjacent cells 3 steps apart are where a wave (0.35 to 0.55 cells a step) carries the past of one
+ * adjacent cells 3 steps apart are where a wave (0.35 to 0.65 cells a step) carries the past of one
  * unit into the present of its neighbours, which is what Phi_AR at lag 1 can see.
  */
 export const PHI_WINDOW = 128
 export const PHI_STRIDE = 3
+/** The largest field observed in every period that moved: an observation steps the whole twin. */
+export const OBSERVED_CELLS = 256 * 256
+
+/**
+ * Of the periods in which the field moved, one in this many is observed (1 up to 256 x 256, then in
+ * proportion to the area), so an observation's cost per period stays that of a 256 x 256 field.
+ */
+export function observationEvery(size: number): number {
+  return Math.ceil((size * size) / OBSERVED_CELLS)
+}
 /** Memories (the most recent) whose recall score is compared around a dream, to bound its cost. */
 export const DREAM_MEMORIES = 32
 /** The grid of patches on which a dream's new structures are found. */
@@ -54,6 +64,7 @@ export class ConsciousnessPublisher {
   private orderSum = 0
   private orderCount = 0
   private lastChange = ''
+  private movedSinceObservation = 0
   dreaming = false
   private busy = false
   /** The last phi report (its null's level included), for whoever shows more than the bus carries. */
@@ -92,9 +103,14 @@ export class ConsciousnessPublisher {
       this.lastChange = change
       this.orderSum += f.order.r
       this.orderCount++
-      this.window = still ? [] : await this.observe(u, prev)
-      const report = phi(this.window)
-      this.last = report
+      // a field that moved keeps its last measurement until its next observation is due
+      const due = !still && (this.window.length === 0 || ++this.movedSinceObservation >= observationEvery(n))
+      if (still || due || !this.last) {
+        this.window = still ? [] : await this.observe(u, prev)
+        this.last = phi(this.window)
+        this.movedSinceObservation = 0
+      }
+      const report = this.last
       const clusters = phaseClusters(f.phases)
       const d = differentiation(
         clusters.map((c) => c.cluster),
