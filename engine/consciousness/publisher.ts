@@ -140,7 +140,7 @@ export class ConsciousnessPublisher {
   }
 
   /**
-   * The field's own continuation from its state now, sampled at PHI_CELLS every PHI_STRIDE steps: a
+   * The field's own continuation from its state now, sampled at phiCells every PHI_STRIDE steps: a
    * quiet twin (the live material, no thermal noise) resumes the live state, so the live field is
    * left alone and the window does not depend on how often, or in what chunks, clients step it.
    */
