@@ -15,7 +15,9 @@
 // same cut's phi is computed on phase-randomised surrogates of the window (each unit keeps its own
 // spectrum, nothing passes between units) and phi is what Phi_AR exceeds their level by, or 0.
 
+import { lowbias32 } from '../field/noise.js'
 import { rng } from '../util/rng.js'
+import { fourier, type Fourier } from './fourier.js'
 
 export const EXACT_LIMIT = 16
 /** Surrogates per window: phi above all 99 is above the null at p < 0.01 (a rank test). */
@@ -81,18 +83,36 @@ export interface PhiReport {
 
 /** Sample covariance of `samples` (T rows of n units). */
 export function covariance(samples: readonly ArrayLike<number>[]): Float64Array {
-  const t = samples.length
+  return flatCovariance(flatten(samples), samples.length, samples[0]?.length ?? 0)
+}
+
+/** The rows of a window in one array, row after row (the form the surrogates are made in). */
+function flatten(samples: readonly ArrayLike<number>[]): Float64Array {
   const n = samples[0]?.length ?? 0
-  const mean = new Float64Array(n)
-  for (const row of samples) for (let i = 0; i < n; i++) mean[i] += row[i] / t
-  const s = new Float64Array(n * n)
-  for (const row of samples) {
-    for (let i = 0; i < n; i++) {
-      const di = row[i] - mean[i]
-      for (let j = 0; j <= i; j++) s[i * n + j] += (di * (row[j] - mean[j])) / (t - 1)
+  const x = new Float64Array(samples.length * n)
+  samples.forEach((row, k) => {
+    for (let i = 0; i < n; i++) x[k * n + i] = row[i]
+  })
+  return x
+}
+
+/** Sample covariance of t rows of m columns laid out row after row; centres `d` in place. */
+function flatCovariance(d: Float64Array, t: number, m: number): Float64Array {
+  const mean = new Float64Array(m)
+  for (let o = 0; o < t * m; o += m) for (let i = 0; i < m; i++) mean[i] += d[o + i]
+  for (let i = 0; i < m; i++) mean[i] /= t
+  for (let o = 0; o < t * m; o += m) for (let i = 0; i < m; i++) d[o + i] -= mean[i]
+  // the O(T m^2) loop is the surrogates' main cost: flat arrays, one division at the end
+  const s = new Float64Array(m * m)
+  for (let o = 0; o < t * m; o += m) {
+    for (let i = 0; i < m; i++) {
+      const di = d[o + i]
+      for (let j = 0; j <= i; j++) s[i * m + j] += di * d[o + j]
     }
   }
-  for (let i = 0; i < n; i++) for (let j = 0; j < i; j++) s[j * n + i] = s[i * n + j]
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j <= i; j++) s[j * m + i] = s[i * m + j] /= t - 1
+  }
   return s
 }
 
@@ -120,28 +140,29 @@ export function logDet(s: Float64Array, n: number, idx: readonly number[]): numb
  * standardised, with PHI_RIDGE on the diagonal. Null when a unit does not vary.
  */
 export function laggedCovariance(samples: readonly ArrayLike<number>[], lag: number): Float64Array | null {
-  const n = samples[0]?.length ?? 0
-  const t = samples.length
+  return flatLaggedCovariance(flatten(samples), samples.length, samples[0]?.length ?? 0, lag)
+}
+
+/** laggedCovariance of a window of t rows of n units laid out row after row. */
+function flatLaggedCovariance(x: Float64Array, t: number, n: number, lag: number): Float64Array | null {
   const mean = new Float64Array(n)
   const sd = new Float64Array(n)
-  for (const row of samples) for (let i = 0; i < n; i++) mean[i] += row[i] / t
-  for (const row of samples) for (let i = 0; i < n; i++) sd[i] += (row[i] - mean[i]) ** 2 / (t - 1)
+  for (let o = 0; o < t * n; o += n) for (let i = 0; i < n; i++) mean[i] += x[o + i] / t
+  for (let o = 0; o < t * n; o += n) for (let i = 0; i < n; i++) sd[i] += (x[o + i] - mean[i]) ** 2 / (t - 1)
   for (let i = 0; i < n; i++) {
     // a unit that does not change carries nothing (and a frozen field reads 0, not a ridge's value)
     if (!(sd[i] > 1e-24 * (1 + mean[i] * mean[i]))) return null
     sd[i] = Math.sqrt(sd[i])
   }
-  const pairs = Array.from({ length: t - lag }, (_, k) => {
-    const now = samples[k + lag]
-    const past = samples[k]
-    const z = new Float64Array(2 * n)
+  // rows of (now, past), standardised
+  const pairs = new Float64Array((t - lag) * 2 * n)
+  for (let k = 0; k < t - lag; k++) {
     for (let i = 0; i < n; i++) {
-      z[i] = (now[i] - mean[i]) / sd[i]
-      z[n + i] = (past[i] - mean[i]) / sd[i]
+      pairs[k * 2 * n + i] = (x[(k + lag) * n + i] - mean[i]) / sd[i]
+      pairs[k * 2 * n + n + i] = (x[k * n + i] - mean[i]) / sd[i]
     }
-    return z
-  })
-  const j = covariance(pairs)
+  }
+  const j = flatCovariance(pairs, t - lag, 2 * n)
   for (let i = 0; i < 2 * n; i++) j[i * 2 * n + i] += PHI_RIDGE * (j[i * 2 * n + i] || 1)
   return j
 }
@@ -260,25 +281,32 @@ export function phiFromLaggedCovariance(j: Float64Array, n: number): Mib {
   return { phi: best.phi, cut: best.cut, method: 'spectral', evaluated }
 }
 
-/** phi of time series (T samples of n units) against phase-randomised surrogates of the same window. */
+/**
+ * phi of time series (T samples of n units) against phase-randomised surrogates of the same window.
+ * The units are first put in an order of their own (by a hash of each unit's values), so the MIB
+ * search, its tie-breaks and each unit's surrogate phases do not depend on how the caller lists them.
+ */
 export function phi(samples: readonly ArrayLike<number>[], o: PhiOptions = {}): PhiReport {
   const lag = o.lag ?? 1
   const count = o.surrogates ?? DEFAULT_SURROGATES
   const n = samples[0]?.length ?? 0
   const base = { units: n, samples: samples.length, lag, surrogates: count }
-  const j = samples.length > lag + 1 ? laggedCovariance(samples, lag) : null
+  const order = canonicalOrder(samples, n)
+  const window = samples.map((row) => Float64Array.from(order, (i) => row[i]))
+  const j = samples.length > lag + 1 ? laggedCovariance(window, lag) : null
   if (!j || n < 2) {
     return { ...base, phi: 0, level: ConsciousnessLevel.Dormant, phi_ar: 0, null_level: 0, null_mean: 0, cut: [], method: n <= EXACT_LIMIT ? 'exact' : 'spectral', bipartitions_evaluated: 0 }
   }
   const real = phiFromLaggedCovariance(j, n)
   const rand = rng(o.seed ?? 1)
   const nulls: number[] = []
-  const spectra = count ? unitSpectra(samples) : []
+  const f = fourier(samples.length)
+  const spectra = count ? unitSpectra(window, f) : []
   for (let s = 0; s < count; s++) {
     // the surrogate's phi at the window's own MIB: a fixed cut, where the window's value was chosen as
     // the least of all cuts, so the test errs towards dormant (the least of 2^(n-1) noisy nulls would
     // sit below a modular system's one null cut and read its modules as integrated)
-    const surrogate = laggedCovariance(phaseRandomised(spectra, samples.length, rand), lag)
+    const surrogate = flatLaggedCovariance(phaseRandomised(spectra, f, rand), samples.length, n, lag)
     nulls.push(surrogate ? bipartitionPhi(surrogate, n, real.cut) : 0)
   }
   const nullLevel = count ? Math.max(...nulls) : 0
@@ -290,36 +318,44 @@ export function phi(samples: readonly ArrayLike<number>[], o: PhiOptions = {}): 
     phi_ar: real.phi,
     null_level: nullLevel,
     null_mean: count ? nulls.reduce((a, x) => a + x, 0) / count : 0,
-    cut: real.cut,
+    cut: real.cut.map((c) => order[c]).sort((x, y) => x - y),
     method: real.method,
     bipartitions_evaluated: real.evaluated,
   }
 }
 
-/** cos and sin of 2 pi m / t, m = 0..t-1: the only angles a t-point Fourier transform needs. */
-function twiddles(t: number): { cos: Float64Array; sin: Float64Array } {
-  return { cos: Float64Array.from({ length: t }, (_, m) => Math.cos((2 * Math.PI * m) / t)), sin: Float64Array.from({ length: t }, (_, m) => Math.sin((2 * Math.PI * m) / t)) }
+/**
+ * The units sorted by a hash of their values (lowbias32 over each value's bits): a permutation of
+ * the units permutes the input back to the same order. Units with equal hashes keep their order; only
+ * identical units share one (short of a 1 in 2^32 collision), and swapping those changes nothing.
+ */
+function canonicalOrder(samples: readonly ArrayLike<number>[], n: number): number[] {
+  const bits = new Float64Array(1)
+  const words = new Uint32Array(bits.buffer)
+  const key = range(n).map((i) => {
+    let h = 0x9e3779b9
+    for (const row of samples) {
+      bits[0] = row[i]
+      h = lowbias32(h ^ words[0])
+      h = lowbias32(h ^ words[1])
+    }
+    return h
+  })
+  return range(n).sort((a, b) => key[a] - key[b])
 }
 
-/** Each unit's amplitude and phase at frequencies 0..t/2 (O(T^2): T is a short window). */
-function unitSpectra(samples: readonly ArrayLike<number>[]): { amp: Float64Array; phase: Float64Array }[] {
+type Spectrum = { amp: Float64Array; phase: Float64Array }
+
+/** Each unit's amplitude and phase at frequencies 0..t/2 (an FFT of each unit). */
+function unitSpectra(samples: readonly ArrayLike<number>[], f: Fourier): Spectrum[] {
   const t = samples.length
   const half = Math.floor(t / 2)
-  const w = twiddles(t)
+  const re = new Float64Array(t)
+  const im = new Float64Array(t)
   return range(samples[0].length).map((i) => {
-    const amp = new Float64Array(half + 1)
-    const phase = new Float64Array(half + 1)
-    for (let k = 0; k <= half; k++) {
-      let re = 0
-      let im = 0
-      for (let s = 0, m = 0; s < t; s++, m = m + k >= t ? m + k - t : m + k) {
-        re += samples[s][i] * w.cos[m]
-        im -= samples[s][i] * w.sin[m]
-      }
-      amp[k] = Math.hypot(re, im)
-      phase[k] = Math.atan2(im, re)
-    }
-    return { amp, phase }
+    samples.forEach((row, s) => ((re[s] = row[i]), (im[s] = 0)))
+    f.forward(re, im)
+    return { amp: Float64Array.from({ length: half + 1 }, (_, k) => Math.hypot(re[k], im[k])), phase: Float64Array.from({ length: half + 1 }, (_, k) => Math.atan2(im[k], re[k])) }
   })
 }
 
@@ -329,33 +365,37 @@ function unitSpectra(samples: readonly ArrayLike<number>[]): { amp: Float64Array
  * independently per unit, so nothing passes between units. J. Theiler et al., "Testing for
  * nonlinearity in time series: the method of surrogate data", Physica D 58 (1992).
  */
-function phaseRandomised(spectra: readonly { amp: Float64Array; phase: Float64Array }[], t: number, rand: () => number): Float64Array[] {
-  const w = twiddles(t)
+function phaseRandomised(spectra: readonly Spectrum[], f: Fourier, rand: () => number): Float64Array {
+  const t = f.length
+  const n = spectra.length
   const half = Math.floor(t / 2)
-  const out = Array.from({ length: t }, () => new Float64Array(spectra.length))
-  const a = new Float64Array(half + 1)
-  const b = new Float64Array(half + 1)
+  const out = new Float64Array(t * n)
+  const re = new Float64Array(t)
+  const im = new Float64Array(t)
   spectra.forEach(({ amp, phase }, i) => {
     // a real series: frequencies k and t - k are conjugate, so only 0..t/2 are drawn (the mean and,
-    // for even t, the Nyquist term keep their phases) and the others count twice
+    // for even t, the Nyquist term keep their phases) and the others mirror them
     for (let k = 0; k <= half; k++) {
-      const edge = k === 0 || 2 * k === t
-      const p = edge ? phase[k] : 2 * Math.PI * rand()
-      a[k] = ((edge ? 1 : 2) * amp[k] * Math.cos(p)) / t
-      b[k] = ((edge ? 1 : 2) * amp[k] * Math.sin(p)) / t
+      const p = k === 0 || 2 * k === t ? phase[k] : 2 * Math.PI * rand()
+      re[k] = amp[k] * Math.cos(p)
+      im[k] = amp[k] * Math.sin(p)
+      if (k > 0) {
+        re[t - k] = re[k]
+        im[t - k] = -im[k]
+      }
     }
-    for (let s = 0; s < t; s++) {
-      let v = 0
-      for (let k = 0, m = 0; k <= half; k++, m = m + s >= t ? m + s - t : m + s) v += a[k] * w.cos[m] - b[k] * w.sin[m]
-      out[s][i] = v
-    }
+    f.inverse(re, im)
+    for (let s = 0; s < t; s++) out[s * n + i] = re[s]
   })
   return out
 }
 
 /** One phase-randomised surrogate of a window (what phi's null is made of). */
 export function surrogateOf(samples: readonly ArrayLike<number>[], rand: () => number): Float64Array[] {
-  return phaseRandomised(unitSpectra(samples), samples.length, rand)
+  const f = fourier(samples.length)
+  const n = samples[0].length
+  const flat = phaseRandomised(unitSpectra(samples, f), f, rand)
+  return Array.from({ length: samples.length }, (_, k) => flat.slice(k * n, (k + 1) * n))
 }
 
 function range(n: number): number[] {

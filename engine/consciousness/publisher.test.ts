@@ -5,8 +5,9 @@ import { ContractBus } from '../bus/contract_bus.js'
 import type { DreamReport } from '../dream/dream.js'
 import type { Engine } from '../field/engine.js'
 import { engineOn } from '../testing/backends.js'
-import { ConsciousnessLevel } from './iit.js'
-import { ConsciousnessPublisher, PATCH_SIDE, patchEnergy, PHI_WINDOW } from './publisher.js'
+import { rng } from '../util/rng.js'
+import { ConsciousnessLevel, phi } from './iit.js'
+import { ConsciousnessPublisher, observationEvery, PATCH_SIDE, patchEnergy, PHI_WINDOW } from './publisher.js'
 
 const N = 48
 const open: Engine[] = []
@@ -26,22 +27,60 @@ async function setup() {
 const nothing = async (): Promise<DreamReport> => ({ mode: 'light', steps_observed: 0, energy_before: 1, energy_after: 1, pruned_fraction: 0, amplified_fraction: 0, mutated_cells: 0, stability_preview: [] })
 
 describe('the consciousness publisher', () => {
-  test('a moving field is measured against its null; a still one reads dormant at once', async () => {
+  test('a moving field reads above its null in most periods; the same cells made independent read dormant in >= 95%; a still field reads dormant at once', async () => {
     const { engine, sent, warnings, publisher } = await setup()
     await engine.write('the cold glyph remembers', 1)
-    for (let k = 0; k < PHI_WINDOW + 4; k++) {
-      await engine.step(7)
+    const windows: (readonly Float64Array[])[] = []
+    for (let k = 0; k < 12; k++) {
+      await engine.step(50)
       await publisher.tick()
+      windows.push(publisher.window)
+      expect(publisher.last).toMatchObject({ units: 12, samples: PHI_WINDOW, surrogates: 99 })
     }
     const moving = sent.filter((s) => s.subject === 'SVC.consciousness').map((s) => s.message)
-    expect(moving.at(-1)!.phi_null as number).toBeGreaterThan(0) // a full window, with its surrogates
-    expect(publisher.last).toMatchObject({ units: 12, samples: PHI_WINDOW, surrogates: 99 })
-    expect(new Set(moving.map((m) => m.order)).size).toBeGreaterThan(PHI_WINDOW) // the phases move
+    expect(moving.filter((m) => (m.phi as number) > 0).length).toBeGreaterThanOrEqual(9)
+    for (const m of moving) expect(m.phi_null as number).toBeGreaterThan(0)
+    // controls, the same run: each cell's series from another period (independent of the others, each
+    // with its own dynamics), and each cell's series shuffled in time; 60 windows of each
+    const rand = rng(4)
+    const pick = () => Math.floor(rand() * windows.length)
+    const independent = Array.from({ length: 60 }, () => {
+      const from = Array.from({ length: 12 }, (_, i) => (pick() + i) % windows.length)
+      return windows[0].map((_, t) => Float64Array.from(from, (w, i) => windows[w][t][i]))
+    })
+    const shuffled = Array.from({ length: 60 }, (_, k) => {
+      const w = windows[k % windows.length]
+      const order = Array.from({ length: 12 }, () => w.map((_, t) => [rand(), t] as const).sort((x, y) => x[0] - y[0]).map(([, t]) => t))
+      return w.map((_, t) => Float64Array.from({ length: 12 }, (_, i) => w[order[i][t]][i]))
+    })
+    for (const control of [independent, shuffled]) expect(control.filter((w) => phi(w).level === ConsciousnessLevel.Dormant).length).toBeGreaterThanOrEqual(57)
     sent.length = 0
-    for (let k = 0; k < 5; k++) await publisher.tick()
+    for (let k = 0; k < 3; k++) await publisher.tick()
     const still = sent.filter((s) => s.subject === 'SVC.consciousness').map((s) => s.message)
     for (const m of still) expect(m).toMatchObject({ phi: 0, xi: 0, consciousness_level: ConsciousnessLevel.Dormant })
     expect(warnings).toEqual([])
+  })
+
+  test('a field larger than 256 x 256 is observed in one moving period in (n / 256)^2, and keeps its last phi between', async () => {
+    expect([128, 256, 257, 512, 4096].map(observationEvery)).toEqual([1, 1, 2, 4, 256])
+    const engine = await engineOn('cpu', { size: 512, material: 'ideal_resonator', seed: 3 })
+    open.push(engine)
+    const sent: number[] = []
+    const publisher = new ConsciousnessPublisher(engine, { sender: 'node-t', publish: (subject, m) => subject === 'SVC.consciousness' && sent.push(m.phi as number) }, 1000, () => {})
+    await engine.write('the cold glyph remembers', 1)
+    const reports: (typeof publisher.last)[] = []
+    for (let k = 0; k < 5; k++) {
+      await engine.step(1)
+      await publisher.tick()
+      reports.push(publisher.last)
+    }
+    // observed in the first and the fifth period; the three between publish the first's phi
+    expect(new Set(reports).size).toBe(2)
+    expect(reports.slice(0, 4).every((r) => r === reports[0])).toBe(true)
+    expect(sent.slice(0, 4)).toEqual(Array(4).fill(reports[0]!.phi))
+    // still, it reads dormant at once, with no observation due
+    await publisher.tick()
+    expect(publisher.last).toMatchObject({ phi: 0, level: ConsciousnessLevel.Dormant })
   })
 
   test('memories_strengthened counts the memories whose probe score the dream raised; a dream that does nothing strengthens none', async () => {

@@ -3,15 +3,32 @@
 // dream, queen.event.dream.start, SVC.dreams and queen.event.dream.end. It takes the engine and the
 // bus through the small interfaces below (no process, no files), so it runs wherever the engine runs.
 import type { DreamReport } from '../dream/dream.js'
-import { fieldPhases, GRID_SIDE, phaseClusters } from './field_phases.js'
+import type { SavedField } from '../field/engine_api.js'
+import { fieldPhases, phaseClusters } from './field_phases.js'
 import { phi, type PhiReport } from './iit.js'
 import { differentiation } from './metrics.js'
 
 /** Default publication period (SVC_CONSCIOUSNESS_PERIOD_MS overrides it in `crystal serve`). */
 export const DEFAULT_PERIOD_MS = 1000
-/** Samples of the phase history phi is computed over, and the grid points it uses (exact: <= 16). */
-export const PHI_WINDOW = 32
-const PHI_POINTS = [0, 5, 10, 15, 18, 23, 28, 33, 36, 41, 46, 51].map((k) => k % (GRID_SIDE * GRID_SIDE))
+/**
+ * phi's window (docs/consciousness.md, "The publisher's window"): every period the field's own
+ * continuation is sampled PHI_WINDOW times, PHI_STRIDE steps apart, at a 4 x 3 block of adjacent
+ * cells at its centre (12 units: the exact MIB). At 128 samples phi has power (at 32 it has none);
+ * adjacent cells 3 steps apart are where a wave (0.35 to 0.65 cells a step) carries the past of one
+ * unit into the present of its neighbours, which is what Phi_AR at lag 1 can see.
+ */
+export const PHI_WINDOW = 128
+export const PHI_STRIDE = 3
+/** The largest field observed in every period that moved: an observation steps the whole twin. */
+export const OBSERVED_CELLS = 256 * 256
+
+/**
+ * Of the periods in which the field moved, one in this many is observed (1 up to 256 x 256, then in
+ * proportion to the area), so an observation's cost per period stays that of a 256 x 256 field.
+ */
+export function observationEvery(size: number): number {
+  return Math.ceil((size * size) / OBSERVED_CELLS)
+}
 /** Memories (the most recent) whose recall score is compared around a dream, to bound its cost. */
 export const DREAM_MEMORIES = 32
 /** The grid of patches on which a dream's new structures are found. */
@@ -24,7 +41,16 @@ export interface PublishedEngine {
   readonly memories: readonly { text: string; importance: number; field: number }[]
   read(fields?: number[]): Promise<{ u: Float32Array; prev: Float32Array }>
   probe(text: string, field?: number): Promise<{ resonance: number }>
-  twin(fields: number): Promise<{ write(text: string, importance?: number): Promise<void>; read(): Promise<{ u: Float32Array }>; destroy(): void }>
+  twin(fields: number): Promise<PublisherTwin>
+}
+
+/** A quiet twin of the engine: phi's window is observed in one, a dream's memories rendered in another. */
+export interface PublisherTwin {
+  resume(saved: SavedField): Promise<void>
+  step(steps: number): Promise<void>
+  write(text: string, importance?: number): Promise<void>
+  read(): Promise<{ u: Float32Array }>
+  destroy(): void
 }
 
 /** Where it publishes (engine/bus/contract_bus.ts's ContractBus checks every message). */
@@ -35,14 +61,16 @@ export interface PublishingBus {
 
 export class ConsciousnessPublisher {
   private timer: ReturnType<typeof setInterval> | undefined
-  private readonly history: number[][] = []
   private orderSum = 0
   private orderCount = 0
   private lastChange = ''
+  private movedSinceObservation = 0
   dreaming = false
   private busy = false
   /** The last phi report (its null's level included), for whoever shows more than the bus carries. */
   last: PhiReport | undefined
+  /** The samples that report was measured over (empty for a still field). */
+  window: readonly Float64Array[] = []
 
   constructor(
     private readonly engine: PublishedEngine,
@@ -69,16 +97,20 @@ export class ConsciousnessPublisher {
       const n = this.engine.size
       const { u, prev } = await this.engine.read([0])
       const f = fieldPhases(u, prev, n)
-      // a field that has not moved since the last period has no dynamics: its window starts again
+      // a field that has not moved since the last period has no dynamics: an empty window, phi 0
       const change = `${this.engine.step_count}/${this.engine.memories.length}`
-      if (change === this.lastChange) this.history.length = 0
+      const still = change === this.lastChange
       this.lastChange = change
-      this.history.push(PHI_POINTS.map((k) => Math.sin(f.phases[k])))
-      if (this.history.length > PHI_WINDOW) this.history.shift()
       this.orderSum += f.order.r
       this.orderCount++
-      const report = phi(this.history)
-      this.last = report
+      // a field that moved keeps its last measurement until its next observation is due
+      const due = !still && (this.window.length === 0 || ++this.movedSinceObservation >= observationEvery(n))
+      if (still || due || !this.last) {
+        this.window = still ? [] : await this.observe(u, prev)
+        this.last = phi(this.window)
+        this.movedSinceObservation = 0
+      }
+      const report = this.last
       const clusters = phaseClusters(f.phases)
       const d = differentiation(
         clusters.map((c) => c.cluster),
@@ -104,6 +136,29 @@ export class ConsciousnessPublisher {
       this.warn(`warning: consciousness publication failed: ${(e as Error).message}`)
     } finally {
       this.busy = false
+    }
+  }
+
+  /**
+   * The field's own continuation from its state now, sampled at phiCells every PHI_STRIDE steps: a
+   * quiet twin (the live material, no thermal noise) resumes the live state, so the live field is
+   * left alone and the window does not depend on how often, or in what chunks, clients step it.
+   */
+  private async observe(u: Float32Array, prev: Float32Array): Promise<Float64Array[]> {
+    const n = this.engine.size
+    const cells = phiCells(n)
+    const twin = await this.engine.twin(1)
+    try {
+      await twin.resume({ u, prev, step_count: 0, memories: [] })
+      const window = [Float64Array.from(cells, (c) => u[c])]
+      while (window.length < PHI_WINDOW) {
+        await twin.step(PHI_STRIDE)
+        const now = (await twin.read()).u
+        window.push(Float64Array.from(cells, (c) => now[c]))
+      }
+      return window
+    } finally {
+      twin.destroy()
     }
   }
 
@@ -172,6 +227,12 @@ export class ConsciousnessPublisher {
     }
     return created.filter((c, p) => c && !covered[p]).length
   }
+}
+
+/** phi's units: the cells (row-major indices) of a 4 x 3 block of adjacent cells at the centre of an n x n field. */
+export function phiCells(n: number): number[] {
+  const [x0, y0] = [Math.floor(n / 2) - 2, Math.floor(n / 2) - 1]
+  return Array.from({ length: 12 }, (_, k) => (y0 + Math.floor(k / 4)) * n + x0 + (k % 4))
 }
 
 /** Sum of u^2 over each of PATCH_SIDE x PATCH_SIDE patches (row-major). */
