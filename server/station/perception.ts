@@ -1,0 +1,118 @@
+// The station's perception of its library: each track decoded, normalised as it will sound on air and
+// perceived (296 numbers) off the event loop, then standardised over the library and written into the medium.
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { Worker } from 'node:worker_threads'
+import type { Track } from '../../engine/contracts/station.js'
+import type { DreamMode } from '../../engine/contracts/registry.js'
+import { createNodeEngine } from '../../engine/node.js'
+import { MEDIUM_MATERIAL, MEDIUM_SIZE, StationMedium } from '../../engine/station/medium.js'
+import { at, libraryStatistics, perceive, standardise } from '../../engine/station/perception.js'
+import type { Block } from '../../engine/station/schedule.js'
+import { pickNext, type Pick } from '../../engine/station/selection.js'
+import { decodeMp3, RATE, trimSilence } from './audio.js'
+import { applyGain, normalisingGain } from './loudness.js'
+
+/** Perception listens to at most this much of a track, from its middle (as music retrieval's 30 s clips do, longer). */
+export const PERCEIVE_SECONDS = 60
+/** The codebook's seed. */
+export const CODEBOOK_SEED = 16
+
+/** A track's perception vector: decoded, its silence trimmed, brought to the loudness it plays at, mixed to mono. */
+export async function perceiveFile(dir: string, id: string): Promise<Float64Array> {
+  const pcm = trimSilence(await decodeMp3(await readFile(join(dir, id)), id))
+  const channels = [pcm.left.slice(), pcm.right.slice()]
+  applyGain(channels, normalisingGain(channels, RATE).gain_db)
+  const keep = Math.min(channels[0].length, PERCEIVE_SECONDS * RATE)
+  const from = Math.floor((channels[0].length - keep) / 2)
+  const mono = Float32Array.from({ length: keep }, (_, i) => (channels[0][from + i] + channels[1][from + i]) / 2)
+  return perceive(mono, RATE)
+}
+
+export type MediumState = 'perceiving' | 'awake' | DreamMode
+
+/**
+ * The library's perception and the station's medium. Until every track is perceived (in a worker
+ * thread) the rules and recency pick; then each pick is the medium's. Operations on the medium run
+ * one at a time.
+ */
+export class LibraryPerception {
+  readonly vectors = new Map<string, Float64Array>()
+  medium: StationMedium | undefined
+  private queue: Promise<unknown> = Promise.resolve()
+  /** settles when the medium holds the library (or perception gave up) */
+  readonly ready: Promise<void>
+
+  constructor(
+    private readonly dir: string,
+    private readonly tracks: Track[],
+    private readonly say: (line: string) => void,
+  ) {
+    this.ready = this.perceiveAll().then((raw) => this.serial(() => this.build(raw)))
+  }
+
+  get state(): MediumState {
+    return this.medium ? (this.medium.dreamt ?? 'awake') : 'perceiving'
+  }
+
+  /** The next track (selection.ts's rules, then the medium's ranking; recency while perceiving),
+   * `onAir` being the track on air now. */
+  pick(block: Block, history: readonly string[], noRepeat: number, onAir: string | null): Promise<Pick> {
+    return this.serial(async () => {
+      if (!this.medium) return pickNext(this.tracks, block, history, noRepeat)
+      await this.enter(block)
+      return this.medium.next(this.tracks, block, history, noRepeat, this.vectors, onAir)
+    })
+  }
+
+  /** The medium follows the block's dream state (the state in which its DJ may speak): a dreaming
+   * block (light or deep) dreams it in that mode once; an awake block after a dream wakes it, the
+   * library written afresh (so dreams do not pile up on one another and the sweep stays short). */
+  private async enter(block: Block): Promise<void> {
+    const m = this.medium!
+    if (block.speak_when !== 'awake') {
+      if (m.dreamt !== block.speak_when) await m.dream(block.speak_when)
+    } else if (m.dreamt) await this.write()
+  }
+
+  private serial<T>(f: () => Promise<T> | T): Promise<T> {
+    const run = this.queue.then(f)
+    this.queue = run.catch(() => {})
+    return run
+  }
+
+  /** Perceives every track in a worker (decoding and the spectra would hold up the stream); a track
+   * that fails is named and left out of the medium. */
+  private perceiveAll(): Promise<Map<string, Float64Array>> {
+    return new Promise((resolve) => {
+      const raw = new Map<string, Float64Array>()
+      const worker = new Worker(new URL('./perception_worker.js', import.meta.url), { workerData: { dir: this.dir, ids: this.tracks.map((t) => t.id) } })
+      worker.unref()
+      worker.on('message', (m: { id: string; vector: Float64Array } | { id: string; error: string }) => {
+        if ('vector' in m) raw.set(m.id, m.vector)
+        else this.say(`station: cannot perceive ${m.id}: ${m.error}`)
+      })
+      worker.on('error', (e) => this.say(`station: perception stopped: ${e.message}`))
+      worker.on('exit', () => resolve(raw))
+    })
+  }
+
+  private async build(raw: Map<string, Float64Array>): Promise<void> {
+    if (raw.size < 2) return this.say(`station: ${raw.size} track perceived; selection stays with the rules and recency`)
+    const stats = libraryStatistics([...raw.values()])
+    for (const [id, v] of raw) this.vectors.set(id, standardise(v, stats))
+    // a tempo the tags did not give, perception measured
+    for (const t of this.tracks) if (t.bpm === null && raw.has(t.id)) t.bpm = Math.round(raw.get(t.id)![at('tempo')] * 10) / 10
+    await this.write()
+    this.say(`station: ${this.medium!.traces.length} tracks perceived and written into the medium`)
+  }
+
+  /** Writes the library into a fresh medium, in library order. */
+  private async write(): Promise<void> {
+    const m = new StationMedium(await createNodeEngine({ size: MEDIUM_SIZE, material: MEDIUM_MATERIAL, backend: 'cpu', seed: CODEBOOK_SEED }), CODEBOOK_SEED)
+    for (const t of this.tracks) if (this.vectors.has(t.id)) await m.write(t.id, this.vectors.get(t.id)!)
+    await m.echo()
+    this.medium?.engine.destroy()
+    this.medium = m
+  }
+}
