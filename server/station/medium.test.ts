@@ -1,8 +1,10 @@
 // The station's medium in the running server: the demo library perceived off the event loop and
-// written into the medium, then every pick made by it, in the dream state the block asks for.
+// written into the medium, then every pick made by it, in the dream state the block asks for; and
+// `crystal perceive` on a file and on the station's own stream.
 import { afterAll, expect, test } from 'vitest'
 import { BLOCKS, type BlockName } from '../../engine/station/schedule.js'
-import { call, demoLibrary, startServer, type RunningServer } from '../testing.js'
+import { join } from 'node:path'
+import { call, demoLibrary, runCrystal, startServer, type RunningServer } from '../testing.js'
 
 let server: RunningServer | undefined
 afterAll(() => server?.stop())
@@ -30,3 +32,21 @@ test('the library goes into the medium while the station plays; then the medium 
   expect(['mood', 'cluster', 'recency']).toContain(s.selection.by)
   expect(s.underruns).toBe(0)
 }, 200_000)
+
+test('crystal perceive: a demo file reads its tagged tempo and key; the stream URL gives 296 numbers; a missing file is a clear error', async () => {
+  const { dir, tracks } = await demoLibrary(14, 4)
+  const t = tracks[0] // Europium Dawn: 120 BPM, A major
+  const file = await runCrystal(['perceive', join(dir, t.artist, t.album, `01 ${t.title}.mp3`), '--json'])
+  expect(file.status, file.stderr).toBe(0)
+  const f = JSON.parse(file.stdout).features
+  expect(Math.abs(f.tempo - t.bpm)).toBeLessThan(2)
+  // the key's triad, A C# E, holds the three strongest pitch classes
+  expect(new Set(f.chroma.map((v: number, i: number) => [v, i]).sort((a: number[], b: number[]) => b[0] - a[0]).slice(0, 3).map((p: number[]) => p[1]))).toEqual(new Set([9, 1, 4]))
+  const stream = await runCrystal(['perceive', `${server!.url}/stream`, '--seconds', '3', '--json'])
+  expect(stream.status, stream.stderr).toBe(0)
+  expect(JSON.parse(stream.stdout).length).toBe(296)
+  const missing = await runCrystal(['perceive', join(dir, 'no such.mp3')])
+  expect(missing.status).toBe(1)
+  expect(missing.stderr).toContain('no such.mp3: no such file')
+}, 60_000)
+

@@ -10,6 +10,7 @@ import { MEDIUM_MATERIAL, MEDIUM_SIZE, StationMedium } from '../../engine/statio
 import { at, libraryStatistics, perceive, standardise } from '../../engine/station/perception.js'
 import type { Block } from '../../engine/station/schedule.js'
 import { pickNext, type Pick } from '../../engine/station/selection.js'
+import { CrystalError } from '../../engine/errors.js'
 import { decodeMp3, RATE, trimSilence } from './audio.js'
 import { applyGain, normalisingGain } from './loudness.js'
 
@@ -18,15 +19,42 @@ export const PERCEIVE_SECONDS = 60
 /** The codebook's seed. */
 export const CODEBOOK_SEED = 16
 
-/** A track's perception vector: decoded, its silence trimmed, brought to the loudness it plays at, mixed to mono. */
-export async function perceiveFile(dir: string, id: string): Promise<Float64Array> {
-  const pcm = trimSilence(await decodeMp3(await readFile(join(dir, id)), id))
+/** The perception vector of MP3 bytes: decoded, its silence trimmed, brought to the loudness it
+ * plays at on air, mixed to mono, at most its middle PERCEIVE_SECONDS. */
+export async function perceiveMp3(bytes: Uint8Array, name: string): Promise<Float64Array> {
+  const pcm = trimSilence(await decodeMp3(bytes, name))
   const channels = [pcm.left.slice(), pcm.right.slice()]
   applyGain(channels, normalisingGain(channels, RATE).gain_db)
   const keep = Math.min(channels[0].length, PERCEIVE_SECONDS * RATE)
   const from = Math.floor((channels[0].length - keep) / 2)
   const mono = Float32Array.from({ length: keep }, (_, i) => (channels[0][from + i] + channels[1][from + i]) / 2)
   return perceive(mono, RATE)
+}
+
+/** A library track's perception vector. */
+export async function perceiveFile(dir: string, id: string): Promise<Float64Array> {
+  return perceiveMp3(await readFile(join(dir, id)), id)
+}
+
+/** The perception vector of an MP3 file, or of an MP3 stream URL listened to for `seconds` (or to its end). */
+export async function perceiveSource(source: string, seconds: number): Promise<Float64Array> {
+  if (!/^https?:\/\//.test(source)) {
+    const bytes = await readFile(source).catch((e: NodeJS.ErrnoException) => {
+      throw e.code === 'ENOENT' ? new CrystalError('not_found', `${source}: no such file`, { file: source }) : e
+    })
+    return perceiveMp3(bytes, source)
+  }
+  const res = await fetch(source, { signal: AbortSignal.timeout(seconds * 1000 + 10_000) })
+  if (!res.ok || !res.body) throw new CrystalError('bad_audio', `${source}: HTTP ${res.status}`, { file: source })
+  const parts: Uint8Array[] = []
+  const until = Date.now() + seconds * 1000
+  const reader = res.body.getReader()
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    parts.push(r.value)
+    if (Date.now() >= until) break
+  }
+  await reader.cancel()
+  return perceiveMp3(Buffer.concat(parts), source)
 }
 
 export type MediumState = 'perceiving' | 'awake' | DreamMode
