@@ -15,8 +15,8 @@ import { at, PERCEPTION_LENGTH, project, WAVEFRONT_SIDE, type PerceptionFeature 
 export const MEDIUM_SIZE = 2 * WAVEFRONT_SIDE
 /** A near-lossless cavity (docs/materials.md): a library's traces stay for as long as the station runs. */
 export const MEDIUM_MATERIAL = 'ideal_resonator'
-/** Steps between two tracks' writes, so each trace has a moment of its own to be read at (a trace
- * moved on this far keeps a correlation of about 0.02 with itself as written: measured in the tests). */
+/** Steps between two tracks' writes, so each trace has a moment of its own to be read at: traces
+ * written at one moment share its reading (docs/recall.md). */
 export const WRITE_SPACING = 20
 /** Steps run after the library is written: the traces spread from the right hemisphere into the left. */
 export const ECHO_STEPS = 200
@@ -60,7 +60,7 @@ export function moodVector(mood: Mood): Float64Array {
 const X0 = MEDIUM_SIZE - WAVEFRONT_SIDE
 const Y0 = (MEDIUM_SIZE - WAVEFRONT_SIDE) / 2
 
-/** A 100 x 100 wavefront placed in the right hemisphere of an n x n field. */
+/** A 100 x 100 wavefront placed in the right hemisphere of the medium. */
 export function rightHemisphere(w: Float32Array): Float32Array {
   const out = new Float32Array(MEDIUM_SIZE * MEDIUM_SIZE)
   for (let y = 0; y < WAVEFRONT_SIDE; y++) out.set(w.subarray(y * WAVEFRONT_SIDE, (y + 1) * WAVEFRONT_SIDE), (Y0 + y) * MEDIUM_SIZE + X0)
@@ -84,7 +84,7 @@ export interface Reading {
 export class StationMedium {
   readonly traces: Trace[] = []
   private readonly nulls: Float32Array[]
-  /** set by a dream, cleared by rebuilding: the playlist then walks the medium's clusters */
+  /** the last dream's mode: after one the playlist walks the medium's clusters (a medium written afresh is awake) */
   dreamt: DreamMode | null = null
 
   constructor(
