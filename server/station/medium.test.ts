@@ -15,8 +15,8 @@ test('the library goes into the medium while the station plays; then the medium 
   const station = async () => (await call(server!.url, 'GET', '/api/station')).body
   // on air at once, chosen by the rules while the library is being perceived
   expect((await station()).on_air).not.toBeNull()
-  await expect.poll(async () => (await station()).selection.traces, { timeout: 90_000, interval: 500 }).toBe(4)
-  expect(server.stderr()).toContain('station: 4 tracks perceived and written into the medium')
+  await expect.poll(() => server!.stderr(), { timeout: 90_000, interval: 500 }).toMatch(/station: 4 tracks perceived and written into the medium \((awake|light|deep)\)/)
+  expect((await station()).selection.traces).toBe(4)
   // the first pick after that puts the medium in the block's state and is the medium's
   await expect
     .poll(

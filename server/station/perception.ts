@@ -8,7 +8,7 @@ import type { DreamMode } from '../../engine/contracts/registry.js'
 import { createNodeEngine } from '../../engine/node.js'
 import { MEDIUM_MATERIAL, MEDIUM_SIZE, StationMedium } from '../../engine/station/medium.js'
 import { at, libraryStatistics, perceive, standardise } from '../../engine/station/perception.js'
-import type { Block } from '../../engine/station/schedule.js'
+import { scheduleAt, type Block } from '../../engine/station/schedule.js'
 import { pickNext, type Pick } from '../../engine/station/selection.js'
 import { CrystalError } from '../../engine/errors.js'
 import { decodeMp3, RATE, trimSilence } from './audio.js'
@@ -132,7 +132,8 @@ export class LibraryPerception {
     // a tempo the tags did not give, perception measured
     for (const t of this.tracks) if (t.bpm === null && raw.has(t.id)) t.bpm = Math.round(raw.get(t.id)![at('tempo')] * 10) / 10
     await this.write()
-    this.say(`station: ${this.medium!.traces.length} tracks perceived and written into the medium`)
+    await this.enter(scheduleAt(new Date()).block)
+    this.say(`station: ${this.medium!.traces.length} tracks perceived and written into the medium (${this.state})`)
   }
 
   /** Writes the library into a fresh medium, in library order. */

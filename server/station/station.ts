@@ -124,8 +124,9 @@ export class Station {
   status(): StationStatus {
     const now = scheduleAt(new Date())
     return {
+      selection: { medium: this.perception?.state ?? 'perceiving', traces: this.perception?.medium?.traces.length ?? 0, by: this.lastPick?.by ?? null, resonance: this.lastPick?.resonance ?? null },
       block: now.block.name,
-      programme: now.programme && { kind: now.programme.kind, title: now.programme.title, started_at: now.programme.started_at.toISOString(), ends_at: now.programme.ends_at.toISOString() }, on_air: this.onAir, up_next: this.upNext, listeners: this.broadcast.count, icecast: this.icecast ? { ...this.icecast.status } : null, watchdog_trips: this.watchdog_trips, selection: { medium: this.perception?.state ?? 'perceiving', traces: this.perception?.medium?.traces.length ?? 0, by: this.lastPick?.by ?? null, resonance: this.lastPick?.resonance ?? null }, waited_ms: Math.round(this.waited_ms), underruns: this.underruns, library: { tracks: this.o.library.tracks.length, skipped: this.o.library.skipped.length } }
+      programme: now.programme && { kind: now.programme.kind, title: now.programme.title, started_at: now.programme.started_at.toISOString(), ends_at: now.programme.ends_at.toISOString() }, on_air: this.onAir, up_next: this.upNext, listeners: this.broadcast.count, icecast: this.icecast ? { ...this.icecast.status } : null, watchdog_trips: this.watchdog_trips, waited_ms: Math.round(this.waited_ms), underruns: this.underruns, library: { tracks: this.o.library.tracks.length, skipped: this.o.library.skipped.length } }
   }
 
   /** Encodes what the clock asks for (a bounded amount per turn, so requests and the loading of
