@@ -3,10 +3,8 @@
 import Table from 'cli-table3'
 import type { Command } from 'commander'
 import { requireFinite } from '../../engine/errors.js'
-import { at, PERCEPTION_LAYOUT } from '../../engine/station/perception.js'
+import { at, PERCEPTION_LAYOUT, PITCH_CLASSES } from '../../engine/station/perception.js'
 import { perceiveSource } from '../../server/station/perception.js'
-
-const NOTES = ['C', 'C#', 'D', 'Eb', 'E', 'F', 'F#', 'G', 'Ab', 'A', 'Bb', 'B']
 
 export function registerPerceive(cli: Command): void {
   cli
@@ -28,7 +26,7 @@ export function registerPerceive(cli: Command): void {
       table.push(
         ['tempo', `${v[at('tempo')].toFixed(1)} BPM`],
         ['onsets', `${v[at('onset_density')].toFixed(2)} a second`],
-        ['strongest pitch class', NOTES[chroma.indexOf(Math.max(...chroma))]],
+        ['strongest pitch class', PITCH_CLASSES[chroma.indexOf(Math.max(...chroma))]],
         ['dominant pitch', `${(440 * 2 ** v[at('pitch')]).toFixed(1)} Hz`],
         ['level', `${v[at('rms_mean')].toFixed(1)} dB (deviation ${v[at('rms_std')].toFixed(1)})`],
         ['spectral centroid', `${v[at('centroid')].toFixed(0)} Hz`],

@@ -21,6 +21,9 @@ function spectra(x: Float32Array, size: number, hop: number): Float64Array[] {
   return frames
 }
 
+/** The pitch classes in chroma's order. */
+export const PITCH_CLASSES = ['C', 'C#', 'D', 'Eb', 'E', 'F', 'F#', 'G', 'Ab', 'A', 'Bb', 'B'] as const
+
 /** 5.4 Hz bins at 44.1 kHz: a semitone apart already at 100 Hz. */
 const CHROMA_SIZE = 8192
 

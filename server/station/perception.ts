@@ -16,6 +16,9 @@ import { applyGain, normalisingGain } from './loudness.js'
 
 /** Perception listens to at most this much of a track, from its middle (as music retrieval's 30 s clips do, longer). */
 export const PERCEIVE_SECONDS = 60
+/** Perception starts this long after the station goes on air, so that the server's start and its
+ * first listeners come first (the worker competes for the CPU on a small machine). */
+export const PERCEIVE_AFTER_MS = 2000
 /** The codebook's seed. */
 export const CODEBOOK_SEED = 16
 
@@ -76,7 +79,9 @@ export class LibraryPerception {
     private readonly tracks: Track[],
     private readonly say: (line: string) => void,
   ) {
-    this.ready = this.perceiveAll().then((raw) => this.serial(() => this.build(raw)))
+    this.ready = new Promise((wait) => setTimeout(wait, PERCEIVE_AFTER_MS).unref())
+      .then(() => this.perceiveAll())
+      .then((raw) => this.serial(() => this.build(raw)))
   }
 
   get state(): MediumState {
