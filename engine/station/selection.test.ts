@@ -31,6 +31,11 @@ describe('selection', () => {
     expect(pickNext(lib, block, ['slow72'], 1)).toMatchObject({ track: { id: 'mid96' }, in_band: false })
   })
 
+  test('a library of one track plays it again and again', () => {
+    const lib = [track('only', 100)]
+    expect(pickNext(lib, BLOCKS['Evening Signals'], ['only', 'only'], 0).track.id).toBe('only')
+  })
+
   test('a window as long as the library still leaves one track to play', () => {
     const lib = [track('x', 100), track('y', 100)]
     expect(pickNext(lib, BLOCKS['Evening Signals'], ['x', 'y'], 10).track.id).toBe('x')

@@ -33,7 +33,9 @@ export function bandDistance(bpm: number | null, band: Block['bpm']): number {
  * order breaks ties). */
 export function pickNext(tracks: readonly Track[], block: Block, history: readonly string[], noRepeat: number, ranking: Ranking = { by: 'mood', scores: new Map() }): Pick {
   if (tracks.length === 0) throw new Error('no tracks to pick from')
-  const recent = new Set(history.slice(-Math.min(noRepeat, tracks.length - 1)))
+  const window = Math.min(noRepeat, tracks.length - 1)
+  // slice(-0) would be the whole history: a window of 0 holds nothing
+  const recent = new Set(window > 0 ? history.slice(-window) : [])
   const fresh = tracks.filter((t) => !recent.has(t.id))
   const nearest = Math.min(...fresh.map((t) => bandDistance(t.bpm, block.bpm)))
   const pool = fresh.filter((t) => bandDistance(t.bpm, block.bpm) === nearest)

@@ -3,6 +3,8 @@
 // `crystal perceive` on a file and on the station's own stream.
 import { afterAll, expect, test } from 'vitest'
 import { BLOCKS, type BlockName } from '../../engine/station/schedule.js'
+import { cpSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { call, demoLibrary, runCrystal, startServer, type RunningServer } from '../testing.js'
 
@@ -49,4 +51,20 @@ test('crystal perceive: a demo file reads its tagged tempo and key; the stream U
   expect(missing.status).toBe(1)
   expect(missing.stderr).toContain('no such.mp3: no such file')
 }, 60_000)
+
+test('a library of one track has nothing to rank: the medium says none and the rules pick', async () => {
+  const { dir, tracks } = await demoLibrary(14, 4)
+  const one = mkdtempSync(join(tmpdir(), 'crystal-one-'))
+  const t = tracks[0]
+  cpSync(join(dir, t.artist, t.album, `01 ${t.title}.mp3`), join(one, t.artist, t.album, `01 ${t.title}.mp3`))
+  const lone = await startServer(['--music', one], { SVC_STATION_PACE: '4' })
+  try {
+    await expect.poll(() => lone.stderr(), { timeout: 60_000, interval: 500 }).toContain('station: 1 track perceived; selection stays with the rules and recency')
+    const s = (await call(lone.url, 'GET', '/api/station')).body
+    expect(s.selection).toMatchObject({ medium: 'none', traces: 0 })
+    expect(s.on_air.track.title).toBe(t.title)
+  } finally {
+    await lone.stop()
+  }
+}, 90_000)
 

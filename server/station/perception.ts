@@ -60,7 +60,8 @@ export async function perceiveSource(source: string, seconds: number): Promise<F
   return perceiveMp3(Buffer.concat(parts), source)
 }
 
-export type MediumState = 'perceiving' | 'awake' | DreamMode
+/** `none`: fewer than two tracks could be perceived, so there is nothing to rank (the rules and recency pick). */
+export type MediumState = 'perceiving' | 'none' | 'awake' | DreamMode
 
 /**
  * The library's perception and the station's medium. Until every track is perceived (in a worker
@@ -70,6 +71,7 @@ export type MediumState = 'perceiving' | 'awake' | DreamMode
 export class LibraryPerception {
   readonly vectors = new Map<string, Float64Array>()
   medium: StationMedium | undefined
+  private none = false
   private queue: Promise<unknown> = Promise.resolve()
   /** settles when the medium holds the library (or perception gave up) */
   readonly ready: Promise<void>
@@ -85,7 +87,7 @@ export class LibraryPerception {
   }
 
   get state(): MediumState {
-    return this.medium ? (this.medium.dreamt ?? 'awake') : 'perceiving'
+    return this.medium ? (this.medium.dreamt ?? 'awake') : this.none ? 'none' : 'perceiving'
   }
 
   /** The next track (selection.ts's rules, then the medium's ranking; recency while perceiving),
@@ -131,7 +133,10 @@ export class LibraryPerception {
   }
 
   private async build(raw: Map<string, Float64Array>): Promise<void> {
-    if (raw.size < 2) return this.say(`station: ${raw.size} track perceived; selection stays with the rules and recency`)
+    if (raw.size < 2) {
+      this.none = true
+      return this.say(`station: ${raw.size} track perceived; selection stays with the rules and recency`)
+    }
     const stats = libraryStatistics([...raw.values()])
     for (const [id, v] of raw) this.vectors.set(id, standardise(v, stats))
     // a tempo the tags did not give, perception measured
