@@ -19,6 +19,8 @@ export interface StationBenchReport {
   /** the control: the same server, no station */
   start_to_listening_without_station_ms: number
   start_to_first_byte_ms: number
+  /** start until the library is perceived (in a worker) and written into the medium */
+  start_to_medium_ms: number
   cpu_share_streaming: number
   cpu_share_without_station: number
   sample_seconds: number
@@ -92,6 +94,9 @@ export async function runStationBench(say: (what: string) => void): Promise<Stat
   await reader.read()
   const firstByte = performance.now() - t0
   await reader.cancel()
+  // streaming's share is measured once the one-off perception of the library is done
+  while ((await (await fetch(`${server.url}/api/station`)).json()).selection.medium === 'perceiving') await new Promise((r) => setTimeout(r, 100))
+  const medium = performance.now() - t0
   const sample = 10
   say(`CPU share while streaming in real time (${sample} s) ...`)
   const streaming = await cpuShare(server.child.pid!, sample)
@@ -110,6 +115,7 @@ export async function runStationBench(say: (what: string) => void): Promise<Stat
     start_to_listening_ms: listening,
     start_to_listening_without_station_ms: bareListening,
     start_to_first_byte_ms: firstByte,
+    start_to_medium_ms: medium,
     cpu_share_streaming: streaming,
     cpu_share_without_station: without,
     sample_seconds: sample,
@@ -121,6 +127,7 @@ export function stationTable(r: StationBenchReport): object[] {
   return [
     { measure: `real-time factor, decode + loudness + mix + encode (${r.audio_seconds.toFixed(0)} s of audio, CPU time of one thread)`, figure: `${r.realtime_factor.toFixed(1)}x`, target: '>= 20x', control: `stages: decode ${r.stages_s.decode.toFixed(2)} s, loudness ${r.stages_s.loudness.toFixed(2)} s, mix ${r.stages_s.mix.toFixed(2)} s, encode ${r.stages_s.encode.toFixed(2)} s` },
     { measure: 'start to first audio byte (crystal serve --music, then GET /stream)', figure: `${(r.start_to_first_byte_ms / 1000).toFixed(2)} s`, target: '< 3 s', control: `listening after ${(r.start_to_listening_ms / 1000).toFixed(2)} s; without the station ${(r.start_to_listening_without_station_ms / 1000).toFixed(2)} s` },
-    { measure: `CPU share while streaming in real time (${r.sample_seconds} s)`, figure: pct(r.cpu_share_streaming), target: '< 10% of one core', control: `same server, no station: ${pct(r.cpu_share_without_station)}` },
+    { measure: 'start to the library perceived and in the medium (a worker thread, while on air)', figure: `${(r.start_to_medium_ms / 1000).toFixed(2)} s`, target: '', control: `first audio byte at ${(r.start_to_first_byte_ms / 1000).toFixed(2)} s` },
+    { measure: `CPU share while streaming in real time (${r.sample_seconds} s, after the medium is written)`, figure: pct(r.cpu_share_streaming), target: '< 10% of one core', control: `same server, no station: ${pct(r.cpu_share_without_station)}` },
   ]
 }

@@ -11,6 +11,7 @@ import { registerEvolve } from './commands/evolve.js'
 import { registerMarkets } from './commands/markets.js'
 import { registerMaterials } from './commands/materials.js'
 import { registerMedium } from './commands/medium.js'
+import { registerPerceive } from './commands/perceive.js'
 import { registerPrimitives } from './commands/primitives.js'
 import { registerPublish } from './commands/publish.js'
 import { registerRun } from './commands/run.js'
@@ -43,6 +44,7 @@ function program(): Command {
   registerWatch(cli, ctx)
   registerMedium(cli, ctx)
   registerMarkets(cli, ctx)
+  registerPerceive(cli)
   registerBench(cli)
   return cli
 }

@@ -70,6 +70,18 @@ export const StationStatusSchema = Type.Object(
     /** times the silence watchdog (over 3 s below -50 dBFS on air) moved on to the next track */
     watchdog_trips: Type.Integer({ minimum: 0 }),
     library: Type.Object({ tracks: Type.Integer({ minimum: 0 }), skipped: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
+    /** how up_next was chosen (docs/station.md "Selection"): the medium's state (perceiving the
+     * library, none when under two tracks could be perceived, awake, or after a light or deep
+     * dream), the traces it holds, and what ranked the pick */
+    selection: Type.Object(
+      {
+        medium: Type.Union([Type.Literal('perceiving'), Type.Literal('none'), Type.Literal('awake'), Type.Literal('light'), Type.Literal('deep')]),
+        traces: Type.Integer({ minimum: 0 }),
+        by: Type.Union([Type.Literal('mood'), Type.Literal('cluster'), Type.Literal('recency'), Type.Null()]),
+        resonance: Type.Union([Type.Number(), Type.Null()]),
+      },
+      { additionalProperties: false },
+    ),
   },
   { additionalProperties: false },
 )

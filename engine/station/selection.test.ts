@@ -31,8 +31,23 @@ describe('selection', () => {
     expect(pickNext(lib, block, ['slow72'], 1)).toMatchObject({ track: { id: 'mid96' }, in_band: false })
   })
 
+  test('a library of one track plays it again and again', () => {
+    const lib = [track('only', 100)]
+    expect(pickNext(lib, BLOCKS['Evening Signals'], ['only', 'only'], 0).track.id).toBe('only')
+  })
+
   test('a window as long as the library still leaves one track to play', () => {
     const lib = [track('x', 100), track('y', 100)]
     expect(pickNext(lib, BLOCKS['Evening Signals'], ['x', 'y'], 10).track.id).toBe('x')
+  })
+})
+
+describe("selection with the medium's ranking", () => {
+  test('the highest score among the allowed tracks wins; a track outside the band or the window does not, however high; no score at all falls back to recency', () => {
+    const block = BLOCKS['Evening Signals'] // 96..140 BPM
+    const scores = new Map([['slow72', 0.9], ['mid100', 0.3], ['fast128', 0.5], ['fast140', 0.2]])
+    expect(pickNext(library, block, [], 3, { by: 'mood', scores })).toMatchObject({ track: { id: 'fast128' }, by: 'mood', resonance: 0.5 })
+    expect(pickNext(library, block, ['fast128'], 3, { by: 'cluster', scores })).toMatchObject({ track: { id: 'mid100' }, by: 'cluster', resonance: 0.3 })
+    expect(pickNext(library, block, ['mid100', 'fast128', 'fast140'], 3, { by: 'mood', scores })).toMatchObject({ track: { id: 'mid96' }, by: 'recency', resonance: null })
   })
 })

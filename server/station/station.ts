@@ -9,13 +9,14 @@ import { RADIO_SUBJECTS, streamTitle, type OnAir, type StationStatus, type Track
 import { decodeMp3, FRAME, RATE, StreamEncoder, trimSilence } from './audio.js'
 import { CrystalError } from '../../engine/errors.js'
 import { scheduleAt } from '../../engine/station/schedule.js'
-import { pickNext } from '../../engine/station/selection.js'
+import { pickNext, type Pick as TrackPick } from '../../engine/station/selection.js'
 import { scanLibrary, type Library } from './library.js'
 import { applyGain, normalisingGain, type Normalisation } from './loudness.js'
 import { AlertMonitor, type AlertOptions } from './alerts.js'
 import { IcecastSource } from './icecast.js'
 import { Mixer, type Deck } from './mixer.js'
 import { Broadcast } from './stream.js'
+import { LibraryPerception } from './perception.js'
 
 /** The watchdog's floor (-50 dBFS) and how long the output may stay under it. */
 const SILENCE_FLOOR = 10 ** (-50 / 20)
@@ -60,6 +61,9 @@ export class Station {
   private timer: NodeJS.Timeout | undefined
   private icecast: IcecastSource | undefined
   private alerts: AlertMonitor | undefined
+  /** the library's perception and the medium that ranks the next track (started once on air) */
+  private perception: LibraryPerception | undefined
+  private lastPick: TrackPick | undefined
   /** samples in a row the mix has sent below the watchdog's floor */
   private quiet = 0
   private t0 = 0
@@ -99,6 +103,7 @@ export class Station {
     await this.loadNext()
     this.t0 = performance.now()
     this.tick()
+    this.perception = new LibraryPerception(this.o.library.dir, this.o.library.tracks, this.say)
     if (this.o.icecast_url) this.icecast = new IcecastSource(this.o.icecast_url, this.broadcast, { poll_ms: this.o.icecast_poll_ms, say: this.say })
   }
 
@@ -119,6 +124,7 @@ export class Station {
   status(): StationStatus {
     const now = scheduleAt(new Date())
     return {
+      selection: { medium: this.perception?.state ?? 'perceiving', traces: this.perception?.medium?.traces.length ?? 0, by: this.lastPick?.by ?? null, resonance: this.lastPick?.resonance ?? null },
       block: now.block.name,
       programme: now.programme && { kind: now.programme.kind, title: now.programme.title, started_at: now.programme.started_at.toISOString(), ends_at: now.programme.ends_at.toISOString() }, on_air: this.onAir, up_next: this.upNext, listeners: this.broadcast.count, icecast: this.icecast ? { ...this.icecast.status } : null, watchdog_trips: this.watchdog_trips, waited_ms: Math.round(this.waited_ms), underruns: this.underruns, library: { tracks: this.o.library.tracks.length, skipped: this.o.library.skipped.length } }
   }
@@ -163,7 +169,10 @@ export class Station {
   private async loadNext(): Promise<void> {
     const tracks = this.o.library.tracks
     for (let attempt = 0; attempt < Math.min(tracks.length, 8); attempt++) {
-      const { track } = pickNext(tracks, scheduleAt(new Date()).block, this.history, this.noRepeat)
+      const block = scheduleAt(new Date()).block
+      const pick = this.perception ? await this.perception.pick(block, this.history, this.noRepeat, this.history.at(-1) ?? null) : pickNext(tracks, block, this.history, this.noRepeat)
+      const { track } = pick
+      this.lastPick = pick
       this.history.push(track.id)
       this.upNext = track
       try {
