@@ -1,7 +1,7 @@
 // The engine object (STYLE.md): construct it with what it needs, then write, pulse, step and read.
 // It owns one backend (GPU or CPU), the material and conditions, the step count, the memories
 // written, and the energy books: a timeline sampled every `timeline_interval` steps.
-import type { Material } from '../contracts/material.js'
+import { stabilityMargin, type Material } from '../contracts/material.js'
 import { CrystalError, requireFinite } from '../errors.js'
 import { addPulse, checkPulse, type Pulse } from '../encode/pulse.js'
 import { textWavefront } from '../encode/text.js'
@@ -34,6 +34,13 @@ function requireInteger(field: string, value: number, min: number, max: number):
   return value
 }
 
+/** A material whose dephasing at this temperature would make the step unstable is refused. */
+function requireStable(material: Material, temperature_k: number): void {
+  if (stabilityMargin(material, temperature_k) < 0) {
+    throw new CrystalError('bad_argument', `${material.name} is unstable at ${temperature_k} K: its dephasing raises the viscosity past the step's stability bound (docs/physics.md)`, { field: 'temperature_k' })
+  }
+}
+
 export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
   const size = requireInteger('size', o.size ?? 128, MIN_SIZE, MAX_SIZE)
   const fields = requireInteger('fields', o.fields ?? 1, 1, 65535)
@@ -44,6 +51,7 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
   let material = resolve(o.material ?? 'ideal_resonator')
   let temperature = requireFinite('temperature_k', o.temperature_k ?? material.temperature_k, 0, 10000)
   let noise = requireFinite('noise', o.noise ?? 0, 0, 1)
+  requireStable(material, temperature)
   const selected = await selectBackend({ backend: o.backend ?? 'auto', n: size, fields, gpu: o.gpu, threads: o.threads, spawnThread: o.spawnThread })
   o.report?.(selected.reason)
   const twin = (m: Material, count: number) =>
@@ -89,8 +97,18 @@ class FieldEngine implements Engine {
     return this.core.fields
   }
 
-  private conditions(): StepParams {
-    return stepParams({ n: this.core.n, fields: this.core.fields, material: this.material, temperature_k: this.temperature_k, noise: this.noise })
+  /** The step's constants; refused where the material's dephasing at this temperature would make the step unstable. */
+  private conditions(material = this.material, temperature_k = this.temperature_k): StepParams {
+    requireStable(material, temperature_k)
+    return stepParams({ n: this.core.n, fields: this.core.fields, material, temperature_k, noise: this.noise })
+  }
+
+  /** New constants from now on; a change of the linear step goes into the history for the adjoint. */
+  private apply(params: StepParams): void {
+    const before = this.params
+    this.params = params
+    const linear = ['c2', 'damping', 'viscosity', 'sponge_max'] as const
+    if (linear.some((k) => params[k] !== before[k])) this.history.push({ kind: 'conditions', step: this.step_count, before })
   }
 
   private field(field: number): number {
@@ -246,13 +264,17 @@ class FieldEngine implements Engine {
   }
 
   setMaterial(m: Material | string): void {
-    this.material = this.resolve(m)
-    this.params = this.conditions()
+    const material = this.resolve(m)
+    const params = this.conditions(material)
+    this.material = material
+    this.apply(params)
   }
 
   setTemperature(kelvin: number): void {
-    this.temperature_k = requireFinite('temperature_k', kelvin, 0, 10000)
-    this.params = this.conditions()
+    const temperature_k = requireFinite('temperature_k', kelvin, 0, 10000)
+    const params = this.conditions(this.material, temperature_k)
+    this.temperature_k = temperature_k
+    this.apply(params)
   }
 
   setNoise(amplitude: number): void {

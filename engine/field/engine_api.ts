@@ -6,6 +6,7 @@ import type { Material } from '../contracts/material.js'
 import type { DreamMode } from '../contracts/registry.js'
 import type { Pulse } from '../encode/pulse.js'
 import type { ThreadSpawner } from './backend.js'
+import type { StepParams } from './params.js'
 import type { MaterialCatalog } from './materials.js'
 import type { BackendChoice } from '../backends/select.js'
 
@@ -62,9 +63,14 @@ export interface SavedField {
   memories: readonly Omit<Memory, 'field'>[]
 }
 
+/**
+ * What the adjoint must replay to run the live field back (docs/recall.md): writes, dream edits and
+ * changes of the linear step (material or temperature), the last with the constants in force before.
+ */
 export type HistoryEvent =
   | { kind: 'write'; step: number; field: number; memory: number }
   | { kind: 'scale'; step: number; field: number; mask: Float32Array }
+  | { kind: 'conditions'; step: number; before: StepParams }
 
 export interface Engine {
   readonly backend: 'gpu' | 'cpu'

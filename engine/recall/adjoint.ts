@@ -1,8 +1,8 @@
 // The adjoint of the field step's linear part, for recall and probe (docs/recall.md). Forward, the
 // state (u, u_prev) -> (A u + C u_prev, u) with A = (2 - g - sponge) + (c^2 + v) L and
 // C = (g + sponge - 1) - v L; both are symmetric (L with the zero border is), so the adjoint is
-// (a, b) -> (A a + b, C a). Saturation and noise are not linear and are left out. CPU only: it runs
-// on one field read back from whichever backend holds it.
+// (a, b) -> (A a + b, C a). Saturation and noise are not linear and are left out. The constants
+// may change on the way back (setParams), as the material or temperature did on the way forward.
 import { sponge } from '../cpu/field_step.js'
 import type { StepParams } from '../field/params.js'
 
@@ -32,13 +32,19 @@ export class AdjointField {
 
   /** Starts from the covector (a, b) on (u, u_prev). */
   constructor(
-    readonly p: StepParams,
+    private p: StepParams,
     public a: Float32Array,
     public b: Float32Array,
   ) {
+    this.nextA = new Float32Array(p.n * p.n)
+    this.spongeAt = new Float32Array(p.n * p.n)
+    this.setParams(p)
+  }
+
+  /** The constants of the steps run back from here on (the same n). */
+  setParams(p: StepParams): void {
     const n = p.n
-    this.nextA = new Float32Array(n * n)
-    this.spongeAt = new Float32Array(n * n)
+    this.p = p
     for (let y = 0; y < n; y++) for (let x = 0; x < n; x++) this.spongeAt[y * n + x] = sponge(p, x, y)
   }
 
