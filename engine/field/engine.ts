@@ -24,6 +24,8 @@ export const TIMELINE_CAP = 20_000
 
 /** Scalings kept in the history (each is n*n floats); older ones are dropped first. */
 export const SCALE_HISTORY_CAP = 256
+/** Bytes of field states kept in the history of a saturating material (docs/recall.md); older ones are dropped first. */
+export const STATE_HISTORY_BYTES = 64 * 2 ** 20
 
 export type { EnergyBooks, Engine, EngineOptions, HistoryEvent, Memory, SavedField } from './engine_api.js'
 
@@ -103,12 +105,11 @@ class FieldEngine implements Engine {
     return stepParams({ n: this.core.n, fields: this.core.fields, material, temperature_k, noise: this.noise })
   }
 
-  /** New constants from now on; a change of the linear step goes into the history for the adjoint. */
+  /** New constants from now on; a change goes into the history, for the recall sweep to replay. */
   private apply(params: StepParams): void {
     const before = this.params
     this.params = params
-    const linear = ['c2', 'damping', 'viscosity', 'sponge_max'] as const
-    if (linear.some((k) => params[k] !== before[k])) this.history.push({ kind: 'conditions', step: this.step_count, before })
+    if (Object.keys(params).some((k) => k !== 'noise_key' && params[k as keyof StepParams] !== before[k as keyof StepParams])) this.history.push({ kind: 'conditions', step: this.step_count, before })
   }
 
   private field(field: number): number {
@@ -121,9 +122,22 @@ class FieldEngine implements Engine {
     const before = (await this.core.energy(this.params, field))[0]
     const held = await this.potential([field])
     await this.core.inject(field, wave)
+    await this.remember([field])
     const potential = (await this.potential([field]))[0] - held[0]
     this.deposited[field] += potential
     this.injected[field] += (await this.core.energy(this.params, field))[0] - before + potential
+  }
+
+  /**
+   * In a saturating material, the state of the fields just after an injection or edit: from these the
+   * recall sweep recomputes the path the saturation took, which the adjoint must follow (docs/recall.md).
+   */
+  private async remember(fields: number[]): Promise<void> {
+    if (!this.params.nonlinearity) return
+    const { u, prev } = await this.core.read(fields)
+    const cells = this.core.n * this.core.n
+    fields.forEach((f, k) => this.history.push({ kind: 'state', step: this.step_count, field: f, u: u.slice(k * cells, (k + 1) * cells), prev: prev.slice(k * cells, (k + 1) * cells) }))
+    this.trimHistory()
   }
 
   /** The saturation potential held by the fields asked for (read back; docs/physics.md). */
@@ -167,6 +181,7 @@ class FieldEngine implements Engine {
       this.history.push({ kind: 'scale', step: this.step_count, field: f, mask: mask.slice(k * cells, (k + 1) * cells) })
     })
     await this.core.load(u, prev)
+    await this.remember(fields)
     const after = await this.core.energy(this.params)
     const left = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
     for (const f of fields) {
@@ -176,13 +191,18 @@ class FieldEngine implements Engine {
     this.trimHistory()
   }
 
-  /** Keeps the newest SCALE_HISTORY_CAP scalings (the writes are small and stay). */
+  /** Keeps the newest SCALE_HISTORY_CAP scalings and STATE_HISTORY_BYTES of states (the writes are small and stay). */
   private trimHistory(): void {
     let scales = this.history.filter((e) => e.kind === 'scale').length
-    for (let i = 0; scales > SCALE_HISTORY_CAP && i < this.history.length; ) {
-      if (this.history[i].kind === 'scale') {
+    let bytes = this.history.reduce((s, e) => s + (e.kind === 'state' ? 8 * e.u.length : 0), 0)
+    for (let i = 0; (scales > SCALE_HISTORY_CAP || bytes > STATE_HISTORY_BYTES) && i < this.history.length; ) {
+      const e = this.history[i]
+      if (e.kind === 'scale' && scales > SCALE_HISTORY_CAP) {
         this.history.splice(i, 1)
         scales--
+      } else if (e.kind === 'state' && bytes > STATE_HISTORY_BYTES) {
+        this.history.splice(i, 1)
+        bytes -= 8 * e.u.length
       } else i++
     }
   }
@@ -254,6 +274,7 @@ class FieldEngine implements Engine {
     if (saved.u.length !== cells || saved.prev.length !== cells) throw new CrystalError('bad_argument', `a saved field here has ${cells} cells, got ${saved.u.length}`)
     await this.core.load(saved.u, saved.prev)
     this.step_count = saved.step_count
+    await this.remember([0])
     for (const m of saved.memories) {
       this.history.push({ kind: 'write', step: m.step, field: 0, memory: this.memories.length })
       this.memories.push({ ...m, field: 0 })
@@ -279,7 +300,7 @@ class FieldEngine implements Engine {
 
   setNoise(amplitude: number): void {
     this.noise = requireFinite('noise', amplitude, 0, 1)
-    this.params = this.conditions()
+    this.apply(this.conditions())
   }
 
   destroy(): void {

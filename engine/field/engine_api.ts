@@ -64,13 +64,15 @@ export interface SavedField {
 }
 
 /**
- * What the adjoint must replay to run the live field back (docs/recall.md): writes, dream edits and
- * changes of the linear step (material or temperature), the last with the constants in force before.
+ * What the recall sweep replays to run the live field back (docs/recall.md): writes, dream edits,
+ * changes of the step's constants (material, temperature, noise; with the constants in force before)
+ * and, in a saturating material, the state just after each injection or edit.
  */
 export type HistoryEvent =
   | { kind: 'write'; step: number; field: number; memory: number }
   | { kind: 'scale'; step: number; field: number; mask: Float32Array }
   | { kind: 'conditions'; step: number; before: StepParams }
+  | { kind: 'state'; step: number; field: number; u: Float32Array; prev: Float32Array }
 
 export interface Engine {
   readonly backend: 'gpu' | 'cpu'
