@@ -122,28 +122,27 @@ class FieldEngine implements Engine {
     const before = (await this.core.energy(this.params, field))[0]
     const held = await this.potential([field])
     await this.core.inject(field, wave)
-    await this.remember([field])
-    const potential = (await this.potential([field]))[0] - held[0]
+    const potential = (await this.potential([field], true))[0] - held[0]
     this.deposited[field] += potential
     this.injected[field] += (await this.core.energy(this.params, field))[0] - before + potential
   }
 
   /**
-   * In a saturating material, the state of the fields just after an injection or edit: from these the
+   * In a saturating material, the state of a field just after an injection or edit: from these the
    * recall sweep recomputes the path the saturation took, which the adjoint must follow (docs/recall.md).
    */
-  private async remember(fields: number[]): Promise<void> {
+  private remember(states: readonly { field: number; u: Float32Array; prev: Float32Array }[]): void {
     if (!this.params.nonlinearity) return
-    const { u, prev } = await this.core.read(fields)
-    const cells = this.core.n * this.core.n
-    fields.forEach((f, k) => this.history.push({ kind: 'state', step: this.step_count, field: f, u: u.slice(k * cells, (k + 1) * cells), prev: prev.slice(k * cells, (k + 1) * cells) }))
+    for (const { field, u, prev } of states) this.history.push({ kind: 'state', step: this.step_count, field, u, prev })
     this.trimHistory()
   }
 
-  /** The saturation potential held by the fields asked for (read back; docs/physics.md). */
-  private async potential(fields: number[]): Promise<Float64Array> {
+  /** The saturation potential held by the fields asked for (read back; docs/physics.md); `remember` keeps their state too. */
+  private async potential(fields: number[], remember = false): Promise<Float64Array> {
     if (!this.params.nonlinearity) return new Float64Array(fields.length)
     const { u, prev } = await this.core.read(fields)
+    const cells = this.core.n * this.core.n
+    if (remember) this.remember(fields.map((field, k) => ({ field, u: u.slice(k * cells, (k + 1) * cells), prev: prev.slice(k * cells, (k + 1) * cells) })))
     return saturationPotential(prev, u, this.params.nonlinearity, fields.length)
   }
 
@@ -181,7 +180,7 @@ class FieldEngine implements Engine {
       this.history.push({ kind: 'scale', step: this.step_count, field: f, mask: mask.slice(k * cells, (k + 1) * cells) })
     })
     await this.core.load(u, prev)
-    await this.remember(fields)
+    this.remember(fields.map((f) => ({ field: f, u: u.slice(f * cells, (f + 1) * cells), prev: prev.slice(f * cells, (f + 1) * cells) })))
     const after = await this.core.energy(this.params)
     const left = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
     for (const f of fields) {
@@ -274,7 +273,7 @@ class FieldEngine implements Engine {
     if (saved.u.length !== cells || saved.prev.length !== cells) throw new CrystalError('bad_argument', `a saved field here has ${cells} cells, got ${saved.u.length}`)
     await this.core.load(saved.u, saved.prev)
     this.step_count = saved.step_count
-    await this.remember([0])
+    this.remember([{ field: 0, u: Float32Array.from(saved.u), prev: Float32Array.from(saved.prev) }])
     for (const m of saved.memories) {
       this.history.push({ kind: 'write', step: m.step, field: 0, memory: this.memories.length })
       this.memories.push({ ...m, field: 0 })
