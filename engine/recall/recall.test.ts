@@ -3,7 +3,7 @@
 // a lossless or cold medium; exact and one-word recall; probe separating written from never written.
 import { afterAll, describe, expect, test } from 'vitest'
 import type { Material } from '../contracts/material.js'
-import type { Engine } from '../field/engine.js'
+import { STATE_HISTORY_BYTES, type Engine } from '../field/engine.js'
 import { stepParams } from '../field/params.js'
 import { engineOn } from '../testing/backends.js'
 import { EVERYTHING_ON, randomField } from '../testing/fixtures.js'
@@ -109,6 +109,25 @@ describe('the adjoint follows the saturation', () => {
     const { resonance } = await e.probe('a lone memory')
     expect(books.energy / written).toBeGreaterThan(0.05) // a real share is left to read
     expect(Math.abs(resonance / 2 - books.energy / written)).toBeLessThan(1e-3 * (books.energy / written)) // probe reads against importance 1
+  })
+})
+
+describe('the states a saturating field keeps for its path', () => {
+  test('are bounded by STATE_HISTORY_BYTES, the oldest dropped first; a linear field keeps none', async () => {
+    const n = 512 // 2 MiB a state: 40 pulses overflow the bound
+    const pulse = (k: number) => ({ x: 0.2 + 0.015 * k, y: 0.5, radius: 0.02, amplitude: 0.5, frequency: 1, phase: 0 })
+    const states = (e: Engine) => e.history.filter((h) => h.kind === 'state')
+    const saturating = await engine({ size: n, material: 'europium_crystal' })
+    const linear = await engine({ size: n, material: 'ideal_resonator' })
+    for (let k = 0; k < 40; k++) {
+      for (const e of [saturating, linear]) await e.pulse(pulse(k))
+      for (const e of [saturating, linear]) await e.step(1)
+    }
+    const kept = states(saturating)
+    expect(kept.length * 8 * n * n).toBeLessThanOrEqual(STATE_HISTORY_BYTES)
+    expect(kept.length).toBe(Math.floor(STATE_HISTORY_BYTES / (8 * n * n)))
+    expect(kept.map((h) => h.step)).toEqual(Array.from({ length: kept.length }, (_, i) => 40 - kept.length + i))
+    expect(states(linear)).toHaveLength(0)
   })
 })
 
