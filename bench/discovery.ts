@@ -87,7 +87,7 @@ async function evaluationRate(backend: 'cpu' | 'gpu') {
   return { backend, population: 32, size: 96, resonate_steps: 600, seconds, evaluations_per_second: 32 / seconds }
 }
 
-async function recallLatency() {
+export async function recallLatency() {
   const size = 64
   const e = await createNodeEngine({ size, material: 'ideal_resonator', seed: 3 })
   try {

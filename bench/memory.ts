@@ -3,6 +3,7 @@
 //   margin    probe of the written texts minus the best of the distractors, over 30 seeds, for the
 //             medium against a fair static store (the same encodings summed and read the same way)
 //             and the field erased; delays 300 and 3,000; ideal_resonator, europium at 4 K and 300 K
+//   dephasing europium kept at 4 K against the same writes warmed to 300 K (paired by seed)
 //   capacity  memories at which exact top-1 recall falls below 95%, by N, against the field erased
 import { textWavefront } from '../engine/encode/text.js'
 import type { Engine } from '../engine/field/engine.js'
@@ -46,6 +47,15 @@ export interface MarginRow {
   beats_erased: boolean
 }
 
+/** Cold europium's margin against the same writes dephased (warmed to 300 K), paired by seed. */
+export interface DephasingRow {
+  delay: number
+  cold: number
+  warm: number
+  cold_vs_warm: Interval
+  holds: boolean
+}
+
 export interface CapacityRow {
   size: number
   noise: number
@@ -62,6 +72,7 @@ export interface CapacityRow {
 export interface MemoryBenchReport {
   protocol: typeof MEMORY_BENCH
   margins: MarginRow[]
+  dephasing: DephasingRow[]
   capacity: CapacityRow[]
   seconds: number
 }
@@ -178,10 +189,12 @@ async function capacityRow(size: number, noise: number, say: (line: string) => v
 export async function runMemoryBench(say: (line: string) => void = () => {}): Promise<MemoryBenchReport> {
   const t0 = performance.now()
   const margins: MarginRow[] = []
+  const europium = new Map<string, number[]>()
   for (const medium of MEMORY_BENCH.media) {
     for (const delay of MEMORY_BENCH.delays) {
       const runs = []
       for (let seed = 1; seed <= MEMORY_BENCH.seeds; seed++) runs.push(await marginSeed(medium, delay, seed))
+      if (medium.material === 'europium_crystal') europium.set(`${medium.temperature_k}/${delay}`, runs.map((r) => r.medium))
       const vs_static = interval(runs.map((r) => r.medium - r.static_store))
       const vs_erased = interval(runs.map((r) => r.medium - r.erased))
       margins.push({
@@ -199,11 +212,17 @@ export async function runMemoryBench(say: (line: string) => void = () => {}): Pr
       say(`  margin ${medium.material} ${medium.temperature_k} K, delay ${delay}: medium ${margins.at(-1)!.medium.toFixed(3)}, static ${margins.at(-1)!.static_store.toFixed(3)}`)
     }
   }
+  // the texts depend on the seed and the delay only, so the 4 K and 300 K runs pair by seed
+  const dephasing = MEMORY_BENCH.delays.map((delay): DephasingRow => {
+    const [cold, warm] = [europium.get(`4/${delay}`)!, europium.get(`300/${delay}`)!]
+    const cold_vs_warm = interval(cold.map((c, i) => c - warm[i]))
+    return { delay, cold: mean(cold), warm: mean(warm), cold_vs_warm, holds: cold_vs_warm.low > 0 }
+  })
   const capacity: CapacityRow[] = []
   // N = 512 takes half an hour on 2 cores: only with CRYSTAL_BENCH_LONG=1
   const sizes = [...MEMORY_BENCH.capacity.sizes, ...(process.env.CRYSTAL_BENCH_LONG === '1' ? MEMORY_BENCH.capacity.long_sizes : [])]
   for (const size of sizes) for (const noise of MEMORY_BENCH.capacity.noise) if (noise === 0 || size === 128) capacity.push(await capacityRow(size, noise, say))
-  return { protocol: MEMORY_BENCH, margins, capacity, seconds: (performance.now() - t0) / 1000 }
+  return { protocol: MEMORY_BENCH, margins, dephasing, capacity, seconds: (performance.now() - t0) / 1000 }
 }
 
 const ci = (x: Interval) => `${x.mean >= 0 ? '+' : ''}${x.mean.toFixed(3)} (${x.low.toFixed(3)}..${x.high.toFixed(3)})`
@@ -215,6 +234,9 @@ export function memoryTable(r: MemoryBenchReport): Record<string, string | numbe
     const claim = `identity margin, ${m.material} ${m.temperature_k} K, delay ${m.delay}`
     rows.push({ claim, figure: m.medium.toFixed(3), control: `fair static store: ${m.static_store.toFixed(3)}`, 'difference (95% CI)': ci(m.vs_static), holds: m.beats_static ? 'yes' : 'no' })
     rows.push({ claim, figure: m.medium.toFixed(3), control: `field erased: ${m.erased.toFixed(3)}`, 'difference (95% CI)': ci(m.vs_erased), holds: m.beats_erased ? 'yes' : 'no' })
+  }
+  for (const d of r.dephasing) {
+    rows.push({ claim: `identity margin, europium 4 K, delay ${d.delay}`, figure: d.cold.toFixed(3), control: `dephased (warmed to 300 K): ${d.warm.toFixed(3)}`, 'difference (95% CI)': ci(d.cold_vs_warm), holds: d.holds ? 'yes' : 'no' })
   }
   for (const c of r.capacity) {
     const first = c.curve[0]

@@ -9,10 +9,10 @@ import { ErrorLine, useAction } from './Controls'
 
 type Material = Static<typeof MaterialsReply>[number]
 
-const EXAMPLE = `# a small experiment (docs/language.md): europium holds a text for some tens of steps
+const EXAMPLE = `# a small experiment (docs/language.md): cold europium holds a text for a few hundred steps
 MATERIAL europium_crystal
 WRITE "the cold glyph remembers"
-RESONATE 60
+RESONATE 200
 PROBE "the cold glyph remembers"
 PROBE "a warm river of stones"
 `

@@ -21,11 +21,11 @@ export function registerMaterials(cli: Command, ctx: () => CliContext): void {
         process.stdout.write(JSON.stringify(rows, null, 2) + '\n')
         return
       }
-      const head = ['Name', 'Wave speed', 'Damping', 'Reflectivity', 'Nonlinearity', 'Viscosity', 'Temp. (K)', 'Noise coupling', 'Source']
+      const head = ['Name', 'Wave speed', 'Damping', 'Reflectivity', 'Nonlinearity', 'Viscosity', 'Dephasing', 'Temp. (K)', 'Noise coupling', 'Source']
       if (o.fingerprint) head.push('Retention', 'Dispersion', 'Noise RMS')
       const table = new Table({ head, style: { head: [], border: [] }, chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' } })
       for (const { material: m, source } of entries) {
-        const row: (string | number)[] = [m.name, m.wave_speed, m.damping, m.boundary_reflectivity, m.nonlinearity, m.viscosity, m.temperature_k, m.noise_coupling, source]
+        const row: (string | number)[] = [m.name, m.wave_speed, m.damping, m.boundary_reflectivity, m.nonlinearity, m.viscosity, m.dephasing ?? 0, m.temperature_k, m.noise_coupling, source]
         const f = prints.get(m.name)
         if (f) row.push(f.energy_retention.toExponential(2), f.dispersion.toFixed(3), f.noise.toExponential(2))
         table.push(row)

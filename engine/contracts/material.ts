@@ -15,6 +15,9 @@ export const MaterialSchema = Type.Object(
     viscosity: Type.Number({ minimum: 0, maximum: 0.1, description: 'v, damps high spatial frequencies: v (L(u) - L(u_prev))' }),
     temperature_k: Type.Number({ minimum: 0, maximum: 10000, description: 'default temperature in kelvin' }),
     noise_coupling: Type.Number({ minimum: 0, maximum: 0.1, description: 'thermal noise amplitude at 300 K' }),
+    dephasing: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 0.1, description: 'viscosity added per 300 K: thermal phase noise damps the coherent wave, the more the higher its wavenumber (default 0)' }),
+    ),
   },
   { $id: 'https://resonant-crystal.dev/materials.schema.json', title: 'Resonant Crystal material', additionalProperties: false },
 )
@@ -25,13 +28,23 @@ export type Material = Static<typeof MaterialSchema>
 export const SPONGE_MAX = 0.3
 
 /**
+ * The viscosity in force at a temperature. Thermal fluctuations of the local wave speed jitter a
+ * mode's phase by about its wavenumber k times the fluctuation, so over many steps its coherent
+ * amplitude decays at a rate ~ k^2 times their variance, which grows as T: for the coherent field
+ * this is a viscosity linear in T (derivation in docs/physics.md).
+ */
+export function viscosityAt(m: Material, temperature_k: number): number {
+  return m.viscosity + ((m.dephasing ?? 0) * temperature_k) / 300
+}
+
+/**
  * Von Neumann bound of the damped, viscous, saturating leapfrog (derivation in docs/physics.md):
  * with the Laplacian's most negative eigenvalue -8, the step is stable when
  * c^2 + (g + sponge)/4 + 2v + b/8 <= 1/2.
  */
-export function stabilityMargin(m: Material): number {
+export function stabilityMargin(m: Material, temperature_k = m.temperature_k): number {
   const sponge = SPONGE_MAX * (1 - m.boundary_reflectivity)
-  return 0.5 - (m.wave_speed ** 2 + (m.damping + sponge) / 4 + 2 * m.viscosity + m.nonlinearity / 8)
+  return 0.5 - (m.wave_speed ** 2 + (m.damping + sponge) / 4 + 2 * viscosityAt(m, temperature_k) + m.nonlinearity / 8)
 }
 
 /** Validates an untrusted object as a material; the error names the source, the field and the reason. */

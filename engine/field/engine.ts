@@ -1,7 +1,7 @@
 // The engine object (STYLE.md): construct it with what it needs, then write, pulse, step and read.
 // It owns one backend (GPU or CPU), the material and conditions, the step count, the memories
 // written, and the energy books: a timeline sampled every `timeline_interval` steps.
-import type { Material } from '../contracts/material.js'
+import { stabilityMargin, type Material } from '../contracts/material.js'
 import { CrystalError, requireFinite } from '../errors.js'
 import { addPulse, checkPulse, type Pulse } from '../encode/pulse.js'
 import { textWavefront } from '../encode/text.js'
@@ -24,6 +24,8 @@ export const TIMELINE_CAP = 20_000
 
 /** Scalings kept in the history (each is n*n floats); older ones are dropped first. */
 export const SCALE_HISTORY_CAP = 256
+/** Bytes of field states kept in the history of a saturating material (docs/recall.md); older ones are dropped first. */
+export const STATE_HISTORY_BYTES = 64 * 2 ** 20
 
 export type { EnergyBooks, Engine, EngineOptions, HistoryEvent, Memory, SavedField } from './engine_api.js'
 
@@ -32,6 +34,13 @@ function requireInteger(field: string, value: number, min: number, max: number):
     throw new CrystalError('bad_argument', `${field} must be a whole number from ${min} to ${max}, got ${String(value)}`, { field })
   }
   return value
+}
+
+/** A material whose dephasing at this temperature would make the step unstable is refused. */
+function requireStable(material: Material, temperature_k: number): void {
+  if (stabilityMargin(material, temperature_k) < 0) {
+    throw new CrystalError('bad_argument', `${material.name} is unstable at ${temperature_k} K: its dephasing raises the viscosity past the step's stability bound (docs/physics.md)`, { field: 'temperature_k' })
+  }
 }
 
 export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
@@ -44,6 +53,7 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
   let material = resolve(o.material ?? 'ideal_resonator')
   let temperature = requireFinite('temperature_k', o.temperature_k ?? material.temperature_k, 0, 10000)
   let noise = requireFinite('noise', o.noise ?? 0, 0, 1)
+  requireStable(material, temperature)
   const selected = await selectBackend({ backend: o.backend ?? 'auto', n: size, fields, gpu: o.gpu, threads: o.threads, spawnThread: o.spawnThread })
   o.report?.(selected.reason)
   const twin = (m: Material, count: number) =>
@@ -89,8 +99,17 @@ class FieldEngine implements Engine {
     return this.core.fields
   }
 
-  private conditions(): StepParams {
-    return stepParams({ n: this.core.n, fields: this.core.fields, material: this.material, temperature_k: this.temperature_k, noise: this.noise })
+  /** The step's constants; refused where the material's dephasing at this temperature would make the step unstable. */
+  private conditions(material = this.material, temperature_k = this.temperature_k): StepParams {
+    requireStable(material, temperature_k)
+    return stepParams({ n: this.core.n, fields: this.core.fields, material, temperature_k, noise: this.noise })
+  }
+
+  /** New constants from now on; a change goes into the history, for the recall sweep to replay. */
+  private apply(params: StepParams): void {
+    const before = this.params
+    this.params = params
+    if (Object.keys(params).some((k) => k !== 'noise_key' && params[k as keyof StepParams] !== before[k as keyof StepParams])) this.history.push({ kind: 'conditions', step: this.step_count, before })
   }
 
   private field(field: number): number {
@@ -103,15 +122,27 @@ class FieldEngine implements Engine {
     const before = (await this.core.energy(this.params, field))[0]
     const held = await this.potential([field])
     await this.core.inject(field, wave)
-    const potential = (await this.potential([field]))[0] - held[0]
+    const potential = (await this.potential([field], true))[0] - held[0]
     this.deposited[field] += potential
     this.injected[field] += (await this.core.energy(this.params, field))[0] - before + potential
   }
 
-  /** The saturation potential held by the fields asked for (read back; docs/physics.md). */
-  private async potential(fields: number[]): Promise<Float64Array> {
+  /**
+   * In a saturating material, the state of a field just after an injection or edit: from these the
+   * recall sweep recomputes the path the saturation took, which the adjoint must follow (docs/recall.md).
+   */
+  private remember(states: readonly { field: number; u: Float32Array; prev: Float32Array }[]): void {
+    if (!this.params.nonlinearity) return
+    for (const { field, u, prev } of states) this.history.push({ kind: 'state', step: this.step_count, field, u, prev })
+    this.trimHistory()
+  }
+
+  /** The saturation potential held by the fields asked for (read back; docs/physics.md); `remember` keeps their state too. */
+  private async potential(fields: number[], remember = false): Promise<Float64Array> {
     if (!this.params.nonlinearity) return new Float64Array(fields.length)
     const { u, prev } = await this.core.read(fields)
+    const cells = this.core.n * this.core.n
+    if (remember) this.remember(fields.map((field, k) => ({ field, u: u.slice(k * cells, (k + 1) * cells), prev: prev.slice(k * cells, (k + 1) * cells) })))
     return saturationPotential(prev, u, this.params.nonlinearity, fields.length)
   }
 
@@ -149,6 +180,7 @@ class FieldEngine implements Engine {
       this.history.push({ kind: 'scale', step: this.step_count, field: f, mask: mask.slice(k * cells, (k + 1) * cells) })
     })
     await this.core.load(u, prev)
+    this.remember(fields.map((f) => ({ field: f, u: u.slice(f * cells, (f + 1) * cells), prev: prev.slice(f * cells, (f + 1) * cells) })))
     const after = await this.core.energy(this.params)
     const left = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
     for (const f of fields) {
@@ -158,13 +190,18 @@ class FieldEngine implements Engine {
     this.trimHistory()
   }
 
-  /** Keeps the newest SCALE_HISTORY_CAP scalings (the writes are small and stay). */
+  /** Keeps the newest SCALE_HISTORY_CAP scalings and STATE_HISTORY_BYTES of states (the writes are small and stay). */
   private trimHistory(): void {
     let scales = this.history.filter((e) => e.kind === 'scale').length
-    for (let i = 0; scales > SCALE_HISTORY_CAP && i < this.history.length; ) {
-      if (this.history[i].kind === 'scale') {
+    let bytes = this.history.reduce((s, e) => s + (e.kind === 'state' ? 8 * e.u.length : 0), 0)
+    for (let i = 0; (scales > SCALE_HISTORY_CAP || bytes > STATE_HISTORY_BYTES) && i < this.history.length; ) {
+      const e = this.history[i]
+      if (e.kind === 'scale' && scales > SCALE_HISTORY_CAP) {
         this.history.splice(i, 1)
         scales--
+      } else if (e.kind === 'state' && bytes > STATE_HISTORY_BYTES) {
+        this.history.splice(i, 1)
+        bytes -= 8 * e.u.length
       } else i++
     }
   }
@@ -236,6 +273,7 @@ class FieldEngine implements Engine {
     if (saved.u.length !== cells || saved.prev.length !== cells) throw new CrystalError('bad_argument', `a saved field here has ${cells} cells, got ${saved.u.length}`)
     await this.core.load(saved.u, saved.prev)
     this.step_count = saved.step_count
+    this.remember([{ field: 0, u: Float32Array.from(saved.u), prev: Float32Array.from(saved.prev) }])
     for (const m of saved.memories) {
       this.history.push({ kind: 'write', step: m.step, field: 0, memory: this.memories.length })
       this.memories.push({ ...m, field: 0 })
@@ -246,18 +284,22 @@ class FieldEngine implements Engine {
   }
 
   setMaterial(m: Material | string): void {
-    this.material = this.resolve(m)
-    this.params = this.conditions()
+    const material = this.resolve(m)
+    const params = this.conditions(material)
+    this.material = material
+    this.apply(params)
   }
 
   setTemperature(kelvin: number): void {
-    this.temperature_k = requireFinite('temperature_k', kelvin, 0, 10000)
-    this.params = this.conditions()
+    const temperature_k = requireFinite('temperature_k', kelvin, 0, 10000)
+    const params = this.conditions(this.material, temperature_k)
+    this.temperature_k = temperature_k
+    this.apply(params)
   }
 
   setNoise(amplitude: number): void {
     this.noise = requireFinite('noise', amplitude, 0, 1)
-    this.params = this.conditions()
+    this.apply(this.conditions())
   }
 
   destroy(): void {

@@ -6,6 +6,7 @@ import type { Material } from '../contracts/material.js'
 import type { DreamMode } from '../contracts/registry.js'
 import type { Pulse } from '../encode/pulse.js'
 import type { ThreadSpawner } from './backend.js'
+import type { StepParams } from './params.js'
 import type { MaterialCatalog } from './materials.js'
 import type { BackendChoice } from '../backends/select.js'
 
@@ -62,9 +63,16 @@ export interface SavedField {
   memories: readonly Omit<Memory, 'field'>[]
 }
 
+/**
+ * What the recall sweep replays to run the live field back (docs/recall.md): writes, dream edits,
+ * changes of the step's constants (material, temperature, noise; with the constants in force before)
+ * and, in a saturating material, the state just after each injection or edit.
+ */
 export type HistoryEvent =
   | { kind: 'write'; step: number; field: number; memory: number }
   | { kind: 'scale'; step: number; field: number; mask: Float32Array }
+  | { kind: 'conditions'; step: number; before: StepParams }
+  | { kind: 'state'; step: number; field: number; u: Float32Array; prev: Float32Array }
 
 export interface Engine {
   readonly backend: 'gpu' | 'cpu'

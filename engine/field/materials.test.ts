@@ -10,6 +10,7 @@ import { cosine } from '../util/vector.js'
 import schemaFile from '../../materials/materials.schema.json' with { type: 'json' }
 import { fingerprint, fingerprintDistance, FINGERPRINT_MIN_DIFFERENCE } from './fingerprint.js'
 import { BUILT_IN_MATERIALS } from './materials.js'
+import { stepParams } from './params.js'
 import { loadCatalog, loadMaterialFile } from './materials.node.js'
 
 const CENTRE = { x: 0.5, y: 0.5, radius: 0.06, amplitude: 1, frequency: 1, phase: 0 }
@@ -46,6 +47,19 @@ describe('the built-ins behave measurably differently', () => {
     const noiseless = await after1000(0)
     expect(cosine(await after1000(4), noiseless)).toBeGreaterThanOrEqual(0.8)
     expect(cosine(await after1000(300), noiseless)).toBeLessThan(0.5)
+  })
+
+  test('europium_crystal dephases as it warms: viscosity 0.001 + 0.01 T / 300, and a temperature past the stability bound is refused, the old one kept', async () => {
+    const e = await engineOn('cpu', { size: 16, material: 'europium_crystal' })
+    try {
+      const viscosity = (kelvin: number) => stepParams({ n: 16, fields: 1, material: e.material, temperature_k: kelvin, noise: 0 }).viscosity
+      expect(viscosity(300) / viscosity(4)).toBeGreaterThan(8)
+      expect(() => e.setTemperature(9000)).toThrow(/^europium_crystal is unstable at 9000 K: its dephasing raises the viscosity past the step's stability bound/)
+      expect(e.temperature_k).toBe(4)
+      await expect(engineOn('cpu', { size: 16, material: 'europium_crystal', temperature_k: 9000 })).rejects.toThrow('unstable at 9000 K')
+    } finally {
+      e.destroy()
+    }
   })
 
   test('every pair of built-ins differs on the fingerprint (energy retention, dispersion, noise)', async () => {

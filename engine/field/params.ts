@@ -1,6 +1,6 @@
 // The kernels' uniform blocks, declared once (layouts.ts). The WGSL structs are generated from these
 // lists (wgslStruct) and the uniform bytes are packed from them (packStruct), so offsets never drift.
-import { SPONGE_MAX, type Material } from '../contracts/material.js'
+import { SPONGE_MAX, viscosityAt, type Material } from '../contracts/material.js'
 import { STEP_PARAM_LAYOUT } from './layouts.js'
 
 export { REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT } from './layouts.js'
@@ -52,7 +52,7 @@ export function stepParams(c: FieldConditions): StepParams {
     c2: Math.fround(m.wave_speed * m.wave_speed),
     damping: Math.fround(m.damping),
     nonlinearity: Math.fround(m.nonlinearity),
-    viscosity: Math.fround(m.viscosity),
+    viscosity: Math.fround(viscosityAt(m, c.temperature_k)),
     noise: Math.fround((m.noise_coupling * c.temperature_k) / 300 + c.noise),
     sponge_max: Math.fround(SPONGE_MAX * (1 - m.boundary_reflectivity)),
     sponge_width: spongeWidth(c.n),

@@ -1,8 +1,9 @@
 // The adjoint of the field step's linear part, for recall and probe (docs/recall.md). Forward, the
 // state (u, u_prev) -> (A u + C u_prev, u) with A = (2 - g - sponge) + (c^2 + v) L and
 // C = (g + sponge - 1) - v L; both are symmetric (L with the zero border is), so the adjoint is
-// (a, b) -> (A a + b, C a). Saturation and noise are not linear and are left out. CPU only: it runs
-// on one field read back from whichever backend holds it.
+// (a, b) -> (A a + b, C a). Saturation enters as its secant along the field's own path (step(k));
+// noise adds and is left out. The constants may change on the way back (setParams), as the
+// material or temperature did on the way forward.
 import { sponge } from '../cpu/field_step.js'
 import type { StepParams } from '../field/params.js'
 
@@ -32,13 +33,19 @@ export class AdjointField {
 
   /** Starts from the covector (a, b) on (u, u_prev). */
   constructor(
-    readonly p: StepParams,
+    private p: StepParams,
     public a: Float32Array,
     public b: Float32Array,
   ) {
+    this.nextA = new Float32Array(p.n * p.n)
+    this.spongeAt = new Float32Array(p.n * p.n)
+    this.setParams(p)
+  }
+
+  /** The constants of the steps run back from here on (the same n). */
+  setParams(p: StepParams): void {
     const n = p.n
-    this.nextA = new Float32Array(n * n)
-    this.spongeAt = new Float32Array(n * n)
+    this.p = p
     for (let y = 0; y < n; y++) for (let x = 0; x < n; x++) this.spongeAt[y * n + x] = sponge(p, x, y)
   }
 
@@ -66,8 +73,11 @@ export class AdjointField {
     return new AdjointField(p, a, b)
   }
 
-  /** One step back. */
-  step(): void {
+  /**
+   * One step back. `k`, where the material saturates: the secant b u^2 / (1 + u^2) on the field's
+   * path at that step (path.ts), so the step is u_next = ... - k u, linear and diagonal in u.
+   */
+  step(k?: Float32Array): void {
     const { n, c2, damping: g, viscosity: v } = this.p
     const { a, b, nextA, spongeAt } = this
     for (let y = 0; y < n; y++) {
@@ -75,7 +85,7 @@ export class AdjointField {
         const i = y * n + x
         const lap = (x > 0 ? a[i - 1] : 0) + (x < n - 1 ? a[i + 1] : 0) + (y > 0 ? a[i - n] : 0) + (y < n - 1 ? a[i + n] : 0) - 4 * a[i]
         const loss = g + spongeAt[i]
-        nextA[i] = (2 - loss) * a[i] + (c2 + v) * lap + b[i]
+        nextA[i] = (2 - loss - (k ? k[i] : 0)) * a[i] + (c2 + v) * lap + b[i]
         b[i] = (loss - 1) * a[i] - v * lap
       }
     }

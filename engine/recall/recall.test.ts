@@ -3,11 +3,11 @@
 // a lossless or cold medium; exact and one-word recall; probe separating written from never written.
 import { afterAll, describe, expect, test } from 'vitest'
 import type { Material } from '../contracts/material.js'
-import type { Engine } from '../field/engine.js'
+import { STATE_HISTORY_BYTES, type Engine } from '../field/engine.js'
 import { stepParams } from '../field/params.js'
 import { engineOn } from '../testing/backends.js'
 import { EVERYTHING_ON, randomField } from '../testing/fixtures.js'
-import { AdjointField } from './adjoint.js'
+import { AdjointField, restEnergy } from './adjoint.js'
 import { NOTHING_RESONATES } from './recall.js'
 
 const open: Engine[] = []
@@ -76,6 +76,59 @@ describe('the adjoint', () => {
     expect(r.hits[0].score).toBeCloseTo(1, 3)
     expect((await e.probe('a lone memory')).resonance).toBeCloseTo(0.7, 3) // probe reads against importance 1
   })
+  test('the sweep replays the temperature timeline: a lone memory scores the share of its energy it keeps, however the medium was warmed and cooled', async () => {
+    // linear and noiseless, so the field holds the memory alone and its score is energy / injected
+    const dephasing: Material = { ...EVERYTHING_ON, nonlinearity: 0, noise_coupling: 0, viscosity: 0.001, dephasing: 0.01 }
+    for (const temperatures of [[0, 300, 30], [300, 0, 150]]) {
+      const e = await engine({ size: 32, material: dephasing, temperature_k: temperatures[0] })
+      await e.write('a lone memory')
+      for (const kelvin of temperatures) {
+        e.setTemperature(kelvin)
+        await e.step(40)
+      }
+      const [books] = await e.books()
+      const { resonance } = await e.probe('a lone memory')
+      expect(books.energy / books.injected).toBeLessThan(0.5) // the warm spell took a real share
+      expect(Math.abs(resonance - books.energy / books.injected)).toBeLessThan(1e-4)
+    }
+  })
+})
+
+describe('the adjoint follows the saturation', () => {
+  test('in a saturating medium a lone memory scores the energy it keeps over the energy it was written with (the secant along its recomputed path)', async () => {
+    // saturation b = 0.3 at peak 2 shifts the phase, which a linear read
+    // misses (before the path: europium's 8 memories scored 0.009 with 0.108 of their energy kept)
+    const saturating: Material = { ...EVERYTHING_ON, noise_coupling: 0, damping: 0.0005, viscosity: 0.001, boundary_reflectivity: 0.9 }
+    const n = 32
+    const e = await engine({ size: n, material: saturating })
+    await e.write('a lone memory', 2)
+    await e.step(300)
+    const [books] = await e.books()
+    const { textWavefront } = await import('../encode/text.js')
+    const written = 4 * restEnergy(await textWavefront('a lone memory', n), n, stepParams({ n, fields: 1, material: saturating, temperature_k: 0, noise: 0 }).c2)
+    const { resonance } = await e.probe('a lone memory')
+    expect(books.energy / written).toBeGreaterThan(0.05) // a real share is left to read
+    expect(Math.abs(resonance / 2 - books.energy / written)).toBeLessThan(1e-3 * (books.energy / written)) // probe reads against importance 1
+  })
+})
+
+describe('the states a saturating field keeps for its path', () => {
+  test('are bounded by STATE_HISTORY_BYTES, the oldest dropped first; a linear field keeps none', async () => {
+    const n = 512 // 2 MiB a state: 40 pulses overflow the bound
+    const pulse = (k: number) => ({ x: 0.2 + 0.015 * k, y: 0.5, radius: 0.02, amplitude: 0.5, frequency: 1, phase: 0 })
+    const states = (e: Engine) => e.history.filter((h) => h.kind === 'state')
+    const saturating = await engine({ size: n, material: 'europium_crystal' })
+    const linear = await engine({ size: n, material: 'ideal_resonator' })
+    for (let k = 0; k < 40; k++) {
+      for (const e of [saturating, linear]) await e.pulse(pulse(k))
+      for (const e of [saturating, linear]) await e.step(1)
+    }
+    const kept = states(saturating)
+    expect(kept.length * 8 * n * n).toBeLessThanOrEqual(STATE_HISTORY_BYTES)
+    expect(kept.length).toBe(Math.floor(STATE_HISTORY_BYTES / (8 * n * n)))
+    expect(kept.map((h) => h.step)).toEqual(Array.from({ length: kept.length }, (_, i) => 40 - kept.length + i))
+    expect(states(linear)).toHaveLength(0)
+  })
 })
 
 describe('forgetting shows in the scores (each against the same program in a lossless or cold medium)', () => {
@@ -92,21 +145,21 @@ describe('forgetting shows in the scores (each against the same program in a los
     expect(Math.abs(pa.resonance)).toBeLessThan(1e-3 * pk.resonance)
   })
 
-  test('dephased: europium warmed to 300 K holds its memory no better than kept at 4 K (recall and probe)', async () => {
-    // thermal noise adds to the field; it does not rotate a linear wave's phase, so the score stays
-    // within a few percent of the cold one: no better, but not lower either (docs/recall.md)
+  test('dephased: europium warmed from 4 K to 300 K loses the recall and probe scores the same program keeps at 4 K', async () => {
+    // warm, phonons dephase the fine structure a broadband text is made of (docs/physics.md)
     const warmTo = (kelvin: number) => async (e: Engine) => {
       e.setTemperature(kelvin)
-      await e.step(60)
+      await e.step(150)
     }
     const cold = await program({ material: 'europium_crystal', temperature_k: 4 }, 4, warmTo(4))
     const warm = await program({ material: 'europium_crystal', temperature_k: 4 }, 4, warmTo(300))
-    const c = await cold.recall(MOUNTAIN[0], 1)
+    const c = await cold.recall('mountain', 3)
     expect(c.hits[0].text).toBe(MOUNTAIN[0])
-    const w = await warm.recall(MOUNTAIN[0], 1)
-    expect(w.hits.find((h) => h.text === MOUNTAIN[0])?.score ?? 0).toBeLessThan(c.hits[0].score * 1.05)
+    expect(await warm.recall('mountain', 3)).toMatchObject({ hits: [], reason: NOTHING_RESONATES })
+    // measured: 0.257 cold, 0.025 warm (docs/recall.md)
     const [pc, pw] = [await cold.probe(MOUNTAIN[0]), await warm.probe(MOUNTAIN[0])]
-    expect(pw.resonance).toBeLessThan(pc.resonance * 1.05)
+    expect(pc.resonance).toBeGreaterThan(pc.noise_floor)
+    expect(pw.resonance).toBeLessThan(0.15 * pc.resonance)
   })
 
   test('pruned: the memory a deep dream cut most scores lower than in the same program without the dream', async () => {
@@ -153,13 +206,14 @@ describe('forgetting shows in the scores (each against the same program in a los
 
 describe('recall among memories written at distinct times', () => {
   const { texts: own } = corpus(16, 31, 2)
-  // ideal_resonator: every memory shares "the", "of" and "night". Cold europium: only "night". Its
-  // viscosity takes a broadband memory's energy within some 100 steps, so the newest memories hold
-  // most of the shared words' energy and, with three shared words, outscore an older exact match
-  // (docs/recall.md); writes are 2 steps apart there.
+  // ideal_resonator: every memory shares "the", "of" and "night". Cold europium keeps less (damping,
+  // viscosity, a leaky boundary): with three shared words 10 steps apart the newest memories, holding
+  // most of the shared words' energy, outscore an older exact match (13 of 16; docs/recall.md), so it
+  // is held to one shared word 10 steps apart and to three 5 steps apart.
   const cases = [
     { material: 'ideal_resonator', gap: 10, memories: own.map((t) => `the ${t.split(' ')[0]} of the night ${t.split(' ')[1]}`) },
-    { material: 'europium_crystal', gap: 2, memories: own.map((t) => `${t.split(' ')[0]} night ${t.split(' ')[1]}`) },
+    { material: 'europium_crystal', gap: 10, memories: own.map((t) => `${t.split(' ')[0]} night ${t.split(' ')[1]}`) },
+    { material: 'europium_crystal', gap: 5, memories: own.map((t) => `the ${t.split(' ')[0]} of the night ${t.split(' ')[1]}`) },
   ] as const
   for (const { material, gap, memories } of cases) {
     test(`${material} (cold), N = 128, ${memories.length} memories ${gap} steps apart: exact text first, a one-word query in the top 3`, async () => {

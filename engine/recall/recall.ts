@@ -7,8 +7,9 @@ import type { ProbeResult, RecallHit, RecallResult } from '../contracts/api.js'
 import type { Engine } from '../field/engine_api.js'
 import { CrystalError } from '../errors.js'
 import { textWavefront } from '../encode/text.js'
-import { stepParams } from '../field/params.js'
+import { stepParams, type StepParams } from '../field/params.js'
 import { AdjointField, restEnergy } from './adjoint.js'
+import { saturationPath, type SaturationPath } from './path.js'
 
 /** A score counts when it clears this many standard deviations of the null patterns' scores. */
 export const NOISE_SIGMAS = 4
@@ -52,11 +53,19 @@ const nullText = (k: number) => '\u0001'.repeat(k + 1)
 
 export class MemoryReader {
   private readonly nulls = new Map<string, Promise<Pattern[]>>()
+  /** The last path recomputed, kept while the field and its history stand still (questions come in runs). */
+  private path?: { key: readonly unknown[]; path: SaturationPath | undefined }
 
   constructor(private readonly engine: Engine) {}
 
+  /** The linear step's constants now (the noise is not linear and plays no part). */
+  private get params(): StepParams {
+    const e = this.engine
+    return stepParams({ n: e.size, fields: 1, material: e.material, temperature_k: e.temperature_k, noise: 0 })
+  }
+
   private get c2(): number {
-    return stepParams({ n: this.engine.size, fields: 1, material: this.engine.material, temperature_k: 0, noise: 0 }).c2
+    return this.params.c2
   }
 
   private async pattern(text: string): Promise<Pattern> {
@@ -80,25 +89,31 @@ export class MemoryReader {
     const e = this.engine
     const nulls = await this.nullPatterns()
     const { u, prev } = await e.read([field])
-    const adjoint = AdjointField.ofEnergy(stepParams({ n: e.size, fields: 1, material: e.material, temperature_k: 0, noise: 0 }), u, prev)
+    const adjoint = AdjointField.ofEnergy(this.params, u, prev)
     const read = (step: number): Reading => {
       const r = adjoint.readout()
       const sigma = Math.sqrt(nulls.reduce((s, p) => s + (dot(r, p.w) / p.energy) ** 2, 0) / nulls.length)
       return { step, scores: patterns.map((p) => dot(r, p.w) / p.energy), sigma }
     }
     const oldest = e.step_count - MAX_LOOKBACK
+    const key = [field, e.step_count, e.history.length, e.history.at(-1), e.material, e.temperature_k, e.noise]
+    if (!this.path || this.path.key.some((k, i) => k !== key[i])) this.path = { key, path: saturationPath(e, field, oldest) }
+    const { path } = this.path
     let t = e.step_count
     let reading: Reading | undefined
     let written = false
     for (let k = e.history.length - 1; k >= 0; k--) {
       const event = e.history[k]
-      if (event.field !== field) continue
+      if (event.kind === 'state' || (event.kind !== 'conditions' && event.field !== field)) continue
       while (t > Math.max(event.step, oldest)) {
-        adjoint.step()
         t--
+        adjoint.step(path?.k[t - path.from])
         reading = undefined
       }
-      if (event.kind === 'scale') {
+      if (event.kind === 'conditions') {
+        // the steps before this one ran under the constants in force then
+        if (t === event.step) adjoint.setParams({ ...event.before, fields: 1 })
+      } else if (event.kind === 'scale') {
         if (t === event.step) adjoint.scale(event.mask)
         reading = undefined
       } else {
