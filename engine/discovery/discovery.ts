@@ -3,6 +3,7 @@
 // bred from the archive's elites (isoline variation and mutation) plus a share of random ones; what
 // persists enters its cell when it beats the elite there; at the end the elites are offered to the
 // registry, whose novelty check keeps what is new. MERGE and SPLIT derive genomes from primitives.
+import type { GenerationReport } from '../contracts/api.js'
 import type { Genome, Primitive } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
 import { CrystalError } from '../errors.js'
@@ -39,20 +40,8 @@ export interface DiscoveryOptions {
   shouldStop?: () => boolean
 }
 
-export interface DiscoveryProgress {
-  generation: number
-  generations: number
-  /** Best and mean fitness of this generation's genomes (0 for one that found no structure). */
-  best_fitness: number
-  mean_fitness: number
-  /** Sum of the archive's elites' fitness, and the share of its cells they fill. */
-  qd_score: number
-  coverage: number
-  elites: number
-  /** Registration happens once the search ends: 0 until the last generation. */
-  registered_this_generation: number
-  registered_total: number
-}
+/** One generation's figures, as the evolve job reports them (engine/contracts/api.ts). */
+export type DiscoveryProgress = GenerationReport
 
 export interface DiscoveryResult {
   generations_run: number
