@@ -3,16 +3,16 @@
 // give it a signature (translation-normalized, L2-normalized) with a blake3 hash of its quantized form.
 import type { ClassToken } from '../contracts/registry.js'
 import { blake3Hex } from '../util/hash.js'
-import { measureDynamics, type DynamicsFeatures, type Recording } from './dynamics.js'
+import { measureDynamics, modalMap, type DynamicsFeatures, type Recording } from './dynamics.js'
 
-/** Side of the square signature patch: SIGNATURE_SIDE^2 floats (then the spectrum's). */
+/** Side of the square signature patch: SIGNATURE_SIDE^2 floats of shape (then the modal map's). */
 export const SIGNATURE_SIDE = 16
 /**
- * Share of a signature's cosine that comes from the spectrum rather than the shape: most structures
- * are blobs, so shape alone barely tells two genomes apart, while the frequencies a structure holds
- * do, and they survive a change of noise seed (docs/detection.md has the figures).
+ * Share of a signature's cosine that comes from the modal map rather than the shape: most structures
+ * are blobs, so shape alone barely tells two genomes apart, while how their power divides among the
+ * modes and places does, and it survives a change of noise seed (docs/detection.md has the figures).
  */
-export const SPECTRUM_WEIGHT = 0.5
+export const MODAL_WEIGHT = 0.75
 /** Cells at or above this fraction of the map's peak stability belong to structures. */
 export const THRESHOLD_OF_PEAK = 0.45
 /** Components smaller than this many cells are noise, not structures. */
@@ -206,10 +206,12 @@ export function classify(f: StructureFeatures): { class: ClassToken; confidence:
 
 /**
  * The stability map around the component, centred on its centroid in a square window that holds it,
- * resampled bilinearly to SIGNATURE_SIDE^2 and scaled to unit length, then its spectrum (weighted by
- * SPECTRUM_WEIGHT): the same structure anywhere on the field, at any resolution, gives the same signature.
+ * resampled bilinearly to SIGNATURE_SIDE^2 and scaled to unit length, then the modal map of the same
+ * window (weighted by MODAL_WEIGHT): the same structure anywhere on the field, at any resolution,
+ * gives the same signature.
  */
-export function signature(map: Float32Array, n: number, cells: number[], f: Pick<ShapeFeatures, 'centroid_x' | 'centroid_y'>, spectrum: readonly number[]): number[] {
+export function signature(rec: Recording, map: Float32Array, cells: number[], f: Pick<ShapeFeatures, 'centroid_x' | 'centroid_y'>): number[] {
+  const n = rec.n
   const cx = f.centroid_x * n - 0.5
   const cy = f.centroid_y * n - 0.5
   let half = 1
@@ -229,8 +231,8 @@ export function signature(map: Float32Array, n: number, cells: number[], f: Pick
     }
   }
   const norm = Math.hypot(...out) || 1
-  const [a, b] = [Math.sqrt(1 - SPECTRUM_WEIGHT), Math.sqrt(SPECTRUM_WEIGHT)]
-  return [...out.map((v) => (a * v) / norm), ...spectrum.map((v) => b * v)]
+  const [a, b] = [Math.sqrt(1 - MODAL_WEIGHT), Math.sqrt(MODAL_WEIGHT)]
+  return [...out.map((v) => (a * v) / norm), ...modalMap(rec, cx, cy, half).map((v) => b * v)]
 }
 
 /** blake3 of the signature quantized to int16 (little-endian), so float noise below 1/32767 does not change it. */
@@ -285,11 +287,11 @@ export async function detect(rec: Recording, later: Float32Array, limit = Infini
     const { axis, mean_radius, ...shape } = measure(map, n, cells)
     const next = parts[k + 1]
     const regions: [number[], number[]] | undefined = next && next.mass >= SECOND_REGION_MASS * mass ? [cells, next.cells] : cells.length >= 2 * MIN_AREA_CELLS ? halves(cells, n, { ...shape, axis }) : undefined
-    const { features: dynamics, spectrum } = measureDynamics(rec, cells, map, later, { x: shape.centroid_x * n - 0.5, y: shape.centroid_y * n - 0.5, radius: mean_radius }, regions)
+    const { features: dynamics } = measureDynamics(rec, cells, map, later, { x: shape.centroid_x * n - 0.5, y: shape.centroid_y * n - 0.5, radius: mean_radius }, regions)
     const features = { ...shape, ...dynamics }
     const classed = classify(features)
     if (!classed) continue
-    const sig = signature(map, n, cells, features, spectrum)
+    const sig = signature(rec, map, cells, features)
     found.push({ ...classed, features, mass, cells, signature: sig, hash: await signatureHash(sig) })
   }
   return found
