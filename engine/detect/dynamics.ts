@@ -88,25 +88,29 @@ function tablesFor(T: number) {
   return t
 }
 
+/** Adds one cell's power at every DFT bin 1..T/2 into `power` (`s`: scratch of the window's length). */
+function addPower(rec: Recording, cell: number, power: Float64Array, s: Float64Array): void {
+  const T = rec.frames.length
+  const { cos, sin, window } = tablesFor(T)
+  seriesOf(rec, cell, window, s)
+  for (let k = 1; k < power.length; k++) {
+    let a = 0
+    let b = 0
+    for (let t = 0; t < T; t++) {
+      a += s[t] * cos[k * T + t]
+      b += s[t] * sin[k * T + t]
+    }
+    power[k] += a * a + b * b
+  }
+}
+
 /** Power per DFT bin (0..T/2; DC removed) summed over a sample of `cells`, and the strongest bin's frequency. */
 export function dominantMode(rec: Recording, cells: readonly number[]): { bin: number; frequency: number; power: Float64Array } {
   const T = rec.frames.length
   const bins = Math.floor(T / 2)
-  const { cos, sin, window } = tablesFor(T)
   const power = new Float64Array(bins + 1)
   const s = new Float64Array(T)
-  for (const c of sample(cells)) {
-    seriesOf(rec, c, window, s)
-    for (let k = 1; k <= bins; k++) {
-      let a = 0
-      let b = 0
-      for (let t = 0; t < T; t++) {
-        a += s[t] * cos[k * T + t]
-        b += s[t] * sin[k * T + t]
-      }
-      power[k] += a * a + b * b
-    }
-  }
+  for (const c of sample(cells)) addPower(rec, c, power, s)
   let bin = 1
   for (let k = 2; k <= bins; k++) if (power[k] > power[bin]) bin = k
   return { bin, frequency: bin / (T * rec.dt), power }
@@ -201,7 +205,6 @@ export function modalMap(rec: Recording, cx: number, cy: number, half: number): 
   const n = rec.n
   const T = rec.frames.length
   const bins = Math.floor(T / 2)
-  const { cos, sin, window } = tablesFor(T)
   const B = MODAL_BLOCKS
   const out = new Array<number>(bins * B * B).fill(0)
   const s = new Float64Array(T)
@@ -219,16 +222,7 @@ export function modalMap(rec: Recording, cx: number, cy: number, half: number): 
           const [i, j] = [ox + Math.round(x), oy + Math.round(y)]
           // outside the field counts as still
           if (i < 0 || j < 0 || i >= n || j >= n) continue
-          seriesOf(rec, j * n + i, window, s)
-          for (let k = 1; k <= bins; k++) {
-            let a = 0
-            let b = 0
-            for (let t = 0; t < T; t++) {
-              a += s[t] * cos[k * T + t]
-              b += s[t] * sin[k * T + t]
-            }
-            power[k] += a * a + b * b
-          }
+          addPower(rec, j * n + i, power, s)
         }
       }
       for (let k = 1; k <= bins; k++) out[(k - 1) * B * B + by * B + bx] = Math.sqrt(power[k] / Math.max(1, count))

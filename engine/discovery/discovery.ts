@@ -62,6 +62,8 @@ interface Member {
   genome: Genome
   /** The elites it was bred from (none for a random genome). */
   parents: Member[]
+  /** Curiosity (Cully and Demiris, 2018): +1 each time a child of it entered the archive, -0.5 each time one did not. */
+  curiosity: number
   evaluation?: Evaluation
   fitness: number
   generation: number
@@ -97,14 +99,21 @@ function candidateOf(genome: Genome, lineage: string[], e: Evaluation, material:
   }
 }
 
-/** The next batch: random genomes for random search or an empty archive; else bred from two elites drawn at random, with a random share. */
+/**
+ * The next batch: random genomes for random search or an empty archive; else bred from two elites,
+ * each the more curious of two drawn at random (so elites whose children keep finding new or better
+ * cells breed more), with a random share.
+ */
 function nextBatch(archive: Archive<Member>, o: DiscoveryOptions, rand: () => number, bounds: GenomeBounds, generation: number): Member[] {
   const elites = archive.elites()
+  const pick = () => {
+    const [a, b] = [elites[Math.floor(rand() * elites.length)].item, elites[Math.floor(rand() * elites.length)].item]
+    return b.curiosity > a.curiosity ? b : a
+  }
   return Array.from({ length: o.population }, () => {
-    if (o.search === 'random' || !elites.length || rand() < RANDOM_SHARE) return { genome: randomGenome(rand, bounds), parents: [], fitness: 0, generation }
-    const a = elites[Math.floor(rand() * elites.length)].item
-    const b = elites[Math.floor(rand() * elites.length)].item
-    return { genome: mutate(isoline(a.genome, b.genome, rand, bounds), rand, bounds), parents: a === b ? [a] : [a, b], fitness: 0, generation }
+    if (o.search === 'random' || !elites.length || rand() < RANDOM_SHARE) return { genome: randomGenome(rand, bounds), parents: [], curiosity: 0, fitness: 0, generation }
+    const [a, b] = [pick(), pick()]
+    return { genome: mutate(isoline(a.genome, b.genome, rand, bounds), rand, bounds), parents: a === b ? [a] : [a, b], curiosity: 0, fitness: 0, generation }
   })
 }
 
@@ -151,7 +160,8 @@ export async function discover(o: DiscoveryOptions): Promise<DiscoveryResult> {
     members.forEach((m, i) => {
       const e = (m.evaluation = evaluations[i])
       m.fitness = fitnessOf(e)
-      if (e.structure && e.persistence >= minPersistence) archive.offer({ class: e.structure.class, area: e.structure.features.area, standing: e.structure.features.standing }, m.fitness, m)
+      const entered = !!e.structure && e.persistence >= minPersistence && archive.offer({ class: e.structure.class, area: e.structure.features.area, standing: e.structure.features.standing }, m.fitness, m)
+      for (const p of m.parents) p.curiosity += entered ? 1 : -0.5
     })
     evaluated += members.length
     generation++
