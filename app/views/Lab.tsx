@@ -23,11 +23,11 @@ function Generations({ history }: { history: GenerationReport[] }) {
     <table className="generations" data-testid="evolve-history">
       <thead>
         <tr>
-          <th>generation</th>
-          <th>best</th>
-          <th>mean</th>
-          <th>QD-score</th>
-          <th>coverage</th>
+          <th title="generation">gen.</th>
+          <th title="best fitness of the generation">best</th>
+          <th title="mean fitness of the generation">mean</th>
+          <th title="QD-score: sum of the archive's elites' fitness">QD</th>
+          <th title="coverage: share of the archive's cells filled">cover</th>
         </tr>
       </thead>
       <tbody>
