@@ -40,7 +40,7 @@ export type StructureFeatures = ShapeFeatures & DynamicsFeatures
  * How a structure answered a perturbation (docs/detection.md): `basin`, for a field-wide one kicked
  * by random pulses, is the share of the way back to its own pattern the field went (1 = all the way,
  * 0 = no nearer than the kick itself); `regrowth`, for a smaller one with half of it erased, is how
- * much of its balance between the two halves came back (1 = all of it, 0 = the erased half stayed empty).
+ * well it re-formed in place (1 = as before, 0 = nothing like it).
  */
 export interface Response {
   basin?: number

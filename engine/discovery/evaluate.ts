@@ -87,12 +87,12 @@ async function perturb(engine: Engine, found: readonly (Structure | undefined)[]
   const { u } = await engine.read()
   const mask = new Float32Array(cells * engine.fields).fill(1)
   const rms = (v: Float32Array) => Math.sqrt(v.reduce((a, x) => a + x * x, 0) / v.length)
+  const rand = rng(KICK_SEED)
+  const kick = new Float32Array(cells)
+  for (let k = 0; k < KICK_PULSES; k++) addPulse(kick, n, randomPulse(rand))
   const plans = found.map((s, f) => {
     if (!s) return undefined
     if (s.features.area >= CLASS_RULES.field_wide) {
-      const rand = rng(KICK_SEED)
-      const kick = new Float32Array(cells)
-      for (let k = 0; k < KICK_PULSES; k++) addPulse(kick, n, randomPulse(rand))
       const gain = rms(u.subarray(f * cells, (f + 1) * cells)) / (rms(kick) || 1)
       return { kick: kick.map((v) => v * gain), window: [] }
     }
