@@ -81,7 +81,7 @@ interface Batch {
  * later a stability window says whether the field went back to its pattern (basin) or the structure
  * regrew (regrowth), and the structure is classed again with that answer.
  */
-async function perturb(engine: Engine, found: readonly (Structure | undefined)[], windows: Batch['windows']): Promise<(Structure | undefined)[]> {
+export async function perturb(engine: Engine, found: readonly (Structure | undefined)[], windows: Batch['windows']): Promise<(Structure | undefined)[]> {
   const n = engine.size
   const cells = n * n
   const { u } = await engine.read()
