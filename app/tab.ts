@@ -1,7 +1,7 @@
 // "This tab": the same engine code as the server, running in the page: on navigator.gpu when the
 // browser has WebGPU, else on the WebAssembly CPU backend (it needs the cross-origin isolation the
 // server sends). Discoveries made here are registered in the server's registry.
-import { runningJob, SEARCH_DEFAULTS, type EvolveRequest, type Job, type State } from '../engine/contracts/api.js'
+import { progressed, runningJob, SEARCH_DEFAULTS, type EvolveRequest, type Job, type State } from '../engine/contracts/api.js'
 import type { Primitive } from '../engine/contracts/registry.js'
 import { discover } from '../engine/discovery/discovery.js'
 import { createEngine, type Engine } from '../engine/field/engine.js'
@@ -52,8 +52,8 @@ export async function tabState(e: Engine, side: number): Promise<State> {
 
 /** Discovery in the tab (on the CPU backend when the only WebGPU is software), into the server's registry. */
 export async function evolveInTab(request: LabEvolve, onJob: (j: Job) => void): Promise<Job> {
-  const job = runningJob('tab', request)
-  onJob({ ...job })
+  let job = runningJob('tab', request)
+  onJob(job)
   try {
     const result = await discover({
       material: catalog.get(request.material),
@@ -63,12 +63,12 @@ export async function evolveInTab(request: LabEvolve, onJob: (j: Job) => void): 
       seed: request.seed ?? SEARCH_DEFAULTS.seed,
       registry: serverRegistry,
       open: (o) => createEngine({ ...o, backend: 'auto', gpu: async () => gpu() }),
-      onProgress: (p) => onJob({ ...job, progress: { generation: p.generation, generations: p.generations, best_fitness: p.best_fitness, registered_total: p.registered_total } }),
+      onProgress: (p) => onJob((job = progressed(job, p))),
     })
-    Object.assign(job, { status: 'done', finished_at: new Date().toISOString(), registered: result.registered.map((p) => p.id), progress: { generation: result.generations_run, generations: request.generations, best_fitness: result.best_fitness, registered_total: result.registered.length } })
+    job = { ...job, status: 'done', finished_at: new Date().toISOString(), registered: result.registered.map((p) => p.id) }
   } catch (e) {
-    Object.assign(job, { status: 'failed', finished_at: new Date().toISOString(), error: (e as Error).message })
+    job = { ...job, status: 'failed', finished_at: new Date().toISOString(), error: (e as Error).message }
   }
-  onJob({ ...job })
+  onJob(job)
   return job
 }

@@ -169,10 +169,11 @@ describe('crystal run', () => {
   })
 
   test('merge and split through a program register children with their lineage', () => {
-    crystal(env, 'evolve', '--material', 'diamond_nv', '--generations', '1', '--population', '4', '--size', '32')
+    crystal(env, 'evolve', '--material', 'diamond_nv', '--generations', '1', '--population', '6', '--size', '32')
     const [a, b] = JSON.parse(crystal(env, 'primitives', '--json').stdout)
     const program = join(env.SVC_CRYSTAL_DATA_DIR, 'derive.crystal')
-    writeFileSync(program, `MERGE ${a.id} ${b.id}\nSPLIT ${a.id}\n`)
+    // derived in a damped medium, where the parents' structures keep their classes (docs/detection.md: basin)
+    writeFileSync(program, `MATERIAL diamond_nv\nMERGE ${a.id} ${b.id}\nSPLIT ${a.id}\n`)
     const r = crystal(env, 'run', program, '--size', '32')
     expect(r.status).toBe(0)
     expect(r.stdout).toMatch(new RegExp(`merged ${a.id} \\+ ${b.id} -> (CRY-\\d+ \\(\\w+, persistence \\d+%\\)|a duplicate of CRY-\\d+)`))

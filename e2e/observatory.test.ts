@@ -111,6 +111,8 @@ describe('the Observatory, server mode', () => {
     await registered.waitFor({ timeout: 60_000 })
     expect(await registered.textContent()).toMatch(/^(CRY-\d{6}( CRY-\d{6})*|nothing new)$/)
     expect(await page.getByTestId('evolve-progress').textContent()).toMatch(/^done · best fitness [\d.]+ · registered \d+/)
+    expect(await page.getByTestId('evolve-progress').textContent()).toMatch(/QD-score [\d.]+ · coverage [\d.]+% \(\d+ cells\)/)
+    expect(await page.getByTestId('evolve-history').locator('tbody tr').count()).toBe(2)
     // and they are in the primitive browser
     const ids = ((await registered.textContent()) ?? '').split(' ').filter((x) => x.startsWith('CRY-'))
     await page.getByRole('tab', { name: 'Primitives' }).click()

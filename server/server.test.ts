@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import * as api from '../engine/contracts/api.js'
+import { ARCHIVE_CELLS } from '../engine/discovery/archive.js'
 import { call, SERVER_ENTRY, startServer, type RunningServer } from './testing.js'
 
 function conforms(schema: TSchema, value: unknown): void {
@@ -122,6 +123,12 @@ describe('every route', () => {
     conforms(api.JobSchema, job)
     expect(job.status).toBe('done')
     expect(job.progress.generation).toBe(2)
+    // the QD figures of every generation: an archive only gains, so its QD-score and coverage never fall
+    expect(job.history.map((g: api.GenerationReport) => g.generation)).toEqual([1, 2])
+    expect(job.history[1]).toEqual(job.progress)
+    expect(job.history[1].qd_score).toBeGreaterThanOrEqual(job.history[0].qd_score)
+    expect(job.history[1].coverage).toBeGreaterThanOrEqual(job.history[0].coverage)
+    expect(job.progress.elites).toBe(Math.round(job.progress.coverage * ARCHIVE_CELLS))
     isProblem(await call(s.url, 'GET', '/crystal/jobs/job-999'), 404)
     isProblem(await call(s.url, 'POST', '/crystal/evolve', { material: 'unobtainium', generations: 1 }), 422, 'unknown material')
     isProblem(await call(s.url, 'POST', '/crystal/evolve', { material: 'vacuum', generations: 1001 }), 413, 'generations')

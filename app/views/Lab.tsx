@@ -2,7 +2,7 @@
 // progress from the feed, and a .crystal editor that runs a program and shows its trace.
 import { useEffect, useState } from 'react'
 import type { Static } from '@sinclair/typebox'
-import type { Job, MaterialsReply, ProgramError } from '../../engine/contracts/api.js'
+import type { GenerationReport, Job, MaterialsReply, ProgramError } from '../../engine/contracts/api.js'
 import { ApiError, get, post } from '../api'
 import { useStore } from '../store'
 import { ErrorLine, useAction } from './Controls'
@@ -16,6 +16,34 @@ RESONATE 200
 PROBE "the cold glyph remembers"
 PROBE "a warm river of stones"
 `
+
+/** The QD curve of an evolve: per generation its best and mean fitness, the archive's QD-score and coverage. */
+function Generations({ history }: { history: GenerationReport[] }) {
+  return (
+    <table className="generations" data-testid="evolve-history">
+      <thead>
+        <tr>
+          <th title="generation">gen.</th>
+          <th title="best fitness of the generation">best</th>
+          <th title="mean fitness of the generation">mean</th>
+          <th title="QD-score: sum of the archive's elites' fitness">QD</th>
+          <th title="coverage: share of the archive's cells filled">cover</th>
+        </tr>
+      </thead>
+      <tbody>
+        {history.map((g) => (
+          <tr key={g.generation}>
+            <td>{g.generation}</td>
+            <td>{g.best_fitness.toFixed(3)}</td>
+            <td>{g.mean_fitness.toFixed(3)}</td>
+            <td>{g.qd_score.toFixed(2)}</td>
+            <td>{(100 * g.coverage).toFixed(1)}%</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  )
+}
 
 export function Lab() {
   const [materials, setMaterials] = useState<Material[]>([])
@@ -92,8 +120,9 @@ export function Lab() {
             <progress max={p.generations} value={p.generation} aria-label="generations done" />
             <p>
               {job.status === 'running' ? `generation ${p.generation} of ${p.generations}` : job.status}
-              {` · best fitness ${p.best_fitness.toFixed(3)} · registered ${p.registered_total}`}
+              {` · best fitness ${p.best_fitness.toFixed(3)} · registered ${p.registered_total} · QD-score ${p.qd_score.toFixed(2)} · coverage ${(100 * p.coverage).toFixed(1)}% (${p.elites} cells)`}
             </p>
+            {job.history.length > 0 && <Generations history={job.history} />}
             {job.status === 'done' && <p data-testid="evolve-registered">{job.registered.length ? job.registered.join(' ') : 'nothing new'}</p>}
           </div>
         )}

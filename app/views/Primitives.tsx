@@ -14,7 +14,7 @@ export const className = (c: ClassToken) => `${CLASS_NAMES[c]} (${c})`
 type Sort = NonNullable<Static<typeof PrimitivesQuery>['sort']>
 const pct = (v: number) => `${(100 * v).toFixed(1)}`
 
-/** The signature's shape part (SIGNATURE_SIDE^2 floats; the spectrum after it is not drawn). */
+/** The signature's shape part (SIGNATURE_SIDE^2 floats; the modal map after it is not drawn). */
 function Signature({ values: all }: { values: number[] }) {
   const canvas = useRef<HTMLCanvasElement>(null)
   const side = SIGNATURE_SIDE

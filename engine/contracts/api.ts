@@ -88,12 +88,31 @@ export const RecallReply = Type.Object({
   reason: Type.Union([Type.String(), Type.Null()]),
 })
 export type RecallResult = Static<typeof RecallReply>
+/**
+ * One generation of an evolve (docs/discovery.md): that generation's best and mean fitness, and the
+ * MAP-Elites archive's QD-score (sum of its elites' fitness) and coverage (share of its cells filled).
+ */
+export const GenerationReport = Type.Object({
+  generation: Type.Integer(),
+  generations: Type.Integer(),
+  best_fitness: Type.Number(),
+  mean_fitness: Type.Number(),
+  qd_score: Type.Number(),
+  coverage: Type.Number({ minimum: 0, maximum: 1 }),
+  elites: Type.Integer(),
+  /** Registration happens once the search ends: 0 until the last generation. */
+  registered_this_generation: Type.Integer(),
+  registered_total: Type.Integer(),
+})
+export type GenerationReport = Static<typeof GenerationReport>
 export const JobSchema = Type.Object({
   id: Type.String(),
   kind: Type.Literal('evolve'),
   status: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('done'), Type.Literal('failed'), Type.Literal('cancelled')]),
   request: EvolveBody,
-  progress: Type.Object({ generation: Type.Integer(), generations: Type.Integer(), best_fitness: Type.Number(), registered_total: Type.Integer() }),
+  progress: GenerationReport,
+  /** Every generation's figures so far, oldest first (the QD curve). */
+  history: Type.Array(GenerationReport),
   registered: Type.Array(Type.String()),
   error: Type.Union([Type.String(), Type.Null()]),
   started_at: Type.String(),
@@ -107,12 +126,17 @@ export function runningJob(id: string, request: EvolveRequest): Job {
     kind: 'evolve',
     status: 'running',
     request,
-    progress: { generation: 0, generations: request.generations, best_fitness: 0, registered_total: 0 },
+    progress: { generation: 0, generations: request.generations, best_fitness: 0, mean_fitness: 0, qd_score: 0, coverage: 0, elites: 0, registered_this_generation: 0, registered_total: 0 },
+    history: [],
     registered: [],
     error: null,
     started_at: new Date().toISOString(),
     finished_at: null,
   }
+}
+/** A job's next generation: its figures become the progress and join the history. */
+export function progressed(job: Job, p: GenerationReport): Job {
+  return { ...job, progress: p, history: [...job.history, p] }
 }
 export const RunReply = Type.Object({
   trace: Type.Array(Type.Object({ line: Type.Integer(), command: Type.String(), source: Type.String(), text: Type.String(), result: Type.Record(Type.String(), Type.Unknown()) })),

@@ -3,16 +3,16 @@
 // give it a signature (translation-normalized, L2-normalized) with a blake3 hash of its quantized form.
 import type { ClassToken } from '../contracts/registry.js'
 import { blake3Hex } from '../util/hash.js'
-import { measureDynamics, type DynamicsFeatures, type Recording } from './dynamics.js'
+import { measureDynamics, modalMap, type DynamicsFeatures, type Recording } from './dynamics.js'
 
-/** Side of the square signature patch: SIGNATURE_SIDE^2 floats (then the spectrum's). */
+/** Side of the square signature patch: SIGNATURE_SIDE^2 floats of shape (then the modal map's). */
 export const SIGNATURE_SIDE = 16
 /**
- * Share of a signature's cosine that comes from the spectrum rather than the shape: most structures
- * are blobs, so shape alone barely tells two genomes apart, while the frequencies a structure holds
- * do, and they survive a change of noise seed (docs/detection.md has the figures).
+ * Share of a signature's cosine that comes from the modal map rather than the shape: most structures
+ * are blobs, so shape alone barely tells two genomes apart, while how their power divides among the
+ * modes and places does, and it survives a change of noise seed (docs/detection.md has the figures).
  */
-export const SPECTRUM_WEIGHT = 0.5
+export const MODAL_WEIGHT = 0.75
 /** Cells at or above this fraction of the map's peak stability belong to structures. */
 export const THRESHOLD_OF_PEAK = 0.45
 /** Components smaller than this many cells are noise, not structures. */
@@ -36,10 +36,23 @@ export interface ShapeFeatures {
 
 export type StructureFeatures = ShapeFeatures & DynamicsFeatures
 
+/**
+ * How a structure answered a perturbation (docs/detection.md): `basin`, for a field-wide one kicked
+ * by random pulses, is the share of the way back to its own pattern the field went (1 = all the way,
+ * 0 = no nearer than the kick itself); `regrowth`, for a smaller one with half of it erased, is how
+ * well it re-formed in place (1 = as before, 0 = nothing like it).
+ */
+export interface Response {
+  basin?: number
+  regrowth?: number
+}
+
 export interface Structure {
   class: ClassToken
   confidence: number
   features: StructureFeatures
+  /** Set once a perturbation experiment has been run on it (discovery does; a synthetic recording cannot). */
+  response?: Response
   /** Stability mass (sum over the component): how much of the field's persistence it holds. */
   mass: number
   cells: number[]
@@ -174,6 +187,9 @@ export const CLASS_RULES = {
   ratio_tolerance: 0.06,
   /** Ring shape: annularity, angular gaps, elongation. */
   ring: { annularity: 0.5, gaps: 0.25, elongation: 1.6 },
+  /** A basin pulls at least this share of the way back after a kick; a seed regrows at least this share of its erased half. */
+  basin: 0.25,
+  regrowth: 0.5,
 } as const
 
 /**
@@ -181,13 +197,14 @@ export const CLASS_RULES = {
  * primitive). Confidence is 0.5 plus half the smallest normalized margin by which the features
  * clear the rule's boundaries.
  */
-export function classify(f: StructureFeatures): { class: ClassToken; confidence: number } | undefined {
+export function classify(f: StructureFeatures, response: Response = {}): { class: ClassToken; confidence: number } | undefined {
   const R = CLASS_RULES
   const conf = (...margins: number[]) => 0.5 + 0.5 * clamp01(Math.min(...margins))
   // nothing that fades or that noise alone could make is a structure (an absorbing medium keeps none)
   if (f.sustain < R.persists || f.stability_ratio < R.contrast) return undefined
-  // a basin: a field-wide pattern that the medium keeps drawing back to (it persists); an absorbing medium (vacuum) keeps none
-  if (f.area >= R.field_wide) return { class: 'attractor_field', confidence: conf((f.area - R.field_wide) / R.field_wide, (f.sustain - R.persists) / (1 - R.persists)) }
+  // a basin: a field-wide pattern that the medium draws back to after a kick (where the kick was not tried, persisting is all that is known)
+  const basin = response.basin ?? 1
+  if (f.area >= R.field_wide && basin >= R.basin) return { class: 'attractor_field', confidence: conf((f.area - R.field_wide) / R.field_wide, (f.sustain - R.persists) / (1 - R.persists), response.basin === undefined ? 1 : (basin - R.basin) / (1 - R.basin)) }
   // a phase singularity: the mode's phase turns round the centre, and the pattern rotates rather than stands
   if (f.winding !== 0 && f.standing < R.rotating) return { class: 'phase_knot', confidence: conf((R.rotating - f.standing) / R.rotating) }
   // two regions locked at a small-integer frequency ratio
@@ -197,8 +214,9 @@ export function classify(f: StructureFeatures): { class: ClassToken; confidence:
   if (f.annularity >= R.ring.annularity && f.angular_gaps <= R.ring.gaps && f.elongation < R.ring.elongation) {
     return { class: 'echo_ring', confidence: conf((f.annularity - R.ring.annularity) / R.ring.annularity, (R.ring.gaps - f.angular_gaps) / R.ring.gaps, (R.ring.elongation - f.elongation) / 0.6) }
   }
-  // a compact seed that holds
-  if (f.area < R.compact) return { class: 'memory_seed', confidence: conf((R.compact - f.area) / R.compact) }
+  // a compact seed that regrows after half of it is erased (where that was not tried, holding is all that is known)
+  const regrowth = response.regrowth ?? 1
+  if (f.area < R.compact && regrowth >= R.regrowth) return { class: 'memory_seed', confidence: conf((R.compact - f.area) / R.compact, response.regrowth === undefined ? 1 : (regrowth - R.regrowth) / (1 - R.regrowth)) }
   // one standing mode (cells in phase or anti-phase: nodes), holding
   if (f.standing >= R.standing) return { class: 'standing_echo', confidence: conf((f.standing - R.standing) / (1 - R.standing)) }
   return undefined
@@ -206,10 +224,12 @@ export function classify(f: StructureFeatures): { class: ClassToken; confidence:
 
 /**
  * The stability map around the component, centred on its centroid in a square window that holds it,
- * resampled bilinearly to SIGNATURE_SIDE^2 and scaled to unit length, then its spectrum (weighted by
- * SPECTRUM_WEIGHT): the same structure anywhere on the field, at any resolution, gives the same signature.
+ * resampled bilinearly to SIGNATURE_SIDE^2 and scaled to unit length, then the modal map of the same
+ * window (weighted by MODAL_WEIGHT): the same structure anywhere on the field, at any resolution,
+ * gives the same signature.
  */
-export function signature(map: Float32Array, n: number, cells: number[], f: Pick<ShapeFeatures, 'centroid_x' | 'centroid_y'>, spectrum: readonly number[]): number[] {
+export function signature(rec: Recording, map: Float32Array, cells: number[], f: Pick<ShapeFeatures, 'centroid_x' | 'centroid_y'>): number[] {
+  const n = rec.n
   const cx = f.centroid_x * n - 0.5
   const cy = f.centroid_y * n - 0.5
   let half = 1
@@ -229,8 +249,8 @@ export function signature(map: Float32Array, n: number, cells: number[], f: Pick
     }
   }
   const norm = Math.hypot(...out) || 1
-  const [a, b] = [Math.sqrt(1 - SPECTRUM_WEIGHT), Math.sqrt(SPECTRUM_WEIGHT)]
-  return [...out.map((v) => (a * v) / norm), ...spectrum.map((v) => b * v)]
+  const [a, b] = [Math.sqrt(1 - MODAL_WEIGHT), Math.sqrt(MODAL_WEIGHT)]
+  return [...out.map((v) => (a * v) / norm), ...modalMap(rec, cx, cy, half).map((v) => b * v)]
 }
 
 /** blake3 of the signature quantized to int16 (little-endian), so float noise below 1/32767 does not change it. */
@@ -249,7 +269,7 @@ export function stabilityMap(rec: Recording): Float32Array {
 }
 
 /** Both halves of a component, split across its principal axis at the centroid. */
-function halves(cells: number[], n: number, f: { centroid_x: number; centroid_y: number; axis: [number, number] }): [number[], number[]] {
+export function halves(cells: number[], n: number, f: { centroid_x: number; centroid_y: number; axis: [number, number] }): [number[], number[]] {
   const cx = f.centroid_x * n - 0.5
   const cy = f.centroid_y * n - 0.5
   const a: number[] = []
@@ -285,12 +305,49 @@ export async function detect(rec: Recording, later: Float32Array, limit = Infini
     const { axis, mean_radius, ...shape } = measure(map, n, cells)
     const next = parts[k + 1]
     const regions: [number[], number[]] | undefined = next && next.mass >= SECOND_REGION_MASS * mass ? [cells, next.cells] : cells.length >= 2 * MIN_AREA_CELLS ? halves(cells, n, { ...shape, axis }) : undefined
-    const { features: dynamics, spectrum } = measureDynamics(rec, cells, map, later, { x: shape.centroid_x * n - 0.5, y: shape.centroid_y * n - 0.5, radius: mean_radius }, regions)
+    const { features: dynamics } = measureDynamics(rec, cells, map, later, { x: shape.centroid_x * n - 0.5, y: shape.centroid_y * n - 0.5, radius: mean_radius }, regions)
     const features = { ...shape, ...dynamics }
     const classed = classify(features)
     if (!classed) continue
-    const sig = signature(map, n, cells, features, spectrum)
+    const sig = signature(rec, map, cells, features)
     found.push({ ...classed, features, mass, cells, signature: sig, hash: await signatureHash(sig) })
   }
   return found
+}
+
+/** Correlation (Pearson) of two maps over the given cells, or all: whether they hold the same pattern, not merely both something. */
+function correlation(a: ArrayLike<number>, b: ArrayLike<number>, cells?: readonly number[]): number {
+  const idx = cells ?? Array.from({ length: a.length }, (_, i) => i)
+  let [ma, mb] = [0, 0]
+  for (const i of idx) (ma += a[i]), (mb += b[i])
+  ;[ma, mb] = [ma / (idx.length || 1), mb / (idx.length || 1)]
+  let [ab, aa, bb] = [0, 0, 0]
+  for (const i of idx) (ab += (a[i] - ma) * (b[i] - mb)), (aa += (a[i] - ma) ** 2), (bb += (b[i] - mb) ** 2)
+  return aa && bb ? ab / Math.sqrt(aa * bb) : 0
+}
+
+/**
+ * A field-wide structure's basin: with `before` its stability map, `kick` the pattern added and
+ * `after` the stability map some steps later, the share of the way from the kick's own likeness to
+ * the pattern (correlation of |kick| with before) back to the pattern itself that the field went.
+ */
+export function basinOf(before: Float32Array, kick: Float32Array, after: Float32Array): number {
+  const base = Math.max(0, correlation(before, kick.map(Math.abs)))
+  const back = correlation(before, after)
+  return base >= 1 ? 0 : clamp01((back - base) / (1 - base))
+}
+
+/**
+ * A smaller structure's regrowth after half of it was erased: how well the stability map over its
+ * window (`cells`: both halves and a margin) correlates with the one before. A seed that re-forms
+ * in place gives 1; a half that spreads away or drifts gives little.
+ */
+export function regrowthOf(before: Float32Array, cells: readonly number[], after: Float32Array): number {
+  return clamp01(correlation(before, after, cells))
+}
+
+/** The class a structure takes once its response to a perturbation is known. */
+export function withResponse(s: Structure, response: Response): Structure | undefined {
+  const classed = classify(s.features, response)
+  return classed && { ...s, ...classed, response }
 }

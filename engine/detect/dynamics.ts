@@ -10,8 +10,6 @@ export interface Recording {
 
 export interface Dynamics {
   features: DynamicsFeatures
-  /** Amplitude spectrum of the structure over the window's DFT bins 1..T/2, unit length: which frequencies it holds. */
-  spectrum: number[]
 }
 
 export interface DynamicsFeatures {
@@ -90,25 +88,29 @@ function tablesFor(T: number) {
   return t
 }
 
+/** Adds one cell's power at every DFT bin 1..T/2 into `power` (`s`: scratch of the window's length). */
+function addPower(rec: Recording, cell: number, power: Float64Array, s: Float64Array): void {
+  const T = rec.frames.length
+  const { cos, sin, window } = tablesFor(T)
+  seriesOf(rec, cell, window, s)
+  for (let k = 1; k < power.length; k++) {
+    let a = 0
+    let b = 0
+    for (let t = 0; t < T; t++) {
+      a += s[t] * cos[k * T + t]
+      b += s[t] * sin[k * T + t]
+    }
+    power[k] += a * a + b * b
+  }
+}
+
 /** Power per DFT bin (0..T/2; DC removed) summed over a sample of `cells`, and the strongest bin's frequency. */
 export function dominantMode(rec: Recording, cells: readonly number[]): { bin: number; frequency: number; power: Float64Array } {
   const T = rec.frames.length
   const bins = Math.floor(T / 2)
-  const { cos, sin, window } = tablesFor(T)
   const power = new Float64Array(bins + 1)
   const s = new Float64Array(T)
-  for (const c of sample(cells)) {
-    seriesOf(rec, c, window, s)
-    for (let k = 1; k <= bins; k++) {
-      let a = 0
-      let b = 0
-      for (let t = 0; t < T; t++) {
-        a += s[t] * cos[k * T + t]
-        b += s[t] * sin[k * T + t]
-      }
-      power[k] += a * a + b * b
-    }
-  }
+  for (const c of sample(cells)) addPower(rec, c, power, s)
   let bin = 1
   for (let k = 2; k <= bins; k++) if (power[k] > power[bin]) bin = k
   return { bin, frequency: bin / (T * rec.dt), power }
@@ -178,8 +180,6 @@ export function measureDynamics(rec: Recording, cells: readonly number[], first:
   }
   // a winding counts when the circles at the mean radius and at 0.7 of it both see it
   const turns = [1, 0.7].map((k) => windingOf(n, amp, centre.x, centre.y, k * r))
-  const spectrum = [...dominantMode(rec, cells).power.subarray(1)].map(Math.sqrt)
-  const norm = Math.hypot(...spectrum) || 1
   const features = {
     sustain: m1 > 0 ? m2 / m1 : 0,
     frequency: mode.frequency,
@@ -187,5 +187,47 @@ export function measureDynamics(rec: Recording, cells: readonly number[], first:
     winding: turns[0] === turns[1] ? turns[0] : 0,
     region_ratio,
   }
-  return { features, spectrum: spectrum.map((v) => v / norm) }
+  return { features }
+}
+
+/** Blocks per side of the modal map, and cells per side sampled in a block at most. */
+export const MODAL_BLOCKS = 4
+const MODAL_SAMPLES = 8
+
+/**
+ * Which modes a structure holds where: over a square window (centre and half side in cells), the
+ * root mean power of every DFT bin 1..T/2 in each of MODAL_BLOCKS^2 blocks, bin-major, unit length.
+ * Two genomes that settle in the same box mostly share the box's frequencies and the shape of their
+ * mean |u|, but not how their power divides among the modes and places: this tells them apart, and
+ * a change of noise seed barely moves it (docs/detection.md has the figures).
+ */
+export function modalMap(rec: Recording, cx: number, cy: number, half: number): number[] {
+  const n = rec.n
+  const T = rec.frames.length
+  const bins = Math.floor(T / 2)
+  const B = MODAL_BLOCKS
+  const out = new Array<number>(bins * B * B).fill(0)
+  const s = new Float64Array(T)
+  const block = (2 * half) / B
+  const stride = Math.max(1, block / MODAL_SAMPLES)
+  // whole-cell offsets from the rounded centre, so that a structure moved by whole cells samples the same cells
+  const [ox, oy] = [Math.round(cx), Math.round(cy)]
+  for (let by = 0; by < B; by++) {
+    for (let bx = 0; bx < B; bx++) {
+      let count = 0
+      const power = new Float64Array(bins + 1)
+      for (let y = -half + by * block + stride / 2; y < -half + (by + 1) * block; y += stride) {
+        for (let x = -half + bx * block + stride / 2; x < -half + (bx + 1) * block; x += stride) {
+          count++
+          const [i, j] = [ox + Math.round(x), oy + Math.round(y)]
+          // outside the field counts as still
+          if (i < 0 || j < 0 || i >= n || j >= n) continue
+          addPower(rec, j * n + i, power, s)
+        }
+      }
+      for (let k = 1; k <= bins; k++) out[(k - 1) * B * B + by * B + bx] = Math.sqrt(power[k] / Math.max(1, count))
+    }
+  }
+  const norm = Math.hypot(...out) || 1
+  return out.map((v) => v / norm)
 }

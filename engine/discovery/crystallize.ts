@@ -1,12 +1,13 @@
 // STABILIZE's registration (docs/language.md): what crystallized in a live field is found by the same
-// detection as discovery's and offered to the registry through the same novelty check.
+// detection and perturbation experiment as discovery's and offered to the registry through the same novelty check.
 import type { Genome } from '../contracts/registry.js'
 import { detect, stabilityMap, type Structure } from '../detect/detect.js'
+import type { Recording } from '../detect/dynamics.js'
 import type { Engine } from '../field/engine.js'
 import { quality, type Candidate, type RegisterOutcome, type Registry } from '../registry/registry.js'
 import { DEFAULT_MIN_PERSISTENCE } from './discovery.js'
 import { MAX_PULSES } from './genome.js'
-import { likenessOf, persistenceOf, recordWindows } from './evaluate.js'
+import { likenessOf, perturb, persistenceOf, recordWindows } from './evaluate.js'
 
 export interface Crystallized extends RegisterOutcome {
   /** Every structure detected, registered or not, strongest first. */
@@ -20,6 +21,26 @@ export interface FieldHistory {
 }
 
 /**
+ * The perturbation experiment (docs/detection.md) for each structure, on a quiet copy of the field as
+ * it is now (the user's field is not disturbed); those that no longer meet a class rule drop out.
+ */
+async function answered(engine: Engine, structures: Structure[], window: { recording: Recording; later: Float32Array }): Promise<{ found: Structure; answered: Structure }[]> {
+  const { u, prev } = await engine.read([0])
+  const out: { found: Structure; answered: Structure }[] = []
+  for (const s of structures) {
+    const copy = await engine.twin(1)
+    try {
+      await copy.resume({ u, prev, step_count: engine.step_count, memories: [] })
+      const [r] = await perturb(copy, [s], [window])
+      if (r) out.push({ found: s, answered: r })
+    } finally {
+      copy.destroy()
+    }
+  }
+  return out
+}
+
+/**
  * Records two windows of field 0, detects its structures in the first, and registers those at least
  * DEFAULT_MIN_PERSISTENCE persistent. Noise tolerance is measured against the field's own noise: how
  * alike the structure found nearest in the second window is (signature cosine, halved if the class changed).
@@ -27,16 +48,17 @@ export interface FieldHistory {
 export async function crystallize(engine: Engine, registry: Pick<Registry, 'register'>, history: FieldHistory): Promise<Crystallized> {
   const [first] = await recordWindows(engine)
   const [second] = await recordWindows(engine)
-  const structures = await detect(first.recording, first.later)
+  const found = await answered(engine, await detect(first.recording, first.later), { recording: first.recording, later: second.later })
   const again = await detect(second.recording, second.later)
   const map = stabilityMap(first.recording)
   const candidates: Candidate[] = []
-  for (const s of structures) {
+  for (const { found: before, answered: s } of found) {
     const persistence = persistenceOf(s, map, first.later)
     if (persistence < DEFAULT_MIN_PERSISTENCE) continue
     const f = s.features
     const near = again.length ? again.reduce((a, b) => (Math.hypot(a.features.centroid_x - f.centroid_x, a.features.centroid_y - f.centroid_y) <= Math.hypot(b.features.centroid_x - f.centroid_x, b.features.centroid_y - f.centroid_y) ? a : b)) : undefined
-    const noise_tolerance = near ? likenessOf(s, near) : 0
+    // the second window was not perturbed: compare it with the structure as first found
+    const noise_tolerance = near ? likenessOf(before, near) : 0
     const footprint = { x: f.centroid_x, y: f.centroid_y, radius: Math.min(1, Math.max(0.01, Math.sqrt(f.area / Math.PI))), amplitude: 1, frequency: 0, phase: 0 }
     const genome: Genome = { pulses: history.pulses.length ? history.pulses.slice(-MAX_PULSES) : [footprint], resonate_steps: Math.max(1, engine.step_count), dream: history.dream }
     candidates.push({
@@ -51,5 +73,5 @@ export async function crystallize(engine: Engine, registry: Pick<Registry, 'regi
       metrics: { fitness: quality({ persistence, noise_tolerance }), confidence: s.confidence, ...f },
     })
   }
-  return { ...(await registry.register(candidates)), structures }
+  return { ...(await registry.register(candidates)), structures: found.map((f) => f.answered) }
 }

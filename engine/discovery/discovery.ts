@@ -3,6 +3,7 @@
 // bred from the archive's elites (isoline variation and mutation) plus a share of random ones; what
 // persists enters its cell when it beats the elite there; at the end the elites are offered to the
 // registry, whose novelty check keeps what is new. MERGE and SPLIT derive genomes from primitives.
+import type { GenerationReport } from '../contracts/api.js'
 import type { Genome, Primitive } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
 import { CrystalError } from '../errors.js'
@@ -39,20 +40,8 @@ export interface DiscoveryOptions {
   shouldStop?: () => boolean
 }
 
-export interface DiscoveryProgress {
-  generation: number
-  generations: number
-  /** Best and mean fitness of this generation's genomes (0 for one that found no structure). */
-  best_fitness: number
-  mean_fitness: number
-  /** Sum of the archive's elites' fitness, and the share of its cells they fill. */
-  qd_score: number
-  coverage: number
-  elites: number
-  /** Registration happens once the search ends: 0 until the last generation. */
-  registered_this_generation: number
-  registered_total: number
-}
+/** One generation's figures, as the evolve job reports them (engine/contracts/api.ts). */
+export type DiscoveryProgress = GenerationReport
 
 export interface DiscoveryResult {
   generations_run: number
@@ -73,6 +62,8 @@ interface Member {
   genome: Genome
   /** The elites it was bred from (none for a random genome). */
   parents: Member[]
+  /** Curiosity (Cully and Demiris, 2018): +1 each time a child of it entered the archive, -0.5 each time one did not. */
+  curiosity: number
   evaluation?: Evaluation
   fitness: number
   generation: number
@@ -108,14 +99,21 @@ function candidateOf(genome: Genome, lineage: string[], e: Evaluation, material:
   }
 }
 
-/** The next batch: random genomes for random search or an empty archive; else bred from two elites drawn at random, with a random share. */
+/**
+ * The next batch: random genomes for random search or an empty archive; else bred from two elites,
+ * each the more curious of two drawn at random (so elites whose children keep finding new or better
+ * cells breed more), with a random share.
+ */
 function nextBatch(archive: Archive<Member>, o: DiscoveryOptions, rand: () => number, bounds: GenomeBounds, generation: number): Member[] {
   const elites = archive.elites()
+  const pick = () => {
+    const [a, b] = [elites[Math.floor(rand() * elites.length)].item, elites[Math.floor(rand() * elites.length)].item]
+    return b.curiosity > a.curiosity ? b : a
+  }
   return Array.from({ length: o.population }, () => {
-    if (o.search === 'random' || !elites.length || rand() < RANDOM_SHARE) return { genome: randomGenome(rand, bounds), parents: [], fitness: 0, generation }
-    const a = elites[Math.floor(rand() * elites.length)].item
-    const b = elites[Math.floor(rand() * elites.length)].item
-    return { genome: mutate(isoline(a.genome, b.genome, rand, bounds), rand, bounds), parents: a === b ? [a] : [a, b], fitness: 0, generation }
+    if (o.search === 'random' || !elites.length || rand() < RANDOM_SHARE) return { genome: randomGenome(rand, bounds), parents: [], curiosity: 0, fitness: 0, generation }
+    const [a, b] = [pick(), pick()]
+    return { genome: mutate(isoline(a.genome, b.genome, rand, bounds), rand, bounds), parents: a === b ? [a] : [a, b], curiosity: 0, fitness: 0, generation }
   })
 }
 
@@ -162,7 +160,8 @@ export async function discover(o: DiscoveryOptions): Promise<DiscoveryResult> {
     members.forEach((m, i) => {
       const e = (m.evaluation = evaluations[i])
       m.fitness = fitnessOf(e)
-      if (e.structure && e.persistence >= minPersistence) archive.offer({ class: e.structure.class, area: e.structure.features.area, standing: e.structure.features.standing }, m.fitness, m)
+      const entered = !!e.structure && e.persistence >= minPersistence && archive.offer({ class: e.structure.class, area: e.structure.features.area, standing: e.structure.features.standing }, m.fitness, m)
+      for (const p of m.parents) p.curiosity += entered ? 1 : -0.5
     })
     evaluated += members.length
     generation++

@@ -5,12 +5,14 @@
 // with added noise gives the noise tolerance.
 import type { Genome } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
-import { detect, stabilityMap, type Structure } from '../detect/detect.js'
+import { basinOf, CLASS_RULES, detect, measure, regrowthOf, stabilityMap, withResponse, type Structure } from '../detect/detect.js'
 import type { Recording } from '../detect/dynamics.js'
 import { addPulse } from '../encode/pulse.js'
 import { observeStability } from '../dream/dream.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
+import { rng } from '../util/rng.js'
 import { cosine } from '../util/vector.js'
+import { randomPulse } from './genome.js'
 
 /**
  * The recorded window: 32 frames of u, 4 steps apart (128 steps). Structures' dominant frequencies
@@ -57,13 +59,72 @@ export async function recordWindows(engine: Engine): Promise<{ recording: Record
   }))
 }
 
+/** Steps between a perturbation and the window that sees what came back. */
+export const RECOVERY_STEPS = 100
+/** The kick: random pulses from a fixed seed, the same for every field and run (part of the measurement, not of the noise). */
+const KICK_PULSES = 3
+const KICK_SEED = 7
+
 interface Batch {
   /** Per field: the recorded window and the later window's stability map. */
   windows: { recording: Recording; later: Float32Array }[]
+  /** Per field: its dominant structure as detected, and as classed after the perturbation (the same without one). */
+  found: (Structure | undefined)[]
+  answered: (Structure | undefined)[]
   retention: number[]
 }
 
-async function runBatch(genomes: readonly Genome[], c: EvaluationConditions, noise: number): Promise<Batch> {
+/**
+ * The perturbation experiment (docs/detection.md), on every field at once: a field-wide structure is
+ * kicked by random pulses as strong (rms) as the field; a smaller one has the half of it on one side
+ * of its principal axis erased (u and u_prev zeroed within twice its mean radius). RECOVERY_STEPS
+ * later a stability window says whether the field went back to its pattern (basin) or the structure
+ * regrew (regrowth), and the structure is classed again with that answer.
+ */
+export async function perturb(engine: Engine, found: readonly (Structure | undefined)[], windows: Batch['windows']): Promise<(Structure | undefined)[]> {
+  const n = engine.size
+  const cells = n * n
+  const { u } = await engine.read()
+  const mask = new Float32Array(cells * engine.fields).fill(1)
+  const rms = (v: Float32Array) => Math.sqrt(v.reduce((a, x) => a + x * x, 0) / v.length)
+  const rand = rng(KICK_SEED)
+  const kick = new Float32Array(cells)
+  for (let k = 0; k < KICK_PULSES; k++) addPulse(kick, n, randomPulse(rand))
+  const plans = found.map((s, f) => {
+    if (!s) return undefined
+    if (s.features.area >= CLASS_RULES.field_wide) {
+      const gain = rms(u.subarray(f * cells, (f + 1) * cells)) / (rms(kick) || 1)
+      return { kick: kick.map((v) => v * gain), window: [] }
+    }
+    const shape = measure(stabilityMap(windows[f].recording), n, s.cells)
+    const [cx, cy] = [s.features.centroid_x * n - 0.5, s.features.centroid_y * n - 0.5]
+    const reach = 2 * shape.mean_radius + 1
+    const window: number[] = []
+    for (let y = 0; y < n; y++) {
+      for (let x = 0; x < n; x++) {
+        const [dx, dy] = [x - cx, y - cy]
+        if (Math.hypot(dx, dy) > reach) continue
+        window.push(y * n + x)
+        if (dx * shape.axis[0] + dy * shape.axis[1] < 0) mask[f * cells + y * n + x] = 0
+      }
+    }
+    return { kick: undefined, window }
+  })
+  if (!plans.some(Boolean)) return [...found]
+  if (mask.includes(0)) await engine.scale(mask)
+  for (const [f, p] of plans.entries()) if (p?.kick) await engine.inject(p.kick, f)
+  await engine.step(RECOVERY_STEPS)
+  const after = await observeStability(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
+  return found.map((s, f) => {
+    const p = plans[f]
+    if (!s || !p) return s
+    const [before, now] = [windows[f].later, after.subarray(f * cells, (f + 1) * cells)]
+    return withResponse(s, p.kick ? { basin: basinOf(before, p.kick, now) } : { regrowth: regrowthOf(before, p.window, now) })
+  })
+}
+
+/** One batch of fields; `probe`: run the perturbation experiment after the windows. */
+async function runBatch(genomes: readonly Genome[], c: EvaluationConditions, noise: number, probe: boolean): Promise<Batch> {
   const engine = await c.open({ size: c.size, fields: genomes.length, material: c.material, seed: c.seed, noise, timeline_interval: 0 })
   try {
     const n = c.size
@@ -83,7 +144,9 @@ async function runBatch(genomes: readonly Genome[], c: EvaluationConditions, noi
     if (genomes.some((g) => g.dream !== 'none')) await engine.dream(genomes.map((g) => g.dream))
     const windows = await recordWindows(engine)
     const books = await engine.books()
-    return { windows, retention: books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0)) }
+    const found = await Promise.all(windows.map(async (w) => (await detect(w.recording, w.later, 1))[0]))
+    const answered = probe ? await perturb(engine, found, windows) : found
+    return { windows, found, answered, retention: books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0)) }
   } finally {
     engine.destroy()
   }
@@ -112,24 +175,19 @@ export function likenessOf(s: Structure, other: Structure): number {
 }
 
 export async function evaluate(genomes: readonly Genome[], c: EvaluationConditions): Promise<Evaluation[]> {
-  const clean = await runBatch(genomes, c, 0)
-  const noisy = await runBatch(genomes, c, NOISE_PROBE)
-  const out: Evaluation[] = []
-  for (let f = 0; f < genomes.length; f++) {
+  const clean = await runBatch(genomes, c, 0, true)
+  const noisy = await runBatch(genomes, c, NOISE_PROBE, false)
+  return genomes.map((_, f) => {
     const { recording, later } = clean.windows[f]
-    const [structure] = await detect(recording, later, 1)
-    if (!structure) {
-      out.push({ structure: undefined, persistence: 0, noise_tolerance: 0, energy_retention: clean.retention[f] })
-      continue
-    }
-    const [shaken] = await detect(noisy.windows[f].recording, noisy.windows[f].later, 1)
-    const likeness = shaken ? likenessOf(structure, shaken) : 0
-    out.push({
+    const structure = clean.answered[f]
+    if (!structure) return { structure: undefined, persistence: 0, noise_tolerance: 0, energy_retention: clean.retention[f] }
+    // the noisy batch is not perturbed: compare it with the structure as first found
+    const shaken = noisy.found[f]
+    return {
       structure,
       persistence: persistenceOf(structure, stabilityMap(recording), later),
-      noise_tolerance: likeness,
+      noise_tolerance: shaken ? likenessOf(clean.found[f]!, shaken) : 0,
       energy_retention: clean.retention[f],
-    })
-  }
-  return out
+    }
+  })
 }

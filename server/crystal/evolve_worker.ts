@@ -29,7 +29,7 @@ try {
     seed: request.seed ?? SEARCH_DEFAULTS.seed,
     registry: new Registry(new FileRegistryStore(dataDir), limits),
     open: (o) => createNodeEngine({ ...o, backend, threads: 1 }),
-    onProgress: (p) => parentPort!.postMessage({ type: 'progress', progress: { generation: p.generation, generations: p.generations, best_fitness: p.best_fitness, registered_total: p.registered_total } }),
+    onProgress: (progress) => parentPort!.postMessage({ type: 'progress', progress }),
   })
   parentPort!.postMessage({ type: 'done', registered: result.registered.map((p) => p.id) })
 } catch (e) {

@@ -3,7 +3,7 @@
 // change so reads never wait, evolve runs in a worker thread, and every change goes out on the feed.
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { Worker } from 'node:worker_threads'
-import { runningJob, type BooksType, type Job } from '../../engine/contracts/api.js'
+import { progressed, runningJob, type BooksType, type GenerationReport, type Job } from '../../engine/contracts/api.js'
 import type { Material } from '../../engine/contracts/material.js'
 import type { Engine } from '../../engine/field/engine.js'
 import { fieldState, STATE_TIMELINE_POINTS, type FieldMoment } from '../../engine/field/state.js'
@@ -126,9 +126,9 @@ export class CrystalService {
       this.workers.delete(id)
       this.emit({ event: 'job', job })
     }
-    worker.on('message', (m: { type: 'progress'; progress: Job['progress'] } | { type: 'done'; registered: string[] } | { type: 'failed'; message: string }) => {
+    worker.on('message', (m: { type: 'progress'; progress: GenerationReport } | { type: 'done'; registered: string[] } | { type: 'failed'; message: string }) => {
       if (m.type === 'progress') {
-        job.progress = m.progress
+        Object.assign(job, progressed(job, m.progress))
         this.emit({ event: 'job', job })
       } else if (m.type === 'done') {
         job.registered = m.registered
