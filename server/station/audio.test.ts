@@ -1,8 +1,13 @@
-// Files at other rates than the stream's: a 48 kHz MP3 is resampled to 44.1 kHz with its pitch and
-// loudness kept; the control is the same samples taken as 44.1 kHz without resampling (a lower pitch).
+// Decoding for the stream: a 48 kHz MP3 is resampled to 44.1 kHz with its pitch and loudness kept
+// (the control: the same samples taken as 44.1 kHz, a lower pitch); a file with a corrupt stretch
+// plays on without dead air (the control: the decoder's own output has a gap there).
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { expect, test } from 'vitest'
 import { createMp3Encoder } from 'wasm-media-encoders'
+import { demoLibrary } from '../testing.js'
 import { decodeMp3, RATE, resample, trimSilence } from './audio.js'
+import { longestSilenceMs } from './listener.js'
 import { integratedLoudness } from './loudness.js'
 
 /** The frequency of a steady tone from its rising zero crossings (to a fraction of a hertz over seconds). */
@@ -44,6 +49,20 @@ test('resampling keeps a 22,050 Hz voice band: a 300 Hz tone doubles its sample 
   expect(Math.abs(y.length - 2 * x.length)).toBeLessThanOrEqual(2)
   expect(toneHz(y, RATE)).toBeCloseTo(300, 0)
   expect(Math.abs(integratedLoudness([y], RATE) - integratedLoudness([x], from))).toBeLessThan(0.1)
+})
+
+test('an MP3 with 16 KB of garbage in its middle decodes with no silence over 20 ms; the decoder alone leaves 50 ms', async () => {
+  const { dir, tracks } = await demoLibrary(14, 4)
+  const bytes = Buffer.from(readFileSync(join(dir, tracks[0].artist, tracks[0].album, `01 ${tracks[0].title}.mp3`)))
+  let seed = 7
+  const at = Math.floor(bytes.length * 0.4)
+  for (let i = 0; i < 16000; i++) bytes[at + i] = ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) >> 16) & 0xff
+  const played = trimSilence(await decodeMp3(bytes, 'corrupt.mp3'))
+  expect(longestSilenceMs(played, -50, 0)).toBeLessThan(20)
+  // still most of the track: only the damaged stretch is gone
+  expect(played.left.length / RATE).toBeGreaterThan(12)
+  // the control: what the decoder itself makes of the same bytes
+  expect(longestSilenceMs(trimSilence(await decodeMp3Raw(bytes)), -50, 0)).toBeGreaterThanOrEqual(45)
 })
 
 /** The decoder's own output, without the station's resampling: the control's reading. */

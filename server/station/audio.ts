@@ -1,7 +1,6 @@
 // PCM in and out of MP3 for the station: decode a file (mpg123-decoder, WASM) to 44.1 kHz stereo
 // float (resampled by libsamplerate when it is at another rate), trim the silence at its ends, and
 // one continuous MP3 encoder (LAME compiled to WASM, wasm-media-encoders).
-import libsamplerate from '@alexanderolsen/libsamplerate-js'
 import { MPEGDecoder } from 'mpg123-decoder'
 import { createMp3Encoder } from 'wasm-media-encoders'
 import { CrystalError } from '../../engine/errors.js'
@@ -22,8 +21,8 @@ const SLICE_BYTES = 64 * 1024
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 /** Decodes an MP3 to stereo PCM at the stream's rate (resampled when the file has another).
- * Corrupt frames are skipped by the decoder; a file with no decodable audio is a `bad_audio` error
- * naming the file. */
+ * Corrupt frames are skipped by the decoder, and the near-silence it leaves where it lost them is cut
+ * out (`spliceDropouts`); a file with no decodable audio is a `bad_audio` error naming the file. */
 export async function decodeMp3(bytes: Uint8Array, file: string): Promise<Pcm> {
   const decoder = new MPEGDecoder()
   await decoder.ready
@@ -35,8 +34,10 @@ export async function decodeMp3(bytes: Uint8Array, file: string): Promise<Pcm> {
       const out = decoder.decode(bytes.subarray(at, at + SLICE_BYTES))
       if (out.samplesDecoded > 0) {
         rate = out.sampleRate
-        left.push(out.channelData[0])
-        right.push(out.channelData[1] ?? out.channelData[0])
+        const pcm = { left: out.channelData[0], right: out.channelData[1] ?? out.channelData[0] }
+        const { left: l, right: r } = out.errors.length ? spliceDropouts(pcm, out.sampleRate) : pcm
+        left.push(l)
+        right.push(r)
       }
       await yieldToLoop()
     }
@@ -59,6 +60,8 @@ function concat(parts: Float32Array[]): Float32Array {
  * (WASM), whose pass band (97% of Nyquist, 121 dB rejection) keeps the audible band and its loudness. */
 export async function resample(channels: Float32Array[], rate: number): Promise<Float32Array[]> {
   if (rate === RATE) return channels
+  // loaded when first needed: its 2 MB of JavaScript would otherwise slow every start
+  const { default: libsamplerate } = await import('@alexanderolsen/libsamplerate-js')
   const src = await libsamplerate.create(1, rate, RATE, { converterType: libsamplerate.ConverterType.SRC_SINC_MEDIUM_QUALITY })
   try {
     const out: Float32Array[] = []
@@ -70,6 +73,36 @@ export async function resample(channels: Float32Array[], rate: number): Promise<
   } finally {
     src.destroy()
   }
+}
+
+/** Where the decoder reported corrupt data, it leaves a stretch of near-silence (frames it could not
+ * decode, and the next ones whose bit reservoir they held). Stretches below -50 dBFS longer than a
+ * frame are cut out of such a slice, so a damaged file plays on without dead air; both edges are
+ * that quiet, so the joins do not click. */
+export function spliceDropouts(pcm: Pcm, rate: number): Pcm {
+  const quiet = (i: number) => Math.abs(pcm.left[i]) < SILENCE && Math.abs(pcm.right[i]) < SILENCE
+  const min = Math.round((FRAME * rate) / RATE)
+  const keep: [number, number][] = []
+  let from = 0
+  for (let i = 0; i < pcm.left.length; ) {
+    if (!quiet(i)) {
+      i++
+      continue
+    }
+    let end = i
+    while (end < pcm.left.length && quiet(end)) end++
+    if (end - i > min) keep.push([from, i]), (from = end)
+    i = end
+  }
+  if (keep.length === 0) return pcm
+  keep.push([from, pcm.left.length])
+  const join = (x: Float32Array) => {
+    const out = new Float32Array(keep.reduce((n, [a, b]) => n + b - a, 0))
+    let at = 0
+    for (const [a, b] of keep) out.set(x.subarray(a, b), at), (at += b - a)
+    return out
+  }
+  return { left: join(pcm.left), right: join(pcm.right) }
 }
 
 /** Below this (-50 dBFS) a track's head or tail counts as silence: encoder delay and padding
