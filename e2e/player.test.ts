@@ -11,7 +11,7 @@ import { demoLibrary, startNats, startServer, type RunningNats, type RunningServ
 import { launch } from './browser.js'
 
 const SHOTS = new URL('./screenshots/', import.meta.url).pathname
-const PERIOD_MS = 500
+const PERIOD_MS = 1000
 let nats: RunningNats
 let nc: NatsConnection
 let server: RunningServer
@@ -46,7 +46,7 @@ test('/player plays /stream in Chromium and shows what is on, and the swarm fres
     bus.publish('QUEEN.phase.e2e', { agent: 'e2e', phase: 1.25, frequency: 0.5, order: 0.8 })
   }
   send()
-  const timer = setInterval(send, PERIOD_MS / 2)
+  const timer = setInterval(send, 100)
   try {
     await page.goto(`${server.url}/player`)
     // the audio element plays: its time advances, by more than a second between two readings

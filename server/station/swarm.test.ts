@@ -13,7 +13,7 @@ import { RATE } from './audio.js'
 import { DJ_ORDER_BELOW, voice } from './dj.js'
 import { listen, longestSilenceMs } from './listener.js'
 
-const PERIOD_MS = 400
+const PERIOD_MS = 1000
 let nats: RunningNats
 let server: RunningServer
 let nc: NatsConnection
@@ -42,14 +42,36 @@ afterAll(async () => {
 const consciousness = (order: number, dreaming: boolean) => ({ phi: 0.42, xi: 1.5, mean_order: 0.3, order, mean_phase: 0.1, num_clusters: 2, consciousness_level: 'aware', dreaming })
 const state = async () => (await call(server.url, 'GET', '/api/state')).body
 
-/** Publishes SVC.consciousness every 100 ms (order and dream state as the block's DJ rule wants) until stopped. */
+/** Publishes SVC.consciousness every 100 ms (order and dream state as the block on now lets the DJ speak) until stopped. */
 function keepPublishing(order: number): () => void {
-  const speakWhen = scheduleAt(new Date()).block.speak_when
-  if (speakWhen !== 'awake') bus.publish('queen.event.dream.start', { mode: speakWhen, reason: 'test' })
-  const send = () => bus.publish('SVC.consciousness', consciousness(order, speakWhen !== 'awake'))
+  const send = () => {
+    const speakWhen = scheduleAt(new Date()).block.speak_when
+    if (speakWhen !== 'awake') bus.publish('queen.event.dream.start', { mode: speakWhen, reason: 'test' })
+    bus.publish('SVC.consciousness', consciousness(order, speakWhen !== 'awake'))
+  }
   send()
   const timer = setInterval(send, 100)
   return () => clearInterval(timer)
+}
+
+/** What the station shows while the test's swarm publishes. */
+async function fresh(): Promise<void> {
+  await expect.poll(async () => (await state()).swarm.queen.agents, { timeout: 10_000 }).toBe(2)
+  const s = await state()
+  expect(s.swarm.consciousness.phi).toMatchObject({ value: 0.42, stale: false })
+  expect(s.swarm.consciousness.xi).toMatchObject({ value: 1.5, stale: false })
+  expect(s.swarm.consciousness.order).toMatchObject({ value: 0.9, stale: false })
+  expect(s.swarm.consciousness.level).toBe('aware')
+  expect(s.swarm.medium).toBe('awake')
+  // the queen's phase: the circular mean of 1 and 2 radians
+  expect(s.swarm.queen.phi.value).toBeCloseTo(1.5, 6)
+  expect(s.swarm.queen.order.value).toBeCloseTo(0.7, 6)
+  const swarm = (await call(server.url, 'GET', '/api/swarm')).body
+  expect(swarm.agents.map((a: { agent: string }) => a.agent)).toEqual(['a1', 'a2'])
+  expect(swarm.consciousness).toMatchObject({ phi: 0.42, sender: 'test-swarm', stale: false })
+  await expect.poll(async () => (await call(server.url, 'GET', '/api/swarm')).body.dropped).toBe(1)
+  const dreams = (await call(server.url, 'GET', '/api/dreams')).body
+  expect(dreams.dreams[0]).toMatchObject({ mode: 'deep', memories_strengthened: 3, sender: 'test-swarm' })
 }
 
 describe('state from the bus', () => {
@@ -61,28 +83,22 @@ describe('state from the bus', () => {
   })
 
   test('published values appear in /api/state, /api/swarm and /api/dreams; after three periods of silence they are stale', async () => {
-    bus.publish('SVC.consciousness', consciousness(0.9, false))
-    bus.publish('QUEEN.phase.a1', { agent: 'a1', phase: 1, frequency: 0.5, order: 0.8 })
-    bus.publish('QUEEN.phase.a2', { agent: 'a2', phase: 2, frequency: 0.5, order: 0.6 })
+    // published every 100 ms while the fresh values are checked, so a slow machine does not age them
+    const send = () => {
+      bus.publish('SVC.consciousness', consciousness(0.9, false))
+      bus.publish('QUEEN.phase.a1', { agent: 'a1', phase: 1, frequency: 0.5, order: 0.8 })
+      bus.publish('QUEEN.phase.a2', { agent: 'a2', phase: 2, frequency: 0.5, order: 0.6 })
+    }
+    send()
+    const timer = setInterval(send, 100)
     bus.publish('SVC.dreams', { mode: 'deep', samples: 40, memories_strengthened: 3, hallucinations: 1, energy_before: 2, energy_after: 1.5, pruned_fraction: 0.25 })
     // not JSON of the contract: dropped and counted, the values kept
     nc.publish('SVC.consciousness', '{"phi": "high"}')
-    await expect.poll(async () => (await state()).swarm.queen.agents, { timeout: 10_000 }).toBe(2)
-    const s = await state()
-    expect(s.swarm.consciousness.phi).toMatchObject({ value: 0.42, stale: false })
-    expect(s.swarm.consciousness.xi).toMatchObject({ value: 1.5, stale: false })
-    expect(s.swarm.consciousness.order).toMatchObject({ value: 0.9, stale: false })
-    expect(s.swarm.consciousness.level).toBe('aware')
-    expect(s.swarm.medium).toBe('awake')
-    // the queen's phase: the circular mean of 1 and 2 radians
-    expect(s.swarm.queen.phi.value).toBeCloseTo(1.5, 6)
-    expect(s.swarm.queen.order.value).toBeCloseTo(0.7, 6)
-    const swarm = (await call(server.url, 'GET', '/api/swarm')).body
-    expect(swarm.agents.map((a: { agent: string }) => a.agent)).toEqual(['a1', 'a2'])
-    expect(swarm.consciousness).toMatchObject({ phi: 0.42, sender: 'test-swarm', stale: false })
-    expect(swarm.dropped).toBe(1)
-    const dreams = (await call(server.url, 'GET', '/api/dreams')).body
-    expect(dreams.dreams[0]).toMatchObject({ mode: 'deep', memories_strengthened: 3, sender: 'test-swarm' })
+    try {
+      await fresh()
+    } finally {
+      clearInterval(timer)
+    }
     // silence: stale once three periods have passed, and not before
     await expect.poll(async () => (await state()).swarm.consciousness.phi.stale, { timeout: 20_000, interval: 200 }).toBe(true)
     const later = await state()
