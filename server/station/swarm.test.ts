@@ -2,6 +2,7 @@
 // SVC.consciousness, QUEEN.phase.* and SVC.dreams reach /api/state, /api/swarm and /api/dreams and
 // go stale after three periods of silence; the voice DJ speaks over a change of track when the order
 // parameter is low, and a listener finds its voice in the stream (not when the order is high: the control).
+import SwaggerParser from '@apidevtools/swagger-parser'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import FFT from 'fft.js'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
@@ -75,6 +76,12 @@ async function fresh(): Promise<void> {
 }
 
 describe('state from the bus', () => {
+  test("the station's routes are in the OpenAPI document, which validates", async () => {
+    const doc = (await call(server.url, 'GET', '/openapi.json')).body
+    await SwaggerParser.validate(structuredClone(doc))
+    for (const path of ['/api/state', '/api/swarm', '/api/dreams', '/api/station', '/player', '/stream']) expect(Object.keys(doc.paths)).toContain(path)
+  })
+
   test('before anything is published every swarm value is null and stale', async () => {
     const s = await state()
     expect(s.swarm.bus).toBe(true)
