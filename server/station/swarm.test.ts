@@ -15,6 +15,7 @@ import { DJ_ORDER_BELOW, voice } from './dj.js'
 import { listen, longestSilenceMs } from './listener.js'
 
 const PERIOD_MS = 1000
+const ORACLE = 'swarm-test-oracle'
 let nats: RunningNats
 let server: RunningServer
 let nc: NatsConnection
@@ -32,6 +33,7 @@ beforeAll(async () => {
     SVC_STATION_SWARM_PERIOD_MS: String(PERIOD_MS),
     SVC_STATION_PACE: '4',
     SVC_STATION_CROSSFADE_S: '2',
+    HUB_ORACLE_TOKEN: ORACLE,
   })
 })
 afterAll(async () => {
@@ -164,7 +166,13 @@ describe('the voice DJ', () => {
     expect((await state()).dj).toMatchObject({ enabled: true, spoken: 0, last: null })
   })
 
-  test(`with the order at 0.2 the DJ speaks over the change of track: the listener finds the voice at -16 LUFS, no dead air; not in the control`, async () => {
+  test(`with the order at 0.2 the DJ speaks over the change of track, the top market's odds included: the listener finds the voice at -16 LUFS, no dead air; not in the control`, async () => {
+    // a market on the server's own market engine, moved towards "no" by a trade
+    const market = (await call(server.url, 'POST', '/api/markets', { question: 'Will the station speak?', outcomes: ['yes', 'no'], tier: 'labs', closes_at: new Date(Date.now() + 86_400_000).toISOString(), b: 50 }, { authorization: `Bearer ${ORACLE}` })).body
+    const ada = (await call(server.url, 'POST', '/api/agents/register', { id: 'ada', display_name: 'Ada', kind: 'human' })).body
+    expect((await call(server.url, 'POST', `/api/markets/${market.id}/trade`, { trader_id: 'ada', outcome: 'no', shares: 30 }, { authorization: `Bearer ${ada.token}` })).status).toBe(200)
+    const odds = Math.round((await call(server.url, 'GET', `/api/markets/${market.id}`)).body.prices[1] * 100)
+    expect(odds).toBeGreaterThan(50)
     const stop = keepPublishing(0.2)
     let heard
     try {
@@ -177,7 +185,7 @@ describe('the voice DJ', () => {
     expect(s.dj.last.order).toBe(0.2)
     // the first utterance, which the listener heard whole (the last may run past the minute's end)
     const said = [...server.stderr().matchAll(/the DJ says "(.+?)" \(([\d.]+) s/g)].map((m) => ({ text: m[1], duration_s: Number(m[2]) }))[0]
-    expect(said.text).toMatch(/^That was .+ by .+\. Next, .+ by .+\. This is .+ on Resonant Crystal\.$/)
+    expect(said.text).toMatch(new RegExp(`^That was .+ by .+\\. Next, .+ by .+\\. This is .+ on Resonant Crystal\\. On the markets: Will the station speak\\? no, at ${odds} percent\\.$`))
     // espeak-ng's own rendering of the same words, brought to the stream's rate and -16 LUFS
     const reference = await voice(said.text)
     expect(said.duration_s).toBeCloseTo(reference.left.length / RATE, 2)
