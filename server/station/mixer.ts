@@ -1,6 +1,6 @@
 // The mix: one track after another with an equal-power crossfade (cos/sin gains, so two unrelated
 // signals keep their summed power through the fade), rendered frame by frame for the encoder.
-import { FRAME, type Pcm } from './audio.js'
+import { FRAME, RATE, type Pcm } from './audio.js'
 
 export interface Deck<T> {
   item: T
@@ -42,7 +42,6 @@ export class Mixer<T> {
   constructor(
     private readonly crossfade: number,
     private readonly events: MixEvents<T>,
-    private readonly rate = 44100,
   ) {}
 
   /** Speaks `voice` over the change into the cued track `item`: it starts with the crossfade (at once
@@ -164,7 +163,7 @@ export class Mixer<T> {
     const v = this.playing
     const target = v ? 10 ** (DUCK_DB / 20) : 1
     if (!v && this.gain === 1) return
-    const step = (1 - 10 ** (DUCK_DB / 20)) / (DUCK_RAMP_S * this.rate)
+    const step = (1 - 10 ** (DUCK_DB / 20)) / (DUCK_RAMP_S * RATE)
     for (let i = 0; i < L.length; i++) {
       this.gain = this.gain > target ? Math.max(target, this.gain - step) : Math.min(target, this.gain + step)
       L[i] *= this.gain

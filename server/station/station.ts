@@ -1,5 +1,6 @@
 // The station: picks tracks from the library, decodes and normalises each (-16 LUFS, true peak
-// <= -1 dBTP), mixes them with crossfades and runs one MP3 encoder paced by the clock into the broadcast.
+// <= -1 dBTP), mixes them with crossfades (the DJ's voice over some) and runs one MP3 encoder paced by
+// the clock into the broadcast; it hears the swarm on the bus for /api/state and the DJ.
 import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -16,7 +17,7 @@ import { scanLibrary, type Library } from './library.js'
 import { applyGain, normalisingGain, type Normalisation } from './loudness.js'
 import { AlertMonitor, type AlertOptions } from './alerts.js'
 import { IcecastSource } from './icecast.js'
-import { Mixer, type Deck } from './mixer.js'
+import { Mixer, type Deck, type MixEvents } from './mixer.js'
 import { Broadcast } from './stream.js'
 import { VoiceDj, type Utterance } from './dj.js'
 import { SwarmWatch } from './swarm.js'
@@ -92,7 +93,7 @@ export class Station {
     this.say = o.say ?? (() => {})
     this.swarm = new SwarmWatch(o.bus, o.swarm_period_ms ?? DEFAULT_PERIOD_MS)
     this.dj = new VoiceDj(this.swarm, spawnSync('espeak-ng', ['--version']).status === 0)
-    this.mixer = new Mixer<Loaded>(Math.round((o.crossfade_s ?? 4) * RATE), {
+    const events: MixEvents<Loaded> = {
       want: () => void this.loadNext(),
       onAir: (l) => {
         this.onAir = { track: l.track, started_at: new Date().toISOString(), gain_db: l.gain_db, lufs_before: l.lufs_before, peak_limited: l.peak_limited }
@@ -110,9 +111,8 @@ export class Station {
         this.say(`station: the DJ says "${this.spoken.text}" (${this.dj.last!.duration_s.toFixed(2)} s; order ${this.spoken.order.toFixed(2)}, the medium ${this.spoken.medium})`)
         this.spoken = undefined
       },
-    },
-    RATE,
-    )
+    }
+    this.mixer = new Mixer<Loaded>(Math.round((o.crossfade_s ?? 4) * RATE), events)
   }
 
   /** Loads the first track, then keeps the encoder `lead_s` ahead of the clock. */
@@ -219,8 +219,8 @@ export class Station {
     try {
       const u = await this.dj.utterance(from, next.track, scheduleAt(new Date()).block)
       if (!u) return
-      this.spoken = u
-      if (!this.mixer.voiceOver(u.pcm, next)) this.say(`station: the DJ was too late for the change into ${next.track.id}`)
+      if (this.mixer.voiceOver(u.pcm, next)) this.spoken = u
+      else this.say(`station: the DJ was too late for the change into ${next.track.id}`)
     } catch (e) {
       this.say(`station: the DJ is silent: ${(e as Error).message}`)
     }
