@@ -26,5 +26,6 @@ export const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   bad_proposal: 2,
   ledger_corrupt: 1,
   oracle_unavailable: 1,
+  voice_unavailable: 1,
   internal: 1,
 }

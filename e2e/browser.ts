@@ -4,10 +4,11 @@ import { chromium, type Browser, type Page } from 'playwright-core'
 
 export const CHROMIUM = '/usr/bin/chromium'
 
-export function launch(): Promise<Browser> {
+/** `extra`: more flags, e.g. `--autoplay-policy=no-user-gesture-required` for a page that plays audio. */
+export function launch(extra: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--enable-unsafe-webgpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
+    args: ['--no-sandbox', '--enable-unsafe-webgpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', ...extra],
   })
 }
 

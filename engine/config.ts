@@ -44,6 +44,9 @@ export interface StationSettings {
   icecast_url?: string
   /** SVC_ICECAST_POLL_MS: how often Icecast's listener count is read (default 5,000). */
   icecast_poll_ms?: number
+  /** SVC_STATION_SWARM_PERIOD_MS: how often the swarm's publishers publish (stale after three periods;
+   * default SVC_CONSCIOUSNESS_PERIOD_MS, else 1,000). */
+  swarm_period_ms?: number
   /** With a bus: SVC_STATION_DISK_PATH (/) against SVC_STATION_DISK_THRESHOLD (0.8), SVC_STATION_PRUNE_LOG's
    * age against SVC_STATION_PRUNE_STALE_S (one day), every SVC_STATION_ALERT_PERIOD_MS (one minute). */
   alerts: { disk_path?: string; disk_threshold?: number; prune_log?: string; prune_stale_s?: number; period_ms?: number }
@@ -79,6 +82,7 @@ export function settingsFrom(env: Record<string, string | undefined>): Settings 
       crossfade_s: positive(env, 'SVC_STATION_CROSSFADE_S'),
       icecast_url: set('SVC_ICECAST_URL'),
       icecast_poll_ms: positive(env, 'SVC_ICECAST_POLL_MS'),
+      swarm_period_ms: positive(env, 'SVC_STATION_SWARM_PERIOD_MS') ?? (Number(env.SVC_CONSCIOUSNESS_PERIOD_MS) || undefined),
       alerts: {
         disk_path: set('SVC_STATION_DISK_PATH'),
         disk_threshold: positive(env, 'SVC_STATION_DISK_THRESHOLD'),

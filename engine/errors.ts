@@ -26,6 +26,7 @@ export type ErrorCode =
   | 'bad_proposal'
   | 'ledger_corrupt'
   | 'oracle_unavailable'
+  | 'voice_unavailable'
   | 'internal'
 
 export interface ErrorPlace {

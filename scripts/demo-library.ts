@@ -12,4 +12,4 @@ if (!(seconds >= 2 && seconds <= 600) || !(Number.isInteger(count) && count >= 1
   process.exit(2)
 }
 const tracks = demoTracks(seconds, count)
-for (const [i, file] of writeDemoLibrary(dir, tracks).entries()) process.stdout.write(`${file}  (${tracks[i].bpm} BPM, ${tracks[i].key})\n`)
+for (const [i, file] of (await writeDemoLibrary(dir, tracks)).entries()) process.stdout.write(`${file}  (${tracks[i].bpm} BPM, ${tracks[i].key})\n`)

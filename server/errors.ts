@@ -27,6 +27,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   bad_proposal: 422,
   ledger_corrupt: 503,
   oracle_unavailable: 503,
+  voice_unavailable: 503,
   internal: 500,
 }
 

@@ -252,7 +252,7 @@ export async function demoLibrary(seconds = 14, count = 4): Promise<{ dir: strin
   const dir = join(tmpdir(), `crystal-demo-${key}`)
   if (existsSync(join(dir, '.complete'))) return { dir, tracks }
   const staging = mkdtempSync(`${dir}-staging-`)
-  writeDemoLibrary(staging, tracks)
+  await writeDemoLibrary(staging, tracks)
   writeFileSync(join(staging, '.complete'), '')
   try {
     renameSync(staging, dir)

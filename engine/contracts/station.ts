@@ -1,6 +1,7 @@
 // Wire types of the station (DESIGN.md section 12): a track of the library and what is on air,
 // as the REST API and the player see them (snake_case, the same objects in code).
 import { Type, type Static } from '@sinclair/typebox'
+import { ConsciousnessMessage, DreamsMessage } from './consciousness.js'
 import './swarm.js' // registers the date-time format
 
 export const TrackSchema = Type.Object(
@@ -86,6 +87,92 @@ export const StationStatusSchema = Type.Object(
   { additionalProperties: false },
 )
 export type StationStatus = Static<typeof StationStatusSchema>
+
+/** A number from the bus with its age: stale when nothing came for three publication periods
+ * (DESIGN.md section 8), null while nothing has come at all. */
+export const LiveNumberSchema = Type.Object(
+  { value: Type.Union([Type.Number(), Type.Null()]), age_s: Type.Union([Type.Number({ minimum: 0 }), Type.Null()]), stale: Type.Boolean() },
+  { additionalProperties: false },
+)
+export type LiveNumber = Static<typeof LiveNumberSchema>
+
+/** The medium's dream state as the bus tells it: awake, or dreaming light or deep; null when unknown or stale. */
+export const MediumStateSchema = Type.Union([Type.Literal('awake'), Type.Literal('light'), Type.Literal('deep'), Type.Null()])
+
+/** The swarm fields of the state document (document 2: swarm.queen.phi, swarm.consciousness.phi|xi|order). */
+export const SwarmStateSchema = Type.Object(
+  {
+    /** whether the station follows a bus (SVC_NATS_URL); without one every value is null and stale */
+    bus: Type.Boolean(),
+    /** the publication period the station expects; a value is stale after three of them */
+    period_ms: Type.Number({ exclusiveMinimum: 0 }),
+    /** from QUEEN.phase.*: phi is the queen's phase (radians), the circular mean of the agents' phases;
+     * order is the mean of their order parameters */
+    queen: Type.Object({ phi: LiveNumberSchema, order: LiveNumberSchema, agents: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
+    /** from SVC.consciousness */
+    consciousness: Type.Object(
+      { phi: LiveNumberSchema, xi: LiveNumberSchema, order: LiveNumberSchema, level: Type.Union([Type.String(), Type.Null()]) },
+      { additionalProperties: false },
+    ),
+    medium: MediumStateSchema,
+  },
+  { additionalProperties: false },
+)
+export type SwarmState = Static<typeof SwarmStateSchema>
+
+/** The voice DJ: when it speaks (docs/station.md) and what it said last. */
+export const DjStatusSchema = Type.Object(
+  {
+    /** false when espeak-ng is not installed */
+    enabled: Type.Boolean(),
+    /** it speaks when swarm.consciousness.order is below this and the medium is in the block's speak state */
+    order_below: Type.Number(),
+    spoken: Type.Integer({ minimum: 0 }),
+    last: Type.Union([
+      Type.Object(
+        { text: Type.String(), at: Type.String({ format: 'date-time' }), duration_s: Type.Number({ minimum: 0 }), block: Type.String(), order: Type.Number(), medium: Type.String() },
+        { additionalProperties: false },
+      ),
+      Type.Null(),
+    ]),
+  },
+  { additionalProperties: false },
+)
+export type DjStatus = Static<typeof DjStatusSchema>
+
+/** GET /api/state: the station, the swarm's fields and the DJ. */
+export const StateSchema = Type.Object({ station: StationStatusSchema, swarm: SwarmStateSchema, dj: DjStatusSchema }, { additionalProperties: false })
+export type State = Static<typeof StateSchema>
+
+const seen = { age_s: Type.Number({ minimum: 0 }), stale: Type.Boolean() }
+const { schema_version: _v1, ...consciousnessFields } = ConsciousnessMessage.properties
+const { schema_version: _v2, ...dreamFields } = DreamsMessage.properties
+
+/** GET /api/swarm: every agent heard on QUEEN.phase.* and the last SVC.consciousness, each with its age. */
+export const SwarmReplySchema = Type.Object(
+  {
+    bus: Type.Boolean(),
+    period_ms: Type.Number({ exclusiveMinimum: 0 }),
+    agents: Type.Array(
+      Type.Object({ agent: Type.String(), sender: Type.String(), phase: Type.Number(), frequency: Type.Number(), order: Type.Number(), ...seen }, { additionalProperties: false }),
+    ),
+    consciousness: Type.Union([Type.Object({ ...consciousnessFields, ...seen }, { additionalProperties: false }), Type.Null()]),
+    /** invalid messages dropped on receipt */
+    dropped: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+)
+export type SwarmReply = Static<typeof SwarmReplySchema>
+
+/** GET /api/dreams: the medium's dream state and the last dream reports (SVC.dreams), newest first. */
+export const DreamsReplySchema = Type.Object(
+  {
+    medium: MediumStateSchema,
+    dreams: Type.Array(Type.Object({ ...dreamFields, age_s: Type.Number({ minimum: 0 }) }, { additionalProperties: false })),
+  },
+  { additionalProperties: false },
+)
+export type DreamsReply = Static<typeof DreamsReplySchema>
 
 /** Titles as a listener sees them (ICY StreamTitle, Icecast metadata): "Artist - Title". */
 export const streamTitle = (t: Track): string => `${t.artist} - ${t.title}`

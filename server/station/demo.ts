@@ -80,9 +80,9 @@ export function id3(frames: Record<string, string>): Buffer {
 }
 
 /** Encodes one track to a tagged MP3 file's bytes. */
-export function demoMp3(t: DemoTrack): Buffer {
+export async function demoMp3(t: DemoTrack): Promise<Buffer> {
   const { left, right } = synthesise(t)
-  const enc = new StreamEncoder()
+  const enc = await StreamEncoder.create()
   const parts: Uint8Array[] = []
   for (let i = 0; i < left.length; i += FRAME) parts.push(enc.encode(left.subarray(i, i + FRAME), right.subarray(i, i + FRAME)))
   parts.push(enc.flush())
@@ -90,12 +90,14 @@ export function demoMp3(t: DemoTrack): Buffer {
 }
 
 /** Writes the tracks as DIR/<artist>/<album>/NN <title>.mp3; returns the files written. */
-export function writeDemoLibrary(dir: string, tracks: DemoTrack[] = demoTracks()): string[] {
-  return tracks.map((t, i) => {
+export async function writeDemoLibrary(dir: string, tracks: DemoTrack[] = demoTracks()): Promise<string[]> {
+  const files: string[] = []
+  for (const [i, t] of tracks.entries()) {
     const folder = join(dir, t.artist, t.album)
     mkdirSync(folder, { recursive: true })
     const file = join(folder, `${String(i + 1).padStart(2, '0')} ${t.title}.mp3`)
-    writeFileSync(file, demoMp3(t))
-    return file
-  })
+    writeFileSync(file, await demoMp3(t))
+    files.push(file)
+  }
+  return files
 }

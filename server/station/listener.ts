@@ -109,12 +109,18 @@ export async function listen(url: string, seconds: number, timeout_ms = 120_000)
   return { left: join(left), right: join(right), titles, first_byte_ms: firstByte, bytes }
 }
 
-/** The longest stretch below -50 dBFS on both channels, in milliseconds: dead air and gaps. */
-export function longestSilenceMs(h: Pick<Heard, 'left' | 'right'>, floorDb = -50): number {
+/** A listener's first audio is not on air: a decoder that joins an MP3 stream loses the first frame
+ * to the bit reservoir and adds its own delay (some 40 ms), and one that joins as the station starts
+ * also hears the encoder's priming. Gaps are counted from this far into what was heard. */
+export const DECODER_START_MS = 100
+
+/** The longest stretch below -50 dBFS on both channels after the decoder's start, in milliseconds:
+ * dead air and gaps. */
+export function longestSilenceMs(h: Pick<Heard, 'left' | 'right'>, floorDb = -50, fromMs = DECODER_START_MS): number {
   const floor = 10 ** (floorDb / 20)
   let run = 0
   let longest = 0
-  for (let i = 0; i < h.left.length; i++) {
+  for (let i = Math.round((fromMs / 1000) * RATE); i < h.left.length; i++) {
     if (Math.abs(h.left[i]) < floor && Math.abs(h.right[i]) < floor) longest = Math.max(longest, ++run)
     else run = 0
   }

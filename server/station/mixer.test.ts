@@ -73,3 +73,32 @@ describe('equal-power crossfade', () => {
     expect(power(out, only.left.length + FRAME, out.length)).toBe(0)
   })
 })
+
+describe('a voice over the change', () => {
+  test('starts with the crossfade, ducks the music 12 dB beneath it, and lets it back up when it ends; a voice for a track not cued is refused', async () => {
+    const ones = (seconds: number): Pcm => ({ left: new Float32Array(seconds * RATE).fill(0.5), right: new Float32Array(seconds * RATE).fill(0.5) })
+    const fade = RATE
+    const a = ones(6)
+    const b = ones(10)
+    const voice = { left: new Float32Array(2 * RATE).fill(0.01), right: new Float32Array(2 * RATE).fill(0.01) }
+    let voicedAt = -1
+    let rendered = 0
+    const mixer: Mixer<number> = new Mixer<number>(fade, { want: () => undefined, onAir: () => undefined, underrun: () => undefined, voiced: () => (voicedAt = rendered) })
+    mixer.cue({ item: 0, pcm: a })
+    expect(mixer.voiceOver(voice, 1)).toBe(false)
+    mixer.cue({ item: 1, pcm: b })
+    expect(mixer.voiceOver(voice, 1)).toBe(true)
+    const out = new Float32Array(Math.floor((9 * RATE) / FRAME) * FRAME)
+    for (let f = 0; f < out.length / FRAME; f++, rendered += FRAME) out.set(mixer.frame().left, f * FRAME)
+    // the fade begins a second before a's end; the voice with it (to the frame)
+    const fadeStart = a.left.length - fade
+    expect(Math.abs(voicedAt - fadeStart)).toBeLessThanOrEqual(FRAME)
+    // 1.5 s into the voice (the fade done, the ramp long over): music at 0.5 ducked 12 dB, plus the voice
+    const during = out[voicedAt + 1.5 * RATE]
+    expect(20 * Math.log10((during - 0.01) / 0.5)).toBeCloseTo(-12, 1)
+    // half a second after it ends, the music is back at full level
+    expect(out[voicedAt + 2 * RATE + RATE / 2]).toBeCloseTo(0.5, 5)
+    // the control: before the change the music was never ducked
+    expect(out[fadeStart - FRAME]).toBeCloseTo(0.5, 5)
+  })
+})

@@ -1,6 +1,6 @@
 // The mix: one track after another with an equal-power crossfade (cos/sin gains, so two unrelated
 // signals keep their summed power through the fade), rendered frame by frame for the encoder.
-import { FRAME, type Pcm } from './audio.js'
+import { FRAME, RATE, type Pcm } from './audio.js'
 
 export interface Deck<T> {
   item: T
@@ -14,7 +14,13 @@ export interface MixEvents<T> {
   onAir(item: T): void
   /** a frame had to be filled with silence because no track was ready */
   underrun(): void
+  /** a voice cued with `voiceOver` has started */
+  voiced?(): void
 }
+
+/** The music under a voice: 12 dB down, ramped over 150 ms, as radio ducks a bed under speech. */
+export const DUCK_DB = -12
+const DUCK_RAMP_S = 0.15
 
 export class Mixer<T> {
   private current: Deck<T> | null = null
@@ -26,12 +32,25 @@ export class Mixer<T> {
   private fade = 0
   private readonly left = new Float32Array(FRAME)
   private readonly right = new Float32Array(FRAME)
+  /** a voice waiting for the fade into its item, and the one being said (from `pos`) */
+  private pending: { pcm: Pcm; item: T } | null = null
+  private playing: { pcm: Pcm; pos: number } | null = null
+  /** the music's gain now (1, or ducked under a voice) */
+  private gain = 1
 
   /** `crossfade` in samples; a short track fades over at most a quarter of its length. */
   constructor(
     private readonly crossfade: number,
     private readonly events: MixEvents<T>,
   ) {}
+
+  /** Speaks `voice` over the change into the cued track `item`: it starts with the crossfade (at once
+   * if that is under way) with the music ducked beneath it, and is dropped if the change is over before. */
+  voiceOver(voice: Pcm, item: T): boolean {
+    if (this.next?.item !== item) return false
+    this.pending = { pcm: voice, item }
+    return true
+  }
 
   /** Hands the mixer the track that follows (the first one goes on air at once). */
   cue(deck: Deck<T>): void {
@@ -130,6 +149,30 @@ export class Mixer<T> {
       this.pos++
     }
     if (silent) this.events.underrun()
+    this.speak(L, R)
     return { left: L, right: R }
+  }
+
+  /** Mixes the voice (when its change is under way) over the frame, the music ducked beneath it. */
+  private speak(L: Float32Array, R: Float32Array): void {
+    if (this.pending && !this.playing) {
+      // a voice for a change that is over (or was never cued) is not said late
+      if (this.next?.item !== this.pending.item) this.pending = null
+      else if (this.fadeFrom >= 0) (this.playing = { pcm: this.pending.pcm, pos: 0 }), (this.pending = null), this.events.voiced?.()
+    }
+    const v = this.playing
+    const target = v ? 10 ** (DUCK_DB / 20) : 1
+    if (!v && this.gain === 1) return
+    const step = (1 - 10 ** (DUCK_DB / 20)) / (DUCK_RAMP_S * RATE)
+    for (let i = 0; i < L.length; i++) {
+      this.gain = this.gain > target ? Math.max(target, this.gain - step) : Math.min(target, this.gain + step)
+      L[i] *= this.gain
+      R[i] *= this.gain
+      if (v && v.pos < v.pcm.left.length) {
+        L[i] += v.pcm.left[v.pos]
+        R[i] += v.pcm.right[v.pos++]
+      }
+    }
+    if (v && v.pos >= v.pcm.left.length) this.playing = null
   }
 }

@@ -41,7 +41,7 @@ describe('the library', () => {
     const tagged = lib.tracks.filter((t) => t.bpm !== null)
     expect(tagged.map((t) => [t.artist, t.title, t.bpm, t.key])).toEqual(tracks.map((t) => [t.artist, t.title, t.bpm, t.key]))
     expect(lib.tracks.some((t) => t.artist === 'Señal Fría')).toBe(true)
-    // lamejs's encoder delay and padding add some 40 ms to the synthesised length
+    // the encoder's delay and padding add some 40 ms to the synthesised length
     for (const t of tagged) expect(Math.abs(t.duration_s - SECONDS)).toBeLessThan(0.1)
     // without tags, the names come from the folders and the file
     expect(lib.tracks.find((t) => t.bpm === null)).toMatchObject({ artist: tracks[0].artist, album: tracks[0].album, title: '03 truncated' })

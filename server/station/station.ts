@@ -1,11 +1,14 @@
 // The station: picks tracks from the library, decodes and normalises each (-16 LUFS, true peak
-// <= -1 dBTP), mixes them with crossfades and runs one MP3 encoder paced by the clock into the broadcast.
+// <= -1 dBTP), mixes them with crossfades (the DJ's voice over some) and runs one MP3 encoder paced by
+// the clock into the broadcast; it hears the swarm on the bus for /api/state and the DJ.
+import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ContractBus } from '../../engine/bus/contract_bus.js'
 import type { StationSettings } from '../../engine/config.js'
-import { RADIO_SUBJECTS, streamTitle, type OnAir, type StationStatus, type Track } from '../../engine/contracts/station.js'
+import { DEFAULT_PERIOD_MS } from '../../engine/consciousness/publisher.js'
+import { RADIO_SUBJECTS, streamTitle, type OnAir, type State, type StationStatus, type Track } from '../../engine/contracts/station.js'
 import { decodeMp3, FRAME, RATE, StreamEncoder, trimSilence } from './audio.js'
 import { CrystalError } from '../../engine/errors.js'
 import { scheduleAt } from '../../engine/station/schedule.js'
@@ -14,9 +17,11 @@ import { scanLibrary, type Library } from './library.js'
 import { applyGain, normalisingGain, type Normalisation } from './loudness.js'
 import { AlertMonitor, type AlertOptions } from './alerts.js'
 import { IcecastSource } from './icecast.js'
-import { Mixer, type Deck } from './mixer.js'
+import { Mixer, type Deck, type MixEvents } from './mixer.js'
 import { Broadcast } from './stream.js'
 import { LibraryPerception } from './perception.js'
+import { VoiceDj, type Utterance } from './dj.js'
+import { SwarmWatch } from './swarm.js'
 
 /** The watchdog's floor (-50 dBFS) and how long the output may stay under it. */
 const SILENCE_FLOOR = 10 ** (-50 / 20)
@@ -36,8 +41,11 @@ export interface StationOptions {
   /** tracks played within this many picks are not picked again (default: half the library) */
   no_repeat?: number
   say?: (line: string) => void
-  /** the contract bus, when there is one: RADIO.nowplaying goes out on it */
-  bus?: Pick<ContractBus, 'publish'>
+  /** the contract bus, when there is one: RADIO.nowplaying goes out on it, and the swarm's subjects
+   * (QUEEN.phase.*, SVC.consciousness, SVC.dreams) come in */
+  bus?: Pick<ContractBus, 'publish' | 'subscribe' | 'dropped'>
+  /** how often the swarm's publishers publish (their values are stale after three periods) */
+  swarm_period_ms?: number
   /** send the stream to Icecast as a source (SVC_ICECAST_URL) */
   icecast_url?: string
   icecast_poll_ms?: number
@@ -49,7 +57,7 @@ interface Loaded extends Normalisation {
 
 export class Station {
   readonly broadcast = new Broadcast()
-  private readonly encoder = new StreamEncoder()
+  private encoder: StreamEncoder | undefined
   private readonly mixer: Mixer<Loaded>
   private readonly pace: number
   private readonly lead: number
@@ -77,13 +85,19 @@ export class Station {
   /** wall-clock milliseconds the encoder waited for a track still loading (on a starved CPU) */
   waited_ms = 0
   private waitingSince: number | undefined
+  readonly swarm: SwarmWatch
+  readonly dj: VoiceDj
+  /** the voice cued over the coming change, until it is on air */
+  private spoken: Utterance | undefined
 
   constructor(private readonly o: StationOptions) {
     this.pace = o.pace ?? 1
     this.lead = o.lead_s ?? 0.5
     this.noRepeat = o.no_repeat ?? Math.floor(o.library.tracks.length / 2)
     this.say = o.say ?? (() => {})
-    this.mixer = new Mixer<Loaded>(Math.round((o.crossfade_s ?? 4) * RATE), {
+    this.swarm = new SwarmWatch(o.bus, o.swarm_period_ms ?? DEFAULT_PERIOD_MS)
+    this.dj = new VoiceDj(this.swarm, spawnSync('espeak-ng', ['--version']).status === 0)
+    const events: MixEvents<Loaded> = {
       want: () => void this.loadNext(),
       onAir: (l) => {
         this.onAir = { track: l.track, started_at: new Date().toISOString(), gain_db: l.gain_db, lufs_before: l.lufs_before, peak_limited: l.peak_limited }
@@ -95,11 +109,19 @@ export class Station {
         }
       },
       underrun: () => this.underruns++,
-    })
+      voiced: () => {
+        if (!this.spoken) return
+        this.dj.aired(this.spoken, scheduleAt(new Date()).block)
+        this.say(`station: the DJ says "${this.spoken.text}" (${this.dj.last!.duration_s.toFixed(2)} s; order ${this.spoken.order.toFixed(2)}, the medium ${this.spoken.medium})`)
+        this.spoken = undefined
+      },
+    }
+    this.mixer = new Mixer<Loaded>(Math.round((o.crossfade_s ?? 4) * RATE), events)
   }
 
   /** Loads the first track, then keeps the encoder `lead_s` ahead of the clock. */
   async start(): Promise<void> {
+    this.encoder = await StreamEncoder.create()
     await this.loadNext()
     this.t0 = performance.now()
     this.tick()
@@ -114,6 +136,7 @@ export class Station {
   }
 
   stop(): void {
+    this.swarm.stop()
     this.alerts?.stop()
     this.icecast?.stop()
     clearTimeout(this.timer)
@@ -127,6 +150,11 @@ export class Station {
       selection: { medium: this.perception?.state ?? 'perceiving', traces: this.perception?.medium?.traces.length ?? 0, by: this.lastPick?.by ?? null, resonance: this.lastPick?.resonance ?? null },
       block: now.block.name,
       programme: now.programme && { kind: now.programme.kind, title: now.programme.title, started_at: now.programme.started_at.toISOString(), ends_at: now.programme.ends_at.toISOString() }, on_air: this.onAir, up_next: this.upNext, listeners: this.broadcast.count, icecast: this.icecast ? { ...this.icecast.status } : null, watchdog_trips: this.watchdog_trips, waited_ms: Math.round(this.waited_ms), underruns: this.underruns, library: { tracks: this.o.library.tracks.length, skipped: this.o.library.skipped.length } }
+  }
+
+  /** GET /api/state: the station, the swarm's fields, the DJ. */
+  state(): State {
+    return { station: this.status(), swarm: this.swarm.state(), dj: this.dj.status() }
   }
 
   /** Encodes what the clock asks for (a bounded amount per turn, so requests and the loading of
@@ -145,7 +173,7 @@ export class Station {
       }
       const { left, right } = this.mixer.frame()
       this.watch(left, right)
-      this.broadcast.send(this.encoder.encode(left, right))
+      this.broadcast.send(this.encoder!.encode(left, right))
       this.produced += FRAME
     }
     this.timer = setTimeout(() => this.tick(), 10)
@@ -182,7 +210,9 @@ export class Station {
         const gain = normalisingGain(channels, RATE)
         applyGain(channels, gain.gain_db)
         const deck: Deck<Loaded> = { item: { track, ...gain }, pcm: { left: channels[0], right: channels[1] } }
+        const from = this.onAir?.track ?? null
         this.mixer.cue(deck)
+        if (from) void this.announce(from, deck.item)
         return
       } catch (e) {
         this.failed++
@@ -192,6 +222,18 @@ export class Station {
     this.say('station: no playable track found in 8 attempts; retrying in 5 s')
     setTimeout(() => void this.loadNext(), 5000).unref()
   }
+
+  /** Has the DJ speak over the change into `next` when the medium calls for it (dj.ts). */
+  private async announce(from: Track, next: Loaded): Promise<void> {
+    try {
+      const u = await this.dj.utterance(from, next.track, scheduleAt(new Date()).block)
+      if (!u) return
+      if (this.mixer.voiceOver(u.pcm, next)) this.spoken = u
+      else this.say(`station: the DJ was too late for the change into ${next.track.id}`)
+    } catch (e) {
+      this.say(`station: the DJ is silent: ${(e as Error).message}`)
+    }
+  }
 }
 
 export interface StationConfig {
@@ -200,6 +242,7 @@ export interface StationConfig {
   crossfade_s?: number
   icecast_url?: string
   icecast_poll_ms?: number
+  swarm_period_ms?: number
   alerts?: AlertOptions
 }
 
@@ -208,11 +251,11 @@ export interface StationConfig {
 export function stationConfig(flag: string | undefined, s: StationSettings, cwd: string): StationConfig | undefined {
   const dir = flag || s.music || (existsSync(join(cwd, 'music')) ? join(cwd, 'music') : undefined)
   if (!dir) return undefined
-  return { dir, pace: s.pace, crossfade_s: s.crossfade_s, icecast_url: s.icecast_url, icecast_poll_ms: s.icecast_poll_ms, alerts: s.alerts }
+  return { dir, pace: s.pace, crossfade_s: s.crossfade_s, icecast_url: s.icecast_url, icecast_poll_ms: s.icecast_poll_ms, swarm_period_ms: s.swarm_period_ms, alerts: s.alerts }
 }
 
 /** Scans the library and puts the station on air. */
-export async function openStation(c: StationConfig, say: (line: string) => void, bus?: Pick<ContractBus, 'publish'>): Promise<Station> {
+export async function openStation(c: StationConfig, say: (line: string) => void, bus?: Pick<ContractBus, 'publish' | 'subscribe' | 'dropped'>): Promise<Station> {
   const library = await scanLibrary(c.dir)
   for (const s of library.skipped) say(`station: skipped ${s.file}: ${s.reason}`)
   const station = new Station({ library, ...c, say, bus })

@@ -22,6 +22,23 @@ export function icyBlock(title: string | null): Buffer {
   return block
 }
 
+const KBPS = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
+const RATES = [44100, 48000, 32000]
+
+/** Where the first whole MPEG-1 Layer III frame in `b` starts (a header whose next frame's header
+ * follows where its length says, so a stray 0xFFF in audio data is not taken for one), or -1. */
+export function firstFrame(b: Buffer): number {
+  for (let i = 0; i + 4 <= b.length; i++) {
+    if (b[i] !== 0xff || (b[i + 1] & 0xfe) !== 0xfa) continue
+    const kbps = KBPS[b[i + 2] >> 4]
+    const rate = RATES[(b[i + 2] >> 2) & 3]
+    if (!kbps || !rate) continue
+    const next = i + Math.floor((144_000 * kbps) / rate) + ((b[i + 2] >> 1) & 1)
+    if (next + 1 < b.length && b[next] === 0xff && (b[next + 1] & 0xfe) === 0xfa) return i
+  }
+  return -1
+}
+
 class Listener {
   readonly out = new PassThrough()
   private untilMeta = ICY_METAINT
@@ -72,14 +89,17 @@ export class Broadcast {
     this.titleWatchers.push(watch)
   }
 
-  /** A new listener's stream: the burst of recent audio, then everything as it is encoded. */
+  /** A new listener's stream: the burst of recent audio from its first whole frame (the encoder's
+   * output does not end on frame boundaries, and a decoder that starts mid-frame loses two frames),
+   * then everything as it is encoded. */
   listen(icy: boolean): PassThrough {
     const l = new Listener(icy)
     this.listeners.add(l)
     const drop = () => this.listeners.delete(l)
     l.out.on('close', drop)
     l.out.on('error', drop)
-    l.write(Buffer.concat(this.recent), this.current)
+    const burst = Buffer.concat(this.recent)
+    l.write(burst.subarray(Math.max(0, firstFrame(burst))), this.current)
     return l.out
   }
 

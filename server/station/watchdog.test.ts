@@ -13,10 +13,10 @@ import { Station, WATCHDOG_S } from './station.js'
 
 const HOLE_S = 6
 
-function holeyMp3(): Buffer {
+async function holeyMp3(): Promise<Buffer> {
   const n = 12 * RATE
   const x = Float32Array.from({ length: n }, (_, i) => (i < 3 * RATE || i >= (3 + HOLE_S) * RATE ? 0.1 * Math.sin((2 * Math.PI * 330 * i) / RATE) : 0))
-  const enc = new StreamEncoder()
+  const enc = await StreamEncoder.create()
   const parts: Uint8Array[] = []
   for (let i = 0; i < n; i += FRAME) parts.push(enc.encode(x.subarray(i, i + FRAME), x.subarray(i, i + FRAME)))
   parts.push(enc.flush())
@@ -30,7 +30,7 @@ test(`over ${WATCHDOG_S} s of silence on air: the watchdog moves on, so a ${HOLE
   // first in library order, so it plays first
   const holey = join(dir, 'AAA', 'Holes')
   mkdirSync(holey, { recursive: true })
-  writeFileSync(join(holey, '01 hole.mp3'), holeyMp3())
+  writeFileSync(join(holey, '01 hole.mp3'), await holeyMp3())
   const lines: string[] = []
   const station = new Station({ library: await scanLibrary(dir), pace: 8, crossfade_s: 1, say: (l) => lines.push(l) })
   const decoder = new MPEGDecoder()
