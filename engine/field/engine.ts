@@ -5,7 +5,7 @@ import type { Material } from '../contracts/material.js'
 import { CrystalError, requireFinite } from '../errors.js'
 import { addPulse, checkPulse, type Pulse } from '../encode/pulse.js'
 import { textWavefront } from '../encode/text.js'
-import type { FieldBackend, LedgerSample } from './backend.js'
+import type { DreamOps, EditOutcome, FieldBackend, FieldEdit, LedgerSample, TransferCounts } from './backend.js'
 import { MaterialCatalog } from './materials.js'
 import { stepParams, type StepParams } from './params.js'
 import { selectBackend } from '../backends/select.js'
@@ -15,6 +15,8 @@ import type { DreamMode } from '../contracts/registry.js'
 import { dream, type DreamReport } from '../dream/dream.js'
 import type { ProbeResult, RecallResult } from '../contracts/api.js'
 import { MemoryReader } from '../recall/recall.js'
+import { openAdjoint } from '../recall/runner.js'
+import { HostDreamOps } from '../cpu/dream.js'
 import type { EnergyBooks, Engine, EngineOptions, HistoryEvent, Memory, SavedField } from './engine_api.js'
 
 export const MIN_SIZE = FIELD_SIZE.minimum
@@ -60,7 +62,8 @@ class FieldEngine implements Engine {
   private readonly deposited: Float64Array
   private readonly timelines: EnergyBooks[][]
   private params: StepParams
-  private readonly reader = new MemoryReader(this)
+  private readonly reader = new MemoryReader(this, (field, params, patterns, readings) => openAdjoint(this.core, field, params, patterns, readings))
+  private readonly dreamOps: DreamOps
 
   constructor(
     private readonly core: FieldBackend,
@@ -77,6 +80,7 @@ class FieldEngine implements Engine {
     this.deposited = new Float64Array(core.fields)
     this.timelines = Array.from({ length: core.fields }, () => [])
     this.params = this.conditions()
+    this.dreamOps = core.dream ?? new HostDreamOps(core)
   }
 
   get backend() {
@@ -108,9 +112,13 @@ class FieldEngine implements Engine {
     this.injected[field] += (await this.core.energy(this.params, field))[0] - before + potential
   }
 
-  /** The saturation potential held by the fields asked for (read back; docs/physics.md). */
+  /** The saturation potential held by the fields asked for (summed on the backend where it can; docs/physics.md). */
   private async potential(fields: number[]): Promise<Float64Array> {
     if (!this.params.nonlinearity) return new Float64Array(fields.length)
+    if (this.core.potential) {
+      const all = await this.core.potential(this.params)
+      return Float64Array.from(fields, (f) => all[f])
+    }
     const { u, prev } = await this.core.read(fields)
     return saturationPotential(prev, u, this.params.nonlinearity, fields.length)
   }
@@ -158,11 +166,40 @@ class FieldEngine implements Engine {
     this.trimHistory()
   }
 
-  /** Keeps the newest SCALE_HISTORY_CAP scalings (the writes are small and stay). */
+  async accumulateStability(reset: boolean): Promise<void> {
+    await this.dreamOps.accumulateStability(reset)
+  }
+
+  async dreamEdit(edits: readonly (FieldEdit | null)[], passes: number, side: number): Promise<EditOutcome[]> {
+    if (edits.length !== this.core.fields) throw new CrystalError('bad_argument', `a dream edit here has ${this.core.fields} fields, got ${edits.length}`)
+    const all = [...Array(this.core.fields).keys()]
+    const before = await this.core.energy(this.params)
+    const held = await this.potential(all)
+    const { outcomes, masks } = await this.dreamOps.edit(edits, passes, side)
+    const after = await this.core.energy(this.params)
+    const left = await this.potential(all)
+    for (const f of all) {
+      this.deposited[f] += left[f] - held[f]
+      this.injected[f] += after[f] - before[f] + left[f] - held[f]
+      const mask = masks[f]
+      if (mask) this.history.push({ kind: 'scale', step: this.step_count, field: f, mask })
+    }
+    this.trimHistory()
+    return outcomes
+  }
+
+  transfers(): TransferCounts | null {
+    const t = this.core.transfers
+    return t ? { bytes_read: t.bytes_read, reads: t.reads, bytes_written: t.bytes_written, writes: t.writes } : null
+  }
+
+  /** Keeps the newest SCALE_HISTORY_CAP scalings (the writes are small and stay); a device mask dropped is freed. */
   private trimHistory(): void {
     let scales = this.history.filter((e) => e.kind === 'scale').length
     for (let i = 0; scales > SCALE_HISTORY_CAP && i < this.history.length; ) {
-      if (this.history[i].kind === 'scale') {
+      const event = this.history[i]
+      if (event.kind === 'scale') {
+        if (!(event.mask instanceof Float32Array)) this.core.releaseMask?.(event.mask)
         this.history.splice(i, 1)
         scales--
       } else i++
