@@ -1,0 +1,120 @@
+// `crystal bench recall`: recall's latency on the CPU and the GPU side by side, per N, over the same
+// memories: M texts written in batches at MOMENTS moments, 5 steps apart, so the sweep runs back
+// over MOMENTS readings. Beside it: the query's own encoding time (host work on either backend),
+// the bytes the GPU read back per recall (the field's size is the control), and whether both
+// backends rank the same memories.
+import { textWavefront } from '../engine/encode/text.js'
+import type { Engine } from '../engine/field/engine.js'
+import { createNodeEngine } from '../engine/node.js'
+import { medianMs, planSides, readBack, type SideBySideOptions } from './dream.js'
+
+export interface RecallBenchOptions extends SideBySideOptions {
+  /** Memories written (default 200: at N = 512 a text's encoding takes about 0.2 s on this CPU, at 2048 about 4.5 s). */
+  memories?: number
+}
+
+export const RECALL_DEFAULTS = { memories: 200, moments: 40, k: 10, gap: 5 }
+
+export interface RecallRow {
+  n: number
+  memories: number
+  readings: number
+  encode_ms: number
+  cpu_ms: number
+  gpu_ms: number | null
+  gpu_bytes_read: number | null
+  field_bytes: number
+  /** Both backends return the same memories in the same order for every timed query. */
+  same_ranking: boolean | null
+  /** Hits those rankings hold in all (0 would make the comparison empty). */
+  hits_compared: number
+  /** Largest |score_gpu - score_cpu| over those hits, relative to the top score. */
+  score_diff: number | null
+}
+
+export interface RecallBenchReport {
+  conditions: { material: string; k: number; moments: number; gap_steps: number }
+  gpu_adapter: string | null
+  gpu_software: boolean | null
+  rows: RecallRow[]
+  skipped: string[]
+}
+
+const MATERIAL = 'ideal_resonator'
+const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tu', 'sha', 'vel', 'or', 'quin', 'da', 'pe', 'zor', 'ly', 'an', 'thi', 'bo']
+
+function texts(count: number): string[] {
+  let s = 5
+  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
+  const word = () => SYLLABLES[Math.floor(rand() * 16)] + SYLLABLES[Math.floor(rand() * 16)]
+  return Array.from({ length: count }, (_, i) => `${word()} ${word()} ${word()} ${i}`)
+}
+
+export async function runRecallBench(o: RecallBenchOptions, say: (line: string) => void = () => {}): Promise<RecallBenchReport> {
+  const plan = await planSides(o)
+  const count = o.memories ?? RECALL_DEFAULTS.memories
+  const { moments, k, gap } = RECALL_DEFAULTS
+  const written = texts(count)
+  const rows: RecallRow[] = []
+  for (const n of plan.sizes) {
+    say(`recall: N = ${n}, writing ${count} memories ...`)
+    const cpu = await createNodeEngine({ backend: 'cpu', size: n, material: MATERIAL, seed: 3, timeline_interval: 0 })
+    let gpu: Engine | undefined
+    try {
+      const batch = Math.ceil(count / moments)
+      for (let i = 0; i < count; i += batch) {
+        await cpu.writeMany(written.slice(i, i + batch).map((text) => ({ text })))
+        await cpu.step(gap)
+      }
+      if (plan.gpuSizes.includes(n)) {
+        gpu = await createNodeEngine({ backend: 'gpu', size: n, material: MATERIAL, seed: 3, timeline_interval: 0 })
+        const { u, prev } = await cpu.read()
+        await gpu.resume({ u, prev, step_count: cpu.step_count, memories: cpu.memories })
+      }
+      const queries = [0, 1, 2].map((q) => written[(q * 977) % count].split(' ').slice(0, 2).join(' '))
+      const t0 = performance.now()
+      await textWavefront(queries[0], n)
+      const encode = performance.now() - t0
+      let q = 0
+      const wanted = await Promise.all(queries.map((t) => cpu.recall(t, k))) // also the first query's null patterns
+      const c = await medianMs(async () => void (await cpu.recall(queries[q++ % queries.length], k)), o.seconds)
+      let g: { ms: number } | undefined
+      let bytes: number | null = null
+      let same: boolean | null = null
+      let diff: number | null = null
+      const compared = wanted.reduce((s, r) => s + r.hits.length, 0)
+      if (gpu) {
+        say(`recall: N = ${n} on the GPU ...`)
+        const before = gpu.transfers()
+        const got = [await gpu.recall(queries[0], k)]
+        bytes = readBack(before, gpu.transfers())
+        got.push(...(await Promise.all(queries.slice(1).map((t) => gpu!.recall(t, k)))))
+        same = got.every((r, i) => r.hits.map((h) => h.memory).join() === wanted[i].hits.map((h) => h.memory).join())
+        diff = Math.max(0, ...got.flatMap((r, i) => r.hits.map((h, j) => Math.abs(h.score - (wanted[i].hits[j]?.score ?? 0)) / Math.abs(wanted[i].hits[0]?.score || 1))))
+        q = 0
+        g = await medianMs(async () => void (await gpu!.recall(queries[q++ % queries.length], k)), o.seconds)
+      }
+      const readings = new Set(cpu.memories.map((m) => m.step)).size
+      rows.push({ n, memories: count, readings, encode_ms: encode, cpu_ms: c.ms, gpu_ms: g?.ms ?? null, gpu_bytes_read: bytes, field_bytes: 2 * n * n * 4, same_ranking: same, hits_compared: compared, score_diff: diff })
+    } finally {
+      cpu.destroy()
+      gpu?.destroy()
+    }
+  }
+  return { conditions: { material: MATERIAL, k, moments, gap_steps: gap }, gpu_adapter: plan.adapter?.name ?? null, gpu_software: plan.adapter?.software ?? null, rows, skipped: plan.skipped }
+}
+
+export function recallTable(r: RecallBenchReport): Record<string, string | number>[] {
+  return r.rows.map((x) => ({
+    N: x.n,
+    memories: x.memories,
+    readings: x.readings,
+    'query encode ms': x.encode_ms.toFixed(1),
+    'cpu ms/recall': x.cpu_ms.toFixed(1),
+    'gpu ms/recall': x.gpu_ms === null ? '-' : x.gpu_ms.toFixed(1),
+    'gpu bytes read/recall': x.gpu_bytes_read ?? '-',
+    'control: field bytes': x.field_bytes,
+    'same ranking': x.same_ranking === null ? '-' : `${x.same_ranking ? 'yes' : 'NO'} (${x.hits_compared} hits)`,
+    'score diff / top': x.score_diff === null ? '-' : x.score_diff.toExponential(1),
+  }))
+}
