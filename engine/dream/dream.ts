@@ -4,23 +4,15 @@
 // on every field of a batch at once, each field in its own mode; on the GPU the field never comes
 // back to the host (shaders/dream.wgsl), only each field's report.
 import type { DreamMode } from '../contracts/registry.js'
+import type { EditFactors } from '../field/backend.js'
 import type { Engine } from '../field/engine_api.js'
 import { lowbias32 } from '../field/noise.js'
 import { accumulateAbs } from '../cpu/dream.js'
 
-export interface DreamParams {
+export interface DreamParams extends EditFactors {
   /** Steps over which stability is averaged, and how many snapshots of |u| that average takes. */
   observe_steps: number
   observe_samples: number
-  /** Cells below this stability percentile (0..1) are transients: multiplied by prune_factor. */
-  prune_percentile: number
-  prune_factor: number
-  /** Cells at or above this percentile are persistent structure: multiplied by amplify_factor. */
-  amplify_percentile: number
-  amplify_factor: number
-  /** Share of the persistent cells that get a kick, and the kick's size relative to the peak |u|. */
-  mutate_fraction: number
-  mutate_amplitude: number
   /** Steps run after the edits, so the field settles before anyone reads it. */
   settle_steps: number
 }

@@ -62,14 +62,21 @@ export interface DeviceMask {
 /** A scaling of u and u_prev, as the history keeps it: on the host, or on the device. */
 export type EditMask = Float32Array | DeviceMask
 
-/** One field's part of a dream edit (docs/dream.md). */
-export interface FieldEdit {
+/** What a dream's edit does, by mode (docs/dream.md). */
+export interface EditFactors {
+  /** Cells below this stability percentile (0..1) are transients: multiplied by prune_factor. */
   prune_percentile: number
   prune_factor: number
+  /** Cells at or above this percentile are persistent structure: multiplied by amplify_factor. */
   amplify_percentile: number
   amplify_factor: number
+  /** Share of the persistent cells that get a kick, and the kick's size relative to the peak |u|. */
   mutate_fraction: number
   mutate_amplitude: number
+}
+
+/** One field's part of a dream edit. */
+export interface FieldEdit extends EditFactors {
   /** Keys the hash that picks which cells get a kick, and the kick's sign and size. */
   key: number
 }

@@ -291,28 +291,18 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     return field === undefined ? all : all.subarray(field, field + 1)
   }
 
-  private async energyOfAll(params: StepParams): Promise<Float64Array> {
-    const bytes = new ArrayBuffer(2 * SLOT)
-    packStruct(REDUCE_PARAM_LAYOUT, { len: this.tiles, dst_offset: 0 }, bytes)
-    this.transfers.write(this.reduceUniforms, 0, bytes)
-    const stepBytes = new ArrayBuffer(SLOT)
-    packStruct(STEP_PARAM_LAYOUT, params, stepBytes)
-    this.transfers.write(this.stepUniforms, 0, stepBytes)
-    const encoder = this.device.createCommandEncoder()
-    const pass = encoder.beginComputePass()
-    pass.setPipeline(this.energyPipeline)
-    pass.setBindGroup(0, this.energyGroups[this.rotation], [0])
-    pass.dispatchWorkgroups(this.groups, this.groups, this.fields)
-    pass.setPipeline(this.sumPipeline)
-    pass.setBindGroup(0, this.sumEnergy, [0])
-    pass.dispatchWorkgroups(this.fields)
-    pass.end()
-    return Float64Array.from(await this.readBuffer(this.samples, 0, this.fields * 4, encoder))
+  private energyOfAll(params: StepParams): Promise<Float64Array> {
+    return this.perFieldSum(this.energyPipeline, params)
   }
 
   /** Every field's saturation potential: per-tile sums on the GPU, then one float per field back. */
   async potential(params: StepParams): Promise<Float64Array> {
     if (!params.nonlinearity) return new Float64Array(this.fields)
+    return this.perFieldSum(this.potentialPipeline, params)
+  }
+
+  /** A per-tile kernel of field_step.wgsl (energy, potential) summed to one float per field, read back. */
+  private async perFieldSum(kernel: GPUComputePipeline, params: StepParams): Promise<Float64Array> {
     const bytes = new ArrayBuffer(SLOT)
     packStruct(REDUCE_PARAM_LAYOUT, { len: this.tiles, dst_offset: 0 }, bytes)
     this.transfers.write(this.reduceUniforms, 0, bytes)
@@ -321,7 +311,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.transfers.write(this.stepUniforms, 0, stepBytes)
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
-    pass.setPipeline(this.potentialPipeline)
+    pass.setPipeline(kernel)
     pass.setBindGroup(0, this.energyGroups[this.rotation], [0])
     pass.dispatchWorkgroups(this.groups, this.groups, this.fields)
     pass.setPipeline(this.sumPipeline)
