@@ -9,6 +9,8 @@ import { cpuBackend, engineOn, gpuBackend } from '../testing/backends.js'
 import { randomField } from '../testing/fixtures.js'
 import { DREAM_PARAMS, PREVIEW_SIDE } from './dream.js'
 
+// SwiftShader takes up to ~0.1 s a dispatch on a loaded 2-core machine, and a dream is 300 steps
+const GPU_TEST_TIMEOUT = 300_000
 const opened: { destroy(): void }[] = []
 afterAll(() => opened.forEach((b) => b.destroy()))
 
@@ -39,7 +41,7 @@ async function dreamOn(backend: FieldBackend, ops: DreamOps): Promise<{ outcomes
 }
 
 describe('the dream kernels against their CPU twin', () => {
-  test('thresholds, counts, preview and the edited field agree; the thresholds are the exact percentiles', async () => {
+  test('thresholds, counts, preview and the edited field agree; the thresholds are the exact percentiles', { timeout: GPU_TEST_TIMEOUT }, async () => {
     const gpu = await gpuBackend(N, FIELDS)
     const cpu = await cpuBackend(N, FIELDS)
     opened.push(gpu, cpu)
@@ -80,7 +82,7 @@ describe('the dream kernels against their CPU twin', () => {
 })
 
 describe('the transfer counter', () => {
-  test('a dream on the GPU reads back its report only, under a tenth of one copy of the field (the control, read through the same counter)', async () => {
+  test('a dream on the GPU reads back its report only, under a tenth of one copy of the field (the control, read through the same counter)', { timeout: GPU_TEST_TIMEOUT }, async () => {
     // no timeline: its samples (5 floats a field every 10 steps) are the books, not the dream's
     const e: Engine = await engineOn('gpu', { size: 32, fields: 2, material: 'graphene_model', seed: 4, timeline_interval: 0 })
     opened.push(e)

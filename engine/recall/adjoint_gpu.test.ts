@@ -9,6 +9,8 @@ import { paramsFor, randomField } from '../testing/fixtures.js'
 import { NULL_PATTERNS } from './recall.js'
 import { CpuAdjointRunner } from './runner.js'
 
+// SwiftShader takes up to ~0.1 s a dispatch on a loaded 2-core machine, and a dream is 300 steps
+const GPU_TEST_TIMEOUT = 300_000
 const opened: { destroy(): void }[] = []
 afterAll(() => opened.forEach((b) => b.destroy()))
 
@@ -25,7 +27,7 @@ async function sweep(r: AdjointRunner, mask: Float32Array): Promise<Float64Array
 }
 
 describe('the adjoint sweep on the GPU against its CPU twin', () => {
-  test('every reading of every pattern agrees, through steps and a dream mask, on a damped, viscous, leaky material', async () => {
+  test('every reading of every pattern agrees, through steps and a dream mask, on a damped, viscous, leaky material', { timeout: GPU_TEST_TIMEOUT }, async () => {
     const n = 32
     const params = { ...paramsFor(n), noise: 0, nonlinearity: 0 }
     const u = randomField(n, 1, 3)
@@ -62,7 +64,7 @@ describe('recall and probe on the GPU', () => {
     return e
   }
 
-  test('rank the same memories with the same scores as the CPU, and read back only the scores: one read of readings x patterns floats', async () => {
+  test('rank the same memories with the same scores as the CPU, and read back only the scores: one read of readings x patterns floats', { timeout: GPU_TEST_TIMEOUT }, async () => {
     const [gpu, cpu] = [await program('gpu'), await program('cpu')]
     expect(gpu.history.some((h) => h.kind === 'scale' && !(h.mask instanceof Float32Array))).toBe(true)
     const before = gpu.transfers()!
