@@ -10,11 +10,12 @@ import type { RecallResult } from '../engine/contracts/api.js'
 import { medianMs, planSides, readBack, timed, type SideBySideOptions } from './dream.js'
 
 export interface RecallBenchOptions extends SideBySideOptions {
-  /** Memories written (default 200: at N = 512 a text's encoding takes about 0.2 s on this CPU, at 2048 about 4.5 s). */
+  /** Memories written (default 200, 20 above N = 512: a text's encoding takes about 0.2 s at N = 512 on this CPU, 4.5 s at 2048). */
   memories?: number
 }
 
-export const RECALL_DEFAULTS = { memories: 200, moments: 40, k: 10, gap: 5 }
+/** Above `large_n` the default is `large_memories`: at N = 2048 one text's encoding takes about 4.5 s here. */
+export const RECALL_DEFAULTS = { memories: 200, large_n: 512, large_memories: 20, moments: 40, k: 10, gap: 5 }
 
 export interface RecallRow {
   n: number
@@ -53,11 +54,11 @@ function texts(count: number): string[] {
 
 export async function runRecallBench(o: RecallBenchOptions, say: (line: string) => void = () => {}): Promise<RecallBenchReport> {
   const plan = await planSides(o)
-  const count = o.memories ?? RECALL_DEFAULTS.memories
   const { moments, k, gap } = RECALL_DEFAULTS
-  const written = texts(count)
   const rows: RecallRow[] = []
   for (const n of plan.sizes) {
+    const count = o.memories ?? (n > RECALL_DEFAULTS.large_n ? RECALL_DEFAULTS.large_memories : RECALL_DEFAULTS.memories)
+    const written = texts(count)
     say(`recall: N = ${n}, writing ${count} memories ...`)
     const cpu = await createNodeEngine({ backend: 'cpu', size: n, material: MATERIAL, seed: 3, timeline_interval: 0 })
     let gpu: Engine | undefined
