@@ -5,6 +5,7 @@ import { availableParallelism, cpus } from 'node:os'
 import { createNodeEngine } from '../engine/node.js'
 import { findAdapter } from '../engine/gpu/device.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'
+import { DEFAULT_SIZES, SOFTWARE_MAX_N } from './dream.js'
 
 interface Case {
   backend: 'cpu' | 'gpu'
@@ -23,6 +24,8 @@ export interface FieldBenchOptions {
   backend: 'all' | 'cpu' | 'gpu'
   /** Time budget of one measurement. */
   seconds: number
+  /** Sides to run (default 128, 512, 2048; the GPU skips N > 512 on a software adapter unless they are named). */
+  sizes?: number[]
 }
 
 export interface FieldBenchReport {
@@ -57,15 +60,15 @@ export async function runFieldBench(o: FieldBenchOptions, progress: () => void =
   const cases: Case[] = []
   const threads = [1, Math.min(2, availableParallelism())]
   if (o.backend !== 'gpu') {
-    for (const n of [128, 512, 2048]) for (const t of threads) cases.push({ backend: 'cpu', n, fields: 1, threads: t })
+    for (const n of o.sizes ?? DEFAULT_SIZES) for (const t of threads) cases.push({ backend: 'cpu', n, fields: 1, threads: t })
     for (const t of threads) cases.push({ backend: 'cpu', n: 96, fields: 64, threads: t })
   }
   const adapter = o.backend === 'cpu' ? undefined : await findAdapter(await nodeGpu())
   const skipped: string[] = []
   if (adapter) {
     // A software adapter (SwiftShader) runs about 0.5 M cell-updates/s: N = 2048 would take minutes a step.
-    for (const n of [128, 512, 2048]) {
-      if (adapter.software && n > 512) skipped.push(`gpu N=${n}: software adapter`)
+    for (const n of o.sizes ?? DEFAULT_SIZES) {
+      if (adapter.software && !o.sizes && n > SOFTWARE_MAX_N) skipped.push(`gpu N=${n}: software adapter (name the size with --sizes to run it anyway)`)
       else cases.push({ backend: 'gpu', n, fields: 1 })
     }
     cases.push({ backend: 'gpu', n: 96, fields: 64 })

@@ -4,6 +4,8 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { availableParallelism, cpus } from 'node:os'
 import { join } from 'node:path'
 import { discoveryTables, runDiscoveryBench } from './discovery.js'
+import { dreamTable, runDreamBench } from './dream.js'
+import { recallTable, runRecallBench } from './recall.js'
 import { fieldTable, runFieldBench } from './field.js'
 import { marketsTable, runMarketsBench } from './markets.js'
 import { memoryTable, runMemoryBench } from './memory.js'
@@ -12,7 +14,7 @@ import { runServerBench, serverTable } from './server.js'
 import { runSwarmBench, swarmTable } from './swarm.js'
 import { runStationBench, stationTable } from './station.js'
 
-export const BENCHES = ['field', 'memory', 'discovery', 'server', 'observatory', 'swarm', 'markets', 'station'] as const
+export const BENCHES = ['field', 'dream', 'recall', 'memory', 'discovery', 'server', 'observatory', 'swarm', 'markets', 'station'] as const
 export type BenchName = (typeof BENCHES)[number]
 
 export interface BenchOptions {
@@ -20,6 +22,10 @@ export interface BenchOptions {
   json: boolean
   /** Lines of progress for people (stderr). */
   say: (line: string) => void
+  /** Sides for field, dream and recall (default 128, 512, 2048). */
+  sizes?: number[]
+  /** Memories recall reads over. */
+  memories?: number
 }
 
 function save(out: string, name: string, report: object): string {
@@ -40,11 +46,25 @@ export async function runBench(which: BenchName | 'all', o: BenchOptions): Promi
   }
   if (which === 'all' || which === 'field') {
     o.say('field step: measuring each backend and size ...')
-    const r = await runFieldBench({ backend: 'all', seconds: 2 })
+    const r = await runFieldBench({ backend: 'all', seconds: 2, sizes: o.sizes })
     show(`field step, full equation (graphene_model, 300 K), timeline every 10 steps${r.machine.gpu_adapter ? `; GPU: ${r.machine.gpu_adapter}${r.machine.gpu_software ? ' (software)' : ''}` : ''}`, fieldTable(r))
     for (const s of r.skipped) o.say(`skipped ${s}`)
     reports.field = r
     o.say(`wrote ${save(o.out, 'field', r)}`)
+  }
+  if (which === 'all' || which === 'dream') {
+    const r = await runDreamBench({ sizes: o.sizes, seconds: 4 }, o.say)
+    show(`deep dream (${r.conditions.material}, ${r.conditions.steps_per_dream} steps), CPU and GPU side by side${r.gpu_adapter ? `; GPU: ${r.gpu_adapter}${r.gpu_software ? ' (SOFTWARE, not a GPU)' : ''}` : ''}`, dreamTable(r))
+    for (const s of r.skipped) o.say(`skipped ${s}`)
+    reports.dream = r
+    o.say(`wrote ${save(o.out, 'dream', r)}`)
+  }
+  if (which === 'all' || which === 'recall') {
+    const r = await runRecallBench({ sizes: o.sizes, seconds: 4, memories: o.memories }, o.say)
+    show(`recall top-${r.conditions.k} (${r.conditions.material}), CPU and GPU side by side${r.gpu_adapter ? `; GPU: ${r.gpu_adapter}${r.gpu_software ? ' (SOFTWARE, not a GPU)' : ''}` : ''}`, recallTable(r))
+    for (const s of r.skipped) o.say(`skipped ${s}`)
+    reports.recall = r
+    o.say(`wrote ${save(o.out, 'recall', r)}`)
   }
   if (which === 'all' || which === 'memory') {
     o.say('memory: identity margins (30 seeds, 6 media and delays) and capacity by N ...')

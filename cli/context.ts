@@ -29,7 +29,7 @@ export interface CliContext {
 }
 
 export function contextOf(cli: Command): CliContext {
-  const g = cli.opts<{ dataDir: string; backend: BackendChoice; quiet?: boolean }>()
+  const g = cli.opts<{ dataDir: string; backend: BackendChoice; quiet?: boolean; debug?: boolean }>()
   const say = (line: string) => {
     if (!g.quiet) process.stderr.write(line + '\n')
   }
@@ -43,16 +43,29 @@ export function contextOf(cli: Command): CliContext {
     say,
     catalog: (files) => loadCatalog(g.dataDir, files),
     registry: () => new Registry(new FileRegistryStore(g.dataDir), settings.registry_limits),
-    open: (o) =>
-      createNodeEngine({
+    open: async (o) => {
+      const engine = await createNodeEngine({
         backend: g.backend,
         ...o,
         report: (line) => {
           if (!reported) say(line)
           reported = true
         },
-      }),
+      })
+      if (g.debug) reportTransfersAtExit(engine)
+      return engine
+    },
   }
+}
+
+/** --debug: each GPU engine's host-device traffic, on stderr when the process ends (the counters outlive the device). */
+function reportTransfersAtExit(engine: Engine): void {
+  process.once('exit', () => {
+    const t = engine.transfers()
+    if (!t) return
+    const n = (v: number) => v.toLocaleString('en-US')
+    process.stderr.write(`crystal: gpu transfers (N = ${engine.size}, ${engine.fields} field${engine.fields === 1 ? '' : 's'}): read back ${n(t.bytes_read)} bytes in ${n(t.reads)} reads, wrote ${n(t.bytes_written)} bytes in ${n(t.writes)} writes\n`)
+  })
 }
 
 /** A commander parser for a whole number in [min, max] (a bad value is a usage error, exit 2). */

@@ -3,7 +3,7 @@
 // host then binds (u, u_next, u_prev) as the next (u_prev, u, u_next), three bind groups in a ring.
 // Fields of a batch lie one after another (field z at z * n * n); the dispatch's z is the field.
 // `struct Params` and `const TILE` (the workgroup's side) are generated from engine/field/params.ts
-// and prepended by the host.
+// and prepended by the host, with shaders/common.wgsl (the hash, the sponge, the workgroup sum).
 // CPU twin: engine/cpu/field_step.ts (same arithmetic, same order); test: engine/field/field_step.test.ts.
 
 @group(0) @binding(0) var<uniform> P: Params;
@@ -14,8 +14,6 @@
 // each tile's own running sum, Kahan-compensated in ledger_comp, so float32 keeps long runs honest.
 @group(0) @binding(4) var<storage, read_write> ledger: array<f32>;
 @group(0) @binding(5) var<storage, read_write> ledger_comp: array<f32>;
-
-var<workgroup> partial: array<vec4<f32>, TILE * TILE>;
 
 fn read_u(base: u32, x: i32, y: i32) -> f32 {
   let n = i32(P.n);
@@ -29,38 +27,8 @@ fn read_prev(base: u32, x: i32, y: i32) -> f32 {
   return u_prev[base + u32(y) * P.n + u32(x)];
 }
 
-fn lowbias32(v: u32) -> u32 {
-  var x = v;
-  x ^= x >> 16u;
-  x *= 0x7feb352du;
-  x ^= x >> 15u;
-  x *= 0x846ca68bu;
-  x ^= x >> 16u;
-  return x;
-}
-
 fn sponge(x: u32, y: u32) -> f32 {
-  let d = f32(min(min(x, y), min(P.n - 1u - x, P.n - 1u - y)));
-  let t = max(P.sponge_width - d, 0.0) * P.sponge_inv_width;
-  return P.sponge_max * (t * t);
-}
-
-// Sums `partial` over the workgroup into partial[0]: TILE row sums, then one sum of those.
-// Two barriers, not a log2(TILE * TILE) = 8 stage tree: barriers are what costs on small or software GPUs.
-// Every invocation must call it.
-fn reduce_workgroup(lid: u32) {
-  workgroupBarrier();
-  if (lid < TILE) {
-    var acc = partial[lid * TILE];
-    for (var k = 1u; k < TILE; k++) { acc += partial[lid * TILE + k]; }
-    partial[lid * TILE] = acc;
-  }
-  workgroupBarrier();
-  if (lid == 0u) {
-    var total = partial[0];
-    for (var r = 1u; r < TILE; r++) { total += partial[r * TILE]; }
-    partial[0] = total;
-  }
+  return sponge_strength(P.n, P.sponge_width, P.sponge_inv_width, P.sponge_max, x, y);
 }
 
 @compute @workgroup_size(TILE, TILE, 1)
@@ -82,8 +50,7 @@ fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation
     let f_sponge = -(sponge(gid.x, gid.y) * vel);
     let u2 = uc * uc;
     let sat = (P.nonlinearity * (u2 * uc)) / (1.0 + u2);
-    let xi = f32(lowbias32(i ^ P.noise_key) >> 8u) * (1.0 / 8388608.0) - 1.0;
-    let noise = P.noise * xi;
+    let noise = P.noise * xi(i, P.noise_key);
     let next = (((((uc + vel) + P.c2 * lap_u) + f_bulk) + f_sponge) - sat) + noise;
     u_next[i] = next;
     let dw = next - pc;
@@ -124,6 +91,32 @@ fn energy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocati
     e = (uc - pc) * (uc - pc) + P.c2 * grad;
   }
   partial[lid] = vec4<f32>(e, 0.0, 0.0, 0.0);
+  reduce_workgroup(lid);
+  if (lid == 0u) {
+    ledger[field * P.tiles_per_field + wid.y * groups.x + wid.x] = partial[0].x;
+  }
+}
+
+// Saturation potential per tile: sum V(u) + V(u_prev), V(u) = b/2 (u^2 - ln(1 + u^2)), so the books
+// of a write or a dream edit need no read-back ([field][tile] into the tile-partials buffer).
+// u^2 - ln(1 + u^2) cancels for small u: below 0.01 its series u^4/2 - u^6/3 + u^8/4 is used instead.
+// CPU twin: saturationPotential in engine/cpu/field_step.ts (float64, log1p).
+fn excess(u: f32) -> f32 {
+  let s = u * u;
+  if (s < 0.01) { return s * s * (0.5 - s * (1.0 / 3.0 - s * 0.25)); }
+  return s - log(1.0 + s);
+}
+
+@compute @workgroup_size(TILE, TILE, 1)
+fn potential(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32,
+             @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let field = gid.z;
+  var v = 0.0;
+  if (gid.x < P.n && gid.y < P.n) {
+    let i = field * P.n * P.n + gid.y * P.n + gid.x;
+    v = 0.5 * P.nonlinearity * (excess(u[i]) + excess(u_prev[i]));
+  }
+  partial[lid] = vec4<f32>(v, 0.0, 0.0, 0.0);
   reduce_workgroup(lid);
   if (lid == 0u) {
     ledger[field * P.tiles_per_field + wid.y * groups.x + wid.x] = partial[0].x;

@@ -36,10 +36,105 @@ export interface FieldBackend {
   energy(params: StepParams, field?: number): Promise<Float64Array>
   /** Running totals per field, 4 each: bulk, boundary, saturation, noise. */
   ledger(): Promise<Float64Array>
+  /** The saturation potential of each field (docs/physics.md) where the backend sums it itself; else the engine reads the field. */
+  potential?(params: StepParams): Promise<Float64Array>
+  /** The dream's kernels, where the backend has its own; else the CPU twin over read and load. */
+  readonly dream?: DreamOps
+  /** Recall's sweep on the backend, reading `patterns` (n*n each) at most `readings` times; else the CPU twin. */
+  adjoint?(field: number, params: StepParams, patterns: readonly Float32Array[], readings: number): Promise<AdjointRunner>
+  /** Frees a device mask the history no longer holds. */
+  releaseMask?(mask: DeviceMask): void
+  /** A device buffer the backend holds, read back whole (the CPU twin's sweep of a saturating field needs its masks and states on the host). */
+  readMask?(mask: DeviceMask): Promise<Float32Array>
+  /** A copy of one field's u and u_prev kept on the device (released by releaseMask), so a saturating field's history costs no read-back. */
+  snapshot?(field: number): DeviceMask
+  /** Host-device traffic so far (GPU only). */
+  readonly transfers?: TransferCounts
   destroy(): void
 }
 
 /** Starts a thread that runs the WASM kernel on shared memory; the Node and browser entries differ. */
 export type ThreadSpawner = (init: { module: WebAssembly.Module; memory: WebAssembly.Memory; job: number; go: number; thread: number }) => {
   terminate(): void
+}
+
+/** A dream's edit mask kept where the field lives (a GPU buffer the backend names), never copied to the host. */
+export interface DeviceMask {
+  readonly device_mask: number
+}
+
+/** A scaling of u and u_prev, as the history keeps it: on the host, or on the device. */
+export type EditMask = Float32Array | DeviceMask
+
+/** What a dream's edit does, by mode (docs/dream.md). */
+export interface EditFactors {
+  /** Cells below this stability percentile (0..1) are transients: multiplied by prune_factor. */
+  prune_percentile: number
+  prune_factor: number
+  /** Cells at or above this percentile are persistent structure: multiplied by amplify_factor. */
+  amplify_percentile: number
+  amplify_factor: number
+  /** Share of the persistent cells that get a kick, and the kick's size relative to the peak |u|. */
+  mutate_fraction: number
+  mutate_amplitude: number
+}
+
+/** One field's part of a dream edit. */
+export interface FieldEdit extends EditFactors {
+  /** Keys the hash that picks which cells get a kick, and the kick's sign and size. */
+  key: number
+}
+
+/** What a dream edit did to one field: all that comes back from the device. */
+export interface EditOutcome {
+  /** The stability sums at the prune and amplify percentiles. */
+  low: number
+  high: number
+  pruned: number
+  amplified: number
+  mutated: number
+  /** The stability sums over side x side blocks (row-major), for the report's preview. */
+  preview: Float64Array
+}
+
+/**
+ * The dream's operations. The GPU backend runs them as kernels (shaders/dream.wgsl) and reads back
+ * only the outcomes; engine/cpu/dream.ts is their CPU twin, over any backend's read and load.
+ */
+export interface DreamOps {
+  /** Adds |u| of every field to the stability sums (cleared first when `reset`). */
+  accumulateStability(reset: boolean): Promise<void>
+  /**
+   * Per field (null: left alone): the percentile thresholds of the stability sums, the prune/amplify
+   * mask and the kicks, `passes` 3 x 3 box blurs of the mask, then u and u_prev scaled by it in
+   * place and the kicks added. Returns each field's outcome and its smoothed mask (null for a field left alone).
+   */
+  edit(edits: readonly (FieldEdit | null)[], passes: number, side: number): Promise<{ outcomes: EditOutcome[]; masks: (EditMask | null)[] }>
+}
+
+/**
+ * Recall's backward sweep over one field (docs/recall.md): the adjoint run back from the live
+ * state, read against a fixed set of patterns at chosen moments. On the GPU the steps are queued
+ * and nothing comes back until `results`.
+ */
+export interface AdjointRunner {
+  /** One step back; `k`, in a saturating material, the secant along the field's path (engine/recall/path.ts). */
+  step(k?: Float32Array): void
+  /** The constants of the steps run back from here on (a material or temperature change on the way forward). */
+  setParams(p: StepParams): void
+  /** The adjoint of a dream edit: the same scaling. */
+  scale(mask: EditMask): void
+  /** Queues a reading of every pattern against the readout a + b; returns its index. */
+  read(): number
+  /** <a + b, w> of every reading and pattern, [reading][pattern], once the sweep is done. */
+  results(): Promise<Float64Array>
+  destroy(): void
+}
+
+/** Bytes and operations between the host and a device since the backend was made. */
+export interface TransferCounts {
+  bytes_read: number
+  reads: number
+  bytes_written: number
+  writes: number
 }

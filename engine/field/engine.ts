@@ -5,7 +5,7 @@ import { stabilityMargin, type Material } from '../contracts/material.js'
 import { CrystalError, requireFinite } from '../errors.js'
 import { addPulse, checkPulse, type Pulse } from '../encode/pulse.js'
 import { textWavefront } from '../encode/text.js'
-import type { FieldBackend, LedgerSample } from './backend.js'
+import type { DreamOps, EditOutcome, FieldBackend, FieldEdit, LedgerSample, TransferCounts } from './backend.js'
 import { MaterialCatalog } from './materials.js'
 import { stepParams, type StepParams } from './params.js'
 import { selectBackend } from '../backends/select.js'
@@ -15,6 +15,8 @@ import type { DreamMode } from '../contracts/registry.js'
 import { dream, type DreamReport } from '../dream/dream.js'
 import type { ProbeResult, RecallResult } from '../contracts/api.js'
 import { MemoryReader } from '../recall/recall.js'
+import { openAdjoint } from '../recall/runner.js'
+import { HostDreamOps } from '../cpu/dream.js'
 import type { EnergyBooks, Engine, EngineOptions, HistoryEvent, Memory, SavedField } from './engine_api.js'
 
 export const MIN_SIZE = FIELD_SIZE.minimum
@@ -70,7 +72,17 @@ class FieldEngine implements Engine {
   private readonly deposited: Float64Array
   private readonly timelines: EnergyBooks[][]
   private params: StepParams
-  private readonly reader = new MemoryReader(this)
+  private readonly reader = new MemoryReader(
+    this,
+    (field, params, patterns, readings, saturating) => openAdjoint(this.core, field, params, patterns, readings, saturating),
+    async (saved) => {
+      if ('u' in saved) return saved
+      const both = await this.core.readMask!(saved)
+      const cells = this.core.n * this.core.n
+      return { u: both.subarray(0, cells), prev: both.subarray(cells) }
+    },
+  )
+  private readonly dreamOps: DreamOps
 
   constructor(
     private readonly core: FieldBackend,
@@ -87,6 +99,7 @@ class FieldEngine implements Engine {
     this.deposited = new Float64Array(core.fields)
     this.timelines = Array.from({ length: core.fields }, () => [])
     this.params = this.conditions()
+    this.dreamOps = core.dream ?? new HostDreamOps(core)
   }
 
   get backend() {
@@ -131,18 +144,30 @@ class FieldEngine implements Engine {
    * In a saturating material, the state of a field just after an injection or edit: from these the
    * recall sweep recomputes the path the saturation took, which the adjoint must follow (docs/recall.md).
    */
-  private remember(states: readonly { field: number; u: Float32Array; prev: Float32Array }[]): void {
+  private async remember(fields: readonly number[]): Promise<void> {
     if (!this.params.nonlinearity) return
-    for (const { field, u, prev } of states) this.history.push({ kind: 'state', step: this.step_count, field, u, prev })
+    const step = this.step_count
+    if (this.core.snapshot) for (const field of fields) this.history.push({ kind: 'state', step, field, saved: this.core.snapshot(field) })
+    else {
+      const { u, prev } = await this.core.read([...fields])
+      const cells = this.core.n * this.core.n
+      fields.forEach((field, k) => this.history.push({ kind: 'state', step, field, saved: { u: u.slice(k * cells, (k + 1) * cells), prev: prev.slice(k * cells, (k + 1) * cells) } }))
+    }
     this.trimHistory()
   }
 
-  /** The saturation potential held by the fields asked for (read back; docs/physics.md); `remember` keeps their state too. */
+  /**
+   * The saturation potential held by the fields asked for (summed on the backend where it can, else read
+   * back; docs/physics.md); `remember` keeps their state too.
+   */
   private async potential(fields: number[], remember = false): Promise<Float64Array> {
     if (!this.params.nonlinearity) return new Float64Array(fields.length)
+    if (remember) await this.remember(fields)
+    if (this.core.potential) {
+      const all = await this.core.potential(this.params)
+      return Float64Array.from(fields, (f) => all[f])
+    }
     const { u, prev } = await this.core.read(fields)
-    const cells = this.core.n * this.core.n
-    if (remember) this.remember(fields.map((field, k) => ({ field, u: u.slice(k * cells, (k + 1) * cells), prev: prev.slice(k * cells, (k + 1) * cells) })))
     return saturationPotential(prev, u, this.params.nonlinearity, fields.length)
   }
 
@@ -180,7 +205,7 @@ class FieldEngine implements Engine {
       this.history.push({ kind: 'scale', step: this.step_count, field: f, mask: mask.slice(k * cells, (k + 1) * cells) })
     })
     await this.core.load(u, prev)
-    this.remember(fields.map((f) => ({ field: f, u: u.slice(f * cells, (f + 1) * cells), prev: prev.slice(f * cells, (f + 1) * cells) })))
+    await this.remember(fields)
     const after = await this.core.energy(this.params)
     const left = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
     for (const f of fields) {
@@ -190,18 +215,50 @@ class FieldEngine implements Engine {
     this.trimHistory()
   }
 
-  /** Keeps the newest SCALE_HISTORY_CAP scalings and STATE_HISTORY_BYTES of states (the writes are small and stay). */
+  async accumulateStability(reset: boolean): Promise<void> {
+    await this.dreamOps.accumulateStability(reset)
+  }
+
+  async dreamEdit(edits: readonly (FieldEdit | null)[], passes: number, side: number): Promise<EditOutcome[]> {
+    if (edits.length !== this.core.fields) throw new CrystalError('bad_argument', `a dream edit here has ${this.core.fields} fields, got ${edits.length}`)
+    const all = [...Array(this.core.fields).keys()]
+    const before = await this.core.energy(this.params)
+    const held = await this.potential(all)
+    const { outcomes, masks } = await this.dreamOps.edit(edits, passes, side)
+    const after = await this.core.energy(this.params)
+    for (const f of all) {
+      const mask = masks[f]
+      if (mask) this.history.push({ kind: 'scale', step: this.step_count, field: f, mask })
+    }
+    const left = await this.potential(all, true)
+    for (const f of all) {
+      this.deposited[f] += left[f] - held[f]
+      this.injected[f] += after[f] - before[f] + left[f] - held[f]
+    }
+    this.trimHistory()
+    return outcomes
+  }
+
+  transfers(): TransferCounts | null {
+    const t = this.core.transfers
+    return t ? { bytes_read: t.bytes_read, reads: t.reads, bytes_written: t.bytes_written, writes: t.writes } : null
+  }
+
+  /** Keeps the newest SCALE_HISTORY_CAP scalings and STATE_HISTORY_BYTES of states (the writes are small and stay); a device mask dropped is freed. */
   private trimHistory(): void {
     let scales = this.history.filter((e) => e.kind === 'scale').length
-    let bytes = this.history.reduce((s, e) => s + (e.kind === 'state' ? 8 * e.u.length : 0), 0)
+    const stateBytes = 8 * this.core.n * this.core.n
+    let bytes = this.history.reduce((s, e) => s + (e.kind === 'state' ? stateBytes : 0), 0)
     for (let i = 0; (scales > SCALE_HISTORY_CAP || bytes > STATE_HISTORY_BYTES) && i < this.history.length; ) {
       const e = this.history[i]
       if (e.kind === 'scale' && scales > SCALE_HISTORY_CAP) {
+        if (!(e.mask instanceof Float32Array)) this.core.releaseMask?.(e.mask)
         this.history.splice(i, 1)
         scales--
       } else if (e.kind === 'state' && bytes > STATE_HISTORY_BYTES) {
+        if (!('u' in e.saved)) this.core.releaseMask?.(e.saved)
         this.history.splice(i, 1)
-        bytes -= 8 * e.u.length
+        bytes -= stateBytes
       } else i++
     }
   }
@@ -273,7 +330,7 @@ class FieldEngine implements Engine {
     if (saved.u.length !== cells || saved.prev.length !== cells) throw new CrystalError('bad_argument', `a saved field here has ${cells} cells, got ${saved.u.length}`)
     await this.core.load(saved.u, saved.prev)
     this.step_count = saved.step_count
-    this.remember([{ field: 0, u: Float32Array.from(saved.u), prev: Float32Array.from(saved.prev) }])
+    await this.remember([0])
     for (const m of saved.memories) {
       this.history.push({ kind: 'write', step: m.step, field: 0, memory: this.memories.length })
       this.memories.push({ ...m, field: 0 })

@@ -5,7 +5,7 @@ import type { DreamReport, ProbeResult, RecallResult } from '../contracts/api.js
 import type { Material } from '../contracts/material.js'
 import type { DreamMode } from '../contracts/registry.js'
 import type { Pulse } from '../encode/pulse.js'
-import type { ThreadSpawner } from './backend.js'
+import type { DeviceMask, EditMask, EditOutcome, FieldEdit, ThreadSpawner, TransferCounts } from './backend.js'
 import type { StepParams } from './params.js'
 import type { MaterialCatalog } from './materials.js'
 import type { BackendChoice } from '../backends/select.js'
@@ -70,9 +70,12 @@ export interface SavedField {
  */
 export type HistoryEvent =
   | { kind: 'write'; step: number; field: number; memory: number }
-  | { kind: 'scale'; step: number; field: number; mask: Float32Array }
+  | { kind: 'scale'; step: number; field: number; mask: EditMask }
   | { kind: 'conditions'; step: number; before: StepParams }
-  | { kind: 'state'; step: number; field: number; u: Float32Array; prev: Float32Array }
+  | { kind: 'state'; step: number; field: number; saved: SavedState }
+
+/** A field's state kept for the recall path: on the host, or on the device where the field lives (u then u_prev). */
+export type SavedState = { u: Float32Array; prev: Float32Array } | DeviceMask
 
 export interface Engine {
   readonly backend: 'gpu' | 'cpu'
@@ -98,6 +101,15 @@ export interface Engine {
    * field, or n*n*fields for all. Kept in the edit history, which recall runs back through.
    */
   scale(mask: Float32Array, field?: number): Promise<void>
+  /** Adds |u| of every field to stability sums kept where the field lives (cleared first when `reset`): a dream's observation. */
+  accumulateStability(reset: boolean): Promise<void>
+  /**
+   * A dream's edit of every field from those sums (null: left alone), in place where the field lives
+   * (engine/field/backend.ts DreamOps); booked like a scaling and kept in the history.
+   */
+  dreamEdit(edits: readonly (FieldEdit | null)[], passes: number, side: number): Promise<EditOutcome[]>
+  /** Host-device traffic so far; null on the CPU backend, whose fields are in host memory. */
+  transfers(): TransferCounts | null
   /** Writes, scalings and their steps, oldest first (recall's adjoint run walks it backwards). */
   readonly history: readonly HistoryEvent[]
   /** The books now, per field. */

@@ -22,6 +22,14 @@ export const REDUCE_PARAM_LAYOUT = [
   ['dst_offset', 'u32'],
 ] as const
 
+/** Uniforms of shaders/dream.wgsl: the side, the batch, cells per field, and the preview's side. */
+export const DREAM_PARAM_LAYOUT = [
+  ['n', 'u32'],
+  ['fields', 'u32'],
+  ['cells', 'u32'],
+  ['side', 'u32'],
+] as const
+
 /**
  * The CPU kernel's job block (engine/cpu/wasm.ts writes it, engine/cpu/simd/assembly/field.ts reads
  * it): these i32 words, then the f32 members of STEP_PARAM_LAYOUT in their order, then the `go` word

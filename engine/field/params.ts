@@ -3,7 +3,7 @@
 import { SPONGE_MAX, viscosityAt, type Material } from '../contracts/material.js'
 import { STEP_PARAM_LAYOUT } from './layouts.js'
 
-export { REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT } from './layouts.js'
+export { DREAM_PARAM_LAYOUT, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT } from './layouts.js'
 
 export type StepParamName = (typeof STEP_PARAM_LAYOUT)[number][0]
 export type StepParams = Record<StepParamName, number>

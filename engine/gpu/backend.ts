@@ -1,12 +1,16 @@
 // The GPU backend: shaders/field_step.wgsl and shaders/reduce.wgsl driven through WebGPU, in a
 // browser tab (navigator.gpu) or in Node (Dawn's `webgpu`). Many steps go into one submit; the
 // per-step uniforms (the noise key changes every step) sit in 256-byte slots of one buffer and are
-// picked by dynamic offset. Only timeline samples (5 floats per field) are read back per run.
+// picked by dynamic offset. Only timeline samples (5 floats per field) are read back per run; the
+// dream (./dream.ts) and recall's sweep (./adjoint.ts) run here too, and every transfer is counted.
 import { CrystalError } from '../errors.js'
-import type { FieldBackend, LedgerSample, StepRequest } from '../field/backend.js'
+import type { AdjointRunner, DeviceMask, FieldBackend, LedgerSample, StepRequest } from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, type StepParams } from '../field/params.js'
+import { GpuAdjointRunner } from './adjoint.js'
+import { GpuDreamOps } from './dream.js'
 import { SHADERS } from './shaders.gen.js'
+import { Transfers } from './transfers.js'
 
 const SLOT = 256 // minUniformBufferOffsetAlignment's largest allowed value
 const MAX_STEPS_PER_SUBMIT = 256
@@ -16,10 +20,38 @@ const SAMPLE_COLUMNS = 5 // energy, bulk, boundary, saturation, noise
 const U = { MAP_READ: 0x1, COPY_SRC: 0x4, COPY_DST: 0x8, UNIFORM: 0x40, STORAGE: 0x80 } as const
 const STORAGE = U.STORAGE | U.COPY_SRC | U.COPY_DST
 const COMPUTE_STAGE = 0x4
-const MAP_READ = 0x1
 
-export class GpuFieldBackend implements FieldBackend {
+/** A kernel module: its generated uniform struct, TILE, shaders/common.wgsl, then the kernel file. */
+export function kernelModule(device: GPUDevice, struct: string, kernel: string, extra = ''): GPUShaderModule {
+  return device.createShaderModule({ code: `${struct}const TILE: u32 = ${TILE}u;\n${extra}${SHADERS.common}\n${kernel}` })
+}
+
+/** What the dream and the adjoint runner need of the backend. */
+export interface GpuContext {
+  readonly device: GPUDevice
+  readonly transfers: Transfers
+  readonly n: number
+  readonly fields: number
+  /** The buffers holding u and u_prev now (they rotate every step). */
+  state(): { u: GPUBuffer; prev: GPUBuffer }
+  /** Throws if the device reported an error. */
+  check(): void
+  failure(): string | undefined
+  /** Keeps a buffer as a mask the history names; `mask` finds it again. */
+  keepMask(buffer: GPUBuffer): DeviceMask
+  mask(m: DeviceMask): GPUBuffer
+  /** shaders/reduce.wgsl's sum_rows and its layout (binding 0: a dynamic-offset uniform). */
+  readonly sumRows: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }
+}
+
+export class GpuFieldBackend implements FieldBackend, GpuContext {
   readonly kind = 'gpu' as const
+  readonly transfers: Transfers
+  readonly dream: GpuDreamOps
+  readonly sumRows: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }
+  private readonly potentialPipeline: GPUComputePipeline
+  private readonly masks = new Map<number, GPUBuffer>()
+  private nextMask = 1
   private readonly tiles: number
   private readonly groups: number
   private readonly bufs: GPUBuffer[]
@@ -40,7 +72,7 @@ export class GpuFieldBackend implements FieldBackend {
   private readonly sumLedger: GPUBindGroup
   private readonly addGroups: GPUBindGroup[]
   private rotation = 0 // bufs[rotation] is u_prev, bufs[rotation + 1] is u
-  private failure: string | undefined
+  private failed: string | undefined
 
   /** Builds the backend, turning a validation failure into an error rather than a later silent one. */
   static async create(device: GPUDevice, n: number, fields: number, description: string): Promise<GpuFieldBackend> {
@@ -55,12 +87,13 @@ export class GpuFieldBackend implements FieldBackend {
   }
 
   private constructor(
-    private readonly device: GPUDevice,
+    readonly device: GPUDevice,
     readonly n: number,
     readonly fields: number,
     readonly description: string,
   ) {
-    device.addEventListener('uncapturederror', (e) => (this.failure ??= (e as GPUUncapturedErrorEvent).error.message))
+    device.addEventListener('uncapturederror', (e) => (this.failed ??= (e as GPUUncapturedErrorEvent).error.message))
+    this.transfers = new Transfers(device)
     this.groups = Math.ceil(n / TILE)
     this.tiles = this.groups * this.groups
     const cells = n * n * fields
@@ -75,7 +108,7 @@ export class GpuFieldBackend implements FieldBackend {
     this.stepUniforms = buffer(MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
     this.reduceUniforms = buffer(2 * MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
 
-    const fieldModule = device.createShaderModule({ code: `${wgslStruct('Params', STEP_PARAM_LAYOUT)}const TILE: u32 = ${TILE}u;\n${SHADERS.field_step}` })
+    const fieldModule = kernelModule(device, wgslStruct('Params', STEP_PARAM_LAYOUT), SHADERS.field_step)
     const reduceModule = device.createShaderModule({ code: wgslStruct('Reduce', REDUCE_PARAM_LAYOUT) + SHADERS.reduce })
     const entry = (binding: number, type: 'uniform' | 'read-only-storage' | 'storage'): GPUBindGroupLayoutEntry =>
       type === 'uniform'
@@ -90,8 +123,10 @@ export class GpuFieldBackend implements FieldBackend {
       device.createComputePipeline({ layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint } })
     this.stepPipeline = pipeline(fieldModule, 'step', stepLayout)
     this.energyPipeline = pipeline(fieldModule, 'energy', energyLayout)
+    this.potentialPipeline = pipeline(fieldModule, 'potential', energyLayout)
     this.sumPipeline = pipeline(reduceModule, 'sum_rows', reduceLayout)
     this.addPipeline = pipeline(reduceModule, 'add_wave', reduceLayout)
+    this.sumRows = { pipeline: this.sumPipeline, layout: reduceLayout }
 
     const uniform = (buf: GPUBuffer, size: number) => ({ binding: 0, resource: { buffer: buf, size } })
     const stepUniform = uniform(this.stepUniforms, STEP_PARAM_LAYOUT.length * 4)
@@ -109,10 +144,56 @@ export class GpuFieldBackend implements FieldBackend {
     this.sumEnergy = device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, this.partials), res(2, this.samples)] })
     this.sumLedger = device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, this.ledgerBuf), res(2, this.samples)] })
     this.addGroups = this.bufs.map((b) => device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, this.wave), res(2, b)] }))
+    this.dream = new GpuDreamOps(this)
   }
 
-  private check(): void {
-    if (this.failure) throw new CrystalError('backend_unavailable', `the GPU reported an error: ${this.failure}`)
+  check(): void {
+    if (this.failed) throw new CrystalError('backend_unavailable', `the GPU reported an error: ${this.failed}`)
+  }
+
+  failure(): string | undefined {
+    return this.failed
+  }
+
+  state(): { u: GPUBuffer; prev: GPUBuffer } {
+    return { u: this.bufs[(this.rotation + 1) % 3], prev: this.bufs[this.rotation] }
+  }
+
+  keepMask(buffer: GPUBuffer): DeviceMask {
+    const id = this.nextMask++
+    this.masks.set(id, buffer)
+    return { device_mask: id }
+  }
+
+  mask(m: DeviceMask): GPUBuffer {
+    const buffer = this.masks.get(m.device_mask)
+    if (!buffer) throw new CrystalError('bad_argument', `device mask ${m.device_mask} is not held by this backend`)
+    return buffer
+  }
+
+  readMask(m: DeviceMask): Promise<Float32Array> {
+    const buffer = this.mask(m)
+    return this.readBuffer(buffer, 0, buffer.size)
+  }
+
+  snapshot(field: number): DeviceMask {
+    const bytes = this.n * this.n * 4
+    const copy = this.device.createBuffer({ size: 2 * bytes, usage: 0x80 | 0x4 | 0x8 }) // storage, copy source and destination
+    const { u, prev } = this.state()
+    const encoder = this.device.createCommandEncoder()
+    encoder.copyBufferToBuffer(u, field * bytes, copy, 0, bytes)
+    encoder.copyBufferToBuffer(prev, field * bytes, copy, bytes, bytes)
+    this.device.queue.submit([encoder.finish()])
+    return this.keepMask(copy)
+  }
+
+  releaseMask(m: DeviceMask): void {
+    this.masks.get(m.device_mask)?.destroy()
+    this.masks.delete(m.device_mask)
+  }
+
+  adjoint(field: number, params: StepParams, patterns: readonly Float32Array[], readings: number): Promise<AdjointRunner> {
+    return Promise.resolve(new GpuAdjointRunner(this, field, params, patterns, readings))
   }
 
   async step(req: StepRequest): Promise<LedgerSample[]> {
@@ -128,7 +209,7 @@ export class GpuFieldBackend implements FieldBackend {
   private async submitSteps(req: StepRequest, first: number, steps: number): Promise<LedgerSample[]> {
     const stepBytes = new ArrayBuffer(steps * SLOT)
     for (let i = 0; i < steps; i++) packStruct(STEP_PARAM_LAYOUT, { ...req.params, noise_key: noiseKey(req.seed, first + i) }, stepBytes, i * SLOT)
-    this.device.queue.writeBuffer(this.stepUniforms, 0, stepBytes)
+    this.transfers.write(this.stepUniforms, 0, stepBytes)
     const sampleSteps: number[] = []
     const reduceBytes = new ArrayBuffer(2 * steps * SLOT)
     const encoder = this.device.createCommandEncoder()
@@ -151,7 +232,7 @@ export class GpuFieldBackend implements FieldBackend {
       this.check()
       return []
     }
-    this.device.queue.writeBuffer(this.reduceUniforms, 0, reduceBytes, 0, sampleSteps.length * 2 * SLOT)
+    this.transfers.write(this.reduceUniforms, 0, reduceBytes, 0, sampleSteps.length * 2 * SLOT)
     const values = await this.readSamples(encoder, sampleSteps.length)
     return sampleSteps.map((step, s) => ({
       step,
@@ -180,25 +261,15 @@ export class GpuFieldBackend implements FieldBackend {
   }
 
   private async readBuffer(src: GPUBuffer, offset: number, bytes: number, encoder = this.device.createCommandEncoder()): Promise<Float32Array> {
-    const staging = this.device.createBuffer({ size: bytes, usage: U.MAP_READ | U.COPY_DST })
-    encoder.copyBufferToBuffer(src, offset, staging, 0, bytes)
-    this.device.queue.submit([encoder.finish()])
-    try {
-      await staging.mapAsync(MAP_READ)
-      return new Float32Array(staging.getMappedRange().slice(0))
-    } catch (e) {
-      throw new CrystalError('backend_unavailable', `reading back from the GPU failed: ${this.failure ?? (e as Error).message}`)
-    } finally {
-      staging.destroy()
-    }
+    return new Float32Array(await this.transfers.read(src, offset, bytes, encoder, () => this.failed))
   }
 
   async inject(field: number, wave: Float32Array): Promise<void> {
     const cells = this.n * this.n
-    this.device.queue.writeBuffer(this.wave, 0, wave.buffer, wave.byteOffset, cells * 4)
+    this.transfers.write(this.wave, 0, wave.subarray(0, cells))
     const bytes = new ArrayBuffer(SLOT)
     packStruct(REDUCE_PARAM_LAYOUT, { len: cells, dst_offset: field * cells }, bytes)
-    this.device.queue.writeBuffer(this.reduceUniforms, 0, bytes)
+    this.transfers.write(this.reduceUniforms, 0, bytes)
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
     pass.setPipeline(this.addPipeline)
@@ -214,8 +285,8 @@ export class GpuFieldBackend implements FieldBackend {
   }
 
   async load(u: Float32Array, prev: Float32Array): Promise<void> {
-    this.device.queue.writeBuffer(this.bufs[(this.rotation + 1) % 3], 0, u.buffer, u.byteOffset, u.byteLength)
-    this.device.queue.writeBuffer(this.bufs[this.rotation], 0, prev.buffer, prev.byteOffset, prev.byteLength)
+    this.transfers.write(this.bufs[(this.rotation + 1) % 3], 0, u)
+    this.transfers.write(this.bufs[this.rotation], 0, prev)
     await this.device.queue.onSubmittedWorkDone()
   }
 
@@ -236,16 +307,27 @@ export class GpuFieldBackend implements FieldBackend {
     return field === undefined ? all : all.subarray(field, field + 1)
   }
 
-  private async energyOfAll(params: StepParams): Promise<Float64Array> {
-    const bytes = new ArrayBuffer(2 * SLOT)
+  private energyOfAll(params: StepParams): Promise<Float64Array> {
+    return this.perFieldSum(this.energyPipeline, params)
+  }
+
+  /** Every field's saturation potential: per-tile sums on the GPU, then one float per field back. */
+  async potential(params: StepParams): Promise<Float64Array> {
+    if (!params.nonlinearity) return new Float64Array(this.fields)
+    return this.perFieldSum(this.potentialPipeline, params)
+  }
+
+  /** A per-tile kernel of field_step.wgsl (energy, potential) summed to one float per field, read back. */
+  private async perFieldSum(kernel: GPUComputePipeline, params: StepParams): Promise<Float64Array> {
+    const bytes = new ArrayBuffer(SLOT)
     packStruct(REDUCE_PARAM_LAYOUT, { len: this.tiles, dst_offset: 0 }, bytes)
-    this.device.queue.writeBuffer(this.reduceUniforms, 0, bytes)
+    this.transfers.write(this.reduceUniforms, 0, bytes)
     const stepBytes = new ArrayBuffer(SLOT)
     packStruct(STEP_PARAM_LAYOUT, params, stepBytes)
-    this.device.queue.writeBuffer(this.stepUniforms, 0, stepBytes)
+    this.transfers.write(this.stepUniforms, 0, stepBytes)
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
-    pass.setPipeline(this.energyPipeline)
+    pass.setPipeline(kernel)
     pass.setBindGroup(0, this.energyGroups[this.rotation], [0])
     pass.dispatchWorkgroups(this.groups, this.groups, this.fields)
     pass.setPipeline(this.sumPipeline)
@@ -258,7 +340,7 @@ export class GpuFieldBackend implements FieldBackend {
   async ledger(): Promise<Float64Array> {
     const bytes = new ArrayBuffer(SLOT)
     packStruct(REDUCE_PARAM_LAYOUT, { len: this.tiles, dst_offset: 0 }, bytes)
-    this.device.queue.writeBuffer(this.reduceUniforms, 0, bytes)
+    this.transfers.write(this.reduceUniforms, 0, bytes)
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
     pass.setPipeline(this.sumPipeline)
@@ -271,6 +353,7 @@ export class GpuFieldBackend implements FieldBackend {
   }
 
   destroy(): void {
+    this.dream.destroy()
     this.device.destroy()
   }
 }

@@ -2,7 +2,7 @@
 // b u^3 / (1 + u^2) equals k u with k = b u^2 / (1 + u^2) read off the field's own path, so with k
 // frozen along that path the step is linear and the live field is exactly the sum of its memories.
 import { stepReference } from '../cpu/field_step.js'
-import type { Engine } from '../field/engine_api.js'
+import type { Engine, SavedState } from '../field/engine_api.js'
 import { noiseKey } from '../field/noise.js'
 import { stepParams, type StepParams } from '../field/params.js'
 
@@ -19,9 +19,10 @@ export interface SaturationPath {
  * Recomputes one field's path from the oldest state the history keeps (after `oldest`, within
  * PATH_BYTES of now) on the float32 CPU reference step, resetting to each later state kept (so each
  * stretch runs only from an injection or edit to the next) and switching constants as they changed.
- * Undefined when the history keeps no state there (a linear material keeps none).
+ * Undefined when the history keeps no state there (a linear material keeps none). `host` brings a
+ * state kept on the device to the host.
  */
-export function saturationPath(e: Engine, field: number, oldest: number): SaturationPath | undefined {
+export async function saturationPath(e: Engine, field: number, oldest: number, host: (s: SavedState) => Promise<{ u: Float32Array; prev: Float32Array }>): Promise<SaturationPath | undefined> {
   const n = e.size
   const start = Math.max(oldest, e.step_count - Math.floor(PATH_BYTES / (4 * n * n)))
   const first = e.history.findIndex((ev) => ev.kind === 'state' && ev.field === field && ev.step >= start)
@@ -53,8 +54,9 @@ export function saturationPath(e: Engine, field: number, oldest: number): Satura
     const ev = e.history[i]
     runTo(ev.step)
     if (ev.kind === 'state' && ev.field === field) {
-      u.set(ev.u)
-      prev.set(ev.prev)
+      const saved = await host(ev.saved)
+      u.set(saved.u)
+      prev.set(saved.prev)
     }
     p = after[i]
   }

@@ -176,11 +176,12 @@ describe('forgetting shows in the scores (each against the same program in a los
     }
     const [dreamt, awake] = [await run(true), await run(false)]
     const last = dreamt.history.at(-1)!
-    if (last.kind !== 'scale') throw new Error('the dream left no scaling in the history')
+    if (last.kind !== 'scale' || !(last.mask instanceof Float32Array)) throw new Error('the dream left no host-side scaling in the history')
+    const mask = last.mask
     const { textWavefront } = await import('../encode/text.js')
     const cut = async (t: string) => {
       const w = await textWavefront(t, 48)
-      return w.reduce((s, v, i) => s + v * v * Math.max(0, 1 - last.mask[i]), 0) / w.reduce((s, v) => s + v * v, 0)
+      return w.reduce((s, v, i) => s + v * v * Math.max(0, 1 - mask[i]), 0) / w.reduce((s, v) => s + v * v, 0)
     }
     const cuts = await Promise.all(amber.map(cut))
     const pruned = amber[cuts.indexOf(Math.max(...cuts))]

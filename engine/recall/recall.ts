@@ -4,12 +4,14 @@
 // live field. A score is that product over the energy the pattern would hold had it been written then
 // at its importance in a lossless medium; chance is measured on null patterns read the same way.
 import type { ProbeResult, RecallHit, RecallResult } from '../contracts/api.js'
-import type { Engine } from '../field/engine_api.js'
+import type { Engine, SavedState } from '../field/engine_api.js'
 import { CrystalError } from '../errors.js'
 import { textWavefront } from '../encode/text.js'
+import type { AdjointRunner } from '../field/backend.js'
 import { stepParams, type StepParams } from '../field/params.js'
-import { AdjointField, restEnergy } from './adjoint.js'
+import { restEnergy } from './adjoint.js'
 import { saturationPath, type SaturationPath } from './path.js'
+import { CpuAdjointRunner } from './runner.js'
 
 /** A score counts when it clears this many standard deviations of the null patterns' scores. */
 export const NOISE_SIGMAS = 4
@@ -42,21 +44,32 @@ interface Pattern {
   energy: number
 }
 
-function dot(a: Float32Array, b: Float32Array): number {
-  let s = 0
-  for (let i = 0; i < a.length; i++) s += a[i] * b[i]
-  return s
-}
-
 /** Null texts: control characters only, so no words, never typed, one identity stream each. */
 const nullText = (k: number) => '\u0001'.repeat(k + 1)
+
+/** Opens the backward sweep of one field against `patterns`, for at most `readings` readings (engine/recall/runner.ts). */
+export type OpenAdjoint = (field: number, params: StepParams, patterns: readonly Float32Array[], readings: number, saturating: boolean) => Promise<AdjointRunner>
 
 export class MemoryReader {
   private readonly nulls = new Map<string, Promise<Pattern[]>>()
   /** The last path recomputed, kept while the field and its history stand still (questions come in runs). */
   private path?: { key: readonly unknown[]; path: SaturationPath | undefined }
 
-  constructor(private readonly engine: Engine) {}
+  /**
+   * `open` runs the sweep where the field lives (the engine passes its backend's); by default the CPU
+   * twin on the field read back. `host` brings a state the history keeps on a device to the host.
+   */
+  constructor(
+    private readonly engine: Engine,
+    private readonly open: OpenAdjoint = async (field, params, patterns) => {
+      const { u, prev } = await engine.read([field])
+      return new CpuAdjointRunner(params, u, prev, patterns)
+    },
+    private readonly host: (s: SavedState) => Promise<{ u: Float32Array; prev: Float32Array }> = (s) => {
+      if (!('u' in s)) throw new CrystalError('bad_argument', 'a state kept on a device needs its backend to read it')
+      return Promise.resolve(s)
+    },
+  ) {}
 
   /** The linear step's constants now (the noise is not linear and plays no part). */
   private get params(): StepParams {
@@ -88,41 +101,52 @@ export class MemoryReader {
   private async sweep(field: number, patterns: Pattern[], visit: (reading: Reading, memory: number) => void): Promise<void> {
     const e = this.engine
     const nulls = await this.nullPatterns()
-    const { u, prev } = await e.read([field])
-    const adjoint = AdjointField.ofEnergy(this.params, u, prev)
-    const read = (step: number): Reading => {
-      const r = adjoint.readout()
-      const sigma = Math.sqrt(nulls.reduce((s, p) => s + (dot(r, p.w) / p.energy) ** 2, 0) / nulls.length)
-      return { step, scores: patterns.map((p) => dot(r, p.w) / p.energy), sigma }
-    }
     const oldest = e.step_count - MAX_LOOKBACK
     const key = [field, e.step_count, e.history.length, e.history.at(-1), e.material, e.temperature_k, e.noise]
-    if (!this.path || this.path.key.some((k, i) => k !== key[i])) this.path = { key, path: saturationPath(e, field, oldest) }
+    if (!this.path || this.path.key.some((k, i) => k !== key[i])) this.path = { key, path: await saturationPath(e, field, oldest, this.host) }
     const { path } = this.path
-    let t = e.step_count
-    let reading: Reading | undefined
-    let written = false
-    for (let k = e.history.length - 1; k >= 0; k--) {
-      const event = e.history[k]
-      if (event.kind === 'state' || (event.kind !== 'conditions' && event.field !== field)) continue
-      while (t > Math.max(event.step, oldest)) {
-        t--
-        adjoint.step(path?.k[t - path.from])
-        reading = undefined
+    const all = [...patterns, ...nulls]
+    const writes = e.history.filter((h) => h.kind === 'write' && h.field === field).length
+    const runner = await this.open(field, this.params, all.map((p) => p.w), writes + 1, path !== undefined)
+    try {
+      // the sweep is queued first (on the GPU nothing comes back), then every reading is scored
+      const visits: { step: number; slot: number; memory: number }[] = []
+      let t = e.step_count
+      let slot: number | undefined
+      for (let k = e.history.length - 1; k >= 0; k--) {
+        const event = e.history[k]
+        if (event.kind === 'state' || (event.kind !== 'conditions' && event.field !== field)) continue
+        while (t > Math.max(event.step, oldest)) {
+          t--
+          runner.step(path?.k[t - path.from])
+          slot = undefined
+        }
+        if (event.kind === 'conditions') {
+          // the steps before this one ran under the constants in force then
+          if (t === event.step) runner.setParams({ ...event.before, fields: 1 })
+        } else if (event.kind === 'scale') {
+          if (t === event.step) runner.scale(event.mask)
+          slot = undefined
+        } else {
+          slot ??= runner.read()
+          visits.push({ step: t, slot, memory: event.memory })
+        }
       }
-      if (event.kind === 'conditions') {
-        // the steps before this one ran under the constants in force then
-        if (t === event.step) adjoint.setParams({ ...event.before, fields: 1 })
-      } else if (event.kind === 'scale') {
-        if (t === event.step) adjoint.scale(event.mask)
-        reading = undefined
-      } else {
-        reading ??= read(t)
-        written = true
-        visit(reading, event.memory)
+      if (!visits.length) visits.push({ step: e.step_count, slot: runner.read(), memory: -1 })
+      const values = await runner.results()
+      const readings = new Map<number, Reading>()
+      const reading = (step: number, slot: number): Reading => {
+        const row = values.subarray(slot * all.length, (slot + 1) * all.length)
+        const sigma = Math.sqrt(nulls.reduce((s, p, j) => s + (row[patterns.length + j] / p.energy) ** 2, 0) / nulls.length)
+        return { step, scores: patterns.map((p, q) => row[q] / p.energy), sigma }
       }
+      for (const v of visits) {
+        if (!readings.has(v.slot)) readings.set(v.slot, reading(v.step, v.slot))
+        visit(readings.get(v.slot)!, v.memory)
+      }
+    } finally {
+      runner.destroy()
     }
-    if (!written) visit(read(e.step_count), -1)
   }
 
   /** The best score of the text's pattern over the write moments (DESIGN.md: like with like in time). */

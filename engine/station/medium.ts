@@ -2,6 +2,7 @@
 // written into the right hemisphere of a field, read back physically (docs/station.md "Selection").
 import type { DreamMode } from '../contracts/registry.js'
 import type { Engine } from '../field/engine_api.js'
+import { CrystalError } from '../errors.js'
 import { xi } from '../field/noise.js'
 import { stepParams } from '../field/params.js'
 import { yieldToEventLoop } from '../dream/dream.js'
@@ -145,7 +146,12 @@ export class StationMedium {
     for (let k = this.traces.length - 1; k >= 0; k--) {
       const moment = this.traces[k].step
       while (t > moment) {
-        for (const s of scales) if (s.step === t && s.kind === 'scale') adjoint.scale(s.mask)
+        for (const s of scales) {
+          if (s.step !== t || s.kind !== 'scale') continue
+          // the station's medium runs on the CPU (its masks are on the host)
+          if (!(s.mask instanceof Float32Array)) throw new CrystalError('bad_argument', "the station's medium reads host masks only")
+          adjoint.scale(s.mask)
+        }
         adjoint.step()
         t--
         if (t % 64 === 0) await yieldToEventLoop() // the stream's timer gets its turns

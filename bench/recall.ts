@@ -1,0 +1,123 @@
+// `crystal bench recall`: recall's latency on the CPU and the GPU side by side, per N, over the same
+// memories: M texts written in batches at MOMENTS moments, 5 steps apart, so the sweep runs back
+// over MOMENTS readings. Beside it: the query's own encoding time (host work on either backend),
+// the bytes the GPU read back per recall (the field's size is the control), and whether both
+// backends rank the same memories.
+import { textWavefront } from '../engine/encode/text.js'
+import type { Engine } from '../engine/field/engine.js'
+import { createNodeEngine } from '../engine/node.js'
+import type { RecallResult } from '../engine/contracts/api.js'
+import { medianMs, planSides, readBack, timed, type SideBySideOptions } from './dream.js'
+
+export interface RecallBenchOptions extends SideBySideOptions {
+  /** Memories written (default 200, 20 above N = 512: a text's encoding takes about 0.2 s at N = 512 on this CPU, 4.5 s at 2048). */
+  memories?: number
+}
+
+/** Above `large_n` the default is `large_memories`: at N = 2048 one text's encoding takes about 4.5 s here. */
+export const RECALL_DEFAULTS = { memories: 200, large_n: 512, large_memories: 20, moments: 40, k: 10, gap: 5 }
+
+export interface RecallRow {
+  n: number
+  memories: number
+  readings: number
+  encode_ms: number
+  cpu_ms: number
+  gpu_ms: number | null
+  gpu_bytes_read: number | null
+  field_bytes: number
+  /** Both backends return the same memories in the same order for the first query. */
+  same_ranking: boolean | null
+  /** Hits that ranking holds (0 would make the comparison empty). */
+  hits_compared: number
+  /** Largest |score_gpu - score_cpu| over those hits, relative to the top score. */
+  score_diff: number | null
+}
+
+export interface RecallBenchReport {
+  conditions: { material: string; k: number; moments: number; gap_steps: number }
+  gpu_adapter: string | null
+  gpu_software: boolean | null
+  rows: RecallRow[]
+  skipped: string[]
+}
+
+const MATERIAL = 'ideal_resonator'
+const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tu', 'sha', 'vel', 'or', 'quin', 'da', 'pe', 'zor', 'ly', 'an', 'thi', 'bo']
+
+function texts(count: number): string[] {
+  let s = 5
+  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
+  const word = () => SYLLABLES[Math.floor(rand() * 16)] + SYLLABLES[Math.floor(rand() * 16)]
+  return Array.from({ length: count }, (_, i) => `${word()} ${word()} ${word()} ${i}`)
+}
+
+export async function runRecallBench(o: RecallBenchOptions, say: (line: string) => void = () => {}): Promise<RecallBenchReport> {
+  const plan = await planSides(o)
+  const { moments, k, gap } = RECALL_DEFAULTS
+  const rows: RecallRow[] = []
+  for (const n of plan.sizes) {
+    const count = o.memories ?? (n > RECALL_DEFAULTS.large_n ? RECALL_DEFAULTS.large_memories : RECALL_DEFAULTS.memories)
+    const written = texts(count)
+    say(`recall: N = ${n}, writing ${count} memories ...`)
+    const cpu = await createNodeEngine({ backend: 'cpu', size: n, material: MATERIAL, seed: 3, timeline_interval: 0 })
+    let gpu: Engine | undefined
+    try {
+      const batch = Math.ceil(count / moments)
+      for (let i = 0; i < count; i += batch) {
+        await cpu.writeMany(written.slice(i, i + batch).map((text) => ({ text })))
+        await cpu.step(gap)
+      }
+      if (plan.gpuSizes.includes(n)) {
+        gpu = await createNodeEngine({ backend: 'gpu', size: n, material: MATERIAL, seed: 3, timeline_interval: 0 })
+        const { u, prev } = await cpu.read()
+        await gpu.resume({ u, prev, step_count: cpu.step_count, memories: cpu.memories })
+      }
+      const queries = [0, 1, 2].map((q) => written[(q * 977) % count].split(' ').slice(0, 2).join(' '))
+      const t0 = performance.now()
+      await textWavefront(queries[0], n)
+      const encode = performance.now() - t0
+      // the first recall on each side builds its null patterns; it is timed, counted and compared
+      const wanted = await Promise.all(queries.map((t) => cpu.recall(t, k)))
+      let q = 0
+      const c = await medianMs(async () => void (await cpu.recall(queries[q++ % queries.length], k)), o.seconds)
+      let g: { ms: number } | undefined
+      let bytes: number | null = null
+      let same: boolean | null = null
+      let diff: number | null = null
+      const compared = wanted[0].hits.length
+      if (gpu) {
+        say(`recall: N = ${n} on the GPU ...`)
+        const before = gpu.transfers()
+        let got: RecallResult | undefined
+        const first = await timed(async () => void (got = await gpu!.recall(queries[0], k)))
+        bytes = readBack(before, gpu.transfers())
+        same = got!.hits.map((h) => h.memory).join() === wanted[0].hits.map((h) => h.memory).join()
+        diff = Math.max(0, ...got!.hits.map((h, j) => Math.abs(h.score - (wanted[0].hits[j]?.score ?? 0)) / Math.abs(wanted[0].hits[0]?.score || 1)))
+        q = 1
+        g = await medianMs(async () => void (await gpu!.recall(queries[q++ % queries.length], k)), o.seconds, first)
+      }
+      const readings = new Set(cpu.memories.map((m) => m.step)).size
+      rows.push({ n, memories: count, readings, encode_ms: encode, cpu_ms: c.ms, gpu_ms: g?.ms ?? null, gpu_bytes_read: bytes, field_bytes: 2 * n * n * 4, same_ranking: same, hits_compared: compared, score_diff: diff })
+    } finally {
+      cpu.destroy()
+      gpu?.destroy()
+    }
+  }
+  return { conditions: { material: MATERIAL, k, moments, gap_steps: gap }, gpu_adapter: plan.adapter?.name ?? null, gpu_software: plan.adapter?.software ?? null, rows, skipped: plan.skipped }
+}
+
+export function recallTable(r: RecallBenchReport): Record<string, string | number>[] {
+  return r.rows.map((x) => ({
+    N: x.n,
+    memories: x.memories,
+    readings: x.readings,
+    'query encode ms': x.encode_ms.toFixed(1),
+    'cpu ms/recall': x.cpu_ms.toFixed(1),
+    'gpu ms/recall': x.gpu_ms === null ? '-' : x.gpu_ms.toFixed(1),
+    'gpu bytes read/recall': x.gpu_bytes_read ?? '-',
+    'control: field bytes': x.field_bytes,
+    'same ranking': x.same_ranking === null ? '-' : `${x.same_ranking ? 'yes' : 'NO'} (${x.hits_compared} hits)`,
+    'score diff / top': x.score_diff === null ? '-' : x.score_diff.toExponential(1),
+  }))
+}

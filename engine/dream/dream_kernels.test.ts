@@ -1,0 +1,112 @@
+// The dream's kernels (shaders/dream.wgsl) against their CPU twin (engine/cpu/dream.ts), on the same
+// states: stability sums, exact percentile thresholds, masks, smoothing, the edit in place and the
+// kicks; and the transfer counter's proof that a dream on the GPU reads back only its report.
+import { afterAll, describe, expect, test } from 'vitest'
+import { HostDreamOps, percentile } from '../cpu/dream.js'
+import type { DreamOps, EditOutcome, FieldBackend, FieldEdit } from '../field/backend.js'
+import type { Engine } from '../field/engine.js'
+import { cpuBackend, engineOn, gpuBackend } from '../testing/backends.js'
+import { randomField } from '../testing/fixtures.js'
+import { DREAM_PARAMS, PREVIEW_SIDE } from './dream.js'
+
+// SwiftShader takes up to ~0.1 s a dispatch on a loaded 2-core machine, and a dream is 300 steps
+const GPU_TEST_TIMEOUT = 300_000
+const opened: { destroy(): void }[] = []
+afterAll(() => opened.forEach((b) => b.destroy()))
+
+const N = 40
+const FIELDS = 3
+const deep = (key: number): FieldEdit => ({ ...DREAM_PARAMS.deep, key })
+// field 1 is dead in its left half: a stability map with a quarter of its cells tied at zero, so the
+// prune percentile falls inside a run of equal values
+const EDITS = [deep(0x9e3779b9), { ...DREAM_PARAMS.light, key: 7 }, null]
+
+function states(): { u: Float32Array; prev: Float32Array }[] {
+  return [1, 2, 3].map((k) => {
+    const u = randomField(N, FIELDS, 10 * k)
+    const prev = randomField(N, FIELDS, 10 * k + 1)
+    for (const a of [u, prev]) for (let y = 0; y < N; y++) for (let x = 0; x < N / 2; x++) a[N * N + y * N + x] = 0
+    return { u, prev }
+  })
+}
+
+async function dreamOn(backend: FieldBackend, ops: DreamOps): Promise<{ outcomes: EditOutcome[]; u: Float32Array; prev: Float32Array }> {
+  const snapshots = states()
+  for (const [k, s] of snapshots.entries()) {
+    await backend.load(s.u, s.prev)
+    await ops.accumulateStability(k === 0)
+  }
+  const { outcomes } = await ops.edit(EDITS, 3, PREVIEW_SIDE)
+  return { outcomes, ...(await backend.read()) }
+}
+
+describe('the dream kernels against their CPU twin', () => {
+  test('thresholds, counts, preview and the edited field agree; the thresholds are the exact percentiles', { timeout: GPU_TEST_TIMEOUT }, async () => {
+    const gpu = await gpuBackend(N, FIELDS)
+    const cpu = await cpuBackend(N, FIELDS)
+    opened.push(gpu, cpu)
+    expect(gpu.dream).toBeDefined()
+    const got = await dreamOn(gpu, gpu.dream!)
+    const want = await dreamOn(cpu, new HostDreamOps(cpu))
+
+    // the oracle of the radix select is a sort: the same float, not a neighbour of it
+    const sums = new Float32Array(N * N * FIELDS)
+    for (const s of states()) for (let i = 0; i < sums.length; i++) sums[i] = Math.fround(sums[i] + Math.abs(s.u[i]))
+    EDITS.forEach((e, f) => {
+      if (!e) return
+      const map = sums.subarray(f * N * N, (f + 1) * N * N)
+      expect(got.outcomes[f].low).toBe(percentile(map, e.prune_percentile))
+      expect(got.outcomes[f].high).toBe(percentile(map, e.amplify_percentile))
+    })
+    expect(got.outcomes[1].low).toBe(0) // the tie at zero
+    for (const [f, o] of got.outcomes.entries()) {
+      const w = want.outcomes[f]
+      expect([o.low, o.high, o.pruned, o.amplified, o.mutated]).toEqual([w.low, w.high, w.pruned, w.amplified, w.mutated])
+      // block sums: float32 in tiles on the GPU, float64 on the CPU
+      o.preview.forEach((v, k) => expect(Math.abs(v - w.preview[k])).toBeLessThanOrEqual(1e-5 * Math.max(...w.preview)))
+    }
+    expect(got.outcomes[0].mutated).toBeGreaterThan(0) // the deep dream's kicks are in play
+    expect(got.outcomes[0].pruned).toBe(Math.floor(DREAM_PARAMS.deep.prune_percentile * N * N))
+    // Same float32 operations in the same order: equal on SwiftShader; a driver that fuses
+    // u * m + k into one multiply-add differs by an ulp, well inside 1e-6 of the peak.
+    const peak = want.u.reduce((m, v) => Math.max(m, Math.abs(v)), 0)
+    for (const [a, b] of [[got.u, want.u], [got.prev, want.prev]]) {
+      let d = 0
+      for (let i = 0; i < a.length; i++) d = Math.max(d, Math.abs(a[i] - b[i]))
+      expect(d).toBeLessThanOrEqual(1e-6 * peak)
+    }
+    // the field left alone is untouched, bit for bit
+    const last = states()[2].u.subarray(2 * N * N)
+    expect(got.u.subarray(2 * N * N)).toEqual(last)
+  })
+})
+
+describe('the transfer counter', () => {
+  test('a dream on the GPU reads back its report only, under a tenth of one copy of the field (the control, read through the same counter)', { timeout: GPU_TEST_TIMEOUT }, async () => {
+    // no timeline: its samples (5 floats a field every 10 steps) are the books, not the dream's
+    const e: Engine = await engineOn('gpu', { size: 32, fields: 2, material: 'graphene_model', seed: 4, timeline_interval: 0 })
+    opened.push(e)
+    await e.write('the river keeps its stones', 1, 0)
+    await e.pulse({ x: 0.3, y: 0.4, radius: 0.05, amplitude: 1, frequency: 2, phase: 0 }, 1)
+    await e.step(20)
+    const before = e.transfers()!
+    await e.dream(['deep', 'light'])
+    const dreamt = e.transfers()!
+    await e.read()
+    const control = e.transfers()!
+    const fieldBytes = control.bytes_read - dreamt.bytes_read
+    expect(fieldBytes).toBe(2 * 32 * 32 * 4 * 2) // u and u_prev of both fields: the counter counts
+    const dreamBytes = dreamt.bytes_read - before.bytes_read
+    // per field: the report (4 tallies, 2 x 3 threshold words, the 8 x 8 preview); the books before
+    // and after (an energy and 4 ledger totals each); the edit's energy and saturation potential
+    // before and after (graphene is nonlinear); all float32
+    const report = 2 * (4 * 4 + 6 * 4 + PREVIEW_SIDE * PREVIEW_SIDE * 4)
+    const books = 2 * 2 * (1 + 4) * 4
+    const edit = 2 * 2 * 2 * 4
+    expect(dreamBytes).toBe(report + books + edit)
+    expect(dreamBytes).toBeLessThan(fieldBytes / 10)
+    const cpu = await engineOn('cpu', { size: 16 })
+    opened.push(cpu)
+    expect(cpu.transfers()).toBeNull()
+  })
+})

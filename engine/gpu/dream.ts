@@ -1,0 +1,193 @@
+// The dream on the GPU (shaders/dream.wgsl): stability sums, exact percentile thresholds by a
+// radix select over histograms, masks, smoothing, the scale edit in place and the kicks, with only
+// each field's outcome (counts, thresholds, an 8 x 8 preview) read back. CPU twin: engine/cpu/dream.ts.
+import { BLUR_INV } from '../field/blur.js'
+import type { DeviceMask, DreamOps, EditOutcome, FieldEdit } from '../field/backend.js'
+import { percentileRank } from '../cpu/dream.js'
+import { DREAM_PARAM_LAYOUT, packStruct, TILE, wgslStruct } from '../field/params.js'
+import { kernelModule, type GpuContext } from './backend.js'
+import { SHADERS } from './shaders.gen.js'
+
+const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST
+const UNIFORM = 0x40 | 0x8
+const BINS = 65536
+const PLAN_WORDS = 8
+const WG = 256
+
+type Entry = 'accumulate' | 'histogram_high' | 'select_high' | 'histogram_low' | 'select_low' | 'edit_mask' | 'blur' | 'apply' | 'preview'
+
+/** The buffers a dream needs beyond the field: made on the first dream, kept for the next. */
+interface Scratch {
+  acc: GPUBuffer
+  hist: GPUBuffer
+  plan: GPUBuffer
+  picks: GPUBuffer
+  tally: GPUBuffer
+  masks: [GPUBuffer, GPUBuffer]
+  kicks: GPUBuffer
+  uniform: GPUBuffer
+}
+
+export class GpuDreamOps implements DreamOps {
+  private readonly pipelines = new Map<Entry, GPUComputePipeline>()
+  private scratch: Scratch | undefined
+  private preview: { side: number; buffer: GPUBuffer } | undefined
+
+  constructor(private readonly gpu: GpuContext) {}
+
+  private pipeline(entry: Entry): GPUComputePipeline {
+    let p = this.pipelines.get(entry)
+    if (!p) {
+      const inv = `const INV = array<f32, 10>(${[...BLUR_INV].map((v) => v.toPrecision(17)).join(', ')});\n`
+      this.module ??= kernelModule(this.gpu.device, wgslStruct('Dream', DREAM_PARAM_LAYOUT), SHADERS.dream, inv)
+      p = this.gpu.device.createComputePipeline({ layout: 'auto', compute: { module: this.module, entryPoint: entry } })
+      this.pipelines.set(entry, p)
+    }
+    return p
+  }
+  private module: GPUShaderModule | undefined
+
+  private buffers(): Scratch {
+    if (this.scratch) return this.scratch
+    const { device, n, fields } = this.gpu
+    const cells = n * n * fields
+    const buffer = (bytes: number, usage = STORAGE) => device.createBuffer({ size: Math.max(16, bytes), usage })
+    this.scratch = {
+      acc: buffer(cells * 4),
+      hist: buffer(3 * fields * BINS * 4),
+      plan: buffer(fields * PLAN_WORDS * 4),
+      picks: buffer(fields * 6 * 4),
+      tally: buffer(fields * 4 * 4),
+      masks: [buffer(cells * 4), buffer(cells * 4)],
+      kicks: buffer(cells * 4),
+      uniform: buffer(16, UNIFORM),
+    }
+    const bytes = new ArrayBuffer(16)
+    packStruct(DREAM_PARAM_LAYOUT, { n, fields, cells: n * n, side: 0 }, bytes)
+    this.gpu.transfers.write(this.scratch.uniform, 0, bytes)
+    return this.scratch
+  }
+
+  /** A bind group for one entry, from the resources by binding number (its auto layout takes only those it uses). */
+  private group(entry: Entry, resources: Record<number, GPUBuffer>): GPUBindGroup {
+    const pipeline = this.pipeline(entry)
+    return this.gpu.device.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: Object.entries(resources).map(([binding, buffer]) => ({ binding: Number(binding), resource: { buffer } })),
+    })
+  }
+
+  private dispatchCells(pass: GPUComputePassEncoder, entry: Entry, resources: Record<number, GPUBuffer>): void {
+    const groups = Math.ceil((this.gpu.n * this.gpu.n * this.gpu.fields) / WG)
+    pass.setPipeline(this.pipeline(entry))
+    pass.setBindGroup(0, this.group(entry, resources))
+    pass.dispatchWorkgroups(Math.min(groups, 65535), Math.ceil(groups / 65535))
+  }
+
+  async accumulateStability(reset: boolean): Promise<void> {
+    const s = this.buffers()
+    const encoder = this.gpu.device.createCommandEncoder()
+    if (reset) encoder.clearBuffer(s.acc)
+    const pass = encoder.beginComputePass()
+    this.dispatchCells(pass, 'accumulate', { 0: s.uniform, 1: this.gpu.state().u, 3: s.acc })
+    pass.end()
+    this.gpu.device.queue.submit([encoder.finish()])
+  }
+
+  async edit(edits: readonly (FieldEdit | null)[], passes: number, side: number): Promise<{ outcomes: EditOutcome[]; masks: (DeviceMask | null)[] }> {
+    const { device, n, fields, transfers } = this.gpu
+    const s = this.buffers()
+    const cells = n * n
+    if (this.preview?.side !== side) {
+      this.preview?.buffer.destroy()
+      this.preview = { side, buffer: device.createBuffer({ size: fields * side * side * 4, usage: STORAGE }) }
+    }
+    const previewBuf = this.preview.buffer
+    const uniform = new ArrayBuffer(16)
+    packStruct(DREAM_PARAM_LAYOUT, { n, fields, cells, side }, uniform)
+    transfers.write(s.uniform, 0, uniform)
+    const plan = new ArrayBuffer(fields * PLAN_WORDS * 4)
+    const words = new Uint32Array(plan)
+    const floats = new Float32Array(plan)
+    edits.forEach((e, f) => {
+      if (!e) return
+      const at = f * PLAN_WORDS
+      words[at] = 1
+      words[at + 1] = e.key >>> 0
+      floats[at + 2] = e.prune_factor
+      floats[at + 3] = e.amplify_factor
+      floats[at + 4] = e.mutate_fraction
+      floats[at + 5] = e.mutate_amplitude
+      words[at + 6] = percentileRank(e.prune_percentile, cells)
+      words[at + 7] = percentileRank(e.amplify_percentile, cells)
+    })
+    transfers.write(s.plan, 0, plan)
+    const { u, prev } = this.gpu.state()
+    const encoder = device.createCommandEncoder()
+    encoder.clearBuffer(s.hist)
+    encoder.clearBuffer(s.tally)
+    const pass = encoder.beginComputePass()
+    this.dispatchCells(pass, 'histogram_high', { 0: s.uniform, 1: u, 3: s.acc, 4: s.hist, 7: s.tally })
+    pass.setPipeline(this.pipeline('select_high'))
+    pass.setBindGroup(0, this.group('select_high', { 4: s.hist, 5: s.plan, 6: s.picks }))
+    pass.dispatchWorkgroups(2 * fields)
+    this.dispatchCells(pass, 'histogram_low', { 0: s.uniform, 3: s.acc, 4: s.hist, 6: s.picks })
+    pass.setPipeline(this.pipeline('select_low'))
+    pass.setBindGroup(0, this.group('select_low', { 0: s.uniform, 4: s.hist, 6: s.picks }))
+    pass.dispatchWorkgroups(2 * fields)
+    this.dispatchCells(pass, 'edit_mask', { 0: s.uniform, 3: s.acc, 5: s.plan, 6: s.picks, 7: s.tally, 9: s.masks[0], 10: s.kicks })
+    // ping-pong: pass k reads masks[k % 2] and writes the other
+    const tiles = Math.ceil(n / TILE)
+    pass.setPipeline(this.pipeline('blur'))
+    for (let k = 0; k < passes; k++) {
+      pass.setBindGroup(0, this.group('blur', { 0: s.uniform, 8: s.masks[k % 2], 9: s.masks[(k + 1) % 2] }))
+      pass.dispatchWorkgroups(tiles, tiles, fields)
+    }
+    const smooth = s.masks[passes % 2]
+    this.dispatchCells(pass, 'apply', { 0: s.uniform, 1: u, 2: prev, 8: smooth, 10: s.kicks })
+    pass.setPipeline(this.pipeline('preview'))
+    pass.setBindGroup(0, this.group('preview', { 0: s.uniform, 3: s.acc, 11: previewBuf }))
+    pass.dispatchWorkgroups(side * side, fields)
+    pass.end()
+    // the history keeps each edited field's mask on the device, for recall's sweep
+    const masks = edits.map((e, f) => {
+      if (!e) return null
+      const kept = device.createBuffer({ size: cells * 4, usage: STORAGE })
+      encoder.copyBufferToBuffer(smooth, f * cells * 4, kept, 0, cells * 4)
+      return this.gpu.keepMask(kept)
+    })
+    // the report: tally, picks and preview gathered into one buffer, one read-back
+    const tallyBytes = fields * 16
+    const picksBytes = fields * 24
+    const previewBytes = fields * side * side * 4
+    const report = device.createBuffer({ size: tallyBytes + picksBytes + previewBytes, usage: STORAGE })
+    encoder.copyBufferToBuffer(s.tally, 0, report, 0, tallyBytes)
+    encoder.copyBufferToBuffer(s.picks, 0, report, tallyBytes, picksBytes)
+    encoder.copyBufferToBuffer(previewBuf, 0, report, tallyBytes + picksBytes, previewBytes)
+    const back = await transfers.read(report, 0, tallyBytes + picksBytes + previewBytes, encoder, () => this.gpu.failure())
+    report.destroy()
+    this.gpu.check()
+    const tally = new Uint32Array(back, 0, fields * 4)
+    const picks = new Uint32Array(back, tallyBytes, fields * 6)
+    const pickedValue = (bits: number) => new Float32Array(Uint32Array.of(bits).buffer)[0]
+    const preview = new Float32Array(back, tallyBytes + picksBytes, fields * side * side)
+    const outcomes = edits.map((e, f) => ({
+      low: e ? pickedValue(picks[f * 6 + 2]) : 0,
+      high: e ? pickedValue(picks[f * 6 + 5]) : 0,
+      pruned: tally[f * 4 + 1],
+      amplified: tally[f * 4 + 2],
+      mutated: tally[f * 4 + 3],
+      preview: Float64Array.from(preview.subarray(f * side * side, (f + 1) * side * side)),
+    }))
+    return { outcomes, masks }
+  }
+
+  destroy(): void {
+    this.preview?.buffer.destroy()
+    this.preview = undefined
+    if (!this.scratch) return
+    const { acc, hist, plan, picks, tally, masks, kicks, uniform } = this.scratch
+    for (const b of [acc, hist, plan, picks, tally, ...masks, kicks, uniform]) b.destroy()
+    this.scratch = undefined
+  }
+}

@@ -1,0 +1,46 @@
+// Every byte between the host and the GPU goes through here, so the backend can say what a dream
+// or a recall cost in traffic (`--debug`, the benchmarks, and the tests that hold the GPU paths to
+// "the report only" and "the scores only").
+import { CrystalError } from '../errors.js'
+import type { TransferCounts } from '../field/backend.js'
+
+const MAP_READ = 0x1
+const COPY_DST = 0x8
+
+export class Transfers implements TransferCounts {
+  bytes_read = 0
+  reads = 0
+  bytes_written = 0
+  writes = 0
+
+  constructor(private readonly device: GPUDevice) {}
+
+  write(buffer: GPUBuffer, offset: number, data: ArrayBuffer | ArrayBufferView, dataOffset = 0, size?: number): void {
+    const bytes = size ?? (ArrayBuffer.isView(data) ? data.byteLength : data.byteLength) - dataOffset
+    this.bytes_written += bytes
+    this.writes++
+    if (ArrayBuffer.isView(data)) this.device.queue.writeBuffer(buffer, offset, data.buffer, data.byteOffset + dataOffset, bytes)
+    else this.device.queue.writeBuffer(buffer, offset, data, dataOffset, bytes)
+  }
+
+  /** Copies `bytes` of `src` at `offset` back to the host, after the work `encoder` holds. */
+  async read(src: GPUBuffer, offset: number, bytes: number, encoder: GPUCommandEncoder, failure: () => string | undefined): Promise<ArrayBuffer> {
+    const staging = this.device.createBuffer({ size: bytes, usage: MAP_READ | COPY_DST })
+    encoder.copyBufferToBuffer(src, offset, staging, 0, bytes)
+    this.device.queue.submit([encoder.finish()])
+    this.bytes_read += bytes
+    this.reads++
+    try {
+      await staging.mapAsync(MAP_READ)
+      return staging.getMappedRange().slice(0)
+    } catch (e) {
+      throw new CrystalError('backend_unavailable', `reading back from the GPU failed: ${failure() ?? (e as Error).message}`)
+    } finally {
+      staging.destroy()
+    }
+  }
+
+  snapshot(): TransferCounts {
+    return { bytes_read: this.bytes_read, reads: this.reads, bytes_written: this.bytes_written, writes: this.writes }
+  }
+}

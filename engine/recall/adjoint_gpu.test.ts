@@ -1,0 +1,104 @@
+// Recall's sweep on the GPU (shaders/adjoint.wgsl, engine/gpu/adjoint.ts) against its CPU twin
+// (AdjointField behind CpuAdjointRunner): the same readings from the same state; recall and probe
+// alike on both backends, dream masks replayed from the device; and only the scores come back.
+import { afterAll, describe, expect, test } from 'vitest'
+import type { AdjointRunner } from '../field/backend.js'
+import type { Engine } from '../field/engine.js'
+import { engineOn, gpuBackend } from '../testing/backends.js'
+import { paramsFor, randomField } from '../testing/fixtures.js'
+import { NULL_PATTERNS } from './recall.js'
+import { CpuAdjointRunner } from './runner.js'
+
+// SwiftShader takes up to ~0.1 s a dispatch on a loaded 2-core machine, and a dream is 300 steps
+const GPU_TEST_TIMEOUT = 300_000
+const opened: { destroy(): void }[] = []
+afterAll(() => opened.forEach((b) => b.destroy()))
+
+/** Steps, a scaling and readings in between, the same on either runner. */
+async function sweep(r: AdjointRunner, mask: Float32Array): Promise<Float64Array> {
+  r.read()
+  for (let i = 0; i < 40; i++) r.step()
+  r.read()
+  r.scale(mask)
+  for (let i = 0; i < 30; i++) r.step()
+  r.read()
+  r.read() // a second reading of the same moment is the same
+  return r.results()
+}
+
+describe('the adjoint sweep on the GPU against its CPU twin', () => {
+  test('every reading of every pattern agrees, through steps and a dream mask, on a damped, viscous, leaky material', { timeout: GPU_TEST_TIMEOUT }, async () => {
+    const n = 32
+    const params = { ...paramsFor(n), noise: 0, nonlinearity: 0 }
+    const u = randomField(n, 1, 3)
+    const prev = randomField(n, 1, 4)
+    const patterns = [5, 6, 7].map((s) => randomField(n, 1, s))
+    const mask = randomField(n, 1, 8).map((v) => 0.6 + 0.4 * Math.tanh(v))
+    const gpu = await gpuBackend(n, 1)
+    opened.push(gpu)
+    await gpu.load(u, prev)
+    const got = await sweep(await gpu.adjoint!(0, params, patterns, 4), mask)
+    const want = await sweep(new CpuAdjointRunner(params, u, prev, patterns), mask)
+    expect(got.length).toBe(4 * patterns.length)
+    // float32 on both, but the CPU twin rounds each line's double-precision sum once, the GPU every
+    // operation, and the readout sums in tiles: 1e-4 of the largest reading covers 70 steps of that
+    const scale = Math.max(...want.map(Math.abs))
+    expect(scale).toBeGreaterThan(0.1)
+    want.forEach((w, k) => expect(Math.abs(got[k] - w)).toBeLessThanOrEqual(1e-4 * scale))
+    expect(Math.abs(want[0] - want[3])).toBeGreaterThan(1e-3 * scale) // the sweep changed what it reads
+    expect([...got.subarray(9, 12)]).toEqual([...got.subarray(6, 9)])
+  })
+})
+
+describe('recall and probe on the GPU', () => {
+  const texts = ['amber light on the hill', 'cold river stones', 'a lantern in the fog', 'seven crows at dusk', 'salt on the window', 'the quiet engine room']
+  async function program(backend: 'cpu' | 'gpu', material = 'ideal_resonator'): Promise<Engine> {
+    const e = await engineOn(backend, { size: 32, material, seed: 9, timeline_interval: 0 })
+    opened.push(e)
+    for (const t of texts) {
+      await e.write(t)
+      await e.step(5)
+    }
+    await e.dream('deep') // its masks stay on the GPU and the sweep replays them there
+    await e.step(20)
+    return e
+  }
+
+  test('rank the same memories with the same scores as the CPU, and read back only the scores: one read of readings x patterns floats', { timeout: GPU_TEST_TIMEOUT }, async () => {
+    const [gpu, cpu] = [await program('gpu'), await program('cpu')]
+    expect(gpu.history.some((h) => h.kind === 'scale' && !(h.mask instanceof Float32Array))).toBe(true)
+    const before = gpu.transfers()!
+    const got = await gpu.recall('cold river', 3)
+    const after = gpu.transfers()!
+    const want = await cpu.recall('cold river', 3)
+    expect(want.hits.length).toBeGreaterThan(0)
+    expect(want.hits[0].text).toBe('cold river stones')
+    expect(got.hits.map((h) => h.memory)).toEqual(want.hits.map((h) => h.memory))
+    got.hits.forEach((h, k) => expect(Math.abs(h.score - want.hits[k].score)).toBeLessThan(1e-3 * Math.abs(want.hits[0].score)))
+    expect(got.capacity).toBe(want.capacity)
+    // one reading per write moment (six), the query and the null patterns each: 4 bytes a score
+    expect(after.reads - before.reads).toBe(1)
+    expect(after.bytes_read - before.bytes_read).toBe(texts.length * (1 + NULL_PATTERNS) * 4)
+    // control: the field the CPU sweep would have read back first
+    expect(after.bytes_read - before.bytes_read).toBeLessThan((2 * 32 * 32 * 4) / 10)
+
+    const [pg, pc] = [await gpu.probe('a lantern in the fog'), await cpu.probe('a lantern in the fog')]
+    expect(pg.step).toBe(pc.step)
+    expect(Math.abs(pg.resonance - pc.resonance)).toBeLessThan(1e-3 * Math.abs(pc.resonance))
+    expect(pc.resonance).toBeGreaterThan(pc.noise_floor)
+  })
+
+  test('a saturating field (cold europium): its states and dream masks stay on the GPU, and recall follows its path on the CPU twin to the CPU engine\'s scores', { timeout: GPU_TEST_TIMEOUT }, async () => {
+    const [gpu, cpu] = [await program('gpu', 'europium_crystal'), await program('cpu', 'europium_crystal')]
+    const states = gpu.history.filter((h) => h.kind === 'state')
+    expect(states.length).toBeGreaterThan(texts.length) // one after each write and after the dream's edit
+    expect(states.every((h) => h.kind === 'state' && !('u' in h.saved))).toBe(true)
+    const [got, want] = [await gpu.recall('cold river', 3), await cpu.recall('cold river', 3)]
+    expect(got.hits.map((h) => h.memory)).toEqual(want.hits.map((h) => h.memory))
+    // every text's probe, on both: the saturation's path read from the device states gives the CPU's numbers
+    const [pg, pc] = [await Promise.all(texts.map((t) => gpu.probe(t))), await Promise.all(texts.map((t) => cpu.probe(t)))]
+    const scale = Math.max(...pc.map((p) => Math.abs(p.resonance)))
+    expect(scale).toBeGreaterThan(0)
+    pg.forEach((p, k) => expect(Math.abs(p.resonance - pc[k].resonance)).toBeLessThan(1e-3 * scale))
+  })
+})

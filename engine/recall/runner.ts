@@ -1,0 +1,73 @@
+// Recall's sweep behind one interface (AdjointRunner, engine/field/backend.ts): on the CPU the
+// AdjointField of adjoint.ts; on the GPU the kernels of shaders/adjoint.wgsl, which the backend
+// opens (engine/gpu/adjoint.ts). MemoryReader drives either the same way: the sweep is queued, then run.
+import { CrystalError } from '../errors.js'
+import type { AdjointRunner, DeviceMask, EditMask, FieldBackend } from '../field/backend.js'
+import type { StepParams } from '../field/params.js'
+import { AdjointField } from './adjoint.js'
+
+type Op = { kind: 'step'; k?: Float32Array } | { kind: 'params'; p: StepParams } | { kind: 'scale'; mask: EditMask } | { kind: 'read' }
+
+export class CpuAdjointRunner implements AdjointRunner {
+  private readonly ops: Op[] = []
+  private readings = 0
+
+  /** `hostMask` reads back a dream mask kept on a device (absent: only host masks can be replayed). */
+  constructor(
+    private readonly params: StepParams,
+    private readonly u: Float32Array,
+    private readonly prev: Float32Array,
+    private readonly patterns: readonly Float32Array[],
+    private readonly hostMask?: (mask: DeviceMask) => Promise<Float32Array>,
+  ) {}
+
+  step(k?: Float32Array): void {
+    this.ops.push({ kind: 'step', k })
+  }
+
+  setParams(p: StepParams): void {
+    this.ops.push({ kind: 'params', p })
+  }
+
+  scale(mask: EditMask): void {
+    if (!(mask instanceof Float32Array) && !this.hostMask) throw new CrystalError('bad_argument', 'a device mask can only be replayed on the backend that holds it')
+    this.ops.push({ kind: 'scale', mask })
+  }
+
+  read(): number {
+    this.ops.push({ kind: 'read' })
+    return this.readings++
+  }
+
+  async results(): Promise<Float64Array> {
+    const adjoint = AdjointField.ofEnergy(this.params, this.u, this.prev)
+    const rows: number[] = []
+    for (const op of this.ops) {
+      if (op.kind === 'step') adjoint.step(op.k)
+      else if (op.kind === 'params') adjoint.setParams(op.p)
+      else if (op.kind === 'scale') adjoint.scale(op.mask instanceof Float32Array ? op.mask : await this.hostMask!(op.mask))
+      else {
+        const r = adjoint.readout()
+        for (const w of this.patterns) {
+          let s = 0
+          for (let i = 0; i < w.length; i++) s += r[i] * w[i]
+          rows.push(s)
+        }
+      }
+    }
+    return Float64Array.from(rows)
+  }
+
+  destroy(): void {}
+}
+
+/**
+ * The sweep over one field of a backend: its own kernels where it has them, else the CPU twin on
+ * the field read back. A saturating field's sweep follows its path cell by cell (`saturating`), which
+ * only the CPU twin does; its dream masks are read back from the device for it.
+ */
+export async function openAdjoint(core: FieldBackend, field: number, params: StepParams, patterns: readonly Float32Array[], readings: number, saturating = false): Promise<AdjointRunner> {
+  if (core.adjoint && !saturating) return core.adjoint(field, params, patterns, readings)
+  const { u, prev } = await core.read([field])
+  return new CpuAdjointRunner(params, u, prev, patterns, core.readMask?.bind(core))
+}

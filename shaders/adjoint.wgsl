@@ -1,0 +1,81 @@
+// Recall's adjoint sweep on the GPU (docs/recall.md, docs/gpu.md): the live field is run back
+// through the adjoint of the linear step and the dream edits, and at each write moment every
+// pattern's correlation with the readout a + b is reduced per tile; the host's sum_rows
+// (shaders/reduce.wgsl) folds the tiles into one score per pattern, so only scores come back.
+// The covector (a, b) lives in a_cur / b; a step writes a_next and updates b in place (b's new
+// value needs only a and b at its own cell), then the host swaps a_cur and a_next by bind group.
+// `struct Params` (the step's, with `fields` = the number of patterns read) and `const TILE` are
+// generated; shaders/common.wgsl is prepended.
+// CPU twin: AdjointField in engine/recall/adjoint.ts; test: engine/recall/adjoint_gpu.test.ts.
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> a_cur: array<f32>;
+@group(0) @binding(2) var<storage, read_write> b: array<f32>;
+@group(0) @binding(3) var<storage, read_write> a_next: array<f32>;
+// `init` reads the field's u and u_prev here; `readout` reads the patterns, [pattern][cell]
+@group(0) @binding(4) var<storage, read> src_u: array<f32>;
+@group(0) @binding(5) var<storage, read> src_prev: array<f32>;
+@group(0) @binding(6) var<storage, read_write> partials: array<f32>;
+@group(0) @binding(7) var<storage, read> mask: array<f32>;
+
+fn inside(x: i32, y: i32) -> bool {
+  let n = i32(P.n);
+  return x >= 0 && y >= 0 && x < n && y < n;
+}
+
+// Storage pointers cannot be passed to functions without a WGSL extension, so one reader per array.
+fn at_a(x: i32, y: i32) -> f32 { if (!inside(x, y)) { return 0.0; } return a_cur[u32(y) * P.n + u32(x)]; }
+fn at_u(x: i32, y: i32) -> f32 { if (!inside(x, y)) { return 0.0; } return src_u[u32(y) * P.n + u32(x)]; }
+fn at_prev(x: i32, y: i32) -> f32 { if (!inside(x, y)) { return 0.0; } return src_prev[u32(y) * P.n + u32(x)]; }
+
+// The covector of the energy form at the live state: a = d + c^2/2 Q u_prev, b = -d + c^2/2 Q u.
+@compute @workgroup_size(TILE, TILE, 1)
+fn init(@builtin(global_invocation_id) gid: vec3<u32>) {
+  if (gid.x >= P.n || gid.y >= P.n) { return; }
+  let x = i32(gid.x);
+  let y = i32(gid.y);
+  let i = gid.y * P.n + gid.x;
+  let half = P.c2 / 2.0;
+  let d = src_u[i] - src_prev[i];
+  let q_prev = (((4.0 * at_prev(x, y) - at_prev(x - 1, y)) - at_prev(x + 1, y)) - at_prev(x, y - 1)) - at_prev(x, y + 1);
+  let q_u = (((4.0 * at_u(x, y) - at_u(x - 1, y)) - at_u(x + 1, y)) - at_u(x, y - 1)) - at_u(x, y + 1);
+  a_next[i] = d + half * q_prev;
+  b[i] = -d + half * q_u;
+}
+
+// One step back: a' = (2 - loss) a + (c^2 + v) L a + b, b' = (loss - 1) a - v L a.
+@compute @workgroup_size(TILE, TILE, 1)
+fn step(@builtin(global_invocation_id) gid: vec3<u32>) {
+  if (gid.x >= P.n || gid.y >= P.n) { return; }
+  let x = i32(gid.x);
+  let y = i32(gid.y);
+  let i = gid.y * P.n + gid.x;
+  let ac = a_cur[i];
+  let lap = (((at_a(x - 1, y) + at_a(x + 1, y)) + at_a(x, y - 1)) + at_a(x, y + 1)) - 4.0 * ac;
+  let loss = P.damping + sponge_strength(P.n, P.sponge_width, P.sponge_inv_width, P.sponge_max, gid.x, gid.y);
+  a_next[i] = ((2.0 - loss) * ac + (P.c2 + P.viscosity) * lap) + b[i];
+  b[i] = (loss - 1.0) * ac - P.viscosity * lap;
+}
+
+// The adjoint of multiplying u and u_prev by a mask is the same multiplication (a_next is the covector's a here).
+@compute @workgroup_size(TILE, TILE, 1)
+fn scale(@builtin(global_invocation_id) gid: vec3<u32>) {
+  if (gid.x >= P.n || gid.y >= P.n) { return; }
+  let i = gid.y * P.n + gid.x;
+  a_next[i] *= mask[i];
+  b[i] *= mask[i];
+}
+
+// Per tile and pattern (dispatch z): sum (a + b) w; partials [pattern][tile].
+@compute @workgroup_size(TILE, TILE, 1)
+fn readout(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32,
+           @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  var s = 0.0;
+  if (gid.x < P.n && gid.y < P.n) {
+    let i = gid.y * P.n + gid.x;
+    s = (a_cur[i] + b[i]) * src_u[gid.z * P.n * P.n + i];
+  }
+  partial[lid] = vec4<f32>(s, 0.0, 0.0, 0.0);
+  reduce_workgroup(lid);
+  if (lid == 0u) { partials[gid.z * P.tiles_per_field + wid.y * groups.x + wid.x] = partial[0].x; }
+}
