@@ -88,6 +88,18 @@ describe('recall and probe on the GPU', () => {
     expect(pc.resonance).toBeGreaterThan(pc.noise_floor)
   })
 
+  test('a change of material on the way (ideal_resonator, then vacuum): the GPU sweep takes the constants in force then, to the CPU engine\'s scores', { timeout: GPU_TEST_TIMEOUT }, async () => {
+    const [gpu, cpu] = [await program('gpu'), await program('cpu')]
+    for (const e of [gpu, cpu]) {
+      e.setMaterial('vacuum')
+      await e.step(30)
+    }
+    const [pg, pc] = [await Promise.all(texts.map((t) => gpu.probe(t))), await Promise.all(texts.map((t) => cpu.probe(t)))]
+    const scale = Math.max(...pc.map((p) => Math.abs(p.resonance)))
+    expect(scale).toBeGreaterThan(0)
+    pg.forEach((p, k) => expect(Math.abs(p.resonance - pc[k].resonance)).toBeLessThan(1e-3 * scale))
+  })
+
   test('a saturating field (cold europium): its states and dream masks stay on the GPU, and recall follows its path on the CPU twin to the CPU engine\'s scores', { timeout: GPU_TEST_TIMEOUT }, async () => {
     const [gpu, cpu] = [await program('gpu', 'europium_crystal'), await program('cpu', 'europium_crystal')]
     const states = gpu.history.filter((h) => h.kind === 'state')
