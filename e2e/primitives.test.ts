@@ -87,7 +87,7 @@ describe('the primitive browser', () => {
     await page.getByRole('button', { name: 'ID' }).click() // back to id order
     await page.locator('input[name="filter-material"]').fill('europium_crystal')
     await page.locator('select[name="page-size"]').selectOption('50')
-    const link = page.getByRole('button', { name: withLineage.id, exact: true })
+    const link = page.getByTestId('primitives-table').getByRole('button', { name: withLineage.id, exact: true }) // the table's, not a similar one's
     await link.focus()
     await page.keyboard.press('Enter')
     const detail = page.getByTestId('primitive-detail')
