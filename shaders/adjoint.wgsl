@@ -6,7 +6,10 @@
 // value needs only a and b at its own cell), then the host swaps a_cur and a_next by bind group.
 // `struct Params` (the step's, with `fields` = the number of patterns read) and `const TILE` are
 // generated; shaders/common.wgsl is prepended.
-// CPU twin: AdjointField in engine/recall/adjoint.ts; test: engine/recall/adjoint_gpu.test.ts.
+// A saturating field's sweep subtracts the secant k_t (step_k), which `secant` wrote into one row
+// per step as the field step (shaders/field_step.wgsl) reran the field's path on a scratch copy.
+// CPU twin: AdjointField in engine/recall/adjoint.ts (k from engine/recall/path.ts); test:
+// engine/recall/adjoint_gpu.test.ts.
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> a_cur: array<f32>;
@@ -17,6 +20,10 @@
 @group(0) @binding(5) var<storage, read> src_prev: array<f32>;
 @group(0) @binding(6) var<storage, read_write> partials: array<f32>;
 @group(0) @binding(7) var<storage, read> mask: array<f32>;
+// k along the path, [step][cell]; `row` picks the step (a 256-byte slot per step, by offset)
+@group(0) @binding(8) var<storage, read_write> secants: array<f32>;
+struct Row { index: u32 }
+@group(0) @binding(9) var<uniform> row: Row;
 
 fn inside(x: i32, y: i32) -> bool {
   let n = i32(P.n);
@@ -43,18 +50,38 @@ fn init(@builtin(global_invocation_id) gid: vec3<u32>) {
   b[i] = -d + half * q_u;
 }
 
-// One step back: a' = (2 - loss) a + (c^2 + v) L a + b, b' = (loss - 1) a - v L a.
-@compute @workgroup_size(TILE, TILE, 1)
-fn step(@builtin(global_invocation_id) gid: vec3<u32>) {
-  if (gid.x >= P.n || gid.y >= P.n) { return; }
+// One step back: a' = (2 - loss - k) a + (c^2 + v) L a + b, b' = (loss - 1) a - v L a.
+fn back(gid: vec3<u32>, k: f32) {
   let x = i32(gid.x);
   let y = i32(gid.y);
   let i = gid.y * P.n + gid.x;
   let ac = a_cur[i];
   let lap = (((at_a(x - 1, y) + at_a(x + 1, y)) + at_a(x, y - 1)) + at_a(x, y + 1)) - 4.0 * ac;
   let loss = P.damping + sponge_strength(P.n, P.sponge_width, P.sponge_inv_width, P.sponge_max, gid.x, gid.y);
-  a_next[i] = ((2.0 - loss) * ac + (P.c2 + P.viscosity) * lap) + b[i];
+  a_next[i] = ((2.0 - loss - k) * ac + (P.c2 + P.viscosity) * lap) + b[i];
   b[i] = (loss - 1.0) * ac - P.viscosity * lap;
+}
+
+@compute @workgroup_size(TILE, TILE, 1)
+fn step(@builtin(global_invocation_id) gid: vec3<u32>) {
+  if (gid.x >= P.n || gid.y >= P.n) { return; }
+  back(gid, 0.0);
+}
+
+// The step back over a saturating step: k of that step from its row.
+@compute @workgroup_size(TILE, TILE, 1)
+fn step_k(@builtin(global_invocation_id) gid: vec3<u32>) {
+  if (gid.x >= P.n || gid.y >= P.n) { return; }
+  back(gid, secants[row.index * P.n * P.n + gid.y * P.n + gid.x]);
+}
+
+// k = b u^2 / (1 + u^2) of the path's u (src_u) into its row, before the field step takes it on.
+@compute @workgroup_size(TILE, TILE, 1)
+fn secant(@builtin(global_invocation_id) gid: vec3<u32>) {
+  if (gid.x >= P.n || gid.y >= P.n) { return; }
+  let i = gid.y * P.n + gid.x;
+  let u = src_u[i];
+  secants[row.index * P.n * P.n + i] = (P.nonlinearity * (u * u)) / (1.0 + u * u);
 }
 
 // The adjoint of multiplying u and u_prev by a mask is the same multiplication (a_next is the covector's a here).

@@ -1,5 +1,6 @@
 // What the engine asks of a compute backend. The GPU (WGSL) and CPU (WASM SIMD) backends implement
 // it over the same kernels; engine/cpu/field_step.ts is the oracle both are tested against.
+import type { PathPlan } from '../recall/path.js'
 import type { StepParams } from './params.js'
 
 /** One timeline sample: for each field, the energy and the ledger totals after `step` steps. */
@@ -40,8 +41,11 @@ export interface FieldBackend {
   potential?(params: StepParams): Promise<Float64Array>
   /** The dream's kernels, where the backend has its own; else the CPU twin over read and load. */
   readonly dream?: DreamOps
-  /** Recall's sweep on the backend, reading `patterns` (n*n each) at most `readings` times; else the CPU twin. */
-  adjoint?(field: number, params: StepParams, patterns: readonly Float32Array[], readings: number): Promise<AdjointRunner>
+  /**
+   * Recall's sweep on the backend, reading `patterns` (n*n each) at most `readings` times; else the
+   * CPU twin. `path`: a saturating field's path, rerun on the backend (engine/recall/path.ts).
+   */
+  adjoint?(field: number, params: StepParams, patterns: readonly Float32Array[], readings: number, path?: PathPlan): Promise<AdjointRunner>
   /** Frees a device mask the history no longer holds. */
   releaseMask?(mask: DeviceMask): void
   /** A device buffer the backend holds, read back whole (the CPU twin's sweep of a saturating field needs its masks and states on the host). */
@@ -118,8 +122,8 @@ export interface DreamOps {
  * and nothing comes back until `results`.
  */
 export interface AdjointRunner {
-  /** One step back; `k`, in a saturating material, the secant along the field's path (engine/recall/path.ts). */
-  step(k?: Float32Array): void
+  /** One step back over the step from t to t + 1; t picks the secant k where the runner follows a saturating path (engine/recall/path.ts). */
+  step(t?: number): void
   /** The constants of the steps run back from here on (a material or temperature change on the way forward). */
   setParams(p: StepParams): void
   /** The adjoint of a dream edit: the same scaling. */

@@ -74,7 +74,7 @@ class FieldEngine implements Engine {
   private params: StepParams
   private readonly reader = new MemoryReader(
     this,
-    (field, params, patterns, readings, saturating) => openAdjoint(this.core, field, params, patterns, readings, saturating),
+    (field, params, patterns, readings, path) => openAdjoint(this.core, field, params, patterns, readings, path),
     async (saved) => {
       if ('u' in saved) return saved
       const both = await this.core.readMask!(saved)

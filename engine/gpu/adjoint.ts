@@ -1,10 +1,13 @@
 // Recall's backward sweep on the GPU (shaders/adjoint.wgsl): the covector of the live field runs
 // back step by step and through the dream's masks, which stay on the device; each reading reduces
 // every pattern's correlation to one float in a scores buffer, and `results` reads back only that.
+// A saturating field's path is rerun here too (the field step on a scratch copy, k per step kept
+// on the device), so its sweep reads back only the scores as well.
 // CPU twin: AdjointField (engine/recall/adjoint.ts) behind CpuAdjointRunner (engine/recall/runner.ts).
-import { CrystalError } from '../errors.js'
 import type { AdjointRunner, EditMask } from '../field/backend.js'
+import { noiseKey } from '../field/noise.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, type StepParams } from '../field/params.js'
+import type { PathPlan } from '../recall/path.js'
 import { kernelModule, type GpuContext } from './backend.js'
 import { SHADERS } from './shaders.gen.js'
 
@@ -14,7 +17,7 @@ const SLOT = 256
 /** Dispatches per submit: work goes to the queue as the sweep is built, and nothing waits on it. */
 const DISPATCHES_PER_SUBMIT = 512
 
-type Entry = 'init' | 'step' | 'scale' | 'readout'
+type Entry = 'init' | 'step' | 'step_k' | 'secant' | 'scale' | 'readout'
 const modules = new WeakMap<GPUDevice, Map<Entry, GPUComputePipeline>>()
 
 function pipeline(device: GPUDevice, entry: Entry): GPUComputePipeline {
@@ -48,6 +51,8 @@ export class GpuAdjointRunner implements AdjointRunner {
   private readonly stepGroups: GPUBindGroup[]
   private readonly readGroups: GPUBindGroup[]
   private readonly sumGroup: GPUBindGroup
+  /** The path's k, [step][cell] from step `from` (tests read it back), and a uniform slot per step holding its row. */
+  readonly path?: { from: number; steps: number; k: GPUBuffer; rows: GPUBuffer }
 
   constructor(
     private readonly gpu: GpuContext,
@@ -55,6 +60,7 @@ export class GpuAdjointRunner implements AdjointRunner {
     params: StepParams,
     patterns: readonly Float32Array[],
     private readonly capacity: number,
+    path?: PathPlan,
   ) {
     const { device, n, transfers } = gpu
     const cells = n * n
@@ -95,6 +101,7 @@ export class GpuAdjointRunner implements AdjointRunner {
     })
 
     this.encoder = device.createCommandEncoder()
+    if (path) this.path = this.followPath(path, buffer)
     const state = gpu.state()
     this.encoder.copyBufferToBuffer(state.u, field * cells * 4, u, 0, cells * 4)
     this.encoder.copyBufferToBuffer(state.prev, field * cells * 4, prev, 0, cells * 4)
@@ -102,6 +109,79 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.pass.setPipeline(pipeline(device, 'init'))
     this.pass.setBindGroup(0, group('init', { 0: this.uniform, 2: this.b, 3: this.a[0], 4: u, 5: prev }))
     this.pass.dispatchWorkgroups(this.groups, this.groups)
+  }
+
+  /**
+   * Reruns the path (engine/recall/path.ts followPath, on the device): the field step on a scratch
+   * copy from each kept state, the secant of every step into its row first. Encoded before the sweep.
+   */
+  private followPath(plan: PathPlan, buffer: (bytes: number, usage?: number) => GPUBuffer): { from: number; steps: number; k: GPUBuffer; rows: GPUBuffer } {
+    const { device, n, transfers } = this.gpu
+    const cells = n * n
+    const tiles = this.groups * this.groups
+    const last = plan.ops.at(-1)
+    const steps = last?.kind === 'run' ? last.to - plan.from : 0
+    const k = buffer(steps * cells * 4)
+    const rows = buffer(steps * SLOT, UNIFORM)
+    const uniforms = buffer(steps * SLOT, UNIFORM)
+    const s = [buffer(cells * 4), buffer(cells * 4), buffer(cells * 4)]
+    const ledger = [buffer(4 * tiles * 4), buffer(4 * tiles * 4)]
+    const rowBytes = new ArrayBuffer(steps * SLOT)
+    const stepBytes = new ArrayBuffer(steps * SLOT)
+    let t = plan.from
+    for (const op of plan.ops) {
+      if (op.kind === 'run')
+        for (; t < op.to; t++) {
+          new Uint32Array(rowBytes, (t - plan.from) * SLOT, 1)[0] = t - plan.from
+          packStruct(STEP_PARAM_LAYOUT, { ...op.params, fields: 1, tiles_per_field: tiles, noise_key: noiseKey(plan.seed, t) }, stepBytes, (t - plan.from) * SLOT)
+        }
+    }
+    if (!steps) return { from: plan.from, steps, k, rows }
+    transfers.write(rows, 0, rowBytes)
+    transfers.write(uniforms, 0, stepBytes)
+    const res = (binding: number, buf: GPUBuffer, offset = 0, size?: number) => ({ binding, resource: { buffer: buf, offset, size } })
+    const stepGroups = [0, 1, 2].map((r) =>
+      device.createBindGroup({
+        layout: this.gpu.fieldStep.layout,
+        entries: [res(0, uniforms, 0, STEP_PARAM_LAYOUT.length * 4), res(1, s[r]), res(2, s[(r + 1) % 3]), res(3, s[(r + 2) % 3]), res(4, ledger[0]), res(5, ledger[1])],
+      }),
+    )
+    const secant = pipeline(device, 'secant')
+    let encoder = device.createCommandEncoder()
+    let r = 0 // s[r] is u_prev, s[r + 1] is u
+    t = plan.from
+    for (const op of plan.ops) {
+      if (op.kind === 'reset') {
+        const saved = op.saved
+        if ('u' in saved) {
+          // a write lands before the submit after it: the steps so far go first
+          device.queue.submit([encoder.finish()])
+          encoder = device.createCommandEncoder()
+          transfers.write(s[(r + 1) % 3], 0, saved.u)
+          transfers.write(s[r], 0, saved.prev)
+        } else {
+          // a kept state holds u then u_prev
+          encoder.copyBufferToBuffer(this.gpu.mask(saved), 0, s[(r + 1) % 3], 0, cells * 4)
+          encoder.copyBufferToBuffer(this.gpu.mask(saved), cells * 4, s[r], 0, cells * 4)
+        }
+        continue
+      }
+      if (t >= op.to) continue
+      const pass = encoder.beginComputePass()
+      for (; t < op.to; t++) {
+        const j = t - plan.from
+        pass.setPipeline(secant)
+        pass.setBindGroup(0, device.createBindGroup({ layout: secant.getBindGroupLayout(0), entries: [res(0, uniforms, j * SLOT, STEP_PARAM_LAYOUT.length * 4), res(4, s[(r + 1) % 3]), res(8, k), res(9, rows, j * SLOT, 16)] }))
+        pass.dispatchWorkgroups(this.groups, this.groups)
+        pass.setPipeline(this.gpu.fieldStep.pipeline)
+        pass.setBindGroup(0, stepGroups[r], [j * SLOT])
+        pass.dispatchWorkgroups(this.groups, this.groups, 1)
+        r = (r + 1) % 3
+      }
+      pass.end()
+    }
+    device.queue.submit([encoder.finish()])
+    return { from: plan.from, steps, k, rows }
   }
 
   /** Counts a dispatch, and hands the queued work to the GPU every DISPATCHES_PER_SUBMIT. */
@@ -113,11 +193,17 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.pass = this.encoder.beginComputePass()
   }
 
-  step(k?: Float32Array): void {
-    // a saturating field's sweep runs on the CPU twin (engine/recall/runner.ts openAdjoint)
-    if (k) throw new CrystalError('bad_argument', "the GPU sweep is linear: a saturating field's path is followed on the CPU twin")
-    this.pass.setPipeline(pipeline(this.gpu.device, 'step'))
-    this.pass.setBindGroup(0, this.stepGroups[this.cur])
+  step(t?: number): void {
+    const j = t === undefined || !this.path ? -1 : t - this.path.from
+    if (this.path && j >= 0 && j < this.path.steps) {
+      const p = pipeline(this.gpu.device, 'step_k')
+      this.pass.setPipeline(p)
+      const entries: [number, GPUBuffer, number, number | undefined][] = [[0, this.uniform, 0, undefined], [1, this.a[this.cur], 0, undefined], [2, this.b, 0, undefined], [3, this.a[1 - this.cur], 0, undefined], [8, this.path.k, 0, undefined], [9, this.path.rows, j * SLOT, 16]]
+      this.pass.setBindGroup(0, this.gpu.device.createBindGroup({ layout: p.getBindGroupLayout(0), entries: entries.map(([binding, buffer, offset, size]) => ({ binding, resource: { buffer, offset, size } })) }))
+    } else {
+      this.pass.setPipeline(pipeline(this.gpu.device, 'step'))
+      this.pass.setBindGroup(0, this.stepGroups[this.cur])
+    }
     this.pass.dispatchWorkgroups(this.groups, this.groups)
     this.cur = 1 - this.cur
     this.dispatched()

@@ -6,6 +6,7 @@
 import { CrystalError } from '../errors.js'
 import type { AdjointRunner, DeviceMask, FieldBackend, LedgerSample, StepRequest } from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
+import type { PathPlan } from '../recall/path.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, type StepParams } from '../field/params.js'
 import { GpuAdjointRunner } from './adjoint.js'
 import { GpuDreamOps } from './dream.js'
@@ -42,6 +43,8 @@ export interface GpuContext {
   mask(m: DeviceMask): GPUBuffer
   /** shaders/reduce.wgsl's sum_rows and its layout (binding 0: a dynamic-offset uniform). */
   readonly sumRows: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }
+  /** shaders/field_step.wgsl's step and its layout (binding 0: a dynamic-offset uniform), for recall to rerun a path. */
+  readonly fieldStep: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }
 }
 
 export class GpuFieldBackend implements FieldBackend, GpuContext {
@@ -49,6 +52,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   readonly transfers: Transfers
   readonly dream: GpuDreamOps
   readonly sumRows: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }
+  readonly fieldStep: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }
   private readonly potentialPipeline: GPUComputePipeline
   private readonly masks = new Map<number, GPUBuffer>()
   private nextMask = 1
@@ -127,6 +131,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.sumPipeline = pipeline(reduceModule, 'sum_rows', reduceLayout)
     this.addPipeline = pipeline(reduceModule, 'add_wave', reduceLayout)
     this.sumRows = { pipeline: this.sumPipeline, layout: reduceLayout }
+    this.fieldStep = { pipeline: this.stepPipeline, layout: stepLayout }
 
     const uniform = (buf: GPUBuffer, size: number) => ({ binding: 0, resource: { buffer: buf, size } })
     const stepUniform = uniform(this.stepUniforms, STEP_PARAM_LAYOUT.length * 4)
@@ -192,8 +197,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.masks.delete(m.device_mask)
   }
 
-  adjoint(field: number, params: StepParams, patterns: readonly Float32Array[], readings: number): Promise<AdjointRunner> {
-    return Promise.resolve(new GpuAdjointRunner(this, field, params, patterns, readings))
+  adjoint(field: number, params: StepParams, patterns: readonly Float32Array[], readings: number, path?: PathPlan): Promise<AdjointRunner> {
+    return Promise.resolve(new GpuAdjointRunner(this, field, params, patterns, readings, path))
   }
 
   async step(req: StepRequest): Promise<LedgerSample[]> {

@@ -4,8 +4,11 @@
 import { afterAll, describe, expect, test } from 'vitest'
 import type { AdjointRunner } from '../field/backend.js'
 import type { Engine } from '../field/engine.js'
+import type { GpuAdjointRunner } from '../gpu/adjoint.js'
+import type { GpuFieldBackend } from '../gpu/backend.js'
 import { engineOn, gpuBackend } from '../testing/backends.js'
 import { paramsFor, randomField } from '../testing/fixtures.js'
+import { followPath, type PathPlan } from './path.js'
 import { NULL_PATTERNS } from './recall.js'
 import { CpuAdjointRunner } from './runner.js'
 
@@ -47,6 +50,49 @@ describe('the adjoint sweep on the GPU against its CPU twin', () => {
     want.forEach((w, k) => expect(Math.abs(got[k] - w)).toBeLessThanOrEqual(1e-4 * scale))
     expect(Math.abs(want[0] - want[3])).toBeGreaterThan(1e-3 * scale) // the sweep changed what it reads
     expect([...got.subarray(9, 12)]).toEqual([...got.subarray(6, 9)])
+  })
+})
+
+describe("a saturating field's path rerun on the GPU", () => {
+  test("the secant kernel's k, step by step, is path.ts's k: from a kept device state and a host one, with noise and a change of constants", { timeout: GPU_TEST_TIMEOUT }, async () => {
+    const n = 32
+    const gpu = (await gpuBackend(n, 1)) as GpuFieldBackend
+    opened.push(gpu)
+    await gpu.load(randomField(n, 1, 11), randomField(n, 1, 12))
+    const kept = gpu.snapshot(0)
+    const saturating = { ...paramsFor(n), nonlinearity: 0.8, noise: 1e-3 }
+    const plan: PathPlan = {
+      from: 100,
+      seed: 7,
+      ops: [
+        { kind: 'run', to: 100, params: saturating },
+        { kind: 'reset', saved: kept },
+        { kind: 'run', to: 120, params: saturating },
+        { kind: 'reset', saved: { u: randomField(n, 1, 13), prev: randomField(n, 1, 14) } },
+        { kind: 'run', to: 135, params: { ...saturating, nonlinearity: 0.3, c2: 0.2 } },
+      ],
+    }
+    const runner = (await gpu.adjoint(0, paramsFor(n), [randomField(n, 1, 5)], 1, plan)) as GpuAdjointRunner
+    const path = runner.path!
+    const got = new Float32Array(await gpu.transfers.read(path.k, 0, 35 * n * n * 4, gpu.device.createCommandEncoder(), () => undefined))
+    runner.destroy()
+    const want = await followPath(plan, n, async (s) => {
+      if ('u' in s) return s
+      const both = await gpu.readMask(s)
+      return { u: both.subarray(0, n * n), prev: both.subarray(n * n) }
+    })
+    expect(path.steps).toBe(35)
+    expect(want.k.length).toBe(35)
+    let worst = 0
+    let scale = 0
+    want.k.forEach((k, j) => k!.forEach((v, i) => ((worst = Math.max(worst, Math.abs(got[j * n * n + i] - v))), (scale = Math.max(scale, v)))))
+    expect(scale).toBeGreaterThan(0.05)
+    // float32 steps on both, summed in different orders: 35 steps keep k within 1e-4 of its largest
+    expect(worst).toBeLessThan(1e-4 * scale)
+    // control: the same rows a step apart differ far more (k follows the path, not a constant)
+    let moved = 0
+    for (let i = 0; i < n * n; i++) moved = Math.max(moved, Math.abs(got[5 * n * n + i] - got[4 * n * n + i]))
+    expect(moved).toBeGreaterThan(100 * worst)
   })
 })
 
@@ -100,14 +146,31 @@ describe('recall and probe on the GPU', () => {
     pg.forEach((p, k) => expect(Math.abs(p.resonance - pc[k].resonance)).toBeLessThan(1e-3 * scale))
   })
 
-  test('a saturating field (cold europium): its states and dream masks stay on the GPU, and recall follows its path on the CPU twin to the CPU engine\'s scores', { timeout: GPU_TEST_TIMEOUT }, async () => {
+  test("a saturating field (cold europium), through a deep dream and a change of temperature and of material: recall follows its path on the GPU to the CPU engine's scores, reading back only the scores", { timeout: GPU_TEST_TIMEOUT }, async () => {
     const [gpu, cpu] = [await program('gpu', 'europium_crystal'), await program('cpu', 'europium_crystal')]
+    for (const e of [gpu, cpu]) {
+      e.setTemperature(20)
+      await e.step(10)
+      e.setMaterial('ideal_resonator')
+      await e.step(10)
+      e.setMaterial('europium_crystal')
+      await e.step(10)
+    }
     const states = gpu.history.filter((h) => h.kind === 'state')
     expect(states.length).toBeGreaterThan(texts.length) // one after each write and after the dream's edit
     expect(states.every((h) => h.kind === 'state' && !('u' in h.saved))).toBe(true)
-    const [got, want] = [await gpu.recall('cold river', 3), await cpu.recall('cold river', 3)]
+    const before = gpu.transfers()!
+    const got = await gpu.recall('cold river', 3)
+    const after = gpu.transfers()!
+    const want = await cpu.recall('cold river', 3)
+    // at N = 32 the deep dream leaves nothing above the noise floor here: the probes below carry the scores
     expect(got.hits.map((h) => h.memory)).toEqual(want.hits.map((h) => h.memory))
-    // every text's probe, on both: the saturation's path read from the device states gives the CPU's numbers
+    expect(got.capacity).toBe(want.capacity)
+    // one read of readings x patterns floats; control: the field and its kept states the CPU twin read before
+    expect(after.reads - before.reads).toBe(1)
+    expect(after.bytes_read - before.bytes_read).toBe(texts.length * (1 + NULL_PATTERNS) * 4)
+    expect(after.bytes_read - before.bytes_read).toBeLessThan((2 * 32 * 32 * 4) / 10)
+    // every text's probe, on both: the path rerun on the device gives the CPU's numbers
     const [pg, pc] = [await Promise.all(texts.map((t) => gpu.probe(t))), await Promise.all(texts.map((t) => cpu.probe(t)))]
     const scale = Math.max(...pc.map((p) => Math.abs(p.resonance)))
     expect(scale).toBeGreaterThan(0)

@@ -15,14 +15,26 @@ export interface SaturationPath {
   k: (Float32Array | undefined)[]
 }
 
+/** How to recompute the path: from `from`, run (steps to `to` under `params`, noise keyed by `seed`) or reset to a kept state. */
+export interface PathPlan {
+  from: number
+  seed: number
+  ops: ({ kind: 'run'; to: number; params: StepParams } | { kind: 'reset'; saved: SavedState })[]
+}
+
+/** A path to follow: its plan (a backend that follows it on the device needs only that) and the path on the host, recomputed once. */
+export interface PathRequest {
+  plan: PathPlan
+  onHost(): Promise<SaturationPath>
+}
+
 /**
- * Recomputes one field's path from the oldest state the history keeps (after `oldest`, within
- * PATH_BYTES of now) on the float32 CPU reference step, resetting to each later state kept (so each
- * stretch runs only from an injection or edit to the next) and switching constants as they changed.
- * Undefined when the history keeps no state there (a linear material keeps none). `host` brings a
- * state kept on the device to the host.
+ * The plan of one field's path from the oldest state the history keeps (after `oldest`, within
+ * PATH_BYTES of now), resetting to each later state kept (so each stretch runs only from an
+ * injection or edit to the next) and switching constants as they changed. Undefined when the
+ * history keeps no state there (a linear material keeps none).
  */
-export async function saturationPath(e: Engine, field: number, oldest: number, host: (s: SavedState) => Promise<{ u: Float32Array; prev: Float32Array }>): Promise<SaturationPath | undefined> {
+export function pathPlan(e: Engine, field: number, oldest: number): PathPlan | undefined {
   const n = e.size
   const start = Math.max(oldest, e.step_count - Math.floor(PATH_BYTES / (4 * n * n)))
   const first = e.history.findIndex((ev) => ev.kind === 'state' && ev.field === field && ev.step >= start)
@@ -36,30 +48,39 @@ export async function saturationPath(e: Engine, field: number, oldest: number, h
     const ev = e.history[i]
     if (ev.kind === 'conditions') next = { ...ev.before, fields: 1 }
   }
-  const path: SaturationPath = { from: e.history[first].step, k: [] }
-  let t = path.from
+  const plan: PathPlan = { from: e.history[first].step, seed: e.seed, ops: [] }
   let p = next
+  for (let i = first; i < e.history.length; i++) {
+    const ev = e.history[i]
+    plan.ops.push({ kind: 'run', to: ev.step, params: p })
+    if (ev.kind === 'state' && ev.field === field) plan.ops.push({ kind: 'reset', saved: ev.saved })
+    p = after[i]
+  }
+  plan.ops.push({ kind: 'run', to: e.step_count, params: p })
+  return plan
+}
+
+/** Follows a plan on the float32 CPU reference step. `host` brings a state kept on the device to the host. */
+export async function followPath(plan: PathPlan, n: number, host: (s: SavedState) => Promise<{ u: Float32Array; prev: Float32Array }>): Promise<SaturationPath> {
+  const path: SaturationPath = { from: plan.from, k: [] }
+  let t = plan.from
   let prev = new Float32Array(n * n)
   let u = new Float32Array(n * n)
   let out = new Float32Array(n * n)
   const ledger = new Float64Array(4)
-  const runTo = (step: number) => {
-    for (; t < step; t++) {
+  for (const op of plan.ops) {
+    if (op.kind === 'reset') {
+      const saved = await host(op.saved)
+      u.set(saved.u)
+      prev.set(saved.prev)
+      continue
+    }
+    const p = op.params
+    for (; t < op.to; t++) {
       path.k.push(p.nonlinearity ? u.map((x) => (p.nonlinearity * x * x) / (1 + x * x)) : undefined)
-      stepReference(prev, u, out, { ...p, noise_key: noiseKey(e.seed, t) }, ledger)
+      stepReference(prev, u, out, { ...p, noise_key: noiseKey(plan.seed, t) }, ledger)
       ;[prev, u, out] = [u, out, prev]
     }
   }
-  for (let i = first; i < e.history.length; i++) {
-    const ev = e.history[i]
-    runTo(ev.step)
-    if (ev.kind === 'state' && ev.field === field) {
-      const saved = await host(ev.saved)
-      u.set(saved.u)
-      prev.set(saved.prev)
-    }
-    p = after[i]
-  }
-  runTo(e.step_count)
   return path
 }

@@ -10,7 +10,7 @@ import { textWavefront } from '../encode/text.js'
 import type { AdjointRunner } from '../field/backend.js'
 import { stepParams, type StepParams } from '../field/params.js'
 import { restEnergy } from './adjoint.js'
-import { saturationPath, type SaturationPath } from './path.js'
+import { followPath, pathPlan, type PathRequest, type SaturationPath } from './path.js'
 import { CpuAdjointRunner } from './runner.js'
 
 /** A score counts when it clears this many standard deviations of the null patterns' scores. */
@@ -48,12 +48,12 @@ interface Pattern {
 const nullText = (k: number) => '\u0001'.repeat(k + 1)
 
 /** Opens the backward sweep of one field against `patterns`, for at most `readings` readings (engine/recall/runner.ts). */
-export type OpenAdjoint = (field: number, params: StepParams, patterns: readonly Float32Array[], readings: number, saturating: boolean) => Promise<AdjointRunner>
+export type OpenAdjoint = (field: number, params: StepParams, patterns: readonly Float32Array[], readings: number, path: PathRequest | undefined) => Promise<AdjointRunner>
 
 export class MemoryReader {
   private readonly nulls = new Map<string, Promise<Pattern[]>>()
-  /** The last path recomputed, kept while the field and its history stand still (questions come in runs). */
-  private path?: { key: readonly unknown[]; path: SaturationPath | undefined }
+  /** The last path recomputed on the host, kept while the field and its history stand still (questions come in runs). */
+  private path?: { key: readonly unknown[]; path: Promise<SaturationPath> }
 
   /**
    * `open` runs the sweep where the field lives (the engine passes its backend's); by default the CPU
@@ -61,9 +61,9 @@ export class MemoryReader {
    */
   constructor(
     private readonly engine: Engine,
-    private readonly open: OpenAdjoint = async (field, params, patterns) => {
+    private readonly open: OpenAdjoint = async (field, params, patterns, _readings, path) => {
       const { u, prev } = await engine.read([field])
-      return new CpuAdjointRunner(params, u, prev, patterns)
+      return new CpuAdjointRunner(params, u, prev, patterns, undefined, path && (await path.onHost()))
     },
     private readonly host: (s: SavedState) => Promise<{ u: Float32Array; prev: Float32Array }> = (s) => {
       if (!('u' in s)) throw new CrystalError('bad_argument', 'a state kept on a device needs its backend to read it')
@@ -103,11 +103,14 @@ export class MemoryReader {
     const nulls = await this.nullPatterns()
     const oldest = e.step_count - MAX_LOOKBACK
     const key = [field, e.step_count, e.history.length, e.history.at(-1), e.material, e.temperature_k, e.noise]
-    if (!this.path || this.path.key.some((k, i) => k !== key[i])) this.path = { key, path: await saturationPath(e, field, oldest, this.host) }
-    const { path } = this.path
+    const plan = pathPlan(e, field, oldest)
+    const onHost = () => {
+      if (!this.path || this.path.key.some((k, i) => k !== key[i])) this.path = { key, path: followPath(plan!, e.size, this.host) }
+      return this.path.path
+    }
     const all = [...patterns, ...nulls]
     const writes = e.history.filter((h) => h.kind === 'write' && h.field === field).length
-    const runner = await this.open(field, this.params, all.map((p) => p.w), writes + 1, path !== undefined)
+    const runner = await this.open(field, this.params, all.map((p) => p.w), writes + 1, plan && { plan, onHost })
     try {
       // the sweep is queued first (on the GPU nothing comes back), then every reading is scored
       const visits: { step: number; slot: number; memory: number }[] = []
@@ -118,7 +121,7 @@ export class MemoryReader {
         if (event.kind === 'state' || (event.kind !== 'conditions' && event.field !== field)) continue
         while (t > Math.max(event.step, oldest)) {
           t--
-          runner.step(path?.k[t - path.from])
+          runner.step(t)
           slot = undefined
         }
         if (event.kind === 'conditions') {

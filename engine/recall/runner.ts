@@ -5,24 +5,29 @@ import { CrystalError } from '../errors.js'
 import type { AdjointRunner, DeviceMask, EditMask, FieldBackend } from '../field/backend.js'
 import type { StepParams } from '../field/params.js'
 import { AdjointField } from './adjoint.js'
+import type { PathRequest, SaturationPath } from './path.js'
 
-type Op = { kind: 'step'; k?: Float32Array } | { kind: 'params'; p: StepParams } | { kind: 'scale'; mask: EditMask } | { kind: 'read' }
+type Op = { kind: 'step'; t?: number } | { kind: 'params'; p: StepParams } | { kind: 'scale'; mask: EditMask } | { kind: 'read' }
 
 export class CpuAdjointRunner implements AdjointRunner {
   private readonly ops: Op[] = []
   private readings = 0
 
-  /** `hostMask` reads back a dream mask kept on a device (absent: only host masks can be replayed). */
+  /**
+   * `hostMask` reads back a dream mask kept on a device (absent: only host masks can be replayed);
+   * `path`, a saturating field's, gives each step its k.
+   */
   constructor(
     private readonly params: StepParams,
     private readonly u: Float32Array,
     private readonly prev: Float32Array,
     private readonly patterns: readonly Float32Array[],
     private readonly hostMask?: (mask: DeviceMask) => Promise<Float32Array>,
+    private readonly path?: SaturationPath,
   ) {}
 
-  step(k?: Float32Array): void {
-    this.ops.push({ kind: 'step', k })
+  step(t?: number): void {
+    this.ops.push({ kind: 'step', t })
   }
 
   setParams(p: StepParams): void {
@@ -43,7 +48,7 @@ export class CpuAdjointRunner implements AdjointRunner {
     const adjoint = AdjointField.ofEnergy(this.params, this.u, this.prev)
     const rows: number[] = []
     for (const op of this.ops) {
-      if (op.kind === 'step') adjoint.step(op.k)
+      if (op.kind === 'step') adjoint.step(this.path && op.t !== undefined ? this.path.k[op.t - this.path.from] : undefined)
       else if (op.kind === 'params') adjoint.setParams(op.p)
       else if (op.kind === 'scale') adjoint.scale(op.mask instanceof Float32Array ? op.mask : await this.hostMask!(op.mask))
       else {
@@ -62,12 +67,11 @@ export class CpuAdjointRunner implements AdjointRunner {
 }
 
 /**
- * The sweep over one field of a backend: its own kernels where it has them, else the CPU twin on
- * the field read back. A saturating field's sweep follows its path cell by cell (`saturating`), which
- * only the CPU twin does; its dream masks are read back from the device for it.
+ * The sweep over one field of a backend: its own kernels where it has them (a saturating field's
+ * path, `path`, rerun there too), else the CPU twin on the field read back, its path on the host.
  */
-export async function openAdjoint(core: FieldBackend, field: number, params: StepParams, patterns: readonly Float32Array[], readings: number, saturating = false): Promise<AdjointRunner> {
-  if (core.adjoint && !saturating) return core.adjoint(field, params, patterns, readings)
+export async function openAdjoint(core: FieldBackend, field: number, params: StepParams, patterns: readonly Float32Array[], readings: number, path?: PathRequest): Promise<AdjointRunner> {
+  if (core.adjoint) return core.adjoint(field, params, patterns, readings, path?.plan)
   const { u, prev } = await core.read([field])
-  return new CpuAdjointRunner(params, u, prev, patterns, core.readMask?.bind(core))
+  return new CpuAdjointRunner(params, u, prev, patterns, core.readMask?.bind(core), path && (await path.onHost()))
 }
