@@ -48,8 +48,6 @@ export interface FieldBackend {
   adjoint?(field: number, params: StepParams, patterns: readonly Float32Array[], readings: number, path?: PathPlan): Promise<AdjointRunner>
   /** Frees a device mask the history no longer holds. */
   releaseMask?(mask: DeviceMask): void
-  /** A device buffer the backend holds, read back whole (the CPU twin's sweep of a saturating field needs its masks and states on the host). */
-  readMask?(mask: DeviceMask): Promise<Float32Array>
   /** A copy of one field's u and u_prev kept on the device (released by releaseMask), so a saturating field's history costs no read-back. */
   snapshot?(field: number): DeviceMask
   /** Host-device traffic so far (GPU only). */

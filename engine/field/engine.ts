@@ -75,12 +75,6 @@ class FieldEngine implements Engine {
   private readonly reader = new MemoryReader(
     this,
     (field, params, patterns, readings, path) => openAdjoint(this.core, field, params, patterns, readings, path),
-    async (saved) => {
-      if ('u' in saved) return saved
-      const both = await this.core.readMask!(saved)
-      const cells = this.core.n * this.core.n
-      return { u: both.subarray(0, cells), prev: both.subarray(cells) }
-    },
   )
   private readonly dreamOps: DreamOps
 

@@ -176,11 +176,6 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     return buffer
   }
 
-  readMask(m: DeviceMask): Promise<Float32Array> {
-    const buffer = this.mask(m)
-    return this.readBuffer(buffer, 0, buffer.size)
-  }
-
   snapshot(field: number): DeviceMask {
     const bytes = this.n * this.n * 4
     const copy = this.device.createBuffer({ size: 2 * bytes, usage: 0x80 | 0x4 | 0x8 }) // storage, copy source and destination

@@ -44,6 +44,12 @@ interface Pattern {
   energy: number
 }
 
+/** A state the history keeps, on the host: one kept on a device is followed there (the backend's adjoint), never here. */
+function hostState(s: SavedState): Promise<{ u: Float32Array; prev: Float32Array }> {
+  if (!('u' in s)) throw new CrystalError('bad_argument', 'a state kept on a device is followed on its backend')
+  return Promise.resolve(s)
+}
+
 /** Null texts: control characters only, so no words, never typed, one identity stream each. */
 const nullText = (k: number) => '\u0001'.repeat(k + 1)
 
@@ -57,17 +63,13 @@ export class MemoryReader {
 
   /**
    * `open` runs the sweep where the field lives (the engine passes its backend's); by default the CPU
-   * twin on the field read back. `host` brings a state the history keeps on a device to the host.
+   * twin on the field read back.
    */
   constructor(
     private readonly engine: Engine,
     private readonly open: OpenAdjoint = async (field, params, patterns, _readings, path) => {
       const { u, prev } = await engine.read([field])
-      return new CpuAdjointRunner(params, u, prev, patterns, undefined, path && (await path.onHost()))
-    },
-    private readonly host: (s: SavedState) => Promise<{ u: Float32Array; prev: Float32Array }> = (s) => {
-      if (!('u' in s)) throw new CrystalError('bad_argument', 'a state kept on a device needs its backend to read it')
-      return Promise.resolve(s)
+      return new CpuAdjointRunner(params, u, prev, patterns, path && (await path.onHost()))
     },
   ) {}
 
@@ -105,7 +107,7 @@ export class MemoryReader {
     const key = [field, e.step_count, e.history.length, e.history.at(-1), e.material, e.temperature_k, e.noise]
     const plan = pathPlan(e, field, oldest)
     const onHost = () => {
-      if (!this.path || this.path.key.some((k, i) => k !== key[i])) this.path = { key, path: followPath(plan!, e.size, this.host) }
+      if (!this.path || this.path.key.some((k, i) => k !== key[i])) this.path = { key, path: followPath(plan!, e.size, hostState) }
       return this.path.path
     }
     const all = [...patterns, ...nulls]

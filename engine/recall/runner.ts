@@ -7,22 +7,18 @@ import type { StepParams } from '../field/params.js'
 import { AdjointField } from './adjoint.js'
 import type { PathRequest, SaturationPath } from './path.js'
 
-type Op = { kind: 'step'; t?: number } | { kind: 'params'; p: StepParams } | { kind: 'scale'; mask: EditMask } | { kind: 'read' }
+type Op = { kind: 'step'; t?: number } | { kind: 'params'; p: StepParams } | { kind: 'scale'; mask: Float32Array } | { kind: 'read' }
 
 export class CpuAdjointRunner implements AdjointRunner {
   private readonly ops: Op[] = []
   private readings = 0
 
-  /**
-   * `hostMask` reads back a dream mask kept on a device (absent: only host masks can be replayed);
-   * `path`, a saturating field's, gives each step its k.
-   */
+  /** `path`, a saturating field's, gives each step its k. */
   constructor(
     private readonly params: StepParams,
     private readonly u: Float32Array,
     private readonly prev: Float32Array,
     private readonly patterns: readonly Float32Array[],
-    private readonly hostMask?: (mask: DeviceMask) => Promise<Float32Array>,
     private readonly path?: SaturationPath,
   ) {}
 
@@ -35,7 +31,7 @@ export class CpuAdjointRunner implements AdjointRunner {
   }
 
   scale(mask: EditMask): void {
-    if (!(mask instanceof Float32Array) && !this.hostMask) throw new CrystalError('bad_argument', 'a device mask can only be replayed on the backend that holds it')
+    if (!(mask instanceof Float32Array)) throw new CrystalError('bad_argument', 'a device mask can only be replayed on the backend that holds it')
     this.ops.push({ kind: 'scale', mask })
   }
 
@@ -50,7 +46,7 @@ export class CpuAdjointRunner implements AdjointRunner {
     for (const op of this.ops) {
       if (op.kind === 'step') adjoint.step(this.path && op.t !== undefined ? this.path.k[op.t - this.path.from] : undefined)
       else if (op.kind === 'params') adjoint.setParams(op.p)
-      else if (op.kind === 'scale') adjoint.scale(op.mask instanceof Float32Array ? op.mask : await this.hostMask!(op.mask))
+      else if (op.kind === 'scale') adjoint.scale(op.mask)
       else {
         const r = adjoint.readout()
         for (const w of this.patterns) {
@@ -73,5 +69,5 @@ export class CpuAdjointRunner implements AdjointRunner {
 export async function openAdjoint(core: FieldBackend, field: number, params: StepParams, patterns: readonly Float32Array[], readings: number, path?: PathRequest): Promise<AdjointRunner> {
   if (core.adjoint) return core.adjoint(field, params, patterns, readings, path?.plan)
   const { u, prev } = await core.read([field])
-  return new CpuAdjointRunner(params, u, prev, patterns, core.readMask?.bind(core), path && (await path.onHost()))
+  return new CpuAdjointRunner(params, u, prev, patterns, path && (await path.onHost()))
 }
