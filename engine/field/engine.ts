@@ -138,12 +138,13 @@ class FieldEngine implements Engine {
    * In a saturating material, the state of a field just after an injection or edit: from these the
    * recall sweep recomputes the path the saturation took, which the adjoint must follow (docs/recall.md).
    */
-  private async remember(fields: readonly number[]): Promise<void> {
+  /** `read`: the fields' u and u_prev already read back (in the order of `fields`), so they are not read twice. */
+  private async remember(fields: readonly number[], read?: { u: Float32Array; prev: Float32Array }): Promise<void> {
     if (!this.params.nonlinearity) return
     const step = this.step_count
     if (this.core.snapshot) for (const field of fields) this.history.push({ kind: 'state', step, field, saved: this.core.snapshot(field) })
     else {
-      const { u, prev } = await this.core.read([...fields])
+      const { u, prev } = read ?? (await this.core.read([...fields]))
       const cells = this.core.n * this.core.n
       fields.forEach((field, k) => this.history.push({ kind: 'state', step, field, saved: { u: u.slice(k * cells, (k + 1) * cells), prev: prev.slice(k * cells, (k + 1) * cells) } }))
     }
@@ -156,13 +157,14 @@ class FieldEngine implements Engine {
    */
   private async potential(fields: number[], remember = false): Promise<Float64Array> {
     if (!this.params.nonlinearity) return new Float64Array(fields.length)
-    if (remember) await this.remember(fields)
     if (this.core.potential) {
+      if (remember) await this.remember(fields)
       const all = await this.core.potential(this.params)
       return Float64Array.from(fields, (f) => all[f])
     }
-    const { u, prev } = await this.core.read(fields)
-    return saturationPotential(prev, u, this.params.nonlinearity, fields.length)
+    const read = await this.core.read(fields)
+    if (remember) await this.remember(fields, read)
+    return saturationPotential(read.prev, read.u, this.params.nonlinearity, fields.length)
   }
 
   async write(text: string, importance = 1, field = 0): Promise<void> {
