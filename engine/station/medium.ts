@@ -7,6 +7,8 @@ import { xi } from '../field/noise.js'
 import { stepParams } from '../field/params.js'
 import { yieldToEventLoop } from '../dream/dream.js'
 import { AdjointField, restEnergy } from '../recall/adjoint.js'
+// a score counts as recall's does: above NOISE_SIGMAS deviations of NULL_PATTERNS null scores, and FORGOTTEN_BELOW
+import { FORGOTTEN_BELOW, NOISE_SIGMAS, NULL_PATTERNS } from '../recall/recall.js'
 import type { Track } from '../contracts/station.js'
 import type { Block } from './schedule.js'
 import { pickNext, type Pick } from './selection.js'
@@ -21,10 +23,6 @@ export const MEDIUM_MATERIAL = 'ideal_resonator'
 export const WRITE_SPACING = 20
 /** Steps run after the library is written: the traces spread from the right hemisphere into the left. */
 export const ECHO_STEPS = 200
-/** A score counts when it clears this many deviations of the null wavefronts' scores (as recall's does). */
-export const NOISE_SIGMAS = 4
-export const NULL_PATTERNS = 16
-export const FORGOTTEN_BELOW = 0.01
 
 type Mood = Block['mood']
 
