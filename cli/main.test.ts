@@ -62,7 +62,10 @@ describe('evolve, primitives, prune', () => {
     expect(r.stderr).toMatch(/europium_crystal generation 1\/2: best fitness [\d.]+, mean [\d.]+, QD-score [\d.]+, coverage [\d.]+% \(\d+ cells\)/)
     expect(r.stderr).toContain('generation 2/2')
     expect(r.stdout).toMatch(/ID\s+│\s+Type\s+│\s+Persistence %/)
-    expect(r.stdout).toMatch(/registered \d+ new primitives? \(\d+ duplicates? rejected\) from \d+ archive elites of 12 genomes/)
+    const [, elites, byClass] = r.stdout.match(/registered \d+ new primitives? \(\d+ duplicates? rejected\) from (\d+) archive elites \(([^)]+)\) of 12 genomes/)!
+    // the elites per class, named, add up to the elites
+    const counts = byClass.split(', ').map((part) => part.match(/^(\d+) (Echo Ring|Standing Echo|Harmonic Bridge|Phase Knot|Attractor Field|Memory Seed)$/)!)
+    expect(counts.reduce((n, m) => n + Number(m[1]), 0)).toBe(Number(elites))
     expect(r.stdout).toMatch(/│ (Echo Ring|Standing Echo|Harmonic Bridge|Phase Knot|Attractor Field|Memory Seed) \([a-z_]+\)/)
   })
 
@@ -76,6 +79,7 @@ describe('evolve, primitives, prune', () => {
     const { result } = lines[2]
     expect(result.registered).toEqual([])
     expect(result.rejected_duplicates).toBeGreaterThan(0)
+    expect(Object.values(result.elites_by_class as Record<string, number>).reduce((a, b) => a + b, 0)).toBe(result.elites)
   })
 
   test('primitives --export round-trips the registry file; the table, one in full, filters and similar', () => {

@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { CLASS_NAMES, type ClassToken } from '../engine/contracts/registry.js'
+import { ARCHIVE_CELLS } from '../engine/discovery/archive.js'
 import { call, startServer, type RunningServer } from '../server/testing.js'
 import { openObservatory } from './browser.js'
 
@@ -63,8 +64,8 @@ describe('the primitive browser', () => {
     const map = page.getByTestId('archive-map')
     await map.waitFor()
     await expect.poll(() => map.locator('button.cell').count()).toBeGreaterThan(0)
-    expect(await map.locator('figcaption').textContent()).toMatch(/^archive of europium_crystal: \d+ of 120 cells \([\d.]+%\), QD-score [\d.]+/)
-    expect(await map.locator('tbody th').allTextContents()).toEqual(['Echo Ring', 'Standing Echo', 'Harmonic Bridge', 'Phase Knot', 'Attractor Field', 'Memory Seed'])
+    expect(await map.locator('figcaption').textContent()).toMatch(new RegExp(`^archive of europium_crystal: \\d+ of ${ARCHIVE_CELLS} cells \\([\\d.]+%\\), QD-score [\\d.]+`))
+    expect(await map.locator('tbody th[scope="rowgroup"]').allTextContents()).toEqual(['Echo Ring', 'Standing Echo', 'Harmonic Bridge', 'Phase Knot', 'Attractor Field', 'Memory Seed'])
     const cell = map.locator('button.cell').first()
     const id = (await cell.getAttribute('aria-label'))!.split(': ').at(-1)!
     await cell.click()

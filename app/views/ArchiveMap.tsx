@@ -1,9 +1,11 @@
 // The archive as a map (docs/discovery.md): a material's registered primitives placed in the MAP-Elites
-// grid (class x size x standing), each cell coloured by its elite's fitness; click a cell for its elite.
+// grid (class x size x elongation x annularity x standing), each cell coloured by its elite's fitness;
+// click a cell for its elite. Per class, rows are size bins; columns nest elongation, then annularity,
+// then standing.
 import { useEffect, useMemo, useState } from 'react'
 import { get } from '../api'
 import { CLASS_NAMES, CLASS_TOKENS, type ClassToken } from '../../engine/contracts/registry'
-import { ARCHIVE_CELLS, cellKey, cellOf, SIZE_EDGES, STANDING_EDGES } from '../../engine/discovery/archive'
+import { ARCHIVE_CELLS, binsOf, cellKey, cellOf } from '../../engine/discovery/archive'
 
 interface Placed {
   id: string
@@ -14,10 +16,13 @@ interface Placed {
   metrics: Record<string, number>
 }
 
-const SIZES = SIZE_EDGES.length + 1
-const STANDINGS = STANDING_EDGES.length + 1
-/** Primitives registered before the archive existed have no standing in their metrics and cannot be placed. */
-const placeable = (p: Placed) => typeof p.metrics.area === 'number' && typeof p.metrics.standing === 'number' && typeof p.metrics.fitness === 'number'
+const [SIZES, ELONGATIONS, ANNULARITIES, STANDINGS] = [binsOf('size'), binsOf('elongation'), binsOf('annularity'), binsOf('standing')]
+/** The columns of a class's rows: elongation, annularity, standing, nested in that order. */
+const COLUMNS = ELONGATIONS * ANNULARITIES * STANDINGS
+const columnOf = (k: number) => ({ elongation: Math.floor(k / (ANNULARITIES * STANDINGS)), annularity: Math.floor(k / STANDINGS) % ANNULARITIES, standing: k % STANDINGS })
+const DESCRIPTORS = ['area', 'elongation', 'annularity', 'standing', 'fitness'] as const
+/** Primitives registered before the archive existed lack some descriptors in their metrics and cannot be placed. */
+const placeable = (p: Placed) => DESCRIPTORS.every((d) => typeof p.metrics[d] === 'number')
 /** Dark blue (low fitness) to amber (high). */
 const colour = (f: number) => `hsl(${220 - 180 * f}, 70%, ${25 + 30 * f}%)`
 
@@ -35,7 +40,7 @@ export function ArchiveMap({ material, onSelect }: { material: string; onSelect:
   const elites = useMemo(() => {
     const cells = new Map<string, Placed>()
     for (const p of items.filter(placeable)) {
-      const key = cellKey(cellOf({ class: p.class, area: p.metrics.area, standing: p.metrics.standing }))
+      const key = cellKey(cellOf({ class: p.class, area: p.metrics.area, elongation: p.metrics.elongation, annularity: p.metrics.annularity, standing: p.metrics.standing }))
       const held = cells.get(key)
       if (!held || held.metrics.fitness < p.metrics.fitness) cells.set(key, p)
     }
@@ -53,36 +58,44 @@ export function ArchiveMap({ material, onSelect }: { material: string; onSelect:
       <table>
         <thead>
           <tr>
-            <th />
-            {Array.from({ length: SIZES }, (_, s) => (
-              <th key={s} colSpan={STANDINGS}>
-                size {s + 1}
+            <th>size \ elongation</th>
+            {Array.from({ length: ELONGATIONS }, (_, e) => (
+              <th key={e} colSpan={ANNULARITIES * STANDINGS}>
+                {e + 1}
               </th>
             ))}
           </tr>
         </thead>
-        <tbody>
-          {CLASS_TOKENS.map((c) => (
-            <tr key={c}>
-              <th scope="row">{CLASS_NAMES[c]}</th>
-              {Array.from({ length: SIZES * STANDINGS }, (_, k) => {
-                const cell = { class: c, size_bin: Math.floor(k / STANDINGS), standing_bin: k % STANDINGS }
-                const elite = elites.get(cellKey(cell))
-                const where = `${CLASS_NAMES[c]}, size bin ${cell.size_bin + 1}, standing bin ${cell.standing_bin + 1}`
-                return (
-                  <td key={k}>
-                    {elite ? (
-                      <button className="cell" style={{ background: colour(elite.metrics.fitness) }} title={`${where}: ${elite.id}, fitness ${elite.metrics.fitness.toFixed(3)}`} aria-label={`${where}: ${elite.id}`} onClick={() => onSelect(elite.id)} />
-                    ) : (
-                      <span className="cell empty" title={`${where}: empty`} />
-                    )}
-                  </td>
-                )
-              })}
+        {CLASS_TOKENS.map((c) => (
+          <tbody key={c}>
+            <tr>
+              <th scope="rowgroup" colSpan={COLUMNS + 1}>
+                {CLASS_NAMES[c]}
+              </th>
             </tr>
-          ))}
-        </tbody>
+            {Array.from({ length: SIZES }, (_, size) => (
+              <tr key={size}>
+                <th scope="row">{size + 1}</th>
+                {Array.from({ length: COLUMNS }, (_, k) => {
+                  const cell = { class: c, size, ...columnOf(k) }
+                  const elite = elites.get(cellKey(cell))
+                  const where = `${CLASS_NAMES[c]}, size ${size + 1}/${SIZES}, elongation ${cell.elongation + 1}/${ELONGATIONS}, annularity ${cell.annularity + 1}/${ANNULARITIES}, standing ${cell.standing + 1}/${STANDINGS}`
+                  return (
+                    <td key={k} className={k % (ANNULARITIES * STANDINGS) === 0 ? 'group' : undefined}>
+                      {elite ? (
+                        <button className="cell" style={{ background: colour(elite.metrics.fitness) }} title={`${where}: ${elite.id}, fitness ${elite.metrics.fitness.toFixed(3)}`} aria-label={`${where}: ${elite.id}`} onClick={() => onSelect(elite.id)} />
+                      ) : (
+                        <span className="cell empty" title={`${where}: empty`} />
+                      )}
+                    </td>
+                  )
+                })}
+              </tr>
+            ))}
+          </tbody>
+        ))}
       </table>
+      <p className="muted">Rows: size bins (small to field-wide). Columns: elongation bins, each split into annularity and then standing bins (docs/discovery.md).</p>
     </figure>
   )
 }

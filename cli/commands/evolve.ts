@@ -5,6 +5,7 @@ import { SingleBar } from 'cli-progress'
 import type { Command } from 'commander'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { FIELD_SIZE, SEARCH_DEFAULTS } from '../../engine/contracts/api.js'
+import { CLASS_NAMES, type ClassToken } from '../../engine/contracts/registry.js'
 import { DEFAULT_MIN_PERSISTENCE, discover, type DiscoveryProgress, type DiscoveryResult } from '../../engine/discovery/discovery.js'
 import { CrystalError } from '../../engine/errors.js'
 import { SwarmLink } from '../../engine/swarm/link.node.js'
@@ -59,8 +60,14 @@ function progressReporter(ctx: CliContext, label: string, total: number, json: b
   }
 }
 
+/** " (12 Attractor Field, 3 Standing Echo)": the elites per class, most first. */
+function byClass(r: DiscoveryResult): string {
+  const counts = Object.entries(r.elites_by_class).sort((a, b) => b[1] - a[1])
+  return counts.length ? ` (${counts.map(([c, k]) => `${k} ${CLASS_NAMES[c as ClassToken]}`).join(', ')})` : ''
+}
+
 function summary(r: DiscoveryResult, seconds: number): string {
-  const head = `registered ${r.registered.length} new primitive${r.registered.length === 1 ? '' : 's'} (${r.rejected_duplicates} duplicate${r.rejected_duplicates === 1 ? '' : 's'} rejected) from ${r.elites} archive elites of ${r.evaluated} genomes in ${seconds.toFixed(1)} s; QD-score ${r.qd_score.toFixed(2)}, coverage ${(100 * r.coverage).toFixed(1)}%, best fitness ${r.best_fitness.toFixed(3)}`
+  const head = `registered ${r.registered.length} new primitive${r.registered.length === 1 ? '' : 's'} (${r.rejected_duplicates} duplicate${r.rejected_duplicates === 1 ? '' : 's'} rejected) from ${r.elites} archive elites${byClass(r)} of ${r.evaluated} genomes in ${seconds.toFixed(1)} s; QD-score ${r.qd_score.toFixed(2)}, coverage ${(100 * r.coverage).toFixed(1)}%, best fitness ${r.best_fitness.toFixed(3)}`
   return r.registered.length ? `${primitivesTable(r.registered)}\n${head}\n` : `${head}\n`
 }
 

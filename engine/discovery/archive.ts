@@ -1,34 +1,54 @@
 // The MAP-Elites archive of one material (docs/discovery.md): a grid over descriptors measured from
-// the dynamics (class, size, standing), each cell keeping its fittest structure, its elite.
+// the dynamics (class, size, elongation, annularity, standing), each cell keeping its fittest
+// structure, its elite.
 import { CLASS_TOKENS, type ClassToken } from '../contracts/registry.js'
 
-/** Size bins: log10 of the structure's share of the field, cut at these edges (5 bins). */
-export const SIZE_EDGES = [-2.4, -1.8, -1.2, -0.6] as const
-/** Standing bins: standing (0 = rotating, 1 = standing) cut at these edges (4 bins). */
-export const STANDING_EDGES = [0.25, 0.5, 0.75] as const
-export const ARCHIVE_CELLS = CLASS_TOKENS.length * (SIZE_EDGES.length + 1) * (STANDING_EDGES.length + 1)
+/**
+ * The grid's axes after the class, each cut at its edges (a value at an edge goes above it). The bins
+ * are finer where random genomes seldom land (small, elongated, hollow structures), so that the
+ * archive has room beyond what random draws fill (measured in docs/discovery.md).
+ */
+export const AXES = {
+  /** log10 of the structure's share of the field (8 bins: under 0.4% up to over 56%). */
+  size: [-2.4, -2, -1.6, -1.2, -0.8, -0.5, -0.25],
+  /** sqrt of the ratio of the principal second moments (6 bins: round to over 3:1). */
+  elongation: [1.1, 1.25, 1.5, 2, 3],
+  /** share of the inner disc not in the structure (4 bins: solid to ring). */
+  annularity: [0.1, 0.25, 0.4],
+  /** 0 = rotating, 1 = standing (3 bins). */
+  standing: [1 / 3, 2 / 3],
+} as const satisfies Record<string, readonly number[]>
 
-/** What places a structure in the grid: its class, area (share of the field) and standing. */
+export type Axis = keyof typeof AXES
+export const AXIS_NAMES = Object.keys(AXES) as Axis[]
+export const binsOf = (axis: Axis) => AXES[axis].length + 1
+export const ARCHIVE_CELLS = CLASS_TOKENS.length * AXIS_NAMES.reduce((n, a) => n * binsOf(a), 1)
+
+/** What places a structure in the grid: its class, area (share of the field), elongation, annularity and standing. */
 export interface Descriptors {
   class: ClassToken
   area: number
+  elongation: number
+  annularity: number
   standing: number
 }
 
-export interface ArchiveCell {
-  class: ClassToken
-  size_bin: number
-  standing_bin: number
-}
+export type ArchiveCell = { class: ClassToken } & Record<Axis, number>
 
 const binOf = (v: number, edges: readonly number[]) => edges.filter((e) => v >= e).length
 
 export function cellOf(d: Descriptors): ArchiveCell {
-  return { class: d.class, size_bin: binOf(Math.log10(Math.max(d.area, 1e-6)), SIZE_EDGES), standing_bin: binOf(d.standing, STANDING_EDGES) }
+  return {
+    class: d.class,
+    size: binOf(Math.log10(Math.max(d.area, 1e-6)), AXES.size),
+    elongation: binOf(d.elongation, AXES.elongation),
+    annularity: binOf(d.annularity, AXES.annularity),
+    standing: binOf(d.standing, AXES.standing),
+  }
 }
 
 export function cellKey(c: ArchiveCell): string {
-  return `${c.class}/${c.size_bin}/${c.standing_bin}`
+  return [c.class, ...AXIS_NAMES.map((a) => c[a])].join('/')
 }
 
 export interface Elite<T> {

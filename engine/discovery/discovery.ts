@@ -1,21 +1,21 @@
 // Evolutionary discovery of persistent structures (docs/discovery.md): MAP-Elites over a grid of
 // descriptors measured from the dynamics (archive.ts). Each generation evaluates a batch of genomes
-// bred from the archive's elites (isoline variation and mutation) plus a share of random ones; what
+// mutated from the archive's elites plus a share of random ones; what
 // persists enters its cell when it beats the elite there; at the end the elites are offered to the
 // registry, whose novelty check keeps what is new. MERGE and SPLIT derive genomes from primitives.
 import type { GenerationReport } from '../contracts/api.js'
-import type { Genome, Primitive } from '../contracts/registry.js'
+import type { ClassToken, Genome, Primitive } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
 import { CrystalError } from '../errors.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
 import { quality, type Candidate, type RegisterOutcome, type Registry } from '../registry/registry.js'
 import { rng } from '../util/rng.js'
-import { Archive, cellKey, type Elite } from './archive.js'
+import { Archive, cellKey, type Descriptors, type Elite } from './archive.js'
 import { evaluate, type Evaluation } from './evaluate.js'
-import { isoline, MAX_PULSES, mutate, randomGenome, type GenomeBounds } from './genome.js'
+import { MAX_PULSES, mutate, randomGenome, type GenomeBounds } from './genome.js'
 
 /** Share of each MAP-Elites generation drawn at random rather than bred (keeps finding new cells). */
-export const RANDOM_SHARE = 0.25
+export const RANDOM_SHARE = 0.1
 
 export type SearchKind = 'map_elites' | 'random'
 
@@ -53,6 +53,8 @@ export interface DiscoveryResult {
   qd_score: number
   coverage: number
   elites: number
+  /** The archive's elites per class (classes with none left out). */
+  elites_by_class: Partial<Record<ClassToken, number>>
 }
 
 export const DEFAULT_BOUNDS: GenomeBounds = { min_steps: 100, max_steps: 600 }
@@ -60,7 +62,7 @@ export const DEFAULT_MIN_PERSISTENCE = 0.2
 
 interface Member {
   genome: Genome
-  /** The elites it was bred from (none for a random genome). */
+  /** The elite it was mutated from (none for a random genome). */
   parents: Member[]
   /** Curiosity (Cully and Demiris, 2018): +1 each time a child of it entered the archive, -0.5 each time one did not. */
   curiosity: number
@@ -100,9 +102,10 @@ function candidateOf(genome: Genome, lineage: string[], e: Evaluation, material:
 }
 
 /**
- * The next batch: random genomes for random search or an empty archive; else bred from two elites,
- * each the more curious of two drawn at random (so elites whose children keep finding new or better
- * cells breed more), with a random share.
+ * The next batch: random genomes for random search or an empty archive; else mutants of elites, each
+ * the more curious of two drawn at random (so elites whose children keep finding new or better cells
+ * breed more), with a random share. A child has one parent: crossing two elites of different cells
+ * (isoline variation) made children no likelier to find a cell than random genomes (docs/discovery.md).
  */
 function nextBatch(archive: Archive<Member>, o: DiscoveryOptions, rand: () => number, bounds: GenomeBounds, generation: number): Member[] {
   const elites = archive.elites()
@@ -112,9 +115,15 @@ function nextBatch(archive: Archive<Member>, o: DiscoveryOptions, rand: () => nu
   }
   return Array.from({ length: o.population }, () => {
     if (o.search === 'random' || !elites.length || rand() < RANDOM_SHARE) return { genome: randomGenome(rand, bounds), parents: [], curiosity: 0, fitness: 0, generation }
-    const [a, b] = [pick(), pick()]
-    return { genome: mutate(isoline(a.genome, b.genome, rand, bounds), rand, bounds), parents: a === b ? [a] : [a, b], curiosity: 0, fitness: 0, generation }
+    const parent = pick()
+    return { genome: mutate(parent.genome, rand, bounds), parents: [parent], curiosity: 0, fitness: 0, generation }
   })
+}
+
+/** Where a structure sits in the archive (its features hold every descriptor; so do a primitive's metrics). */
+export function descriptorsOf(s: { class: Descriptors['class']; features: Omit<Descriptors, 'class'> }): Descriptors {
+  const { area, elongation, annularity, standing } = s.features
+  return { class: s.class, area, elongation, annularity, standing }
 }
 
 /** Ids of a member's nearest registered ancestors. */
@@ -160,7 +169,7 @@ export async function discover(o: DiscoveryOptions): Promise<DiscoveryResult> {
     members.forEach((m, i) => {
       const e = (m.evaluation = evaluations[i])
       m.fitness = fitnessOf(e)
-      const entered = !!e.structure && e.persistence >= minPersistence && archive.offer({ class: e.structure.class, area: e.structure.features.area, standing: e.structure.features.standing }, m.fitness, m)
+      const entered = !!e.structure && e.persistence >= minPersistence && archive.offer(descriptorsOf(e.structure), m.fitness, m)
       for (const p of m.parents) p.curiosity += entered ? 1 : -0.5
     })
     evaluated += members.length
@@ -182,7 +191,9 @@ export async function discover(o: DiscoveryOptions): Promise<DiscoveryResult> {
     })
     if (last) break
   }
-  return { generations_run: generation, evaluated, registered: result.registered, rejected_duplicates: result.rejected, best_fitness: best, qd_score: archive.qd_score, coverage: archive.coverage, elites: archive.size }
+  const elites_by_class: DiscoveryResult['elites_by_class'] = {}
+  for (const { cell } of archive.elites()) elites_by_class[cell.class] = (elites_by_class[cell.class] ?? 0) + 1
+  return { generations_run: generation, evaluated, registered: result.registered, rejected_duplicates: result.rejected, best_fitness: best, qd_score: archive.qd_score, coverage: archive.coverage, elites: archive.size, elites_by_class }
 }
 
 /** MERGE: the two genomes' pulses interfere in one field (alternating, at most six), the longer resonance and the deeper dream. */

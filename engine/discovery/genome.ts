@@ -38,34 +38,6 @@ function roundSteps(steps: number, b: GenomeBounds): number {
   return clamp(Math.round(steps / 10) * 10, b.min_steps, b.max_steps)
 }
 
-/** Isoline variation (Vassiliades and Mouret, 2018): isotropic jitter plus a step along the line to the other parent. */
-export const ISOLINE = { iso: 0.02, line: 0.3 } as const
-/** Span of each pulse parameter, so that the isotropic jitter is a share of it. */
-const SPAN = { x: 1, y: 1, radius: 0.2, amplitude: 4, frequency: 8, phase: 2 * Math.PI } as const
-
-/**
- * A child of two elites: each pulse of `a` moves by ISOLINE.iso of its span at random plus one
- * shared Gaussian step along the line to the matching pulse of `b` (pulses matched by index, cycling
- * over b's). Elites in different cells share useful structure (the "elite hypervolume"), so the line
- * between them is where new elites tend to lie.
- */
-export function isoline(a: Genome, b: Genome, rand: () => number, bounds: GenomeBounds): Genome {
-  const along = ISOLINE.line * gaussian(rand)
-  const move = (k: keyof typeof SPAN, p: number, q: number) => p + ISOLINE.iso * SPAN[k] * gaussian(rand) + along * (q - p)
-  const pulses = a.pulses.map((p, i) => {
-    const q = b.pulses[i % b.pulses.length]
-    return {
-      x: clamp(move('x', p.x, q.x), 0.05, 0.95),
-      y: clamp(move('y', p.y, q.y), 0.05, 0.95),
-      radius: clamp(move('radius', p.radius, q.radius), 0.02, 0.2),
-      amplitude: clamp(move('amplitude', p.amplitude, q.amplitude), -2, 2),
-      frequency: clamp(move('frequency', p.frequency, q.frequency), 0, 8),
-      phase: move('phase', p.phase, q.phase),
-    }
-  })
-  return { pulses, resonate_steps: roundSteps(a.resonate_steps + along * (b.resonate_steps - a.resonate_steps), bounds), dream: a.dream }
-}
-
 /** Jitters each pulse parameter with probability 0.3; adds or removes a pulse and flips the dream mode with probability 0.1 each. */
 export function mutate(g: Genome, rand: () => number, bounds: GenomeBounds): Genome {
   const jitter = (v: number, sigma: number) => (rand() < 0.3 ? v + sigma * gaussian(rand) : v)
