@@ -21,7 +21,8 @@ export const SEARCH_SCALE = {
   size: Number(process.env.CRYSTAL_BENCH_SIZE ?? 96),
   population: 12,
 }
-export const SEARCH_MATERIALS = ['europium_crystal', 'silicon', 'metamaterial'] as const
+/** The three materials compared, or those `CRYSTAL_BENCH_MATERIALS` names (comma-separated). */
+export const SEARCH_MATERIALS = process.env.CRYSTAL_BENCH_MATERIALS?.split(',').map((m) => m.trim()) ?? ['europium_crystal', 'silicon', 'metamaterial']
 
 export interface Interval {
   mean: number
