@@ -5,7 +5,7 @@
 import { useEffect, useMemo, useState } from 'react'
 import { get } from '../api'
 import { CLASS_NAMES, CLASS_TOKENS, type ClassToken } from '../../engine/contracts/registry'
-import { ARCHIVE_CELLS, binsOf, cellKey, cellOf } from '../../engine/discovery/archive'
+import { ARCHIVE_CELLS, binsOf, cellKey, cellOf, descriptorsOf } from '../../engine/discovery/archive'
 
 interface Placed {
   id: string
@@ -22,7 +22,7 @@ const COLUMNS = ELONGATIONS * ANNULARITIES * STANDINGS
 const columnOf = (k: number) => ({ elongation: Math.floor(k / (ANNULARITIES * STANDINGS)), annularity: Math.floor(k / STANDINGS) % ANNULARITIES, standing: k % STANDINGS })
 const DESCRIPTORS = ['area', 'elongation', 'annularity', 'standing', 'fitness'] as const
 /** Primitives registered before the archive existed lack some descriptors in their metrics and cannot be placed. */
-const placeable = (p: Placed) => DESCRIPTORS.every((d) => typeof p.metrics[d] === 'number')
+const placeable = (p: Placed): p is Placed & { metrics: Record<(typeof DESCRIPTORS)[number], number> } => DESCRIPTORS.every((d) => typeof p.metrics[d] === 'number')
 /** Dark blue (low fitness) to amber (high). */
 const colour = (f: number) => `hsl(${220 - 180 * f}, 70%, ${25 + 30 * f}%)`
 
@@ -40,7 +40,7 @@ export function ArchiveMap({ material, onSelect }: { material: string; onSelect:
   const elites = useMemo(() => {
     const cells = new Map<string, Placed>()
     for (const p of items.filter(placeable)) {
-      const key = cellKey(cellOf({ class: p.class, area: p.metrics.area, elongation: p.metrics.elongation, annularity: p.metrics.annularity, standing: p.metrics.standing }))
+      const key = cellKey(cellOf(descriptorsOf({ class: p.class, features: p.metrics })))
       const held = cells.get(key)
       if (!held || held.metrics.fitness < p.metrics.fitness) cells.set(key, p)
     }

@@ -33,6 +33,12 @@ export interface Descriptors {
   standing: number
 }
 
+/** Where a structure sits: its class and the descriptors among its features (a primitive's metrics hold them too). */
+export function descriptorsOf(s: { class: ClassToken; features: Omit<Descriptors, 'class'> }): Descriptors {
+  const { area, elongation, annularity, standing } = s.features
+  return { class: s.class, area, elongation, annularity, standing }
+}
+
 export type ArchiveCell = { class: ClassToken } & Record<Axis, number>
 
 const binOf = (v: number, edges: readonly number[]) => edges.filter((e) => v >= e).length

@@ -10,7 +10,7 @@ import { CrystalError } from '../errors.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
 import { quality, type Candidate, type RegisterOutcome, type Registry } from '../registry/registry.js'
 import { rng } from '../util/rng.js'
-import { Archive, cellKey, type Descriptors, type Elite } from './archive.js'
+import { Archive, cellKey, descriptorsOf, type Elite } from './archive.js'
 import { evaluate, type Evaluation } from './evaluate.js'
 import { MAX_PULSES, mutate, randomGenome, type GenomeBounds } from './genome.js'
 
@@ -118,12 +118,6 @@ function nextBatch(archive: Archive<Member>, o: DiscoveryOptions, rand: () => nu
     const parent = pick()
     return { genome: mutate(parent.genome, rand, bounds), parents: [parent], curiosity: 0, fitness: 0, generation }
   })
-}
-
-/** Where a structure sits in the archive (its features hold every descriptor; so do a primitive's metrics). */
-export function descriptorsOf(s: { class: Descriptors['class']; features: Omit<Descriptors, 'class'> }): Descriptors {
-  const { area, elongation, annularity, standing } = s.features
-  return { class: s.class, area, elongation, annularity, standing }
 }
 
 /** Ids of a member's nearest registered ancestors. */
