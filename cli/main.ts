@@ -3,7 +3,7 @@
 // from one table (cli/errors.ts): 0 success, 1 the work failed, 2 the command was misused.
 import { Command, CommanderError, Option } from 'commander'
 import { isCrystalError } from '../engine/errors.js'
-import { BACKEND_CHOICES } from '../engine/backends/select.js'
+import { BACKEND_CHOICES } from '../engine/field/backend.js'
 import pkg from '../package.json' with { type: 'json' }
 import { registerArchive } from './commands/archive.js'
 import { registerBench } from './commands/bench.js'

@@ -6,10 +6,8 @@ import { WasmFieldBackend } from '../cpu/wasm.js'
 import { CrystalError } from '../errors.js'
 import { GpuFieldBackend } from '../gpu/backend.js'
 import { findAdapter, openDevice } from '../gpu/device.js'
-import type { FieldBackend, ThreadSpawner } from '../field/backend.js'
+import type { BackendChoice, FieldBackend, ThreadSpawner } from '../field/backend.js'
 
-export type BackendChoice = 'auto' | 'gpu' | 'cpu'
-export const BACKEND_CHOICES: readonly BackendChoice[] = ['auto', 'gpu', 'cpu']
 
 export interface BackendOptions {
   backend: BackendChoice

@@ -1,6 +1,5 @@
 // What the engine asks of a compute backend. The GPU (WGSL) and CPU (WASM SIMD) backends implement
 // it over the same kernels; engine/cpu/field_step.ts is the oracle both are tested against.
-import type { PathPlan } from '../recall/path.js'
 import type { StepParams } from './params.js'
 
 /** One timeline sample: for each field, the energy and the ledger totals after `step` steps. */
@@ -140,3 +139,17 @@ export interface TransferCounts {
   bytes_written: number
   writes: number
 }
+
+/** A field's state kept by the history: on the host, or on the device as a mask the backend keeps. */
+export type SavedState = { u: Float32Array; prev: Float32Array } | DeviceMask
+
+/** How to recompute the path: from `from`, run (steps to `to` under `params`, noise keyed by `seed`) or reset to a kept state. */
+export interface PathPlan {
+  from: number
+  seed: number
+  ops: ({ kind: 'run'; to: number; params: StepParams } | { kind: 'reset'; saved: SavedState })[]
+}
+
+/** Which backend to run on (DESIGN.md section 3); engine/backends/select.ts makes the choice. */
+export type BackendChoice = 'auto' | 'gpu' | 'cpu'
+export const BACKEND_CHOICES: readonly BackendChoice[] = ['auto', 'gpu', 'cpu']

@@ -5,10 +5,9 @@ import type { DreamReport, ProbeResult, RecallResult } from '../contracts/api.js
 import type { Material } from '../contracts/material.js'
 import type { DreamMode } from '../contracts/registry.js'
 import type { Pulse } from '../encode/pulse.js'
-import type { DeviceMask, EditMask, EditOutcome, FieldEdit, ThreadSpawner, TransferCounts } from './backend.js'
+import type { BackendChoice, DeviceMask, EditMask, EditOutcome, FieldEdit, SavedState, ThreadSpawner, TransferCounts } from './backend.js'
 import type { StepParams } from './params.js'
 import type { MaterialCatalog } from './materials.js'
-import type { BackendChoice } from '../backends/select.js'
 
 export interface EngineOptions {
   backend?: BackendChoice
@@ -75,7 +74,6 @@ export type HistoryEvent =
   | { kind: 'state'; step: number; field: number; saved: SavedState }
 
 /** A field's state kept for the recall path: on the host, or on the device where the field lives (u then u_prev). */
-export type SavedState = { u: Float32Array; prev: Float32Array } | DeviceMask
 
 export interface Engine {
   readonly backend: 'gpu' | 'cpu'

@@ -4,11 +4,10 @@
 // A saturating field's path is rerun here too (the field step on a scratch copy, k per step kept
 // on the device), so its sweep reads back only the scores as well.
 // CPU twin: AdjointField (engine/recall/adjoint.ts) behind CpuAdjointRunner (engine/recall/runner.ts).
-import type { AdjointRunner, EditMask } from '../field/backend.js'
+import type { AdjointRunner, EditMask, PathPlan } from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, type StepParams } from '../field/params.js'
-import type { PathPlan } from '../recall/path.js'
-import { kernelModule, type GpuContext } from './backend.js'
+import { kernelModule, type GpuContext } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 
 const STORAGE = 0x80 | 0x4 | 0x8

@@ -4,12 +4,12 @@
 // picked by dynamic offset. Only timeline samples (5 floats per field) are read back per run; the
 // dream (./dream.ts) and recall's sweep (./adjoint.ts) run here too, and every transfer is counted.
 import { CrystalError } from '../errors.js'
-import type { AdjointRunner, DeviceMask, FieldBackend, LedgerSample, StepRequest } from '../field/backend.js'
+import type { AdjointRunner, DeviceMask, FieldBackend, LedgerSample, PathPlan, StepRequest } from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
-import type { PathPlan } from '../recall/path.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, type StepParams } from '../field/params.js'
 import { GpuAdjointRunner } from './adjoint.js'
 import { GpuDreamOps } from './dream.js'
+import { type GpuContext, kernelModule } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 import { Transfers } from './transfers.js'
 
@@ -21,31 +21,6 @@ const SAMPLE_COLUMNS = 5 // energy, bulk, boundary, saturation, noise
 const U = { MAP_READ: 0x1, COPY_SRC: 0x4, COPY_DST: 0x8, UNIFORM: 0x40, STORAGE: 0x80 } as const
 const STORAGE = U.STORAGE | U.COPY_SRC | U.COPY_DST
 const COMPUTE_STAGE = 0x4
-
-/** A kernel module: its generated uniform struct, TILE, shaders/common.wgsl, then the kernel file. */
-export function kernelModule(device: GPUDevice, struct: string, kernel: string, extra = ''): GPUShaderModule {
-  return device.createShaderModule({ code: `${struct}const TILE: u32 = ${TILE}u;\n${extra}${SHADERS.common}\n${kernel}` })
-}
-
-/** What the dream and the adjoint runner need of the backend. */
-export interface GpuContext {
-  readonly device: GPUDevice
-  readonly transfers: Transfers
-  readonly n: number
-  readonly fields: number
-  /** The buffers holding u and u_prev now (they rotate every step). */
-  state(): { u: GPUBuffer; prev: GPUBuffer }
-  /** Throws if the device reported an error. */
-  check(): void
-  failure(): string | undefined
-  /** Keeps a buffer as a mask the history names; `mask` finds it again. */
-  keepMask(buffer: GPUBuffer): DeviceMask
-  mask(m: DeviceMask): GPUBuffer
-  /** shaders/reduce.wgsl's sum_rows and its layout (binding 0: a dynamic-offset uniform). */
-  readonly sumRows: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }
-  /** shaders/field_step.wgsl's step and its layout (binding 0: a dynamic-offset uniform), for recall to rerun a path. */
-  readonly fieldStep: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }
-}
 
 export class GpuFieldBackend implements FieldBackend, GpuContext {
   readonly kind = 'gpu' as const

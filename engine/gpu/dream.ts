@@ -5,7 +5,7 @@ import { BLUR_INV } from '../field/blur.js'
 import type { DeviceMask, DreamOps, EditOutcome, FieldEdit } from '../field/backend.js'
 import { percentileRank } from '../cpu/dream.js'
 import { DREAM_PARAM_LAYOUT, packStruct, TILE, wgslStruct } from '../field/params.js'
-import { kernelModule, type GpuContext } from './backend.js'
+import { kernelModule, type GpuContext } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 
 const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST

@@ -2,7 +2,8 @@
 // b u^3 / (1 + u^2) equals k u with k = b u^2 / (1 + u^2) read off the field's own path, so with k
 // frozen along that path the step is linear and the live field is exactly the sum of its memories.
 import { stepReference } from '../cpu/field_step.js'
-import type { Engine, SavedState } from '../field/engine_api.js'
+import type { PathPlan, SavedState } from '../field/backend.js'
+import type { Engine } from '../field/engine_api.js'
 import { noiseKey } from '../field/noise.js'
 import { stepParams, type StepParams } from '../field/params.js'
 
@@ -13,13 +14,6 @@ export interface SaturationPath {
   /** The step of k[0]: k[j] multiplies u on the step from from + j to from + j + 1 (undefined where b = 0). */
   from: number
   k: (Float32Array | undefined)[]
-}
-
-/** How to recompute the path: from `from`, run (steps to `to` under `params`, noise keyed by `seed`) or reset to a kept state. */
-export interface PathPlan {
-  from: number
-  seed: number
-  ops: ({ kind: 'run'; to: number; params: StepParams } | { kind: 'reset'; saved: SavedState })[]
 }
 
 /** A path to follow: its plan (a backend that follows it on the device needs only that) and the path on the host, recomputed once. */

@@ -4,7 +4,8 @@
 // live field. A score is that product over the energy the pattern would hold had it been written then
 // at its importance in a lossless medium; chance is measured on null patterns read the same way.
 import type { ProbeResult, RecallHit, RecallResult } from '../contracts/api.js'
-import type { Engine, SavedState } from '../field/engine_api.js'
+import type { SavedState } from '../field/backend.js'
+import type { Engine } from '../field/engine_api.js'
 import { CrystalError } from '../errors.js'
 import { textWavefront } from '../encode/text.js'
 import type { AdjointRunner } from '../field/backend.js'
