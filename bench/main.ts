@@ -14,8 +14,9 @@ import { runServerBench, serverTable } from './server.js'
 import { runSwarmBench, swarmTable } from './swarm.js'
 import { runStationBench, stationTable } from './station.js'
 
-export const BENCHES = ['field', 'dream', 'recall', 'memory', 'discovery', 'server', 'observatory', 'swarm', 'markets', 'station'] as const
-export type BenchName = (typeof BENCHES)[number]
+import type { BenchName } from './names.js'
+
+export { BENCHES, type BenchName } from './names.js'
 
 export interface BenchOptions {
   out: string

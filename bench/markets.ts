@@ -5,7 +5,7 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { call, startServer } from '../server/testing.js'
+import { call, startServer } from './harness.js'
 import { openSqlite } from '../server/markets/sqlite.js'
 
 export interface MarketsBenchRow {

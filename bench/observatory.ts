@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
-import { startServer } from '../server/testing.js'
+import { startServer } from './harness.js'
 
 export interface ObservatoryBenchReport {
   bundle_js_gzip_kb: number

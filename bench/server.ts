@@ -6,8 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { FileRegistryStore } from '../engine/registry/file_store.node.js'
 import { Registry } from '../engine/registry/registry.js'
-import { candidate } from '../engine/testing/fixtures.js'
-import { startServer } from '../server/testing.js'
+import { candidate, startServer } from './harness.js'
 
 export interface ServerBenchRow {
   route: string

@@ -11,8 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CLASS_TOKENS, type Primitive } from '../engine/contracts/registry.js'
 import { DISCOVERY_STREAM, SUBJECTS } from '../engine/contracts/swarm.js'
-import { candidate } from '../engine/testing/fixtures.js'
-import { startNats } from '../server/testing.js'
+import { candidate, CRYSTAL_BIN, startNats } from './harness.js'
 
 export const SWARM_BENCH = { clients: 50, discoveries: 10_000, steady_per_second: 1_000 } as const
 
@@ -33,7 +32,6 @@ export interface SwarmBenchReport {
   steady: SwarmPhase
 }
 
-const BIN = new URL(import.meta.url.includes('/dist/') ? '../../bin/crystal.js' : '../bin/crystal.js', import.meta.url).pathname
 const MATERIALS = ['vacuum', 'europium_crystal', 'silicon', 'diamond_nv']
 
 function primitive(i: number): Primitive {
@@ -57,7 +55,7 @@ async function phase(offered_per_second: number): Promise<SwarmPhase> {
   const setup = await connect({ servers: nats.url })
   await (await jetstreamManager(setup)).streams.add({ name: DISCOVERY_STREAM, subjects: [SUBJECTS.discovered] })
   await setup.close()
-  const archivist = spawn(process.execPath, [BIN, 'archive', '--json'], {
+  const archivist = spawn(process.execPath, [CRYSTAL_BIN, 'archive', '--json'], {
     env: { ...process.env, SVC_NATS_URL: nats.url, SVC_CRYSTAL_DATA_DIR: dataDir, SVC_CRYSTAL_BUCKET_CAP: '100000', SVC_CRYSTAL_MAX_PRIMITIVES: '100000' },
   })
   const published = new Map<string, number>()

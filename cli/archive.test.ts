@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { DISCOVERY_STREAM, SUBJECTS } from '../engine/contracts/swarm.js'
-import { startNats, type RunningNats } from '../server/testing.js'
+import { startNats, type RunningNats } from '../testing/services.js'
 
 const BIN = new URL('../bin/crystal.js', import.meta.url).pathname
 const crystal = (env: Record<string, string | undefined>, ...args: string[]) => {

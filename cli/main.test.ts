@@ -359,6 +359,17 @@ describe('usage', () => {
     expect(backend.stderr).toContain('Allowed choices are auto, gpu, cpu')
   })
 
+  test('starting the CLI loads no benchmark: bench/ (autocannon, a browser, lamejs) waits for `crystal bench`', () => {
+    // a module hook that names every module of dist/bench/ the command resolves
+    const hook = join(env.SVC_CRYSTAL_DATA_DIR, 'hook.mjs')
+    writeFileSync(hook, "export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.includes('/dist/bench/')) process.stderr.write(`loaded ${r.url}\\n`); return r }\n")
+    const register = `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(`file://${hook}`)})`
+    const r = spawnSync(process.execPath, ['--import', register, BIN, 'materials'], { encoding: 'utf8', env: { ...process.env, ...env } })
+    expect(r.status).toBe(0)
+    // only the list of names `crystal bench --help` shows
+    expect(r.stderr.match(/loaded .*/g)?.map((l) => l.replace(/.*\/dist\//, ''))).toEqual(['bench/names.js'])
+  })
+
   test('piping into a reader that closes early is not an error', () => {
     const r = spawnSync('bash', ['-c', `node ${BIN} materials --json | head -1`], { encoding: 'utf8', env: { ...process.env, ...env } })
     expect(r.stdout.trim()).toBe('[')

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
-import { heldPrimitives, runCrystal, startNats, type RunningNats } from '../server/testing.js'
+import { heldPrimitives, runCrystal, startNats, type RunningNats } from '../testing/services.js'
 
 const FLOOR = 0.3
 

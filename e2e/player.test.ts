@@ -7,7 +7,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { ContractBus } from '../engine/bus/contract_bus.js'
 import { natsConnection } from '../engine/bus/nats.node.js'
-import { demoLibrary, startNats, startServer, type RunningNats, type RunningServer } from '../server/testing.js'
+import { demoLibrary, startNats, startServer, type RunningNats, type RunningServer } from '../testing/services.js'
 import { launch } from './browser.js'
 
 const SHOTS = new URL('./screenshots/', import.meta.url).pathname

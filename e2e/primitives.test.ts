@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { CLASS_NAMES, type ClassToken } from '../engine/contracts/registry.js'
 import { ARCHIVE_CELLS } from '../engine/discovery/archive.js'
-import { call, startServer, type RunningServer } from '../server/testing.js'
+import { call, startServer, type RunningServer } from '../testing/services.js'
 import { openObservatory } from './browser.js'
 
 const SHOTS = new URL('./screenshots/', import.meta.url).pathname

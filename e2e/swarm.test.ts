@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { call, heldPrimitives, runCrystal, startNats, startServer, type RunningNats, type RunningServer } from '../server/testing.js'
+import { call, heldPrimitives, runCrystal, startNats, startServer, type RunningNats, type RunningServer } from '../testing/services.js'
 import { openObservatory } from './browser.js'
 
 const FLOOR = 0.3

@@ -4,7 +4,7 @@
 import { mkdirSync } from 'node:fs'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { call, startServer, type RunningServer } from '../server/testing.js'
+import { call, startServer, type RunningServer } from '../testing/services.js'
 import { openObservatory } from './browser.js'
 
 const SHOTS = new URL('./screenshots/', import.meta.url).pathname

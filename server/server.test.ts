@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import * as api from '../engine/contracts/api.js'
 import { ARCHIVE_CELLS } from '../engine/discovery/archive.js'
-import { call, SERVER_ENTRY, startServer, type RunningServer } from './testing.js'
+import { call, SERVER_ENTRY, startServer, type RunningServer } from '../testing/services.js'
 
 function conforms(schema: TSchema, value: unknown): void {
   const first = Value.Errors(schema, value).First()

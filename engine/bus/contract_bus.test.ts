@@ -4,7 +4,7 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { startNats, type RunningNats } from '../../server/testing.js'
+import { startNats, type RunningNats } from '../../testing/services.js'
 import { CONTRACTS } from '../contracts/subjects.js'
 import { CrystalError } from '../errors.js'
 import { ContractBus, LiveValues } from './contract_bus.js'

@@ -6,7 +6,7 @@ import type { Primitive } from '../contracts/registry.js'
 import { MaterialCatalog } from '../field/materials.js'
 import { createNodeEngine } from '../node.js'
 import { MemoryRegistryStore, Registry } from '../registry/registry.js'
-import { candidate } from '../testing/fixtures.js'
+import { candidate } from '../../testing/fixtures.js'
 import { ARCHIVE_CELLS } from './archive.js'
 import { discover, merge, split, type DiscoveryOptions, type DiscoveryProgress } from './discovery.js'
 

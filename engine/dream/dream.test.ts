@@ -2,7 +2,7 @@
 // (a narrow pulse that runs off and rings around), as two fields of one batch.
 import { afterEach, describe, expect, test } from 'vitest'
 import type { Engine } from '../field/engine.js'
-import { engineOn } from '../testing/backends.js'
+import { engineOn } from '../../testing/backends.js'
 import { DREAM_PARAMS, dream, PREVIEW_SIDE } from './dream.js'
 
 const N = 48

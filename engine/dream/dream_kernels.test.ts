@@ -5,8 +5,8 @@ import { afterAll, describe, expect, test } from 'vitest'
 import { HostDreamOps, percentile } from '../cpu/dream.js'
 import type { DreamOps, EditOutcome, FieldBackend, FieldEdit } from '../field/backend.js'
 import type { Engine } from '../field/engine.js'
-import { cpuBackend, engineOn, gpuBackend } from '../testing/backends.js'
-import { randomField } from '../testing/fixtures.js'
+import { cpuBackend, engineOn, gpuBackend } from '../../testing/backends.js'
+import { randomField } from '../../testing/fixtures.js'
 import { DREAM_PARAMS, PREVIEW_SIDE } from './dream.js'
 
 // SwiftShader takes up to ~0.1 s a dispatch on a loaded 2-core machine, and a dream is 300 steps

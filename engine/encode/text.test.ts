@@ -2,7 +2,7 @@
 // both backends, and shared words give shared structure.
 import { afterAll, describe, expect, test } from 'vitest'
 import type { Engine } from '../field/engine.js'
-import { engineOn } from '../testing/backends.js'
+import { engineOn } from '../../testing/backends.js'
 import { cosine } from '../util/vector.js'
 import { blake3Words, textSources, textWavefront } from './text.js'
 

@@ -2,8 +2,8 @@
 // and bad input is refused with an error that names what is wrong.
 import { afterEach, describe, expect, test } from 'vitest'
 import { CrystalError } from '../errors.js'
-import { engineOn } from '../testing/backends.js'
-import { EVERYTHING_ON } from '../testing/fixtures.js'
+import { engineOn } from '../../testing/backends.js'
+import { EVERYTHING_ON } from '../../testing/fixtures.js'
 import type { Engine, EngineOptions } from './engine.js'
 
 const open: Engine[] = []

@@ -3,8 +3,8 @@
 // through each, with every term of the step switched on: noise, saturation, viscosity, a leaky sponge.
 import { afterAll, describe, expect, test } from 'vitest'
 import { energyReference, LEDGER, stepReference } from '../cpu/field_step.js'
-import { cpuBackend, gpuBackend } from '../testing/backends.js'
-import { paramsFor, randomField } from '../testing/fixtures.js'
+import { cpuBackend, gpuBackend } from '../../testing/backends.js'
+import { paramsFor, randomField } from '../../testing/fixtures.js'
 import type { FieldBackend, LedgerSample } from './backend.js'
 import { noiseKey } from './noise.js'
 

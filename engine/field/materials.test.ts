@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { MaterialSchema } from '../contracts/material.js'
 import { CrystalError } from '../errors.js'
-import { engineOn } from '../testing/backends.js'
+import { engineOn } from '../../testing/backends.js'
 import { cosine } from '../util/vector.js'
 import schemaFile from '../../materials/materials.schema.json' with { type: 'json' }
 import { fingerprint, fingerprintDistance, FINGERPRINT_MIN_DIFFERENCE } from './fingerprint.js'

@@ -6,11 +6,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { CrystalError } from '../errors.js'
-import { candidate } from '../testing/fixtures.js'
+import { candidate } from '../../testing/fixtures.js'
 import { FileRegistryStore } from './file_store.node.js'
 import { DEFAULT_LIMITS, limitsFromEnv, MemoryRegistryStore, quality, Registry } from './registry.js'
 
-const WRITER = new URL('../testing/registry_writer.mjs', import.meta.url).pathname
+const WRITER = new URL('../../testing/registry_writer.mjs', import.meta.url).pathname
 const freshDir = () => mkdtempSync(join(tmpdir(), 'crystal-registry-'))
 
 describe('registration', () => {

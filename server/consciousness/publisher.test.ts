@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
 import { ContractBus } from '../../engine/bus/contract_bus.js'
 import { natsConnection } from '../../engine/bus/nats.node.js'
-import { call, startNats, startServer, type RunningNats, type RunningServer } from '../testing.js'
+import { call, startNats, startServer, type RunningNats, type RunningServer } from '../../testing/services.js'
 
 let nats: RunningNats
 let nc: NatsConnection

@@ -7,7 +7,7 @@ import { ContractBus } from '../../engine/bus/contract_bus.js'
 import { natsConnection } from '../../engine/bus/nats.node.js'
 import { MARKET_SUBJECTS } from '../../engine/contracts/markets.js'
 import { PROPOSAL_FORMAT } from '../../engine/markets/proposal.js'
-import { call, runCrystal, startNats, startServer, type RunningNats, type RunningServer } from '../testing.js'
+import { call, runCrystal, startNats, startServer, type RunningNats, type RunningServer } from '../../testing/services.js'
 import { requestProposal } from './bus.js'
 
 const ORACLE = 'oracle-secret-for-tests'

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { CrystalError } from '../../engine/errors.js'
-import { runCrystal } from '../testing.js'
+import { runCrystal } from '../../testing/services.js'
 import { MarketStore, PLAY_WINDOW_MS } from './store.js'
 
 const DAY = 86_400_000

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { ContractBus } from '../../engine/bus/contract_bus.js'
 import { natsConnection } from '../../engine/bus/nats.node.js'
 import { RADIO_SUBJECTS } from '../../engine/contracts/station.js'
-import { startNats, type RunningNats } from '../testing.js'
+import { startNats, type RunningNats } from '../../testing/services.js'
 import { AlertMonitor, diskUsage } from './alerts.js'
 
 let nats: RunningNats

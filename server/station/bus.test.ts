@@ -6,7 +6,7 @@ import { ContractBus } from '../../engine/bus/contract_bus.js'
 import { natsConnection } from '../../engine/bus/nats.node.js'
 import { RADIO_SUBJECTS } from '../../engine/contracts/station.js'
 import { BLOCKS } from '../../engine/station/schedule.js'
-import { demoLibrary, startNats, startServer, type RunningNats, type RunningServer } from '../testing.js'
+import { demoLibrary, startNats, startServer, type RunningNats, type RunningServer } from '../../testing/services.js'
 
 let nats: RunningNats
 let server: RunningServer

@@ -2,7 +2,7 @@
 // as one on /stream, titles arrive in UTF-8, listener counts come back, and a restart of Icecast
 // costs the station no air and the Icecast mount only the time Icecast was down.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { call, demoLibrary, startIcecast, startServer, type RunningIcecast, type RunningServer } from '../testing.js'
+import { call, demoLibrary, startIcecast, startServer, type RunningIcecast, type RunningServer } from '../../testing/services.js'
 import { RATE } from './audio.js'
 import { listenersOn } from './icecast.js'
 import { listen, longestSilenceMs, loudnessPerTitle } from './listener.js'

@@ -6,7 +6,7 @@ import { BLOCKS, type BlockName } from '../../engine/station/schedule.js'
 import { cpSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { call, demoLibrary, runCrystal, startServer, type RunningServer } from '../testing.js'
+import { call, demoLibrary, runCrystal, startServer, type RunningServer } from '../../testing/services.js'
 
 let server: RunningServer | undefined
 afterAll(() => server?.stop())

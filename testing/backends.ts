@@ -1,11 +1,11 @@
 // Backends for tests: the real ones. The GPU one is WebGPU on whatever adapter Dawn finds (SwiftShader
 // on CI, installed by scripts/install-system-deps.sh); a machine without one fails these tests loudly.
-import { spawnNodeThread } from '../cpu/threads.node.js'
-import type { FieldBackend } from '../field/backend.js'
-import type { Engine, EngineOptions } from '../field/engine.js'
-import { selectBackend } from '../backends/select.js'
-import { nodeGpu } from '../gpu/webgpu.node.js'
-import { createNodeEngine } from '../node.js'
+import { spawnNodeThread } from '../engine/cpu/threads.node.js'
+import type { FieldBackend } from '../engine/field/backend.js'
+import type { Engine, EngineOptions } from '../engine/field/engine.js'
+import { selectBackend } from '../engine/backends/select.js'
+import { nodeGpu } from '../engine/gpu/webgpu.node.js'
+import { createNodeEngine } from '../engine/node.js'
 
 export async function gpuBackend(n: number, fields: number): Promise<FieldBackend> {
   return (await selectBackend({ backend: 'gpu', n, fields, gpu: nodeGpu })).backend

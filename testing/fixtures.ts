@@ -1,7 +1,6 @@
 // Inputs shared by the kernel tests: a material with every term switched on, and random fields.
-import type { Candidate } from '../registry/registry.js'
-import type { Material } from '../contracts/material.js'
-import { stepParams, type StepParams } from '../field/params.js'
+import type { Material } from '../engine/contracts/material.js'
+import { stepParams, type StepParams } from '../engine/field/params.js'
 
 /** Noise, saturation, viscosity and a leaky boundary all at once. */
 export const EVERYTHING_ON: Material = {
@@ -37,22 +36,4 @@ export function randomField(n: number, fields: number, seed: number): Float32Arr
   return out
 }
 
-/** A registration candidate with a random unit signature (64 floats), reproducible from `seed`. */
-export function candidate(seed: number, overrides: Partial<Candidate> = {}): Candidate {
-  let s = (seed * 2654435761) >>> 0
-  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
-  const raw = Array.from({ length: 64 }, () => rand() * 2 - 1)
-  const norm = Math.hypot(...raw)
-  return {
-    class: 'standing_echo',
-    persistence: rand(),
-    noise_tolerance: rand(),
-    material: 'ideal_resonator',
-    lineage: [],
-    signature: raw.map((v) => v / norm),
-    hash: seed.toString(16).padStart(64, '0'),
-    genome: { pulses: [{ x: 0.5, y: 0.5, radius: 0.1, amplitude: 1, frequency: 0, phase: 0 }], resonate_steps: 100, dream: 'none' },
-    metrics: {},
-    ...overrides,
-  }
-}
+export { candidate } from '../bench/harness.js'

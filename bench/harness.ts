@@ -1,0 +1,179 @@
+// What the benchmarks need at run time, and the tests too (through testing/): the built server started
+// as a child process, a real nats-server, the demo music library and registration candidates.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Candidate } from '../engine/registry/registry.js'
+import { demoMp3, demoTracks, synthesise, writeDemoLibrary, type DemoTrack } from '../server/station/demo.js'
+
+/** bin/crystal.js, from bench/ (tests on the sources) or dist/bench/ (`crystal bench`). */
+export const CRYSTAL_BIN = new URL(import.meta.url.includes('/dist/') ? '../../bin/crystal.js' : '../bin/crystal.js', import.meta.url).pathname
+
+export interface RunningServer {
+  url: string
+  dataDir: string
+  child: ChildProcess
+  stderr: () => string
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+export async function startServer(args: string[] = [], env: Record<string, string> = {}, dataDir = mkdtempSync(join(tmpdir(), 'crystal-server-')), entry: string[] = [CRYSTAL_BIN, 'serve']): Promise<RunningServer> {
+  const child = spawn(process.execPath, [...entry, '--port', '0', '--size', '48', ...args], { env: { ...process.env, SVC_CRYSTAL_DATA_DIR: dataDir, ...env } })
+  let stderr = ''
+  child.stderr!.on('data', (d) => (stderr += d))
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the server did not start: ${stderr}`)), 30_000)
+    child.stderr!.on('data', () => {
+      const m = stderr.match(/listening on (http:\/\/[^\s]+)/)
+      if (m) {
+        clearTimeout(timer)
+        resolve(m[1])
+      }
+    })
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`the server exited (${code}): ${stderr}`))
+    })
+  })
+  return {
+    url,
+    dataDir,
+    child,
+    stderr: () => stderr,
+    stop: (signal = 'SIGTERM') =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve(child.exitCode)
+        child.once('exit', (code) => resolve(code))
+        child.kill(signal)
+      }),
+  }
+}
+
+/** JSON over HTTP: returns status, content type and the parsed body (or the text). */
+export async function call(url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; type: string; body: any; headers: Headers }> {
+  const r = await fetch(url + path, {
+    method,
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  })
+  const text = await r.text()
+  let parsed: unknown = text
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    // not JSON
+  }
+  return { status: r.status, type: r.headers.get('content-type') ?? '', body: parsed, headers: r.headers }
+}
+
+/** A free TCP port on loopback (bound and released). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net')
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number }
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
+export interface RunningNats {
+  url: string
+  wsUrl: string
+  /** With `auth`: a credentials file (user JWT and seed) that the server admits. */
+  creds?: string
+  /** Kills the server (SIGKILL: no clean shutdown) and starts it again on the same ports and store. */
+  restart(downMs?: number): Promise<void>
+  stop(): Promise<void>
+}
+
+/**
+ * A real nats-server (Debian's /usr/sbin/nats-server) with JetStream and a websocket listener, on free
+ * ports. With `auth` (the server's configuration lines and a user's creds file; testing/ makes them) it
+ * runs in operator mode, as a managed swarm does.
+ */
+export async function startNats(o: { auth?: () => Promise<{ conf: string; creds: string }> } = {}): Promise<RunningNats> {
+  const { writeFileSync } = await import('node:fs')
+  const { connect } = await import('node:net')
+  const dir = mkdtempSync(join(tmpdir(), 'crystal-nats-'))
+  const [port, wsPort] = [await freePort(), await freePort()]
+  const conf = join(dir, 'nats.conf')
+  let auth = ''
+  let creds: string | undefined
+  if (o.auth) {
+    const made = await o.auth()
+    auth = made.conf
+    creds = join(dir, 'explorer.creds')
+    writeFileSync(creds, made.creds, { mode: 0o600 })
+  }
+  writeFileSync(conf, `listen: 127.0.0.1:${port}\njetstream { store_dir: "${join(dir, 'js')}" }\nwebsocket { host: 127.0.0.1, port: ${wsPort}, no_tls: true }\n${auth}`)
+  const up = () =>
+    new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => (socket.end(), resolve(true)))
+      socket.on('error', () => resolve(false))
+    })
+  let child: ChildProcess
+  const start = async () => {
+    child = spawn('/usr/sbin/nats-server', ['-c', conf], { stdio: 'ignore' })
+    for (let i = 0; !(await up()); i++) {
+      if (i > 100 || child.exitCode !== null) throw new Error('nats-server did not start')
+      await new Promise((r) => setTimeout(r, 50))
+    }
+  }
+  const stop = () => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM'))))
+  await start()
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    wsUrl: `ws://127.0.0.1:${wsPort}`,
+    creds,
+    restart: async (downMs = 1000) => {
+      await new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGKILL')))
+      await new Promise((r) => setTimeout(r, downMs))
+      await start()
+    },
+    stop,
+  }
+}
+
+/** The demo library (server/station/demo.ts) for tests, written once per machine and shared by the
+ * test files: encoding it is most of a station test's time. Keyed by the generator's code and the
+ * track list, so a changed generator writes a fresh one. Treat it as read-only (copy to change it). */
+export async function demoLibrary(seconds = 14, count = 4): Promise<{ dir: string; tracks: DemoTrack[] }> {
+  const { createHash } = await import('node:crypto')
+  const { renameSync, rmSync, writeFileSync } = await import('node:fs')
+  const tracks = demoTracks(seconds, count)
+  const key = createHash('sha256').update(synthesise.toString() + demoMp3.toString() + JSON.stringify(tracks)).digest('hex').slice(0, 12)
+  const dir = join(tmpdir(), `crystal-demo-${key}`)
+  if (existsSync(join(dir, '.complete'))) return { dir, tracks }
+  const staging = mkdtempSync(`${dir}-staging-`)
+  await writeDemoLibrary(staging, tracks)
+  writeFileSync(join(staging, '.complete'), '')
+  try {
+    renameSync(staging, dir)
+  } catch {
+    // another test file finished the same library first
+    rmSync(staging, { recursive: true, force: true })
+  }
+  return { dir, tracks }
+}
+
+/** A registration candidate with a random unit signature (64 floats), reproducible from `seed`. */
+export function candidate(seed: number, overrides: Partial<Candidate> = {}): Candidate {
+  let s = (seed * 2654435761) >>> 0
+  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
+  const raw = Array.from({ length: 64 }, () => rand() * 2 - 1)
+  const norm = Math.hypot(...raw)
+  return {
+    class: 'standing_echo',
+    persistence: rand(),
+    noise_tolerance: rand(),
+    material: 'ideal_resonator',
+    lineage: [],
+    signature: raw.map((v) => v / norm),
+    hash: seed.toString(16).padStart(64, '0'),
+    genome: { pulses: [{ x: 0.5, y: 0.5, radius: 0.1, amplitude: 1, frequency: 0, phase: 0 }], resonate_steps: 100, dream: 'none' },
+    metrics: {},
+    ...overrides,
+  }
+}
