@@ -103,6 +103,25 @@ describe('the swarm', () => {
     expect(b.stderr).not.toMatch(/cannot reach NATS|unreachable/)
   })
 
+  test('explorers and an archivist on data directories that do not exist yet: each makes its own, and the finds reach the archive', async () => {
+    nats = await startNats()
+    // two levels that are not there yet, as a new user's --data-dir would be
+    const root = join(mkdtempSync(join(tmpdir(), 'crystal-swarm-new-')), 'not', 'yet')
+    const explorers = ['vacuum', 'silicon'].map((material, k) => ({ material, node: `new-${k + 1}`, dir: join(root, `explorer-${k + 1}`) }))
+    const results = await Promise.all(
+      explorers.map((e) => run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: e.node, SVC_CRYSTAL_DATA_DIR: e.dir }, 'explore', '--material', e.material, '--rounds', '2', '--interval', '0', '--generations', '1', '--population', '6', '--size', '32', '--json')),
+    )
+    for (const r of results) expect(r.status, r.stderr).toBe(0)
+    for (const r of results) expect(r.stderr).not.toContain('ENOENT')
+    const announced = explorers.flatMap((e) => ownAnnounceable(e.dir))
+    expect(announced.length).toBeGreaterThan(0)
+
+    const archive = join(root, 'archive')
+    const a = await run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_DATA_DIR: archive }, 'archive', '--catch-up')
+    expect(a.status, a.stderr).toBe(0)
+    expect(heldPrimitives(archive).map((p) => p.uuid).sort()).toEqual(announced.map((p) => p.uuid).sort())
+  })
+
   test('malformed messages on every subject are dropped and counted; nothing crashes', async () => {
     nats = await startNats()
     const dir = mkdtempSync(join(tmpdir(), 'crystal-swarm-noise-'))
