@@ -203,6 +203,16 @@ describe('crystal run', () => {
     expect(readFileSync(join(env.SVC_CRYSTAL_DATA_DIR, 'registry.json'), 'utf8')).toBe(before)
   })
 
+  test('an error while the program runs names its file, line and column, and the line that set its cause', () => {
+    const program = join(env.SVC_CRYSTAL_DATA_DIR, 'hot.crystal')
+    // europium's dephasing at 10,000 K breaks the step's stability bound: the field cannot open
+    writeFileSync(program, 'MATERIAL europium_crystal\nTEMPERATURE 10000\n  WRITE "too hot"\n')
+    const r = crystal(env, 'run', program, '--size', '32')
+    expect(r.status).toBe(1)
+    expect(r.stdout).toMatch(/^ {2}2 {2}temperature 10000 K$/m)
+    expect(r.stderr.trim()).toBe(`crystal: ${program}:3:3: europium_crystal is unstable at 10000 K: its dephasing raises the viscosity past the step's stability bound (docs/physics.md) (set by TEMPERATURE 10000 on line 2)`)
+  })
+
   test('a missing program file is a clear error', () => {
     const r = crystal(env, 'run', '/nowhere/x.crystal')
     expect(r.status).toBe(1)
@@ -368,6 +378,15 @@ describe('usage', () => {
     expect(r.status).toBe(0)
     // only the list of names `crystal bench --help` shows
     expect(r.stderr.match(/loaded .*/g)?.map((l) => l.replace(/.*\/dist\//, ''))).toEqual(['bench/names.js'])
+  })
+
+  test('a bad value in the environment stops the command with one sentence naming the variable, exit 2', () => {
+    for (const value of ['-5', 'abc']) {
+      const r = crystal({ ...env, SVC_CONSCIOUSNESS_PERIOD_MS: value }, 'materials')
+      expect(r.status).toBe(2)
+      expect(r.stdout).toBe('')
+      expect(r.stderr.trim()).toBe(`crystal: SVC_CONSCIOUSNESS_PERIOD_MS must be a whole number of at least 10, got "${value}" (see README, Environment)`)
+    }
   })
 
   test('piping into a reader that closes early is not an error', () => {

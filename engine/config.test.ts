@@ -1,7 +1,7 @@
 // The settings the environment gives: empty values are unset, defaults apply, and a bad value is
 // refused with the variable's name.
 import { describe, expect, test } from 'vitest'
-import { DEFAULT_ANNOUNCE_FLOOR, settingsFrom } from './config.js'
+import { DEFAULT_ANNOUNCE_FLOOR, DEFAULT_WORK, ENV, settingsFrom } from './config.js'
 import { DEFAULT_LIMITS } from './registry/registry.js'
 
 describe('settings from the environment', () => {
@@ -16,6 +16,7 @@ describe('settings from the environment', () => {
       gallery: { url: undefined, jwt: undefined },
       markets: { oracle_token: undefined, starting_balance: 100_000, sweep_ms: 5000 },
       station: { alerts: {} },
+      work: DEFAULT_WORK,
     })
     // an empty variable counts as unset (as a shell's `VAR= crystal ...` means)
     expect(settingsFrom({ SVC_NATS_URL: '', SVC_CRYSTAL_API_TOKEN: '' })).toMatchObject({ token: undefined, bus: { url: undefined } })
@@ -30,6 +31,10 @@ describe('settings from the environment', () => {
       SVC_CRYSTAL_NODE: 'lab-2',
       SVC_CONSCIOUSNESS_PERIOD_MS: '250',
       SVC_CRYSTAL_BUCKET_CAP: '7',
+      SVC_CRYSTAL_MAX_PRIMITIVES: '70',
+      SVC_CRYSTAL_MAX_RUNS: '3',
+      SVC_CRYSTAL_MAX_JOBS: '1',
+      SVC_CRYSTAL_JOB_RETENTION_S: '60',
       SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: '0.6',
       SVC_GALLERY_URL: 'https://gallery.example',
       GALLERY_JWT: 'jwt',
@@ -45,18 +50,42 @@ describe('settings from the environment', () => {
       token: 'secret',
       bus: { url: 'nats://127.0.0.1:4222', creds: '/etc/crystal/explorer.creds', ws_url: 'ws://127.0.0.1:8080', node: 'lab-2' },
       consciousness_period_ms: 250,
-      registry_limits: { bucket_cap: 7 },
+      registry_limits: { bucket_cap: 7, max_primitives: 70 },
       announce_floor: 0.6,
       gallery: { url: 'https://gallery.example', jwt: 'jwt' },
       markets: { oracle_token: 'oracle', starting_balance: 500, sweep_ms: 20 },
       station: { music: '/srv/music', pace: 4, icecast_url: 'http://source:pw@127.0.0.1:8000/radio.mp3', alerts: { disk_threshold: 0.9 } },
+      work: { max_runs: 3, max_jobs: 1, job_retention_s: 60 },
     })
   })
 
-  test('a bad value is refused naming the variable', () => {
-    expect(() => settingsFrom({ SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: '2' })).toThrow('SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE must be a number from 0 to 1, got "2"')
-    expect(() => settingsFrom({ SVC_CRYSTAL_MAX_PRIMITIVES: '0' })).toThrow('SVC_CRYSTAL_MAX_PRIMITIVES must be a whole number of at least 1, got "0"')
-    expect(() => settingsFrom({ SVC_STATION_PACE: '-1' })).toThrow('SVC_STATION_PACE must be a positive number, got "-1"')
-    expect(() => settingsFrom({ SVC_MARKETS_SWEEP_MS: '5' })).toThrow('SVC_MARKETS_SWEEP_MS must be a whole number >= 10, got "5"')
+  test('a bad value is refused naming the variable and what it takes', () => {
+    const refusal = (env: Record<string, string>) => {
+      try {
+        settingsFrom(env)
+      } catch (e) {
+        return (e as Error).message
+      }
+      return 'accepted'
+    }
+    // a negative period was read as 1 ms, and a word was silently ignored
+    expect(refusal({ SVC_CONSCIOUSNESS_PERIOD_MS: '-5' })).toBe('SVC_CONSCIOUSNESS_PERIOD_MS must be a whole number of at least 10, got "-5"')
+    expect(refusal({ SVC_CONSCIOUSNESS_PERIOD_MS: 'abc' })).toBe('SVC_CONSCIOUSNESS_PERIOD_MS must be a whole number of at least 10, got "abc"')
+    expect(refusal({ SVC_CONSCIOUSNESS_PERIOD_MS: '250ms' })).toBe('SVC_CONSCIOUSNESS_PERIOD_MS must be a whole number of at least 10, got "250ms"')
+    expect(refusal({ SVC_CONSCIOUSNESS_PERIOD_MS: '2.5' })).toBe('SVC_CONSCIOUSNESS_PERIOD_MS must be a whole number of at least 10, got "2.5"')
+    expect(refusal({ SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: '2' })).toBe('SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE must be a number from 0 to 1, got "2"')
+    expect(refusal({ SVC_CRYSTAL_BUCKET_CAP: 'lots' })).toBe('SVC_CRYSTAL_BUCKET_CAP must be a whole number of at least 1, got "lots"')
+    expect(refusal({ SVC_CRYSTAL_MAX_PRIMITIVES: '0' })).toBe('SVC_CRYSTAL_MAX_PRIMITIVES must be a whole number of at least 1, got "0"')
+    expect(refusal({ SVC_STATION_PACE: '-1' })).toBe('SVC_STATION_PACE must be a positive number, got "-1"')
+    expect(refusal({ SVC_STATION_DISK_THRESHOLD: '1.5' })).toBe('SVC_STATION_DISK_THRESHOLD must be a number above 0, at most 1, got "1.5"')
+    expect(refusal({ SVC_MARKETS_SWEEP_MS: '5' })).toBe('SVC_MARKETS_SWEEP_MS must be a whole number of at least 10, got "5"')
+    expect(refusal({ SVC_CRYSTAL_MAX_JOBS: ' ' })).toBe('SVC_CRYSTAL_MAX_JOBS must be a whole number of at least 1, got " "')
+    expect(refusal({ SVC_CONSCIOUSNESS_PERIOD_MS: '1e3', SVC_STATION_PACE: '.5' })).toBe('accepted')
+  })
+
+  test('the README lists every variable the schema reads', async () => {
+    const { readFileSync } = await import('node:fs')
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+    for (const name of Object.keys(ENV.properties)) expect(readme, name).toContain(`\`${name}\``)
   })
 })

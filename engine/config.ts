@@ -1,7 +1,10 @@
-// The settings the environment gives (README "Environment"), parsed from a plain record. Each edge
-// (the CLI, which also starts the server) reads process.env once, through this, and passes it inward.
+// The settings the environment gives (README "Environment"), parsed from a plain record through one
+// schema (ENV). Each edge (the CLI, which also starts the server) reads process.env once, through
+// this, and passes it inward. A bad value is refused naming the variable and what it takes.
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
 import { CrystalError } from './errors.js'
-import { limitsFromEnv, type RegistryLimits } from './registry/registry.js'
+import { DEFAULT_LIMITS, type RegistryLimits } from './registry/registry.js'
 
 /** Announce only finds at least this persistent (SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE overrides it). */
 export const DEFAULT_ANNOUNCE_FLOOR = 0.25
@@ -30,7 +33,21 @@ export interface Settings {
   gallery: { url?: string; jwt?: string }
   markets: MarketsSettings
   station: StationSettings
+  work: WorkSettings
 }
+
+/** The server's long work (docs/api.md, "Bounded work"). */
+export interface WorkSettings {
+  /** SVC_CRYSTAL_MAX_RUNS: .crystal programs running at once (POST /crystal/run); more are refused with 429. */
+  max_runs: number
+  /** SVC_CRYSTAL_MAX_JOBS: evolve jobs running at once; more are refused with 429. */
+  max_jobs: number
+  /** SVC_CRYSTAL_JOB_RETENTION_S: how long a finished evolve job can still be read. */
+  job_retention_s: number
+}
+
+/** Work's defaults: two of each at once (the development machine has two cores), finished jobs kept an hour. */
+export const DEFAULT_WORK: WorkSettings = { max_runs: 2, max_jobs: 2, job_retention_s: 3600 }
 
 /** The station's settings (docs/station.md). The library comes from `--music` first, then `music` here, then ./music. */
 export interface StationSettings {
@@ -62,56 +79,107 @@ export interface MarketsSettings {
   sweep_ms: number
 }
 
+const text = () => Type.Optional(Type.String())
+const whole = (minimum: number, maximum?: number) => Type.Optional(Type.Integer({ minimum, ...(maximum === undefined ? {} : { maximum }) }))
+const positive = (maximum?: number) => Type.Optional(Type.Number({ exclusiveMinimum: 0, ...(maximum === undefined ? {} : { maximum }) }))
+const fraction = () => Type.Optional(Type.Number({ minimum: 0, maximum: 1 }))
+
+/** Every variable the product reads (README "Environment"), and what each takes. */
+export const ENV = Type.Object({
+  SVC_CRYSTAL_API_TOKEN: text(),
+  SVC_NATS_URL: text(),
+  SVC_NATS_CREDS: text(),
+  SVC_NATS_WS_URL: text(),
+  SVC_CRYSTAL_NODE: text(),
+  SVC_CONSCIOUSNESS_PERIOD_MS: whole(10),
+  SVC_CRYSTAL_BUCKET_CAP: whole(1),
+  SVC_CRYSTAL_MAX_PRIMITIVES: whole(1),
+  SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: fraction(),
+  SVC_CRYSTAL_MAX_RUNS: whole(1),
+  SVC_CRYSTAL_MAX_JOBS: whole(1),
+  SVC_CRYSTAL_JOB_RETENTION_S: whole(1),
+  SVC_GALLERY_URL: text(),
+  GALLERY_JWT: text(),
+  HUB_ORACLE_TOKEN: text(),
+  SVC_MARKETS_START_BALANCE: whole(0),
+  SVC_MARKETS_SWEEP_MS: whole(10),
+  SVC_STATION_MUSIC: text(),
+  SVC_STATION_PACE: positive(),
+  SVC_STATION_CROSSFADE_S: positive(),
+  SVC_ICECAST_URL: text(),
+  SVC_ICECAST_POLL_MS: positive(),
+  SVC_STATION_SWARM_PERIOD_MS: positive(),
+  SVC_STATION_DISK_PATH: text(),
+  SVC_STATION_DISK_THRESHOLD: positive(1),
+  SVC_STATION_PRUNE_LOG: text(),
+  SVC_STATION_PRUNE_STALE_S: positive(),
+  SVC_STATION_ALERT_PERIOD_MS: positive(),
+})
+export type Env = Static<typeof ENV>
+
+/** In words, what a numeric variable takes, from its schema. */
+export function takes(schema: TSchema): string {
+  const { minimum: min, maximum: max, exclusiveMinimum: above } = schema as { minimum?: number; maximum?: number; exclusiveMinimum?: number }
+  const kind = schema.type === 'integer' ? 'a whole number' : 'a number'
+  if (above === 0) return max === undefined ? 'a positive number' : `a number above 0, at most ${max}`
+  if (min !== undefined && max !== undefined) return `${kind} from ${min} to ${max}`
+  if (min !== undefined) return `${kind} of at least ${min}`
+  return kind
+}
+
+// a decimal number as people write one ("abc", "12ms" and "0x10" are not)
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i
+
+/** The variables of ENV that `env` sets (an empty value is unset, as `VAR= crystal ...` means), checked. */
+export function readEnv(env: Record<string, string | undefined>): Env {
+  const out: Record<string, string | number> = {}
+  for (const [name, schema] of Object.entries(ENV.properties) as [string, TSchema][]) {
+    const raw = env[name]
+    if (raw === undefined || raw === '') continue
+    if (schema.type === 'string') {
+      out[name] = raw
+      continue
+    }
+    const v = DECIMAL.test(raw.trim()) ? Number(raw) : Number.NaN
+    if (!Value.Check(schema, v)) throw new CrystalError('bad_argument', `${name} must be ${takes(schema)}, got "${raw}"`, { field: name }, 'see README, Environment')
+    out[name] = v
+  }
+  return out as Env
+}
+
 export function settingsFrom(env: Record<string, string | undefined>): Settings {
-  const set = (name: string) => env[name] || undefined
+  const e = readEnv(env)
   return {
-    token: set('SVC_CRYSTAL_API_TOKEN'),
-    bus: { url: set('SVC_NATS_URL'), creds: set('SVC_NATS_CREDS'), ws_url: set('SVC_NATS_WS_URL'), node: set('SVC_CRYSTAL_NODE') },
-    consciousness_period_ms: Number(env.SVC_CONSCIOUSNESS_PERIOD_MS) || undefined,
-    registry_limits: limitsFromEnv(env),
-    announce_floor: announceFloor(env.SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE),
-    gallery: { url: set('SVC_GALLERY_URL'), jwt: set('GALLERY_JWT') },
+    token: e.SVC_CRYSTAL_API_TOKEN,
+    bus: { url: e.SVC_NATS_URL, creds: e.SVC_NATS_CREDS, ws_url: e.SVC_NATS_WS_URL, node: e.SVC_CRYSTAL_NODE },
+    consciousness_period_ms: e.SVC_CONSCIOUSNESS_PERIOD_MS,
+    registry_limits: { ...DEFAULT_LIMITS, bucket_cap: e.SVC_CRYSTAL_BUCKET_CAP ?? DEFAULT_LIMITS.bucket_cap, max_primitives: e.SVC_CRYSTAL_MAX_PRIMITIVES ?? DEFAULT_LIMITS.max_primitives },
+    announce_floor: e.SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE ?? DEFAULT_ANNOUNCE_FLOOR,
+    gallery: { url: e.SVC_GALLERY_URL, jwt: e.GALLERY_JWT },
     markets: {
-      oracle_token: set('HUB_ORACLE_TOKEN'),
-      starting_balance: wholeNumber(env, 'SVC_MARKETS_START_BALANCE', 100_000, 0),
-      sweep_ms: wholeNumber(env, 'SVC_MARKETS_SWEEP_MS', 5000, 10),
+      oracle_token: e.HUB_ORACLE_TOKEN,
+      starting_balance: e.SVC_MARKETS_START_BALANCE ?? 100_000,
+      sweep_ms: e.SVC_MARKETS_SWEEP_MS ?? 5000,
     },
     station: {
-      music: set('SVC_STATION_MUSIC'),
-      pace: positive(env, 'SVC_STATION_PACE'),
-      crossfade_s: positive(env, 'SVC_STATION_CROSSFADE_S'),
-      icecast_url: set('SVC_ICECAST_URL'),
-      icecast_poll_ms: positive(env, 'SVC_ICECAST_POLL_MS'),
-      swarm_period_ms: positive(env, 'SVC_STATION_SWARM_PERIOD_MS') ?? (Number(env.SVC_CONSCIOUSNESS_PERIOD_MS) || undefined),
+      music: e.SVC_STATION_MUSIC,
+      pace: e.SVC_STATION_PACE,
+      crossfade_s: e.SVC_STATION_CROSSFADE_S,
+      icecast_url: e.SVC_ICECAST_URL,
+      icecast_poll_ms: e.SVC_ICECAST_POLL_MS,
+      swarm_period_ms: e.SVC_STATION_SWARM_PERIOD_MS ?? e.SVC_CONSCIOUSNESS_PERIOD_MS,
       alerts: {
-        disk_path: set('SVC_STATION_DISK_PATH'),
-        disk_threshold: positive(env, 'SVC_STATION_DISK_THRESHOLD'),
-        prune_log: set('SVC_STATION_PRUNE_LOG'),
-        prune_stale_s: positive(env, 'SVC_STATION_PRUNE_STALE_S'),
-        period_ms: positive(env, 'SVC_STATION_ALERT_PERIOD_MS'),
+        disk_path: e.SVC_STATION_DISK_PATH,
+        disk_threshold: e.SVC_STATION_DISK_THRESHOLD,
+        prune_log: e.SVC_STATION_PRUNE_LOG,
+        prune_stale_s: e.SVC_STATION_PRUNE_STALE_S,
+        period_ms: e.SVC_STATION_ALERT_PERIOD_MS,
       },
     },
+    work: {
+      max_runs: e.SVC_CRYSTAL_MAX_RUNS ?? DEFAULT_WORK.max_runs,
+      max_jobs: e.SVC_CRYSTAL_MAX_JOBS ?? DEFAULT_WORK.max_jobs,
+      job_retention_s: e.SVC_CRYSTAL_JOB_RETENTION_S ?? DEFAULT_WORK.job_retention_s,
+    },
   }
-}
-
-function positive(env: Record<string, string | undefined>, name: string): number | undefined {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return undefined
-  const v = Number(raw)
-  if (!Number.isFinite(v) || v <= 0) throw new CrystalError('bad_argument', `${name} must be a positive number, got "${raw}"`, { field: name })
-  return v
-}
-
-function wholeNumber(env: Record<string, string | undefined>, name: string, fallback: number, min: number): number {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  const v = Number(raw)
-  if (!Number.isSafeInteger(v) || v < min) throw new CrystalError('bad_argument', `${name} must be a whole number >= ${min}, got "${raw}"`, { field: name })
-  return v
-}
-
-function announceFloor(raw: string | undefined): number {
-  const v = raw === undefined || raw === '' ? DEFAULT_ANNOUNCE_FLOOR : Number(raw)
-  if (!(v >= 0 && v <= 1)) throw new CrystalError('bad_argument', `SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE must be a number from 0 to 1, got "${raw}"`, { field: 'SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE' })
-  return v
 }

@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'publish_failed'
   | 'bus_unavailable'
   | 'limit_exceeded'
+  | 'busy'
   | 'over_capacity'
   | 'bad_message'
   | 'bad_audio'

@@ -70,7 +70,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   const store = new FileRegistryStore(o.dataDir)
   const registry = () => new Registry(store, o.settings.registry_limits)
   const engine = await createNodeEngine({ backend: o.backend, size: o.size, material: catalog.get(o.material), seed: o.seed, report: o.report })
-  const service = await CrystalService.start({ engine, dataDir: o.dataDir, backend: engine.backend, registryLimits: o.settings.registry_limits })
+  const service = await CrystalService.start({ engine, dataDir: o.dataDir, backend: engine.backend, registryLimits: o.settings.registry_limits, work: o.settings.work })
   const publisher = await startPublisher(engine, o.settings, o.report ?? (() => {}))
   const station = o.station ? await openStation(o.station, o.report ?? (() => {}), publisher?.bus) : undefined
 
@@ -100,7 +100,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   }
   if (o.cors?.length) await app.register(cors, { origin: o.cors })
 
-  await app.register(crystalRoutes, { service, catalog, registry, open: (x) => createNodeEngine({ backend: o.backend, ...x }), publisher: publisher?.publisher })
+  await app.register(crystalRoutes, { service, catalog, registry, publisher: publisher?.publisher })
   await app.register(registryRoutes, { catalog, registry })
   await app.register(swarmRoutes, { wsUrl: o.settings.bus.ws_url, announceFloor: o.settings.announce_floor })
   await app.register(marketRoutes, { dataDir: o.dataDir, settings: o.settings.markets, bus: o.settings.bus, say: o.report })

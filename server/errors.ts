@@ -16,6 +16,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   publish_failed: 502,
   bus_unavailable: 503,
   limit_exceeded: 413,
+  busy: 429,
   over_capacity: 422,
   bad_message: 500,
   bad_audio: 422,
@@ -31,7 +32,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   internal: 500,
 }
 
-const TITLES: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable' }
+const TITLES: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable' }
 
 export function problem(reply: FastifyReply, status: number, detail: string, extra: Record<string, unknown> = {}): FastifyReply {
   return reply
@@ -50,7 +51,8 @@ export function registerErrors(app: FastifyInstance): void {
     if (isCrystalError(error)) {
       const status = HTTP_STATUS[error.code]
       if (status >= 500) request.log.error(error)
-      return problem(reply, status, error.message, { code: error.code, ...(error.hint ? { hint: error.hint } : {}) })
+      const where = Object.keys(error.where).length ? { where: error.where } : {}
+      return problem(reply, status, error.message, { code: error.code, ...where, ...(error.hint ? { hint: error.hint } : {}) })
     }
     const e = error as FastifyError
     if (e.validation) {

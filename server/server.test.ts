@@ -108,7 +108,40 @@ describe('every route', () => {
     const bad = await call(s.url, 'POST', '/crystal/run', { program: 'PULSE 0.5\nMATERIAL unobtainium' })
     isProblem(bad, 422, 'the program has 2 errors; nothing was run')
     expect(bad.body.errors.map((e: { line: number; column: number }) => [e.line, e.column])).toEqual([[1, 1], [2, 10]])
-    isProblem(await call(s.url, 'POST', '/crystal/run', { program: 'RESONATE 200000' }), 413, 'steps_per_request')
+  })
+
+  test('POST /crystal/run: an error while the program runs comes back with its line and column in `where`', async () => {
+    const hot = await call(s.url, 'POST', '/crystal/run', { program: 'MATERIAL europium_crystal\nTEMPERATURE 10000\nWRITE "too hot"' })
+    isProblem(hot, 422, 'program:3:1: europium_crystal is unstable at 10000 K')
+    expect(hot.body).toMatchObject({ code: 'bad_program', where: { file: 'program', line: 3, column: 1, field: 'temperature_k' }, hint: 'set by TEMPERATURE 10000 on line 2' })
+  })
+
+  test('POST /crystal/run: every command costs its steps, and a program over the budget at this N is refused (413) before it runs', async () => {
+    // the server's field is 48 x 48: the budget is program_cell_updates / 48^2 steps
+    const budget = Math.floor(api.API_LIMITS.program_cell_updates / 48 ** 2)
+    const long = await call(s.url, 'POST', '/crystal/run', { program: `WRITE "x"\nRESONATE ${budget + 1}` })
+    isProblem(long, 413, `over the budget of ${budget} (program_cell_updates / N^2); nothing was run`)
+    expect(long.body).toMatchObject({ code: 'limit_exceeded', where: { line: 2, column: 1 }, hint: `line 2 (RESONATE) costs the most: ${budget + 1} steps` })
+    // STABILIZE used to be free (only RESONATE was counted): a hundred of them are over the budget too
+    const stabilize = await call(s.url, 'POST', '/crystal/run', { program: 'PULSE 0.5 0.5\n' + 'STABILIZE\n'.repeat(100) })
+    isProblem(stabilize, 413, 'over the budget')
+    expect(stabilize.body.hint).toMatch(/^line 2 \(STABILIZE\) costs the most: \d+ steps$/)
+  })
+
+  test('POST /crystal/run: at most SVC_CRYSTAL_MAX_RUNS (2) programs at once; the next is refused with 429', async () => {
+    // three long programs at once (seconds each here): two run, one is turned away
+    const program = 'PULSE 0.5 0.5\nRESONATE 60000'
+    const running = Promise.all([0, 1, 2].map(() => call(s.url, 'POST', '/crystal/run', { program })))
+    // they run in worker threads: the server answers meanwhile
+    await new Promise((w) => setTimeout(w, 300))
+    const started = Date.now()
+    expect((await call(s.url, 'GET', '/crystal/state?size=8')).status).toBe(200)
+    expect(Date.now() - started).toBeLessThan(1000)
+    const replies = await running
+    expect(replies.map((r) => r.status).sort()).toEqual([200, 200, 429])
+    const busy = replies.find((r) => r.status === 429)!
+    isProblem(busy, 429, '2 programs are running, the most at once (SVC_CRYSTAL_MAX_RUNS)')
+    expect((await call(s.url, 'POST', '/crystal/run', { program: 'RESONATE 10' })).status).toBe(200)
   })
 
   test('POST /crystal/evolve starts a job (202); GET /crystal/jobs/:id follows it to the end', async () => {
@@ -212,6 +245,31 @@ describe('every route', () => {
   test('unknown routes and the docs', async () => {
     isProblem(await call(s.url, 'GET', '/nowhere'), 404, 'no route GET /nowhere')
     expect((await fetch(`${s.url}/docs/`)).status).toBe(200)
+  })
+})
+
+describe('evolve jobs: bounded and pruned', () => {
+  test('with SVC_CRYSTAL_MAX_JOBS=1 a second job waits its turn (429); a finished job is gone after SVC_CRYSTAL_JOB_RETENTION_S', async () => {
+    const own = await startServer([], { SVC_CRYSTAL_MAX_JOBS: '1', SVC_CRYSTAL_JOB_RETENTION_S: '1' })
+    try {
+      const small = { material: 'vacuum', generations: 1, population: 2, size: 16 }
+      const first = await call(own.url, 'POST', '/crystal/evolve', small)
+      expect(first.status).toBe(202)
+      // the worker is still starting: one is running
+      isProblem(await call(own.url, 'POST', '/crystal/evolve', small), 429, '1 evolve job is running, the most at once (SVC_CRYSTAL_MAX_JOBS)')
+      let job = first.body
+      for (let i = 0; i < 300 && job.status === 'running'; i++) {
+        await new Promise((w) => setTimeout(w, 100))
+        job = (await call(own.url, 'GET', `/crystal/jobs/${job.id}`)).body
+      }
+      expect(job.status).toBe('done')
+      expect((await call(own.url, 'POST', '/crystal/evolve', small)).status).toBe(202)
+      // kept for a second after it finished, then pruned
+      await new Promise((w) => setTimeout(w, 1500))
+      isProblem(await call(own.url, 'GET', `/crystal/jobs/${job.id}`), 404, `no job ${job.id}`)
+    } finally {
+      await own.stop()
+    }
   })
 })
 

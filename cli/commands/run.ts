@@ -45,6 +45,7 @@ export function registerRun(cli: Command, ctx: () => CliContext): void {
         registry,
         size: o.size,
         material: o.material,
+        file,
         onResult: (entry) => {
           if (!o.json) process.stdout.write(`${String(entry.line).padStart(3)}  ${entry.text}\n`)
         },

@@ -5,7 +5,11 @@ import { CLASS_TOKENS, ClassToken, GenomeSchema, PrimitiveSchema, ProvenanceSche
 import { MaterialSchema } from './material.js'
 
 /** Limits the server enforces; each refusal names the limit. */
-export const API_LIMITS = { body_bytes: 1_048_576, steps_per_request: 100_000, generations: 1000, population: 256, evolve_size: 256, text_length: 10_000, program_length: 100_000, state_size: 256 } as const
+/**
+ * `program_cell_updates`: what one POST /crystal/run may cost, in cell updates (field steps x N^2,
+ * engine/lang/cost.ts): 100,000 steps at N = 128, 25,000 at 256, 1,562 at 1,024.
+ */
+export const API_LIMITS = { body_bytes: 1_048_576, steps_per_request: 100_000, program_cell_updates: 100_000 * 128 * 128, generations: 1000, population: 256, evolve_size: 256, text_length: 10_000, program_length: 100_000, state_size: 256 } as const
 
 /** The side N of a field, for every engine (CLI flags, API bodies and the engine check the same range). */
 export const FIELD_SIZE = { minimum: 16, maximum: 4096 } as const
@@ -216,6 +220,9 @@ export const Problem = Type.Object(
     detail: Type.String(),
     code: Type.Optional(Type.String()),
     errors: Type.Optional(Type.Array(ProgramErrorSchema)),
+    /** Where the error applies: a program's line and column (a .crystal runtime error), a request field. */
+    where: Type.Optional(Type.Object({ file: Type.Optional(Type.String()), line: Type.Optional(Type.Integer()), column: Type.Optional(Type.Integer()), field: Type.Optional(Type.String()) })),
+    hint: Type.Optional(Type.String()),
   },
   { $id: 'Problem', description: 'RFC 9457 problem details' },
 )

@@ -45,10 +45,11 @@ async function answered(engine: Engine, structures: Structure[], window: { recor
  * DEFAULT_MIN_PERSISTENCE persistent. Noise tolerance is measured against the field's own noise: how
  * alike the structure found nearest in the second window is (signature cosine, halved if the class changed).
  */
-export async function crystallize(engine: Engine, registry: Pick<Registry, 'register'>, history: FieldHistory): Promise<Crystallized> {
+export async function crystallize(engine: Engine, registry: Pick<Registry, 'register'>, history: FieldHistory, limit = Infinity): Promise<Crystallized> {
   const [first] = await recordWindows(engine)
   const [second] = await recordWindows(engine)
-  const found = await answered(engine, await detect(first.recording, first.later), { recording: first.recording, later: second.later })
+  // each structure found is perturbed in a twin of the field: `limit` (the strongest first) bounds that work
+  const found = await answered(engine, await detect(first.recording, first.later, limit), { recording: first.recording, later: second.later })
   const again = await detect(second.recording, second.later)
   const map = stabilityMap(first.recording)
   const candidates: Candidate[] = []

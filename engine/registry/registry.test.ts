@@ -8,7 +8,7 @@ import { describe, expect, test } from 'vitest'
 import { CrystalError } from '../errors.js'
 import { candidate } from '../../testing/fixtures.js'
 import { FileRegistryStore } from './file_store.node.js'
-import { DEFAULT_LIMITS, limitsFromEnv, MemoryRegistryStore, quality, Registry } from './registry.js'
+import { DEFAULT_LIMITS, MemoryRegistryStore, quality, Registry } from './registry.js'
 
 const WRITER = new URL('../../testing/registry_writer.mjs', import.meta.url).pathname
 const freshDir = () => mkdtempSync(join(tmpdir(), 'crystal-registry-'))
@@ -86,12 +86,6 @@ describe('caps', () => {
     expect(await capped.list()).toHaveLength(3)
     expect(await capped.prune()).toEqual(would)
     expect(await capped.list()).toHaveLength(1)
-  })
-
-  test('caps come from the environment, and a bad value is a clear error', () => {
-    expect(limitsFromEnv({ SVC_CRYSTAL_BUCKET_CAP: '7', SVC_CRYSTAL_MAX_PRIMITIVES: '70' })).toMatchObject({ bucket_cap: 7, max_primitives: 70 })
-    expect(limitsFromEnv({})).toMatchObject({ bucket_cap: 150, max_primitives: 5000 })
-    expect(() => limitsFromEnv({ SVC_CRYSTAL_BUCKET_CAP: 'lots' })).toThrow('SVC_CRYSTAL_BUCKET_CAP must be a whole number of at least 1, got "lots"')
   })
 
   test('quality is 0.7 persistence + 0.3 noise tolerance', () => {

@@ -21,17 +21,6 @@ export interface RegistryLimits {
 
 export const DEFAULT_LIMITS: RegistryLimits = { bucket_cap: 150, max_primitives: 5000, novelty_threshold: 0.9 }
 
-export function limitsFromEnv(env: Record<string, string | undefined>): RegistryLimits {
-  const positive = (name: string, fallback: number) => {
-    const raw = env[name]
-    if (raw === undefined || raw === '') return fallback
-    const v = Number(raw)
-    if (!Number.isInteger(v) || v < 1) throw new CrystalError('bad_argument', `${name} must be a whole number of at least 1, got "${raw}"`, { field: name })
-    return v
-  }
-  return { ...DEFAULT_LIMITS, bucket_cap: positive('SVC_CRYSTAL_BUCKET_CAP', DEFAULT_LIMITS.bucket_cap), max_primitives: positive('SVC_CRYSTAL_MAX_PRIMITIVES', DEFAULT_LIMITS.max_primitives) }
-}
-
 /** Where the registry is kept. `update` is a read-modify-write under the store's lock. */
 export interface RegistryStore {
   read(): Promise<RegistryFile>

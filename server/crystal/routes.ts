@@ -6,8 +6,7 @@ import * as api from '../../engine/contracts/api.js'
 import { PULSE_DEFAULTS } from '../../engine/encode/pulse.js'
 import { CrystalError } from '../../engine/errors.js'
 import type { MaterialCatalog } from '../../engine/field/materials.js'
-import type { Engine, EngineOptions } from '../../engine/field/engine.js'
-import { interpret } from '../../engine/lang/interpret.js'
+import { programCost, stepBudget, type CommandCost } from '../../engine/lang/cost.js'
 import { check, parse } from '../../engine/lang/parse.js'
 import type { Registry } from '../../engine/registry/registry.js'
 import { limit, problem } from '../errors.js'
@@ -18,14 +17,13 @@ export interface CrystalRoutesOptions {
   service: CrystalService
   catalog: MaterialCatalog
   registry: () => Registry
-  open: (o: EngineOptions) => Promise<Engine>
   /** Present when the server publishes to the bus: dreams are announced through it. */
   publisher?: ConsciousnessPublisher
 }
 
 const problems = { 400: api.Problem, 401: api.Problem, 404: api.Problem, 413: api.Problem, 422: api.Problem }
 
-export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = async (app, { service, catalog, registry, open, publisher }) => {
+export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = async (app, { service, catalog, registry, publisher }) => {
   const changed = async () => ({ step: service.engine.step_count, memories: service.engine.memories.length, books: service.books })
   const tags = ['crystal']
 
@@ -84,7 +82,7 @@ export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = as
   })
 
   app.get('/crystal/jobs/:id', { schema: { tags, summary: 'An evolve job', params: api.IdParams, response: { 200: api.JobSchema, ...problems } } }, async (req) => {
-    const job = service.jobs.get(req.params.id)
+    const job = service.job(req.params.id)
     if (!job) throw new CrystalError('not_found', `no job ${req.params.id}`)
     return job
   })
@@ -92,14 +90,15 @@ export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = as
   app.post('/crystal/run', { schema: { tags, summary: 'Run a .crystal program (in its own field)', body: api.RunBody, response: { 200: api.RunReply, ...problems } } }, async (req, reply) => {
     const { commands, errors } = parse(req.body.program, 'program')
     const reg = registry()
-    errors.push(...check(commands, { materials: catalog.list().map((e) => e.material.name), primitiveIds: new Set((await reg.list()).map((p) => p.id)) }, 'program'))
+    const genomes = new Map((await reg.list()).map((p) => [p.id, p.genome.resonate_steps]))
+    errors.push(...check(commands, { materials: catalog.list().map((e) => e.material.name), primitiveIds: new Set(genomes.keys()) }, 'program'))
     if (errors.length) {
       errors.sort((a, b) => a.line - b.line || a.column - b.column)
       return problem(reply, 422, `the program has ${errors.length} error${errors.length === 1 ? '' : 's'}; nothing was run`, { code: 'bad_program', errors: errors.map(({ line, column, message, hint }) => ({ line, column, message, ...(hint ? { hint } : {}) })) })
     }
-    const steps = commands.filter((c) => c.name === 'RESONATE').reduce((s, c) => s + Number(c.args[0]), 0)
-    if (steps > api.API_LIMITS.steps_per_request) throw limit('steps', steps, api.API_LIMITS.steps_per_request, 'steps_per_request')
-    const trace = await interpret(commands, { open, catalog, registry: reg, size: service.engine.size })
+    const size = service.engine.size
+    overBudget(programCost(commands, (id) => genomes.get(id) ?? 0), size)
+    const trace = await service.runProgram({ commands, size, materials: catalog.list() })
     return { trace }
   })
 
@@ -132,5 +131,19 @@ export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = as
         clearTimeout(pending)
       })
     },
+  )
+}
+
+/** Refuses (413) a program whose steps, all its commands together, exceed the budget at this N, naming the costliest line. */
+function overBudget(costs: readonly CommandCost[], size: number): void {
+  const budget = stepBudget(api.API_LIMITS.program_cell_updates, size)
+  const steps = costs.reduce((sum, c) => sum + c.steps, 0)
+  if (steps <= budget) return
+  const worst = costs.reduce((a, b) => (b.steps > a.steps ? b : a))
+  throw new CrystalError(
+    'limit_exceeded',
+    `the program would run ${steps} field steps at N = ${size}, over the budget of ${budget} (program_cell_updates / N^2); nothing was run`,
+    { file: 'program', line: worst.line, column: worst.column },
+    `line ${worst.line} (${worst.command}) costs the most: ${worst.steps} steps`,
   )
 }

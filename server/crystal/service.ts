@@ -7,8 +7,12 @@ import { progressed, runningJob, type BooksType, type GenerationReport, type Job
 import type { Material } from '../../engine/contracts/material.js'
 import type { Engine } from '../../engine/field/engine.js'
 import { fieldState, STATE_TIMELINE_POINTS, type FieldMoment } from '../../engine/field/state.js'
+import type { WorkSettings } from '../../engine/config.js'
+import { CrystalError } from '../../engine/errors.js'
 import type { RegistryLimits } from '../../engine/registry/registry.js'
+import type { TraceEntry } from '../../engine/lang/interpret.js'
 import type { EvolveWork } from './evolve_worker.js'
+import type { RunOutcome, RunWork } from './run_worker.js'
 
 /** Steps run between two looks at the event loop (about 6 ms at N = 128 on one core). */
 export const STEP_CHUNK = 100
@@ -22,6 +26,8 @@ export interface ServiceOptions {
   dataDir: string
   backend: Engine['backend']
   registryLimits: RegistryLimits
+  /** How much long work may run at once, and how long a finished job stays readable. */
+  work: WorkSettings
 }
 
 interface Snapshot extends FieldMoment {
@@ -37,6 +43,7 @@ export class CrystalService {
   private snapshot!: Snapshot
   private version = 0
   private jobSerial = 0
+  private readonly runs = new Set<Worker>()
 
   private constructor(
     readonly engine: Engine,
@@ -112,6 +119,9 @@ export class CrystalService {
    * material goes as it is (the worker has no catalog, so a user material file is honoured).
    */
   startEvolve(request: Job['request'], material: Material): Job {
+    this.pruneJobs()
+    const { max_jobs } = this.o.work
+    if (this.workers.size >= max_jobs) throw busy(`${max_jobs} evolve job${max_jobs === 1 ? ' is' : 's are'} running, the most at once (SVC_CRYSTAL_MAX_JOBS)`, 'follow them on the feed or GET /crystal/jobs/:id, and start this one when one ends')
     const id = `job-${++this.jobSerial}`
     const job = runningJob(id, request)
     this.jobs.set(id, job)
@@ -141,6 +151,39 @@ export class CrystalService {
     return job
   }
 
+  /** A job, unless it finished longer ago than the retention allows (then it is gone). */
+  job(id: string): Job | undefined {
+    this.pruneJobs()
+    return this.jobs.get(id)
+  }
+
+  /** Forgets jobs that finished more than job_retention_s ago, so the map does not grow for ever. */
+  private pruneJobs(): void {
+    const before = Date.now() - this.o.work.job_retention_s * 1000
+    for (const [id, job] of this.jobs) if (job.finished_at && Date.parse(job.finished_at) < before) this.jobs.delete(id)
+  }
+
+  /**
+   * Runs a checked program in a worker thread (its own engine, off the event loop) when fewer than
+   * max_runs are running; else refuses (429). The program's own errors come back as they were thrown.
+   */
+  runProgram(program: Pick<RunWork, 'commands' | 'size' | 'materials'>): Promise<TraceEntry[]> {
+    const { max_runs } = this.o.work
+    if (this.runs.size >= max_runs) throw busy(`${max_runs} program${max_runs === 1 ? ' is' : 's are'} running, the most at once (SVC_CRYSTAL_MAX_RUNS)`, 'try again when one has finished')
+    const work: RunWork = { ...program, dataDir: this.o.dataDir, backend: this.o.backend, limits: this.o.registryLimits }
+    const worker = new Worker(new URL('./run_worker.js', import.meta.url), { workerData: work })
+    this.runs.add(worker)
+    return new Promise<TraceEntry[]>((resolve, reject) => {
+      worker.once('message', (m: RunOutcome) => {
+        if (m.type === 'done') resolve(m.trace)
+        else if (m.type === 'failed') reject(new CrystalError(m.error.code, m.error.message, m.error.where, m.error.hint))
+        else reject(new Error(`the program's worker failed: ${m.message}`))
+      })
+      worker.once('error', reject)
+      worker.once('exit', (code) => reject(new Error(`the program's worker stopped (exit ${code})`)))
+    }).finally(() => this.runs.delete(worker))
+  }
+
   /** Cancels running jobs, lets queued changes finish, and releases the engine. */
   async close(): Promise<void> {
     for (const [id, w] of this.workers) {
@@ -149,7 +192,10 @@ export class CrystalService {
       job.finished_at = new Date().toISOString()
       await w.terminate()
     }
+    for (const w of this.runs) await w.terminate()
     await this.queue
     this.engine.destroy()
   }
 }
+
+const busy = (message: string, hint: string) => new CrystalError('busy', message, {}, hint)

@@ -1,0 +1,72 @@
+// What a checked .crystal program will cost before it runs (docs/language.md, "Cost"): each command
+// counted in field steps (one leapfrog step of one N x N field), so a server can refuse a program over
+// its budget instead of finding out. The counts are upper bounds drawn from the constants the commands run by.
+import { DREAM_PARAMS } from '../dream/dream.js'
+import { OBSERVE_STEPS, RECORD_DT, RECORD_FRAMES, RECOVERY_STEPS } from '../discovery/evaluate.js'
+import { MAX_LOOKBACK } from '../recall/recall.js'
+import { STABILIZE } from './interpret.js'
+import type { Command } from './parse.js'
+
+/** A recorded window and the stability window after it (evaluate's and crystallize's recordWindows). */
+const WINDOW = RECORD_FRAMES * RECORD_DT + OBSERVE_STEPS
+/** The perturbation experiment on one structure: recovery, then a stability window. */
+const PERTURB = RECOVERY_STEPS + OBSERVE_STEPS
+/** A dream: observe, then settle (the longer of the two modes). */
+const DREAM = Math.max(...Object.values(DREAM_PARAMS).map((p) => p.observe_steps + p.settle_steps))
+
+/** One genome's evaluation (MERGE, SPLIT): a clean batch that is perturbed and a noisy batch that is not. */
+const evaluation = (resonateSteps: number) => 2 * (resonateSteps + DREAM + WINDOW) + PERTURB
+
+export interface CommandCost {
+  line: number
+  column: number
+  command: Command['name']
+  steps: number
+}
+
+/**
+ * The field steps each command will run, at most. `genomeSteps` gives a registered primitive's
+ * resonate_steps (MERGE and SPLIT re-run their parents' genomes). Conditions cost nothing; an
+ * injection (WRITE, PULSE) counts as one step; PROBE and RECALL sweep back over the field's age
+ * (at most MAX_LOOKBACK steps); STABILIZE counts all its windows and the perturbation of up to
+ * STABILIZE.max_structures structures.
+ */
+export function programCost(commands: readonly Command[], genomeSteps: (id: string) => number): CommandCost[] {
+  let age = 0
+  return commands.map((c) => {
+    let steps = 0
+    switch (c.name) {
+      case 'WRITE':
+      case 'PULSE':
+        steps = 1
+        break
+      case 'RESONATE':
+        steps = Number(c.args[0])
+        age += steps
+        break
+      case 'DREAM':
+        steps = DREAM
+        age += steps
+        break
+      case 'STABILIZE':
+        steps = STABILIZE.max_windows * STABILIZE.window_steps + 2 * WINDOW + STABILIZE.max_structures * PERTURB
+        age += steps
+        break
+      case 'PROBE':
+      case 'RECALL':
+        steps = 1 + Math.min(age, MAX_LOOKBACK)
+        break
+      case 'MERGE':
+        steps = evaluation(Math.max(genomeSteps(String(c.args[0])), genomeSteps(String(c.args[1]))))
+        break
+      case 'SPLIT':
+        // two children in one batch of two fields
+        steps = 2 * evaluation(genomeSteps(String(c.args[0])))
+        break
+    }
+    return { line: c.line, column: c.column, command: c.name, steps }
+  })
+}
+
+/** The steps a budget of `cellUpdates` buys at side N: the budget is in cell updates, so it scales as 1 / N^2. */
+export const stepBudget = (cellUpdates: number, size: number): number => Math.floor(cellUpdates / (size * size))
