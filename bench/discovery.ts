@@ -156,7 +156,7 @@ export async function runDiscoveryBench(progress: (what: string) => void = () =>
   for (const material of SEARCH_MATERIALS) search.push(await compareSearch(material, progress))
   progress('genome evaluations (cpu)')
   const evaluations = [await evaluationRate('cpu')]
-  const adapter = await findAdapter(await nodeGpu())
+  const adapter = await findAdapter(await nodeGpu().catch(() => undefined))
   if (adapter && !adapter.software) {
     progress('genome evaluations (gpu)')
     evaluations.push(await evaluationRate('gpu'))

@@ -29,7 +29,7 @@ export interface GpuPlan {
 /** Which sizes each side runs, and why a GPU size is skipped. */
 export async function planSides(o: SideBySideOptions): Promise<GpuPlan> {
   const sizes = o.sizes ?? DEFAULT_SIZES
-  const adapter = await findAdapter(await nodeGpu())
+  const adapter = await findAdapter(await nodeGpu().catch(() => undefined))
   const skipped: string[] = []
   const gpuSizes = sizes.filter((n) => {
     if (!adapter) return false

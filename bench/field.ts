@@ -63,7 +63,7 @@ export async function runFieldBench(o: FieldBenchOptions, progress: () => void =
     for (const n of o.sizes ?? DEFAULT_SIZES) for (const t of threads) cases.push({ backend: 'cpu', n, fields: 1, threads: t })
     for (const t of threads) cases.push({ backend: 'cpu', n: 96, fields: 64, threads: t })
   }
-  const adapter = o.backend === 'cpu' ? undefined : await findAdapter(await nodeGpu())
+  const adapter = o.backend === 'cpu' ? undefined : await findAdapter(await nodeGpu().catch(() => undefined))
   const skipped: string[] = []
   if (adapter) {
     // A software adapter (SwiftShader) runs about 0.5 M cell-updates/s: N = 2048 would take minutes a step.

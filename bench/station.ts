@@ -1,11 +1,11 @@
 // The station's speed: real-time factor of decode + loudness + mix + encode on one core (target 20x),
 // time from `crystal serve --music` to a listener's first audio byte (target 3 s), and the server's
 // CPU share while streaming in real time (target 10% of one core), beside the same server without the station.
-import { Mp3Encoder } from '@breezystack/lamejs'
 import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { demoLibrary, startServer } from './harness.js'
+import { importOptional } from '../engine/util/optional.node.js'
 import { decodeMp3, FRAME, RATE, StreamEncoder, trimSilence, type Pcm } from '../server/station/audio.js'
 import { scanLibrary } from '../server/station/library.js'
 import { applyGain, normalisingGain } from '../server/station/loudness.js'
@@ -73,6 +73,8 @@ export async function runStationBench(say: (what: string) => void): Promise<Stat
   const mixer: Mixer<number> = new Mixer<number>(4 * RATE, { want: () => void (wanted = true), onAir: () => undefined, underrun: () => undefined })
   mixer.cue({ item: 0, pcm: decks[0] })
   const encoder = await StreamEncoder.create()
+  // the control's encoder, a dev dependency: loaded only here, and named when it is not installed
+  const { Mp3Encoder } = await importOptional<typeof import('@breezystack/lamejs')>('@breezystack/lamejs', "the station benchmark's control (lamejs encoding)")
   const control = new Mp3Encoder(2, RATE, 128)
   const l16 = new Int16Array(FRAME)
   const r16 = new Int16Array(FRAME)

@@ -16,6 +16,7 @@ export const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   bus_unavailable: 1,
   limit_exceeded: 2,
   busy: 1,
+  missing_dependency: 1,
   over_capacity: 1,
   bad_message: 1,
   bad_audio: 1,

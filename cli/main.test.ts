@@ -339,6 +339,49 @@ describe('crystal explore', () => {
   })
 })
 
+describe('optional packages not installed', () => {
+  const env = { SVC_CRYSTAL_DATA_DIR: fresh('optional') }
+  // a preload that makes the named packages look absent, to require() and import() alike
+  const without = (hide: string, ...args: string[]) => {
+    const r = spawnSync(process.execPath, ['--require', new URL('../testing/hide_modules.cjs', import.meta.url).pathname, BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env, CRYSTAL_TEST_HIDE: hide }, timeout: 120_000 })
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr }
+  }
+  const program = join(env.SVC_CRYSTAL_DATA_DIR, 'small.crystal')
+  writeFileSync(program, 'WRITE "x"\nRESONATE 10\n')
+
+  test('without webgpu, --backend gpu says which package is missing and what to do; auto runs on the CPU and says why', () => {
+    const gpu = without('webgpu', '--backend', 'gpu', 'run', program, '--size', '16')
+    expect(gpu.status).toBe(1)
+    expect(gpu.stderr.trim()).toBe(`crystal: ${program}:1:1: the GPU backend in Node needs the optional package webgpu, which is not installed (npm install webgpu, or use --backend cpu)`)
+    const auto = without('webgpu', 'run', program, '--size', '16')
+    expect(auto.status).toBe(0)
+    expect(auto.stdout).toContain('resonated 10 steps')
+    expect(auto.stderr).toContain('cpu backend: the GPU backend in Node needs the optional package webgpu, which is not installed')
+  })
+
+  // before Node 22.13 the market store needs better-sqlite3; from then on Node's own node:sqlite
+  const nodeSqlite = (() => {
+    const m = process.getBuiltinModule?.('node:sqlite') as { StatementSync: { prototype: object } } | undefined
+    return !!m && 'iterate' in m.StatementSync.prototype
+  })()
+
+  test(`without better-sqlite3 the market store ${nodeSqlite ? 'opens anyway (node:sqlite)' : 'says so'}`, () => {
+    const dir = fresh('optional-markets')
+    // a database to check: the server makes one on its first start
+    expect(crystal({ SVC_CRYSTAL_DATA_DIR: dir }, 'markets', 'check').status).toBe(1)
+    const made = spawnSync(process.execPath, ['-e', `import('${new URL('../dist/server/markets/store.js', import.meta.url).href}').then(({ MarketStore }) => new MarketStore({ dataDir: '${dir}', startingBalance: 0 }).close())`], { encoding: 'utf8' })
+    expect(made.status, made.stderr).toBe(0)
+    const r = spawnSync(process.execPath, ['--require', new URL('../testing/hide_modules.cjs', import.meta.url).pathname, BIN, 'markets', 'check', '--json'], { encoding: 'utf8', env: { ...process.env, SVC_CRYSTAL_DATA_DIR: dir, CRYSTAL_TEST_HIDE: 'better-sqlite3' } })
+    if (nodeSqlite) {
+      expect(r.status, r.stderr).toBe(0)
+      expect(JSON.parse(r.stdout).ledger.ok).toBe(true)
+    } else {
+      expect(r.status).toBe(1)
+      expect(r.stderr.trim()).toBe(`crystal: the market store on Node ${process.versions.node} (before 22.13, which has node:sqlite) needs the optional package better-sqlite3, which is not installed (npm install better-sqlite3, or run Node 22.13 or later)`)
+    }
+  })
+})
+
 describe('usage', () => {
   const env = { SVC_CRYSTAL_DATA_DIR: fresh('usage') }
 

@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'bus_unavailable'
   | 'limit_exceeded'
   | 'busy'
+  | 'missing_dependency'
   | 'over_capacity'
   | 'bad_message'
   | 'bad_audio'

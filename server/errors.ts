@@ -17,6 +17,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   bus_unavailable: 503,
   limit_exceeded: 413,
   busy: 429,
+  missing_dependency: 503,
   over_capacity: 422,
   bad_message: 500,
   bad_audio: 422,

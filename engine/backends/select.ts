@@ -3,7 +3,7 @@
 // kept so that the caller can report it once. It sits above engine/cpu and engine/gpu, which it
 // wires, not in engine/field, which they build on.
 import { WasmFieldBackend } from '../cpu/wasm.js'
-import { CrystalError } from '../errors.js'
+import { CrystalError, isCrystalError } from '../errors.js'
 import { GpuFieldBackend } from '../gpu/backend.js'
 import { findAdapter, openDevice } from '../gpu/device.js'
 import type { BackendChoice, FieldBackend, ThreadSpawner } from '../field/backend.js'
@@ -13,7 +13,7 @@ export interface BackendOptions {
   backend: BackendChoice
   n: number
   fields: number
-  /** navigator.gpu, or Dawn's in Node; absent where there is no WebGPU. */
+  /** navigator.gpu, or Dawn's in Node; absent (or undefined, or a CrystalError saying why) where there is no WebGPU. */
   gpu?: () => Promise<GPU | undefined>
   /** CPU threads (1 unless a spawner is given). */
   threads?: number
@@ -32,7 +32,15 @@ export async function selectBackend(o: BackendOptions): Promise<SelectedBackend>
     return { backend, reason: `${reason} (${backend.description})` }
   }
   if (o.backend === 'cpu') return cpu('cpu backend: asked for')
-  const choice = await findAdapter(await o.gpu?.())
+  let gpu: GPU | undefined
+  try {
+    gpu = await o.gpu?.()
+  } catch (e) {
+    // no WebGPU here, and the getter says why (Node without the optional webgpu package, Dawn failing)
+    if (o.backend === 'gpu' || !isCrystalError(e)) throw e
+    return cpu(`cpu backend: ${e.message}`)
+  }
+  const choice = await findAdapter(gpu)
   if (o.backend === 'gpu') {
     if (!choice) throw new CrystalError('backend_unavailable', 'no WebGPU adapter was found', {}, 'install a Vulkan driver (or Debian\'s chromium for SwiftShader), or use --backend cpu')
     const device = await openDevice(choice)

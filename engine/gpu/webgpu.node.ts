@@ -2,6 +2,8 @@
 // one that works is SwiftShader from Debian's chromium package (DESIGN.md section 3), which must be
 // named before Dawn loads. An ICD the user names (VK_ICD_FILENAMES, VK_DRIVER_FILES) always wins.
 import { existsSync, readdirSync } from 'node:fs'
+import { CrystalError } from '../errors.js'
+import { importOptional } from '../util/optional.node.js'
 
 export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json'
 const ICD_DIRS = ['/etc/vulkan/icd.d', '/usr/share/vulkan/icd.d', '/usr/local/share/vulkan/icd.d']
@@ -11,21 +13,24 @@ function usableSystemIcds(): string[] {
   return ICD_DIRS.filter(existsSync).flatMap((d) => readdirSync(d).filter((f) => f.endsWith('.json') && !f.startsWith('lvp')))
 }
 
-let gpu: Promise<GPU | undefined> | undefined
+let gpu: Promise<GPU> | undefined
 
-/** navigator.gpu's Node twin, or undefined when Dawn cannot load. Loaded once per process. */
-export function nodeGpu(): Promise<GPU | undefined> {
+/**
+ * navigator.gpu's Node twin, loaded once per process. Rejects, saying why, when the optional package
+ * `webgpu` is not installed or Dawn cannot load (`auto` then takes the CPU backend and reports why).
+ */
+export function nodeGpu(): Promise<GPU> {
   gpu ??= (async () => {
     const env = process.env
     if (!env.VK_ICD_FILENAMES && !env.VK_DRIVER_FILES && usableSystemIcds().length === 0 && existsSync(SWIFTSHADER_ICD)) {
       env.VK_ICD_FILENAMES = SWIFTSHADER_ICD
     }
+    const { create, globals } = await importOptional<typeof import('webgpu')>('webgpu', 'the GPU backend in Node', 'use --backend cpu')
     try {
-      const { create, globals } = await import('webgpu')
       Object.assign(globalThis, globals)
       return create([]) as GPU
-    } catch {
-      return undefined
+    } catch (e) {
+      throw new CrystalError('backend_unavailable', `webgpu could not start Dawn: ${(e as Error).message}`, {}, 'install a Vulkan driver (or Debian\'s chromium for SwiftShader), or use --backend cpu')
     }
   })()
   return gpu

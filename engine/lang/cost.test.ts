@@ -5,7 +5,7 @@ import { programCost, stepBudget } from './cost.js'
 import { STABILIZE } from './interpret.js'
 import { parse } from './parse.js'
 
-const costs = (source: string, genomeSteps: Record<string, number> = {}) => programCost(parse(source).commands, (id) => genomeSteps[id] ?? 0).map((c) => [c.command, c.steps])
+const costs = (source: string, genomeSteps: Record<string, number> = {}) => programCost(parse(source).commands, (id) => genomeSteps[id] ?? 0).map((c) => [c.command, c.steps] as const)
 
 describe('program cost', () => {
   test('conditions are free, an injection is one step, RESONATE its steps, and recall sweeps back over the field’s age', () => {

@@ -4,7 +4,7 @@
 // collects a statement (its ObjectWrap removes a cleanup hook after the environment is gone), and 13
 // needs Node 22. The platform's module has neither problem, and better-sqlite3 is loaded only where
 // it is used, so its Node 20 build is never opened by a newer Node.
-import { createRequire } from 'node:module'
+import { requireOptional } from '../../engine/util/optional.node.js'
 
 export interface RunResult {
   changes: number | bigint
@@ -92,7 +92,7 @@ function fromNodeSqlite(m: NodeSqliteModule, file: string, o: OpenOptions): Sqli
 }
 
 function fromBetterSqlite(file: string, o: OpenOptions): Sqlite {
-  const Database = createRequire(import.meta.url)('better-sqlite3') as typeof import('better-sqlite3')
+  const Database = requireOptional<typeof import('better-sqlite3')>('better-sqlite3', `the market store on Node ${process.versions.node} (before 22.13, which has node:sqlite)`, 'run Node 22.13 or later')
   const db = new Database(file, { readonly: !!o.readonly })
   return {
     driver: 'better-sqlite3',

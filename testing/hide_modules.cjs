@@ -1,0 +1,17 @@
+// Makes the packages named in CRYSTAL_TEST_HIDE (comma-separated) look not installed, to require()
+// and import() alike, so a test sees what a user without an optional dependency sees. Preload it:
+// node --require testing/hide_modules.cjs ...
+const Module = require('node:module')
+
+const hidden = (process.env.CRYSTAL_TEST_HIDE ?? '').split(',').filter(Boolean)
+const resolveFilename = Module._resolveFilename
+Module._resolveFilename = function (request, ...rest) {
+  if (hidden.includes(request)) throw Object.assign(new Error(`Cannot find module '${request}'`), { code: 'MODULE_NOT_FOUND' })
+  return resolveFilename.call(this, request, ...rest)
+}
+const hook = `const hidden = ${JSON.stringify(hidden)}
+export async function resolve(specifier, context, next) {
+  if (hidden.includes(specifier)) throw Object.assign(new Error("Cannot find package '" + specifier + "' imported from " + context.parentURL), { code: 'ERR_MODULE_NOT_FOUND' })
+  return next(specifier, context)
+}`
+Module.register(`data:text/javascript,${encodeURIComponent(hook)}`)
