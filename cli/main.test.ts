@@ -415,7 +415,7 @@ describe('usage', () => {
   test('starting the CLI loads no benchmark: bench/ (autocannon, a browser, lamejs) waits for `crystal bench`', () => {
     // a module hook that names every module of dist/bench/ the command resolves
     const hook = join(env.SVC_CRYSTAL_DATA_DIR, 'hook.mjs')
-    writeFileSync(hook, "export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.includes('/dist/bench/')) process.stderr.write(`loaded ${r.url}\\n`); return r }\n")
+    writeFileSync(hook, "export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.includes('/dist/bench/')) process.stderr.write('loaded ' + r.url + '\\n'); return r }\n")
     const register = `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(`file://${hook}`)})`
     const r = spawnSync(process.execPath, ['--import', register, BIN, 'materials'], { encoding: 'utf8', env: { ...process.env, ...env } })
     expect(r.status).toBe(0)

@@ -2,7 +2,7 @@
 // Prints the figures behind phi's levels (docs/consciousness.md): phi at the publisher's window for
 // i.i.d. noise, lockstep, independent blocks and rings of known Phi_AR. Needs `npm run build`.
 // Usage: node scripts/phi-calibration.mjs [windows] [lengths]   (default 200 and 32,128)
-const { phi, phiFromLaggedCovariance, levelOf, LEVEL_THRESHOLDS } = await import('../dist/engine/consciousness/iit.js')
+const { phi, levelOf, LEVEL_THRESHOLDS } = await import('../dist/engine/consciousness/iit.js')
 const { rng } = await import('../dist/engine/util/rng.js')
 const windows = Number(process.argv[2]) || 200
 const lengths = (process.argv[3] ?? '32,128').split(',').map(Number)

@@ -160,7 +160,7 @@ export async function serve(o: ServerOptions, say: (line: string) => void): Prom
 /** With a bus (SVC_NATS_URL), publishes the consciousness subjects from the live field; without it, nothing. */
 async function startPublisher(engine: Engine, settings: Settings, say: (line: string) => void): Promise<{ publisher: ConsciousnessPublisher; bus: ContractBus; close: () => Promise<void> } | undefined> {
   if (!settings.bus.url) return undefined
-  let nc
+  let nc: Awaited<ReturnType<typeof connectBus>>
   try {
     nc = await connectBus(settings.bus, 'publishing')
   } catch (e) {

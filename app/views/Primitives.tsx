@@ -38,7 +38,8 @@ function Lineage({ root, fetchOne }: { root: Primitive; fetchOne: (id: string) =
   const [edges, setEdges] = useState<[string, string][]>([])
   useEffect(() => {
     let live = true
-    ;(async () => {
+    // fetchOne answers undefined for an ancestor it cannot fetch (drawn as a bare id); it does not reject
+    void (async () => {
       const lv: string[][] = [[root.id]]
       const ed: [string, string][] = []
       const seen = new Set([root.id])

@@ -16,7 +16,8 @@ export function registerMarkets(cli: Command, ctx: () => CliContext): void {
     .addHelpText('after', '\nExamples:\n  crystal markets check\n  crystal --data-dir /srv/crystal markets check --json')
     .action((o: { json?: boolean }) => {
       const store = new MarketStore({ dataDir: ctx().dataDir, startingBalance: 0, readonly: true })
-      let money, chain
+      let money: ReturnType<MarketStore['conservation']>
+      let chain: ReturnType<MarketStore['verify']>
       try {
         money = store.conservation()
         chain = store.verify()

@@ -5,7 +5,7 @@ import type { DreamReport, ProbeResult, RecallResult } from '../contracts/api.js
 import type { Material } from '../contracts/material.js'
 import type { DreamMode } from '../contracts/registry.js'
 import type { Pulse } from '../encode/pulse.js'
-import type { BackendChoice, DeviceMask, EditMask, EditOutcome, FieldEdit, SavedState, ThreadSpawner, TransferCounts } from './backend.js'
+import type { BackendChoice, EditMask, EditOutcome, FieldEdit, SavedState, ThreadSpawner, TransferCounts } from './backend.js'
 import type { StepParams } from './params.js'
 import type { MaterialCatalog } from './materials.js'
 

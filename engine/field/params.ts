@@ -1,7 +1,7 @@
 // The kernels' uniform blocks, declared once (layouts.ts). The WGSL structs are generated from these
 // lists (wgslStruct) and the uniform bytes are packed from them (packStruct), so offsets never drift.
 import { SPONGE_MAX, viscosityAt, type Material } from '../contracts/material.js'
-import { STEP_PARAM_LAYOUT } from './layouts.js'
+import type { STEP_PARAM_LAYOUT } from './layouts.js'
 
 export { DREAM_PARAM_LAYOUT, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT } from './layouts.js'
 

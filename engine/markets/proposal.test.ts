@@ -1,7 +1,7 @@
 // Proposals: the format, and "in the future" as a calendar day in America/Chicago, around the DST
 // changes of 2026 (spring forward 8 March 02:00 CST, fall back 1 November 02:00 CDT).
 import { describe, expect, it } from 'vitest'
-import { CrystalError } from '../errors.js'
+import type { CrystalError } from '../errors.js'
 import { chicagoDay, chicagoMidnight, parseProposal, PROPOSAL_FORMAT } from './proposal.js'
 
 const at = (iso: string) => Date.parse(iso)

@@ -2,7 +2,7 @@
 // AdjointField of adjoint.ts; on the GPU the kernels of shaders/adjoint.wgsl, which the backend
 // opens (engine/gpu/adjoint.ts). MemoryReader drives either the same way: the sweep is queued, then run.
 import { CrystalError } from '../errors.js'
-import type { AdjointRunner, DeviceMask, EditMask, FieldBackend } from '../field/backend.js'
+import type { AdjointRunner, EditMask, FieldBackend } from '../field/backend.js'
 import type { StepParams } from '../field/params.js'
 import { AdjointField } from './adjoint.js'
 import type { PathRequest, SaturationPath } from './path.js'

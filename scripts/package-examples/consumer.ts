@@ -1,7 +1,7 @@
 // Example of the entries' types: scripts/pack.test.ts type-checks it in the installed project
 // (NodeNext), so a type that resolved to `any` would leave the @ts-expect-error lines unused.
 import { createNodeEngine, type Engine, type EngineOptions } from 'resonant-crystal'
-import { type Primitive } from 'resonant-crystal/contracts'
+import type { Primitive } from 'resonant-crystal/contracts'
 import { KuramotoModel } from 'resonant-crystal/consciousness'
 
 const engine: Engine = await createNodeEngine({ backend: 'cpu', size: 32 })

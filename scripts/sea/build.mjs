@@ -61,7 +61,7 @@ const besideExecutable = {
   name: 'beside-executable',
   setup(b) {
     b.onLoad({ filter: /\.(ts|js|mjs|cjs)$/ }, (a) => {
-      let text = readFileSync(a.path, 'utf8')
+      const text = readFileSync(a.path, 'utf8')
       const dependency = a.path.includes(`${sep}node_modules${sep}`)
       if (!text.includes('import.meta.url') && !(dependency && text.includes('__dirname'))) return undefined
       const shipped = 'lib/' + relative(ROOT, a.path).split(sep).join('/').replace(/^.*node_modules\//, '').replace(/\.ts$/, '.js')

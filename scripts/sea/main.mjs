@@ -4,6 +4,13 @@ import { main } from '../../cli/main.ts'
 import { quietWhenReaderLeaves } from '../../cli/pipes.ts'
 
 quietWhenReaderLeaves()
-main(process.argv).then((code) => {
-  process.exitCode = code
-})
+// a CommonJS bundle has no top-level await; main() reports its own errors, so a rejection is a bug: say it
+main(process.argv).then(
+  (code) => {
+    process.exitCode = code
+  },
+  (e) => {
+    process.stderr.write(`crystal: unexpected failure: ${e?.stack ?? e}\n`)
+    process.exitCode = 1
+  },
+)

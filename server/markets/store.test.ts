@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { CrystalError } from '../../engine/errors.js'
+import type { CrystalError } from '../../engine/errors.js'
 import { runCrystal } from '../../testing/services.js'
 import { MarketStore, PLAY_WINDOW_MS } from './store.js'
 
