@@ -1,6 +1,7 @@
 // The server's one engine and the work around it: mutations are serialized through one queue, big
 // step counts run in chunks that let other requests in between, the state is snapshotted after each
-// change so reads never wait, evolve runs in a worker thread, and every change goes out on the feed.
+// change so reads never wait, evolve jobs and .crystal programs run in worker threads (a bounded
+// number at once; finished jobs are pruned), and every change goes out on the feed.
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { Worker } from 'node:worker_threads'
 import { progressed, runningJob, type BooksType, type GenerationReport, type Job } from '../../engine/contracts/api.js'
