@@ -46,7 +46,7 @@ describe.skipIf(!process.env.CRYSTAL_RELEASE_TEST)('the linux-x64 single executa
   it('holds the executable, the plugin name, dawn.node and the Observatory, and no node_modules', () => {
     const files = execFileSync('tar', ['tzf', join(out, archive)], { encoding: 'utf8' }).split('\n')
     expect(files.some((f) => f.includes('node_modules'))).toBe(false)
-    for (const f of ['crystal', 'svc-crystal', 'lib/webgpu/dist/linux-x64/dawn.node', 'lib/app/index.html', 'lib/server/crystal/evolve_worker.js']) {
+    for (const f of ['crystal', 'svc-crystal', 'lib/webgpu/dist/linux-x64/dawn.node', 'lib/app/index.html', 'lib/server/crystal/evolve_worker.js', 'lib/server/crystal/run_worker.js']) {
       expect(existsSync(join(dir, f)), f).toBe(true)
     }
   })

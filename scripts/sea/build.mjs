@@ -55,7 +55,7 @@ function args(argv) {
 /**
  * import.meta.url (and a dependency's __dirname) of a bundled module become the place the module would
  * have under lib/ beside the executable (node_modules/ dropped), so its relative paths (the Observatory,
- * the evolve worker, webgpu's dawn.node, swagger-ui's pages) resolve to the files shipped there.
+ * the server's workers, webgpu's dawn.node, swagger-ui's pages) resolve to the files shipped there.
  */
 const besideExecutable = {
   name: 'beside-executable',
@@ -86,13 +86,15 @@ const SHIPPED = [
   ['CHANGELOG.md', 'CHANGELOG.md'],
 ]
 
-/** The CLI as one CommonJS file (the SEA main) and the evolve worker as an ES module file for lib/. */
+/** The CLI as one CommonJS file (the SEA main) and the server's workers (evolve, .crystal programs) as ES module files for lib/. */
 async function bundle(work) {
   const common = { bundle: true, platform: 'node', target: 'node20', external: EXTERNAL, plugins: [besideExecutable], logLevel: 'warning', legalComments: 'none' }
   await build({ ...common, entryPoints: [join(ROOT, 'scripts/sea/main.mjs')], format: 'cjs', outfile: join(work, 'crystal.cjs'), banner: { js: besideBanner } })
-  // the worker is a file on disk: an ES module (it awaits at top level) with a require for its CommonJS parts
+  // a worker is a file on disk: an ES module (it awaits at top level) with a require for its CommonJS parts
   const esmBanner = "import { createRequire as __besideRequire } from 'node:module'; const require = __besideRequire(import.meta.url);"
-  await build({ ...common, entryPoints: [join(ROOT, 'server/crystal/evolve_worker.ts')], format: 'esm', outfile: join(work, 'lib/server/crystal/evolve_worker.js'), banner: { js: esmBanner + besideBanner } })
+  for (const worker of ['evolve_worker', 'run_worker']) {
+    await build({ ...common, entryPoints: [join(ROOT, `server/crystal/${worker}.ts`)], format: 'esm', outfile: join(work, `lib/server/crystal/${worker}.js`), banner: { js: esmBanner + besideBanner } })
+  }
 }
 
 /** A Node binary from its npm package, unpacked once into <out>/cache. */
