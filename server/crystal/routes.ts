@@ -21,7 +21,7 @@ export interface CrystalRoutesOptions {
   publisher?: ConsciousnessPublisher
 }
 
-const problems = { 400: api.Problem, 401: api.Problem, 404: api.Problem, 413: api.Problem, 422: api.Problem }
+const problems = { 400: api.Problem, 401: api.Problem, 404: api.Problem, 413: api.Problem, 422: api.Problem, 429: api.Problem }
 
 export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = async (app, { service, catalog, registry, publisher }) => {
   const changed = async () => ({ step: service.engine.step_count, memories: service.engine.memories.length, books: service.books })
