@@ -1,7 +1,8 @@
 // The settings the environment gives: empty values are unset, defaults apply, and a bad value is
 // refused with the variable's name.
 import { describe, expect, test } from 'vitest'
-import { DEFAULT_ANNOUNCE_FLOOR, DEFAULT_WORK, ENV, settingsFrom } from './config.js'
+import { Type } from '@sinclair/typebox'
+import { choice, DEFAULT_ANNOUNCE_FLOOR, DEFAULT_WORK, ENV, readEnv, settingsFrom } from './config.js'
 import { DEFAULT_LIMITS } from './registry/registry.js'
 
 describe('settings from the environment', () => {
@@ -81,6 +82,12 @@ describe('settings from the environment', () => {
     expect(refusal({ SVC_MARKETS_SWEEP_MS: '5' })).toBe('SVC_MARKETS_SWEEP_MS must be a whole number of at least 10, got "5"')
     expect(refusal({ SVC_CRYSTAL_MAX_JOBS: ' ' })).toBe('SVC_CRYSTAL_MAX_JOBS must be a whole number of at least 1, got " "')
     expect(refusal({ SVC_CONSCIOUSNESS_PERIOD_MS: '1e3', SVC_STATION_PACE: '.5' })).toBe('accepted')
+  })
+
+  test('a variable that takes one of a few words names them', () => {
+    const schema = Type.Object({ SWITCH: choice('on', 'off') })
+    expect(readEnv({ SWITCH: 'off' }, schema)).toEqual({ SWITCH: 'off' })
+    expect(() => readEnv({ SWITCH: 'maybe' }, schema)).toThrow('SWITCH must be on or off, got "maybe"')
   })
 
   test('the README lists every variable the schema reads', async () => {

@@ -1,7 +1,7 @@
 // The settings the environment gives (README "Environment"), parsed from a plain record through one
 // schema (ENV). Each edge (the CLI, which also starts the server) reads process.env once, through
 // this, and passes it inward. A bad value is refused naming the variable and what it takes.
-import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { CrystalError } from './errors.js'
 import { DEFAULT_LIMITS, type RegistryLimits } from './registry/registry.js'
@@ -83,6 +83,8 @@ const text = () => Type.Optional(Type.String())
 const whole = (minimum: number, maximum?: number) => Type.Optional(Type.Integer({ minimum, ...(maximum === undefined ? {} : { maximum }) }))
 const positive = (maximum?: number) => Type.Optional(Type.Number({ exclusiveMinimum: 0, ...(maximum === undefined ? {} : { maximum }) }))
 const fraction = () => Type.Optional(Type.Number({ minimum: 0, maximum: 1 }))
+/** One of a few words, e.g. choice('on', 'off'). */
+export const choice = (...words: [string, ...string[]]) => Type.Optional(Type.Union(words.map((w) => Type.Literal(w))))
 
 /** Every variable the product reads (README "Environment"), and what each takes. */
 export const ENV = Type.Object({
@@ -115,10 +117,10 @@ export const ENV = Type.Object({
   SVC_STATION_PRUNE_STALE_S: positive(),
   SVC_STATION_ALERT_PERIOD_MS: positive(),
 })
-export type Env = Static<typeof ENV>
 
-/** In words, what a numeric variable takes, from its schema. */
+/** In words, what a variable takes, from its schema. */
 export function takes(schema: TSchema): string {
+  if (schema.anyOf) return (schema.anyOf as { const: string }[]).map((w) => w.const).join(' or ')
   const { minimum: min, maximum: max, exclusiveMinimum: above } = schema as { minimum?: number; maximum?: number; exclusiveMinimum?: number }
   const kind = schema.type === 'integer' ? 'a whole number' : 'a number'
   if (above === 0) return max === undefined ? 'a positive number' : `a number above 0, at most ${max}`
@@ -130,21 +132,19 @@ export function takes(schema: TSchema): string {
 // a decimal number as people write one ("abc", "12ms" and "0x10" are not)
 const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i
 
-/** The variables of ENV that `env` sets (an empty value is unset, as `VAR= crystal ...` means), checked. */
-export function readEnv(env: Record<string, string | undefined>): Env {
+/** The variables of `schema` (ENV) that `env` sets (an empty value is unset, as `VAR= crystal ...` means), checked. */
+export function readEnv<S extends TObject = typeof ENV>(env: Record<string, string | undefined>, schema: S = ENV as unknown as S): Static<S> {
   const out: Record<string, string | number> = {}
-  for (const [name, schema] of Object.entries(ENV.properties) as [string, TSchema][]) {
+  for (const [name, variable] of Object.entries(schema.properties) as [string, TSchema][]) {
     const raw = env[name]
     if (raw === undefined || raw === '') continue
-    if (schema.type === 'string') {
-      out[name] = raw
-      continue
-    }
-    const v = DECIMAL.test(raw.trim()) ? Number(raw) : Number.NaN
-    if (!Value.Check(schema, v)) throw new CrystalError('bad_argument', `${name} must be ${takes(schema)}, got "${raw}"`, { field: name }, 'see README, Environment')
+    // numbers arrive as text: read only what people write as a decimal number
+    const numeric = variable.type === 'number' || variable.type === 'integer'
+    const v = !numeric ? raw : DECIMAL.test(raw.trim()) ? Number(raw) : Number.NaN
+    if (!Value.Check(variable, v)) throw new CrystalError('bad_argument', `${name} must be ${takes(variable)}, got "${raw}"`, { field: name }, 'see README, Environment')
     out[name] = v
   }
-  return out as Env
+  return out as Static<S>
 }
 
 export function settingsFrom(env: Record<string, string | undefined>): Settings {
