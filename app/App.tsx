@@ -6,6 +6,7 @@ import { follow, get } from './api'
 import { serverDriver, TabDriver } from './driver'
 import { openTabEngine, type TabBackend } from './tab'
 import { pulseNumbers, useStore } from './store'
+import { Ask } from './views/Ask'
 import { Controls } from './views/Controls'
 import { Lab } from './views/Lab'
 import { Markets } from './views/Markets'
@@ -124,6 +125,7 @@ export function App() {
         </section>
         <aside>
           <Controls />
+          <Ask />
         </aside>
       </main>
       {tab === 'Primitives' && <Primitives />}
