@@ -129,6 +129,19 @@ export class TabDriver implements Driver {
     return 'tab'
   }
 
+  /**
+   * Moves this field into `next` (a fresh engine of the same size, on another backend): its state,
+   * step, memories and conditions. The timeline restarts there; dream edits are not replayed, so
+   * recall there reads memories written before a dream as though the dream had not cut them.
+   */
+  async carryTo(next: Engine): Promise<void> {
+    const { u, prev } = await this.engine.read([0])
+    next.setMaterial(this.engine.material)
+    next.setTemperature(this.engine.temperature_k)
+    next.setNoise(this.engine.noise)
+    await next.resume({ u, prev, step_count: this.engine.step_count, memories: this.engine.memories.map(({ field, ...m }) => m) })
+  }
+
   close(): void {
     this.closed = true
     this.engine.destroy()
