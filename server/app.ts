@@ -170,8 +170,7 @@ function validatorCompiler() {
 export async function serve(o: ServerOptions, say: (line: string) => void): Promise<void> {
   const { app } = await buildServer(o)
   const address = await app.listen({ host: o.host, port: o.port })
-  say(`crystal service listening on ${address} (API docs at ${address}/docs)`)
-  say(`the Observatory: ${address}/${o.station ? ` · the player: ${address}/player` : ''}`)
+  say(`crystal service listening on ${address} (the Observatory at ${address}/${o.station ? `, the player at ${address}/player` : ''}, API docs at ${address}/docs)`)
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       say(`${signal}: closing (finishing requests, cancelling jobs, releasing the engine)`)
