@@ -133,7 +133,7 @@ export function App() {
           <p className="status" data-testid="status">
             {state ? `step ${state.step} · ${state.memories} ${state.memories === 1 ? 'memory' : 'memories'} · energy ${state.books.energy.toPrecision(4)}` : 'connecting to the field ...'}
           </p>
-          <Timeline points={state?.timeline ?? []} />
+          <Timeline points={state ? [...state.timeline, state.books] : []} />
           <Lab />
         </section>
         <aside>

@@ -46,10 +46,10 @@ describe('the Observatory, server mode', () => {
     await page.getByLabel('steps').fill('300')
     await page.getByRole('button', { name: 'Resonate' }).click()
     await expect.poll(status).toMatch(/^step 300 · /)
-    await expect.poll(() => page.locator('.timeline polyline').count()).toBe(3)
+    await expect.poll(() => page.locator('[data-testid="timeline-chart"] path').count()).toBe(3)
     const box = (await page.locator('.timeline svg').boundingBox())!
     await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2)
-    await expect.poll(() => page.getByTestId('timeline-values').textContent()).toMatch(/^step \d+: energy [\d.e+-]+/)
+    await expect.poll(() => page.getByTestId('timeline-chart-values').textContent()).toMatch(/^step \d+: energy [\d.e+-]+/)
   })
 
   test('DREAM shows its report', async () => {
@@ -112,7 +112,9 @@ describe('the Observatory, server mode', () => {
     expect(await registered.textContent()).toMatch(/^(CRY-\d{6}( CRY-\d{6})*|nothing new)$/)
     expect(await page.getByTestId('evolve-progress').textContent()).toMatch(/^done · best fitness [\d.]+ · registered \d+/)
     expect(await page.getByTestId('evolve-progress').textContent()).toMatch(/QD-score [\d.]+ · coverage [\d.]+% \(\d+ cells\)/)
-    expect(await page.getByTestId('evolve-history').locator('tbody tr').count()).toBe(2)
+    // the QD curve and the best and mean fitness, two generations each
+    expect(await page.locator('[data-testid="evolve-qd"] path').count()).toBe(1)
+    expect(await page.locator('[data-testid="evolve-fitness"] path').count()).toBe(2)
     // and they are in the primitive browser
     const ids = ((await registered.textContent()) ?? '').split(' ').filter((x) => x.startsWith('CRY-'))
     await page.getByRole('tab', { name: 'Primitives' }).click()

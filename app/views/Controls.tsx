@@ -90,7 +90,7 @@ export function Controls() {
         </button>
         {played && played.total > 0 && (
           <div className="job" data-testid="resonate-progress">
-            <progress max={played.total} value={played.done} aria-label="steps done" />
+            <progress max={played.total} value={played.done} aria-label="resonate progress" />
             <p className="muted">{`${played.done} of ${played.total} steps${played.stopped ? ' · stopped' : resonate.busy ? '' : ' · done'}`}</p>
           </div>
         )}

@@ -25,7 +25,7 @@ const KEPT_RUNS = 6
 const runName = (j: Job, i: number) => `run ${i + 1}: ${j.request.material} ${j.request.generations}×${j.request.population ?? ''} N=${j.request.size ?? ''}`
 
 /**
- * The QD curves of the runs kept (QD-score per generation, one line per run, this run solid) and this
+ * The QD curves of the runs kept (figures written as `crystal evolve` writes them) (QD-score per generation, one line per run, this run solid) and this
  * run's best and mean fitness per generation: the figures `crystal evolve` prints per generation.
  */
 function Generations({ job, runs }: { job: Job; runs: Job[] }) {
@@ -39,6 +39,7 @@ function Generations({ job, runs }: { job: Job; runs: Job[] }) {
         yLabel="QD-score"
         series={runs.map((r, i) => ({ label: runName(r, i), colour: RUN_COLOURS[i % RUN_COLOURS.length], points: gens(r, (g) => g.qd_score), dashed: r.id !== job.id }))}
         describe={(x) => `generation ${x}: `}
+        format={(y) => y.toFixed(2)}
       />
       <LineChart
         testId="evolve-fitness"
@@ -50,6 +51,7 @@ function Generations({ job, runs }: { job: Job; runs: Job[] }) {
           { label: 'mean', colour: '#6fa8ff', points: gens(job, (g) => g.mean_fitness) },
         ]}
         describe={(x) => `generation ${x}: `}
+        format={(y) => y.toFixed(3)}
       />
     </div>
   )

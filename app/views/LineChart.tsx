@@ -22,7 +22,28 @@ export interface XMark {
 const W = 560
 const PAD = { left: 52, right: 18, top: 14, bottom: 32 }
 
-export function LineChart({ series, xLabel, yLabel, log = false, marks = [], height = 220, testId, describe }: { series: Series[]; xLabel: string; yLabel: string; log?: boolean; marks?: XMark[]; height?: number; testId: string; describe?: (x: number) => ReactNode }) {
+/** `format`: how a value under the pointer is written (the CLI's precision, where the chart mirrors its figures). */
+export function LineChart({
+  series,
+  xLabel,
+  yLabel,
+  log = false,
+  marks = [],
+  height = 220,
+  testId,
+  describe,
+  format = (y) => y.toPrecision(4),
+}: {
+  series: Series[]
+  xLabel: string
+  yLabel: string
+  log?: boolean
+  marks?: XMark[]
+  height?: number
+  testId: string
+  describe?: (x: number) => ReactNode
+  format?: (y: number) => string
+}) {
   const [hover, setHover] = useState<number | undefined>()
   const H = height
   const xs = series.flatMap((s) => s.points.map((p) => p[0]))
@@ -102,7 +123,7 @@ export function LineChart({ series, xLabel, yLabel, log = false, marks = [], hei
           return (
             <span key={s.label} style={{ color: s.colour }}>
               {s.label}
-              {at ? ` ${at[1].toPrecision(4)}` : ''}
+              {at ? ` ${format(at[1])}` : ''}
             </span>
           )
         })}

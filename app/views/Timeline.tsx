@@ -16,6 +16,7 @@ const MARK = {
   dream: { colour: '#c39bff', glyph: '◆', says: 'a dream took energy out' },
 } as const
 
+/** `points`: the timeline's samples, then the books now (so that a write or dream since the last sample shows at once). */
 export function Timeline({ points }: { points: Books[] }) {
   const [log, setLog] = useState(false)
   if (points.length < 2) return <div className="timeline empty" data-testid="timeline">The timeline fills as the field resonates: press Resonate.</div>
