@@ -34,7 +34,7 @@ export type ScaleMode = 'absolute' | 'frame'
 
 export function FieldView({ state, onPick }: { state: State | undefined; onPick: (x: number, y: number) => void }) {
   const host = useRef<HTMLDivElement>(null)
-  const scene = useRef<{ renderer: THREE.WebGLRenderer; mesh: THREE.Mesh<THREE.PlaneGeometry, THREE.MeshBasicMaterial>; camera: THREE.PerspectiveCamera; world: THREE.Scene; side: number; draw: () => void } | undefined>(undefined)
+  const scene = useRef<{ renderer: THREE.WebGLRenderer; mesh: THREE.Mesh<THREE.PlaneGeometry, THREE.MeshBasicMaterial>; camera: THREE.PerspectiveCamera; world: THREE.Scene; side: number; draw: () => void; orbit: OrbitControls } | undefined>(undefined)
   const pressed = useRef<{ x: number; y: number } | undefined>(undefined)
   const [mode, setMode] = useState<ScaleMode>('absolute')
   // the absolute scale's A: set once from the first frame that holds anything, then kept until changed
@@ -58,6 +58,7 @@ export function FieldView({ state, onPick }: { state: State | undefined; onPick:
     const orbit = new OrbitControls(camera, renderer.domElement)
     orbit.minDistance = 0.4
     orbit.maxDistance = 6
+    orbit.saveState() // the view Reset view returns to
     const mesh = new THREE.Mesh(new THREE.PlaneGeometry(1, 1, 1, 1), new THREE.MeshBasicMaterial({ vertexColors: true, side: THREE.DoubleSide }))
     world.add(mesh)
     const draw = () => renderer.render(world, camera)
@@ -74,7 +75,7 @@ export function FieldView({ state, onPick }: { state: State | undefined; onPick:
     const watch = new ResizeObserver(fit)
     watch.observe(el)
     fit()
-    scene.current = { renderer, mesh, camera, world, side: 0, draw }
+    scene.current = { renderer, mesh, camera, world, side: 0, draw, orbit }
     return () => {
       watch.disconnect()
       orbit.dispose()
@@ -95,12 +96,14 @@ export function FieldView({ state, onPick }: { state: State | undefined; onPick:
     }
     const pos = s.mesh.geometry.attributes.position as THREE.BufferAttribute
     const col = s.mesh.geometry.attributes.color as THREE.BufferAttribute
+    // the colour map is in sRGB, as the legend's CSS gradient is; three.js keeps colours linear
+    const c = new THREE.Color()
     // PlaneGeometry's vertices run row by row from the top (y = +0.5): the field's row order
     for (let i = 0; i < side * side; i++) {
       const v = Math.max(-1, Math.min(1, state.field[i] / scale))
       pos.setZ(i, RELIEF * v)
-      const [r, g, b] = colour(v)
-      col.setXYZ(i, r, g, b)
+      c.setRGB(...colour(v), THREE.SRGBColorSpace)
+      col.setXYZ(i, c.r, c.g, c.b)
     }
     pos.needsUpdate = true
     col.needsUpdate = true
@@ -157,6 +160,9 @@ export function FieldView({ state, onPick }: { state: State | undefined; onPick:
           </>
         )}
         <span className="muted hint">drag to orbit · wheel to zoom · click to pulse</span>
+        <button type="button" onClick={() => scene.current?.orbit.reset()}>
+          Reset view
+        </button>
       </div>
     </div>
   )

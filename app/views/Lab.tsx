@@ -34,7 +34,8 @@ function Generations({ job, runs }: { job: Job; runs: Job[] }) {
     <div className="generations" data-testid="evolve-history">
       <LineChart
         testId="evolve-qd"
-        height={170}
+        width={380}
+        height={190}
         xLabel="generation"
         yLabel="QD-score"
         series={runs.map((r, i) => ({ label: runName(r, i), colour: RUN_COLOURS[i % RUN_COLOURS.length], points: gens(r, (g) => g.qd_score), dashed: r.id !== job.id }))}
@@ -43,7 +44,8 @@ function Generations({ job, runs }: { job: Job; runs: Job[] }) {
       />
       <LineChart
         testId="evolve-fitness"
-        height={150}
+        width={380}
+        height={170}
         xLabel="generation"
         yLabel="fitness, this run"
         series={[

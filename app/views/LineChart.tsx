@@ -19,8 +19,7 @@ export interface XMark {
   glyph: string
 }
 
-const W = 560
-const PAD = { left: 52, right: 18, top: 14, bottom: 32 }
+const PAD = { left: 52, right: 18, top: 22, bottom: 32 }
 
 /** `format`: how a value under the pointer is written (the CLI's precision, where the chart mirrors its figures). */
 export function LineChart({
@@ -29,6 +28,7 @@ export function LineChart({
   yLabel,
   log = false,
   marks = [],
+  width = 560,
   height = 220,
   testId,
   describe,
@@ -39,12 +39,15 @@ export function LineChart({
   yLabel: string
   log?: boolean
   marks?: XMark[]
+  /** The drawing's size in its own units: about the pixels it gets, so that its text reads at 11 px. */
+  width?: number
   height?: number
   testId: string
   describe?: (x: number) => ReactNode
   format?: (y: number) => string
 }) {
   const [hover, setHover] = useState<number | undefined>()
+  const W = width
   const H = height
   const xs = series.flatMap((s) => s.points.map((p) => p[0]))
   // a log axis shows only positive values; zero and below are left out of the line (a gap)
@@ -98,7 +101,7 @@ export function LineChart({
         <text x={W - PAD.right} y={H - 2} textAnchor="end" className="axis-label">
           {xLabel} →
         </text>
-        <text x={4} y={10} className="axis-label">
+        <text x={PAD.left} y={11} className="axis-label">
           {yLabel}
           {log ? ' (log)' : ''}
         </text>

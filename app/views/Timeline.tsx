@@ -36,6 +36,8 @@ export function Timeline({ points }: { points: Books[] }) {
       </div>
       <LineChart
         testId="timeline-chart"
+        width={960}
+        height={260}
         series={SERIES.map((s) => ({ label: s.label, colour: s.colour, points: points.map((p) => [p.step, p[s.key]] as const) }))}
         xLabel="step"
         yLabel="energy"
