@@ -47,6 +47,7 @@ describe('the Observatory, server mode', () => {
     await page.getByRole('button', { name: 'Resonate' }).click()
     await expect.poll(status).toMatch(/^step 300 · /)
     await expect.poll(() => page.locator('[data-testid="timeline-chart"] path').count()).toBe(3)
+    await page.locator('.timeline svg').scrollIntoViewIfNeeded()
     const box = (await page.locator('.timeline svg').boundingBox())!
     await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2)
     await expect.poll(() => page.getByTestId('timeline-chart-values').textContent()).toMatch(/^step \d+: energy [\d.e+-]+/)
