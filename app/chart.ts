@@ -1,12 +1,19 @@
-// The arithmetic of the Observatory's charts: round tick values on a linear or a log axis, their
+// The arithmetic of the Observatory's charts and scales: round tick values on a linear or a log axis, their
 // labels, and the marks a timeline draws where energy went into or out of the field.
 import type { BooksType as Books } from '../engine/contracts/api.js'
 
-/** The smallest 1, 2 or 5 times a power of ten at or above x. */
+/** The 1, 2 or 5 times a power of ten nearest to x (on a log scale: the cut-offs are the geometric means). */
 function roundStep(x: number): number {
   const p = 10 ** Math.floor(Math.log10(x))
-  const m = [1, 2, 5, 10].find((k) => k * p >= x * (1 - 1e-9)) ?? 10
-  return m * p
+  const m = x / p
+  return (m >= Math.sqrt(50) ? 10 : m >= Math.sqrt(10) ? 5 : m >= Math.sqrt(2) ? 2 : 1) * p
+}
+
+/** The smallest 1, 2 or 5 times a power of ten at or above x (1 for nothing): a round scale that holds x. */
+export function roundUp(x: number): number {
+  if (!(x > 0)) return 1
+  const p = 10 ** Math.floor(Math.log10(x))
+  return Number((([1, 2, 5, 10].find((m) => m * p >= x * (1 - 1e-9)) ?? 10) * p).toPrecision(1))
 }
 
 /** Round values (multiples of 1, 2 or 5 times a power of ten) spanning [lo, hi], about `count` of them. */

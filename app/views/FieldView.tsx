@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from 'react'
 import * as THREE from 'three'
 import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js'
 import type { State } from '../../engine/contracts/api.js'
+import { roundUp } from '../chart'
 
 /** A diverging colour map on [-1, 1]: blue for troughs, dark at rest, amber for crests. */
 export function colour(v: number): [number, number, number] {
@@ -15,13 +16,6 @@ export function colour(v: number): [number, number, number] {
 
 const css = ([r, g, b]: [number, number, number]) => `rgb(${Math.round(255 * r)}, ${Math.round(255 * g)}, ${Math.round(255 * b)})`
 const GRADIENT = `linear-gradient(to right, ${Array.from({ length: 9 }, (_, i) => css(colour(i / 4 - 1))).join(', ')})`
-
-/** The smallest 1, 2 or 5 times a power of ten at or above x: a round scale that holds the field. */
-export function roundUp(x: number): number {
-  if (!(x > 0)) return 1
-  const p = 10 ** Math.floor(Math.log10(x))
-  return Number((([1, 2, 5, 10].find((m) => m * p >= x * (1 - 1e-9)) ?? 10) * p).toPrecision(1))
-}
 
 export const peakOf = (field: readonly number[]) => field.reduce((m, v) => Math.max(m, Math.abs(v)), 0)
 
