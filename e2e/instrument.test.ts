@@ -237,6 +237,17 @@ describe('empty states', () => {
     await session.page.screenshot({ path: SHOTS + 'instrument-1440-markets-empty.png', fullPage: true })
   })
 
+  test('at 800 px every tab fits the window (no sideways scrolling)', async () => {
+    const page = session.page
+    await page.setViewportSize({ width: 800, height: 900 })
+    for (const tab of ['Observatory', 'Primitives', 'Markets', 'Swarm']) {
+      await page.getByRole('tab', { name: tab }).click()
+      await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(800)
+      await page.screenshot({ path: `${SHOTS}instrument-800-${tab.toLowerCase()}.png`, fullPage: true })
+    }
+    await page.setViewportSize({ width: 1440, height: 900 })
+  })
+
   test('no console errors', () => {
     expect(consoleErrors).toEqual([])
   })

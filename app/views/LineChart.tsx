@@ -1,6 +1,6 @@
 // A line chart in SVG for the Observatory (the decay timeline, evolve's generations): round ticks on
 // both axes, an optional log scale for y, marks along x, and the values under the pointer.
-import { useState, type ReactNode } from 'react'
+import { useEffect, useRef, useState, type ReactNode } from 'react'
 import { linearTicks, logTicks, tickLabel } from '../chart'
 
 export interface Series {
@@ -39,7 +39,7 @@ export function LineChart({
   yLabel: string
   log?: boolean
   marks?: XMark[]
-  /** The drawing's size in its own units: about the pixels it gets, so that its text reads at 11 px. */
+  /** The width to draw at before the chart's box has been measured; then it follows the box, so that its text stays at 11 px. */
   width?: number
   height?: number
   testId: string
@@ -47,7 +47,15 @@ export function LineChart({
   format?: (y: number) => string
 }) {
   const [hover, setHover] = useState<number | undefined>()
-  const W = width
+  const box = useRef<HTMLDivElement>(null)
+  const [measured, setMeasured] = useState<number>()
+  useEffect(() => {
+    const el = box.current!
+    const watch = new ResizeObserver(() => setMeasured(el.clientWidth || undefined))
+    watch.observe(el)
+    return () => watch.disconnect()
+  }, [])
+  const W = measured ?? width
   const H = height
   const xs = series.flatMap((s) => s.points.map((p) => p[0]))
   // a log axis shows only positive values; zero and below are left out of the line (a gap)
@@ -82,7 +90,7 @@ export function LineChart({
     setHover(near)
   }
   return (
-    <div className="chart" data-testid={testId}>
+    <div className="chart" data-testid={testId} ref={box}>
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${yLabel} against ${xLabel}`} onMouseMove={move} onMouseLeave={() => setHover(undefined)}>
         {yTicks.map((t) => (
           <g key={`y${t}`} className="y-tick">
