@@ -8,6 +8,8 @@ describe('ticks', () => {
     expect(linearTicks(348, 697, 6)).toEqual([350, 400, 450, 500, 550, 600, 650])
     expect(linearTicks(0, 3000)).toEqual([0, 500, 1000, 1500, 2000, 2500, 3000])
     expect(linearTicks(0, 0.93)).toEqual([0, 0.2, 0.4, 0.6, 0.8])
+    // generations are whole: no tick at 1.5
+    expect(linearTicks(1, 3, 6, true)).toEqual([1, 2, 3])
   })
 
   test('a log axis ticks at powers of ten, and at 2 and 5 times them over a short range', () => {

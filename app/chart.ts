@@ -16,10 +16,10 @@ export function roundUp(x: number): number {
   return Number((([1, 2, 5, 10].find((m) => m * p >= x * (1 - 1e-9)) ?? 10) * p).toPrecision(1))
 }
 
-/** Round values (multiples of 1, 2 or 5 times a power of ten) spanning [lo, hi], about `count` of them. */
-export function linearTicks(lo: number, hi: number, count = 5): number[] {
+/** Round values (multiples of 1, 2 or 5 times a power of ten) spanning [lo, hi], about `count` of them; whole numbers only when `whole`. */
+export function linearTicks(lo: number, hi: number, count = 5, whole = false): number[] {
   if (!(hi > lo)) return [lo]
-  const step = roundStep((hi - lo) / count)
+  const step = Math.max(roundStep((hi - lo) / count), whole ? 1 : 0)
   const out: number[] = []
   for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) out.push(Number(v.toPrecision(12)))
   return out

@@ -37,6 +37,7 @@ function Generations({ job, runs }: { job: Job; runs: Job[] }) {
         width={380}
         height={190}
         xLabel="generation"
+        wholeX
         yLabel="QD-score"
         series={runs.map((r, i) => ({ label: runName(r, i), colour: RUN_COLOURS[i % RUN_COLOURS.length], points: gens(r, (g) => g.qd_score), dashed: r.id !== job.id }))}
         describe={(x) => `generation ${x}: `}
@@ -47,6 +48,7 @@ function Generations({ job, runs }: { job: Job; runs: Job[] }) {
         width={380}
         height={170}
         xLabel="generation"
+        wholeX
         yLabel="fitness, this run"
         series={[
           { label: 'best', colour: '#f5b942', points: gens(job, (g) => g.best_fitness) },

@@ -33,6 +33,7 @@ export function LineChart({
   testId,
   describe,
   format = (y) => y.toPrecision(4),
+  wholeX = false,
 }: {
   series: Series[]
   xLabel: string
@@ -45,6 +46,8 @@ export function LineChart({
   testId: string
   describe?: (x: number) => ReactNode
   format?: (y: number) => string
+  /** x counts whole things (generations): no ticks between them. */
+  wholeX?: boolean
 }) {
   const [hover, setHover] = useState<number | undefined>()
   const box = useRef<HTMLDivElement>(null)
@@ -67,7 +70,7 @@ export function LineChart({
   if (!(y1 > y0)) (y0 = log ? y0 / 2 : y0 - 1), (y1 = log ? y1 * 2 || 1 : y1 + 1)
   const yTicks = log ? logTicks(y0, y1) : linearTicks(y0, y1)
   if (!log) (y0 = Math.min(y0, yTicks[0])), (y1 = Math.max(y1, yTicks[yTicks.length - 1]))
-  const xTicks = linearTicks(x0, x1, 6)
+  const xTicks = linearTicks(x0, x1, 6, wholeX)
   const sx = (x: number) => PAD.left + ((x - x0) / (x1 - x0 || 1)) * (W - PAD.left - PAD.right)
   const sy = (y: number) => (log ? H - PAD.bottom - ((Math.log10(y) - Math.log10(y0)) / (Math.log10(y1) - Math.log10(y0) || 1)) * (H - PAD.top - PAD.bottom) : H - PAD.bottom - ((y - y0) / (y1 - y0 || 1)) * (H - PAD.top - PAD.bottom))
   const path = (s: Series) => {
