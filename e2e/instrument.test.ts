@@ -215,6 +215,12 @@ describe('switching engines', () => {
     await expect.poll(status).toMatch(/^step 20 · 1 memory · energy /)
     // the same field: the energy agrees to the four figures shown
     expect((await status())!.match(/energy (\S+)/)![1]).toBe(energy)
+    // and its memory came along: the tab's own recall finds it, above its floor
+    await session.page.getByLabel('query').fill('carried across')
+    await session.page.getByRole('button', { name: 'Recall' }).click()
+    const bar = session.page.getByRole('meter', { name: 'match of “carried across”' })
+    await bar.waitFor()
+    expect(await bar.getAttribute('class')).toBe('bar above')
     // leaving: the question names what would be lost; declining keeps the tab's field
     let asked = ''
     session.page.once('dialog', (d) => ((asked = d.message()), d.dismiss()))
