@@ -92,7 +92,9 @@ export function Ask() {
       <label>
         hits <input name="k" value={k} onChange={(e) => setK(e.target.value)} inputMode="numeric" size={4} />
       </label>
-      <button disabled={ask.busy}>Recall</button>
+      <button type="submit" disabled={ask.busy}>
+        Recall
+      </button>
       <button type="button" disabled={ask.busy} onClick={probe}>
         Probe
       </button>

@@ -58,7 +58,7 @@ export function FieldView({ state, onPick }: { state: State | undefined; onPick:
     const draw = () => renderer.render(world, camera)
     orbit.addEventListener('change', draw)
     // the canvas follows its box (which follows the window), so it never covers the controls
-    const fit = () => {
+    const resize = () => {
       const w = Math.max(1, el.clientWidth)
       const h = Math.max(1, el.clientHeight)
       renderer.setSize(w, h, false)
@@ -66,9 +66,9 @@ export function FieldView({ state, onPick }: { state: State | undefined; onPick:
       camera.updateProjectionMatrix()
       draw()
     }
-    const watch = new ResizeObserver(fit)
+    const watch = new ResizeObserver(resize)
     watch.observe(el)
-    fit()
+    resize()
     scene.current = { renderer, mesh, camera, world, side: 0, draw, orbit }
     return () => {
       watch.disconnect()

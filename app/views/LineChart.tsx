@@ -116,8 +116,8 @@ export function LineChart({
           {yLabel}
           {log ? ' (log)' : ''}
         </text>
-        {marks.map((m, i) => (
-          <g key={i} className="mark">
+        {marks.map((m) => (
+          <g key={`${m.x} ${m.label}`} className="mark">
             <line x1={sx(m.x)} x2={sx(m.x)} y1={PAD.top} y2={H - PAD.bottom} stroke={m.colour} strokeDasharray="2 3" />
             <text x={sx(m.x)} y={PAD.top} textAnchor="middle" fill={m.colour} aria-label={m.label}>
               <title>{m.label}</title>
