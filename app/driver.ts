@@ -29,7 +29,8 @@ export interface Driver {
 
 /**
  * Runs `steps` as chunks sized to take about `budgetMs` each (the first chunk is one step; each next
- * one is scaled by how long the last took), calling `after` between chunks. Returns the steps done.
+ * one is scaled by how long the last took, at most fourfold, so that one quick chunk, timed coarsely,
+ * does not make the next one long), calling `after` between chunks. Returns the steps done.
  */
 export async function stepInChunks(steps: number, budgetMs: number, run: (n: number) => Promise<unknown>, after: () => Promise<unknown>, how: Stepping = {}, stopped = () => false): Promise<number> {
   if (!Number.isInteger(steps) || steps < 0) return (await run(steps), 0) // the engine or the server names the bad value
@@ -48,7 +49,7 @@ export async function stepInChunks(steps: number, budgetMs: number, run: (n: num
   return done
 }
 
-/** A server chunk's wall time: long enough that the request's own cost is small, short enough that the feed shows the field move (about 6 updates a second). */
+/** A server chunk's wall time: long enough that the request's own cost is small, short enough that the feed shows the field move (4.5 to 5.4 frames a second measured: docs/observatory.md). */
 const SERVER_CHUNK_MS = 150
 
 export const serverDriver: Driver = {
