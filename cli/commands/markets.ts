@@ -15,7 +15,7 @@ export function registerMarkets(cli: Command, ctx: () => CliContext): void {
     .option('--json', 'print JSON instead of a table')
     .addHelpText('after', '\nExamples:\n  crystal markets check\n  crystal --data-dir /srv/crystal markets check --json')
     .action((o: { json?: boolean }) => {
-      const store = new MarketStore({ dataDir: ctx().dataDir, startingBalance: 0, readonly: true })
+      const store = new MarketStore({ dataDir: ctx().dataDir, faucetGrant: 0, readonly: true })
       let money, chain
       try {
         money = store.conservation()

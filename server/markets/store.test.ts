@@ -13,7 +13,7 @@ const DAY = 86_400_000
 let clock = Date.parse('2026-06-01T12:00:00Z')
 const stores: MarketStore[] = []
 const open = (dataDir = mkdtempSync(join(tmpdir(), 'crystal-markets-'))) => {
-  const s = new MarketStore({ dataDir, startingBalance: 100_000, now: () => clock })
+  const s = new MarketStore({ dataDir, faucetGrant: 100_000, now: () => clock })
   stores.push(s)
   return s
 }
