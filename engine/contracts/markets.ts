@@ -1,7 +1,7 @@
 // Wire types of the prediction-market engine (DESIGN.md section 11): REST bodies and replies, and the
 // two bus subjects RADIO.market.propose (request/reply) and RADIO.market.settled. JSON names, snake_case.
 import { Type, type Static } from '@sinclair/typebox'
-import { MAX_OUTCOMES, MAX_TRADE_SHARES, MIN_OUTCOMES, SHARE_DECIMALS } from '../markets/lmsr.js'
+import { MAX_OUTCOMES, MAX_TRADE_SHARES, MIN_OUTCOMES, SHARE_STEP } from '../markets/lmsr.js'
 import './swarm.js' // registers the date-time format
 
 export const MARKET_SUBJECTS = { propose: 'RADIO.market.propose', settled: 'RADIO.market.settled' } as const
@@ -11,7 +11,7 @@ const MarketId = Type.String({ pattern: '^MKT-[0-9]{6,}$' })
 const Minor = Type.Integer({ description: 'money in minor units (1/100 of a unit; a winning share pays 100)' })
 const Tier = Type.Union([Type.Literal('play'), Type.Literal('labs')])
 const Status = Type.Union([Type.Literal('open'), Type.Literal('closed'), Type.Literal('resolved'), Type.Literal('cancelled')], { description: 'cancelled: called off (cancel, or resolved N/A); every trader was refunded at cost' })
-const Shares = Type.Number({ description: `shares, in steps of ${10 ** -SHARE_DECIMALS}` })
+const Shares = Type.Number({ description: `shares, in steps of ${SHARE_STEP}` })
 const Iso = Type.String({ format: 'date-time' })
 
 export const RegisterAgentBody = Type.Object(
@@ -113,7 +113,7 @@ export const TradeBody = Type.Object(
   {
     trader_id: AgentId,
     outcome: Type.String({ minLength: 1, maxLength: 64 }),
-    shares: Type.Optional(Type.Number({ minimum: -MAX_TRADE_SHARES, maximum: MAX_TRADE_SHARES, not: { const: 0 }, description: `shares in steps of ${10 ** -SHARE_DECIMALS}; negative sells (no more than held). Give shares or spend, not both` })),
+    shares: Type.Optional(Type.Number({ minimum: -MAX_TRADE_SHARES, maximum: MAX_TRADE_SHARES, not: { const: 0 }, description: `shares in steps of ${SHARE_STEP}; negative sells (no more than held). Give shares or spend, not both` })),
     spend: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 * MAX_TRADE_SHARES, description: 'buy by amount: the most shares these minor units buy (the cost is at most this)' })),
     client_ref: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,64}$', description: "the client's name for this trade: sent again (a retry after no answer), the trade it named is answered again, not made twice" })),
   },

@@ -9,6 +9,8 @@ export const MAX_OUTCOMES = 32
 /** Shares move in steps of 10^-SHARE_DECIMALS: a fixed grid, so that sums of holdings replay exactly. */
 export const SHARE_DECIMALS = 4
 const SHARE_SCALE = 10 ** SHARE_DECIMALS
+/** The smallest amount of shares a trade moves: 0.0001. */
+export const SHARE_STEP = 1 / SHARE_SCALE
 /** The most shares one trade moves. */
 export const MAX_TRADE_SHARES = 1_000_000
 

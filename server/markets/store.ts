@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { NOT_APPLICABLE, type AgentReply, type ConservationReply, type CreateMarketBody, type MarketReply, type TradeBody } from '../../engine/contracts/markets.js'
 import { CrystalError } from '../../engine/errors.js'
 import { entryText, GENESIS, verifyChain, type LedgerEntry, type LedgerKind, type Verdict } from '../../engine/markets/ledger.js'
-import { escrowMinor, isShareAmount, onShareGrid, payoutFor, payoutPerShare, prices, quote, SHARE_DECIMALS, sharesFor, timeWeighted, type PricePoint } from '../../engine/markets/lmsr.js'
+import { escrowMinor, isShareAmount, onShareGrid, payoutFor, payoutPerShare, prices, quote, SHARE_STEP, sharesFor, timeWeighted, type PricePoint } from '../../engine/markets/lmsr.js'
 import { parseProposal } from '../../engine/markets/proposal.js'
 import { MIN_INDEPENDENT_OWNERS, reputation, traderForecast, type Reputation, type Scored } from '../../engine/markets/reputation.js'
 import { openSqlite, type Sqlite } from './sqlite.js'
@@ -641,11 +641,11 @@ function hashToken(salt: Buffer, secret: string): Buffer {
 function sharesOf(q: number[], b: number, k: number, amount: { shares?: number; spend?: number }): number {
   if ((amount.shares === undefined) === (amount.spend === undefined)) throw new CrystalError('bad_argument', 'give shares (negative sells) or spend (minor units to buy with), one of them', { field: amount.shares === undefined ? 'shares' : 'spend' })
   if (amount.shares !== undefined) {
-    if (!isShareAmount(amount.shares)) throw new CrystalError('bad_argument', `shares must be a multiple of ${10 ** -SHARE_DECIMALS}, got ${amount.shares}`, { field: 'shares' })
+    if (!isShareAmount(amount.shares)) throw new CrystalError('bad_argument', `shares must be a multiple of ${SHARE_STEP}, got ${amount.shares}`, { field: 'shares' })
     return onShareGrid(amount.shares)
   }
   const shares = sharesFor(q, b, k, amount.spend!)
-  if (shares === 0) throw new CrystalError('insufficient_funds', `spend ${amount.spend} buys less than ${10 ** -SHARE_DECIMALS} shares at this price`, { field: 'spend' })
+  if (shares === 0) throw new CrystalError('insufficient_funds', `spend ${amount.spend} buys less than ${SHARE_STEP} shares at this price`, { field: 'spend' })
   return shares
 }
 
