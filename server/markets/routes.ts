@@ -13,6 +13,7 @@ import * as c from '../../engine/contracts/markets.js'
 import { CrystalError } from '../../engine/errors.js'
 import { serveProposals } from './bus.js'
 import { MarketStore } from './store.js'
+import { MarketWriter } from './writer.js'
 
 export interface MarketRoutesOptions {
   dataDir: string
@@ -32,12 +33,15 @@ function bearer(req: FastifyRequest): string | undefined {
 }
 
 export const marketRoutes: FastifyPluginAsyncTypebox<MarketRoutesOptions> = async (app, { dataDir, settings, bus: busSettings, apiToken, say = () => {} }) => {
-  const store = new MarketStore({ dataDir, faucetGrant: settings.starting_balance, faucetPeriodMs: settings.faucet_period_s * 1000 })
+  // writes in a thread of their own (their fsyncs never hold up a read); reads here, read-only
+  const writer = await MarketWriter.start({ dataDir, faucetGrant: settings.starting_balance, faucetPeriodMs: settings.faucet_period_s * 1000 })
+  const store = new MarketStore({ dataDir, faucetGrant: settings.starting_balance, readonly: true })
   // the chain, its anchor, and money and holdings replayed from the ledger, before serving anything
   const { problems } = store.audit()
   if (problems.length > 0) {
     if (!settings.allow_broken_ledger) {
       store.close()
+      await writer.close()
       throw new CrystalError('ledger_corrupt', `the market ledger in ${store.file} fails its check, so the server does not start: ${problems.join('; ')}. See it with \`crystal markets check\`; SVC_MARKETS_ALLOW_BROKEN_LEDGER=1 starts anyway`)
     }
     say(`warning: the market ledger fails its check (starting anyway: SVC_MARKETS_ALLOW_BROKEN_LEDGER=1): ${problems.join('; ')}`)
@@ -79,7 +83,7 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRoutesOptions> = asyn
     try {
       const nc = await connectBus(busSettings, 'the market engine')
       bus = new ContractBus(natsConnection(nc), nodeId(busSettings), say)
-      const sub = serveProposals(nc, store, bus.sender, say)
+      const sub = serveProposals(nc, { authenticate: (token, id) => store.authenticate(token, id), propose: writer.propose }, bus.sender, say)
       closeBus = async () => (sub.unsubscribe(), await nc.drain().catch(() => nc.close()))
       say(`markets: taking proposals on ${c.MARKET_SUBJECTS.propose}, publishing ${c.MARKET_SUBJECTS.settled}`)
     } catch (e) {
@@ -88,7 +92,7 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRoutesOptions> = asyn
   }
 
   const settle = async (id: string, outcome: string | undefined) => {
-    const r = await store.resolve(id, outcome)
+    const r = await writer.resolve(id, outcome)
     const m = r.market
     bus?.publish(c.MARKET_SUBJECTS.settled, { market_id: m.id, question: m.question, tier: m.tier, outcomes: m.outcomes, resolution: m.resolution!, paid_out: r.paid_out, refunded: r.refunded, ledger_head: r.ledger_head })
     return r
@@ -104,6 +108,7 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRoutesOptions> = asyn
   app.addHook('onClose', async () => {
     clearInterval(timer)
     await closeBus()
+    await writer.close()
     store.close()
   })
 
@@ -112,14 +117,14 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRoutesOptions> = asyn
     const token = bearer(req)
     const operator = isOperator(req)
     const owner = token === undefined || operator ? undefined : store.authenticate(token).owner
-    return reply.code(201).send(await store.register(req.body, owner, apiToken === undefined || operator))
+    return reply.code(201).send(await writer.register(req.body, owner, apiToken === undefined || operator))
   })
 
   app.post('/api/agents/:id/faucet', { config: limited, schema: { tags, summary: "The faucet: mints SVC_MARKETS_START_BALANCE to the agent, once per SVC_MARKETS_FAUCET_PERIOD_S per household (409 before then). With SVC_CRYSTAL_API_TOKEN set it needs that token; otherwise the agent's own.", params: c.MarketParams, response: { 200: c.AgentReply, ...errors } } }, async (req) => {
     if (apiToken !== undefined) {
       if (!isOperator(req)) throw new CrystalError('unauthorized', 'on this server the faucet needs Authorization: Bearer <SVC_CRYSTAL_API_TOKEN>: money comes only from an accountable source')
     } else store.authenticate(bearer(req), req.params.id)
-    return store.faucet(req.params.id)
+    return writer.faucet(req.params.id)
   })
 
   app.get('/api/agents/:id', { schema: { tags, summary: 'An agent: balance, open positions, reputation', params: c.MarketParams, response: { 200: c.AgentReply, ...errors } } }, async (req) => store.agent(req.params.id))
@@ -130,7 +135,7 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRoutesOptions> = asyn
     let proposer = null
     if (req.body.tier === 'labs') oracle(req)
     else proposer = store.authenticate(bearer(req))
-    return reply.code(201).send(await store.createMarket(req.body, proposer))
+    return reply.code(201).send(await writer.createMarket(req.body, proposer))
   })
 
   app.get('/api/markets/:id', { schema: { tags, summary: 'A market: prices, q, b, volume, status and its price history', params: c.MarketParams, response: { 200: c.MarketReply, ...errors } } }, async (req) => store.market(req.params.id))
@@ -142,27 +147,27 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRoutesOptions> = asyn
   }))
 
   app.post('/api/markets/:id/trade', { config: limited, schema: { tags, summary: "Buy (or, with negative shares, sell) shares of an outcome, or buy what spend minor units buy; needs the trader's token. Answered once the trade is on disk.", params: c.MarketParams, body: c.TradeBody, response: { 200: c.TradeReply, ...errors } } }, async (req) =>
-    store.trade(req.params.id, store.authenticate(bearer(req), req.body.trader_id), req.body),
+    writer.trade(req.params.id, store.authenticate(bearer(req), req.body.trader_id), req.body),
   )
 
   app.post('/api/markets/:id/resolve', { config: limited, schema: { tags, summary: 'Settle a market once: labs by the oracle with {outcome} (or "N/A": refunds at cost); play, after its close, by its rule', params: c.MarketParams, body: c.ResolveBody, response: { 200: c.MarketReply, ...errors } } }, async (req) => {
     if (store.market(req.params.id, false).tier === 'labs') oracle(req)
-    if (req.body.outcome === c.NOT_APPLICABLE) return (await store.resolve(req.params.id, req.body.outcome)).market
+    if (req.body.outcome === c.NOT_APPLICABLE) return (await writer.resolve(req.params.id, req.body.outcome)).market
     return (await settle(req.params.id, req.body.outcome)).market
   })
 
   app.post('/api/markets/:id/cancel', { config: limited, schema: { tags, summary: "Call a market off: each trader gets back what they paid in net, the funder the rest. The oracle, or a play market's proposer.", params: c.MarketParams, response: { 200: c.MarketReply, ...errors } } }, async (req) => {
     mayCallOff(req, req.params.id)
-    return (await store.cancel(req.params.id)).market
+    return (await writer.cancel(req.params.id)).market
   })
 
   app.post('/api/markets/:id/close', { config: limited, schema: { tags, summary: "Close a market now: no more trades; a play market then settles by its rule, a labs market waits for the oracle. The oracle, or a play market's proposer.", params: c.MarketParams, response: { 200: c.MarketReply, ...errors } } }, async (req) => {
     mayCallOff(req, req.params.id)
-    return store.closeNow(req.params.id)
+    return writer.closeNow(req.params.id)
   })
 
   app.post('/api/proposals', { config: limited, schema: { tags, summary: "A proposal, `propose: <claim> | by <YYYY-MM-DD> | category <topic>`, opens a yes/no play market escrowed from the proposer's balance", body: c.ProposalBody, response: { 201: c.MarketReply, ...errors } } }, async (req, reply) =>
-    reply.code(201).send(await store.propose(store.authenticate(bearer(req)), req.body.text)),
+    reply.code(201).send(await writer.propose(store.authenticate(bearer(req)), req.body.text)),
   )
 
   app.get('/api/leaderboard', { schema: { tags, summary: 'Agents ranked by Brier skill, then balance', response: { 200: c.LeaderboardReply } } }, async () => store.leaderboard())

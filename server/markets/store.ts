@@ -68,6 +68,8 @@ export class MarketStore {
   /** One transaction over a batch; each job in a savepoint (a nested transaction), so that a refused job leaves no trace and the others stand. */
   private readonly batch: (jobs: (() => unknown)[]) => Outcome[]
   private readonly s: ReturnType<typeof statements>
+  /** Per market: the sampling step of its history, and the points read at that step, by trade number. */
+  private readonly sampled = new Map<string, { step: number; points: Map<number, { ts: string; prices: number[] }> }>()
 
   constructor(private readonly o: MarketStoreOptions) {
     this.file = join(o.dataDir, 'markets.sqlite')
@@ -345,7 +347,12 @@ export class MarketStore {
       const step = Math.max(1, Math.ceil(m.trades / HISTORY_POINTS))
       const wanted = Array.from({ length: Math.ceil(m.trades / step) }, (_, k) => 1 + k * step)
       if (m.trades > 0 && wanted[wanted.length - 1] !== m.trades) wanted.push(m.trades)
-      out.history = [{ ts: iso(m.created_at), prices: prices(new Array(q.length).fill(0), m.b) }, ...this.s.sampledHistory.all(m.id, JSON.stringify(wanted)).map((h) => ({ ts: iso(h.ts), prices: JSON.parse(h.prices) }))]
+      // a trade's row never changes, so the points already read are kept: a GET while trading reads only the new last one
+      let cache = this.sampled.get(m.id)
+      if (!cache || cache.step !== step || cache.points.size > wanted.length + HISTORY_POINTS) this.sampled.set(m.id, (cache = { step, points: new Map() }))
+      const missing = wanted.filter((n) => !cache!.points.has(n))
+      if (missing.length > 0) for (const h of this.s.sampledHistory.all(m.id, JSON.stringify(missing))) cache.points.set(h.n, { ts: iso(h.ts), prices: JSON.parse(h.prices) })
+      out.history = [{ ts: iso(m.created_at), prices: prices(new Array(q.length).fill(0), m.b) }, ...wanted.map((n) => cache!.points.get(n)!)]
     }
     return out
   }
@@ -618,7 +625,7 @@ function statements(db: Sqlite) {
     byClientRef: db.prepare<[string, string], { id: number; market_id: string; outcome: number; shares: number; cost: number; prices: string; ledger_seq: number }>('SELECT id, market_id, outcome, shares, cost, prices, ledger_seq FROM trades WHERE agent_id = ? AND client_ref = ?'),
     history: db.prepare<[string], { ts: number; prices: string }>('SELECT ts, prices FROM trades WHERE market_id = ? ORDER BY n'),
     // chosen trades by their number in the market (a JSON array): one index lookup each
-    sampledHistory: db.prepare<[string, string], { ts: number; prices: string }>('SELECT ts, prices FROM trades WHERE market_id = ? AND n IN (SELECT value FROM json_each(?)) ORDER BY n'),
+    sampledHistory: db.prepare<[string, string], { n: number; ts: number; prices: string }>('SELECT n, ts, prices FROM trades WHERE market_id = ? AND n IN (SELECT value FROM json_each(?)) ORDER BY n'),
     head: db.prepare<[], { seq: number; hash: string }>('SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1'),
     insertLedger: db.prepare('INSERT INTO ledger (seq, ts, kind, agent_id, market_id, amount, detail, prev_hash, hash) VALUES (@seq, @ts, @kind, @agent_id, @market_id, @amount, @detail, @prev_hash, @hash)'),
     ledgerPage: db.prepare<[number, number], LedgerEntry>('SELECT * FROM ledger WHERE seq > ? ORDER BY seq LIMIT ?'),
