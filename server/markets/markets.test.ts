@@ -316,6 +316,22 @@ describe('money only from an accountable source (SVC_CRYSTAL_API_TOKEN set, 20 m
     expect(late.status).toBe(409)
     expect(late.body.detail).toContain('is resolved')
   })
+
+  it("a play market's proposer may close it early and cancel it, refunded at cost; another trader may not", async () => {
+    const p = (await call(server.url, 'POST', '/api/agents/register', { id: 'maker', display_name: 'M', kind: 'human' }, auth(API))).body.token
+    const q = (await call(server.url, 'POST', '/api/agents/register', { id: 'taker', display_name: 'T', kind: 'human' }, auth(API))).body.token
+    const m = (await call(server.url, 'POST', '/api/markets', { question: 'mine', outcomes: ['yes', 'no'], tier: 'play', closes_at: soon(3_600_000) }, auth(p))).body
+    const t = (await call(server.url, 'POST', `/api/markets/${m.id}/trade`, { trader_id: 'taker', outcome: 'yes', shares: 10 }, auth(q))).body
+    expect((await call(server.url, 'POST', `/api/markets/${m.id}/cancel`, undefined, auth(q))).status).toBe(403)
+    expect((await call(server.url, 'POST', `/api/markets/${m.id}/close`, undefined, auth(p))).body.status).toBe('closed')
+    expect((await call(server.url, 'POST', `/api/markets/${m.id}/trade`, { trader_id: 'taker', outcome: 'yes', shares: 1 }, auth(q))).status).toBe(409)
+    const cancelled = await call(server.url, 'POST', `/api/markets/${m.id}/cancel`, undefined, auth(p))
+    expect(cancelled.body).toMatchObject({ status: 'cancelled', resolution: null, pool: 0 })
+    expect((await call(server.url, 'GET', '/api/agents/taker')).body.balance).toBe(100_000)
+    expect((await call(server.url, 'GET', '/api/agents/maker')).body.balance).toBe(100_000)
+    expect(t.cost).toBeGreaterThan(0)
+    expect((await call(server.url, 'GET', '/api/ledger/conservation')).body).toMatchObject({ ok: true, mismatches: [] })
+  })
 })
 
 describe('the server and its books at start', () => {
