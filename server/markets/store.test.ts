@@ -5,7 +5,7 @@
 // chain; and the remedies' own rules: fractional shares, buying by amount, cancel, N/A, early close
 // and 409 quotes.
 import { createHash } from 'node:crypto'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -280,6 +280,18 @@ describe('books that include holdings', () => {
     expect(t.anchor()).toContain(`names entry ${last.seq}, and the ledger ends at ${last.seq - 1}`)
     // and the holdings, q and trade rows of that trade no longer replay
     expect(t.conservation().mismatches.join('\n')).toContain('ledger says 0')
+  })
+
+  it('a deleted head file is named; a database from before the anchor is anchored where it stands', async () => {
+    const { s } = await setup()
+    rmSync(s.headFile)
+    const t = reopen(s)
+    expect(t.anchor()).toContain('is missing or unreadable')
+    // the control: no faucet table (made with the anchor) says the database is older than the anchor
+    const db = raw(t)
+    db.exec('DROP TABLE faucet')
+    db.close()
+    expect(reopen(t).audit().problems).toEqual([])
   })
 
   it('a consistently rewritten chain verifies, and the head file catches it', async () => {

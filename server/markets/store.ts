@@ -78,10 +78,13 @@ export class MarketStore {
     mkdirSync(o.dataDir, { recursive: true })
     this.db = openSqlite(this.file, { readonly: o.readonly, busyTimeoutMs: 5000 })
     this.now = o.now ?? Date.now
+    let unanchored = false
     if (!o.readonly) {
       this.db.exec('PRAGMA journal_mode = WAL')
       // FULL: a commit in WAL mode is on the disk when it returns, so an acknowledged trade survives a crash
       this.db.exec('PRAGMA synchronous = FULL')
+      // a database made before the head was anchored has no faucet table (they came together)
+      unanchored = !this.db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'faucet'").get()!.n
       this.db.exec(SCHEMA)
       // databases made before markets could be cancelled
       const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(markets)').all()
@@ -99,8 +102,8 @@ export class MarketStore {
       }),
     )
     if (!o.readonly && !this.s.agent.get(HOUSE_ID)) this.s.insertAgent.run(HOUSE_ID, HOUSE_ID, 'the house (funds labs markets)', 'lab', null, null, this.now())
-    // a new database starts anchored; an existing one is checked against its anchor by audit()
-    if (!o.readonly && !existsSync(this.headFile) && !this.s.head.get()) this.writeHead()
+    // a new database, or one from before the anchor, is anchored where it stands; any other is checked against its head file by audit()
+    if (unanchored && !existsSync(this.headFile)) this.writeHead()
   }
 
   close(): void {
