@@ -101,17 +101,33 @@ export function quote(q: readonly number[], b: number, i: number, shares: number
 
 /**
  * The most shares of outcome `i` that `spendMinor` minor units buy, on the share grid. Inverting
- * b log1p(p_i expm1(d / b)) = S gives d = b log1p(expm1(S / b) / p_i); that is rounded down to the
- * grid, then stepped down while its quote (rounded against the trader) still costs more than S.
+ * b log1p(p_i expm1(d / b)) = S gives d = b log1p(expm1(S / b) / p_i), rounded down to the grid (at
+ * most `maxShares`); the quote rounded against the trader can still fit S a little beyond it (a cost
+ * within 1e-9 of a whole minor unit is that unit) or not at it, so the answer is searched from there:
+ * galloping up while it fits, then bisecting (the quote grows with the shares).
  * 0 when S buys not even one step.
  */
 export function sharesFor(q: readonly number[], b: number, i: number, spendMinor: number, maxShares = MAX_TRADE_SHARES): number {
   if (!Number.isInteger(spendMinor) || spendMinor < 1) throw new CrystalError('bad_argument', `spend must be a whole number of minor units >= 1, got ${spendMinor}`, { field: 'spend' })
   const p = prices(q, b)[i]
   const exact = b * Math.log1p(Math.expm1(spendMinor / MINOR_PER_UNIT / b) / p)
-  let steps = Math.min(Math.floor(exact * SHARE_SCALE + 1e-9), maxShares * SHARE_SCALE)
-  while (steps > 0 && quote(q, b, i, steps / SHARE_SCALE).cost > spendMinor) steps--
-  return steps / SHARE_SCALE
+  const cap = maxShares * SHARE_SCALE
+  const fits = (steps: number) => steps === 0 || quote(q, b, i, steps / SHARE_SCALE).cost <= spendMinor
+  const guess = Math.min(Math.floor(exact * SHARE_SCALE + 1e-9), cap)
+  // lo fits and hi does not (or is past the cap): from the guess, gallop up, or bisect below it
+  let lo = 0
+  let hi = guess
+  if (fits(guess)) {
+    let step = 1
+    for (lo = guess; lo + step <= cap && fits(lo + step); step *= 2) lo += step
+    hi = Math.min(lo + step, cap + 1)
+  }
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2)
+    if (fits(mid)) lo = mid
+    else hi = mid
+  }
+  return lo / SHARE_SCALE
 }
 
 /** A time series of price vectors, each holding from its time until the next. */
