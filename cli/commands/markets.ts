@@ -17,7 +17,7 @@ export function registerMarkets(cli: Command, ctx: () => CliContext): void {
     .addHelpText('after', '\nExamples:\n  crystal markets check\n  crystal --data-dir /srv/crystal markets check --json')
     .action((o: { json?: boolean }) => {
       const store = new MarketStore({ dataDir: ctx().dataDir, faucetGrant: 0, readonly: true })
-      let audit
+      let audit: ReturnType<MarketStore['audit']>
       try {
         audit = store.audit()
       } finally {

@@ -351,11 +351,12 @@ export class MarketStore {
       const wanted = Array.from({ length: Math.ceil(m.trades / step) }, (_, k) => 1 + k * step)
       if (m.trades > 0 && wanted[wanted.length - 1] !== m.trades) wanted.push(m.trades)
       // a trade's row never changes, so the points already read are kept: a GET while trading reads only the new last one
-      let cache = this.sampled.get(m.id)
-      if (!cache || cache.step !== step || cache.points.size > wanted.length + HISTORY_POINTS) this.sampled.set(m.id, (cache = { step, points: new Map() }))
-      const missing = wanted.filter((n) => !cache!.points.has(n))
+      const kept = this.sampled.get(m.id)
+      const cache = kept && kept.step === step && kept.points.size <= wanted.length + HISTORY_POINTS ? kept : { step, points: new Map<number, { ts: string; prices: number[] }>() }
+      this.sampled.set(m.id, cache)
+      const missing = wanted.filter((n) => !cache.points.has(n))
       if (missing.length > 0) for (const h of this.s.sampledHistory.all(m.id, JSON.stringify(missing))) cache.points.set(h.n, { ts: iso(h.ts), prices: JSON.parse(h.prices) })
-      out.history = [{ ts: iso(m.created_at), prices: prices(new Array(q.length).fill(0), m.b) }, ...wanted.map((n) => cache!.points.get(n)!)]
+      out.history = [{ ts: iso(m.created_at), prices: prices(new Array(q.length).fill(0), m.b) }, ...wanted.map((n) => cache.points.get(n)!)]
     }
     return out
   }
