@@ -24,13 +24,15 @@ beforeAll(async () => {
   busy = (await open('Which material rings longest?', ['vacuum', 'silicon', 'diamond_nv'])).body
   const settled = (await open('Did the first test pass?', ['yes', 'no'])).body
   const traders: Record<string, string> = {}
-  for (const id of ['ada', 'bob']) traders[id] = (await call(server.url, 'POST', '/api/agents/register', { id, display_name: id.toUpperCase(), kind: 'human' })).body.token
+  for (const id of ['ada', 'bob', 'cy']) traders[id] = (await call(server.url, 'POST', '/api/agents/register', { id, display_name: id.toUpperCase(), kind: 'human' })).body.token
   const trade = (m: string, id: string, outcome: string, shares: number) => call(server.url, 'POST', `/api/markets/${m}/trade`, { trader_id: id, outcome, shares }, auth(traders[id]))
   for (const [id, o, s] of [['ada', 'silicon', 30], ['bob', 'vacuum', 10], ['ada', 'silicon', 20], ['bob', 'diamond_nv', 15]] as const) expect((await trade(busy.id, id, o, s)).status).toBe(200)
   expect((await trade(quiet.id, 'bob', 'yes', 2)).status).toBe(200)
   // a settled market, so that the leaderboard has skill to rank: ada pushed "yes" far, bob leaned against it
+  // (cy trades too: a market counts for reputation only with traders of three households)
   await trade(settled.id, 'ada', 'yes', 40)
   await trade(settled.id, 'bob', 'no', 5)
+  await trade(settled.id, 'cy', 'no', 1)
   expect((await call(server.url, 'POST', `/api/markets/${settled.id}/resolve`, { outcome: 'yes' }, auth(ORACLE))).status).toBe(200)
   ;({ browser, page } = await openObservatory(server.url, consoleErrors, 900))
   await page.getByRole('tab', { name: 'Markets' }).click()

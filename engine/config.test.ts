@@ -14,7 +14,7 @@ describe('settings from the environment', () => {
       registry_limits: DEFAULT_LIMITS,
       announce_floor: DEFAULT_ANNOUNCE_FLOOR,
       gallery: { url: undefined, jwt: undefined },
-      markets: { oracle_token: undefined, starting_balance: 100_000, sweep_ms: 5000 },
+      markets: { oracle_token: undefined, starting_balance: 100_000, sweep_ms: 5000, faucet_period_s: 86_400, rate_limit: 120, allow_broken_ledger: false },
       station: { alerts: {} },
     })
     // an empty variable counts as unset (as a shell's `VAR= crystal ...` means)
@@ -36,6 +36,9 @@ describe('settings from the environment', () => {
       HUB_ORACLE_TOKEN: 'oracle',
       SVC_MARKETS_START_BALANCE: '500',
       SVC_MARKETS_SWEEP_MS: '20',
+      SVC_MARKETS_FAUCET_PERIOD_S: '60',
+      SVC_MARKETS_RATE_LIMIT: '0',
+      SVC_MARKETS_ALLOW_BROKEN_LEDGER: '1',
       SVC_STATION_MUSIC: '/srv/music',
       SVC_STATION_PACE: '4',
       SVC_ICECAST_URL: 'http://source:pw@127.0.0.1:8000/radio.mp3',
@@ -48,7 +51,7 @@ describe('settings from the environment', () => {
       registry_limits: { bucket_cap: 7 },
       announce_floor: 0.6,
       gallery: { url: 'https://gallery.example', jwt: 'jwt' },
-      markets: { oracle_token: 'oracle', starting_balance: 500, sweep_ms: 20 },
+      markets: { oracle_token: 'oracle', starting_balance: 500, sweep_ms: 20, faucet_period_s: 60, rate_limit: 0, allow_broken_ledger: true },
       station: { music: '/srv/music', pace: 4, icecast_url: 'http://source:pw@127.0.0.1:8000/radio.mp3', alerts: { disk_threshold: 0.9 } },
     })
   })

@@ -56,8 +56,14 @@ export interface StationSettings {
 export interface MarketsSettings {
   /** HUB_ORACLE_TOKEN: creates and resolves labs markets; unset, those routes answer 503. */
   oracle_token?: string
-  /** SVC_MARKETS_START_BALANCE: minor units minted for each new agent (default 100,000 = 1,000.00). */
+  /** SVC_MARKETS_START_BALANCE: the faucet's grant, minor units minted to a household at most once per faucet period (default 100,000 = 1,000.00; 0 turns the faucet off). */
   starting_balance: number
+  /** SVC_MARKETS_FAUCET_PERIOD_S: how often a household may draw the faucet (default 86,400: once a day). */
+  faucet_period_s: number
+  /** SVC_MARKETS_RATE_LIMIT: mutating market requests per minute per client (its bearer token, else its address; default 120; 0 turns the limit off). */
+  rate_limit: number
+  /** SVC_MARKETS_ALLOW_BROKEN_LEDGER=1: start even when the ledger fails its check (to inspect it); otherwise the server refuses to start. */
+  allow_broken_ledger: boolean
   /** SVC_MARKETS_SWEEP_MS: how often play markets past their close are looked for and settled (default 5,000). */
   sweep_ms: number
 }
@@ -75,6 +81,9 @@ export function settingsFrom(env: Record<string, string | undefined>): Settings 
       oracle_token: set('HUB_ORACLE_TOKEN'),
       starting_balance: wholeNumber(env, 'SVC_MARKETS_START_BALANCE', 100_000, 0),
       sweep_ms: wholeNumber(env, 'SVC_MARKETS_SWEEP_MS', 5000, 10),
+      faucet_period_s: wholeNumber(env, 'SVC_MARKETS_FAUCET_PERIOD_S', 86_400, 0),
+      rate_limit: wholeNumber(env, 'SVC_MARKETS_RATE_LIMIT', 120, 0),
+      allow_broken_ledger: env.SVC_MARKETS_ALLOW_BROKEN_LEDGER === '1',
     },
     station: {
       music: set('SVC_STATION_MUSIC'),

@@ -28,6 +28,7 @@ import { problem, registerErrors } from './errors.js'
 import { ContractBus } from '../engine/bus/contract_bus.js'
 import { connectBus, natsConnection, nodeId } from '../engine/bus/nats.node.js'
 import { ConsciousnessPublisher, DEFAULT_PERIOD_MS } from '../engine/consciousness/publisher.js'
+import { refuseDuplicateKeys } from './json_body.js'
 import { marketRoutes } from './markets/routes.js'
 import { registryRoutes } from './registry/routes.js'
 import { swarmRoutes } from './swarm/routes.js'
@@ -77,6 +78,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
 
   const app = Fastify({ bodyLimit: API_LIMITS.body_bytes, logger: o.logLevel ? { level: o.logLevel } : false }).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(validatorCompiler())
+  refuseDuplicateKeys(app)
   registerErrors(app)
   await app.register(swagger, {
     openapi: {
@@ -104,7 +106,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   await app.register(crystalRoutes, { service, catalog, registry, open: (x) => createNodeEngine({ backend: o.backend, ...x }), publisher: publisher?.publisher })
   await app.register(registryRoutes, { catalog, registry })
   await app.register(swarmRoutes, { wsUrl: o.settings.bus.ws_url, announceFloor: o.settings.announce_floor })
-  await app.register(marketRoutes, { dataDir: o.dataDir, settings: o.settings.markets, bus: o.settings.bus, say: o.report })
+  await app.register(marketRoutes, { dataDir: o.dataDir, settings: o.settings.markets, bus: o.settings.bus, apiToken: token, say: o.report })
   if (station) await app.register(stationRoutes, { station })
   if (!station) app.get('/player', { schema: { hide: true } }, async (_req, reply) => reply.code(404).type('text/html; charset=utf-8').send(NO_PLAYER_HTML))
   // the Observatory, built by `npm run build` (vite) into dist/app, beside dist/server
