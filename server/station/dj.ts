@@ -6,7 +6,7 @@ import type { DjStatus, Track } from '../../engine/contracts/station.js'
 import type { Block } from '../../engine/station/schedule.js'
 import { CrystalError } from '../../engine/errors.js'
 import { RATE, resample, type Pcm } from './audio.js'
-import { applyGain, normalisingGain } from './loudness.js'
+import { level } from './loudness.js'
 import type { SwarmWatch } from './swarm.js'
 
 /** Below this order parameter (0: incoherent, 1: in lockstep) the medium has lost its thread, and a
@@ -70,12 +70,13 @@ export function speak(text: string): Promise<Buffer> {
   })
 }
 
-/** The voice of `text` as the stream's stereo PCM at -16 LUFS (true peak within -1 dBTP). */
+/** The voice of `text` as the stream's stereo PCM at the music's -16 LUFS, its peaks held within
+ * -1 dBTP by the limiter (by gain alone espeak's crests stopped it near -19 LUFS). */
 export async function voice(text: string): Promise<Pcm> {
   const wav = parseWav(await speak(text))
   const [mono] = await resample([wav.channels[0]], wav.rate)
   const channels = [mono, mono.slice()]
-  applyGain(channels, normalisingGain(channels, RATE).gain_db)
+  level(channels, RATE)
   return { left: channels[0], right: channels[1] }
 }
 

@@ -12,7 +12,7 @@ import { scheduleAt, type Block } from '../../engine/station/schedule.js'
 import { pickNext, type Pick } from '../../engine/station/selection.js'
 import { CrystalError } from '../../engine/errors.js'
 import { decodeMp3, RATE, trimSilence } from './audio.js'
-import { applyGain, normalisingGain } from './loudness.js'
+import { level } from './loudness.js'
 
 /** Perception listens to at most this much of a track, from its middle (as music retrieval's 30 s clips do, longer). */
 export const PERCEIVE_SECONDS = 60
@@ -27,7 +27,7 @@ export const CODEBOOK_SEED = 16
 export async function perceiveMp3(bytes: Uint8Array, name: string): Promise<Float64Array> {
   const pcm = trimSilence(await decodeMp3(bytes, name))
   const channels = [pcm.left.slice(), pcm.right.slice()]
-  applyGain(channels, normalisingGain(channels, RATE).gain_db)
+  level(channels, RATE)
   const keep = Math.min(channels[0].length, PERCEIVE_SECONDS * RATE)
   const from = Math.floor((channels[0].length - keep) / 2)
   const mono = Float32Array.from({ length: keep }, (_, i) => (channels[0][from + i] + channels[1][from + i]) / 2)
