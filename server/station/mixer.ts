@@ -59,6 +59,19 @@ export class Mixer<T> {
     else this.start(deck, 0)
   }
 
+  /** Takes back the cued track while its fade has not begun (a request goes before it); false when
+   * the fade is under way or nothing is cued. */
+  uncue(): boolean {
+    if (!this.next || this.fadeFrom >= 0) return false
+    this.next = null
+    return true
+  }
+
+  /** True while a crossfade is under way. */
+  get fading(): boolean {
+    return this.fadeFrom >= 0
+  }
+
   /** True when the next frame would run out of audio: the current track ends within it (or none
    * is on) and the one that follows is still being loaded. */
   get starved(): boolean {
