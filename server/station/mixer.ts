@@ -67,6 +67,11 @@ export class Mixer<T> {
     return true
   }
 
+  /** The item cued to follow, from its cue to the end of its fade in (null while none is). */
+  get cued(): T | null {
+    return this.next?.item ?? null
+  }
+
   /** True while a crossfade is under way. */
   get fading(): boolean {
     return this.fadeFrom >= 0

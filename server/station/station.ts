@@ -89,9 +89,8 @@ export class Station {
   /** what has gone on air, oldest first */
   private readonly plays: Play[] = []
   private onAir: OnAir | null = null
-  /** picked and not yet on air, in order; the first is in the mixer once `cued` is it */
+  /** picked and not yet on air, in order; the first is in the mixer once it is cued */
   private readonly lineup: Planned[] = []
-  private cued: Planned | undefined
   /** loading, picking, requests and skips run one at a time */
   private chain: Promise<unknown> = Promise.resolve()
   private watcher: FSWatcher | undefined
@@ -137,7 +136,6 @@ export class Station {
         this.broadcast.setTitle(streamTitle(l.track))
         const i = this.lineup.indexOf(l.planned)
         if (i >= 0) this.lineup.splice(i, 1)
-        if (this.cued === l.planned) this.cued = undefined
         const now = this.now()
         this.plays.push({ track: l.track, started_at: this.onAir.started_at, block: now.block.name, by: l.planned.by, gain_db: l.gain_db })
         if (this.plays.length > HISTORY_KEPT) this.plays.shift()
@@ -208,7 +206,7 @@ export class Station {
       const ids = new Set(next.tracks.map((t) => t.id))
       const added = next.tracks.filter((t) => !before.has(t.id)).length
       const removed = [...before].filter((id) => !ids.has(id)).length
-      for (let i = this.lineup.length - 1; i >= 0; i--) if (!ids.has(this.lineup[i].track.id) && this.lineup[i] !== this.cued) this.lineup.splice(i, 1)
+      for (let i = this.lineup.length - 1; i >= 0; i--) if (!ids.has(this.lineup[i].track.id) && this.lineup[i] !== this.mixer.cued?.planned) this.lineup.splice(i, 1)
       this.library = next
       for (const s of next.skipped) this.say(`station: skipped ${s.file}: ${s.reason}`)
       const old = this.perception
@@ -235,13 +233,14 @@ export class Station {
     const track = this.library.tracks.find((t) => t.id === trackId)
     if (!track) throw new CrystalError('not_found', `no track ${trackId} in the library (GET /api/station/library lists the ids)`, { field: 'track_id' })
     return this.serial(async () => {
-      if (this.cued && this.mixer.uncue()) this.cued = undefined
-      let at = this.cued ? 1 : 0
+      this.mixer.uncue()
+      // a track fading in stays first (until the middle of the fade it is still in the lineup)
+      let at = this.lineup[0] && this.lineup[0] === this.mixer.cued?.planned ? 1 : 0
       while (at < this.lineup.length && this.lineup[at].by === 'request') at++
       const planned: Planned = { track, by: 'request' }
       this.lineup.splice(at, 0, planned)
       this.history.push(track.id)
-      if (!this.cued) await this.loadNext()
+      await this.loadNext()
       return { track, position: this.lineup.indexOf(planned) + 1, up_next: this.lineup[0].track }
     })
   }
@@ -252,10 +251,10 @@ export class Station {
       const on = this.onAir?.track
       if (!on) throw new CrystalError('conflict', 'nothing is on air to skip')
       if (this.mixer.fading) throw new CrystalError('conflict', `a change of track is already under way (into ${this.lineup[0]?.track.id ?? 'the next track'})`)
-      if (!this.cued) await this.loadNext()
+      await this.loadNext()
       this.mixer.skip()
       this.say(`station: skipped ${on.id}`)
-      return { skipped: on, next: this.cued?.track ?? null }
+      return { skipped: on, next: this.mixer.cued?.track ?? null }
     })
   }
 
@@ -350,8 +349,10 @@ export class Station {
 
   /** Decodes, trims and levels the first track of the lineup and cues it, then picks the one after
    * it (so up_next is known as soon as the cued track goes on air); a track that fails is reported
-   * and the next is tried, so a corrupt file costs no air time. Runs in the chain (`serial`). */
+   * and the next is tried, so a corrupt file costs no air time. Runs in the chain (`serial`); with a
+   * track already cued (or still fading in) there is nothing to do until the mixer wants the next. */
   private async loadNext(): Promise<void> {
+    if (this.mixer.cued) return
     for (let attempt = 0; attempt < Math.min(this.library.tracks.length, 8); attempt++) {
       if (this.lineup.length === 0) await this.pickAhead()
       const planned = this.lineup[0]
@@ -363,9 +364,8 @@ export class Station {
         const gain = level(channels, RATE)
         const deck: Deck<Loaded> = { item: { track, planned, ...gain }, pcm: { left: channels[0], right: channels[1] } }
         const from = this.onAir?.track ?? null
-        this.cued = planned
         this.mixer.cue(deck)
-        if (from && this.cued === planned) void this.announce(from, deck.item)
+        if (from && this.mixer.cued === deck.item) void this.announce(from, deck.item)
         if (this.lineup.length < 2) await this.pickAhead()
         return
       } catch (e) {
