@@ -89,12 +89,17 @@ const PHASES: Float64Array[] = Array.from({ length: OVERSAMPLE - 1 }, (_, p) => 
 })
 
 /** The true peak near each sample: the largest magnitude of the sample and of the three 4x-oversampled
- * points after it, over all channels. */
-function peakEnvelope(channels: readonly Float32Array[]): Float32Array {
+ * points after it, over all channels. Where the sample and the next are under `screen` the points
+ * between them are not computed (as in truePeak: a band-limited signal does not rise 6 dB between samples). */
+function peakEnvelope(channels: readonly Float32Array[], screen: number): Float32Array {
   const env = new Float32Array(channels[0].length)
   for (const x of channels) {
     for (let i = 0; i < x.length; i++) {
       let p = Math.abs(x[i])
+      if (p < screen && (i + 1 >= x.length || Math.abs(x[i + 1]) < screen)) {
+        if (p > env[i]) env[i] = p
+        continue
+      }
       for (const h of PHASES) {
         let v = 0
         for (let k = 0; k < TAPS; k++) {
@@ -120,7 +125,7 @@ const LIMIT_RELEASE_S = 0.08
  * above what a peak within reach needs. */
 export function limitTruePeak(channels: Float32Array[], rate: number, ceiling = CEILING_DBTP): void {
   const limit = 10 ** (ceiling / 20)
-  const env = peakEnvelope(channels)
+  const env = peakEnvelope(channels, limit / 2)
   const n = env.length
   const L = Math.max(1, Math.round(LIMIT_LOOKAHEAD_S * rate))
   const need = Float32Array.from(env, (p) => (p > limit ? limit / p : 1))
