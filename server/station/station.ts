@@ -156,8 +156,9 @@ export class Station {
 
   /** Loads the first track, then keeps the encoder `lead_s` ahead of the clock. */
   async start(): Promise<void> {
-    this.encoder = await StreamEncoder.create()
-    await this.serial(() => this.loadNext())
+    // the encoder compiles while the first track decodes: both stand between the start and first audio
+    const [encoder] = await Promise.all([StreamEncoder.create(), this.serial(() => this.loadNext())])
+    this.encoder = encoder
     this.t0 = performance.now()
     this.tick()
     this.perception = this.perceive()
