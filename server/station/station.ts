@@ -241,6 +241,8 @@ export class Station {
       const planned: Planned = { track, by: 'request' }
       this.lineup.splice(at, 0, planned)
       this.history.push(track.id)
+      this.lastBy = 'request'
+      this.lastPick = undefined
       await this.loadNext()
       return { track, position: this.lineup.indexOf(planned) + 1, up_next: this.lineup[0].track }
     })
