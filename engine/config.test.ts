@@ -15,7 +15,7 @@ describe('settings from the environment', () => {
       announce_floor: DEFAULT_ANNOUNCE_FLOOR,
       gallery: { url: undefined, jwt: undefined },
       markets: { oracle_token: undefined, starting_balance: 100_000, sweep_ms: 5000, faucet_period_s: 86_400, rate_limit: 120, allow_broken_ledger: false },
-      station: { alerts: {} },
+      station: { alerts: {}, dj: { off: false } },
     })
     // an empty variable counts as unset (as a shell's `VAR= crystal ...` means)
     expect(settingsFrom({ SVC_NATS_URL: '', SVC_CRYSTAL_API_TOKEN: '' })).toMatchObject({ token: undefined, bus: { url: undefined } })
@@ -43,6 +43,10 @@ describe('settings from the environment', () => {
       SVC_STATION_PACE: '4',
       SVC_ICECAST_URL: 'http://source:pw@127.0.0.1:8000/radio.mp3',
       SVC_STATION_DISK_THRESHOLD: '0.9',
+      SVC_STATION_TIME_ZONE: 'Europe/Berlin',
+      SVC_STATION_DJ: 'off',
+      SVC_STATION_DJ_MIN_INTERVAL_S: '0',
+      SVC_STATION_DJ_MAX_SHARE: '0.05',
     })
     expect(s).toMatchObject({
       token: 'secret',
@@ -52,7 +56,7 @@ describe('settings from the environment', () => {
       announce_floor: 0.6,
       gallery: { url: 'https://gallery.example', jwt: 'jwt' },
       markets: { oracle_token: 'oracle', starting_balance: 500, sweep_ms: 20, faucet_period_s: 60, rate_limit: 0, allow_broken_ledger: true },
-      station: { music: '/srv/music', pace: 4, icecast_url: 'http://source:pw@127.0.0.1:8000/radio.mp3', alerts: { disk_threshold: 0.9 } },
+      station: { music: '/srv/music', pace: 4, icecast_url: 'http://source:pw@127.0.0.1:8000/radio.mp3', alerts: { disk_threshold: 0.9 }, time_zone: 'Europe/Berlin', dj: { off: true, min_interval_s: 0, max_share: 0.05 } },
     })
   })
 
@@ -60,6 +64,8 @@ describe('settings from the environment', () => {
     expect(() => settingsFrom({ SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: '2' })).toThrow('SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE must be a number from 0 to 1, got "2"')
     expect(() => settingsFrom({ SVC_CRYSTAL_MAX_PRIMITIVES: '0' })).toThrow('SVC_CRYSTAL_MAX_PRIMITIVES must be a whole number of at least 1, got "0"')
     expect(() => settingsFrom({ SVC_STATION_PACE: '-1' })).toThrow('SVC_STATION_PACE must be a positive number, got "-1"')
+    expect(() => settingsFrom({ SVC_STATION_DJ: 'quiet' })).toThrow('SVC_STATION_DJ must be on or off, got "quiet"')
+    expect(() => settingsFrom({ SVC_STATION_DJ_MAX_SHARE: '10' })).toThrow('SVC_STATION_DJ_MAX_SHARE must be a number from 0 to 1, got "10"')
     expect(() => settingsFrom({ SVC_MARKETS_SWEEP_MS: '5' })).toThrow('SVC_MARKETS_SWEEP_MS must be a whole number >= 10, got "5"')
   })
 })

@@ -50,6 +50,11 @@ export interface StationSettings {
   /** With a bus: SVC_STATION_DISK_PATH (/) against SVC_STATION_DISK_THRESHOLD (0.8), SVC_STATION_PRUNE_LOG's
    * age against SVC_STATION_PRUNE_STALE_S (one day), every SVC_STATION_ALERT_PERIOD_MS (one minute). */
   alerts: { disk_path?: string; disk_threshold?: number; prune_log?: string; prune_stale_s?: number; period_ms?: number }
+  /** SVC_STATION_TIME_ZONE: the zone the schedule is read in (default America/Chicago). */
+  time_zone?: string
+  /** SVC_STATION_DJ (on | off), SVC_STATION_DJ_MIN_INTERVAL_S (seconds between links, default 300),
+   * SVC_STATION_DJ_MAX_SHARE (the voice's most share of the airtime, 0..1, default 0.1). */
+  dj: { off: boolean; min_interval_s?: number; max_share?: number }
 }
 
 /** The market engine's settings (docs/markets.md). */
@@ -99,8 +104,30 @@ export function settingsFrom(env: Record<string, string | undefined>): Settings 
         prune_stale_s: positive(env, 'SVC_STATION_PRUNE_STALE_S'),
         period_ms: positive(env, 'SVC_STATION_ALERT_PERIOD_MS'),
       },
+      time_zone: set('SVC_STATION_TIME_ZONE'),
+      dj: {
+        off: onOff(env, 'SVC_STATION_DJ'),
+        min_interval_s: env.SVC_STATION_DJ_MIN_INTERVAL_S ? wholeNumber(env, 'SVC_STATION_DJ_MIN_INTERVAL_S', 0, 0) : undefined,
+        max_share: share(env, 'SVC_STATION_DJ_MAX_SHARE'),
+      },
     },
   }
+}
+
+/** true for "off" (the setting's default is on). */
+function onOff(env: Record<string, string | undefined>, name: string): boolean {
+  const raw = env[name]
+  if (raw === undefined || raw === '' || raw === 'on') return false
+  if (raw === 'off') return true
+  throw new CrystalError('bad_argument', `${name} must be on or off, got "${raw}"`, { field: name })
+}
+
+function share(env: Record<string, string | undefined>, name: string): number | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  const v = Number(raw)
+  if (!Number.isFinite(v) || v < 0 || v > 1) throw new CrystalError('bad_argument', `${name} must be a number from 0 to 1, got "${raw}"`, { field: name })
+  return v
 }
 
 function positive(env: Record<string, string | undefined>, name: string): number | undefined {

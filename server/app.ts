@@ -107,7 +107,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   await app.register(registryRoutes, { catalog, registry })
   await app.register(swarmRoutes, { wsUrl: o.settings.bus.ws_url, announceFloor: o.settings.announce_floor })
   await app.register(marketRoutes, { dataDir: o.dataDir, settings: o.settings.markets, bus: o.settings.bus, apiToken: token, say: o.report })
-  if (station) await app.register(stationRoutes, { station })
+  if (station) await app.register(stationRoutes, { station, token })
   if (!station) app.get('/player', { schema: { hide: true } }, async (_req, reply) => reply.code(404).type('text/html; charset=utf-8').send(NO_PLAYER_HTML))
   // the Observatory, built by `npm run build` (vite) into dist/app, beside dist/server
   const observatory = fileURLToPath(new URL('../app/', import.meta.url))
