@@ -241,7 +241,7 @@ export class MemoryReader {
     const runner = await this.open(field, this.params, all.map((p) => p.w), Math.max(1, moments.length), plan && { plan, onHost })
     try {
       // the sweep is queued first (on the GPU nothing comes back), then every reading is scored
-      const order = [...moments.keys()].sort((i, j) => moments[j].mark - moments[i].mark)
+      const order = [...moments.keys()].sort((i, j) => moments[j].mark - moments[i].mark || moments[j].step - moments[i].step)
       const slots: number[] = []
       let t = e.step_count
       const back = (step: number) => {
