@@ -208,16 +208,17 @@ describe('forgetting shows in the scores (each against the same program in a los
 describe('recall among memories written at distinct times', () => {
   const { texts: own } = corpus(16, 31, 2)
   // ideal_resonator: every memory shares "the", "of" and "night". Cold europium keeps less (damping,
-  // viscosity, a leaky boundary): with three shared words 10 steps apart the newest memories, holding
-  // most of the shared words' energy, outscore an older exact match (13 of 16; docs/recall.md), so it
-  // is held to one shared word 10 steps apart and to three 5 steps apart.
-  const cases = [
+  // viscosity, a leaky boundary): with three shared words 10 steps apart every exact text still ranks
+  // first by match (by the score before match and strength, 13 of 16), and 14 of 16 one-word queries
+  // find theirs in the top 3 (the oldest memories' one-word share is near its floor).
+  const cases: { material: string; gap: number; memories: string[]; words?: number }[] = [
     { material: 'ideal_resonator', gap: 10, memories: own.map((t) => `the ${t.split(' ')[0]} of the night ${t.split(' ')[1]}`) },
     { material: 'europium_crystal', gap: 10, memories: own.map((t) => `${t.split(' ')[0]} night ${t.split(' ')[1]}`) },
     { material: 'europium_crystal', gap: 5, memories: own.map((t) => `the ${t.split(' ')[0]} of the night ${t.split(' ')[1]}`) },
-  ] as const
-  for (const { material, gap, memories } of cases) {
-    test(`${material} (cold), N = 128, ${memories.length} memories ${gap} steps apart: exact text first, a one-word query in the top 3`, async () => {
+    { material: 'europium_crystal', gap: 10, memories: own.map((t) => `the ${t.split(' ')[0]} of the night ${t.split(' ')[1]}`), words: 14 },
+  ]
+  for (const { material, gap, memories, words = memories.length } of cases) {
+    test(`${material} (cold), N = 128, ${memories.length} memories ${gap} steps apart (${memories[0]}): exact text first, ${words} one-word queries in the top 3`, async () => {
       const e = await engine({ size: 128, material, temperature_k: material === 'europium_crystal' ? 4 : undefined, seed: 8 })
       for (const t of memories) {
         await e.write(t)
@@ -229,7 +230,8 @@ describe('recall among memories written at distinct times', () => {
         if ((await e.recall(t, 1)).hits[0]?.text === t) exact++
         if ((await e.recall(own[i].split(' ')[1], 3)).hits.some((h) => h.text === t)) word++
       }
-      expect({ exact, word }).toEqual({ exact: memories.length, word: memories.length })
+      expect(exact).toBe(memories.length)
+      expect(word).toBeGreaterThanOrEqual(words)
     }, 120_000)
   }
 })
