@@ -142,7 +142,7 @@ async function marginSeed(medium: (typeof MEMORY_BENCH.media)[number], delay: nu
   }
 }
 
-export async function capacityRow(size: number, noise: number, say: (line: string) => void): Promise<CapacityRow> {
+async function capacityRow(size: number, noise: number, say: (line: string) => void): Promise<CapacityRow> {
   const { queries, target, growth, material } = MEMORY_BENCH.capacity
   const e = await createNodeEngine({ size, material, noise, seed: 1, timeline_interval: 0 })
   const reader = new MemoryReader(e)
