@@ -1,8 +1,10 @@
 // Probe and recall, read from the live field alone (DESIGN.md section 4, docs/recall.md). The live
 // state is run back through the adjoint of the steps and dream edits since; at each write moment the
 // readout gives, for any pattern written then, the energy inner product of its evolved self with the
-// live field. A score is that product over the energy the pattern would hold had it been written then
-// at its importance in a lossless medium; chance is measured on null patterns read the same way.
+// live field. A reading is that product over the energy the pattern would hold had it been written then
+// at its importance in a lossless medium. Recall splits each moment's reading over the patterns written
+// then (least squares): each memory's presence gives its strength, and the query's share through it,
+// over that presence, its match. Chance is measured on null patterns read and split the same way.
 import type { ProbeResult, RecallHit, RecallResult } from '../contracts/api.js'
 import type { SavedState } from '../field/backend.js'
 import type { Engine, Moment, MomentReading } from '../field/engine_api.js'
