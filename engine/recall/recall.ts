@@ -367,21 +367,23 @@ export class MemoryReader {
       // each pattern's presence: the least-squares split of the reading over the moment's patterns
       const inv = j > 1 ? this.gramInverse(m, mine) : Float64Array.of(1 / mine[0].energy)
       const c = m.groups.map((_, g) => m.groups.reduce((s, _h, h) => s + inv[g * j + h] * y[h], 0))
-      // a reading less what the moment's patterns other than `g` account for (all of them when g = -1)
-      const rest = (reading: number, energy: number, shared: (h: number) => number, g: number) => reading - m.groups.reduce((s, _h, h) => (h === g ? s : s + (c[h] * shared(h)) / energy), 0)
-      // chance, read the same way on the null patterns: what the split leaves, and what passes through g
-      const nullRest = (g: number) => rms(nulls.map((n, k) => rest(chance[k], n.energy, (h) => mine[h].nulls[k], g)))
-      const left = nullRest(-1)
-      const cross = patterns.map((_, q) => (j > 1 ? mine.map((p) => restProduct(p.w, qw[q], this.c2)) : []))
+      // what the moment's patterns leave of a reading, given the energy each shares with the pattern read;
+      // adding back memory g's part gives the share through g (at a moment of one memory, the reading)
+      const left = (reading: number, energy: number, shared: (h: number) => number) => reading - m.groups.reduce((s, _h, h) => s + (c[h] * shared(h)) / energy, 0)
+      // chance, read the same way on the null patterns
+      const nullLeft = nulls.map((n, k) => left(chance[k], n.energy, (h) => mine[h].nulls[k]))
+      const sigmaLeft = rms(nullLeft)
+      const queryLeft = patterns.map((p, q) => (j > 1 ? left(scores[q], p.energy, (h) => restProduct(mine[h].w, qw[q], this.c2)) : 0))
       m.groups.forEach((group, g) => {
         if (group.importance === 0) return
         const energy = mine[g].energy
         const strength = c[g] / group.importance
-        const noise_floor = Math.max((NOISE_SIGMAS * Math.max(left * Math.sqrt(energy * inv[g * j + g]), nullRest(g))) / Math.abs(group.importance), FORGOTTEN_BELOW)
+        const sigmaShare = rms(nulls.map((n, k) => nullLeft[k] + (c[g] * mine[g].nulls[k]) / n.energy))
+        const noise_floor = Math.max((NOISE_SIGMAS * Math.max(sigmaLeft * Math.sqrt(energy * inv[g * j + g]), sigmaShare)) / Math.abs(group.importance), FORGOTTEN_BELOW)
         if (!(strength > noise_floor)) return
         patterns.forEach((p, q) => {
-          // the query's share through this memory, at unit importance
-          const share = rest(scores[q], p.energy, (h) => cross[q][h], g)
+          // the query's share through this memory
+          const share = j > 1 ? queryLeft[q] + (c[g] * restProduct(mine[g].w, qw[q], this.c2)) / p.energy : scores[q]
           if (!(share / group.importance > noise_floor)) return
           const match = (share * p.energy) / (c[g] * Math.sqrt(energy * p.energy))
           for (const memory of group.memories) {
