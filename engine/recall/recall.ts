@@ -373,7 +373,8 @@ export class MemoryReader {
       // chance, read the same way on the null patterns
       const nullLeft = nulls.map((n, k) => left(chance[k], n.energy, (h) => mine[h].nulls[k]))
       const sigmaLeft = rms(nullLeft)
-      const queryLeft = patterns.map((p, q) => (j > 1 ? left(scores[q], p.energy, (h) => restProduct(mine[h].w, qw[q], this.c2)) : 0))
+      const cross = patterns.map((_, q) => (j > 1 ? mine.map((p) => restProduct(p.w, qw[q], this.c2)) : []))
+      const queryLeft = patterns.map((p, q) => (j > 1 ? left(scores[q], p.energy, (h) => cross[q][h]) : 0))
       m.groups.forEach((group, g) => {
         if (group.importance === 0) return
         const energy = mine[g].energy
@@ -383,7 +384,7 @@ export class MemoryReader {
         if (!(strength > noise_floor)) return
         patterns.forEach((p, q) => {
           // the query's share through this memory
-          const share = j > 1 ? queryLeft[q] + (c[g] * restProduct(mine[g].w, qw[q], this.c2)) / p.energy : scores[q]
+          const share = j > 1 ? queryLeft[q] + (c[g] * cross[q][g]) / p.energy : scores[q]
           if (!(share / group.importance > noise_floor)) return
           const match = (share * p.energy) / (c[g] * Math.sqrt(energy * p.energy))
           for (const memory of group.memories) {
