@@ -6,6 +6,7 @@ import { follow, get } from './api'
 import { serverDriver, TabDriver } from './driver'
 import { openTabEngine, type TabBackend } from './tab'
 import { pulseNumbers, useStore } from './store'
+import { Ask } from './views/Ask'
 import { Controls } from './views/Controls'
 import { Lab } from './views/Lab'
 import { Markets } from './views/Markets'
@@ -42,27 +43,40 @@ export function App() {
     const current = useStore.getState().driver
     // (while a tab engine starts, the placeholder is the server driver: Server must still take its turn)
     if (kind === 'tab' && current.kind === 'tab' && prefer === tabBackend) return
+    // the tab's field cannot move to the server: leaving it throws it away, so ask first when it holds anything
+    if (kind === 'server' && current instanceof TabDriver && (current.engine.step_count > 0 || current.engine.memories.length > 0)) {
+      const e = current.engine
+      const gone = `step ${e.step_count}, ${e.memories.length} ${e.memories.length === 1 ? 'memory' : 'memories'}`
+      if (!window.confirm(`Switch to the server's engine? This tab's field (${gone}) cannot move to the server and will be discarded.`)) return
+    }
     const turn = ++switches.current
-    current.close()
     if (kind === 'server') {
+      current.close()
       setDriver(serverDriver, 'Server')
       // the feed only speaks on change: fetch the server's field now rather than keep showing the tab's
       get<State>('/crystal/state?size=128').then(setState, (e: Error) => setError('feed', e.message))
       return
     }
-    setDriver(serverDriver, 'This tab · starting the engine ...')
+    // a tab engine switching backend carries its field across; from the server, the tab starts a field of its own
+    const from = current instanceof TabDriver ? current : undefined
+    if (!from) current.close()
+    setDriver(from ?? serverDriver, `This tab · starting the engine ...`)
     try {
       const like = useStore.getState().state
-      const e = await openTabEngine(like?.field_size ?? 64, like?.material ?? 'ideal_resonator', 1, prefer)
+      const e = await openTabEngine(from?.engine.size ?? like?.field_size ?? 64, from?.engine.material.name ?? like?.material ?? 'ideal_resonator', 1, prefer)
       if (turn !== switches.current) {
         e.destroy()
         return
       }
+      if (from) await from.carryTo(e)
+      from?.close()
       const tab = new TabDriver(e, setState)
-      setDriver(tab, `This tab · ${e.backend_reason}`)
+      const origin = from ? `carried over from ${from.engine.backend === 'gpu' ? 'WebGPU' : 'the CPU twin'} at step ${e.step_count}` : "a field of its own (the server's keeps running there)"
+      setDriver(tab, `This tab · ${e.backend_reason} · ${origin}`)
       await tab.show()
     } catch (err) {
       if (turn !== switches.current) return
+      from?.close()
       setDriver(serverDriver, 'Server')
       setError('feed', `This tab could not start an engine: ${(err as Error).message}`)
     }
@@ -119,11 +133,12 @@ export function App() {
           <p className="status" data-testid="status">
             {state ? `step ${state.step} · ${state.memories} ${state.memories === 1 ? 'memory' : 'memories'} · energy ${state.books.energy.toPrecision(4)}` : 'connecting to the field ...'}
           </p>
-          <Timeline points={state?.timeline ?? []} />
+          <Timeline points={state ? [...state.timeline, state.books] : []} />
           <Lab />
         </section>
         <aside>
           <Controls />
+          <Ask />
         </aside>
       </main>
       {tab === 'Primitives' && <Primitives />}

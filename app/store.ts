@@ -12,7 +12,7 @@ export function pulseNumbers(p: Record<PulseField, string>): Record<PulseField, 
   return Object.fromEntries(PULSE_FIELDS.map((k) => [k, p[k].trim() === '' ? NaN : Number(p[k])])) as Record<PulseField, number>
 }
 
-export type Control = 'write' | 'pulse' | 'resonate' | 'dream' | 'feed' | 'conditions' | 'evolve' | 'run'
+export type Control = 'write' | 'pulse' | 'resonate' | 'dream' | 'feed' | 'conditions' | 'evolve' | 'run' | 'ask'
 
 interface Store {
   driver: Driver

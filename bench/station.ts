@@ -8,7 +8,7 @@ import { demoLibrary, startServer } from './harness.js'
 import { importOptional } from '../engine/util/optional.node.js'
 import { decodeMp3, FRAME, RATE, StreamEncoder, trimSilence, type Pcm } from '../server/station/audio.js'
 import { scanLibrary } from '../server/station/library.js'
-import { applyGain, normalisingGain } from '../server/station/loudness.js'
+import { level } from '../server/station/loudness.js'
 import { Mixer } from '../server/station/mixer.js'
 
 export interface StationBenchReport {
@@ -64,7 +64,7 @@ export async function runStationBench(say: (what: string) => void): Promise<Stat
     stages.decode += cpuMs() - t0
     t0 = cpuMs()
     const channels = [pcm.left.slice(), pcm.right.slice()]
-    applyGain(channels, normalisingGain(channels, RATE).gain_db)
+    level(channels, RATE)
     stages.loudness += cpuMs() - t0
     decks.push({ left: channels[0], right: channels[1] })
   }

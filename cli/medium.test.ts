@@ -28,11 +28,11 @@ describe('crystal write and ask', () => {
     expect(crystal(dir, 'write', 'amber river at dusk', '--importance', '0.5').stdout).toContain('now step 20')
     const r = crystal(dir, 'ask', 'glyph', '-k', '2')
     expect(r.status).toBe(0)
-    expect(r.stdout.split('\n')).toEqual([expect.stringMatching(/^1\. "the cold glyph remembers" {2}score [\d.]+ \(noise floor [\d.]+, written at step 10\)$/), ''])
+    expect(r.stdout.split('\n')).toEqual([expect.stringMatching(/^1\. "the cold glyph remembers" {2}match 0\.\d{3}, strength [\d.]+ \(noise floor [\d.]+, written at step 10\)$/), ''])
     const answer = JSON.parse(crystal(dir, 'ask', 'amber river at dusk', '--json').stdout)
     expect(answer).toMatchObject({ memories: 2, over_capacity: false, reason: null })
     expect(answer.hits[0]).toMatchObject({ rank: 1, text: 'amber river at dusk', importance: 0.5, step: 20 })
-    expect(answer.hits[0].score).toBeGreaterThan(0.9) // ideal_resonator keeps nearly all of it
+    expect(answer.hits[0].strength).toBeGreaterThan(0.9) // ideal_resonator keeps nearly all of it
   })
 
   test('time matters: in vacuum, a memory written 3,000 steps of later writes ago is gone', () => {

@@ -64,7 +64,9 @@ describe('the primitive browser', () => {
     const map = page.getByTestId('archive-map')
     await map.waitFor()
     await expect.poll(() => map.locator('button.cell').count()).toBeGreaterThan(0)
-    expect(await map.locator('figcaption').textContent()).toMatch(new RegExp(`^archive of europium_crystal: \\d+ of ${ARCHIVE_CELLS} cells \\([\\d.]+%\\), QD-score [\\d.]+`))
+    expect(await map.locator('figcaption').textContent()).toMatch(new RegExp(`^registered archive of europium_crystal: \\d+ of ${ARCHIVE_CELLS} cells \\([\\d.]+%\\), QD-score [\\d.]+ over \\d+ registered primitives`))
+    // and it says why an evolve's QD-score differs
+    expect(await map.getByTestId('archive-note').textContent()).toMatch(/An evolve's QD-score is its own search's archive/)
     expect(await map.locator('tbody th[scope="rowgroup"]').allTextContents()).toEqual(['Echo Ring', 'Standing Echo', 'Harmonic Bridge', 'Phase Knot', 'Attractor Field', 'Memory Seed'])
     const cell = map.locator('button.cell').first()
     const id = (await cell.getAttribute('aria-label'))!.split(': ').at(-1)!

@@ -72,15 +72,18 @@ describe('This tab mode', () => {
 
   test('the CPU twin runs in the tab too (WebAssembly on shared memory: the server sends cross-origin isolation)', async () => {
     await page.locator('select[name="tab-backend"]').selectOption('cpu')
-    await expect.poll(mode, { timeout: 30_000 }).toMatch(/^This tab · cpu backend: asked for \(WebAssembly SIMD, 1 thread\) · cpu · /)
+    // the field comes along (docs/observatory.md)
+    await expect.poll(mode, { timeout: 30_000 }).toMatch(/^This tab · cpu backend: asked for \(WebAssembly SIMD, 1 thread\) · carried over from WebGPU at step 120 · cpu · /)
     expect(await page.evaluate(() => crossOriginIsolated)).toBe(true)
     await page.getByLabel('steps').fill('50')
     await page.getByRole('button', { name: 'Resonate' }).click()
-    await expect.poll(status).toMatch(/^step 50 · /)
+    await expect.poll(status).toMatch(/^step 170 · 1 memory · /)
     await page.locator('select[name="tab-backend"]').selectOption('gpu')
+    await expect.poll(mode, { timeout: 30_000 }).toMatch(/carried over from the CPU twin at step 170/)
   })
 
-  test('back to the server', async () => {
+  test('back to the server (asked first: the tab holds a field)', async () => {
+    page.once('dialog', (d) => d.accept())
     await page.getByRole('button', { name: 'Server' }).click()
     await expect.poll(mode).toMatch(/^Server · cpu · europium_crystal · N = 48$/)
     await expect.poll(status).toMatch(/^step 120 · 1 memory · /)

@@ -15,8 +15,8 @@ describe('settings from the environment', () => {
       registry_limits: DEFAULT_LIMITS,
       announce_floor: DEFAULT_ANNOUNCE_FLOOR,
       gallery: { url: undefined, jwt: undefined },
-      markets: { oracle_token: undefined, starting_balance: 100_000, sweep_ms: 5000 },
-      station: { alerts: {} },
+      markets: { oracle_token: undefined, starting_balance: 100_000, sweep_ms: 5000, faucet_period_s: 86_400, rate_limit: 120, allow_broken_ledger: false },
+      station: { alerts: {}, dj: { off: false } },
       work: DEFAULT_WORK,
     })
     // an empty variable counts as unset (as a shell's `VAR= crystal ...` means)
@@ -42,10 +42,17 @@ describe('settings from the environment', () => {
       HUB_ORACLE_TOKEN: 'oracle',
       SVC_MARKETS_START_BALANCE: '500',
       SVC_MARKETS_SWEEP_MS: '20',
+      SVC_MARKETS_FAUCET_PERIOD_S: '60',
+      SVC_MARKETS_RATE_LIMIT: '0',
+      SVC_MARKETS_ALLOW_BROKEN_LEDGER: '1',
       SVC_STATION_MUSIC: '/srv/music',
       SVC_STATION_PACE: '4',
       SVC_ICECAST_URL: 'http://source:pw@127.0.0.1:8000/radio.mp3',
       SVC_STATION_DISK_THRESHOLD: '0.9',
+      SVC_STATION_TIME_ZONE: 'Europe/Berlin',
+      SVC_STATION_DJ: 'off',
+      SVC_STATION_DJ_MIN_INTERVAL_S: '0',
+      SVC_STATION_DJ_MAX_SHARE: '0.05',
     })
     expect(s).toMatchObject({
       token: 'secret',
@@ -54,8 +61,8 @@ describe('settings from the environment', () => {
       registry_limits: { bucket_cap: 7, max_primitives: 70 },
       announce_floor: 0.6,
       gallery: { url: 'https://gallery.example', jwt: 'jwt' },
-      markets: { oracle_token: 'oracle', starting_balance: 500, sweep_ms: 20 },
-      station: { music: '/srv/music', pace: 4, icecast_url: 'http://source:pw@127.0.0.1:8000/radio.mp3', alerts: { disk_threshold: 0.9 } },
+      markets: { oracle_token: 'oracle', starting_balance: 500, sweep_ms: 20, faucet_period_s: 60, rate_limit: 0, allow_broken_ledger: true },
+      station: { music: '/srv/music', pace: 4, icecast_url: 'http://source:pw@127.0.0.1:8000/radio.mp3', alerts: { disk_threshold: 0.9 }, time_zone: 'Europe/Berlin', dj: { off: true, min_interval_s: 0, max_share: 0.05 } },
       work: { max_runs: 3, max_jobs: 1, job_retention_s: 60 },
     })
   })
@@ -79,6 +86,8 @@ describe('settings from the environment', () => {
     expect(refusal({ SVC_CRYSTAL_MAX_PRIMITIVES: '0' })).toBe('SVC_CRYSTAL_MAX_PRIMITIVES must be a whole number of at least 1, got "0"')
     expect(refusal({ SVC_STATION_PACE: '-1' })).toBe('SVC_STATION_PACE must be a positive number, got "-1"')
     expect(refusal({ SVC_STATION_DISK_THRESHOLD: '1.5' })).toBe('SVC_STATION_DISK_THRESHOLD must be a number above 0, at most 1, got "1.5"')
+    expect(refusal({ SVC_STATION_DJ: 'quiet' })).toBe('SVC_STATION_DJ must be on or off, got "quiet"')
+    expect(refusal({ SVC_STATION_DJ_MAX_SHARE: '10' })).toBe('SVC_STATION_DJ_MAX_SHARE must be a number from 0 to 1, got "10"')
     expect(refusal({ SVC_MARKETS_SWEEP_MS: '5' })).toBe('SVC_MARKETS_SWEEP_MS must be a whole number of at least 10, got "5"')
     expect(refusal({ SVC_CRYSTAL_MAX_JOBS: ' ' })).toBe('SVC_CRYSTAL_MAX_JOBS must be a whole number of at least 1, got " "')
     expect(refusal({ SVC_CONSCIOUSNESS_PERIOD_MS: '1e3', SVC_STATION_PACE: '.5' })).toBe('accepted')

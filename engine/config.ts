@@ -67,14 +67,25 @@ export interface StationSettings {
   /** With a bus: SVC_STATION_DISK_PATH (/) against SVC_STATION_DISK_THRESHOLD (0.8), SVC_STATION_PRUNE_LOG's
    * age against SVC_STATION_PRUNE_STALE_S (one day), every SVC_STATION_ALERT_PERIOD_MS (one minute). */
   alerts: { disk_path?: string; disk_threshold?: number; prune_log?: string; prune_stale_s?: number; period_ms?: number }
+  /** SVC_STATION_TIME_ZONE: the zone the schedule is read in (default America/Chicago). */
+  time_zone?: string
+  /** SVC_STATION_DJ (on | off), SVC_STATION_DJ_MIN_INTERVAL_S (seconds between links, default 300),
+   * SVC_STATION_DJ_MAX_SHARE (the voice's most share of the airtime, 0..1, default 0.1). */
+  dj: { off: boolean; min_interval_s?: number; max_share?: number }
 }
 
 /** The market engine's settings (docs/markets.md). */
 export interface MarketsSettings {
   /** HUB_ORACLE_TOKEN: creates and resolves labs markets; unset, those routes answer 503. */
   oracle_token?: string
-  /** SVC_MARKETS_START_BALANCE: minor units minted for each new agent (default 100,000 = 1,000.00). */
+  /** SVC_MARKETS_START_BALANCE: the faucet's grant, minor units minted to a household at most once per faucet period (default 100,000 = 1,000.00; 0 turns the faucet off). */
   starting_balance: number
+  /** SVC_MARKETS_FAUCET_PERIOD_S: how often a household may draw the faucet (default 86,400: once a day). */
+  faucet_period_s: number
+  /** SVC_MARKETS_RATE_LIMIT: mutating market requests per minute per client (its bearer token, else its address; default 120; 0 turns the limit off). */
+  rate_limit: number
+  /** SVC_MARKETS_ALLOW_BROKEN_LEDGER=1: start even when the ledger fails its check (to inspect it); otherwise the server refuses to start. */
+  allow_broken_ledger: boolean
   /** SVC_MARKETS_SWEEP_MS: how often play markets past their close are looked for and settled (default 5,000). */
   sweep_ms: number
 }
@@ -105,6 +116,9 @@ export const ENV = Type.Object({
   HUB_ORACLE_TOKEN: text(),
   SVC_MARKETS_START_BALANCE: whole(0),
   SVC_MARKETS_SWEEP_MS: whole(10),
+  SVC_MARKETS_FAUCET_PERIOD_S: whole(0),
+  SVC_MARKETS_RATE_LIMIT: whole(0),
+  SVC_MARKETS_ALLOW_BROKEN_LEDGER: choice('0', '1'),
   SVC_STATION_MUSIC: text(),
   SVC_STATION_PACE: positive(),
   SVC_STATION_CROSSFADE_S: positive(),
@@ -116,6 +130,10 @@ export const ENV = Type.Object({
   SVC_STATION_PRUNE_LOG: text(),
   SVC_STATION_PRUNE_STALE_S: positive(),
   SVC_STATION_ALERT_PERIOD_MS: positive(),
+  SVC_STATION_TIME_ZONE: text(),
+  SVC_STATION_DJ: choice('on', 'off'),
+  SVC_STATION_DJ_MIN_INTERVAL_S: whole(0),
+  SVC_STATION_DJ_MAX_SHARE: fraction(),
 })
 
 /** In words, what a variable takes, from its schema. */
@@ -160,6 +178,9 @@ export function settingsFrom(env: Record<string, string | undefined>): Settings 
       oracle_token: e.HUB_ORACLE_TOKEN,
       starting_balance: e.SVC_MARKETS_START_BALANCE ?? 100_000,
       sweep_ms: e.SVC_MARKETS_SWEEP_MS ?? 5000,
+      faucet_period_s: e.SVC_MARKETS_FAUCET_PERIOD_S ?? 86_400,
+      rate_limit: e.SVC_MARKETS_RATE_LIMIT ?? 120,
+      allow_broken_ledger: e.SVC_MARKETS_ALLOW_BROKEN_LEDGER === '1',
     },
     station: {
       music: e.SVC_STATION_MUSIC,
@@ -175,6 +196,8 @@ export function settingsFrom(env: Record<string, string | undefined>): Settings 
         prune_stale_s: e.SVC_STATION_PRUNE_STALE_S,
         period_ms: e.SVC_STATION_ALERT_PERIOD_MS,
       },
+      time_zone: e.SVC_STATION_TIME_ZONE,
+      dj: { off: e.SVC_STATION_DJ === 'off', min_interval_s: e.SVC_STATION_DJ_MIN_INTERVAL_S, max_share: e.SVC_STATION_DJ_MAX_SHARE },
     },
     work: {
       max_runs: e.SVC_CRYSTAL_MAX_RUNS ?? DEFAULT_WORK.max_runs,

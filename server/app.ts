@@ -1,5 +1,6 @@
 // Builds the Fastify instance: errors as problem+json, the OpenAPI document (/openapi.json) and its
 // docs page (/docs), bearer auth on mutating routes, optional CORS, then one plugin per domain.
+import compress from '@fastify/compress'
 import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
 import fastifyStatic from '@fastify/static'
@@ -27,6 +28,7 @@ import { problem, registerErrors } from './errors.js'
 import { ContractBus } from '../engine/bus/contract_bus.js'
 import { connectBus, natsConnection, nodeId } from '../engine/bus/nats.node.js'
 import { ConsciousnessPublisher, DEFAULT_PERIOD_MS } from '../engine/consciousness/publisher.js'
+import { refuseDuplicateKeys } from './json_body.js'
 import { marketRoutes } from './markets/routes.js'
 import { registryRoutes } from './registry/routes.js'
 import { swarmRoutes } from './swarm/routes.js'
@@ -76,6 +78,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
 
   const app = Fastify({ bodyLimit: API_LIMITS.body_bytes, logger: o.logLevel ? { level: o.logLevel } : false }).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(validatorCompiler())
+  refuseDuplicateKeys(app)
   registerErrors(app)
   await app.register(swagger, {
     openapi: {
@@ -103,23 +106,12 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   await app.register(crystalRoutes, { service, catalog, registry, publisher: publisher?.publisher })
   await app.register(registryRoutes, { catalog, registry })
   await app.register(swarmRoutes, { wsUrl: o.settings.bus.ws_url, announceFloor: o.settings.announce_floor })
-  await app.register(marketRoutes, { dataDir: o.dataDir, settings: o.settings.markets, bus: o.settings.bus, say: o.report })
-  if (station) await app.register(stationRoutes, { station })
+  await app.register(marketRoutes, { dataDir: o.dataDir, settings: o.settings.markets, bus: o.settings.bus, apiToken: token, say: o.report })
+  if (station) await app.register(stationRoutes, { station, token })
+  if (!station) app.get('/player', { schema: { hide: true } }, async (_req, reply) => reply.code(404).type('text/html; charset=utf-8').send(NO_PLAYER_HTML))
   // the Observatory, built by `npm run build` (vite) into dist/app, beside dist/server
   const observatory = fileURLToPath(new URL('../app/', import.meta.url))
-  if (existsSync(observatory)) {
-    await app.register(fastifyStatic, {
-      root: observatory,
-      prefix: '/',
-      index: 'index.html',
-      wildcard: false,
-      // cross-origin isolation: the tab's CPU engine runs WebAssembly on shared memory
-      setHeaders: (res) => {
-        res.setHeader('Cross-Origin-Opener-Policy', 'same-origin')
-        res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp')
-      },
-    })
-  }
+  if (existsSync(observatory)) await app.register(observatoryAssets, { root: observatory })
   app.addHook('onClose', async () => {
     publisher?.publisher.stop()
     station?.stop()
@@ -127,6 +119,40 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
     await service.close()
   })
   return { app, service }
+}
+
+/** What /player says when the server runs without a music library (DESIGN.md section 12). */
+const NO_PLAYER_HTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Resonant Crystal - no station</title>
+<style>body { font: 15px/1.5 system-ui, sans-serif; background: #0d1117; color: #e6edf3; max-width: 640px; margin: 0 auto; padding: 24px; } code { background: #161b22; padding: 1px 5px; border-radius: 3px; } a { color: #9cc3ff; }</style></head>
+<body><h1>No station on this server</h1>
+<p>The player plays the station, and this server was started without a music library.</p>
+<p>Give it one, a folder laid out as <code>&lt;artist&gt;/&lt;album&gt;/*.mp3</code>, in any of these ways, then restart it:</p>
+<ul><li><code>crystal serve --music ~/music</code></li><li><code>SVC_STATION_MUSIC=~/music crystal serve</code></li><li>a folder named <code>music</code> in the directory the server starts in</li></ul>
+<p><a href="/">The Observatory</a> works without one.</p></body></html>
+`
+
+/**
+ * The built Observatory, compressed (gzip or brotli as the browser asks) and cached: Vite names the
+ * files under assets/ by their content hash, so they never change and are cached for a year; the
+ * page itself is revalidated on every load, so a new build is picked up at once. Registered as its
+ * own plugin so that compression applies to these files only, not to the live feed's event stream.
+ */
+async function observatoryAssets(app: FastifyInstance, { root }: { root: string }): Promise<void> {
+  await app.register(compress, { threshold: 1024 })
+  await app.register(fastifyStatic, {
+    root,
+    prefix: '/',
+    index: 'index.html',
+    wildcard: false,
+    cacheControl: false,
+    setHeaders: (res, path) => {
+      res.setHeader('Cache-Control', /[\\/]assets[\\/]/.test(path) ? 'public, max-age=31536000, immutable' : 'no-cache')
+      // cross-origin isolation: the tab's CPU engine runs WebAssembly on shared memory
+      res.setHeader('Cross-Origin-Opener-Policy', 'same-origin')
+      res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp')
+    },
+  })
 }
 
 /**
@@ -146,7 +172,7 @@ function validatorCompiler() {
 export async function serve(o: ServerOptions, say: (line: string) => void): Promise<void> {
   const { app } = await buildServer(o)
   const address = await app.listen({ host: o.host, port: o.port })
-  say(`crystal service listening on ${address} (API docs at ${address}/docs)`)
+  say(`crystal service listening on ${address} (the Observatory at ${address}/${o.station ? `, the player at ${address}/player` : ''}, API docs at ${address}/docs)`)
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       say(`${signal}: closing (finishing requests, cancelling jobs, releasing the engine)`)

@@ -331,7 +331,10 @@ describe('the OpenAPI document', () => {
         'GET /api/markets/{id}',
         'GET /api/markets/{id}/quote',
         'POST /api/agents/register',
+        'POST /api/agents/{id}/faucet',
         'POST /api/markets',
+        'POST /api/markets/{id}/cancel',
+        'POST /api/markets/{id}/close',
         'POST /api/markets/{id}/resolve',
         'POST /api/markets/{id}/trade',
         'POST /api/proposals',
@@ -416,8 +419,12 @@ describe('security and shutdown', () => {
       isProblem(await call(t.url, 'POST', '/crystal/step', { steps: 1 }), 401, 'Authorization: Bearer')
       isProblem(await call(t.url, 'POST', '/crystal/step', { steps: 1 }, { authorization: 'Bearer wrong' }), 401)
       expect((await call(t.url, 'POST', '/crystal/step', { steps: 1 }, { authorization: 'Bearer sesame' })).status).toBe(200)
-      // the market routes carry their own tokens (a trader's, the oracle's): docs/markets.md
-      const agent = await call(t.url, 'POST', '/api/agents/register', { display_name: 'T', kind: 'bot' })
+      // the market routes carry their own tokens (a trader's, the oracle's): docs/markets.md; registration
+      // is open, but only with this token does it come with money, which a proposal's escrow needs
+      const anonymous = await call(t.url, 'POST', '/api/agents/register', { display_name: 'A', kind: 'bot' })
+      expect(anonymous.status).toBe(201)
+      expect((await call(t.url, 'POST', '/api/proposals', { text: 'propose: x | by 2099-01-01 | category t' }, { authorization: `Bearer ${anonymous.body.token}` })).status).toBe(422)
+      const agent = await call(t.url, 'POST', '/api/agents/register', { display_name: 'T', kind: 'bot' }, { authorization: 'Bearer sesame' })
       expect(agent.status).toBe(201)
       expect((await call(t.url, 'POST', '/api/proposals', { text: 'propose: x | by 2099-01-01 | category t' }, { authorization: `Bearer ${agent.body.token}` })).status).toBe(201)
       const read = await call(t.url, 'GET', '/crystal/state', undefined, { origin: 'http://elsewhere.example' })

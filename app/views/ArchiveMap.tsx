@@ -52,8 +52,13 @@ export function ArchiveMap({ material, onSelect }: { material: string; onSelect:
   return (
     <figure className="archive-map" data-testid="archive-map">
       <figcaption>
-        archive of {material}: {elites.size} of {ARCHIVE_CELLS} cells ({((100 * elites.size) / ARCHIVE_CELLS).toFixed(1)}%), QD-score {qd.toFixed(2)}
+        registered archive of {material}: {elites.size} of {ARCHIVE_CELLS} cells ({((100 * elites.size) / ARCHIVE_CELLS).toFixed(1)}%), QD-score {qd.toFixed(2)} over {items.filter(placeable).length} registered primitives
         {items.length > items.filter(placeable).length ? ` · ${items.length - items.filter(placeable).length} older primitives without descriptors not shown` : ''}
+        <span className="muted" data-testid="archive-note">
+          {' '}
+          · This map holds every registered primitive of {material}, from all runs, the fittest per cell. An evolve's QD-score is its own search's archive: it counts elites
+          that novelty turned away as duplicates of primitives already held, and not the primitives of earlier runs, so the two differ.
+        </span>
       </figcaption>
       <table>
         <thead>

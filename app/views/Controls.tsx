@@ -1,6 +1,6 @@
-// The controls that change the server's field: WRITE, PULSE (placed by clicking the field), RESONATE
-// and DREAM. Each shows its own error, in words, next to it.
-import { useState } from 'react'
+// The controls that change the field: WRITE, PULSE (placed by clicking the field), RESONATE (played
+// chunk by chunk, with its progress and a Stop) and DREAM. Each shows its own error, in words, next to it.
+import { useRef, useState } from 'react'
 import { PULSE_FIELDS, pulseNumbers, useStore, type Control } from '../store'
 
 export function useAction(control: Control) {
@@ -43,6 +43,16 @@ export function Controls() {
   const [text, setText] = useState('the cold glyph remembers')
   const [importance, setImportance] = useState('1')
   const [steps, setSteps] = useState('200')
+  const [played, setPlayed] = useState<{ done: number; total: number; stopped?: boolean }>()
+  const stop = useRef<AbortController>(undefined)
+  const play = () =>
+    resonate.run(async () => {
+      const total = Number(steps)
+      const controller = (stop.current = new AbortController())
+      setPlayed({ done: 0, total })
+      const done = await driver.step(total, { signal: controller.signal, onProgress: (d) => setPlayed({ done: d, total }) })
+      setPlayed({ done, total, stopped: done < total })
+    })
 
   return (
     <div className="controls">
@@ -69,12 +79,21 @@ export function Controls() {
         <ErrorLine id="pulse-error" error={pulseError} />
       </form>
 
-      <form onSubmit={(e) => (e.preventDefault(), resonate.run(() => driver.step(Number(steps))))} aria-describedby="resonate-error">
+      <form onSubmit={(e) => (e.preventDefault(), play())} aria-describedby="resonate-error">
         <h3>Resonate</h3>
         <label>
           steps <input value={steps} onChange={(e) => setSteps(e.target.value)} name="steps" inputMode="numeric" size={7} />
         </label>
         <button disabled={resonate.busy}>Resonate</button>
+        <button type="button" disabled={!resonate.busy} onClick={() => stop.current?.abort()}>
+          Stop
+        </button>
+        {played && played.total > 0 && (
+          <div className="job" data-testid="resonate-progress">
+            <progress max={played.total} value={played.done} aria-label="resonate progress" />
+            <p className="muted">{`${played.done} of ${played.total} steps${played.stopped ? ' · stopped' : resonate.busy ? '' : ' · done'}`}</p>
+          </div>
+        )}
         <ErrorLine id="resonate-error" error={resonate.error} />
       </form>
 

@@ -1,11 +1,12 @@
 // The rest of the instrument: the field's conditions (material, temperature, noise), EVOLVE with live
 // progress from the feed, and a .crystal editor that runs a program and shows its trace.
-import { useEffect, useState } from 'react'
+import { Fragment, useEffect, useState } from 'react'
 import type { Static } from '@sinclair/typebox'
 import type { GenerationReport, Job, MaterialsReply, ProgramError } from '../../engine/contracts/api.js'
 import { ApiError, get, post } from '../api'
 import { useStore } from '../store'
 import { ErrorLine, useAction } from './Controls'
+import { LineChart } from './LineChart'
 
 type Material = Static<typeof MaterialsReply>[number]
 
@@ -17,31 +18,46 @@ PROBE "the cold glyph remembers"
 PROBE "a warm river of stones"
 `
 
-/** The QD curve of an evolve: per generation its best and mean fitness, the archive's QD-score and coverage. */
-function Generations({ history }: { history: GenerationReport[] }) {
+const RUN_COLOURS = ['#f5b942', '#6fa8ff', '#e0607e', '#7fd18b', '#c39bff', '#5fd6d6']
+/** Runs kept for comparison on the QD chart, newest last. */
+const KEPT_RUNS = 6
+
+const runName = (j: Job, i: number) => `run ${i + 1}: ${j.request.material} ${j.request.generations}×${j.request.population ?? ''} N=${j.request.size ?? ''}`
+
+/**
+ * The QD curves of the runs kept (figures written as `crystal evolve` writes them) (QD-score per generation, one line per run, this run solid) and this
+ * run's best and mean fitness per generation: the figures `crystal evolve` prints per generation.
+ */
+function Generations({ job, runs }: { job: Job; runs: Job[] }) {
+  const gens = (j: Job, pick: (g: GenerationReport) => number) => j.history.map((g) => [g.generation, pick(g)] as const)
   return (
-    <table className="generations" data-testid="evolve-history">
-      <thead>
-        <tr>
-          <th title="generation">gen.</th>
-          <th title="best fitness of the generation">best</th>
-          <th title="mean fitness of the generation">mean</th>
-          <th title="QD-score: sum of the archive's elites' fitness">QD</th>
-          <th title="coverage: share of the archive's cells filled">cover</th>
-        </tr>
-      </thead>
-      <tbody>
-        {history.map((g) => (
-          <tr key={g.generation}>
-            <td>{g.generation}</td>
-            <td>{g.best_fitness.toFixed(3)}</td>
-            <td>{g.mean_fitness.toFixed(3)}</td>
-            <td>{g.qd_score.toFixed(2)}</td>
-            <td>{(100 * g.coverage).toFixed(1)}%</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <div className="generations" data-testid="evolve-history">
+      <LineChart
+        testId="evolve-qd"
+        width={380}
+        height={190}
+        xLabel="generation"
+        wholeX
+        yLabel="QD-score"
+        series={runs.map((r, i) => ({ label: runName(r, i), colour: RUN_COLOURS[i % RUN_COLOURS.length], points: gens(r, (g) => g.qd_score), dashed: r.id !== job.id }))}
+        describe={(x) => `generation ${x}: `}
+        format={(y) => y.toFixed(2)}
+      />
+      <LineChart
+        testId="evolve-fitness"
+        width={380}
+        height={170}
+        xLabel="generation"
+        wholeX
+        yLabel="fitness, this run"
+        series={[
+          { label: 'best', colour: '#f5b942', points: gens(job, (g) => g.best_fitness) },
+          { label: 'mean', colour: '#6fa8ff', points: gens(job, (g) => g.mean_fitness) },
+        ]}
+        describe={(x) => `generation ${x}: `}
+        format={(y) => y.toFixed(3)}
+      />
+    </div>
   )
 }
 
@@ -59,6 +75,8 @@ export function Lab() {
   const [noise, setNoise] = useState('0')
   const [search, setSearch] = useState({ material: 'europium_crystal', generations: '3', population: '8', size: '48' })
   const [jobId, setJobId] = useState<string>()
+  // the runs started from this page, kept to compare their QD curves
+  const [runIds, setRunIds] = useState<string[]>([])
   const [program, setProgram] = useState(EXAMPLE)
   const [trace, setTrace] = useState<string[]>([])
   const [programErrors, setProgramErrors] = useState<ProgramError[]>([])
@@ -73,8 +91,13 @@ export function Lab() {
     }
   }, [state, material])
 
+  const started = (id: string) => {
+    setJobId(id)
+    setRunIds((ids) => [...ids.filter((x) => x !== id), id].slice(-KEPT_RUNS))
+  }
   const job: Job | undefined = jobId ? jobs[jobId] : undefined
   const p = job?.progress
+  const runs = runIds.map((id) => jobs[id]).filter((j): j is Job => j !== undefined && j.history.length > 0)
 
   return (
     <div className="controls lab">
@@ -98,7 +121,7 @@ export function Lab() {
         <ErrorLine id="conditions-error" error={conditions.error} />
       </form>
 
-      <form aria-describedby="evolve-error" onSubmit={(e) => (e.preventDefault(), evolve.run(async () => setJobId(await driver.evolve({ material: search.material, generations: Number(search.generations), population: Number(search.population), size: Number(search.size) }, setJob))))}>
+      <form aria-describedby="evolve-error" onSubmit={(e) => (e.preventDefault(), evolve.run(async () => started(await driver.evolve({ material: search.material, generations: Number(search.generations), population: Number(search.population), size: Number(search.size) }, setJob))))}>
         <h3>Evolve</h3>
         <label>
           material{' '}
@@ -122,8 +145,24 @@ export function Lab() {
               {job.status === 'running' ? `generation ${p.generation} of ${p.generations}` : job.status}
               {` · best fitness ${p.best_fitness.toFixed(3)} · registered ${p.registered_total} · QD-score ${p.qd_score.toFixed(2)} · coverage ${(100 * p.coverage).toFixed(1)}% (${p.elites} cells)`}
             </p>
-            {job.history.length > 0 && <Generations history={job.history} />}
-            {job.status === 'done' && <p data-testid="evolve-registered">{job.registered.length ? job.registered.join(' ') : 'nothing new'}</p>}
+            {job.history.length > 0 && <Generations job={job} runs={runs} />}
+            {job.status === 'done' && (
+              <>
+                <p data-testid="evolve-registered">
+                  {job.registered.length
+                    ? job.registered.map((id, i) => (
+                        <Fragment key={id}>
+                          {i > 0 && ' '}
+                          <span className="nowrap">{id}</span>
+                        </Fragment>
+                      ))
+                    : 'nothing new'}
+                </p>
+                <p className="muted" data-testid="evolve-note">
+                  {`The QD-score above is this search's own archive (${p.elites} elites). Registered: ${job.registered.length}; the others duplicate primitives already held, so the archive map of ${job.request.material} (Primitives), which places registered primitives, shows its own QD-score.`}
+                </p>
+              </>
+            )}
           </div>
         )}
       </form>

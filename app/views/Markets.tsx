@@ -62,7 +62,8 @@ function TradeForm({ market, onTraded }: { market: MarketReply; onTraded: () => 
   const [result, setResult] = useState<string>('')
   const [error, setError] = useState<string>('')
   const n = Number(shares)
-  const valid = Number.isInteger(n) && n !== 0
+  // whether fractions are allowed is the server's rule: it names it when it refuses one
+  const valid = shares.trim() !== '' && Number.isFinite(n) && n !== 0
 
   useEffect(() => setOutcome((o) => (market.outcomes.includes(o) ? o : market.outcomes[0])), [market.id, market.outcomes])
   useEffect(() => {
@@ -122,12 +123,101 @@ function TradeForm({ market, onTraded }: { market: MarketReply; onTraded: () => 
       <label>
         shares (negative sells) <input name="shares" value={shares} onChange={(e) => setShares(e.target.value)} size={8} />
       </label>
-      <p data-testid="quote">{market.status !== 'open' ? `this market is ${market.status}` : valid ? quoted : 'shares: a whole number, not 0'}</p>
+      <p data-testid="quote">{market.status !== 'open' ? `this market is ${market.status}` : valid ? quoted : 'shares: a number, not 0'}</p>
       <button type="submit" disabled={!valid || !token || market.status !== 'open'}>
         {n < 0 ? 'Sell' : 'Buy'}
       </button>
       {result && <p data-testid="trade-result">{result}</p>}
       {error && <p className="error" role="alert">{error}</p>}
+    </form>
+  )
+}
+
+/** A datetime-local value a week from now (the form's default closing time). */
+const inAWeek = () => {
+  const d = new Date(Date.now() + 7 * 86_400_000)
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16)
+}
+
+/**
+ * Opens a market (POST /api/markets): a labs market with the oracle token (HUB_ORACLE_TOKEN, kept in
+ * this browser's session only), or a play market escrowed from the registered trader's balance.
+ */
+function CreateMarket({ onCreated }: { onCreated: (id: string) => void }) {
+  const [form, setForm] = useState({ question: '', outcomes: 'yes, no', tier: 'labs', closes: inAWeek(), b: '100', category: '' })
+  const [oracle, setOracle] = useState(() => sessionStorage.getItem('markets.oracle') ?? '')
+  const [error, setError] = useState('')
+  const [busy, setBusy] = useState(false)
+  const set = (k: keyof typeof form) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement>) => setForm({ ...form, [k]: e.target.value })
+  const create = async (e: React.FormEvent) => {
+    e.preventDefault()
+    setError('')
+    const token = form.tier === 'labs' ? oracle : (localStorage.getItem('markets.token') ?? '')
+    if (!token) return setError(form.tier === 'labs' ? 'a labs market needs the oracle token (HUB_ORACLE_TOKEN)' : 'a play market is paid from a trader: register one in a market\'s trade form first')
+    setBusy(true)
+    try {
+      const body = {
+        question: form.question,
+        outcomes: form.outcomes.split(',').map((o) => o.trim()).filter(Boolean),
+        tier: form.tier,
+        closes_at: new Date(form.closes).toISOString(),
+        ...(form.b.trim() ? { b: Number(form.b) } : {}),
+        ...(form.category.trim() ? { category: form.category.trim() } : {}),
+      }
+      const m = await post<MarketReply>('/api/markets', body, { authorization: `Bearer ${token}` })
+      setForm({ ...form, question: '' })
+      onCreated(m.id)
+    } catch (err) {
+      setError((err as Error).message)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <form onSubmit={create} aria-label="open a market" aria-describedby="create-market-error">
+      <h3>Open a market</h3>
+      <label>
+        question <input name="question" value={form.question} onChange={set('question')} size={40} required />
+      </label>
+      <label>
+        outcomes (comma-separated) <input name="outcomes" value={form.outcomes} onChange={set('outcomes')} size={30} />
+      </label>
+      <label>
+        tier{' '}
+        <select name="tier" value={form.tier} onChange={set('tier')}>
+          <option value="labs">labs (the oracle opens and resolves it)</option>
+          <option value="play">play (escrowed from your trader)</option>
+        </select>
+      </label>
+      <label>
+        closes <input type="datetime-local" name="closes" value={form.closes} onChange={set('closes')} />
+      </label>
+      <label>
+        liquidity b <input name="b" value={form.b} onChange={set('b')} size={6} inputMode="decimal" />
+      </label>
+      <label>
+        category <input name="category" value={form.category} onChange={set('category')} size={16} />
+      </label>
+      {form.tier === 'labs' && (
+        <label>
+          oracle token{' '}
+          <input
+            type="password"
+            name="oracle-token"
+            autoComplete="off"
+            value={oracle}
+            onChange={(e) => (setOracle(e.target.value), sessionStorage.setItem('markets.oracle', e.target.value))}
+          />
+        </label>
+      )}
+      <button type="submit" disabled={busy}>
+        Open
+      </button>
+      {error && (
+        <p className="error" role="alert" id="create-market-error">
+          {error}
+        </p>
+      )}
     </form>
   )
 }
@@ -160,7 +250,7 @@ export function Markets() {
           <h3>Markets <span className="muted">by volume</span></h3>
           {error && <p className="error" role="alert">{error}</p>}
           {markets.length === 0 ? (
-            <p className="muted">No markets yet: propose one with POST /api/proposals, or open one with POST /api/markets.</p>
+            <p className="muted" data-testid="markets-empty">No markets yet: open one below (a labs market with the oracle token, a play market from your trader's balance), or propose one (POST /api/proposals).</p>
           ) : (
             <table data-testid="markets">
               <thead>
@@ -185,10 +275,12 @@ export function Markets() {
               </tbody>
             </table>
           )}
+          <CreateMarket onCreated={(id) => (setSelected(id), setTick((t) => t + 1))} />
         </section>
         <section>
           <h3>Leaderboard <span className="muted">Brier skill over resolved markets, then balance</span></h3>
-          <table data-testid="leaderboard">
+          {board.length === 0 && <p className="muted" data-testid="leaderboard-empty">No traders yet: register one in a market's trade form; skill counts once a market they traded in is resolved.</p>}
+          <table data-testid="leaderboard" hidden={board.length === 0}>
             <thead>
               <tr><th>#</th><th>trader</th><th className="num">skill</th><th className="num">markets</th><th className="num">balance</th></tr>
             </thead>

@@ -102,7 +102,12 @@ export function SwarmView() {
       </section>
       <section>
         <h3>Nodes</h3>
-        <table data-testid="swarm-nodes">
+        {Object.keys(nodes).length === 0 && (
+          <p className="muted" data-testid="swarm-nodes-empty">
+            {swarm ? 'No node has spoken since this page opened: explorers announce themselves when they join and at each round.' : 'Not connected to the bus: no nodes to show.'}
+          </p>
+        )}
+        <table data-testid="swarm-nodes" hidden={Object.keys(nodes).length === 0}>
           <thead>
             <tr>
               <th>Node</th>
@@ -129,6 +134,13 @@ export function SwarmView() {
       </section>
       <section>
         <h3>Discoveries</h3>
+        {feed.length === 0 && (
+          <p className="muted" data-testid="swarm-feed-empty">
+            {swarm
+              ? 'None since this page opened: a discovery appears when an explorer (`crystal swarm explore`, or Explore in a tab) registers a primitive and announces it on the bus.'
+              : 'Not connected to the bus, so no discoveries can arrive here: a tab joins the swarm through the websocket address the server is given in SVC_NATS_WS_URL (docs/swarm.md).'}
+          </p>
+        )}
         <ul data-testid="swarm-feed">
           {feed.map((m) => (
             <li key={m.primitive.uuid}>

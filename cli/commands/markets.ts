@@ -1,6 +1,7 @@
 // `crystal markets check`: the market engine's money and ledger, checked from its database in the data
-// dir (read-only, safe beside a running server): minted = balances + escrow + pools, every balance and
-// pool against its ledger replay, and the hash chain.
+// dir (read-only, safe beside a running server): minted = balances + escrow + pools; every balance,
+// pool, holding, q and trade row against its ledger replay; the hash chain, and its head against the
+// head file beside the database.
 import Table from 'cli-table3'
 import type { Command } from 'commander'
 import { CrystalError } from '../../engine/errors.js'
@@ -11,20 +12,19 @@ export function registerMarkets(cli: Command, ctx: () => CliContext): void {
   const markets = cli.command('markets').description('the prediction-market engine served by `crystal serve`')
   markets
     .command('check')
-    .description('check that money is conserved and the ledger chain is intact (exit 1 if not)')
+    .description('check that money and holdings are conserved and the ledger chain is intact and anchored (exit 1 if not)')
     .option('--json', 'print JSON instead of a table')
     .addHelpText('after', '\nExamples:\n  crystal markets check\n  crystal --data-dir /srv/crystal markets check --json')
     .action((o: { json?: boolean }) => {
-      const store = new MarketStore({ dataDir: ctx().dataDir, startingBalance: 0, readonly: true })
-      let money: ReturnType<MarketStore['conservation']>
-      let chain: ReturnType<MarketStore['verify']>
+      const store = new MarketStore({ dataDir: ctx().dataDir, faucetGrant: 0, readonly: true })
+      let audit: ReturnType<MarketStore['audit']>
       try {
-        money = store.conservation()
-        chain = store.verify()
+        audit = store.audit()
       } finally {
         store.close()
       }
-      if (o.json) process.stdout.write(JSON.stringify({ conservation: money, ledger: chain }, null, 2) + '\n')
+      const { conservation: money, chain, anchor } = audit
+      if (o.json) process.stdout.write(JSON.stringify({ conservation: money, ledger: chain, anchor: anchor ?? 'agrees' }, null, 2) + '\n')
       else {
         const table = new Table({ style: { head: [], border: [] }, chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' } })
         const units = (minor: number) => `${minor} (${(minor / 100).toFixed(2)})`
@@ -36,13 +36,16 @@ export function registerMarkets(cli: Command, ctx: () => CliContext): void {
           { 'minted = balances + escrow + pools': money.ok ? 'yes' : 'NO' },
           { 'paid out to winners (in balances)': units(money.paid_out) },
           { 'refunded to funders (in balances)': units(money.refunded) },
+          { 'holdings replayed from the ledger': money.positions },
           { 'ledger entries': chain.entries },
           { 'ledger chain': chain.ok ? `intact, head ${chain.head.slice(0, 16)}...` : `BROKEN at entry ${chain.first_bad}: ${chain.reason}` },
+          { 'head file': anchor ?? 'agrees with the chain' },
         )
         process.stdout.write(`${table.toString()}\n`)
         for (const m of money.mismatches) process.stdout.write(`mismatch: ${m}\n`)
       }
       if (!chain.ok) throw new CrystalError('ledger_corrupt', `the ledger chain breaks at entry ${chain.first_bad}: ${chain.reason}`)
-      if (!money.ok) throw new CrystalError('ledger_corrupt', `money is not conserved: ${money.mismatches.join('; ')}`)
+      if (anchor) throw new CrystalError('ledger_corrupt', anchor)
+      if (!money.ok) throw new CrystalError('ledger_corrupt', `the books do not replay from the ledger: ${money.mismatches.join('; ')}`)
     })
 }

@@ -53,7 +53,7 @@ export function registerMedium(cli: Command, ctx: () => CliContext): void {
       const r = await ask(m, text, o.k, (e) => c.open(e))
       if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n')
       else {
-        for (const h of r.hits) process.stdout.write(`${h.rank}. "${h.text}"  score ${h.score.toFixed(3)} (noise floor ${h.noise_floor.toFixed(3)}, written at step ${h.step})\n`)
+        for (const h of r.hits) process.stdout.write(`${h.rank}. "${h.text}"  match ${h.match.toFixed(3)}, strength ${h.strength.toFixed(3)} (noise floor ${h.noise_floor.toFixed(3)}, written at step ${h.step})\n`)
         if (!r.hits.length && !r.over_capacity) process.stdout.write(`${r.reason}\n`)
       }
       // beyond capacity the ranking is a guess: say so on stderr and fail, never a confident answer

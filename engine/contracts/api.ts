@@ -82,7 +82,22 @@ export type DreamReport = Static<typeof DreamReply>
  */
 export const ProbeReply = Type.Object({ resonance: Type.Number(), step: Type.Union([Type.Integer(), Type.Null()]), noise_floor: Type.Number() })
 export type ProbeResult = Static<typeof ProbeReply>
-export const RecallHit = Type.Object({ rank: Type.Integer(), memory: Type.Integer(), text: Type.String(), importance: Type.Number(), step: Type.Integer(), score: Type.Number(), noise_floor: Type.Number() })
+/**
+ * One memory recalled (docs/recall.md). `match`: how well the memory answers the query as the field
+ * holds it (the ranking key; 1 for the exact text); `strength`: the share of the memory the field still
+ * holds, against what it held when written; `score` equals `match`. A hit has both above `noise_floor`.
+ */
+export const RecallHit = Type.Object({
+  rank: Type.Integer(),
+  memory: Type.Integer(),
+  text: Type.String(),
+  importance: Type.Number(),
+  step: Type.Integer(),
+  match: Type.Number(),
+  strength: Type.Number(),
+  score: Type.Number(),
+  noise_floor: Type.Number(),
+})
 export type RecallHit = Static<typeof RecallHit>
 export const RecallReply = Type.Object({
   hits: Type.Array(RecallHit),

@@ -1,7 +1,7 @@
 // Wire types of the prediction-market engine (DESIGN.md section 11): REST bodies and replies, and the
 // two bus subjects RADIO.market.propose (request/reply) and RADIO.market.settled. JSON names, snake_case.
 import { Type, type Static } from '@sinclair/typebox'
-import { MAX_OUTCOMES, MIN_OUTCOMES } from '../markets/lmsr.js'
+import { MAX_OUTCOMES, MAX_TRADE_SHARES, MIN_OUTCOMES, SHARE_STEP } from '../markets/lmsr.js'
 import './swarm.js' // registers the date-time format
 
 export const MARKET_SUBJECTS = { propose: 'RADIO.market.propose', settled: 'RADIO.market.settled' } as const
@@ -10,7 +10,8 @@ const AgentId = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'le
 const MarketId = Type.String({ pattern: '^MKT-[0-9]{6,}$' })
 const Minor = Type.Integer({ description: 'money in minor units (1/100 of a unit; a winning share pays 100)' })
 const Tier = Type.Union([Type.Literal('play'), Type.Literal('labs')])
-const Status = Type.Union([Type.Literal('open'), Type.Literal('closed'), Type.Literal('resolved')])
+const Status = Type.Union([Type.Literal('open'), Type.Literal('closed'), Type.Literal('resolved'), Type.Literal('cancelled')], { description: 'cancelled: called off (cancel, or resolved N/A); every trader was refunded at cost' })
+const Shares = Type.Number({ description: `shares, in steps of ${SHARE_STEP}` })
 const Iso = Type.String({ format: 'date-time' })
 
 export const RegisterAgentBody = Type.Object(
@@ -23,10 +24,15 @@ export const RegisterAgentBody = Type.Object(
 )
 export type RegisterAgentBody = Static<typeof RegisterAgentBody>
 
-export const Position = Type.Object({ market_id: MarketId, outcome: Type.String(), shares: Type.Integer() }, { additionalProperties: false })
+export const Position = Type.Object({ market_id: MarketId, outcome: Type.String(), shares: Shares }, { additionalProperties: false })
 
 export const ReputationSchema = Type.Object(
-  { skill: Type.Number(), mean_brier: Type.Union([Type.Number(), Type.Null()]), markets: Type.Integer({ minimum: 0 }) },
+  {
+    skill: Type.Number({ description: 'stake-weighted mean Brier gain over the uniform forecast, shrunk by a fixed stake; only markets with independent activity count' }),
+    mean_brier: Type.Union([Type.Number(), Type.Null()]),
+    markets: Type.Integer({ minimum: 0 }),
+    staked: Type.Integer({ minimum: 0, description: 'minor units staked in the counted markets' }),
+  },
   { additionalProperties: false },
 )
 
@@ -83,7 +89,7 @@ export const MarketReply = Type.Object(
     tier: Tier,
     status: Status,
     b: Type.Number(),
-    q: Type.Array(Type.Integer()),
+    q: Type.Array(Type.Number()),
     prices: Type.Array(Type.Number()),
     volume: Minor,
     trades: Type.Integer({ minimum: 0 }),
@@ -107,15 +113,16 @@ export const TradeBody = Type.Object(
   {
     trader_id: AgentId,
     outcome: Type.String({ minLength: 1, maxLength: 64 }),
-    shares: Type.Integer({ minimum: -1_000_000, maximum: 1_000_000, not: { const: 0 }, description: 'whole shares; negative sells (no more than held)' }),
+    shares: Type.Optional(Type.Number({ minimum: -MAX_TRADE_SHARES, maximum: MAX_TRADE_SHARES, not: { const: 0 }, description: `shares in steps of ${SHARE_STEP}; negative sells (no more than held). Give shares or spend, not both` })),
+    spend: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 * MAX_TRADE_SHARES, description: 'buy by amount: the most shares these minor units buy (the cost is at most this)' })),
     client_ref: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,64}$', description: "the client's name for this trade: sent again (a retry after no answer), the trade it named is answered again, not made twice" })),
   },
   { additionalProperties: false },
 )
 export type TradeBody = Static<typeof TradeBody>
 
-export const QuoteQuery = Type.Object({ outcome: Type.String({ minLength: 1, maxLength: 64 }), shares: TradeBody.properties.shares }, { additionalProperties: false })
-export const QuoteReply = Type.Object({ market_id: MarketId, outcome: Type.String(), shares: Type.Integer(), cost: Minor, prices_after: Type.Array(Type.Number()) }, { additionalProperties: false })
+export const QuoteQuery = Type.Object({ outcome: Type.String({ minLength: 1, maxLength: 64 }), shares: TradeBody.properties.shares, spend: TradeBody.properties.spend }, { additionalProperties: false })
+export const QuoteReply = Type.Object({ market_id: MarketId, outcome: Type.String(), shares: Shares, cost: Minor, prices_after: Type.Array(Type.Number()) }, { additionalProperties: false })
 
 export const TradeReply = Type.Object(
   {
@@ -123,7 +130,7 @@ export const TradeReply = Type.Object(
     market_id: MarketId,
     trader_id: AgentId,
     outcome: Type.String(),
-    shares: Type.Integer(),
+    shares: Shares,
     cost: Minor,
     balance: Minor,
     prices: Type.Array(Type.Number()),
@@ -134,7 +141,10 @@ export const TradeReply = Type.Object(
   { additionalProperties: false },
 )
 
-export const ResolveBody = Type.Object({ outcome: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }, { additionalProperties: false })
+export const ResolveBody = Type.Object({ outcome: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'labs: the outcome that happened, or "N/A" (refunds at cost)' })) }, { additionalProperties: false })
+
+/** The labs resolution that calls a market off, as a cancel does: every trader is refunded at cost. */
+export const NOT_APPLICABLE = 'N/A'
 
 export const ProposalBody = Type.Object({ text: Type.String({ minLength: 1, maxLength: 1000 }) }, { additionalProperties: false })
 
@@ -174,6 +184,7 @@ export const ConservationReply = Type.Object(
     escrow: Minor,
     pools: Minor,
     paid_out: Type.Integer({ description: 'paid to winners so far (already inside balances)' }),
+    positions: Type.Integer({ minimum: 0, description: 'holdings rows replayed from the ledger' }),
     refunded: Type.Integer({ description: 'escrow and pool remainders returned to funders (inside balances)' }),
     mismatches: Type.Array(Type.String()),
   },

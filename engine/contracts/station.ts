@@ -49,6 +49,11 @@ export const IcecastStatusSchema = Type.Object(
 )
 export type IcecastStatus = Static<typeof IcecastStatusSchema>
 
+/** What chose a track: the block's mood, the cluster walk after a dream, recency (nothing resonated,
+ * or the track was due), or a listener's request. */
+export const PickedBySchema = Type.Union([Type.Literal('mood'), Type.Literal('cluster'), Type.Literal('recency'), Type.Literal('request')])
+export type PickedBy = Static<typeof PickedBySchema>
+
 export const StationStatusSchema = Type.Object(
   {
     /** the block on now (America/Chicago schedule) and the programme, if one is on */
@@ -58,8 +63,13 @@ export const StationStatusSchema = Type.Object(
       Type.Null(),
     ]),
     on_air: Type.Union([OnAirSchema, Type.Null()]),
+    /** the track after the one on air: picked ahead, so never null while a track plays */
     up_next: Type.Union([TrackSchema, Type.Null()]),
-    /** listeners on this server's /stream */
+    /** requested tracks still to play, in order (POST /api/station/requests) */
+    requests: Type.Array(TrackSchema),
+    /** the time zone the schedule is read in (SVC_STATION_TIME_ZONE) */
+    time_zone: Type.String(),
+    /** people on this server's /stream (the Icecast relay is not counted: Icecast's own count is in icecast.listeners) */
     listeners: Type.Integer({ minimum: 0 }),
     /** the Icecast source, when SVC_ICECAST_URL is set */
     icecast: Type.Union([IcecastStatusSchema, Type.Null()]),
@@ -70,15 +80,16 @@ export const StationStatusSchema = Type.Object(
     waited_ms: Type.Integer({ minimum: 0 }),
     /** times the silence watchdog (over 3 s below -50 dBFS on air) moved on to the next track */
     watchdog_trips: Type.Integer({ minimum: 0 }),
-    library: Type.Object({ tracks: Type.Integer({ minimum: 0 }), skipped: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
-    /** how up_next was chosen (docs/station.md "Selection"): the medium's state (perceiving the
+    /** the library as last scanned (again whenever its folder changes) */
+    library: Type.Object({ tracks: Type.Integer({ minimum: 0 }), skipped: Type.Integer({ minimum: 0 }), scanned_at: Type.String({ format: 'date-time' }) }, { additionalProperties: false }),
+    /** how the last pick was chosen (docs/station.md "Selection"): the medium's state (perceiving the
      * library, none when under two tracks could be perceived, awake, or after a light or deep
-     * dream), the traces it holds, and what ranked the pick */
+     * dream), the traces it holds, and what ranked the pick (a request: the operator) */
     selection: Type.Object(
       {
         medium: Type.Union([Type.Literal('perceiving'), Type.Literal('none'), Type.Literal('awake'), Type.Literal('light'), Type.Literal('deep')]),
         traces: Type.Integer({ minimum: 0 }),
-        by: Type.Union([Type.Literal('mood'), Type.Literal('cluster'), Type.Literal('recency'), Type.Null()]),
+        by: Type.Union([PickedBySchema, Type.Null()]),
         resonance: Type.Union([Type.Number(), Type.Null()]),
       },
       { additionalProperties: false },
@@ -87,6 +98,42 @@ export const StationStatusSchema = Type.Object(
   { additionalProperties: false },
 )
 export type StationStatus = Static<typeof StationStatusSchema>
+
+/** One track as it went on air (GET /api/station/history). */
+export const PlaySchema = Type.Object(
+  { track: TrackSchema, started_at: Type.String({ format: 'date-time' }), block: Type.String(), by: PickedBySchema, gain_db: Type.Number() },
+  { additionalProperties: false },
+)
+export type Play = Static<typeof PlaySchema>
+
+export const HistoryQuerySchema = Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }) }, { additionalProperties: false })
+export const HistoryReplySchema = Type.Object({ plays: Type.Array(PlaySchema) }, { additionalProperties: false, description: 'newest first' })
+export type HistoryReply = Static<typeof HistoryReplySchema>
+
+export const LibraryReplySchema = Type.Object(
+  {
+    tracks: Type.Array(TrackSchema),
+    skipped: Type.Array(Type.Object({ file: Type.String(), reason: Type.String() }, { additionalProperties: false })),
+    scanned_at: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+)
+export type LibraryReply = Static<typeof LibraryReplySchema>
+
+export const RequestBodySchema = Type.Object({ track_id: Type.String({ minLength: 1, maxLength: 4096 }) }, { additionalProperties: false })
+export const RequestReplySchema = Type.Object(
+  {
+    track: TrackSchema,
+    /** 1: it plays next (after the crossfade under way, if one is) */
+    position: Type.Integer({ minimum: 1 }),
+    up_next: TrackSchema,
+  },
+  { additionalProperties: false },
+)
+export type RequestReply = Static<typeof RequestReplySchema>
+
+export const SkipReplySchema = Type.Object({ skipped: TrackSchema, next: Type.Union([TrackSchema, Type.Null()]) }, { additionalProperties: false })
+export type SkipReply = Static<typeof SkipReplySchema>
 
 /** A number from the bus with its age: stale when nothing came for three publication periods
  * (DESIGN.md section 8), null while nothing has come at all. */
@@ -123,11 +170,19 @@ export type SwarmState = Static<typeof SwarmStateSchema>
 /** The voice DJ: when it speaks (docs/station.md) and what it said last. */
 export const DjStatusSchema = Type.Object(
   {
-    /** false when espeak-ng is not installed */
+    /** false when espeak-ng is not installed or the DJ is off (SVC_STATION_DJ=off) */
     enabled: Type.Boolean(),
     /** it speaks when swarm.consciousness.order is below this and the medium is in the block's speak state */
     order_below: Type.Number(),
+    /** and only this long (seconds of stream) after its last link, within this share of the airtime */
+    min_interval_s: Type.Number({ minimum: 0 }),
+    max_share: Type.Number({ minimum: 0, maximum: 1 }),
     spoken: Type.Integer({ minimum: 0 }),
+    /** seconds of voice aired, and their share of the stream's time so far */
+    spoken_s: Type.Number({ minimum: 0 }),
+    airtime_share: Type.Number({ minimum: 0 }),
+    /** why it stayed quiet over the last change of track (null when it spoke, or before any change) */
+    quiet: Type.Union([Type.String(), Type.Null()]),
     last: Type.Union([
       Type.Object(
         { text: Type.String(), at: Type.String({ format: 'date-time' }), duration_s: Type.Number({ minimum: 0 }), block: Type.String(), order: Type.Number(), medium: Type.String() },
@@ -194,7 +249,10 @@ export const NowPlayingMessage = Type.Object(
     block: Type.String({ minLength: 1 }),
     programme: Type.Union([Type.String(), Type.Null()]),
     gain_db: Type.Number(),
+    /** people on the station's own /stream (not the Icecast relay) */
     listeners: Type.Integer({ minimum: 0 }),
+    /** Icecast's own count on the mount, as last polled (null without Icecast, or while it does not answer) */
+    icecast_listeners: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
   },
   { additionalProperties: false, $id: 'RADIO.nowplaying' },
 )

@@ -125,8 +125,12 @@ export interface AdjointRunner {
   setParams(p: StepParams): void
   /** The adjoint of a dream edit: the same scaling. */
   scale(mask: EditMask): void
-  /** Queues a reading of every pattern against the readout a + b; returns its index. */
-  read(): number
+  /**
+   * Queues a reading of the patterns listed (indices into those the sweep was opened with; every
+   * pattern when none are listed) against the readout a + b; returns its index. A runner may read
+   * more than those listed; the rest read 0 or their true value.
+   */
+  read(patterns?: readonly number[]): number
   /** <a + b, w> of every reading and pattern, [reading][pattern], once the sweep is done. */
   results(): Promise<Float64Array>
   destroy(): void

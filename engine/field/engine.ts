@@ -17,7 +17,7 @@ import type { ProbeResult, RecallResult } from '../contracts/api.js'
 import { MemoryReader } from '../recall/recall.js'
 import { openAdjoint } from '../recall/runner.js'
 import { HostDreamOps } from '../cpu/dream.js'
-import type { EnergyBooks, Engine, EngineOptions, HistoryEvent, Memory, SavedField } from './engine_api.js'
+import type { EnergyBooks, Engine, EngineOptions, HistoryEvent, Memory, Moment, MomentReading, SavedField } from './engine_api.js'
 
 export const MIN_SIZE = FIELD_SIZE.minimum
 export const MAX_SIZE = FIELD_SIZE.maximum
@@ -314,6 +314,10 @@ class FieldEngine implements Engine {
 
   recall(text: string, k: number, field = 0): Promise<RecallResult> {
     return this.reader.recall(text, k, this.field(field))
+  }
+
+  readAt(patterns: readonly Float32Array[], nulls: readonly Float32Array[], moments: readonly Moment[], field = 0): Promise<MomentReading[]> {
+    return this.reader.readAt(patterns, nulls, moments, this.field(field))
   }
 
   twin(fields: number): Promise<Engine> {

@@ -73,7 +73,18 @@ export type HistoryEvent =
   | { kind: 'conditions'; step: number; before: StepParams }
   | { kind: 'state'; step: number; field: number; saved: SavedState }
 
-/** A field's state kept for the recall path: on the host, or on the device where the field lives (u then u_prev). */
+/** A moment of a field's past: its step, and the history's length then (the edits kept after it are run back before it is read). */
+export interface Moment {
+  step: number
+  mark: number
+}
+
+/** Patterns read at one moment: each one's score (over the energy it holds written there at rest), and the null patterns' RMS score. */
+export interface MomentReading {
+  scores: number[]
+  sigma: number
+}
+
 
 export interface Engine {
   readonly backend: 'gpu' | 'cpu'
@@ -122,6 +133,12 @@ export interface Engine {
   probe(text: string, field?: number): Promise<ProbeResult>
   /** The k memories of a field that resonate most with the text, above the noise floor (docs/recall.md). */
   recall(text: string, k: number, field?: number): Promise<RecallResult>
+  /**
+   * Any n x n patterns read at moments of a field's past by recall's sweep (docs/recall.md), beside
+   * `nulls` for chance; one reading per moment, in the order given. For callers that write their own
+   * wavefronts (the station's medium).
+   */
+  readAt(patterns: readonly Float32Array[], nulls: readonly Float32Array[], moments: readonly Moment[], field?: number): Promise<MomentReading[]>
   /**
    * A quiet twin: a new engine on the same kind of backend with the same size and material, no
    * noise, no timeline, and `fields` fields (the consciousness publisher renders memories alone in one).

@@ -36,3 +36,16 @@ describe('STABILIZE', () => {
     expect(await registry.list()).toEqual([])
   })
 })
+
+describe('RECALL', () => {
+  test('three WRITEs at one step, RESONATE 300: each one-word RECALL prints its own memory first, with match and strength', async () => {
+    const texts = ['the river remembers the mountain', 'copper bells at dawn', 'a lantern in the fog']
+    const source = `MATERIAL ideal_resonator\n${texts.map((t) => `WRITE "${t}"`).join('\n')}\nRESONATE 300\nRECALL "mountain" 3\nRECALL "bells" 3\nRECALL "lantern" 3\nRECALL "quartz" 3\n`
+    const lines = await interpret(parse(source).commands, { open: (o) => createNodeEngine({ ...o, backend: 'cpu' }), catalog, registry: new Registry(new MemoryRegistryStore()), size: 64 })
+    const recalls = lines.slice(-4).map((l) => l.text)
+    ;['mountain', 'bells', 'lantern'].forEach((word, i) =>
+      expect(recalls[i]).toMatch(new RegExp(`^recall "${word}": 1\\. "${texts[i]}" \\(match 0\\.\\d{3}, strength (0\\.9|1\\.0)\\d\\d, floor 0\\.\\d{3}\\)`)),
+    )
+    expect(recalls[3]).toBe('recall "quartz": nothing resonates above the noise floor')
+  })
+})

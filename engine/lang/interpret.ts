@@ -159,7 +159,7 @@ export async function interpret(commands: readonly Command[], ctx: InterpretCont
           case 'RECALL': {
             const r = await (await field()).recall(String(a), Number(b))
             result = { text: a, k: b, ...r }
-            const hits = r.hits.map((h) => `${h.rank}. "${h.text}" (score ${h.score.toFixed(3)}, floor ${h.noise_floor.toFixed(3)})`).join('  ')
+            const hits = r.hits.map((h) => `${h.rank}. "${h.text}" (match ${h.match.toFixed(3)}, strength ${h.strength.toFixed(3)}, floor ${h.noise_floor.toFixed(3)})`).join('  ')
             // over capacity is said first and in capitals: the ranking after it is a guess
             text = `recall "${a}": ${r.over_capacity ? `WARNING ${r.reason}  ${hits}` : (r.reason ?? hits)}`
             break

@@ -2,7 +2,7 @@
 // to 1, the cost of a path depends only on its end, and no sequence of trades makes money from nothing.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { cost, escrowMinor, MINOR_PER_UNIT, payoutPerShare, prices, quote, timeWeighted, tradeCost } from './lmsr.js'
+import { cost, escrowMinor, MINOR_PER_UNIT, onShareGrid, payoutFor, payoutPerShare, prices, quote, SHARE_STEP, sharesFor, timeWeighted, tradeCost } from './lmsr.js'
 
 const zeros = (n: number) => new Array<number>(n).fill(0)
 
@@ -140,6 +140,45 @@ describe('LMSR properties', () => {
         const p = prices(q, b)
         const pays = payoutPerShare(p)
         expect(pool).toBeGreaterThanOrEqual(q.reduce((a, x, k) => a + x * pays[k], 0))
+      }),
+    )
+  })
+
+  it('spend buys the most shares on the grid whose cost is at most spend: one step more costs more', () => {
+    fc.assert(
+      fc.property(market, fc.integer({ min: 1, max: 2_000_000 }), fc.nat(), ({ n, b, trades }, spend, pick) => {
+        const q = zeros(n)
+        for (const { i, s } of trades) if (q[i] + s >= 0) q[i] = quote(q, b, i, s).q[i]
+        const i = pick % n
+        const d = sharesFor(q, b, i, spend)
+        expect(onShareGrid(d)).toBe(d)
+        if (d > 0) expect(quote(q, b, i, d).cost).toBeLessThanOrEqual(spend)
+        expect(quote(q, b, i, onShareGrid(d + SHARE_STEP)).cost).toBeGreaterThan(spend)
+      }),
+    )
+  })
+
+  it('fractional holdings: the pool still covers every winner, paid floor(shares x payout) each', () => {
+    const frac = fc.integer({ min: 2, max: 8 }).chain((n) =>
+      fc.record({ n: fc.constant(n), b: fc.double({ min: 1, max: 500, noNaN: true }), trades: fc.array(fc.record({ who: fc.nat(3), i: fc.nat(n - 1), s: fc.integer({ min: -40_000, max: 40_000 }).filter((s) => s !== 0) }), { maxLength: 30 }) }),
+    )
+    fc.assert(
+      fc.property(frac, ({ n, b, trades }) => {
+        const q = zeros(n)
+        const held = Array.from({ length: 4 }, () => zeros(n))
+        let pool = escrowMinor(b, n)
+        for (const { who, i, s } of trades) {
+          const shares = s * SHARE_STEP * 10 // steps of 0.001 up to 400 shares
+          if (onShareGrid(held[who][i] + shares) < 0) continue
+          const r = quote(q, b, i, onShareGrid(shares))
+          pool += r.cost
+          q[i] = r.q[i]
+          held[who][i] = onShareGrid(held[who][i] + shares)
+        }
+        for (let w = 0; w < n; w++) {
+          const pays = Array.from({ length: n }, (_, k) => (k === w ? MINOR_PER_UNIT : 0))
+          expect(pool).toBeGreaterThanOrEqual(held.reduce((a, h) => a + payoutFor(h, pays), 0))
+        }
       }),
     )
   })

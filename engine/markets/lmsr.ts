@@ -6,6 +6,23 @@ import { CrystalError } from '../errors.js'
 export const MINOR_PER_UNIT = 100
 export const MIN_OUTCOMES = 2
 export const MAX_OUTCOMES = 32
+/** Shares move in steps of 10^-SHARE_DECIMALS: a fixed grid, so that sums of holdings replay exactly. */
+export const SHARE_DECIMALS = 4
+const SHARE_SCALE = 10 ** SHARE_DECIMALS
+/** The smallest amount of shares a trade moves: 0.0001. */
+export const SHARE_STEP = 1 / SHARE_SCALE
+/** The most shares one trade moves. */
+export const MAX_TRADE_SHARES = 1_000_000
+
+/** `x` on the share grid (nearest step): sums of grid values stay on the grid instead of drifting. */
+export function onShareGrid(x: number): number {
+  return Math.round(x * SHARE_SCALE) / SHARE_SCALE
+}
+
+/** Whether `x` is a whole number of share steps (within float noise). */
+export function isShareAmount(x: number): boolean {
+  return Number.isFinite(x) && Math.abs(x * SHARE_SCALE - Math.round(x * SHARE_SCALE)) <= 1e-6
+}
 
 /** C(q) = b ln sum exp(q_i / b), by log-sum-exp so that large q/b does not overflow. In currency units. */
 export function cost(q: readonly number[], b: number): number {
@@ -75,11 +92,42 @@ export function quote(q: readonly number[], b: number, i: number, shares: number
   if (!Number.isInteger(i) || i < 0 || i >= q.length) throw new CrystalError('bad_argument', `outcome index ${i} is not one of the market's ${q.length} outcomes`, { field: 'outcome' })
   if (!Number.isFinite(shares) || shares === 0) throw new CrystalError('bad_argument', `shares must be a non-zero number, got ${shares}`, { field: 'shares' })
   const next = q.slice()
-  next[i] += shares
+  next[i] = onShareGrid(next[i] + shares)
   let c = toMinorAgainstTrader(tradeCost(q, b, i, shares))
   // a buy always costs something: a price that underflowed to 0 does not give shares away
   if (shares > 0 && c < 1) c = 1
   return { cost: c, q: next, prices: prices(next, b) }
+}
+
+/**
+ * The most shares of outcome `i` that `spendMinor` minor units buy, on the share grid. Inverting
+ * b log1p(p_i expm1(d / b)) = S gives d = b log1p(expm1(S / b) / p_i), rounded down to the grid (at
+ * most `maxShares`); the quote rounded against the trader can still fit S a little beyond it (a cost
+ * within 1e-9 of a whole minor unit is that unit) or not at it, so the answer is searched from there:
+ * galloping up while it fits, then bisecting (the quote grows with the shares).
+ * 0 when S buys not even one step.
+ */
+export function sharesFor(q: readonly number[], b: number, i: number, spendMinor: number, maxShares = MAX_TRADE_SHARES): number {
+  if (!Number.isInteger(spendMinor) || spendMinor < 1) throw new CrystalError('bad_argument', `spend must be a whole number of minor units >= 1, got ${spendMinor}`, { field: 'spend' })
+  const p = prices(q, b)[i]
+  const exact = b * Math.log1p(Math.expm1(spendMinor / MINOR_PER_UNIT / b) / p)
+  const cap = maxShares * SHARE_SCALE
+  const fits = (steps: number) => steps === 0 || quote(q, b, i, steps / SHARE_SCALE).cost <= spendMinor
+  const guess = Math.min(Math.floor(exact * SHARE_SCALE + 1e-9), cap)
+  // lo fits and hi does not (or is past the cap): from the guess, gallop up, or bisect below it
+  let lo = 0
+  let hi = guess
+  if (fits(guess)) {
+    let step = 1
+    for (lo = guess; lo + step <= cap && fits(lo + step); step *= 2) lo += step
+    hi = Math.min(lo + step, cap + 1)
+  }
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2)
+    if (fits(mid)) lo = mid
+    else hi = mid
+  }
+  return lo / SHARE_SCALE
 }
 
 /** A time series of price vectors, each holding from its time until the next. */
@@ -123,4 +171,11 @@ export function timeWeighted(points: readonly PricePoint[], initial: readonly nu
  */
 export function payoutPerShare(resolution: readonly number[]): number[] {
   return resolution.map((p) => Math.floor(p * MINOR_PER_UNIT + 1e-9))
+}
+
+/** One holder's payout for their holdings (shares per outcome), in whole minor units rounded down: fractional shares leave the odd fraction of a cent with the maker. */
+export function payoutFor(holdings: readonly number[], perShare: readonly number[]): number {
+  let x = 0
+  for (let k = 0; k < holdings.length; k++) x += holdings[k] * perShare[k]
+  return Math.floor(x + 1e-6)
 }

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { entryText, GENESIS, verifyChain, type LedgerEntry } from './ledger.js'
-import { brier, reputation, traderForecast } from './reputation.js'
+import { brier, reputation, SHRINK_STAKE, traderForecast } from './reputation.js'
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex')
 
@@ -19,11 +19,21 @@ describe('Brier reputation', () => {
     expect(traderForecast([{ t: 0, p: [0.8, 0.2] }, { t: 30, p: [0.6, 0.4] }], 40)[0]).toBeCloseTo(0.75, 12)
   })
 
-  it('skill beats the uniform forecast only when the forecasts were better than 1/n, shrunk by two markets', () => {
-    const good = reputation([{ forecast: [0.9, 0.1], outcome: [1, 0] }, { forecast: [0.2, 0.8], outcome: [0, 1] }])
-    expect(good.skill).toBeCloseTo((0.5 - 0.02 + 0.5 - 0.08) / 4, 12)
-    expect(reputation([{ forecast: [0.1, 0.9], outcome: [1, 0] }]).skill).toBeLessThan(0)
-    expect(reputation([])).toEqual({ skill: 0, mean_brier: null, markets: 0 })
+  it('skill beats the uniform forecast only when the forecasts were better than 1/n, weighted by stake and shrunk by SHRINK_STAKE', () => {
+    const good = reputation([{ forecast: [0.9, 0.1], outcome: [1, 0], stake: 10_000 }, { forecast: [0.2, 0.8], outcome: [0, 1], stake: 30_000 }])
+    expect(good.skill).toBeCloseTo((10_000 * (0.5 - 0.02) + 30_000 * (0.5 - 0.08)) / (40_000 + SHRINK_STAKE), 12)
+    expect(good.mean_brier).toBeCloseTo((10_000 * 0.02 + 30_000 * 0.08) / 40_000, 12)
+    expect(good.staked).toBe(40_000)
+    expect(reputation([{ forecast: [0.1, 0.9], outcome: [1, 0], stake: 100 }]).skill).toBeLessThan(0)
+    expect(reputation([])).toEqual({ skill: 0, mean_brier: null, markets: 0, staked: 0 })
+  })
+
+  it('a dust bet, however well placed, earns next to nothing; the same forecast with money behind it does', () => {
+    // the gaming case: 5 minor units on a certainty that came true
+    const dust = reputation([{ forecast: [1, 0], outcome: [1, 0], stake: 5 }])
+    const staked = reputation([{ forecast: [0.8, 0.2], outcome: [1, 0], stake: 20_000 }])
+    expect(dust.skill).toBeLessThan(0.001)
+    expect(staked.skill).toBeGreaterThan(0.2)
   })
 })
 

@@ -119,11 +119,16 @@ describe('recall and probe on the GPU', () => {
     expect(want.hits.length).toBeGreaterThan(0)
     expect(want.hits[0].text).toBe('cold river stones')
     expect(got.hits.map((h) => h.memory)).toEqual(want.hits.map((h) => h.memory))
-    got.hits.forEach((h, k) => expect(Math.abs(h.score - want.hits[k].score)).toBeLessThan(1e-3 * Math.abs(want.hits[0].score)))
+    got.hits.forEach((h, k) => {
+      expect(Math.abs(h.score - want.hits[k].score)).toBeLessThan(1e-3 * Math.abs(want.hits[0].score))
+      expect(h.match).toBe(h.score)
+      expect(Math.abs(h.strength - want.hits[k].strength)).toBeLessThan(1e-3 * Math.abs(want.hits[k].strength))
+    })
     expect(got.capacity).toBe(want.capacity)
-    // one reading per write moment (six), the query and the null patterns each: 4 bytes a score
+    // one reading per write moment (six), the query, the null patterns and the memories' own patterns
+    // each (the GPU reads every memory's pattern at every moment, the CPU only those written then): 4 bytes a score
     expect(after.reads - before.reads).toBe(1)
-    expect(after.bytes_read - before.bytes_read).toBe(texts.length * (1 + NULL_PATTERNS) * 4)
+    expect(after.bytes_read - before.bytes_read).toBe(texts.length * (1 + NULL_PATTERNS + texts.length) * 4)
     // control: the field the CPU sweep would have read back first
     expect(after.bytes_read - before.bytes_read).toBeLessThan((2 * 32 * 32 * 4) / 10)
 
@@ -167,7 +172,7 @@ describe('recall and probe on the GPU', () => {
     expect(got.capacity).toBe(want.capacity)
     // one read of readings x patterns floats; control: the field and its kept states the CPU twin read before
     expect(after.reads - before.reads).toBe(1)
-    expect(after.bytes_read - before.bytes_read).toBe(texts.length * (1 + NULL_PATTERNS) * 4)
+    expect(after.bytes_read - before.bytes_read).toBe(texts.length * (1 + NULL_PATTERNS + texts.length) * 4)
     expect(after.bytes_read - before.bytes_read).toBeLessThan((2 * 32 * 32 * 4) / 10)
     // every text's probe, on both: the path rerun on the device gives the CPU's numbers
     const [pg, pc] = [await Promise.all(texts.map((t) => gpu.probe(t))), await Promise.all(texts.map((t) => cpu.probe(t)))]

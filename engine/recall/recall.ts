@@ -1,16 +1,18 @@
 // Probe and recall, read from the live field alone (DESIGN.md section 4, docs/recall.md). The live
 // state is run back through the adjoint of the steps and dream edits since; at each write moment the
 // readout gives, for any pattern written then, the energy inner product of its evolved self with the
-// live field. A score is that product over the energy the pattern would hold had it been written then
-// at its importance in a lossless medium; chance is measured on null patterns read the same way.
+// live field. A reading is that product over the energy the pattern would hold had it been written then
+// at its importance in a lossless medium. Recall splits each moment's reading over the patterns written
+// then (least squares): each memory's presence gives its strength, and the query's share through it,
+// over that presence, its match. Chance is measured on null patterns read and split the same way.
 import type { ProbeResult, RecallHit, RecallResult } from '../contracts/api.js'
 import type { SavedState } from '../field/backend.js'
-import type { Engine } from '../field/engine_api.js'
+import type { Engine, Moment, MomentReading } from '../field/engine_api.js'
 import { CrystalError } from '../errors.js'
 import { textWavefront } from '../encode/text.js'
 import type { AdjointRunner } from '../field/backend.js'
 import { stepParams, type StepParams } from '../field/params.js'
-import { restEnergy } from './adjoint.js'
+import { negLaplacian, restEnergy } from './adjoint.js'
 import { followPath, pathPlan, type PathRequest, type SaturationPath } from './path.js'
 import { CpuAdjointRunner } from './runner.js'
 
@@ -30,19 +32,49 @@ export const FORGOTTEN_BELOW = 0.01
 /** Steps the adjoint runs back at most (about 1 s of sweep at N = 128); older memories are read at that point and share its score. */
 export const MAX_LOOKBACK = 20_000
 export const NOTHING_RESONATES = 'nothing resonates above the noise floor'
+/** Bytes of memories' wavefronts kept between questions (4 n^2 each: 4,096 at N = 128, 1,024 at N = 256), least recently used dropped first. */
+export const PATTERN_CACHE_BYTES = 256 * 2 ** 20
+/** Numbers of moments' inverse Gram matrices kept between questions (8 bytes each). */
+export const GRAM_CACHE_ENTRIES = 2 ** 23
 
-
-/** Scores of the patterns read at one moment, and the RMS score of the null patterns there. */
-interface Reading {
-  step: number
-  scores: number[]
-  sigma: number
-}
 
 /** A pattern and the energy it holds when written at rest (unit importance). */
 interface Pattern {
   w: Float32Array
   energy: number
+}
+
+/** A moment to read, with the patterns read there only (the memories written then). */
+interface SweepMoment extends Moment {
+  own?: readonly Pattern[]
+}
+
+/** The shared patterns' scores at one moment, the null patterns' scores, the raw products <r, w> of its own patterns, and the nulls' RMS score. */
+interface SweepReading extends MomentReading {
+  nulls: number[]
+  own: number[]
+}
+
+/** A null pattern, with Q w for the energy it shares with the memories' patterns. */
+interface NullPattern extends Pattern {
+  qw: Float32Array
+}
+
+/** A memory's pattern, with the energy it shares with each null pattern (c^2 <w, Q w_null>). */
+interface MemoryPattern extends Pattern {
+  nulls: Float64Array
+}
+
+/** The memories written at one moment with one text: one pattern in the field, their importances summed. */
+interface Group {
+  text: string
+  importance: number
+  memories: number[]
+}
+
+/** The writes of one field at one step (no edit between them): the field holds their sum. */
+interface WriteMoment extends Moment {
+  groups: Group[]
 }
 
 /** A state the history keeps, on the host: one kept on a device is followed there (the backend's adjoint), never here. */
@@ -54,11 +86,53 @@ function hostState(s: SavedState): Promise<{ u: Float32Array; prev: Float32Array
 /** Null texts: control characters only, so no words, never typed, one identity stream each. */
 const nullText = (k: number) => '\u0001'.repeat(k + 1)
 
+/** c^2 <a, Q b>: the energy two patterns written at rest share (their Gram entry). */
+function restProduct(a: Float32Array, qb: Float32Array, c2: number): number {
+  let s = 0
+  for (let i = 0; i < a.length; i++) s += a[i] * qb[i]
+  return c2 * s
+}
+
+const rms = (xs: readonly number[]) => Math.sqrt(xs.reduce((s, x) => s + x * x, 0) / xs.length)
+
+/** The inverse of a symmetric positive definite matrix (Gauss-Jordan with partial pivoting), j x j row-major. */
+function invert(m: Float64Array, j: number): Float64Array {
+  const a = Float64Array.from(m)
+  const inv = new Float64Array(j * j)
+  for (let i = 0; i < j; i++) inv[i * j + i] = 1
+  for (let col = 0; col < j; col++) {
+    let pivot = col
+    for (let r = col + 1; r < j; r++) if (Math.abs(a[r * j + col]) > Math.abs(a[pivot * j + col])) pivot = r
+    if (!(Math.abs(a[pivot * j + col]) > 0)) throw new CrystalError('internal', 'two memories written at one moment have patterns the field cannot tell apart')
+    for (const x of [a, inv]) for (let c = 0; c < j; c++) [x[col * j + c], x[pivot * j + c]] = [x[pivot * j + c], x[col * j + c]]
+    const d = a[col * j + col]
+    for (let c = 0; c < j; c++) {
+      a[col * j + c] /= d
+      inv[col * j + c] /= d
+    }
+    for (let r = 0; r < j; r++) {
+      const f = a[r * j + col]
+      if (r === col || f === 0) continue
+      for (let c = 0; c < j; c++) {
+        a[r * j + c] -= f * a[col * j + c]
+        inv[r * j + c] -= f * inv[col * j + c]
+      }
+    }
+  }
+  return inv
+}
+
 /** Opens the backward sweep of one field against `patterns`, for at most `readings` readings (engine/recall/runner.ts). */
 export type OpenAdjoint = (field: number, params: StepParams, patterns: readonly Float32Array[], readings: number, path: PathRequest | undefined) => Promise<AdjointRunner>
 
 export class MemoryReader {
-  private readonly nulls = new Map<string, Promise<Pattern[]>>()
+  private readonly nulls = new Map<string, Promise<NullPattern[]>>()
+  /** Memories' patterns by size, wave speed and text, oldest use first; at most PATTERN_CACHE_BYTES. */
+  private readonly patterns = new Map<string, { pattern: Promise<MemoryPattern>; bytes: number }>()
+  private patternBytes = 0
+  /** The inverse Gram matrix of each moment's patterns, by size, wave speed and the moment's memories. */
+  private readonly grams = new Map<string, Float64Array>()
+  private gramEntries = 0
   /** The last path recomputed on the host, kept while the field and its history stand still (questions come in runs). */
   private path?: { key: readonly unknown[]; path: Promise<SaturationPath> }
 
@@ -84,26 +158,78 @@ export class MemoryReader {
     return this.params.c2
   }
 
-  private async pattern(text: string): Promise<Pattern> {
-    const w = await textWavefront(text, this.engine.size)
+  private ofWave(w: Float32Array): Pattern {
     return { w, energy: restEnergy(w, this.engine.size, this.c2) }
   }
 
-  private nullPatterns(): Promise<Pattern[]> {
+  private async pattern(text: string): Promise<Pattern> {
+    return this.ofWave(await textWavefront(text, this.engine.size))
+  }
+
+  /** A memory's pattern, kept for the next question (a field's memories are read at every recall). */
+  private memoryPattern(text: string): Promise<MemoryPattern> {
+    const key = `${this.engine.size}/${this.c2}/${text}`
+    const kept = this.patterns.get(key) ?? { pattern: this.withNulls(text), bytes: 4 * this.engine.size ** 2 }
+    if (!this.patterns.delete(key)) this.patternBytes += kept.bytes
+    this.patterns.set(key, kept)
+    for (const [old, { bytes }] of this.patterns) {
+      if (this.patternBytes <= PATTERN_CACHE_BYTES) break
+      this.patterns.delete(old)
+      this.patternBytes -= bytes
+    }
+    return kept.pattern
+  }
+
+  private async withNulls(text: string): Promise<MemoryPattern> {
+    const [p, nulls] = await Promise.all([this.pattern(text), this.nullPatterns()])
+    return { ...p, nulls: Float64Array.from(nulls, (n) => restProduct(p.w, n.qw, this.c2)) }
+  }
+
+  private nullPatterns(): Promise<NullPattern[]> {
     const key = `${this.engine.size}/${this.c2}`
-    if (!this.nulls.has(key)) this.nulls.set(key, Promise.all(Array.from({ length: NULL_PATTERNS }, (_, k) => this.pattern(nullText(k)))))
+    if (!this.nulls.has(key))
+      this.nulls.set(
+        key,
+        Promise.all(
+          Array.from({ length: NULL_PATTERNS }, async (_, k) => {
+            const p = await this.pattern(nullText(k))
+            return { ...p, qw: negLaplacian(p.w, this.engine.size) }
+          }),
+        ),
+      )
     return this.nulls.get(key)!
   }
 
   /**
-   * Runs the live state of `field` back through the adjoint of the steps and dream edits since and
-   * reads the patterns at every write, newest first: `visit(reading, memory)` with each pattern's
-   * score at unit importance and the null patterns' RMS score (writes at one moment share a reading).
-   * With nothing written, one reading of the present (memory -1).
+   * The write moments of one field, oldest first: the writes at one step with no edit between them
+   * share a moment (the field holds their sum), grouped by text.
    */
-  private async sweep(field: number, patterns: Pattern[], visit: (reading: Reading, memory: number) => void): Promise<void> {
+  private writeMoments(field: number): WriteMoment[] {
     const e = this.engine
-    const nulls = await this.nullPatterns()
+    const out: WriteMoment[] = []
+    let open: WriteMoment | undefined
+    e.history.forEach((event, k) => {
+      if (event.kind === 'scale' && event.field === field) open = undefined
+      if (event.kind !== 'write' || event.field !== field) return
+      if (open?.step !== event.step) out.push((open = { step: event.step, mark: k + 1, groups: [] }))
+      open.mark = k + 1
+      const m = e.memories[event.memory]
+      const group = open.groups.find((g) => g.text === m.text)
+      if (group) {
+        group.importance += m.importance
+        group.memories.push(event.memory)
+      } else open.groups.push({ text: m.text, importance: m.importance, memories: [event.memory] })
+    })
+    return out
+  }
+
+  /**
+   * Runs the live state of `field` back through the adjoint of the steps, dream edits and changes of
+   * constants since, and reads the shared patterns and nulls at every moment (and each moment's own
+   * patterns there only): one reading per moment, in the order given, scores at unit importance.
+   */
+  private async sweep(field: number, shared: readonly Pattern[], nulls: readonly Pattern[], moments: readonly SweepMoment[]): Promise<SweepReading[]> {
+    const e = this.engine
     const oldest = e.step_count - MAX_LOOKBACK
     const key = [field, e.step_count, e.history.length, e.history.at(-1), e.material, e.temperature_k, e.noise]
     const plan = pathPlan(e, field, oldest)
@@ -111,48 +237,59 @@ export class MemoryReader {
       if (!this.path || this.path.key.some((k, i) => k !== key[i])) this.path = { key, path: followPath(plan!, e.size, hostState) }
       return this.path.path
     }
-    const all = [...patterns, ...nulls]
-    const writes = e.history.filter((h) => h.kind === 'write' && h.field === field).length
-    const runner = await this.open(field, this.params, all.map((p) => p.w), writes + 1, plan && { plan, onHost })
+    const all = [...shared, ...nulls]
+    const base = [...all.keys()]
+    const firstOwn = moments.map((m) => all.push(...(m.own ?? [])) - (m.own?.length ?? 0))
+    const runner = await this.open(field, this.params, all.map((p) => p.w), Math.max(1, moments.length), plan && { plan, onHost })
     try {
       // the sweep is queued first (on the GPU nothing comes back), then every reading is scored
-      const visits: { step: number; slot: number; memory: number }[] = []
+      const order = [...moments.keys()].sort((i, j) => moments[j].mark - moments[i].mark || moments[j].step - moments[i].step)
+      const slots: number[] = []
       let t = e.step_count
-      let slot: number | undefined
-      for (let k = e.history.length - 1; k >= 0; k--) {
-        const event = e.history[k]
-        if (event.kind === 'state' || (event.kind !== 'conditions' && event.field !== field)) continue
-        while (t > Math.max(event.step, oldest)) {
-          t--
-          runner.step(t)
-          slot = undefined
+      const back = (step: number) => {
+        for (; t > Math.max(step, oldest); t--) runner.step(t - 1)
+      }
+      let next = 0
+      for (let k = e.history.length - 1; k >= -1; k--) {
+        // a moment is read once every event kept after it is run back
+        for (; next < order.length && moments[order[next]].mark > k; next++) {
+          const i = order[next]
+          back(moments[i].step)
+          slots[i] = runner.read([...base, ...(moments[i].own ?? []).map((_, j) => firstOwn[i] + j)])
         }
+        if (k < 0) break
+        const event = e.history[k]
         if (event.kind === 'conditions') {
+          back(event.step)
           // the steps before this one ran under the constants in force then
           if (t === event.step) runner.setParams({ ...event.before, fields: 1 })
-        } else if (event.kind === 'scale') {
+        } else if (event.kind === 'scale' && event.field === field) {
+          back(event.step)
           if (t === event.step) runner.scale(event.mask)
-          slot = undefined
-        } else {
-          slot ??= runner.read()
-          visits.push({ step: t, slot, memory: event.memory })
         }
       }
-      if (!visits.length) visits.push({ step: e.step_count, slot: runner.read(), memory: -1 })
       const values = await runner.results()
-      const readings = new Map<number, Reading>()
-      const reading = (step: number, slot: number): Reading => {
-        const row = values.subarray(slot * all.length, (slot + 1) * all.length)
-        const sigma = Math.sqrt(nulls.reduce((s, p, j) => s + (row[patterns.length + j] / p.energy) ** 2, 0) / nulls.length)
-        return { step, scores: patterns.map((p, q) => row[q] / p.energy), sigma }
-      }
-      for (const v of visits) {
-        if (!readings.has(v.slot)) readings.set(v.slot, reading(v.step, v.slot))
-        visit(readings.get(v.slot)!, v.memory)
-      }
+      return moments.map((m, i) => {
+        const row = values.subarray(slots[i] * all.length, (slots[i] + 1) * all.length)
+        const sigma = rms(nulls.map((p, j) => row[shared.length + j] / p.energy))
+        const scores = all.slice(0, shared.length + nulls.length).map((p, q) => row[q] / p.energy)
+        return { scores: scores.slice(0, shared.length), nulls: scores.slice(shared.length), own: (m.own ?? []).map((_, j) => row[firstOwn[i] + j]), sigma }
+      })
     } finally {
       runner.destroy()
     }
+  }
+
+  /** Any patterns at chosen moments, beside the caller's nulls (Engine.readAt). */
+  async readAt(patterns: readonly Float32Array[], nulls: readonly Float32Array[], moments: readonly Moment[], field: number): Promise<MomentReading[]> {
+    const e = this.engine
+    for (const w of [...patterns, ...nulls]) if (w.length !== e.size ** 2) throw new CrystalError('bad_argument', `a pattern read here has ${e.size ** 2} cells, got ${w.length}`)
+    if (!nulls.length) throw new CrystalError('bad_argument', 'readAt needs null patterns to measure chance with')
+    for (const m of moments)
+      if (!Number.isInteger(m.step) || m.step < 0 || m.step > e.step_count || !Number.isInteger(m.mark) || m.mark < 0 || m.mark > e.history.length)
+        throw new CrystalError('bad_argument', `a moment must lie in the field's past (step 0..${e.step_count}, mark 0..${e.history.length}), got step ${m.step}, mark ${m.mark}`)
+    const readings = await this.sweep(field, patterns.map((w) => this.ofWave(w)), nulls.map((w) => this.ofWave(w)), moments)
+    return readings.map(({ scores, sigma }) => ({ scores, sigma }))
   }
 
   /** The best score of the text's pattern over the write moments (DESIGN.md: like with like in time). */
@@ -162,52 +299,109 @@ export class MemoryReader {
 
   /** Probe of many texts in one sweep. */
   async probeMany(texts: readonly string[], field: number): Promise<ProbeResult[]> {
+    const e = this.engine
     const patterns = await Promise.all(texts.map((t) => this.pattern(t)))
-    const best: (ProbeResult | undefined)[] = texts.map(() => undefined)
-    await this.sweep(field, patterns, ({ step, scores, sigma }, memory) => {
-      scores.forEach((score, q) => {
-        if (!best[q] || score > best[q].resonance) best[q] = { resonance: score, step: memory >= 0 ? step : null, noise_floor: Math.max(NOISE_SIGMAS * sigma, FORGOTTEN_BELOW) }
-      })
+    const written: Moment[] = this.writeMoments(field)
+    // nothing written: the present is read
+    const moments = written.length ? written : [{ step: e.step_count, mark: e.history.length }]
+    const readings = await this.sweep(field, patterns, await this.nullPatterns(), moments)
+    return texts.map((_, q) => {
+      const best = readings.reduce((b, r, i) => (r.scores[q] > readings[b].scores[q] ? i : b), readings.length - 1)
+      const { scores, sigma } = readings[best]
+      return { resonance: scores[q], step: written.length ? moments[best].step : null, noise_floor: Math.max(NOISE_SIGMAS * sigma, FORGOTTEN_BELOW) }
     })
-    return best as ProbeResult[]
   }
 
   async recall(text: string, k: number, field: number): Promise<RecallResult> {
     return (await this.recallMany([text], k, field))[0]
   }
 
+  /**
+   * The inverse Gram matrix of a moment's patterns (c^2 <w_g, Q w_h>), kept: a field's moments do not
+   * change once written.
+   */
+  private gramInverse(moment: WriteMoment, own: readonly Pattern[]): Float64Array {
+    const key = `${this.engine.size}/${this.c2}/${moment.groups.map((g) => g.memories.join(',')).join(';')}`
+    let inv = this.grams.get(key)
+    if (!inv) {
+      const j = own.length
+      const gram = new Float64Array(j * j)
+      own.forEach((p, g) => {
+        const qw = negLaplacian(p.w, this.engine.size)
+        for (let h = 0; h <= g; h++) gram[g * j + h] = gram[h * j + g] = restProduct(own[h].w, qw, this.c2)
+      })
+      inv = invert(gram, j)
+      // dropped all at once past GRAM_CACHE_ENTRIES numbers (a field of many moments of many writes)
+      this.gramEntries += j * j
+      if (this.gramEntries > GRAM_CACHE_ENTRIES) {
+        this.grams.clear()
+        this.gramEntries = j * j
+      }
+      this.grams.set(key, inv)
+    }
+    return inv
+  }
+
   /** Recall of many texts in one sweep (benchmarks ask hundreds of questions of one field). */
   async recallMany(texts: readonly string[], k: number, field: number): Promise<RecallResult[]> {
     if (!Number.isInteger(k) || k < 1 || k > 1000) throw new CrystalError('bad_argument', `k must be a whole number from 1 to 1000, got ${String(k)}`, { field: 'k' })
     const e = this.engine
+    const count = e.memories.filter((m) => m.field === field).length
+    if (!count) return texts.map(() => ({ hits: [], memories: 0, capacity: null, over_capacity: false, reason: 'the medium holds no memories yet; write something first' }))
     const patterns = await Promise.all(texts.map((t) => this.pattern(t)))
-    const readings = new Map<number, Reading>()
-    let newest: number | undefined
-    await this.sweep(field, patterns, (reading, memory) => {
-      readings.set(memory, reading)
-      newest ??= reading.sigma
+    const moments = this.writeMoments(field)
+    const own = await Promise.all(moments.map((m) => Promise.all(m.groups.map((g) => this.memoryPattern(g.text)))))
+    const nulls = await this.nullPatterns()
+    const readings = await this.sweep(field, patterns, nulls, moments.map((m, i) => ({ ...m, own: own[i] })))
+    // sigma^2 grows with the memories held (CAPACITY_SIGMAS); the newest reading has them all
+    const newest = readings.at(-1)!.sigma
+    const capacity = newest ? Math.floor(count / (CAPACITY_SIGMAS * newest) ** 2) : null
+    const over_capacity = capacity !== null && count > capacity
+    // Q w of each query, for the energy it shares with the patterns of a moment of several
+    const qw = moments.some((m) => m.groups.length > 1) ? patterns.map((p) => negLaplacian(p.w, e.size)) : []
+    const hits: RecallHit[][] = texts.map(() => [])
+    moments.forEach((m, i) => {
+      const { scores, nulls: chance, own: y } = readings[i]
+      const j = m.groups.length
+      const mine = own[i]
+      // each pattern's presence: the least-squares split of the reading over the moment's patterns
+      const inv = j > 1 ? this.gramInverse(m, mine) : Float64Array.of(1 / mine[0].energy)
+      const c = m.groups.map((_, g) => m.groups.reduce((s, _h, h) => s + inv[g * j + h] * y[h], 0))
+      // what the moment's patterns leave of a reading, given the energy each shares with the pattern read;
+      // adding back memory g's part gives the share through g (at a moment of one memory, the reading)
+      const left = (reading: number, energy: number, shared: (h: number) => number) => reading - m.groups.reduce((s, _h, h) => s + (c[h] * shared(h)) / energy, 0)
+      // chance, read the same way on the null patterns
+      const nullLeft = nulls.map((n, k) => left(chance[k], n.energy, (h) => mine[h].nulls[k]))
+      const sigmaLeft = rms(nullLeft)
+      const cross = patterns.map((_, q) => (j > 1 ? mine.map((p) => restProduct(p.w, qw[q], this.c2)) : []))
+      const queryLeft = patterns.map((p, q) => (j > 1 ? left(scores[q], p.energy, (h) => cross[q][h]) : 0))
+      m.groups.forEach((group, g) => {
+        if (group.importance === 0) return
+        const energy = mine[g].energy
+        const strength = c[g] / group.importance
+        const sigmaShare = rms(nulls.map((n, k) => nullLeft[k] + (c[g] * mine[g].nulls[k]) / n.energy))
+        const noise_floor = Math.max((NOISE_SIGMAS * Math.max(sigmaLeft * Math.sqrt(energy * inv[g * j + g]), sigmaShare)) / Math.abs(group.importance), FORGOTTEN_BELOW)
+        if (!(strength > noise_floor)) return
+        patterns.forEach((p, q) => {
+          // the query's share through this memory
+          const share = j > 1 ? queryLeft[q] + (c[g] * cross[q][g]) / p.energy : scores[q]
+          if (!(share / group.importance > noise_floor)) return
+          const match = (share * p.energy) / (c[g] * Math.sqrt(energy * p.energy))
+          for (const memory of group.memories) {
+            const { text, importance, step } = e.memories[memory]
+            if (importance !== 0) hits[q].push({ rank: 0, memory, text, importance, step, match, strength, score: match, noise_floor })
+          }
+        })
+      })
     })
-    const mine = e.memories.map((m, i) => ({ m, i })).filter(({ m }) => m.field === field)
-    if (!mine.length) return texts.map(() => ({ hits: [], memories: 0, capacity: null, over_capacity: false, reason: 'the medium holds no memories yet; write something first' }))
-    // sigma^2 grows with the memories held (CAPACITY_SIGMAS)
-    const capacity = newest ? Math.floor(mine.length / (CAPACITY_SIGMAS * newest) ** 2) : null
-    const over_capacity = capacity !== null && mine.length > capacity
-    return texts.map((_, q) => {
-      const hits: RecallHit[] = []
-      for (const { m, i } of mine) {
-        if (m.importance === 0) continue
-        const { scores, sigma } = readings.get(i)!
-        const noise_floor = Math.max((NOISE_SIGMAS * sigma) / Math.abs(m.importance), FORGOTTEN_BELOW)
-        const score = scores[q] / m.importance
-        if (score > noise_floor) hits.push({ rank: 0, memory: i, text: m.text, importance: m.importance, step: m.step, score, noise_floor })
-      }
-      const ranked = hits.sort((a, b) => b.score - a.score || a.memory - b.memory).slice(0, k).map((h, r) => ({ ...h, rank: r + 1 }))
+    return hits.map((found) => {
+      const ranked = found.sort((a, b) => b.match - a.match || b.strength - a.strength || a.memory - b.memory).slice(0, k).map((h, r) => ({ ...h, rank: r + 1 }))
       const reason = over_capacity
-        ? `over capacity: the field holds ${mine.length} memories but can tell apart about ${capacity} at N = ${e.size}; any ranking is a guess (use a larger field)`
+        ? `over capacity: the field holds ${count} memories but can tell apart about ${capacity} at N = ${e.size}; any ranking is a guess (use a larger field)`
         : ranked.length
           ? null
           : NOTHING_RESONATES
-      return { hits: ranked, memories: mine.length, capacity, over_capacity, reason }
+      return { hits: ranked, memories: count, capacity, over_capacity, reason }
     })
   }
 }

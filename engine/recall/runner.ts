@@ -2,12 +2,16 @@
 // AdjointField of adjoint.ts; on the GPU the kernels of shaders/adjoint.wgsl, which the backend
 // opens (engine/gpu/adjoint.ts). MemoryReader drives either the same way: the sweep is queued, then run.
 import { CrystalError } from '../errors.js'
+import { yieldToEventLoop } from '../dream/dream.js'
 import type { AdjointRunner, EditMask, FieldBackend } from '../field/backend.js'
 import type { StepParams } from '../field/params.js'
 import { AdjointField } from './adjoint.js'
 import type { PathRequest, SaturationPath } from './path.js'
 
-type Op = { kind: 'step'; t?: number } | { kind: 'params'; p: StepParams } | { kind: 'scale'; mask: Float32Array } | { kind: 'read' }
+type Op = { kind: 'step'; t?: number } | { kind: 'params'; p: StepParams } | { kind: 'scale'; mask: Float32Array } | { kind: 'read'; patterns?: readonly number[] }
+
+/** Steps run back between two turns of the event loop (a station's stream keeps its timer). */
+const STEPS_PER_TURN = 128
 
 export class CpuAdjointRunner implements AdjointRunner {
   private readonly ops: Op[] = []
@@ -35,28 +39,35 @@ export class CpuAdjointRunner implements AdjointRunner {
     this.ops.push({ kind: 'scale', mask })
   }
 
-  read(): number {
-    this.ops.push({ kind: 'read' })
+  read(patterns?: readonly number[]): number {
+    this.ops.push({ kind: 'read', patterns })
     return this.readings++
   }
 
   async results(): Promise<Float64Array> {
     const adjoint = AdjointField.ofEnergy(this.params, this.u, this.prev)
-    const rows: number[] = []
+    const count = this.patterns.length
+    const rows = new Float64Array(this.readings * count)
+    let reading = 0
+    let steps = 0
     for (const op of this.ops) {
-      if (op.kind === 'step') adjoint.step(this.path && op.t !== undefined ? this.path.k[op.t - this.path.from] : undefined)
-      else if (op.kind === 'params') adjoint.setParams(op.p)
+      if (op.kind === 'step') {
+        adjoint.step(this.path && op.t !== undefined ? this.path.k[op.t - this.path.from] : undefined)
+        if (++steps % STEPS_PER_TURN === 0) await yieldToEventLoop()
+      } else if (op.kind === 'params') adjoint.setParams(op.p)
       else if (op.kind === 'scale') adjoint.scale(op.mask)
       else {
         const r = adjoint.readout()
-        for (const w of this.patterns) {
+        for (const p of op.patterns ?? this.patterns.keys()) {
+          const w = this.patterns[p]
           let s = 0
           for (let i = 0; i < w.length; i++) s += r[i] * w[i]
-          rows.push(s)
+          rows[reading * count + p] = s
         }
+        reading++
       }
     }
-    return Float64Array.from(rows)
+    return rows
   }
 
   destroy(): void {}

@@ -3,6 +3,8 @@
 import { describe, expect, test } from 'vitest'
 import { createNodeEngine } from '../node.js'
 import { cosine } from '../util/vector.js'
+import type { Material } from '../contracts/material.js'
+import { EVERYTHING_ON } from '../../testing/fixtures.js'
 import type { Track } from '../contracts/station.js'
 import { ECHO_STEPS, MEDIUM_MATERIAL, MEDIUM_SIZE, moodVector, rightHemisphere, StationMedium } from './medium.js'
 import { pickNext } from './selection.js'
@@ -167,5 +169,22 @@ describe('the station medium', () => {
     console.log(`same-family steps: walk ${same(dreamt.history)}/5, field erased ${same(erased.history)}/5 (${erased.history.join(' ')})`)
     expect(erased.by.every((b) => b === 'recency')).toBe(true)
     expect(same(erased.history)).toBe(0)
+  }, 60_000)
+
+  test("a trace is read through what the medium did since (recall's reader): warmed and cooled, a lone trace reads the share of its energy it keeps", async () => {
+    // linear and noiseless, so the field holds the trace alone and its reading is energy / injected
+    const dephasing: Material = { ...EVERYTHING_ON, nonlinearity: 0, noise_coupling: 0, viscosity: 0.001, dephasing: 0.01 }
+    const m = new StationMedium(await createNodeEngine({ size: MEDIUM_SIZE, material: dephasing, temperature_k: 0, backend: 'cpu' }), 7)
+    await m.write('w1', Z.get('w1')!)
+    for (const kelvin of [300, 30]) {
+      m.engine.setTemperature(kelvin)
+      await m.engine.step(40)
+    }
+    const [books] = await m.engine.books()
+    const { scores, floor } = await m.read([m.wavefront(Z.get('w1')!)])
+    expect(books.energy / books.injected).toBeLessThan(0.5) // the warm spell took a real share
+    expect(scores[0][0]).toBeGreaterThan(floor[0])
+    expect(Math.abs(scores[0][0] - books.energy / books.injected)).toBeLessThan(1e-3)
+    m.engine.destroy()
   }, 60_000)
 })

@@ -2,11 +2,7 @@
 // written into the right hemisphere of a field, read back physically (docs/station.md "Selection").
 import type { DreamMode } from '../contracts/registry.js'
 import type { Engine } from '../field/engine_api.js'
-import { CrystalError } from '../errors.js'
 import { xi } from '../field/noise.js'
-import { stepParams } from '../field/params.js'
-import { yieldToEventLoop } from '../dream/dream.js'
-import { AdjointField, restEnergy } from '../recall/adjoint.js'
 // a score counts as recall's does: above NOISE_SIGMAS deviations of NULL_PATTERNS null scores, and FORGOTTEN_BELOW
 import { FORGOTTEN_BELOW, NOISE_SIGMAS, NULL_PATTERNS } from '../recall/recall.js'
 import type { Track } from '../contracts/station.js'
@@ -70,6 +66,8 @@ export interface Trace {
   id: string
   /** the step at which its wavefront was written */
   step: number
+  /** the length of the engine's history then: the edits kept after it are run back before it is read */
+  mark: number
 }
 
 /** Scores of query wavefronts read at each trace's moment, with that moment's noise floor. */
@@ -97,7 +95,7 @@ export class StationMedium {
     this.nulls = Array.from({ length: NULL_PATTERNS }, (_, k) => {
       const w = Float32Array.from({ length: WAVEFRONT_SIDE * WAVEFRONT_SIDE }, (_, i) => xi(i, seed ^ Math.imul(0x5bd1e995, k + 1)))
       const norm = Math.hypot(...w)
-      return w.map((v) => v / norm)
+      return rightHemisphere(w.map((v) => v / norm))
     })
   }
 
@@ -111,7 +109,7 @@ export class StationMedium {
   async write(id: string, z: Float64Array): Promise<void> {
     if (!z.some((v) => v !== 0)) return
     await this.engine.inject(rightHemisphere(this.wavefront(z)))
-    this.traces.push({ id, step: this.engine.step_count })
+    this.traces.push({ id, step: this.engine.step_count, mark: this.engine.history.length })
     await this.engine.step(WRITE_SPACING)
   }
 
@@ -127,47 +125,13 @@ export class StationMedium {
 
   /**
    * Reads query wavefronts (100 x 100, right hemisphere) at every trace's moment from the live field
-   * alone: the state is run back through the adjoint of the steps and dream edits since (as recall
-   * does for texts, docs/recall.md), and at each write moment the readout's energy product with each
-   * query is its score. The null queries' RMS score there sets the floor.
+   * alone, by recall's reader (Engine.readAt, docs/recall.md): the state is run back through the
+   * steps, dream edits and changes of constants since, and at each write moment the readout's energy
+   * product with each query is its score. The null queries' RMS score there sets the floor.
    */
   async read(queries: readonly Float32Array[]): Promise<Reading> {
-    const e = this.engine
-    const params = stepParams({ n: e.size, fields: 1, material: e.material, temperature_k: 0, noise: 0 })
-    const all = [...queries, ...this.nulls].map((w) => ({ w, energy: restEnergy(rightHemisphere(w), e.size, params.c2) }))
-    const { u, prev } = await e.read([0])
-    const adjoint = AdjointField.ofEnergy(params, u, prev)
-    const scales = e.history.filter((h) => h.kind === 'scale' && h.field === 0)
-    const scores: number[][] = []
-    const floor: number[] = []
-    let t = e.step_count
-    for (let k = this.traces.length - 1; k >= 0; k--) {
-      const moment = this.traces[k].step
-      while (t > moment) {
-        for (const s of scales) {
-          if (s.step !== t || s.kind !== 'scale') continue
-          // the station's medium runs on the CPU (its masks are on the host)
-          if (!(s.mask instanceof Float32Array)) throw new CrystalError('bad_argument', "the station's medium reads host masks only")
-          adjoint.scale(s.mask)
-        }
-        adjoint.step()
-        t--
-        if (t % 64 === 0) await yieldToEventLoop() // the stream's timer gets its turns
-      }
-      const r = adjoint.readout()
-      const s = all.map(({ w, energy }) => {
-        let dot = 0
-        for (let y = 0; y < WAVEFRONT_SIDE; y++) {
-          const row = (Y0 + y) * MEDIUM_SIZE + X0
-          for (let x = 0; x < WAVEFRONT_SIDE; x++) dot += r[row + x] * w[y * WAVEFRONT_SIDE + x]
-        }
-        return dot / energy
-      })
-      const sigma = Math.sqrt(s.slice(queries.length).reduce((a, v) => a + v * v, 0) / NULL_PATTERNS)
-      scores[k] = s.slice(0, queries.length)
-      floor[k] = Math.max(NOISE_SIGMAS * sigma, FORGOTTEN_BELOW)
-    }
-    return { scores, floor }
+    const readings = await this.engine.readAt(queries.map(rightHemisphere), this.nulls, this.traces)
+    return { scores: readings.map((r) => r.scores), floor: readings.map((r) => Math.max(NOISE_SIGMAS * r.sigma, FORGOTTEN_BELOW)) }
   }
 
   /**

@@ -1,7 +1,7 @@
 // Document 2's schedule in America/Chicago on an ordinary day and across both DST changes: programmes
 // keep their wall-clock times, the gap hour has no teaser, the repeated hour has two.
 import { describe, expect, test } from 'vitest'
-import { BLOCKS, scheduleAt, upcoming } from './schedule.js'
+import { BLOCKS, checkTimeZone, scheduleAt, upcoming } from './schedule.js'
 
 const Z = (iso: string) => new Date(iso)
 /** Every programme start in [from, to), as [kind, ISO time]. */
@@ -62,6 +62,17 @@ describe('the daily schedule (America/Chicago)', () => {
     // midnight's peace oration lasts ten minutes
     expect(scheduleAt(Z('2026-06-10T05:09:59Z'))).toMatchObject({ programme: { kind: 'peace_oration' }, block: BLOCKS['Peace Oration'] })
     expect(scheduleAt(Z('2026-06-10T05:10:00Z')).programme).toBeNull()
+  })
+
+  test('the time zone is a setting: the same instant is another block in Berlin; a bad name is a clear error', () => {
+    // 2026-06-10 09:00 UTC: 04:00 in Chicago (Morning Drift), 11:00 in Berlin (Morning Drift), 10:00 in
+    // Berlin an hour before (the podcast) and 23:00 the evening before in Chicago (Evening Signals)
+    expect(scheduleAt(Z('2026-06-10T09:05:00Z'))).toMatchObject({ programme: null, block: BLOCKS['Morning Drift'] })
+    expect(scheduleAt(Z('2026-06-10T08:05:00Z'), 'Europe/Berlin')).toMatchObject({ programme: { kind: 'podcast', title: 'Wednesday Echoes' } })
+    expect(scheduleAt(Z('2026-06-10T04:05:00Z'))).toMatchObject({ programme: null, block: BLOCKS['Evening Signals'] }) // 23:05 CDT
+    expect(scheduleAt(Z('2026-06-10T04:05:00Z'), 'Europe/Berlin')).toMatchObject({ programme: null, block: BLOCKS['Morning Drift'] }) // 06:05 CEST
+    expect(upcoming(Z('2026-06-10T00:00:00Z'), 1, 'UTC')[0]).toMatchObject({ kind: 'peace_oration', at: Z('2026-06-10T00:00:00Z') })
+    expect(() => checkTimeZone('Mars/Olympus')).toThrow(/SVC_STATION_TIME_ZONE is not a time zone: "Mars\/Olympus"/)
   })
 
   test('every block has a documented mood in 0..1, a BPM band and a speak-now dream state', () => {

@@ -1,7 +1,10 @@
 // The station's blocks (mood, BPM band, the dream state in which the DJ may speak) and document 2's
-// daily schedule in America/Chicago, by croner, which keeps wall-clock times across both DST changes.
+// daily schedule in local time (America/Chicago unless set), by croner, which keeps wall-clock times
+// across both DST changes.
 import { Cron } from 'croner'
+import { CrystalError } from '../errors.js'
 
+/** The time zone the schedule is written in (SVC_STATION_TIME_ZONE sets another). */
 export const TIME_ZONE = 'America/Chicago'
 
 export type BlockName = 'Evening Signals' | 'Morning Drift' | 'Peace Oration' | 'News Teaser' | 'Gossip Column'
@@ -51,14 +54,31 @@ export const SLOTS: readonly Slot[] = [
 /** The daily podcast rotates by weekday (local), Sunday first. */
 export const PODCASTS = ['Sunday Long Read', 'Monday Lattice', 'Tuesday Field Notes', 'Wednesday Echoes', 'Thursday Signals', 'Friday Resonance', 'Saturday Archive'] as const
 
-const crons = SLOTS.map((s) => new Cron(s.cron, { timezone: TIME_ZONE, paused: true }))
-
-const localParts = new Intl.DateTimeFormat('en-US', { timeZone: TIME_ZONE, hour: 'numeric', hourCycle: 'h23', weekday: 'short' })
+/** The slots' crons and the local-time format of one time zone, made once per zone. */
+const zones = new Map<string, { crons: Cron[]; parts: Intl.DateTimeFormat }>()
+function zone(timeZone: string): { crons: Cron[]; parts: Intl.DateTimeFormat } {
+  let z = zones.get(timeZone)
+  if (!z) {
+    z = { crons: SLOTS.map((s) => new Cron(s.cron, { timezone: timeZone, paused: true })), parts: new Intl.DateTimeFormat('en-US', { timeZone, hour: 'numeric', hourCycle: 'h23', weekday: 'short' }) }
+    zones.set(timeZone, z)
+  }
+  return z
+}
 const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat']
 
-/** Local hour (0..23) and weekday (0 = Sunday) in America/Chicago. */
-export function localTime(at: Date): { hour: number; weekday: number } {
-  const parts = localParts.formatToParts(at)
+/** Checks an IANA time zone name (`field` names the setting in the error). */
+export function checkTimeZone(timeZone: string, field = 'SVC_STATION_TIME_ZONE'): string {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone })
+  } catch {
+    throw new CrystalError('bad_argument', `${field} is not a time zone: "${timeZone}" (expected an IANA name such as America/Chicago or Europe/Berlin)`, { field })
+  }
+  return timeZone
+}
+
+/** Local hour (0..23) and weekday (0 = Sunday) in `timeZone`. */
+export function localTime(at: Date, timeZone = TIME_ZONE): { hour: number; weekday: number } {
+  const parts = zone(timeZone).parts.formatToParts(at)
   return { hour: Number(parts.find((p) => p.type === 'hour')!.value), weekday: WEEKDAYS.indexOf(parts.find((p) => p.type === 'weekday')!.value) }
 }
 
@@ -68,35 +88,38 @@ export interface OnSchedule {
   block: Block
 }
 
-const musicBlock = (at: Date): Block => {
-  const { hour } = localTime(at)
+const musicBlock = (at: Date, timeZone: string): Block => {
+  const { hour } = localTime(at, timeZone)
   return BLOCKS[hour >= 4 && hour < 16 ? 'Morning Drift' : 'Evening Signals']
 }
 
-const title = (kind: ProgrammeKind, at: Date): string =>
-  kind === 'podcast' ? PODCASTS[localTime(at).weekday] : { news_teaser: 'News Teaser', gossip_column: 'Gossip Column', news_broadcast: 'News', peace_oration: 'Peace Oration' }[kind]
+const title = (kind: ProgrammeKind, at: Date, timeZone: string): string =>
+  kind === 'podcast' ? PODCASTS[localTime(at, timeZone).weekday] : { news_teaser: 'News Teaser', gossip_column: 'Gossip Column', news_broadcast: 'News', peace_oration: 'Peace Oration' }[kind]
 
-/** What is on at `at`: the programme whose slot started last and has not ended, else music. */
-export function scheduleAt(at: Date): OnSchedule {
+/** What is on at `at` (the schedule read in `timeZone`): the programme whose slot started last and
+ * has not ended, else music. */
+export function scheduleAt(at: Date, timeZone = TIME_ZONE): OnSchedule {
+  const { crons } = zone(timeZone)
   let best: OnSchedule['programme'] = null
   let bestSlot: Slot | undefined
   SLOTS.forEach((slot, i) => {
     const [start] = crons[i].previousRuns(1, new Date(at.getTime() + 1))
     if (!start || at.getTime() >= start.getTime() + slot.minutes * 60_000) return
     if (!best || start > best.started_at) {
-      best = { kind: slot.kind, title: title(slot.kind, start), started_at: start, ends_at: new Date(start.getTime() + slot.minutes * 60_000) }
+      best = { kind: slot.kind, title: title(slot.kind, start, timeZone), started_at: start, ends_at: new Date(start.getTime() + slot.minutes * 60_000) }
       bestSlot = slot
     }
   })
   const programme = best as OnSchedule['programme']
-  return { programme, block: programme && bestSlot!.block ? BLOCKS[bestSlot!.block] : musicBlock(at) }
+  return { programme, block: programme && bestSlot!.block ? BLOCKS[bestSlot!.block] : musicBlock(at, timeZone) }
 }
 
 /** The programme starts from `from` on (up to `count`), in time order. */
-export function upcoming(from: Date, count: number): { kind: ProgrammeKind; title: string; at: Date }[] {
+export function upcoming(from: Date, count: number, timeZone = TIME_ZONE): { kind: ProgrammeKind; title: string; at: Date }[] {
+  const { crons } = zone(timeZone)
   // croner counts from strictly after the time it is given
   const since = new Date(from.getTime() - 1)
-  return SLOTS.flatMap((slot, i) => crons[i].nextRuns(count, since).map((at) => ({ kind: slot.kind, title: title(slot.kind, at), at })))
+  return SLOTS.flatMap((slot, i) => crons[i].nextRuns(count, since).map((at) => ({ kind: slot.kind, title: title(slot.kind, at, timeZone), at })))
     .sort((a, b) => a.at.getTime() - b.at.getTime())
     .slice(0, count)
 }

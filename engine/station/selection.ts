@@ -1,15 +1,16 @@
-// Which track plays next: the rules that hold whatever the resonance says (never one played within the
-// no-repeat window; within the block's BPM band when any such track is left), then the medium's ranking.
+// Which track plays next: the rules that hold whatever the resonance says (the block's pool: its BPM
+// band, widened to the nearest tempi when it holds too few; never one played within the no-repeat
+// window, sized to the pool; a pool track that has waited too long is due), then the medium's ranking.
 import type { Track } from '../contracts/station.js'
 import type { Block } from './schedule.js'
 
 export interface Pick {
   track: Track
-  /** false when no fresh track was in the band and the nearest tempo was taken instead */
+  /** false when the pick came from the nearest tempi that widened a small band */
   in_band: boolean
   /** what chose among the tracks the rules allow: the medium's resonance with the block's mood, its
    * co-resonance with the track on air (after a dream), or recency when no allowed track resonated
-   * above the noise floor */
+   * above the noise floor or a track was due */
   by: Ranking['by'] | 'recency'
   /** the winner's resonance, when it was chosen by it */
   resonance: number | null
@@ -21,6 +22,13 @@ export interface Ranking {
   scores: ReadonlyMap<string, number>
 }
 
+/** A pool smaller than this is widened with the nearest tempi: three is the least that leaves the
+ * mood a choice of two (a window of one), where two would only alternate. */
+export const MIN_POOL = 3
+/** A pool track not played for this many times the pool's size of picks is due, whatever the mood
+ * says, so every track of the block plays within that many picks. */
+export const DUE_AFTER_POOLS = 2
+
 /** How far a tempo lies outside the band (0 inside it; unknown tempi count as inside until
  * perception measures them). */
 export function bandDistance(bpm: number | null, band: Block['bpm']): number {
@@ -28,24 +36,43 @@ export function bandDistance(bpm: number | null, band: Block['bpm']): number {
   return bpm < band.min ? band.min - bpm : bpm > band.max ? bpm - band.max : 0
 }
 
-/** The next track: among those not played in the last `noRepeat` picks, the ones in (or nearest to)
- * the block's band; among those, the one with the highest score in `ranking`, else the least recently played (library
- * order breaks ties). */
-export function pickNext(tracks: readonly Track[], block: Block, history: readonly string[], noRepeat: number, ranking: Ranking = { by: 'mood', scores: new Map() }): Pick {
+/** The block's pool: the tracks in its band, and when that holds fewer than MIN_POOL, the nearest
+ * tempi too (library order breaking ties), up to MIN_POOL or the whole library. */
+export function blockPool(tracks: readonly Track[], block: Block): Track[] {
+  const byDistance = tracks.map((t, i) => ({ t, i, d: bandDistance(t.bpm, block.bpm) })).sort((a, b) => a.d - b.d || a.i - b.i)
+  const inBand = byDistance.filter((x) => x.d === 0).length
+  return byDistance.slice(0, Math.max(inBand, Math.min(MIN_POOL, tracks.length))).sort((a, b) => a.i - b.i).map((x) => x.t)
+}
+
+/** The no-repeat window for a pool of `size`: half of it, so that at least half the pool is open to
+ * the mood at every pick (`cap`, when given, holds it shorter). */
+export const noRepeatWindow = (size: number, cap = Infinity): number => Math.max(0, Math.min(cap, Math.floor(size / 2)))
+
+/** The next track. Of the block's pool, those not played in the last `noRepeatWindow(pool)` picks;
+ * among them a track that has waited DUE_AFTER_POOLS x the pool's size picks (the longest waiting),
+ * else the highest score in `ranking`, else the least recently played (library order breaks ties).
+ * `noRepeatCap` holds the window shorter than half the pool. */
+export function pickNext(tracks: readonly Track[], block: Block, history: readonly string[], noRepeatCap = Infinity, ranking: Ranking = { by: 'mood', scores: new Map() }): Pick {
   if (tracks.length === 0) throw new Error('no tracks to pick from')
-  const window = Math.min(noRepeat, tracks.length - 1)
+  const pool = blockPool(tracks, block)
+  const window = noRepeatWindow(pool.length, noRepeatCap)
   // slice(-0) would be the whole history: a window of 0 holds nothing
   const recent = new Set(window > 0 ? history.slice(-window) : [])
-  const fresh = tracks.filter((t) => !recent.has(t.id))
-  const nearest = Math.min(...fresh.map((t) => bandDistance(t.bpm, block.bpm)))
-  const pool = fresh.filter((t) => bandDistance(t.bpm, block.bpm) === nearest)
+  const open = pool.filter((t) => !recent.has(t.id))
+  const inBand = (t: Track) => bandDistance(t.bpm, block.bpm) === 0
+  // picks since a track last played (never played: the whole history)
+  const waited = (t: Track) => history.length - 1 - history.lastIndexOf(t.id)
+  const longestWaiting = () => open.reduce((best, t) => (waited(t) > waited(best) ? t : best))
+  if (open.some((t) => waited(t) >= DUE_AFTER_POOLS * pool.length)) {
+    const track = longestWaiting()
+    return { track, in_band: inBand(track), by: 'recency', resonance: null }
+  }
   const { scores } = ranking
-  const resonant = pool.filter((t) => scores.has(t.id))
+  const resonant = open.filter((t) => scores.has(t.id))
   if (resonant.length) {
     const track = resonant.reduce((best, t) => (scores.get(t.id)! > scores.get(best.id)! ? t : best))
-    return { track, in_band: nearest === 0, by: ranking.by, resonance: scores.get(track.id)! }
+    return { track, in_band: inBand(track), by: ranking.by, resonance: scores.get(track.id)! }
   }
-  const last = (t: Track) => history.lastIndexOf(t.id)
-  const track = pool.reduce((best, t) => (last(t) < last(best) ? t : best))
-  return { track, in_band: nearest === 0, by: 'recency', resonance: null }
+  const track = longestWaiting()
+  return { track, in_band: inBand(track), by: 'recency', resonance: null }
 }

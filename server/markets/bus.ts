@@ -16,7 +16,7 @@ function firstProblem(value: unknown): string | undefined {
 }
 
 /** Answers proposals from the bus with the same rules as POST /api/proposals. */
-export function serveProposals(nc: NatsConnection, store: MarketStore, sender: string, warn: (line: string) => void): { unsubscribe(): void } {
+export function serveProposals(nc: NatsConnection, store: Pick<MarketStore, 'authenticate' | 'propose'>, sender: string, warn: (line: string) => void): { unsubscribe(): void } {
   const envelope = () => ({ schema_version: 1 as const, ts: new Date().toISOString(), sender })
   const answer = (respond: (data: string) => void, body: Omit<ProposeReplyMessage, 'schema_version' | 'ts' | 'sender'>) => {
     const reply = { ...envelope(), ...body }

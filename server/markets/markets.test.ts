@@ -1,6 +1,8 @@
 // The market engine over real HTTP on the built server (`crystal serve`), a real nats-server, and a
 // real `kill -9`: oracle and proposals as a client sees them, a storm of 50 traders cut by SIGKILL,
-// 2,000 malformed bodies, and the two bus subjects.
+// 2,000 malformed bodies, and the two bus subjects; on a server with an API token, the free-money
+// attack and its control, the rate limit, repeated JSON keys; a server that will not start on
+// forged books unless told to.
 import { connect } from '@nats-io/transport-node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ContractBus } from '../../engine/bus/contract_bus.js'
@@ -9,6 +11,7 @@ import { MARKET_SUBJECTS } from '../../engine/contracts/markets.js'
 import { PROPOSAL_FORMAT } from '../../engine/markets/proposal.js'
 import { call, runCrystal, startNats, startServer, type RunningNats, type RunningServer } from '../../testing/services.js'
 import { requestProposal } from './bus.js'
+import { openSqlite } from './sqlite.js'
 
 const ORACLE = 'oracle-secret-for-tests'
 const auth = (token: string) => ({ authorization: `Bearer ${token}` })
@@ -24,7 +27,8 @@ describe('markets over HTTP', () => {
   let nats: RunningNats
   beforeAll(async () => {
     nats = await startNats()
-    server = await startServer([], { HUB_ORACLE_TOKEN: ORACLE, SVC_MARKETS_SWEEP_MS: '100', SVC_NATS_URL: nats.url })
+    // the rate limit has its own server below: these tests send more than a client may
+    server = await startServer([], { HUB_ORACLE_TOKEN: ORACLE, SVC_MARKETS_SWEEP_MS: '100', SVC_NATS_URL: nats.url, SVC_MARKETS_RATE_LIMIT: '0' })
   }, 60_000)
   afterAll(async () => {
     await server?.stop()
@@ -158,7 +162,7 @@ describe('markets over HTTP', () => {
       )
     }
     // and query strings that are not what the routes take
-    for (const path of ['/api/markets?sort=price', '/api/markets?tier=gold', '/api/markets?status=1', '/api/ledger?limit=0', '/api/ledger?limit=abc', '/api/ledger?after=-1', `/api/markets/${m.id}/quote?outcome=a&shares=0.5`, `/api/markets/${m.id}/quote?outcome=z&shares=1`, '/api/markets/nope', '/api/agents/%00']) {
+    for (const path of ['/api/markets?sort=price', '/api/markets?tier=gold', '/api/markets?status=1', '/api/ledger?limit=0', '/api/ledger?limit=abc', '/api/ledger?after=-1', `/api/markets/${m.id}/quote?outcome=a&shares=0.00005`, `/api/markets/${m.id}/quote?outcome=z&shares=1`, '/api/markets/nope', '/api/agents/%00']) {
       const r = await call(server.url, 'GET', path)
       statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
       expect(r.status, path).toBeGreaterThanOrEqual(400)
@@ -173,7 +177,7 @@ describe('markets over HTTP', () => {
 
 describe('a storm of 50 traders, then kill -9', () => {
   it('after a restart every acknowledged trade is there once, money is conserved, the ledger verifies', async () => {
-    let server = await startServer([], { HUB_ORACLE_TOKEN: ORACLE })
+    let server = await startServer([], { HUB_ORACLE_TOKEN: ORACLE, SVC_MARKETS_RATE_LIMIT: '0' })
     const dataDir = server.dataDir
     try {
       const m = (await call(server.url, 'POST', '/api/markets', { question: 'storm', outcomes: ['a', 'b', 'c', 'd'], tier: 'labs', closes_at: soon(3_600_000), b: 200 }, auth(ORACLE))).body
@@ -207,7 +211,7 @@ describe('a storm of 50 traders, then kill -9', () => {
       expect(unanswered).toHaveLength(50)
 
       // restarted without HUB_ORACLE_TOKEN: the oracle's routes say so (503)
-      server = await startServer([], { HUB_ORACLE_TOKEN: '' }, dataDir)
+      server = await startServer([], { HUB_ORACLE_TOKEN: '', SVC_MARKETS_RATE_LIMIT: '0' }, dataDir)
       const unset = await call(server.url, 'POST', `/api/markets/${m.id}/resolve`, { outcome: 'a' }, auth(ORACLE))
       expect(unset.status).toBe(503)
       expect(unset.body.detail).toContain('HUB_ORACLE_TOKEN is not set')
@@ -250,6 +254,111 @@ describe('a storm of 50 traders, then kill -9', () => {
       const check = await runCrystal(['--data-dir', dataDir, 'markets', 'check', '--json'])
       expect(check.status).toBe(0)
       expect(JSON.parse(check.stdout)).toMatchObject({ conservation: { ok: true }, ledger: { ok: true, entries: entries.length } })
+    } finally {
+      await server.stop()
+    }
+  }, 90_000)
+})
+
+describe('money only from an accountable source (SVC_CRYSTAL_API_TOKEN set, 20 mutating requests a minute)', () => {
+  const API = 'api-token-for-tests'
+  let server: RunningServer
+  beforeAll(async () => {
+    server = await startServer([], { HUB_ORACLE_TOKEN: ORACLE, SVC_CRYSTAL_API_TOKEN: API, SVC_MARKETS_RATE_LIMIT: '20' })
+  }, 60_000)
+  afterAll(async () => {
+    await server?.stop()
+  })
+
+  it('the attack: anonymous registrations mint nothing, and the 21st in a minute is 429; the control: the operator token funds one', async () => {
+    const statuses: number[] = []
+    for (let k = 0; k < 25; k++) {
+      const r = await call(server.url, 'POST', '/api/agents/register', { display_name: `free ${k}`, kind: 'bot' })
+      statuses.push(r.status)
+      if (r.status === 201) expect(r.body.agent.balance).toBe(0)
+      else expect(r.body).toMatchObject({ status: 429, code: 'rate_limited' })
+    }
+    expect(statuses.filter((x) => x === 201)).toHaveLength(20)
+    expect(statuses.slice(20)).toEqual([429, 429, 429, 429, 429])
+    // reads are not limited
+    expect((await call(server.url, 'GET', '/api/markets')).status).toBe(200)
+    expect((await call(server.url, 'GET', '/api/ledger/conservation')).body).toMatchObject({ ok: true, minted: 0 })
+    // the control: with the operator's token the new household draws the faucet
+    const funded = await call(server.url, 'POST', '/api/agents/register', { id: 'funded', display_name: 'F', kind: 'human' }, auth(API))
+    expect(funded.body.agent).toMatchObject({ balance: 100_000, owner: 'funded' })
+    // the faucet needs that token here, not the agent's own; drawn again within the period it is 409
+    expect((await call(server.url, 'POST', '/api/agents/funded/faucet', undefined, auth(funded.body.token))).status).toBe(401)
+    const again = await call(server.url, 'POST', '/api/agents/funded/faucet', undefined, auth(API))
+    expect(again.status).toBe(409)
+    expect(again.body.detail).toContain('may draw again at')
+    expect((await call(server.url, 'GET', '/api/ledger/conservation')).body).toMatchObject({ ok: true, minted: 100_000 })
+  })
+
+  it('a body that repeats a key is 400 naming it; fractional shares and spend trade; a quote on a settled market is 409', async () => {
+    const t = await call(server.url, 'POST', '/api/agents/register', { id: 'frac', display_name: 'F', kind: 'human' }, auth(API))
+    const m = (await call(server.url, 'POST', '/api/markets', { question: 'q', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) }, auth(ORACLE))).body
+    const path = `/api/markets/${m.id}/trade`
+    const dup = await call(server.url, 'POST', path, '{"trader_id":"frac","outcome":"yes","shares":1,"shares":1000}', auth(t.body.token))
+    expect(dup.status).toBe(400)
+    expect(dup.body.detail).toContain('repeats the key /shares')
+    const nested = await call(server.url, 'POST', '/api/markets', '{"question":"q","outcomes":["a","b"],"tier":"labs","closes_at":"2099-01-01T00:00:00Z","tier":"play"}', auth(ORACLE))
+    expect(nested.status).toBe(400)
+    // the control: the same trade, each key once
+    const half = await call(server.url, 'POST', path, '{"trader_id":"frac","outcome":"yes","shares":0.5}', auth(t.body.token))
+    expect(half.status).toBe(200)
+    expect(half.body).toMatchObject({ shares: 0.5, cost: 26 })
+    const spent = await call(server.url, 'POST', path, { trader_id: 'frac', outcome: 'no', spend: 1000 }, auth(t.body.token))
+    expect(spent.status).toBe(200)
+    expect(spent.body.cost).toBeLessThanOrEqual(1000)
+    expect((await call(server.url, 'GET', `/api/markets/${m.id}/quote?outcome=yes&spend=500`)).status).toBe(200)
+    await call(server.url, 'POST', `/api/markets/${m.id}/resolve`, { outcome: 'yes' }, auth(ORACLE))
+    const late = await call(server.url, 'GET', `/api/markets/${m.id}/quote?outcome=yes&shares=1`)
+    expect(late.status).toBe(409)
+    expect(late.body.detail).toContain('is resolved')
+  })
+
+  it("a play market's proposer may close it early and cancel it, refunded at cost; another trader may not", async () => {
+    const p = (await call(server.url, 'POST', '/api/agents/register', { id: 'maker', display_name: 'M', kind: 'human' }, auth(API))).body.token
+    const q = (await call(server.url, 'POST', '/api/agents/register', { id: 'taker', display_name: 'T', kind: 'human' }, auth(API))).body.token
+    const m = (await call(server.url, 'POST', '/api/markets', { question: 'mine', outcomes: ['yes', 'no'], tier: 'play', closes_at: soon(3_600_000) }, auth(p))).body
+    const t = (await call(server.url, 'POST', `/api/markets/${m.id}/trade`, { trader_id: 'taker', outcome: 'yes', shares: 10 }, auth(q))).body
+    expect((await call(server.url, 'POST', `/api/markets/${m.id}/cancel`, undefined, auth(q))).status).toBe(403)
+    expect((await call(server.url, 'POST', `/api/markets/${m.id}/close`, undefined, auth(p))).body.status).toBe('closed')
+    expect((await call(server.url, 'POST', `/api/markets/${m.id}/trade`, { trader_id: 'taker', outcome: 'yes', shares: 1 }, auth(q))).status).toBe(409)
+    const cancelled = await call(server.url, 'POST', `/api/markets/${m.id}/cancel`, undefined, auth(p))
+    expect(cancelled.body).toMatchObject({ status: 'cancelled', resolution: null, pool: 0 })
+    expect((await call(server.url, 'GET', '/api/agents/taker')).body.balance).toBe(100_000)
+    expect((await call(server.url, 'GET', '/api/agents/maker')).body.balance).toBe(100_000)
+    expect(t.cost).toBeGreaterThan(0)
+    expect((await call(server.url, 'GET', '/api/ledger/conservation')).body).toMatchObject({ ok: true, mismatches: [] })
+  })
+})
+
+describe('the server and its books at start', () => {
+  it('refuses to start on a forged position unless told to, and crystal markets check names it', async () => {
+    let server = await startServer([], { HUB_ORACLE_TOKEN: ORACLE })
+    const dataDir = server.dataDir
+    const t = await register(server.url, 'holder')
+    const m = (await call(server.url, 'POST', '/api/markets', { question: 'q', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) }, auth(ORACLE))).body
+    expect((await call(server.url, 'POST', `/api/markets/${m.id}/trade`, { trader_id: 'holder', outcome: 'yes', shares: 6 }, auth(t))).status).toBe(200)
+    await server.stop()
+    // the control: untouched books, it starts again
+    server = await startServer([], { HUB_ORACLE_TOKEN: ORACLE }, dataDir)
+    await server.stop()
+    const db = openSqlite(`${dataDir}/markets.sqlite`)
+    db.exec("UPDATE positions SET shares = 66 WHERE agent_id = 'holder'")
+    db.close()
+    await expect(startServer([], { HUB_ORACLE_TOKEN: ORACLE }, dataDir)).rejects.toThrow(/fails its check, so the server does not start: position of holder in MKT-\d+ \(outcome 1\): 66 shares, ledger says 6/)
+    const check = await runCrystal(['--data-dir', dataDir, 'markets', 'check'])
+    expect(check.status).toBe(1)
+    expect(check.stdout).toContain('mismatch: position of holder')
+    server = await startServer([], { HUB_ORACLE_TOKEN: ORACLE, SVC_MARKETS_ALLOW_BROKEN_LEDGER: '1' }, dataDir)
+    try {
+      expect(server.stderr()).toContain('starting anyway')
+      // and it does not pay the forged holding
+      const settle = await call(server.url, 'POST', `/api/markets/${m.id}/resolve`, { outcome: 'yes' }, auth(ORACLE))
+      expect(settle.status).toBe(503)
+      expect(settle.body.code).toBe('ledger_corrupt')
     } finally {
       await server.stop()
     }

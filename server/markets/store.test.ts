@@ -1,21 +1,35 @@
 // The market store on a real SQLite file with a clock the test moves: settlement rules, the
 // proposer's household, money conserved through every step, and one flipped byte in the file named
-// by the ledger check.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+// by the ledger check. Then the attacks of issue 24, each beside its control: free money from new
+// ids, reputation from self-dealing and dust bets, forged holdings, a deleted entry and a rewritten
+// chain; and the remedies' own rules: fractional shares, buying by amount, cancel, N/A, early close
+// and 409 quotes.
+import { createHash } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { CrystalError } from '../../engine/errors.js'
+import { entryText, type LedgerEntry } from '../../engine/markets/ledger.js'
+import { brier, traderForecast } from '../../engine/markets/reputation.js'
 import { runCrystal } from '../../testing/services.js'
-import { MarketStore, PLAY_WINDOW_MS } from './store.js'
+import { openSqlite } from './sqlite.js'
+import { FAUCET_PERIOD_MS, MarketStore, PLAY_WINDOW_MS } from './store.js'
+
+const HOUR = 3_600_000
 
 const DAY = 86_400_000
 let clock = Date.parse('2026-06-01T12:00:00Z')
 const stores: MarketStore[] = []
-const open = (dataDir = mkdtempSync(join(tmpdir(), 'crystal-markets-'))) => {
-  const s = new MarketStore({ dataDir, startingBalance: 100_000, now: () => clock })
+const open = (dataDir = mkdtempSync(join(tmpdir(), 'crystal-markets-')), faucetGrant = 100_000) => {
+  const s = new MarketStore({ dataDir, faucetGrant, now: () => clock })
   stores.push(s)
   return s
+}
+const reopen = (s: MarketStore) => {
+  s.close()
+  stores.splice(stores.indexOf(s), 1)
+  return open(join(s.file, '..'))
 }
 afterEach(() => {
   for (const s of stores.splice(0)) s.close()
@@ -133,5 +147,247 @@ describe('market store', () => {
     const cli = await runCrystal(['--data-dir', dir, 'markets', 'check'])
     expect(cli.status).toBe(1)
     expect(cli.stderr).toContain(`the ledger chain breaks at entry ${target.seq}`)
+  })
+})
+
+const labs = (s: MarketStore, hours = 24) => s.createMarket({ question: 'q', outcomes: ['yes', 'no'], tier: 'labs', closes_at: new Date(clock + hours * HOUR).toISOString() }, null)
+const minted = (s: MarketStore) => s.conservation().minted
+
+describe('money comes only from the faucet, once per period per household', () => {
+  it('the attack: one household registering id after id mints once; the control: a new household is granted', async () => {
+    const s = open()
+    const first = await s.register({ id: 'h', display_name: 'H', kind: 'human' })
+    expect(first.agent.balance).toBe(100_000)
+    const owner = s.authenticate(first.token).owner
+    // 50 more ids of the same household in the same period: no money
+    for (let k = 0; k < 50; k++) expect((await s.register({ id: `h${k}`, display_name: 'H', kind: 'bot' }, owner)).agent.balance).toBe(0)
+    expect(minted(s)).toBe(100_000)
+    // drawn again too soon: 409 naming when it may
+    expect((await refused(s.faucet('h3'))).message).toContain(new Date(clock + FAUCET_PERIOD_MS).toISOString())
+    // a registration the caller could not vouch for (fund = false: anonymous on a server with an API token) mints nothing
+    expect((await s.register({ id: 'anon', display_name: 'A', kind: 'bot' }, undefined, false)).agent.balance).toBe(0)
+    // control: another household, and the same one a period later
+    expect((await s.register({ id: 'g', display_name: 'G', kind: 'human' })).agent.balance).toBe(100_000)
+    clock += FAUCET_PERIOD_MS
+    expect((await s.faucet('h3')).balance).toBe(100_000)
+    expect(minted(s)).toBe(300_000)
+    expect(s.audit().problems).toEqual([])
+  })
+
+  it('a grant of 0 turns the faucet off', async () => {
+    const s = open(undefined, 0)
+    expect((await s.register({ id: 'z', display_name: 'Z', kind: 'human' })).agent.balance).toBe(0)
+    expect((await refused(s.faucet('z'))).code).toBe('forbidden')
+    expect(minted(s)).toBe(0)
+  })
+})
+
+describe('reputation that costs something', () => {
+  it('self-dealing and a dust bet no longer rank; an honest trader who forecast well across markets does', async () => {
+    const s = open()
+    const ids = ['honest', 'o1', 'o2', 'duster', 'self-a', 'self-b']
+    const tok = Object.fromEntries(await Promise.all(ids.map(async (id) => [id, (await s.register({ id, display_name: id, kind: 'human' })).token] as const)))
+    const trade = (m: string, id: string, outcome: string, amount: { shares?: number; spend?: number }) => s.trade(m, s.authenticate(tok[id], id), { trader_id: id, outcome, ...amount })
+    // three markets with independent activity (three households): the honest trader backs the winner with real money
+    const markets: string[] = []
+    for (let k = 0; k < 3; k++) {
+      const m = (await labs(s)).id
+      markets.push(m)
+      await trade(m, 'o1', 'no', { spend: 300 })
+      clock += HOUR
+      await trade(m, 'honest', 'yes', { spend: 6000 })
+      clock += HOUR
+      await trade(m, 'o2', 'yes', { spend: 200 })
+      if (k === 0) {
+        // the dust bet: 5 minor units on the side that loses, which leaves the price where the honest trader put it
+        clock += HOUR
+        await trade(m, 'duster', 'no', { spend: 5 })
+      }
+      clock += HOUR
+      await s.resolve(m, 'yes')
+    }
+    // the self-dealing: a play market of one id, one trade by another id, settled by its own rule
+    const play = await s.createMarket({ question: 'mine', outcomes: ['yes', 'no'], tier: 'play', closes_at: new Date(clock + 4000).toISOString() }, s.authenticate(tok['self-a']))
+    const own = await trade(play.id, 'self-b', 'yes', { shares: 500 })
+    clock += 4000
+    const settled = await s.resolve(play.id, undefined)
+
+    // controls: what the old board scored. self-b's forecast was nearly perfect, and the duster's
+    // forecast (the price it left) beat guessing 1/2 by far.
+    const selfBrier = brier(traderForecast([{ t: clock - 4000, p: own.prices }], clock), settled.market.resolution!)
+    expect(selfBrier).toBeLessThan(0.001)
+    const dustPrices = (await s.ledger(0, 1000)).entries.filter((e) => e.agent_id === 'duster' && e.kind === 'trade').map((e) => JSON.parse(e.detail).prices as number[])[0]
+    expect(brier(dustPrices, [1, 0])).toBeLessThan(0.2)
+
+    const board = s.leaderboard()
+    const row = (id: string) => board.find((r) => r.id === id)!
+    expect(board[0].id).toBe('honest')
+    expect(row('honest').reputation).toMatchObject({ markets: 3 })
+    expect(row('honest').reputation.skill).toBeGreaterThan(0.1)
+    // the self-dealer's market had one household trading in it: it counts for nothing
+    expect(row('self-b').reputation).toMatchObject({ skill: 0, markets: 0 })
+    // the dust bet counts, weighted by its 5 minor units
+    expect(row('duster').reputation.markets).toBe(1)
+    expect(row('duster').reputation.skill).toBeLessThan(0.001)
+    expect(row('duster').rank).toBeGreaterThan(row('honest').rank)
+  })
+})
+
+describe('books that include holdings', () => {
+  const setup = async () => {
+    const s = open()
+    const a = await s.register({ id: 'a', display_name: 'A', kind: 'human' })
+    const m = await labs(s)
+    await s.trade(m.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'yes', shares: 6 })
+    await s.trade(m.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'no', shares: 2.5 })
+    return { s, m: m.id }
+  }
+  const raw = (s: MarketStore) => openSqlite(s.file)
+
+  it('control: untouched books pass every check', async () => {
+    const { s } = await setup()
+    const r = reopen(s).audit()
+    expect(r.problems).toEqual([])
+    expect(r.conservation.positions).toBe(2)
+  })
+
+  it('a forged position (6 shares made 66) is named, and settlement refuses to pay it', async () => {
+    const { s, m } = await setup()
+    const db = raw(s)
+    db.exec(`UPDATE positions SET shares = 66 WHERE agent_id = 'a' AND outcome = 0`)
+    db.close()
+    const t = reopen(s)
+    // the chain itself is intact: only the replay of holdings sees it
+    expect(t.verify().ok).toBe(true)
+    expect(t.audit().problems).toEqual([`position of a in ${m} (outcome 1): 66 shares, ledger says 6`])
+    const before = t.agent('a').balance
+    const e = await refused(t.resolve(m, 'yes'))
+    expect(e.code).toBe('ledger_corrupt')
+    expect(e.message).toContain('66')
+    expect(t.agent('a').balance).toBe(before)
+  })
+
+  it('a deleted last entry leaves a valid chain, and the head file names it', async () => {
+    const { s } = await setup()
+    const db = raw(s)
+    const last = db.prepare<[], { seq: number; agent_id: string; amount: number }>('SELECT seq, agent_id, amount FROM ledger ORDER BY seq DESC LIMIT 1').get()!
+    // the forger also puts the money back, so that balances agree with what is left
+    db.prepare('DELETE FROM ledger WHERE seq = ?').run(last.seq)
+    db.prepare('UPDATE agents SET balance = balance - ? WHERE id = ?').run(last.amount, last.agent_id)
+    db.close()
+    const t = reopen(s)
+    expect(t.verify().ok).toBe(true) // control: the chain alone cannot see a cut tail
+    expect(t.anchor()).toContain(`names entry ${last.seq}, and the ledger ends at ${last.seq - 1}`)
+    // and the holdings, q and trade rows of that trade no longer replay
+    expect(t.conservation().mismatches.join('\n')).toContain('ledger says 0')
+  })
+
+  it('a deleted head file is named; a database from before the anchor is anchored where it stands', async () => {
+    const { s } = await setup()
+    rmSync(s.headFile)
+    const t = reopen(s)
+    expect(t.anchor()).toContain('is missing or unreadable')
+    // the control: no faucet table (made with the anchor) says the database is older than the anchor
+    const db = raw(t)
+    db.exec('DROP TABLE faucet')
+    db.close()
+    expect(reopen(t).audit().problems).toEqual([])
+  })
+
+  it('a consistently rewritten chain verifies, and the head file catches it', async () => {
+    const { s } = await setup()
+    const db = raw(s)
+    const entries = db.prepare<[], LedgerEntry>('SELECT * FROM ledger ORDER BY seq').all()
+    let prev = entries[0].prev_hash
+    for (const e of entries) {
+      // a different time on every entry, every hash recomputed from it
+      const next = { ...e, ts: new Date(Date.parse(e.ts) - 60_000).toISOString(), prev_hash: prev }
+      const hash = createHash('sha256').update(entryText(next)).digest('hex')
+      db.prepare('UPDATE ledger SET ts = ?, prev_hash = ?, hash = ? WHERE seq = ?').run(next.ts, prev, hash, e.seq)
+      prev = hash
+    }
+    db.close()
+    const t = reopen(s)
+    expect(t.verify().ok).toBe(true)
+    expect(t.conservation().ok).toBe(true)
+    expect(t.anchor()).toContain('the chain was rewritten')
+  })
+})
+
+describe('fractional shares, buying by amount, cancel, N/A, early close', () => {
+  it('buys fractional shares and spends at most what was given: the most shares it buys', async () => {
+    const s = open()
+    const a = await s.register({ id: 'a', display_name: 'A', kind: 'human' })
+    const m = await labs(s)
+    const half = await s.trade(m.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'yes', shares: 0.5 })
+    expect(half.shares).toBe(0.5)
+    expect(half.cost).toBe(26) // 100 ln((e^0.005 + 1) / 2) = 25.06 minor units, rounded up
+    expect((await refused(s.trade(m.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'yes', shares: 0.00001 }))).message).toContain('multiple of 0.0001')
+    const spent = await s.trade(m.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'no', spend: 1234 })
+    expect(spent.cost).toBeLessThanOrEqual(1234)
+    expect(s.market(m.id).q[1]).toBe(spent.shares)
+    const sold = await s.trade(m.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'yes', shares: -0.25 })
+    expect(s.agent('a').positions).toEqual([
+      { market_id: m.id, outcome: 'yes', shares: 0.25 },
+      { market_id: m.id, outcome: 'no', shares: spent.shares },
+    ])
+    // settled: floor(0.25 * 100) = 25 for "yes"; the maker keeps the odd fractions of a cent
+    const r = await s.resolve(m.id, 'yes')
+    expect(r.paid_out).toBe(25)
+    expect(s.agent('a').balance).toBe(100_000 - half.cost - spent.cost - sold.cost + 25)
+    expect(s.audit().problems).toEqual([])
+  })
+
+  it('spend is the most shares the money buys: one step more costs more', async () => {
+    const s = open()
+    const a = await s.register({ id: 'a', display_name: 'A', kind: 'human' })
+    const m = await labs(s)
+    for (const spend of [1, 7, 51, 999, 25_000]) {
+      const quoted = s.quote(m.id, 'yes', { spend })
+      expect(quoted.cost).toBeLessThanOrEqual(spend)
+      expect(s.quote(m.id, 'yes', { shares: Math.round((quoted.shares + 0.0001) * 1e4) / 1e4 }).cost).toBeGreaterThan(spend)
+    }
+    expect((await refused(s.trade(m.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'yes', spend: 10, shares: 1 }))).code).toBe('bad_argument')
+  })
+
+  it('cancel refunds each trader at cost and the funder the rest; a trader who sold at a profit keeps it', async () => {
+    const s = open()
+    const [a, b] = await Promise.all(['a', 'b'].map((id) => s.register({ id, display_name: id, kind: 'human' })))
+    const m = await labs(s)
+    const buys = [await s.trade(m.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'yes', shares: 40 })]
+    buys.push(await s.trade(m.id, s.authenticate(b.token), { trader_id: 'b', outcome: 'yes', shares: 40 }))
+    const sale = await s.trade(m.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'yes', shares: -40 })
+    expect(-sale.cost).toBeGreaterThan(buys[0].cost) // a sold at a profit
+    const pool = s.market(m.id).pool
+    const r = await s.cancel(m.id)
+    expect(r.market).toMatchObject({ status: 'cancelled', resolution: null })
+    expect(s.agent('a').balance).toBe(100_000 - buys[0].cost - sale.cost)
+    expect(s.agent('b').balance).toBe(100_000)
+    expect(r.paid_out + r.refunded).toBe(pool)
+    expect((await refused(s.cancel(m.id))).code).toBe('conflict')
+    expect((await refused(s.resolve(m.id, 'yes'))).message).toContain('cancelled')
+    expect(s.markets({ status: 'cancelled' }).map((x) => x.id)).toEqual([m.id])
+    expect(s.audit().problems).toEqual([])
+  })
+
+  it('N/A refunds at cost; quotes and trades on a closed or settled market are 409; early close stops trading', async () => {
+    const s = open()
+    const a = await s.register({ id: 'a', display_name: 'A', kind: 'human' })
+    const m = await labs(s)
+    const t = await s.trade(m.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'no', shares: 12.5 })
+    const r = await s.resolve(m.id, 'N/A')
+    expect(r.market.status).toBe('cancelled')
+    expect(s.agent('a').balance).toBe(100_000)
+    expect(r.paid_out).toBe(t.cost)
+    expect(() => s.quote(m.id, 'yes', { shares: 1 })).toThrow(/cancelled/)
+    const n = await labs(s)
+    expect(s.quote(n.id, 'yes', { shares: 1 }).cost).toBe(51) // control: open, it quotes
+    const closed = await s.closeNow(n.id)
+    expect(closed.status).toBe('closed')
+    expect(() => s.quote(n.id, 'yes', { shares: 1 })).toThrow(/closed at/)
+    expect((await refused(s.trade(n.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'yes', shares: 1 }))).code).toBe('conflict')
+    await s.resolve(n.id, 'yes')
+    expect(() => s.quote(n.id, 'yes', { shares: 1 })).toThrow(/resolved/)
+    expect(s.audit().problems).toEqual([])
   })
 })

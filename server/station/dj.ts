@@ -1,12 +1,13 @@
 // The voice DJ: when the medium's order parameter (SVC.consciousness) dips below a threshold and the
 // medium is in the block's speak state, espeak-ng says what was on, what is next, the block and the
-// top market's odds, resampled to the stream's rate and brought to the music's loudness (-16 LUFS).
+// top market's odds, resampled to the stream's rate and brought to the music's loudness (-16 LUFS);
+// never sooner than a minimum interval after its last link, nor over its share of the airtime.
 import { spawn } from 'node:child_process'
 import type { DjStatus, Track } from '../../engine/contracts/station.js'
 import type { Block } from '../../engine/station/schedule.js'
 import { CrystalError } from '../../engine/errors.js'
 import { RATE, resample, type Pcm } from './audio.js'
-import { applyGain, normalisingGain } from './loudness.js'
+import { level } from './loudness.js'
 import type { SwarmWatch } from './swarm.js'
 
 /** Below this order parameter (0: incoherent, 1: in lockstep) the medium has lost its thread, and a
@@ -15,6 +16,17 @@ export const DJ_ORDER_BELOW = 0.5
 /** The voice used (espeak-ng -v) and its speed in words per minute (espeak's default is 175). */
 const VOICE = 'en-us'
 const WPM = 165
+
+/** How often the DJ may speak (docs/station.md): SVC_STATION_DJ=off silences it; links are at least
+ * `min_interval_s` of stream apart and its voice at most `max_share` of the stream's time so far. */
+export interface DjSettings {
+  off: boolean
+  min_interval_s: number
+  max_share: number
+}
+
+/** Five minutes between links at least, and at most a tenth of the airtime. */
+export const DJ_DEFAULTS: DjSettings = { off: false, min_interval_s: 300, max_share: 0.1 }
 
 /** The top market's question and its leading outcome's price, for the DJ to read out. */
 export interface MarketOdds {
@@ -70,12 +82,13 @@ export function speak(text: string): Promise<Buffer> {
   })
 }
 
-/** The voice of `text` as the stream's stereo PCM at -16 LUFS (true peak within -1 dBTP). */
+/** The voice of `text` as the stream's stereo PCM at the music's -16 LUFS, its peaks held within
+ * -1 dBTP by the limiter (by gain alone espeak's crests stopped it near -19 LUFS). */
 export async function voice(text: string): Promise<Pcm> {
   const wav = parseWav(await speak(text))
   const [mono] = await resample([wav.channels[0]], wav.rate)
   const channels = [mono, mono.slice()]
-  applyGain(channels, normalisingGain(channels, RATE).gain_db)
+  level(channels, RATE)
   return { left: channels[0], right: channels[1] }
 }
 
@@ -92,19 +105,36 @@ export function script(from: Track | null, next: Track, block: Block, market: Ma
 
 export class VoiceDj {
   spoken = 0
+  /** seconds of voice aired, and the stream's time (s) when the last link began */
+  spoken_s = 0
+  private lastAt = -Infinity
   last: DjStatus['last'] = null
+  /** why it did not speak over the last change (null: it spoke, or no change yet) */
+  lastQuiet: string | null = null
 
   /** The top market's odds; the routes set it to read the market engine's /api/markets. */
   topMarket: () => Promise<MarketOdds | null> = async () => null
 
   constructor(
     private readonly swarm: SwarmWatch,
-    readonly enabled = true,
+    /** false when espeak-ng is not installed */
+    readonly installed = true,
+    readonly settings: DjSettings = DJ_DEFAULTS,
+    /** seconds of stream so far (the station's audio clock, so a paced stream counts its own time) */
+    private readonly clock: () => number = () => performance.now() / 1000,
   ) {}
+
+  get enabled(): boolean {
+    return this.installed && !this.settings.off
+  }
 
   /** Why the DJ stays quiet now, or null when it should speak in `block`. */
   quiet(block: Block): string | null {
-    if (!this.enabled) return 'espeak-ng is not installed'
+    if (this.settings.off) return 'the DJ is off (SVC_STATION_DJ=off)'
+    if (!this.installed) return 'espeak-ng is not installed'
+    const since = this.clock() - this.lastAt
+    if (since < this.settings.min_interval_s) return `the last link was ${since.toFixed(0)} s ago; links are at least ${this.settings.min_interval_s} s apart`
+    if (this.spoken_s >= this.settings.max_share * this.clock()) return `the voice has had ${(100 * this.share()).toFixed(1)}% of the airtime; at most ${100 * this.settings.max_share}%`
     const order = this.swarm.order()
     if (order === null) return 'no fresh SVC.consciousness'
     if (order >= DJ_ORDER_BELOW) return `order ${order.toFixed(2)} is not below ${DJ_ORDER_BELOW}`
@@ -115,20 +145,36 @@ export class VoiceDj {
 
   /** The words and the voice for the change from `from` to `next`, when the medium calls for them. */
   async utterance(from: Track | null, next: Track, block: Block): Promise<Utterance | null> {
-    if (this.quiet(block) !== null) return null
+    this.lastQuiet = this.quiet(block)
+    if (this.lastQuiet !== null) return null
     const order = this.swarm.order()!
     const medium = this.swarm.medium()!
     const text = script(from, next, block, await this.topMarket().catch(() => null))
-    return { text, pcm: await voice(text), order, medium }
+    const pcm = await voice(text)
+    // the link must fit in the share with its own length counted
+    const seconds = pcm.left.length / RATE
+    if (this.spoken_s + seconds > this.settings.max_share * this.clock()) {
+      this.lastQuiet = `a link of ${seconds.toFixed(1)} s would take the voice over ${100 * this.settings.max_share}% of the airtime`
+      return null
+    }
+    return { text, pcm, order, medium }
+  }
+
+  /** The voice's share of the stream's time so far. */
+  share(): number {
+    const t = this.clock()
+    return t > 0 ? this.spoken_s / t : 0
   }
 
   /** Called when an utterance goes on air. */
   aired(u: Utterance, block: Block): void {
     this.spoken++
+    this.spoken_s += u.pcm.left.length / RATE
+    this.lastAt = this.clock()
     this.last = { text: u.text, at: new Date().toISOString(), duration_s: u.pcm.left.length / RATE, block: block.name, order: u.order, medium: u.medium }
   }
 
   status(): DjStatus {
-    return { enabled: this.enabled, order_below: DJ_ORDER_BELOW, spoken: this.spoken, last: this.last }
+    return { enabled: this.enabled, order_below: DJ_ORDER_BELOW, min_interval_s: this.settings.min_interval_s, max_share: this.settings.max_share, spoken: this.spoken, spoken_s: this.spoken_s, airtime_share: this.share(), quiet: this.lastQuiet, last: this.last }
   }
 }

@@ -58,11 +58,22 @@ describe('on Icecast', () => {
     expect(state.icecast.listeners_at).not.toBeNull()
   })
 
-  test('the Icecast listener count reaches the station', async () => {
+  test("the Icecast listener count reaches the station beside its own; the relay to Icecast is not counted as a listener of /stream", async () => {
+    const station = async () => (await call(server.url, 'GET', '/api/station')).body
+    // nobody listens anywhere: the relay is connected, and counts for nothing
+    await expect.poll(async () => (await station()).icecast.listeners).toBe(0)
+    expect((await station()).icecast.connected).toBe(true)
+    expect((await station()).listeners).toBe(0)
     const res = await fetch(`${icecast.url}/radio.mp3`)
-    await expect.poll(async () => (await call(server.url, 'GET', '/api/station')).body.icecast.listeners).toBe(1)
+    await expect.poll(async () => (await station()).icecast.listeners).toBe(1)
+    // one person on Icecast is not one on /stream
+    expect((await station()).listeners).toBe(0)
+    const here = await fetch(`${server.url}/stream`)
+    await expect.poll(async () => (await station()).listeners).toBe(1)
+    await here.body!.cancel()
     await res.body!.cancel()
-    await expect.poll(async () => (await call(server.url, 'GET', '/api/station')).body.icecast.listeners).toBe(0)
+    await expect.poll(async () => (await station()).icecast.listeners).toBe(0)
+    await expect.poll(async () => (await station()).listeners).toBe(0)
   })
 
   test('an Icecast restart mid-stream: /stream plays on without a gap, the source reconnects, and Icecast listeners hear the station again', async () => {

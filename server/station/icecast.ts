@@ -64,7 +64,8 @@ export class IcecastSource {
   }
 
   private connect(): void {
-    const out = this.broadcast.listen(false)
+    // the relay to Icecast: Icecast counts the people on the mount, and /api/station does not count it
+    const out = this.broadcast.listen(false, false)
     let up = false
     let answer = ''
     // a plain socket, as libshout does: Node's HTTP client would frame a body of unknown length as

@@ -10,6 +10,8 @@ export interface Library {
   dir: string
   tracks: Track[]
   skipped: { file: string; reason: string }[]
+  /** ISO 8601 time of the scan */
+  scanned_at: string
 }
 
 const dirs = (d: string) => readdirSync(d, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort()
@@ -39,7 +41,7 @@ export async function scanLibrary(dir: string): Promise<Library> {
     const why = skipped.length ? `; ${skipped.length} unreadable (${skipped[0].file}: ${skipped[0].reason})` : ''
     throw new CrystalError('no_music', `no playable MP3 in ${dir} (expected ${dir}/<artist>/<album>/*.mp3${why})`, { file: dir })
   }
-  return { dir, tracks, skipped }
+  return { dir, tracks, skipped, scanned_at: new Date().toISOString() }
 }
 
 async function readTrack(dir: string, path: string, artist: string, album: string): Promise<Track> {

@@ -1,7 +1,7 @@
 // BS.1770 loudness against its oracle (a 1 kHz sine), the true-peak meter between samples, and the
 // normalising gain with and without the true-peak ceiling.
 import { describe, expect, test } from 'vitest'
-import { applyGain, integratedLoudness, normalisingGain, truePeak } from './loudness.js'
+import { applyGain, integratedLoudness, level, normalisingGain, truePeak } from './loudness.js'
 
 const sine = (rate: number, seconds: number, freq: number, amp: number, phase = 0) => Float32Array.from({ length: rate * seconds }, (_, i) => amp * Math.sin((2 * Math.PI * freq * i) / rate + phase))
 
@@ -47,5 +47,37 @@ describe('loudness (ITU-R BS.1770-4)', () => {
     expect(p.peak_limited).toBe(true)
     applyGain([peaky], p.gain_db)
     expect(truePeak([peaky])).toBeCloseTo(-1, 1)
+  })
+})
+
+describe('the true-peak limiter', () => {
+  test('a peaky signal reaches -16 LUFS with its true peak within -1 dBTP, where the gain alone stops under the target (the control)', () => {
+    // bursts twice a second on a quiet bed: -16 LUFS by gain alone would put them far over the ceiling
+    const peaky = () => {
+      const x = sine(44100, 5, 440, 0.01)
+      for (let i = 0; i < x.length; i += 22050) for (let k = 0; k < 40; k++) x[i + k] += 0.3 * Math.sin((2 * Math.PI * 3000 * k) / 44100)
+      return [x, x.slice()]
+    }
+    const control = peaky()
+    const gainOnly = normalisingGain(control, 44100)
+    applyGain(control, gainOnly.gain_db)
+    const levelled = peaky()
+    const n = level(levelled, 44100)
+    expect(n.peak_limited).toBe(true)
+    expect(Math.abs(integratedLoudness(levelled, 44100) + 16)).toBeLessThan(0.15)
+    expect(truePeak(levelled)).toBeLessThanOrEqual(-1)
+    expect(integratedLoudness(control, 44100)).toBeLessThan(-20)
+    // the bed between the clicks is untouched by the limiter beyond its release: it is only raised by the gain
+    const bedLevel = (x: Float32Array) => Math.max(...x.subarray(12000, 16000).map(Math.abs))
+    expect(20 * Math.log10(bedLevel(levelled[0]) / 0.01)).toBeCloseTo(n.gain_db, 0)
+  })
+
+  test('a track that does not need the limiter is levelled by gain alone, sample for sample', () => {
+    const quiet = [sine(44100, 5, 440, 0.02), sine(44100, 5, 440, 0.02)]
+    const copy = quiet.map((c) => c.slice())
+    const n = level(quiet, 44100)
+    expect(n.peak_limited).toBe(false)
+    applyGain(copy, n.gain_db)
+    expect(quiet[0].every((v, i) => v === copy[0][i])).toBe(true)
   })
 })

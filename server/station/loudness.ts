@@ -1,5 +1,6 @@
 // Loudness by ITU-R BS.1770-4 / EBU R128 (K-weighting, 400 ms blocks, absolute and relative gates),
-// true peak by 4x oversampling, and the gain that brings a track to the station's target.
+// true peak by 4x oversampling, the gain that brings a track to the station's target, and a true-peak
+// limiter so that a peaky track or voice reaches the target instead of stopping at the ceiling.
 
 /** The station's loudness target (EBU R128 for streaming) and the true-peak ceiling. */
 export const TARGET_LUFS = -16
@@ -87,6 +88,77 @@ const PHASES: Float64Array[] = Array.from({ length: OVERSAMPLE - 1 }, (_, p) => 
   return h
 })
 
+/** The true peak near each sample: the largest magnitude of the sample and of the three 4x-oversampled
+ * points after it, over all channels. Where the sample and the next are under `screen` the points
+ * between them are not computed (as in truePeak: a band-limited signal does not rise 6 dB between samples). */
+function peakEnvelope(channels: readonly Float32Array[], screen: number): Float32Array {
+  const env = new Float32Array(channels[0].length)
+  for (const x of channels) {
+    for (let i = 0; i < x.length; i++) {
+      let p = Math.abs(x[i])
+      if (p < screen && (i + 1 >= x.length || Math.abs(x[i + 1]) < screen)) {
+        if (p > env[i]) env[i] = p
+        continue
+      }
+      for (const h of PHASES) {
+        let v = 0
+        for (let k = 0; k < TAPS; k++) {
+          const j = i + k - TAPS / 2 + 1
+          if (j >= 0 && j < x.length) v += h[k] * x[j]
+        }
+        p = Math.max(p, Math.abs(v))
+      }
+      if (p > env[i]) env[i] = p
+    }
+  }
+  return env
+}
+
+/** Lookahead and release of the limiter: 2 ms lets the gain fall smoothly ahead of a peak (the
+ * oversampling filter reaches 6 samples either side); 80 ms is a speech and music limiter's usual release. */
+const LIMIT_LOOKAHEAD_S = 0.002
+const LIMIT_RELEASE_S = 0.08
+
+/** A lookahead true-peak limiter, in place: the gain each sample needs to keep the true peak within
+ * `ceiling` dBTP is spread over the lookahead either side (a minimum filter), released with a
+ * one-pole rise, and smoothed by a moving average no longer than the lookahead, so it never rises
+ * above what a peak within reach needs. */
+export function limitTruePeak(channels: Float32Array[], rate: number, ceiling = CEILING_DBTP): void {
+  const limit = 10 ** (ceiling / 20)
+  const env = peakEnvelope(channels, limit / 2)
+  const n = env.length
+  const L = Math.max(1, Math.round(LIMIT_LOOKAHEAD_S * rate))
+  const need = Float32Array.from(env, (p) => (p > limit ? limit / p : 1))
+  // minimum over [i - L, i + L], by a monotone deque
+  const held = new Float32Array(n)
+  const q: number[] = []
+  for (let i = 0, head = 0; i < n + L; i++) {
+    if (i < n) {
+      while (q.length > head && need[q[q.length - 1]] >= need[i]) q.pop()
+      q.push(i)
+    }
+    const c = i - L
+    if (c < 0) continue
+    while (q[head] < c - L) head++
+    held[c] = need[q[head]]
+  }
+  // release: the gain rises back towards 1 no faster than the release allows
+  const rise = 1 - Math.exp(-1 / (LIMIT_RELEASE_S * rate))
+  for (let i = 1; i < n; i++) held[i] = Math.min(held[i], held[i - 1] + (1 - held[i - 1]) * rise)
+  // a centred moving average over about L samples (the ends held): each value in it is at most what
+  // any peak within L of its centre needs
+  const half = Math.max(1, Math.floor(L / 2))
+  const at = (j: number) => held[Math.min(n - 1, Math.max(0, j))]
+  const gain = new Float32Array(n)
+  let sum = 0
+  for (let j = -half; j <= half; j++) sum += at(j)
+  for (let i = 0; i < n; i++) {
+    gain[i] = sum / (2 * half + 1)
+    sum += at(i + half + 1) - at(i - half)
+  }
+  for (const x of channels) for (let i = 0; i < n; i++) x[i] *= gain[i]
+}
+
 /** True peak in dBTP: the highest magnitude of the 4x-oversampled signal over all channels. */
 export function truePeak(channels: readonly Float32Array[]): number {
   let peak = 0
@@ -128,6 +200,33 @@ export function normalisingGain(channels: readonly Float32Array[], rate: number,
   const wanted = target - before
   const allowed = ceiling - peak
   return { lufs_before: before, true_peak_before: peak, gain_db: Math.min(wanted, allowed), peak_limited: allowed < wanted }
+}
+
+/** Rounds of limiter and gain: each leaves the peaks where they were and raises the rest, so a signal
+ * whose loudness sits in its peaks (clicks on a quiet bed) takes a few. */
+const ROUNDS = 6
+
+/** Brings a track or a voice to `target` LUFS in place: the gain, then, where that takes its true peak
+ * over `ceiling`, the limiter (a little under the ceiling, as its smoothing leaves a few hundredths of
+ * a dB) and the gain again for what the limiter took, up to ROUNDS rounds. `peak_limited` says the
+ * limiter worked; the loudness then ends within about 0.1 LU of the target. */
+export function level(channels: Float32Array[], rate: number, target = TARGET_LUFS, ceiling = CEILING_DBTP): Normalisation {
+  const n = normalisingGain(channels, rate, target, ceiling)
+  if (!Number.isFinite(n.lufs_before)) return n
+  let gain = target - n.lufs_before
+  applyGain(channels, gain)
+  let limited = false
+  for (let round = 0; round < ROUNDS && truePeak(channels) > ceiling; round++) {
+    limitTruePeak(channels, rate, ceiling - 0.1)
+    limited = true
+    const short = target - integratedLoudness(channels, rate)
+    if (Math.abs(short) < 0.05) break
+    applyGain(channels, short)
+    gain += short
+  }
+  // whatever the rounds left, the ceiling holds
+  if (truePeak(channels) > ceiling) limitTruePeak(channels, rate, ceiling - 0.1)
+  return { ...n, gain_db: gain, peak_limited: limited }
 }
 
 /** Multiplies every channel in place by a gain given in dB. */

@@ -59,6 +59,24 @@ export class Mixer<T> {
     else this.start(deck, 0)
   }
 
+  /** Takes back the cued track while its fade has not begun (a request goes before it); false when
+   * the fade is under way or nothing is cued. */
+  uncue(): boolean {
+    if (!this.next || this.fadeFrom >= 0) return false
+    this.next = null
+    return true
+  }
+
+  /** The item cued to follow, from its cue to the end of its fade in (null while none is). */
+  get cued(): T | null {
+    return this.next?.item ?? null
+  }
+
+  /** True while a crossfade is under way. */
+  get fading(): boolean {
+    return this.fadeFrom >= 0
+  }
+
   /** True when the next frame would run out of audio: the current track ends within it (or none
    * is on) and the one that follows is still being loaded. */
   get starved(): boolean {

@@ -12,7 +12,7 @@ import { scheduleAt, type Block } from '../../engine/station/schedule.js'
 import { pickNext, type Pick } from '../../engine/station/selection.js'
 import { CrystalError } from '../../engine/errors.js'
 import { decodeMp3, RATE, trimSilence } from './audio.js'
-import { applyGain, normalisingGain } from './loudness.js'
+import { level } from './loudness.js'
 
 /** Perception listens to at most this much of a track, from its middle (as music retrieval's 30 s clips do, longer). */
 export const PERCEIVE_SECONDS = 60
@@ -27,7 +27,7 @@ export const CODEBOOK_SEED = 16
 export async function perceiveMp3(bytes: Uint8Array, name: string): Promise<Float64Array> {
   const pcm = trimSilence(await decodeMp3(bytes, name))
   const channels = [pcm.left.slice(), pcm.right.slice()]
-  applyGain(channels, normalisingGain(channels, RATE).gain_db)
+  level(channels, RATE)
   const keep = Math.min(channels[0].length, PERCEIVE_SECONDS * RATE)
   const from = Math.floor((channels[0].length - keep) / 2)
   const mono = Float32Array.from({ length: keep }, (_, i) => (channels[0][from + i] + channels[1][from + i]) / 2)
@@ -70,20 +70,35 @@ export type MediumState = 'perceiving' | 'none' | 'awake' | DreamMode
  */
 export class LibraryPerception {
   readonly vectors = new Map<string, Float64Array>()
+  /** each track's perception before standardisation (kept so a rescan perceives only what is new) */
+  readonly raw = new Map<string, Float64Array>()
   medium: StationMedium | undefined
   private none = false
   private queue: Promise<unknown> = Promise.resolve()
   /** settles when the medium holds the library (or perception gave up) */
   readonly ready: Promise<void>
 
+  private closed = false
+
   constructor(
     private readonly dir: string,
     private readonly tracks: Track[],
     private readonly say: (line: string) => void,
+    /** the block on air now (the station's schedule, in its time zone) */
+    private readonly blockNow: () => Block = () => scheduleAt(new Date()).block,
+    /** perceptions already made (a rescan's unchanged tracks) */
+    known: ReadonlyMap<string, Float64Array> = new Map(),
   ) {
-    this.ready = new Promise((wait) => setTimeout(wait, PERCEIVE_AFTER_MS).unref())
+    for (const t of tracks) if (known.has(t.id)) this.raw.set(t.id, known.get(t.id)!)
+    this.ready = new Promise((wait) => setTimeout(wait, this.raw.size ? 0 : PERCEIVE_AFTER_MS).unref())
       .then(() => this.perceiveAll())
-      .then((raw) => this.serial(() => this.build(raw)))
+      .then(() => this.serial(() => this.build(this.raw)))
+  }
+
+  /** Frees the medium once the operations under way are done. */
+  close(): void {
+    this.closed = true
+    void this.serial(() => this.medium?.engine.destroy())
   }
 
   get state(): MediumState {
@@ -116,23 +131,25 @@ export class LibraryPerception {
     return run
   }
 
-  /** Perceives every track in a worker (decoding and the spectra would hold up the stream); a track
-   * that fails is named and left out of the medium. */
-  private perceiveAll(): Promise<Map<string, Float64Array>> {
+  /** Perceives every track not yet perceived in a worker (decoding and the spectra would hold up the
+   * stream); a track that fails is named and left out of the medium. */
+  private perceiveAll(): Promise<void> {
+    const ids = this.tracks.map((t) => t.id).filter((id) => !this.raw.has(id))
+    if (ids.length === 0) return Promise.resolve()
     return new Promise((resolve) => {
-      const raw = new Map<string, Float64Array>()
-      const worker = new Worker(new URL('./perception_worker.js', import.meta.url), { workerData: { dir: this.dir, ids: this.tracks.map((t) => t.id) } })
+      const worker = new Worker(new URL('./perception_worker.js', import.meta.url), { workerData: { dir: this.dir, ids } })
       worker.unref()
       worker.on('message', (m: { id: string; vector: Float64Array } | { id: string; error: string }) => {
-        if ('vector' in m) raw.set(m.id, m.vector)
+        if ('vector' in m) this.raw.set(m.id, m.vector)
         else this.say(`station: cannot perceive ${m.id}: ${m.error}`)
       })
       worker.on('error', (e) => this.say(`station: perception stopped: ${e.message}`))
-      worker.on('exit', () => resolve(raw))
+      worker.on('exit', () => resolve())
     })
   }
 
   private async build(raw: Map<string, Float64Array>): Promise<void> {
+    if (this.closed) return
     if (raw.size < 2) {
       this.none = true
       return this.say(`station: ${raw.size} track perceived; selection stays with the rules and recency`)
@@ -142,7 +159,7 @@ export class LibraryPerception {
     // a tempo the tags did not give, perception measured
     for (const t of this.tracks) if (t.bpm === null && raw.has(t.id)) t.bpm = Math.round(raw.get(t.id)![at('tempo')] * 10) / 10
     await this.write()
-    await this.enter(scheduleAt(new Date()).block)
+    await this.enter(this.blockNow())
     this.say(`station: ${this.medium!.traces.length} tracks perceived and written into the medium (${this.state})`)
   }
 

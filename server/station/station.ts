@@ -1,25 +1,27 @@
-// The station: picks tracks from the library, decodes and normalises each (-16 LUFS, true peak
-// <= -1 dBTP), mixes them with crossfades (the DJ's voice over some) and runs one MP3 encoder paced by
-// the clock into the broadcast; it hears the swarm on the bus for /api/state and the DJ.
+// The station: picks tracks from the library (one ahead, so up_next is always known; requests first),
+// decodes and levels each (-16 LUFS, true peak <= -1 dBTP), mixes them with crossfades (the DJ's voice
+// over some) and runs one MP3 encoder paced by the clock into the broadcast; it rescans the library
+// when its folder changes, and hears the swarm on the bus for /api/state and the DJ.
 import { spawnSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, watch, type FSWatcher } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ContractBus } from '../../engine/bus/contract_bus.js'
 import type { StationSettings } from '../../engine/config.js'
 import { DEFAULT_PERIOD_MS } from '../../engine/consciousness/publisher.js'
-import { RADIO_SUBJECTS, streamTitle, type OnAir, type State, type StationStatus, type Track } from '../../engine/contracts/station.js'
+import { RADIO_SUBJECTS, streamTitle, type HistoryReply, type LibraryReply, type OnAir, type Play, type PickedBy, type RequestReply, type SkipReply, type State, type StationStatus, type Track } from '../../engine/contracts/station.js'
 import { decodeMp3, FRAME, RATE, StreamEncoder, trimSilence } from './audio.js'
-import { scheduleAt } from '../../engine/station/schedule.js'
+import { CrystalError } from '../../engine/errors.js'
+import { checkTimeZone, scheduleAt, TIME_ZONE, type OnSchedule } from '../../engine/station/schedule.js'
 import { pickNext, type Pick as TrackPick } from '../../engine/station/selection.js'
 import { scanLibrary, type Library } from './library.js'
-import { applyGain, normalisingGain, type Normalisation } from './loudness.js'
+import { level, type Normalisation } from './loudness.js'
 import { AlertMonitor, type AlertOptions } from './alerts.js'
 import { IcecastSource } from './icecast.js'
 import { Mixer, type Deck, type MixEvents } from './mixer.js'
 import { Broadcast } from './stream.js'
 import { LibraryPerception } from './perception.js'
-import { VoiceDj, type Utterance } from './dj.js'
+import { DJ_DEFAULTS, VoiceDj, type DjSettings, type Utterance } from './dj.js'
 import { SwarmWatch } from './swarm.js'
 
 /** The watchdog's floor (-50 dBFS) and how long the output may stay under it. */
@@ -28,6 +30,11 @@ export const WATCHDOG_S = 3
 /** How long the encoder may wait for a loading track before it sends silence instead: a stopped
  * stream makes players give up, a short silence does not. */
 const MAX_WAIT_MS = 2000
+/** Plays kept for GET /api/station/history. */
+const HISTORY_KEPT = 500
+/** A change in the library's folder is rescanned once it has been quiet this long (a copy in progress
+ * fires many events). */
+const RESCAN_AFTER_MS = 2000
 
 export interface StationOptions {
   library: Library
@@ -37,8 +44,14 @@ export interface StationOptions {
   pace?: number
   /** how far the encoder runs ahead of the clock, in seconds of audio (default 0.5) */
   lead_s?: number
-  /** tracks played within this many picks are not picked again (default: half the library) */
+  /** holds the no-repeat window shorter than half the block's pool (selection.ts) */
   no_repeat?: number
+  /** the zone the schedule is read in (default America/Chicago) */
+  time_zone?: string
+  /** how often the DJ may speak (dj.ts) */
+  dj?: Partial<DjSettings>
+  /** rescan the library when its folder changes (default true) */
+  watch_library?: boolean
   say?: (line: string) => void
   /** the contract bus, when there is one: RADIO.nowplaying goes out on it, and the swarm's subjects
    * (QUEEN.phase.*, SVC.consciousness, SVC.dreams) come in */
@@ -50,8 +63,15 @@ export interface StationOptions {
   icecast_poll_ms?: number
 }
 
+/** A track picked to play, and what picked it. */
+interface Planned {
+  track: Track
+  by: PickedBy
+}
+
 interface Loaded extends Normalisation {
   track: Track
+  planned: Planned
 }
 
 export class Station {
@@ -62,15 +82,26 @@ export class Station {
   private readonly lead: number
   private readonly noRepeat: number
   private readonly say: (line: string) => void
+  readonly timeZone: string
+  private library: Library
+  /** every pick, in order (the no-repeat window and the waits are counted on it) */
   private readonly history: string[] = []
+  /** what has gone on air, oldest first */
+  private readonly plays: Play[] = []
   private onAir: OnAir | null = null
-  private upNext: Track | null = null
+  /** picked and not yet on air, in order; the first is in the mixer once it is cued */
+  private readonly lineup: Planned[] = []
+  /** loading, picking, requests and skips run one at a time */
+  private chain: Promise<unknown> = Promise.resolve()
+  private watcher: FSWatcher | undefined
+  private rescanTimer: NodeJS.Timeout | undefined
   private timer: NodeJS.Timeout | undefined
   private icecast: IcecastSource | undefined
   private alerts: AlertMonitor | undefined
   /** the library's perception and the medium that ranks the next track (started once on air) */
   private perception: LibraryPerception | undefined
   private lastPick: TrackPick | undefined
+  private lastBy: PickedBy | null = null
   /** samples in a row the mix has sent below the watchdog's floor */
   private quiet = 0
   private t0 = 0
@@ -92,25 +123,30 @@ export class Station {
   constructor(private readonly o: StationOptions) {
     this.pace = o.pace ?? 1
     this.lead = o.lead_s ?? 0.5
-    this.noRepeat = o.no_repeat ?? Math.floor(o.library.tracks.length / 2)
+    this.noRepeat = o.no_repeat ?? Infinity
     this.say = o.say ?? (() => {})
+    this.timeZone = checkTimeZone(o.time_zone ?? TIME_ZONE)
+    this.library = o.library
     this.swarm = new SwarmWatch(o.bus, o.swarm_period_ms ?? DEFAULT_PERIOD_MS)
-    this.dj = new VoiceDj(this.swarm, spawnSync('espeak-ng', ['--version']).status === 0)
+    this.dj = new VoiceDj(this.swarm, spawnSync('espeak-ng', ['--version']).status === 0, { ...DJ_DEFAULTS, ...o.dj }, () => this.produced / RATE)
     const events: MixEvents<Loaded> = {
-      want: () => void this.loadNext(),
+      want: () => void this.serial(() => this.loadNext()),
       onAir: (l) => {
         this.onAir = { track: l.track, started_at: new Date().toISOString(), gain_db: l.gain_db, lufs_before: l.lufs_before, peak_limited: l.peak_limited }
         this.broadcast.setTitle(streamTitle(l.track))
-        if (this.upNext?.id === l.track.id) this.upNext = null
+        const i = this.lineup.indexOf(l.planned)
+        if (i >= 0) this.lineup.splice(i, 1)
+        const now = this.now()
+        this.plays.push({ track: l.track, started_at: this.onAir.started_at, block: now.block.name, by: l.planned.by, gain_db: l.gain_db })
+        if (this.plays.length > HISTORY_KEPT) this.plays.shift()
         if (o.bus) {
-          const now = scheduleAt(new Date())
-          o.bus.publish(RADIO_SUBJECTS.nowplaying, { track: l.track, block: now.block.name, programme: now.programme?.title ?? null, gain_db: l.gain_db, listeners: this.broadcast.count })
+          o.bus.publish(RADIO_SUBJECTS.nowplaying, { track: l.track, block: now.block.name, programme: now.programme?.title ?? null, gain_db: l.gain_db, listeners: this.broadcast.count, icecast_listeners: this.icecast?.status.listeners ?? null })
         }
       },
       underrun: () => this.underruns++,
       voiced: () => {
         if (!this.spoken) return
-        this.dj.aired(this.spoken, scheduleAt(new Date()).block)
+        this.dj.aired(this.spoken, this.now().block)
         this.say(`station: the DJ says "${this.spoken.text}" (${this.dj.last!.duration_s.toFixed(2)} s; order ${this.spoken.order.toFixed(2)}, the medium ${this.spoken.medium})`)
         this.spoken = undefined
       },
@@ -120,12 +156,109 @@ export class Station {
 
   /** Loads the first track, then keeps the encoder `lead_s` ahead of the clock. */
   async start(): Promise<void> {
-    this.encoder = await StreamEncoder.create()
-    await this.loadNext()
+    // the encoder compiles while the first track decodes: both stand between the start and first audio
+    const [encoder] = await Promise.all([StreamEncoder.create(), this.serial(() => this.loadNext())])
+    this.encoder = encoder
     this.t0 = performance.now()
     this.tick()
-    this.perception = new LibraryPerception(this.o.library.dir, this.o.library.tracks, this.say)
+    this.perception = this.perceive()
     if (this.o.icecast_url) this.icecast = new IcecastSource(this.o.icecast_url, this.broadcast, { poll_ms: this.o.icecast_poll_ms, say: this.say })
+    if (this.o.watch_library !== false) this.watchLibrary()
+  }
+
+  private now(): OnSchedule {
+    return scheduleAt(new Date(), this.timeZone)
+  }
+
+  private perceive(known?: ReadonlyMap<string, Float64Array>): LibraryPerception {
+    return new LibraryPerception(this.library.dir, this.library.tracks, this.say, () => this.now().block, known)
+  }
+
+  private serial<T>(f: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(f)
+    this.chain = run.catch(() => {})
+    return run
+  }
+
+  /** Rescans the library when anything under its folder changes (after RESCAN_AFTER_MS of quiet). */
+  private watchLibrary(): void {
+    try {
+      this.watcher = watch(this.library.dir, { recursive: true }, () => {
+        clearTimeout(this.rescanTimer)
+        this.rescanTimer = setTimeout(() => void this.rescan(), RESCAN_AFTER_MS)
+      })
+      this.watcher.on('error', (e) => this.say(`station: the library is no longer watched (${e.message})`))
+    } catch (e) {
+      this.say(`station: cannot watch ${this.library.dir} for changes (${(e as Error).message}); the library is read once`)
+    }
+  }
+
+  /** Reads the library again: new tracks join (perceived, then in the medium), removed ones leave the
+   * lineup and the requests; a folder left with nothing playable keeps the library as it was. */
+  async rescan(): Promise<void> {
+    let next: Library
+    try {
+      next = await scanLibrary(this.library.dir)
+    } catch (e) {
+      return this.say(`station: rescan kept the library as it was: ${(e as Error).message}`)
+    }
+    await this.serial(async () => {
+      const before = new Set(this.library.tracks.map((t) => t.id))
+      const ids = new Set(next.tracks.map((t) => t.id))
+      const added = next.tracks.filter((t) => !before.has(t.id)).length
+      const removed = [...before].filter((id) => !ids.has(id)).length
+      for (let i = this.lineup.length - 1; i >= 0; i--) if (!ids.has(this.lineup[i].track.id) && this.lineup[i] !== this.mixer.cued?.planned) this.lineup.splice(i, 1)
+      this.library = next
+      for (const s of next.skipped) this.say(`station: skipped ${s.file}: ${s.reason}`)
+      const old = this.perception
+      this.perception = this.perceive(old?.raw)
+      old?.close()
+      if (this.lineup.length < 2) await this.pickAhead()
+      this.say(`station: library rescanned: ${next.tracks.length} tracks (${added} new, ${removed} gone)`)
+    })
+  }
+
+  /** GET /api/station/library */
+  libraryReply(): LibraryReply {
+    return { tracks: this.library.tracks, skipped: this.library.skipped, scanned_at: this.library.scanned_at }
+  }
+
+  /** GET /api/station/history: the last `limit` plays, newest first. */
+  historyReply(limit: number): HistoryReply {
+    return { plays: this.plays.slice(-limit).reverse() }
+  }
+
+  /** Queues a library track to play next (after earlier requests, and after a crossfade already under
+   * way): a track cued but not yet fading in gives way to it. */
+  request(trackId: string): Promise<RequestReply> {
+    const track = this.library.tracks.find((t) => t.id === trackId)
+    if (!track) throw new CrystalError('not_found', `no track ${trackId} in the library (GET /api/station/library lists the ids)`, { field: 'track_id' })
+    return this.serial(async () => {
+      this.mixer.uncue()
+      // a track fading in stays first (until the middle of the fade it is still in the lineup)
+      let at = this.lineup[0] && this.lineup[0] === this.mixer.cued?.planned ? 1 : 0
+      while (at < this.lineup.length && this.lineup[at].by === 'request') at++
+      const planned: Planned = { track, by: 'request' }
+      this.lineup.splice(at, 0, planned)
+      this.history.push(track.id)
+      this.lastBy = 'request'
+      this.lastPick = undefined
+      await this.loadNext()
+      return { track, position: this.lineup.indexOf(planned) + 1, up_next: this.lineup[0].track }
+    })
+  }
+
+  /** Fades into the next track now. */
+  skip(): Promise<SkipReply> {
+    return this.serial(async () => {
+      const on = this.onAir?.track
+      if (!on) throw new CrystalError('conflict', 'nothing is on air to skip')
+      if (this.mixer.fading) throw new CrystalError('conflict', `a change of track is already under way (into ${this.lineup[0]?.track.id ?? 'the next track'})`)
+      await this.loadNext()
+      this.mixer.skip()
+      this.say(`station: skipped ${on.id}`)
+      return { skipped: on, next: this.mixer.cued?.track ?? null }
+    })
   }
 
   /** Runs the alert monitor for as long as the station runs. */
@@ -135,6 +268,9 @@ export class Station {
   }
 
   stop(): void {
+    this.watcher?.close()
+    clearTimeout(this.rescanTimer)
+    this.perception?.close()
     this.swarm.stop()
     this.alerts?.stop()
     this.icecast?.stop()
@@ -144,11 +280,22 @@ export class Station {
   }
 
   status(): StationStatus {
-    const now = scheduleAt(new Date())
+    const now = this.now()
     return {
-      selection: { medium: this.perception?.state ?? 'perceiving', traces: this.perception?.medium?.traces.length ?? 0, by: this.lastPick?.by ?? null, resonance: this.lastPick?.resonance ?? null },
+      selection: { medium: this.perception?.state ?? 'perceiving', traces: this.perception?.medium?.traces.length ?? 0, by: this.lastBy, resonance: this.lastPick?.resonance ?? null },
       block: now.block.name,
-      programme: now.programme && { kind: now.programme.kind, title: now.programme.title, started_at: now.programme.started_at.toISOString(), ends_at: now.programme.ends_at.toISOString() }, on_air: this.onAir, up_next: this.upNext, listeners: this.broadcast.count, icecast: this.icecast ? { ...this.icecast.status } : null, watchdog_trips: this.watchdog_trips, waited_ms: Math.round(this.waited_ms), underruns: this.underruns, library: { tracks: this.o.library.tracks.length, skipped: this.o.library.skipped.length } }
+      programme: now.programme && { kind: now.programme.kind, title: now.programme.title, started_at: now.programme.started_at.toISOString(), ends_at: now.programme.ends_at.toISOString() },
+      on_air: this.onAir,
+      up_next: this.lineup[0]?.track ?? null,
+      requests: this.lineup.filter((p) => p.by === 'request').map((p) => p.track),
+      time_zone: this.timeZone,
+      listeners: this.broadcast.count,
+      icecast: this.icecast ? { ...this.icecast.status } : null,
+      watchdog_trips: this.watchdog_trips,
+      waited_ms: Math.round(this.waited_ms),
+      underruns: this.underruns,
+      library: { tracks: this.library.tracks.length, skipped: this.library.skipped.length, scanned_at: this.library.scanned_at },
+    }
   }
 
   /** GET /api/state: the station, the swarm's fields, the DJ. */
@@ -191,41 +338,53 @@ export class Station {
     this.mixer.skip()
   }
 
-  /** Picks, decodes, trims and normalises the next track and cues it; a track that fails is
-   * reported and another is tried, so a corrupt file costs no air time. */
+  /** Picks one more track onto the end of the lineup, by the block's rules and the medium. */
+  private async pickAhead(): Promise<void> {
+    const block = this.now().block
+    const onAir = this.lineup.at(-1)?.track.id ?? this.onAir?.track.id ?? null
+    const tracks = this.library.tracks
+    const pick = this.perception ? await this.perception.pick(block, this.history, this.noRepeat, onAir) : pickNext(tracks, block, this.history, this.noRepeat)
+    this.lastPick = pick
+    this.lastBy = pick.by
+    this.history.push(pick.track.id)
+    this.lineup.push({ track: pick.track, by: pick.by })
+  }
+
+  /** Decodes, trims and levels the first track of the lineup and cues it, then picks the one after
+   * it (so up_next is known as soon as the cued track goes on air); a track that fails is reported
+   * and the next is tried, so a corrupt file costs no air time. Runs in the chain (`serial`); with a
+   * track already cued (or still fading in) there is nothing to do until the mixer wants the next. */
   private async loadNext(): Promise<void> {
-    const tracks = this.o.library.tracks
-    for (let attempt = 0; attempt < Math.min(tracks.length, 8); attempt++) {
-      const block = scheduleAt(new Date()).block
-      const pick = this.perception ? await this.perception.pick(block, this.history, this.noRepeat, this.history.at(-1) ?? null) : pickNext(tracks, block, this.history, this.noRepeat)
-      const { track } = pick
-      this.lastPick = pick
-      this.history.push(track.id)
-      this.upNext = track
+    if (this.mixer.cued) return
+    for (let attempt = 0; attempt < Math.min(this.library.tracks.length, 8); attempt++) {
+      if (this.lineup.length === 0) await this.pickAhead()
+      const planned = this.lineup[0]
+      const { track } = planned
       try {
-        const pcm = trimSilence(await decodeMp3(await readFile(join(this.o.library.dir, track.id)), track.id))
+        const pcm = trimSilence(await decodeMp3(await readFile(join(this.library.dir, track.id)), track.id))
         if (pcm.left.length < RATE) throw new Error('shorter than one second after trimming its silence')
         const channels = [pcm.left.slice(), pcm.right.slice()]
-        const gain = normalisingGain(channels, RATE)
-        applyGain(channels, gain.gain_db)
-        const deck: Deck<Loaded> = { item: { track, ...gain }, pcm: { left: channels[0], right: channels[1] } }
+        const gain = level(channels, RATE)
+        const deck: Deck<Loaded> = { item: { track, planned, ...gain }, pcm: { left: channels[0], right: channels[1] } }
         const from = this.onAir?.track ?? null
         this.mixer.cue(deck)
-        if (from) void this.announce(from, deck.item)
+        if (from && this.mixer.cued === deck.item) void this.announce(from, deck.item)
+        if (this.lineup.length < 2) await this.pickAhead()
         return
       } catch (e) {
+        this.lineup.splice(this.lineup.indexOf(planned), 1)
         this.failed++
         this.say(`station: skipping ${track.id}: ${(e as Error).message}`)
       }
     }
     this.say('station: no playable track found in 8 attempts; retrying in 5 s')
-    setTimeout(() => void this.loadNext(), 5000).unref()
+    setTimeout(() => void this.serial(() => this.loadNext()), 5000).unref()
   }
 
   /** Has the DJ speak over the change into `next` when the medium calls for it (dj.ts). */
   private async announce(from: Track, next: Loaded): Promise<void> {
     try {
-      const u = await this.dj.utterance(from, next.track, scheduleAt(new Date()).block)
+      const u = await this.dj.utterance(from, next.track, this.now().block)
       if (!u) return
       if (this.mixer.voiceOver(u.pcm, next)) this.spoken = u
       else this.say(`station: the DJ was too late for the change into ${next.track.id}`)
@@ -243,6 +402,8 @@ export interface StationConfig {
   icecast_poll_ms?: number
   swarm_period_ms?: number
   alerts?: AlertOptions
+  time_zone?: string
+  dj?: Partial<DjSettings>
 }
 
 /** The station's configuration: the library from `--music DIR`, else SVC_STATION_MUSIC, else ./music
@@ -250,7 +411,8 @@ export interface StationConfig {
 export function stationConfig(flag: string | undefined, s: StationSettings, cwd: string): StationConfig | undefined {
   const dir = flag || s.music || (existsSync(join(cwd, 'music')) ? join(cwd, 'music') : undefined)
   if (!dir) return undefined
-  return { dir, pace: s.pace, crossfade_s: s.crossfade_s, icecast_url: s.icecast_url, icecast_poll_ms: s.icecast_poll_ms, swarm_period_ms: s.swarm_period_ms, alerts: s.alerts }
+  const dj = { off: s.dj.off, ...(s.dj.min_interval_s !== undefined && { min_interval_s: s.dj.min_interval_s }), ...(s.dj.max_share !== undefined && { max_share: s.dj.max_share }) }
+  return { dir, pace: s.pace, crossfade_s: s.crossfade_s, icecast_url: s.icecast_url, icecast_poll_ms: s.icecast_poll_ms, swarm_period_ms: s.swarm_period_ms, alerts: s.alerts, time_zone: s.time_zone && checkTimeZone(s.time_zone), dj }
 }
 
 /** Scans the library and puts the station on air. */

@@ -44,7 +44,10 @@ class Listener {
   private untilMeta = ICY_METAINT
   private sentTitle: string | null = null
 
-  constructor(readonly icy: boolean) {}
+  constructor(
+    readonly icy: boolean,
+    readonly counted: boolean,
+  ) {}
 
   /** Writes audio, with a metadata block every ICY_METAINT bytes (the title only when it changed). */
   write(chunk: Buffer, title: string): void {
@@ -71,8 +74,11 @@ export class Broadcast {
   private current = ''
   private readonly titleWatchers: ((title: string) => void)[] = []
 
+  /** People listening to /stream: the Icecast relay takes the stream as a listener does, but is not one. */
   get count(): number {
-    return this.listeners.size
+    let n = 0
+    for (const l of this.listeners) if (l.counted) n++
+    return n
   }
 
   get title(): string {
@@ -91,9 +97,9 @@ export class Broadcast {
 
   /** A new listener's stream: the burst of recent audio from its first whole frame (the encoder's
    * output does not end on frame boundaries, and a decoder that starts mid-frame loses two frames),
-   * then everything as it is encoded. */
-  listen(icy: boolean): PassThrough {
-    const l = new Listener(icy)
+   * then everything as it is encoded. A relay (`counted` false) is not counted as a listener. */
+  listen(icy: boolean, counted = true): PassThrough {
+    const l = new Listener(icy, counted)
     this.listeners.add(l)
     const drop = () => this.listeners.delete(l)
     l.out.on('close', drop)

@@ -33,6 +33,9 @@ beforeAll(async () => {
     SVC_STATION_SWARM_PERIOD_MS: String(PERIOD_MS),
     SVC_STATION_PACE: '4',
     SVC_STATION_CROSSFADE_S: '2',
+    // the DJ's manners (five minutes apart, a tenth of the airtime) would keep it quiet in a test this short
+    SVC_STATION_DJ_MIN_INTERVAL_S: '0',
+    SVC_STATION_DJ_MAX_SHARE: '1',
     HUB_ORACLE_TOKEN: ORACLE,
   })
 })
