@@ -1,8 +1,8 @@
 // `crystal bench recall`: recall's latency on the CPU and the GPU side by side, per N, over the same
 // memories: M texts written in batches at MOMENTS moments, 5 steps apart, so the sweep runs back
 // over MOMENTS readings. Beside it: the query's own encoding time (host work on either backend),
-// the bytes the GPU read back per recall (the field's size is the control), and whether both
-// backends rank the same memories.
+// the bytes the GPU read back per recall (the field's size is the control), whether both
+// backends rank the same memories, and one write's time on each (encoding and adding the wave).
 import { textWavefront } from '../engine/encode/text.js'
 import type { Engine } from '../engine/field/engine.js'
 import { createNodeEngine } from '../engine/node.js'
@@ -24,6 +24,9 @@ export interface RecallRow {
   encode_ms: number
   cpu_ms: number
   gpu_ms: number | null
+  /** One write of a new text (encoding on the host, then the wave added to the field), median. */
+  cpu_write_ms: number
+  gpu_write_ms: number | null
   gpu_bytes_read: number | null
   field_bytes: number
   /** Both backends return the same memories in the same order for the first query. */
@@ -97,8 +100,13 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
         q = 1
         g = await medianMs(async () => void (await gpu!.recall(queries[q++ % queries.length], k)), o.seconds, first)
       }
+      // writes last, so that the recalls above read the memories as written
+      let w = 0
+      const cw = await medianMs(async () => void (await cpu.write(`written last ${w++}`)), o.seconds)
+      const gw = gpu ? await medianMs(async () => void (await gpu!.write(`written last ${w++}`)), o.seconds) : undefined
+      say(`recall: N = ${n} done: ${c.ms.toFixed(1)} ms a recall and ${cw.ms.toFixed(1)} ms a write on the CPU${g ? `, ${g.ms.toFixed(1)} and ${gw!.ms.toFixed(1)} ms on the GPU (${plan.adapter!.name})` : ''}`)
       const readings = new Set(cpu.memories.map((m) => m.step)).size
-      rows.push({ n, memories: count, readings, encode_ms: encode, cpu_ms: c.ms, gpu_ms: g?.ms ?? null, gpu_bytes_read: bytes, field_bytes: 2 * n * n * 4, same_ranking: same, hits_compared: compared, score_diff: diff })
+      rows.push({ n, memories: count, readings, encode_ms: encode, cpu_ms: c.ms, gpu_ms: g?.ms ?? null, cpu_write_ms: cw.ms, gpu_write_ms: gw?.ms ?? null, gpu_bytes_read: bytes, field_bytes: 2 * n * n * 4, same_ranking: same, hits_compared: compared, score_diff: diff })
     } finally {
       cpu.destroy()
       gpu?.destroy()
@@ -115,6 +123,8 @@ export function recallTable(r: RecallBenchReport): Record<string, string | numbe
     'query encode ms': x.encode_ms.toFixed(1),
     'cpu ms/recall': x.cpu_ms.toFixed(1),
     'gpu ms/recall': x.gpu_ms === null ? '-' : x.gpu_ms.toFixed(1),
+    'cpu ms/write': x.cpu_write_ms.toFixed(1),
+    'gpu ms/write': x.gpu_write_ms === null ? '-' : x.gpu_write_ms.toFixed(1),
     'gpu bytes read/recall': x.gpu_bytes_read ?? '-',
     'control: field bytes': x.field_bytes,
     'same ranking': x.same_ranking === null ? '-' : `${x.same_ranking ? 'yes' : 'NO'} (${x.hits_compared} hits)`,

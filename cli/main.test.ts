@@ -58,7 +58,7 @@ describe('evolve, primitives, prune', () => {
   test('evolve registers primitives, shows plain progress when piped and a summary table', () => {
     const r = crystal(env, 'evolve', '--material', 'europium_crystal', ...small)
     expect(r.status).toBe(0)
-    expect(r.stderr).toMatch(/^cpu backend: /m)
+    expect(r.stderr).toMatch(/^(cpu|gpu) backend: /m) // auto: the GPU where there is a hardware one
     expect(r.stderr).toMatch(/europium_crystal generation 1\/2: best fitness [\d.]+, mean [\d.]+, QD-score [\d.]+, coverage [\d.]+% \(\d+ cells\)/)
     expect(r.stderr).toContain('generation 2/2')
     expect(r.stdout).toMatch(/ID\s+│\s+Type\s+│\s+Persistence %/)
