@@ -359,6 +359,21 @@ describe('usage', () => {
     expect(backend.stderr).toContain('Allowed choices are auto, gpu, cpu')
   })
 
+  test('bench honours --backend cpu: CPU cases only, each named when it starts and when it ends', () => {
+    const out = fresh('bench')
+    const r = crystal(env, '--backend', 'cpu', 'bench', 'field', '--sizes', '16', '--out', out, '--json')
+    expect(r.status).toBe(0)
+    const cases = ['cpu N = 16, 1 thread', 'cpu N = 96 x 64 fields, 1 thread']
+    for (const c of cases) {
+      expect(r.stderr).toContain(`field: ${c} ...\n`)
+      expect(r.stderr).toMatch(new RegExp(`field: ${c}: [\\d.]+ M cell-updates/s \\(\\d+ steps in [\\d.]+ s\\)`))
+    }
+    expect(r.stderr).not.toContain('gpu')
+    const report = JSON.parse(readFileSync(join(out, 'field.json'), 'utf8'))
+    expect(report.results.length).toBeGreaterThan(0)
+    expect(report.results.every((x: { backend: string }) => x.backend === 'cpu')).toBe(true)
+  })
+
   test('piping into a reader that closes early is not an error', () => {
     const r = spawnSync('bash', ['-c', `node ${BIN} materials --json | head -1`], { encoding: 'utf8', env: { ...process.env, ...env } })
     expect(r.stdout.trim()).toBe('[')
