@@ -11,11 +11,11 @@ import type { RecallResult } from '../engine/contracts/api.js'
 import { medianMs, planSides, readBack, timed, type SideBySideOptions } from './dream.js'
 
 export interface RecallBenchOptions extends SideBySideOptions {
-  /** Memories written (default 200, 20 above N = 512: a text's encoding takes about 0.2 s at N = 512 on this CPU, 4.5 s at 2048). */
+  /** Memories written (default 200, 20 above N = 512: a text's encoding takes about half a second at N = 2048 on this CPU). */
   memories?: number
 }
 
-/** Above `large_n` the default is `large_memories`: at N = 2048 one text's encoding takes about 4.5 s here. */
+/** Above `large_n` the default is `large_memories`: at N = 2048 one text's encoding takes about half a second here. */
 export const RECALL_DEFAULTS = { memories: 200, large_n: 512, large_memories: 20, moments: 40, k: 10, gap: 5 }
 
 export interface RecallRow {
