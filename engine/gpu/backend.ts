@@ -65,9 +65,9 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private failed: string | undefined
 
   /** Builds the backend, turning a validation failure into an error rather than a later silent one. */
-  static async create(device: GPUDevice, n: number, fields: number, description: string): Promise<GpuFieldBackend> {
+  static async create(device: GPUDevice, n: number, fields: number, description: string, ringBytes = RING_BYTES): Promise<GpuFieldBackend> {
     device.pushErrorScope('validation')
-    const backend = new GpuFieldBackend(device, n, fields, description)
+    const backend = new GpuFieldBackend(device, n, fields, description, ringBytes)
     const error = await device.popErrorScope()
     if (error) {
       device.destroy()
@@ -81,6 +81,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     readonly n: number,
     readonly fields: number,
     readonly description: string,
+    ringBytes: number,
   ) {
     device.addEventListener('uncapturederror', (e) => (this.failed ??= (e as GPUUncapturedErrorEvent).error.message))
     this.transfers = new Transfers(device)
@@ -93,7 +94,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.ledgerBuf = buffer(4 * fields * this.tiles * 4, STORAGE)
     this.ledgerComp = buffer(4 * fields * this.tiles * 4, STORAGE)
     const slotBytes = 4 * fields * this.tiles * 4
-    this.ringSlots = Math.max(1, Math.min(MAX_STEPS_PER_SUBMIT, Math.floor(RING_BYTES / slotBytes)))
+    this.ringSlots = Math.max(1, Math.min(MAX_STEPS_PER_SUBMIT, Math.floor(ringBytes / slotBytes)))
     this.tileSums = buffer(this.ringSlots * slotBytes, STORAGE)
     this.partials = buffer(fields * this.tiles * 4, STORAGE)
     this.samples = buffer(MAX_STEPS_PER_SUBMIT * SAMPLE_COLUMNS * fields * 4, STORAGE)
