@@ -5,7 +5,7 @@ import { stabilityMargin, type Material } from '../contracts/material.js'
 import { CrystalError, requireFinite } from '../errors.js'
 import { addPulse, checkPulse, type Pulse } from '../encode/pulse.js'
 import { textWavefront } from '../encode/text.js'
-import type { DreamOps, EditOutcome, FieldBackend, FieldEdit, LedgerSample, TransferCounts } from './backend.js'
+import type { DreamOps, EditOutcome, FieldBackend, FieldEdit, LedgerSample, TransferCounts, WindowRecorder } from './backend.js'
 import { MaterialCatalog } from './materials.js'
 import { stepParams, type StepParams } from './params.js'
 import { selectBackend } from '../backends/select.js'
@@ -17,6 +17,7 @@ import type { ProbeResult, RecallResult } from '../contracts/api.js'
 import { MemoryReader } from '../recall/recall.js'
 import { openAdjoint } from '../recall/runner.js'
 import { HostDreamOps } from '../cpu/dream.js'
+import { HostRecorder } from '../cpu/record.js'
 import type { EnergyBooks, Engine, EngineOptions, HistoryEvent, Memory, SavedField } from './engine_api.js'
 
 export const MIN_SIZE = FIELD_SIZE.minimum
@@ -77,6 +78,7 @@ class FieldEngine implements Engine {
     (field, params, patterns, readings, path) => openAdjoint(this.core, field, params, patterns, readings, path),
   )
   private readonly dreamOps: DreamOps
+  private readonly recorder: WindowRecorder
 
   constructor(
     private readonly core: FieldBackend,
@@ -93,7 +95,11 @@ class FieldEngine implements Engine {
     this.deposited = new Float64Array(core.fields)
     this.timelines = Array.from({ length: core.fields }, () => [])
     this.params = this.conditions()
-    this.dreamOps = core.dream ?? new HostDreamOps(core)
+    if (core.dream && core.recorder) [this.dreamOps, this.recorder] = [core.dream, core.recorder]
+    else {
+      const host = new HostDreamOps(core)
+      ;[this.dreamOps, this.recorder] = [host, new HostRecorder(core, () => host.sums())]
+    }
   }
 
   get backend() {
@@ -132,6 +138,24 @@ class FieldEngine implements Engine {
     const potential = (await this.potential([field], true))[0] - held[0]
     this.deposited[field] += potential
     this.injected[field] += (await this.core.energy(this.params, field))[0] - before + potential
+  }
+
+  async injectMany(waves: readonly (Float32Array | undefined)[]): Promise<void> {
+    if (waves.length !== this.core.fields) throw new CrystalError('bad_argument', `injectMany here takes ${this.core.fields} waves (one per field), got ${waves.length}`)
+    const cells = this.core.n * this.core.n
+    const fields = waves.flatMap((w, f) => (w ? [f] : []))
+    for (const f of fields) if (waves[f]!.length !== cells) throw new CrystalError('bad_argument', `a wave for this field has ${cells} cells, got ${waves[f]!.length} (field ${f})`)
+    if (!fields.length) return
+    // every field's energy and potential is one sum (one read on the GPU) before and after all the injections
+    const before = await this.core.energy(this.params)
+    const held = await this.potential(fields)
+    for (const f of fields) await this.core.inject(f, waves[f]!)
+    const left = await this.potential(fields, true)
+    const after = await this.core.energy(this.params)
+    fields.forEach((f, k) => {
+      this.deposited[f] += left[k] - held[k]
+      this.injected[f] += after[f] - before[f] + left[k] - held[k]
+    })
   }
 
   /**
@@ -209,6 +233,15 @@ class FieldEngine implements Engine {
       this.injected[f] += after[f] - before[f] + left[f] - held[f]
     }
     this.trimHistory()
+  }
+
+  captureFrame(slot: number, frames: number): Promise<void> {
+    requireInteger('frames', frames, 1, 65535)
+    return this.recorder.capture(requireInteger('slot', slot, 0, frames - 1), frames)
+  }
+
+  collectRecording(frames = true): Promise<{ frames: Float32Array; sums: Float32Array }> {
+    return this.recorder.collect(frames)
   }
 
   async accumulateStability(reset: boolean): Promise<void> {
@@ -356,6 +389,7 @@ class FieldEngine implements Engine {
   }
 
   destroy(): void {
+    this.recorder.destroy()
     this.core.destroy()
   }
 }
