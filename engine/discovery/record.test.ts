@@ -1,0 +1,89 @@
+// Evolve's recorded window kept where the fields live (engine/gpu/record.ts) against its CPU twin
+// (engine/cpu/record.ts) and against the window as read back frame by frame; the read backs it costs
+// on the GPU; and a batched injection books what injecting field by field books.
+import { afterAll, describe, expect, test } from 'vitest'
+import { observeStability } from '../dream/dream.js'
+import { addPulse } from '../encode/pulse.js'
+import type { Engine } from '../field/engine.js'
+import { engineOn } from '../testing/backends.js'
+import { rng } from '../util/rng.js'
+import { OBSERVE_SAMPLES, OBSERVE_STEPS, RECORD_DT, RECORD_FRAMES, recordWindows } from './evaluate.js'
+import { randomPulse } from './genome.js'
+
+const GPU_TEST_TIMEOUT = 300_000
+const N = 24
+const FIELDS = 3
+const opened: Engine[] = []
+afterAll(() => opened.forEach((e) => e.destroy()))
+
+async function prepared(backend: 'gpu' | 'cpu'): Promise<Engine> {
+  const engine = await engineOn(backend, { size: N, fields: FIELDS, material: 'europium_crystal', seed: 5, noise: 0.003, timeline_interval: 0 })
+  opened.push(engine)
+  const rand = rng(3)
+  await engine.injectMany(
+    Array.from({ length: FIELDS }, (_, f) => {
+      const wave = new Float32Array(N * N)
+      for (let k = 0; k <= f; k++) addPulse(wave, N, randomPulse(rand))
+      return wave
+    }),
+  )
+  await engine.step(40)
+  return engine
+}
+
+const bits = (a: ArrayLike<number>) => new Uint32Array(Float32Array.from(a).buffer)
+
+describe('the recorded window', () => {
+  test('on the CPU it is the window read back frame by frame and observeStability', async () => {
+    const [held, read] = [await prepared('cpu'), await prepared('cpu')]
+    const { windows, u } = await recordWindows(held)
+    const frames: Float32Array[] = []
+    for (let t = 0; t < RECORD_FRAMES; t++) {
+      await read.step(RECORD_DT)
+      frames.push((await read.read()).u)
+    }
+    const later = await observeStability(read, OBSERVE_STEPS, OBSERVE_SAMPLES)
+    const cells = N * N
+    for (let f = 0; f < FIELDS; f++) {
+      expect(windows[f].recording.frames.length).toBe(RECORD_FRAMES)
+      windows[f].recording.frames.forEach((frame, t) => expect(bits(frame)).toEqual(bits(frames[t].subarray(f * cells, (f + 1) * cells))))
+      expect(bits(windows[f].later)).toEqual(bits(later.subarray(f * cells, (f + 1) * cells)))
+    }
+    expect(bits(u)).toEqual(bits((await read.read()).u))
+  })
+
+  test('on the GPU it is the CPU twin bit for bit, and comes back in one read', { timeout: GPU_TEST_TIMEOUT }, async () => {
+    const [gpu, cpu] = [await prepared('gpu'), await prepared('cpu')]
+    const before = gpu.transfers()!.reads
+    const got = await recordWindows(gpu)
+    expect(gpu.transfers()!.reads - before).toBe(1)
+    const want = await recordWindows(cpu)
+    for (let f = 0; f < FIELDS; f++) {
+      got.windows[f].recording.frames.forEach((frame, t) => expect(bits(frame)).toEqual(bits(want.windows[f].recording.frames[t])))
+      expect(bits(got.windows[f].later)).toEqual(bits(want.windows[f].later))
+    }
+    expect(bits(got.u)).toEqual(bits(want.u))
+  })
+})
+
+test('injecting every field at once books what injecting them one by one books', async () => {
+  const rand = rng(9)
+  const waves = Array.from({ length: FIELDS }, () => {
+    const wave = new Float32Array(N * N)
+    addPulse(wave, N, randomPulse(rand))
+    return wave
+  })
+  const [together, apart] = await Promise.all([0, 1].map(() => engineOn('cpu', { size: N, fields: FIELDS, material: 'europium_crystal', seed: 5, timeline_interval: 0 })))
+  opened.push(together, apart)
+  await together.injectMany([waves[0], undefined, waves[2]])
+  await apart.inject(waves[0], 0)
+  await apart.inject(waves[2], 2)
+  const [a, b] = [await together.books(), await apart.books()]
+  expect(a[1].injected).toBe(0)
+  for (const f of [0, 2]) {
+    expect(a[f].injected).toBeGreaterThan(0)
+    expect(a[f].injected).toBeCloseTo(b[f].injected, 12)
+    expect(a[f].saturation).toBeCloseTo(b[f].saturation, 12)
+  }
+  expect(bits((await together.read()).u)).toEqual(bits((await apart.read()).u))
+})
