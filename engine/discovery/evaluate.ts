@@ -109,6 +109,7 @@ interface Batch {
   /** Per field: its dominant structure as detected, and as classed after the perturbation (the same without one). */
   found: (Structure | undefined)[]
   answered: (Structure | undefined)[]
+  /** Per field: energy at the end over energy injected (the clean batch only; empty for the noisy one). */
   retention: number[]
 }
 
@@ -184,7 +185,8 @@ async function runBatch(genomes: readonly Genome[], c: EvaluationConditions, noi
     await engine.step(longest - engine.step_count)
     if (genomes.some((g) => g.dream !== 'none')) await engine.dream(genomes.map((g) => g.dream))
     const { windows, u } = await recordWindows(engine)
-    const books = await engine.books()
+    // the retention is the clean batch's: the noisy one's books are not read
+    const books = probe ? await engine.books() : []
     const found = await Promise.all(windows.map(async (w) => (await detect(w.recording, w.later, 1))[0]))
     const answered = probe ? await perturb(engine, found, windows, u) : found
     return { windows, found, answered, retention: books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0)) }

@@ -42,6 +42,8 @@ export interface FieldBackend {
   readonly dream?: DreamOps
   /** Recorded windows kept where the fields live, where the backend can; else the CPU twin over read. */
   readonly recorder?: WindowRecorder
+  /** Energy and potential sums kept where the fields live until the books need them (else each is read at once). */
+  readonly held?: HeldSums
   /**
    * Recall's sweep on the backend, reading `patterns` (n*n each) at most `readings` times; else the
    * CPU twin. `path`: a saturating field's path, rerun on the backend (engine/recall/path.ts).
@@ -128,6 +130,17 @@ export interface WindowRecorder {
    * [field][cell], in one read back where the device allows buffers that large.
    */
   collect(frames: boolean): Promise<{ frames: Float32Array; sums: Float32Array }>
+  destroy(): void
+}
+
+/**
+ * Every field's energy or saturation potential of the state now, summed where the fields live into
+ * a slot that stays there; `release` reads every slot held at once ([slot][field]) and frees them.
+ * The values are those `energy` and `potential` would read back at that moment.
+ */
+export interface HeldSums {
+  hold(kind: 'energy' | 'potential', params: StepParams): number
+  release(): Promise<Float32Array>
   destroy(): void
 }
 

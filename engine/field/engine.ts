@@ -79,6 +79,8 @@ class FieldEngine implements Engine {
   )
   private readonly dreamOps: DreamOps
   private readonly recorder: WindowRecorder
+  /** Changes booked from sums the backend still holds: their fields and slots (before, kept, left, after; -1: none). */
+  private pending: { fields: number[]; slots: number[] }[] = []
 
   constructor(
     private readonly core: FieldBackend,
@@ -146,16 +148,56 @@ class FieldEngine implements Engine {
     const fields = waves.flatMap((w, f) => (w ? [f] : []))
     for (const f of fields) if (waves[f]!.length !== cells) throw new CrystalError('bad_argument', `a wave for this field has ${cells} cells, got ${waves[f]!.length} (field ${f})`)
     if (!fields.length) return
-    // every field's energy and potential is one sum (one read on the GPU) before and after all the injections
-    const before = await this.core.energy(this.params)
-    const held = await this.potential(fields)
-    for (const f of fields) await this.core.inject(f, waves[f]!)
-    const left = await this.potential(fields, true)
-    const after = await this.core.energy(this.params)
-    fields.forEach((f, k) => {
-      this.deposited[f] += left[k] - held[k]
-      this.injected[f] += after[f] - before[f] + left[k] - held[k]
+    await this.booked(fields, async () => {
+      for (const f of fields) await this.core.inject(f, waves[f]!)
     })
+  }
+
+  /**
+   * Books what `change` (injections, a dream edit) adds to the energy and potential of `fields` as
+   * injected and deposited. Every field's sums are taken before and after; where the backend holds
+   * sums they stay on it until the books are next needed (settle), else they are read at once.
+   */
+  private async booked(fields: number[], change: () => Promise<void>): Promise<void> {
+    const saturating = this.params.nonlinearity !== 0
+    const held = this.core.held
+    if (held) {
+      const slots = [held.hold('energy', this.params), saturating ? held.hold('potential', this.params) : -1]
+      await change()
+      if (saturating) await this.remember(fields)
+      this.pending.push({ fields, slots: [...slots, saturating ? held.hold('potential', this.params) : -1, held.hold('energy', this.params)] })
+      return
+    }
+    const all = (k: Float64Array) => {
+      const out = new Float64Array(this.core.fields)
+      fields.forEach((f, i) => (out[f] = k[i]))
+      return out
+    }
+    const before = await this.core.energy(this.params)
+    const kept = all(await this.potential(fields))
+    await change()
+    const left = all(await this.potential(fields, true))
+    this.book(fields, before, kept, left, await this.core.energy(this.params))
+  }
+
+  /** Per field (all four indexed by field): energy and potential before the change, potential and energy after. */
+  private book(fields: readonly number[], before: ArrayLike<number>, kept: ArrayLike<number>, left: ArrayLike<number>, after: ArrayLike<number>): void {
+    for (const f of fields) {
+      this.deposited[f] += left[f] - kept[f]
+      this.injected[f] += after[f] - before[f] + left[f] - kept[f]
+    }
+  }
+
+  /** The books of the changes whose sums the backend still holds, all read back at once. */
+  private async settle(): Promise<void> {
+    if (!this.pending.length || !this.core.held) return
+    const values = await this.core.held.release()
+    const count = this.core.fields
+    for (const { fields, slots } of this.pending) {
+      const [before, kept, left, after] = slots.map((slot) => (slot < 0 ? new Float32Array(count) : values.subarray(slot * count, (slot + 1) * count)))
+      this.book(fields, before, kept, left, after)
+    }
+    this.pending = []
   }
 
   /**
@@ -251,19 +293,15 @@ class FieldEngine implements Engine {
   async dreamEdit(edits: readonly (FieldEdit | null)[], passes: number, side: number): Promise<EditOutcome[]> {
     if (edits.length !== this.core.fields) throw new CrystalError('bad_argument', `a dream edit here has ${this.core.fields} fields, got ${edits.length}`)
     const all = [...Array(this.core.fields).keys()]
-    const before = await this.core.energy(this.params)
-    const held = await this.potential(all)
-    const { outcomes, masks } = await this.dreamOps.edit(edits, passes, side)
-    const after = await this.core.energy(this.params)
-    for (const f of all) {
-      const mask = masks[f]
-      if (mask) this.history.push({ kind: 'scale', step: this.step_count, field: f, mask })
-    }
-    const left = await this.potential(all, true)
-    for (const f of all) {
-      this.deposited[f] += left[f] - held[f]
-      this.injected[f] += after[f] - before[f] + left[f] - held[f]
-    }
+    let outcomes: EditOutcome[] = []
+    await this.booked(all, async () => {
+      const edited = await this.dreamOps.edit(edits, passes, side)
+      outcomes = edited.outcomes
+      for (const f of all) {
+        const mask = edited.masks[f]
+        if (mask) this.history.push({ kind: 'scale', step: this.step_count, field: f, mask })
+      }
+    })
     this.trimHistory()
     return outcomes
   }
@@ -303,6 +341,7 @@ class FieldEngine implements Engine {
     requireInteger('steps', steps, 0, 10_000_000)
     const samples = await this.core.step({ steps, first_step: this.step_count, seed: this.seed, sample_interval: this.timeline_interval, params: this.params })
     this.step_count += steps
+    if (samples.length) await this.settle()
     for (const s of samples) this.record(s)
   }
 
@@ -315,6 +354,7 @@ class FieldEngine implements Engine {
   }
 
   async books(): Promise<EnergyBooks[]> {
+    await this.settle()
     const energy = await this.core.energy(this.params)
     const ledger = await this.core.ledger()
     return [...energy].map((e, f) => ({
@@ -357,6 +397,7 @@ class FieldEngine implements Engine {
     if (this.step_count || this.memories.length || this.core.fields !== 1) throw new CrystalError('bad_argument', 'only a fresh one-field engine can resume a saved field')
     const cells = this.core.n * this.core.n
     if (saved.u.length !== cells || saved.prev.length !== cells) throw new CrystalError('bad_argument', `a saved field here has ${cells} cells, got ${saved.u.length}`)
+    await this.settle()
     await this.core.load(saved.u, saved.prev)
     this.step_count = saved.step_count
     await this.remember([0])

@@ -10,6 +10,7 @@ import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, t
 import { GpuAdjointRunner } from './adjoint.js'
 import { GpuDreamOps } from './dream.js'
 import { GpuRecorder } from './record.js'
+import { GpuHeldSums } from './sums.js'
 import { type GpuContext, kernelModule } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 import { Transfers } from './transfers.js'
@@ -28,6 +29,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   readonly transfers: Transfers
   readonly dream: GpuDreamOps
   readonly recorder: GpuRecorder
+  readonly held: GpuHeldSums
   readonly sumRows: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }
   readonly fieldStep: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }
   private readonly potentialPipeline: GPUComputePipeline
@@ -128,6 +130,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.addGroups = this.bufs.map((b) => device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, this.wave), res(2, b)] }))
     this.dream = new GpuDreamOps(this)
     this.recorder = new GpuRecorder(this, () => this.dream.sums())
+    this.held = new GpuHeldSums(this)
   }
 
   check(): void {
@@ -338,6 +341,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   destroy(): void {
     this.dream.destroy()
     this.recorder.destroy()
+    this.held.destroy()
     this.device.destroy()
   }
 }
