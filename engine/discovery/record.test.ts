@@ -1,11 +1,15 @@
 // Evolve's recorded window kept where the fields live (engine/gpu/record.ts) against its CPU twin
 // (engine/cpu/record.ts) and against the window as read back frame by frame; the read backs it costs
-// on the GPU; and a batched injection books what injecting field by field books.
+// on the GPU; the sums the GPU holds for the books (engine/gpu/sums.ts) against those it reads at
+// once; and a batched injection books what injecting field by field books.
 import { afterAll, describe, expect, test } from 'vitest'
 import { observeStability } from '../dream/dream.js'
 import { addPulse } from '../encode/pulse.js'
 import type { Engine } from '../field/engine.js'
-import { engineOn } from '../testing/backends.js'
+import { stepParams } from '../field/params.js'
+import { MaterialCatalog } from '../field/materials.js'
+import { engineOn, gpuBackend } from '../testing/backends.js'
+import { randomField } from '../testing/fixtures.js'
 import { rng } from '../util/rng.js'
 import { OBSERVE_SAMPLES, OBSERVE_STEPS, RECORD_DT, RECORD_FRAMES, recordWindows } from './evaluate.js'
 import { randomPulse } from './genome.js'
@@ -13,7 +17,7 @@ import { randomPulse } from './genome.js'
 const GPU_TEST_TIMEOUT = 300_000
 const N = 24
 const FIELDS = 3
-const opened: Engine[] = []
+const opened: { destroy(): void }[] = []
 afterAll(() => opened.forEach((e) => e.destroy()))
 
 async function prepared(backend: 'gpu' | 'cpu'): Promise<Engine> {
@@ -86,4 +90,23 @@ test('injecting every field at once books what injecting them one by one books',
     expect(a[f].saturation).toBeCloseTo(b[f].saturation, 12)
   }
   expect(bits((await together.read()).u)).toEqual(bits((await apart.read()).u))
+})
+
+test('the sums the GPU holds for the books are those it reads at once, all back in one read', { timeout: GPU_TEST_TIMEOUT }, async () => {
+  const gpu = await gpuBackend(N, FIELDS)
+  opened.push(gpu)
+  const params = stepParams({ n: N, fields: FIELDS, material: new MaterialCatalog().get('europium_crystal'), temperature_k: 4, noise: 0 })
+  const held = gpu.held!
+  const slots: number[] = []
+  const want: Float64Array[] = []
+  for (const k of [1, 2]) {
+    await gpu.load(randomField(N, FIELDS, k), randomField(N, FIELDS, k + 10))
+    slots.push(held.hold('energy', params), held.hold('potential', params))
+    want.push(await gpu.energy(params), await gpu.potential!(params))
+  }
+  const before = gpu.transfers!.reads
+  const got = await held.release()
+  expect(gpu.transfers!.reads - before).toBe(1)
+  slots.forEach((slot, i) => expect([...got.subarray(slot * FIELDS, (slot + 1) * FIELDS)]).toEqual([...want[i]]))
+  expect(want[1].every((v) => v > 0)).toBe(true)
 })
