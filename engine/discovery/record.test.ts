@@ -92,7 +92,7 @@ test('injecting every field at once books what injecting them one by one books',
   expect(bits((await together.read()).u)).toEqual(bits((await apart.read()).u))
 })
 
-test('the sums the GPU holds for the books are those it reads at once, all back in one read', { timeout: GPU_TEST_TIMEOUT }, async () => {
+test('the sums the GPU holds for the books (energy, potential, ledger) are those it reads at once, all back in one read', { timeout: GPU_TEST_TIMEOUT }, async () => {
   const gpu = await gpuBackend(N, FIELDS)
   opened.push(gpu)
   const params = stepParams({ n: N, fields: FIELDS, material: new MaterialCatalog().get('europium_crystal'), temperature_k: 4, noise: 0 })
@@ -104,9 +104,15 @@ test('the sums the GPU holds for the books are those it reads at once, all back 
     slots.push(held.hold('energy', params), held.hold('potential', params))
     want.push(await gpu.energy(params), await gpu.potential!(params))
   }
+  await gpu.step({ steps: 5, first_step: 0, seed: 1, sample_interval: 0, params })
+  const ledger = held.hold('ledger', params)
+  const wantLedger = await gpu.ledger()
   const before = gpu.transfers!.reads
   const got = await held.release()
   expect(gpu.transfers!.reads - before).toBe(1)
   slots.forEach((slot, i) => expect([...got.subarray(slot * FIELDS, (slot + 1) * FIELDS)]).toEqual([...want[i]]))
   expect(want[1].every((v) => v > 0)).toBe(true)
+  // the ledger's columns, [column][field] held, [field][column] read
+  expect(Array.from({ length: 4 * FIELDS }, (_, i) => got[(ledger + (i % 4)) * FIELDS + Math.floor(i / 4)])).toEqual([...wantLedger])
+  expect(wantLedger.some((v) => v !== 0)).toBe(true)
 })

@@ -134,12 +134,14 @@ export interface WindowRecorder {
 }
 
 /**
- * Every field's energy or saturation potential of the state now, summed where the fields live into
- * a slot that stays there; `release` reads every slot held at once ([slot][field]) and frees them.
- * The values are those `energy` and `potential` would read back at that moment.
+ * Every field's energy or saturation potential of the state now, or the ledger's totals (four slots,
+ * [column][field]), summed where the fields live into slots that stay there; `release` reads every
+ * slot held at once ([slot][field]) and frees them. The values are those `energy`, `potential` and
+ * `ledger` would read back at that moment.
  */
 export interface HeldSums {
-  hold(kind: 'energy' | 'potential', params: StepParams): number
+  /** Returns the (first) slot. */
+  hold(kind: 'energy' | 'potential' | 'ledger', params: StepParams): number
   release(): Promise<Float32Array>
   destroy(): void
 }

@@ -188,16 +188,18 @@ class FieldEngine implements Engine {
     }
   }
 
-  /** The books of the changes whose sums the backend still holds, all read back at once. */
-  private async settle(): Promise<void> {
-    if (!this.pending.length || !this.core.held) return
-    const values = await this.core.held.release()
+  /** The books of the changes whose sums the backend still holds, all read back at once; returns every slot's values. */
+  private async settle(): Promise<Float32Array> {
+    const held = this.core.held
+    if (!held) return new Float32Array(0)
+    const values = await held.release()
     const count = this.core.fields
     for (const { fields, slots } of this.pending) {
       const [before, kept, left, after] = slots.map((slot) => (slot < 0 ? new Float32Array(count) : values.subarray(slot * count, (slot + 1) * count)))
       this.book(fields, before, kept, left, after)
     }
     this.pending = []
+    return values
   }
 
   /**
@@ -354,9 +356,7 @@ class FieldEngine implements Engine {
   }
 
   async books(): Promise<EnergyBooks[]> {
-    await this.settle()
-    const energy = await this.core.energy(this.params)
-    const ledger = await this.core.ledger()
+    const [energy, ledger] = await this.sums()
     return [...energy].map((e, f) => ({
       step: this.step_count,
       energy: e,
@@ -366,6 +366,17 @@ class FieldEngine implements Engine {
       noise_work: ledger[f * 4 + 3],
       injected: this.injected[f],
     }))
+  }
+
+  /** Every field's energy now and the ledger's totals ([field][column]), with the held books settled: one read where the backend holds sums. */
+  private async sums(): Promise<[Float64Array, Float64Array]> {
+    const held = this.core.held
+    if (!held) return [await this.core.energy(this.params), await this.core.ledger()]
+    const count = this.core.fields
+    const [e, l] = [held.hold('energy', this.params), held.hold('ledger', this.params)]
+    const values = await this.settle()
+    const columns = values.subarray(l * count, (l + 4) * count)
+    return [Float64Array.from(values.subarray(e * count, (e + 1) * count)), Float64Array.from({ length: 4 * count }, (_, i) => columns[(i % 4) * count + Math.floor(i / 4)])]
   }
 
   timeline(field = 0): readonly EnergyBooks[] {

@@ -130,7 +130,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.addGroups = this.bufs.map((b) => device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, this.wave), res(2, b)] }))
     this.dream = new GpuDreamOps(this)
     this.recorder = new GpuRecorder(this, () => this.dream.sums())
-    this.held = new GpuHeldSums(this)
+    this.held = new GpuHeldSums(this, this.ledgerBuf)
   }
 
   check(): void {
