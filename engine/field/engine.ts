@@ -258,23 +258,29 @@ class FieldEngine implements Engine {
     const cells = this.core.n * this.core.n
     const fields = field === undefined ? [...Array(this.core.fields).keys()] : [this.field(field)]
     if (mask.length !== cells * fields.length) throw new CrystalError('bad_argument', `a scale mask here has ${cells * fields.length} cells, got ${mask.length}`)
-    const before = await this.core.energy(this.params)
-    const { u, prev } = await this.core.read()
-    const held = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
-    fields.forEach((f, k) => {
-      for (let i = 0; i < cells; i++) {
-        u[f * cells + i] *= mask[k * cells + i]
-        prev[f * cells + i] *= mask[k * cells + i]
-      }
-      this.history.push({ kind: 'scale', step: this.step_count, field: f, mask: mask.slice(k * cells, (k + 1) * cells) })
-    })
-    await this.core.load(u, prev)
-    await this.remember(fields)
-    const after = await this.core.energy(this.params)
-    const left = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
-    for (const f of fields) {
-      this.deposited[f] += left[f] - held[f]
-      this.injected[f] += after[f] - before[f] + left[f] - held[f]
+    // on the host the potential is summed from the state read anyway; where the backend holds sums, the books stay there
+    const host = !this.core.held
+    let kept: ArrayLike<number> = []
+    let left: ArrayLike<number> = []
+    const apply = async () => {
+      const { u, prev } = await this.core.read()
+      if (host) kept = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
+      fields.forEach((f, k) => {
+        for (let i = 0; i < cells; i++) {
+          u[f * cells + i] *= mask[k * cells + i]
+          prev[f * cells + i] *= mask[k * cells + i]
+        }
+        this.history.push({ kind: 'scale', step: this.step_count, field: f, mask: mask.slice(k * cells, (k + 1) * cells) })
+      })
+      await this.core.load(u, prev)
+      if (host) left = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
+    }
+    if (!host) await this.booked(fields, apply)
+    else {
+      const before = await this.core.energy(this.params)
+      await apply()
+      await this.remember(fields)
+      this.book(fields, before, kept, left, await this.core.energy(this.params))
     }
     this.trimHistory()
   }
