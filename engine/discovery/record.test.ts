@@ -1,6 +1,6 @@
 // Evolve's recorded window kept where the fields live (engine/gpu/record.ts) against its CPU twin
 // (engine/cpu/record.ts) and against the window as read back frame by frame; the read backs it costs
-// on the GPU; the sums the GPU holds for the books (engine/gpu/sums.ts) against those it reads at
+// on the GPU; a whole evaluation's read backs and its agreement with the CPU's; the sums the GPU holds for the books (engine/gpu/sums.ts) against those it reads at
 // once; and a batched injection books what injecting field by field books.
 import { afterAll, describe, expect, test } from 'vitest'
 import { observeStability } from '../dream/dream.js'
@@ -11,8 +11,8 @@ import { MaterialCatalog } from '../field/materials.js'
 import { engineOn, gpuBackend } from '../testing/backends.js'
 import { randomField } from '../testing/fixtures.js'
 import { rng } from '../util/rng.js'
-import { OBSERVE_SAMPLES, OBSERVE_STEPS, RECORD_DT, RECORD_FRAMES, recordWindows } from './evaluate.js'
-import { randomPulse } from './genome.js'
+import { evaluate, OBSERVE_SAMPLES, OBSERVE_STEPS, RECORD_DT, RECORD_FRAMES, recordWindows } from './evaluate.js'
+import { randomGenome, randomPulse } from './genome.js'
 
 const GPU_TEST_TIMEOUT = 300_000
 const N = 24
@@ -115,4 +115,33 @@ test('the sums the GPU holds for the books (energy, potential, ledger) are those
   // the ledger's columns, [column][field] held, [field][column] read
   expect(Array.from({ length: 4 * FIELDS }, (_, i) => got[(ledger + (i % 4)) * FIELDS + Math.floor(i / 4)])).toEqual([...wantLedger])
   expect(wantLedger.some((v) => v !== 0)).toBe(true)
+})
+
+test('a generation evaluated on the GPU reads back at most 12 times, and evaluates as the CPU does', { timeout: GPU_TEST_TIMEOUT }, async () => {
+  const rand = rng(21)
+  const genomes = Array.from({ length: 4 }, () => randomGenome(rand, { min_steps: 100, max_steps: 200 }))
+  const material = new MaterialCatalog().get('europium_crystal')
+  const reads: (() => number)[] = []
+  const run = (backend: 'gpu' | 'cpu') =>
+    evaluate(genomes, {
+      size: N,
+      material,
+      seed: 3,
+      open: async (o) => {
+        const e = await engineOn(backend, o)
+        reads.push(() => e.transfers()?.reads ?? 0)
+        return e
+      },
+    })
+  const gpu = await run('gpu')
+  // the clean and the noisy batch; the counters outlive their devices
+  expect(reads.length).toBe(2)
+  expect(reads.reduce((a, r) => a + r(), 0)).toBeLessThanOrEqual(12)
+  const cpu = await run('cpu')
+  expect(gpu.map((e) => e.structure?.hash)).toEqual(cpu.map((e) => e.structure?.hash))
+  expect(gpu.some((e) => e.structure)).toBe(true)
+  gpu.forEach((e, i) => {
+    expect(e.persistence).toBeCloseTo(cpu[i].persistence, 6)
+    expect(e.energy_retention).toBeCloseTo(cpu[i].energy_retention, 5)
+  })
 })
