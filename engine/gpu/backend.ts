@@ -11,6 +11,8 @@ import { noiseKey } from '../field/noise.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, type StepParams } from '../field/params.js'
 import { GpuAdjointRunner } from './adjoint.js'
 import { GpuDreamOps } from './dream.js'
+import { GpuRecorder } from './record.js'
+import { GpuHeldSums } from './sums.js'
 import { type GpuContext, kernelModule } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 import { Transfers } from './transfers.js'
@@ -32,6 +34,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   readonly kind = 'gpu' as const
   readonly transfers: Transfers
   readonly dream: GpuDreamOps
+  readonly recorder: GpuRecorder
+  readonly held: GpuHeldSums
   readonly sumRows: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }
   readonly fieldStep: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }
   private readonly potentialPipeline: GPUComputePipeline
@@ -144,6 +148,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.foldGroup = device.createBindGroup({ layout: foldLayout, entries: [reduceUniform, res(1, this.tileSums), res(2, this.ledgerBuf), res(3, this.ledgerComp)] })
     this.addGroups = this.bufs.map((b) => device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, this.wave), res(2, b)] }))
     this.dream = new GpuDreamOps(this)
+    this.recorder = new GpuRecorder(this, () => this.dream.sums())
+    this.held = new GpuHeldSums(this, this.ledgerBuf)
   }
 
   check(): void {
@@ -313,6 +319,11 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
 
   async read(fields = [...Array(this.fields).keys()]): Promise<{ u: Float32Array; prev: Float32Array }> {
     const cells = this.n * this.n
+    // consecutive fields (all of them, say) come back in one read per buffer, not two per field
+    if (fields.length > 1 && fields.every((f, i) => f === fields[0] + i)) {
+      const [offset, bytes] = [fields[0] * cells * 4, fields.length * cells * 4]
+      return { u: await this.readBuffer(this.bufs[(this.rotation + 1) % 3], offset, bytes), prev: await this.readBuffer(this.bufs[this.rotation], offset, bytes) }
+    }
     const u = new Float32Array(fields.length * cells)
     const prev = new Float32Array(fields.length * cells)
     for (const [i, f] of fields.entries()) {
@@ -375,6 +386,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
 
   destroy(): void {
     this.dream.destroy()
+    this.recorder.destroy()
+    this.held.destroy()
     this.device.destroy()
   }
 }
