@@ -2,7 +2,7 @@
 // GPU side by side, per N: milliseconds a dream, bytes read back per dream (the field's own size is
 // the control: what the old path read back about a dozen times), and how far the GPU's field lies
 // from the CPU twin's after the same dream from the same state.
-import type { TransferCounts } from '../engine/field/backend.js'
+import type { BackendChoice, TransferCounts } from '../engine/field/backend.js'
 import type { Engine } from '../engine/field/engine.js'
 import { findAdapter, type AdapterChoice } from '../engine/gpu/device.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'
@@ -14,6 +14,8 @@ export const SOFTWARE_MAX_N = 512
 
 export interface SideBySideOptions {
   sizes?: number[]
+  /** `cpu` runs the CPU side alone; `gpu` and `auto` run both (the CPU side is the GPU's control). */
+  backend?: BackendChoice
   /** Time budget of one measurement, seconds. */
   seconds: number
 }
@@ -29,8 +31,9 @@ export interface GpuPlan {
 /** Which sizes each side runs, and why a GPU size is skipped. */
 export async function planSides(o: SideBySideOptions): Promise<GpuPlan> {
   const sizes = o.sizes ?? DEFAULT_SIZES
-  const adapter = await findAdapter(await nodeGpu().catch(() => undefined))
   const skipped: string[] = []
+  if (o.backend === 'cpu') return { adapter: undefined, gpuSizes: [], sizes, skipped: ['gpu: --backend cpu'] }
+  const adapter = await findAdapter(await nodeGpu().catch(() => undefined))
   const gpuSizes = sizes.filter((n) => {
     if (!adapter) return false
     if (adapter.software && !o.sizes && n > SOFTWARE_MAX_N) {
@@ -126,6 +129,7 @@ export async function runDreamBench(o: SideBySideOptions, say: (line: string) =>
       }
       const c = await medianMs(async () => void (await cpu.dream('deep')), o.seconds, cpuFirst)
       const g = gpu && gpuFirst !== undefined ? await medianMs(async () => void (await gpu.dream('deep')), o.seconds, gpuFirst) : undefined
+      say(`dream: N = ${n} done: ${c.ms.toFixed(1)} ms on the CPU${g ? `, ${g.ms.toFixed(1)} ms on the GPU (${plan.adapter!.name})` : ''}`)
       rows.push({ n, cpu_ms: c.ms, gpu_ms: g?.ms ?? null, runs: { cpu: c.runs, gpu: g?.runs ?? null }, gpu_bytes_read: bytes, field_bytes: 2 * n * n * 4, gpu_vs_cpu: agreement })
     } finally {
       cpu.destroy()

@@ -2,6 +2,7 @@
 // users drive it: the full equation (graphene_model at 300 K: noise, saturation, viscosity, a leaky
 // sponge) with the energy ledger every step and a timeline sample every 10 steps.
 import { availableParallelism, cpus } from 'node:os'
+import type { BackendChoice } from '../engine/field/backend.js'
 import { createNodeEngine } from '../engine/node.js'
 import { findAdapter } from '../engine/gpu/device.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'
@@ -21,7 +22,8 @@ interface Result extends Case {
 }
 
 export interface FieldBenchOptions {
-  backend: 'all' | 'cpu' | 'gpu'
+  /** `auto` runs both backends. */
+  backend: BackendChoice
   /** Time budget of one measurement. */
   seconds: number
   /** Sides to run (default 128, 512, 2048; the GPU skips N > 512 on a software adapter unless they are named). */
@@ -56,7 +58,9 @@ async function measure(c: Case, budget: number): Promise<Result> {
   }
 }
 
-export async function runFieldBench(o: FieldBenchOptions, progress: () => void = () => {}): Promise<FieldBenchReport> {
+const label = (c: Case) => `${c.backend} N = ${c.n}${c.fields > 1 ? ` x ${c.fields} fields` : ''}${c.backend === 'cpu' ? `, ${c.threads} thread${c.threads === 1 ? '' : 's'}` : ''}`
+
+export async function runFieldBench(o: FieldBenchOptions, say: (line: string) => void = () => {}): Promise<FieldBenchReport> {
   const cases: Case[] = []
   const threads = [1, Math.min(2, availableParallelism())]
   if (o.backend !== 'gpu') {
@@ -75,8 +79,10 @@ export async function runFieldBench(o: FieldBenchOptions, progress: () => void =
   } else if (o.backend !== 'cpu') skipped.push('gpu: no WebGPU adapter')
   const results: Result[] = []
   for (const c of cases) {
-    results.push(await measure(c, o.seconds))
-    progress()
+    say(`field: ${label(c)} ...`)
+    const r = await measure(c, o.seconds)
+    say(`field: ${label(c)}: ${(r.cell_updates_per_second / 1e6).toFixed(1)} M cell-updates/s (${r.steps} steps in ${r.seconds.toFixed(2)} s)`)
+    results.push(r)
   }
   return {
     machine: { cpu: cpus()[0]?.model, cores: availableParallelism(), node: process.version, gpu_adapter: adapter?.name ?? null, gpu_software: adapter?.software ?? null },
@@ -89,6 +95,7 @@ export async function runFieldBench(o: FieldBenchOptions, progress: () => void =
 export function fieldTable(r: FieldBenchReport): Record<string, string | number>[] {
   return r.results.map((x) => ({
     backend: x.backend,
+    device: x.backend === 'gpu' ? `${r.machine.gpu_adapter}${r.machine.gpu_software ? ' (software)' : ''}` : (r.machine.cpu ?? '-'),
     N: x.n,
     fields: x.fields,
     threads: x.backend === 'cpu' ? (x.threads ?? 1) : '-',

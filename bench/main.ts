@@ -3,6 +3,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { availableParallelism, cpus } from 'node:os'
 import { join } from 'node:path'
+import type { BackendChoice } from '../engine/field/backend.js'
 import { discoveryTables, runDiscoveryBench } from './discovery.js'
 import { dreamTable, runDreamBench } from './dream.js'
 import { recallTable, runRecallBench } from './recall.js'
@@ -27,6 +28,8 @@ export interface BenchOptions {
   sizes?: number[]
   /** Memories recall reads over. */
   memories?: number
+  /** field: the backends measured (`auto`: both); dream, recall: `cpu` drops the GPU side. */
+  backend?: BackendChoice
 }
 
 function save(out: string, name: string, report: object): string {
@@ -46,22 +49,21 @@ export async function runBench(which: BenchName | 'all', o: BenchOptions): Promi
     console.table(rows)
   }
   if (which === 'all' || which === 'field') {
-    o.say('field step: measuring each backend and size ...')
-    const r = await runFieldBench({ backend: 'all', seconds: 2, sizes: o.sizes })
+    const r = await runFieldBench({ backend: o.backend ?? 'auto', seconds: 2, sizes: o.sizes }, o.say)
     show(`field step, full equation (graphene_model, 300 K), timeline every 10 steps${r.machine.gpu_adapter ? `; GPU: ${r.machine.gpu_adapter}${r.machine.gpu_software ? ' (software)' : ''}` : ''}`, fieldTable(r))
     for (const s of r.skipped) o.say(`skipped ${s}`)
     reports.field = r
     o.say(`wrote ${save(o.out, 'field', r)}`)
   }
   if (which === 'all' || which === 'dream') {
-    const r = await runDreamBench({ sizes: o.sizes, seconds: 4 }, o.say)
+    const r = await runDreamBench({ sizes: o.sizes, seconds: 4, backend: o.backend }, o.say)
     show(`deep dream (${r.conditions.material}, ${r.conditions.steps_per_dream} steps), CPU and GPU side by side${r.gpu_adapter ? `; GPU: ${r.gpu_adapter}${r.gpu_software ? ' (SOFTWARE, not a GPU)' : ''}` : ''}`, dreamTable(r))
     for (const s of r.skipped) o.say(`skipped ${s}`)
     reports.dream = r
     o.say(`wrote ${save(o.out, 'dream', r)}`)
   }
   if (which === 'all' || which === 'recall') {
-    const r = await runRecallBench({ sizes: o.sizes, seconds: 4, memories: o.memories }, o.say)
+    const r = await runRecallBench({ sizes: o.sizes, seconds: 4, memories: o.memories, backend: o.backend }, o.say)
     show(`recall top-${r.conditions.k} (${r.conditions.material}), CPU and GPU side by side${r.gpu_adapter ? `; GPU: ${r.gpu_adapter}${r.gpu_software ? ' (SOFTWARE, not a GPU)' : ''}` : ''}`, recallTable(r))
     for (const s of r.skipped) o.say(`skipped ${s}`)
     reports.recall = r

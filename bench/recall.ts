@@ -1,8 +1,9 @@
 // `crystal bench recall`: recall's latency on the CPU and the GPU side by side, per N, over the same
 // memories: M texts written in batches at MOMENTS moments, 5 steps apart, so the sweep runs back
-// over MOMENTS readings. Beside it: the query's own encoding time (host work on either backend),
-// the bytes the GPU read back per recall (the field's size is the control), and whether both
-// backends rank the same memories.
+// over MOMENTS readings. Beside it: the query's own encoding time (host work on either backend) and
+// that time in CPU field steps of the same N on one thread,
+// the bytes the GPU read back per recall (the field's size is the control), whether both
+// backends rank the same memories, and one write's time on each (encoding and adding the wave).
 import { textWavefront } from '../engine/encode/text.js'
 import type { Engine } from '../engine/field/engine.js'
 import { createNodeEngine } from '../engine/node.js'
@@ -10,11 +11,11 @@ import type { RecallResult } from '../engine/contracts/api.js'
 import { medianMs, planSides, readBack, timed, type SideBySideOptions } from './dream.js'
 
 export interface RecallBenchOptions extends SideBySideOptions {
-  /** Memories written (default 200, 20 above N = 512: a text's encoding takes about 0.2 s at N = 512 on this CPU, 4.5 s at 2048). */
+  /** Memories written (default 200, 20 above N = 512: a text's encoding takes about half a second at N = 2048 on this CPU). */
   memories?: number
 }
 
-/** Above `large_n` the default is `large_memories`: at N = 2048 one text's encoding takes about 4.5 s here. */
+/** Above `large_n` the default is `large_memories`: at N = 2048 one text's encoding takes about half a second here. */
 export const RECALL_DEFAULTS = { memories: 200, large_n: 512, large_memories: 20, moments: 40, k: 10, gap: 5 }
 
 export interface RecallRow {
@@ -22,8 +23,13 @@ export interface RecallRow {
   memories: number
   readings: number
   encode_ms: number
+  /** One CPU field step of the same N on one thread, the encoding's yardstick (its target is 8 of them). */
+  cpu_step_ms: number
   cpu_ms: number
   gpu_ms: number | null
+  /** One write of a new text (encoding on the host, then the wave added to the field), median. */
+  cpu_write_ms: number
+  gpu_write_ms: number | null
   gpu_bytes_read: number | null
   field_bytes: number
   /** Both backends return the same memories in the same order for the first query. */
@@ -77,6 +83,8 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
       const t0 = performance.now()
       await textWavefront(queries[0], n)
       const encode = performance.now() - t0
+      const stepper = await createNodeEngine({ backend: 'cpu', size: n, material: MATERIAL, threads: 1, timeline_interval: 0 })
+      const step = await medianMs(async () => void (await stepper.step(1)), 1).finally(() => stepper.destroy())
       // the first recall on each side builds its null patterns; it is timed, counted and compared
       const wanted = await Promise.all(queries.map((t) => cpu.recall(t, k)))
       let q = 0
@@ -97,8 +105,13 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
         q = 1
         g = await medianMs(async () => void (await gpu!.recall(queries[q++ % queries.length], k)), o.seconds, first)
       }
+      // writes last, so that the recalls above read the memories as written
+      let w = 0
+      const cw = await medianMs(async () => void (await cpu.write(`written last ${w++}`)), o.seconds)
+      const gw = gpu ? await medianMs(async () => void (await gpu!.write(`written last ${w++}`)), o.seconds) : undefined
+      say(`recall: N = ${n} done: ${c.ms.toFixed(1)} ms a recall and ${cw.ms.toFixed(1)} ms a write on the CPU${g ? `, ${g.ms.toFixed(1)} and ${gw!.ms.toFixed(1)} ms on the GPU (${plan.adapter!.name})` : ''}`)
       const readings = new Set(cpu.memories.map((m) => m.step)).size
-      rows.push({ n, memories: count, readings, encode_ms: encode, cpu_ms: c.ms, gpu_ms: g?.ms ?? null, gpu_bytes_read: bytes, field_bytes: 2 * n * n * 4, same_ranking: same, hits_compared: compared, score_diff: diff })
+      rows.push({ n, memories: count, readings, encode_ms: encode, cpu_step_ms: step.ms, cpu_ms: c.ms, gpu_ms: g?.ms ?? null, cpu_write_ms: cw.ms, gpu_write_ms: gw?.ms ?? null, gpu_bytes_read: bytes, field_bytes: 2 * n * n * 4, same_ranking: same, hits_compared: compared, score_diff: diff })
     } finally {
       cpu.destroy()
       gpu?.destroy()
@@ -113,8 +126,11 @@ export function recallTable(r: RecallBenchReport): Record<string, string | numbe
     memories: x.memories,
     readings: x.readings,
     'query encode ms': x.encode_ms.toFixed(1),
+    'encode in CPU steps (1 thread)': (x.encode_ms / x.cpu_step_ms).toFixed(1),
     'cpu ms/recall': x.cpu_ms.toFixed(1),
     'gpu ms/recall': x.gpu_ms === null ? '-' : x.gpu_ms.toFixed(1),
+    'cpu ms/write': x.cpu_write_ms.toFixed(1),
+    'gpu ms/write': x.gpu_write_ms === null ? '-' : x.gpu_write_ms.toFixed(1),
     'gpu bytes read/recall': x.gpu_bytes_read ?? '-',
     'control: field bytes': x.field_bytes,
     'same ranking': x.same_ranking === null ? '-' : `${x.same_ranking ? 'yes' : 'NO'} (${x.hits_compared} hits)`,

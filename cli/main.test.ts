@@ -58,7 +58,7 @@ describe('evolve, primitives, prune', () => {
   test('evolve registers primitives, shows plain progress when piped and a summary table', () => {
     const r = crystal(env, 'evolve', '--material', 'europium_crystal', ...small)
     expect(r.status).toBe(0)
-    expect(r.stderr).toMatch(/^cpu backend: /m)
+    expect(r.stderr).toMatch(/^(cpu|gpu) backend: /m) // auto: the GPU where there is a hardware one
     expect(r.stderr).toMatch(/europium_crystal generation 1\/2: best fitness [\d.]+, mean [\d.]+, QD-score [\d.]+, coverage [\d.]+% \(\d+ cells\)/)
     expect(r.stderr).toContain('generation 2/2')
     expect(r.stdout).toMatch(/ID\s+│\s+Type\s+│\s+Persistence %/)
@@ -430,6 +430,21 @@ describe('usage', () => {
       expect(r.stdout).toBe('')
       expect(r.stderr.trim()).toBe(`crystal: SVC_CONSCIOUSNESS_PERIOD_MS must be a whole number of at least 10, got "${value}" (see README, Environment)`)
     }
+  })
+
+  test('bench honours --backend cpu: CPU cases only, each named when it starts and when it ends', () => {
+    const out = fresh('bench')
+    const r = crystal(env, '--backend', 'cpu', 'bench', 'field', '--sizes', '16', '--out', out, '--json')
+    expect(r.status).toBe(0)
+    const cases = ['cpu N = 16, 1 thread', 'cpu N = 96 x 64 fields, 1 thread']
+    for (const c of cases) {
+      expect(r.stderr).toContain(`field: ${c} ...\n`)
+      expect(r.stderr).toMatch(new RegExp(`field: ${c}: [\\d.]+ M cell-updates/s \\(\\d+ steps in [\\d.]+ s\\)`))
+    }
+    expect(r.stderr).not.toContain('gpu')
+    const report = JSON.parse(readFileSync(join(out, 'field.json'), 'utf8'))
+    expect(report.results.length).toBeGreaterThan(0)
+    expect(report.results.every((x: { backend: string }) => x.backend === 'cpu')).toBe(true)
   })
 
   test('piping into a reader that closes early is not an error', () => {

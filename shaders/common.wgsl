@@ -25,12 +25,12 @@ fn sponge_strength(n: u32, width: f32, inv_width: f32, max_strength: f32, x: u32
 
 var<workgroup> partial: array<vec4<f32>, TILE * TILE>;
 
-// Sums `partial` over the workgroup into partial[0]: TILE row sums, then one sum of those.
-// Two barriers, not a log2(TILE * TILE) = 8 stage tree: barriers are what costs on small or software GPUs.
+// Sums `partial` over the workgroup into partial[0]: `rows` row sums of TILE, then one sum of those.
+// Two barriers, not a log2 stage tree: barriers are what costs on small or software GPUs.
 // Every invocation must call it.
-fn reduce_workgroup(lid: u32) {
+fn reduce_rows(lid: u32, rows: u32) {
   workgroupBarrier();
-  if (lid < TILE) {
+  if (lid < rows) {
     var acc = partial[lid * TILE];
     for (var k = 1u; k < TILE; k++) { acc += partial[lid * TILE + k]; }
     partial[lid * TILE] = acc;
@@ -38,7 +38,12 @@ fn reduce_workgroup(lid: u32) {
   workgroupBarrier();
   if (lid == 0u) {
     var total = partial[0];
-    for (var r = 1u; r < TILE; r++) { total += partial[r * TILE]; }
+    for (var r = 1u; r < rows; r++) { total += partial[r * TILE]; }
     partial[0] = total;
   }
+}
+
+/** reduce_rows over a whole TILE x TILE workgroup. */
+fn reduce_workgroup(lid: u32) {
+  reduce_rows(lid, TILE);
 }

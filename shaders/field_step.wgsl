@@ -10,10 +10,16 @@
 @group(0) @binding(1) var<storage, read> u_prev: array<f32>;
 @group(0) @binding(2) var<storage, read> u: array<f32>;
 @group(0) @binding(3) var<storage, read_write> u_next: array<f32>;
-// Per tile, four columns (bulk, boundary, saturation, noise) laid out [column][field][tile];
-// each tile's own running sum, Kahan-compensated in ledger_comp, so float32 keeps long runs honest.
-@group(0) @binding(4) var<storage, read_write> ledger: array<f32>;
-@group(0) @binding(5) var<storage, read_write> ledger_comp: array<f32>;
+// step: each tile's four ledger terms of this step (bulk, boundary, saturation, noise), written to
+// ring slot P.ledger_slot as [slot][field][tile][column]; shaders/reduce.wgsl's fold_ledger adds the
+// slots into the Kahan-compensated books later, in step order. A store the step never waits on,
+// where a read-modify-write of the books every step kept each workgroup alive for two round trips.
+// energy, potential: one float per tile, [field][tile].
+@group(0) @binding(4) var<storage, read_write> tile_sums: array<f32>;
+
+// Cells per invocation of the step, down its column: a workgroup covers a TILE x TILE tile with a
+// quarter of the invocations, so the tile's sum (barriers, a serial tail) is paid once per 4 cells.
+const ROWS: u32 = 4u;
 
 fn read_u(base: u32, x: i32, y: i32) -> f32 {
   let n = i32(P.n);
@@ -31,49 +37,50 @@ fn sponge(x: u32, y: u32) -> f32 {
   return sponge_strength(P.n, P.sponge_width, P.sponge_inv_width, P.sponge_max, x, y);
 }
 
-@compute @workgroup_size(TILE, TILE, 1)
-fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32,
+@compute @workgroup_size(TILE, TILE / ROWS, 1)
+fn step(@builtin(local_invocation_id) local: vec3<u32>, @builtin(local_invocation_index) lid: u32,
         @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-  let field = gid.z;
+  let field = wid.z;
   let base = field * P.n * P.n;
+  let gx = wid.x * TILE + local.x;
   var work = vec4<f32>(0.0);
-  if (gid.x < P.n && gid.y < P.n) {
-    let x = i32(gid.x);
-    let y = i32(gid.y);
-    let i = base + gid.y * P.n + gid.x;
-    let uc = u[i];
-    let pc = u_prev[i];
-    let lap_u = ((read_u(base, x - 1, y) + read_u(base, x + 1, y)) + (read_u(base, x, y - 1) + read_u(base, x, y + 1))) - 4.0 * uc;
-    let lap_p = ((read_prev(base, x - 1, y) + read_prev(base, x + 1, y)) + (read_prev(base, x, y - 1) + read_prev(base, x, y + 1))) - 4.0 * pc;
-    let vel = uc - pc;
-    let f_bulk = P.viscosity * (lap_u - lap_p) - P.damping * vel;
-    let f_sponge = -(sponge(gid.x, gid.y) * vel);
-    let u2 = uc * uc;
-    let sat = (P.nonlinearity * (u2 * uc)) / (1.0 + u2);
-    let noise = P.noise * xi(i, P.noise_key);
-    let next = (((((uc + vel) + P.c2 * lap_u) + f_bulk) + f_sponge) - sat) + noise;
-    u_next[i] = next;
-    let dw = next - pc;
-    work = vec4<f32>(-(f_bulk * dw), -(f_sponge * dw), sat * dw, noise * dw);
+  for (var r = 0u; r < ROWS; r++) {
+    let gy = wid.y * TILE + local.y + r * (TILE / ROWS);
+    if (gx < P.n && gy < P.n) {
+      let x = i32(gx);
+      let y = i32(gy);
+      let i = base + gy * P.n + gx;
+      let uc = u[i];
+      let pc = u_prev[i];
+      let lap_u = ((read_u(base, x - 1, y) + read_u(base, x + 1, y)) + (read_u(base, x, y - 1) + read_u(base, x, y + 1))) - 4.0 * uc;
+      let lap_p = ((read_prev(base, x - 1, y) + read_prev(base, x + 1, y)) + (read_prev(base, x, y - 1) + read_prev(base, x, y + 1))) - 4.0 * pc;
+      let vel = uc - pc;
+      let f_bulk = P.viscosity * (lap_u - lap_p) - P.damping * vel;
+      let f_sponge = -(sponge(gx, gy) * vel);
+      let u2 = uc * uc;
+      let sat = (P.nonlinearity * (u2 * uc)) / (1.0 + u2);
+      let noise = P.noise * xi(i, P.noise_key);
+      let next = (((((uc + vel) + P.c2 * lap_u) + f_bulk) + f_sponge) - sat) + noise;
+      u_next[i] = next;
+      let dw = next - pc;
+      work += vec4<f32>(-(f_bulk * dw), -(f_sponge * dw), sat * dw, noise * dw);
+    }
   }
   partial[lid] = work;
-  reduce_workgroup(lid);
+  reduce_rows(lid, TILE / ROWS);
   if (lid == 0u) {
-    let tile = wid.y * groups.x + wid.x;
+    let k = 4u * ((P.ledger_slot * P.fields + field) * P.tiles_per_field + wid.y * groups.x + wid.x);
     let total = partial[0];
-    for (var c = 0u; c < 4u; c++) {
-      let k = (c * P.fields + field) * P.tiles_per_field + tile;
-      let y = total[c] - ledger_comp[k];
-      let t = ledger[k] + y;
-      ledger_comp[k] = (t - ledger[k]) - y;
-      ledger[k] = t;
-    }
+    tile_sums[k] = total.x;
+    tile_sums[k + 1u] = total.y;
+    tile_sums[k + 2u] = total.z;
+    tile_sums[k + 3u] = total.w;
   }
 }
 
 // Staggered energy per tile: sum (u - prev)^2 + c^2 grad(u).grad(prev), every edge counted once,
 // including the edges to the zero border. Bound with u_prev = the state's prev and u = its u;
-// writes one float per tile to `ledger` (here the tile-partials buffer), [field][tile].
+// writes one float per tile to `tile_sums` (here the tile-partials buffer), [field][tile].
 @compute @workgroup_size(TILE, TILE, 1)
 fn energy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32,
           @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
@@ -93,7 +100,7 @@ fn energy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocati
   partial[lid] = vec4<f32>(e, 0.0, 0.0, 0.0);
   reduce_workgroup(lid);
   if (lid == 0u) {
-    ledger[field * P.tiles_per_field + wid.y * groups.x + wid.x] = partial[0].x;
+    tile_sums[field * P.tiles_per_field + wid.y * groups.x + wid.x] = partial[0].x;
   }
 }
 
@@ -119,6 +126,6 @@ fn potential(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invoc
   partial[lid] = vec4<f32>(v, 0.0, 0.0, 0.0);
   reduce_workgroup(lid);
   if (lid == 0u) {
-    ledger[field * P.tiles_per_field + wid.y * groups.x + wid.x] = partial[0].x;
+    tile_sums[field * P.tiles_per_field + wid.y * groups.x + wid.x] = partial[0].x;
   }
 }

@@ -62,6 +62,11 @@ export class HostDreamOps implements DreamOps {
     this.stability = new Float32Array(core.n * core.n * core.fields)
   }
 
+  /** The stability sums as they are now (the recorder's twin reads them). */
+  sums(): Float32Array {
+    return this.stability
+  }
+
   async accumulateStability(reset: boolean): Promise<void> {
     if (reset) this.stability.fill(0)
     accumulateAbs(this.stability, (await this.core.read()).u)

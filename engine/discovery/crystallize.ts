@@ -46,8 +46,8 @@ async function answered(engine: Engine, structures: Structure[], window: { recor
  * alike the structure found nearest in the second window is (signature cosine, halved if the class changed).
  */
 export async function crystallize(engine: Engine, registry: Pick<Registry, 'register'>, history: FieldHistory, limit = Infinity): Promise<Crystallized> {
-  const [first] = await recordWindows(engine)
-  const [second] = await recordWindows(engine)
+  const [first] = (await recordWindows(engine)).windows
+  const [second] = (await recordWindows(engine)).windows
   // each structure found is perturbed in a twin of the field: `limit` (the strongest first) bounds that work
   const found = await answered(engine, await detect(first.recording, first.later, limit), { recording: first.recording, later: second.later })
   const again = await detect(second.recording, second.later)

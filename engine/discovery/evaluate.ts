@@ -8,7 +8,7 @@ import type { Material } from '../contracts/material.js'
 import { basinOf, CLASS_RULES, detect, measure, regrowthOf, stabilityMap, withResponse, type Structure } from '../detect/detect.js'
 import type { Recording } from '../detect/dynamics.js'
 import { addPulse } from '../encode/pulse.js'
-import { observeStability } from '../dream/dream.js'
+import { yieldToEventLoop } from '../dream/dream.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
 import { rng } from '../util/rng.js'
 import { cosine } from '../util/vector.js'
@@ -43,20 +43,58 @@ export interface Evaluation {
   energy_retention: number
 }
 
-/** Per field of the engine: a recorded window (RECORD_FRAMES frames, RECORD_DT steps apart), then the stability map of a later window. */
-export async function recordWindows(engine: Engine): Promise<{ recording: Recording; later: Float32Array }[]> {
+/** A field's recorded window and the stability map of the later window. */
+export interface Window {
+  recording: Recording
+  later: Float32Array
+}
+
+/**
+ * observeStability's window (the same samples, the same float32 sums) with the sums kept where the
+ * fields live (engine.accumulateStability); collectRecording brings them back. Returns the samples taken.
+ */
+async function observeHeld(engine: Engine, steps: number, samples: number): Promise<number> {
+  const stride = Math.max(1, Math.floor(steps / samples))
+  let taken = 0
+  for (let done = 0; done < steps; done += stride) {
+    await engine.step(Math.min(stride, steps - done))
+    await engine.accumulateStability(taken === 0)
+    taken++
+    // timers and a server's other requests run between samples, as in observeStability
+    await yieldToEventLoop()
+  }
+  return taken
+}
+
+/** The sums of `taken` samples as their mean, in place (float32, as observeStability divides). */
+function meanOf(sums: Float32Array, taken: number): Float32Array {
+  for (let i = 0; i < sums.length; i++) sums[i] /= taken || 1
+  return sums
+}
+
+/**
+ * Per field of the engine: a recorded window (RECORD_FRAMES frames, RECORD_DT steps apart), then the
+ * stability map of a later window; `u`: every field's u at the end ([field][cell]). The frames and
+ * the sums stay where the fields live until one read back (engine.captureFrame).
+ */
+export async function recordWindows(engine: Engine): Promise<{ windows: Window[]; u: Float32Array }> {
   const n = engine.size
   const cells = n * n
-  const frames: Float32Array[] = []
+  const slots = RECORD_FRAMES + 1
   for (let t = 0; t < RECORD_FRAMES; t++) {
     await engine.step(RECORD_DT)
-    frames.push((await engine.read()).u.slice())
+    await engine.captureFrame(t, slots)
   }
-  const later = await observeStability(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
-  return Array.from({ length: engine.fields }, (_, f) => ({
-    recording: { n, dt: RECORD_DT, frames: frames.map((u) => u.subarray(f * cells, (f + 1) * cells)) },
+  const taken = await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
+  await engine.captureFrame(RECORD_FRAMES, slots)
+  const { frames, sums } = await engine.collectRecording()
+  const later = meanOf(sums, taken)
+  const size = cells * engine.fields
+  const windows = Array.from({ length: engine.fields }, (_, f) => ({
+    recording: { n, dt: RECORD_DT, frames: Array.from({ length: RECORD_FRAMES }, (_, t) => frames.subarray(t * size + f * cells, t * size + (f + 1) * cells)) },
     later: later.subarray(f * cells, (f + 1) * cells),
   }))
+  return { windows, u: frames.subarray(RECORD_FRAMES * size) }
 }
 
 /** Steps between a perturbation and the window that sees what came back. */
@@ -67,10 +105,11 @@ const KICK_SEED = 7
 
 interface Batch {
   /** Per field: the recorded window and the later window's stability map. */
-  windows: { recording: Recording; later: Float32Array }[]
+  windows: Window[]
   /** Per field: its dominant structure as detected, and as classed after the perturbation (the same without one). */
   found: (Structure | undefined)[]
   answered: (Structure | undefined)[]
+  /** Per field: energy at the end over energy injected (the clean batch only; empty for the noisy one). */
   retention: number[]
 }
 
@@ -81,10 +120,10 @@ interface Batch {
  * later a stability window says whether the field went back to its pattern (basin) or the structure
  * regrew (regrowth), and the structure is classed again with that answer.
  */
-export async function perturb(engine: Engine, found: readonly (Structure | undefined)[], windows: Batch['windows']): Promise<(Structure | undefined)[]> {
+export async function perturb(engine: Engine, found: readonly (Structure | undefined)[], windows: readonly Window[], state?: Float32Array): Promise<(Structure | undefined)[]> {
   const n = engine.size
   const cells = n * n
-  const { u } = await engine.read()
+  const u = state ?? (await engine.read()).u
   const mask = new Float32Array(cells * engine.fields).fill(1)
   const rms = (v: Float32Array) => Math.sqrt(v.reduce((a, x) => a + x * x, 0) / v.length)
   const rand = rng(KICK_SEED)
@@ -112,9 +151,9 @@ export async function perturb(engine: Engine, found: readonly (Structure | undef
   })
   if (!plans.some(Boolean)) return [...found]
   if (mask.includes(0)) await engine.scale(mask)
-  for (const [f, p] of plans.entries()) if (p?.kick) await engine.inject(p.kick, f)
+  if (plans.some((p) => p?.kick)) await engine.injectMany(plans.map((p) => p?.kick))
   await engine.step(RECOVERY_STEPS)
-  const after = await observeStability(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
+  const after = meanOf((await engine.collectRecording(false)).sums, await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES))
   return found.map((s, f) => {
     const p = plans[f]
     if (!s || !p) return s
@@ -131,21 +170,25 @@ async function runBatch(genomes: readonly Genome[], c: EvaluationConditions, noi
     const cells = n * n
     const longest = Math.max(...genomes.map((g) => g.resonate_steps))
     const starts = [...new Set(genomes.map((g) => longest - g.resonate_steps))].sort((a, b) => a - b)
+    // the genomes that start together are injected together: one sum of the books before and after
     for (const start of starts) {
       await engine.step(start - engine.step_count)
-      for (const [f, g] of genomes.entries()) {
-        if (longest - g.resonate_steps !== start) continue
-        const wave = new Float32Array(cells)
-        for (const p of g.pulses) addPulse(wave, n, p)
-        await engine.inject(wave, f)
-      }
+      await engine.injectMany(
+        genomes.map((g) => {
+          if (longest - g.resonate_steps !== start) return undefined
+          const wave = new Float32Array(cells)
+          for (const p of g.pulses) addPulse(wave, n, p)
+          return wave
+        }),
+      )
     }
     await engine.step(longest - engine.step_count)
     if (genomes.some((g) => g.dream !== 'none')) await engine.dream(genomes.map((g) => g.dream))
-    const windows = await recordWindows(engine)
-    const books = await engine.books()
+    const { windows, u } = await recordWindows(engine)
+    // the retention is the clean batch's: the noisy one's books are not read
+    const books = probe ? await engine.books() : []
     const found = await Promise.all(windows.map(async (w) => (await detect(w.recording, w.later, 1))[0]))
-    const answered = probe ? await perturb(engine, found, windows) : found
+    const answered = probe ? await perturb(engine, found, windows, u) : found
     return { windows, found, answered, retention: books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0)) }
   } finally {
     engine.destroy()

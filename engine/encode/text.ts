@@ -84,46 +84,52 @@ export interface TextSources {
 
 /** The sources of `text` on an n x n field (their number and radius follow n). */
 export async function textSources(text: string, n: number): Promise<TextSources> {
+  const [identity, ...parts] = await textStreams(text, n)
+  return { identity: sourcesFromWords(identity, n), words: wordsOf(text).map((word, i) => ({ word, sources: sourcesFromWords(parts[i], n) })) }
+}
+
+/** The word streams of `text` on an n x n field: the identity part's, then each distinct word's. */
+async function textStreams(text: string, n: number): Promise<Uint32Array[]> {
   if (typeof text !== 'string' || text.trim() === '') throw new CrystalError('bad_argument', 'text must be a non-empty string', { field: 'text' })
   if (text.length > MAX_TEXT_LENGTH) throw new CrystalError('bad_argument', `text is ${text.length} characters, over the limit of ${MAX_TEXT_LENGTH}`, { field: 'text' })
   const count = sourceCount(n) * WORDS_PER_SOURCE
-  const identity = sourcesFromWords(await blake3Words(IDENTITY_DOMAIN + text, count), n)
-  const words = await Promise.all(wordsOf(text).map(async (word) => ({ word, sources: sourcesFromWords(await blake3Words(WORD_DOMAIN + word, count), n) })))
-  return { identity, words }
+  return Promise.all([IDENTITY_DOMAIN + text, ...wordsOf(text).map((word) => WORD_DOMAIN + word)].map((input) => blake3Words(input, count)))
 }
 
 /**
- * The sources summed on an n x n field: addPulse's sum (frequency 0, so a plain Gaussian out to 3r)
- * with the Gaussian split into its x and y factors, ten exponentials a source instead of 25.
+ * The sources of a word stream (sourcesFromWords) summed into `out` (n x n, zeroed by the caller),
+ * read straight from the words: addPulse's sum (frequency 0, so a plain Gaussian out to 3r) with
+ * the Gaussian split into its x and y factors, ten exponentials a source instead of 25.
  */
-function render(sources: Pulse[], n: number): Float32Array {
-  const out = new Float32Array(n * n)
-  const gx = new Float64Array(8)
-  const gy = new Float64Array(8)
-  for (const s of sources) {
-    const reach = 3 * s.radius
-    const twoR2 = 2 * s.radius * s.radius
-    const x0 = Math.max(0, Math.floor((s.x - reach) * n))
-    const x1 = Math.min(n - 1, Math.ceil((s.x + reach) * n))
-    const y0 = Math.max(0, Math.floor((s.y - reach) * n))
-    const y1 = Math.min(n - 1, Math.ceil((s.y + reach) * n))
-    for (let i = x0; i <= x1; i++) gx[i - x0] = ((i + 0.5) / n - s.x) ** 2
-    for (let j = y0; j <= y1; j++) gy[j - y0] = ((j + 0.5) / n - s.y) ** 2
+function render(words: Uint32Array, n: number, out: Float32Array): void {
+  const gx = new Float64Array(8) // squared distances of the window's columns
+  const ex = new Float64Array(8) // and their Gaussian factors
+  const radius = SOURCE_RADIUS_CELLS / n
+  const reach = 3 * radius
+  const twoR2 = 2 * radius * radius
+  for (let k = 0; k + WORDS_PER_SOURCE <= words.length; k += WORDS_PER_SOURCE) {
+    const sx = MARGIN + (1 - 2 * MARGIN) * unit(words[k])
+    const sy = MARGIN + (1 - 2 * MARGIN) * unit(words[k + 1])
+    const amplitude = words[k + 2] & 1 ? 1 : -1
+    const x0 = Math.max(0, Math.floor((sx - reach) * n))
+    const x1 = Math.min(n - 1, Math.ceil((sx + reach) * n))
+    const y0 = Math.max(0, Math.floor((sy - reach) * n))
+    const y1 = Math.min(n - 1, Math.ceil((sy + reach) * n))
+    for (let i = x0; i <= x1; i++) {
+      gx[i - x0] = ((i + 0.5) / n - sx) ** 2
+      ex[i - x0] = Math.exp(-gx[i - x0] / twoR2)
+    }
     for (let j = y0; j <= y1; j++) {
-      const dy2 = gy[j - y0]
-      const ey = s.amplitude * Math.exp(-dy2 / twoR2)
-      for (let i = x0; i <= x1; i++) {
-        const dx2 = gx[i - x0]
-        if (dx2 + dy2 <= reach * reach) out[j * n + i] += ey * Math.exp(-dx2 / twoR2)
-      }
+      const dy2 = ((j + 0.5) / n - sy) ** 2
+      const ey = amplitude * Math.exp(-dy2 / twoR2)
+      for (let i = x0; i <= x1; i++) if (gx[i - x0] + dy2 <= reach * reach) out[j * n + i] += ey * ex[i - x0]
     }
   }
-  return out
 }
 
 function rms(a: Float32Array): number {
   let s = 0
-  for (const v of a) s += v * v
+  for (let i = 0; i < a.length; i++) s += a[i] * a[i]
   return Math.sqrt(s / a.length) || 1
 }
 
@@ -133,18 +139,23 @@ function rms(a: Float32Array): number {
  * peak is 1. write(text, importance) adds importance times this.
  */
 export async function textWavefront(text: string, n: number): Promise<Float32Array> {
-  const { identity, words } = await textSources(text, n)
+  const streams = await textStreams(text, n)
+  const words = streams.length - 1
   const out = new Float32Array(n * n)
-  const id = render(identity, n)
-  const idScale = Math.sqrt(words.length ? IDENTITY_WEIGHT : 1) / rms(id)
-  for (let i = 0; i < out.length; i++) out[i] = id[i] * idScale
-  for (const { sources } of words) {
-    const w = render(sources, n)
-    const scale = Math.sqrt((1 - IDENTITY_WEIGHT) / words.length) / rms(w)
-    for (let i = 0; i < out.length; i++) out[i] += w[i] * scale
+  const part = new Float32Array(n * n)
+  for (const [p, stream] of streams.entries()) {
+    if (p) part.fill(0)
+    render(stream, n, p ? part : out)
+    if (!p) {
+      const idScale = Math.sqrt(words ? IDENTITY_WEIGHT : 1) / rms(out)
+      for (let i = 0; i < out.length; i++) out[i] *= idScale
+      continue
+    }
+    const scale = Math.sqrt((1 - IDENTITY_WEIGHT) / words) / rms(part)
+    for (let i = 0; i < out.length; i++) out[i] += part[i] * scale
   }
   let peak = 0
-  for (const v of out) peak = Math.max(peak, Math.abs(v))
+  for (let i = 0; i < out.length; i++) peak = Math.max(peak, Math.abs(out[i]))
   for (let i = 0; i < out.length; i++) out[i] /= peak || 1
   return out
 }

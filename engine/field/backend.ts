@@ -40,6 +40,10 @@ export interface FieldBackend {
   potential?(params: StepParams): Promise<Float64Array>
   /** The dream's kernels, where the backend has its own; else the CPU twin over read and load. */
   readonly dream?: DreamOps
+  /** Recorded windows kept where the fields live, where the backend can; else the CPU twin over read. */
+  readonly recorder?: WindowRecorder
+  /** Energy and potential sums kept where the fields live until the books need them (else each is read at once). */
+  readonly held?: HeldSums
   /**
    * Recall's sweep on the backend, reading `patterns` (n*n each) at most `readings` times; else the
    * CPU twin. `path`: a saturating field's path, rerun on the backend (engine/recall/path.ts).
@@ -111,6 +115,35 @@ export interface DreamOps {
    * place and the kicks added. Returns each field's outcome and its smoothed mask (null for a field left alone).
    */
   edit(edits: readonly (FieldEdit | null)[], passes: number, side: number): Promise<{ outcomes: EditOutcome[]; masks: (EditMask | null)[] }>
+}
+
+/**
+ * A recorded window of every field kept where the fields live (evolve's evaluation, docs/discovery.md):
+ * frames of u captured between steps, then read back at once with the stability sums
+ * (DreamOps.accumulateStability's). engine/cpu/record.ts is the CPU twin, engine/gpu/record.ts the GPU's.
+ */
+export interface WindowRecorder {
+  /** Keeps every field's u as it is now as frame `slot` of a recording `frames` frames long (slot 0 starts a new one). */
+  capture(slot: number, frames: number): Promise<void>
+  /**
+   * The frames captured, [frame][field][cell] (none when `frames` is false), and the stability sums,
+   * [field][cell], in one read back where the device allows buffers that large.
+   */
+  collect(frames: boolean): Promise<{ frames: Float32Array; sums: Float32Array }>
+  destroy(): void
+}
+
+/**
+ * Every field's energy or saturation potential of the state now, or the ledger's totals (four slots,
+ * [column][field]), summed where the fields live into slots that stay there; `release` reads every
+ * slot held at once ([slot][field]) and frees them. The values are those `energy`, `potential` and
+ * `ledger` would read back at that moment.
+ */
+export interface HeldSums {
+  /** Returns the (first) slot. */
+  hold(kind: 'energy' | 'potential' | 'ledger', params: StepParams): number
+  release(): Promise<Float32Array>
+  destroy(): void
 }
 
 /**

@@ -5,7 +5,7 @@ import { stabilityMargin, type Material } from '../contracts/material.js'
 import { CrystalError, requireFinite } from '../errors.js'
 import { addPulse, checkPulse, type Pulse } from '../encode/pulse.js'
 import { textWavefront } from '../encode/text.js'
-import type { DreamOps, EditOutcome, FieldBackend, FieldEdit, LedgerSample, TransferCounts } from './backend.js'
+import type { DreamOps, EditOutcome, FieldBackend, FieldEdit, LedgerSample, TransferCounts, WindowRecorder } from './backend.js'
 import { MaterialCatalog } from './materials.js'
 import { stepParams, type StepParams } from './params.js'
 import { selectBackend } from '../backends/select.js'
@@ -17,6 +17,7 @@ import type { ProbeResult, RecallResult } from '../contracts/api.js'
 import { MemoryReader } from '../recall/recall.js'
 import { openAdjoint } from '../recall/runner.js'
 import { HostDreamOps } from '../cpu/dream.js'
+import { HostRecorder } from '../cpu/record.js'
 import type { EnergyBooks, Engine, EngineOptions, HistoryEvent, Memory, Moment, MomentReading, SavedField } from './engine_api.js'
 
 export const MIN_SIZE = FIELD_SIZE.minimum
@@ -77,6 +78,9 @@ class FieldEngine implements Engine {
     (field, params, patterns, readings, path) => openAdjoint(this.core, field, params, patterns, readings, path),
   )
   private readonly dreamOps: DreamOps
+  private readonly recorder: WindowRecorder
+  /** Changes booked from sums the backend still holds: their fields and slots (before, kept, left, after; -1: none). */
+  private pending: { fields: number[]; slots: number[] }[] = []
 
   constructor(
     private readonly core: FieldBackend,
@@ -93,7 +97,11 @@ class FieldEngine implements Engine {
     this.deposited = new Float64Array(core.fields)
     this.timelines = Array.from({ length: core.fields }, () => [])
     this.params = this.conditions()
-    this.dreamOps = core.dream ?? new HostDreamOps(core)
+    if (core.dream && core.recorder) [this.dreamOps, this.recorder] = [core.dream, core.recorder]
+    else {
+      const host = new HostDreamOps(core)
+      ;[this.dreamOps, this.recorder] = [host, new HostRecorder(core, () => host.sums())]
+    }
   }
 
   get backend() {
@@ -132,6 +140,66 @@ class FieldEngine implements Engine {
     const potential = (await this.potential([field], true))[0] - held[0]
     this.deposited[field] += potential
     this.injected[field] += (await this.core.energy(this.params, field))[0] - before + potential
+  }
+
+  async injectMany(waves: readonly (Float32Array | undefined)[]): Promise<void> {
+    if (waves.length !== this.core.fields) throw new CrystalError('bad_argument', `injectMany here takes ${this.core.fields} waves (one per field), got ${waves.length}`)
+    const cells = this.core.n * this.core.n
+    const fields = waves.flatMap((w, f) => (w ? [f] : []))
+    for (const f of fields) if (waves[f]!.length !== cells) throw new CrystalError('bad_argument', `a wave for this field has ${cells} cells, got ${waves[f]!.length} (field ${f})`)
+    if (!fields.length) return
+    await this.booked(fields, async () => {
+      for (const f of fields) await this.core.inject(f, waves[f]!)
+    })
+  }
+
+  /**
+   * Books what `change` (injections, a dream edit) adds to the energy and potential of `fields` as
+   * injected and deposited. Every field's sums are taken before and after; where the backend holds
+   * sums they stay on it until the books are next needed (settle), else they are read at once.
+   */
+  private async booked(fields: number[], change: () => Promise<void>): Promise<void> {
+    const saturating = this.params.nonlinearity !== 0
+    const held = this.core.held
+    if (held) {
+      const slots = [held.hold('energy', this.params), saturating ? held.hold('potential', this.params) : -1]
+      await change()
+      if (saturating) await this.remember(fields)
+      this.pending.push({ fields, slots: [...slots, saturating ? held.hold('potential', this.params) : -1, held.hold('energy', this.params)] })
+      return
+    }
+    const all = (k: Float64Array) => {
+      const out = new Float64Array(this.core.fields)
+      fields.forEach((f, i) => (out[f] = k[i]))
+      return out
+    }
+    const before = await this.core.energy(this.params)
+    const kept = all(await this.potential(fields))
+    await change()
+    const left = all(await this.potential(fields, true))
+    this.book(fields, before, kept, left, await this.core.energy(this.params))
+  }
+
+  /** Per field (all four indexed by field): energy and potential before the change, potential and energy after. */
+  private book(fields: readonly number[], before: ArrayLike<number>, kept: ArrayLike<number>, left: ArrayLike<number>, after: ArrayLike<number>): void {
+    for (const f of fields) {
+      this.deposited[f] += left[f] - kept[f]
+      this.injected[f] += after[f] - before[f] + left[f] - kept[f]
+    }
+  }
+
+  /** The books of the changes whose sums the backend still holds, all read back at once; returns every slot's values. */
+  private async settle(): Promise<Float32Array> {
+    const held = this.core.held
+    if (!held) return new Float32Array(0)
+    const values = await held.release()
+    const count = this.core.fields
+    for (const { fields, slots } of this.pending) {
+      const [before, kept, left, after] = slots.map((slot) => (slot < 0 ? new Float32Array(count) : values.subarray(slot * count, (slot + 1) * count)))
+      this.book(fields, before, kept, left, after)
+    }
+    this.pending = []
+    return values
   }
 
   /**
@@ -190,25 +258,40 @@ class FieldEngine implements Engine {
     const cells = this.core.n * this.core.n
     const fields = field === undefined ? [...Array(this.core.fields).keys()] : [this.field(field)]
     if (mask.length !== cells * fields.length) throw new CrystalError('bad_argument', `a scale mask here has ${cells * fields.length} cells, got ${mask.length}`)
-    const before = await this.core.energy(this.params)
-    const { u, prev } = await this.core.read()
-    const held = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
-    fields.forEach((f, k) => {
-      for (let i = 0; i < cells; i++) {
-        u[f * cells + i] *= mask[k * cells + i]
-        prev[f * cells + i] *= mask[k * cells + i]
-      }
-      this.history.push({ kind: 'scale', step: this.step_count, field: f, mask: mask.slice(k * cells, (k + 1) * cells) })
-    })
-    await this.core.load(u, prev)
-    await this.remember(fields)
-    const after = await this.core.energy(this.params)
-    const left = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
-    for (const f of fields) {
-      this.deposited[f] += left[f] - held[f]
-      this.injected[f] += after[f] - before[f] + left[f] - held[f]
+    // on the host the potential is summed from the state read anyway; where the backend holds sums, the books stay there
+    const host = !this.core.held
+    let kept: ArrayLike<number> = []
+    let left: ArrayLike<number> = []
+    const apply = async () => {
+      const { u, prev } = await this.core.read()
+      if (host) kept = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
+      fields.forEach((f, k) => {
+        for (let i = 0; i < cells; i++) {
+          u[f * cells + i] *= mask[k * cells + i]
+          prev[f * cells + i] *= mask[k * cells + i]
+        }
+        this.history.push({ kind: 'scale', step: this.step_count, field: f, mask: mask.slice(k * cells, (k + 1) * cells) })
+      })
+      await this.core.load(u, prev)
+      if (host) left = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
+    }
+    if (!host) await this.booked(fields, apply)
+    else {
+      const before = await this.core.energy(this.params)
+      await apply()
+      await this.remember(fields)
+      this.book(fields, before, kept, left, await this.core.energy(this.params))
     }
     this.trimHistory()
+  }
+
+  captureFrame(slot: number, frames: number): Promise<void> {
+    requireInteger('frames', frames, 1, 65535)
+    return this.recorder.capture(requireInteger('slot', slot, 0, frames - 1), frames)
+  }
+
+  collectRecording(frames = true): Promise<{ frames: Float32Array; sums: Float32Array }> {
+    return this.recorder.collect(frames)
   }
 
   async accumulateStability(reset: boolean): Promise<void> {
@@ -218,19 +301,15 @@ class FieldEngine implements Engine {
   async dreamEdit(edits: readonly (FieldEdit | null)[], passes: number, side: number): Promise<EditOutcome[]> {
     if (edits.length !== this.core.fields) throw new CrystalError('bad_argument', `a dream edit here has ${this.core.fields} fields, got ${edits.length}`)
     const all = [...Array(this.core.fields).keys()]
-    const before = await this.core.energy(this.params)
-    const held = await this.potential(all)
-    const { outcomes, masks } = await this.dreamOps.edit(edits, passes, side)
-    const after = await this.core.energy(this.params)
-    for (const f of all) {
-      const mask = masks[f]
-      if (mask) this.history.push({ kind: 'scale', step: this.step_count, field: f, mask })
-    }
-    const left = await this.potential(all, true)
-    for (const f of all) {
-      this.deposited[f] += left[f] - held[f]
-      this.injected[f] += after[f] - before[f] + left[f] - held[f]
-    }
+    let outcomes: EditOutcome[] = []
+    await this.booked(all, async () => {
+      const edited = await this.dreamOps.edit(edits, passes, side)
+      outcomes = edited.outcomes
+      for (const f of all) {
+        const mask = edited.masks[f]
+        if (mask) this.history.push({ kind: 'scale', step: this.step_count, field: f, mask })
+      }
+    })
     this.trimHistory()
     return outcomes
   }
@@ -270,6 +349,7 @@ class FieldEngine implements Engine {
     requireInteger('steps', steps, 0, 10_000_000)
     const samples = await this.core.step({ steps, first_step: this.step_count, seed: this.seed, sample_interval: this.timeline_interval, params: this.params })
     this.step_count += steps
+    if (samples.length) await this.settle()
     for (const s of samples) this.record(s)
   }
 
@@ -282,8 +362,7 @@ class FieldEngine implements Engine {
   }
 
   async books(): Promise<EnergyBooks[]> {
-    const energy = await this.core.energy(this.params)
-    const ledger = await this.core.ledger()
+    const [energy, ledger] = await this.sums()
     return [...energy].map((e, f) => ({
       step: this.step_count,
       energy: e,
@@ -293,6 +372,17 @@ class FieldEngine implements Engine {
       noise_work: ledger[f * 4 + 3],
       injected: this.injected[f],
     }))
+  }
+
+  /** Every field's energy now and the ledger's totals ([field][column]), with the held books settled: one read where the backend holds sums. */
+  private async sums(): Promise<[Float64Array, Float64Array]> {
+    const held = this.core.held
+    if (!held) return [await this.core.energy(this.params), await this.core.ledger()]
+    const count = this.core.fields
+    const [e, l] = [held.hold('energy', this.params), held.hold('ledger', this.params)]
+    const values = await this.settle()
+    const columns = values.subarray(l * count, (l + 4) * count)
+    return [Float64Array.from(values.subarray(e * count, (e + 1) * count)), Float64Array.from({ length: 4 * count }, (_, i) => columns[(i % 4) * count + Math.floor(i / 4)])]
   }
 
   timeline(field = 0): readonly EnergyBooks[] {
@@ -328,6 +418,7 @@ class FieldEngine implements Engine {
     if (this.step_count || this.memories.length || this.core.fields !== 1) throw new CrystalError('bad_argument', 'only a fresh one-field engine can resume a saved field')
     const cells = this.core.n * this.core.n
     if (saved.u.length !== cells || saved.prev.length !== cells) throw new CrystalError('bad_argument', `a saved field here has ${cells} cells, got ${saved.u.length}`)
+    await this.settle()
     await this.core.load(saved.u, saved.prev)
     this.step_count = saved.step_count
     await this.remember([0])
@@ -360,6 +451,7 @@ class FieldEngine implements Engine {
   }
 
   destroy(): void {
+    this.recorder.destroy()
     this.core.destroy()
   }
 }

@@ -104,6 +104,8 @@ export interface Engine {
   pulse(p: Pulse, field?: number): Promise<void>
   /** Adds any n x n pattern to a field (u and u_prev alike: a displacement at rest). */
   inject(wave: Float32Array, field?: number): Promise<void>
+  /** One wave per field (undefined: left alone), all injected at once: the books take one sum before and one after. */
+  injectMany(waves: readonly (Float32Array | undefined)[]): Promise<void>
   step(steps: number): Promise<void>
   /**
    * Multiplies u and u_prev cell by cell (a dream's pruning and amplifying): `mask` is n*n for one
@@ -117,6 +119,13 @@ export interface Engine {
    * (engine/field/backend.ts DreamOps); booked like a scaling and kept in the history.
    */
   dreamEdit(edits: readonly (FieldEdit | null)[], passes: number, side: number): Promise<EditOutcome[]>
+  /**
+   * Keeps every field's u as frame `slot` of a recorded window `frames` long, where the fields live
+   * (slot 0 starts a new window); `collectRecording` reads the frames ([frame][field][cell]) back
+   * with the stability sums ([field][cell]) at once (docs/discovery.md, evolve's evaluation).
+   */
+  captureFrame(slot: number, frames: number): Promise<void>
+  collectRecording(frames?: boolean): Promise<{ frames: Float32Array; sums: Float32Array }>
   /** Host-device traffic so far; null on the CPU backend, whose fields are in host memory. */
   transfers(): TransferCounts | null
   /** Writes, scalings and their steps, oldest first (recall's adjoint run walks it backwards). */

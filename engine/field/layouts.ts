@@ -6,6 +6,8 @@ export const STEP_PARAM_LAYOUT = [
   ['fields', 'u32'],
   ['noise_key', 'u32'],
   ['tiles_per_field', 'u32'],
+  /** The GPU step's ring slot for this step's tile sums (the host sets it per step; not a constant of the medium). */
+  ['ledger_slot', 'u32'],
   ['c2', 'f32'],
   ['damping', 'f32'],
   ['nonlinearity', 'f32'],
@@ -16,10 +18,11 @@ export const STEP_PARAM_LAYOUT = [
   ['sponge_inv_width', 'f32'],
 ] as const
 
-/** Uniforms of shaders/reduce.wgsl (row sums and wave injection). */
+/** Uniforms of shaders/reduce.wgsl (row sums, wave injection, and `count` steps of tile sums folded into the books). */
 export const REDUCE_PARAM_LAYOUT = [
   ['len', 'u32'],
   ['dst_offset', 'u32'],
+  ['count', 'u32'],
 ] as const
 
 /** Uniforms of shaders/dream.wgsl: the side, the batch, cells per field, and the preview's side. */

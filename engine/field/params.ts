@@ -5,7 +5,8 @@ import type { STEP_PARAM_LAYOUT } from './layouts.js'
 
 export { DREAM_PARAM_LAYOUT, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT } from './layouts.js'
 
-export type StepParamName = (typeof STEP_PARAM_LAYOUT)[number][0]
+/** The step's constants: every member of its uniform block but the ring slot the GPU host sets per step. */
+export type StepParamName = Exclude<(typeof STEP_PARAM_LAYOUT)[number][0], 'ledger_slot'>
 export type StepParams = Record<StepParamName, number>
 
 type Layout = readonly (readonly [string, 'u32' | 'f32'])[]
@@ -15,12 +16,12 @@ export function wgslStruct(name: string, layout: Layout): string {
   return `struct ${name} {\n${layout.map(([k, t]) => `  ${k}: ${t},`).join('\n')}\n}\n`
 }
 
-/** Uniform bytes in WGSL layout (every member is a 4-byte scalar, so member i sits at 4 i). */
-export function packStruct(layout: Layout, values: Record<string, number>, into: ArrayBuffer, byteOffset = 0): void {
+/** Uniform bytes in WGSL layout (every member is a 4-byte scalar, so member i sits at 4 i); an absent member is 0. */
+export function packStruct(layout: Layout, values: Record<string, number | undefined>, into: ArrayBuffer, byteOffset = 0): void {
   const view = new DataView(into, byteOffset)
   layout.forEach(([k, t], i) => {
-    if (t === 'u32') view.setUint32(i * 4, values[k] >>> 0, true)
-    else view.setFloat32(i * 4, values[k], true)
+    if (t === 'u32') view.setUint32(i * 4, (values[k] ?? 0) >>> 0, true)
+    else view.setFloat32(i * 4, values[k] ?? 0, true)
   })
 }
 

@@ -124,7 +124,7 @@ export class GpuAdjointRunner implements AdjointRunner {
     const rows = buffer(steps * SLOT, UNIFORM)
     const uniforms = buffer(steps * SLOT, UNIFORM)
     const s = [buffer(cells * 4), buffer(cells * 4), buffer(cells * 4)]
-    const ledger = [buffer(4 * tiles * 4), buffer(4 * tiles * 4)]
+    const ledger = buffer(4 * tiles * 4) // the step's tile sums (ring slot 0), unread here
     const rowBytes = new ArrayBuffer(steps * SLOT)
     const stepBytes = new ArrayBuffer(steps * SLOT)
     let t = plan.from
@@ -142,7 +142,7 @@ export class GpuAdjointRunner implements AdjointRunner {
     const stepGroups = [0, 1, 2].map((r) =>
       device.createBindGroup({
         layout: this.gpu.fieldStep.layout,
-        entries: [res(0, uniforms, 0, STEP_PARAM_LAYOUT.length * 4), res(1, s[r]), res(2, s[(r + 1) % 3]), res(3, s[(r + 2) % 3]), res(4, ledger[0]), res(5, ledger[1])],
+        entries: [res(0, uniforms, 0, STEP_PARAM_LAYOUT.length * 4), res(1, s[r]), res(2, s[(r + 1) % 3]), res(3, s[(r + 2) % 3]), res(4, ledger)],
       }),
     )
     const secant = pipeline(device, 'secant')

@@ -1,14 +1,18 @@
 // The GPU backend: shaders/field_step.wgsl and shaders/reduce.wgsl driven through WebGPU, in a
 // browser tab (navigator.gpu) or in Node (Dawn's `webgpu`). Many steps go into one submit; the
 // per-step uniforms (the noise key changes every step) sit in 256-byte slots of one buffer and are
-// picked by dynamic offset. Only timeline samples (5 floats per field) are read back per run; the
-// dream (./dream.ts) and recall's sweep (./adjoint.ts) run here too, and every transfer is counted.
+// picked by dynamic offset. Each step writes its tiles' ledger terms to a ring of slots that one
+// fold dispatch adds into the books every few steps; the host never waits between submits of a
+// step(n), and timeline samples (5 floats per field) come back with the last ones. The dream
+// (./dream.ts) and recall's sweep (./adjoint.ts) run here too, and every transfer is counted.
 import { CrystalError } from '../errors.js'
 import type { AdjointRunner, DeviceMask, FieldBackend, LedgerSample, PathPlan, StepRequest } from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, type StepParams } from '../field/params.js'
 import { GpuAdjointRunner } from './adjoint.js'
 import { GpuDreamOps } from './dream.js'
+import { GpuRecorder } from './record.js'
+import { GpuHeldSums } from './sums.js'
 import { type GpuContext, kernelModule } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 import { Transfers } from './transfers.js'
@@ -16,6 +20,10 @@ import { Transfers } from './transfers.js'
 const SLOT = 256 // minUniformBufferOffsetAlignment's largest allowed value
 const MAX_STEPS_PER_SUBMIT = 256
 const SAMPLE_COLUMNS = 5 // energy, bulk, boundary, saturation, noise
+/** The ring of per-step tile sums: at most this many bytes (N = 2048, one field: 64 steps a fold). */
+const RING_BYTES = 16 << 20
+/** Submits of a step(n) queued ahead of the one whose samples the host is waiting for. */
+const SUBMITS_AHEAD = 2
 
 // The spec's flag values, so this module loads before Dawn has defined the GPU* globals.
 const U = { MAP_READ: 0x1, COPY_SRC: 0x4, COPY_DST: 0x8, UNIFORM: 0x40, STORAGE: 0x80 } as const
@@ -26,6 +34,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   readonly kind = 'gpu' as const
   readonly transfers: Transfers
   readonly dream: GpuDreamOps
+  readonly recorder: GpuRecorder
+  readonly held: GpuHeldSums
   readonly sumRows: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }
   readonly fieldStep: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }
   private readonly potentialPipeline: GPUComputePipeline
@@ -36,6 +46,11 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private readonly bufs: GPUBuffer[]
   private readonly ledgerBuf: GPUBuffer
   private readonly ledgerComp: GPUBuffer
+  /** Ring of per-step tile sums, [slot][field][tile][column], folded into ledgerBuf by foldPipeline. */
+  private readonly tileSums: GPUBuffer
+  private readonly ringSlots: number
+  private readonly foldPipeline: GPUComputePipeline
+  private readonly foldGroup: GPUBindGroup
   private readonly partials: GPUBuffer
   private readonly samples: GPUBuffer
   private readonly wave: GPUBuffer
@@ -54,9 +69,9 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private failed: string | undefined
 
   /** Builds the backend, turning a validation failure into an error rather than a later silent one. */
-  static async create(device: GPUDevice, n: number, fields: number, description: string): Promise<GpuFieldBackend> {
+  static async create(device: GPUDevice, n: number, fields: number, description: string, ringBytes = RING_BYTES): Promise<GpuFieldBackend> {
     device.pushErrorScope('validation')
-    const backend = new GpuFieldBackend(device, n, fields, description)
+    const backend = new GpuFieldBackend(device, n, fields, description, ringBytes)
     const error = await device.popErrorScope()
     if (error) {
       device.destroy()
@@ -70,6 +85,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     readonly n: number,
     readonly fields: number,
     readonly description: string,
+    ringBytes: number,
   ) {
     device.addEventListener('uncapturederror', (e) => (this.failed ??= (e as GPUUncapturedErrorEvent).error.message))
     this.transfers = new Transfers(device)
@@ -81,11 +97,15 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     // ledger sums and their Kahan compensations, each [column][field][tile]
     this.ledgerBuf = buffer(4 * fields * this.tiles * 4, STORAGE)
     this.ledgerComp = buffer(4 * fields * this.tiles * 4, STORAGE)
+    const slotBytes = 4 * fields * this.tiles * 4
+    this.ringSlots = Math.max(1, Math.min(MAX_STEPS_PER_SUBMIT, Math.floor(ringBytes / slotBytes)))
+    this.tileSums = buffer(this.ringSlots * slotBytes, STORAGE)
     this.partials = buffer(fields * this.tiles * 4, STORAGE)
     this.samples = buffer(MAX_STEPS_PER_SUBMIT * SAMPLE_COLUMNS * fields * 4, STORAGE)
     this.wave = buffer(n * n * 4, STORAGE)
     this.stepUniforms = buffer(MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
-    this.reduceUniforms = buffer(2 * MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
+    // two slots per timeline sample, then one per fold
+    this.reduceUniforms = buffer(3 * MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
 
     const fieldModule = kernelModule(device, wgslStruct('Params', STEP_PARAM_LAYOUT), SHADERS.field_step)
     const reduceModule = device.createShaderModule({ code: wgslStruct('Reduce', REDUCE_PARAM_LAYOUT) + SHADERS.reduce })
@@ -94,10 +114,11 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
         ? { binding, visibility: COMPUTE_STAGE, buffer: { type, hasDynamicOffset: true } }
         : { binding, visibility: COMPUTE_STAGE, buffer: { type } }
     const stepLayout = device.createBindGroupLayout({
-      entries: [entry(0, 'uniform'), entry(1, 'read-only-storage'), entry(2, 'read-only-storage'), entry(3, 'storage'), entry(4, 'storage'), entry(5, 'storage')],
+      entries: [entry(0, 'uniform'), entry(1, 'read-only-storage'), entry(2, 'read-only-storage'), entry(3, 'storage'), entry(4, 'storage')],
     })
     const energyLayout = device.createBindGroupLayout({ entries: [entry(0, 'uniform'), entry(1, 'read-only-storage'), entry(2, 'read-only-storage'), entry(4, 'storage')] })
     const reduceLayout = device.createBindGroupLayout({ entries: [entry(0, 'uniform'), entry(1, 'read-only-storage'), entry(2, 'storage')] })
+    const foldLayout = device.createBindGroupLayout({ entries: [entry(0, 'uniform'), entry(1, 'read-only-storage'), entry(2, 'storage'), entry(3, 'storage')] })
     const pipeline = (module: GPUShaderModule, entryPoint: string, layout: GPUBindGroupLayout) =>
       device.createComputePipeline({ layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint } })
     this.stepPipeline = pipeline(fieldModule, 'step', stepLayout)
@@ -105,6 +126,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.potentialPipeline = pipeline(fieldModule, 'potential', energyLayout)
     this.sumPipeline = pipeline(reduceModule, 'sum_rows', reduceLayout)
     this.addPipeline = pipeline(reduceModule, 'add_wave', reduceLayout)
+    this.foldPipeline = pipeline(reduceModule, 'fold_ledger', foldLayout)
     this.sumRows = { pipeline: this.sumPipeline, layout: reduceLayout }
     this.fieldStep = { pipeline: this.stepPipeline, layout: stepLayout }
 
@@ -115,7 +137,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.stepGroups = [0, 1, 2].map((r) =>
       device.createBindGroup({
         layout: stepLayout,
-        entries: [stepUniform, res(1, this.bufs[r]), res(2, this.bufs[(r + 1) % 3]), res(3, this.bufs[(r + 2) % 3]), res(4, this.ledgerBuf), res(5, this.ledgerComp)],
+        entries: [stepUniform, res(1, this.bufs[r]), res(2, this.bufs[(r + 1) % 3]), res(3, this.bufs[(r + 2) % 3]), res(4, this.tileSums)],
       }),
     )
     this.energyGroups = [0, 1, 2].map((r) =>
@@ -123,8 +145,11 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     )
     this.sumEnergy = device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, this.partials), res(2, this.samples)] })
     this.sumLedger = device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, this.ledgerBuf), res(2, this.samples)] })
+    this.foldGroup = device.createBindGroup({ layout: foldLayout, entries: [reduceUniform, res(1, this.tileSums), res(2, this.ledgerBuf), res(3, this.ledgerComp)] })
     this.addGroups = this.bufs.map((b) => device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, this.wave), res(2, b)] }))
     this.dream = new GpuDreamOps(this)
+    this.recorder = new GpuRecorder(this, () => this.dream.sums())
+    this.held = new GpuHeldSums(this, this.ledgerBuf)
   }
 
   check(): void {
@@ -171,48 +196,75 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     return Promise.resolve(new GpuAdjointRunner(this, field, params, patterns, readings, path))
   }
 
+  /**
+   * Submits every chunk of the run without waiting in between: the host waits only for the samples
+   * of the chunk SUBMITS_AHEAD back (so that the queue never runs dry), and for the last ones.
+   */
   async step(req: StepRequest): Promise<LedgerSample[]> {
+    const chunks: Promise<LedgerSample[]>[] = []
     const out: LedgerSample[] = []
     for (let done = 0; done < req.steps; ) {
       const steps = Math.min(MAX_STEPS_PER_SUBMIT, req.steps - done)
-      out.push(...(await this.submitSteps(req, req.first_step + done, steps)))
+      chunks.push(this.submitSteps(req, req.first_step + done, steps))
       done += steps
+      if (chunks.length > SUBMITS_AHEAD) out.push(...(await chunks.shift()!))
     }
+    for (const chunk of chunks) out.push(...(await chunk))
+    // without samples to wait for, the run's end is still the caller's to see (timing, errors)
+    if (!out.length) await this.device.queue.onSubmittedWorkDone()
+    this.check()
     return out
   }
 
+  /** Encodes and submits `steps` steps at once (all of it before the first await); resolves to their samples once read back. */
   private async submitSteps(req: StepRequest, first: number, steps: number): Promise<LedgerSample[]> {
     const stepBytes = new ArrayBuffer(steps * SLOT)
-    for (let i = 0; i < steps; i++) packStruct(STEP_PARAM_LAYOUT, { ...req.params, noise_key: noiseKey(req.seed, first + i) }, stepBytes, i * SLOT)
-    this.transfers.write(this.stepUniforms, 0, stepBytes)
     const sampleSteps: number[] = []
-    const reduceBytes = new ArrayBuffer(2 * steps * SLOT)
+    const reduceBytes = new ArrayBuffer(3 * steps * SLOT)
+    const folds = { count: 0, pending: 0 }
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
     for (let i = 0; i < steps; i++) {
+      packStruct(STEP_PARAM_LAYOUT, { ...req.params, noise_key: noiseKey(req.seed, first + i), ledger_slot: folds.pending }, stepBytes, i * SLOT)
       pass.setPipeline(this.stepPipeline)
       pass.setBindGroup(0, this.stepGroups[this.rotation], [i * SLOT])
       pass.dispatchWorkgroups(this.groups, this.groups, this.fields)
       this.rotation = (this.rotation + 1) % 3
+      folds.pending++
       const absolute = first + i + 1
-      if (req.sample_interval > 0 && absolute % req.sample_interval === 0) {
+      const sample = req.sample_interval > 0 && absolute % req.sample_interval === 0
+      if (sample || folds.pending === this.ringSlots || i === steps - 1) this.encodeFold(pass, folds, steps, reduceBytes)
+      if (sample) {
         this.encodeSample(pass, sampleSteps.length, i * SLOT, reduceBytes)
         sampleSteps.push(absolute)
       }
     }
     pass.end()
+    this.transfers.write(this.stepUniforms, 0, stepBytes)
+    if (sampleSteps.length) this.transfers.write(this.reduceUniforms, 0, reduceBytes, 0, 2 * sampleSteps.length * SLOT)
+    this.transfers.write(this.reduceUniforms, 2 * steps * SLOT, reduceBytes, 2 * steps * SLOT, folds.count * SLOT)
     if (!sampleSteps.length) {
       this.device.queue.submit([encoder.finish()])
-      await this.device.queue.onSubmittedWorkDone()
-      this.check()
       return []
     }
-    this.transfers.write(this.reduceUniforms, 0, reduceBytes, 0, sampleSteps.length * 2 * SLOT)
     const values = await this.readSamples(encoder, sampleSteps.length)
     return sampleSteps.map((step, s) => ({
       step,
       fields: [...Array(this.fields).keys()].map((f) => Float64Array.from({ length: SAMPLE_COLUMNS }, (_, c) => values[(s * SAMPLE_COLUMNS + c) * this.fields + f])),
     }))
+  }
+
+  /** Adds the ring's pending steps into the books (reduce uniform slot 2 x steps + fold number). */
+  private encodeFold(pass: GPUComputePassEncoder, folds: { count: number; pending: number }, steps: number, reduceBytes: ArrayBuffer): void {
+    const offset = (2 * steps + folds.count) * SLOT
+    const len = this.fields * this.tiles
+    packStruct(REDUCE_PARAM_LAYOUT, { len, dst_offset: 0, count: folds.pending }, reduceBytes, offset)
+    pass.setPipeline(this.foldPipeline)
+    pass.setBindGroup(0, this.foldGroup, [offset])
+    const groups = Math.ceil(len / 256)
+    pass.dispatchWorkgroups(Math.min(groups, 65535), Math.ceil(groups / 65535))
+    folds.count++
+    folds.pending = 0
   }
 
   /** Energy of the current state and the ledger totals into sample slot s ([column][field]). */
@@ -267,6 +319,11 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
 
   async read(fields = [...Array(this.fields).keys()]): Promise<{ u: Float32Array; prev: Float32Array }> {
     const cells = this.n * this.n
+    // consecutive fields (all of them, say) come back in one read per buffer, not two per field
+    if (fields.length > 1 && fields.every((f, i) => f === fields[0] + i)) {
+      const [offset, bytes] = [fields[0] * cells * 4, fields.length * cells * 4]
+      return { u: await this.readBuffer(this.bufs[(this.rotation + 1) % 3], offset, bytes), prev: await this.readBuffer(this.bufs[this.rotation], offset, bytes) }
+    }
     const u = new Float32Array(fields.length * cells)
     const prev = new Float32Array(fields.length * cells)
     for (const [i, f] of fields.entries()) {
@@ -329,6 +386,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
 
   destroy(): void {
     this.dream.destroy()
+    this.recorder.destroy()
+    this.held.destroy()
     this.device.destroy()
   }
 }

@@ -84,6 +84,11 @@ export class GpuDreamOps implements DreamOps {
     pass.dispatchWorkgroups(Math.min(groups, 65535), Math.ceil(groups / 65535))
   }
 
+  /** The stability sums' buffer, [field][cell] (the recorder reads it with its frames). */
+  sums(): GPUBuffer {
+    return this.buffers().acc
+  }
+
   async accumulateStability(reset: boolean): Promise<void> {
     const s = this.buffers()
     const encoder = this.gpu.device.createCommandEncoder()

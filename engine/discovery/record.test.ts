@@ -1,0 +1,147 @@
+// Evolve's recorded window kept where the fields live (engine/gpu/record.ts) against its CPU twin
+// (engine/cpu/record.ts) and against the window as read back frame by frame; the read backs it costs
+// on the GPU; a whole evaluation's read backs and its agreement with the CPU's; the sums the GPU holds for the books (engine/gpu/sums.ts) against those it reads at
+// once; and a batched injection books what injecting field by field books.
+import { afterAll, describe, expect, test } from 'vitest'
+import { observeStability } from '../dream/dream.js'
+import { addPulse } from '../encode/pulse.js'
+import type { Engine } from '../field/engine.js'
+import { stepParams } from '../field/params.js'
+import { MaterialCatalog } from '../field/materials.js'
+import { engineOn, gpuBackend } from '../../testing/backends.js'
+import { randomField } from '../../testing/fixtures.js'
+import { rng } from '../util/rng.js'
+import { evaluate, OBSERVE_SAMPLES, OBSERVE_STEPS, RECORD_DT, RECORD_FRAMES, recordWindows } from './evaluate.js'
+import { randomGenome, randomPulse } from './genome.js'
+
+const GPU_TEST_TIMEOUT = 300_000
+const N = 24
+const FIELDS = 3
+const opened: { destroy(): void }[] = []
+afterAll(() => opened.forEach((e) => e.destroy()))
+
+async function prepared(backend: 'gpu' | 'cpu'): Promise<Engine> {
+  const engine = await engineOn(backend, { size: N, fields: FIELDS, material: 'europium_crystal', seed: 5, noise: 0.003, timeline_interval: 0 })
+  opened.push(engine)
+  const rand = rng(3)
+  await engine.injectMany(
+    Array.from({ length: FIELDS }, (_, f) => {
+      const wave = new Float32Array(N * N)
+      for (let k = 0; k <= f; k++) addPulse(wave, N, randomPulse(rand))
+      return wave
+    }),
+  )
+  await engine.step(40)
+  return engine
+}
+
+const bits = (a: ArrayLike<number>) => new Uint32Array(Float32Array.from(a).buffer)
+
+describe('the recorded window', () => {
+  test('on the CPU it is the window read back frame by frame and observeStability', async () => {
+    const [held, read] = [await prepared('cpu'), await prepared('cpu')]
+    const { windows, u } = await recordWindows(held)
+    const frames: Float32Array[] = []
+    for (let t = 0; t < RECORD_FRAMES; t++) {
+      await read.step(RECORD_DT)
+      frames.push((await read.read()).u)
+    }
+    const later = await observeStability(read, OBSERVE_STEPS, OBSERVE_SAMPLES)
+    const cells = N * N
+    for (let f = 0; f < FIELDS; f++) {
+      expect(windows[f].recording.frames.length).toBe(RECORD_FRAMES)
+      windows[f].recording.frames.forEach((frame, t) => expect(bits(frame)).toEqual(bits(frames[t].subarray(f * cells, (f + 1) * cells))))
+      expect(bits(windows[f].later)).toEqual(bits(later.subarray(f * cells, (f + 1) * cells)))
+    }
+    expect(bits(u)).toEqual(bits((await read.read()).u))
+  })
+
+  test('on the GPU it is the CPU twin bit for bit, and comes back in one read', { timeout: GPU_TEST_TIMEOUT }, async () => {
+    const [gpu, cpu] = [await prepared('gpu'), await prepared('cpu')]
+    const before = gpu.transfers()!.reads
+    const got = await recordWindows(gpu)
+    expect(gpu.transfers()!.reads - before).toBe(1)
+    const want = await recordWindows(cpu)
+    for (let f = 0; f < FIELDS; f++) {
+      got.windows[f].recording.frames.forEach((frame, t) => expect(bits(frame)).toEqual(bits(want.windows[f].recording.frames[t])))
+      expect(bits(got.windows[f].later)).toEqual(bits(want.windows[f].later))
+    }
+    expect(bits(got.u)).toEqual(bits(want.u))
+  })
+})
+
+test('injecting every field at once books what injecting them one by one books', async () => {
+  const rand = rng(9)
+  const waves = Array.from({ length: FIELDS }, () => {
+    const wave = new Float32Array(N * N)
+    addPulse(wave, N, randomPulse(rand))
+    return wave
+  })
+  const [together, apart] = await Promise.all([0, 1].map(() => engineOn('cpu', { size: N, fields: FIELDS, material: 'europium_crystal', seed: 5, timeline_interval: 0 })))
+  opened.push(together, apart)
+  await together.injectMany([waves[0], undefined, waves[2]])
+  await apart.inject(waves[0], 0)
+  await apart.inject(waves[2], 2)
+  const [a, b] = [await together.books(), await apart.books()]
+  expect(a[1].injected).toBe(0)
+  for (const f of [0, 2]) {
+    expect(a[f].injected).toBeGreaterThan(0)
+    expect(a[f].injected).toBeCloseTo(b[f].injected, 12)
+    expect(a[f].saturation).toBeCloseTo(b[f].saturation, 12)
+  }
+  expect(bits((await together.read()).u)).toEqual(bits((await apart.read()).u))
+})
+
+test('the sums the GPU holds for the books (energy, potential, ledger) are those it reads at once, all back in one read', { timeout: GPU_TEST_TIMEOUT }, async () => {
+  const gpu = await gpuBackend(N, FIELDS)
+  opened.push(gpu)
+  const params = stepParams({ n: N, fields: FIELDS, material: new MaterialCatalog().get('europium_crystal'), temperature_k: 4, noise: 0 })
+  const held = gpu.held!
+  const slots: number[] = []
+  const want: Float64Array[] = []
+  for (const k of [1, 2]) {
+    await gpu.load(randomField(N, FIELDS, k), randomField(N, FIELDS, k + 10))
+    slots.push(held.hold('energy', params), held.hold('potential', params))
+    want.push(await gpu.energy(params), await gpu.potential!(params))
+  }
+  await gpu.step({ steps: 5, first_step: 0, seed: 1, sample_interval: 0, params })
+  const ledger = held.hold('ledger', params)
+  const wantLedger = await gpu.ledger()
+  const before = gpu.transfers!.reads
+  const got = await held.release()
+  expect(gpu.transfers!.reads - before).toBe(1)
+  slots.forEach((slot, i) => expect([...got.subarray(slot * FIELDS, (slot + 1) * FIELDS)]).toEqual([...want[i]]))
+  expect(want[1].every((v) => v > 0)).toBe(true)
+  // the ledger's columns, [column][field] held, [field][column] read
+  expect(Array.from({ length: 4 * FIELDS }, (_, i) => got[(ledger + (i % 4)) * FIELDS + Math.floor(i / 4)])).toEqual([...wantLedger])
+  expect(wantLedger.some((v) => v !== 0)).toBe(true)
+})
+
+test('a generation evaluated on the GPU reads back at most 12 times, and evaluates as the CPU does', { timeout: GPU_TEST_TIMEOUT }, async () => {
+  const rand = rng(21)
+  const genomes = Array.from({ length: 4 }, () => randomGenome(rand, { min_steps: 100, max_steps: 200 }))
+  const material = new MaterialCatalog().get('europium_crystal')
+  const reads: (() => number)[] = []
+  const run = (backend: 'gpu' | 'cpu') =>
+    evaluate(genomes, {
+      size: N,
+      material,
+      seed: 3,
+      open: async (o) => {
+        const e = await engineOn(backend, o)
+        reads.push(() => e.transfers()?.reads ?? 0)
+        return e
+      },
+    })
+  const gpu = await run('gpu')
+  // the clean and the noisy batch; the counters outlive their devices
+  expect(reads.length).toBe(2)
+  expect(reads.reduce((a, r) => a + r(), 0)).toBeLessThanOrEqual(12)
+  const cpu = await run('cpu')
+  expect(gpu.map((e) => e.structure?.hash)).toEqual(cpu.map((e) => e.structure?.hash))
+  expect(gpu.some((e) => e.structure)).toBe(true)
+  gpu.forEach((e, i) => {
+    expect(e.persistence).toBeCloseTo(cpu[i].persistence, 6)
+    expect(e.energy_retention).toBeCloseTo(cpu[i].energy_retention, 5)
+  })
+})

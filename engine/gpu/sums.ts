@@ -1,0 +1,97 @@
+// Per-field sums (energy, saturation potential: shaders/field_step.wgsl's per-tile kernels; the
+// ledger's running totals; each then reduce.wgsl's sum_rows) kept on the GPU in slots until the engine needs its books:
+// a batch's injections then cost no read back each, and every slot comes back in one read. The
+// values are those the backend's own energy and potential read back (the same kernels, the same
+// order); the engine does the float64 arithmetic on them as before.
+import type { HeldSums } from '../field/backend.js'
+import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, type StepParams } from '../field/params.js'
+import { kernelModule, type GpuContext } from './context.js'
+import { SHADERS } from './shaders.gen.js'
+
+const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST
+const UNIFORM = 0x40 | 0x8
+const SLOT = 256 // the reduce uniform's dynamic offsets are multiples of this
+const FIRST_CAPACITY = 64
+
+export class GpuHeldSums implements HeldSums {
+  private readonly kernels: Record<'energy' | 'potential', GPUComputePipeline>
+  private readonly tiles: number
+  private readonly partials: GPUBuffer
+  private readonly stepUniform: GPUBuffer
+  private readonly reduceUniform: GPUBuffer
+  private slots: GPUBuffer
+  private capacity = FIRST_CAPACITY
+  private used = 0
+
+  /** `ledger`: the step's per-tile ledger, [column][field][tile]. */
+  constructor(
+    private readonly gpu: GpuContext,
+    private readonly ledger: GPUBuffer,
+  ) {
+    const { device, n, fields } = gpu
+    const module = kernelModule(device, wgslStruct('Params', STEP_PARAM_LAYOUT), SHADERS.field_step)
+    const pipeline = (entryPoint: string) => device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint } })
+    this.kernels = { energy: pipeline('energy'), potential: pipeline('potential') }
+    this.tiles = Math.ceil(n / TILE) ** 2
+    this.partials = device.createBuffer({ size: fields * this.tiles * 4, usage: STORAGE })
+    this.stepUniform = device.createBuffer({ size: SLOT, usage: UNIFORM })
+    this.reduceUniform = device.createBuffer({ size: SLOT, usage: UNIFORM })
+    this.slots = this.slotBuffer(this.capacity)
+  }
+
+  private slotBuffer(capacity: number): GPUBuffer {
+    return this.gpu.device.createBuffer({ size: capacity * this.gpu.fields * 4, usage: STORAGE })
+  }
+
+  hold(kind: 'energy' | 'potential' | 'ledger', params: StepParams): number {
+    const { device, fields, transfers } = this.gpu
+    // the ledger's four columns take four slots, [column][field]
+    const needed = kind === 'ledger' ? 4 : 1
+    const encoder = device.createCommandEncoder()
+    if (this.used + needed > this.capacity) {
+      const bigger = this.slotBuffer(2 * this.capacity + needed)
+      encoder.copyBufferToBuffer(this.slots, 0, bigger, 0, this.used * fields * 4)
+      const old = this.slots
+      this.slots = bigger
+      this.capacity = 2 * this.capacity + needed
+      device.queue.onSubmittedWorkDone().then(() => old.destroy(), () => old.destroy())
+    }
+    const slot = this.used
+    this.used += needed
+    const reduce = new ArrayBuffer(SLOT)
+    packStruct(REDUCE_PARAM_LAYOUT, { len: this.tiles, dst_offset: slot * fields }, reduce)
+    transfers.write(this.reduceUniform, 0, reduce)
+    const pass = encoder.beginComputePass()
+    if (kind !== 'ledger') {
+      const step = new ArrayBuffer(SLOT)
+      packStruct(STEP_PARAM_LAYOUT, params, step)
+      transfers.write(this.stepUniform, 0, step)
+      const { u, prev } = this.gpu.state()
+      const kernel = this.kernels[kind]
+      pass.setPipeline(kernel)
+      pass.setBindGroup(0, device.createBindGroup({ layout: kernel.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: this.stepUniform } }, { binding: 1, resource: { buffer: prev } }, { binding: 2, resource: { buffer: u } }, { binding: 4, resource: { buffer: this.partials } }] }))
+      const groups = Math.ceil(this.gpu.n / TILE)
+      pass.dispatchWorkgroups(groups, groups, fields)
+    }
+    pass.setPipeline(this.gpu.sumRows.pipeline)
+    const rows = kind === 'ledger' ? this.ledger : this.partials
+    pass.setBindGroup(0, device.createBindGroup({ layout: this.gpu.sumRows.layout, entries: [{ binding: 0, resource: { buffer: this.reduceUniform, size: 16 } }, { binding: 1, resource: { buffer: rows } }, { binding: 2, resource: { buffer: this.slots } }] }), [0])
+    pass.dispatchWorkgroups(needed * fields)
+    pass.end()
+    device.queue.submit([encoder.finish()])
+    return slot
+  }
+
+  async release(): Promise<Float32Array> {
+    if (!this.used) return new Float32Array(0)
+    const bytes = this.used * this.gpu.fields * 4
+    this.used = 0
+    const back = new Float32Array(await this.gpu.transfers.read(this.slots, 0, bytes, this.gpu.device.createCommandEncoder(), () => this.gpu.failure()))
+    this.gpu.check()
+    return back
+  }
+
+  destroy(): void {
+    for (const b of [this.partials, this.stepUniform, this.reduceUniform, this.slots]) b.destroy()
+  }
+}
