@@ -8,7 +8,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Ajv, type Options as AjvOptions } from 'ajv'
 import ajvFormats from 'ajv-formats'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify'
 import { timingSafeEqual } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -138,7 +138,7 @@ const NO_PLAYER_HTML = `<!doctype html>
  * page itself is revalidated on every load, so a new build is picked up at once. Registered as its
  * own plugin so that compression applies to these files only, not to the live feed's event stream.
  */
-async function observatoryAssets(app: FastifyInstance, { root }: { root: string }): Promise<void> {
+const observatoryAssets: FastifyPluginAsync<{ root: string }> = async (app, { root }) => {
   await app.register(compress, { threshold: 1024 })
   await app.register(fastifyStatic, {
     root,
