@@ -166,7 +166,8 @@ describe('crystal run', () => {
     expect(out.material_override).toBe('optical_cavity')
     expect(out.trace[0]).toMatchObject({ line: 2, command: 'MATERIAL', result: { material: 'optical_cavity', overridden: true } })
     const recall = out.trace.find((t: { command: string }) => t.command === 'RECALL')
-    expect(recall.result.hits[0]).toMatchObject({ rank: 1, text: 'amber river at dusk', score: expect.any(Number), noise_floor: expect.any(Number) })
+    // one word of each amber text: the two match the query about equally, so either may rank first
+    expect(recall.result.hits[0]).toMatchObject({ rank: 1, text: expect.stringMatching(/^amber /), match: expect.any(Number), strength: expect.any(Number), noise_floor: expect.any(Number) })
     // as the example's comment says: the two amber memories, and nothing else above the floor
     expect(recall.result.hits.map((h: { text: string }) => h.text).sort()).toEqual(['amber lantern in the window', 'amber river at dusk'])
     expect(out.trace.map((t: { command: string }) => t.command)).toContain('STABILIZE')
