@@ -21,7 +21,7 @@ const EXAMPLES: Record<string, [string, Record<string, unknown>]> = {
   'svc.crystal.explore.request': ['svc.crystal.explore.request', { material: 'silicon', generations: 2 }],
   'RADIO.market.propose': ['RADIO.market.propose', { agent_id: 'alice', token: 'alice:secret', text: 'propose: it snows | by 2099-01-01 | category weather' }],
   'RADIO.market.settled': ['RADIO.market.settled', { market_id: 'MKT-000001', question: 'it snows', tier: 'play', outcomes: ['yes', 'no'], resolution: [0.25, 0.75], paid_out: 7500, refunded: 1200, ledger_head: 'b'.repeat(64) }],
-  'RADIO.nowplaying': ['RADIO.nowplaying', { track: { id: 'A/B/01 x.mp3', artist: 'A', album: 'B', title: 'x', duration_s: 40, bpm: 120, key: 'A' }, block: 'Morning Drift', programme: null, gain_db: 3.5, listeners: 2 }],
+  'RADIO.nowplaying': ['RADIO.nowplaying', { track: { id: 'A/B/01 x.mp3', artist: 'A', album: 'B', title: 'x', duration_s: 40, bpm: 120, key: 'A' }, block: 'Morning Drift', programme: null, gain_db: 3.5, listeners: 2, icecast_listeners: null }],
   'RADIO.alert.disk': ['RADIO.alert.disk', { path: '/', used_fraction: 0.83, threshold: 0.8 }],
   'RADIO.alert.prune': ['RADIO.alert.prune', { log_path: '/var/log/prune.log', last_modified: '2026-11-20T00:00:00.000Z', stale_after_s: 86400 }],
   'svc.crystal.primitive.discovered': [
