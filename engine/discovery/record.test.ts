@@ -37,6 +37,21 @@ async function prepared(backend: 'gpu' | 'cpu'): Promise<Engine> {
 
 const bits = (a: ArrayLike<number>) => new Uint32Array(Float32Array.from(a).buffer)
 
+// The GPU steps in the CPU twin's float32 order: on SwiftShader bit for bit; a driver that fuses a
+// multiply-add (Vulkan allows it; NVIDIA's does) differs by an ulp an operation, about 1e-6 of the
+// peak after these steps. 1e-5 of the peak allows that and still catches a wrong frame or term.
+const FIELD_TOLERANCE = 1e-5
+function expectClose(got: ArrayLike<number>, want: ArrayLike<number>, tolerance = FIELD_TOLERANCE) {
+  let diff = 0
+  let peak = 0
+  for (let i = 0; i < want.length; i++) {
+    diff = Math.max(diff, Math.abs(got[i] - want[i]))
+    peak = Math.max(peak, Math.abs(want[i]))
+  }
+  expect(got.length).toBe(want.length)
+  expect(diff).toBeLessThanOrEqual(tolerance * peak)
+}
+
 describe('the recorded window', () => {
   test('on the CPU it is the window read back frame by frame and observeStability', async () => {
     const [held, read] = [await prepared('cpu'), await prepared('cpu')]
@@ -56,17 +71,17 @@ describe('the recorded window', () => {
     expect(bits(u)).toEqual(bits((await read.read()).u))
   })
 
-  test('on the GPU it is the CPU twin bit for bit, and comes back in one read', { timeout: GPU_TEST_TIMEOUT }, async () => {
+  test('on the GPU it is the CPU twin (bit for bit on a software adapter, to an ulp an operation on hardware), and comes back in one read', { timeout: GPU_TEST_TIMEOUT }, async () => {
     const [gpu, cpu] = [await prepared('gpu'), await prepared('cpu')]
     const before = gpu.transfers()!.reads
     const got = await recordWindows(gpu)
     expect(gpu.transfers()!.reads - before).toBe(1)
     const want = await recordWindows(cpu)
     for (let f = 0; f < FIELDS; f++) {
-      got.windows[f].recording.frames.forEach((frame, t) => expect(bits(frame)).toEqual(bits(want.windows[f].recording.frames[t])))
-      expect(bits(got.windows[f].later)).toEqual(bits(want.windows[f].later))
+      got.windows[f].recording.frames.forEach((frame, t) => expectClose(frame, want.windows[f].recording.frames[t]))
+      expectClose(got.windows[f].later, want.windows[f].later)
     }
-    expect(bits(got.u)).toEqual(bits(want.u))
+    expectClose(got.u, want.u)
   })
 })
 
@@ -138,9 +153,12 @@ test('a generation evaluated on the GPU reads back at most 12 times, and evaluat
   expect(reads.length).toBe(2)
   expect(reads.reduce((a, r) => a + r(), 0)).toBeLessThanOrEqual(12)
   const cpu = await run('cpu')
-  expect(gpu.map((e) => e.structure?.hash)).toEqual(cpu.map((e) => e.structure?.hash))
+  // the same structures: the class, and the signature to within a few of its int16 quanta (a fused
+  // multiply-add on hardware can move a signature value across a quantum's edge and so change the hash)
+  expect(gpu.map((e) => e.structure?.class)).toEqual(cpu.map((e) => e.structure?.class))
   expect(gpu.some((e) => e.structure)).toBe(true)
   gpu.forEach((e, i) => {
+    if (e.structure && cpu[i].structure) expectClose(e.structure.signature, cpu[i].structure!.signature, 1e-3)
     expect(e.persistence).toBeCloseTo(cpu[i].persistence, 6)
     expect(e.energy_retention).toBeCloseTo(cpu[i].energy_retention, 5)
   })
