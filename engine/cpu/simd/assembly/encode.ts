@@ -14,73 +14,85 @@ const P4: f64 = -1.65339022054652515390e-06
 const P5: f64 = 4.13813679705723846039e-08
 
 /**
- * fdlibm's e_exp.c for -708 < x <= 0 (the render's arguments lie in [-11, 0]): the same operations,
- * so the same result, as V8's Math.exp. Its |x| < 1.5 ln2 branch gives the same k, hi and lo as the
- * general one, so it is folded into it.
+ * fdlibm's e_exp.c (V8's Math.exp) on two lanes, for -708 < x <= 0 (the render's arguments lie in
+ * [-11, 0]): the same operations, so the same result, as the scalar code. Its branches collapse into
+ * one formula: for |x| < 1.5 ln2 the general reduction gives the same k, hi and lo; for k = 0 (hi = x,
+ * lo = 0, 2^k = 1) the last step equals its k = 0 form, since (x c)/(c - 2) = -((x c)/(2 - c))
+ * exactly. Only |x| < 2^-28 keeps its own answer, 1 + x.
  */
-@inline function expNeg(x: f64): f64 {
-  const hx = <u32>(reinterpret<u64>(x) >> 32) & 0x7fffffff
-  let k: i32 = 0
-  let hi: f64 = 0
-  let lo: f64 = 0
-  if (hx > 0x3fd62e42) {
-    k = <i32>(INV_LN2 * x - 0.5)
-    const t = <f64>k
-    hi = x - t * LN2_HI
-    lo = t * LN2_LO
-    x = hi - lo
-  } else if (hx < 0x3e300000) {
-    return 1.0 + x
-  }
-  const t = x * x
-  const c = x - t * (P1 + t * (P2 + t * (P3 + t * (P4 + t * P5))))
-  if (k == 0) return 1.0 - ((x * c) / (c - 2.0) - x)
-  const y = 1.0 - ((lo - (x * c) / (2.0 - c)) - hi)
-  return y * reinterpret<f64>(<u64>(0x3ff00000 + (k << 20)) << 32)
+@inline function expNeg2(x: v128): v128 {
+  const absx = f64x2.abs(x)
+  const reduce = f64x2.gt(absx, f64x2.splat(reinterpret<f64>(0x3fd62e42ffffffff))) // high word > 0x3fd62e42
+  const tiny = f64x2.lt(absx, f64x2.splat(reinterpret<f64>(0x3e30000000000000))) // high word < 0x3e300000
+  // k in i32 lanes 0 and 1, 0 where fdlibm does not reduce (the mask's low words, as i32 lanes)
+  const kMask = v128.shuffle<i32>(reduce, i32x4.splat(0), 0, 2, 4, 4)
+  const k = v128.and(i32x4.trunc_sat_f64x2_s_zero(f64x2.sub(f64x2.mul(f64x2.splat(INV_LN2), x), f64x2.splat(0.5))), kMask)
+  const t = f64x2.convert_low_i32x4_s(k)
+  const hi = f64x2.sub(x, f64x2.mul(t, f64x2.splat(LN2_HI)))
+  const lo = f64x2.mul(t, f64x2.splat(LN2_LO))
+  const r = f64x2.sub(hi, lo)
+  const rr = f64x2.mul(r, r)
+  let p = f64x2.add(f64x2.splat(P4), f64x2.mul(rr, f64x2.splat(P5)))
+  p = f64x2.add(f64x2.splat(P3), f64x2.mul(rr, p))
+  p = f64x2.add(f64x2.splat(P2), f64x2.mul(rr, p))
+  p = f64x2.add(f64x2.splat(P1), f64x2.mul(rr, p))
+  const c = f64x2.sub(r, f64x2.mul(rr, p))
+  const q = f64x2.div(f64x2.mul(r, c), f64x2.sub(f64x2.splat(2.0), c))
+  const y = f64x2.sub(f64x2.splat(1.0), f64x2.sub(f64x2.sub(lo, q), hi))
+  const twopk = i64x2.add(i64x2.shl(i64x2.extend_low_i32x4_s(k), 52), i64x2.splat(0x3ff0000000000000))
+  return v128.bitselect(f64x2.add(f64x2.splat(1.0), x), f64x2.mul(y, twopk), tiny)
 }
 
-// The window's columns: squared distances and Gaussian factors (a source reaches at most 8 columns).
+// Scratch for one source: its columns' and rows' squared distances and Gaussian factors (a source
+// reaches at most 6 columns and rows; the pairs may fill one slot more).
 const gx = memory.data(8 * 8)
 const ex = memory.data(8 * 8)
+const gy = memory.data(8 * 8)
+const ey = memory.data(8 * 8)
+
+/** Squared distances from s of the centres of cells i and i + 1, and their Gaussian factors times a. */
+@inline function factors(i: i32, s: v128, n: v128, twoR2: v128, a: v128, g: usize, e: usize): void {
+  const d = f64x2.sub(f64x2.div(f64x2.add(f64x2.convert_low_i32x4_s(i32x4(i, i + 1, 0, 0)), f64x2.splat(0.5)), n), s)
+  const d2 = f64x2.mul(d, d)
+  v128.store(g, d2)
+  v128.store(e, f64x2.mul(a, expNeg2(f64x2.div(f64x2.neg(d2), twoR2))))
+}
 
 /**
  * Adds the sources of `count` stream words at `words` (three a source: x, y, sign) to the n x n f32
- * field at `out`: text.ts's renderReference, operation for operation.
+ * field at `out`: text.ts's render, operation for operation, the exponentials two at a time.
  */
 export function render(words: usize, count: i32, n: i32, out: usize, margin: f64, radiusCells: f64): void {
   const nf = <f64>n
+  const nv = f64x2.splat(nf)
   const radius = radiusCells / nf
   const reach = 3 * radius
   const reach2 = reach * reach
-  const twoR2 = 2 * radius * radius
+  const twoR2 = f64x2.splat(2 * radius * radius)
   const span = 1 - 2 * margin
+  const one = f64x2.splat(1)
   for (let k = 0; k + 3 <= count; k += 3) {
     const p = words + (<usize>k << 2)
     const sx = margin + span * (<f64>load<u32>(p) / 4294967296.0)
     const sy = margin + span * (<f64>load<u32>(p, 4) / 4294967296.0)
-    const amplitude: f64 = load<u32>(p, 8) & 1 ? 1 : -1
     const x0 = max(0, <i32>Math.floor((sx - reach) * nf))
     const x1 = min(n - 1, <i32>Math.ceil((sx + reach) * nf))
     const y0 = max(0, <i32>Math.floor((sy - reach) * nf))
     const y1 = min(n - 1, <i32>Math.ceil((sy + reach) * nf))
-    for (let i = x0; i <= x1; i++) {
-      const d = (<f64>i + 0.5) / nf - sx
-      const g = d * d
-      const o = <usize>(i - x0) << 3
-      store<f64>(gx + o, g)
-      store<f64>(ex + o, expNeg(-g / twoR2))
-    }
+    const sxv = f64x2.splat(sx)
+    const syv = f64x2.splat(sy)
+    const amplitude = load<u32>(p, 8) & 1 ? one : f64x2.neg(one)
+    for (let i = x0; i <= x1; i += 2) factors(i, sxv, nv, twoR2, one, gx + (<usize>(i - x0) << 3), ex + (<usize>(i - x0) << 3))
+    for (let j = y0; j <= y1; j += 2) factors(j, syv, nv, twoR2, amplitude, gy + (<usize>(j - y0) << 3), ey + (<usize>(j - y0) << 3))
     for (let j = y0; j <= y1; j++) {
-      const dy = (<f64>j + 0.5) / nf - sy
-      const dy2 = dy * dy
-      const ey = amplitude * expNeg(-dy2 / twoR2)
+      const dy2 = load<f64>(gy + (<usize>(j - y0) << 3))
+      const e = load<f64>(ey + (<usize>(j - y0) << 3))
       const row = out + ((<usize>j * <usize>n) << 2)
       for (let i = x0; i <= x1; i++) {
         const o = <usize>(i - x0) << 3
-        if (load<f64>(gx + o) + dy2 <= reach2) {
-          const q = row + (<usize>i << 2)
-          store<f32>(q, <f32>(<f64>load<f32>(q) + ey * load<f64>(ex + o)))
-        }
+        const q = row + (<usize>i << 2)
+        const v = load<f32>(q)
+        store<f32>(q, select<f32>(<f32>(<f64>v + e * load<f64>(ex + o)), v, load<f64>(gx + o) + dy2 <= reach2))
       }
     }
   }
