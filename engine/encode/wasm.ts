@@ -30,7 +30,7 @@ export function layout(k: EncodeModule, words: number, cells: number): { stream:
   const stream = k.heapBase()
   const out = stream + align(words * 4)
   const part = out + align(cells * 4)
-  const end = part + align(cells * 4)
+  const end = part + align(cells * 4) + 16 // the render may read and rewrite 8 bytes past a field
   const pages = Math.ceil((end - k.memory.buffer.byteLength) / 65536)
   if (pages > 0) k.memory.grow(pages)
   return { stream, out, part }

@@ -60,14 +60,15 @@ const ey = memory.data(8 * 8)
 
 /**
  * Adds the sources of `count` stream words at `words` (three a source: x, y, sign) to the n x n f32
- * field at `out`: text.ts's render, operation for operation, the exponentials two at a time.
+ * field at `out`: text.ts's render, operation for operation, two lanes at a time (exponentials and
+ * cells). The field must be followed by 8 bytes of memory (a pair may read and rewrite them unchanged).
  */
 export function render(words: usize, count: i32, n: i32, out: usize, margin: f64, radiusCells: f64): void {
   const nf = <f64>n
   const nv = f64x2.splat(nf)
   const radius = radiusCells / nf
   const reach = 3 * radius
-  const reach2 = reach * reach
+  const reach2 = f64x2.splat(reach * reach)
   const twoR2 = f64x2.splat(2 * radius * radius)
   const span = 1 - 2 * margin
   const one = f64x2.splat(1)
@@ -84,15 +85,19 @@ export function render(words: usize, count: i32, n: i32, out: usize, margin: f64
     const amplitude = load<u32>(p, 8) & 1 ? one : f64x2.neg(one)
     for (let i = x0; i <= x1; i += 2) factors(i, sxv, nv, twoR2, one, gx + (<usize>(i - x0) << 3), ex + (<usize>(i - x0) << 3))
     for (let j = y0; j <= y1; j += 2) factors(j, syv, nv, twoR2, amplitude, gy + (<usize>(j - y0) << 3), ey + (<usize>(j - y0) << 3))
+    // columns two at a time: a pair's second column past x1 (a real cell, or the next row's first)
+    // is left as it was, its squared distance set beyond reach
+    store<f64>(gx + (<usize>(x1 - x0 + 1) << 3), Infinity)
     for (let j = y0; j <= y1; j++) {
-      const dy2 = load<f64>(gy + (<usize>(j - y0) << 3))
-      const e = load<f64>(ey + (<usize>(j - y0) << 3))
+      const dy2 = f64x2.splat(load<f64>(gy + (<usize>(j - y0) << 3)))
+      const e = f64x2.splat(load<f64>(ey + (<usize>(j - y0) << 3)))
       const row = out + ((<usize>j * <usize>n) << 2)
-      for (let i = x0; i <= x1; i++) {
+      for (let i = x0; i <= x1; i += 2) {
         const o = <usize>(i - x0) << 3
         const q = row + (<usize>i << 2)
-        const v = load<f32>(q)
-        store<f32>(q, select<f32>(<f32>(<f64>v + e * load<f64>(ex + o)), v, load<f64>(gx + o) + dy2 <= reach2))
+        const v = f64x2.promote_low_f32x4(v128.load64_zero(q))
+        const inside = f64x2.le(f64x2.add(v128.load(gx + o), dy2), reach2)
+        v128.store64_lane(q, f32x4.demote_f64x2_zero(v128.bitselect(f64x2.add(v, f64x2.mul(e, v128.load(ex + o))), v, inside)), 0)
       }
     }
   }
