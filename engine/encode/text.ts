@@ -184,14 +184,14 @@ function typescriptPasses(n: number): Passes {
 function wasmPasses(k: EncodeModule, n: number, streamWords: number): Passes {
   const cells = n * n
   const padded = Math.ceil(cells / 4) * 4 // the SIMD passes take 4 cells at a time; the padding stays 0
-  const at = layout(k, streamWords, padded)
+  const at = layout(k, streamWords, n, padded)
   const f32 = (ptr: number) => new Float32Array(k.memory.buffer, ptr, padded)
   f32(at.out).fill(0)
   return {
     render(stream, into) {
       new Uint32Array(k.memory.buffer, at.stream, stream.length).set(stream)
       if (into === 'part') f32(at.part).fill(0)
-      k.render(at.stream, stream.length, n, at[into], MARGIN, SOURCE_RADIUS_CELLS)
+      k.render(at.stream, stream.length, n, at[into], MARGIN, SOURCE_RADIUS_CELLS, at.scratch)
     },
     sumSquares: (of) => k.sumSquares(at[of], cells),
     scale: (s) => k.scale(at.out, padded, s),

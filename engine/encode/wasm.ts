@@ -1,12 +1,13 @@
 // The encoding's WebAssembly kernel (engine/cpu/simd/assembly/encode.ts): one instance with its own
 // memory, holding a word stream and the two n x n buffers of textWavefront. The memory grows to the
-// largest field encoded so far (about 35 MB at N = 2048) and is kept for the next text.
+// largest field encoded so far (about 41 MB at N = 2048) and is kept for the next text.
 import { ENCODE_WASM_BASE64 } from '../cpu/simd/encode_wasm.gen.js'
 
 export interface EncodeModule {
   memory: WebAssembly.Memory
   heapBase(): number
-  render(words: number, count: number, n: number, out: number, margin: number, radiusCells: number): void
+  scratchBytes(count: number, n: number): number
+  render(words: number, count: number, n: number, out: number, margin: number, radiusCells: number, scratch: number): void
   sumSquares(a: number, len: number): number
   scale(a: number, len: number, s: number): void
   addScaled(dst: number, src: number, len: number, s: number): void
@@ -24,14 +25,18 @@ export function encodeKernel(): Promise<EncodeModule> {
   return instance
 }
 
-/** Byte offsets of a stream of `words` u32 and two fields of `cells` f32, the memory grown to hold them. */
-export function layout(k: EncodeModule, words: number, cells: number): { stream: number; out: number; part: number } {
+/**
+ * Byte offsets of a stream of `words` u32, two fields of `cells` f32 (n x n, padded) and the render's
+ * scratch, the memory grown to hold them.
+ */
+export function layout(k: EncodeModule, words: number, n: number, cells: number): { stream: number; out: number; part: number; scratch: number } {
   const align = (b: number) => Math.ceil(b / 16) * 16
   const stream = k.heapBase()
   const out = stream + align(words * 4)
   const part = out + align(cells * 4)
-  const end = part + align(cells * 4) + 16 // the render may read and rewrite 8 bytes past a field
+  const scratch = part + align(cells * 4) + 16 // the render may read and rewrite 8 bytes past a field
+  const end = scratch + k.scratchBytes(words, n)
   const pages = Math.ceil((end - k.memory.buffer.byteLength) / 65536)
   if (pages > 0) k.memory.grow(pages)
-  return { stream, out, part }
+  return { stream, out, part, scratch }
 }

@@ -58,12 +58,78 @@ const ey = memory.data(8 * 8)
   v128.store(e, f64x2.mul(a, expNeg2(f64x2.div(f64x2.neg(d2), twoR2))))
 }
 
+/** Rows of the field per band: about 256 KB of it, so that a band's sources hit the cache. */
+function bandRows(n: i32): i32 {
+  return max(16, (65536 + n - 1) / n)
+}
+
+@inline function bands(n: i32): i32 {
+  return (n + bandRows(n) - 1) / bandRows(n)
+}
+
+@inline function listOffset(n: i32): usize {
+  return (((bands(n) + 1) << 2) + 15) & ~15
+}
+
+/** Bytes of scratch that render needs for `count` stream words on an n x n field. */
+export function scratchBytes(count: i32, n: i32): i32 {
+  return <i32>listOffset(n) + (count / 3) * 2 * 12 // a source spans 6 rows at most, so two bands
+}
+
+/** The first and last rows a source at height sy reaches (text.ts's render's y0 and y1). */
+@inline function firstRow(sy: f64, reach: f64, nf: f64): i32 {
+  return max(0, <i32>Math.floor((sy - reach) * nf))
+}
+@inline function lastRow(sy: f64, reach: f64, nf: f64, n: i32): i32 {
+  return min(n - 1, <i32>Math.ceil((sy + reach) * nf))
+}
+
 /**
  * Adds the sources of `count` stream words at `words` (three a source: x, y, sign) to the n x n f32
  * field at `out`: text.ts's render, operation for operation, two lanes at a time (exponentials and
  * cells). The field must be followed by 8 bytes of memory (a pair may read and rewrite them unchanged).
+ * Sources are visited by bands of rows (a stable counting sort into `scratch`, scratchBytes long):
+ * each cell still receives its sources in stream order, so the sums keep their bits, and the
+ * scattered updates stay in a band that fits the cache (twice as fast at N = 2048).
  */
-export function render(words: usize, count: i32, n: i32, out: usize, margin: f64, radiusCells: f64): void {
+export function render(words: usize, count: i32, n: i32, out: usize, margin: f64, radiusCells: f64, scratch: usize): void {
+  const nf = <f64>n
+  const radius = radiusCells / nf
+  const reach = 3 * radius
+  const span = 1 - 2 * margin
+  const rows = bandRows(n)
+  const ends = scratch // u32 per band + 1: counts, then starts, then (as sources are placed) ends
+  const list = scratch + listOffset(n) // each band's sources' three words, in stream order
+  memory.fill(ends, 0, (bands(n) + 1) << 2)
+  for (let k = 0; k + 3 <= count; k += 3) {
+    const sy = margin + span * (<f64>load<u32>(words + (<usize>k << 2), 4) / 4294967296.0)
+    for (let b = firstRow(sy, reach, nf) / rows, b1 = lastRow(sy, reach, nf, n) / rows; b <= b1; b++) {
+      const e = ends + (<usize>(b + 1) << 2)
+      store<u32>(e, load<u32>(e) + 1)
+    }
+  }
+  for (let b = 1; b <= bands(n); b++) store<u32>(ends + (<usize>b << 2), load<u32>(ends + (<usize>b << 2)) + load<u32>(ends + (<usize>(b - 1) << 2)))
+  for (let k = 0; k + 3 <= count; k += 3) {
+    const p = words + (<usize>k << 2)
+    const sy = margin + span * (<f64>load<u32>(p, 4) / 4294967296.0)
+    for (let b = firstRow(sy, reach, nf) / rows, b1 = lastRow(sy, reach, nf, n) / rows; b <= b1; b++) {
+      const e = ends + (<usize>b << 2)
+      const at = list + <usize>load<u32>(e) * 12
+      store<u32>(e, load<u32>(e) + 1)
+      store<u64>(at, load<u64>(p))
+      store<u32>(at, load<u32>(p, 8), 8)
+    }
+  }
+  let from: u32 = 0
+  for (let b = 0; b < bands(n); b++) {
+    const to = load<u32>(ends + (<usize>b << 2))
+    for (let s = from; s < to; s++) renderSource(list + <usize>s * 12, n, out, margin, radiusCells, b * rows, min(n, (b + 1) * rows) - 1)
+    from = to
+  }
+}
+
+/** One source (three words at p) added to rows [lo, hi] of the field. */
+@inline function renderSource(p: usize, n: i32, out: usize, margin: f64, radiusCells: f64, lo: i32, hi: i32): void {
   const nf = <f64>n
   const nv = f64x2.splat(nf)
   const radius = radiusCells / nf
@@ -72,33 +138,30 @@ export function render(words: usize, count: i32, n: i32, out: usize, margin: f64
   const twoR2 = f64x2.splat(2 * radius * radius)
   const span = 1 - 2 * margin
   const one = f64x2.splat(1)
-  for (let k = 0; k + 3 <= count; k += 3) {
-    const p = words + (<usize>k << 2)
-    const sx = margin + span * (<f64>load<u32>(p) / 4294967296.0)
-    const sy = margin + span * (<f64>load<u32>(p, 4) / 4294967296.0)
-    const x0 = max(0, <i32>Math.floor((sx - reach) * nf))
-    const x1 = min(n - 1, <i32>Math.ceil((sx + reach) * nf))
-    const y0 = max(0, <i32>Math.floor((sy - reach) * nf))
-    const y1 = min(n - 1, <i32>Math.ceil((sy + reach) * nf))
-    const sxv = f64x2.splat(sx)
-    const syv = f64x2.splat(sy)
-    const amplitude = load<u32>(p, 8) & 1 ? one : f64x2.neg(one)
-    for (let i = x0; i <= x1; i += 2) factors(i, sxv, nv, twoR2, one, gx + (<usize>(i - x0) << 3), ex + (<usize>(i - x0) << 3))
-    for (let j = y0; j <= y1; j += 2) factors(j, syv, nv, twoR2, amplitude, gy + (<usize>(j - y0) << 3), ey + (<usize>(j - y0) << 3))
-    // columns two at a time: a pair's second column past x1 (a real cell, or the next row's first)
-    // is left as it was, its squared distance set beyond reach
-    store<f64>(gx + (<usize>(x1 - x0 + 1) << 3), Infinity)
-    for (let j = y0; j <= y1; j++) {
-      const dy2 = f64x2.splat(load<f64>(gy + (<usize>(j - y0) << 3)))
-      const e = f64x2.splat(load<f64>(ey + (<usize>(j - y0) << 3)))
-      const row = out + ((<usize>j * <usize>n) << 2)
-      for (let i = x0; i <= x1; i += 2) {
-        const o = <usize>(i - x0) << 3
-        const q = row + (<usize>i << 2)
-        const v = f64x2.promote_low_f32x4(v128.load64_zero(q))
-        const inside = f64x2.le(f64x2.add(v128.load(gx + o), dy2), reach2)
-        v128.store64_lane(q, f32x4.demote_f64x2_zero(v128.bitselect(f64x2.add(v, f64x2.mul(e, v128.load(ex + o))), v, inside)), 0)
-      }
+  const sx = margin + span * (<f64>load<u32>(p) / 4294967296.0)
+  const sy = margin + span * (<f64>load<u32>(p, 4) / 4294967296.0)
+  const x0 = max(0, <i32>Math.floor((sx - reach) * nf))
+  const x1 = min(n - 1, <i32>Math.ceil((sx + reach) * nf))
+  const y0 = max(lo, firstRow(sy, reach, nf))
+  const y1 = min(hi, lastRow(sy, reach, nf, n))
+  const sxv = f64x2.splat(sx)
+  const syv = f64x2.splat(sy)
+  const amplitude = load<u32>(p, 8) & 1 ? one : f64x2.neg(one)
+  for (let i = x0; i <= x1; i += 2) factors(i, sxv, nv, twoR2, one, gx + (<usize>(i - x0) << 3), ex + (<usize>(i - x0) << 3))
+  for (let j = y0; j <= y1; j += 2) factors(j, syv, nv, twoR2, amplitude, gy + (<usize>(j - y0) << 3), ey + (<usize>(j - y0) << 3))
+  // columns two at a time: a pair's second column past x1 (a real cell, or the next row's first)
+  // is left as it was, its squared distance set beyond reach
+  store<f64>(gx + (<usize>(x1 - x0 + 1) << 3), Infinity)
+  for (let j = y0; j <= y1; j++) {
+    const dy2 = f64x2.splat(load<f64>(gy + (<usize>(j - y0) << 3)))
+    const e = f64x2.splat(load<f64>(ey + (<usize>(j - y0) << 3)))
+    const row = out + ((<usize>j * <usize>n) << 2)
+    for (let i = x0; i <= x1; i += 2) {
+      const o = <usize>(i - x0) << 3
+      const q = row + (<usize>i << 2)
+      const v = f64x2.promote_low_f32x4(v128.load64_zero(q))
+      const inside = f64x2.le(f64x2.add(v128.load(gx + o), dy2), reach2)
+      v128.store64_lane(q, f32x4.demote_f64x2_zero(v128.bitselect(f64x2.add(v, f64x2.mul(e, v128.load(ex + o))), v, inside)), 0)
     }
   }
 }
