@@ -194,10 +194,10 @@ function wasmPasses(k: EncodeModule, n: number, streamWords: number): Passes {
       k.render(at.stream, stream.length, n, at[into], MARGIN, SOURCE_RADIUS_CELLS, at.scratch)
     },
     sumSquares: (of) => k.sumSquares(at[of], cells),
-    scale: (s) => k.scale(at.out, padded, s),
+    scale: (s) => k.scale(at.out, padded, s, false),
     addPart: (s) => k.addScaled(at.out, at.part, padded, s),
     peakAbs: () => k.peakAbs(at.out, padded),
-    divide: (d) => k.divide(at.out, padded, d),
+    divide: (d) => k.scale(at.out, padded, d, true),
     result: () => f32(at.out).slice(0, cells),
   }
 }

@@ -9,9 +9,8 @@ export interface EncodeModule {
   scratchBytes(count: number, n: number): number
   render(words: number, count: number, n: number, out: number, margin: number, radiusCells: number, scratch: number): void
   sumSquares(a: number, len: number): number
-  scale(a: number, len: number, s: number): void
+  scale(a: number, len: number, s: number, divide: boolean): void
   addScaled(dst: number, src: number, len: number, s: number): void
-  divide(a: number, len: number, d: number): void
   peakAbs(a: number, len: number): number
 }
 

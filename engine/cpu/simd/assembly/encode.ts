@@ -188,13 +188,13 @@ export function sumSquares(a: usize, len: i32): f64 {
   return v128.shuffle<f32>(f32x4.demote_f64x2_zero(lo), f32x4.demote_f64x2_zero(hi), 0, 1, 4, 5)
 }
 
-/** a[i] = f32(a[i] * s), in f64. */
-export function scale(a: usize, len: i32, s: f64): void {
+/** a[i] = f32(a[i] * s), or f32(a[i] / s) if `divide` (not times 1 / s: that rounds otherwise), in f64. */
+export function scale(a: usize, len: i32, s: f64, divide: bool): void {
   const sv = f64x2.splat(s)
   for (let i = 0; i < len; i += 4) {
     const p = a + (<usize>i << 2)
     const v = v128.load(p)
-    v128.store(p, pack(f64x2.mul(low(v), sv), f64x2.mul(high(v), sv)))
+    v128.store(p, divide ? pack(f64x2.div(low(v), sv), f64x2.div(high(v), sv)) : pack(f64x2.mul(low(v), sv), f64x2.mul(high(v), sv)))
   }
 }
 
@@ -206,16 +206,6 @@ export function addScaled(dst: usize, src: usize, len: i32, s: f64): void {
     const d = v128.load(dst + o)
     const v = v128.load(src + o)
     v128.store(dst + o, pack(f64x2.add(low(d), f64x2.mul(low(v), sv)), f64x2.add(high(d), f64x2.mul(high(v), sv))))
-  }
-}
-
-/** a[i] = f32(a[i] / d), in f64. */
-export function divide(a: usize, len: i32, d: f64): void {
-  const dv = f64x2.splat(d)
-  for (let i = 0; i < len; i += 4) {
-    const p = a + (<usize>i << 2)
-    const v = v128.load(p)
-    v128.store(p, pack(f64x2.div(low(v), dv), f64x2.div(high(v), dv)))
   }
 }
 
