@@ -50,9 +50,12 @@ const ex = memory.data(8 * 8)
 const gy = memory.data(8 * 8)
 const ey = memory.data(8 * 8)
 
-/** Squared distances from s of the centres of cells i and i + 1, and their Gaussian factors times a. */
-@inline function factors(i: i32, s: v128, n: v128, twoR2: v128, a: v128, g: usize, e: usize): void {
-  const d = f64x2.sub(f64x2.div(f64x2.add(f64x2.convert_low_i32x4_s(i32x4(i, i + 1, 0, 0)), f64x2.splat(0.5)), n), s)
+/**
+ * Squared distances from s of the centres of cells i and i + 1 (read from `centres`, (i + 0.5) / n),
+ * and their Gaussian factors times a.
+ */
+@inline function factors(i: i32, s: v128, centres: usize, twoR2: v128, a: v128, g: usize, e: usize): void {
+  const d = f64x2.sub(v128.load(centres + (<usize>i << 3)), s)
   const d2 = f64x2.mul(d, d)
   v128.store(g, d2)
   v128.store(e, f64x2.mul(a, expNeg2(f64x2.div(f64x2.neg(d2), twoR2))))
@@ -73,7 +76,7 @@ function bandRows(n: i32): i32 {
 
 /** Bytes of scratch that render needs for `count` stream words on an n x n field. */
 export function scratchBytes(count: i32, n: i32): i32 {
-  return <i32>listOffset(n) + (count / 3) * 2 * 12 // a source spans 6 rows at most, so two bands
+  return <i32>listOffset(n) + ((n + 2) << 3) + (count / 3) * 2 * 12 // a source spans 6 rows at most, so two bands
 }
 
 /** The first and last rows a source at height sy reaches (text.ts's render's y0 and y1). */
@@ -99,7 +102,9 @@ export function render(words: usize, count: i32, n: i32, out: usize, margin: f64
   const span = 1 - 2 * margin
   const rows = bandRows(n)
   const ends = scratch // u32 per band + 1: counts, then starts, then (as sources are placed) ends
-  const list = scratch + listOffset(n) // each band's sources' three words, in stream order
+  const centres = scratch + listOffset(n) // (i + 0.5) / n for i = 0 .. n + 1, as the twin computes it
+  for (let i = 0; i < n + 2; i++) store<f64>(centres + (<usize>i << 3), (<f64>i + 0.5) / nf)
+  const list = centres + ((n + 2) << 3) // each band's sources' three words, in stream order
   memory.fill(ends, 0, (bands(n) + 1) << 2)
   for (let k = 0; k + 3 <= count; k += 3) {
     const sy = margin + span * (<f64>load<u32>(words + (<usize>k << 2), 4) / 4294967296.0)
@@ -123,15 +128,14 @@ export function render(words: usize, count: i32, n: i32, out: usize, margin: f64
   let from: u32 = 0
   for (let b = 0; b < bands(n); b++) {
     const to = load<u32>(ends + (<usize>b << 2))
-    for (let s = from; s < to; s++) renderSource(list + <usize>s * 12, n, out, margin, radiusCells, b * rows, min(n, (b + 1) * rows) - 1)
+    for (let s = from; s < to; s++) renderSource(list + <usize>s * 12, n, out, centres, margin, radiusCells, b * rows, min(n, (b + 1) * rows) - 1)
     from = to
   }
 }
 
 /** One source (three words at p) added to rows [lo, hi] of the field. */
-@inline function renderSource(p: usize, n: i32, out: usize, margin: f64, radiusCells: f64, lo: i32, hi: i32): void {
+@inline function renderSource(p: usize, n: i32, out: usize, centres: usize, margin: f64, radiusCells: f64, lo: i32, hi: i32): void {
   const nf = <f64>n
-  const nv = f64x2.splat(nf)
   const radius = radiusCells / nf
   const reach = 3 * radius
   const reach2 = f64x2.splat(reach * reach)
@@ -147,8 +151,8 @@ export function render(words: usize, count: i32, n: i32, out: usize, margin: f64
   const sxv = f64x2.splat(sx)
   const syv = f64x2.splat(sy)
   const amplitude = load<u32>(p, 8) & 1 ? one : f64x2.neg(one)
-  for (let i = x0; i <= x1; i += 2) factors(i, sxv, nv, twoR2, one, gx + (<usize>(i - x0) << 3), ex + (<usize>(i - x0) << 3))
-  for (let j = y0; j <= y1; j += 2) factors(j, syv, nv, twoR2, amplitude, gy + (<usize>(j - y0) << 3), ey + (<usize>(j - y0) << 3))
+  for (let i = x0; i <= x1; i += 2) factors(i, sxv, centres, twoR2, one, gx + (<usize>(i - x0) << 3), ex + (<usize>(i - x0) << 3))
+  for (let j = y0; j <= y1; j += 2) factors(j, syv, centres, twoR2, amplitude, gy + (<usize>(j - y0) << 3), ey + (<usize>(j - y0) << 3))
   // columns two at a time: a pair's second column past x1 (a real cell, or the next row's first)
   // is left as it was, its squared distance set beyond reach
   store<f64>(gx + (<usize>(x1 - x0 + 1) << 3), Infinity)
