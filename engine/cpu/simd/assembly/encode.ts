@@ -50,6 +50,12 @@ const ex = memory.data(8 * 8)
 const gy = memory.data(8 * 8)
 const ey = memory.data(8 * 8)
 
+/** Whether the centre of cell i lies beyond reach of s (squared distance as the twin computes it). */
+@inline function beyond(centres: usize, i: i32, s: f64, reach2: f64): bool {
+  const d = load<f64>(centres + (<usize>i << 3)) - s
+  return d * d > reach2
+}
+
 /**
  * Squared distances from s of the centres of cells i and i + 1 (read from `centres`, (i + 0.5) / n),
  * and their Gaussian factors times a.
@@ -144,10 +150,17 @@ export function render(words: usize, count: i32, n: i32, out: usize, margin: f64
   const one = f64x2.splat(1)
   const sx = margin + span * (<f64>load<u32>(p) / 4294967296.0)
   const sy = margin + span * (<f64>load<u32>(p, 4) / 4294967296.0)
-  const x0 = max(0, <i32>Math.floor((sx - reach) * nf))
-  const x1 = min(n - 1, <i32>Math.ceil((sx + reach) * nf))
-  const y0 = max(lo, firstRow(sy, reach, nf))
-  const y1 = min(hi, lastRow(sy, reach, nf, n))
+  // the twin's window, narrowed to the columns and rows whose own squared distance is within reach:
+  // the others fail its test gx + dy2 <= reach^2 in every cell (about half the window)
+  const r2 = reach * reach
+  let x0 = max(0, <i32>Math.floor((sx - reach) * nf))
+  let x1 = min(n - 1, <i32>Math.ceil((sx + reach) * nf))
+  let y0 = max(lo, firstRow(sy, reach, nf))
+  let y1 = min(hi, lastRow(sy, reach, nf, n))
+  while (x0 <= x1 && beyond(centres, x0, sx, r2)) x0++
+  while (x1 >= x0 && beyond(centres, x1, sx, r2)) x1--
+  while (y0 <= y1 && beyond(centres, y0, sy, r2)) y0++
+  while (y1 >= y0 && beyond(centres, y1, sy, r2)) y1--
   const sxv = f64x2.splat(sx)
   const syv = f64x2.splat(sy)
   const amplitude = load<u32>(p, 8) & 1 ? one : f64x2.neg(one)
