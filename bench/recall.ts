@@ -11,18 +11,21 @@ import type { RecallResult } from '../engine/contracts/api.js'
 import { medianMs, planSides, readBack, timed, type SideBySideOptions } from './dream.js'
 
 export interface RecallBenchOptions extends SideBySideOptions {
-  /** Memories written (default 200, 20 above N = 512: a text's encoding takes about half a second at N = 2048 on this CPU). */
+  /** Memories written (default 200, 20 above N = 512: a text's encoding takes 0.2 to 0.3 s at N = 2048 on this CPU under load). */
   memories?: number
 }
 
-/** Above `large_n` the default is `large_memories`: at N = 2048 one text's encoding takes about half a second here. */
+/** Above `large_n` the default is `large_memories`: at N = 2048 one text's encoding takes 0.2 to 0.3 s here. */
 export const RECALL_DEFAULTS = { memories: 200, large_n: 512, large_memories: 20, moments: 40, k: 10, gap: 5 }
 
 export interface RecallRow {
   n: number
   memories: number
   readings: number
+  /** The query's encoding (the WebAssembly kernel), median. */
   encode_ms: number
+  /** The same by the kernel's TypeScript twin, the control. */
+  encode_twin_ms: number
   /** One CPU field step of the same N on one thread, the encoding's yardstick (its target is 8 of them). */
   cpu_step_ms: number
   cpu_ms: number
@@ -80,9 +83,11 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
         await gpu.resume({ u, prev, step_count: cpu.step_count, memories: cpu.memories })
       }
       const queries = [0, 1, 2].map((q) => written[(q * 977) % count].split(' ').slice(0, 2).join(' '))
-      const t0 = performance.now()
-      await textWavefront(queries[0], n)
-      const encode = performance.now() - t0
+      // the query's encoding by the WebAssembly kernel, and by its TypeScript twin (the same bits) as
+      // the control, alternating over the three queries
+      let e = 0
+      const encode = (await medianMs(async () => void (await textWavefront(queries[e++ % 3], n)), 1)).ms
+      const twin = (await medianMs(async () => void (await textWavefront(queries[e++ % 3], n, 'typescript')), 1)).ms
       const stepper = await createNodeEngine({ backend: 'cpu', size: n, material: MATERIAL, threads: 1, timeline_interval: 0 })
       const step = await medianMs(async () => void (await stepper.step(1)), 1).finally(() => stepper.destroy())
       // the first recall on each side builds its null patterns; it is timed, counted and compared
@@ -111,7 +116,7 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
       const gw = gpu ? await medianMs(async () => void (await gpu!.write(`written last ${w++}`)), o.seconds) : undefined
       say(`recall: N = ${n} done: ${c.ms.toFixed(1)} ms a recall and ${cw.ms.toFixed(1)} ms a write on the CPU${g ? `, ${g.ms.toFixed(1)} and ${gw!.ms.toFixed(1)} ms on the GPU (${plan.adapter!.name})` : ''}`)
       const readings = new Set(cpu.memories.map((m) => m.step)).size
-      rows.push({ n, memories: count, readings, encode_ms: encode, cpu_step_ms: step.ms, cpu_ms: c.ms, gpu_ms: g?.ms ?? null, cpu_write_ms: cw.ms, gpu_write_ms: gw?.ms ?? null, gpu_bytes_read: bytes, field_bytes: 2 * n * n * 4, same_ranking: same, hits_compared: compared, score_diff: diff })
+      rows.push({ n, memories: count, readings, encode_ms: encode, encode_twin_ms: twin, cpu_step_ms: step.ms, cpu_ms: c.ms, gpu_ms: g?.ms ?? null, cpu_write_ms: cw.ms, gpu_write_ms: gw?.ms ?? null, gpu_bytes_read: bytes, field_bytes: 2 * n * n * 4, same_ranking: same, hits_compared: compared, score_diff: diff })
     } finally {
       cpu.destroy()
       gpu?.destroy()
@@ -127,6 +132,7 @@ export function recallTable(r: RecallBenchReport): Record<string, string | numbe
     readings: x.readings,
     'query encode ms': x.encode_ms.toFixed(1),
     'encode in CPU steps (1 thread)': (x.encode_ms / x.cpu_step_ms).toFixed(1),
+    'control: TS twin encode in CPU steps': (x.encode_twin_ms / x.cpu_step_ms).toFixed(1),
     'cpu ms/recall': x.cpu_ms.toFixed(1),
     'gpu ms/recall': x.gpu_ms === null ? '-' : x.gpu_ms.toFixed(1),
     'cpu ms/write': x.cpu_write_ms.toFixed(1),

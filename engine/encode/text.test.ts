@@ -49,6 +49,30 @@ describe('golden values (encoding version 2)', () => {
   }
 })
 
+describe('the WebAssembly kernel', () => {
+  test('gives the TypeScript twin\'s wavefront bit for bit: odd and even sides, one band of rows and many, many words', async () => {
+    const cases: [string, number][] = [
+      ['hello', 16],
+      ['cold glyph', 33], // n * n not a multiple of 4: the padded SIMD passes
+      ['Résonance 結晶, the cold glyph remembers amber lattices of night', 48],
+      ['x', 257], // two bands of rows
+      ['warm river stones', 600], // ten bands
+    ]
+    for (const [text, n] of cases) {
+      const [wasm, twin] = await Promise.all([textWavefront(text, n), textWavefront(text, n, 'typescript')])
+      expect(wasm.length, `${text} at N = ${n}`).toBe(n * n)
+      expect(Buffer.from(wasm.buffer).equals(Buffer.from(twin.buffer)), `${text} at N = ${n}`).toBe(true)
+    }
+  }, 60_000)
+
+  test('texts encoded at once, and a small field after a large one, come out as each alone', async () => {
+    const alone = await textWavefront('amber lattice', 40, 'typescript')
+    const together = await Promise.all([textWavefront('river', 300), textWavefront('amber lattice', 40), textWavefront('cold', 64)])
+    expect([...together[1]]).toEqual([...alone])
+    expect([...(await textWavefront('amber lattice', 40))]).toEqual([...alone])
+  })
+})
+
 describe('wavefronts', () => {
   const engines: Engine[] = []
   afterAll(() => engines.forEach((e) => e.destroy()))

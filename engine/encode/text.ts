@@ -5,6 +5,7 @@
 import { createBLAKE3, type IHasher } from 'hash-wasm'
 import { CrystalError } from '../errors.js'
 import type { Pulse } from './pulse.js'
+import { type EncodeModule, encodeKernel, layout } from './wasm.js'
 
 export const ENCODING_VERSION = 2
 /**
@@ -99,7 +100,8 @@ async function textStreams(text: string, n: number): Promise<Uint32Array[]> {
 /**
  * The sources of a word stream (sourcesFromWords) summed into `out` (n x n, zeroed by the caller),
  * read straight from the words: addPulse's sum (frequency 0, so a plain Gaussian out to 3r) with
- * the Gaussian split into its x and y factors, ten exponentials a source instead of 25.
+ * the Gaussian split into its x and y factors, ten exponentials a source instead of 25. The twin of
+ * the WebAssembly render (engine/cpu/simd/assembly/encode.ts), which repeats it operation for operation.
  */
 function render(words: Uint32Array, n: number, out: Float32Array): void {
   const gx = new Float64Array(8) // squared distances of the window's columns
@@ -127,10 +129,77 @@ function render(words: Uint32Array, n: number, out: Float32Array): void {
   }
 }
 
-function rms(a: Float32Array): number {
-  let s = 0
-  for (let i = 0; i < a.length; i++) s += a[i] * a[i]
-  return Math.sqrt(s / a.length) || 1
+/**
+ * Which code builds the wavefront: the WebAssembly kernel (the default, about 4x faster), or the
+ * TypeScript twin it is tested against. Both give the same bits.
+ */
+export type EncodeKernel = 'wasm' | 'typescript'
+
+/** The passes of textWavefront over its two n x n buffers: `out` (the wavefront) and `part` (one word's). */
+interface Passes {
+  /** Renders a stream into out (first, on a zero field) or into part (zeroed first). */
+  render(stream: Uint32Array, into: 'out' | 'part'): void
+  sumSquares(of: 'out' | 'part'): number
+  /** out = out * s */
+  scale(s: number): void
+  /** out = out + part * s */
+  addPart(s: number): void
+  peakAbs(): number
+  /** out = out / d */
+  divide(d: number): void
+  result(): Float32Array
+}
+
+function typescriptPasses(n: number): Passes {
+  const bufs = { out: new Float32Array(n * n), part: new Float32Array(n * n) }
+  const { out, part } = bufs
+  return {
+    render(stream, into) {
+      if (into === 'part') part.fill(0)
+      render(stream, n, bufs[into])
+    },
+    sumSquares(of) {
+      let s = 0
+      for (const v of bufs[of]) s += v * v
+      return s
+    },
+    scale(s) {
+      for (let i = 0; i < out.length; i++) out[i] *= s
+    },
+    addPart(s) {
+      for (let i = 0; i < out.length; i++) out[i] += part[i] * s
+    },
+    peakAbs() {
+      let peak = 0
+      for (let i = 0; i < out.length; i++) peak = Math.max(peak, Math.abs(out[i]))
+      return peak
+    },
+    divide(d) {
+      for (let i = 0; i < out.length; i++) out[i] /= d
+    },
+    result: () => out,
+  }
+}
+
+function wasmPasses(k: EncodeModule, n: number, streamWords: number): Passes {
+  const cells = n * n
+  const padded = Math.ceil(cells / 4) * 4 // the SIMD passes take 4 cells at a time; the padding stays 0
+  const at = layout(k, streamWords, n, padded)
+  const f32 = (ptr: number) => new Float32Array(k.memory.buffer, ptr, padded)
+  f32(at.out).fill(0)
+  return {
+    render(stream, into) {
+      new Uint32Array(k.memory.buffer, at.stream, stream.length).set(stream)
+      if (into === 'part') f32(at.part).fill(0)
+      k.render(at.stream, stream.length, n, at[into], MARGIN, SOURCE_RADIUS_CELLS, at.scratch)
+    },
+    sumSquares: (of) => k.sumSquares(at[of], cells),
+    scale: (s) => k.scale(at.out, padded, s, false),
+    addPart: (s) => k.addScaled(at.out, at.part, padded, s),
+    peakAbs: () => k.peakAbs(at.out, padded),
+    divide: (d) => k.scale(at.out, padded, d, true),
+    result: () => f32(at.out).slice(0, cells),
+  }
 }
 
 /**
@@ -138,24 +207,18 @@ function rms(a: Float32Array): number {
  * the rest spread evenly over the word parts (each scaled to unit RMS first), then scaled so that the
  * peak is 1. write(text, importance) adds importance times this.
  */
-export async function textWavefront(text: string, n: number): Promise<Float32Array> {
-  const streams = await textStreams(text, n)
+export async function textWavefront(text: string, n: number, kernel: EncodeKernel = 'wasm'): Promise<Float32Array> {
+  const [streams, module] = await Promise.all([textStreams(text, n), kernel === 'wasm' ? encodeKernel() : undefined])
+  // no await from here on: the kernel's one memory serves one text at a time
+  const passes = module ? wasmPasses(module, n, streams[0].length) : typescriptPasses(n)
+  const rms = (of: 'out' | 'part') => Math.sqrt(passes.sumSquares(of) / (n * n)) || 1
   const words = streams.length - 1
-  const out = new Float32Array(n * n)
-  const part = new Float32Array(n * n)
-  for (const [p, stream] of streams.entries()) {
-    if (p) part.fill(0)
-    render(stream, n, p ? part : out)
-    if (!p) {
-      const idScale = Math.sqrt(words ? IDENTITY_WEIGHT : 1) / rms(out)
-      for (let i = 0; i < out.length; i++) out[i] *= idScale
-      continue
-    }
-    const scale = Math.sqrt((1 - IDENTITY_WEIGHT) / words) / rms(part)
-    for (let i = 0; i < out.length; i++) out[i] += part[i] * scale
+  passes.render(streams[0], 'out')
+  passes.scale(Math.sqrt(words ? IDENTITY_WEIGHT : 1) / rms('out'))
+  for (const stream of streams.slice(1)) {
+    passes.render(stream, 'part')
+    passes.addPart(Math.sqrt((1 - IDENTITY_WEIGHT) / words) / rms('part'))
   }
-  let peak = 0
-  for (let i = 0; i < out.length; i++) peak = Math.max(peak, Math.abs(out[i]))
-  for (let i = 0; i < out.length; i++) out[i] /= peak || 1
-  return out
+  passes.divide(passes.peakAbs() || 1)
+  return passes.result()
 }
