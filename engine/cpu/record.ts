@@ -1,9 +1,13 @@
-// The CPU twin of engine/gpu/record.ts: a recorded window over any backend's read, the frames copied
-// as they are captured and the stability sums taken from the host dream's (engine/cpu/dream.ts).
-import type { FieldBackend, WindowRecorder } from '../field/backend.js'
+// The CPU twin of engine/gpu/record.ts: a recorded window over any backend's read, each frame added
+// into the window's planes as it is captured (engine/cpu/spectra.ts, the twin of shaders/spectra.wgsl)
+// and the stability sums taken from the host dream's (engine/cpu/dream.ts).
+import type { FieldBackend, WindowRecorder, WindowRecording } from '../field/backend.js'
+import { windowPlanes } from '../detect/spectra.js'
+import { accumulateWindow } from './spectra.js'
 
 export class HostRecorder implements WindowRecorder {
-  private frames: Float32Array[] = []
+  private planes = new Float32Array(0)
+  private frames = 0
 
   constructor(
     private readonly core: FieldBackend,
@@ -11,18 +15,18 @@ export class HostRecorder implements WindowRecorder {
   ) {}
 
   async capture(slot: number, frames: number): Promise<void> {
-    if (slot === 0) this.frames = Array.from({ length: frames })
-    this.frames[slot] = (await this.core.read()).u
+    const u = (await this.core.read()).u
+    if (slot === 0) [this.frames, this.planes] = [frames, new Float32Array(windowPlanes(frames) * u.length)]
+    accumulateWindow(this.planes, u, slot, frames)
   }
 
-  collect(frames: boolean): Promise<{ frames: Float32Array; sums: Float32Array }> {
-    const size = this.core.n * this.core.n * this.core.fields
-    const out = new Float32Array(frames ? this.frames.length * size : 0)
-    if (frames) this.frames.forEach((u, k) => out.set(u, k * size))
-    return Promise.resolve({ frames: out, sums: this.sums().slice() })
+  async collect(full: boolean): Promise<WindowRecording> {
+    const sums = this.sums().slice()
+    if (!full) return { frames: this.frames, planes: new Float32Array(0), sums, u: new Float32Array(0) }
+    return { frames: this.frames, planes: this.planes.slice(), sums, u: (await this.core.read()).u }
   }
 
   destroy(): void {
-    this.frames = []
+    this.planes = new Float32Array(0)
   }
 }
