@@ -1,13 +1,12 @@
-// The CPU twin of engine/gpu/record.ts: a recorded window over any backend's read, each frame added
-// into the window's planes as it is captured (engine/cpu/spectra.ts, the twin of shaders/spectra.wgsl)
-// and the stability sums taken from the host dream's (engine/cpu/dream.ts).
+// The CPU twin of engine/gpu/record.ts: a recorded window over any backend's read, the frames copied
+// as they are captured and reduced to the window's planes by the twin of shaders/spectra.wgsl
+// (engine/cpu/spectra.ts) only where detection reads them; the stability sums are the host dream's
+// (engine/cpu/dream.ts).
 import type { FieldBackend, WindowRecorder, WindowRecording } from '../field/backend.js'
-import { windowPlanes } from '../detect/spectra.js'
-import { accumulateWindow } from './spectra.js'
+import { FramePlanes } from './spectra.js'
 
 export class HostRecorder implements WindowRecorder {
-  private planes = new Float32Array(0)
-  private frames = 0
+  private frames: Float32Array[] = []
 
   constructor(
     private readonly core: FieldBackend,
@@ -15,18 +14,19 @@ export class HostRecorder implements WindowRecorder {
   ) {}
 
   async capture(slot: number, frames: number): Promise<void> {
-    const u = (await this.core.read()).u
-    if (slot === 0) [this.frames, this.planes] = [frames, new Float32Array(windowPlanes(frames) * u.length)]
-    accumulateWindow(this.planes, u, slot, frames)
+    if (slot === 0) this.frames = Array.from({ length: frames })
+    this.frames[slot] = (await this.core.read()).u
   }
 
   async collect(full: boolean): Promise<WindowRecording> {
     const sums = this.sums().slice()
-    if (!full) return { frames: this.frames, planes: new Float32Array(0), sums, u: new Float32Array(0) }
-    return { frames: this.frames, planes: this.planes.slice(), sums, u: (await this.core.read()).u }
+    const cells = this.core.n * this.core.n
+    const frames = this.frames
+    const window = (f: number) => new FramePlanes(frames.map((u) => u.subarray(f * cells, (f + 1) * cells)))
+    return { frames: frames.length, window, sums, u: full ? (await this.core.read()).u : new Float32Array(0) }
   }
 
   destroy(): void {
-    this.planes = new Float32Array(0)
+    this.frames = []
   }
 }

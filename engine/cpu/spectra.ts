@@ -1,29 +1,56 @@
-// The CPU twin of shaders/spectra.wgsl `accumulate`: one frame of every field added into a window's
-// planes (engine/detect/spectra.ts), the same float32 operations in the same order. Test:
-// engine/detect/spectra.test.ts.
+// The CPU twin of shaders/spectra.wgsl `accumulate`: a window's planes (engine/detect/spectra.ts) from
+// its frames, the same float32 operations in the same order as the kernel's frame-by-frame sums, but
+// taken cell by cell when detection first reads a cell, so that the host sums only the cells it
+// reads (a few hundred of a field's thousands). Test: engine/discovery/record.test.ts (against the
+// kernel), engine/detect/spectra.test.ts (against the float64 DFT).
 import type { Recording } from '../detect/dynamics.js'
-import { windowCoefficients, windowPlanes, WindowSpectra } from '../detect/spectra.js'
+import { type PlaneSource, windowCoefficients, windowPlanes, WindowSpectra } from '../detect/spectra.js'
 
-/** Adds frame `slot` (u, `size` cells of every field) of a window `frames` long into `planes`; slot 0 starts it. */
-export function accumulateWindow(planes: Float32Array, u: Float32Array, slot: number, frames: number): void {
-  const count = windowPlanes(frames)
-  const size = u.length
-  const c = windowCoefficients(frames)
-  const first = slot === 0
-  for (let p = 0; p < count; p++) {
-    const at = p * size
-    const k = c[slot * count + p]
-    for (let i = 0; i < size; i++) {
-      const term = p === 1 ? Math.abs(u[i]) : p === 0 ? u[i] : Math.fround(u[i] * k)
-      planes[at + i] = first ? term : planes[at + i] + term
+/** One field's frames as the planes of their window. */
+export class FramePlanes implements PlaneSource {
+  private readonly count: number
+  private readonly coef: Float32Array
+  /** [cell][plane], filled when the cell is first read (plane 1, sum |u|, is summed apart: the stability map reads every cell). */
+  private readonly sums: Float32Array
+  private readonly filled: Uint8Array
+
+  constructor(private readonly frames: readonly Float32Array[]) {
+    this.count = windowPlanes(frames.length)
+    this.coef = windowCoefficients(frames.length)
+    const cells = frames[0]?.length ?? 0
+    this.sums = new Float32Array(cells * this.count)
+    this.filled = new Uint8Array(cells)
+  }
+
+  plane(p: number, cell: number): number {
+    if (p === 1) return this.absSum(cell)
+    if (!this.filled[cell]) this.fill(cell)
+    return this.sums[cell * this.count + p]
+  }
+
+  private absSum(cell: number): number {
+    let acc = 0
+    for (let t = 0; t < this.frames.length; t++) acc = t === 0 ? Math.abs(this.frames[t][cell]) : Math.fround(acc + Math.abs(this.frames[t][cell]))
+    return acc
+  }
+
+  /** The kernel's sums for one cell: frame 0 sets each, every later frame adds its term (float32 each). */
+  private fill(cell: number): void {
+    const { count, coef, frames, sums } = this
+    const at = cell * count
+    for (let t = 0; t < frames.length; t++) {
+      const v = frames[t][cell]
+      sums[at] = t === 0 ? v : sums[at] + v
+      for (let p = 2; p < count; p++) {
+        const term = Math.fround(v * coef[t * count + p])
+        sums[at + p] = t === 0 ? term : sums[at + p] + term
+      }
     }
+    this.filled[cell] = 1
   }
 }
 
 /** A recording's window as detection reads it (a synthetic recording, or frames read back one by one). */
 export function spectraOf(rec: Recording): WindowSpectra {
-  const cells = rec.n * rec.n
-  const planes = new Float32Array(windowPlanes(rec.frames.length) * cells)
-  rec.frames.forEach((u, t) => accumulateWindow(planes, u, t, rec.frames.length))
-  return new WindowSpectra(rec.n, rec.dt, rec.frames.length, planes)
+  return new WindowSpectra(rec.n, rec.dt, rec.frames.length, new FramePlanes(rec.frames))
 }

@@ -34,10 +34,25 @@ export function windowCoefficients(frames: number): Float32Array {
   return c
 }
 
-/**
- * One field's window as detection reads it: `data` holds the planes of every field, plane p of
- * cell c at p * stride + offset + c.
- */
+/** Plane p of a cell of one field's window (the planes of windowPlanes). */
+export interface PlaneSource {
+  plane(p: number, cell: number): number
+}
+
+/** Planes read back from where the fields live: plane p of cell c at p * stride + offset + c. */
+export class PlaneArray implements PlaneSource {
+  constructor(
+    private readonly data: Float32Array,
+    private readonly offset: number,
+    private readonly stride: number,
+  ) {}
+
+  plane(p: number, cell: number): number {
+    return this.data[p * this.stride + this.offset + cell]
+  }
+}
+
+/** One field's window as detection reads it. */
 export class WindowSpectra {
   readonly bins: number
   private readonly totals: Float64Array
@@ -49,9 +64,7 @@ export class WindowSpectra {
     readonly dt: number,
     /** Frames in the window. */
     readonly frames: number,
-    private readonly data: Float32Array,
-    private readonly offset = 0,
-    private readonly stride = n * n,
+    private readonly source: PlaneSource,
   ) {
     this.bins = Math.floor(frames / 2)
     // sum over the window of each plane's factor: what the mean contributes to each sum
@@ -62,9 +75,8 @@ export class WindowSpectra {
   }
 
   private plane(p: number, cell: number): number {
-    return this.data[p * this.stride + this.offset + cell]
+    return this.source.plane(p, cell)
   }
-
   /** Complex amplitude of the cell's series, mean removed and windowed, at DFT bin k (1..bins). */
   amplitude(cell: number, k: number): [number, number] {
     const mean = this.plane(0, cell) / this.frames

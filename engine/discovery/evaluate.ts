@@ -86,11 +86,10 @@ export async function recordWindows(engine: Engine): Promise<{ windows: Window[]
     await engine.captureFrame(t, RECORD_FRAMES)
   }
   const taken = await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
-  const { planes, sums, u } = await engine.collectRecording()
+  const { window, sums, u } = await engine.collectRecording()
   const later = meanOf(sums, taken)
-  const size = cells * engine.fields
   const windows = Array.from({ length: engine.fields }, (_, f) => ({
-    spectra: new WindowSpectra(n, RECORD_DT, RECORD_FRAMES, planes, f * cells, size),
+    spectra: new WindowSpectra(n, RECORD_DT, RECORD_FRAMES, window(f)),
     later: later.subarray(f * cells, (f + 1) * cells),
   }))
   return { windows, u }

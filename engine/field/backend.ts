@@ -1,5 +1,6 @@
 // What the engine asks of a compute backend. The GPU (WGSL) and CPU (WASM SIMD) backends implement
 // it over the same kernels; engine/cpu/field_step.ts is the oracle both are tested against.
+import type { PlaneSource } from '../detect/spectra.js'
 import type { StepParams } from './params.js'
 
 /** One timeline sample: for each field, the energy and the ledger totals after `step` steps. */
@@ -126,8 +127,8 @@ export interface DreamOps {
 export interface WindowRecording {
   /** Frames in the window. */
   frames: number
-  /** The window's planes, [plane][field][cell] (none when not asked for). */
-  planes: Float32Array
+  /** Field f's window as its planes (engine/detect/spectra.ts; not to be called when the window was not asked for). */
+  window(field: number): PlaneSource
   /** The stability sums, [field][cell]. */
   sums: Float32Array
   /** Every field's u as it is now (none when the planes were not asked for). */

@@ -4,7 +4,7 @@
 // accumulate) and u as it is then, in one read, or one per maxBufferSize of planes for a very large
 // batch. CPU twin: engine/cpu/record.ts; tests: engine/detect/spectra.test.ts, engine/discovery/record.test.ts.
 import type { WindowRecorder, WindowRecording } from '../field/backend.js'
-import { windowCoefficients, windowPlanes } from '../detect/spectra.js'
+import { PlaneArray, windowCoefficients, windowPlanes } from '../detect/spectra.js'
 import { kernelModule, type GpuContext } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 
@@ -110,7 +110,8 @@ export class GpuRecorder implements WindowRecorder {
       if (c === last) tail = back.slice(full ? held * floats : 0)
     }
     this.gpu.check()
-    return { frames: this.frames, planes, sums: tail.subarray(0, floats), u: full ? tail.subarray(floats) : new Float32Array(0) }
+    const cells = this.gpu.n * this.gpu.n
+    return { frames: this.frames, window: (f) => new PlaneArray(planes, f * cells, floats), sums: tail.subarray(0, floats), u: full ? tail.subarray(floats) : new Float32Array(0) }
   }
 
   destroy(): void {
