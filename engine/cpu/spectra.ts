@@ -10,22 +10,22 @@ import { type PlaneSource, windowCoefficients, windowPlanes, WindowSpectra } fro
 export class FramePlanes implements PlaneSource {
   private readonly count: number
   private readonly coef: Float32Array
-  /** [cell][plane], filled when the cell is first read (plane 1, sum |u|, is summed apart: the stability map reads every cell). */
-  private readonly sums: Float32Array
-  private readonly filled: Uint8Array
+  /** Per cell, its planes once it is first read (plane 1, sum |u|, is summed apart: the stability map reads every cell). */
+  private readonly sums: (Float32Array | undefined)[]
+  /** One cell's series (scratch). */
+  private readonly series: Float32Array
 
   constructor(private readonly frames: readonly Float32Array[]) {
     this.count = windowPlanes(frames.length)
     this.coef = windowCoefficients(frames.length)
     const cells = frames[0]?.length ?? 0
-    this.sums = new Float32Array(cells * this.count)
-    this.filled = new Uint8Array(cells)
+    this.sums = new Array(cells)
+    this.series = new Float32Array(frames.length)
   }
 
   plane(p: number, cell: number): number {
     if (p === 1) return this.absSum(cell)
-    if (!this.filled[cell]) this.fill(cell)
-    return this.sums[cell * this.count + p]
+    return (this.sums[cell] ??= this.fill(cell))[p]
   }
 
   private absSum(cell: number): number {
@@ -35,18 +35,41 @@ export class FramePlanes implements PlaneSource {
   }
 
   /** The kernel's sums for one cell: frame 0 sets each, every later frame adds its term (float32 each). */
-  private fill(cell: number): void {
-    const { count, coef, frames, sums } = this
-    const at = cell * count
-    for (let t = 0; t < frames.length; t++) {
-      const v = frames[t][cell]
-      sums[at] = t === 0 ? v : sums[at] + v
-      for (let p = 2; p < count; p++) {
-        const term = Math.fround(v * coef[t * count + p])
-        sums[at + p] = t === 0 ? term : sums[at + p] + term
+  private fill(cell: number): Float32Array {
+    const { count, coef, frames, series } = this
+    const sums = new Float32Array(count)
+    const T = frames.length
+    for (let t = 0; t < T; t++) series[t] = frames[t][cell]
+    let sum = series[0]
+    for (let t = 1; t < T; t++) sum = Math.fround(sum + series[t])
+    sums[0] = sum
+    // two bins' four planes at a time: independent chains of float32 roundings, not one
+    let p = 2
+    for (; p + 4 <= count; p += 4) {
+      let a = Math.fround(series[0] * coef[p])
+      let b = Math.fround(series[0] * coef[p + 1])
+      let c = Math.fround(series[0] * coef[p + 2])
+      let d = Math.fround(series[0] * coef[p + 3])
+      for (let t = 1; t < T; t++) {
+        const v = series[t]
+        const at = t * count + p
+        a = Math.fround(a + Math.fround(v * coef[at]))
+        b = Math.fround(b + Math.fround(v * coef[at + 1]))
+        c = Math.fround(c + Math.fround(v * coef[at + 2]))
+        d = Math.fround(d + Math.fround(v * coef[at + 3]))
       }
+      sums[p] = a
+      sums[p + 1] = b
+      sums[p + 2] = c
+      sums[p + 3] = d
     }
-    this.filled[cell] = 1
+    // an odd bin left over
+    for (; p < count; p++) {
+      let a = Math.fround(series[0] * coef[p])
+      for (let t = 1; t < T; t++) a = Math.fround(a + Math.fround(series[t] * coef[t * count + p]))
+      sums[p] = a
+    }
+    return sums
   }
 }
 

@@ -83,9 +83,11 @@ export class WindowSpectra {
     return [this.plane(2 * k, cell) - mean * this.totals[2 * k], -(this.plane(2 * k + 1, cell) - mean * this.totals[2 * k + 1])]
   }
 
-  /** |amplitude|^2 at bin k. */
+  /** |amplitude|^2 at bin k (the modal map reads thousands: no pair is made). */
   power(cell: number, k: number): number {
-    const [re, im] = this.amplitude(cell, k)
+    const mean = this.plane(0, cell) / this.frames
+    const re = this.plane(2 * k, cell) - mean * this.totals[2 * k]
+    const im = this.plane(2 * k + 1, cell) - mean * this.totals[2 * k + 1]
     return re * re + im * im
   }
 
