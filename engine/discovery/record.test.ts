@@ -6,7 +6,9 @@
 import { afterAll, describe, expect, test } from 'vitest'
 import { observeStability } from '../dream/dream.js'
 import { spectraOf } from '../cpu/spectra.js'
-import type { WindowSpectra } from '../detect/spectra.js'
+import { WindowSpectra } from '../detect/spectra.js'
+import type { GpuFieldBackend } from '../gpu/backend.js'
+import { GpuRecorder } from '../gpu/record.js'
 import { addPulse } from '../encode/pulse.js'
 import type { Engine } from '../field/engine.js'
 import { stepParams } from '../field/params.js'
@@ -84,6 +86,34 @@ describe('the recorded window', () => {
     }
     expect(bits(got.u)).toEqual(bits(want.u))
   })
+})
+
+test('a window larger than one buffer of the device comes back in chunks, the same planes, sums and u', { timeout: GPU_TEST_TIMEOUT }, async () => {
+  const gpu = (await gpuBackend(N, FIELDS)) as GpuFieldBackend
+  opened.push(gpu)
+  const params = stepParams({ n: N, fields: FIELDS, material: new MaterialCatalog().get('europium_crystal'), temperature_k: 4, noise: 0 })
+  await gpu.load(randomField(N, FIELDS, 1), randomField(N, FIELDS, 2))
+  // buffers of 5 planes: 3 planes a chunk, 12 chunks, the sums and u after the last one's plane
+  const chunked = new GpuRecorder(gpu, () => gpu.dream.sums(), 5 * N * N * FIELDS * 4)
+  opened.push(chunked)
+  for (let t = 0; t < RECORD_FRAMES; t++) {
+    await gpu.step({ steps: 2, first_step: 2 * t, seed: 1, sample_interval: 0, params })
+    await gpu.recorder.capture(t, RECORD_FRAMES)
+    await chunked.capture(t, RECORD_FRAMES)
+  }
+  await gpu.dream.accumulateStability(true)
+  const before = gpu.transfers!.reads
+  const got = await chunked.collect(true)
+  expect(gpu.transfers!.reads - before).toBe(12)
+  const want = await gpu.recorder.collect(true)
+  const cells = N * N
+  for (let f = 0; f < FIELDS; f++) {
+    const window = (r: typeof got) => readings(new WindowSpectra(N, 2, RECORD_FRAMES, r.window(f)))
+    expect(bits(window(got))).toEqual(bits(window(want)))
+  }
+  expect(bits(got.sums)).toEqual(bits(want.sums))
+  expect(bits(got.u)).toEqual(bits(want.u))
+  expect(got.sums.some((v) => v > 0) && got.u.length === cells * FIELDS).toBe(true)
 })
 
 test('injecting every field at once books what injecting them one by one books', async () => {

@@ -26,6 +26,8 @@ export class GpuRecorder implements WindowRecorder {
   constructor(
     private readonly gpu: GpuContext,
     private readonly sums: () => GPUBuffer,
+    /** The largest buffer to make: the device's limits unless given (a test gives less, to make chunks). */
+    private readonly maxBytes?: number,
   ) {}
 
   private get planeBytes(): number {
@@ -44,7 +46,7 @@ export class GpuRecorder implements WindowRecorder {
     const { device } = this.gpu
     const bytes = this.planeBytes
     this.frames = frames
-    const limit = Math.min(device.limits.maxBufferSize, device.limits.maxStorageBufferBindingSize)
+    const limit = this.maxBytes ?? Math.min(device.limits.maxBufferSize, device.limits.maxStorageBufferBindingSize)
     // two planes' room in every chunk, so that the last (sums and u after its planes) fits as the others do
     this.perChunk = Math.max(1, Math.floor(limit / bytes) - 2)
     const count = Math.max(1, Math.ceil(this.planes / this.perChunk))
