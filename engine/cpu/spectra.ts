@@ -25,7 +25,9 @@ export class FramePlanes implements PlaneSource {
 
   plane(p: number, cell: number): number {
     if (p === 1) return this.absSum(cell)
-    return (this.sums[cell] ??= this.fill(cell))[p]
+    let sums = this.sums[cell]
+    if (!sums) this.sums[cell] = sums = this.fill(cell)
+    return sums[p]
   }
 
   private absSum(cell: number): number {

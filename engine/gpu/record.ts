@@ -5,6 +5,7 @@
 // batch. CPU twin: engine/cpu/record.ts; tests: engine/detect/spectra.test.ts, engine/discovery/record.test.ts.
 import type { WindowRecorder, WindowRecording } from '../field/backend.js'
 import { PlaneArray, windowCoefficients, windowPlanes } from '../detect/spectra.js'
+import { CrystalError } from '../errors.js'
 import { kernelModule, type GpuContext } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 
@@ -19,8 +20,8 @@ export class GpuRecorder implements WindowRecorder {
   private chunks: GPUBuffer[] = []
   private perChunk = 1
   private frames = 0
-  private coef: GPUBuffer | undefined
-  private uniform: GPUBuffer | undefined
+  /** The window's factors and the uniform's slots, made with its chunks; the kernel, made once. */
+  private window: { coef: GPUBuffer; uniform: GPUBuffer; pipeline: GPUComputePipeline } | undefined
   private pipeline: GPUComputePipeline | undefined
 
   constructor(
@@ -40,9 +41,7 @@ export class GpuRecorder implements WindowRecorder {
 
   /** Chunks for a window `frames` long (its planes, then the sums and u), each within the device's limits. */
   private allocate(frames: number): void {
-    for (const b of this.chunks) b.destroy()
-    this.coef?.destroy()
-    this.uniform?.destroy()
+    this.release()
     const { device } = this.gpu
     const bytes = this.planeBytes
     this.frames = frames
@@ -54,31 +53,33 @@ export class GpuRecorder implements WindowRecorder {
       const held = c < count - 1 ? this.perChunk : this.planes - c * this.perChunk
       return device.createBuffer({ size: (held + (c === count - 1 ? 2 : 0)) * bytes, usage: STORAGE })
     })
-    const coef = windowCoefficients(Math.max(1, frames))
-    this.coef = device.createBuffer({ size: coef.byteLength, usage: STORAGE })
-    this.gpu.transfers.write(this.coef, 0, coef.buffer as ArrayBuffer)
-    this.uniform = device.createBuffer({ size: count * SLOT, usage: UNIFORM })
+    const factors = windowCoefficients(Math.max(1, frames))
+    const coef = device.createBuffer({ size: factors.byteLength, usage: STORAGE })
+    this.gpu.transfers.write(coef, 0, factors.buffer as ArrayBuffer)
+    const uniform = device.createBuffer({ size: count * SLOT, usage: UNIFORM })
     this.pipeline ??= device.createComputePipeline({ layout: 'auto', compute: { module: kernelModule(device, '', SHADERS.spectra), entryPoint: 'accumulate' } })
+    this.window = { coef, uniform, pipeline: this.pipeline }
   }
 
   capture(slot: number, frames: number): Promise<void> {
     if (slot === 0 && frames !== this.frames) this.allocate(frames)
+    if (!this.window) throw new CrystalError('bad_argument', `captureFrame: slot ${slot} of a window that slot 0 did not start`)
+    const { coef, uniform: slots, pipeline } = this.window
     const { device, n, fields, transfers } = this.gpu
     const size = n * n * fields
     const uniform = new ArrayBuffer(this.chunks.length * SLOT)
-    this.chunks.forEach((_, c) => new Uint32Array(uniform, c * SLOT, 5).set([size, slot, c * this.perChunk, Math.min(this.perChunk, this.planes - c * this.perChunk), this.planes]))
-    transfers.write(this.uniform!, 0, uniform)
+    for (let c = 0; c < this.chunks.length; c++) new Uint32Array(uniform, c * SLOT, 5).set([size, slot, c * this.perChunk, Math.min(this.perChunk, this.planes - c * this.perChunk), this.planes])
+    transfers.write(slots, 0, uniform)
     const encoder = device.createCommandEncoder()
     const pass = encoder.beginComputePass()
-    const pipeline = this.pipeline!
     pass.setPipeline(pipeline)
     const groups = Math.ceil(size / WG)
     for (const [c, chunk] of this.chunks.entries()) {
       const bound = Math.min(this.perChunk, this.planes - c * this.perChunk) * this.planeBytes
       const entries = [
-        { binding: 0, resource: { buffer: this.uniform!, offset: c * SLOT, size: 32 } },
+        { binding: 0, resource: { buffer: slots, offset: c * SLOT, size: 32 } },
         { binding: 1, resource: { buffer: this.gpu.state().u } },
-        { binding: 2, resource: { buffer: this.coef! } },
+        { binding: 2, resource: { buffer: coef } },
         { binding: 3, resource: { buffer: chunk, size: bound } },
       ]
       pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }))
@@ -116,11 +117,16 @@ export class GpuRecorder implements WindowRecorder {
     return { frames: this.frames, window: (f) => new PlaneArray(planes, f * cells, floats), sums: tail.subarray(0, floats), u: full ? tail.subarray(floats) : new Float32Array(0) }
   }
 
-  destroy(): void {
+  private release(): void {
     for (const b of this.chunks) b.destroy()
-    this.coef?.destroy()
-    this.uniform?.destroy()
+    this.window?.coef.destroy()
+    this.window?.uniform.destroy()
     this.chunks = []
+    this.window = undefined
+  }
+
+  destroy(): void {
+    this.release()
     this.frames = 0
   }
 }
