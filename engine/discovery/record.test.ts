@@ -77,11 +77,12 @@ describe('the recorded window', () => {
     expect(gpu.transfers()!.reads - before).toBe(1)
     const want = await recordWindows(cpu)
     for (let f = 0; f < FIELDS; f++) {
-      // the same float32 operations in the same order: equal on SwiftShader; a driver may fuse u * c + sum
+      // the same float32 operations in the same order: equal on SwiftShader; on hardware a driver may
+      // fuse u * c + sum, and the field it sums already differs by an ulp an operation (1e-5 of the peak)
       const [g, w] = [readings(got.windows[f].spectra), readings(want.windows[f].spectra)]
       const peak = Math.max(...w.map(Math.abs))
       expect(peak).toBeGreaterThan(0)
-      g.forEach((v, i) => expect(Math.abs(v - w[i])).toBeLessThanOrEqual(1e-6 * peak))
+      expect(Math.max(...g.map((v, i) => Math.abs(v - w[i])))).toBeLessThanOrEqual(1e-5 * peak)
       expect(bits(got.windows[f].later)).toEqual(bits(want.windows[f].later))
     }
     expect(bits(got.u)).toEqual(bits(want.u))
