@@ -1,6 +1,9 @@
 // The CPU twin of engine/gpu/record.ts: a recorded window over any backend's read, the frames copied
-// as they are captured and the stability sums taken from the host dream's (engine/cpu/dream.ts).
-import type { FieldBackend, WindowRecorder } from '../field/backend.js'
+// as they are captured and reduced to the window's planes by the twin of shaders/spectra.wgsl
+// (engine/cpu/spectra.ts) only where detection reads them; the stability sums are the host dream's
+// (engine/cpu/dream.ts).
+import type { FieldBackend, WindowRecorder, WindowRecording } from '../field/backend.js'
+import { FramePlanes } from './spectra.js'
 
 export class HostRecorder implements WindowRecorder {
   private frames: Float32Array[] = []
@@ -15,11 +18,12 @@ export class HostRecorder implements WindowRecorder {
     this.frames[slot] = (await this.core.read()).u
   }
 
-  collect(frames: boolean): Promise<{ frames: Float32Array; sums: Float32Array }> {
-    const size = this.core.n * this.core.n * this.core.fields
-    const out = new Float32Array(frames ? this.frames.length * size : 0)
-    if (frames) this.frames.forEach((u, k) => out.set(u, k * size))
-    return Promise.resolve({ frames: out, sums: this.sums().slice() })
+  async collect(full: boolean): Promise<WindowRecording> {
+    const sums = this.sums().slice()
+    const cells = this.core.n * this.core.n
+    const frames = this.frames
+    const window = (f: number) => new FramePlanes(frames.map((u) => u.subarray(f * cells, (f + 1) * cells)))
+    return { frames: frames.length, window, sums, u: full ? (await this.core.read()).u : new Float32Array(0) }
   }
 
   destroy(): void {

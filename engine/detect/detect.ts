@@ -3,7 +3,9 @@
 // give it a signature (translation-normalized, L2-normalized) with a blake3 hash of its quantized form.
 import type { ClassToken } from '../contracts/registry.js'
 import { blake3Hex } from '../util/hash.js'
+import { spectraOf } from '../cpu/spectra.js'
 import { measureDynamics, modalMap, type DynamicsFeatures, type Recording } from './dynamics.js'
+import { WindowSpectra } from './spectra.js'
 
 /** Side of the square signature patch: SIGNATURE_SIDE^2 floats of shape (then the modal map's). */
 export const SIGNATURE_SIDE = 16
@@ -82,7 +84,9 @@ export function components(mask: Uint8Array, n: number): number[][] {
       cells.push(i)
       const x = i % n
       const y = (i - x) / n
-      for (const j of [x > 0 ? i - 1 : -1, x < n - 1 ? i + 1 : -1, y > 0 ? i - n : -1, y < n - 1 ? i + n : -1]) {
+      // the four neighbours, without an array a cell (the garbage of a field's thousands of cells)
+      for (let d = 0; d < 4; d++) {
+        const j = d === 0 ? (x > 0 ? i - 1 : -1) : d === 1 ? (x < n - 1 ? i + 1 : -1) : d === 2 ? (y > 0 ? i - n : -1) : y < n - 1 ? i + n : -1
         if (j >= 0 && mask[j] && !seen[j]) {
           seen[j] = 1
           stack.push(j)
@@ -228,8 +232,8 @@ export function classify(f: StructureFeatures, response: Response = {}): { class
  * window (weighted by MODAL_WEIGHT): the same structure anywhere on the field, at any resolution,
  * gives the same signature.
  */
-export function signature(rec: Recording, map: Float32Array, cells: number[], f: Pick<ShapeFeatures, 'centroid_x' | 'centroid_y'>): number[] {
-  const n = rec.n
+export function signature(spec: WindowSpectra, map: Float32Array, cells: number[], f: Pick<ShapeFeatures, 'centroid_x' | 'centroid_y'>): number[] {
+  const n = spec.n
   const cx = f.centroid_x * n - 0.5
   const cy = f.centroid_y * n - 0.5
   let half = 1
@@ -250,7 +254,7 @@ export function signature(rec: Recording, map: Float32Array, cells: number[], f:
   }
   const norm = Math.hypot(...out) || 1
   const [a, b] = [Math.sqrt(1 - MODAL_WEIGHT), Math.sqrt(MODAL_WEIGHT)]
-  return [...out.map((v) => (a * v) / norm), ...modalMap(rec, cx, cy, half).map((v) => b * v)]
+  return [...out.map((v) => (a * v) / norm), ...modalMap(spec, cx, cy, half).map((v) => b * v)]
 }
 
 /** blake3 of the signature quantized to int16 (little-endian), so float noise below 1/32767 does not change it. */
@@ -260,12 +264,14 @@ export function signatureHash(sig: readonly number[]): Promise<string> {
   return blake3Hex(new Uint8Array(q.buffer))
 }
 
-/** Mean |u| over a recording's frames: its stability map. */
-export function stabilityMap(rec: Recording): Float32Array {
-  const out = new Float32Array(rec.n * rec.n)
-  for (const f of rec.frames) for (let i = 0; i < out.length; i++) out[i] += Math.abs(f[i])
-  for (let i = 0; i < out.length; i++) out[i] /= rec.frames.length || 1
-  return out
+/** A window as detection reads it: a recording's frames are reduced on the host (engine/cpu/spectra.ts). */
+export function spectraFor(window: Recording | WindowSpectra): WindowSpectra {
+  return window instanceof WindowSpectra ? window : spectraOf(window)
+}
+
+/** Mean |u| over a window's frames: its stability map (the window's own; not to be modified). */
+export function stabilityMap(window: Recording | WindowSpectra): Float32Array {
+  return spectraFor(window).stability()
 }
 
 /** Both halves of a component, split across its principal axis at the centroid. */
@@ -282,14 +288,15 @@ export function halves(cells: number[], n: number, f: { centroid_x: number; cent
 export const SECOND_REGION_MASS = 0.3
 
 /**
- * The classed structures of a recorded window (n x n frames), the one holding most stability mass
+ * The classed structures of a recorded window (n x n frames, or their spectra as evolve keeps them), the one holding most stability mass
  * first, at most `limit` of them. `later` is the stability map of a later window (what the structure kept). The regions of
  * the strongest structure for a frequency ratio are it and the next component when that one is
  * strong enough, else its two halves along its principal axis.
  */
-export async function detect(rec: Recording, later: Float32Array, limit = Infinity): Promise<Structure[]> {
-  const n = rec.n
-  const map = stabilityMap(rec)
+export async function detect(window: Recording | WindowSpectra, later: Float32Array, limit = Infinity): Promise<Structure[]> {
+  const spec = spectraFor(window)
+  const n = spec.n
+  const map = spec.stability()
   let peak = 0
   for (const v of map) peak = Math.max(peak, v)
   if (!(peak > 0)) return []
@@ -305,11 +312,11 @@ export async function detect(rec: Recording, later: Float32Array, limit = Infini
     const { axis, mean_radius, ...shape } = measure(map, n, cells)
     const next = parts[k + 1]
     const regions: [number[], number[]] | undefined = next && next.mass >= SECOND_REGION_MASS * mass ? [cells, next.cells] : cells.length >= 2 * MIN_AREA_CELLS ? halves(cells, n, { ...shape, axis }) : undefined
-    const { features: dynamics } = measureDynamics(rec, cells, map, later, { x: shape.centroid_x * n - 0.5, y: shape.centroid_y * n - 0.5, radius: mean_radius }, regions)
+    const { features: dynamics } = measureDynamics(spec, cells, map, later, { x: shape.centroid_x * n - 0.5, y: shape.centroid_y * n - 0.5, radius: mean_radius }, regions)
     const features = { ...shape, ...dynamics }
     const classed = classify(features)
     if (!classed) continue
-    const sig = signature(rec, map, cells, features)
+    const sig = signature(spec, map, cells, features)
     found.push({ ...classed, features, mass, cells, signature: sig, hash: await signatureHash(sig) })
   }
   return found

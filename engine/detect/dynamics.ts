@@ -1,5 +1,7 @@
 // Classes from dynamics (docs/detection.md): a structure found on a stability map is measured over a
-// recorded window of the field itself (how it oscillates, whether it stands or rotates, what it keeps).
+// recorded window of the field itself (how it oscillates, whether it stands or rotates, what it keeps),
+// as its per-cell spectra (engine/detect/spectra.ts): the frames themselves stay where they were made.
+import type { WindowSpectra } from './spectra.js'
 
 /** A recorded window of one field: `frames` snapshots of u (n x n each), `dt` steps apart. */
 export interface Recording {
@@ -39,81 +41,14 @@ function sample(cells: readonly number[], cap = MAX_SAMPLED_CELLS): readonly num
   return cells.length <= cap ? cells : Array.from({ length: cap }, (_, i) => cells[Math.floor((i * cells.length) / cap)])
 }
 
-/** The Hann window: a mode between two bins leaks into its neighbours, not across the spectrum. */
-function hann(T: number): Float64Array {
-  return Float64Array.from({ length: T }, (_, t) => 0.5 - 0.5 * Math.cos((2 * Math.PI * (t + 0.5)) / T))
-}
-
-/** A cell's series over the recording, mean removed and windowed, into `out`. */
-function seriesOf(rec: Recording, cell: number, window: Float64Array, out: Float64Array): Float64Array {
-  const T = rec.frames.length
-  let mean = 0
-  for (let t = 0; t < T; t++) mean += out[t] = rec.frames[t][cell]
-  mean /= T
-  for (let t = 0; t < T; t++) out[t] = (out[t] - mean) * window[t]
-  return out
-}
-
-/** Complex amplitude of one cell at DFT bin k. */
-function amplitudeAt(rec: Recording, cell: number, k: number): [number, number] {
-  const T = rec.frames.length
-  const { cos, sin, window } = tablesFor(T)
-  const s = seriesOf(rec, cell, window, new Float64Array(T))
-  let re = 0
-  let im = 0
-  for (let t = 0; t < T; t++) {
-    re += s[t] * cos[k * T + t]
-    im -= s[t] * sin[k * T + t]
-  }
-  return [re, im]
-}
-
-const tables = new Map<number, { cos: Float64Array; sin: Float64Array; window: Float64Array }>()
-
-/** cos and sin of every bin (0..T/2) at every frame, and the window: made once per window length. */
-function tablesFor(T: number) {
-  let t = tables.get(T)
-  if (!t) {
-    const bins = Math.floor(T / 2)
-    const cos = new Float64Array((bins + 1) * T)
-    const sin = new Float64Array((bins + 1) * T)
-    for (let k = 0; k <= bins; k++) {
-      for (let i = 0; i < T; i++) {
-        cos[k * T + i] = Math.cos((2 * Math.PI * k * i) / T)
-        sin[k * T + i] = Math.sin((2 * Math.PI * k * i) / T)
-      }
-    }
-    tables.set(T, (t = { cos, sin, window: hann(T) }))
-  }
-  return t
-}
-
-/** Adds one cell's power at every DFT bin 1..T/2 into `power` (`s`: scratch of the window's length). */
-function addPower(rec: Recording, cell: number, power: Float64Array, s: Float64Array): void {
-  const T = rec.frames.length
-  const { cos, sin, window } = tablesFor(T)
-  seriesOf(rec, cell, window, s)
-  for (let k = 1; k < power.length; k++) {
-    let a = 0
-    let b = 0
-    for (let t = 0; t < T; t++) {
-      a += s[t] * cos[k * T + t]
-      b += s[t] * sin[k * T + t]
-    }
-    power[k] += a * a + b * b
-  }
-}
-
 /** Power per DFT bin (0..T/2; DC removed) summed over a sample of `cells`, and the strongest bin's frequency. */
-export function dominantMode(rec: Recording, cells: readonly number[]): { bin: number; frequency: number; power: Float64Array } {
-  const T = rec.frames.length
-  const bins = Math.floor(T / 2)
+export function dominantMode(spec: WindowSpectra, cells: readonly number[]): { bin: number; frequency: number; power: Float64Array } {
+  const bins = spec.bins
   const power = new Float64Array(bins + 1)
-  const s = new Float64Array(T)
-  for (const c of sample(cells)) addPower(rec, c, power, s)
+  for (const c of sample(cells)) for (let k = 1; k <= bins; k++) power[k] += spec.power(c, k)
   let bin = 1
   for (let k = 2; k <= bins; k++) if (power[k] > power[bin]) bin = k
-  return { bin, frequency: bin / (T * rec.dt), power }
+  return { bin, frequency: bin / (spec.frames * spec.dt), power }
 }
 
 /** Turns of the mode's phase along a circle of radius r around (cx, cy), skipping weak cells; 0 when too little of the circle is strong. */
@@ -147,7 +82,7 @@ function windingOf(n: number, amp: (cell: number) => [number, number], cx: numbe
  * `second` is the stability map of a later window (mean |u|), `regions` the structure's two halves
  * (or its two regions) when it has them.
  */
-export function measureDynamics(rec: Recording, cells: readonly number[], first: Float32Array, second: Float32Array, centre: { x: number; y: number; radius: number }, regions?: [readonly number[], readonly number[]]): Dynamics {
+export function measureDynamics(spec: WindowSpectra, cells: readonly number[], first: Float32Array, second: Float32Array, centre: { x: number; y: number; radius: number }, regions?: [readonly number[], readonly number[]]): Dynamics {
   let m1 = 0
   let m2 = 0
   for (const c of cells) {
@@ -155,14 +90,14 @@ export function measureDynamics(rec: Recording, cells: readonly number[], first:
     m2 += second[c]
   }
   // the mode over the structure and a ring of cells around it, so that the winding circle sees it all
-  const n = rec.n
+  const n = spec.n
   const reach = new Set<number>(cells)
   const r = Math.max(1, centre.radius)
   for (let y = Math.max(0, Math.floor(centre.y - 1.5 * r)); y <= Math.min(n - 1, Math.ceil(centre.y + 1.5 * r)); y++) {
     for (let x = Math.max(0, Math.floor(centre.x - 1.5 * r)); x <= Math.min(n - 1, Math.ceil(centre.x + 1.5 * r)); x++) reach.add(y * n + x)
   }
-  const mode = dominantMode(rec, [...reach])
-  const amp = (cell: number) => amplitudeAt(rec, cell, mode.bin)
+  const mode = dominantMode(spec, [...reach])
+  const amp = (cell: number) => spec.amplitude(cell, mode.bin)
   let sr = 0
   let si = 0
   let total = 0
@@ -175,7 +110,7 @@ export function measureDynamics(rec: Recording, cells: readonly number[], first:
   // a ratio of two bins means something only when both are resolved: at least MIN_RATIO_BIN cycles in the window
   let region_ratio = 0
   if (regions) {
-    const [a, b] = regions.map((cs) => dominantMode(rec, cs).bin)
+    const [a, b] = regions.map((cs) => dominantMode(spec, cs).bin)
     if (Math.min(a, b) >= MIN_RATIO_BIN) region_ratio = Math.max(a, b) / Math.min(a, b)
   }
   // a winding counts when the circles at the mean radius and at 0.7 of it both see it
@@ -201,13 +136,11 @@ const MODAL_SAMPLES = 8
  * mean |u|, but not how their power divides among the modes and places: this tells them apart, and
  * a change of noise seed barely moves it (docs/detection.md has the figures).
  */
-export function modalMap(rec: Recording, cx: number, cy: number, half: number): number[] {
-  const n = rec.n
-  const T = rec.frames.length
-  const bins = Math.floor(T / 2)
+export function modalMap(spec: WindowSpectra, cx: number, cy: number, half: number): number[] {
+  const n = spec.n
+  const bins = spec.bins
   const B = MODAL_BLOCKS
   const out = new Array<number>(bins * B * B).fill(0)
-  const s = new Float64Array(T)
   const block = (2 * half) / B
   const stride = Math.max(1, block / MODAL_SAMPLES)
   // whole-cell offsets from the rounded centre, so that a structure moved by whole cells samples the same cells
@@ -222,7 +155,7 @@ export function modalMap(rec: Recording, cx: number, cy: number, half: number): 
           const [i, j] = [ox + Math.round(x), oy + Math.round(y)]
           // outside the field counts as still
           if (i < 0 || j < 0 || i >= n || j >= n) continue
-          addPower(rec, j * n + i, power, s)
+          for (let k = 1; k <= bins; k++) power[k] += spec.power(j * n + i, k)
         }
       }
       for (let k = 1; k <= bins; k++) out[(k - 1) * B * B + by * B + bx] = Math.sqrt(power[k] / Math.max(1, count))

@@ -1,8 +1,8 @@
 // STABILIZE's registration (docs/language.md): what crystallized in a live field is found by the same
 // detection and perturbation experiment as discovery's and offered to the registry through the same novelty check.
 import type { Genome } from '../contracts/registry.js'
-import { detect, stabilityMap, type Structure } from '../detect/detect.js'
-import type { Recording } from '../detect/dynamics.js'
+import { detect, type Structure } from '../detect/detect.js'
+import type { WindowSpectra } from '../detect/spectra.js'
 import type { Engine } from '../field/engine.js'
 import { quality, type Candidate, type RegisterOutcome, type Registry } from '../registry/registry.js'
 import { DEFAULT_MIN_PERSISTENCE } from './discovery.js'
@@ -24,7 +24,7 @@ export interface FieldHistory {
  * The perturbation experiment (docs/detection.md) for each structure, on a quiet copy of the field as
  * it is now (the user's field is not disturbed); those that no longer meet a class rule drop out.
  */
-async function answered(engine: Engine, structures: Structure[], window: { recording: Recording; later: Float32Array }): Promise<{ found: Structure; answered: Structure }[]> {
+async function answered(engine: Engine, structures: Structure[], window: { spectra: WindowSpectra; later: Float32Array }): Promise<{ found: Structure; answered: Structure }[]> {
   const { u, prev } = await engine.read([0])
   const out: { found: Structure; answered: Structure }[] = []
   for (const s of structures) {
@@ -49,9 +49,9 @@ export async function crystallize(engine: Engine, registry: Pick<Registry, 'regi
   const [first] = (await recordWindows(engine)).windows
   const [second] = (await recordWindows(engine)).windows
   // each structure found is perturbed in a twin of the field: `limit` (the strongest first) bounds that work
-  const found = await answered(engine, await detect(first.recording, first.later, limit), { recording: first.recording, later: second.later })
-  const again = await detect(second.recording, second.later)
-  const map = stabilityMap(first.recording)
+  const found = await answered(engine, await detect(first.spectra, first.later, limit), { spectra: first.spectra, later: second.later })
+  const again = await detect(second.spectra, second.later)
+  const map = first.spectra.stability()
   const candidates: Candidate[] = []
   for (const { found: before, answered: s } of found) {
     const persistence = persistenceOf(s, map, first.later)

@@ -5,8 +5,8 @@
 // with added noise gives the noise tolerance.
 import type { Genome } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
-import { basinOf, CLASS_RULES, detect, measure, regrowthOf, stabilityMap, withResponse, type Structure } from '../detect/detect.js'
-import type { Recording } from '../detect/dynamics.js'
+import { basinOf, CLASS_RULES, detect, measure, regrowthOf, withResponse, type Structure } from '../detect/detect.js'
+import { WindowSpectra } from '../detect/spectra.js'
 import { addPulse } from '../encode/pulse.js'
 import { yieldToEventLoop } from '../dream/dream.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
@@ -17,7 +17,7 @@ import { randomPulse } from './genome.js'
 /**
  * The recorded window: 32 frames of u, 4 steps apart (128 steps). Structures' dominant frequencies
  * measured with 2 steps apart were all below 0.02 cycles per step, far under this Nyquist limit
- * (1/8); every frame is a readback, which on a GPU costs more than the steps between.
+ * (1/8). The frames are reduced where the fields live as they are taken (engine/detect/spectra.ts).
  */
 export const RECORD_FRAMES = 32
 export const RECORD_DT = 4
@@ -43,9 +43,9 @@ export interface Evaluation {
   energy_retention: number
 }
 
-/** A field's recorded window and the stability map of the later window. */
+/** A field's recorded window (as its spectra) and the stability map of the later window. */
 export interface Window {
-  recording: Recording
+  spectra: WindowSpectra
   later: Float32Array
 }
 
@@ -74,27 +74,25 @@ function meanOf(sums: Float32Array, taken: number): Float32Array {
 
 /**
  * Per field of the engine: a recorded window (RECORD_FRAMES frames, RECORD_DT steps apart), then the
- * stability map of a later window; `u`: every field's u at the end ([field][cell]). The frames and
- * the sums stay where the fields live until one read back (engine.captureFrame).
+ * stability map of a later window; `u`: every field's u at the end ([field][cell]). The window is
+ * reduced to its spectra where the fields live, and it and the sums come back in one read
+ * (engine.captureFrame).
  */
 export async function recordWindows(engine: Engine): Promise<{ windows: Window[]; u: Float32Array }> {
   const n = engine.size
   const cells = n * n
-  const slots = RECORD_FRAMES + 1
   for (let t = 0; t < RECORD_FRAMES; t++) {
     await engine.step(RECORD_DT)
-    await engine.captureFrame(t, slots)
+    await engine.captureFrame(t, RECORD_FRAMES)
   }
   const taken = await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
-  await engine.captureFrame(RECORD_FRAMES, slots)
-  const { frames, sums } = await engine.collectRecording()
+  const { window, sums, u } = await engine.collectRecording()
   const later = meanOf(sums, taken)
-  const size = cells * engine.fields
   const windows = Array.from({ length: engine.fields }, (_, f) => ({
-    recording: { n, dt: RECORD_DT, frames: Array.from({ length: RECORD_FRAMES }, (_, t) => frames.subarray(t * size + f * cells, t * size + (f + 1) * cells)) },
+    spectra: new WindowSpectra(n, RECORD_DT, RECORD_FRAMES, window(f)),
     later: later.subarray(f * cells, (f + 1) * cells),
   }))
-  return { windows, u: frames.subarray(RECORD_FRAMES * size) }
+  return { windows, u }
 }
 
 /** Steps between a perturbation and the window that sees what came back. */
@@ -135,7 +133,7 @@ export async function perturb(engine: Engine, found: readonly (Structure | undef
       const gain = rms(u.subarray(f * cells, (f + 1) * cells)) / (rms(kick) || 1)
       return { kick: kick.map((v) => v * gain), window: [] }
     }
-    const shape = measure(stabilityMap(windows[f].recording), n, s.cells)
+    const shape = measure(windows[f].spectra.stability(), n, s.cells)
     const [cx, cy] = [s.features.centroid_x * n - 0.5, s.features.centroid_y * n - 0.5]
     const reach = 2 * shape.mean_radius + 1
     const window: number[] = []
@@ -187,7 +185,7 @@ async function runBatch(genomes: readonly Genome[], c: EvaluationConditions, noi
     const { windows, u } = await recordWindows(engine)
     // the retention is the clean batch's: the noisy one's books are not read
     const books = probe ? await engine.books() : []
-    const found = await Promise.all(windows.map(async (w) => (await detect(w.recording, w.later, 1))[0]))
+    const found = await Promise.all(windows.map(async (w) => (await detect(w.spectra, w.later, 1))[0]))
     const answered = probe ? await perturb(engine, found, windows, u) : found
     return { windows, found, answered, retention: books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0)) }
   } finally {
@@ -221,14 +219,14 @@ export async function evaluate(genomes: readonly Genome[], c: EvaluationConditio
   const clean = await runBatch(genomes, c, 0, true)
   const noisy = await runBatch(genomes, c, NOISE_PROBE, false)
   return genomes.map((_, f) => {
-    const { recording, later } = clean.windows[f]
+    const { spectra, later } = clean.windows[f]
     const structure = clean.answered[f]
     if (!structure) return { structure: undefined, persistence: 0, noise_tolerance: 0, energy_retention: clean.retention[f] }
     // the noisy batch is not perturbed: compare it with the structure as first found
     const shaken = noisy.found[f]
     return {
       structure,
-      persistence: persistenceOf(structure, stabilityMap(recording), later),
+      persistence: persistenceOf(structure, spectra.stability(), later),
       noise_tolerance: shaken ? likenessOf(clean.found[f]!, shaken) : 0,
       energy_retention: clean.retention[f],
     }

@@ -1,9 +1,14 @@
-// Evolve's recorded window kept where the fields live (engine/gpu/record.ts) against its CPU twin
-// (engine/cpu/record.ts) and against the window as read back frame by frame; the read backs it costs
+// Evolve's recorded window kept and reduced to its spectra where the fields live (engine/gpu/record.ts,
+// shaders/spectra.wgsl) against its CPU twin (engine/cpu/record.ts, engine/cpu/spectra.ts) and against
+// the spectra of the window read back frame by frame; the read backs it costs
 // on the GPU; a whole evaluation's read backs and its agreement with the CPU's; the sums the GPU holds for the books (engine/gpu/sums.ts) against those it reads at
 // once; and a batched injection books what injecting field by field books.
 import { afterAll, describe, expect, test } from 'vitest'
 import { observeStability } from '../dream/dream.js'
+import { spectraOf } from '../cpu/spectra.js'
+import { WindowSpectra } from '../detect/spectra.js'
+import type { GpuFieldBackend } from '../gpu/backend.js'
+import { GpuRecorder } from '../gpu/record.js'
 import { addPulse } from '../encode/pulse.js'
 import type { Engine } from '../field/engine.js'
 import { stepParams } from '../field/params.js'
@@ -36,6 +41,12 @@ async function prepared(backend: 'gpu' | 'cpu'): Promise<Engine> {
 }
 
 const bits = (a: ArrayLike<number>) => new Uint32Array(Float32Array.from(a).buffer)
+/** Everything detection reads of a window: its stability map, then every cell's amplitude at every bin. */
+function readings(s: WindowSpectra): number[] {
+  const out = [...s.stability()]
+  for (let c = 0; c < s.n * s.n; c++) for (let k = 1; k <= s.bins; k++) out.push(...s.amplitude(c, k))
+  return out
+}
 
 // The GPU steps in the CPU twin's float32 order: on SwiftShader bit for bit; a driver that fuses a
 // multiply-add (Vulkan allows it; NVIDIA's does) differs by an ulp an operation, about 1e-6 of the
@@ -53,7 +64,7 @@ function expectClose(got: ArrayLike<number>, want: ArrayLike<number>, tolerance 
 }
 
 describe('the recorded window', () => {
-  test('on the CPU it is the window read back frame by frame and observeStability', async () => {
+  test('on the CPU it is the spectra of the window read back frame by frame, and observeStability', async () => {
     const [held, read] = [await prepared('cpu'), await prepared('cpu')]
     const { windows, u } = await recordWindows(held)
     const frames: Float32Array[] = []
@@ -64,25 +75,58 @@ describe('the recorded window', () => {
     const later = await observeStability(read, OBSERVE_STEPS, OBSERVE_SAMPLES)
     const cells = N * N
     for (let f = 0; f < FIELDS; f++) {
-      expect(windows[f].recording.frames.length).toBe(RECORD_FRAMES)
-      windows[f].recording.frames.forEach((frame, t) => expect(bits(frame)).toEqual(bits(frames[t].subarray(f * cells, (f + 1) * cells))))
+      const spectra = windows[f].spectra
+      expect([spectra.frames, spectra.dt]).toEqual([RECORD_FRAMES, RECORD_DT])
+      const want = spectraOf({ n: N, dt: RECORD_DT, frames: frames.map((u) => u.subarray(f * cells, (f + 1) * cells)) })
+      expect(bits(readings(spectra))).toEqual(bits(readings(want)))
+      expect(spectra.stability().some((v) => v > 0)).toBe(true)
       expect(bits(windows[f].later)).toEqual(bits(later.subarray(f * cells, (f + 1) * cells)))
     }
     expect(bits(u)).toEqual(bits((await read.read()).u))
   })
 
-  test('on the GPU it is the CPU twin (bit for bit on a software adapter, to an ulp an operation on hardware), and comes back in one read', { timeout: GPU_TEST_TIMEOUT }, async () => {
+  test('on the GPU (shaders/spectra.wgsl) it is the CPU twin (bit for bit on a software adapter, to an ulp an operation on hardware), and comes back in one read', { timeout: GPU_TEST_TIMEOUT }, async () => {
     const [gpu, cpu] = [await prepared('gpu'), await prepared('cpu')]
     const before = gpu.transfers()!.reads
     const got = await recordWindows(gpu)
     expect(gpu.transfers()!.reads - before).toBe(1)
     const want = await recordWindows(cpu)
     for (let f = 0; f < FIELDS; f++) {
-      got.windows[f].recording.frames.forEach((frame, t) => expectClose(frame, want.windows[f].recording.frames[t]))
+      const [g, w] = [readings(got.windows[f].spectra), readings(want.windows[f].spectra)]
+      expect(w.some((v) => v !== 0)).toBe(true)
+      expectClose(g, w)
       expectClose(got.windows[f].later, want.windows[f].later)
     }
     expectClose(got.u, want.u)
   })
+})
+
+test('a window larger than one buffer of the device comes back in chunks, the same planes, sums and u', { timeout: GPU_TEST_TIMEOUT }, async () => {
+  const gpu = (await gpuBackend(N, FIELDS)) as GpuFieldBackend
+  opened.push(gpu)
+  const params = stepParams({ n: N, fields: FIELDS, material: new MaterialCatalog().get('europium_crystal'), temperature_k: 4, noise: 0 })
+  await gpu.load(randomField(N, FIELDS, 1), randomField(N, FIELDS, 2))
+  // buffers of 5 planes: 3 planes a chunk, 12 chunks, the sums and u after the last one's plane
+  const chunked = new GpuRecorder(gpu, () => gpu.dream.sums(), 5 * N * N * FIELDS * 4)
+  opened.push(chunked)
+  for (let t = 0; t < RECORD_FRAMES; t++) {
+    await gpu.step({ steps: 2, first_step: 2 * t, seed: 1, sample_interval: 0, params })
+    await gpu.recorder.capture(t, RECORD_FRAMES)
+    await chunked.capture(t, RECORD_FRAMES)
+  }
+  await gpu.dream.accumulateStability(true)
+  const before = gpu.transfers!.reads
+  const got = await chunked.collect(true)
+  expect(gpu.transfers!.reads - before).toBe(12)
+  const want = await gpu.recorder.collect(true)
+  const cells = N * N
+  for (let f = 0; f < FIELDS; f++) {
+    const window = (r: typeof got) => readings(new WindowSpectra(N, 2, RECORD_FRAMES, r.window(f)))
+    expect(bits(window(got))).toEqual(bits(window(want)))
+  }
+  expect(bits(got.sums)).toEqual(bits(want.sums))
+  expect(bits(got.u)).toEqual(bits(want.u))
+  expect(got.sums.some((v) => v > 0) && got.u.length === cells * FIELDS).toBe(true)
 })
 
 test('injecting every field at once books what injecting them one by one books', async () => {

@@ -1,5 +1,6 @@
 // What the engine asks of a compute backend. The GPU (WGSL) and CPU (WASM SIMD) backends implement
 // it over the same kernels; engine/cpu/field_step.ts is the oracle both are tested against.
+import type { PlaneSource } from '../detect/spectra.js'
 import type { StepParams } from './params.js'
 
 /** One timeline sample: for each field, the energy and the ledger totals after `step` steps. */
@@ -118,18 +119,27 @@ export interface DreamOps {
 }
 
 /**
- * A recorded window of every field kept where the fields live (evolve's evaluation, docs/discovery.md):
- * frames of u captured between steps, then read back at once with the stability sums
- * (DreamOps.accumulateStability's). engine/cpu/record.ts is the CPU twin, engine/gpu/record.ts the GPU's.
+ * A recorded window of every field kept where the fields live (evolve's evaluation, docs/discovery.md),
+ * reduced there frame by frame to the planes detection reads (engine/detect/spectra.ts), then read
+ * back at once with the stability sums (DreamOps.accumulateStability's) and u.
+ * engine/cpu/record.ts is the CPU twin, engine/gpu/record.ts the GPU's.
  */
+export interface WindowRecording {
+  /** Frames in the window. */
+  frames: number
+  /** Field f's window as its planes (engine/detect/spectra.ts; not to be called when the window was not asked for). */
+  window(field: number): PlaneSource
+  /** The stability sums, [field][cell]. */
+  sums: Float32Array
+  /** Every field's u as it is now (none when the planes were not asked for). */
+  u: Float32Array
+}
+
 export interface WindowRecorder {
-  /** Keeps every field's u as it is now as frame `slot` of a recording `frames` frames long (slot 0 starts a new one). */
+  /** Adds every field's u as it is now as frame `slot` of a window `frames` long (slot 0 starts a new one). */
   capture(slot: number, frames: number): Promise<void>
-  /**
-   * The frames captured, [frame][field][cell] (none when `frames` is false), and the stability sums,
-   * [field][cell], in one read back where the device allows buffers that large.
-   */
-  collect(frames: boolean): Promise<{ frames: Float32Array; sums: Float32Array }>
+  /** The window (`full`) or only the sums, in one read back where the device allows buffers that large. */
+  collect(full: boolean): Promise<WindowRecording>
   destroy(): void
 }
 

@@ -5,7 +5,7 @@ import { stabilityMargin, type Material } from '../contracts/material.js'
 import { CrystalError, requireFinite } from '../errors.js'
 import { addPulse, checkPulse, type Pulse } from '../encode/pulse.js'
 import { textWavefront } from '../encode/text.js'
-import type { DreamOps, EditOutcome, FieldBackend, FieldEdit, LedgerSample, TransferCounts, WindowRecorder } from './backend.js'
+import type { DreamOps, EditOutcome, FieldBackend, FieldEdit, LedgerSample, TransferCounts, WindowRecorder, WindowRecording } from './backend.js'
 import { MaterialCatalog } from './materials.js'
 import { stepParams, type StepParams } from './params.js'
 import { selectBackend } from '../backends/select.js'
@@ -290,8 +290,8 @@ class FieldEngine implements Engine {
     return this.recorder.capture(requireInteger('slot', slot, 0, frames - 1), frames)
   }
 
-  collectRecording(frames = true): Promise<{ frames: Float32Array; sums: Float32Array }> {
-    return this.recorder.collect(frames)
+  collectRecording(full = true): Promise<WindowRecording> {
+    return this.recorder.collect(full)
   }
 
   async accumulateStability(reset: boolean): Promise<void> {

@@ -5,7 +5,7 @@ import type { DreamReport, ProbeResult, RecallResult } from '../contracts/api.js
 import type { Material } from '../contracts/material.js'
 import type { DreamMode } from '../contracts/registry.js'
 import type { Pulse } from '../encode/pulse.js'
-import type { BackendChoice, EditMask, EditOutcome, FieldEdit, SavedState, ThreadSpawner, TransferCounts } from './backend.js'
+import type { BackendChoice, EditMask, EditOutcome, FieldEdit, SavedState, ThreadSpawner, TransferCounts, WindowRecording } from './backend.js'
 import type { StepParams } from './params.js'
 import type { MaterialCatalog } from './materials.js'
 
@@ -120,12 +120,12 @@ export interface Engine {
    */
   dreamEdit(edits: readonly (FieldEdit | null)[], passes: number, side: number): Promise<EditOutcome[]>
   /**
-   * Keeps every field's u as frame `slot` of a recorded window `frames` long, where the fields live
-   * (slot 0 starts a new window); `collectRecording` reads the frames ([frame][field][cell]) back
-   * with the stability sums ([field][cell]) at once (docs/discovery.md, evolve's evaluation).
+   * Adds every field's u as frame `slot` of a recorded window `frames` long, where the fields live
+   * (slot 0 starts a new window); `collectRecording` reads the window's planes back with the
+   * stability sums and u at once, or (full false) the sums alone (docs/discovery.md, evolve's evaluation).
    */
   captureFrame(slot: number, frames: number): Promise<void>
-  collectRecording(frames?: boolean): Promise<{ frames: Float32Array; sums: Float32Array }>
+  collectRecording(full?: boolean): Promise<WindowRecording>
   /** Host-device traffic so far; null on the CPU backend, whose fields are in host memory. */
   transfers(): TransferCounts | null
   /** Writes, scalings and their steps, oldest first (recall's adjoint run walks it backwards). */

@@ -1,0 +1,40 @@
+// A window's planes (engine/cpu/spectra.ts, the twin of shaders/spectra.wgsl; the kernel is tied to it
+// in engine/discovery/record.test.ts) against the spectrum taken from the frames directly: the
+// mean-removed, Hann-windowed DFT in float64 that detection read before the frames stayed on the device.
+import { expect, test } from 'vitest'
+import { spectraOf } from '../cpu/spectra.js'
+import { rng } from '../util/rng.js'
+
+const [N, T] = [6, 32]
+
+function direct(series: number[], k: number): [number, number] {
+  const mean = series.reduce((a, v) => a + v, 0) / T
+  let [re, im] = [0, 0]
+  series.forEach((v, t) => {
+    const s = (v - mean) * (0.5 - 0.5 * Math.cos((2 * Math.PI * (t + 0.5)) / T))
+    re += s * Math.cos((2 * Math.PI * k * t) / T)
+    im -= s * Math.sin((2 * Math.PI * k * t) / T)
+  })
+  return [re, im]
+}
+
+test('the planes give every cell the windowed DFT of its series, the mean taken out, and its mean |u|', () => {
+  const rand = rng(4)
+  // an offset, a tone at a cell's own bin and phase, and noise: the offset must not leak into the bins
+  const frames = Array.from({ length: T }, (_, t) => Float32Array.from({ length: N * N }, (_, c) => 0.3 + Math.cos((2 * Math.PI * (1 + (c % 5)) * t) / T + c) + 0.1 * (rand() - 0.5)))
+  const spec = spectraOf({ n: N, dt: 4, frames })
+  expect(spec.bins).toBe(T / 2)
+  for (let c = 0; c < N * N; c++) {
+    const series = frames.map((f) => f[c])
+    for (let k = 1; k <= T / 2; k++) {
+      const [re, im] = spec.amplitude(c, k)
+      const [wr, wi] = direct(series, k)
+      expect(Math.abs(re - wr)).toBeLessThan(1e-5)
+      expect(Math.abs(im - wi)).toBeLessThan(1e-5)
+    }
+    // the tone's bin holds the most power
+    const powers = Array.from({ length: T / 2 }, (_, i) => spec.power(c, i + 1))
+    expect(powers.indexOf(Math.max(...powers)) + 1).toBe(1 + (c % 5))
+    expect(spec.stability()[c]).toBeCloseTo(series.reduce((a, v) => a + Math.abs(v), 0) / T, 5)
+  }
+})

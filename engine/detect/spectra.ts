@@ -1,0 +1,104 @@
+// A recorded window reduced to what detection reads of it (docs/detection.md): per cell, the sum of
+// u, the sum of |u| (the stability map) and the Hann-windowed DFT sums at every bin 1..T/2, each
+// accumulated frame by frame where the fields live (shaders/spectra.wgsl, CPU twin
+// engine/cpu/spectra.ts), so that the frames themselves never reach the host. The mean is taken
+// out here, only for the cells detection reads: sum_t (u_t - m) c_t = sum_t u_t c_t - m sum_t c_t.
+
+/** Planes of a window of T frames: sum u, sum |u|, then cos and sin sums of bins 1..T/2. */
+export function windowPlanes(frames: number): number {
+  return 2 + 2 * Math.floor(frames / 2)
+}
+
+const coefficients = new Map<number, Float32Array>()
+
+/**
+ * Per frame t of a window of T, per plane: the float32 factor u_t is multiplied by (1 for the sum,
+ * unused for |u|, Hann(t) cos(2 pi k t / T) and Hann(t) sin(2 pi k t / T) for bin k), [t][plane].
+ */
+export function windowCoefficients(frames: number): Float32Array {
+  let c = coefficients.get(frames)
+  if (!c) {
+    const planes = windowPlanes(frames)
+    c = new Float32Array(frames * planes)
+    for (let t = 0; t < frames; t++) {
+      const w = 0.5 - 0.5 * Math.cos((2 * Math.PI * (t + 0.5)) / frames)
+      c[t * planes] = 1
+      c[t * planes + 1] = 1
+      for (let k = 1; 2 * k < planes; k++) {
+        c[t * planes + 2 * k] = w * Math.cos((2 * Math.PI * k * t) / frames)
+        c[t * planes + 2 * k + 1] = w * Math.sin((2 * Math.PI * k * t) / frames)
+      }
+    }
+    coefficients.set(frames, c)
+  }
+  return c
+}
+
+/** Plane p of a cell of one field's window (the planes of windowPlanes). */
+export interface PlaneSource {
+  plane(p: number, cell: number): number
+}
+
+/** Planes read back from where the fields live: plane p of cell c at p * stride + offset + c. */
+export class PlaneArray implements PlaneSource {
+  constructor(
+    private readonly data: Float32Array,
+    private readonly offset: number,
+    private readonly stride: number,
+  ) {}
+
+  plane(p: number, cell: number): number {
+    return this.data[p * this.stride + this.offset + cell]
+  }
+}
+
+/** One field's window as detection reads it. */
+export class WindowSpectra {
+  readonly bins: number
+  private readonly totals: Float64Array
+  private map: Float32Array | undefined
+
+  constructor(
+    readonly n: number,
+    /** Steps between frames. */
+    readonly dt: number,
+    /** Frames in the window. */
+    readonly frames: number,
+    private readonly source: PlaneSource,
+  ) {
+    this.bins = Math.floor(frames / 2)
+    // sum over the window of each plane's factor: what the mean contributes to each sum
+    const planes = windowPlanes(frames)
+    const c = windowCoefficients(frames)
+    this.totals = new Float64Array(planes)
+    for (let t = 0; t < frames; t++) for (let p = 2; p < planes; p++) this.totals[p] += c[t * planes + p]
+  }
+
+  private plane(p: number, cell: number): number {
+    return this.source.plane(p, cell)
+  }
+  /** Complex amplitude of the cell's series, mean removed and windowed, at DFT bin k (1..bins). */
+  amplitude(cell: number, k: number): [number, number] {
+    const mean = this.plane(0, cell) / this.frames
+    return [this.plane(2 * k, cell) - mean * this.totals[2 * k], -(this.plane(2 * k + 1, cell) - mean * this.totals[2 * k + 1])]
+  }
+
+  /** |amplitude|^2 at bin k (the modal map reads thousands: no pair is made). */
+  power(cell: number, k: number): number {
+    const mean = this.plane(0, cell) / this.frames
+    const re = this.plane(2 * k, cell) - mean * this.totals[2 * k]
+    const im = this.plane(2 * k + 1, cell) - mean * this.totals[2 * k + 1]
+    return re * re + im * im
+  }
+
+  /** Mean |u| over the window (float32, as a sum of the frames divided by their count). */
+  stability(): Float32Array {
+    if (!this.map) {
+      const cells = this.n * this.n
+      this.map = new Float32Array(cells)
+      for (let c = 0; c < cells; c++) this.map[c] = this.plane(1, c)
+      for (let c = 0; c < cells; c++) this.map[c] /= this.frames || 1
+    }
+    return this.map
+  }
+}
