@@ -66,6 +66,7 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
 
 class FieldEngine implements Engine {
   step_count = 0
+  revision = 0
   readonly memories: Memory[] = []
   readonly history: HistoryEvent[] = []
   private readonly injected: Float64Array
@@ -136,6 +137,7 @@ class FieldEngine implements Engine {
     if (wave.length !== this.core.n * this.core.n) throw new CrystalError('bad_argument', `a wave for this field has ${this.core.n ** 2} cells, got ${wave.length}`)
     const before = (await this.core.energy(this.params, field))[0]
     const held = await this.potential([field])
+    this.revision++
     await this.core.inject(field, wave)
     const potential = (await this.potential([field], true))[0] - held[0]
     this.deposited[field] += potential
@@ -159,6 +161,7 @@ class FieldEngine implements Engine {
    * sums they stay on it until the books are next needed (settle), else they are read at once.
    */
   private async booked(fields: number[], change: () => Promise<void>): Promise<void> {
+    this.revision++
     const saturating = this.params.nonlinearity !== 0
     const held = this.core.held
     if (held) {
@@ -263,6 +266,7 @@ class FieldEngine implements Engine {
     let kept: ArrayLike<number> = []
     let left: ArrayLike<number> = []
     const apply = async () => {
+      this.revision++
       const { u, prev } = await this.core.read()
       if (host) kept = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
       fields.forEach((f, k) => {
@@ -347,6 +351,7 @@ class FieldEngine implements Engine {
 
   async step(steps: number): Promise<void> {
     requireInteger('steps', steps, 0, 10_000_000)
+    this.revision++
     const samples = await this.core.step({ steps, first_step: this.step_count, seed: this.seed, sample_interval: this.timeline_interval, params: this.params })
     this.step_count += steps
     if (samples.length) await this.settle()
@@ -419,6 +424,7 @@ class FieldEngine implements Engine {
     const cells = this.core.n * this.core.n
     if (saved.u.length !== cells || saved.prev.length !== cells) throw new CrystalError('bad_argument', `a saved field here has ${cells} cells, got ${saved.u.length}`)
     await this.settle()
+    this.revision++
     await this.core.load(saved.u, saved.prev)
     this.step_count = saved.step_count
     await this.remember([0])
