@@ -154,8 +154,9 @@ export type OpenAdjoint = (field: number, params: StepParams, patterns: readonly
 
 export class MemoryReader {
   private readonly nulls = new Map<string, Promise<NullPattern[]>>()
-  /** Memories' patterns by size, wave speed and text, oldest use first; at most PATTERN_CACHE_BYTES. */
+  /** Memories' patterns by text, made at the size and wave speed `patternsOf`, oldest use first; at most PATTERN_CACHE_BYTES. */
   private readonly patterns = new Map<string, { pattern: Promise<MemoryPattern>; bytes: number }>()
+  private patternsOf = ''
   private patternBytes = 0
   /** The inverse Gram matrix of each moment's patterns, by size, wave speed and the moment's memories. */
   private readonly grams = new Map<string, Float64Array>()
@@ -195,12 +196,24 @@ export class MemoryReader {
     return this.ofWave(await textWavefront(text, this.engine.size))
   }
 
-  /** A memory's pattern, kept for the next question (a field's memories are read at every recall). */
-  private memoryPattern(text: string): Promise<MemoryPattern> {
-    const key = `${this.engine.size}/${this.c2}/${text}`
-    const kept = this.patterns.get(key) ?? { pattern: this.withNulls(text), bytes: 4 * this.engine.size ** 2 }
-    if (!this.patterns.delete(key)) this.patternBytes += kept.bytes
-    this.patterns.set(key, kept)
+  /** The size and wave speed patterns are made at (their energies and products depend on both). */
+  private get constants(): string {
+    return `${this.engine.size}/${this.c2}`
+  }
+
+  /**
+   * A memory's pattern, kept for the next question (a field's memories are read at every recall).
+   * `constants` is `this.constants`, taken once by the caller (a question may fetch thousands).
+   */
+  private memoryPattern(text: string, constants: string): Promise<MemoryPattern> {
+    if (constants !== this.patternsOf) {
+      this.patterns.clear()
+      this.patternBytes = 0
+      this.patternsOf = constants
+    }
+    const kept = this.patterns.get(text) ?? { pattern: this.withNulls(text), bytes: 4 * this.engine.size ** 2 }
+    if (!this.patterns.delete(text)) this.patternBytes += kept.bytes
+    this.patterns.set(text, kept)
     for (const [old, { bytes }] of this.patterns) {
       if (this.patternBytes <= PATTERN_CACHE_BYTES) break
       this.patterns.delete(old)
@@ -392,7 +405,11 @@ export class MemoryReader {
     const j = m.groups.length
     // each pattern's presence: the least-squares split of the reading over the moment's patterns
     const inv = j > 1 ? this.gramInverse(m, mine) : Float64Array.of(1 / mine[0].energy)
-    const c = m.groups.map((_, g) => m.groups.reduce((s, _h, h) => s + inv[g * j + h] * y[h], 0))
+    const c = m.groups.map((_, g) => {
+      let s = 0
+      for (let h = 0; h < j; h++) s += inv[g * j + h] * y[h]
+      return s
+    })
     // chance, read the same way on the null patterns
     const nullLeft = nulls.map((n, k) => left(m, c, chance[k], n.energy, (h) => mine[h].nulls[k]))
     const sigmaLeft = rms(nullLeft)
@@ -420,7 +437,8 @@ export class MemoryReader {
     const first = !a.chance.length
     // a moment of several memories unsplit reads its own patterns in this sweep
     const unsplit = moments.map((m, i) => !splits[i] && m.groups.length > 1)
-    const own = await Promise.all(moments.map((m, i) => (unsplit[i] ? Promise.all(m.groups.map((g) => this.memoryPattern(g.text))) : undefined)))
+    const constants = this.constants
+    const own = await Promise.all(moments.map((m, i) => (unsplit[i] ? Promise.all(m.groups.map((g) => this.memoryPattern(g.text, constants))) : undefined)))
     const readings = await this.sweep(field, patterns, first ? nulls : [], moments.map((m, i) => ({ ...m, own: own[i] })))
     if (first) a.chance = readings.map((r) => r.nulls)
     moments.forEach((m, i) => {
@@ -434,7 +452,7 @@ export class MemoryReader {
       return readings[i].scores.some((s) => s / imp > lowest) ? [i] : []
     })
     if (lone.length) {
-      const mine = await Promise.all(lone.map((i) => this.memoryPattern(moments[i].groups[0].text)))
+      const mine = await Promise.all(lone.map((i) => this.memoryPattern(moments[i].groups[0].text, constants)))
       const back = await this.sweep(field, [], [], lone.map((i, l) => ({ ...moments[i], own: [mine[l]] })))
       lone.forEach((i, l) => (splits[i] = this.split(moments[i], [mine[l]], back[l].own, a.chance[i], nulls)))
     }
@@ -453,7 +471,7 @@ export class MemoryReader {
       const { scores } = readings[i]
       const { c, energy: energies, floor } = sp
       const j = m.groups.length
-      const mine = j > 1 ? (own[i] ?? (await Promise.all(m.groups.map((g) => this.memoryPattern(g.text))))) : []
+      const mine = j > 1 ? (own[i] ?? (await Promise.all(m.groups.map((g) => this.memoryPattern(g.text, constants))))) : []
       const cross = patterns.map((_, q) => (j > 1 ? mine.map((p) => restProduct(p.w, qw[q], c2)) : []))
       const queryLeft = patterns.map((p, q) => (j > 1 ? left(m, c, scores[q], p.energy, (h) => cross[q][h]) : 0))
       m.groups.forEach((group, g) => {
