@@ -435,9 +435,10 @@ export class MemoryReader {
     const { moments, splits } = a
     const nulls = await this.nullPatterns()
     const first = !a.chance.length
-    // a moment of several memories unsplit reads its own patterns in this sweep
-    const unsplit = moments.map((m, i) => !splits[i] && m.groups.length > 1)
     const constants = this.constants
+    // an unsplit moment reads its own patterns in this sweep where it has several, or one already made (a
+    // candidate of an earlier question: after a step it is read here, not in a second sweep)
+    const unsplit = moments.map((m, i) => !splits[i] && (m.groups.length > 1 || (constants === this.patternsOf && this.patterns.has(m.groups[0].text))))
     const own = await Promise.all(moments.map((m, i) => (unsplit[i] ? Promise.all(m.groups.map((g) => this.memoryPattern(g.text, constants))) : undefined)))
     const readings = await this.sweep(field, patterns, first ? nulls : [], moments.map((m, i) => ({ ...m, own: own[i] })))
     if (first) a.chance = readings.map((r) => r.nulls)
