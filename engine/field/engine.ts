@@ -137,8 +137,8 @@ class FieldEngine implements Engine {
     if (wave.length !== this.core.n * this.core.n) throw new CrystalError('bad_argument', `a wave for this field has ${this.core.n ** 2} cells, got ${wave.length}`)
     const before = (await this.core.energy(this.params, field))[0]
     const held = await this.potential([field])
-    this.revision++
     await this.core.inject(field, wave)
+    this.revision++
     const potential = (await this.potential([field], true))[0] - held[0]
     this.deposited[field] += potential
     this.injected[field] += (await this.core.energy(this.params, field))[0] - before + potential
@@ -160,8 +160,11 @@ class FieldEngine implements Engine {
    * injected and deposited. Every field's sums are taken before and after; where the backend holds
    * sums they stay on it until the books are next needed (settle), else they are read at once.
    */
-  private async booked(fields: number[], change: () => Promise<void>): Promise<void> {
-    this.revision++
+  private async booked(fields: number[], edit: () => Promise<void>): Promise<void> {
+    const change = async () => {
+      await edit()
+      this.revision++
+    }
     const saturating = this.params.nonlinearity !== 0
     const held = this.core.held
     if (held) {
@@ -266,7 +269,6 @@ class FieldEngine implements Engine {
     let kept: ArrayLike<number> = []
     let left: ArrayLike<number> = []
     const apply = async () => {
-      this.revision++
       const { u, prev } = await this.core.read()
       if (host) kept = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
       fields.forEach((f, k) => {
@@ -277,6 +279,7 @@ class FieldEngine implements Engine {
         this.history.push({ kind: 'scale', step: this.step_count, field: f, mask: mask.slice(k * cells, (k + 1) * cells) })
       })
       await this.core.load(u, prev)
+      this.revision++
       if (host) left = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
     }
     if (!host) await this.booked(fields, apply)
@@ -351,9 +354,9 @@ class FieldEngine implements Engine {
 
   async step(steps: number): Promise<void> {
     requireInteger('steps', steps, 0, 10_000_000)
-    this.revision++
     const samples = await this.core.step({ steps, first_step: this.step_count, seed: this.seed, sample_interval: this.timeline_interval, params: this.params })
     this.step_count += steps
+    this.revision++
     if (samples.length) await this.settle()
     for (const s of samples) this.record(s)
   }
@@ -424,8 +427,8 @@ class FieldEngine implements Engine {
     const cells = this.core.n * this.core.n
     if (saved.u.length !== cells || saved.prev.length !== cells) throw new CrystalError('bad_argument', `a saved field here has ${cells} cells, got ${saved.u.length}`)
     await this.settle()
-    this.revision++
     await this.core.load(saved.u, saved.prev)
+    this.revision++
     this.step_count = saved.step_count
     await this.remember([0])
     for (const m of saved.memories) {

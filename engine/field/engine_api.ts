@@ -96,7 +96,7 @@ export interface Engine {
   readonly temperature_k: number
   readonly noise: number
   readonly step_count: number
-  /** Bumped by every change of a field's state (steps, injections, edits, loads): recall keeps what it read of the field until it changes. */
+  /** Bumped once every change of a field's state is done (steps, injections, edits, loads): recall keeps what it read of a field until it moves on. */
   readonly revision: number
   readonly memories: readonly Memory[]
   readonly timeline_interval: number
