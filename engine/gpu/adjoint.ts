@@ -280,7 +280,7 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.gpu.check()
     // [reading][pattern], the patterns a reading did not list left at 0
     this.lists.forEach(({ patterns, at }, k) => {
-      if (patterns) patterns.forEach((p, i) => (rows[k * this.count + p] = back[at + i]))
+      if (patterns) for (const [i, p] of patterns.entries()) rows[k * this.count + p] = back[at + i]
       else rows.set(back.subarray(at, at + this.count), k * this.count)
     })
     return rows

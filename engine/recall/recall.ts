@@ -394,7 +394,7 @@ export class MemoryReader {
     const e = this.engine
     const key = [field, e.revision, e.history.length, e.size, e.material, e.temperature_k, e.noise]
     const kept = this.kept.get(field)
-    if (kept && kept.key.every((k, i) => k === key[i])) return kept
+    if (kept?.key.every((k, i) => k === key[i])) return kept
     const fresh: Analysis = { key, moments: this.writeMoments(field), chance: [], splits: [] }
     this.kept.set(field, fresh)
     return fresh
@@ -443,7 +443,8 @@ export class MemoryReader {
     const readings = await this.sweep(field, patterns, first ? nulls : [], moments.map((m, i) => ({ ...m, own: own[i] })))
     if (first) a.chance = readings.map((r) => r.nulls)
     moments.forEach((m, i) => {
-      if (unsplit[i]) splits[i] = this.split(m, own[i]!, readings[i].own, a.chance[i], nulls)
+      const mine = own[i]
+      if (mine) splits[i] = this.split(m, mine, readings[i].own, a.chance[i], nulls)
     })
     // a moment of one memory is split when a question's reading there clears the lowest floor a hit there can have
     const lone = moments.flatMap((m, i) => {
@@ -455,7 +456,7 @@ export class MemoryReader {
     if (lone.length) {
       const mine = await Promise.all(lone.map((i) => this.memoryPattern(moments[i].groups[0].text, constants)))
       const back = await this.sweep(field, [], [], lone.map((i, l) => ({ ...moments[i], own: [mine[l]] })))
-      lone.forEach((i, l) => (splits[i] = this.split(moments[i], [mine[l]], back[l].own, a.chance[i], nulls)))
+      for (const [l, i] of lone.entries()) splits[i] = this.split(moments[i], [mine[l]], back[l].own, a.chance[i], nulls)
     }
     // sigma^2 grows with the memories held (CAPACITY_SIGMAS); the newest reading has them all
     const newest = rms(a.chance.at(-1)!)
