@@ -1,6 +1,7 @@
 // `crystal bench recall`: recall's latency on the CPU and the GPU side by side, per N, over the same
 // memories: M texts written in batches at MOMENTS moments, 5 steps apart, so the sweep runs back
-// over MOMENTS readings. Beside it: the query's own encoding time (host work on either backend) and
+// over MOMENTS readings; on the CPU also the first question after the field changed (recall keeps
+// what it read of each moment while the field stands still). Beside it: the query's own encoding time (host work on either backend) and
 // that time in CPU field steps of the same N on one thread,
 // the bytes the GPU read back per recall (the field's size is the control), whether both
 // backends rank the same memories, and one write's time on each (encoding and adding the wave).
@@ -28,7 +29,10 @@ export interface RecallRow {
   encode_twin_ms: number
   /** One CPU field step of the same N on one thread, the encoding's yardstick (its target is 8 of them). */
   cpu_step_ms: number
+  /** Questions asked again of a field that stands still: recall keeps what it read of each moment. */
   cpu_ms: number
+  /** The first question after the field changed (one step): each moment read and split again. */
+  cpu_changed_ms: number
   gpu_ms: number | null
   /** One write of a new text (encoding on the host, then the wave added to the field), median. */
   cpu_write_ms: number
@@ -110,13 +114,20 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
         q = 1
         g = await medianMs(async () => void (await gpu!.recall(queries[q++ % queries.length], k)), o.seconds, first)
       }
+      // the first question after a step reads and splits every moment again (the step is not timed)
+      const changed: number[] = []
+      for (let r = 0; r < 5; r++) {
+        await cpu.step(1)
+        changed.push(await timed(async () => void (await cpu.recall(queries[r % queries.length], k))))
+      }
+      changed.sort((a, b) => a - b)
       // writes last, so that the recalls above read the memories as written
       let w = 0
       const cw = await medianMs(async () => void (await cpu.write(`written last ${w++}`)), o.seconds)
       const gw = gpu ? await medianMs(async () => void (await gpu!.write(`written last ${w++}`)), o.seconds) : undefined
       say(`recall: N = ${n} done: ${c.ms.toFixed(1)} ms a recall and ${cw.ms.toFixed(1)} ms a write on the CPU${g ? `, ${g.ms.toFixed(1)} and ${gw!.ms.toFixed(1)} ms on the GPU (${plan.adapter!.name})` : ''}`)
       const readings = new Set(cpu.memories.map((m) => m.step)).size
-      rows.push({ n, memories: count, readings, encode_ms: encode, encode_twin_ms: twin, cpu_step_ms: step.ms, cpu_ms: c.ms, gpu_ms: g?.ms ?? null, cpu_write_ms: cw.ms, gpu_write_ms: gw?.ms ?? null, gpu_bytes_read: bytes, field_bytes: 2 * n * n * 4, same_ranking: same, hits_compared: compared, score_diff: diff })
+      rows.push({ n, memories: count, readings, encode_ms: encode, encode_twin_ms: twin, cpu_step_ms: step.ms, cpu_ms: c.ms, cpu_changed_ms: changed[2], gpu_ms: g?.ms ?? null, cpu_write_ms: cw.ms, gpu_write_ms: gw?.ms ?? null, gpu_bytes_read: bytes, field_bytes: 2 * n * n * 4, same_ranking: same, hits_compared: compared, score_diff: diff })
     } finally {
       cpu.destroy()
       gpu?.destroy()
@@ -134,6 +145,7 @@ export function recallTable(r: RecallBenchReport): Record<string, string | numbe
     'encode in CPU steps (1 thread)': (x.encode_ms / x.cpu_step_ms).toFixed(1),
     'control: TS twin encode in CPU steps': (x.encode_twin_ms / x.cpu_step_ms).toFixed(1),
     'cpu ms/recall': x.cpu_ms.toFixed(1),
+    'cpu ms/recall after a step': x.cpu_changed_ms.toFixed(1),
     'gpu ms/recall': x.gpu_ms === null ? '-' : x.gpu_ms.toFixed(1),
     'cpu ms/write': x.cpu_write_ms.toFixed(1),
     'gpu ms/write': x.gpu_write_ms === null ? '-' : x.gpu_write_ms.toFixed(1),

@@ -22,8 +22,10 @@
 @group(0) @binding(7) var<storage, read> mask: array<f32>;
 // k along the path, [step][cell]; `row` picks the step (a 256-byte slot per step, by offset)
 @group(0) @binding(8) var<storage, read_write> secants: array<f32>;
+// (for `readout`, `row` is the reading's first entry in `picks`, the patterns it reads)
 struct Row { index: u32 }
 @group(0) @binding(9) var<uniform> row: Row;
+@group(0) @binding(10) var<storage, read> picks: array<u32>;
 
 fn inside(x: i32, y: i32) -> bool {
   let n = i32(P.n);
@@ -93,14 +95,15 @@ fn scale(@builtin(global_invocation_id) gid: vec3<u32>) {
   b[i] *= mask[i];
 }
 
-// Per tile and pattern (dispatch z): sum (a + b) w; partials [pattern][tile].
+// Per tile and pattern picked (dispatch z, the z-th pattern this reading reads): sum (a + b) w;
+// partials [z][tile].
 @compute @workgroup_size(TILE, TILE, 1)
 fn readout(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32,
            @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
   var s = 0.0;
   if (gid.x < P.n && gid.y < P.n) {
     let i = gid.y * P.n + gid.x;
-    s = (a_cur[i] + b[i]) * src_u[gid.z * P.n * P.n + i];
+    s = (a_cur[i] + b[i]) * src_u[picks[row.index + gid.z] * P.n * P.n + i];
   }
   partial[lid] = vec4<f32>(s, 0.0, 0.0, 0.0);
   reduce_workgroup(lid);

@@ -66,6 +66,7 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
 
 class FieldEngine implements Engine {
   step_count = 0
+  revision = 0
   readonly memories: Memory[] = []
   readonly history: HistoryEvent[] = []
   private readonly injected: Float64Array
@@ -137,6 +138,7 @@ class FieldEngine implements Engine {
     const before = (await this.core.energy(this.params, field))[0]
     const held = await this.potential([field])
     await this.core.inject(field, wave)
+    this.revision++
     const potential = (await this.potential([field], true))[0] - held[0]
     this.deposited[field] += potential
     this.injected[field] += (await this.core.energy(this.params, field))[0] - before + potential
@@ -158,7 +160,11 @@ class FieldEngine implements Engine {
    * injected and deposited. Every field's sums are taken before and after; where the backend holds
    * sums they stay on it until the books are next needed (settle), else they are read at once.
    */
-  private async booked(fields: number[], change: () => Promise<void>): Promise<void> {
+  private async booked(fields: number[], edit: () => Promise<void>): Promise<void> {
+    const change = async () => {
+      await edit()
+      this.revision++
+    }
     const saturating = this.params.nonlinearity !== 0
     const held = this.core.held
     if (held) {
@@ -273,6 +279,7 @@ class FieldEngine implements Engine {
         this.history.push({ kind: 'scale', step: this.step_count, field: f, mask: mask.slice(k * cells, (k + 1) * cells) })
       })
       await this.core.load(u, prev)
+      this.revision++
       if (host) left = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
     }
     if (!host) await this.booked(fields, apply)
@@ -349,6 +356,7 @@ class FieldEngine implements Engine {
     requireInteger('steps', steps, 0, 10_000_000)
     const samples = await this.core.step({ steps, first_step: this.step_count, seed: this.seed, sample_interval: this.timeline_interval, params: this.params })
     this.step_count += steps
+    this.revision++
     if (samples.length) await this.settle()
     for (const s of samples) this.record(s)
   }
@@ -420,6 +428,7 @@ class FieldEngine implements Engine {
     if (saved.u.length !== cells || saved.prev.length !== cells) throw new CrystalError('bad_argument', `a saved field here has ${cells} cells, got ${saved.u.length}`)
     await this.settle()
     await this.core.load(saved.u, saved.prev)
+    this.revision++
     this.step_count = saved.step_count
     await this.remember([0])
     for (const m of saved.memories) {

@@ -96,6 +96,8 @@ export interface Engine {
   readonly temperature_k: number
   readonly noise: number
   readonly step_count: number
+  /** Bumped once every change of a field's state is done (steps, injections, edits, loads): recall keeps what it read of a field until it moves on. */
+  readonly revision: number
   readonly memories: readonly Memory[]
   readonly timeline_interval: number
   write(text: string, importance?: number, field?: number): Promise<void>

@@ -1,6 +1,7 @@
 // Recall's backward sweep on the GPU (shaders/adjoint.wgsl): the covector of the live field runs
 // back step by step and through the dream's masks, which stay on the device; each reading reduces
-// every pattern's correlation to one float in a scores buffer, and `results` reads back only that.
+// the correlation of each pattern it lists to one float in a scores buffer (the readings' lists one
+// after another), and `results` reads back only that.
 // A saturating field's path is rerun here too (the field step on a scratch copy, k per step kept
 // on the device), so its sweep reads back only the scores as well.
 // CPU twin: AdjointField (engine/recall/adjoint.ts) behind CpuAdjointRunner (engine/recall/runner.ts).
@@ -39,6 +40,12 @@ export class GpuAdjointRunner implements AdjointRunner {
   private readonly scores: GPUBuffer
   private readonly uniform: GPUBuffer
   private readonly rows: GPUBuffer
+  /** The patterns each reading reads, one list after another, and a uniform slot per reading holding where its list starts. */
+  private readonly picks: GPUBuffer
+  private readonly pickRows: GPUBuffer
+  /** Each reading's list (undefined: every pattern) and where its scores start. */
+  private readonly lists: { patterns?: readonly number[]; at: number }[] = []
+  private picked = 0
   private readonly owned: GPUBuffer[] = []
   private readonly groups: number
   private readonly count: number
@@ -48,7 +55,6 @@ export class GpuAdjointRunner implements AdjointRunner {
   private pass: GPUComputePassEncoder
   private dispatches = 0
   private readonly stepGroups: GPUBindGroup[]
-  private readonly readGroups: GPUBindGroup[]
   private readonly sumGroup: GPUBindGroup
   /** The path's k, [step][cell] from step `from` (tests read it back), and a uniform slot per step holding its row. */
   readonly path?: { from: number; steps: number; k: GPUBuffer; rows: GPUBuffer }
@@ -78,6 +84,8 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.scores = buffer(capacity * this.count * 4)
     this.uniform = buffer(STEP_PARAM_LAYOUT.length * 4, UNIFORM)
     this.rows = buffer(capacity * SLOT, UNIFORM)
+    this.picks = buffer(capacity * this.count * 4)
+    this.pickRows = buffer(capacity * SLOT, UNIFORM)
     const u = buffer(cells * 4)
     const prev = buffer(cells * 4)
 
@@ -85,15 +93,10 @@ export class GpuAdjointRunner implements AdjointRunner {
     const all = new Float32Array(this.count * cells)
     patterns.forEach((w, p) => all.set(w, p * cells))
     transfers.write(this.patterns, 0, all)
-    // reading k sums its tiles into scores[k * count ..]
-    const rows = new ArrayBuffer(capacity * SLOT)
-    for (let k = 0; k < capacity; k++) packStruct(REDUCE_PARAM_LAYOUT, { len: tiles, dst_offset: k * this.count }, rows, k * SLOT)
-    transfers.write(this.rows, 0, rows)
 
     const group = (entry: Entry, resources: Record<number, GPUBuffer>) =>
       device.createBindGroup({ layout: pipeline(device, entry).getBindGroupLayout(0), entries: Object.entries(resources).map(([k, buf]) => ({ binding: Number(k), resource: { buffer: buf } })) })
     this.stepGroups = [0, 1].map((c) => group('step', { 0: this.uniform, 1: this.a[c], 2: this.b, 3: this.a[1 - c] }))
-    this.readGroups = [0, 1].map((c) => group('readout', { 0: this.uniform, 1: this.a[c], 2: this.b, 4: this.patterns, 6: this.partials }))
     this.sumGroup = device.createBindGroup({
       layout: gpu.sumRows.layout,
       entries: [{ binding: 0, resource: { buffer: this.rows, size: 16 } }, { binding: 1, resource: { buffer: this.partials } }, { binding: 2, resource: { buffer: this.scores } }],
@@ -238,29 +241,49 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.dispatched()
   }
 
-  read(): number {
+  read(patterns?: readonly number[]): number {
     const k = this.readings++
     if (k >= this.capacity) throw new RangeError(`the sweep was opened for ${this.capacity} readings`)
-    this.pass.setPipeline(pipeline(this.gpu.device, 'readout'))
-    this.pass.setBindGroup(0, this.readGroups[this.cur])
-    this.pass.dispatchWorkgroups(this.groups, this.groups, this.count)
+    const list = patterns ?? [...Array(this.count).keys()]
+    if (list.length > this.count || list.some((p) => !(p >= 0 && p < this.count))) throw new RangeError(`a reading lists patterns 0..${this.count - 1}, each once at most`)
+    const at = this.picked
+    this.picked += list.length
+    this.lists.push({ patterns, at })
+    if (!list.length) return k
+    // reading k sums its tiles into scores[at ..], one per pattern it lists
+    const { device, transfers } = this.gpu
+    const rows = new ArrayBuffer(SLOT)
+    packStruct(REDUCE_PARAM_LAYOUT, { len: this.groups * this.groups, dst_offset: at }, rows, 0)
+    transfers.write(this.rows, k * SLOT, rows)
+    transfers.write(this.pickRows, k * SLOT, Uint32Array.of(at))
+    transfers.write(this.picks, at * 4, Uint32Array.from(list))
+    const p = pipeline(device, 'readout')
+    const entries: [number, GPUBuffer, number, number | undefined][] = [[0, this.uniform, 0, undefined], [1, this.a[this.cur], 0, undefined], [2, this.b, 0, undefined], [4, this.patterns, 0, undefined], [6, this.partials, 0, undefined], [9, this.pickRows, k * SLOT, 16], [10, this.picks, 0, undefined]]
+    this.pass.setPipeline(p)
+    this.pass.setBindGroup(0, device.createBindGroup({ layout: p.getBindGroupLayout(0), entries: entries.map(([binding, buffer, offset, size]) => ({ binding, resource: { buffer, offset, size } })) }))
+    this.pass.dispatchWorkgroups(this.groups, this.groups, list.length)
     this.pass.setPipeline(this.gpu.sumRows.pipeline)
     this.pass.setBindGroup(0, this.sumGroup, [k * SLOT])
-    this.pass.dispatchWorkgroups(this.count)
+    this.pass.dispatchWorkgroups(list.length)
     this.dispatched()
     return k
   }
 
   async results(): Promise<Float64Array> {
     this.pass.end()
-    const bytes = this.readings * this.count * 4
-    if (!bytes) {
+    const rows = new Float64Array(this.readings * this.count)
+    if (!this.picked) {
       this.gpu.device.queue.submit([this.encoder.finish()])
-      return new Float64Array(0)
+      return rows
     }
-    const back = await this.gpu.transfers.read(this.scores, 0, bytes, this.encoder, () => this.gpu.failure())
+    const back = new Float32Array(await this.gpu.transfers.read(this.scores, 0, this.picked * 4, this.encoder, () => this.gpu.failure()))
     this.gpu.check()
-    return Float64Array.from(new Float32Array(back))
+    // [reading][pattern], the patterns a reading did not list left at 0
+    this.lists.forEach(({ patterns, at }, k) => {
+      if (patterns) for (const [i, p] of patterns.entries()) rows[k * this.count + p] = back[at + i]
+      else rows.set(back.subarray(at, at + this.count), k * this.count)
+    })
+    return rows
   }
 
   destroy(): void {

@@ -2,13 +2,14 @@
 // absorbed, dephased, pruned or lost a memory does not recall it, each against the same program in
 // a lossless or cold medium; exact and one-word recall; probe separating written from never written.
 import { afterAll, describe, expect, test } from 'vitest'
+import type { RecallResult } from '../contracts/api.js'
 import type { Material } from '../contracts/material.js'
 import { STATE_HISTORY_BYTES, type Engine } from '../field/engine.js'
 import { stepParams } from '../field/params.js'
 import { engineOn } from '../../testing/backends.js'
 import { EVERYTHING_ON, randomField } from '../../testing/fixtures.js'
 import { AdjointField, restEnergy } from './adjoint.js'
-import { NOTHING_RESONATES } from './recall.js'
+import { MemoryReader, NOTHING_RESONATES } from './recall.js'
 
 const open: Engine[] = []
 afterAll(() => open.forEach((e) => e.destroy()))
@@ -264,6 +265,32 @@ describe('memories written at one moment are told apart by what the field holds'
       expect(await e.recall('granite', 3)).toMatchObject({ hits: [], reason: NOTHING_RESONATES })
     }, 120_000)
   }
+
+  test('what recall keeps between questions changes no answer: asked again or of a fresh reader, the same hits; a wave injected at the same step (no history event) is read at once', async () => {
+    const e = await engine({ size: 48, material: 'ideal_resonator', seed: 7 })
+    // a moment of three memories, then two moments of one
+    await e.writeMany(TWELVE.slice(0, 3).map((text) => ({ text })))
+    await e.step(5)
+    await e.write(TWELVE[3])
+    await e.step(5)
+    await e.write(TWELVE[4])
+    await e.step(20)
+    const questions = ['mountain', TWELVE[3], 'salt on the harbour', TWELVE[1]]
+    const ask = async (r: { recall(text: string, k: number, field: number): Promise<RecallResult> }) => {
+      const out: RecallResult[] = []
+      for (const q of questions) out.push(await r.recall(q, 5, 0))
+      return out
+    }
+    const engineReader = { recall: (text: string, k: number) => e.recall(text, k) }
+    const first = await ask(engineReader)
+    expect(first.map((r) => r.hits[0]?.text)).toEqual([TWELVE[0], TWELVE[3], TWELVE[4], TWELVE[1]])
+    expect(await ask(engineReader)).toEqual(first)
+    expect(await ask(new MemoryReader(e))).toEqual(first)
+    await e.inject(randomField(48, 1, 21))
+    const after = await ask(engineReader)
+    expect(after).toEqual(await ask(new MemoryReader(e)))
+    expect(after.map((r) => r.hits.map((h) => h.strength))).not.toEqual(first.map((r) => r.hits.map((h) => h.strength)))
+  })
 
   test('shared words, cold europium, N = 128: 24 texts sharing four words 15 steps apart, read 200 steps on: an exact text still held ranks first, however many newer memories share its words', async () => {
     const e = await engine({ size: 128, material: 'europium_crystal', temperature_k: 4, seed: 3 })

@@ -77,6 +77,33 @@ interface WriteMoment extends Moment {
   groups: Group[]
 }
 
+/** What a moment's reading says of its own memories, whatever the question. */
+interface MomentSplit {
+  /** Each group's presence c_g (the least-squares split of the reading). */
+  c: number[]
+  /** Each group's pattern's rest energy. */
+  energy: number[]
+  /** Each group's noise floor, NaN where no question can make it a hit (importance 0, or its strength under the floor). */
+  floor: number[]
+}
+
+/** One field's moments and what recall read of them, while the field stands still (`key`). */
+interface Analysis {
+  key: readonly unknown[]
+  moments: WriteMoment[]
+  /** The null patterns' scores at each moment. */
+  chance: number[][]
+  splits: (MomentSplit | undefined)[]
+}
+
+/**
+ * What a moment's patterns leave of a reading, given the energy each shares with the pattern read;
+ * adding back memory g's part gives the share through g (at a moment of one memory, the reading).
+ */
+function left(m: WriteMoment, c: readonly number[], reading: number, energy: number, shared: (h: number) => number): number {
+  return reading - m.groups.reduce((s, _h, h) => s + (c[h] * shared(h)) / energy, 0)
+}
+
 /** A state the history keeps, on the host: one kept on a device is followed there (the backend's adjoint), never here. */
 function hostState(s: SavedState): Promise<{ u: Float32Array; prev: Float32Array }> {
   if (!('u' in s)) throw new CrystalError('bad_argument', 'a state kept on a device is followed on its backend')
@@ -127,12 +154,15 @@ export type OpenAdjoint = (field: number, params: StepParams, patterns: readonly
 
 export class MemoryReader {
   private readonly nulls = new Map<string, Promise<NullPattern[]>>()
-  /** Memories' patterns by size, wave speed and text, oldest use first; at most PATTERN_CACHE_BYTES. */
+  /** Memories' patterns by text, made at the size and wave speed `patternsOf`, oldest use first; at most PATTERN_CACHE_BYTES. */
   private readonly patterns = new Map<string, { pattern: Promise<MemoryPattern>; bytes: number }>()
+  private patternsOf = ''
   private patternBytes = 0
   /** The inverse Gram matrix of each moment's patterns, by size, wave speed and the moment's memories. */
   private readonly grams = new Map<string, Float64Array>()
   private gramEntries = 0
+  /** Each field's moments and splits, while it stands still. */
+  private readonly kept = new Map<number, Analysis>()
   /** The last path recomputed on the host, kept while the field and its history stand still (questions come in runs). */
   private path?: { key: readonly unknown[]; path: Promise<SaturationPath> }
 
@@ -166,12 +196,24 @@ export class MemoryReader {
     return this.ofWave(await textWavefront(text, this.engine.size))
   }
 
-  /** A memory's pattern, kept for the next question (a field's memories are read at every recall). */
-  private memoryPattern(text: string): Promise<MemoryPattern> {
-    const key = `${this.engine.size}/${this.c2}/${text}`
-    const kept = this.patterns.get(key) ?? { pattern: this.withNulls(text), bytes: 4 * this.engine.size ** 2 }
-    if (!this.patterns.delete(key)) this.patternBytes += kept.bytes
-    this.patterns.set(key, kept)
+  /** The size and wave speed patterns are made at (their energies and products depend on both). */
+  private get constants(): string {
+    return `${this.engine.size}/${this.c2}`
+  }
+
+  /**
+   * A memory's pattern, kept for the next question (a field's memories are read at every recall).
+   * `constants` is `this.constants`, taken once by the caller (a question may fetch thousands).
+   */
+  private memoryPattern(text: string, constants: string): Promise<MemoryPattern> {
+    if (constants !== this.patternsOf) {
+      this.patterns.clear()
+      this.patternBytes = 0
+      this.patternsOf = constants
+    }
+    const kept = this.patterns.get(text) ?? { pattern: this.withNulls(text), bytes: 4 * this.engine.size ** 2 }
+    if (!this.patterns.delete(text)) this.patternBytes += kept.bytes
+    this.patterns.set(text, kept)
     for (const [old, { bytes }] of this.patterns) {
       if (this.patternBytes <= PATTERN_CACHE_BYTES) break
       this.patterns.delete(old)
@@ -342,6 +384,46 @@ export class MemoryReader {
     return inv
   }
 
+  /**
+   * What each moment's reading says of its own memories whatever the question, kept while the field
+   * stands still (its revision, history and constants): the null patterns' scores at every moment,
+   * and each moment's split where it has been needed. A moment of several memories is split on the
+   * first question; a moment of one only once a question's reading there could make a hit.
+   */
+  private async analysis(field: number): Promise<Analysis> {
+    const e = this.engine
+    const key = [field, e.revision, e.history.length, e.size, e.material, e.temperature_k, e.noise]
+    const kept = this.kept.get(field)
+    if (kept?.key.every((k, i) => k === key[i])) return kept
+    const fresh: Analysis = { key, moments: this.writeMoments(field), chance: [], splits: [] }
+    this.kept.set(field, fresh)
+    return fresh
+  }
+
+  /** A moment's split from its own patterns' raw readings `y` and the null patterns' scores there. */
+  private split(m: WriteMoment, mine: readonly MemoryPattern[], y: readonly number[], chance: readonly number[], nulls: readonly Pattern[]): MomentSplit {
+    const j = m.groups.length
+    // each pattern's presence: the least-squares split of the reading over the moment's patterns
+    const inv = j > 1 ? this.gramInverse(m, mine) : Float64Array.of(1 / mine[0].energy)
+    const c = m.groups.map((_, g) => {
+      let s = 0
+      for (let h = 0; h < j; h++) s += inv[g * j + h] * y[h]
+      return s
+    })
+    // chance, read the same way on the null patterns
+    const nullLeft = nulls.map((n, k) => left(m, c, chance[k], n.energy, (h) => mine[h].nulls[k]))
+    const sigmaLeft = rms(nullLeft)
+    const floor = m.groups.map((group, g) => {
+      if (group.importance === 0) return Number.NaN
+      const energy = mine[g].energy
+      const strength = c[g] / group.importance
+      const sigmaShare = rms(nulls.map((n, k) => nullLeft[k] + (c[g] * mine[g].nulls[k]) / n.energy))
+      const noise_floor = Math.max((NOISE_SIGMAS * Math.max(sigmaLeft * Math.sqrt(energy * inv[g * j + g]), sigmaShare)) / Math.abs(group.importance), FORGOTTEN_BELOW)
+      return strength > noise_floor ? noise_floor : Number.NaN
+    })
+    return { c, energy: mine.map((p) => p.energy), floor }
+  }
+
   /** Recall of many texts in one sweep (benchmarks ask hundreds of questions of one field). */
   async recallMany(texts: readonly string[], k: number, field: number): Promise<RecallResult[]> {
     if (!Number.isInteger(k) || k < 1 || k > 1000) throw new CrystalError('bad_argument', `k must be a whole number from 1 to 1000, got ${String(k)}`, { field: 'k' })
@@ -349,39 +431,56 @@ export class MemoryReader {
     const count = e.memories.filter((m) => m.field === field).length
     if (!count) return texts.map(() => ({ hits: [], memories: 0, capacity: null, over_capacity: false, reason: 'the medium holds no memories yet; write something first' }))
     const patterns = await Promise.all(texts.map((t) => this.pattern(t)))
-    const moments = this.writeMoments(field)
-    const own = await Promise.all(moments.map((m) => Promise.all(m.groups.map((g) => this.memoryPattern(g.text)))))
+    const a = await this.analysis(field)
+    const { moments, splits } = a
     const nulls = await this.nullPatterns()
-    const readings = await this.sweep(field, patterns, nulls, moments.map((m, i) => ({ ...m, own: own[i] })))
+    const first = !a.chance.length
+    const constants = this.constants
+    // an unsplit moment reads its own patterns in this sweep where it has several, or one already made (a
+    // candidate of an earlier question: after a step it is read here, not in a second sweep)
+    const unsplit = moments.map((m, i) => !splits[i] && (m.groups.length > 1 || (constants === this.patternsOf && this.patterns.has(m.groups[0].text))))
+    const own = await Promise.all(moments.map((m, i) => (unsplit[i] ? Promise.all(m.groups.map((g) => this.memoryPattern(g.text, constants))) : undefined)))
+    const readings = await this.sweep(field, patterns, first ? nulls : [], moments.map((m, i) => ({ ...m, own: own[i] })))
+    if (first) a.chance = readings.map((r) => r.nulls)
+    moments.forEach((m, i) => {
+      const mine = own[i]
+      if (mine) splits[i] = this.split(m, mine, readings[i].own, a.chance[i], nulls)
+    })
+    // a moment of one memory is split when a question's reading there clears the lowest floor a hit there can have
+    const lone = moments.flatMap((m, i) => {
+      if (splits[i] || m.groups[0].importance === 0) return []
+      const imp = m.groups[0].importance
+      const lowest = Math.max((NOISE_SIGMAS * rms(a.chance[i])) / Math.abs(imp), FORGOTTEN_BELOW) * (1 - 1e-9)
+      return readings[i].scores.some((s) => s / imp > lowest) ? [i] : []
+    })
+    if (lone.length) {
+      const mine = await Promise.all(lone.map((i) => this.memoryPattern(moments[i].groups[0].text, constants)))
+      const back = await this.sweep(field, [], [], lone.map((i, l) => ({ ...moments[i], own: [mine[l]] })))
+      for (const [l, i] of lone.entries()) splits[i] = this.split(moments[i], [mine[l]], back[l].own, a.chance[i], nulls)
+    }
     // sigma^2 grows with the memories held (CAPACITY_SIGMAS); the newest reading has them all
-    const newest = readings.at(-1)!.sigma
+    const newest = rms(a.chance.at(-1)!)
     const capacity = newest ? Math.floor(count / (CAPACITY_SIGMAS * newest) ** 2) : null
     const over_capacity = capacity !== null && count > capacity
+    const c2 = this.c2
     // Q w of each query, for the energy it shares with the patterns of a moment of several
     const qw = moments.some((m) => m.groups.length > 1) ? patterns.map((p) => negLaplacian(p.w, e.size)) : []
     const hits: RecallHit[][] = texts.map(() => [])
-    moments.forEach((m, i) => {
-      const { scores, nulls: chance, own: y } = readings[i]
+    for (const [i, m] of moments.entries()) {
+      const sp = splits[i]
+      // unsplit, or no memory there held above its floor: no hit at this moment
+      if (!sp?.floor.some((f) => !Number.isNaN(f))) continue
+      const { scores } = readings[i]
+      const { c, energy: energies, floor } = sp
       const j = m.groups.length
-      const mine = own[i]
-      // each pattern's presence: the least-squares split of the reading over the moment's patterns
-      const inv = j > 1 ? this.gramInverse(m, mine) : Float64Array.of(1 / mine[0].energy)
-      const c = m.groups.map((_, g) => m.groups.reduce((s, _h, h) => s + inv[g * j + h] * y[h], 0))
-      // what the moment's patterns leave of a reading, given the energy each shares with the pattern read;
-      // adding back memory g's part gives the share through g (at a moment of one memory, the reading)
-      const left = (reading: number, energy: number, shared: (h: number) => number) => reading - m.groups.reduce((s, _h, h) => s + (c[h] * shared(h)) / energy, 0)
-      // chance, read the same way on the null patterns
-      const nullLeft = nulls.map((n, k) => left(chance[k], n.energy, (h) => mine[h].nulls[k]))
-      const sigmaLeft = rms(nullLeft)
-      const cross = patterns.map((_, q) => (j > 1 ? mine.map((p) => restProduct(p.w, qw[q], this.c2)) : []))
-      const queryLeft = patterns.map((p, q) => (j > 1 ? left(scores[q], p.energy, (h) => cross[q][h]) : 0))
+      const mine = j > 1 ? (own[i] ?? (await Promise.all(m.groups.map((g) => this.memoryPattern(g.text, constants))))) : []
+      const cross = patterns.map((_, q) => (j > 1 ? mine.map((p) => restProduct(p.w, qw[q], c2)) : []))
+      const queryLeft = patterns.map((p, q) => (j > 1 ? left(m, c, scores[q], p.energy, (h) => cross[q][h]) : 0))
       m.groups.forEach((group, g) => {
-        if (group.importance === 0) return
-        const energy = mine[g].energy
+        const noise_floor = floor[g]
+        if (Number.isNaN(noise_floor)) return
+        const energy = energies[g]
         const strength = c[g] / group.importance
-        const sigmaShare = rms(nulls.map((n, k) => nullLeft[k] + (c[g] * mine[g].nulls[k]) / n.energy))
-        const noise_floor = Math.max((NOISE_SIGMAS * Math.max(sigmaLeft * Math.sqrt(energy * inv[g * j + g]), sigmaShare)) / Math.abs(group.importance), FORGOTTEN_BELOW)
-        if (!(strength > noise_floor)) return
         patterns.forEach((p, q) => {
           // the query's share through this memory
           const share = j > 1 ? queryLeft[q] + (c[g] * cross[q][g]) / p.energy : scores[q]
@@ -393,7 +492,7 @@ export class MemoryReader {
           }
         })
       })
-    })
+    }
     return hits.map((found) => {
       const ranked = found.sort((a, b) => b.match - a.match || b.strength - a.strength || a.memory - b.memory).slice(0, k).map((h, r) => ({ ...h, rank: r + 1 }))
       const reason = over_capacity
