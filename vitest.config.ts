@@ -2,7 +2,14 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
-    include: ['engine/**/*.test.ts', 'app/**/*.test.ts', 'cli/**/*.test.ts', 'server/**/*.test.ts', 'e2e/**/*.test.ts', 'scripts/*.test.ts'],
+    include: [
+      'engine/**/*.test.ts',
+      'app/**/*.test.ts',
+      'cli/**/*.test.ts',
+      'server/**/*.test.ts',
+      'e2e/**/*.test.ts',
+      'scripts/*.test.ts',
+    ],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     // browser and bus tests share 2 cores with the rest of the suite: let polled claims take their time

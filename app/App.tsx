@@ -35,7 +35,13 @@ export function App() {
 
   // the server's states arrive on its feed; in This tab mode the tab's driver publishes instead
   useEffect(
-    () => follow(128, (s) => (useStore.getState().driver.kind === 'server' ? setState(s) : undefined, setError('feed', undefined)), (m) => setError('feed', m), setJob),
+    () =>
+      follow(
+        128,
+        (s) => (useStore.getState().driver.kind === 'server' ? setState(s) : undefined, setError('feed', undefined)),
+        (m) => setError('feed', m),
+        setJob,
+      ),
     [setState, setError, setJob],
   )
 
@@ -47,7 +53,8 @@ export function App() {
     if (kind === 'server' && current instanceof TabDriver && (current.engine.step_count > 0 || current.engine.memories.length > 0)) {
       const e = current.engine
       const gone = `step ${e.step_count}, ${e.memories.length} ${e.memories.length === 1 ? 'memory' : 'memories'}`
-      if (!window.confirm(`Switch to the server's engine? This tab's field (${gone}) cannot move to the server and will be discarded.`)) return
+      if (!window.confirm(`Switch to the server's engine? This tab's field (${gone}) cannot move to the server and will be discarded.`))
+        return
     }
     const turn = ++switches.current
     if (kind === 'server') {
@@ -63,7 +70,12 @@ export function App() {
     setDriver(from ?? serverDriver, `This tab · starting the engine ...`)
     try {
       const like = useStore.getState().state
-      const e = await openTabEngine(from?.engine.size ?? like?.field_size ?? 64, from?.engine.material.name ?? like?.material ?? 'ideal_resonator', 1, prefer)
+      const e = await openTabEngine(
+        from?.engine.size ?? like?.field_size ?? 64,
+        from?.engine.material.name ?? like?.material ?? 'ideal_resonator',
+        1,
+        prefer,
+      )
       if (turn !== switches.current) {
         e.destroy()
         return
@@ -71,7 +83,9 @@ export function App() {
       if (from) await from.carryTo(e)
       from?.close()
       const tab = new TabDriver(e, setState)
-      const origin = from ? `carried over from ${from.engine.backend === 'gpu' ? 'WebGPU' : 'the CPU twin'} at step ${e.step_count}` : "a field of its own (the server's keeps running there)"
+      const origin = from
+        ? `carried over from ${from.engine.backend === 'gpu' ? 'WebGPU' : 'the CPU twin'} at step ${e.step_count}`
+        : "a field of its own (the server's keeps running there)"
       setDriver(tab, `This tab · ${e.backend_reason} · ${origin}`)
       await tab.show()
     } catch (err) {
@@ -121,17 +135,27 @@ export function App() {
             <option value="cpu">CPU (WebAssembly)</option>
           </select>
         </label>
-        <span className="mode" data-testid="mode" title={`${engine}${state ? ` · ${state.backend} · ${state.material} · N = ${state.field_size}` : ''}`}>
+        <span
+          className="mode"
+          data-testid="mode"
+          title={`${engine}${state ? ` · ${state.backend} · ${state.material} · N = ${state.field_size}` : ''}`}
+        >
           {engine}
           {state ? ` · ${state.backend} · ${state.material} · N = ${state.field_size}` : ''}
         </span>
       </header>
-      {feedError && <p className="error" role="alert">{feedError}</p>}
+      {feedError && (
+        <p className="error" role="alert">
+          {feedError}
+        </p>
+      )}
       <main hidden={tab !== 'Observatory'}>
         <section className="view">
           <FieldView state={state} onPick={place} />
           <p className="status" data-testid="status">
-            {state ? `step ${state.step} · ${state.memories} ${state.memories === 1 ? 'memory' : 'memories'} · energy ${state.books.energy.toPrecision(4)}` : 'connecting to the field ...'}
+            {state
+              ? `step ${state.step} · ${state.memories} ${state.memories === 1 ? 'memory' : 'memories'} · energy ${state.books.energy.toPrecision(4)}`
+              : 'connecting to the field ...'}
           </p>
           <Timeline points={state ? [...state.timeline, state.books] : []} />
           <Lab />

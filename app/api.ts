@@ -28,7 +28,12 @@ export async function get<T>(path: string): Promise<T> {
 }
 
 /** Follows the server's feed (server-sent events): states and job progress; returns a function that stops it. */
-export function follow(size: number, onState: (s: State) => void, onError: (message: string) => void, onJob: (j: Job) => void = () => {}): () => void {
+export function follow(
+  size: number,
+  onState: (s: State) => void,
+  onError: (message: string) => void,
+  onJob: (j: Job) => void = () => {},
+): () => void {
   const feed = new EventSource(`/crystal/feed?size=${size}`)
   feed.addEventListener('state', (e) => onState(JSON.parse((e as MessageEvent).data)))
   feed.addEventListener('job', (e) => onJob(JSON.parse((e as MessageEvent).data)))

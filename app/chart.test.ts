@@ -28,7 +28,15 @@ describe('ticks', () => {
 })
 
 describe('marks', () => {
-  const at = (step: number, energy: number, injected: number): Books => ({ step, energy, injected, bulk_loss: 0, boundary_loss: 0, saturation: 0, noise_work: 0 })
+  const at = (step: number, energy: number, injected: number): Books => ({
+    step,
+    energy,
+    injected,
+    bulk_loss: 0,
+    boundary_loss: 0,
+    saturation: 0,
+    noise_work: 0,
+  })
 
   test('a write shows where the injected total rises, a dream where it falls; steady resonance shows nothing', () => {
     const points = [at(0, 1, 1), at(10, 0.9, 1), at(20, 1.9, 2), at(30, 1.8, 2), at(40, 0.7, 0.9)]

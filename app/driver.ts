@@ -32,7 +32,14 @@ export interface Driver {
  * one is scaled by how long the last took, at most fourfold, so that one quick chunk, timed coarsely,
  * does not make the next one long), calling `after` between chunks. Returns the steps done.
  */
-export async function stepInChunks(steps: number, budgetMs: number, run: (n: number) => Promise<unknown>, after: () => Promise<unknown>, how: Stepping = {}, stopped = () => false): Promise<number> {
+export async function stepInChunks(
+  steps: number,
+  budgetMs: number,
+  run: (n: number) => Promise<unknown>,
+  after: () => Promise<unknown>,
+  how: Stepping = {},
+  stopped = () => false,
+): Promise<number> {
   if (!Number.isInteger(steps) || steps < 0) return (await run(steps), 0) // the engine or the server names the bad value
   let perChunk = 1
   let done = 0
@@ -57,7 +64,16 @@ export const serverDriver: Driver = {
   write: (text, importance) => post('/crystal/write', { text, importance }),
   pulse: (p) => post('/crystal/pulse', p),
   // over the server's limit, the whole count goes in one request so that the server names its limit
-  step: (steps, how) => (steps > API_LIMITS.steps_per_request ? post('/crystal/step', { steps }).then(() => steps) : stepInChunks(steps, SERVER_CHUNK_MS, (n) => post('/crystal/step', { steps: n }), async () => {}, how)),
+  step: (steps, how) =>
+    steps > API_LIMITS.steps_per_request
+      ? post('/crystal/step', { steps }).then(() => steps)
+      : stepInChunks(
+          steps,
+          SERVER_CHUNK_MS,
+          (n) => post('/crystal/step', { steps: n }),
+          async () => {},
+          how,
+        ),
   recall: (text, k) => post<RecallResult>('/crystal/recall', { text, k }),
   probe: (text) => post<ProbeResult>('/crystal/probe', { text }),
   dream: (mode) => post<DreamReport>('/crystal/dream', { mode }),
@@ -100,7 +116,14 @@ export class TabDriver implements Driver {
   /** Steps frame by frame, as many steps a frame as fit the frame budget, showing each frame. */
   step(steps: number, how: Stepping = {}): Promise<number> {
     const frame = async () => (await this.show(), await new Promise((r) => requestAnimationFrame(r)))
-    return stepInChunks(steps, FRAME_BUDGET_MS, (n) => this.engine.step(n), frame, how, () => this.closed)
+    return stepInChunks(
+      steps,
+      FRAME_BUDGET_MS,
+      (n) => this.engine.step(n),
+      frame,
+      how,
+      () => this.closed,
+    )
   }
 
   recall(text: string, k: number) {

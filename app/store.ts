@@ -39,7 +39,11 @@ export const useStore = create<Store>((set) => ({
   errors: {},
   dream: undefined,
   jobs: {},
-  pulse: { x: '0.5', y: '0.5', ...(Object.fromEntries(Object.entries(PULSE_DEFAULTS).map(([k, v]) => [k, String(v)])) as Record<keyof typeof PULSE_DEFAULTS, string>) },
+  pulse: {
+    x: '0.5',
+    y: '0.5',
+    ...(Object.fromEntries(Object.entries(PULSE_DEFAULTS).map(([k, v]) => [k, String(v)])) as Record<keyof typeof PULSE_DEFAULTS, string>),
+  },
   setDriver: (driver, engine) => set({ driver, engine }),
   setState: (state) => set({ state }),
   setError: (c, message) => set((s) => ({ errors: { ...s.errors, [c]: message } })),

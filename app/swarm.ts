@@ -13,7 +13,14 @@ import { checkMessage } from '../engine/contracts/subjects.js'
 import { createEngine } from '../engine/field/engine.js'
 import { MaterialCatalog } from '../engine/field/materials.js'
 import type { Registry } from '../engine/registry/registry.js'
-import { announcementsOf, ensureDiscoveryStream, exploreRound, mergeAnnouncements, type MergeTally, type SwarmPeer } from '../engine/swarm/rounds.js'
+import {
+  announcementsOf,
+  ensureDiscoveryStream,
+  exploreRound,
+  mergeAnnouncements,
+  type MergeTally,
+  type SwarmPeer,
+} from '../engine/swarm/rounds.js'
 import { get } from './api'
 import { serverRegistry } from './tab'
 
@@ -78,7 +85,10 @@ export class Swarm implements SwarmPeer<{ sent: number; ids: string[] }> {
   /** Merges into the server's registry what other nodes announced since the last merge. */
   merge(registry: Pick<Registry, 'register'>): Promise<MergeTally> {
     const tally = { merged: 0, already_held: 0, dropped: 0 }
-    return mergeAnnouncements({ js: this.js, jsm: this.jsm }, { node: this.node, cursor: this.cursor, tally, registry, onDropped: () => this.dropped.count++ })
+    return mergeAnnouncements(
+      { js: this.js, jsm: this.jsm },
+      { node: this.node, cursor: this.cursor, tally, registry, onDropped: () => this.dropped.count++ },
+    )
   }
 
   async announce(found: readonly Primitive[], floor: number): Promise<{ sent: number; ids: string[] }> {

@@ -36,7 +36,11 @@ export const serverRegistry = {
   async register(candidates: readonly Candidate[]): Promise<RegisterOutcome> {
     const r = await post<{ assigned: (string | null)[]; registered: string[]; rejected: RegisterOutcome['rejected'] }>('/primitives', {
       // an import keeps its uuid and provenance (the cross-node identity); a tab's own find has neither
-      candidates: candidates.map(({ provenance, uuid, ...c }) => ({ ...c, ...(uuid ? { uuid } : {}), ...(provenance ? { provenance } : {}) })),
+      candidates: candidates.map(({ provenance, uuid, ...c }) => ({
+        ...c,
+        ...(uuid ? { uuid } : {}),
+        ...(provenance ? { provenance } : {}),
+      })),
     })
     const registered = await Promise.all(r.registered.map((id) => get<Primitive>(`/primitives/${id}`)))
     return { assigned: r.assigned, registered, rejected: r.rejected.map((x) => ({ ...x, reason: 'duplicate' as const })), pruned: [] }

@@ -22,7 +22,11 @@ export const SEARCH_SCALE = {
   population: 12,
 }
 /** The three materials compared, or those `CRYSTAL_BENCH_MATERIALS` names (comma-separated). */
-export const SEARCH_MATERIALS = process.env.CRYSTAL_BENCH_MATERIALS?.split(',').map((m) => m.trim()) ?? ['europium_crystal', 'silicon', 'metamaterial']
+export const SEARCH_MATERIALS = process.env.CRYSTAL_BENCH_MATERIALS?.split(',').map((m) => m.trim()) ?? [
+  'europium_crystal',
+  'silicon',
+  'metamaterial',
+]
 
 export interface Interval {
   mean: number
@@ -40,12 +44,26 @@ export interface SearchComparison {
   /** The claim holds when MAP-Elites' interval lies wholly above random search's (the issue's test, stricter than the difference's interval above zero). */
   holds: { qd_score: boolean; coverage: boolean }
   /** Per seed, for a reader who wants the raw figures. */
-  runs: { seed: number; search: SearchKind; qd_score: number; coverage: number; seconds: number; elites_by_class: DiscoveryResult['elites_by_class'] }[]
+  runs: {
+    seed: number
+    search: SearchKind
+    qd_score: number
+    coverage: number
+    seconds: number
+    elites_by_class: DiscoveryResult['elites_by_class']
+  }[]
 }
 
 export interface DiscoveryBenchReport {
   search: SearchComparison[]
-  evaluations: { backend: 'cpu' | 'gpu'; population: number; size: number; resonate_steps: number; seconds: number; evaluations_per_second: number }[]
+  evaluations: {
+    backend: 'cpu' | 'gpu'
+    population: number
+    size: number
+    resonate_steps: number
+    seconds: number
+    evaluations_per_second: number
+  }[]
   evolve: { generations: number; population: number; size: number; seconds: number; registered: number }
   recall: { memories: number; size: number; k: number; queries: number; p50_ms: number; p95_ms: number; max_ms: number }
   skipped: string[]
@@ -76,8 +94,21 @@ export interface SearchRun {
 /** Runs one search on a single-threaded CPU engine (the runs themselves share the cores). */
 export async function runSearch(r: SearchRun): Promise<SearchComparison['runs'][number]> {
   const t0 = performance.now()
-  const result = await discover({ ...r, material: catalog.get(r.material), register: false, registry: new Registry(new MemoryRegistryStore()), open: (o) => createNodeEngine({ ...o, backend: 'cpu', threads: 1 }) })
-  return { seed: r.seed, search: r.search, qd_score: result.qd_score, coverage: result.coverage, seconds: (performance.now() - t0) / 1000, elites_by_class: result.elites_by_class }
+  const result = await discover({
+    ...r,
+    material: catalog.get(r.material),
+    register: false,
+    registry: new Registry(new MemoryRegistryStore()),
+    open: (o) => createNodeEngine({ ...o, backend: 'cpu', threads: 1 }),
+  })
+  return {
+    seed: r.seed,
+    search: r.search,
+    qd_score: result.qd_score,
+    coverage: result.coverage,
+    seconds: (performance.now() - t0) / 1000,
+    elites_by_class: result.elites_by_class,
+  }
 }
 
 function inWorker(r: SearchRun): Promise<SearchComparison['runs'][number]> {
@@ -85,7 +116,10 @@ function inWorker(r: SearchRun): Promise<SearchComparison['runs'][number]> {
     const worker = new Worker(new URL('./search_run.js', import.meta.url), { workerData: r })
     worker.once('message', resolve)
     worker.once('error', reject)
-    worker.once('exit', (code) => code !== 0 && reject(new Error(`the ${r.search} search of ${r.material}, seed ${r.seed}, stopped with exit code ${code}`)))
+    worker.once(
+      'exit',
+      (code) => code !== 0 && reject(new Error(`the ${r.search} search of ${r.material}, seed ${r.seed}, stopped with exit code ${code}`)),
+    )
   })
 }
 
@@ -96,7 +130,9 @@ const holds = (f: { map_elites: Interval; random: Interval }) => f.map_elites.lo
 export async function compareSearch(material: string, progress: (what: string) => void): Promise<SearchComparison> {
   const { seeds, evaluations, size, population } = SEARCH_SCALE
   const queue: SearchRun[] = []
-  for (let seed = 1; seed <= seeds; seed++) for (const search of ['map_elites', 'random'] as const) queue.push({ material, seed, search, generations: Math.ceil(evaluations / population), population, size })
+  for (let seed = 1; seed <= seeds; seed++)
+    for (const search of ['map_elites', 'random'] as const)
+      queue.push({ material, seed, search, generations: Math.ceil(evaluations / population), population, size })
   const runs: SearchComparison['runs'] = []
   const lane = async () => {
     for (let r = queue.shift(); r; r = queue.shift()) {
@@ -107,10 +143,23 @@ export async function compareSearch(material: string, progress: (what: string) =
   await Promise.all(Array.from({ length: Math.min(availableParallelism(), queue.length) }, lane))
   runs.sort((a, b) => a.seed - b.seed || a.search.localeCompare(b.search))
   const of = (search: SearchKind, k: 'qd_score' | 'coverage') => runs.filter((r) => r.search === search).map((r) => r[k])
-  const figures = (k: 'qd_score' | 'coverage') => ({ map_elites: bootstrap(of('map_elites', k)), random: bootstrap(of('random', k)), difference: bootstrap(of('map_elites', k), of('random', k)) })
+  const figures = (k: 'qd_score' | 'coverage') => ({
+    map_elites: bootstrap(of('map_elites', k)),
+    random: bootstrap(of('random', k)),
+    difference: bootstrap(of('map_elites', k), of('random', k)),
+  })
   const qd_score = figures('qd_score')
   const coverage = figures('coverage')
-  return { material, seeds, evaluations: Math.ceil(evaluations / population) * population, size, qd_score, coverage, holds: { qd_score: holds(qd_score), coverage: holds(coverage) }, runs }
+  return {
+    material,
+    seeds,
+    evaluations: Math.ceil(evaluations / population) * population,
+    size,
+    qd_score,
+    coverage,
+    holds: { qd_score: holds(qd_score), coverage: holds(coverage) },
+    runs,
+  }
 }
 
 async function evaluationRate(backend: 'cpu' | 'gpu') {
@@ -118,7 +167,12 @@ async function evaluationRate(backend: 'cpu' | 'gpu') {
   const bounds = { min_steps: 600, max_steps: 600 }
   const genomes = Array.from({ length: 32 }, () => randomGenome(rand, bounds))
   const t0 = performance.now()
-  await evaluate(genomes, { size: 96, material: catalog.get('europium_crystal'), seed: 1, open: (o) => createNodeEngine({ ...o, backend }) })
+  await evaluate(genomes, {
+    size: 96,
+    material: catalog.get('europium_crystal'),
+    seed: 1,
+    open: (o) => createNodeEngine({ ...o, backend }),
+  })
   const seconds = (performance.now() - t0) / 1000
   return { backend, population: 32, size: 96, resonate_steps: 600, seconds, evaluations_per_second: 32 / seconds }
 }
@@ -129,7 +183,7 @@ export async function recallLatency() {
   try {
     const syllables = ['ka', 'lo', 'mi', 'ren', 'tu', 'sha', 'vel', 'or', 'quin', 'da', 'pe', 'zor', 'ly', 'an', 'thi', 'bo']
     let s = 5
-    const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
+    const rand = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32
     const word = () => syllables[Math.floor(rand() * 16)] + syllables[Math.floor(rand() * 16)]
     const texts = Array.from({ length: 10_000 }, (_, i) => `${word()} ${word()} ${word()} ${i}`)
     for (let i = 0; i < texts.length; i += 250) {
@@ -163,7 +217,15 @@ export async function runDiscoveryBench(progress: (what: string) => void = () =>
   } else skipped.push(`gpu evaluations: ${adapter ? 'software adapter only (minutes per population)' : 'no WebGPU adapter'}`)
   progress('evolve 10 x 12 at N = 96')
   const t0 = performance.now()
-  const run = await discover({ material: catalog.get('europium_crystal'), generations: 10, population: 12, size: 96, seed: 5, registry: new Registry(new MemoryRegistryStore()), open: (o) => createNodeEngine(o) })
+  const run = await discover({
+    material: catalog.get('europium_crystal'),
+    generations: 10,
+    population: 12,
+    size: 96,
+    seed: 5,
+    registry: new Registry(new MemoryRegistryStore()),
+    open: (o) => createNodeEngine(o),
+  })
   const evolve = { generations: 10, population: 12, size: 96, seconds: (performance.now() - t0) / 1000, registered: run.registered.length }
   progress('recall over 10,000 memories')
   const recall = await recallLatency()
@@ -175,19 +237,43 @@ const ci = (i: Interval, digits: number) => `${i.mean.toFixed(digits)} (${i.low.
 export function discoveryTables(r: DiscoveryBenchReport): Record<string, Record<string, string | number>[]> {
   const s = r.search[0]
   return {
-    [`MAP-Elites against random search (same evaluations; ${s ? `${s.seeds} seeds, ${s.evaluations} evaluations, N = ${s.size}` : ''}; 95% bootstrap intervals)`]: r.search.flatMap((c) => [
-      { claim: `QD-score, ${c.material}`, figure: ci(c.qd_score.map_elites, 2), 'control: random search': ci(c.qd_score.random, 2), difference: ci(c.qd_score.difference, 2), holds: c.holds.qd_score ? 'yes' : 'no' },
-      { claim: `coverage, ${c.material}`, figure: ci(c.coverage.map_elites, 3), 'control: random search': ci(c.coverage.random, 3), difference: ci(c.coverage.difference, 3), holds: c.holds.coverage ? 'yes' : 'no' },
-    ]),
+    [`MAP-Elites against random search (same evaluations; ${s ? `${s.seeds} seeds, ${s.evaluations} evaluations, N = ${s.size}` : ''}; 95% bootstrap intervals)`]:
+      r.search.flatMap((c) => [
+        {
+          claim: `QD-score, ${c.material}`,
+          figure: ci(c.qd_score.map_elites, 2),
+          'control: random search': ci(c.qd_score.random, 2),
+          difference: ci(c.qd_score.difference, 2),
+          holds: c.holds.qd_score ? 'yes' : 'no',
+        },
+        {
+          claim: `coverage, ${c.material}`,
+          figure: ci(c.coverage.map_elites, 3),
+          'control: random search': ci(c.coverage.random, 3),
+          difference: ci(c.coverage.difference, 3),
+          holds: c.holds.coverage ? 'yes' : 'no',
+        },
+      ]),
     'elites per class, summed over the seeds (how many cells of each class a search filled)': r.search.flatMap((c) =>
       (['map_elites', 'random'] as const).map((search) => ({
         material: c.material,
         search,
-        ...Object.fromEntries(CLASS_TOKENS.map((k) => [CLASS_NAMES[k], c.runs.filter((r) => r.search === search).reduce((n, r) => n + (r.elites_by_class[k] ?? 0), 0)])),
+        ...Object.fromEntries(
+          CLASS_TOKENS.map((k) => [
+            CLASS_NAMES[k],
+            c.runs.filter((r) => r.search === search).reduce((n, r) => n + (r.elites_by_class[k] ?? 0), 0),
+          ]),
+        ),
       })),
     ),
-    'genome evaluations (N = 96, 600 steps, population 32)': r.evaluations.map((e) => ({ backend: e.backend, seconds: e.seconds.toFixed(2), 'evaluations/s': e.evaluations_per_second.toFixed(2) })),
+    'genome evaluations (N = 96, 600 steps, population 32)': r.evaluations.map((e) => ({
+      backend: e.backend,
+      seconds: e.seconds.toFixed(2),
+      'evaluations/s': e.evaluations_per_second.toFixed(2),
+    })),
     'evolve (10 generations of 12, N = 96, europium_crystal)': [{ seconds: r.evolve.seconds.toFixed(2), registered: r.evolve.registered }],
-    'recall top-10 over 10,000 memories (N = 64)': [{ p50_ms: r.recall.p50_ms.toFixed(1), p95_ms: r.recall.p95_ms.toFixed(1), max_ms: r.recall.max_ms.toFixed(1) }],
+    'recall top-10 over 10,000 memories (N = 64)': [
+      { p50_ms: r.recall.p50_ms.toFixed(1), p95_ms: r.recall.p95_ms.toFixed(1), max_ms: r.recall.max_ms.toFixed(1) },
+    ],
   }
 }

@@ -96,7 +96,8 @@ async function prepared(backend: 'cpu' | 'gpu', n: number, from?: Engine): Promi
     const { u, prev } = await from.read()
     await e.resume({ u, prev, step_count: from.step_count, memories: from.memories })
   } else {
-    for (const [k, x] of [0.3, 0.5, 0.7].entries()) await e.pulse({ x, y: 0.4 + 0.1 * k, radius: 0.04, amplitude: 1, frequency: 2, phase: k }, 0)
+    for (const [k, x] of [0.3, 0.5, 0.7].entries())
+      await e.pulse({ x, y: 0.4 + 0.1 * k, radius: 0.04, amplitude: 1, frequency: 2, phase: k }, 0)
     await e.step(50)
   }
   return e
@@ -130,7 +131,15 @@ export async function runDreamBench(o: SideBySideOptions, say: (line: string) =>
       const c = await medianMs(async () => void (await cpu.dream('deep')), o.seconds, cpuFirst)
       const g = gpu && gpuFirst !== undefined ? await medianMs(async () => void (await gpu.dream('deep')), o.seconds, gpuFirst) : undefined
       say(`dream: N = ${n} done: ${c.ms.toFixed(1)} ms on the CPU${g ? `, ${g.ms.toFixed(1)} ms on the GPU (${plan.adapter!.name})` : ''}`)
-      rows.push({ n, cpu_ms: c.ms, gpu_ms: g?.ms ?? null, runs: { cpu: c.runs, gpu: g?.runs ?? null }, gpu_bytes_read: bytes, field_bytes: 2 * n * n * 4, gpu_vs_cpu: agreement })
+      rows.push({
+        n,
+        cpu_ms: c.ms,
+        gpu_ms: g?.ms ?? null,
+        runs: { cpu: c.runs, gpu: g?.runs ?? null },
+        gpu_bytes_read: bytes,
+        field_bytes: 2 * n * n * 4,
+        gpu_vs_cpu: agreement,
+      })
     } finally {
       cpu.destroy()
       gpu?.destroy()

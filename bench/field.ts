@@ -58,7 +58,8 @@ async function measure(c: Case, budget: number): Promise<Result> {
   }
 }
 
-const label = (c: Case) => `${c.backend} N = ${c.n}${c.fields > 1 ? ` x ${c.fields} fields` : ''}${c.backend === 'cpu' ? `, ${c.threads} thread${c.threads === 1 ? '' : 's'}` : ''}`
+const label = (c: Case) =>
+  `${c.backend} N = ${c.n}${c.fields > 1 ? ` x ${c.fields} fields` : ''}${c.backend === 'cpu' ? `, ${c.threads} thread${c.threads === 1 ? '' : 's'}` : ''}`
 
 export async function runFieldBench(o: FieldBenchOptions, say: (line: string) => void = () => {}): Promise<FieldBenchReport> {
   const cases: Case[] = []
@@ -72,7 +73,8 @@ export async function runFieldBench(o: FieldBenchOptions, say: (line: string) =>
   if (adapter) {
     // A software adapter (SwiftShader) runs about 0.5 M cell-updates/s: N = 2048 would take minutes a step.
     for (const n of o.sizes ?? DEFAULT_SIZES) {
-      if (adapter.software && !o.sizes && n > SOFTWARE_MAX_N) skipped.push(`gpu N=${n}: software adapter (name the size with --sizes to run it anyway)`)
+      if (adapter.software && !o.sizes && n > SOFTWARE_MAX_N)
+        skipped.push(`gpu N=${n}: software adapter (name the size with --sizes to run it anyway)`)
       else cases.push({ backend: 'gpu', n, fields: 1 })
     }
     cases.push({ backend: 'gpu', n: 96, fields: 64 })
@@ -81,11 +83,19 @@ export async function runFieldBench(o: FieldBenchOptions, say: (line: string) =>
   for (const c of cases) {
     say(`field: ${label(c)} ...`)
     const r = await measure(c, o.seconds)
-    say(`field: ${label(c)}: ${(r.cell_updates_per_second / 1e6).toFixed(1)} M cell-updates/s (${r.steps} steps in ${r.seconds.toFixed(2)} s)`)
+    say(
+      `field: ${label(c)}: ${(r.cell_updates_per_second / 1e6).toFixed(1)} M cell-updates/s (${r.steps} steps in ${r.seconds.toFixed(2)} s)`,
+    )
     results.push(r)
   }
   return {
-    machine: { cpu: cpus()[0]?.model, cores: availableParallelism(), node: process.version, gpu_adapter: adapter?.name ?? null, gpu_software: adapter?.software ?? null },
+    machine: {
+      cpu: cpus()[0]?.model,
+      cores: availableParallelism(),
+      node: process.version,
+      gpu_adapter: adapter?.name ?? null,
+      gpu_software: adapter?.software ?? null,
+    },
     conditions: { material: 'graphene_model', temperature_k: 300, timeline_interval: 10 },
     results,
     skipped,

@@ -8,7 +8,8 @@ import type { Candidate } from '../engine/registry/registry.js'
 import { demoMp3, demoTracks, synthesise, writeDemoLibrary, type DemoTrack } from '../server/station/demo.js'
 
 /** bin/crystal.js, from bench/ (tests on the sources) or dist/bench/ (`crystal bench`). */
-export const CRYSTAL_BIN = new URL(import.meta.url.includes('/dist/') ? '../../bin/crystal.js' : '../bin/crystal.js', import.meta.url).pathname
+export const CRYSTAL_BIN = new URL(import.meta.url.includes('/dist/') ? '../../bin/crystal.js' : '../bin/crystal.js', import.meta.url)
+  .pathname
 
 export interface RunningServer {
   url: string
@@ -18,8 +19,15 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
 
-export async function startServer(args: string[] = [], env: Record<string, string> = {}, dataDir = mkdtempSync(join(tmpdir(), 'crystal-server-')), entry: string[] = [CRYSTAL_BIN, 'serve']): Promise<RunningServer> {
-  const child = spawn(process.execPath, [...entry, '--port', '0', '--size', '48', ...args], { env: { ...process.env, SVC_CRYSTAL_DATA_DIR: dataDir, ...env } })
+export async function startServer(
+  args: string[] = [],
+  env: Record<string, string> = {},
+  dataDir = mkdtempSync(join(tmpdir(), 'crystal-server-')),
+  entry: string[] = [CRYSTAL_BIN, 'serve'],
+): Promise<RunningServer> {
+  const child = spawn(process.execPath, [...entry, '--port', '0', '--size', '48', ...args], {
+    env: { ...process.env, SVC_CRYSTAL_DATA_DIR: dataDir, ...env },
+  })
   let stderr = ''
   child.stderr!.on('data', (d) => (stderr += d))
   const url = await new Promise<string>((resolve, reject) => {
@@ -51,7 +59,13 @@ export async function startServer(args: string[] = [], env: Record<string, strin
 }
 
 /** JSON over HTTP: returns status, content type and the parsed body (or the text). */
-export async function call(url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; type: string; body: any; headers: Headers }> {
+export async function call(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; type: string; body: any; headers: Headers }> {
   const r = await fetch(url + path, {
     method,
     headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
@@ -107,7 +121,10 @@ export async function startNats(o: { auth?: () => Promise<{ conf: string; creds:
     creds = join(dir, 'explorer.creds')
     writeFileSync(creds, made.creds, { mode: 0o600 })
   }
-  writeFileSync(conf, `listen: 127.0.0.1:${port}\njetstream { store_dir: "${join(dir, 'js')}" }\nwebsocket { host: 127.0.0.1, port: ${wsPort}, no_tls: true }\n${auth}`)
+  writeFileSync(
+    conf,
+    `listen: 127.0.0.1:${port}\njetstream { store_dir: "${join(dir, 'js')}" }\nwebsocket { host: 127.0.0.1, port: ${wsPort}, no_tls: true }\n${auth}`,
+  )
   const up = () =>
     new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1', () => (socket.end(), resolve(true)))
@@ -121,7 +138,10 @@ export async function startNats(o: { auth?: () => Promise<{ conf: string; creds:
       await new Promise((r) => setTimeout(r, 50))
     }
   }
-  const stop = () => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM'))))
+  const stop = () =>
+    new Promise<void>((resolve) =>
+      child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM')),
+    )
   await start()
   return {
     url: `nats://127.0.0.1:${port}`,
@@ -143,7 +163,10 @@ export async function demoLibrary(seconds = 14, count = 4): Promise<{ dir: strin
   const { createHash } = await import('node:crypto')
   const { renameSync, rmSync, writeFileSync } = await import('node:fs')
   const tracks = demoTracks(seconds, count)
-  const key = createHash('sha256').update(synthesise.toString() + demoMp3.toString() + JSON.stringify(tracks)).digest('hex').slice(0, 12)
+  const key = createHash('sha256')
+    .update(synthesise.toString() + demoMp3.toString() + JSON.stringify(tracks))
+    .digest('hex')
+    .slice(0, 12)
   const dir = join(tmpdir(), `crystal-demo-${key}`)
   if (existsSync(join(dir, '.complete'))) return { dir, tracks }
   const staging = mkdtempSync(`${dir}-staging-`)
@@ -161,7 +184,7 @@ export async function demoLibrary(seconds = 14, count = 4): Promise<{ dir: strin
 /** A registration candidate with a random unit signature (64 floats), reproducible from `seed`. */
 export function candidate(seed: number, overrides: Partial<Candidate> = {}): Candidate {
   let s = (seed * 2654435761) >>> 0
-  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
+  const rand = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32
   const raw = Array.from({ length: 64 }, () => rand() * 2 - 1)
   const norm = Math.hypot(...raw)
   return {

@@ -34,7 +34,12 @@ export interface BenchOptions {
 
 function save(out: string, name: string, report: object): string {
   mkdirSync(out, { recursive: true })
-  const stamped = { benchmark: name, date: new Date().toISOString(), machine: { cpu: cpus()[0]?.model, cores: availableParallelism(), node: process.version }, ...report }
+  const stamped = {
+    benchmark: name,
+    date: new Date().toISOString(),
+    machine: { cpu: cpus()[0]?.model, cores: availableParallelism(), node: process.version },
+    ...report,
+  }
   const body = JSON.stringify(stamped, null, 2) + '\n'
   writeFileSync(join(out, `${name}.json`), body)
   writeFileSync(join(out, `${name}-${stamped.date.replace(/[:.]/g, '-')}.json`), body)
@@ -50,21 +55,30 @@ export async function runBench(which: BenchName | 'all', o: BenchOptions): Promi
   }
   if (which === 'all' || which === 'field') {
     const r = await runFieldBench({ backend: o.backend ?? 'auto', seconds: 2, sizes: o.sizes }, o.say)
-    show(`field step, full equation (graphene_model, 300 K), timeline every 10 steps${r.machine.gpu_adapter ? `; GPU: ${r.machine.gpu_adapter}${r.machine.gpu_software ? ' (software)' : ''}` : ''}`, fieldTable(r))
+    show(
+      `field step, full equation (graphene_model, 300 K), timeline every 10 steps${r.machine.gpu_adapter ? `; GPU: ${r.machine.gpu_adapter}${r.machine.gpu_software ? ' (software)' : ''}` : ''}`,
+      fieldTable(r),
+    )
     for (const s of r.skipped) o.say(`skipped ${s}`)
     reports.field = r
     o.say(`wrote ${save(o.out, 'field', r)}`)
   }
   if (which === 'all' || which === 'dream') {
     const r = await runDreamBench({ sizes: o.sizes, seconds: 4, backend: o.backend }, o.say)
-    show(`deep dream (${r.conditions.material}, ${r.conditions.steps_per_dream} steps), CPU and GPU side by side${r.gpu_adapter ? `; GPU: ${r.gpu_adapter}${r.gpu_software ? ' (SOFTWARE, not a GPU)' : ''}` : ''}`, dreamTable(r))
+    show(
+      `deep dream (${r.conditions.material}, ${r.conditions.steps_per_dream} steps), CPU and GPU side by side${r.gpu_adapter ? `; GPU: ${r.gpu_adapter}${r.gpu_software ? ' (SOFTWARE, not a GPU)' : ''}` : ''}`,
+      dreamTable(r),
+    )
     for (const s of r.skipped) o.say(`skipped ${s}`)
     reports.dream = r
     o.say(`wrote ${save(o.out, 'dream', r)}`)
   }
   if (which === 'all' || which === 'recall') {
     const r = await runRecallBench({ sizes: o.sizes, seconds: 4, memories: o.memories, backend: o.backend }, o.say)
-    show(`recall top-${r.conditions.k} (${r.conditions.material}), CPU and GPU side by side${r.gpu_adapter ? `; GPU: ${r.gpu_adapter}${r.gpu_software ? ' (SOFTWARE, not a GPU)' : ''}` : ''}`, recallTable(r))
+    show(
+      `recall top-${r.conditions.k} (${r.conditions.material}), CPU and GPU side by side${r.gpu_adapter ? `; GPU: ${r.gpu_adapter}${r.gpu_software ? ' (SOFTWARE, not a GPU)' : ''}` : ''}`,
+      recallTable(r),
+    )
     for (const s of r.skipped) o.say(`skipped ${s}`)
     reports.recall = r
     o.say(`wrote ${save(o.out, 'recall', r)}`)
@@ -85,7 +99,10 @@ export async function runBench(which: BenchName | 'all', o: BenchOptions): Promi
   }
   if (which === 'all' || which === 'server') {
     const r = await runServerBench((what) => o.say(`server: ${what}`))
-    show(`REST API under load (autocannon, ${r.connections} connections, ${r.seconds} s each; N = ${r.field_size}, ${r.primitives} primitives)`, serverTable(r))
+    show(
+      `REST API under load (autocannon, ${r.connections} connections, ${r.seconds} s each; N = ${r.field_size}, ${r.primitives} primitives)`,
+      serverTable(r),
+    )
     reports.server = r
     o.say(`wrote ${save(o.out, 'server', r)}`)
   }
@@ -103,7 +120,10 @@ export async function runBench(which: BenchName | 'all', o: BenchOptions): Promi
   }
   if (which === 'all' || which === 'markets') {
     const r = await runMarketsBench((what) => o.say(`markets: ${what}`))
-    show(`the market engine: durable trades through HTTP (${r.connections} clients, ${r.seconds} s; ${r.acknowledged} acknowledged, ${r.ledger_trades} on the ledger, ledger ${r.ledger_ok ? 'verifies' : 'BROKEN'}, money ${r.conserved ? 'conserved' : 'NOT conserved'}; load ${r.load_average.map((x) => x.toFixed(1)).join(' ')})`, marketsTable(r))
+    show(
+      `the market engine: durable trades through HTTP (${r.connections} clients, ${r.seconds} s; ${r.acknowledged} acknowledged, ${r.ledger_trades} on the ledger, ledger ${r.ledger_ok ? 'verifies' : 'BROKEN'}, money ${r.conserved ? 'conserved' : 'NOT conserved'}; load ${r.load_average.map((x) => x.toFixed(1)).join(' ')})`,
+      marketsTable(r),
+    )
     reports.markets = r
     o.say(`wrote ${save(o.out, 'markets', r)}`)
   }

@@ -23,7 +23,15 @@ export const MEMORY_BENCH = {
     { material: 'europium_crystal', temperature_k: 4 },
     { material: 'europium_crystal', temperature_k: 300 },
   ],
-  capacity: { sizes: [64, 128, 256], long_sizes: [512], noise: [0, 0.001], queries: 40, target: 0.95, growth: 1.5, material: 'ideal_resonator' },
+  capacity: {
+    sizes: [64, 128, 256],
+    long_sizes: [512],
+    noise: [0, 0.001],
+    queries: 40,
+    target: 0.95,
+    growth: 1.5,
+    material: 'ideal_resonator',
+  },
 } as const
 
 /** A difference's mean over seeds and its 95% interval (Student t). */
@@ -82,7 +90,7 @@ const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tu', 'sha', 'vel', 'or', 'quin', 'd
 /** Distinct four-word texts from a syllable alphabet (words recur across texts, as in speech). */
 function texts(count: number, seed: number): string[] {
   let s = seed >>> 0
-  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
+  const rand = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32
   const word = () => SYLLABLES[Math.floor(rand() * 16)] + SYLLABLES[Math.floor(rand() * 16)]
   const out = new Set<string>()
   while (out.size < count) out.add([word(), word(), word(), word()].join(' '))
@@ -115,7 +123,11 @@ async function writeApart(e: Engine, items: readonly string[], gap: number): Pro
   }
 }
 
-async function marginSeed(medium: (typeof MEMORY_BENCH.media)[number], delay: number, seed: number): Promise<{ medium: number; static_store: number; erased: number }> {
+async function marginSeed(
+  medium: (typeof MEMORY_BENCH.media)[number],
+  delay: number,
+  seed: number,
+): Promise<{ medium: number; static_store: number; erased: number }> {
   const { size: n, written, distractors, write_gap } = MEMORY_BENCH
   const all = texts(written + distractors, seed * 7919 + delay)
   const e = await createNodeEngine({ size: n, material: medium.material, temperature_k: 4, seed, timeline_interval: 0 })
@@ -169,7 +181,12 @@ async function capacityRow(size: number, noise: number, say: (line: string) => v
         // the control: the same queries on a copy of this field erased
         const copy = await createNodeEngine({ size, material, seed: 1, timeline_interval: 0 })
         try {
-          await copy.resume({ u: new Float32Array(size * size), prev: new Float32Array(size * size), step_count: e.step_count, memories: e.memories })
+          await copy.resume({
+            u: new Float32Array(size * size),
+            prev: new Float32Array(size * size),
+            step_count: e.step_count,
+            memories: e.memories,
+          })
           const asked = Array.from({ length: queries }, (_, q) => pool[Math.floor(((q + 0.5) * m) / queries)])
           erased_top1 = mean((await new MemoryReader(copy).recallMany(asked, 1, 0)).map((r, q) => (r.hits[0]?.text === asked[q] ? 1 : 0)))
         } finally {
@@ -194,7 +211,11 @@ export async function runMemoryBench(say: (line: string) => void = () => {}): Pr
     for (const delay of MEMORY_BENCH.delays) {
       const runs = []
       for (let seed = 1; seed <= MEMORY_BENCH.seeds; seed++) runs.push(await marginSeed(medium, delay, seed))
-      if (medium.material === 'europium_crystal') europium.set(`${medium.temperature_k}/${delay}`, runs.map((r) => r.medium))
+      if (medium.material === 'europium_crystal')
+        europium.set(
+          `${medium.temperature_k}/${delay}`,
+          runs.map((r) => r.medium),
+        )
       const vs_static = interval(runs.map((r) => r.medium - r.static_store))
       const vs_erased = interval(runs.map((r) => r.medium - r.erased))
       margins.push({
@@ -209,7 +230,9 @@ export async function runMemoryBench(say: (line: string) => void = () => {}): Pr
         beats_static: vs_static.low > 0,
         beats_erased: vs_erased.low > 0,
       })
-      say(`  margin ${medium.material} ${medium.temperature_k} K, delay ${delay}: medium ${margins.at(-1)!.medium.toFixed(3)}, static ${margins.at(-1)!.static_store.toFixed(3)}`)
+      say(
+        `  margin ${medium.material} ${medium.temperature_k} K, delay ${delay}: medium ${margins.at(-1)!.medium.toFixed(3)}, static ${margins.at(-1)!.static_store.toFixed(3)}`,
+      )
     }
   }
   // the texts depend on the seed and the delay only, so the 4 K and 300 K runs pair by seed
@@ -221,7 +244,8 @@ export async function runMemoryBench(say: (line: string) => void = () => {}): Pr
   const capacity: CapacityRow[] = []
   // N = 512 takes half an hour on 2 cores: only with CRYSTAL_BENCH_LONG=1
   const sizes = [...MEMORY_BENCH.capacity.sizes, ...(process.env.CRYSTAL_BENCH_LONG === '1' ? MEMORY_BENCH.capacity.long_sizes : [])]
-  for (const size of sizes) for (const noise of MEMORY_BENCH.capacity.noise) if (noise === 0 || size === 128) capacity.push(await capacityRow(size, noise, say))
+  for (const size of sizes)
+    for (const noise of MEMORY_BENCH.capacity.noise) if (noise === 0 || size === 128) capacity.push(await capacityRow(size, noise, say))
   return { protocol: MEMORY_BENCH, margins, dephasing, capacity, seconds: (performance.now() - t0) / 1000 }
 }
 
@@ -232,11 +256,29 @@ export function memoryTable(r: MemoryBenchReport): Record<string, string | numbe
   const rows: Record<string, string | number>[] = []
   for (const m of r.margins) {
     const claim = `identity margin, ${m.material} ${m.temperature_k} K, delay ${m.delay}`
-    rows.push({ claim, figure: m.medium.toFixed(3), control: `fair static store: ${m.static_store.toFixed(3)}`, 'difference (95% CI)': ci(m.vs_static), holds: m.beats_static ? 'yes' : 'no' })
-    rows.push({ claim, figure: m.medium.toFixed(3), control: `field erased: ${m.erased.toFixed(3)}`, 'difference (95% CI)': ci(m.vs_erased), holds: m.beats_erased ? 'yes' : 'no' })
+    rows.push({
+      claim,
+      figure: m.medium.toFixed(3),
+      control: `fair static store: ${m.static_store.toFixed(3)}`,
+      'difference (95% CI)': ci(m.vs_static),
+      holds: m.beats_static ? 'yes' : 'no',
+    })
+    rows.push({
+      claim,
+      figure: m.medium.toFixed(3),
+      control: `field erased: ${m.erased.toFixed(3)}`,
+      'difference (95% CI)': ci(m.vs_erased),
+      holds: m.beats_erased ? 'yes' : 'no',
+    })
   }
   for (const d of r.dephasing) {
-    rows.push({ claim: `identity margin, europium 4 K, delay ${d.delay}`, figure: d.cold.toFixed(3), control: `dephased (warmed to 300 K): ${d.warm.toFixed(3)}`, 'difference (95% CI)': ci(d.cold_vs_warm), holds: d.holds ? 'yes' : 'no' })
+    rows.push({
+      claim: `identity margin, europium 4 K, delay ${d.delay}`,
+      figure: d.cold.toFixed(3),
+      control: `dephased (warmed to 300 K): ${d.warm.toFixed(3)}`,
+      'difference (95% CI)': ci(d.cold_vs_warm),
+      holds: d.holds ? 'yes' : 'no',
+    })
   }
   for (const c of r.capacity) {
     const first = c.curve[0]

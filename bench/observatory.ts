@@ -21,18 +21,28 @@ export async function runObservatoryBench(progress: (what: string) => void = () 
   const tab: ObservatoryBenchReport['tab'] = []
   let firstFrame = 0
   try {
-    for (const [size, prefer] of [[64, 'gpu'], [256, 'gpu'], [256, 'cpu']] as const) {
+    for (const [size, prefer] of [
+      [64, 'gpu'],
+      [256, 'gpu'],
+      [256, 'cpu'],
+    ] as const) {
       const server = await startServer(['--size', String(size)])
       try {
         const page = await browser.newPage({ viewport: { width: 1280, height: 860 } })
         const t0 = Date.now()
         await page.goto(server.url + '/')
-        await page.getByTestId('status').filter({ hasText: /^step / }).waitFor()
+        await page
+          .getByTestId('status')
+          .filter({ hasText: /^step / })
+          .waitFor()
         if (size === 64) firstFrame = Date.now() - t0
         progress(`This tab at N = ${size} on ${prefer} ...`)
         await page.locator('select[name="tab-backend"]').selectOption(prefer)
         await page.getByRole('button', { name: 'This tab' }).click()
-        await page.getByTestId('mode').filter({ hasText: /^This tab · (gpu|cpu) backend/ }).waitFor({ timeout: 60_000 })
+        await page
+          .getByTestId('mode')
+          .filter({ hasText: /^This tab · (gpu|cpu) backend/ })
+          .waitFor({ timeout: 60_000 })
         await page.getByLabel('text').fill('the cold glyph remembers')
         await page.getByRole('button', { name: 'Write' }).click()
         await page.getByLabel('steps').fill('100000')
@@ -47,7 +57,13 @@ export async function runObservatoryBench(progress: (what: string) => void = () 
           stop()
           return { frames, steps: o.state().step - start, backend: o.state().backend }
         }, seconds * 1000)
-        tab.push({ size, backend: measured.backend, frames_per_second: measured.frames / seconds, steps_per_second: measured.steps / seconds, seconds })
+        tab.push({
+          size,
+          backend: measured.backend,
+          frames_per_second: measured.frames / seconds,
+          steps_per_second: measured.steps / seconds,
+          seconds,
+        })
         await page.close()
       } finally {
         await server.stop()
@@ -63,6 +79,10 @@ export function observatoryTable(r: ObservatoryBenchReport): Record<string, stri
   return [
     { measure: 'bundle JS (gzip)', value: `${r.bundle_js_gzip_kb.toFixed(0)} KB`, target: '< 400 KB' },
     { measure: 'navigation to first field frame', value: `${r.first_frame_ms} ms`, target: '< 2000 ms' },
-    ...r.tab.map((t) => ({ measure: `This tab, N = ${t.size} (${t.backend})`, value: `${t.frames_per_second.toFixed(1)} frames/s, ${t.steps_per_second.toFixed(0)} steps/s`, target: t.size === 256 ? '30 frames/s' : '' })),
+    ...r.tab.map((t) => ({
+      measure: `This tab, N = ${t.size} (${t.backend})`,
+      value: `${t.frames_per_second.toFixed(1)} frames/s, ${t.steps_per_second.toFixed(0)} steps/s`,
+      target: t.size === 256 ? '30 frames/s' : '',
+    })),
   ]
 }

@@ -60,7 +60,7 @@ const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tu', 'sha', 'vel', 'or', 'quin', 'd
 
 function texts(count: number): string[] {
   let s = 5
-  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
+  const rand = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32
   const word = () => SYLLABLES[Math.floor(rand() * 16)] + SYLLABLES[Math.floor(rand() * 16)]
   return Array.from({ length: count }, (_, i) => `${word()} ${word()} ${word()} ${i}`)
 }
@@ -110,7 +110,10 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
         const first = await timed(async () => void (got = await gpu!.recall(queries[0], k)))
         bytes = readBack(before, gpu.transfers())
         same = got!.hits.map((h) => h.memory).join() === wanted[0].hits.map((h) => h.memory).join()
-        diff = Math.max(0, ...got!.hits.map((h, j) => Math.abs(h.score - (wanted[0].hits[j]?.score ?? 0)) / Math.abs(wanted[0].hits[0]?.score || 1)))
+        diff = Math.max(
+          0,
+          ...got!.hits.map((h, j) => Math.abs(h.score - (wanted[0].hits[j]?.score ?? 0)) / Math.abs(wanted[0].hits[0]?.score || 1)),
+        )
         q = 1
         g = await medianMs(async () => void (await gpu!.recall(queries[q++ % queries.length], k)), o.seconds, first)
       }
@@ -125,15 +128,40 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
       let w = 0
       const cw = await medianMs(async () => void (await cpu.write(`written last ${w++}`)), o.seconds)
       const gw = gpu ? await medianMs(async () => void (await gpu!.write(`written last ${w++}`)), o.seconds) : undefined
-      say(`recall: N = ${n} done: ${c.ms.toFixed(1)} ms a recall and ${cw.ms.toFixed(1)} ms a write on the CPU${g ? `, ${g.ms.toFixed(1)} and ${gw!.ms.toFixed(1)} ms on the GPU (${plan.adapter!.name})` : ''}`)
+      say(
+        `recall: N = ${n} done: ${c.ms.toFixed(1)} ms a recall and ${cw.ms.toFixed(1)} ms a write on the CPU${g ? `, ${g.ms.toFixed(1)} and ${gw!.ms.toFixed(1)} ms on the GPU (${plan.adapter!.name})` : ''}`,
+      )
       const readings = new Set(cpu.memories.map((m) => m.step)).size
-      rows.push({ n, memories: count, readings, encode_ms: encode, encode_twin_ms: twin, cpu_step_ms: step.ms, cpu_ms: c.ms, cpu_changed_ms: changed[2], gpu_ms: g?.ms ?? null, cpu_write_ms: cw.ms, gpu_write_ms: gw?.ms ?? null, gpu_bytes_read: bytes, field_bytes: 2 * n * n * 4, same_ranking: same, hits_compared: compared, score_diff: diff })
+      rows.push({
+        n,
+        memories: count,
+        readings,
+        encode_ms: encode,
+        encode_twin_ms: twin,
+        cpu_step_ms: step.ms,
+        cpu_ms: c.ms,
+        cpu_changed_ms: changed[2],
+        gpu_ms: g?.ms ?? null,
+        cpu_write_ms: cw.ms,
+        gpu_write_ms: gw?.ms ?? null,
+        gpu_bytes_read: bytes,
+        field_bytes: 2 * n * n * 4,
+        same_ranking: same,
+        hits_compared: compared,
+        score_diff: diff,
+      })
     } finally {
       cpu.destroy()
       gpu?.destroy()
     }
   }
-  return { conditions: { material: MATERIAL, k, moments, gap_steps: gap }, gpu_adapter: plan.adapter?.name ?? null, gpu_software: plan.adapter?.software ?? null, rows, skipped: plan.skipped }
+  return {
+    conditions: { material: MATERIAL, k, moments, gap_steps: gap },
+    gpu_adapter: plan.adapter?.name ?? null,
+    gpu_software: plan.adapter?.software ?? null,
+    rows,
+    skipped: plan.skipped,
+  }
 }
 
 export function recallTable(r: RecallBenchReport): Record<string, string | number>[] {

@@ -30,7 +30,9 @@ const CAPS = { SVC_CRYSTAL_BUCKET_CAP: '5000', SVC_CRYSTAL_MAX_PRIMITIVES: '5000
 export async function runServerBench(progress: (what: string) => void = () => {}): Promise<ServerBenchReport> {
   const dataDir = mkdtempSync(join(tmpdir(), 'crystal-bench-server-'))
   progress('registering 5,000 primitives ...')
-  await new Registry(new FileRegistryStore(dataDir), { bucket_cap: 5000, max_primitives: 5000, novelty_threshold: 0.97 }).register(Array.from({ length: 5000 }, (_, i) => candidate(i + 1)))
+  await new Registry(new FileRegistryStore(dataDir), { bucket_cap: 5000, max_primitives: 5000, novelty_threshold: 0.97 }).register(
+    Array.from({ length: 5000 }, (_, i) => candidate(i + 1)),
+  )
   // a development tool: loaded only when this benchmark runs
   const { default: autocannon } = await import('autocannon')
   const server = await startServer(['--size', '128'], CAPS, dataDir)
@@ -41,13 +43,32 @@ export async function runServerBench(progress: (what: string) => void = () => {}
     const cases = [
       { route: 'GET /crystal/state', path: '/crystal/state', method: 'GET' as const },
       { route: 'GET /primitives (5,000 held)', path: '/primitives', method: 'GET' as const },
-      { route: 'POST /crystal/step (10 steps, N = 128)', path: '/crystal/step', method: 'POST' as const, body: JSON.stringify({ steps: 10 }) },
+      {
+        route: 'POST /crystal/step (10 steps, N = 128)',
+        path: '/crystal/step',
+        method: 'POST' as const,
+        body: JSON.stringify({ steps: 10 }),
+      },
     ]
     for (const c of cases) {
       progress(`${c.route} ...`)
       await fetch(server.url + c.path, { method: c.method, body: c.body, headers: c.body ? { 'content-type': 'application/json' } : {} }) // warm: caches, JIT
-      const r = await autocannon({ url: server.url + c.path, method: c.method, body: c.body, headers: c.body ? { 'content-type': 'application/json' } : {}, connections, duration: seconds })
-      rows.push({ route: c.route, requests_per_second: r.requests.average, p50_ms: r.latency.p50, p99_ms: r.latency.p99, errors: r.errors, non_2xx: r.non2xx })
+      const r = await autocannon({
+        url: server.url + c.path,
+        method: c.method,
+        body: c.body,
+        headers: c.body ? { 'content-type': 'application/json' } : {},
+        connections,
+        duration: seconds,
+      })
+      rows.push({
+        route: c.route,
+        requests_per_second: r.requests.average,
+        p50_ms: r.latency.p50,
+        p99_ms: r.latency.p99,
+        errors: r.errors,
+        non_2xx: r.non2xx,
+      })
     }
   } finally {
     await server.stop()
@@ -56,5 +77,11 @@ export async function runServerBench(progress: (what: string) => void = () => {}
 }
 
 export function serverTable(r: ServerBenchReport): Record<string, string | number>[] {
-  return r.rows.map((x) => ({ route: x.route, 'requests/s': x.requests_per_second.toFixed(0), 'p50 ms': x.p50_ms, 'p99 ms': x.p99_ms, errors: x.errors + x.non_2xx }))
+  return r.rows.map((x) => ({
+    route: x.route,
+    'requests/s': x.requests_per_second.toFixed(0),
+    'p50 ms': x.p50_ms,
+    'p99 ms': x.p99_ms,
+    errors: x.errors + x.non_2xx,
+  }))
 }

@@ -70,11 +70,18 @@ export async function runStationBench(say: (what: string) => void): Promise<Stat
   }
   let queued = 1
   let wanted = false
-  const mixer: Mixer<number> = new Mixer<number>(4 * RATE, { want: () => void (wanted = true), onAir: () => undefined, underrun: () => undefined })
+  const mixer: Mixer<number> = new Mixer<number>(4 * RATE, {
+    want: () => void (wanted = true),
+    onAir: () => undefined,
+    underrun: () => undefined,
+  })
   mixer.cue({ item: 0, pcm: decks[0] })
   const encoder = await StreamEncoder.create()
   // the control's encoder, a dev dependency: loaded only here, and named when it is not installed
-  const { Mp3Encoder } = await importOptional<typeof import('@breezystack/lamejs')>('@breezystack/lamejs', "the station benchmark's control (lamejs encoding)")
+  const { Mp3Encoder } = await importOptional<typeof import('@breezystack/lamejs')>(
+    '@breezystack/lamejs',
+    "the station benchmark's control (lamejs encoding)",
+  )
   const control = new Mp3Encoder(2, RATE, 128)
   const l16 = new Int16Array(FRAME)
   const r16 = new Int16Array(FRAME)
@@ -90,7 +97,8 @@ export async function runStationBench(say: (what: string) => void): Promise<Stat
     encoder.encode(left, right)
     stages.encode += cpuMs() - t0
     t0 = cpuMs()
-    for (let i = 0; i < FRAME; i++) (l16[i] = Math.round(Math.max(-1, Math.min(1, left[i])) * 32767)), (r16[i] = Math.round(Math.max(-1, Math.min(1, right[i])) * 32767))
+    for (let i = 0; i < FRAME; i++)
+      (l16[i] = Math.round(Math.max(-1, Math.min(1, left[i])) * 32767)), (r16[i] = Math.round(Math.max(-1, Math.min(1, right[i])) * 32767))
     control.encodeBuffer(l16, r16)
     lamejs += cpuMs() - t0
     frames++
@@ -110,7 +118,8 @@ export async function runStationBench(say: (what: string) => void): Promise<Stat
   const firstByte = performance.now() - t0
   await reader.cancel()
   // streaming's share is measured once the one-off perception of the library is done
-  while ((await (await fetch(`${server.url}/api/station`)).json()).selection.medium === 'perceiving') await new Promise((r) => setTimeout(r, 100))
+  while ((await (await fetch(`${server.url}/api/station`)).json()).selection.medium === 'perceiving')
+    await new Promise((r) => setTimeout(r, 100))
   const medium = performance.now() - t0
   const sample = 10
   say(`CPU share while streaming in real time (${sample} s) ...`)
@@ -142,9 +151,29 @@ export async function runStationBench(say: (what: string) => void): Promise<Stat
 export function stationTable(r: StationBenchReport): object[] {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`
   return [
-    { measure: `real-time factor, decode + loudness + mix + encode (${r.audio_seconds.toFixed(0)} s of audio, CPU time of one thread)`, figure: `${r.realtime_factor.toFixed(1)}x`, target: '>= 20x', control: `with lamejs (pure JS) encoding the same frames: ${r.realtime_factor_lamejs.toFixed(1)}x; stages: decode ${r.stages_s.decode.toFixed(2)} s, loudness ${r.stages_s.loudness.toFixed(2)} s, mix ${r.stages_s.mix.toFixed(2)} s, encode ${r.stages_s.encode.toFixed(2)} s (lamejs ${r.encode_lamejs_s.toFixed(2)} s)` },
-    { measure: 'start to first audio byte (crystal serve --music, then GET /stream)', figure: `${(r.start_to_first_byte_ms / 1000).toFixed(2)} s`, target: '< 3 s', control: `listening after ${(r.start_to_listening_ms / 1000).toFixed(2)} s; without the station ${(r.start_to_listening_without_station_ms / 1000).toFixed(2)} s` },
-    { measure: 'start to the library perceived and in the medium (a worker thread, while on air)', figure: `${(r.start_to_medium_ms / 1000).toFixed(2)} s`, target: '', control: `first audio byte at ${(r.start_to_first_byte_ms / 1000).toFixed(2)} s` },
-    { measure: `CPU share while streaming in real time (${r.sample_seconds} s, after the medium is written)`, figure: pct(r.cpu_share_streaming), target: '< 10% of one core', control: `same server, no station: ${pct(r.cpu_share_without_station)}` },
+    {
+      measure: `real-time factor, decode + loudness + mix + encode (${r.audio_seconds.toFixed(0)} s of audio, CPU time of one thread)`,
+      figure: `${r.realtime_factor.toFixed(1)}x`,
+      target: '>= 20x',
+      control: `with lamejs (pure JS) encoding the same frames: ${r.realtime_factor_lamejs.toFixed(1)}x; stages: decode ${r.stages_s.decode.toFixed(2)} s, loudness ${r.stages_s.loudness.toFixed(2)} s, mix ${r.stages_s.mix.toFixed(2)} s, encode ${r.stages_s.encode.toFixed(2)} s (lamejs ${r.encode_lamejs_s.toFixed(2)} s)`,
+    },
+    {
+      measure: 'start to first audio byte (crystal serve --music, then GET /stream)',
+      figure: `${(r.start_to_first_byte_ms / 1000).toFixed(2)} s`,
+      target: '< 3 s',
+      control: `listening after ${(r.start_to_listening_ms / 1000).toFixed(2)} s; without the station ${(r.start_to_listening_without_station_ms / 1000).toFixed(2)} s`,
+    },
+    {
+      measure: 'start to the library perceived and in the medium (a worker thread, while on air)',
+      figure: `${(r.start_to_medium_ms / 1000).toFixed(2)} s`,
+      target: '',
+      control: `first audio byte at ${(r.start_to_first_byte_ms / 1000).toFixed(2)} s`,
+    },
+    {
+      measure: `CPU share while streaming in real time (${r.sample_seconds} s, after the medium is written)`,
+      figure: pct(r.cpu_share_streaming),
+      target: '< 10% of one core',
+      control: `same server, no station: ${pct(r.cpu_share_without_station)}`,
+    },
   ]
 }

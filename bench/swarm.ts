@@ -35,8 +35,18 @@ export interface SwarmBenchReport {
 const MATERIALS = ['vacuum', 'europium_crystal', 'silicon', 'diamond_nv']
 
 function primitive(i: number): Primitive {
-  const c = candidate(i + 1, { class: CLASS_TOKENS[i % CLASS_TOKENS.length], material: MATERIALS[i % MATERIALS.length], persistence: 0.3 + 0.7 * ((i * 7919) % 1000) / 1000 })
-  return { ...c, id: `CRY-${String(i + 1).padStart(6, '0')}`, uuid: crypto.randomUUID(), provenance: null, discovered_at: new Date().toISOString() }
+  const c = candidate(i + 1, {
+    class: CLASS_TOKENS[i % CLASS_TOKENS.length],
+    material: MATERIALS[i % MATERIALS.length],
+    persistence: 0.3 + (0.7 * ((i * 7919) % 1000)) / 1000,
+  })
+  return {
+    ...c,
+    id: `CRY-${String(i + 1).padStart(6, '0')}`,
+    uuid: crypto.randomUUID(),
+    provenance: null,
+    discovered_at: new Date().toISOString(),
+  }
 }
 
 export async function runSwarmBench(progress: (what: string) => void = () => {}): Promise<SwarmBenchReport> {
@@ -56,7 +66,13 @@ async function phase(offered_per_second: number): Promise<SwarmPhase> {
   await (await jetstreamManager(setup)).streams.add({ name: DISCOVERY_STREAM, subjects: [SUBJECTS.discovered] })
   await setup.close()
   const archivist = spawn(process.execPath, [CRYSTAL_BIN, 'archive', '--json'], {
-    env: { ...process.env, SVC_NATS_URL: nats.url, SVC_CRYSTAL_DATA_DIR: dataDir, SVC_CRYSTAL_BUCKET_CAP: '100000', SVC_CRYSTAL_MAX_PRIMITIVES: '100000' },
+    env: {
+      ...process.env,
+      SVC_NATS_URL: nats.url,
+      SVC_CRYSTAL_DATA_DIR: dataDir,
+      SVC_CRYSTAL_BUCKET_CAP: '100000',
+      SVC_CRYSTAL_MAX_PRIMITIVES: '100000',
+    },
   })
   const published = new Map<string, number>()
   const latencies: number[] = []
@@ -95,7 +111,11 @@ async function phase(offered_per_second: number): Promise<SwarmPhase> {
           if (wait > 0) await new Promise((r) => setTimeout(r, wait))
           const p = primitive(k * each + j)
           published.set(p.uuid, performance.now())
-          await js.publish(SUBJECTS.discovered, JSON.stringify({ schema_version: 1, ts: new Date().toISOString(), sender: `explorer-${k}`, primitive: p }), { msgID: p.uuid })
+          await js.publish(
+            SUBJECTS.discovered,
+            JSON.stringify({ schema_version: 1, ts: new Date().toISOString(), sender: `explorer-${k}`, primitive: p }),
+            { msgID: p.uuid },
+          )
         }
         await nc.drain()
       }),
@@ -120,7 +140,21 @@ async function phase(offered_per_second: number): Promise<SwarmPhase> {
 
 export function swarmTable(r: SwarmBenchReport): Record<string, string | number>[] {
   return [
-    { phase: 'flood', offered: 'as fast as possible', merged: `${r.flood.merged} of ${r.discoveries}`, 'merged/s': r.flood.merged_per_second.toFixed(0), 'p50 ms': r.flood.p50_ms.toFixed(0), 'p99 ms': r.flood.p99_ms.toFixed(0) },
-    { phase: 'steady', offered: `${r.steady.offered_per_second}/s`, merged: `${r.steady.merged} of ${r.discoveries}`, 'merged/s': r.steady.merged_per_second.toFixed(0), 'p50 ms': r.steady.p50_ms.toFixed(0), 'p99 ms': r.steady.p99_ms.toFixed(0) },
+    {
+      phase: 'flood',
+      offered: 'as fast as possible',
+      merged: `${r.flood.merged} of ${r.discoveries}`,
+      'merged/s': r.flood.merged_per_second.toFixed(0),
+      'p50 ms': r.flood.p50_ms.toFixed(0),
+      'p99 ms': r.flood.p99_ms.toFixed(0),
+    },
+    {
+      phase: 'steady',
+      offered: `${r.steady.offered_per_second}/s`,
+      merged: `${r.steady.merged} of ${r.discoveries}`,
+      'merged/s': r.steady.merged_per_second.toFixed(0),
+      'p50 ms': r.steady.p50_ms.toFixed(0),
+      'p99 ms': r.steady.p99_ms.toFixed(0),
+    },
   ]
 }

@@ -13,7 +13,11 @@ import { startNats, type RunningNats } from '../testing/services.js'
 
 const BIN = new URL('../bin/crystal.js', import.meta.url).pathname
 const crystal = (env: Record<string, string | undefined>, ...args: string[]) => {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, SVC_NATS_URL: undefined, ...env }, timeout: 60_000 })
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, SVC_NATS_URL: undefined, ...env },
+    timeout: 60_000,
+  })
   return { status: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
@@ -39,7 +43,21 @@ describe('crystal archive', () => {
     // an explorer's discoveries: a real evolve into its own registry
     const explorer = mkdtempSync(join(tmpdir(), 'crystal-explorer-'))
     // (novelty keeps a small evolve's finds to one or two per material: two materials give three)
-    for (const material of ['diamond_nv', 'europium_crystal']) expect(crystal({ SVC_CRYSTAL_DATA_DIR: explorer }, 'evolve', '--material', material, '--generations', '1', '--population', '6', '--size', '32').status).toBe(0)
+    for (const material of ['diamond_nv', 'europium_crystal'])
+      expect(
+        crystal(
+          { SVC_CRYSTAL_DATA_DIR: explorer },
+          'evolve',
+          '--material',
+          material,
+          '--generations',
+          '1',
+          '--population',
+          '6',
+          '--size',
+          '32',
+        ).status,
+      ).toBe(0)
     const found = JSON.parse(readFileSync(join(explorer, 'registry.json'), 'utf8')).primitives.slice(0, 3)
     expect(found).toHaveLength(3)
 
@@ -57,7 +75,10 @@ describe('crystal archive', () => {
     const archive = mkdtempSync(join(tmpdir(), 'crystal-archive-'))
     const r = crystal({ SVC_CRYSTAL_DATA_DIR: archive, SVC_NATS_URL: nats.url }, 'archive', '--catch-up', '--json')
     expect(r.stderr + `\nstatus ${r.status}`).toContain('status 0')
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l))
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     expect(lines.filter((l) => l.merged).map((l) => l.merged)).toEqual(['CRY-000001', 'CRY-000002', 'CRY-000003'])
     expect(lines.filter((l) => l.already_held)).toEqual([{ already_held: 'CRY-000001', uuid: found[0].uuid, node: 'node-b' }])
     expect(r.stderr).toMatch(/warning: dropped a malformed message on svc\.crystal\.primitive\.discovered \(seq 5\): \/primitive: /)
@@ -66,12 +87,20 @@ describe('crystal archive', () => {
 
     const held = JSON.parse(readFileSync(join(archive, 'registry.json'), 'utf8')).primitives
     expect(held.map((p: { uuid: string }) => p.uuid)).toEqual(found.map((p: { uuid: string }) => p.uuid))
-    held.forEach((p: any, i: number) => expect(p.provenance).toMatchObject({ node: 'node-a', origin_id: found[i].id, origin_uuid: found[i].uuid }))
+    held.forEach((p: any, i: number) =>
+      expect(p.provenance).toMatchObject({ node: 'node-a', origin_id: found[i].id, origin_uuid: found[i].uuid }),
+    )
 
     // a second archivist pass finds everything already held
     const again = crystal({ SVC_CRYSTAL_DATA_DIR: archive, SVC_NATS_URL: nats.url }, 'archive', '--catch-up', '--json')
     expect(again.status).toBe(0)
-    expect(again.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.merged)).toEqual([])
+    expect(
+      again.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.merged),
+    ).toEqual([])
     expect(JSON.parse(readFileSync(join(archive, 'registry.json'), 'utf8')).primitives).toHaveLength(3)
   })
 })

@@ -64,7 +64,9 @@ function reportTransfersAtExit(engine: Engine): void {
     const t = engine.transfers()
     if (!t) return
     const n = (v: number) => v.toLocaleString('en-US')
-    process.stderr.write(`crystal: gpu transfers (N = ${engine.size}, ${engine.fields} field${engine.fields === 1 ? '' : 's'}): read back ${n(t.bytes_read)} bytes in ${n(t.reads)} reads, wrote ${n(t.bytes_written)} bytes in ${n(t.writes)} writes\n`)
+    process.stderr.write(
+      `crystal: gpu transfers (N = ${engine.size}, ${engine.fields} field${engine.fields === 1 ? '' : 's'}): read back ${n(t.bytes_read)} bytes in ${n(t.reads)} reads, wrote ${n(t.bytes_written)} bytes in ${n(t.writes)} writes\n`,
+    )
   })
 }
 
@@ -81,7 +83,8 @@ export function wholeNumber(name: string, min: number, max: number) {
 export function realNumber(name: string, min: number, max: number) {
   return (raw: string): number => {
     const v = Number(raw)
-    if (raw.trim() === '' || !Number.isFinite(v) || v < min || v > max) throw new InvalidArgumentError(`${name} must be a number from ${min} to ${max}.`)
+    if (raw.trim() === '' || !Number.isFinite(v) || v < min || v > max)
+      throw new InvalidArgumentError(`${name} must be a number from ${min} to ${max}.`)
     return v
   }
 }

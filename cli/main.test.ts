@@ -11,7 +11,11 @@ const EXAMPLES = new URL('../examples/', import.meta.url).pathname
 const fresh = (label: string) => mkdtempSync(join(tmpdir(), `crystal-cli-${label}-`))
 
 function crystal(env: Record<string, string | undefined>, ...args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, GALLERY_JWT: undefined, SVC_GALLERY_URL: undefined, ...env }, timeout: 120_000 })
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, GALLERY_JWT: undefined, SVC_GALLERY_URL: undefined, ...env },
+    timeout: 120_000,
+  })
   return { status: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
@@ -22,7 +26,17 @@ describe('crystal materials', () => {
     const r = crystal(env, 'materials')
     expect(r.status).toBe(0)
     expect(r.stdout).toMatch(/Name\s+│\s+Wave speed/)
-    for (const name of ['vacuum', 'ideal_resonator', 'optical_cavity', 'europium_crystal', 'silicon', 'diamond_nv', 'metamaterial', 'graphene_model']) expect(r.stdout).toContain(name)
+    for (const name of [
+      'vacuum',
+      'ideal_resonator',
+      'optical_cavity',
+      'europium_crystal',
+      'silicon',
+      'diamond_nv',
+      'metamaterial',
+      'graphene_model',
+    ])
+      expect(r.stdout).toContain(name)
     expect(r.stderr).toBe('')
   })
 
@@ -34,8 +48,23 @@ describe('crystal materials', () => {
 
   test('--material-file adds a material; a bad one fails with one sentence naming file and field, exit 1', () => {
     const good = join(env.SVC_CRYSTAL_DATA_DIR, 'glass.json')
-    writeFileSync(good, JSON.stringify({ name: 'my_glass', description: 'test', wave_speed: 0.4, damping: 0.001, boundary_reflectivity: 0.5, nonlinearity: 0, viscosity: 0, temperature_k: 300, noise_coupling: 0 }))
-    expect(JSON.parse(crystal(env, 'materials', '--json', '--material-file', good).stdout).map((m: { name: string }) => m.name)).toContain('my_glass')
+    writeFileSync(
+      good,
+      JSON.stringify({
+        name: 'my_glass',
+        description: 'test',
+        wave_speed: 0.4,
+        damping: 0.001,
+        boundary_reflectivity: 0.5,
+        nonlinearity: 0,
+        viscosity: 0,
+        temperature_k: 300,
+        noise_coupling: 0,
+      }),
+    )
+    expect(JSON.parse(crystal(env, 'materials', '--json', '--material-file', good).stdout).map((m: { name: string }) => m.name)).toContain(
+      'my_glass',
+    )
     const bad = join(env.SVC_CRYSTAL_DATA_DIR, 'bad.json')
     writeFileSync(bad, JSON.stringify({ name: 'bad', description: 'x', wave_speed: 0.9 }))
     const r = crystal(env, 'materials', '--material-file', bad)
@@ -45,7 +74,9 @@ describe('crystal materials', () => {
   })
 
   test('--fingerprint adds the measured columns', () => {
-    const vacuum = JSON.parse(crystal(env, 'materials', '--json', '--fingerprint').stdout).find((m: { name: string }) => m.name === 'vacuum')
+    const vacuum = JSON.parse(crystal(env, 'materials', '--json', '--fingerprint').stdout).find(
+      (m: { name: string }) => m.name === 'vacuum',
+    )
     expect(vacuum.fingerprint.energy_retention).toBeLessThan(1e-6)
     expect(vacuum.fingerprint.dispersion).toBeGreaterThan(0)
   })
@@ -59,12 +90,18 @@ describe('evolve, primitives, prune', () => {
     const r = crystal(env, 'evolve', '--material', 'europium_crystal', ...small)
     expect(r.status).toBe(0)
     expect(r.stderr).toMatch(/^(cpu|gpu) backend: /m) // auto: the GPU where there is a hardware one
-    expect(r.stderr).toMatch(/europium_crystal generation 1\/2: best fitness [\d.]+, mean [\d.]+, QD-score [\d.]+, coverage [\d.]+% \(\d+ cells\)/)
+    expect(r.stderr).toMatch(
+      /europium_crystal generation 1\/2: best fitness [\d.]+, mean [\d.]+, QD-score [\d.]+, coverage [\d.]+% \(\d+ cells\)/,
+    )
     expect(r.stderr).toContain('generation 2/2')
     expect(r.stdout).toMatch(/ID\s+│\s+Type\s+│\s+Persistence %/)
-    const [, elites, byClass] = r.stdout.match(/registered \d+ new primitives? \(\d+ duplicates? rejected\) from (\d+) archive elites \(([^)]+)\) of 12 genomes/)!
+    const [, elites, byClass] = r.stdout.match(
+      /registered \d+ new primitives? \(\d+ duplicates? rejected\) from (\d+) archive elites \(([^)]+)\) of 12 genomes/,
+    )!
     // the elites per class, named, add up to the elites
-    const counts = byClass.split(', ').map((part) => part.match(/^(\d+) (Echo Ring|Standing Echo|Harmonic Bridge|Phase Knot|Attractor Field|Memory Seed)$/)!)
+    const counts = byClass
+      .split(', ')
+      .map((part) => part.match(/^(\d+) (Echo Ring|Standing Echo|Harmonic Bridge|Phase Knot|Attractor Field|Memory Seed)$/)!)
     expect(counts.reduce((n, m) => n + Number(m[1]), 0)).toBe(Number(elites))
     expect(r.stdout).toMatch(/│ (Echo Ring|Standing Echo|Harmonic Bridge|Phase Knot|Attractor Field|Memory Seed) \([a-z_]+\)/)
   })
@@ -73,9 +110,16 @@ describe('evolve, primitives, prune', () => {
     const r = crystal(env, '--quiet', 'evolve', '--material', 'europium_crystal', ...small, '--json')
     expect(r.status).toBe(0)
     expect(r.stderr).toBe('')
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l))
-    expect(lines.slice(0, 2).map((l) => [l.material, l.generation])).toEqual([['europium_crystal', 1], ['europium_crystal', 2]])
-    for (const l of lines.slice(0, 2)) expect(Object.keys(l)).toEqual(expect.arrayContaining(['best_fitness', 'mean_fitness', 'qd_score', 'coverage']))
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+    expect(lines.slice(0, 2).map((l) => [l.material, l.generation])).toEqual([
+      ['europium_crystal', 1],
+      ['europium_crystal', 2],
+    ])
+    for (const l of lines.slice(0, 2))
+      expect(Object.keys(l)).toEqual(expect.arrayContaining(['best_fitness', 'mean_fitness', 'qd_score', 'coverage']))
     const { result } = lines[2]
     expect(result.registered).toEqual([])
     expect(result.rejected_duplicates).toBeGreaterThan(0)
@@ -99,7 +143,9 @@ describe('evolve, primitives, prune', () => {
     const strong = JSON.parse(crystal(env, 'primitives', '--min-persistence', '0.5', '--json').stdout)
     expect(strong.every((p: { persistence: number }) => p.persistence >= 0.5)).toBe(true)
     const cls = exported.primitives[0].class
-    expect(JSON.parse(crystal(env, 'primitives', '--class', cls, '--json').stdout).every((p: { class: string }) => p.class === cls)).toBe(true)
+    expect(JSON.parse(crystal(env, 'primitives', '--class', cls, '--json').stdout).every((p: { class: string }) => p.class === cls)).toBe(
+      true,
+    )
     const similar = crystal(env, 'primitives', '--similar', ids[0])
     expect(similar.stdout).toContain('Similarity')
     expect(similar.stdout).not.toMatch(new RegExp(`^│ ${ids[0]} `, 'm')) // not as a row (it may be in a lineage)
@@ -151,7 +197,11 @@ describe('crystal run', () => {
   test('first light on europium: one line per command; the written text out-probes the unwritten one', () => {
     const r = crystal(env, 'run', join(EXAMPLES, 'first-light-europium.crystal'), '--size', '64')
     expect(r.status).toBe(0)
-    const probes = [...r.stdout.matchAll(/probe "([^"]+)": resonance (-?[\d.]+) \(noise floor ([\d.]+)/g)].map((m) => ({ text: m[1], resonance: Number(m[2]), floor: Number(m[3]) }))
+    const probes = [...r.stdout.matchAll(/probe "([^"]+)": resonance (-?[\d.]+) \(noise floor ([\d.]+)/g)].map((m) => ({
+      text: m[1],
+      resonance: Number(m[2]),
+      floor: Number(m[3]),
+    }))
     expect(probes).toHaveLength(3)
     expect(probes[0].resonance).toBeGreaterThan(3 * probes[0].floor) // written, at 4 K: well above the floor
     expect(probes[1].resonance).toBeLessThan(probes[1].floor) // never written
@@ -167,7 +217,13 @@ describe('crystal run', () => {
     expect(out.trace[0]).toMatchObject({ line: 2, command: 'MATERIAL', result: { material: 'optical_cavity', overridden: true } })
     const recall = out.trace.find((t: { command: string }) => t.command === 'RECALL')
     // one word of each amber text: the two match the query about equally, so either may rank first
-    expect(recall.result.hits[0]).toMatchObject({ rank: 1, text: expect.stringMatching(/^amber /), match: expect.any(Number), strength: expect.any(Number), noise_floor: expect.any(Number) })
+    expect(recall.result.hits[0]).toMatchObject({
+      rank: 1,
+      text: expect.stringMatching(/^amber /),
+      match: expect.any(Number),
+      strength: expect.any(Number),
+      noise_floor: expect.any(Number),
+    })
     // as the example's comment says: the two amber memories, and nothing else above the floor
     expect(recall.result.hits.map((h: { text: string }) => h.text).sort()).toEqual(['amber lantern in the window', 'amber river at dusk'])
     expect(out.trace.map((t: { command: string }) => t.command)).toContain('STABILIZE')
@@ -211,7 +267,9 @@ describe('crystal run', () => {
     const r = crystal(env, 'run', program, '--size', '32')
     expect(r.status).toBe(1)
     expect(r.stdout).toMatch(/^ {2}2 {2}temperature 10000 K$/m)
-    expect(r.stderr.trim()).toBe(`crystal: ${program}:3:3: europium_crystal is unstable at 10000 K: its dephasing raises the viscosity past the step's stability bound (docs/physics.md) (set by TEMPERATURE 10000 on line 2)`)
+    expect(r.stderr.trim()).toBe(
+      `crystal: ${program}:3:3: europium_crystal is unstable at 10000 K: its dephasing raises the viscosity past the step's stability bound (docs/physics.md) (set by TEMPERATURE 10000 on line 2)`,
+    )
   })
 
   test('a missing program file is a clear error', () => {
@@ -225,7 +283,11 @@ describe('crystal publish', () => {
   const env = { SVC_CRYSTAL_DATA_DIR: fresh('publish') }
   crystal(env, 'evolve', '--material', 'ideal_resonator', '--generations', '1', '--population', '4', '--size', '32')
 
-  async function gallery(): Promise<{ url: string; received: { headers: IncomingMessage['headers']; body: string; path: string }[]; close: () => void }> {
+  async function gallery(): Promise<{
+    url: string
+    received: { headers: IncomingMessage['headers']; body: string; path: string }[]
+    close: () => void
+  }> {
     const received: { headers: IncomingMessage['headers']; body: string; path: string }[] = []
     const server = createServer((req, res) => {
       let body = ''
@@ -244,7 +306,9 @@ describe('crystal publish', () => {
   // spawnSync would block the event loop the test server runs on: publish runs asynchronously here
   const run = (e: Record<string, string | undefined>, ...args: string[]) =>
     new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, GALLERY_JWT: undefined, SVC_GALLERY_URL: undefined, ...env, ...e } })
+      const child = spawn(process.execPath, [BIN, ...args], {
+        env: { ...process.env, GALLERY_JWT: undefined, SVC_GALLERY_URL: undefined, ...env, ...e },
+      })
       let stdout = ''
       let stderr = ''
       child.stdout.on('data', (d) => (stdout += d))
@@ -295,7 +359,9 @@ describe('crystal publish', () => {
       const id = JSON.parse(crystal(env, 'primitives', '--json').stdout)[0].id
       const r = await run({ SVC_GALLERY_URL: g.url, HOME: home }, 'publish', id)
       expect(r.status).toBe(1)
-      expect(r.stderr.trim()).toBe(`crystal: no gallery credential: set GALLERY_JWT, or put {"gallery_jwt": "<token>"} in ${join(home, '.config', 'resonant-crystal', 'credentials.json')}`)
+      expect(r.stderr.trim()).toBe(
+        `crystal: no gallery credential: set GALLERY_JWT, or put {"gallery_jwt": "<token>"} in ${join(home, '.config', 'resonant-crystal', 'credentials.json')}`,
+      )
       expect(g.received).toHaveLength(0)
       const noUrl = await run({ GALLERY_JWT: 'x' }, 'publish', id)
       expect(noUrl.status).toBe(1)
@@ -314,14 +380,20 @@ describe('crystal explore', () => {
     const r = crystal(env, 'explore', '--material', 'europium_crystal,vacuum', '--interval', '0', '--rounds', '3', ...small)
     expect(r.status).toBe(0)
     const rounds = r.stdout.trim().split('\n')
-    expect(rounds.map((l) => l.match(/^round (\d) \((\w+)\)/)?.slice(1))).toEqual([['1', 'europium_crystal'], ['2', 'vacuum'], ['3', 'europium_crystal']])
+    expect(rounds.map((l) => l.match(/^round (\d) \((\w+)\)/)?.slice(1))).toEqual([
+      ['1', 'europium_crystal'],
+      ['2', 'vacuum'],
+      ['3', 'europium_crystal'],
+    ])
     expect(r.stderr).toMatch(/explored 3 rounds: \d+ registered from 12 genomes/)
   })
 
   test('Ctrl-C finishes the round, saves and exits 0 at once, not after the pause', async () => {
     const own = { SVC_CRYSTAL_DATA_DIR: fresh('interrupt') }
     const started = Date.now()
-    const child = spawn(process.execPath, [BIN, 'explore', '--material', 'all', '--interval', '30', ...small], { env: { ...process.env, ...own } })
+    const child = spawn(process.execPath, [BIN, 'explore', '--material', 'all', '--interval', '30', ...small], {
+      env: { ...process.env, ...own },
+    })
     let stdout = ''
     let stderr = ''
     child.stderr.on('data', (d) => (stderr += d))
@@ -344,7 +416,11 @@ describe('optional packages not installed', () => {
   const env = { SVC_CRYSTAL_DATA_DIR: fresh('optional') }
   // a preload that makes the named packages look absent, to require() and import() alike
   const without = (hide: string, ...args: string[]) => {
-    const r = spawnSync(process.execPath, ['--require', new URL('../testing/hide_modules.cjs', import.meta.url).pathname, BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env, CRYSTAL_TEST_HIDE: hide }, timeout: 120_000 })
+    const r = spawnSync(process.execPath, ['--require', new URL('../testing/hide_modules.cjs', import.meta.url).pathname, BIN, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, ...env, CRYSTAL_TEST_HIDE: hide },
+      timeout: 120_000,
+    })
     return { status: r.status, stdout: r.stdout, stderr: r.stderr }
   }
   const program = join(env.SVC_CRYSTAL_DATA_DIR, 'small.crystal')
@@ -353,7 +429,9 @@ describe('optional packages not installed', () => {
   test('without webgpu, --backend gpu says which package is missing and what to do; auto runs on the CPU and says why', () => {
     const gpu = without('webgpu', '--backend', 'gpu', 'run', program, '--size', '16')
     expect(gpu.status).toBe(1)
-    expect(gpu.stderr.trim()).toBe(`crystal: ${program}:1:1: the GPU backend in Node needs the optional package webgpu, which is not installed (npm install webgpu, or use --backend cpu)`)
+    expect(gpu.stderr.trim()).toBe(
+      `crystal: ${program}:1:1: the GPU backend in Node needs the optional package webgpu, which is not installed (npm install webgpu, or use --backend cpu)`,
+    )
     const auto = without('webgpu', 'run', program, '--size', '16')
     expect(auto.status).toBe(0)
     expect(auto.stdout).toContain('resonated 10 steps')
@@ -370,15 +448,28 @@ describe('optional packages not installed', () => {
     const dir = fresh('optional-markets')
     // a database to check: the server makes one on its first start
     expect(crystal({ SVC_CRYSTAL_DATA_DIR: dir }, 'markets', 'check').status).toBe(1)
-    const made = spawnSync(process.execPath, ['-e', `import('${new URL('../dist/server/markets/store.js', import.meta.url).href}').then(({ MarketStore }) => new MarketStore({ dataDir: '${dir}', startingBalance: 0 }).close())`], { encoding: 'utf8' })
+    const made = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `import('${new URL('../dist/server/markets/store.js', import.meta.url).href}').then(({ MarketStore }) => new MarketStore({ dataDir: '${dir}', startingBalance: 0 }).close())`,
+      ],
+      { encoding: 'utf8' },
+    )
     expect(made.status, made.stderr).toBe(0)
-    const r = spawnSync(process.execPath, ['--require', new URL('../testing/hide_modules.cjs', import.meta.url).pathname, BIN, 'markets', 'check', '--json'], { encoding: 'utf8', env: { ...process.env, SVC_CRYSTAL_DATA_DIR: dir, CRYSTAL_TEST_HIDE: 'better-sqlite3' } })
+    const r = spawnSync(
+      process.execPath,
+      ['--require', new URL('../testing/hide_modules.cjs', import.meta.url).pathname, BIN, 'markets', 'check', '--json'],
+      { encoding: 'utf8', env: { ...process.env, SVC_CRYSTAL_DATA_DIR: dir, CRYSTAL_TEST_HIDE: 'better-sqlite3' } },
+    )
     if (nodeSqlite) {
       expect(r.status, r.stderr).toBe(0)
       expect(JSON.parse(r.stdout).ledger.ok).toBe(true)
     } else {
       expect(r.status).toBe(1)
-      expect(r.stderr.trim()).toBe(`crystal: the market store on Node ${process.versions.node} (before 22.13, which has node:sqlite) needs the optional package better-sqlite3, which is not installed (npm install better-sqlite3, or run Node 22.13 or later)`)
+      expect(r.stderr.trim()).toBe(
+        `crystal: the market store on Node ${process.versions.node} (before 22.13, which has node:sqlite) needs the optional package better-sqlite3, which is not installed (npm install better-sqlite3, or run Node 22.13 or later)`,
+      )
     }
   })
 })
@@ -387,12 +478,27 @@ describe('usage', () => {
   const env = { SVC_CRYSTAL_DATA_DIR: fresh('usage') }
 
   test('--help for every command, with examples where they help', () => {
-    for (const command of ['materials', 'evolve', 'explore', 'primitives', 'prune', 'run', 'publish', 'serve', 'archive', 'watch', 'write', 'ask', 'bench']) {
+    for (const command of [
+      'materials',
+      'evolve',
+      'explore',
+      'primitives',
+      'prune',
+      'run',
+      'publish',
+      'serve',
+      'archive',
+      'watch',
+      'write',
+      'ask',
+      'bench',
+    ]) {
       const r = crystal(env, command, '--help')
       expect(r.status, command).toBe(0)
       expect(r.stdout, command).toContain(`Usage: crystal ${command}`)
     }
-    for (const command of ['materials', 'evolve', 'explore', 'primitives', 'run', 'serve', 'archive', 'watch', 'write', 'ask']) expect(crystal(env, command, '--help').stdout).toContain('Examples:')
+    for (const command of ['materials', 'evolve', 'explore', 'primitives', 'run', 'serve', 'archive', 'watch', 'write', 'ask'])
+      expect(crystal(env, command, '--help').stdout).toContain('Examples:')
     const top = crystal(env, '--help')
     expect(top.stdout).toContain('CRYSTAL_BACKEND')
     expect(crystal(env, '--version').stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/)
@@ -404,7 +510,9 @@ describe('usage', () => {
     expect(unknown.stderr).toContain("unknown command 'frob'")
     const badArgument = crystal(env, 'bench', 'nope')
     expect(badArgument.status).toBe(2)
-    expect(badArgument.stderr).toContain('Allowed choices are field, dream, recall, memory, discovery, server, observatory, swarm, markets, station, all')
+    expect(badArgument.stderr).toContain(
+      'Allowed choices are field, dream, recall, memory, discovery, server, observatory, swarm, markets, station, all',
+    )
     const badSize = crystal(env, 'bench', 'dream', '--sizes', '128,8')
     expect(badSize.status).toBe(2)
     expect(badSize.stderr).toContain('--sizes takes sides from 16 to 4096, got 8')
@@ -416,7 +524,10 @@ describe('usage', () => {
   test('starting the CLI loads no benchmark: bench/ (autocannon, a browser, lamejs) waits for `crystal bench`', () => {
     // a module hook that names every module of dist/bench/ the command resolves
     const hook = join(env.SVC_CRYSTAL_DATA_DIR, 'hook.mjs')
-    writeFileSync(hook, "export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.includes('/dist/bench/')) process.stderr.write('loaded ' + r.url + '\\n'); return r }\n")
+    writeFileSync(
+      hook,
+      "export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.includes('/dist/bench/')) process.stderr.write('loaded ' + r.url + '\\n'); return r }\n",
+    )
     const register = `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(`file://${hook}`)})`
     const r = spawnSync(process.execPath, ['--import', register, BIN, 'materials'], { encoding: 'utf8', env: { ...process.env, ...env } })
     expect(r.status).toBe(0)
@@ -429,7 +540,9 @@ describe('usage', () => {
       const r = crystal({ ...env, SVC_CONSCIOUSNESS_PERIOD_MS: value }, 'materials')
       expect(r.status).toBe(2)
       expect(r.stdout).toBe('')
-      expect(r.stderr.trim()).toBe(`crystal: SVC_CONSCIOUSNESS_PERIOD_MS must be a whole number of at least 10, got "${value}" (see README, Environment)`)
+      expect(r.stderr.trim()).toBe(
+        `crystal: SVC_CONSCIOUSNESS_PERIOD_MS must be a whole number of at least 10, got "${value}" (see README, Environment)`,
+      )
     }
   })
 

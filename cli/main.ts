@@ -25,14 +25,18 @@ function program(): Command {
     .description('Resonant Crystal: a resonant wave field that remembers what is written into it.')
     .version(pkg.version, '-V, --version')
     .addOption(new Option('--backend <backend>', 'compute backend').choices(BACKEND_CHOICES).default('auto').env('CRYSTAL_BACKEND'))
-    .addOption(new Option('--data-dir <dir>', 'where materials and the registry live').env('SVC_CRYSTAL_DATA_DIR').default(DEFAULT_DATA_DIR, '~/.svc-crystal'))
+    .addOption(
+      new Option('--data-dir <dir>', 'where materials and the registry live')
+        .env('SVC_CRYSTAL_DATA_DIR')
+        .default(DEFAULT_DATA_DIR, '~/.svc-crystal'),
+    )
     .option('-q, --quiet', 'no progress or notices on stderr (errors still)')
     .option('--debug', 'print stack traces for errors')
     // set before the subcommands are added, so that they inherit them
     .exitOverride()
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ outputError: (s, write) => write(s) })
-    .addHelpText('after', '\nRun `crystal <command> --help` for a command\'s options and examples.')
+    .addHelpText('after', "\nRun `crystal <command> --help` for a command's options and examples.")
   const ctx = () => contextOf(cli)
   registerMaterials(cli, ctx)
   registerEvolve(cli, ctx)

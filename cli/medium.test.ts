@@ -8,7 +8,11 @@ import { describe, expect, test } from 'vitest'
 
 const BIN = new URL('../bin/crystal.js', import.meta.url).pathname
 const crystal = (dataDir: string, ...args: string[]) => {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, SVC_CRYSTAL_DATA_DIR: dataDir, CRYSTAL_BACKEND: 'cpu' }, timeout: 300_000 })
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, SVC_CRYSTAL_DATA_DIR: dataDir, CRYSTAL_BACKEND: 'cpu' },
+    timeout: 300_000,
+  })
   return { status: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
@@ -16,7 +20,7 @@ const crystal = (dataDir: string, ...args: string[]) => {
 function texts(count: number, seed: number): string[] {
   const syllables = ['ka', 'lo', 'mi', 'ren', 'tu', 'sha', 'vel', 'or', 'quin', 'da', 'pe', 'zor', 'ly', 'an', 'thi', 'bo']
   let s = seed
-  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
+  const rand = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32
   const word = () => syllables[Math.floor(rand() * 16)] + syllables[Math.floor(rand() * 16)]
   return Array.from({ length: count }, (_, i) => `${word()} ${word()} ${word()} ${i}`)
 }
@@ -24,11 +28,18 @@ function texts(count: number, seed: number): string[] {
 describe('crystal write and ask', () => {
   test('the medium persists between commands, ages 10 steps a write, and answers in rank order', () => {
     const dir = mkdtempSync(join(tmpdir(), 'crystal-medium-'))
-    expect(crystal(dir, 'write', 'the cold glyph remembers').stdout.trim()).toBe('wrote "the cold glyph remembers" (10 steps apart, now step 10); the medium holds 1 memory')
+    expect(crystal(dir, 'write', 'the cold glyph remembers').stdout.trim()).toBe(
+      'wrote "the cold glyph remembers" (10 steps apart, now step 10); the medium holds 1 memory',
+    )
     expect(crystal(dir, 'write', 'amber river at dusk', '--importance', '0.5').stdout).toContain('now step 20')
     const r = crystal(dir, 'ask', 'glyph', '-k', '2')
     expect(r.status).toBe(0)
-    expect(r.stdout.split('\n')).toEqual([expect.stringMatching(/^1\. "the cold glyph remembers" {2}match 0\.\d{3}, strength [\d.]+ \(noise floor [\d.]+, written at step 10\)$/), ''])
+    expect(r.stdout.split('\n')).toEqual([
+      expect.stringMatching(
+        /^1\. "the cold glyph remembers" {2}match 0\.\d{3}, strength [\d.]+ \(noise floor [\d.]+, written at step 10\)$/,
+      ),
+      '',
+    ])
     const answer = JSON.parse(crystal(dir, 'ask', 'amber river at dusk', '--json').stdout)
     expect(answer).toMatchObject({ memories: 2, over_capacity: false, reason: null })
     expect(answer.hits[0]).toMatchObject({ rank: 1, text: 'amber river at dusk', importance: 0.5, step: 20 })
@@ -68,7 +79,9 @@ describe('crystal write and ask', () => {
     expect(crystal(dir, 'write', '--file', file, '--size', '32').status).toBe(0)
     const r = crystal(dir, 'ask', 'anything at all')
     expect(r.status).toBe(1)
-    expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^crystal: over capacity: the field holds 2000 memories but can tell apart about \d+ at N = 32; any ranking is a guess \(use a larger field\)$/)
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(
+      /^crystal: over capacity: the field holds 2000 memories but can tell apart about \d+ at N = 32; any ranking is a guess \(use a larger field\)$/,
+    )
   }, 120_000)
 
   test('failures exit non-zero with a message: no medium, a broken medium, nothing to write, a bad k', () => {
@@ -88,7 +101,9 @@ describe('crystal write and ask', () => {
     writeFileSync(path, bytes)
     const broken = crystal(dir, 'ask', 'something')
     expect(broken.status).toBe(1)
-    expect(broken.stderr.trim()).toBe(`crystal: ${path}: its content hash does not match its contents; the file was left as it is (move it away to start a new medium)`)
+    expect(broken.stderr.trim()).toBe(
+      `crystal: ${path}: its content hash does not match its contents; the file was left as it is (move it away to start a new medium)`,
+    )
     expect(readFileSync(path)).toEqual(bytes)
     writeFileSync(path, 'not a medium')
     expect(crystal(dir, 'ask', 'something').stderr).toContain('its header runs past the end of the file')

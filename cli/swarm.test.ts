@@ -10,7 +10,8 @@ import { heldPrimitives, runCrystal, startNats, type RunningNats } from '../test
 
 const FLOOR = 0.3
 
-const run = (env: Record<string, string>, ...args: string[]) => runCrystal(args, { SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: String(FLOOR), ...env })
+const run = (env: Record<string, string>, ...args: string[]) =>
+  runCrystal(args, { SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: String(FLOOR), ...env })
 
 /** What an explorer found itself and should have announced: its own finds at or above the floor. */
 const ownAnnounceable = (dir: string) => heldPrimitives(dir).filter((p) => p.provenance === null && p.persistence >= FLOOR)
@@ -23,13 +24,40 @@ afterEach(async () => {
 describe('the swarm', () => {
   test('three explorers on different materials, then an archivist started after them: every announced primitive once, by uuid, with its origin', async () => {
     nats = await startNats()
-    const explorers = ['vacuum', 'europium_crystal', 'silicon'].map((material, k) => ({ material, node: `explorer-${k + 1}`, dir: mkdtempSync(join(tmpdir(), `crystal-swarm-${k}-`)) }))
+    const explorers = ['vacuum', 'europium_crystal', 'silicon'].map((material, k) => ({
+      material,
+      node: `explorer-${k + 1}`,
+      dir: mkdtempSync(join(tmpdir(), `crystal-swarm-${k}-`)),
+    }))
     const results = await Promise.all(
-      explorers.map((e) => run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: e.node, SVC_CRYSTAL_DATA_DIR: e.dir }, 'explore', '--material', e.material, '--rounds', '2', '--interval', '0', '--generations', '1', '--population', '6', '--size', '32', '--json')),
+      explorers.map((e) =>
+        run(
+          { SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: e.node, SVC_CRYSTAL_DATA_DIR: e.dir },
+          'explore',
+          '--material',
+          e.material,
+          '--rounds',
+          '2',
+          '--interval',
+          '0',
+          '--generations',
+          '1',
+          '--population',
+          '6',
+          '--size',
+          '32',
+          '--json',
+        ),
+      ),
     )
     for (const r of results) expect(r.status, r.stderr).toBe(0)
     // explorers merged each other's finds (those that finished a round before another's later round)
-    const rounds = results.flatMap((r) => r.stdout.trim().split('\n').map((l) => JSON.parse(l)))
+    const rounds = results.flatMap((r) =>
+      r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    )
     expect(rounds.every((l) => typeof l.merged === 'number' && l.waiting === 0)).toBe(true)
 
     const archive = mkdtempSync(join(tmpdir(), 'crystal-archive-'))
@@ -54,12 +82,31 @@ describe('the swarm', () => {
   test('nats-server killed and restarted mid-run: nothing announced is lost or doubled', async () => {
     nats = await startNats()
     const dir = mkdtempSync(join(tmpdir(), 'crystal-swarm-restart-'))
-    const explorer = run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: 'survivor', SVC_CRYSTAL_DATA_DIR: dir }, 'explore', '--material', 'vacuum,europium_crystal', '--rounds', '6', '--interval', '0.4', '--generations', '1', '--population', '6', '--size', '32', '--json')
+    const explorer = run(
+      { SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: 'survivor', SVC_CRYSTAL_DATA_DIR: dir },
+      'explore',
+      '--material',
+      'vacuum,europium_crystal',
+      '--rounds',
+      '6',
+      '--interval',
+      '0.4',
+      '--generations',
+      '1',
+      '--population',
+      '6',
+      '--size',
+      '32',
+      '--json',
+    )
     await new Promise((r) => setTimeout(r, 1200))
     await nats.restart(1500)
     const r = await explorer
     expect(r.status, r.stderr).toBe(0)
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l))
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     expect(lines).toHaveLength(6)
     expect(lines.at(-1).waiting).toBe(0) // the backlog drained once the bus was back
     const archive = mkdtempSync(join(tmpdir(), 'crystal-archive-'))
@@ -67,16 +114,40 @@ describe('the swarm', () => {
     expect(a.status, a.stderr).toBe(0)
     const own = ownAnnounceable(dir)
     expect(own.length).toBeGreaterThan(0)
-    expect(heldPrimitives(archive).map((p) => p.uuid).sort()).toEqual(own.map((p) => p.uuid).sort())
+    expect(
+      heldPrimitives(archive)
+        .map((p) => p.uuid)
+        .sort(),
+    ).toEqual(own.map((p) => p.uuid).sort())
     // the stream holds each announcement once (the uuid is the message id)
-    const merged = a.stdout.trim().split('\n').map((l) => JSON.parse(l))
+    const merged = a.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     expect(merged.filter((l) => l.already_held)).toEqual([])
   })
 
   test('an auth-enabled nats-server admits the explorer with its creds file; a missing or malformed creds file is an error that says so', async () => {
     nats = await startNats({ auth: true })
     const dir = mkdtempSync(join(tmpdir(), 'crystal-swarm-creds-'))
-    const explore = (creds: string) => run({ SVC_NATS_URL: nats.url, SVC_NATS_CREDS: creds, SVC_CRYSTAL_NODE: 'trusted', SVC_CRYSTAL_DATA_DIR: dir }, 'explore', '--material', 'vacuum', '--rounds', '1', '--interval', '0', '--generations', '1', '--population', '6', '--size', '32', '--json')
+    const explore = (creds: string) =>
+      run(
+        { SVC_NATS_URL: nats.url, SVC_NATS_CREDS: creds, SVC_CRYSTAL_NODE: 'trusted', SVC_CRYSTAL_DATA_DIR: dir },
+        'explore',
+        '--material',
+        'vacuum',
+        '--rounds',
+        '1',
+        '--interval',
+        '0',
+        '--generations',
+        '1',
+        '--population',
+        '6',
+        '--size',
+        '32',
+        '--json',
+      )
     const r = await explore(nats.creds!)
     expect(r.status, r.stderr).toBe(0)
     expect(r.stderr).not.toMatch(/unreachable/)
@@ -85,12 +156,23 @@ describe('the swarm', () => {
     const archive = mkdtempSync(join(tmpdir(), 'crystal-archive-creds-'))
     const a = await run({ SVC_NATS_URL: nats.url, SVC_NATS_CREDS: nats.creds!, SVC_CRYSTAL_DATA_DIR: archive }, 'archive', '--catch-up')
     expect(a.status, a.stderr).toBe(0)
-    expect(heldPrimitives(archive).map((p) => p.uuid).sort()).toEqual(ownAnnounceable(dir).map((p) => p.uuid).sort())
+    expect(
+      heldPrimitives(archive)
+        .map((p) => p.uuid)
+        .sort(),
+    ).toEqual(
+      ownAnnounceable(dir)
+        .map((p) => p.uuid)
+        .sort(),
+    )
     // control: the same server refuses a client without credentials
     await expect(connect({ servers: nats.url, timeout: 2000 })).rejects.toThrow(/Authorization Violation/)
 
     const missing = join(dir, 'nowhere.creds')
-    for (const args of [['archive', '--catch-up'], ['explore', '--material', 'vacuum', '--rounds', '1']]) {
+    for (const args of [
+      ['archive', '--catch-up'],
+      ['explore', '--material', 'vacuum', '--rounds', '1'],
+    ]) {
       const m = await run({ SVC_NATS_URL: nats.url, SVC_NATS_CREDS: missing, SVC_CRYSTAL_DATA_DIR: dir }, ...args)
       expect(m.status).toBe(1)
       expect(m.stderr.trim()).toBe(`crystal: cannot read the NATS credentials file ${missing} named by SVC_NATS_CREDS (ENOENT)`)
@@ -99,7 +181,9 @@ describe('the swarm', () => {
     writeFileSync(malformed, readFileSync(nats.creds!, 'utf8').split('\n\n')[0])
     const b = await explore(malformed)
     expect(b.status).toBe(1)
-    expect(b.stderr).toMatch(new RegExp(`crystal: the NATS credentials file ${malformed} named by SVC_NATS_CREDS is malformed \\(unable to parse credentials\\)`))
+    expect(b.stderr).toMatch(
+      new RegExp(`crystal: the NATS credentials file ${malformed} named by SVC_NATS_CREDS is malformed \\(unable to parse credentials\\)`),
+    )
     expect(b.stderr).not.toMatch(/cannot reach NATS|unreachable/)
   })
 
@@ -109,7 +193,25 @@ describe('the swarm', () => {
     const root = join(mkdtempSync(join(tmpdir(), 'crystal-swarm-new-')), 'not', 'yet')
     const explorers = ['vacuum', 'silicon'].map((material, k) => ({ material, node: `new-${k + 1}`, dir: join(root, `explorer-${k + 1}`) }))
     const results = await Promise.all(
-      explorers.map((e) => run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: e.node, SVC_CRYSTAL_DATA_DIR: e.dir }, 'explore', '--material', e.material, '--rounds', '2', '--interval', '0', '--generations', '1', '--population', '6', '--size', '32', '--json')),
+      explorers.map((e) =>
+        run(
+          { SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: e.node, SVC_CRYSTAL_DATA_DIR: e.dir },
+          'explore',
+          '--material',
+          e.material,
+          '--rounds',
+          '2',
+          '--interval',
+          '0',
+          '--generations',
+          '1',
+          '--population',
+          '6',
+          '--size',
+          '32',
+          '--json',
+        ),
+      ),
     )
     for (const r of results) expect(r.status, r.stderr).toBe(0)
     for (const r of results) expect(r.stderr).not.toContain('ENOENT')
@@ -119,7 +221,11 @@ describe('the swarm', () => {
     const archive = join(root, 'archive')
     const a = await run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_DATA_DIR: archive }, 'archive', '--catch-up')
     expect(a.status, a.stderr).toBe(0)
-    expect(heldPrimitives(archive).map((p) => p.uuid).sort()).toEqual(announced.map((p) => p.uuid).sort())
+    expect(
+      heldPrimitives(archive)
+        .map((p) => p.uuid)
+        .sort(),
+    ).toEqual(announced.map((p) => p.uuid).sort())
   })
 
   test('malformed messages on every subject are dropped and counted; nothing crashes', async () => {
@@ -128,11 +234,34 @@ describe('the swarm', () => {
     const nc = await connect({ servers: nats.url })
     // the noise goes out once the explorer's first round has started: it listens for requests by then
     // (a busy machine may take a while to start it; a fixed pause was not always enough)
-    const joined = new Promise<void>((resolve) => nc.subscribe('svc.crystal.events', { callback: (_e, m) => void (m.string().includes('"round.started"') && resolve()) }))
-    const explorer = run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: 'steady', SVC_CRYSTAL_DATA_DIR: dir }, 'explore', '--material', 'vacuum', '--rounds', '3', '--interval', '0.5', '--generations', '1', '--population', '4', '--size', '24')
+    const joined = new Promise<void>((resolve) =>
+      nc.subscribe('svc.crystal.events', { callback: (_e, m) => void (m.string().includes('"round.started"') && resolve()) }),
+    )
+    const explorer = run(
+      { SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: 'steady', SVC_CRYSTAL_DATA_DIR: dir },
+      'explore',
+      '--material',
+      'vacuum',
+      '--rounds',
+      '3',
+      '--interval',
+      '0.5',
+      '--generations',
+      '1',
+      '--population',
+      '4',
+      '--size',
+      '24',
+    )
     await joined
     for (const subject of ['svc.crystal.events', 'svc.crystal.explore.request', 'svc.crystal.primitive.discovered']) {
-      for (const body of ['not json', '{}', JSON.stringify({ schema_version: 2, ts: 'yesterday', sender: 'x' }), JSON.stringify({ schema_version: 1, ts: new Date().toISOString(), sender: 'x', material: 42 })]) nc.publish(subject, body)
+      for (const body of [
+        'not json',
+        '{}',
+        JSON.stringify({ schema_version: 2, ts: 'yesterday', sender: 'x' }),
+        JSON.stringify({ schema_version: 1, ts: new Date().toISOString(), sender: 'x', material: 42 }),
+      ])
+        nc.publish(subject, body)
     }
     await nc.flush()
     await nc.close()

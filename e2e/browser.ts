@@ -13,12 +13,28 @@ export const SHOTS = new URL('./screenshots/', import.meta.url).pathname
 export function launch(extra: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--enable-unsafe-webgpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', ...extra],
+    args: [
+      '--no-sandbox',
+      '--enable-unsafe-webgpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-quic',
+      '--use-angle=swiftshader',
+      '--enable-unsafe-swiftshader',
+      ...extra,
+    ],
   })
 }
 
 /** A browser with one page on the Observatory at url; the page's console errors go into errors. */
-export async function openObservatory(url: string, errors: string[], height = 860, width = 1280): Promise<{ browser: Browser; page: Page }> {
+export async function openObservatory(
+  url: string,
+  errors: string[],
+  height = 860,
+  width = 1280,
+): Promise<{ browser: Browser; page: Page }> {
   const browser = await launch()
   const page = await browser.newPage({ viewport: { width, height } })
   page.on('console', (m) => m.type() === 'error' && errors.push(m.text()))
@@ -32,11 +48,22 @@ export async function openObservatory(url: string, errors: string[], height = 86
  * on it (screenshots folder made); after them, both closed. The returned object is filled in by then.
  */
 export function withObservatory(serverArgs: string[], viewport: { width: number; height: number } = { width: 1280, height: 860 }) {
-  const session = { server: undefined as unknown as RunningServer, browser: undefined as unknown as Browser, page: undefined as unknown as Page, consoleErrors: [] as string[], shots: SHOTS }
+  const session = {
+    server: undefined as unknown as RunningServer,
+    browser: undefined as unknown as Browser,
+    page: undefined as unknown as Page,
+    consoleErrors: [] as string[],
+    shots: SHOTS,
+  }
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true })
     session.server = await startServer(serverArgs)
-    ;({ browser: session.browser, page: session.page } = await openObservatory(session.server.url, session.consoleErrors, viewport.height, viewport.width))
+    ;({ browser: session.browser, page: session.page } = await openObservatory(
+      session.server.url,
+      session.consoleErrors,
+      viewport.height,
+      viewport.width,
+    ))
   })
   afterAll(async () => {
     await session.browser?.close()

@@ -22,10 +22,14 @@ describe('asking the field', () => {
     await expect.poll(status).toMatch(/^step 0 · 0 memories/)
     await session.page.getByLabel('query').fill('glyph')
     await session.page.getByRole('button', { name: 'Recall' }).click()
-    await expect.poll(() => session.page.getByTestId('recall-reason').textContent()).toBe('the medium holds no memories yet; write something first')
+    await expect
+      .poll(() => session.page.getByTestId('recall-reason').textContent())
+      .toBe('the medium holds no memories yet; write something first')
     expect(await session.page.locator('ol.hits li').count()).toBe(0)
     await session.page.getByRole('button', { name: 'Probe' }).click()
-    await expect.poll(() => session.page.getByTestId('probe-result').textContent()).toMatch(/below the floor, the field does not hold it \(read at the present: nothing has been written\)$/)
+    await expect
+      .poll(() => session.page.getByTestId('probe-result').textContent())
+      .toMatch(/below the floor, the field does not hold it \(read at the present: nothing has been written\)$/)
   })
 
   test('after a write, recall draws the memory as a bar above its noise floor, with the figures the server reports', async () => {
@@ -53,7 +57,9 @@ describe('asking the field', () => {
     await expect.poll(() => session.page.getByTestId('probe-result').textContent()).toMatch(/below the floor/)
     await session.page.getByLabel('query').fill('the cold glyph remembers')
     await session.page.getByRole('button', { name: 'Probe' }).click()
-    await expect.poll(() => session.page.getByTestId('probe-result').textContent()).toMatch(/: the field holds it \(best at the write of step 0\)$/)
+    await expect
+      .poll(() => session.page.getByTestId('probe-result').textContent())
+      .toMatch(/: the field holds it \(best at the write of step 0\)$/)
   })
 })
 
@@ -132,7 +138,9 @@ describe('the view tells the truth', () => {
 
   test('the canvas follows the window: at 800 px it stays inside its column and the mode line shows', async () => {
     await session.page.setViewportSize({ width: 800, height: 900 })
-    await expect.poll(async () => (await session.page.locator('[data-testid="field"] canvas').boundingBox())!.width).toBeLessThanOrEqual(800)
+    await expect
+      .poll(async () => (await session.page.locator('[data-testid="field"] canvas').boundingBox())!.width)
+      .toBeLessThanOrEqual(800)
     const canvas = (await session.page.locator('[data-testid="field"] canvas').boundingBox())!
     const host = (await session.page.getByTestId('field').boundingBox())!
     expect(canvas.width).toBeLessThanOrEqual(host.width + 1)
@@ -193,9 +201,12 @@ describe('evolve as a plot', () => {
     await session.page.mouse.move(box.x + box.width - 20, box.y + box.height / 2)
     await expect.poll(() => session.page.getByTestId('evolve-qd-values').textContent()).toMatch(/^generation 3: /)
     expect(await session.page.getByTestId('evolve-qd-values').textContent()).toContain(`run 2: europium_crystal 3×5 N=24 ${qd}`)
-    expect(await session.page.getByTestId('evolve-note').textContent()).toMatch(/^The QD-score above is this search's own archive \(\d+ elites\)/)
+    expect(await session.page.getByTestId('evolve-note').textContent()).toMatch(
+      /^The QD-score above is this search's own archive \(\d+ elites\)/,
+    )
     // a registered id never breaks across lines
-    for (const id of await session.page.locator('[data-testid="evolve-registered"] .nowrap').all()) expect(await id.evaluate((e) => getComputedStyle(e).whiteSpace)).toBe('nowrap')
+    for (const id of await session.page.locator('[data-testid="evolve-registered"] .nowrap').all())
+      expect(await id.evaluate((e) => getComputedStyle(e).whiteSpace)).toBe('nowrap')
     await session.page.getByTestId('evolve-progress').screenshot({ path: SHOTS + 'instrument-1440-evolve.png' })
   })
 })
@@ -211,7 +222,9 @@ describe('switching engines', () => {
     await expect.poll(status).toMatch(/^step 20 · 1 memory/)
     const energy = (await status())!.match(/energy (\S+)/)![1]
     await session.page.locator('select[name="tab-backend"]').selectOption('cpu')
-    await expect.poll(() => session.page.getByTestId('mode').textContent(), { timeout: 60_000 }).toMatch(/carried over from (WebGPU|the CPU twin) at step 20/)
+    await expect
+      .poll(() => session.page.getByTestId('mode').textContent(), { timeout: 60_000 })
+      .toMatch(/carried over from (WebGPU|the CPU twin) at step 20/)
     await expect.poll(status).toMatch(/^step 20 · 1 memory · energy /)
     // the same field: the energy agrees to the four figures shown
     expect((await status())!.match(/energy (\S+)/)![1]).toBe(energy)
@@ -236,7 +249,9 @@ describe('switching engines', () => {
 describe('empty states', () => {
   test('Markets and Swarm say why they are empty', async () => {
     await session.page.getByRole('tab', { name: 'Swarm' }).click()
-    await expect.poll(() => session.page.getByTestId('swarm-feed-empty').textContent()).toMatch(/^Not connected to the bus, so no discoveries can arrive here/)
+    await expect
+      .poll(() => session.page.getByTestId('swarm-feed-empty').textContent())
+      .toMatch(/^Not connected to the bus, so no discoveries can arrive here/)
     await session.page.getByRole('tab', { name: 'Markets' }).click()
     await expect.poll(() => session.page.getByTestId('markets-empty').textContent()).toMatch(/^No markets yet: open one below/)
     expect(await session.page.getByTestId('leaderboard-empty').textContent()).toMatch(/^No traders yet/)

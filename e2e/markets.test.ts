@@ -19,14 +19,29 @@ let quiet: { id: string }
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true })
   server = await startServer(['--size', '32'], { HUB_ORACLE_TOKEN: ORACLE })
-  const open = (question: string, outcomes: string[]) => call(server.url, 'POST', '/api/markets', { question, outcomes, tier: 'labs', closes_at: new Date(Date.now() + 86_400_000).toISOString(), b: 50 }, auth(ORACLE))
+  const open = (question: string, outcomes: string[]) =>
+    call(
+      server.url,
+      'POST',
+      '/api/markets',
+      { question, outcomes, tier: 'labs', closes_at: new Date(Date.now() + 86_400_000).toISOString(), b: 50 },
+      auth(ORACLE),
+    )
   quiet = (await open('Will the quiet market move?', ['yes', 'no'])).body
   busy = (await open('Which material rings longest?', ['vacuum', 'silicon', 'diamond_nv'])).body
   const settled = (await open('Did the first test pass?', ['yes', 'no'])).body
   const traders: Record<string, string> = {}
-  for (const id of ['ada', 'bob', 'cy']) traders[id] = (await call(server.url, 'POST', '/api/agents/register', { id, display_name: id.toUpperCase(), kind: 'human' })).body.token
-  const trade = (m: string, id: string, outcome: string, shares: number) => call(server.url, 'POST', `/api/markets/${m}/trade`, { trader_id: id, outcome, shares }, auth(traders[id]))
-  for (const [id, o, s] of [['ada', 'silicon', 30], ['bob', 'vacuum', 10], ['ada', 'silicon', 20], ['bob', 'diamond_nv', 15]] as const) expect((await trade(busy.id, id, o, s)).status).toBe(200)
+  for (const id of ['ada', 'bob', 'cy'])
+    traders[id] = (await call(server.url, 'POST', '/api/agents/register', { id, display_name: id.toUpperCase(), kind: 'human' })).body.token
+  const trade = (m: string, id: string, outcome: string, shares: number) =>
+    call(server.url, 'POST', `/api/markets/${m}/trade`, { trader_id: id, outcome, shares }, auth(traders[id]))
+  for (const [id, o, s] of [
+    ['ada', 'silicon', 30],
+    ['bob', 'vacuum', 10],
+    ['ada', 'silicon', 20],
+    ['bob', 'diamond_nv', 15],
+  ] as const)
+    expect((await trade(busy.id, id, o, s)).status).toBe(200)
   expect((await trade(quiet.id, 'bob', 'yes', 2)).status).toBe(200)
   // a settled market, so that the leaderboard has skill to rank: ada pushed "yes" far, bob leaned against it
   // (cy trades too: a market counts for reputation only with traders of three households)
@@ -68,9 +83,15 @@ describe('the Markets tab', () => {
     await page.locator('select[name="outcome"]').selectOption('vacuum')
     await page.locator('input[name="shares"]').fill('25')
     const expected = (await call(server.url, 'GET', `/api/markets/${busy.id}/quote?outcome=vacuum&shares=25`)).body.cost
-    await page.getByTestId('quote').filter({ hasText: `costs ${(expected / 100).toFixed(2)}` }).waitFor()
+    await page
+      .getByTestId('quote')
+      .filter({ hasText: `costs ${(expected / 100).toFixed(2)}` })
+      .waitFor()
     await page.getByRole('button', { name: 'Buy' }).click()
-    await page.getByTestId('trade-result').filter({ hasText: `bought 25 vacuum for ${(expected / 100).toFixed(2)}` }).waitFor()
+    await page
+      .getByTestId('trade-result')
+      .filter({ hasText: `bought 25 vacuum for ${(expected / 100).toFixed(2)}` })
+      .waitFor()
     const carol = (await call(server.url, 'GET', '/api/agents/carol')).body
     expect(carol.balance).toBe(100_000 - expected)
     expect(carol.positions).toEqual([{ market_id: busy.id, outcome: 'vacuum', shares: 25 }])
@@ -92,8 +113,12 @@ describe('the Markets tab', () => {
     await form.getByRole('button', { name: 'Open' }).click()
     // the new market is listed, chosen, and open for trading at even prices
     await page.getByRole('button', { name: 'Which colour will the crystal glow?' }).waitFor()
-    await expect.poll(() => page.getByTestId('market-detail').locator('h3').first().textContent()).toMatch(/^Which colour will the crystal glow\? .* · labs · open · closes /)
-    const made = (await call(server.url, 'GET', '/api/markets?sort=created')).body.find((m: { question: string }) => m.question === 'Which colour will the crystal glow?')
+    await expect
+      .poll(() => page.getByTestId('market-detail').locator('h3').first().textContent())
+      .toMatch(/^Which colour will the crystal glow\? .* · labs · open · closes /)
+    const made = (await call(server.url, 'GET', '/api/markets?sort=created')).body.find(
+      (m: { question: string }) => m.question === 'Which colour will the crystal glow?',
+    )
     expect(made).toMatchObject({ outcomes: ['red', 'green', 'blue'], tier: 'labs', b: 100, status: 'open' })
     await page.locator('select[name="outcome"]').selectOption('green')
     await page.locator('input[name="shares"]').fill('5')

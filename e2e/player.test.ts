@@ -25,7 +25,11 @@ beforeAll(async () => {
   nc = await connect({ servers: nats.url })
   const { dir } = await demoLibrary(14, 4)
   // the server's own publisher stays quiet for the test's length: the test is the swarm here
-  server = await startServer(['--size', '32', '--music', dir], { SVC_NATS_URL: nats.url, SVC_CONSCIOUSNESS_PERIOD_MS: '3600000', SVC_STATION_SWARM_PERIOD_MS: String(PERIOD_MS) })
+  server = await startServer(['--size', '32', '--music', dir], {
+    SVC_NATS_URL: nats.url,
+    SVC_CONSCIOUSNESS_PERIOD_MS: '3600000',
+    SVC_STATION_SWARM_PERIOD_MS: String(PERIOD_MS),
+  })
   browser = await launch(['--autoplay-policy=no-user-gesture-required'])
   page = await browser.newPage({ viewport: { width: 760, height: 640 } })
   page.on('pageerror', (e) => errors.push(e.message))
@@ -42,7 +46,16 @@ const row = (name: string) => page.locator(`tr[data-name="${name}"]`)
 test('/player plays /stream in Chromium and shows what is on, and the swarm fresh, then stale', async () => {
   const bus = new ContractBus(natsConnection(nc), 'e2e-swarm', () => {})
   const send = () => {
-    bus.publish('SVC.consciousness', { phi: 0.42, xi: 1.5, mean_order: 0.7, order: 0.9, mean_phase: 0.1, num_clusters: 2, consciousness_level: 'aware', dreaming: false })
+    bus.publish('SVC.consciousness', {
+      phi: 0.42,
+      xi: 1.5,
+      mean_order: 0.7,
+      order: 0.9,
+      mean_phase: 0.1,
+      num_clusters: 2,
+      consciousness_level: 'aware',
+      dreaming: false,
+    })
     bus.publish('QUEEN.phase.e2e', { agent: 'e2e', phase: 1.25, frequency: 0.5, order: 0.8 })
   }
   send()

@@ -20,7 +20,9 @@ beforeAll(async () => {
   server = await startServer(['--size', '32'])
   // a registry to browse: a real evolve through the API, then descendants of its finds registered as
   // another node would (POST /primitives): novelty keeps a small evolve's finds few
-  let job = (await call(server.url, 'POST', '/crystal/evolve', { material: 'europium_crystal', generations: 3, population: 8, size: 32, seed: 4 })).body
+  let job = (
+    await call(server.url, 'POST', '/crystal/evolve', { material: 'europium_crystal', generations: 3, population: 8, size: 32, seed: 4 })
+  ).body
   while (job.status === 'running') {
     await new Promise((r) => setTimeout(r, 100))
     job = (await call(server.url, 'GET', `/crystal/jobs/${job.id}`)).body
@@ -54,20 +56,33 @@ describe('the primitive browser', () => {
 
   test('sorts on the server by the column asked for', async () => {
     await page.getByRole('button', { name: 'Persistence %' }).click()
-    const expected = (await call(server.url, 'GET', '/primitives?sort=persistence&order=desc&limit=5')).body.items.map((p: { id: string }) => p.id)
+    const expected = (await call(server.url, 'GET', '/primitives?sort=persistence&order=desc&limit=5')).body.items.map(
+      (p: { id: string }) => p.id,
+    )
     await expect.poll(rowIds).toEqual(expected)
     expect(await page.locator('th[aria-sort="descending"]').textContent()).toContain('Persistence %')
   })
 
-  test('the archive map places a material\'s primitives in the MAP-Elites grid; a click opens a cell\'s elite', async () => {
+  test("the archive map places a material's primitives in the MAP-Elites grid; a click opens a cell's elite", async () => {
     await page.locator('input[name="filter-material"]').fill('europium_crystal')
     const map = page.getByTestId('archive-map')
     await map.waitFor()
     await expect.poll(() => map.locator('button.cell').count()).toBeGreaterThan(0)
-    expect(await map.locator('figcaption').textContent()).toMatch(new RegExp(`^registered archive of europium_crystal: \\d+ of ${ARCHIVE_CELLS} cells \\([\\d.]+%\\), QD-score [\\d.]+ over \\d+ registered primitives`))
+    expect(await map.locator('figcaption').textContent()).toMatch(
+      new RegExp(
+        `^registered archive of europium_crystal: \\d+ of ${ARCHIVE_CELLS} cells \\([\\d.]+%\\), QD-score [\\d.]+ over \\d+ registered primitives`,
+      ),
+    )
     // and it says why an evolve's QD-score differs
     expect(await map.getByTestId('archive-note').textContent()).toMatch(/An evolve's QD-score is its own search's archive/)
-    expect(await map.locator('tbody th[scope="rowgroup"]').allTextContents()).toEqual(['Echo Ring', 'Standing Echo', 'Harmonic Bridge', 'Phase Knot', 'Attractor Field', 'Memory Seed'])
+    expect(await map.locator('tbody th[scope="rowgroup"]').allTextContents()).toEqual([
+      'Echo Ring',
+      'Standing Echo',
+      'Harmonic Bridge',
+      'Phase Knot',
+      'Attractor Field',
+      'Memory Seed',
+    ])
     const cell = map.locator('button.cell').first()
     const id = (await cell.getAttribute('aria-label'))!.split(': ').at(-1)!
     await cell.click()
@@ -79,13 +94,21 @@ describe('the primitive browser', () => {
   test('filters by class', async () => {
     const cls = (await call(server.url, 'GET', '/primitives?limit=1')).body.items[0].class
     await page.locator('select[name="filter-class"]').selectOption(cls)
-    await expect.poll(async () => (await page.locator('[data-testid="primitives-table"] tbody tr td:nth-child(2)').allTextContents()).every((c) => c === `${CLASS_NAMES[cls as ClassToken]} (${cls})`)).toBe(true)
+    await expect
+      .poll(async () =>
+        (await page.locator('[data-testid="primitives-table"] tbody tr td:nth-child(2)').allTextContents()).every(
+          (c) => c === `${CLASS_NAMES[cls as ClassToken]} (${cls})`,
+        ),
+      )
+      .toBe(true)
     await page.locator('select[name="filter-class"]').selectOption('')
   })
 
   test('a primitive in detail: signature image, metrics, lineage graph, similar ones; reached by keyboard', async () => {
     // the latest one has ancestors
-    const withLineage = (await call(server.url, 'GET', '/primitives?limit=500')).body.items.find((p: { lineage: string[] }) => p.lineage.length)
+    const withLineage = (await call(server.url, 'GET', '/primitives?limit=500')).body.items.find(
+      (p: { lineage: string[] }) => p.lineage.length,
+    )
     expect(withLineage).toBeDefined()
     await page.getByRole('button', { name: 'ID' }).click() // back to id order
     await page.locator('input[name="filter-material"]').fill('europium_crystal')
@@ -95,7 +118,9 @@ describe('the primitive browser', () => {
     await page.keyboard.press('Enter')
     const detail = page.getByTestId('primitive-detail')
     await detail.waitFor()
-    expect(await detail.locator('h2').textContent()).toBe(`${withLineage.id} ${CLASS_NAMES[withLineage.class as ClassToken]} (${withLineage.class})`)
+    expect(await detail.locator('h2').textContent()).toBe(
+      `${withLineage.id} ${CLASS_NAMES[withLineage.class as ClassToken]} (${withLineage.class})`,
+    )
     expect(await page.getByTestId('signature').getAttribute('width')).toBe('16')
     expect(await detail.textContent()).toContain('persistence')
     // the ancestors are fetched as the graph draws

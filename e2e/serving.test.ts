@@ -16,7 +16,10 @@ afterAll(async () => {
 })
 
 /** The bytes as sent (no decoding), with the headers. */
-function raw(path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+function raw(
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     request(server.url + path, { headers }, (res) => {
       const chunks: Buffer[] = []

@@ -18,7 +18,8 @@ let browser: Browser
 let page: Page
 const consoleErrors: string[] = []
 
-const run = (env: Record<string, string>, ...args: string[]) => runCrystal(args, { SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: String(FLOOR), ...env })
+const run = (env: Record<string, string>, ...args: string[]) =>
+  runCrystal(args, { SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: String(FLOOR), ...env })
 
 beforeAll(async () => {
   nats = await startNats()
@@ -34,21 +35,57 @@ afterAll(async () => {
 describe('the swarm, with a browser tab among the explorers', () => {
   test('three processes and a tab explore; a late archivist gets every announcement once, with its origin', async () => {
     await page.getByRole('button', { name: 'This tab' }).click()
-    await page.getByTestId('mode').filter({ hasText: /^This tab · / }).waitFor()
+    await page
+      .getByTestId('mode')
+      .filter({ hasText: /^This tab · / })
+      .waitFor()
     await page.getByRole('tab', { name: 'Swarm' }).click()
     const who = await page.locator('h3', { hasText: 'Explore in this tab' }).locator('.muted').textContent({ timeout: 15_000 })
     const tabNode = who!.replace(/^as /, '')
     expect(tabNode).toMatch(/^tab-[0-9a-f]{6}$/)
 
-    const explorers = ['vacuum', 'europium_crystal', 'silicon'].map((material, k) => ({ material, node: `explorer-${k + 1}`, dir: mkdtempSync(join(tmpdir(), `crystal-e2e-swarm-${k}-`)) }))
-    const processes = Promise.all(explorers.map((e) => run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: e.node, SVC_CRYSTAL_DATA_DIR: e.dir }, 'explore', '--material', e.material, '--rounds', '2', '--interval', '0', '--generations', '1', '--population', '6', '--size', '32')))
+    const explorers = ['vacuum', 'europium_crystal', 'silicon'].map((material, k) => ({
+      material,
+      node: `explorer-${k + 1}`,
+      dir: mkdtempSync(join(tmpdir(), `crystal-e2e-swarm-${k}-`)),
+    }))
+    const processes = Promise.all(
+      explorers.map((e) =>
+        run(
+          { SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: e.node, SVC_CRYSTAL_DATA_DIR: e.dir },
+          'explore',
+          '--material',
+          e.material,
+          '--rounds',
+          '2',
+          '--interval',
+          '0',
+          '--generations',
+          '1',
+          '--population',
+          '6',
+          '--size',
+          '32',
+        ),
+      ),
+    )
     await page.locator('input[name="swarm-material"]').fill('diamond_nv')
     await page.getByRole('button', { name: 'Explore' }).click()
-    await page.getByTestId('swarm-progress').filter({ hasText: /round 1: merged \d+ from the swarm, registered \d+, announced \d+/ }).waitFor({ timeout: 120_000 })
+    await page
+      .getByTestId('swarm-progress')
+      .filter({ hasText: /round 1: merged \d+ from the swarm, registered \d+, announced \d+/ })
+      .waitFor({ timeout: 120_000 })
     for (const r of await processes) expect(r.status, r.stderr).toBe(0)
     expect(await page.locator('#swarm-error').count()).toBe(0)
 
-    const tabAnnounced = ((await page.getByTestId('swarm-announced').textContent().catch(() => '')) ?? '').split(' ').filter(Boolean)
+    const tabAnnounced = (
+      (await page
+        .getByTestId('swarm-announced')
+        .textContent()
+        .catch(() => '')) ?? ''
+    )
+      .split(' ')
+      .filter(Boolean)
     const tabPrimitives = await Promise.all(tabAnnounced.map(async (id) => (await call(server.url, 'GET', `/primitives/${id}`)).body))
 
     const archive = mkdtempSync(join(tmpdir(), 'crystal-e2e-archive-'))
@@ -56,12 +93,17 @@ describe('the swarm, with a browser tab among the explorers', () => {
     expect(a.status, a.stderr).toBe(0)
     const archived = heldPrimitives(archive)
     const announced = [
-      ...explorers.flatMap((e) => heldPrimitives(e.dir).filter((p) => p.provenance === null && p.persistence >= FLOOR).map((p) => ({ ...p, node: e.node }))),
+      ...explorers.flatMap((e) =>
+        heldPrimitives(e.dir)
+          .filter((p) => p.provenance === null && p.persistence >= FLOOR)
+          .map((p) => ({ ...p, node: e.node })),
+      ),
       ...tabPrimitives.map((p) => ({ ...p, node: tabNode })),
     ]
     expect(tabPrimitives.length).toBeGreaterThan(0)
     expect(archived.map((p) => p.uuid).sort()).toEqual(announced.map((p) => p.uuid).sort())
-    for (const p of announced) expect(archived.find((q) => q.uuid === p.uuid).provenance).toMatchObject({ node: p.node, origin_id: p.id, origin_uuid: p.uuid })
+    for (const p of announced)
+      expect(archived.find((q) => q.uuid === p.uuid).provenance).toMatchObject({ node: p.node, origin_id: p.id, origin_uuid: p.uuid })
     expect(new Set(archived.map((p) => p.id)).size).toBe(archived.length)
     expect(archived.every((p) => p.persistence >= FLOOR)).toBe(true)
 

@@ -29,7 +29,9 @@ describe('This tab mode', () => {
   test('switches to an engine in the tab, on its WebGPU; the switch always shows which', async () => {
     await expect.poll(mode).toMatch(/^Server · cpu · europium_crystal · N = 48$/)
     await page.getByRole('button', { name: 'This tab' }).click()
-    await expect.poll(mode, { timeout: 30_000 }).toMatch(/^This tab · gpu backend: asked for \(.*swiftshader.*\) · gpu · europium_crystal · N = 48$/i)
+    await expect
+      .poll(mode, { timeout: 30_000 })
+      .toMatch(/^This tab · gpu backend: asked for \(.*swiftshader.*\) · gpu · europium_crystal · N = 48$/i)
     expect(await page.getByRole('button', { name: 'This tab' }).getAttribute('aria-pressed')).toBe('true')
     await expect.poll(status).toMatch(/^step 0 · 0 memories/)
   })
@@ -73,7 +75,9 @@ describe('This tab mode', () => {
   test('the CPU twin runs in the tab too (WebAssembly on shared memory: the server sends cross-origin isolation)', async () => {
     await page.locator('select[name="tab-backend"]').selectOption('cpu')
     // the field comes along (docs/observatory.md)
-    await expect.poll(mode, { timeout: 30_000 }).toMatch(/^This tab · cpu backend: asked for \(WebAssembly SIMD, 1 thread\) · carried over from WebGPU at step 120 · cpu · /)
+    await expect
+      .poll(mode, { timeout: 30_000 })
+      .toMatch(/^This tab · cpu backend: asked for \(WebAssembly SIMD, 1 thread\) · carried over from WebGPU at step 120 · cpu · /)
     expect(await page.evaluate(() => crossOriginIsolated)).toBe(true)
     await page.getByLabel('steps').fill('50')
     await page.getByRole('button', { name: 'Resonate' }).click()

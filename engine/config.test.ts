@@ -15,7 +15,14 @@ describe('settings from the environment', () => {
       registry_limits: DEFAULT_LIMITS,
       announce_floor: DEFAULT_ANNOUNCE_FLOOR,
       gallery: { url: undefined, jwt: undefined },
-      markets: { oracle_token: undefined, starting_balance: 100_000, sweep_ms: 5000, faucet_period_s: 86_400, rate_limit: 120, allow_broken_ledger: false },
+      markets: {
+        oracle_token: undefined,
+        starting_balance: 100_000,
+        sweep_ms: 5000,
+        faucet_period_s: 86_400,
+        rate_limit: 120,
+        allow_broken_ledger: false,
+      },
       station: { alerts: {}, dj: { off: false } },
       work: DEFAULT_WORK,
     })
@@ -61,8 +68,22 @@ describe('settings from the environment', () => {
       registry_limits: { bucket_cap: 7, max_primitives: 70 },
       announce_floor: 0.6,
       gallery: { url: 'https://gallery.example', jwt: 'jwt' },
-      markets: { oracle_token: 'oracle', starting_balance: 500, sweep_ms: 20, faucet_period_s: 60, rate_limit: 0, allow_broken_ledger: true },
-      station: { music: '/srv/music', pace: 4, icecast_url: 'http://source:pw@127.0.0.1:8000/radio.mp3', alerts: { disk_threshold: 0.9 }, time_zone: 'Europe/Berlin', dj: { off: true, min_interval_s: 0, max_share: 0.05 } },
+      markets: {
+        oracle_token: 'oracle',
+        starting_balance: 500,
+        sweep_ms: 20,
+        faucet_period_s: 60,
+        rate_limit: 0,
+        allow_broken_ledger: true,
+      },
+      station: {
+        music: '/srv/music',
+        pace: 4,
+        icecast_url: 'http://source:pw@127.0.0.1:8000/radio.mp3',
+        alerts: { disk_threshold: 0.9 },
+        time_zone: 'Europe/Berlin',
+        dj: { off: true, min_interval_s: 0, max_share: 0.05 },
+      },
       work: { max_runs: 3, max_jobs: 1, job_retention_s: 60 },
     })
   })
@@ -77,11 +98,21 @@ describe('settings from the environment', () => {
       return 'accepted'
     }
     // a negative period was read as 1 ms, and a word was silently ignored
-    expect(refusal({ SVC_CONSCIOUSNESS_PERIOD_MS: '-5' })).toBe('SVC_CONSCIOUSNESS_PERIOD_MS must be a whole number of at least 10, got "-5"')
-    expect(refusal({ SVC_CONSCIOUSNESS_PERIOD_MS: 'abc' })).toBe('SVC_CONSCIOUSNESS_PERIOD_MS must be a whole number of at least 10, got "abc"')
-    expect(refusal({ SVC_CONSCIOUSNESS_PERIOD_MS: '250ms' })).toBe('SVC_CONSCIOUSNESS_PERIOD_MS must be a whole number of at least 10, got "250ms"')
-    expect(refusal({ SVC_CONSCIOUSNESS_PERIOD_MS: '2.5' })).toBe('SVC_CONSCIOUSNESS_PERIOD_MS must be a whole number of at least 10, got "2.5"')
-    expect(refusal({ SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: '2' })).toBe('SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE must be a number from 0 to 1, got "2"')
+    expect(refusal({ SVC_CONSCIOUSNESS_PERIOD_MS: '-5' })).toBe(
+      'SVC_CONSCIOUSNESS_PERIOD_MS must be a whole number of at least 10, got "-5"',
+    )
+    expect(refusal({ SVC_CONSCIOUSNESS_PERIOD_MS: 'abc' })).toBe(
+      'SVC_CONSCIOUSNESS_PERIOD_MS must be a whole number of at least 10, got "abc"',
+    )
+    expect(refusal({ SVC_CONSCIOUSNESS_PERIOD_MS: '250ms' })).toBe(
+      'SVC_CONSCIOUSNESS_PERIOD_MS must be a whole number of at least 10, got "250ms"',
+    )
+    expect(refusal({ SVC_CONSCIOUSNESS_PERIOD_MS: '2.5' })).toBe(
+      'SVC_CONSCIOUSNESS_PERIOD_MS must be a whole number of at least 10, got "2.5"',
+    )
+    expect(refusal({ SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: '2' })).toBe(
+      'SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE must be a number from 0 to 1, got "2"',
+    )
     expect(refusal({ SVC_CRYSTAL_BUCKET_CAP: 'lots' })).toBe('SVC_CRYSTAL_BUCKET_CAP must be a whole number of at least 1, got "lots"')
     expect(refusal({ SVC_CRYSTAL_MAX_PRIMITIVES: '0' })).toBe('SVC_CRYSTAL_MAX_PRIMITIVES must be a whole number of at least 1, got "0"')
     expect(refusal({ SVC_STATION_PACE: '-1' })).toBe('SVC_STATION_PACE must be a positive number, got "-1"')

@@ -139,7 +139,11 @@ export const ENV = Type.Object({
 /** In words, what a variable takes, from its schema. */
 export function takes(schema: TSchema): string {
   if (schema.anyOf) return (schema.anyOf as { const: string }[]).map((w) => w.const).join(' or ')
-  const { minimum: min, maximum: max, exclusiveMinimum: above } = schema as { minimum?: number; maximum?: number; exclusiveMinimum?: number }
+  const {
+    minimum: min,
+    maximum: max,
+    exclusiveMinimum: above,
+  } = schema as { minimum?: number; maximum?: number; exclusiveMinimum?: number }
   const kind = schema.type === 'integer' ? 'a whole number' : 'a number'
   if (above === 0) return max === undefined ? 'a positive number' : `a number above 0, at most ${max}`
   if (min !== undefined && max !== undefined) return `${kind} from ${min} to ${max}`
@@ -151,7 +155,10 @@ export function takes(schema: TSchema): string {
 const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i
 
 /** The variables of `schema` (ENV) that `env` sets (an empty value is unset, as `VAR= crystal ...` means), checked. */
-export function readEnv<S extends TObject = typeof ENV>(env: Record<string, string | undefined>, schema: S = ENV as unknown as S): Static<S> {
+export function readEnv<S extends TObject = typeof ENV>(
+  env: Record<string, string | undefined>,
+  schema: S = ENV as unknown as S,
+): Static<S> {
   const out: Record<string, string | number> = {}
   for (const [name, variable] of Object.entries(schema.properties) as [string, TSchema][]) {
     const raw = env[name]
@@ -159,7 +166,8 @@ export function readEnv<S extends TObject = typeof ENV>(env: Record<string, stri
     // numbers arrive as text: read only what people write as a decimal number
     const numeric = variable.type === 'number' || variable.type === 'integer'
     const v = !numeric ? raw : DECIMAL.test(raw.trim()) ? Number(raw) : Number.NaN
-    if (!Value.Check(variable, v)) throw new CrystalError('bad_argument', `${name} must be ${takes(variable)}, got "${raw}"`, { field: name }, 'see README, Environment')
+    if (!Value.Check(variable, v))
+      throw new CrystalError('bad_argument', `${name} must be ${takes(variable)}, got "${raw}"`, { field: name }, 'see README, Environment')
     out[name] = v
   }
   return out as Static<S>
@@ -171,7 +179,11 @@ export function settingsFrom(env: Record<string, string | undefined>): Settings 
     token: e.SVC_CRYSTAL_API_TOKEN,
     bus: { url: e.SVC_NATS_URL, creds: e.SVC_NATS_CREDS, ws_url: e.SVC_NATS_WS_URL, node: e.SVC_CRYSTAL_NODE },
     consciousness_period_ms: e.SVC_CONSCIOUSNESS_PERIOD_MS,
-    registry_limits: { ...DEFAULT_LIMITS, bucket_cap: e.SVC_CRYSTAL_BUCKET_CAP ?? DEFAULT_LIMITS.bucket_cap, max_primitives: e.SVC_CRYSTAL_MAX_PRIMITIVES ?? DEFAULT_LIMITS.max_primitives },
+    registry_limits: {
+      ...DEFAULT_LIMITS,
+      bucket_cap: e.SVC_CRYSTAL_BUCKET_CAP ?? DEFAULT_LIMITS.bucket_cap,
+      max_primitives: e.SVC_CRYSTAL_MAX_PRIMITIVES ?? DEFAULT_LIMITS.max_primitives,
+    },
     announce_floor: e.SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE ?? DEFAULT_ANNOUNCE_FLOOR,
     gallery: { url: e.SVC_GALLERY_URL, jwt: e.GALLERY_JWT },
     markets: {

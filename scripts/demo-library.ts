@@ -3,7 +3,10 @@
 import { parseArgs } from 'node:util'
 import { demoTracks, writeDemoLibrary } from '../server/station/demo.js'
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { seconds: { type: 'string', default: '40' }, tracks: { type: 'string', default: '8' } } })
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { seconds: { type: 'string', default: '40' }, tracks: { type: 'string', default: '8' } },
+})
 const dir = positionals[0] ?? 'music'
 const seconds = Number(values.seconds)
 const count = Number(values.tracks)
@@ -12,4 +15,5 @@ if (!(seconds >= 2 && seconds <= 600) || !(Number.isInteger(count) && count >= 1
   process.exit(2)
 }
 const tracks = demoTracks(seconds, count)
-for (const [i, file] of (await writeDemoLibrary(dir, tracks)).entries()) process.stdout.write(`${file}  (${tracks[i].bpm} BPM, ${tracks[i].key})\n`)
+for (const [i, file] of (await writeDemoLibrary(dir, tracks)).entries())
+  process.stdout.write(`${file}  (${tracks[i].bpm} BPM, ${tracks[i].key})\n`)

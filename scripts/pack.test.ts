@@ -25,11 +25,20 @@ beforeAll(() => {
   // the suite builds first (`npm test`); packing with --ignore-scripts keeps that build, not a second one
   if (!existsSync(join(ROOT, 'dist/engine/index.d.ts'))) throw new Error('dist/ is not built: run `npm run build` first')
   project = mkdtempSync(join(tmpdir(), 'crystal-pack-'))
-  const [{ filename }] = JSON.parse(execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', project], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }))
+  const [{ filename }] = JSON.parse(
+    execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', project], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }),
+  )
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }))
   cpSync(join(ROOT, 'scripts/package-examples'), project, { recursive: true })
   // the dependencies come from npm's cache when they are there (the repo's own install filled it)
-  execFileSync('npm', ['install', join(project, filename), '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: project, stdio: 'ignore' })
+  execFileSync('npm', ['install', join(project, filename), '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], {
+    cwd: project,
+    stdio: 'ignore',
+  })
 })
 
 afterAll(() => {
@@ -60,19 +69,40 @@ describe('the package installed from its tarball', () => {
   it('the entries carry types: a consumer type-checks under NodeNext and wrong calls are caught', async () => {
     writeFileSync(
       join(project, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: true, types: [] }, files: ['consumer.ts'] }),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          target: 'ES2022',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: [],
+        },
+        files: ['consumer.ts'],
+      }),
     )
     // unused @ts-expect-error lines fail this, so a type that fell back to `any` (GPU included) would not pass
     await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', project])
   })
 
   it('only the entries are importable: a deep path into dist/ is closed', async () => {
-    const deep = run(process.execPath, ['--input-type=module', '-e', "await import('resonant-crystal/dist/engine/node.js')"], { cwd: project })
+    const deep = run(process.execPath, ['--input-type=module', '-e', "await import('resonant-crystal/dist/engine/node.js')"], {
+      cwd: project,
+    })
     await expect(deep).rejects.toThrow(/ERR_PACKAGE_PATH_NOT_EXPORTED/)
   })
 
   it('bundled for the browser condition, the engine runs in Chromium on the CPU and on WebGPU to the same energy', async () => {
-    const built = await build({ entryPoints: [join(project, 'browser.mjs')], absWorkingDir: project, bundle: true, platform: 'browser', format: 'iife', write: false, logLevel: 'silent' })
+    const built = await build({
+      entryPoints: [join(project, 'browser.mjs')],
+      absWorkingDir: project,
+      bundle: true,
+      platform: 'browser',
+      format: 'iife',
+      write: false,
+      logLevel: 'silent',
+    })
     const bundle = built.outputFiles[0].contents
     // no Node built-in may reach a browser bundle
     expect(built.outputFiles[0].text).not.toMatch(/require\("node:/)

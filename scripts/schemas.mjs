@@ -6,7 +6,8 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 const { MaterialSchema } = await import('../dist/engine/contracts/material.js')
 const { CONTRACTS } = await import('../dist/engine/contracts/subjects.js')
 const draft = 'https://json-schema.org/draft/2020-12/schema'
-const write = (url, schema) => writeFileSync(new URL(url, import.meta.url), JSON.stringify({ $schema: draft, ...JSON.parse(JSON.stringify(schema)) }, null, 2) + '\n')
+const write = (url, schema) =>
+  writeFileSync(new URL(url, import.meta.url), JSON.stringify({ $schema: draft, ...JSON.parse(JSON.stringify(schema)) }, null, 2) + '\n')
 write('../materials/materials.schema.json', MaterialSchema)
 mkdirSync(new URL('../engine/contracts/json/', import.meta.url), { recursive: true })
 for (const c of CONTRACTS) write(`../engine/contracts/json/${c.pattern.replace(/[<>]/g, '')}.schema.json`, c.schema)

@@ -26,7 +26,9 @@ async function crystal(...args: string[]): Promise<string> {
 describe.skipIf(!process.env.CRYSTAL_RELEASE_TEST)('the linux-x64 single executable (npm run release:test)', () => {
   beforeAll(() => {
     out = mkdtempSync(join(tmpdir(), 'crystal-sea-'))
-    execFileSync(process.execPath, [join(ROOT, 'scripts/sea/build.mjs'), '--targets', 'linux-x64', '--out', out], { stdio: ['ignore', 'ignore', 'inherit'] })
+    execFileSync(process.execPath, [join(ROOT, 'scripts/sea/build.mjs'), '--targets', 'linux-x64', '--out', out], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    })
     archive = readdirSync(out).find((f) => f.endsWith('-linux-x64.tar.gz'))!
     // unpacked far from the repository: nothing to find but what the archive holds
     home = mkdtempSync(join(tmpdir(), 'crystal-home-'))
@@ -46,7 +48,14 @@ describe.skipIf(!process.env.CRYSTAL_RELEASE_TEST)('the linux-x64 single executa
   it('holds the executable, the plugin name, dawn.node and the Observatory, and no node_modules', () => {
     const files = execFileSync('tar', ['tzf', join(out, archive)], { encoding: 'utf8' }).split('\n')
     expect(files.some((f) => f.includes('node_modules'))).toBe(false)
-    for (const f of ['crystal', 'svc-crystal', 'lib/webgpu/dist/linux-x64/dawn.node', 'lib/app/index.html', 'lib/server/crystal/evolve_worker.js', 'lib/server/crystal/run_worker.js']) {
+    for (const f of [
+      'crystal',
+      'svc-crystal',
+      'lib/webgpu/dist/linux-x64/dawn.node',
+      'lib/app/index.html',
+      'lib/server/crystal/evolve_worker.js',
+      'lib/server/crystal/run_worker.js',
+    ]) {
       expect(existsSync(join(dir, f)), f).toBe(true)
     }
   })
@@ -71,17 +80,27 @@ describe.skipIf(!process.env.CRYSTAL_RELEASE_TEST)('the linux-x64 single executa
   })
 
   it('evolve registers primitives into the data dir', async () => {
-    const result = JSON.parse(await crystal('evolve', '--material', 'ideal_resonator', '--generations', '2', '--population', '6', '--size', '48', '--json'))
+    const result = JSON.parse(
+      await crystal('evolve', '--material', 'ideal_resonator', '--generations', '2', '--population', '6', '--size', '48', '--json'),
+    )
     expect(result.registered.length).toBeGreaterThan(0)
     expect(existsSync(join(dataDir, 'registry.json'))).toBe(true)
   })
 
   it('serve answers GET / with the Observatory and /materials with the materials', async () => {
-    const server: ChildProcess = spawn(join(dir, 'crystal'), ['serve', '--port', '0'], { env: { ...process.env, SVC_CRYSTAL_DATA_DIR: dataDir }, cwd: home, stdio: ['ignore', 'pipe', 'pipe'] })
+    const server: ChildProcess = spawn(join(dir, 'crystal'), ['serve', '--port', '0'], {
+      env: { ...process.env, SVC_CRYSTAL_DATA_DIR: dataDir },
+      cwd: home,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     try {
       const url = await new Promise<string>((ok, fail) => {
         server.on('exit', (code) => fail(new Error(`serve exited with ${code}`)))
-        for (const s of [server.stdout!, server.stderr!]) createInterface({ input: s }).on('line', (l) => l.match(/listening on (http:\/\/\S+)/) && ok(l.match(/listening on (http:\/\/\S+)/)![1]))
+        for (const s of [server.stdout!, server.stderr!])
+          createInterface({ input: s }).on(
+            'line',
+            (l) => l.match(/listening on (http:\/\/\S+)/) && ok(l.match(/listening on (http:\/\/\S+)/)![1]),
+          )
       })
       const page = await fetch(url + '/')
       expect(page.status).toBe(200)

@@ -65,25 +65,48 @@ export function isLoopback(host: string): boolean {
 export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInstance; service: CrystalService }> {
   const token = o.settings.token
   if (!isLoopback(o.host) && !token) {
-    throw new CrystalError('bad_argument', `binding ${o.host} (not loopback) needs SVC_CRYSTAL_API_TOKEN: every mutating request must then carry it as a bearer token`, { field: 'host' })
+    throw new CrystalError(
+      'bad_argument',
+      `binding ${o.host} (not loopback) needs SVC_CRYSTAL_API_TOKEN: every mutating request must then carry it as a bearer token`,
+      { field: 'host' },
+    )
   }
   const catalog = loadCatalog(o.dataDir, o.materialFiles)
   // one store for the server's life, so that its cache of the verified file is kept between requests
   const store = new FileRegistryStore(o.dataDir)
   const registry = () => new Registry(store, o.settings.registry_limits)
-  const engine = await createNodeEngine({ backend: o.backend, size: o.size, material: catalog.get(o.material), seed: o.seed, report: o.report })
-  const service = await CrystalService.start({ engine, dataDir: o.dataDir, backend: engine.backend, registryLimits: o.settings.registry_limits, work: o.settings.work })
+  const engine = await createNodeEngine({
+    backend: o.backend,
+    size: o.size,
+    material: catalog.get(o.material),
+    seed: o.seed,
+    report: o.report,
+  })
+  const service = await CrystalService.start({
+    engine,
+    dataDir: o.dataDir,
+    backend: engine.backend,
+    registryLimits: o.settings.registry_limits,
+    work: o.settings.work,
+  })
   const publisher = await startPublisher(engine, o.settings, o.report ?? (() => {}))
   const station = o.station ? await openStation(o.station, o.report ?? (() => {}), publisher?.bus) : undefined
 
-  const app = Fastify({ bodyLimit: API_LIMITS.body_bytes, logger: o.logLevel ? { level: o.logLevel } : false }).withTypeProvider<TypeBoxTypeProvider>()
+  const app = Fastify({
+    bodyLimit: API_LIMITS.body_bytes,
+    logger: o.logLevel ? { level: o.logLevel } : false,
+  }).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(validatorCompiler())
   refuseDuplicateKeys(app)
   registerErrors(app)
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Resonant Crystal', version: pkg.version, description: 'The crystal service: one resonant field, its registry of primitives, and the work around them.' },
+      info: {
+        title: 'Resonant Crystal',
+        version: pkg.version,
+        description: 'The crystal service: one resonant field, its registry of primitives, and the work around them.',
+      },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: token ? [{ bearer: [] }] : [],
     },
@@ -98,7 +121,8 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
       // the market routes carry their own bearer tokens (a trader's, the oracle's): docs/markets.md
       if (req.url.startsWith('/api/')) return
       const given = Buffer.from(req.headers.authorization ?? '')
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return problem(reply, 401, 'this route needs Authorization: Bearer <SVC_CRYSTAL_API_TOKEN>', { code: 'unauthorized' })
+      if (given.length !== expected.length || !timingSafeEqual(given, expected))
+        return problem(reply, 401, 'this route needs Authorization: Bearer <SVC_CRYSTAL_API_TOKEN>', { code: 'unauthorized' })
     })
   }
   if (o.cors?.length) await app.register(cors, { origin: o.cors })
@@ -106,9 +130,18 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   await app.register(crystalRoutes, { service, catalog, registry, publisher: publisher?.publisher })
   await app.register(registryRoutes, { catalog, registry })
   await app.register(swarmRoutes, { wsUrl: o.settings.bus.ws_url, announceFloor: o.settings.announce_floor })
-  await app.register(marketRoutes, { dataDir: o.dataDir, settings: o.settings.markets, bus: o.settings.bus, apiToken: token, say: o.report })
+  await app.register(marketRoutes, {
+    dataDir: o.dataDir,
+    settings: o.settings.markets,
+    bus: o.settings.bus,
+    apiToken: token,
+    say: o.report,
+  })
   if (station) await app.register(stationRoutes, { station, token })
-  if (!station) app.get('/player', { schema: { hide: true } }, async (_req, reply) => reply.code(404).type('text/html; charset=utf-8').send(NO_PLAYER_HTML))
+  if (!station)
+    app.get('/player', { schema: { hide: true } }, async (_req, reply) =>
+      reply.code(404).type('text/html; charset=utf-8').send(NO_PLAYER_HTML),
+    )
   // the Observatory, built by `npm run build` (vite) into dist/app, beside dist/server
   const observatory = fileURLToPath(new URL('../app/', import.meta.url))
   if (existsSync(observatory)) await app.register(observatoryAssets, { root: observatory })
@@ -172,7 +205,9 @@ function validatorCompiler() {
 export async function serve(o: ServerOptions, say: (line: string) => void): Promise<void> {
   const { app } = await buildServer(o)
   const address = await app.listen({ host: o.host, port: o.port })
-  say(`crystal service listening on ${address} (the Observatory at ${address}/${o.station ? `, the player at ${address}/player` : ''}, API docs at ${address}/docs)`)
+  say(
+    `crystal service listening on ${address} (the Observatory at ${address}/${o.station ? `, the player at ${address}/player` : ''}, API docs at ${address}/docs)`,
+  )
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       say(`${signal}: closing (finishing requests, cancelling jobs, releasing the engine)`)
@@ -184,7 +219,11 @@ export async function serve(o: ServerOptions, say: (line: string) => void): Prom
 }
 
 /** With a bus (SVC_NATS_URL), publishes the consciousness subjects from the live field; without it, nothing. */
-async function startPublisher(engine: Engine, settings: Settings, say: (line: string) => void): Promise<{ publisher: ConsciousnessPublisher; bus: ContractBus; close: () => Promise<void> } | undefined> {
+async function startPublisher(
+  engine: Engine,
+  settings: Settings,
+  say: (line: string) => void,
+): Promise<{ publisher: ConsciousnessPublisher; bus: ContractBus; close: () => Promise<void> } | undefined> {
   if (!settings.bus.url) return undefined
   let nc: Awaited<ReturnType<typeof connectBus>>
   try {

@@ -33,7 +33,20 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   internal: 500,
 }
 
-const TITLES: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable' }
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+}
 
 export function problem(reply: FastifyReply, status: number, detail: string, extra: Record<string, unknown> = {}): FastifyReply {
   return reply
@@ -57,7 +70,9 @@ export function registerErrors(app: FastifyInstance): void {
     }
     const e = error as FastifyError
     if (e.validation) {
-      const v = e.validation[0] as { instancePath?: string; message?: string; params?: { additionalProperty?: string; missingProperty?: string } } | undefined
+      const v = e.validation[0] as
+        | { instancePath?: string; message?: string; params?: { additionalProperty?: string; missingProperty?: string } }
+        | undefined
       const where = `${e.validationContext ?? 'request'}${v?.instancePath ?? ''}`
       const detail = v?.params?.additionalProperty
         ? `${where} has an unknown field "${v.params.additionalProperty}"`
@@ -66,10 +81,16 @@ export function registerErrors(app: FastifyInstance): void {
           : `${where} ${v?.message ?? e.message}`
       return problem(reply, 400, detail, { code: 'bad_request' })
     }
-    if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return problem(reply, 413, `the body is over the limit of ${app.initialConfig.bodyLimit} bytes (body_bytes)`, { code: 'limit_exceeded' })
-    if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return problem(reply, e.statusCode, e.message, { code: e.code ?? 'bad_request' })
+    if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+      return problem(reply, 413, `the body is over the limit of ${app.initialConfig.bodyLimit} bytes (body_bytes)`, {
+        code: 'limit_exceeded',
+      })
+    if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500)
+      return problem(reply, e.statusCode, e.message, { code: e.code ?? 'bad_request' })
     request.log.error(e)
     return problem(reply, 500, 'the server failed on this request; see its log', { code: 'internal' })
   })
-  app.setNotFoundHandler((request, reply) => problem(reply, 404, `no route ${request.method} ${request.url.split('?')[0]}`, { code: 'not_found' }))
+  app.setNotFoundHandler((request, reply) =>
+    problem(reply, 404, `no route ${request.method} ${request.url.split('?')[0]}`, { code: 'not_found' }),
+  )
 }

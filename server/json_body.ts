@@ -42,13 +42,20 @@ export function duplicateKey(text: string): string | null {
 export function refuseDuplicateKeys(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req: FastifyRequest, body: string, done: (err: Error | null, value?: unknown) => void) => {
-    // Fastify's default parser answers through the callback; its declared Promise return is never used
-    void parse(req, body, (err: Error | null, value?: unknown) => {
-      if (err) return done(err)
-      const dup = duplicateKey(body)
-      if (dup !== null) return done(new CrystalError('bad_argument', `the body repeats the key ${dup}: each key may appear once in an object`, { field: dup }))
-      done(null, value)
-    })
-  })
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string' },
+    (req: FastifyRequest, body: string, done: (err: Error | null, value?: unknown) => void) => {
+      // Fastify's default parser answers through the callback; its declared Promise return is never used
+      void parse(req, body, (err: Error | null, value?: unknown) => {
+        if (err) return done(err)
+        const dup = duplicateKey(body)
+        if (dup !== null)
+          return done(
+            new CrystalError('bad_argument', `the body repeats the key ${dup}: each key may appear once in an object`, { field: dup }),
+          )
+        done(null, value)
+      })
+    },
+  )
 }

@@ -56,7 +56,11 @@ describe('every route', () => {
     isProblem(await call(s.url, 'POST', '/crystal/write', { text: 'x', importance: '0.9' }), 400, 'body/importance must be number')
     isProblem(await call(s.url, 'POST', '/crystal/step', { steps: '10' }), 400, 'body/steps must be integer')
     isProblem(await call(s.url, 'POST', '/crystal/pulse', { x: '0.5', y: 0.5 }), 400, 'body/x must be number')
-    isProblem(await call(s.url, 'POST', '/crystal/evolve', { material: 'vacuum', generations: [2] }), 400, 'body/generations must be integer')
+    isProblem(
+      await call(s.url, 'POST', '/crystal/evolve', { material: 'vacuum', generations: [2] }),
+      400,
+      'body/generations must be integer',
+    )
     const after = (await call(s.url, 'GET', '/crystal/state?size=8')).body
     expect([after.step, after.memories]).toEqual([before.step, before.memories])
     expect((await call(s.url, 'GET', '/primitives?limit=2&min_persistence=0')).status).toBe(200)
@@ -107,13 +111,20 @@ describe('every route', () => {
     expect(ok.body.trace.map((t: { command: string }) => t.command)).toEqual(['MATERIAL', 'WRITE', 'RESONATE', 'PROBE'])
     const bad = await call(s.url, 'POST', '/crystal/run', { program: 'PULSE 0.5\nMATERIAL unobtainium' })
     isProblem(bad, 422, 'the program has 2 errors; nothing was run')
-    expect(bad.body.errors.map((e: { line: number; column: number }) => [e.line, e.column])).toEqual([[1, 1], [2, 10]])
+    expect(bad.body.errors.map((e: { line: number; column: number }) => [e.line, e.column])).toEqual([
+      [1, 1],
+      [2, 10],
+    ])
   })
 
   test('POST /crystal/run: an error while the program runs comes back with its line and column in `where`', async () => {
     const hot = await call(s.url, 'POST', '/crystal/run', { program: 'MATERIAL europium_crystal\nTEMPERATURE 10000\nWRITE "too hot"' })
     isProblem(hot, 422, 'program:3:1: europium_crystal is unstable at 10000 K')
-    expect(hot.body).toMatchObject({ code: 'bad_program', where: { file: 'program', line: 3, column: 1, field: 'temperature_k' }, hint: 'set by TEMPERATURE 10000 on line 2' })
+    expect(hot.body).toMatchObject({
+      code: 'bad_program',
+      where: { file: 'program', line: 3, column: 1, field: 'temperature_k' },
+      hint: 'set by TEMPERATURE 10000 on line 2',
+    })
   })
 
   test('POST /crystal/run: every command costs its steps, and a program over the budget at this N is refused (413) before it runs', async () => {
@@ -121,7 +132,11 @@ describe('every route', () => {
     const budget = Math.floor(api.API_LIMITS.program_cell_updates / 48 ** 2)
     const long = await call(s.url, 'POST', '/crystal/run', { program: `WRITE "x"\nRESONATE ${budget + 1}` })
     isProblem(long, 413, `over the budget of ${budget} (program_cell_updates / N^2); nothing was run`)
-    expect(long.body).toMatchObject({ code: 'limit_exceeded', where: { line: 2, column: 1 }, hint: `line 2 (RESONATE) costs the most: ${budget + 1} steps` })
+    expect(long.body).toMatchObject({
+      code: 'limit_exceeded',
+      where: { line: 2, column: 1 },
+      hint: `line 2 (RESONATE) costs the most: ${budget + 1} steps`,
+    })
     // STABILIZE used to be free (only RESONATE was counted): a hundred of them are over the budget too
     const stabilize = await call(s.url, 'POST', '/crystal/run', { program: 'PULSE 0.5 0.5\n' + 'STABILIZE\n'.repeat(100) })
     isProblem(stabilize, 413, 'over the budget')
@@ -183,7 +198,9 @@ describe('every route', () => {
     expect(similar.body.items.map((p: any) => p.id)).not.toContain(first.id)
     const byPersistence = (await call(s.url, 'GET', '/primitives?sort=persistence&limit=500')).body.items.map((p: any) => p.persistence)
     expect(byPersistence).toEqual([...byPersistence].sort((a, b) => b - a))
-    const ascending = (await call(s.url, 'GET', '/primitives?sort=noise_tolerance&order=asc&limit=500')).body.items.map((p: any) => p.noise_tolerance)
+    const ascending = (await call(s.url, 'GET', '/primitives?sort=noise_tolerance&order=asc&limit=500')).body.items.map(
+      (p: any) => p.noise_tolerance,
+    )
     expect(ascending).toEqual([...ascending].sort((a, b) => a - b))
     isProblem(await call(s.url, 'GET', '/primitives?sort=colour'), 400)
     const one = await call(s.url, 'GET', `/primitives/${first.id}`)
@@ -256,7 +273,11 @@ describe('evolve jobs: bounded and pruned', () => {
       const first = await call(own.url, 'POST', '/crystal/evolve', small)
       expect(first.status).toBe(202)
       // the worker is still starting: one is running
-      isProblem(await call(own.url, 'POST', '/crystal/evolve', small), 429, '1 evolve job is running, the most at once (SVC_CRYSTAL_MAX_JOBS)')
+      isProblem(
+        await call(own.url, 'POST', '/crystal/evolve', small),
+        429,
+        '1 evolve job is running, the most at once (SVC_CRYSTAL_MAX_JOBS)',
+      )
       let job = first.body
       for (let i = 0; i < 300 && job.status === 'running'; i++) {
         await new Promise((w) => setTimeout(w, 100))
@@ -277,7 +298,20 @@ describe('a user material (--material-file)', () => {
   test('node server/index.js takes the serve flags; an evolve job in the user material runs to done and registers in it', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'crystal-server-glass-'))
     const file = join(dataDir, 'glass.json')
-    writeFileSync(file, JSON.stringify({ name: 'my_glass', description: 'a reflective test glass', wave_speed: 0.4, damping: 0.001, boundary_reflectivity: 0.9, nonlinearity: 0, viscosity: 0, temperature_k: 300, noise_coupling: 0 }))
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'my_glass',
+        description: 'a reflective test glass',
+        wave_speed: 0.4,
+        damping: 0.001,
+        boundary_reflectivity: 0.9,
+        nonlinearity: 0,
+        viscosity: 0,
+        temperature_k: 300,
+        noise_coupling: 0,
+      }),
+    )
     const glass = await startServer(['--material-file', file, '--material', 'my_glass'], {}, dataDir, [SERVER_ENTRY])
     try {
       expect((await call(glass.url, 'GET', '/crystal/state?size=8')).body.material).toBe('my_glass')
@@ -348,11 +382,50 @@ describe('fuzz: malformed bodies and query strings', () => {
     const registry = join(s.dataDir, 'registry.json')
     const before = readFileSync(registry, 'utf8')
     let seed = 12345
-    const rand = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32)
+    const rand = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32
     const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]
-    const junk = (): unknown => pick([() => null, () => -1e308, () => 'x'.repeat(Math.floor(rand() * 50)), () => rand() * 1e6 - 5e5, () => [1, 'a', null], () => ({ nested: { deep: true } }), () => true, () => '∞', () => 'NaN', () => ''])()
-    const fields = ['text', 'importance', 'x', 'y', 'radius', 'amplitude', 'frequency', 'phase', 'steps', 'mode', 'k', 'material', 'generations', 'population', 'seed', 'size', 'program']
-    const posts = ['/crystal/write', '/crystal/pulse', '/crystal/step', '/crystal/dream', '/crystal/probe', '/crystal/recall', '/crystal/evolve', '/crystal/run']
+    const junk = (): unknown =>
+      pick([
+        () => null,
+        () => -1e308,
+        () => 'x'.repeat(Math.floor(rand() * 50)),
+        () => rand() * 1e6 - 5e5,
+        () => [1, 'a', null],
+        () => ({ nested: { deep: true } }),
+        () => true,
+        () => '∞',
+        () => 'NaN',
+        () => '',
+      ])()
+    const fields = [
+      'text',
+      'importance',
+      'x',
+      'y',
+      'radius',
+      'amplitude',
+      'frequency',
+      'phase',
+      'steps',
+      'mode',
+      'k',
+      'material',
+      'generations',
+      'population',
+      'seed',
+      'size',
+      'program',
+    ]
+    const posts = [
+      '/crystal/write',
+      '/crystal/pulse',
+      '/crystal/step',
+      '/crystal/dream',
+      '/crystal/probe',
+      '/crystal/recall',
+      '/crystal/evolve',
+      '/crystal/run',
+    ]
     const gets = ['/crystal/state', '/primitives', '/primitives/x', '/crystal/jobs/y', '/materials']
     const statuses = new Map<number, number>()
     for (let i = 0; i < 3000; i++) {
@@ -366,10 +439,23 @@ describe('fuzz: malformed bodies and query strings', () => {
             ? pick(['{', '{"text": ', '[]', 'null', '"s"', '{"steps": 1,}', '\u0000', '{}{}'])
             : kind === 1
               ? JSON.stringify(junk())
-              : JSON.stringify(Object.fromEntries([...Array(1 + Math.floor(rand() * 4))].map(() => [pick(fields), junk()]).concat([[`zz_${i}`, junk()]])))
-        r = await call(s.url, 'POST', route, body, rand() < 0.1 ? { 'content-type': pick(['text/plain', 'application/xml', 'multipart/form-data']) } : {})
+              : JSON.stringify(
+                  Object.fromEntries(
+                    [...Array(1 + Math.floor(rand() * 4))].map(() => [pick(fields), junk()]).concat([[`zz_${i}`, junk()]]),
+                  ),
+                )
+        r = await call(
+          s.url,
+          'POST',
+          route,
+          body,
+          rand() < 0.1 ? { 'content-type': pick(['text/plain', 'application/xml', 'multipart/form-data']) } : {},
+        )
       } else {
-        const params = [...Array(1 + Math.floor(rand() * 3))].map(() => `${encodeURIComponent(pick([...fields, 'limit', 'offset', 'class', 'min_persistence', 'similar_to', '%%', '']))}=${encodeURIComponent(String(junk()))}`)
+        const params = [...Array(1 + Math.floor(rand() * 3))].map(
+          () =>
+            `${encodeURIComponent(pick([...fields, 'limit', 'offset', 'class', 'min_persistence', 'similar_to', '%%', '']))}=${encodeURIComponent(String(junk()))}`,
+        )
         r = await call(s.url, 'GET', `${pick(gets)}?${params.join('&')}`)
       }
       statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
@@ -385,7 +471,9 @@ describe('fuzz: malformed bodies and query strings', () => {
 describe('concurrency', () => {
   test('many parallel writes and steps lose nothing', async () => {
     const start = (await call(s.url, 'GET', '/crystal/state')).body
-    const writes = Array.from({ length: 40 }, (_, i) => call(s.url, 'POST', '/crystal/write', { text: `parallel memory ${i}`, importance: 0.1 }))
+    const writes = Array.from({ length: 40 }, (_, i) =>
+      call(s.url, 'POST', '/crystal/write', { text: `parallel memory ${i}`, importance: 0.1 }),
+    )
     const steps = Array.from({ length: 40 }, () => call(s.url, 'POST', '/crystal/step', { steps: 7 }))
     const results = await Promise.all([...writes, ...steps])
     expect(results.every((r) => r.status === 200)).toBe(true)
@@ -395,7 +483,9 @@ describe('concurrency', () => {
   })
 
   test('an evolve in progress does not block GET /crystal/state', async () => {
-    const job = (await call(s.url, 'POST', '/crystal/evolve', { material: 'europium_crystal', generations: 4, population: 16, size: 64, seed: 9 })).body
+    const job = (
+      await call(s.url, 'POST', '/crystal/evolve', { material: 'europium_crystal', generations: 4, population: 16, size: 64, seed: 9 })
+    ).body
     const times: number[] = []
     while ((await call(s.url, 'GET', `/crystal/jobs/${job.id}`)).body.status === 'running' && times.length < 200) {
       const t0 = performance.now()
@@ -423,10 +513,36 @@ describe('security and shutdown', () => {
       // is open, but only with this token does it come with money, which a proposal's escrow needs
       const anonymous = await call(t.url, 'POST', '/api/agents/register', { display_name: 'A', kind: 'bot' })
       expect(anonymous.status).toBe(201)
-      expect((await call(t.url, 'POST', '/api/proposals', { text: 'propose: x | by 2099-01-01 | category t' }, { authorization: `Bearer ${anonymous.body.token}` })).status).toBe(422)
-      const agent = await call(t.url, 'POST', '/api/agents/register', { display_name: 'T', kind: 'bot' }, { authorization: 'Bearer sesame' })
+      expect(
+        (
+          await call(
+            t.url,
+            'POST',
+            '/api/proposals',
+            { text: 'propose: x | by 2099-01-01 | category t' },
+            { authorization: `Bearer ${anonymous.body.token}` },
+          )
+        ).status,
+      ).toBe(422)
+      const agent = await call(
+        t.url,
+        'POST',
+        '/api/agents/register',
+        { display_name: 'T', kind: 'bot' },
+        { authorization: 'Bearer sesame' },
+      )
       expect(agent.status).toBe(201)
-      expect((await call(t.url, 'POST', '/api/proposals', { text: 'propose: x | by 2099-01-01 | category t' }, { authorization: `Bearer ${agent.body.token}` })).status).toBe(201)
+      expect(
+        (
+          await call(
+            t.url,
+            'POST',
+            '/api/proposals',
+            { text: 'propose: x | by 2099-01-01 | category t' },
+            { authorization: `Bearer ${agent.body.token}` },
+          )
+        ).status,
+      ).toBe(201)
       const read = await call(t.url, 'GET', '/crystal/state', undefined, { origin: 'http://elsewhere.example' })
       expect(read.status).toBe(200)
       expect(read.headers.get('access-control-allow-origin')).toBeNull()

@@ -23,14 +23,18 @@ export function paramsFor(n: number, fields = 1, material = EVERYTHING_ON): Step
 export function randomField(n: number, fields: number, seed: number): Float32Array {
   const out = new Float32Array(n * n * fields)
   let s = seed >>> 0
-  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
+  const rand = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32
   for (let f = 0; f < fields; f++) {
     for (let k = 0; k < 6; k++) {
-      const cx = rand() * n, cy = rand() * n, r = (0.04 + 0.08 * rand()) * n, a = rand() * 2 - 1
-      for (let y = 0; y < n; y++) for (let x = 0; x < n; x++) {
-        const d2 = (x - cx) ** 2 + (y - cy) ** 2
-        out[f * n * n + y * n + x] += a * Math.exp(-d2 / (2 * r * r))
-      }
+      const cx = rand() * n,
+        cy = rand() * n,
+        r = (0.04 + 0.08 * rand()) * n,
+        a = rand() * 2 - 1
+      for (let y = 0; y < n; y++)
+        for (let x = 0; x < n; x++) {
+          const d2 = (x - cx) ** 2 + (y - cy) ** 2
+          out[f * n * n + y * n + x] += a * Math.exp(-d2 / (2 * r * r))
+        }
     }
   }
   return out

@@ -26,13 +26,32 @@ async function operatorAuth(): Promise<{ conf: string; creds: string }> {
   type Signer = { getPublicKey(): string; sign(data: Uint8Array): Uint8Array }
   const b64 = (v: string | Uint8Array) => Buffer.from(v).toString('base64url')
   const jwt = (issuer: Signer, subject: Signer, name: string, nats: Record<string, unknown>) => {
-    const claims: Record<string, unknown> = { iat: Math.floor(Date.now() / 1000), iss: issuer.getPublicKey(), name, sub: subject.getPublicKey(), nats: { ...nats, version: 2 } }
+    const claims: Record<string, unknown> = {
+      iat: Math.floor(Date.now() / 1000),
+      iss: issuer.getPublicKey(),
+      name,
+      sub: subject.getPublicKey(),
+      nats: { ...nats, version: 2 },
+    }
     claims.jti = createHash('sha256').update(JSON.stringify(claims)).digest('base64url')
     const signed = `${b64(JSON.stringify({ typ: 'JWT', alg: 'ed25519-nkey' }))}.${b64(JSON.stringify(claims))}`
     return `${signed}.${b64(issuer.sign(new TextEncoder().encode(signed)))}`
   }
   const [operator, system, account, user] = [createOperator(), createAccount(), createAccount(), createUser()]
-  const unlimited = { subs: -1, data: -1, payload: -1, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1, mem_storage: -1, disk_storage: -1, streams: -1, consumer: -1 }
+  const unlimited = {
+    subs: -1,
+    data: -1,
+    payload: -1,
+    imports: -1,
+    exports: -1,
+    wildcards: true,
+    conn: -1,
+    leaf: -1,
+    mem_storage: -1,
+    disk_storage: -1,
+    streams: -1,
+    consumer: -1,
+  }
   const conf = [
     `operator: ${jwt(operator, operator, 'crystal-test', { type: 'operator' })}`,
     `system_account: ${system.getPublicKey()}`,
@@ -45,7 +64,10 @@ async function operatorAuth(): Promise<{ conf: string; creds: string }> {
 }
 
 /** Runs the CLI to its end; what it printed comes back with its exit status. */
-export function runCrystal(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+export function runCrystal(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [CRYSTAL_BIN, ...args], { env: { ...process.env, ...env } })
     let stdout = ''
@@ -57,7 +79,8 @@ export function runCrystal(args: string[], env: Record<string, string> = {}): Pr
 }
 
 /** The primitives a data dir's registry holds (none before its first write). */
-export const heldPrimitives = (dataDir: string): any[] => (existsSync(join(dataDir, 'registry.json')) ? JSON.parse(readFileSync(join(dataDir, 'registry.json'), 'utf8')).primitives : [])
+export const heldPrimitives = (dataDir: string): any[] =>
+  existsSync(join(dataDir, 'registry.json')) ? JSON.parse(readFileSync(join(dataDir, 'registry.json'), 'utf8')).primitives : []
 
 export interface RunningIcecast {
   /** http://127.0.0.1:PORT */
@@ -108,7 +131,10 @@ export async function startIcecast(): Promise<RunningIcecast> {
       await new Promise((r) => setTimeout(r, 50))
     }
   }
-  const stop = () => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM'))))
+  const stop = () =>
+    new Promise<void>((resolve) =>
+      child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM')),
+    )
   await start()
   return {
     url: `http://127.0.0.1:${port}`,

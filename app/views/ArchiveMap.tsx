@@ -19,10 +19,15 @@ interface Placed {
 const [SIZES, ELONGATIONS, ANNULARITIES, STANDINGS] = [binsOf('size'), binsOf('elongation'), binsOf('annularity'), binsOf('standing')]
 /** The columns of a class's rows: elongation, annularity, standing, nested in that order. */
 const COLUMNS = ELONGATIONS * ANNULARITIES * STANDINGS
-const columnOf = (k: number) => ({ elongation: Math.floor(k / (ANNULARITIES * STANDINGS)), annularity: Math.floor(k / STANDINGS) % ANNULARITIES, standing: k % STANDINGS })
+const columnOf = (k: number) => ({
+  elongation: Math.floor(k / (ANNULARITIES * STANDINGS)),
+  annularity: Math.floor(k / STANDINGS) % ANNULARITIES,
+  standing: k % STANDINGS,
+})
 const DESCRIPTORS = ['area', 'elongation', 'annularity', 'standing', 'fitness'] as const
 /** Primitives registered before the archive existed lack some descriptors in their metrics and cannot be placed. */
-const placeable = (p: Placed): p is Placed & { metrics: Record<(typeof DESCRIPTORS)[number], number> } => DESCRIPTORS.every((d) => typeof p.metrics[d] === 'number')
+const placeable = (p: Placed): p is Placed & { metrics: Record<(typeof DESCRIPTORS)[number], number> } =>
+  DESCRIPTORS.every((d) => typeof p.metrics[d] === 'number')
 /** Dark blue (low fitness) to amber (high). */
 const colour = (f: number) => `hsl(${220 - 180 * f}, 70%, ${25 + 30 * f}%)`
 
@@ -52,12 +57,16 @@ export function ArchiveMap({ material, onSelect }: { material: string; onSelect:
   return (
     <figure className="archive-map" data-testid="archive-map">
       <figcaption>
-        registered archive of {material}: {elites.size} of {ARCHIVE_CELLS} cells ({((100 * elites.size) / ARCHIVE_CELLS).toFixed(1)}%), QD-score {qd.toFixed(2)} over {items.filter(placeable).length} registered primitives
-        {items.length > items.filter(placeable).length ? ` · ${items.length - items.filter(placeable).length} older primitives without descriptors not shown` : ''}
+        registered archive of {material}: {elites.size} of {ARCHIVE_CELLS} cells ({((100 * elites.size) / ARCHIVE_CELLS).toFixed(1)}%),
+        QD-score {qd.toFixed(2)} over {items.filter(placeable).length} registered primitives
+        {items.length > items.filter(placeable).length
+          ? ` · ${items.length - items.filter(placeable).length} older primitives without descriptors not shown`
+          : ''}
         <span className="muted" data-testid="archive-note">
           {' '}
-          · This map holds every registered primitive of {material}, from all runs, the fittest per cell. An evolve's QD-score is its own search's archive: it counts elites
-          that novelty turned away as duplicates of primitives already held, and not the primitives of earlier runs, so the two differ.
+          · This map holds every registered primitive of {material}, from all runs, the fittest per cell. An evolve's QD-score is its own
+          search's archive: it counts elites that novelty turned away as duplicates of primitives already held, and not the primitives of
+          earlier runs, so the two differ.
         </span>
       </figcaption>
       <table>
@@ -88,7 +97,13 @@ export function ArchiveMap({ material, onSelect }: { material: string; onSelect:
                   return (
                     <td key={k} className={k % (ANNULARITIES * STANDINGS) === 0 ? 'group' : undefined}>
                       {elite ? (
-                        <button className="cell" style={{ background: colour(elite.metrics.fitness) }} title={`${where}: ${elite.id}, fitness ${elite.metrics.fitness.toFixed(3)}`} aria-label={`${where}: ${elite.id}`} onClick={() => onSelect(elite.id)} />
+                        <button
+                          className="cell"
+                          style={{ background: colour(elite.metrics.fitness) }}
+                          title={`${where}: ${elite.id}, fitness ${elite.metrics.fitness.toFixed(3)}`}
+                          aria-label={`${where}: ${elite.id}`}
+                          onClick={() => onSelect(elite.id)}
+                        />
                       ) : (
                         <span className="cell empty" title={`${where}: empty`} />
                       )}
@@ -100,7 +115,10 @@ export function ArchiveMap({ material, onSelect }: { material: string; onSelect:
           </tbody>
         ))}
       </table>
-      <p className="muted">Rows: size bins (small to field-wide). Columns: elongation bins, each split into annularity and then standing bins (docs/discovery.md).</p>
+      <p className="muted">
+        Rows: size bins (small to field-wide). Columns: elongation bins, each split into annularity and then standing bins
+        (docs/discovery.md).
+      </p>
     </figure>
   )
 }

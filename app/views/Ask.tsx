@@ -14,7 +14,15 @@ export function ScoreBar({ label, value, floor, top }: { label: string; value: n
   const at = (v: number) => `${(100 * Math.max(0, Math.min(v, top))) / top}%`
   const above = value > floor
   return (
-    <div className={`bar ${above ? 'above' : 'below'}`} role="meter" aria-label={label} aria-valuemin={0} aria-valuemax={top} aria-valuenow={value} title={`${label} ${value.toPrecision(3)}, noise floor ${floor.toPrecision(3)}`}>
+    <div
+      className={`bar ${above ? 'above' : 'below'}`}
+      role="meter"
+      aria-label={label}
+      aria-valuemin={0}
+      aria-valuemax={top}
+      aria-valuenow={value}
+      title={`${label} ${value.toPrecision(3)}, noise floor ${floor.toPrecision(3)}`}
+    >
       <span className="fill" style={{ width: at(value) }} />
       <span className="floor" style={{ left: at(floor) }} />
     </div>
@@ -29,7 +37,11 @@ function RecallHits({ result }: { result: RecallResult }) {
   const top = scaleTop(hits.flatMap((h) => [h.match ?? h.score, h.strength ?? 0, h.noise_floor]))
   return (
     <div data-testid="recall-result">
-      {result.reason && <p className={hits.length ? 'warning' : 'muted'} data-testid="recall-reason">{result.reason}</p>}
+      {result.reason && (
+        <p className={hits.length ? 'warning' : 'muted'} data-testid="recall-reason">
+          {result.reason}
+        </p>
+      )}
       {hits.length > 0 && (
         <ol className="hits">
           {hits.map((h) => {
@@ -37,10 +49,15 @@ function RecallHits({ result }: { result: RecallResult }) {
             return (
               <li key={h.memory}>
                 <span className="hit-text">
-                  “{h.text}” <span className="muted">written at step {h.step}, importance {h.importance}</span>
+                  “{h.text}”{' '}
+                  <span className="muted">
+                    written at step {h.step}, importance {h.importance}
+                  </span>
                 </span>
                 <ScoreBar label={`match of “${h.text}”`} value={match} floor={h.noise_floor} top={top} />
-                {h.strength !== undefined && <ScoreBar label={`strength of “${h.text}”`} value={h.strength} floor={h.noise_floor} top={top} />}
+                {h.strength !== undefined && (
+                  <ScoreBar label={`strength of “${h.text}”`} value={h.strength} floor={h.noise_floor} top={top} />
+                )}
                 <span className="muted figures">
                   match {match.toFixed(3)}
                   {h.strength !== undefined && ` · strength ${h.strength.toFixed(3)}`} · floor {h.noise_floor.toFixed(3)}
@@ -62,7 +79,12 @@ function ProbeReading({ text, result }: { text: string; result: ProbeResult }) {
   const above = result.resonance > result.noise_floor
   return (
     <div data-testid="probe-result">
-      <ScoreBar label={`resonance of “${text}”`} value={result.resonance} floor={result.noise_floor} top={scaleTop([result.resonance, result.noise_floor])} />
+      <ScoreBar
+        label={`resonance of “${text}”`}
+        value={result.resonance}
+        floor={result.noise_floor}
+        top={scaleTop([result.resonance, result.noise_floor])}
+      />
       <p className={above ? undefined : 'muted'}>
         {`“${text}” resonates ${result.resonance.toFixed(3)} against a noise floor of ${result.noise_floor.toFixed(3)}: `}
         {above ? 'the field holds it' : 'below the floor, the field does not hold it'}
@@ -82,26 +104,26 @@ export function Ask() {
   const probe = () => ask.run(async () => setAnswer({ kind: 'probe', text, result: await driver.probe(text) }))
   return (
     <div className="controls">
-    <form className="ask" aria-describedby="ask-error" onSubmit={(e) => (e.preventDefault(), recall())}>
-      <h3>
-        Ask the field <span className="muted">(recall, probe)</span>
-      </h3>
-      <label>
-        query <input name="query" value={text} onChange={(e) => setText(e.target.value)} />
-      </label>
-      <label>
-        hits <input name="k" value={k} onChange={(e) => setK(e.target.value)} inputMode="numeric" size={4} />
-      </label>
-      <button type="submit" disabled={ask.busy}>
-        Recall
-      </button>
-      <button type="button" disabled={ask.busy} onClick={probe}>
-        Probe
-      </button>
-      <ErrorLine id="ask-error" error={ask.error} />
-      {answer?.kind === 'recall' && <RecallHits result={answer.result} />}
-      {answer?.kind === 'probe' && <ProbeReading text={answer.text} result={answer.result} />}
-    </form>
+      <form className="ask" aria-describedby="ask-error" onSubmit={(e) => (e.preventDefault(), recall())}>
+        <h3>
+          Ask the field <span className="muted">(recall, probe)</span>
+        </h3>
+        <label>
+          query <input name="query" value={text} onChange={(e) => setText(e.target.value)} />
+        </label>
+        <label>
+          hits <input name="k" value={k} onChange={(e) => setK(e.target.value)} inputMode="numeric" size={4} />
+        </label>
+        <button type="submit" disabled={ask.busy}>
+          Recall
+        </button>
+        <button type="button" disabled={ask.busy} onClick={probe}>
+          Probe
+        </button>
+        <ErrorLine id="ask-error" error={ask.error} />
+        {answer?.kind === 'recall' && <RecallHits result={answer.result} />}
+        {answer?.kind === 'probe' && <ProbeReading text={answer.text} result={answer.result} />}
+      </form>
     </div>
   )
 }

@@ -22,7 +22,11 @@ export function useAction(control: Control) {
 }
 
 export function ErrorLine({ id, error }: { id: string; error: string | undefined }) {
-  return error ? <p className="error" role="alert" id={id}>{error}</p> : null
+  return error ? (
+    <p className="error" role="alert" id={id}>
+      {error}
+    </p>
+  ) : null
 }
 
 export function Controls() {
@@ -62,17 +66,21 @@ export function Controls() {
           text <input value={text} onChange={(e) => setText(e.target.value)} name="text" />
         </label>
         <label>
-          importance <input value={importance} onChange={(e) => setImportance(e.target.value)} name="importance" inputMode="decimal" size={5} />
+          importance{' '}
+          <input value={importance} onChange={(e) => setImportance(e.target.value)} name="importance" inputMode="decimal" size={5} />
         </label>
         <button disabled={write.busy}>Write</button>
         <ErrorLine id="write-error" error={write.error} />
       </form>
 
       <form aria-describedby="pulse-error" onSubmit={(e) => (e.preventDefault(), place(pulseNumbers(pulse)))}>
-        <h3>Pulse <span className="muted">(or click the field)</span></h3>
+        <h3>
+          Pulse <span className="muted">(or click the field)</span>
+        </h3>
         {PULSE_FIELDS.map((k) => (
           <label key={k}>
-            {k} <input name={`pulse-${k}`} value={pulse[k]} size={5} inputMode="decimal" onChange={(e) => setPulse({ [k]: e.target.value })} />
+            {k}{' '}
+            <input name={`pulse-${k}`} value={pulse[k]} size={5} inputMode="decimal" onChange={(e) => setPulse({ [k]: e.target.value })} />
           </label>
         ))}
         <button>Pulse</button>

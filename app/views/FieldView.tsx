@@ -28,7 +28,18 @@ export type ScaleMode = 'absolute' | 'frame'
 
 export function FieldView({ state, onPick }: { state: State | undefined; onPick: (x: number, y: number) => void }) {
   const host = useRef<HTMLDivElement>(null)
-  const scene = useRef<{ renderer: THREE.WebGLRenderer; mesh: THREE.Mesh<THREE.PlaneGeometry, THREE.MeshBasicMaterial>; camera: THREE.PerspectiveCamera; world: THREE.Scene; side: number; draw: () => void; orbit: OrbitControls } | undefined>(undefined)
+  const scene = useRef<
+    | {
+        renderer: THREE.WebGLRenderer
+        mesh: THREE.Mesh<THREE.PlaneGeometry, THREE.MeshBasicMaterial>
+        camera: THREE.PerspectiveCamera
+        world: THREE.Scene
+        side: number
+        draw: () => void
+        orbit: OrbitControls
+      }
+    | undefined
+  >(undefined)
   const pressed = useRef<{ x: number; y: number } | undefined>(undefined)
   const [mode, setMode] = useState<ScaleMode>('absolute')
   // the absolute scale's A: set once from the first frame that holds anything, then kept until changed
@@ -53,7 +64,10 @@ export function FieldView({ state, onPick }: { state: State | undefined; onPick:
     orbit.minDistance = 0.4
     orbit.maxDistance = 6
     orbit.saveState() // the view Reset view returns to
-    const mesh = new THREE.Mesh(new THREE.PlaneGeometry(1, 1, 1, 1), new THREE.MeshBasicMaterial({ vertexColors: true, side: THREE.DoubleSide }))
+    const mesh = new THREE.Mesh(
+      new THREE.PlaneGeometry(1, 1, 1, 1),
+      new THREE.MeshBasicMaterial({ vertexColors: true, side: THREE.DoubleSide }),
+    )
     world.add(mesh)
     const draw = () => renderer.render(world, camera)
     orbit.addEventListener('change', draw)
@@ -119,7 +133,14 @@ export function FieldView({ state, onPick }: { state: State | undefined; onPick:
   const clipped = mode === 'absolute' && peak > scale
   return (
     <div className="field-view">
-      <div ref={host} className="field" data-testid="field" onPointerDown={(e) => (pressed.current = { x: e.clientX, y: e.clientY })} onClick={pick} title="drag to orbit, wheel to zoom, click to place a pulse" />
+      <div
+        ref={host}
+        className="field"
+        data-testid="field"
+        onPointerDown={(e) => (pressed.current = { x: e.clientX, y: e.clientY })}
+        onClick={pick}
+        title="drag to orbit, wheel to zoom, click to place a pulse"
+      />
       <div className="field-legend" data-testid="field-legend">
         <span className="scale-end">{(-scale).toPrecision(3)}</span>
         <span className="colour-bar" style={{ background: GRADIENT }} aria-hidden="true" />
@@ -148,7 +169,11 @@ export function FieldView({ state, onPick }: { state: State | undefined; onPick:
                 aria-invalid={!(Number(typed) > 0)}
               />
             </label>
-            <button type="button" onClick={() => peak > 0 && (setAbsolute(roundUp(peak)), setTyped(String(roundUp(peak))))} title="set A to this frame's peak, rounded up">
+            <button
+              type="button"
+              onClick={() => peak > 0 && (setAbsolute(roundUp(peak)), setTyped(String(roundUp(peak))))}
+              title="set A to this frame's peak, rounded up"
+            >
               Fit
             </button>
           </>

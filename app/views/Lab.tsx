@@ -22,7 +22,8 @@ const RUN_COLOURS = ['#f5b942', '#6fa8ff', '#e0607e', '#7fd18b', '#c39bff', '#5f
 /** Runs kept for comparison on the QD chart, newest last. */
 const KEPT_RUNS = 6
 
-const runName = (j: Job, i: number) => `run ${i + 1}: ${j.request.material} ${j.request.generations}×${j.request.population ?? ''} N=${j.request.size ?? ''}`
+const runName = (j: Job, i: number) =>
+  `run ${i + 1}: ${j.request.material} ${j.request.generations}×${j.request.population ?? ''} N=${j.request.size ?? ''}`
 
 /**
  * The QD curves of the runs kept (figures written as `crystal evolve` writes them) (QD-score per generation, one line per run, this run solid) and this
@@ -39,7 +40,12 @@ function Generations({ job, runs }: { job: Job; runs: Job[] }) {
         xLabel="generation"
         wholeX
         yLabel="QD-score"
-        series={runs.map((r, i) => ({ label: runName(r, i), colour: RUN_COLOURS[i % RUN_COLOURS.length], points: gens(r, (g) => g.qd_score), dashed: r.id !== job.id }))}
+        series={runs.map((r, i) => ({
+          label: runName(r, i),
+          colour: RUN_COLOURS[i % RUN_COLOURS.length],
+          points: gens(r, (g) => g.qd_score),
+          dashed: r.id !== job.id,
+        }))}
         describe={(x) => `generation ${x}: `}
         format={(y) => y.toFixed(2)}
       />
@@ -101,7 +107,13 @@ export function Lab() {
 
   return (
     <div className="controls lab">
-      <form aria-describedby="conditions-error" onSubmit={(e) => (e.preventDefault(), conditions.run(() => driver.conditions({ material, temperature_k: Number(temperature), noise: Number(noise) })))}>
+      <form
+        aria-describedby="conditions-error"
+        onSubmit={(e) => (
+          e.preventDefault(),
+          conditions.run(() => driver.conditions({ material, temperature_k: Number(temperature), noise: Number(noise) }))
+        )}
+      >
         <h3>Conditions</h3>
         <label>
           material{' '}
@@ -112,7 +124,8 @@ export function Lab() {
           </select>
         </label>
         <label>
-          temperature (K) <input name="temperature" value={temperature} onChange={(e) => setTemperature(e.target.value)} inputMode="decimal" size={6} />
+          temperature (K){' '}
+          <input name="temperature" value={temperature} onChange={(e) => setTemperature(e.target.value)} inputMode="decimal" size={6} />
         </label>
         <label>
           noise <input name="noise" value={noise} onChange={(e) => setNoise(e.target.value)} inputMode="decimal" size={6} />
@@ -121,7 +134,25 @@ export function Lab() {
         <ErrorLine id="conditions-error" error={conditions.error} />
       </form>
 
-      <form aria-describedby="evolve-error" onSubmit={(e) => (e.preventDefault(), evolve.run(async () => started(await driver.evolve({ material: search.material, generations: Number(search.generations), population: Number(search.population), size: Number(search.size) }, setJob))))}>
+      <form
+        aria-describedby="evolve-error"
+        onSubmit={(e) => (
+          e.preventDefault(),
+          evolve.run(async () =>
+            started(
+              await driver.evolve(
+                {
+                  material: search.material,
+                  generations: Number(search.generations),
+                  population: Number(search.population),
+                  size: Number(search.size),
+                },
+                setJob,
+              ),
+            ),
+          )
+        )}
+      >
         <h3>Evolve</h3>
         <label>
           material{' '}
@@ -133,7 +164,14 @@ export function Lab() {
         </label>
         {(['generations', 'population', 'size'] as const).map((k) => (
           <label key={k}>
-            {k} <input name={`evolve-${k}`} value={search[k]} onChange={(e) => setSearch({ ...search, [k]: e.target.value })} inputMode="numeric" size={5} />
+            {k}{' '}
+            <input
+              name={`evolve-${k}`}
+              value={search[k]}
+              onChange={(e) => setSearch({ ...search, [k]: e.target.value })}
+              inputMode="numeric"
+              size={5}
+            />
           </label>
         ))}
         <button disabled={evolve.busy || job?.status === 'running'}>Evolve</button>
@@ -184,8 +222,17 @@ export function Lab() {
           })
         )}
       >
-        <h3>Program <span className="muted">(runs on the server, in its own field)</span></h3>
-        <textarea name="program" aria-label="program" value={program} onChange={(e) => setProgram(e.target.value)} rows={8} spellCheck={false} />
+        <h3>
+          Program <span className="muted">(runs on the server, in its own field)</span>
+        </h3>
+        <textarea
+          name="program"
+          aria-label="program"
+          value={program}
+          onChange={(e) => setProgram(e.target.value)}
+          rows={8}
+          spellCheck={false}
+        />
         <button disabled={run.busy}>Run</button>
         <ErrorLine id="run-error" error={run.error} />
         {programErrors.length > 0 && (

@@ -72,7 +72,10 @@ export function LineChart({
   if (!log) (y0 = Math.min(y0, yTicks[0])), (y1 = Math.max(y1, yTicks[yTicks.length - 1]))
   const xTicks = linearTicks(x0, x1, 6, wholeX)
   const sx = (x: number) => PAD.left + ((x - x0) / (x1 - x0 || 1)) * (W - PAD.left - PAD.right)
-  const sy = (y: number) => (log ? H - PAD.bottom - ((Math.log10(y) - Math.log10(y0)) / (Math.log10(y1) - Math.log10(y0) || 1)) * (H - PAD.top - PAD.bottom) : H - PAD.bottom - ((y - y0) / (y1 - y0 || 1)) * (H - PAD.top - PAD.bottom))
+  const sy = (y: number) =>
+    log
+      ? H - PAD.bottom - ((Math.log10(y) - Math.log10(y0)) / (Math.log10(y1) - Math.log10(y0) || 1)) * (H - PAD.top - PAD.bottom)
+      : H - PAD.bottom - ((y - y0) / (y1 - y0 || 1)) * (H - PAD.top - PAD.bottom)
   const path = (s: Series) => {
     let d = ''
     let pen = false
@@ -94,7 +97,13 @@ export function LineChart({
   }
   return (
     <div className="chart" data-testid={testId} ref={box}>
-      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${yLabel} against ${xLabel}`} onMouseMove={move} onMouseLeave={() => setHover(undefined)}>
+      <svg
+        viewBox={`0 0 ${W} ${H}`}
+        role="img"
+        aria-label={`${yLabel} against ${xLabel}`}
+        onMouseMove={move}
+        onMouseLeave={() => setHover(undefined)}
+      >
         {yTicks.map((t) => (
           <g key={`y${t}`} className="y-tick">
             <line x1={PAD.left} x2={W - PAD.right} y1={sy(t)} y2={sy(t)} className="grid" />

@@ -20,24 +20,36 @@ interface Row {
 
 function PriceChart({ market }: { market: MarketReply }) {
   const h = market.history ?? []
-  if (h.length < 2) return <p className="muted" data-testid="price-chart">No trades yet: every outcome stands at 1/{market.outcomes.length}.</p>
+  if (h.length < 2)
+    return (
+      <p className="muted" data-testid="price-chart">
+        No trades yet: every outcome stands at 1/{market.outcomes.length}.
+      </p>
+    )
   const t0 = Date.parse(h[0].ts)
   const t1 = Math.max(Date.parse(h[h.length - 1].ts), t0 + 1)
   const sx = (ts: string) => PAD.left + ((Date.parse(ts) - t0) / (t1 - t0)) * (W - PAD.left - PAD.right)
   const sy = (p: number) => H - PAD.bottom - p * (H - PAD.top - PAD.bottom)
   // prices hold until the next trade: a step line
-  const path = (k: number) => h.map((x, i) => (i === 0 ? `M${sx(x.ts)},${sy(x.prices[k])}` : `H${sx(x.ts)} V${sy(x.prices[k])}`)).join(' ') + ` H${W - PAD.right}`
+  const path = (k: number) =>
+    h.map((x, i) => (i === 0 ? `M${sx(x.ts)},${sy(x.prices[k])}` : `H${sx(x.ts)} V${sy(x.prices[k])}`)).join(' ') + ` H${W - PAD.right}`
   return (
     <div className="chart" data-testid="price-chart">
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label="price history">
         {[0, 0.25, 0.5, 0.75, 1].map((p) => (
           <g key={p}>
             <line x1={PAD.left} x2={W - PAD.right} y1={sy(p)} y2={sy(p)} className="grid" />
-            <text x={PAD.left - 6} y={sy(p) + 4} textAnchor="end">{p.toFixed(2)}</text>
+            <text x={PAD.left - 6} y={sy(p) + 4} textAnchor="end">
+              {p.toFixed(2)}
+            </text>
           </g>
         ))}
-        <text x={PAD.left} y={H - 8}>{new Date(t0).toLocaleString()}</text>
-        <text x={W - PAD.right} y={H - 8} textAnchor="end">{new Date(t1).toLocaleString()}</text>
+        <text x={PAD.left} y={H - 8}>
+          {new Date(t0).toLocaleString()}
+        </text>
+        <text x={W - PAD.right} y={H - 8} textAnchor="end">
+          {new Date(t1).toLocaleString()}
+        </text>
         {market.outcomes.map((o, k) => (
           <path key={o} d={path(k)} fill="none" stroke={COLOURS[k % COLOURS.length]} strokeWidth={1.6} />
         ))}
@@ -69,8 +81,14 @@ function TradeForm({ market, onTraded }: { market: MarketReply; onTraded: () => 
   useEffect(() => {
     if (!valid || market.status !== 'open') return setQuoted('')
     let live = true
-    get<{ cost: number; prices_after: number[] }>(`/api/markets/${market.id}/quote?outcome=${encodeURIComponent(outcome)}&shares=${n}`).then(
-      (q) => live && setQuoted(`${q.cost >= 0 ? 'costs' : 'pays you'} ${money(Math.abs(q.cost))}; ${outcome} then at ${q.prices_after[market.outcomes.indexOf(outcome)].toFixed(3)}`),
+    get<{ cost: number; prices_after: number[] }>(
+      `/api/markets/${market.id}/quote?outcome=${encodeURIComponent(outcome)}&shares=${n}`,
+    ).then(
+      (q) =>
+        live &&
+        setQuoted(
+          `${q.cost >= 0 ? 'costs' : 'pays you'} ${money(Math.abs(q.cost))}; ${outcome} then at ${q.prices_after[market.outcomes.indexOf(outcome)].toFixed(3)}`,
+        ),
       (e: Error) => live && setQuoted(e.message),
     )
     return () => {
@@ -87,7 +105,11 @@ function TradeForm({ market, onTraded }: { market: MarketReply; onTraded: () => 
   const register = async () => {
     setError('')
     try {
-      const r = await post<{ agent: AgentReply; token: string }>('/api/agents/register', { display_name: trader || 'Observatory trader', kind: 'human', ...(trader ? { id: trader } : {}) })
+      const r = await post<{ agent: AgentReply; token: string }>('/api/agents/register', {
+        display_name: trader || 'Observatory trader',
+        kind: 'human',
+        ...(trader ? { id: trader } : {}),
+      })
       remember(r.agent.id, r.token)
       setResult(`registered ${r.agent.id} with ${money(r.agent.balance)}; its token is kept in this browser (it is shown only once)`)
     } catch (e) {
@@ -98,8 +120,14 @@ function TradeForm({ market, onTraded }: { market: MarketReply; onTraded: () => 
     e.preventDefault()
     setError('')
     try {
-      const r = await post<{ cost: number; balance: number; shares: number }>(`/api/markets/${market.id}/trade`, { trader_id: trader, outcome, shares: n }, { authorization: `Bearer ${token}` })
-      setResult(`${r.shares > 0 ? 'bought' : 'sold'} ${Math.abs(r.shares)} ${outcome} for ${money(Math.abs(r.cost))}; balance ${money(r.balance)}`)
+      const r = await post<{ cost: number; balance: number; shares: number }>(
+        `/api/markets/${market.id}/trade`,
+        { trader_id: trader, outcome, shares: n },
+        { authorization: `Bearer ${token}` },
+      )
+      setResult(
+        `${r.shares > 0 ? 'bought' : 'sold'} ${Math.abs(r.shares)} ${outcome} for ${money(Math.abs(r.cost))}; balance ${money(r.balance)}`,
+      )
       onTraded()
     } catch (err) {
       setError((err as Error).message)
@@ -110,7 +138,9 @@ function TradeForm({ market, onTraded }: { market: MarketReply; onTraded: () => 
       <h3>Trade</h3>
       <label>
         trader id <input name="trader" value={trader} onChange={(e) => remember(e.target.value, token)} />
-        <button type="button" onClick={register}>Register</button>
+        <button type="button" onClick={register}>
+          Register
+        </button>
       </label>
       <label>
         outcome{' '}
@@ -128,7 +158,11 @@ function TradeForm({ market, onTraded }: { market: MarketReply; onTraded: () => 
         {n < 0 ? 'Sell' : 'Buy'}
       </button>
       {result && <p data-testid="trade-result">{result}</p>}
-      {error && <p className="error" role="alert">{error}</p>}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
     </form>
   )
 }
@@ -148,17 +182,26 @@ function CreateMarket({ onCreated }: { onCreated: (id: string) => void }) {
   const [oracle, setOracle] = useState(() => sessionStorage.getItem('markets.oracle') ?? '')
   const [error, setError] = useState('')
   const [busy, setBusy] = useState(false)
-  const set = (k: keyof typeof form) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement>) => setForm({ ...form, [k]: e.target.value })
+  const set = (k: keyof typeof form) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement>) =>
+    setForm({ ...form, [k]: e.target.value })
   const create = async (e: React.FormEvent) => {
     e.preventDefault()
     setError('')
     const token = form.tier === 'labs' ? oracle : (localStorage.getItem('markets.token') ?? '')
-    if (!token) return setError(form.tier === 'labs' ? 'a labs market needs the oracle token (HUB_ORACLE_TOKEN)' : 'a play market is paid from a trader: register one in a market\'s trade form first')
+    if (!token)
+      return setError(
+        form.tier === 'labs'
+          ? 'a labs market needs the oracle token (HUB_ORACLE_TOKEN)'
+          : "a play market is paid from a trader: register one in a market's trade form first",
+      )
     setBusy(true)
     try {
       const body = {
         question: form.question,
-        outcomes: form.outcomes.split(',').map((o) => o.trim()).filter(Boolean),
+        outcomes: form.outcomes
+          .split(',')
+          .map((o) => o.trim())
+          .filter(Boolean),
         tier: form.tier,
         closes_at: new Date(form.closes).toISOString(),
         ...(form.b.trim() ? { b: Number(form.b) } : {}),
@@ -247,14 +290,30 @@ export function Markets() {
     <div className="markets">
       <div>
         <section>
-          <h3>Markets <span className="muted">by volume</span></h3>
-          {error && <p className="error" role="alert">{error}</p>}
+          <h3>
+            Markets <span className="muted">by volume</span>
+          </h3>
+          {error && (
+            <p className="error" role="alert">
+              {error}
+            </p>
+          )}
           {markets.length === 0 ? (
-            <p className="muted" data-testid="markets-empty">No markets yet: open one below (a labs market with the oracle token, a play market from your trader's balance), or propose one (POST /api/proposals).</p>
+            <p className="muted" data-testid="markets-empty">
+              No markets yet: open one below (a labs market with the oracle token, a play market from your trader's balance), or propose one
+              (POST /api/proposals).
+            </p>
           ) : (
             <table data-testid="markets">
               <thead>
-                <tr><th>question</th><th>tier</th><th>status</th><th>leading / settled</th><th className="num">volume</th><th className="num">trades</th></tr>
+                <tr>
+                  <th>question</th>
+                  <th>tier</th>
+                  <th>status</th>
+                  <th>leading / settled</th>
+                  <th className="num">volume</th>
+                  <th className="num">trades</th>
+                </tr>
               </thead>
               <tbody>
                 {markets.map((m) => {
@@ -263,10 +322,17 @@ export function Markets() {
                   const lead = by.indexOf(Math.max(...by))
                   return (
                     <tr key={m.id} className={m.id === selected ? 'selected' : ''}>
-                      <td><button className="link" onClick={() => setSelected(m.id)}>{m.question}</button></td>
+                      <td>
+                        <button className="link" onClick={() => setSelected(m.id)}>
+                          {m.question}
+                        </button>
+                      </td>
                       <td>{m.tier}</td>
                       <td>{m.status}</td>
-                      <td>{m.outcomes[lead]} {by[lead].toFixed(2)}{m.resolution ? ' (settled)' : ''}</td>
+                      <td>
+                        {m.outcomes[lead]} {by[lead].toFixed(2)}
+                        {m.resolution ? ' (settled)' : ''}
+                      </td>
                       <td className="num">{money(m.volume)}</td>
                       <td className="num">{m.trades}</td>
                     </tr>
@@ -278,17 +344,31 @@ export function Markets() {
           <CreateMarket onCreated={(id) => (setSelected(id), setTick((t) => t + 1))} />
         </section>
         <section>
-          <h3>Leaderboard <span className="muted">Brier skill over resolved markets, then balance</span></h3>
-          {board.length === 0 && <p className="muted" data-testid="leaderboard-empty">No traders yet: register one in a market's trade form; skill counts once a market they traded in is resolved.</p>}
+          <h3>
+            Leaderboard <span className="muted">Brier skill over resolved markets, then balance</span>
+          </h3>
+          {board.length === 0 && (
+            <p className="muted" data-testid="leaderboard-empty">
+              No traders yet: register one in a market's trade form; skill counts once a market they traded in is resolved.
+            </p>
+          )}
           <table data-testid="leaderboard" hidden={board.length === 0}>
             <thead>
-              <tr><th>#</th><th>trader</th><th className="num">skill</th><th className="num">markets</th><th className="num">balance</th></tr>
+              <tr>
+                <th>#</th>
+                <th>trader</th>
+                <th className="num">skill</th>
+                <th className="num">markets</th>
+                <th className="num">balance</th>
+              </tr>
             </thead>
             <tbody>
               {board.map((r) => (
                 <tr key={r.id}>
                   <td>{r.rank}</td>
-                  <td>{r.display_name} <span className="muted">{r.id}</span></td>
+                  <td>
+                    {r.display_name} <span className="muted">{r.id}</span>
+                  </td>
                   <td className="num">{r.reputation.skill.toFixed(3)}</td>
                   <td className="num">{r.reputation.markets}</td>
                   <td className="num">{money(r.balance)}</td>
@@ -301,7 +381,12 @@ export function Markets() {
       <section data-testid="market-detail">
         {market && market.id === selected ? (
           <>
-            <h3>{market.question} <span className="muted">{market.id} · {market.tier} · {market.status} · closes {new Date(market.closes_at).toLocaleString()}</span></h3>
+            <h3>
+              {market.question}{' '}
+              <span className="muted">
+                {market.id} · {market.tier} · {market.status} · closes {new Date(market.closes_at).toLocaleString()}
+              </span>
+            </h3>
             <PriceChart market={market} />
             <TradeForm market={market} onTraded={() => setTick((t) => t + 1)} />
           </>

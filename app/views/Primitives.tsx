@@ -122,7 +122,12 @@ export function Primitives() {
   const fetchOne = useRef((id: string) => get<Primitive>(`/primitives/${id}`).catch(() => undefined)).current
   const header = (by: Sort, label: string) => (
     <th aria-sort={sort.by === by ? (sort.order === 'asc' ? 'ascending' : 'descending') : 'none'}>
-      <button className="sort" onClick={() => setSort({ by, order: sort.by === by && sort.order === 'desc' ? 'asc' : by === 'id' && sort.by !== 'id' ? 'asc' : 'desc' })}>
+      <button
+        className="sort"
+        onClick={() =>
+          setSort({ by, order: sort.by === by && sort.order === 'desc' ? 'asc' : by === 'id' && sort.by !== 'id' ? 'asc' : 'desc' })
+        }
+      >
         {label}
       </button>
     </th>
@@ -147,7 +152,14 @@ export function Primitives() {
           material <input name="filter-material" value={filters.material} onChange={(e) => set('material', e.target.value)} size={14} />
         </label>
         <label>
-          min persistence % <input name="filter-persistence" value={filters.min_persistence} onChange={(e) => set('min_persistence', e.target.value)} inputMode="decimal" size={4} />
+          min persistence %{' '}
+          <input
+            name="filter-persistence"
+            value={filters.min_persistence}
+            onChange={(e) => set('min_persistence', e.target.value)}
+            inputMode="decimal"
+            size={4}
+          />
         </label>
         <label>
           per page{' '}
@@ -196,7 +208,9 @@ export function Primitives() {
         <button disabled={page.offset === 0} onClick={() => setPage({ ...page, offset: Math.max(0, page.offset - page.limit) })}>
           Previous
         </button>
-        <span data-testid="page">{data.total ? `${page.offset + 1}–${Math.min(page.offset + page.limit, data.total)} of ${data.total}` : 'no primitives match'}</span>
+        <span data-testid="page">
+          {data.total ? `${page.offset + 1}–${Math.min(page.offset + page.limit, data.total)} of ${data.total}` : 'no primitives match'}
+        </span>
         <button disabled={page.offset + page.limit >= data.total} onClick={() => setPage({ ...page, offset: page.offset + page.limit })}>
           Next
         </button>

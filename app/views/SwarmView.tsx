@@ -36,7 +36,14 @@ export function SwarmView() {
           (e: SwarmEvent) =>
             setNodes((n) => ({
               ...n,
-              [e.node]: { node: e.node, kind: e.kind, status: e.event === 'node.left' ? 'left' : e.event, round: e.round ?? n[e.node]?.round, material: e.material ?? n[e.node]?.material, seen: new Date(e.ts).toLocaleTimeString() },
+              [e.node]: {
+                node: e.node,
+                kind: e.kind,
+                status: e.event === 'node.left' ? 'left' : e.event,
+                round: e.round ?? n[e.node]?.round,
+                material: e.material ?? n[e.node]?.material,
+                seen: new Date(e.ts).toLocaleTimeString(),
+              },
             })),
           (m) => setFeed((f) => [m, ...f].slice(0, 50)),
         )
@@ -56,8 +63,15 @@ export function SwarmView() {
     try {
       swarm.event('node.joined')
       for (let round = 1; round <= Number(form.rounds); round++) {
-        const r = await swarm.round(round, { material: form.material, generations: Number(form.generations), population: Number(form.population), size: Number(form.size) }, (line) => setProgress((p) => [...p.slice(-8), line]))
-        setProgress((p) => [...p.slice(-8), `round ${round}: merged ${r.merged} from the swarm, registered ${r.registered.length}, announced ${r.announced.length}`])
+        const r = await swarm.round(
+          round,
+          { material: form.material, generations: Number(form.generations), population: Number(form.population), size: Number(form.size) },
+          (line) => setProgress((p) => [...p.slice(-8), line]),
+        )
+        setProgress((p) => [
+          ...p.slice(-8),
+          `round ${round}: merged ${r.merged} from the swarm, registered ${r.registered.length}, announced ${r.announced.length}`,
+        ])
         setAnnounced((a) => [...a, ...r.announced])
       }
     } catch (e) {
@@ -79,7 +93,13 @@ export function SwarmView() {
         {driver.kind !== 'tab' && <p className="muted">Switch to This tab to explore with this tab's engine.</p>}
         {(['material', 'rounds', 'generations', 'population', 'size'] as const).map((k) => (
           <label key={k}>
-            {k} <input name={`swarm-${k}`} value={form[k]} onChange={(e) => setForm({ ...form, [k]: e.target.value })} size={k === 'material' ? 16 : 4} />
+            {k}{' '}
+            <input
+              name={`swarm-${k}`}
+              value={form[k]}
+              onChange={(e) => setForm({ ...form, [k]: e.target.value })}
+              size={k === 'material' ? 16 : 4}
+            />
           </label>
         ))}
         <button disabled={!swarm || busy || driver.kind !== 'tab'} onClick={explore}>
@@ -104,7 +124,9 @@ export function SwarmView() {
         <h3>Nodes</h3>
         {Object.keys(nodes).length === 0 && (
           <p className="muted" data-testid="swarm-nodes-empty">
-            {swarm ? 'No node has spoken since this page opened: explorers announce themselves when they join and at each round.' : 'Not connected to the bus: no nodes to show.'}
+            {swarm
+              ? 'No node has spoken since this page opened: explorers announce themselves when they join and at each round.'
+              : 'Not connected to the bus: no nodes to show.'}
           </p>
         )}
         <table data-testid="swarm-nodes" hidden={Object.keys(nodes).length === 0}>
@@ -144,7 +166,8 @@ export function SwarmView() {
         <ul data-testid="swarm-feed">
           {feed.map((m) => (
             <li key={m.primitive.uuid}>
-              {m.sender}: {m.primitive.id} {m.primitive.class} ({m.primitive.material}), persistence {(100 * m.primitive.persistence).toFixed(1)}%
+              {m.sender}: {m.primitive.id} {m.primitive.class} ({m.primitive.material}), persistence{' '}
+              {(100 * m.primitive.persistence).toFixed(1)}%
             </li>
           ))}
         </ul>

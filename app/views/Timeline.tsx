@@ -19,8 +19,18 @@ const MARK = {
 /** `points`: the timeline's samples, then the books now (so that a write or dream since the last sample shows at once). */
 export function Timeline({ points }: { points: Books[] }) {
   const [log, setLog] = useState(false)
-  if (points.length < 2) return <div className="timeline empty" data-testid="timeline">The timeline fills as the field resonates: press Resonate.</div>
-  const marks = marksOf(points).map((m) => ({ x: m.step, colour: MARK[m.kind].colour, glyph: MARK[m.kind].glyph, label: `step ${m.step}: ${MARK[m.kind].says}, ${m.delta > 0 ? '+' : ''}${m.delta.toPrecision(3)}` }))
+  if (points.length < 2)
+    return (
+      <div className="timeline empty" data-testid="timeline">
+        The timeline fills as the field resonates: press Resonate.
+      </div>
+    )
+  const marks = marksOf(points).map((m) => ({
+    x: m.step,
+    colour: MARK[m.kind].colour,
+    glyph: MARK[m.kind].glyph,
+    label: `step ${m.step}: ${MARK[m.kind].says}, ${m.delta > 0 ? '+' : ''}${m.delta.toPrecision(3)}`,
+  }))
   return (
     <div className="timeline" data-testid="timeline">
       <div className="chart-options">
@@ -29,7 +39,8 @@ export function Timeline({ points }: { points: Books[] }) {
         </label>
         {marks.length > 0 && (
           <span className="muted" data-testid="timeline-marks">
-            <span style={{ color: MARK.in.colour }}>{MARK.in.glyph}</span> energy in · <span style={{ color: MARK.dream.colour }}>{MARK.dream.glyph}</span> dream
+            <span style={{ color: MARK.in.colour }}>{MARK.in.glyph}</span> energy in ·{' '}
+            <span style={{ color: MARK.dream.colour }}>{MARK.dream.glyph}</span> dream
             {` · ${marks.length} ${marks.length === 1 ? 'mark' : 'marks'}`}
           </span>
         )}

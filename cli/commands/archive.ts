@@ -19,7 +19,10 @@ export function registerArchive(cli: Command, ctx: () => CliContext): void {
     .description('merge every discovery of the swarm into the registry (from NATS: SVC_NATS_URL), then follow live')
     .option('--catch-up', 'stop once everything announced so far is merged, instead of following live')
     .option('--json', 'one JSON line per message on stdout')
-    .addHelpText('after', '\nNeeds SVC_NATS_URL (and SVC_NATS_CREDS for a credentials file). Announcements are kept in the\nJetStream stream SVC_CRYSTAL_DISCOVERIES, so an archivist started late still gets them all.\n\nExamples:\n  SVC_NATS_URL=nats://127.0.0.1:4222 crystal archive\n  SVC_NATS_URL=nats://127.0.0.1:4222 crystal archive --catch-up --json')
+    .addHelpText(
+      'after',
+      '\nNeeds SVC_NATS_URL (and SVC_NATS_CREDS for a credentials file). Announcements are kept in the\nJetStream stream SVC_CRYSTAL_DISCOVERIES, so an archivist started late still gets them all.\n\nExamples:\n  SVC_NATS_URL=nats://127.0.0.1:4222 crystal archive\n  SVC_NATS_URL=nats://127.0.0.1:4222 crystal archive --catch-up --json',
+    )
     .action(async (o: { catchUp?: boolean; json?: boolean }) => {
       const c = ctx()
       const nc = await connectBus(c.settings.bus, 'archive')
@@ -45,7 +48,12 @@ export function registerArchive(cli: Command, ctx: () => CliContext): void {
             if ('merged' in line) counts.merged++
             else counts.already_held++
             if (o.json) process.stdout.write(JSON.stringify(line) + '\n')
-            else process.stdout.write('merged' in line ? `merged ${line.origin_id} from ${line.node} as ${line.merged}\n` : `already held: ${line.uuid} (as ${line.already_held})\n`)
+            else
+              process.stdout.write(
+                'merged' in line
+                  ? `merged ${line.origin_id} from ${line.node} as ${line.merged}\n`
+                  : `already held: ${line.uuid} (as ${line.already_held})\n`,
+              )
           })
           for (const p of out.pruned) c.say(`archive: the caps removed ${p.id} (${p.reason})`)
         }

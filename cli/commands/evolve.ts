@@ -28,7 +28,12 @@ function searchOptions(c: Command): Command {
     .option('--population <n>', 'genomes per generation', wholeNumber('--population', 2, 4096), SEARCH_DEFAULTS.population)
     .option('--size <n>', 'field side N', wholeNumber('--size', FIELD_SIZE.minimum, FIELD_SIZE.maximum), SEARCH_DEFAULTS.size)
     .option('--seed <n>', 'seed of the search (the same seed, the same run)', wholeNumber('--seed', 0, 2 ** 32 - 1), SEARCH_DEFAULTS.seed)
-    .option('--min-persistence <x>', 'register only structures at least this persistent', realNumber('--min-persistence', 0, 1), DEFAULT_MIN_PERSISTENCE)
+    .option(
+      '--min-persistence <x>',
+      'register only structures at least this persistent',
+      realNumber('--min-persistence', 0, 1),
+      DEFAULT_MIN_PERSISTENCE,
+    )
     .option('--material-file <file...>', 'also load these material files')
     .option('--json', 'JSON lines on stdout: evolve, one per generation and then {"result": ...}; explore, one per round')
 }
@@ -79,13 +84,26 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
       .requiredOption('--material <name>', 'the material to search in')
       .requiredOption('--generations <n>', 'generations to run', wholeNumber('--generations', 1, 10_000)),
   )
-    .addHelpText('after', '\nExamples:\n  crystal evolve --material europium_crystal --generations 10\n  crystal evolve --material silicon --generations 5 --population 24 --size 64 --seed 7 --json')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  crystal evolve --material europium_crystal --generations 10\n  crystal evolve --material silicon --generations 5 --population 24 --size 64 --seed 7 --json',
+    )
     .action(async (o: SearchOptions & { material: string }) => {
       const c = ctx()
       const material = c.catalog(o.materialFile).get(o.material)
       const progress = progressReporter(c, material.name, o.generations, !!o.json)
       const t0 = performance.now()
-      const result = await discover({ material, generations: o.generations, population: o.population, size: o.size, seed: o.seed, min_persistence: o.minPersistence, registry: c.registry(), open: c.open, onProgress: progress.update }).finally(progress.stop)
+      const result = await discover({
+        material,
+        generations: o.generations,
+        population: o.population,
+        size: o.size,
+        seed: o.seed,
+        min_persistence: o.minPersistence,
+        registry: c.registry(),
+        open: c.open,
+        onProgress: progress.update,
+      }).finally(progress.stop)
       if (o.json) process.stdout.write(JSON.stringify({ result }) + '\n')
       else process.stdout.write(summary(result, (performance.now() - t0) / 1000))
     })
@@ -99,11 +117,20 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
       .option('--generations <n>', 'generations per round', wholeNumber('--generations', 1, 10_000), 3)
       .option('--rounds <n>', 'stop after this many rounds (default: until stopped)', wholeNumber('--rounds', 1, 1_000_000)),
   )
-    .addHelpText('after', '\nExamples:\n  crystal explore --material all --interval 30\n  crystal explore --material europium_crystal,silicon --interval 5 --rounds 4')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  crystal explore --material all --interval 30\n  crystal explore --material europium_crystal,silicon --interval 5 --rounds 4',
+    )
     .action(async (o: SearchOptions & { material: string; interval: number; rounds?: number }) => {
       const c = ctx()
       const catalog = c.catalog(o.materialFile)
-      const names = o.material === 'all' ? catalog.list().map((e) => e.material.name) : o.material.split(',').map((s) => s.trim()).filter(Boolean)
+      const names =
+        o.material === 'all'
+          ? catalog.list().map((e) => e.material.name)
+          : o.material
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean)
       if (!names.length) throw new CrystalError('bad_argument', '--material names no material', { field: 'material' })
       const materials = names.map((n) => catalog.get(n))
       let stopping = false
@@ -129,7 +156,16 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
         for (let round = 0; !stopping && (o.rounds === undefined || round < o.rounds); round++) {
           const asked = requests.shift()
           const material = asked ? catalog.get(asked.material) : materials[round % materials.length]
-          const { result: r, swarm } = await exploreRound(link, round + 1, floor, { material, generations: asked?.generations ?? o.generations, population: o.population, size: o.size, seed: o.seed + round, min_persistence: o.minPersistence, registry: c.registry(), open: c.open })
+          const { result: r, swarm } = await exploreRound(link, round + 1, floor, {
+            material,
+            generations: asked?.generations ?? o.generations,
+            population: o.population,
+            size: o.size,
+            seed: o.seed + round,
+            min_persistence: o.minPersistence,
+            registry: c.registry(),
+            open: c.open,
+          })
           const [merged, announced] = [swarm?.merged, swarm?.announced]
           totals.rounds++
           totals.registered += r.registered.length
@@ -150,7 +186,8 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
               `round ${line.round} (${material.name}): registered ${r.registered.length}${r.registered.length ? ` (${line.registered.join(', ')})` : ''}, ${r.rejected_duplicates} duplicates, best fitness ${r.best_fitness.toFixed(3)}${link ? `; merged ${merged!.merged} from the swarm, announced ${announced!.sent}${announced!.waiting ? `, ${announced!.waiting} waiting for the bus` : ''}` : ''}\n`,
             )
           const last = o.rounds !== undefined && round + 1 >= o.rounds
-          if (!stopping && !last && o.interval > 0) await sleep(o.interval * 1000, undefined, { signal: pause.signal }).catch(() => undefined)
+          if (!stopping && !last && o.interval > 0)
+            await sleep(o.interval * 1000, undefined, { signal: pause.signal }).catch(() => undefined)
         }
         // one last try for anything still waiting on the bus
         if (link) await link.flush()
@@ -158,6 +195,8 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
         process.off('SIGINT', onSigint)
         await link?.close()
       }
-      c.say(`explored ${totals.rounds} round${totals.rounds === 1 ? '' : 's'}: ${totals.registered} registered from ${totals.evaluated} genomes${link ? `; ${totals.merged} merged from the swarm, ${totals.announced} announced` : ''}`)
+      c.say(
+        `explored ${totals.rounds} round${totals.rounds === 1 ? '' : 's'}: ${totals.registered} registered from ${totals.evaluated} genomes${link ? `; ${totals.merged} merged from the swarm, ${totals.announced} announced` : ''}`,
+      )
     })
 }

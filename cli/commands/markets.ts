@@ -29,8 +29,8 @@ export function registerMarkets(cli: Command, ctx: () => CliContext): void {
         const table = new Table({ style: { head: [], border: [] }, chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' } })
         const units = (minor: number) => `${minor} (${(minor / 100).toFixed(2)})`
         table.push(
-          { 'minted': units(money.minted) },
-          { 'balances': units(money.balances) },
+          { minted: units(money.minted) },
+          { balances: units(money.balances) },
           { 'escrow (open markets)': units(money.escrow) },
           { 'pools (open markets)': units(money.pools) },
           { 'minted = balances + escrow + pools': money.ok ? 'yes' : 'NO' },
@@ -38,7 +38,9 @@ export function registerMarkets(cli: Command, ctx: () => CliContext): void {
           { 'refunded to funders (in balances)': units(money.refunded) },
           { 'holdings replayed from the ledger': money.positions },
           { 'ledger entries': chain.entries },
-          { 'ledger chain': chain.ok ? `intact, head ${chain.head.slice(0, 16)}...` : `BROKEN at entry ${chain.first_bad}: ${chain.reason}` },
+          {
+            'ledger chain': chain.ok ? `intact, head ${chain.head.slice(0, 16)}...` : `BROKEN at entry ${chain.first_bad}: ${chain.reason}`,
+          },
           { 'head file': anchor ?? 'agrees with the chain' },
         )
         process.stdout.write(`${table.toString()}\n`)

@@ -26,17 +26,32 @@ export function registerMedium(cli: Command, ctx: () => CliContext): void {
         try {
           body = await readFile(o.file, 'utf8')
         } catch (e) {
-          throw new CrystalError('not_found', `cannot read ${o.file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { file: o.file })
+          throw new CrystalError('not_found', `cannot read ${o.file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, {
+            file: o.file,
+          })
         }
-        texts = [...texts, ...body.split('\n').map((l) => l.trim()).filter(Boolean)]
+        texts = [
+          ...texts,
+          ...body
+            .split('\n')
+            .map((l) => l.trim())
+            .filter(Boolean),
+        ]
       }
-      if (!texts.length || texts.some((t) => t.trim() === '')) throw new CrystalError('bad_argument', 'nothing to write: give a text or --file with non-empty lines', { field: 'text' })
+      if (!texts.length || texts.some((t) => t.trim() === ''))
+        throw new CrystalError('bad_argument', 'nothing to write: give a text or --file with non-empty lines', { field: 'text' })
       const store = new MediumStore(c.dataDir)
       const { total, step } = await store.update({ size: o.size, material: o.material }, async (m) => {
-        await writeTexts(m, texts.map((t) => ({ text: t, importance: o.importance })), (e) => c.open(e))
+        await writeTexts(
+          m,
+          texts.map((t) => ({ text: t, importance: o.importance })),
+          (e) => c.open(e),
+        )
         return { total: m.memories.length, step: m.step_count }
       })
-      process.stdout.write(`wrote ${texts.length === 1 ? `"${texts[0]}"` : `${texts.length} texts`} (${AGE_PER_WRITE} steps apart, now step ${step}); the medium holds ${total} memor${total === 1 ? 'y' : 'ies'}\n`)
+      process.stdout.write(
+        `wrote ${texts.length === 1 ? `"${texts[0]}"` : `${texts.length} texts`} (${AGE_PER_WRITE} steps apart, now step ${step}); the medium holds ${total} memor${total === 1 ? 'y' : 'ies'}\n`,
+      )
     })
 
   cli
@@ -53,7 +68,10 @@ export function registerMedium(cli: Command, ctx: () => CliContext): void {
       const r = await ask(m, text, o.k, (e) => c.open(e))
       if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n')
       else {
-        for (const h of r.hits) process.stdout.write(`${h.rank}. "${h.text}"  match ${h.match.toFixed(3)}, strength ${h.strength.toFixed(3)} (noise floor ${h.noise_floor.toFixed(3)}, written at step ${h.step})\n`)
+        for (const h of r.hits)
+          process.stdout.write(
+            `${h.rank}. "${h.text}"  match ${h.match.toFixed(3)}, strength ${h.strength.toFixed(3)} (noise floor ${h.noise_floor.toFixed(3)}, written at step ${h.step})\n`,
+          )
         if (!r.hits.length && !r.over_capacity) process.stdout.write(`${r.reason}\n`)
       }
       // beyond capacity the ranking is a guess: say so on stderr and fail, never a confident answer

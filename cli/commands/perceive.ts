@@ -12,17 +12,26 @@ export function registerPerceive(cli: Command): void {
     .description("the station's 296-number perception of an MP3 file or stream URL (docs/station.md)")
     .option('--seconds <s>', 'how long to listen to a stream URL', '10')
     .option('--json', 'print the layout and all 296 numbers as JSON')
-    .addHelpText('after', '\nExamples:\n  crystal perceive "music/Lattice Choir/First Light/01 Europium Dawn.mp3"\n  crystal perceive http://127.0.0.1:3339/stream --seconds 20 --json')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  crystal perceive "music/Lattice Choir/First Light/01 Europium Dawn.mp3"\n  crystal perceive http://127.0.0.1:3339/stream --seconds 20 --json',
+    )
     .action(async (source: string, o: { seconds: string; json?: boolean }) => {
       const seconds = requireFinite('seconds', Number(o.seconds), 1, 3600)
       const v = await perceiveSource(source, seconds)
       if (o.json) {
-        const features = Object.fromEntries(PERCEPTION_LAYOUT.map(([name, from, length]) => [name, length === 1 ? v[from] : Array.from(v.subarray(from, from + length))]))
+        const features = Object.fromEntries(
+          PERCEPTION_LAYOUT.map(([name, from, length]) => [name, length === 1 ? v[from] : Array.from(v.subarray(from, from + length))]),
+        )
         process.stdout.write(JSON.stringify({ source, length: v.length, features }, null, 2) + '\n')
         return
       }
       const chroma = Array.from(v.subarray(at('chroma'), at('chroma') + 12))
-      const table = new Table({ head: ['Feature', 'Value'], style: { head: [], border: [] }, chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' } })
+      const table = new Table({
+        head: ['Feature', 'Value'],
+        style: { head: [], border: [] },
+        chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
+      })
       table.push(
         ['tempo', `${v[at('tempo')].toFixed(1)} BPM`],
         ['onsets', `${v[at('onset_density')].toFixed(2)} a second`],

@@ -18,14 +18,21 @@ export function registerRun(cli: Command, ctx: () => CliContext): void {
     .option('--size <n>', 'field side N', wholeNumber('--size', FIELD_SIZE.minimum, FIELD_SIZE.maximum), 128)
     .option('--material-file <file...>', 'also load these material files')
     .option('--json', 'print a machine-readable trace instead of result lines')
-    .addHelpText('after', '\nExamples:\n  crystal run examples/first-light-europium.crystal\n  crystal run examples/recall-demo.crystal --material optical_cavity --json')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  crystal run examples/first-light-europium.crystal\n  crystal run examples/recall-demo.crystal --material optical_cavity --json',
+    )
     .action(async (file: string, o: { material?: string; size: number; materialFile?: string[]; json?: boolean }) => {
       const c = ctx()
       let source: string
       try {
         source = await readFile(file, 'utf8')
       } catch (e) {
-        throw new CrystalError('not_found', `cannot read the program ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { file })
+        throw new CrystalError(
+          'not_found',
+          `cannot read the program ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+          { file },
+        )
       }
       const catalog = c.catalog(o.materialFile)
       if (o.material) catalog.get(o.material)
@@ -37,7 +44,11 @@ export function registerRun(cli: Command, ctx: () => CliContext): void {
         errors.sort((a, b) => a.line - b.line || a.column - b.column)
         for (const e of errors.slice(0, -1)) process.stderr.write(`crystal: ${formatError(e)}\n`)
         const last = errors.at(-1)!
-        throw new CrystalError('bad_program', `${formatError(last)}${errors.length > 1 ? ` (${errors.length} errors; nothing was run)` : ' (nothing was run)'}`, { file, line: last.line, column: last.column })
+        throw new CrystalError(
+          'bad_program',
+          `${formatError(last)}${errors.length > 1 ? ` (${errors.length} errors; nothing was run)` : ' (nothing was run)'}`,
+          { file, line: last.line, column: last.column },
+        )
       }
       const trace = await interpret(commands, {
         open: c.open,
@@ -50,6 +61,13 @@ export function registerRun(cli: Command, ctx: () => CliContext): void {
           if (!o.json) process.stdout.write(`${String(entry.line).padStart(3)}  ${entry.text}\n`)
         },
       })
-      if (o.json) process.stdout.write(JSON.stringify({ file, material_override: o.material ?? null, size: o.size, trace: trace.map(({ text: _, ...rest }) => rest) }, null, 2) + '\n')
+      if (o.json)
+        process.stdout.write(
+          JSON.stringify(
+            { file, material_override: o.material ?? null, size: o.size, trace: trace.map(({ text: _, ...rest }) => rest) },
+            null,
+            2,
+          ) + '\n',
+        )
     })
 }

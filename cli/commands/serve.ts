@@ -18,13 +18,45 @@ export function registerServe(cli: Command, ctx: () => CliContext): void {
     .option('--cors <origin...>', 'allow these origins (CORS is off by default)')
     .option('--log-level <level>', 'request log level (fatal, error, warn, info, debug); off by default')
     .option('--material-file <file...>', 'also load these material files')
-    .option('--music <dir>', 'run the station on this library, <artist>/<album>/*.mp3 (default: SVC_STATION_MUSIC, else ./music when it exists)')
-    .addHelpText('after', '\nExamples:\n  crystal serve\n  crystal serve --port 8080 --size 256 --material europium_crystal\n  SVC_CRYSTAL_API_TOKEN=secret crystal serve --host 0.0.0.0\n  crystal serve --music ~/music    (the station at /stream)')
-    .action(async (o: { host: string; port: number; size: number; material: string; seed: number; cors?: string[]; logLevel?: string; materialFile?: string[]; music?: string }) => {
-      const c = ctx()
-      await serve(
-        { host: o.host, port: o.port, dataDir: c.dataDir, backend: c.backend, size: o.size, material: o.material, seed: o.seed, settings: c.settings, cors: o.cors, logLevel: o.logLevel, materialFiles: o.materialFile, report: c.say, station: stationConfig(o.music, c.settings.station, process.cwd()) },
-        (line) => process.stderr.write(line + '\n'),
-      )
-    })
+    .option(
+      '--music <dir>',
+      'run the station on this library, <artist>/<album>/*.mp3 (default: SVC_STATION_MUSIC, else ./music when it exists)',
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  crystal serve\n  crystal serve --port 8080 --size 256 --material europium_crystal\n  SVC_CRYSTAL_API_TOKEN=secret crystal serve --host 0.0.0.0\n  crystal serve --music ~/music    (the station at /stream)',
+    )
+    .action(
+      async (o: {
+        host: string
+        port: number
+        size: number
+        material: string
+        seed: number
+        cors?: string[]
+        logLevel?: string
+        materialFile?: string[]
+        music?: string
+      }) => {
+        const c = ctx()
+        await serve(
+          {
+            host: o.host,
+            port: o.port,
+            dataDir: c.dataDir,
+            backend: c.backend,
+            size: o.size,
+            material: o.material,
+            seed: o.seed,
+            settings: c.settings,
+            cors: o.cors,
+            logLevel: o.logLevel,
+            materialFiles: o.materialFile,
+            report: c.say,
+            station: stationConfig(o.music, c.settings.station, process.cwd()),
+          },
+          (line) => process.stderr.write(line + '\n'),
+        )
+      },
+    )
 }

@@ -9,19 +9,29 @@ import { createEngine } from '../field/engine.js'
 import { selectBackend } from './select.js'
 
 /** A stand-in for navigator.gpu whose one adapter describes itself as `info` says. */
-const gpuWith = (info: Partial<GPUAdapterInfo> & { isFallbackAdapter?: boolean }) => ({ requestAdapter: async () => ({ info }) }) as unknown as GPU
+const gpuWith = (info: Partial<GPUAdapterInfo> & { isFallbackAdapter?: boolean }) =>
+  ({ requestAdapter: async () => ({ info }) }) as unknown as GPU
 
 describe('backend selection', () => {
   test('auto takes a hardware adapter, or the CPU backend where the only adapter is a software one, and says why, once', async () => {
     const adapter = await findAdapter(await nodeGpu())
     expect(adapter, 'this machine has no WebGPU adapter (install a Vulkan driver or SwiftShader)').toBeDefined()
     const lines: string[] = []
-    const e = await createEngine({ backend: 'auto', size: 16, gpu: nodeGpu, spawnThread: spawnNodeThread, threads: 2, report: (l) => lines.push(l) })
+    const e = await createEngine({
+      backend: 'auto',
+      size: 16,
+      gpu: nodeGpu,
+      spawnThread: spawnNodeThread,
+      threads: 2,
+      report: (l) => lines.push(l),
+    })
     expect(lines).toHaveLength(1)
     expect(e.backend_reason).toBe(lines[0])
     if (adapter!.software) {
       expect(e.backend).toBe('cpu')
-      expect(lines[0]).toBe(`cpu backend: the only WebGPU adapter is a software one (${adapter!.name}), slower than the CPU (WebAssembly SIMD, 2 threads)`)
+      expect(lines[0]).toBe(
+        `cpu backend: the only WebGPU adapter is a software one (${adapter!.name}), slower than the CPU (WebAssembly SIMD, 2 threads)`,
+      )
     } else {
       expect(e.backend).toBe('gpu')
       expect(lines[0]).toBe(`gpu backend: hardware adapter ${adapter!.name}`)

@@ -8,7 +8,6 @@ import { GpuFieldBackend } from '../gpu/backend.js'
 import { findAdapter, openDevice } from '../gpu/device.js'
 import type { BackendChoice, FieldBackend, ThreadSpawner } from '../field/backend.js'
 
-
 export interface BackendOptions {
   backend: BackendChoice
   n: number
@@ -42,12 +41,24 @@ export async function selectBackend(o: BackendOptions): Promise<SelectedBackend>
   }
   const choice = await findAdapter(gpu)
   if (o.backend === 'gpu') {
-    if (!choice) throw new CrystalError('backend_unavailable', 'no WebGPU adapter was found', {}, 'install a Vulkan driver (or Debian\'s chromium for SwiftShader), or use --backend cpu')
+    if (!choice)
+      throw new CrystalError(
+        'backend_unavailable',
+        'no WebGPU adapter was found',
+        {},
+        "install a Vulkan driver (or Debian's chromium for SwiftShader), or use --backend cpu",
+      )
     const device = await openDevice(choice)
-    return { backend: await GpuFieldBackend.create(device, o.n, o.fields, choice.name), reason: `gpu backend: asked for (${choice.name}${choice.software ? ', software' : ''})` }
+    return {
+      backend: await GpuFieldBackend.create(device, o.n, o.fields, choice.name),
+      reason: `gpu backend: asked for (${choice.name}${choice.software ? ', software' : ''})`,
+    }
   }
   if (!choice) return cpu('cpu backend: no WebGPU adapter')
   if (choice.software) return cpu(`cpu backend: the only WebGPU adapter is a software one (${choice.name}), slower than the CPU`)
   const device = await openDevice(choice)
-  return { backend: await GpuFieldBackend.create(device, o.n, o.fields, choice.name), reason: `gpu backend: hardware adapter ${choice.name}` }
+  return {
+    backend: await GpuFieldBackend.create(device, o.n, o.fields, choice.name),
+    reason: `gpu backend: hardware adapter ${choice.name}`,
+  }
 }

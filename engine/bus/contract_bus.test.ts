@@ -11,26 +11,84 @@ import { ContractBus, LiveValues } from './contract_bus.js'
 import { natsConnection } from './nats.node.js'
 
 const EXAMPLES: Record<string, [string, Record<string, unknown>]> = {
-  'SVC.consciousness': ['SVC.consciousness', { phi: 0.42, xi: 0.1, mean_order: 0.7, order: 0.72, mean_phase: 1.2, num_clusters: 2, consciousness_level: 'aware', dreaming: false }],
-  'SVC.dreams': ['SVC.dreams', { mode: 'deep', samples: 20, memories_strengthened: 14, hallucinations: 6, energy_before: 3.2, energy_after: 2.1, pruned_fraction: 0.5 }],
+  'SVC.consciousness': [
+    'SVC.consciousness',
+    { phi: 0.42, xi: 0.1, mean_order: 0.7, order: 0.72, mean_phase: 1.2, num_clusters: 2, consciousness_level: 'aware', dreaming: false },
+  ],
+  'SVC.dreams': [
+    'SVC.dreams',
+    {
+      mode: 'deep',
+      samples: 20,
+      memories_strengthened: 14,
+      hallucinations: 6,
+      energy_before: 3.2,
+      energy_after: 2.1,
+      pruned_fraction: 0.5,
+    },
+  ],
   'QUEEN.phase.<agent>': ['QUEEN.phase.alpha', { agent: 'alpha', phase: 0.3, frequency: 1.1, order: 0.9 }],
   'queen.event.dream.start': ['queen.event.dream.start', { mode: 'light', reason: 'idle for 10 minutes' }],
   'queen.event.dream.end': ['queen.event.dream.end', { mode: 'light', duration_ms: 1200, memories_strengthened: 3, hallucinations: 1 }],
-  'SVC.exemplar.<agent_id>.<cluster_id>': ['SVC.exemplar.alpha.c1', { agent_id: 'alpha', cluster_id: 'c1', size: 12, frequency: 0.8, coherence: 0.95, phases: [0.1, 0.2, 0.3] }],
-  'svc.crystal.events': ['svc.crystal.events', { event: 'round.finished', node: 'alpha', kind: 'process', round: 3, material: 'vacuum', registered: 2, announced: 1 }],
+  'SVC.exemplar.<agent_id>.<cluster_id>': [
+    'SVC.exemplar.alpha.c1',
+    { agent_id: 'alpha', cluster_id: 'c1', size: 12, frequency: 0.8, coherence: 0.95, phases: [0.1, 0.2, 0.3] },
+  ],
+  'svc.crystal.events': [
+    'svc.crystal.events',
+    { event: 'round.finished', node: 'alpha', kind: 'process', round: 3, material: 'vacuum', registered: 2, announced: 1 },
+  ],
   'svc.crystal.explore.request': ['svc.crystal.explore.request', { material: 'silicon', generations: 2 }],
-  'RADIO.market.propose': ['RADIO.market.propose', { agent_id: 'alice', token: 'alice:secret', text: 'propose: it snows | by 2099-01-01 | category weather' }],
-  'RADIO.market.settled': ['RADIO.market.settled', { market_id: 'MKT-000001', question: 'it snows', tier: 'play', outcomes: ['yes', 'no'], resolution: [0.25, 0.75], paid_out: 7500, refunded: 1200, ledger_head: 'b'.repeat(64) }],
-  'RADIO.nowplaying': ['RADIO.nowplaying', { track: { id: 'A/B/01 x.mp3', artist: 'A', album: 'B', title: 'x', duration_s: 40, bpm: 120, key: 'A' }, block: 'Morning Drift', programme: null, gain_db: 3.5, listeners: 2, icecast_listeners: null }],
+  'RADIO.market.propose': [
+    'RADIO.market.propose',
+    { agent_id: 'alice', token: 'alice:secret', text: 'propose: it snows | by 2099-01-01 | category weather' },
+  ],
+  'RADIO.market.settled': [
+    'RADIO.market.settled',
+    {
+      market_id: 'MKT-000001',
+      question: 'it snows',
+      tier: 'play',
+      outcomes: ['yes', 'no'],
+      resolution: [0.25, 0.75],
+      paid_out: 7500,
+      refunded: 1200,
+      ledger_head: 'b'.repeat(64),
+    },
+  ],
+  'RADIO.nowplaying': [
+    'RADIO.nowplaying',
+    {
+      track: { id: 'A/B/01 x.mp3', artist: 'A', album: 'B', title: 'x', duration_s: 40, bpm: 120, key: 'A' },
+      block: 'Morning Drift',
+      programme: null,
+      gain_db: 3.5,
+      listeners: 2,
+      icecast_listeners: null,
+    },
+  ],
   'RADIO.alert.disk': ['RADIO.alert.disk', { path: '/', used_fraction: 0.83, threshold: 0.8 }],
-  'RADIO.alert.prune': ['RADIO.alert.prune', { log_path: '/var/log/prune.log', last_modified: '2026-11-20T00:00:00.000Z', stale_after_s: 86400 }],
+  'RADIO.alert.prune': [
+    'RADIO.alert.prune',
+    { log_path: '/var/log/prune.log', last_modified: '2026-11-20T00:00:00.000Z', stale_after_s: 86400 },
+  ],
   'svc.crystal.primitive.discovered': [
     'svc.crystal.primitive.discovered',
     {
       primitive: {
-        id: 'CRY-000001', uuid: '0f0e0d0c-0b0a-4908-8706-050403020100', class: 'echo_ring', persistence: 0.5, noise_tolerance: 0.4, material: 'vacuum', lineage: [],
-        hash: 'a'.repeat(64), signature: [1, 0], provenance: null, genome: { pulses: [{ x: 0.5, y: 0.5, radius: 0.1, amplitude: 1, frequency: 0, phase: 0 }], resonate_steps: 100, dream: 'none' },
-        discovered_at: '2026-11-20T00:00:00.000Z', metrics: {},
+        id: 'CRY-000001',
+        uuid: '0f0e0d0c-0b0a-4908-8706-050403020100',
+        class: 'echo_ring',
+        persistence: 0.5,
+        noise_tolerance: 0.4,
+        material: 'vacuum',
+        lineage: [],
+        hash: 'a'.repeat(64),
+        signature: [1, 0],
+        provenance: null,
+        genome: { pulses: [{ x: 0.5, y: 0.5, radius: 0.1, amplitude: 1, frequency: 0, phase: 0 }], resonate_steps: 100, dream: 'none' },
+        discovered_at: '2026-11-20T00:00:00.000Z',
+        metrics: {},
       },
     },
   ],
@@ -105,13 +163,17 @@ describe('the bus contract', () => {
 
   test('a subject token must agree with the message (QUEEN.phase.<agent>)', () => {
     const bus = new ContractBus(natsConnection(nc), 'n', () => {})
-    expect(() => bus.publish('QUEEN.phase.beta', EXAMPLES['QUEEN.phase.<agent>'][1])).toThrow('/agent: is "alpha" but the subject says "beta"')
+    expect(() => bus.publish('QUEEN.phase.beta', EXAMPLES['QUEEN.phase.<agent>'][1])).toThrow(
+      '/agent: is "alpha" but the subject says "beta"',
+    )
     expect(() => bus.publish('SVC.unknown', {})).toThrow('no contract for subject SVC.unknown')
   })
 
   test('the JSON Schema files are the contracts (npm run schema writes them)', () => {
     for (const c of CONTRACTS) {
-      const file = JSON.parse(readFileSync(new URL(`../contracts/json/${c.pattern.replace(/[<>]/g, '')}.schema.json`, import.meta.url), 'utf8'))
+      const file = JSON.parse(
+        readFileSync(new URL(`../contracts/json/${c.pattern.replace(/[<>]/g, '')}.schema.json`, import.meta.url), 'utf8'),
+      )
       const { $schema, ...rest } = file
       expect($schema).toContain('json-schema.org')
       expect(rest).toEqual(JSON.parse(JSON.stringify(c.schema)))
@@ -129,7 +191,10 @@ describe('the consumer', () => {
     bus.publish('QUEEN.phase.alpha', EXAMPLES['QUEEN.phase.<agent>'][1])
     bus.publish('QUEEN.phase.gamma', { ...EXAMPLES['QUEEN.phase.<agent>'][1], agent: 'gamma', phase: 2 })
     await settle()
-    expect(live.values().map((v) => [v.subject, v.stale])).toEqual([['QUEEN.phase.alpha', false], ['QUEEN.phase.gamma', false]])
+    expect(live.values().map((v) => [v.subject, v.stale])).toEqual([
+      ['QUEEN.phase.alpha', false],
+      ['QUEEN.phase.gamma', false],
+    ])
     expect(live.values()[1].value.phase).toBe(2)
     now += 300
     expect(live.values().every((v) => !v.stale)).toBe(true)

@@ -32,24 +32,28 @@ export class ContractBus {
   }
 
   /** Delivers the valid messages on `subject` to `handler`; drops, counts and warns about the rest. */
-  subscribe<T = Record<string, unknown>>(subject: string, handler: (message: T & Envelope, subject: string) => void, queue?: string): { unsubscribe(): void } {
+  subscribe<T = Record<string, unknown>>(
+    subject: string,
+    handler: (message: T & Envelope, subject: string) => void,
+    queue?: string,
+  ): { unsubscribe(): void } {
     return this.connection.subscribe(
       subject,
       (concrete, data) => {
-      let value: unknown
-      let problem: string | undefined
-      try {
-        value = JSON.parse(data)
-        problem = checkMessage(concrete, value)
-      } catch {
-        problem = 'not JSON'
-      }
-      if (problem) {
-        this.dropped.set(concrete, (this.dropped.get(concrete) ?? 0) + 1)
-        this.warn(`warning: dropped an invalid message on ${concrete} (${this.dropped.get(concrete)} so far): ${problem}`)
-        return
-      }
-      handler(value as T & Envelope, concrete)
+        let value: unknown
+        let problem: string | undefined
+        try {
+          value = JSON.parse(data)
+          problem = checkMessage(concrete, value)
+        } catch {
+          problem = 'not JSON'
+        }
+        if (problem) {
+          this.dropped.set(concrete, (this.dropped.get(concrete) ?? 0) + 1)
+          this.warn(`warning: dropped an invalid message on ${concrete} (${this.dropped.get(concrete)} so far): ${problem}`)
+          return
+        }
+        handler(value as T & Envelope, concrete)
       },
       queue,
     )
@@ -82,7 +86,13 @@ export class LiveValues {
   values(): LastSeen[] {
     const t = this.now()
     return [...this.last.entries()]
-      .map(([subject, v]) => ({ subject, value: v.value, seen_at: v.seen_at, age: t - v.seen_at, stale: t - v.seen_at > STALE_PERIODS * v.period }))
+      .map(([subject, v]) => ({
+        subject,
+        value: v.value,
+        seen_at: v.seen_at,
+        age: t - v.seen_at,
+        stale: t - v.seen_at > STALE_PERIODS * v.period,
+      }))
       .sort((a, b) => a.subject.localeCompare(b.subject))
   }
 }

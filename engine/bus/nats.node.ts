@@ -17,22 +17,39 @@ export function credsFrom(file: string | undefined): Authenticator | undefined {
   try {
     bytes = readFileSync(file)
   } catch (e) {
-    throw new CrystalError('missing_credential', `cannot read the NATS credentials file ${file} named by SVC_NATS_CREDS (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { file, field: 'SVC_NATS_CREDS' })
+    throw new CrystalError(
+      'missing_credential',
+      `cannot read the NATS credentials file ${file} named by SVC_NATS_CREDS (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      { file, field: 'SVC_NATS_CREDS' },
+    )
   }
   const auth = credsAuthenticator(bytes)
   try {
     // signs a nonce: parses the JWT and the seed as the connection will
     auth('nonce')
   } catch (e) {
-    throw new CrystalError('missing_credential', `the NATS credentials file ${file} named by SVC_NATS_CREDS is malformed (${(e as Error).message}): it should hold a user JWT and its NKEY seed`, { file, field: 'SVC_NATS_CREDS' })
+    throw new CrystalError(
+      'missing_credential',
+      `the NATS credentials file ${file} named by SVC_NATS_CREDS is malformed (${(e as Error).message}): it should hold a user JWT and its NKEY seed`,
+      { file, field: 'SVC_NATS_CREDS' },
+    )
   }
   return auth
 }
 
 /** Connects to the bus (settings.url, with settings.creds when set), or says clearly why it cannot. */
-export async function connectBus(settings: BusSettings, purpose: string, options: Partial<ConnectionOptions> = {}): Promise<NatsConnection> {
+export async function connectBus(
+  settings: BusSettings,
+  purpose: string,
+  options: Partial<ConnectionOptions> = {},
+): Promise<NatsConnection> {
   const url = settings.url
-  if (!url) throw new CrystalError('bus_unavailable', `${purpose} needs the swarm's NATS server: set SVC_NATS_URL (for example nats://127.0.0.1:4222)`, { field: 'SVC_NATS_URL' })
+  if (!url)
+    throw new CrystalError(
+      'bus_unavailable',
+      `${purpose} needs the swarm's NATS server: set SVC_NATS_URL (for example nats://127.0.0.1:4222)`,
+      { field: 'SVC_NATS_URL' },
+    )
   const authenticator = credsFrom(settings.creds)
   try {
     return await connect({ servers: url, authenticator, name: 'crystal', timeout: 5000, ...options })

@@ -21,7 +21,11 @@ describe('coupling bridge', () => {
   test('adaptive mode holds the order parameter: it settles where theory puts K for r* (K = 2 gamma / (1 - r*^2))', () => {
     const gamma = 0.5
     const rand = rng(3)
-    const osc = new KuramotoModel(lorentzianFrequencies(10_000, gamma), Float64Array.from({ length: 10_000 }, () => 2 * Math.PI * rand()), 0)
+    const osc = new KuramotoModel(
+      lorentzianFrequencies(10_000, gamma),
+      Float64Array.from({ length: 10_000 }, () => 2 * Math.PI * rand()),
+      0,
+    )
     const bridge = new CouplingBridge({ ...DEFAULT_BRIDGE, mode: CouplingMode.Adaptive, base_coupling: 0.5, target_order: 0.6, gain: 1 })
     for (let i = 0; i < 3000; i++) {
       osc.coupling = bridge.coupling()

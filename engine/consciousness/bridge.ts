@@ -26,7 +26,15 @@ export interface BridgeParams {
   drive_gain: number
 }
 
-export const DEFAULT_BRIDGE: BridgeParams = { mode: CouplingMode.Static, base_coupling: 1, target_order: 0.6, gain: 0.5, max_coupling: 20, reference_energy: 1, drive_gain: 0.5 }
+export const DEFAULT_BRIDGE: BridgeParams = {
+  mode: CouplingMode.Static,
+  base_coupling: 1,
+  target_order: 0.6,
+  gain: 0.5,
+  max_coupling: 20,
+  reference_energy: 1,
+  drive_gain: 0.5,
+}
 
 export interface BridgeSnapshot {
   params: BridgeParams
@@ -58,13 +66,21 @@ export class CouplingBridge {
   /** Adaptive mode: one step of integral control toward target_order. */
   update(order: OrderParameter, dt: number): void {
     if (this.params.mode !== CouplingMode.Adaptive) return
-    this.adaptive = Math.min(this.params.max_coupling, Math.max(0, this.adaptive + this.params.gain * (this.params.target_order - order.r) * dt))
+    this.adaptive = Math.min(
+      this.params.max_coupling,
+      Math.max(0, this.adaptive + this.params.gain * (this.params.target_order - order.r) * dt),
+    )
   }
 
   /** K for the oscillators now. */
   coupling(): number {
     const p = this.params
-    const base = p.mode === CouplingMode.Static ? p.base_coupling : p.mode === CouplingMode.Market ? p.base_coupling * (0.5 + this.market) : this.adaptive
+    const base =
+      p.mode === CouplingMode.Static
+        ? p.base_coupling
+        : p.mode === CouplingMode.Market
+          ? p.base_coupling * (0.5 + this.market)
+          : this.adaptive
     return this.energy === null ? base : base * Math.min(2, Math.max(0, this.energy / p.reference_energy))
   }
 
@@ -73,7 +89,14 @@ export class CouplingBridge {
    * amplitude follow the collective phase psi and coherence r.
    */
   drive(order: OrderParameter): Pulse {
-    return { x: 0.5 + 0.25 * Math.cos(order.psi), y: 0.5 + 0.25 * Math.sin(order.psi), radius: 0.08, amplitude: this.params.drive_gain * order.r, frequency: 1, phase: order.psi }
+    return {
+      x: 0.5 + 0.25 * Math.cos(order.psi),
+      y: 0.5 + 0.25 * Math.sin(order.psi),
+      radius: 0.08,
+      amplitude: this.params.drive_gain * order.r,
+      frequency: 1,
+      phase: order.psi,
+    }
   }
 
   toJSON(): BridgeSnapshot {

@@ -34,7 +34,9 @@ export function fieldPhases(u: Float32Array, prev: Float32Array, n: number, side
 /** Groups of points whose phases lie within `gap` of a neighbour on the circle (groups of one are left out). */
 export function phaseClusters(phases: ArrayLike<number>, gap = Math.PI / 8): { members: number[]; cluster: PhaseCluster }[] {
   const n = phases.length
-  const wrapped = Array.from({ length: n }, (_, i) => [((phases[i] % (2 * Math.PI)) + 2 * Math.PI) % (2 * Math.PI), i] as const).sort((a, b) => a[0] - b[0])
+  const wrapped = Array.from({ length: n }, (_, i) => [((phases[i] % (2 * Math.PI)) + 2 * Math.PI) % (2 * Math.PI), i] as const).sort(
+    (a, b) => a[0] - b[0],
+  )
   if (!n) return []
   // start after the widest gap so that no cluster straddles the cut at 2 pi
   let widest = 0

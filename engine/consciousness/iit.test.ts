@@ -2,7 +2,16 @@
 // i.i.d. noise, lockstep, independent blocks, and phase-randomised surrogates of the same window.
 import { describe, expect, test } from 'vitest'
 import { rng } from '../util/rng.js'
-import { bipartitionPhi, ConsciousnessLevel, laggedCovariance, levelOf, LEVEL_THRESHOLDS, phi, phiFromLaggedCovariance, surrogateOf } from './iit.js'
+import {
+  bipartitionPhi,
+  ConsciousnessLevel,
+  laggedCovariance,
+  levelOf,
+  LEVEL_THRESHOLDS,
+  phi,
+  phiFromLaggedCovariance,
+  surrogateOf,
+} from './iit.js'
 
 function gaussian(rand: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand())
@@ -41,7 +50,8 @@ function exactLagged(a: number[][]): Float64Array {
   return j
 }
 
-const ring = (n: number, self: number, next: number) => Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? self : j === (i + 1) % n ? next : 0)))
+const ring = (n: number, self: number, next: number) =>
+  Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? self : j === (i + 1) % n ? next : 0)))
 const noise = (n: number, t: number, seed: number) => {
   const rand = rng(seed)
   return Array.from({ length: t }, () => Float64Array.from({ length: n }, () => gaussian(rand)))
@@ -62,24 +72,45 @@ describe('Phi_AR', () => {
         [-a11 * a21, 1 - a11 * a22 - a12 * a21, -a12 * a22],
         [-a21 * a21, -2 * a21 * a22, 1 - a22 * a22],
       ]
-      const det3 = (x: number[][]) => x[0][0] * (x[1][1] * x[2][2] - x[1][2] * x[2][1]) - x[0][1] * (x[1][0] * x[2][2] - x[1][2] * x[2][0]) + x[0][2] * (x[1][0] * x[2][1] - x[1][1] * x[2][0])
+      const det3 = (x: number[][]) =>
+        x[0][0] * (x[1][1] * x[2][2] - x[1][2] * x[2][1]) -
+        x[0][1] * (x[1][0] * x[2][2] - x[1][2] * x[2][0]) +
+        x[0][2] * (x[1][0] * x[2][1] - x[1][1] * x[2][0])
       const solve = (col: number) => det3(m.map((row, i) => row.map((v, k) => (k === col ? [1, 0, 1][i] : v)))) / det3(m)
       const [s11, s12, s22] = [solve(0), solve(1), solve(2)]
       const rho1 = (a11 * s11 + a12 * s12) / s11
       const rho2 = (a21 * s12 + a22 * s22) / s22
       const closed = 0.5 * Math.log(s11 * s22 - s12 * s12) + 0.5 * Math.log(1 - rho1 ** 2) + 0.5 * Math.log(1 - rho2 ** 2)
 
-      const exact = phiFromLaggedCovariance(exactLagged([[a11, a12], [a21, a22]]), 2)
+      const exact = phiFromLaggedCovariance(
+        exactLagged([
+          [a11, a12],
+          [a21, a22],
+        ]),
+        2,
+      )
       expect(Math.abs(exact.phi - closed)).toBeLessThan(1e-3)
       // and estimated from 100,000 samples, within sampling error
-      const est = phi(autoregressive([[a11, a12], [a21, a22]], 100_000, 7), { surrogates: 0 })
+      const est = phi(
+        autoregressive(
+          [
+            [a11, a12],
+            [a21, a22],
+          ],
+          100_000,
+          7,
+        ),
+        { surrogates: 0 },
+      )
       expect(Math.abs(est.phi_ar - closed)).toBeLessThan(0.01)
     }
   })
 
   test('two independent coupled blocks: exactly 0 at the cut between them; joined, well above 0', () => {
     // two rings of 6, each unit driven by its neighbour within its own ring; joined, one ring of 12
-    const apart = Array.from({ length: 12 }, (_, i) => Array.from({ length: 12 }, (_, j) => (i === j ? 0.2 : j === (i < 6 ? (i + 1) % 6 : 6 + ((i - 5) % 6)) ? 0.7 : 0)))
+    const apart = Array.from({ length: 12 }, (_, i) =>
+      Array.from({ length: 12 }, (_, j) => (i === j ? 0.2 : j === (i < 6 ? (i + 1) % 6 : 6 + ((i - 5) % 6)) ? 0.7 : 0)),
+    )
     const r = phiFromLaggedCovariance(exactLagged(apart), 12)
     expect(Math.abs(r.phi)).toBeLessThan(1e-6)
     expect(r.cut).toEqual([0, 1, 2, 3, 4, 5])
@@ -114,7 +145,7 @@ describe('Phi_AR', () => {
 
   test('above 16 units the heuristic finds the planted weakest cut', () => {
     const n = 20
-    const a = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 0.2 : (i < 10) === (j < 10) ? 0.06 : 0.002)))
+    const a = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 0.2 : i < 10 === j < 10 ? 0.06 : 0.002)))
     const j = exactLagged(a)
     const r = phiFromLaggedCovariance(j, n)
     expect(r.method).toBe('spectral')
@@ -125,13 +156,16 @@ describe('Phi_AR', () => {
 })
 
 describe('phi against its null (12 units x 32 samples, the publisher window)', () => {
-  test('a surrogate keeps each unit\'s mean and circular autocovariance, and nothing between units', () => {
+  test("a surrogate keeps each unit's mean and circular autocovariance, and nothing between units", () => {
     for (const t of [31, 32]) {
       const x = autoregressive(ring(3, 0.5, 0.4), t, 4)
       const y = surrogateOf(x, rng(5))
       const auto = (w: ArrayLike<number>[], i: number, lag: number) => w.reduce((s, row, k) => s + row[i] * w[(k + lag) % t][i], 0)
       for (let i = 0; i < 3; i++) {
-        expect(y.reduce((s, row) => s + row[i], 0)).toBeCloseTo(x.reduce((s, row) => s + row[i], 0), 9)
+        expect(y.reduce((s, row) => s + row[i], 0)).toBeCloseTo(
+          x.reduce((s, row) => s + row[i], 0),
+          9,
+        )
         for (const lag of [0, 1, 5]) expect(auto(y, i, lag)).toBeCloseTo(auto(x, i, lag), 8)
       }
       // the units' phases were drawn apart: their cross-products no longer match the window's
@@ -197,6 +231,15 @@ describe('levels', () => {
   test('a report serializes to JSON and back', () => {
     const r = phi(noise(4, 40, 9), { surrogates: 3 })
     expect(JSON.parse(JSON.stringify(r))).toEqual(r)
-    expect(laggedCovariance([[1, 2], [1, 2], [1, 2]], 1)).toBeNull()
+    expect(
+      laggedCovariance(
+        [
+          [1, 2],
+          [1, 2],
+          [1, 2],
+        ],
+        1,
+      ),
+    ).toBeNull()
   })
 })

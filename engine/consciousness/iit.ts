@@ -177,7 +177,15 @@ export function laggedInformation(j: Float64Array, n: number, part: readonly num
 /** phi(B) = I(X) - I(A) - I(B) for the bipartition (a, the rest). */
 export function bipartitionPhi(j: Float64Array, n: number, a: readonly number[]): number {
   const inA = new Set(a)
-  return laggedInformation(j, n, range(n)) - laggedInformation(j, n, a) - laggedInformation(j, n, range(n).filter((i) => !inA.has(i)))
+  return (
+    laggedInformation(j, n, range(n)) -
+    laggedInformation(j, n, a) -
+    laggedInformation(
+      j,
+      n,
+      range(n).filter((i) => !inA.has(i)),
+    )
+  )
 }
 
 interface Mib {
@@ -295,7 +303,17 @@ export function phi(samples: readonly ArrayLike<number>[], o: PhiOptions = {}): 
   const window = samples.map((row) => Float64Array.from(order, (i) => row[i]))
   const j = samples.length > lag + 1 ? laggedCovariance(window, lag) : null
   if (!j || n < 2) {
-    return { ...base, phi: 0, level: ConsciousnessLevel.Dormant, phi_ar: 0, null_level: 0, null_mean: 0, cut: [], method: n <= EXACT_LIMIT ? 'exact' : 'spectral', bipartitions_evaluated: 0 }
+    return {
+      ...base,
+      phi: 0,
+      level: ConsciousnessLevel.Dormant,
+      phi_ar: 0,
+      null_level: 0,
+      null_mean: 0,
+      cut: [],
+      method: n <= EXACT_LIMIT ? 'exact' : 'spectral',
+      bipartitions_evaluated: 0,
+    }
   }
   const real = phiFromLaggedCovariance(j, n)
   const rand = rng(o.seed ?? 1)
@@ -355,7 +373,10 @@ function unitSpectra(samples: readonly ArrayLike<number>[], f: Fourier): Spectru
   return range(samples[0].length).map((i) => {
     samples.forEach((row, s) => ((re[s] = row[i]), (im[s] = 0)))
     f.forward(re, im)
-    return { amp: Float64Array.from({ length: half + 1 }, (_, k) => Math.hypot(re[k], im[k])), phase: Float64Array.from({ length: half + 1 }, (_, k) => Math.atan2(im[k], re[k])) }
+    return {
+      amp: Float64Array.from({ length: half + 1 }, (_, k) => Math.hypot(re[k], im[k])),
+      phase: Float64Array.from({ length: half + 1 }, (_, k) => Math.atan2(im[k], re[k])),
+    }
   })
 }
 

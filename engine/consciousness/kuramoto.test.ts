@@ -74,7 +74,7 @@ describe('Kuramoto', () => {
   test('two groups locked to their own frequencies are two clusters', () => {
     const omega = Float64Array.from({ length: 100 }, (_, i) => (i < 50 ? -2 : 2))
     const w = new Float64Array(100 * 100)
-    for (let i = 0; i < 100; i++) for (let j = 0; j < 100; j++) w[i * 100 + j] = (i < 50) === (j < 50) ? 1 : 0
+    for (let i = 0; i < 100; i++) for (let j = 0; j < 100; j++) w[i * 100 + j] = i < 50 === j < 50 ? 1 : 0
     const m = new KuramotoModel(omega, phases(100, 6), 4, w)
     m.run(1000, 0.02)
     const report = m.syncReport(500, 0.02)

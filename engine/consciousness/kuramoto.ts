@@ -166,7 +166,13 @@ export class KuramotoModel {
   }
 
   toJSON(): KuramotoSnapshot {
-    return { coupling: this.coupling, omega: Array.from(this.omega), theta: Array.from(this.theta), weights: this.weights ? Array.from(this.weights) : null, time: this.time }
+    return {
+      coupling: this.coupling,
+      omega: Array.from(this.omega),
+      theta: Array.from(this.theta),
+      weights: this.weights ? Array.from(this.weights) : null,
+      time: this.time,
+    }
   }
 
   static fromJSON(s: KuramotoSnapshot): KuramotoModel {

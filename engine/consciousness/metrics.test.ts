@@ -14,7 +14,15 @@ describe('differentiation', () => {
   test('0 for one block, 1 for all singletons, in between for two halves', () => {
     expect(differentiation([{ size: 100, frequency: 0, r: 1 }], 100)).toBe(0)
     expect(differentiation([], 100)).toBeCloseTo(1, 12)
-    expect(differentiation([{ size: 50, frequency: -1, r: 1 }, { size: 50, frequency: 1, r: 1 }], 100)).toBeCloseTo(Math.log(2) / Math.log(100), 12)
+    expect(
+      differentiation(
+        [
+          { size: 50, frequency: -1, r: 1 },
+          { size: 50, frequency: 1, r: 1 },
+        ],
+        100,
+      ),
+    ).toBeCloseTo(Math.log(2) / Math.log(100), 12)
   })
 })
 
@@ -39,8 +47,13 @@ describe('metrics', () => {
     expect(c.phi).toBeLessThan(0.05)
 
     const w = new Float64Array(120 * 120)
-    for (let i = 0; i < 120; i++) for (let j = 0; j < 120; j++) w[i * 120 + j] = (i < 60) === (j < 60) ? 1 : 0
-    const groups = new KuramotoModel(Float64Array.from({ length: 120 }, (_, i) => (i < 60 ? -1 : 1)), phases(120, 3), 4, w)
+    for (let i = 0; i < 120; i++) for (let j = 0; j < 120; j++) w[i * 120 + j] = i < 60 === j < 60 ? 1 : 0
+    const groups = new KuramotoModel(
+      Float64Array.from({ length: 120 }, (_, i) => (i < 60 ? -1 : 1)),
+      phases(120, 3),
+      4,
+      w,
+    )
     groups.run(800, 0.05)
     const g = measure(groups, { steps: 400, dt: 0.05, dreaming: true })
     expect(g.num_clusters).toBe(2)

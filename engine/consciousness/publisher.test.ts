@@ -18,13 +18,26 @@ async function setup() {
   open.push(engine)
   const sent: { subject: string; message: Record<string, unknown> }[] = []
   // the contract bus over a connection that keeps what it is given: every message is checked
-  const bus = new ContractBus({ publish: (subject, data) => sent.push({ subject, message: JSON.parse(data) }), subscribe: () => ({ unsubscribe() {} }) }, 'node-t', () => {})
+  const bus = new ContractBus(
+    { publish: (subject, data) => sent.push({ subject, message: JSON.parse(data) }), subscribe: () => ({ unsubscribe() {} }) },
+    'node-t',
+    () => {},
+  )
   const warnings: string[] = []
   return { engine, sent, warnings, publisher: new ConsciousnessPublisher(engine, bus, 1000, (w) => warnings.push(w)) }
 }
 
 /** A dream that leaves the field alone: the control for both counts. */
-const nothing = async (): Promise<DreamReport> => ({ mode: 'light', steps_observed: 0, energy_before: 1, energy_after: 1, pruned_fraction: 0, amplified_fraction: 0, mutated_cells: 0, stability_preview: [] })
+const nothing = async (): Promise<DreamReport> => ({
+  mode: 'light',
+  steps_observed: 0,
+  energy_before: 1,
+  energy_after: 1,
+  pruned_fraction: 0,
+  amplified_fraction: 0,
+  mutated_cells: 0,
+  stability_preview: [],
+})
 
 describe('the consciousness publisher', () => {
   test('a moving field reads above its null in most periods; the same cells made independent read dormant in >= 95%; a still field reads dormant at once', async () => {
@@ -50,10 +63,16 @@ describe('the consciousness publisher', () => {
     })
     const shuffled = Array.from({ length: 60 }, (_, k) => {
       const w = windows[k % windows.length]
-      const order = Array.from({ length: 12 }, () => w.map((_, t) => [rand(), t] as const).sort((x, y) => x[0] - y[0]).map(([, t]) => t))
+      const order = Array.from({ length: 12 }, () =>
+        w
+          .map((_, t) => [rand(), t] as const)
+          .sort((x, y) => x[0] - y[0])
+          .map(([, t]) => t),
+      )
       return w.map((_, t) => Float64Array.from({ length: 12 }, (_, i) => w[order[i][t]][i]))
     })
-    for (const control of [independent, shuffled]) expect(control.filter((w) => phi(w).level === ConsciousnessLevel.Dormant).length).toBeGreaterThanOrEqual(57)
+    for (const control of [independent, shuffled])
+      expect(control.filter((w) => phi(w).level === ConsciousnessLevel.Dormant).length).toBeGreaterThanOrEqual(57)
     sent.length = 0
     for (let k = 0; k < 3; k++) await publisher.tick()
     const still = sent.filter((s) => s.subject === 'SVC.consciousness').map((s) => s.message)
@@ -66,7 +85,12 @@ describe('the consciousness publisher', () => {
     const engine = await engineOn('cpu', { size: 512, material: 'ideal_resonator', seed: 3 })
     open.push(engine)
     const sent: number[] = []
-    const publisher = new ConsciousnessPublisher(engine, { sender: 'node-t', publish: (subject, m) => subject === 'SVC.consciousness' && sent.push(m.phi as number) }, 1000, () => {})
+    const publisher = new ConsciousnessPublisher(
+      engine,
+      { sender: 'node-t', publish: (subject, m) => subject === 'SVC.consciousness' && sent.push(m.phi as number) },
+      1000,
+      () => {},
+    )
     await engine.write('the cold glyph remembers', 1)
     const reports: (typeof publisher.last)[] = []
     for (let k = 0; k < 5; k++) {
@@ -94,7 +118,10 @@ describe('the consciousness publisher', () => {
     const after = await score()
     const dreams = sent.find((s) => s.subject === 'SVC.dreams')!.message
     expect(dreams.memories_strengthened).toBe(after.filter((s, i) => s > before[i]).length)
-    expect(sent.find((s) => s.subject === 'queen.event.dream.end')!.message).toMatchObject({ memories_strengthened: dreams.memories_strengthened, hallucinations: dreams.hallucinations })
+    expect(sent.find((s) => s.subject === 'queen.event.dream.end')!.message).toMatchObject({
+      memories_strengthened: dreams.memories_strengthened,
+      hallucinations: dreams.hallucinations,
+    })
     sent.length = 0
     await publisher.around('light', nothing)
     expect(sent.find((s) => s.subject === 'SVC.dreams')!.message).toMatchObject({ memories_strengthened: 0, hallucinations: 0 })
@@ -114,7 +141,10 @@ describe('the consciousness publisher', () => {
     const p = e.indexOf(Math.min(...e))
     const [x, y] = [((p % PATCH_SIDE) + 0.5) / PATCH_SIDE, (Math.floor(p / PATCH_SIDE) + 0.5) / PATCH_SIDE]
     sent.length = 0
-    await publisher.around('light', async () => (await engine.pulse({ x, y, radius: 0.02, amplitude: 5, frequency: 0, phase: 0 }), nothing()))
+    await publisher.around(
+      'light',
+      async () => (await engine.pulse({ x, y, radius: 0.02, amplitude: 5, frequency: 0, phase: 0 }), nothing()),
+    )
     expect(sent.find((s) => s.subject === 'SVC.dreams')!.message.hallucinations).toBeGreaterThanOrEqual(1)
   })
 })

@@ -130,7 +130,14 @@ export class ConsciousnessPublisher {
       })
       this.bus.publish(`QUEEN.phase.${node}`, { agent: node, phase: f.order.psi, frequency: f.frequency, order: f.order.r })
       clusters.slice(0, 8).forEach((c, k) =>
-        this.bus.publish(`SVC.exemplar.${node}.c${k + 1}`, { agent_id: node, cluster_id: `c${k + 1}`, size: c.cluster.size, frequency: f.frequency, coherence: c.cluster.r, phases: c.members.map((i) => f.phases[i]) }),
+        this.bus.publish(`SVC.exemplar.${node}.c${k + 1}`, {
+          agent_id: node,
+          cluster_id: `c${k + 1}`,
+          size: c.cluster.size,
+          frequency: f.frequency,
+          coherence: c.cluster.r,
+          phases: c.members.map((i) => f.phases[i]),
+        }),
       )
     } catch (e) {
       this.warn(`warning: consciousness publication failed: ${(e as Error).message}`)
@@ -175,8 +182,21 @@ export class ConsciousnessPublisher {
       const after = await this.scores(memories)
       const strengthened = after.filter((s, i) => s > before[i]).length
       const hallucinations = await this.unexplained(energyBefore, memories)
-      this.bus.publish('SVC.dreams', { mode, samples: r.steps_observed, memories_strengthened: strengthened, hallucinations, energy_before: r.energy_before, energy_after: r.energy_after, pruned_fraction: r.pruned_fraction })
-      this.bus.publish('queen.event.dream.end', { mode, duration_ms: Date.now() - started, memories_strengthened: strengthened, hallucinations })
+      this.bus.publish('SVC.dreams', {
+        mode,
+        samples: r.steps_observed,
+        memories_strengthened: strengthened,
+        hallucinations,
+        energy_before: r.energy_before,
+        energy_after: r.energy_after,
+        pruned_fraction: r.pruned_fraction,
+      })
+      this.bus.publish('queen.event.dream.end', {
+        mode,
+        duration_ms: Date.now() - started,
+        memories_strengthened: strengthened,
+        hallucinations,
+      })
       return r
     } finally {
       this.dreaming = false

@@ -143,7 +143,11 @@ export class WaveMemory {
   }
 
   toJSON(): WaveMemorySnapshot {
-    return { params: this.params, size: this.size, traces: this.traces.map((t) => ({ label: t.label, strength: t.strength, phases: Array.from(t.phases) })) }
+    return {
+      params: this.params,
+      size: this.size,
+      traces: this.traces.map((t) => ({ label: t.label, strength: t.strength, phases: Array.from(t.phases) })),
+    }
   }
 
   static fromJSON(s: WaveMemorySnapshot): WaveMemory {

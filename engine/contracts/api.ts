@@ -9,7 +9,17 @@ import { MaterialSchema } from './material.js'
  * `program_cell_updates`: what one POST /crystal/run may cost, in cell updates (field steps x N^2,
  * engine/lang/cost.ts): 100,000 steps at N = 128, 25,000 at 256, 1,562 at 1,024.
  */
-export const API_LIMITS = { body_bytes: 1_048_576, steps_per_request: 100_000, program_cell_updates: 100_000 * 128 * 128, generations: 1000, population: 256, evolve_size: 256, text_length: 10_000, program_length: 100_000, state_size: 256 } as const
+export const API_LIMITS = {
+  body_bytes: 1_048_576,
+  steps_per_request: 100_000,
+  program_cell_updates: 100_000 * 128 * 128,
+  generations: 1000,
+  population: 256,
+  evolve_size: 256,
+  text_length: 10_000,
+  program_length: 100_000,
+  state_size: 256,
+} as const
 
 /** The side N of a field, for every engine (CLI flags, API bodies and the engine check the same range). */
 export const FIELD_SIZE = { minimum: 16, maximum: 4096 } as const
@@ -19,18 +29,37 @@ export const SEARCH_DEFAULTS = { population: 12, size: 96, seed: 1 } as const
 
 const Finite = (o: { minimum?: number; maximum?: number; description?: string } = {}) => Type.Number(o)
 
-export const WriteBody = Type.Object({ text: Type.String({ minLength: 1, maxLength: API_LIMITS.text_length }), importance: Type.Optional(Finite({ minimum: -10, maximum: 10 })) }, { additionalProperties: false })
+export const WriteBody = Type.Object(
+  {
+    text: Type.String({ minLength: 1, maxLength: API_LIMITS.text_length }),
+    importance: Type.Optional(Finite({ minimum: -10, maximum: 10 })),
+  },
+  { additionalProperties: false },
+)
 /** A pulse with the genome's ranges; all but the place may be left out (engine/encode/pulse.ts PULSE_DEFAULTS). */
 const P = PulseSchema.properties
 export const PulseBody = Type.Object(
-  { x: P.x, y: P.y, radius: Type.Optional(P.radius), amplitude: Type.Optional(P.amplitude), frequency: Type.Optional(P.frequency), phase: Type.Optional(P.phase) },
+  {
+    x: P.x,
+    y: P.y,
+    radius: Type.Optional(P.radius),
+    amplitude: Type.Optional(P.amplitude),
+    frequency: Type.Optional(P.frequency),
+    phase: Type.Optional(P.phase),
+  },
   { additionalProperties: false },
 )
 /** `steps` beyond API_LIMITS.steps_per_request is refused with 413 naming the limit (checked in the handler, not here, so the refusal can say which limit). */
 export const StepBody = Type.Object({ steps: Type.Integer({ minimum: 0 }) }, { additionalProperties: false })
 export const DreamBody = Type.Object({ mode: Type.Union([Type.Literal('light'), Type.Literal('deep')]) }, { additionalProperties: false })
-export const ProbeBody = Type.Object({ text: Type.String({ minLength: 1, maxLength: API_LIMITS.text_length }) }, { additionalProperties: false })
-export const RecallBody = Type.Object({ text: Type.String({ minLength: 1, maxLength: API_LIMITS.text_length }), k: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) }, { additionalProperties: false })
+export const ProbeBody = Type.Object(
+  { text: Type.String({ minLength: 1, maxLength: API_LIMITS.text_length }) },
+  { additionalProperties: false },
+)
+export const RecallBody = Type.Object(
+  { text: Type.String({ minLength: 1, maxLength: API_LIMITS.text_length }), k: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) },
+  { additionalProperties: false },
+)
 export const EvolveBody = Type.Object(
   {
     material: Type.String({ minLength: 1, maxLength: 64 }),
@@ -50,7 +79,12 @@ export const ConditionsBody = Type.Object(
   },
   { additionalProperties: false },
 )
-export const ConditionsReply = Type.Object({ material: Type.String(), temperature_k: Type.Number(), noise: Type.Number(), step: Type.Integer() })
+export const ConditionsReply = Type.Object({
+  material: Type.String(),
+  temperature_k: Type.Number(),
+  noise: Type.Number(),
+  step: Type.Integer(),
+})
 export const RunBody = Type.Object({ program: Type.String({ maxLength: API_LIMITS.program_length }) }, { additionalProperties: false })
 
 export const Books = Type.Object({
@@ -80,7 +114,11 @@ export type DreamReport = Static<typeof DreamReply>
  * docs/recall.md: scores are shares of the energy a write would hold; the floor is derived there. A probe's
  * resonance is its best score over the write moments (step null: read at the present, nothing was written).
  */
-export const ProbeReply = Type.Object({ resonance: Type.Number(), step: Type.Union([Type.Integer(), Type.Null()]), noise_floor: Type.Number() })
+export const ProbeReply = Type.Object({
+  resonance: Type.Number(),
+  step: Type.Union([Type.Integer(), Type.Null()]),
+  noise_floor: Type.Number(),
+})
 export type ProbeResult = Static<typeof ProbeReply>
 /**
  * One memory recalled (docs/recall.md). `match`: how well the memory answers the query as the field
@@ -127,7 +165,13 @@ export type GenerationReport = Static<typeof GenerationReport>
 export const JobSchema = Type.Object({
   id: Type.String(),
   kind: Type.Literal('evolve'),
-  status: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('done'), Type.Literal('failed'), Type.Literal('cancelled')]),
+  status: Type.Union([
+    Type.Literal('queued'),
+    Type.Literal('running'),
+    Type.Literal('done'),
+    Type.Literal('failed'),
+    Type.Literal('cancelled'),
+  ]),
   request: EvolveBody,
   progress: GenerationReport,
   /** Every generation's figures so far, oldest first (the QD curve). */
@@ -145,7 +189,17 @@ export function runningJob(id: string, request: EvolveRequest): Job {
     kind: 'evolve',
     status: 'running',
     request,
-    progress: { generation: 0, generations: request.generations, best_fitness: 0, mean_fitness: 0, qd_score: 0, coverage: 0, elites: 0, registered_this_generation: 0, registered_total: 0 },
+    progress: {
+      generation: 0,
+      generations: request.generations,
+      best_fitness: 0,
+      mean_fitness: 0,
+      qd_score: 0,
+      coverage: 0,
+      elites: 0,
+      registered_this_generation: 0,
+      registered_total: 0,
+    },
     history: [],
     registered: [],
     error: null,
@@ -158,7 +212,15 @@ export function progressed(job: Job, p: GenerationReport): Job {
   return { ...job, progress: p, history: [...job.history, p] }
 }
 export const RunReply = Type.Object({
-  trace: Type.Array(Type.Object({ line: Type.Integer(), command: Type.String(), source: Type.String(), text: Type.String(), result: Type.Record(Type.String(), Type.Unknown()) })),
+  trace: Type.Array(
+    Type.Object({
+      line: Type.Integer(),
+      command: Type.String(),
+      source: Type.String(),
+      text: Type.String(),
+      result: Type.Record(Type.String(), Type.Unknown()),
+    }),
+  ),
 })
 
 /** A discovery made elsewhere (a browser tab's engine) offered to the server's registry. */
@@ -185,7 +247,10 @@ export const SwarmConfigReply = Type.Object({
   announce_floor: Type.Number(),
 })
 export type SwarmConfig = Static<typeof SwarmConfigReply>
-export const RegisterBody = Type.Object({ candidates: Type.Array(CandidateSchema, { minItems: 1, maxItems: 256 }) }, { additionalProperties: false })
+export const RegisterBody = Type.Object(
+  { candidates: Type.Array(CandidateSchema, { minItems: 1, maxItems: 256 }) },
+  { additionalProperties: false },
+)
 export const RegisterReply = Type.Object({
   assigned: Type.Array(Type.Union([Type.String(), Type.Null()])),
   registered: Type.Array(Type.String()),
@@ -215,17 +280,31 @@ export const PrimitivesQuery = Type.Object(
     class: Type.Optional(Type.Union(CLASS_TOKENS.map((c) => Type.Literal(c)))),
     offset: Type.Optional(Type.Integer({ minimum: 0 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
-    sort: Type.Optional(Type.Union([Type.Literal('id'), Type.Literal('persistence'), Type.Literal('noise_tolerance'), Type.Literal('quality')])),
+    sort: Type.Optional(
+      Type.Union([Type.Literal('id'), Type.Literal('persistence'), Type.Literal('noise_tolerance'), Type.Literal('quality')]),
+    ),
     order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
   },
   { additionalProperties: false },
 )
 export const PrimitiveSchemaRef = PrimitiveSchema
-export const PrimitivesReply = Type.Object({ total: Type.Integer(), offset: Type.Integer(), limit: Type.Integer(), items: Type.Array(PrimitiveSchema) })
+export const PrimitivesReply = Type.Object({
+  total: Type.Integer(),
+  offset: Type.Integer(),
+  limit: Type.Integer(),
+  items: Type.Array(PrimitiveSchema),
+})
 export const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
-export const ProgramErrorSchema = Type.Object({ line: Type.Integer(), column: Type.Integer(), message: Type.String(), hint: Type.Optional(Type.String()) })
+export const ProgramErrorSchema = Type.Object({
+  line: Type.Integer(),
+  column: Type.Integer(),
+  message: Type.String(),
+  hint: Type.Optional(Type.String()),
+})
 export type ProgramError = Static<typeof ProgramErrorSchema>
-export const MaterialsReply = Type.Array(Type.Composite([MaterialSchema, Type.Object({ source: Type.String() })], { additionalProperties: false }))
+export const MaterialsReply = Type.Array(
+  Type.Composite([MaterialSchema, Type.Object({ source: Type.String() })], { additionalProperties: false }),
+)
 
 export const Problem = Type.Object(
   {
@@ -236,7 +315,14 @@ export const Problem = Type.Object(
     code: Type.Optional(Type.String()),
     errors: Type.Optional(Type.Array(ProgramErrorSchema)),
     /** Where the error applies: a program's line and column (a .crystal runtime error), a request field. */
-    where: Type.Optional(Type.Object({ file: Type.Optional(Type.String()), line: Type.Optional(Type.Integer()), column: Type.Optional(Type.Integer()), field: Type.Optional(Type.String()) })),
+    where: Type.Optional(
+      Type.Object({
+        file: Type.Optional(Type.String()),
+        line: Type.Optional(Type.Integer()),
+        column: Type.Optional(Type.Integer()),
+        field: Type.Optional(Type.String()),
+      }),
+    ),
     hint: Type.Optional(Type.String()),
   },
   { $id: 'Problem', description: 'RFC 9457 problem details' },

@@ -50,10 +50,19 @@ export const PhaseMessage = Type.Object(
   { ...strict, $id: 'QUEEN.phase.<agent>' },
 )
 
-export const DreamStartMessage = Type.Object({ ...envelope, mode: Mode, reason: Type.String({ maxLength: 500 }) }, { ...strict, $id: 'queen.event.dream.start' })
+export const DreamStartMessage = Type.Object(
+  { ...envelope, mode: Mode, reason: Type.String({ maxLength: 500 }) },
+  { ...strict, $id: 'queen.event.dream.start' },
+)
 
 export const DreamEndMessage = Type.Object(
-  { ...envelope, mode: Mode, duration_ms: Type.Number({ minimum: 0 }), memories_strengthened: Type.Integer({ minimum: 0 }), hallucinations: Type.Integer({ minimum: 0 }) },
+  {
+    ...envelope,
+    mode: Mode,
+    duration_ms: Type.Number({ minimum: 0 }),
+    memories_strengthened: Type.Integer({ minimum: 0 }),
+    hallucinations: Type.Integer({ minimum: 0 }),
+  },
   { ...strict, $id: 'queen.event.dream.end' },
 )
 

@@ -10,7 +10,9 @@ const AgentId = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'le
 const MarketId = Type.String({ pattern: '^MKT-[0-9]{6,}$' })
 const Minor = Type.Integer({ description: 'money in minor units (1/100 of a unit; a winning share pays 100)' })
 const Tier = Type.Union([Type.Literal('play'), Type.Literal('labs')])
-const Status = Type.Union([Type.Literal('open'), Type.Literal('closed'), Type.Literal('resolved'), Type.Literal('cancelled')], { description: 'cancelled: called off (cancel, or resolved N/A); every trader was refunded at cost' })
+const Status = Type.Union([Type.Literal('open'), Type.Literal('closed'), Type.Literal('resolved'), Type.Literal('cancelled')], {
+  description: 'cancelled: called off (cancel, or resolved N/A); every trader was refunded at cost',
+})
 const Shares = Type.Number({ description: `shares, in steps of ${SHARE_STEP}` })
 const Iso = Type.String({ format: 'date-time' })
 
@@ -18,7 +20,9 @@ export const RegisterAgentBody = Type.Object(
   {
     id: Type.Optional(AgentId),
     display_name: Type.String({ minLength: 1, maxLength: 80 }),
-    kind: Type.Union([Type.Literal('human'), Type.Literal('bot'), Type.Literal('lab')], { description: 'who trades: a person, a program, or a lab' }),
+    kind: Type.Union([Type.Literal('human'), Type.Literal('bot'), Type.Literal('lab')], {
+      description: 'who trades: a person, a program, or a lab',
+    }),
   },
   { additionalProperties: false },
 )
@@ -28,7 +32,10 @@ export const Position = Type.Object({ market_id: MarketId, outcome: Type.String(
 
 export const ReputationSchema = Type.Object(
   {
-    skill: Type.Number({ description: 'stake-weighted mean Brier gain over the uniform forecast, shrunk by a fixed stake; only markets with independent activity count' }),
+    skill: Type.Number({
+      description:
+        'stake-weighted mean Brier gain over the uniform forecast, shrunk by a fixed stake; only markets with independent activity count',
+    }),
     mean_brier: Type.Union([Type.Number(), Type.Null()]),
     markets: Type.Integer({ minimum: 0 }),
     staked: Type.Integer({ minimum: 0, description: 'minor units staked in the counted markets' }),
@@ -59,7 +66,11 @@ export const RegisterAgentReply = Type.Object(
 export const CreateMarketBody = Type.Object(
   {
     question: Type.String({ minLength: 1, maxLength: 500 }),
-    outcomes: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: MIN_OUTCOMES, maxItems: MAX_OUTCOMES, uniqueItems: true }),
+    outcomes: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+      minItems: MIN_OUTCOMES,
+      maxItems: MAX_OUTCOMES,
+      uniqueItems: true,
+    }),
     b: Type.Optional(Type.Number({ minimum: 1, maximum: 1_000_000, description: 'liquidity: the maker can lose at most b ln n units' })),
     tier: Tier,
     closes_at: Iso,
@@ -99,7 +110,9 @@ export const MarketReply = Type.Object(
     created_at: Iso,
     closes_at: Iso,
     resolved_at: Type.Union([Iso, Type.Null()]),
-    resolution: Type.Union([Type.Array(Type.Number()), Type.Null()], { description: 'what each outcome was worth at settlement (1 for the winner; a play market: its rule\'s probabilities)' }),
+    resolution: Type.Union([Type.Array(Type.Number()), Type.Null()], {
+      description: "what each outcome was worth at settlement (1 for the winner; a play market: its rule's probabilities)",
+    }),
     history: Type.Optional(Type.Array(HistoryPoint)),
   },
   { additionalProperties: false },
@@ -113,16 +126,41 @@ export const TradeBody = Type.Object(
   {
     trader_id: AgentId,
     outcome: Type.String({ minLength: 1, maxLength: 64 }),
-    shares: Type.Optional(Type.Number({ minimum: -MAX_TRADE_SHARES, maximum: MAX_TRADE_SHARES, not: { const: 0 }, description: `shares in steps of ${SHARE_STEP}; negative sells (no more than held). Give shares or spend, not both` })),
-    spend: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 * MAX_TRADE_SHARES, description: 'buy by amount: the most shares these minor units buy (the cost is at most this)' })),
-    client_ref: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,64}$', description: "the client's name for this trade: sent again (a retry after no answer), the trade it named is answered again, not made twice" })),
+    shares: Type.Optional(
+      Type.Number({
+        minimum: -MAX_TRADE_SHARES,
+        maximum: MAX_TRADE_SHARES,
+        not: { const: 0 },
+        description: `shares in steps of ${SHARE_STEP}; negative sells (no more than held). Give shares or spend, not both`,
+      }),
+    ),
+    spend: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100 * MAX_TRADE_SHARES,
+        description: 'buy by amount: the most shares these minor units buy (the cost is at most this)',
+      }),
+    ),
+    client_ref: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z0-9_.:-]{1,64}$',
+        description:
+          "the client's name for this trade: sent again (a retry after no answer), the trade it named is answered again, not made twice",
+      }),
+    ),
   },
   { additionalProperties: false },
 )
 export type TradeBody = Static<typeof TradeBody>
 
-export const QuoteQuery = Type.Object({ outcome: Type.String({ minLength: 1, maxLength: 64 }), shares: TradeBody.properties.shares, spend: TradeBody.properties.spend }, { additionalProperties: false })
-export const QuoteReply = Type.Object({ market_id: MarketId, outcome: Type.String(), shares: Shares, cost: Minor, prices_after: Type.Array(Type.Number()) }, { additionalProperties: false })
+export const QuoteQuery = Type.Object(
+  { outcome: Type.String({ minLength: 1, maxLength: 64 }), shares: TradeBody.properties.shares, spend: TradeBody.properties.spend },
+  { additionalProperties: false },
+)
+export const QuoteReply = Type.Object(
+  { market_id: MarketId, outcome: Type.String(), shares: Shares, cost: Minor, prices_after: Type.Array(Type.Number()) },
+  { additionalProperties: false },
+)
 
 export const TradeReply = Type.Object(
   {
@@ -141,7 +179,14 @@ export const TradeReply = Type.Object(
   { additionalProperties: false },
 )
 
-export const ResolveBody = Type.Object({ outcome: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'labs: the outcome that happened, or "N/A" (refunds at cost)' })) }, { additionalProperties: false })
+export const ResolveBody = Type.Object(
+  {
+    outcome: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'labs: the outcome that happened, or "N/A" (refunds at cost)' }),
+    ),
+  },
+  { additionalProperties: false },
+)
 
 /** The labs resolution that calls a market off, as a cancel does: every trader is refunded at cost. */
 export const NOT_APPLICABLE = 'N/A'
@@ -168,11 +213,26 @@ export const LedgerEntrySchema = Type.Object(
   },
   { additionalProperties: false },
 )
-export const LedgerQuery = Type.Object({ after: Type.Optional(Type.Integer({ minimum: 0, default: 0 })), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })) }, { additionalProperties: false })
-export const LedgerReply = Type.Object({ entries: Type.Array(LedgerEntrySchema), next_after: Type.Union([Type.Integer(), Type.Null()]) }, { additionalProperties: false })
+export const LedgerQuery = Type.Object(
+  {
+    after: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+  },
+  { additionalProperties: false },
+)
+export const LedgerReply = Type.Object(
+  { entries: Type.Array(LedgerEntrySchema), next_after: Type.Union([Type.Integer(), Type.Null()]) },
+  { additionalProperties: false },
+)
 
 export const VerifyReply = Type.Object(
-  { ok: Type.Boolean(), entries: Type.Integer({ minimum: 0 }), head: Type.Optional(Type.String()), first_bad: Type.Optional(Type.Integer()), reason: Type.Optional(Type.String()) },
+  {
+    ok: Type.Boolean(),
+    entries: Type.Integer({ minimum: 0 }),
+    head: Type.Optional(Type.String()),
+    first_bad: Type.Optional(Type.Integer()),
+    reason: Type.Optional(Type.String()),
+  },
   { additionalProperties: false },
 )
 
@@ -192,10 +252,17 @@ export const ConservationReply = Type.Object(
 )
 export type ConservationReply = Static<typeof ConservationReply>
 
-const envelope = { schema_version: Type.Literal(1), ts: Type.String({ format: 'date-time', minLength: 20 }), sender: Type.String({ minLength: 1, maxLength: 128 }) }
+const envelope = {
+  schema_version: Type.Literal(1),
+  ts: Type.String({ format: 'date-time', minLength: 20 }),
+  sender: Type.String({ minLength: 1, maxLength: 128 }),
+}
 
 /** RADIO.market.propose: a proposal with the proposer's id and bearer token (the bus carries the same authority as HTTP). */
-export const ProposeMessage = Type.Object({ ...envelope, agent_id: AgentId, token: Type.String({ minLength: 1, maxLength: 200 }), text: ProposalBody.properties.text }, { additionalProperties: false, $id: MARKET_SUBJECTS.propose })
+export const ProposeMessage = Type.Object(
+  { ...envelope, agent_id: AgentId, token: Type.String({ minLength: 1, maxLength: 200 }), text: ProposalBody.properties.text },
+  { additionalProperties: false, $id: MARKET_SUBJECTS.propose },
+)
 
 /** The reply to RADIO.market.propose: the market opened, or the refusal (with the format for a bad proposal). */
 export const ProposeReplyMessage = Type.Object(
@@ -213,6 +280,16 @@ export const ProposeReplyMessage = Type.Object(
 export type ProposeReplyMessage = Static<typeof ProposeReplyMessage>
 
 export const SettledMessage = Type.Object(
-  { ...envelope, market_id: MarketId, question: Type.String(), tier: Tier, outcomes: Type.Array(Type.String()), resolution: Type.Array(Type.Number()), paid_out: Minor, refunded: Minor, ledger_head: Type.String() },
+  {
+    ...envelope,
+    market_id: MarketId,
+    question: Type.String(),
+    tier: Tier,
+    outcomes: Type.Array(Type.String()),
+    resolution: Type.Array(Type.Number()),
+    paid_out: Minor,
+    refunded: Minor,
+    ledger_head: Type.String(),
+  },
   { additionalProperties: false, $id: MARKET_SUBJECTS.settled },
 )

@@ -9,7 +9,11 @@ export const MaterialSchema = Type.Object(
     name: Type.String({ pattern: '^[a-z][a-z0-9_]*$', maxLength: 64, description: 'snake_case identifier' }),
     description: Type.String({ maxLength: 500 }),
     // biome-ignore lint/suspicious/noApproximativeNumericConstant: a bound people can type in a material file, just under 1/sqrt(2)
-    wave_speed: Type.Number({ exclusiveMinimum: 0, maximum: 0.7071, description: 'c, cells per step; leapfrog is stable for c <= 1/sqrt(2)' }),
+    wave_speed: Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 0.7071,
+      description: 'c, cells per step; leapfrog is stable for c <= 1/sqrt(2)',
+    }),
     damping: Type.Number({ minimum: 0, maximum: 0.5, description: 'g, bulk damping per step' }),
     boundary_reflectivity: Type.Number({ minimum: 0, maximum: 1, description: '1 = perfect mirror, 0 = fully absorbing sponge' }),
     nonlinearity: Type.Number({ minimum: 0, maximum: 1, description: 'b, soft saturation b u^3 / (1 + u^2)' }),
@@ -17,7 +21,12 @@ export const MaterialSchema = Type.Object(
     temperature_k: Type.Number({ minimum: 0, maximum: 10000, description: 'default temperature in kelvin' }),
     noise_coupling: Type.Number({ minimum: 0, maximum: 0.1, description: 'thermal noise amplitude at 300 K' }),
     dephasing: Type.Optional(
-      Type.Number({ minimum: 0, maximum: 0.1, description: 'viscosity added per 300 K: thermal phase noise damps the coherent wave, the more the higher its wavenumber (default 0)' }),
+      Type.Number({
+        minimum: 0,
+        maximum: 0.1,
+        description:
+          'viscosity added per 300 K: thermal phase noise damps the coherent wave, the more the higher its wavenumber (default 0)',
+      }),
     ),
   },
   { $id: 'https://resonant-crystal.dev/materials.schema.json', title: 'Resonant Crystal material', additionalProperties: false },

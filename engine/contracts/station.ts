@@ -59,7 +59,15 @@ export const StationStatusSchema = Type.Object(
     /** the block on now (America/Chicago schedule) and the programme, if one is on */
     block: Type.String(),
     programme: Type.Union([
-      Type.Object({ kind: Type.String(), title: Type.String(), started_at: Type.String({ format: 'date-time' }), ends_at: Type.String({ format: 'date-time' }) }, { additionalProperties: false }),
+      Type.Object(
+        {
+          kind: Type.String(),
+          title: Type.String(),
+          started_at: Type.String({ format: 'date-time' }),
+          ends_at: Type.String({ format: 'date-time' }),
+        },
+        { additionalProperties: false },
+      ),
       Type.Null(),
     ]),
     on_air: Type.Union([OnAirSchema, Type.Null()]),
@@ -81,13 +89,22 @@ export const StationStatusSchema = Type.Object(
     /** times the silence watchdog (over 3 s below -50 dBFS on air) moved on to the next track */
     watchdog_trips: Type.Integer({ minimum: 0 }),
     /** the library as last scanned (again whenever its folder changes) */
-    library: Type.Object({ tracks: Type.Integer({ minimum: 0 }), skipped: Type.Integer({ minimum: 0 }), scanned_at: Type.String({ format: 'date-time' }) }, { additionalProperties: false }),
+    library: Type.Object(
+      { tracks: Type.Integer({ minimum: 0 }), skipped: Type.Integer({ minimum: 0 }), scanned_at: Type.String({ format: 'date-time' }) },
+      { additionalProperties: false },
+    ),
     /** how the last pick was chosen (docs/station.md "Selection"): the medium's state (perceiving the
      * library, none when under two tracks could be perceived, awake, or after a light or deep
      * dream), the traces it holds, and what ranked the pick (a request: the operator) */
     selection: Type.Object(
       {
-        medium: Type.Union([Type.Literal('perceiving'), Type.Literal('none'), Type.Literal('awake'), Type.Literal('light'), Type.Literal('deep')]),
+        medium: Type.Union([
+          Type.Literal('perceiving'),
+          Type.Literal('none'),
+          Type.Literal('awake'),
+          Type.Literal('light'),
+          Type.Literal('deep'),
+        ]),
         traces: Type.Integer({ minimum: 0 }),
         by: Type.Union([PickedBySchema, Type.Null()]),
         resonance: Type.Union([Type.Number(), Type.Null()]),
@@ -101,13 +118,25 @@ export type StationStatus = Static<typeof StationStatusSchema>
 
 /** One track as it went on air (GET /api/station/history). */
 export const PlaySchema = Type.Object(
-  { track: TrackSchema, started_at: Type.String({ format: 'date-time' }), block: Type.String(), by: PickedBySchema, gain_db: Type.Number() },
+  {
+    track: TrackSchema,
+    started_at: Type.String({ format: 'date-time' }),
+    block: Type.String(),
+    by: PickedBySchema,
+    gain_db: Type.Number(),
+  },
   { additionalProperties: false },
 )
 export type Play = Static<typeof PlaySchema>
 
-export const HistoryQuerySchema = Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }) }, { additionalProperties: false })
-export const HistoryReplySchema = Type.Object({ plays: Type.Array(PlaySchema) }, { additionalProperties: false, description: 'newest first' })
+export const HistoryQuerySchema = Type.Object(
+  { limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }) },
+  { additionalProperties: false },
+)
+export const HistoryReplySchema = Type.Object(
+  { plays: Type.Array(PlaySchema) },
+  { additionalProperties: false, description: 'newest first' },
+)
 export type HistoryReply = Static<typeof HistoryReplySchema>
 
 export const LibraryReplySchema = Type.Object(
@@ -132,7 +161,10 @@ export const RequestReplySchema = Type.Object(
 )
 export type RequestReply = Static<typeof RequestReplySchema>
 
-export const SkipReplySchema = Type.Object({ skipped: TrackSchema, next: Type.Union([TrackSchema, Type.Null()]) }, { additionalProperties: false })
+export const SkipReplySchema = Type.Object(
+  { skipped: TrackSchema, next: Type.Union([TrackSchema, Type.Null()]) },
+  { additionalProperties: false },
+)
 export type SkipReply = Static<typeof SkipReplySchema>
 
 /** A number from the bus with its age: stale when nothing came for three publication periods
@@ -155,7 +187,10 @@ export const SwarmStateSchema = Type.Object(
     period_ms: Type.Number({ exclusiveMinimum: 0 }),
     /** from QUEEN.phase.*: phi is the queen's phase (radians), the circular mean of the agents' phases;
      * order is the mean of their order parameters */
-    queen: Type.Object({ phi: LiveNumberSchema, order: LiveNumberSchema, agents: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
+    queen: Type.Object(
+      { phi: LiveNumberSchema, order: LiveNumberSchema, agents: Type.Integer({ minimum: 0 }) },
+      { additionalProperties: false },
+    ),
     /** from SVC.consciousness */
     consciousness: Type.Object(
       { phi: LiveNumberSchema, xi: LiveNumberSchema, order: LiveNumberSchema, level: Type.Union([Type.String(), Type.Null()]) },
@@ -185,7 +220,14 @@ export const DjStatusSchema = Type.Object(
     quiet: Type.Union([Type.String(), Type.Null()]),
     last: Type.Union([
       Type.Object(
-        { text: Type.String(), at: Type.String({ format: 'date-time' }), duration_s: Type.Number({ minimum: 0 }), block: Type.String(), order: Type.Number(), medium: Type.String() },
+        {
+          text: Type.String(),
+          at: Type.String({ format: 'date-time' }),
+          duration_s: Type.Number({ minimum: 0 }),
+          block: Type.String(),
+          order: Type.Number(),
+          medium: Type.String(),
+        },
         { additionalProperties: false },
       ),
       Type.Null(),
@@ -196,7 +238,10 @@ export const DjStatusSchema = Type.Object(
 export type DjStatus = Static<typeof DjStatusSchema>
 
 /** GET /api/state: the station, the swarm's fields and the DJ. */
-export const StateSchema = Type.Object({ station: StationStatusSchema, swarm: SwarmStateSchema, dj: DjStatusSchema }, { additionalProperties: false })
+export const StateSchema = Type.Object(
+  { station: StationStatusSchema, swarm: SwarmStateSchema, dj: DjStatusSchema },
+  { additionalProperties: false },
+)
 export type State = Static<typeof StateSchema>
 
 const seen = { age_s: Type.Number({ minimum: 0 }), stale: Type.Boolean() }
@@ -209,7 +254,10 @@ export const SwarmReplySchema = Type.Object(
     bus: Type.Boolean(),
     period_ms: Type.Number({ exclusiveMinimum: 0 }),
     agents: Type.Array(
-      Type.Object({ agent: Type.String(), sender: Type.String(), phase: Type.Number(), frequency: Type.Number(), order: Type.Number(), ...seen }, { additionalProperties: false }),
+      Type.Object(
+        { agent: Type.String(), sender: Type.String(), phase: Type.Number(), frequency: Type.Number(), order: Type.Number(), ...seen },
+        { additionalProperties: false },
+      ),
     ),
     consciousness: Type.Union([Type.Object({ ...consciousnessFields, ...seen }, { additionalProperties: false }), Type.Null()]),
     /** invalid messages dropped on receipt */

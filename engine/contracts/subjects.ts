@@ -29,7 +29,8 @@ export function contractFor(subject: string): { contract: Contract; tokens: stri
     const pattern = contract.pattern.split('.')
     if (pattern.length !== parts.length) continue
     const tokens: string[] = []
-    if (pattern.every((p, i) => (p.startsWith('<') ? (tokens.push(parts[i]), parts[i].length > 0) : p === parts[i]))) return { contract, tokens }
+    if (pattern.every((p, i) => (p.startsWith('<') ? (tokens.push(parts[i]), parts[i].length > 0) : p === parts[i])))
+      return { contract, tokens }
   }
   return undefined
 }

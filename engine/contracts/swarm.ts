@@ -6,9 +6,17 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { PrimitiveSchema } from './registry.js'
 
 // TypeBox checks only the formats it is told about: an ISO 8601 date and time, e.g. 2026-11-20T22:53:06.000Z.
-if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v) && !Number.isNaN(Date.parse(v)))
+if (!FormatRegistry.Has('date-time'))
+  FormatRegistry.Set(
+    'date-time',
+    (v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v) && !Number.isNaN(Date.parse(v)),
+  )
 
-export const SUBJECTS = { discovered: 'svc.crystal.primitive.discovered', events: 'svc.crystal.events', exploreRequest: 'svc.crystal.explore.request' } as const
+export const SUBJECTS = {
+  discovered: 'svc.crystal.primitive.discovered',
+  events: 'svc.crystal.events',
+  exploreRequest: 'svc.crystal.explore.request',
+} as const
 /** Explorers take explore requests as one queue group: each request goes to one of them. */
 export const EXPLORERS_QUEUE = 'crystal-explorers'
 /** The JetStream stream that keeps announcements for late joiners (an archivist started later). */
@@ -45,7 +53,12 @@ export const EventMessage = Type.Object(
     schema_version: Type.Literal(1),
     ts: Type.String({ format: 'date-time', minLength: 20 }),
     sender: Type.String({ minLength: 1, maxLength: 128 }),
-    event: Type.Union([Type.Literal('node.joined'), Type.Literal('node.left'), Type.Literal('round.started'), Type.Literal('round.finished')]),
+    event: Type.Union([
+      Type.Literal('node.joined'),
+      Type.Literal('node.left'),
+      Type.Literal('round.started'),
+      Type.Literal('round.finished'),
+    ]),
     node: Type.String({ minLength: 1, maxLength: 128 }),
     kind: Type.Union([Type.Literal('process'), Type.Literal('tab')]),
     round: Type.Optional(Type.Integer({ minimum: 0 })),

@@ -50,7 +50,8 @@ export function editMask(map: Float32Array, low: number, high: number, peak: num
 /** Sums of `map` over side x side blocks: block (by, bx) holds the cells with floor(y side / n) = by, likewise x. */
 export function blockSums(map: Float32Array, n: number, side: number): Float64Array {
   const out = new Float64Array(side * side)
-  for (let y = 0; y < n; y++) for (let x = 0; x < n; x++) out[Math.floor((y * side) / n) * side + Math.floor((x * side) / n)] += map[y * n + x]
+  for (let y = 0; y < n; y++)
+    for (let x = 0; x < n; x++) out[Math.floor((y * side) / n) * side + Math.floor((x * side) / n)] += map[y * n + x]
   return out
 }
 
@@ -72,7 +73,11 @@ export class HostDreamOps implements DreamOps {
     accumulateAbs(this.stability, (await this.core.read()).u)
   }
 
-  async edit(edits: readonly (FieldEdit | null)[], passes: number, side: number): Promise<{ outcomes: EditOutcome[]; masks: (EditMask | null)[] }> {
+  async edit(
+    edits: readonly (FieldEdit | null)[],
+    passes: number,
+    side: number,
+  ): Promise<{ outcomes: EditOutcome[]; masks: (EditMask | null)[] }> {
     const { n } = this.core
     const cells = n * n
     const { u, prev } = await this.core.read()

@@ -34,8 +34,14 @@ export function stepReference(prev: Float32Array, cur: Float32Array, next: Float
         const i = base + y * n + x
         const uc = cur[i]
         const pc = prev[i]
-        const lapU = f(f(f(at(cur, base, n, x - 1, y) + at(cur, base, n, x + 1, y)) + f(at(cur, base, n, x, y - 1) + at(cur, base, n, x, y + 1))) - f(4 * uc))
-        const lapP = f(f(f(at(prev, base, n, x - 1, y) + at(prev, base, n, x + 1, y)) + f(at(prev, base, n, x, y - 1) + at(prev, base, n, x, y + 1))) - f(4 * pc))
+        const lapU = f(
+          f(f(at(cur, base, n, x - 1, y) + at(cur, base, n, x + 1, y)) + f(at(cur, base, n, x, y - 1) + at(cur, base, n, x, y + 1))) -
+            f(4 * uc),
+        )
+        const lapP = f(
+          f(f(at(prev, base, n, x - 1, y) + at(prev, base, n, x + 1, y)) + f(at(prev, base, n, x, y - 1) + at(prev, base, n, x, y + 1))) -
+            f(4 * pc),
+        )
         const vel = f(uc - pc)
         const fBulk = f(f(p.viscosity * f(lapU - lapP)) - f(p.damping * vel))
         const fSponge = f(-f(sponge(p, x, y) * vel))
@@ -70,7 +76,9 @@ export function energyReference(prev: Float32Array, cur: Float32Array, p: StepPa
         const i = base + y * n + x
         const uc = cur[i]
         const pc = prev[i]
-        let grad = (uc - at(cur, base, n, x + 1, y)) * (pc - at(prev, base, n, x + 1, y)) + (uc - at(cur, base, n, x, y + 1)) * (pc - at(prev, base, n, x, y + 1))
+        let grad =
+          (uc - at(cur, base, n, x + 1, y)) * (pc - at(prev, base, n, x + 1, y)) +
+          (uc - at(cur, base, n, x, y + 1)) * (pc - at(prev, base, n, x, y + 1))
         if (x === 0) grad += uc * pc
         if (y === 0) grad += uc * pc
         e += (uc - pc) ** 2 + p.c2 * grad

@@ -32,7 +32,8 @@ export class FramePlanes implements PlaneSource {
 
   private absSum(cell: number): number {
     let acc = 0
-    for (let t = 0; t < this.frames.length; t++) acc = t === 0 ? Math.abs(this.frames[t][cell]) : Math.fround(acc + Math.abs(this.frames[t][cell]))
+    for (let t = 0; t < this.frames.length; t++)
+      acc = t === 0 ? Math.abs(this.frames[t][cell]) : Math.fround(acc + Math.abs(this.frames[t][cell]))
     return acc
   }
 

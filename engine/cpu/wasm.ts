@@ -17,7 +17,10 @@ const PAGE = 65536
 let compiled: WebAssembly.Module | undefined
 function fieldModule(): WebAssembly.Module {
   if (!compiled) {
-    const bytes = typeof Buffer !== 'undefined' ? Buffer.from(FIELD_WASM_BASE64, 'base64') : Uint8Array.from(atob(FIELD_WASM_BASE64), (c) => c.charCodeAt(0))
+    const bytes =
+      typeof Buffer !== 'undefined'
+        ? Buffer.from(FIELD_WASM_BASE64, 'base64')
+        : Uint8Array.from(atob(FIELD_WASM_BASE64), (c) => c.charCodeAt(0))
     compiled = new WebAssembly.Module(bytes)
   }
   return compiled
@@ -41,7 +44,8 @@ export class WasmFieldBackend implements FieldBackend {
     readonly threads = 1,
     spawn?: ThreadSpawner,
   ) {
-    if (threads > 1 && !spawn) throw new CrystalError('bad_argument', 'more than one CPU thread needs a thread spawner (the Node or browser entry passes one)')
+    if (threads > 1 && !spawn)
+      throw new CrystalError('bad_argument', 'more than one CPU thread needs a thread spawner (the Node or browser entry passes one)')
     this.padded = (n + 2) * (n + 2)
     let at = HEAP_BASE
     const take = (bytes: number) => {
@@ -53,7 +57,11 @@ export class WasmFieldBackend implements FieldBackend {
     this.samplesPtr = take(MAX_SAMPLES_PER_JOB * fields * threads * 5 * 8)
     this.bufs = [0, 1, 2].map(() => take(fields * this.padded * 4))
     const pages = Math.ceil(at / PAGE)
-    if (pages > 65536) throw new CrystalError('bad_argument', `${fields} field(s) of ${n} x ${n} need ${(at / 2 ** 30).toFixed(1)} GiB, over the CPU backend's 4 GiB`)
+    if (pages > 65536)
+      throw new CrystalError(
+        'bad_argument',
+        `${fields} field(s) of ${n} x ${n} need ${(at / 2 ** 30).toFixed(1)} GiB, over the CPU backend's 4 GiB`,
+      )
     this.memory = new WebAssembly.Memory({ initial: pages, maximum: 65536, shared: true })
     const module = fieldModule()
     const instance = new WebAssembly.Instance(module, { env: { memory: this.memory } })
@@ -64,7 +72,8 @@ export class WasmFieldBackend implements FieldBackend {
     words[JOB.threads] = threads
     words[JOB.ledger] = this.ledgerPtr
     words[JOB.samples] = this.samplesPtr
-    for (let t = 1; t < threads; t++) this.helpers.push(spawn!({ module, memory: this.memory, job: JOB_BYTE, go: JOB_BYTE / 4 + JOB.go, thread: t }))
+    for (let t = 1; t < threads; t++)
+      this.helpers.push(spawn!({ module, memory: this.memory, job: JOB_BYTE, go: JOB_BYTE / 4 + JOB.go, thread: t }))
     this.description = `WebAssembly SIMD, ${threads} thread${threads > 1 ? 's' : ''}`
   }
 

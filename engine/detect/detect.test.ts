@@ -18,7 +18,8 @@ const gauss = (d2: number, s: number) => Math.exp(-d2 / (2 * s * s))
 function record(u: (x: number, y: number, t: number) => number, rand: () => number, noise = 0.05, n = N): Recording {
   const frames = Array.from({ length: T }, (_, k) => {
     const f = new Float32Array(n * n)
-    for (let j = 0; j < n; j++) for (let i = 0; i < n; i++) f[j * n + i] = u((i + 0.5) / n, (j + 0.5) / n, k * DT) + noise * (2 * rand() - 1)
+    for (let j = 0; j < n; j++)
+      for (let i = 0; i < n; i++) f[j * n + i] = u((i + 0.5) / n, (j + 0.5) / n, k * DT) + noise * (2 * rand() - 1)
     return f
   })
   return { n, dt: DT, frames }
@@ -31,24 +32,59 @@ function record(u: (x: number, y: number, t: number) => number, rand: () => numb
 type Perturbed = (before: Float32Array, s: Structure, rand: () => number) => Response
 const kickAt = (rand: () => number) => {
   const [kx, ky] = [0.2 + 0.6 * rand(), 0.2 + 0.6 * rand()]
-  return Float32Array.from({ length: N * N }, (_, i) => gauss((((i % N) + 0.5) / N - kx) ** 2 + ((Math.floor(i / N) + 0.5) / N - ky) ** 2, 0.08))
+  return Float32Array.from({ length: N * N }, (_, i) =>
+    gauss((((i % N) + 0.5) / N - kx) ** 2 + ((Math.floor(i / N) + 0.5) / N - ky) ** 2, 0.08),
+  )
 }
-const windowOf = (s: Structure) => Array.from({ length: N * N }, (_, i) => i).filter((i) => Math.hypot((i % N) + 0.5 - s.features.centroid_x * N, Math.floor(i / N) + 0.5 - s.features.centroid_y * N) <= 0.1 * N)
+const windowOf = (s: Structure) =>
+  Array.from({ length: N * N }, (_, i) => i).filter(
+    (i) => Math.hypot((i % N) + 0.5 - s.features.centroid_x * N, Math.floor(i / N) + 0.5 - s.features.centroid_y * N) <= 0.1 * N,
+  )
 const jitter = (m: Float32Array, rand: () => number) => m.map((v) => v + 0.02 * (2 * rand() - 1))
 /** The field goes back to its pattern after a kick; or takes the kick's pattern instead (the control); a seed re-forms in place; or spreads away (the control). */
 const returns: Perturbed = (before, _, rand) => {
   const kick = kickAt(rand)
-  return { basin: basinOf(before, kick, jitter(before.map((v, i) => v + 0.1 * kick[i]), rand)) }
+  return {
+    basin: basinOf(
+      before,
+      kick,
+      jitter(
+        before.map((v, i) => v + 0.1 * kick[i]),
+        rand,
+      ),
+    ),
+  }
 }
 const keepsKick: Perturbed = (before, _, rand) => {
   const kick = kickAt(rand)
-  return { basin: basinOf(before, kick, jitter(before.map((v, i) => 0.05 * v + kick[i]), rand)) }
+  return {
+    basin: basinOf(
+      before,
+      kick,
+      jitter(
+        before.map((v, i) => 0.05 * v + kick[i]),
+        rand,
+      ),
+    ),
+  }
 }
-const regrows: Perturbed = (before, s, rand) => ({ regrowth: regrowthOf(before, windowOf(s), jitter(before.map((v) => 0.8 * v), rand)) })
+const regrows: Perturbed = (before, s, rand) => ({
+  regrowth: regrowthOf(
+    before,
+    windowOf(s),
+    jitter(
+      before.map((v) => 0.8 * v),
+      rand,
+    ),
+  ),
+})
 const spreads: Perturbed = (before, s, rand) => {
   // what is left of the seed drifts off and spreads: a broader blob a radius and more away
   const [cx, cy] = [s.features.centroid_x + 0.06, s.features.centroid_y]
-  const after = Float32Array.from({ length: N * N }, (_, i) => 0.5 * gauss((((i % N) + 0.5) / N - cx) ** 2 + ((Math.floor(i / N) + 0.5) / N - cy) ** 2, 0.05))
+  const after = Float32Array.from(
+    { length: N * N },
+    (_, i) => 0.5 * gauss((((i % N) + 0.5) / N - cx) ** 2 + ((Math.floor(i / N) + 0.5) / N - cy) ** 2, 0.05),
+  )
   return { regrowth: regrowthOf(before, windowOf(s), jitter(after, rand)) }
 }
 
@@ -57,7 +93,10 @@ const spreads: Perturbed = (before, s, rand) => {
  * stability the later window keeps, `perturbed` how it answers a perturbation, `expect` the class it
  * must get when that is not its name (the controls).
  */
-const KNOWN: Record<ClassToken | 'fading' | 'kicked_away' | 'spread_away', (rand: () => number) => { u: (x: number, y: number, t: number) => number; kept: number; perturbed?: Perturbed; expect?: string }> = {
+const KNOWN: Record<
+  ClassToken | 'fading' | 'kicked_away' | 'spread_away',
+  (rand: () => number) => { u: (x: number, y: number, t: number) => number; kept: number; perturbed?: Perturbed; expect?: string }
+> = {
   // a broad standing mode that keeps its stability: a basin
   attractor_field: (r) => {
     const [cx, cy, p] = [0.45 + 0.1 * r(), 0.45 + 0.1 * r(), 6 * r()]
@@ -66,17 +105,33 @@ const KNOWN: Record<ClassToken | 'fading' | 'kicked_away' | 'spread_away', (rand
   // the control: the same broad mode, but after a kick the field holds the kick's pattern, not its own: no basin, one standing mode
   kicked_away: (r) => {
     const [cx, cy, p] = [0.45 + 0.1 * r(), 0.45 + 0.1 * r(), 6 * r()]
-    return { u: (x, y, t) => gauss((x - cx) ** 2 + (y - cy) ** 2, 0.28) * Math.cos(bin(3) * t + p), kept: 1, perturbed: keepsKick, expect: 'standing_echo' }
+    return {
+      u: (x, y, t) => gauss((x - cx) ** 2 + (y - cy) ** 2, 0.28) * Math.cos(bin(3) * t + p),
+      kept: 1,
+      perturbed: keepsKick,
+      expect: 'standing_echo',
+    }
   },
   // a rotating vortex: amplitude zero at the core, phase turning once round it
   phase_knot: (r) => {
     const [cx, cy] = [0.4 + 0.2 * r(), 0.4 + 0.2 * r()]
-    return { u: (x, y, t) => { const d = Math.hypot(x - cx, y - cy); return (d / 0.07) * gauss(d * d, 0.07) * Math.cos(bin(4) * t - Math.atan2(y - cy, x - cx)) }, kept: 1 }
+    return {
+      u: (x, y, t) => {
+        const d = Math.hypot(x - cx, y - cy)
+        return (d / 0.07) * gauss(d * d, 0.07) * Math.cos(bin(4) * t - Math.atan2(y - cy, x - cx))
+      },
+      kept: 1,
+    }
   },
   // two regions, the second at twice the first one's frequency
   harmonic_bridge: (r) => {
     const [cy, p] = [0.4 + 0.2 * r(), 6 * r()]
-    return { u: (x, y, t) => gauss((x - 0.3) ** 2 + (y - cy) ** 2, 0.05) * Math.cos(bin(4) * t + p) + gauss((x - 0.7) ** 2 + (y - cy) ** 2, 0.05) * Math.cos(bin(8) * t), kept: 1 }
+    return {
+      u: (x, y, t) =>
+        gauss((x - 0.3) ** 2 + (y - cy) ** 2, 0.05) * Math.cos(bin(4) * t + p) +
+        gauss((x - 0.7) ** 2 + (y - cy) ** 2, 0.05) * Math.cos(bin(8) * t),
+      kept: 1,
+    }
   },
   // a standing ring
   echo_ring: (r) => {
@@ -91,7 +146,12 @@ const KNOWN: Record<ClassToken | 'fading' | 'kicked_away' | 'spread_away', (rand
   // the control: the same spot, but half erased it does not re-form: no seed, one standing mode
   spread_away: (r) => {
     const [cx, cy, p] = [0.3 + 0.4 * r(), 0.3 + 0.4 * r(), 6 * r()]
-    return { u: (x, y, t) => gauss((x - cx) ** 2 + (y - cy) ** 2, 0.02) * Math.cos(bin(6) * t + p), kept: 1, perturbed: spreads, expect: 'standing_echo' }
+    return {
+      u: (x, y, t) => gauss((x - cx) ** 2 + (y - cy) ** 2, 0.02) * Math.cos(bin(6) * t + p),
+      kept: 1,
+      perturbed: spreads,
+      expect: 'standing_echo',
+    }
   },
   // a compact standing mode
   standing_echo: (r) => {
@@ -131,7 +191,8 @@ describe('classes from dynamics', () => {
     }
     expect(matrix, JSON.stringify(matrix)).toBeDefined()
     expect(diagonal / (8 * kinds.length), JSON.stringify(matrix)).toBeGreaterThanOrEqual(0.9)
-    for (const kind of kinds) expect(matrix[kind][expected(kind)] ?? 0, `${kind}: ${JSON.stringify(matrix[kind])}`).toBeGreaterThanOrEqual(7)
+    for (const kind of kinds)
+      expect(matrix[kind][expected(kind)] ?? 0, `${kind}: ${JSON.stringify(matrix[kind])}`).toBeGreaterThanOrEqual(7)
     expect(kinds.filter((k) => expected(k) === k && k !== 'fading').sort()).toEqual([...CLASS_TOKENS].sort())
   })
 
@@ -158,7 +219,13 @@ describe('classes from dynamics', () => {
 })
 
 describe('signatures', () => {
-  const ringAt = (cx: number, cy: number, n = N): Recording => ({ n, dt: DT, frames: [0, 1, 2, 3].map((k) => record((x, y, t) => gauss((Math.hypot(x - cx, y - cy) - 0.2) ** 2, 0.03) * Math.cos(bin(2) * (t + k)), rng(1), 0, n).frames[k]) })
+  const ringAt = (cx: number, cy: number, n = N): Recording => ({
+    n,
+    dt: DT,
+    frames: [0, 1, 2, 3].map(
+      (k) => record((x, y, t) => gauss((Math.hypot(x - cx, y - cy) - 0.2) ** 2, 0.03) * Math.cos(bin(2) * (t + k)), rng(1), 0, n).frames[k],
+    ),
+  })
 
   test('the same shape elsewhere on the field has the same signature and hash', async () => {
     const a = ringAt(0.45, 0.45)

@@ -86,7 +86,8 @@ export function components(mask: Uint8Array, n: number): number[][] {
       const y = (i - x) / n
       // the four neighbours, without an array a cell (the garbage of a field's thousands of cells)
       for (let d = 0; d < 4; d++) {
-        const j = d === 0 ? (x > 0 ? i - 1 : -1) : d === 1 ? (x < n - 1 ? i + 1 : -1) : d === 2 ? (y > 0 ? i - n : -1) : y < n - 1 ? i + n : -1
+        const j =
+          d === 0 ? (x > 0 ? i - 1 : -1) : d === 1 ? (x < n - 1 ? i + 1 : -1) : d === 2 ? (y > 0 ? i - n : -1) : y < n - 1 ? i + n : -1
         if (j >= 0 && mask[j] && !seen[j]) {
           seen[j] = 1
           stack.push(j)
@@ -147,7 +148,7 @@ export function measure(map: Float32Array, n: number, cells: number[]): ShapeFea
   }
   let massIn = 0
   let massOut = 0
-  for (let i = 0; i < map.length; i++) (inside[i] ? (massIn += map[i]) : (massOut += map[i]))
+  for (let i = 0; i < map.length; i++) inside[i] ? (massIn += map[i]) : (massOut += map[i])
   const meanIn = massIn / cells.length
   const meanOut = massOut / Math.max(1, map.length - cells.length)
   return {
@@ -208,7 +209,15 @@ export function classify(f: StructureFeatures, response: Response = {}): { class
   if (f.sustain < R.persists || f.stability_ratio < R.contrast) return undefined
   // a basin: a field-wide pattern that the medium draws back to after a kick (where the kick was not tried, persisting is all that is known)
   const basin = response.basin ?? 1
-  if (f.area >= R.field_wide && basin >= R.basin) return { class: 'attractor_field', confidence: conf((f.area - R.field_wide) / R.field_wide, (f.sustain - R.persists) / (1 - R.persists), response.basin === undefined ? 1 : (basin - R.basin) / (1 - R.basin)) }
+  if (f.area >= R.field_wide && basin >= R.basin)
+    return {
+      class: 'attractor_field',
+      confidence: conf(
+        (f.area - R.field_wide) / R.field_wide,
+        (f.sustain - R.persists) / (1 - R.persists),
+        response.basin === undefined ? 1 : (basin - R.basin) / (1 - R.basin),
+      ),
+    }
   // a phase singularity: the mode's phase turns round the centre, and the pattern rotates rather than stands
   if (f.winding !== 0 && f.standing < R.rotating) return { class: 'phase_knot', confidence: conf((R.rotating - f.standing) / R.rotating) }
   // two regions locked at a small-integer frequency ratio
@@ -216,11 +225,22 @@ export function classify(f: StructureFeatures, response: Response = {}): { class
   if (lock <= R.ratio_tolerance) return { class: 'harmonic_bridge', confidence: conf((R.ratio_tolerance - lock) / R.ratio_tolerance) }
   // a ring that re-forms: round and closed with a hole, still there in the later window
   if (f.annularity >= R.ring.annularity && f.angular_gaps <= R.ring.gaps && f.elongation < R.ring.elongation) {
-    return { class: 'echo_ring', confidence: conf((f.annularity - R.ring.annularity) / R.ring.annularity, (R.ring.gaps - f.angular_gaps) / R.ring.gaps, (R.ring.elongation - f.elongation) / 0.6) }
+    return {
+      class: 'echo_ring',
+      confidence: conf(
+        (f.annularity - R.ring.annularity) / R.ring.annularity,
+        (R.ring.gaps - f.angular_gaps) / R.ring.gaps,
+        (R.ring.elongation - f.elongation) / 0.6,
+      ),
+    }
   }
   // a compact seed that regrows after half of it is erased (where that was not tried, holding is all that is known)
   const regrowth = response.regrowth ?? 1
-  if (f.area < R.compact && regrowth >= R.regrowth) return { class: 'memory_seed', confidence: conf((R.compact - f.area) / R.compact, response.regrowth === undefined ? 1 : (regrowth - R.regrowth) / (1 - R.regrowth)) }
+  if (f.area < R.compact && regrowth >= R.regrowth)
+    return {
+      class: 'memory_seed',
+      confidence: conf((R.compact - f.area) / R.compact, response.regrowth === undefined ? 1 : (regrowth - R.regrowth) / (1 - R.regrowth)),
+    }
   // one standing mode (cells in phase or anti-phase: nodes), holding
   if (f.standing >= R.standing) return { class: 'standing_echo', confidence: conf((f.standing - R.standing) / (1 - R.standing)) }
   return undefined
@@ -232,7 +252,12 @@ export function classify(f: StructureFeatures, response: Response = {}): { class
  * window (weighted by MODAL_WEIGHT): the same structure anywhere on the field, at any resolution,
  * gives the same signature.
  */
-export function signature(spec: WindowSpectra, map: Float32Array, cells: number[], f: Pick<ShapeFeatures, 'centroid_x' | 'centroid_y'>): number[] {
+export function signature(
+  spec: WindowSpectra,
+  map: Float32Array,
+  cells: number[],
+  f: Pick<ShapeFeatures, 'centroid_x' | 'centroid_y'>,
+): number[] {
   const n = spec.n
   const cx = f.centroid_x * n - 0.5
   const cy = f.centroid_y * n - 0.5
@@ -275,12 +300,16 @@ export function stabilityMap(window: Recording | WindowSpectra): Float32Array {
 }
 
 /** Both halves of a component, split across its principal axis at the centroid. */
-export function halves(cells: number[], n: number, f: { centroid_x: number; centroid_y: number; axis: [number, number] }): [number[], number[]] {
+export function halves(
+  cells: number[],
+  n: number,
+  f: { centroid_x: number; centroid_y: number; axis: [number, number] },
+): [number[], number[]] {
   const cx = f.centroid_x * n - 0.5
   const cy = f.centroid_y * n - 0.5
   const a: number[] = []
   const b: number[] = []
-  for (const i of cells) ((i % n - cx) * f.axis[0] + (Math.floor(i / n) - cy) * f.axis[1] < 0 ? a : b).push(i)
+  for (const i of cells) (((i % n) - cx) * f.axis[0] + (Math.floor(i / n) - cy) * f.axis[1] < 0 ? a : b).push(i)
   return [a, b]
 }
 
@@ -311,8 +340,20 @@ export async function detect(window: Recording | WindowSpectra, later: Float32Ar
     if (found.length >= limit) break
     const { axis, mean_radius, ...shape } = measure(map, n, cells)
     const next = parts[k + 1]
-    const regions: [number[], number[]] | undefined = next && next.mass >= SECOND_REGION_MASS * mass ? [cells, next.cells] : cells.length >= 2 * MIN_AREA_CELLS ? halves(cells, n, { ...shape, axis }) : undefined
-    const { features: dynamics } = measureDynamics(spec, cells, map, later, { x: shape.centroid_x * n - 0.5, y: shape.centroid_y * n - 0.5, radius: mean_radius }, regions)
+    const regions: [number[], number[]] | undefined =
+      next && next.mass >= SECOND_REGION_MASS * mass
+        ? [cells, next.cells]
+        : cells.length >= 2 * MIN_AREA_CELLS
+          ? halves(cells, n, { ...shape, axis })
+          : undefined
+    const { features: dynamics } = measureDynamics(
+      spec,
+      cells,
+      map,
+      later,
+      { x: shape.centroid_x * n - 0.5, y: shape.centroid_y * n - 0.5, radius: mean_radius },
+      regions,
+    )
     const features = { ...shape, ...dynamics }
     const classed = classify(features)
     if (!classed) continue

@@ -82,7 +82,14 @@ function windingOf(n: number, amp: (cell: number) => [number, number], cx: numbe
  * `second` is the stability map of a later window (mean |u|), `regions` the structure's two halves
  * (or its two regions) when it has them.
  */
-export function measureDynamics(spec: WindowSpectra, cells: readonly number[], first: Float32Array, second: Float32Array, centre: { x: number; y: number; radius: number }, regions?: [readonly number[], readonly number[]]): Dynamics {
+export function measureDynamics(
+  spec: WindowSpectra,
+  cells: readonly number[],
+  first: Float32Array,
+  second: Float32Array,
+  centre: { x: number; y: number; radius: number },
+  regions?: [readonly number[], readonly number[]],
+): Dynamics {
   let m1 = 0
   let m2 = 0
   for (const c of cells) {

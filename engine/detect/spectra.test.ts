@@ -21,7 +21,9 @@ function direct(series: number[], k: number): [number, number] {
 test('the planes give every cell the windowed DFT of its series, the mean taken out, and its mean |u|', () => {
   const rand = rng(4)
   // an offset, a tone at a cell's own bin and phase, and noise: the offset must not leak into the bins
-  const frames = Array.from({ length: T }, (_, t) => Float32Array.from({ length: N * N }, (_, c) => 0.3 + Math.cos((2 * Math.PI * (1 + (c % 5)) * t) / T + c) + 0.1 * (rand() - 0.5)))
+  const frames = Array.from({ length: T }, (_, t) =>
+    Float32Array.from({ length: N * N }, (_, c) => 0.3 + Math.cos((2 * Math.PI * (1 + (c % 5)) * t) / T + c) + 0.1 * (rand() - 0.5)),
+  )
   const spec = spectraOf({ n: N, dt: 4, frames })
   expect(spec.bins).toBe(T / 2)
   for (let c = 0; c < N * N; c++) {

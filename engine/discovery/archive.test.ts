@@ -30,7 +30,12 @@ describe('the archive grid', () => {
     expect(archive.offer({ ...blob, area: 0.45 }, 0.5, 'b')).toBe(false) // same cell, less fit
     expect(archive.offer({ ...blob, area: 0.45 }, 0.8, 'c')).toBe(true)
     expect(archive.offer({ ...blob, elongation: 2.2 }, 0.3, 'd')).toBe(true)
-    expect(archive.elites().map((e) => e.item).sort()).toEqual(['c', 'd'])
+    expect(
+      archive
+        .elites()
+        .map((e) => e.item)
+        .sort(),
+    ).toEqual(['c', 'd'])
     expect(archive.qd_score).toBeCloseTo(1.1, 12)
     expect(archive.coverage).toBe(2 / ARCHIVE_CELLS)
   })

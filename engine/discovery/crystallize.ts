@@ -24,7 +24,11 @@ export interface FieldHistory {
  * The perturbation experiment (docs/detection.md) for each structure, on a quiet copy of the field as
  * it is now (the user's field is not disturbed); those that no longer meet a class rule drop out.
  */
-async function answered(engine: Engine, structures: Structure[], window: { spectra: WindowSpectra; later: Float32Array }): Promise<{ found: Structure; answered: Structure }[]> {
+async function answered(
+  engine: Engine,
+  structures: Structure[],
+  window: { spectra: WindowSpectra; later: Float32Array },
+): Promise<{ found: Structure; answered: Structure }[]> {
   const { u, prev } = await engine.read([0])
   const out: { found: Structure; answered: Structure }[] = []
   for (const s of structures) {
@@ -45,7 +49,12 @@ async function answered(engine: Engine, structures: Structure[], window: { spect
  * DEFAULT_MIN_PERSISTENCE persistent. Noise tolerance is measured against the field's own noise: how
  * alike the structure found nearest in the second window is (signature cosine, halved if the class changed).
  */
-export async function crystallize(engine: Engine, registry: Pick<Registry, 'register'>, history: FieldHistory, limit = Infinity): Promise<Crystallized> {
+export async function crystallize(
+  engine: Engine,
+  registry: Pick<Registry, 'register'>,
+  history: FieldHistory,
+  limit = Infinity,
+): Promise<Crystallized> {
   const [first] = (await recordWindows(engine)).windows
   const [second] = (await recordWindows(engine)).windows
   // each structure found is perturbed in a twin of the field: `limit` (the strongest first) bounds that work
@@ -57,11 +66,29 @@ export async function crystallize(engine: Engine, registry: Pick<Registry, 'regi
     const persistence = persistenceOf(s, map, first.later)
     if (persistence < DEFAULT_MIN_PERSISTENCE) continue
     const f = s.features
-    const near = again.length ? again.reduce((a, b) => (Math.hypot(a.features.centroid_x - f.centroid_x, a.features.centroid_y - f.centroid_y) <= Math.hypot(b.features.centroid_x - f.centroid_x, b.features.centroid_y - f.centroid_y) ? a : b)) : undefined
+    const near = again.length
+      ? again.reduce((a, b) =>
+          Math.hypot(a.features.centroid_x - f.centroid_x, a.features.centroid_y - f.centroid_y) <=
+          Math.hypot(b.features.centroid_x - f.centroid_x, b.features.centroid_y - f.centroid_y)
+            ? a
+            : b,
+        )
+      : undefined
     // the second window was not perturbed: compare it with the structure as first found
     const noise_tolerance = near ? likenessOf(before, near) : 0
-    const footprint = { x: f.centroid_x, y: f.centroid_y, radius: Math.min(1, Math.max(0.01, Math.sqrt(f.area / Math.PI))), amplitude: 1, frequency: 0, phase: 0 }
-    const genome: Genome = { pulses: history.pulses.length ? history.pulses.slice(-MAX_PULSES) : [footprint], resonate_steps: Math.max(1, engine.step_count), dream: history.dream }
+    const footprint = {
+      x: f.centroid_x,
+      y: f.centroid_y,
+      radius: Math.min(1, Math.max(0.01, Math.sqrt(f.area / Math.PI))),
+      amplitude: 1,
+      frequency: 0,
+      phase: 0,
+    }
+    const genome: Genome = {
+      pulses: history.pulses.length ? history.pulses.slice(-MAX_PULSES) : [footprint],
+      resonate_steps: Math.max(1, engine.step_count),
+      dream: history.dream,
+    }
     candidates.push({
       class: s.class,
       persistence,

@@ -14,7 +14,17 @@ const materials = new MaterialCatalog()
 const onCpu: DiscoveryOptions['open'] = (o) => createNodeEngine({ ...o, backend: 'cpu' })
 
 function smallRun(registry: Registry, extra: Partial<DiscoveryOptions> = {}): DiscoveryOptions {
-  return { material: materials.get('europium_crystal'), generations: 3, population: 8, size: 32, seed: 11, registry, open: onCpu, bounds: { min_steps: 100, max_steps: 300 }, ...extra }
+  return {
+    material: materials.get('europium_crystal'),
+    generations: 3,
+    population: 8,
+    size: 32,
+    seed: 11,
+    registry,
+    open: onCpu,
+    bounds: { min_steps: 100, max_steps: 300 },
+    ...extra,
+  }
 }
 
 const shape = (ps: Primitive[]) => ps.map((p) => [p.class, p.hash, p.persistence.toFixed(6), p.noise_tolerance.toFixed(6)])
@@ -70,7 +80,10 @@ describe('discovery', () => {
   test('MERGE registers a child whose lineage names both parents; SPLIT names its parent', async () => {
     const registry = new Registry(new MemoryRegistryStore())
     const pulse = (x: number) => ({ x, y: 0.5, radius: 0.1, amplitude: 1.2, frequency: 2, phase: 0 })
-    const parents = [candidate(1, { material: 'europium_crystal', genome: { pulses: [pulse(0.3)], resonate_steps: 200, dream: 'none' } }), candidate(2, { material: 'europium_crystal', genome: { pulses: [pulse(0.7)], resonate_steps: 300, dream: 'light' } })]
+    const parents = [
+      candidate(1, { material: 'europium_crystal', genome: { pulses: [pulse(0.3)], resonate_steps: 200, dream: 'none' } }),
+      candidate(2, { material: 'europium_crystal', genome: { pulses: [pulse(0.7)], resonate_steps: 300, dream: 'light' } }),
+    ]
     const [a, b] = (await registry.register(parents)).registered
     const derive = { registry, size: 32, seed: 11, material: materials.get('europium_crystal'), open: onCpu }
     const merged = await merge(a.id, b.id, derive)

@@ -74,7 +74,8 @@ interface Member {
 
 function check(o: DiscoveryOptions): void {
   const whole = (name: string, v: number, lo: number, hi: number) => {
-    if (!Number.isInteger(v) || v < lo || v > hi) throw new CrystalError('bad_argument', `${name} must be a whole number from ${lo} to ${hi}, got ${String(v)}`, { field: name })
+    if (!Number.isInteger(v) || v < lo || v > hi)
+      throw new CrystalError('bad_argument', `${name} must be a whole number from ${lo} to ${hi}, got ${String(v)}`, { field: name })
   }
   whole('generations', o.generations, 1, 10_000)
   whole('population', o.population, 2, 4096)
@@ -114,7 +115,8 @@ function nextBatch(archive: Archive<Member>, o: DiscoveryOptions, rand: () => nu
     return b.curiosity > a.curiosity ? b : a
   }
   return Array.from({ length: o.population }, () => {
-    if (o.search === 'random' || !elites.length || rand() < RANDOM_SHARE) return { genome: randomGenome(rand, bounds), parents: [], curiosity: 0, fitness: 0, generation }
+    if (o.search === 'random' || !elites.length || rand() < RANDOM_SHARE)
+      return { genome: randomGenome(rand, bounds), parents: [], curiosity: 0, fitness: 0, generation }
     const parent = pick()
     return { genome: mutate(parent.genome, rand, bounds), parents: [parent], curiosity: 0, fitness: 0, generation }
   })
@@ -187,7 +189,17 @@ export async function discover(o: DiscoveryOptions): Promise<DiscoveryResult> {
   }
   const elites_by_class: DiscoveryResult['elites_by_class'] = {}
   for (const { cell } of archive.elites()) elites_by_class[cell.class] = (elites_by_class[cell.class] ?? 0) + 1
-  return { generations_run: generation, evaluated, registered: result.registered, rejected_duplicates: result.rejected, best_fitness: best, qd_score: archive.qd_score, coverage: archive.coverage, elites: archive.size, elites_by_class }
+  return {
+    generations_run: generation,
+    evaluated,
+    registered: result.registered,
+    rejected_duplicates: result.rejected,
+    best_fitness: best,
+    qd_score: archive.qd_score,
+    coverage: archive.coverage,
+    elites: archive.size,
+    elites_by_class,
+  }
 }
 
 /** MERGE: the two genomes' pulses interfere in one field (alternating, at most six), the longer resonance and the deeper dream. */
@@ -198,7 +210,11 @@ export function mergeGenomes(a: Genome, b: Genome): Genome {
     if (i < b.pulses.length && pulses.length < MAX_PULSES) pulses.push(b.pulses[i])
   }
   const depth = { none: 0, light: 1, deep: 2 } as const
-  return { pulses, resonate_steps: Math.max(a.resonate_steps, b.resonate_steps), dream: depth[a.dream] >= depth[b.dream] ? a.dream : b.dream }
+  return {
+    pulses,
+    resonate_steps: Math.max(a.resonate_steps, b.resonate_steps),
+    dream: depth[a.dream] >= depth[b.dream] ? a.dream : b.dream,
+  }
 }
 
 /**
@@ -209,10 +225,16 @@ export function splitGenome(g: Genome): [Genome, Genome] {
   if (g.pulses.length === 1) {
     const p = g.pulses[0]
     const half = (dx: number) => ({ ...p, x: Math.min(1, Math.max(0, p.x + dx)), amplitude: p.amplitude / 2 })
-    return [{ ...g, pulses: [half(-p.radius)] }, { ...g, pulses: [half(p.radius)] }]
+    return [
+      { ...g, pulses: [half(-p.radius)] },
+      { ...g, pulses: [half(p.radius)] },
+    ]
   }
   const cut = Math.ceil(g.pulses.length / 2)
-  return [{ ...g, pulses: g.pulses.slice(0, cut) }, { ...g, pulses: g.pulses.slice(cut) }]
+  return [
+    { ...g, pulses: g.pulses.slice(0, cut) },
+    { ...g, pulses: g.pulses.slice(cut) },
+  ]
 }
 
 export interface DeriveOptions {
@@ -224,7 +246,11 @@ export interface DeriveOptions {
 }
 
 /** Evaluates derived genomes and registers those with a structure; lineage names the parents. */
-async function deriveAndRegister(genomes: Genome[], lineage: string[], o: DeriveOptions): Promise<RegisterOutcome & { evaluations: Evaluation[] }> {
+async function deriveAndRegister(
+  genomes: Genome[],
+  lineage: string[],
+  o: DeriveOptions,
+): Promise<RegisterOutcome & { evaluations: Evaluation[] }> {
   const evaluations = await evaluate(genomes, { size: o.size, material: o.material, seed: o.seed, open: o.open })
   const offers = genomes.flatMap((genome, i) => {
     const e = evaluations[i]

@@ -118,7 +118,12 @@ interface Batch {
  * later a stability window says whether the field went back to its pattern (basin) or the structure
  * regrew (regrowth), and the structure is classed again with that answer.
  */
-export async function perturb(engine: Engine, found: readonly (Structure | undefined)[], windows: readonly Window[], state?: Float32Array): Promise<(Structure | undefined)[]> {
+export async function perturb(
+  engine: Engine,
+  found: readonly (Structure | undefined)[],
+  windows: readonly Window[],
+  state?: Float32Array,
+): Promise<(Structure | undefined)[]> {
   const n = engine.size
   const cells = n * n
   const u = state ?? (await engine.read()).u
@@ -198,7 +203,11 @@ async function runBatch(genomes: readonly Genome[], c: EvaluationConditions, noi
  * cells) and of its strength (stability mass, capped at 1) the second window still shows.
  */
 export function persistenceOf(s: Structure, first: Float32Array, second: Float32Array): number {
-  let ab = 0, aa = 0, bb = 0, m1 = 0, m2 = 0
+  let ab = 0,
+    aa = 0,
+    bb = 0,
+    m1 = 0,
+    m2 = 0
   for (const i of s.cells) {
     ab += first[i] * second[i]
     aa += first[i] * first[i]

@@ -22,12 +22,23 @@ const genomes = (seed: number): Genome[] => {
   const rand = rng(seed)
   return Array.from({ length: PER_MATERIAL }, () => randomGenome(rand, BOUNDS))
 }
-const run = (material: string, gs: Genome[], seed: number) => evaluate(gs, { size: SIZE, material: catalog.get(material), seed, open: (o) => createNodeEngine({ ...o, backend: 'cpu' }) })
+const run = (material: string, gs: Genome[], seed: number) =>
+  evaluate(gs, { size: SIZE, material: catalog.get(material), seed, open: (o) => createNodeEngine({ ...o, backend: 'cpu' }) })
 
 function candidates(material: string, gs: Genome[], es: Evaluation[]): (Candidate | undefined)[] {
   return es.map((e, i) =>
     e.structure && e.persistence >= DEFAULT_MIN_PERSISTENCE
-      ? { class: e.structure.class, persistence: e.persistence, noise_tolerance: e.noise_tolerance, material, lineage: [], signature: e.structure.signature, hash: e.structure.hash, genome: gs[i], metrics: {} }
+      ? {
+          class: e.structure.class,
+          persistence: e.persistence,
+          noise_tolerance: e.noise_tolerance,
+          material,
+          lineage: [],
+          signature: e.structure.signature,
+          hash: e.structure.hash,
+          genome: gs[i],
+          metrics: {},
+        }
       : undefined,
   )
 }
@@ -40,7 +51,8 @@ describe('noise cannot fool novelty or the classes', () => {
     let rejected = 0
     // pairwise: each candidate against the one structure it is compared with (its own at seed 1, or another genome's)
     const pairs = { reseeded: 0, reseeded_rejected: 0, different: 0, different_rejected: 0 }
-    const duplicateOf = (held: Candidate, c: Candidate) => findDuplicate([{ ...held, id: 'held' } as never], c, DEFAULT_LIMITS.novelty_threshold) !== undefined
+    const duplicateOf = (held: Candidate, c: Candidate) =>
+      findDuplicate([{ ...held, id: 'held' } as never], c, DEFAULT_LIMITS.novelty_threshold) !== undefined
     for (const [m, material] of MATERIALS.entries()) {
       const gs = genomes(100 + m)
       const others = genomes(200 + m)
@@ -51,7 +63,11 @@ describe('noise cannot fool novelty or the classes', () => {
         if (second[i].structure?.class === e.structure.class) kept++
       })
       // a rerun adds nothing: the registry holding the first set rejects the reseeded set
-      const [held, again, control] = [candidates(material, gs, first), candidates(material, gs, second), candidates(material, others, different)]
+      const [held, again, control] = [
+        candidates(material, gs, first),
+        candidates(material, gs, second),
+        candidates(material, others, different),
+      ]
       const registry = new Registry(new MemoryRegistryStore())
       await registry.register(held.filter((c) => c !== undefined))
       const offers = again.filter((c) => c !== undefined)
@@ -59,8 +75,8 @@ describe('noise cannot fool novelty or the classes', () => {
       rejected += (await registry.register(offers)).rejected.length
       held.forEach((h, i) => {
         if (!h) return
-        if (again[i]) (pairs.reseeded++, (pairs.reseeded_rejected += +duplicateOf(h, again[i]!)))
-        if (control[i]) (pairs.different++, (pairs.different_rejected += +duplicateOf(h, control[i]!)))
+        if (again[i]) pairs.reseeded++, (pairs.reseeded_rejected += +duplicateOf(h, again[i]!))
+        if (control[i]) pairs.different++, (pairs.different_rejected += +duplicateOf(h, control[i]!))
       })
     }
     const figures = `labels kept ${kept}/${classed}; reseeded rejected by the registry ${rejected}/${offered}; pairwise: reseeded rejected ${pairs.reseeded_rejected}/${pairs.reseeded}, control (a different genome) rejected ${pairs.different_rejected}/${pairs.different}`

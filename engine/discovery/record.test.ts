@@ -26,7 +26,14 @@ const opened: { destroy(): void }[] = []
 afterAll(() => opened.forEach((e) => e.destroy()))
 
 async function prepared(backend: 'gpu' | 'cpu'): Promise<Engine> {
-  const engine = await engineOn(backend, { size: N, fields: FIELDS, material: 'europium_crystal', seed: 5, noise: 0.003, timeline_interval: 0 })
+  const engine = await engineOn(backend, {
+    size: N,
+    fields: FIELDS,
+    material: 'europium_crystal',
+    seed: 5,
+    noise: 0.003,
+    timeline_interval: 0,
+  })
   opened.push(engine)
   const rand = rng(3)
   await engine.injectMany(
@@ -85,7 +92,9 @@ describe('the recorded window', () => {
     expect(bits(u)).toEqual(bits((await read.read()).u))
   })
 
-  test('on the GPU (shaders/spectra.wgsl) it is the CPU twin (bit for bit on a software adapter, to an ulp an operation on hardware), and comes back in one read', { timeout: GPU_TEST_TIMEOUT }, async () => {
+  test('on the GPU (shaders/spectra.wgsl) it is the CPU twin (bit for bit on a software adapter, to an ulp an operation on hardware), and comes back in one read', {
+    timeout: GPU_TEST_TIMEOUT,
+  }, async () => {
     const [gpu, cpu] = [await prepared('gpu'), await prepared('cpu')]
     const before = gpu.transfers()!.reads
     const got = await recordWindows(gpu)
@@ -101,7 +110,9 @@ describe('the recorded window', () => {
   })
 })
 
-test('a window larger than one buffer of the device comes back in chunks, the same planes, sums and u', { timeout: GPU_TEST_TIMEOUT }, async () => {
+test('a window larger than one buffer of the device comes back in chunks, the same planes, sums and u', {
+  timeout: GPU_TEST_TIMEOUT,
+}, async () => {
   const gpu = (await gpuBackend(N, FIELDS)) as GpuFieldBackend
   opened.push(gpu)
   const params = stepParams({ n: N, fields: FIELDS, material: new MaterialCatalog().get('europium_crystal'), temperature_k: 4, noise: 0 })
@@ -136,7 +147,9 @@ test('injecting every field at once books what injecting them one by one books',
     addPulse(wave, N, randomPulse(rand))
     return wave
   })
-  const [together, apart] = await Promise.all([0, 1].map(() => engineOn('cpu', { size: N, fields: FIELDS, material: 'europium_crystal', seed: 5, timeline_interval: 0 })))
+  const [together, apart] = await Promise.all(
+    [0, 1].map(() => engineOn('cpu', { size: N, fields: FIELDS, material: 'europium_crystal', seed: 5, timeline_interval: 0 })),
+  )
   opened.push(together, apart)
   await together.injectMany([waves[0], undefined, waves[2]])
   await apart.inject(waves[0], 0)
@@ -151,7 +164,9 @@ test('injecting every field at once books what injecting them one by one books',
   expect(bits((await together.read()).u)).toEqual(bits((await apart.read()).u))
 })
 
-test('the sums the GPU holds for the books (energy, potential, ledger) are those it reads at once, all back in one read', { timeout: GPU_TEST_TIMEOUT }, async () => {
+test('the sums the GPU holds for the books (energy, potential, ledger) are those it reads at once, all back in one read', {
+  timeout: GPU_TEST_TIMEOUT,
+}, async () => {
   const gpu = await gpuBackend(N, FIELDS)
   opened.push(gpu)
   const params = stepParams({ n: N, fields: FIELDS, material: new MaterialCatalog().get('europium_crystal'), temperature_k: 4, noise: 0 })
@@ -176,7 +191,9 @@ test('the sums the GPU holds for the books (energy, potential, ledger) are those
   expect(wantLedger.some((v) => v !== 0)).toBe(true)
 })
 
-test('a generation evaluated on the GPU reads back at most 12 times, and evaluates as the CPU does', { timeout: GPU_TEST_TIMEOUT }, async () => {
+test('a generation evaluated on the GPU reads back at most 12 times, and evaluates as the CPU does', {
+  timeout: GPU_TEST_TIMEOUT,
+}, async () => {
   const rand = rng(21)
   const genomes = Array.from({ length: 4 }, () => randomGenome(rand, { min_steps: 100, max_steps: 200 }))
   const material = new MaterialCatalog().get('europium_crystal')

@@ -14,7 +14,8 @@ async function standingAndTransient(backend: 'cpu' | 'gpu' = 'cpu'): Promise<Eng
   const e = await engineOn(backend, { size: N, fields: 2, material: 'ideal_resonator', seed: 5 })
   open.push(e)
   const mode = new Float32Array(N * N)
-  for (let y = 0; y < N; y++) for (let x = 0; x < N; x++) mode[y * N + x] = Math.sin((2 * Math.PI * (x + 1)) / (N + 1)) * Math.sin((Math.PI * (y + 1)) / (N + 1))
+  for (let y = 0; y < N; y++)
+    for (let x = 0; x < N; x++) mode[y * N + x] = Math.sin((2 * Math.PI * (x + 1)) / (N + 1)) * Math.sin((Math.PI * (y + 1)) / (N + 1))
   await e.inject(mode, 0)
   await e.pulse({ x: 0.3, y: 0.4, radius: 0.03, amplitude: 1.5, frequency: 0, phase: 0 }, 1)
   await e.step(50)
@@ -53,7 +54,9 @@ describe('dream', () => {
     expect(deep.mode).toBe('deep')
     // the edits are in the books: the energy balance still closes
     const [, b] = await e.books()
-    expect(Math.abs(b.energy + b.bulk_loss + b.boundary_loss + b.saturation - b.noise_work - b.injected)).toBeLessThan(1e-3 * Math.abs(b.injected))
+    expect(Math.abs(b.energy + b.bulk_loss + b.boundary_loss + b.saturation - b.noise_work - b.injected)).toBeLessThan(
+      1e-3 * Math.abs(b.injected),
+    )
   })
 
   test('the same dream gives the same field on the CPU and the GPU backend', async () => {

@@ -19,8 +19,28 @@ export interface DreamParams extends EditFactors {
 
 /** The two modes. Light trims; deep cuts harder, amplifies more, and mutates. */
 export const DREAM_PARAMS: Record<DreamMode, DreamParams> = {
-  light: { observe_steps: 200, observe_samples: 10, prune_percentile: 0.3, prune_factor: 0.5, amplify_percentile: 0.85, amplify_factor: 1.1, mutate_fraction: 0, mutate_amplitude: 0, settle_steps: 100 },
-  deep: { observe_steps: 200, observe_samples: 10, prune_percentile: 0.5, prune_factor: 0.15, amplify_percentile: 0.8, amplify_factor: 1.2, mutate_fraction: 0.02, mutate_amplitude: 0.05, settle_steps: 100 },
+  light: {
+    observe_steps: 200,
+    observe_samples: 10,
+    prune_percentile: 0.3,
+    prune_factor: 0.5,
+    amplify_percentile: 0.85,
+    amplify_factor: 1.1,
+    mutate_fraction: 0,
+    mutate_amplitude: 0,
+    settle_steps: 100,
+  },
+  deep: {
+    observe_steps: 200,
+    observe_samples: 10,
+    prune_percentile: 0.5,
+    prune_factor: 0.15,
+    amplify_percentile: 0.8,
+    amplify_factor: 1.2,
+    mutate_fraction: 0.02,
+    mutate_amplitude: 0.05,
+    settle_steps: 100,
+  },
 }
 
 /** Side of the stability preview in a report. */

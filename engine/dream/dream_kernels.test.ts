@@ -41,7 +41,9 @@ async function dreamOn(backend: FieldBackend, ops: DreamOps): Promise<{ outcomes
 }
 
 describe('the dream kernels against their CPU twin', () => {
-  test('thresholds, counts, preview and the edited field agree; the thresholds are the exact percentiles', { timeout: GPU_TEST_TIMEOUT }, async () => {
+  test('thresholds, counts, preview and the edited field agree; the thresholds are the exact percentiles', {
+    timeout: GPU_TEST_TIMEOUT,
+  }, async () => {
     const gpu = await gpuBackend(N, FIELDS)
     const cpu = await cpuBackend(N, FIELDS)
     opened.push(gpu, cpu)
@@ -70,7 +72,10 @@ describe('the dream kernels against their CPU twin', () => {
     // Same float32 operations in the same order: equal on SwiftShader; a driver that fuses
     // u * m + k into one multiply-add differs by an ulp, well inside 1e-6 of the peak.
     const peak = want.u.reduce((m, v) => Math.max(m, Math.abs(v)), 0)
-    for (const [a, b] of [[got.u, want.u], [got.prev, want.prev]]) {
+    for (const [a, b] of [
+      [got.u, want.u],
+      [got.prev, want.prev],
+    ]) {
       let d = 0
       for (let i = 0; i < a.length; i++) d = Math.max(d, Math.abs(a[i] - b[i]))
       expect(d).toBeLessThanOrEqual(1e-6 * peak)
@@ -82,7 +87,9 @@ describe('the dream kernels against their CPU twin', () => {
 })
 
 describe('the transfer counter', () => {
-  test('a dream on the GPU reads back its report only, under a tenth of one copy of the field (the control, read through the same counter)', { timeout: GPU_TEST_TIMEOUT }, async () => {
+  test('a dream on the GPU reads back its report only, under a tenth of one copy of the field (the control, read through the same counter)', {
+    timeout: GPU_TEST_TIMEOUT,
+  }, async () => {
     // no timeline: its samples (5 floats a field every 10 steps) are the books, not the dream's
     const e: Engine = await engineOn('gpu', { size: 32, fields: 2, material: 'graphene_model', seed: 4, timeline_interval: 0 })
     opened.push(e)

@@ -13,7 +13,8 @@ export const PULSE_DEFAULTS = { radius: 0.05, amplitude: 1, frequency: 0, phase:
 /** Throws a bad_argument error naming the first parameter that is not finite or out of range. */
 export function checkPulse(p: Pulse): Pulse {
   // the ranges are the contract's (engine/contracts/registry.ts), the same the API and genomes obey
-  for (const [name, range] of Object.entries(PulseSchema.properties)) requireFinite(name, p[name as keyof Pulse], range.minimum!, range.maximum!)
+  for (const [name, range] of Object.entries(PulseSchema.properties))
+    requireFinite(name, p[name as keyof Pulse], range.minimum!, range.maximum!)
   return p
 }
 

@@ -86,13 +86,18 @@ export interface TextSources {
 /** The sources of `text` on an n x n field (their number and radius follow n). */
 export async function textSources(text: string, n: number): Promise<TextSources> {
   const [identity, ...parts] = await textStreams(text, n)
-  return { identity: sourcesFromWords(identity, n), words: wordsOf(text).map((word, i) => ({ word, sources: sourcesFromWords(parts[i], n) })) }
+  return {
+    identity: sourcesFromWords(identity, n),
+    words: wordsOf(text).map((word, i) => ({ word, sources: sourcesFromWords(parts[i], n) })),
+  }
 }
 
 /** The word streams of `text` on an n x n field: the identity part's, then each distinct word's. */
 async function textStreams(text: string, n: number): Promise<Uint32Array[]> {
-  if (typeof text !== 'string' || text.trim() === '') throw new CrystalError('bad_argument', 'text must be a non-empty string', { field: 'text' })
-  if (text.length > MAX_TEXT_LENGTH) throw new CrystalError('bad_argument', `text is ${text.length} characters, over the limit of ${MAX_TEXT_LENGTH}`, { field: 'text' })
+  if (typeof text !== 'string' || text.trim() === '')
+    throw new CrystalError('bad_argument', 'text must be a non-empty string', { field: 'text' })
+  if (text.length > MAX_TEXT_LENGTH)
+    throw new CrystalError('bad_argument', `text is ${text.length} characters, over the limit of ${MAX_TEXT_LENGTH}`, { field: 'text' })
   const count = sourceCount(n) * WORDS_PER_SOURCE
   return Promise.all([IDENTITY_DOMAIN + text, ...wordsOf(text).map((word) => WORD_DOMAIN + word)].map((input) => blake3Words(input, count)))
 }

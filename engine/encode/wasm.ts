@@ -18,9 +18,11 @@ let instance: Promise<EncodeModule> | undefined
 
 /** The kernel, instantiated on first use (asynchronously: browsers refuse to compile large modules synchronously). */
 export function encodeKernel(): Promise<EncodeModule> {
-  instance ??= WebAssembly.instantiate(typeof Buffer !== 'undefined' ? Buffer.from(ENCODE_WASM_BASE64, 'base64') : Uint8Array.from(atob(ENCODE_WASM_BASE64), (c) => c.charCodeAt(0))).then(
-    (r) => r.instance.exports as unknown as EncodeModule,
-  )
+  instance ??= WebAssembly.instantiate(
+    typeof Buffer !== 'undefined'
+      ? Buffer.from(ENCODE_WASM_BASE64, 'base64')
+      : Uint8Array.from(atob(ENCODE_WASM_BASE64), (c) => c.charCodeAt(0)),
+  ).then((r) => r.instance.exports as unknown as EncodeModule)
   return instance
 }
 
@@ -28,7 +30,12 @@ export function encodeKernel(): Promise<EncodeModule> {
  * Byte offsets of a stream of `words` u32, two fields of `cells` f32 (n x n, padded) and the render's
  * scratch, the memory grown to hold them.
  */
-export function layout(k: EncodeModule, words: number, n: number, cells: number): { stream: number; out: number; part: number; scratch: number } {
+export function layout(
+  k: EncodeModule,
+  words: number,
+  n: number,
+  cells: number,
+): { stream: number; out: number; part: number; scratch: number } {
   const align = (b: number) => Math.ceil(b / 16) * 16
   const stream = k.heapBase()
   const out = stream + align(words * 4)

@@ -68,7 +68,8 @@ describe('energy books', () => {
       const [b] = await e.books()
       expect(b.step).toBe(500)
       // every account moved: this is a real test of each term
-      for (const k of ['bulk_loss', 'boundary_loss', 'saturation', 'noise_work', 'injected'] as const) expect(Math.abs(b[k])).toBeGreaterThan(1e-6)
+      for (const k of ['bulk_loss', 'boundary_loss', 'saturation', 'noise_work', 'injected'] as const)
+        expect(Math.abs(b[k])).toBeGreaterThan(1e-6)
       const residual = b.energy + b.bulk_loss + b.boundary_loss + b.saturation - b.noise_work - b.injected
       // Exact in real arithmetic (docs/physics.md); float32 states and sums leave about 1e-5 of the flow.
       expect(Math.abs(residual)).toBeLessThan(1e-3 * b.injected)
@@ -80,7 +81,7 @@ describe('energy books', () => {
     })
   }
 
-  test('a write\'s saturation potential is counted: energy retention <= 1 + 1e-3 in every built-in, and the saturation account is near the potential still held (near zero once decayed)', async () => {
+  test("a write's saturation potential is counted: energy retention <= 1 + 1e-3 in every built-in, and the saturation account is near the potential still held (near zero once decayed)", async () => {
     const { BUILT_IN_MATERIALS } = await import('./materials.js')
     const { saturationPotential } = await import('../cpu/field_step.js')
     for (const material of BUILT_IN_MATERIALS) {
@@ -94,7 +95,9 @@ describe('energy books', () => {
       expect.soft(b.energy / b.injected, material.name).toBeLessThanOrEqual(1 + 1e-3)
       // the step's work b u^3/(1+u^2) (u_next - u_prev) is the potential's change up to O(dw^3): measured within 3%
       expect.soft(Math.abs(b.saturation - held), material.name).toBeLessThan(0.05 * b.injected)
-      expect.soft(Math.abs(b.energy + b.bulk_loss + b.boundary_loss + b.saturation - b.noise_work - b.injected), material.name).toBeLessThan(1e-3 * b.injected)
+      expect
+        .soft(Math.abs(b.energy + b.bulk_loss + b.boundary_loss + b.saturation - b.noise_work - b.injected), material.name)
+        .toBeLessThan(1e-3 * b.injected)
       e.destroy()
     }
   })

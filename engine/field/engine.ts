@@ -5,7 +5,16 @@ import { stabilityMargin, type Material } from '../contracts/material.js'
 import { CrystalError, requireFinite } from '../errors.js'
 import { addPulse, checkPulse, type Pulse } from '../encode/pulse.js'
 import { textWavefront } from '../encode/text.js'
-import type { DreamOps, EditOutcome, FieldBackend, FieldEdit, LedgerSample, TransferCounts, WindowRecorder, WindowRecording } from './backend.js'
+import type {
+  DreamOps,
+  EditOutcome,
+  FieldBackend,
+  FieldEdit,
+  LedgerSample,
+  TransferCounts,
+  WindowRecorder,
+  WindowRecording,
+} from './backend.js'
 import { MaterialCatalog } from './materials.js'
 import { stepParams, type StepParams } from './params.js'
 import { selectBackend } from '../backends/select.js'
@@ -42,7 +51,11 @@ function requireInteger(field: string, value: number, min: number, max: number):
 /** A material whose dephasing at this temperature would make the step unstable is refused. */
 function requireStable(material: Material, temperature_k: number): void {
   if (stabilityMargin(material, temperature_k) < 0) {
-    throw new CrystalError('bad_argument', `${material.name} is unstable at ${temperature_k} K: its dephasing raises the viscosity past the step's stability bound (docs/physics.md)`, { field: 'temperature_k' })
+    throw new CrystalError(
+      'bad_argument',
+      `${material.name} is unstable at ${temperature_k} K: its dephasing raises the viscosity past the step's stability bound (docs/physics.md)`,
+      { field: 'temperature_k' },
+    )
   }
 }
 
@@ -57,10 +70,26 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
   const temperature = requireFinite('temperature_k', o.temperature_k ?? material.temperature_k, 0, 10000)
   const noise = requireFinite('noise', o.noise ?? 0, 0, 1)
   requireStable(material, temperature)
-  const selected = await selectBackend({ backend: o.backend ?? 'auto', n: size, fields, gpu: o.gpu, threads: o.threads, spawnThread: o.spawnThread })
+  const selected = await selectBackend({
+    backend: o.backend ?? 'auto',
+    n: size,
+    fields,
+    gpu: o.gpu,
+    threads: o.threads,
+    spawnThread: o.spawnThread,
+  })
   o.report?.(selected.reason)
   const twin = (m: Material, count: number) =>
-    createEngine({ ...o, backend: selected.backend.kind, fields: count, material: m, temperature_k: 0, noise: 0, timeline_interval: 0, report: undefined })
+    createEngine({
+      ...o,
+      backend: selected.backend.kind,
+      fields: count,
+      material: m,
+      temperature_k: 0,
+      noise: 0,
+      timeline_interval: 0,
+      report: undefined,
+    })
   return new FieldEngine(selected.backend, selected.reason, seed, interval, material, temperature, noise, resolve, twin)
 }
 
@@ -74,9 +103,8 @@ class FieldEngine implements Engine {
   private readonly deposited: Float64Array
   private readonly timelines: EnergyBooks[][]
   private params: StepParams
-  private readonly reader = new MemoryReader(
-    this,
-    (field, params, patterns, readings, path) => openAdjoint(this.core, field, params, patterns, readings, path),
+  private readonly reader = new MemoryReader(this, (field, params, patterns, readings, path) =>
+    openAdjoint(this.core, field, params, patterns, readings, path),
   )
   private readonly dreamOps: DreamOps
   private readonly recorder: WindowRecorder
@@ -125,7 +153,8 @@ class FieldEngine implements Engine {
   private apply(params: StepParams): void {
     const before = this.params
     this.params = params
-    if (Object.keys(params).some((k) => k !== 'noise_key' && params[k as keyof StepParams] !== before[k as keyof StepParams])) this.history.push({ kind: 'conditions', step: this.step_count, before })
+    if (Object.keys(params).some((k) => k !== 'noise_key' && params[k as keyof StepParams] !== before[k as keyof StepParams]))
+      this.history.push({ kind: 'conditions', step: this.step_count, before })
   }
 
   private field(field: number): number {
@@ -134,7 +163,8 @@ class FieldEngine implements Engine {
 
   async inject(wave: Float32Array, field = 0): Promise<void> {
     this.field(field)
-    if (wave.length !== this.core.n * this.core.n) throw new CrystalError('bad_argument', `a wave for this field has ${this.core.n ** 2} cells, got ${wave.length}`)
+    if (wave.length !== this.core.n * this.core.n)
+      throw new CrystalError('bad_argument', `a wave for this field has ${this.core.n ** 2} cells, got ${wave.length}`)
     const before = (await this.core.energy(this.params, field))[0]
     const held = await this.potential([field])
     await this.core.inject(field, wave)
@@ -145,10 +175,13 @@ class FieldEngine implements Engine {
   }
 
   async injectMany(waves: readonly (Float32Array | undefined)[]): Promise<void> {
-    if (waves.length !== this.core.fields) throw new CrystalError('bad_argument', `injectMany here takes ${this.core.fields} waves (one per field), got ${waves.length}`)
+    if (waves.length !== this.core.fields)
+      throw new CrystalError('bad_argument', `injectMany here takes ${this.core.fields} waves (one per field), got ${waves.length}`)
     const cells = this.core.n * this.core.n
     const fields = waves.flatMap((w, f) => (w ? [f] : []))
-    for (const f of fields) if (waves[f]!.length !== cells) throw new CrystalError('bad_argument', `a wave for this field has ${cells} cells, got ${waves[f]!.length} (field ${f})`)
+    for (const f of fields)
+      if (waves[f]!.length !== cells)
+        throw new CrystalError('bad_argument', `a wave for this field has ${cells} cells, got ${waves[f]!.length} (field ${f})`)
     if (!fields.length) return
     await this.booked(fields, async () => {
       for (const f of fields) await this.core.inject(f, waves[f]!)
@@ -171,7 +204,10 @@ class FieldEngine implements Engine {
       const slots = [held.hold('energy', this.params), saturating ? held.hold('potential', this.params) : -1]
       await change()
       if (saturating) await this.remember(fields)
-      this.pending.push({ fields, slots: [...slots, saturating ? held.hold('potential', this.params) : -1, held.hold('energy', this.params)] })
+      this.pending.push({
+        fields,
+        slots: [...slots, saturating ? held.hold('potential', this.params) : -1, held.hold('energy', this.params)],
+      })
       return
     }
     const all = (k: Float64Array) => {
@@ -187,7 +223,13 @@ class FieldEngine implements Engine {
   }
 
   /** Per field (all four indexed by field): energy and potential before the change, potential and energy after. */
-  private book(fields: readonly number[], before: ArrayLike<number>, kept: ArrayLike<number>, left: ArrayLike<number>, after: ArrayLike<number>): void {
+  private book(
+    fields: readonly number[],
+    before: ArrayLike<number>,
+    kept: ArrayLike<number>,
+    left: ArrayLike<number>,
+    after: ArrayLike<number>,
+  ): void {
     for (const f of fields) {
       this.deposited[f] += left[f] - kept[f]
       this.injected[f] += after[f] - before[f] + left[f] - kept[f]
@@ -201,7 +243,9 @@ class FieldEngine implements Engine {
     const values = await held.release()
     const count = this.core.fields
     for (const { fields, slots } of this.pending) {
-      const [before, kept, left, after] = slots.map((slot) => (slot < 0 ? new Float32Array(count) : values.subarray(slot * count, (slot + 1) * count)))
+      const [before, kept, left, after] = slots.map((slot) =>
+        slot < 0 ? new Float32Array(count) : values.subarray(slot * count, (slot + 1) * count),
+      )
       this.book(fields, before, kept, left, after)
     }
     this.pending = []
@@ -220,7 +264,14 @@ class FieldEngine implements Engine {
     else {
       const { u, prev } = read ?? (await this.core.read([...fields]))
       const cells = this.core.n * this.core.n
-      fields.forEach((field, k) => this.history.push({ kind: 'state', step, field, saved: { u: u.slice(k * cells, (k + 1) * cells), prev: prev.slice(k * cells, (k + 1) * cells) } }))
+      fields.forEach((field, k) =>
+        this.history.push({
+          kind: 'state',
+          step,
+          field,
+          saved: { u: u.slice(k * cells, (k + 1) * cells), prev: prev.slice(k * cells, (k + 1) * cells) },
+        }),
+      )
     }
     this.trimHistory()
   }
@@ -263,7 +314,8 @@ class FieldEngine implements Engine {
   async scale(mask: Float32Array, field?: number): Promise<void> {
     const cells = this.core.n * this.core.n
     const fields = field === undefined ? [...Array(this.core.fields).keys()] : [this.field(field)]
-    if (mask.length !== cells * fields.length) throw new CrystalError('bad_argument', `a scale mask here has ${cells * fields.length} cells, got ${mask.length}`)
+    if (mask.length !== cells * fields.length)
+      throw new CrystalError('bad_argument', `a scale mask here has ${cells * fields.length} cells, got ${mask.length}`)
     // on the host the potential is summed from the state read anyway; where the backend holds sums, the books stay there
     const host = !this.core.held
     let kept: ArrayLike<number> = []
@@ -306,7 +358,8 @@ class FieldEngine implements Engine {
   }
 
   async dreamEdit(edits: readonly (FieldEdit | null)[], passes: number, side: number): Promise<EditOutcome[]> {
-    if (edits.length !== this.core.fields) throw new CrystalError('bad_argument', `a dream edit here has ${this.core.fields} fields, got ${edits.length}`)
+    if (edits.length !== this.core.fields)
+      throw new CrystalError('bad_argument', `a dream edit here has ${this.core.fields} fields, got ${edits.length}`)
     const all = [...Array(this.core.fields).keys()]
     let outcomes: EditOutcome[] = []
     await this.booked(all, async () => {
@@ -354,7 +407,13 @@ class FieldEngine implements Engine {
 
   async step(steps: number): Promise<void> {
     requireInteger('steps', steps, 0, 10_000_000)
-    const samples = await this.core.step({ steps, first_step: this.step_count, seed: this.seed, sample_interval: this.timeline_interval, params: this.params })
+    const samples = await this.core.step({
+      steps,
+      first_step: this.step_count,
+      seed: this.seed,
+      sample_interval: this.timeline_interval,
+      params: this.params,
+    })
     this.step_count += steps
     this.revision++
     if (samples.length) await this.settle()
@@ -364,7 +423,15 @@ class FieldEngine implements Engine {
   private record(s: LedgerSample): void {
     s.fields.forEach((v, f) => {
       const line = this.timelines[f]
-      line.push({ step: s.step, energy: v[0], bulk_loss: v[1], boundary_loss: v[2], saturation: v[3] + this.deposited[f], noise_work: v[4], injected: this.injected[f] })
+      line.push({
+        step: s.step,
+        energy: v[0],
+        bulk_loss: v[1],
+        boundary_loss: v[2],
+        saturation: v[3] + this.deposited[f],
+        noise_work: v[4],
+        injected: this.injected[f],
+      })
       if (line.length > TIMELINE_CAP) line.splice(0, line.length - TIMELINE_CAP)
     })
   }
@@ -390,7 +457,10 @@ class FieldEngine implements Engine {
     const [e, l] = [held.hold('energy', this.params), held.hold('ledger', this.params)]
     const values = await this.settle()
     const columns = values.subarray(l * count, (l + 4) * count)
-    return [Float64Array.from(values.subarray(e * count, (e + 1) * count)), Float64Array.from({ length: 4 * count }, (_, i) => columns[(i % 4) * count + Math.floor(i / 4)])]
+    return [
+      Float64Array.from(values.subarray(e * count, (e + 1) * count)),
+      Float64Array.from({ length: 4 * count }, (_, i) => columns[(i % 4) * count + Math.floor(i / 4)]),
+    ]
   }
 
   timeline(field = 0): readonly EnergyBooks[] {
@@ -414,7 +484,12 @@ class FieldEngine implements Engine {
     return this.reader.recall(text, k, this.field(field))
   }
 
-  readAt(patterns: readonly Float32Array[], nulls: readonly Float32Array[], moments: readonly Moment[], field = 0): Promise<MomentReading[]> {
+  readAt(
+    patterns: readonly Float32Array[],
+    nulls: readonly Float32Array[],
+    moments: readonly Moment[],
+    field = 0,
+  ): Promise<MomentReading[]> {
     return this.reader.readAt(patterns, nulls, moments, this.field(field))
   }
 
@@ -423,9 +498,11 @@ class FieldEngine implements Engine {
   }
 
   async resume(saved: SavedField): Promise<void> {
-    if (this.step_count || this.memories.length || this.core.fields !== 1) throw new CrystalError('bad_argument', 'only a fresh one-field engine can resume a saved field')
+    if (this.step_count || this.memories.length || this.core.fields !== 1)
+      throw new CrystalError('bad_argument', 'only a fresh one-field engine can resume a saved field')
     const cells = this.core.n * this.core.n
-    if (saved.u.length !== cells || saved.prev.length !== cells) throw new CrystalError('bad_argument', `a saved field here has ${cells} cells, got ${saved.u.length}`)
+    if (saved.u.length !== cells || saved.prev.length !== cells)
+      throw new CrystalError('bad_argument', `a saved field here has ${cells} cells, got ${saved.u.length}`)
     await this.settle()
     await this.core.load(saved.u, saved.prev)
     this.revision++

@@ -5,7 +5,16 @@ import type { DreamReport, ProbeResult, RecallResult } from '../contracts/api.js
 import type { Material } from '../contracts/material.js'
 import type { DreamMode } from '../contracts/registry.js'
 import type { Pulse } from '../encode/pulse.js'
-import type { BackendChoice, EditMask, EditOutcome, FieldEdit, SavedState, ThreadSpawner, TransferCounts, WindowRecording } from './backend.js'
+import type {
+  BackendChoice,
+  EditMask,
+  EditOutcome,
+  FieldEdit,
+  SavedState,
+  ThreadSpawner,
+  TransferCounts,
+  WindowRecording,
+} from './backend.js'
 import type { StepParams } from './params.js'
 import type { MaterialCatalog } from './materials.js'
 
@@ -85,7 +94,6 @@ export interface MomentReading {
   sigma: number
 }
 
-
 export interface Engine {
   readonly backend: 'gpu' | 'cpu'
   readonly backend_reason: string
@@ -149,7 +157,12 @@ export interface Engine {
    * `nulls` for chance; one reading per moment, in the order given. For callers that write their own
    * wavefronts (the station's medium).
    */
-  readAt(patterns: readonly Float32Array[], nulls: readonly Float32Array[], moments: readonly Moment[], field?: number): Promise<MomentReading[]>
+  readAt(
+    patterns: readonly Float32Array[],
+    nulls: readonly Float32Array[],
+    moments: readonly Moment[],
+    field?: number,
+  ): Promise<MomentReading[]>
   /**
    * A quiet twin: a new engine on the same kind of backend with the same size and material, no
    * noise, no timeline, and `fields` fields (the consciousness publisher renders memories alone in one).

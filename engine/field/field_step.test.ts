@@ -63,7 +63,10 @@ describe('WGSL on WebGPU against the CPU twin', () => {
   // Ledgers and energies are float32 tile sums on the GPU and float64 sums on the CPU.
   const SUM_TOLERANCE = 1e-4
 
-  for (const [label, n, fields] of [['one 32 x 32 field', 32, 1], ['a batch of three 24 x 24 fields', 24, 3]] as const) {
+  for (const [label, n, fields] of [
+    ['one 32 x 32 field', 32, 1],
+    ['a batch of three 24 x 24 fields', 24, 3],
+  ] as const) {
     test(`${label}: 1,000 steps agree`, async () => {
       const gpu = await gpuBackend(n, fields)
       opened.push(gpu)
@@ -80,7 +83,7 @@ describe('WGSL on WebGPU against the CPU twin', () => {
     })
   }
 
-  test('a ring of 3 slots for the tiles\' ledger terms (folded mid-submit, as at N = 2048): 1,000 steps keep the books', async () => {
+  test("a ring of 3 slots for the tiles' ledger terms (folded mid-submit, as at N = 2048): 1,000 steps keep the books", async () => {
     const n = 32
     const choice = (await findAdapter(await nodeGpu()))!
     const gpu = await GpuFieldBackend.create(await openDevice(choice), n, 1, choice.name, 3 * 4 * (n / TILE) ** 2 * 4)

@@ -11,7 +11,11 @@ export function loadMaterialFile(file: string): CatalogEntry {
   try {
     text = readFileSync(file, 'utf8')
   } catch (e) {
-    throw new CrystalError('bad_material', `${file}: cannot read the material file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { file })
+    throw new CrystalError(
+      'bad_material',
+      `${file}: cannot read the material file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      { file },
+    )
   }
   let value: unknown
   try {
@@ -25,6 +29,12 @@ export function loadMaterialFile(file: string): CatalogEntry {
 /** Built-ins, then <dataDir>/materials/*.json, then the explicit files, later names replacing earlier. */
 export function loadCatalog(dataDir: string | undefined, files: string[] = []): MaterialCatalog {
   const dir = dataDir ? join(dataDir, 'materials') : undefined
-  const fromDir = dir && existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')).sort().map((f) => join(dir, f)) : []
+  const fromDir =
+    dir && existsSync(dir)
+      ? readdirSync(dir)
+          .filter((f) => f.endsWith('.json'))
+          .sort()
+          .map((f) => join(dir, f))
+      : []
   return new MaterialCatalog([...fromDir, ...files].map(loadMaterialFile))
 }

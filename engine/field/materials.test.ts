@@ -17,9 +17,16 @@ const CENTRE = { x: 0.5, y: 0.5, radius: 0.06, amplitude: 1, frequency: 1, phase
 
 describe('the built-ins behave measurably differently', () => {
   test('the eight built-ins are there', () => {
-    expect(BUILT_IN_MATERIALS.map((m) => m.name).sort()).toEqual(
-      ['diamond_nv', 'europium_crystal', 'graphene_model', 'ideal_resonator', 'metamaterial', 'optical_cavity', 'silicon', 'vacuum'],
-    )
+    expect(BUILT_IN_MATERIALS.map((m) => m.name).sort()).toEqual([
+      'diamond_nv',
+      'europium_crystal',
+      'graphene_model',
+      'ideal_resonator',
+      'metamaterial',
+      'optical_cavity',
+      'silicon',
+      'vacuum',
+    ])
   })
 
   test('ideal_resonator keeps at least 10 times the energy vacuum keeps after 2,000 steps from the same pulse', async () => {
@@ -52,9 +59,12 @@ describe('the built-ins behave measurably differently', () => {
   test('europium_crystal dephases as it warms: viscosity 0.001 + 0.01 T / 300, and a temperature past the stability bound is refused, the old one kept', async () => {
     const e = await engineOn('cpu', { size: 16, material: 'europium_crystal' })
     try {
-      const viscosity = (kelvin: number) => stepParams({ n: 16, fields: 1, material: e.material, temperature_k: kelvin, noise: 0 }).viscosity
+      const viscosity = (kelvin: number) =>
+        stepParams({ n: 16, fields: 1, material: e.material, temperature_k: kelvin, noise: 0 }).viscosity
       expect(viscosity(300) / viscosity(4)).toBeGreaterThan(8)
-      expect(() => e.setTemperature(9000)).toThrow(/^europium_crystal is unstable at 9000 K: its dephasing raises the viscosity past the step's stability bound/)
+      expect(() => e.setTemperature(9000)).toThrow(
+        /^europium_crystal is unstable at 9000 K: its dephasing raises the viscosity past the step's stability bound/,
+      )
       expect(e.temperature_k).toBe(4)
       await expect(engineOn('cpu', { size: 16, material: 'europium_crystal', temperature_k: 9000 })).rejects.toThrow('unstable at 9000 K')
     } finally {

@@ -14,7 +14,9 @@ import vacuum from '../../materials/vacuum.json' with { type: 'json' }
 
 const RAW_BUILT_INS = { vacuum, ideal_resonator, optical_cavity, europium_crystal, silicon, diamond_nv, metamaterial, graphene_model }
 
-export const BUILT_IN_MATERIALS: readonly Material[] = Object.entries(RAW_BUILT_INS).map(([name, raw]) => parseMaterial(raw, `materials/${name}.json`))
+export const BUILT_IN_MATERIALS: readonly Material[] = Object.entries(RAW_BUILT_INS).map(([name, raw]) =>
+  parseMaterial(raw, `materials/${name}.json`),
+)
 
 export interface CatalogEntry {
   material: Material
@@ -37,7 +39,12 @@ export class MaterialCatalog {
   get(name: string): Material {
     const entry = this.entries.get(name)
     if (!entry) {
-      throw new CrystalError('unknown_material', `unknown material "${name}"`, { field: 'material' }, `known materials: ${[...this.entries.keys()].join(', ')}`)
+      throw new CrystalError(
+        'unknown_material',
+        `unknown material "${name}"`,
+        { field: 'material' },
+        `known materials: ${[...this.entries.keys()].join(', ')}`,
+      )
     }
     return entry.material
   }

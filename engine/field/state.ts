@@ -15,7 +15,12 @@ export interface FieldMoment {
 }
 
 /** The state downsampled to `side` (capped at the field's own size); values to 5 decimals, enough for a picture. */
-export function fieldState(e: Pick<Engine, 'size' | 'material' | 'temperature_k' | 'memories'>, m: FieldMoment, side: number, backend: string): State {
+export function fieldState(
+  e: Pick<Engine, 'size' | 'material' | 'temperature_k' | 'memories'>,
+  m: FieldMoment,
+  side: number,
+  backend: string,
+): State {
   const s = Math.min(side, e.size)
   return {
     step: m.books.step,

@@ -95,11 +95,18 @@ export class GpuAdjointRunner implements AdjointRunner {
     transfers.write(this.patterns, 0, all)
 
     const group = (entry: Entry, resources: Record<number, GPUBuffer>) =>
-      device.createBindGroup({ layout: pipeline(device, entry).getBindGroupLayout(0), entries: Object.entries(resources).map(([k, buf]) => ({ binding: Number(k), resource: { buffer: buf } })) })
+      device.createBindGroup({
+        layout: pipeline(device, entry).getBindGroupLayout(0),
+        entries: Object.entries(resources).map(([k, buf]) => ({ binding: Number(k), resource: { buffer: buf } })),
+      })
     this.stepGroups = [0, 1].map((c) => group('step', { 0: this.uniform, 1: this.a[c], 2: this.b, 3: this.a[1 - c] }))
     this.sumGroup = device.createBindGroup({
       layout: gpu.sumRows.layout,
-      entries: [{ binding: 0, resource: { buffer: this.rows, size: 16 } }, { binding: 1, resource: { buffer: this.partials } }, { binding: 2, resource: { buffer: this.scores } }],
+      entries: [
+        { binding: 0, resource: { buffer: this.rows, size: 16 } },
+        { binding: 1, resource: { buffer: this.partials } },
+        { binding: 2, resource: { buffer: this.scores } },
+      ],
     })
 
     this.encoder = device.createCommandEncoder()
@@ -117,7 +124,10 @@ export class GpuAdjointRunner implements AdjointRunner {
    * Reruns the path (engine/recall/path.ts followPath, on the device): the field step on a scratch
    * copy from each kept state, the secant of every step into its row first. Encoded before the sweep.
    */
-  private followPath(plan: PathPlan, buffer: (bytes: number, usage?: number) => GPUBuffer): { from: number; steps: number; k: GPUBuffer; rows: GPUBuffer } {
+  private followPath(
+    plan: PathPlan,
+    buffer: (bytes: number, usage?: number) => GPUBuffer,
+  ): { from: number; steps: number; k: GPUBuffer; rows: GPUBuffer } {
     const { device, n, transfers } = this.gpu
     const cells = n * n
     const tiles = this.groups * this.groups
@@ -135,7 +145,12 @@ export class GpuAdjointRunner implements AdjointRunner {
       if (op.kind === 'run')
         for (; t < op.to; t++) {
           new Uint32Array(rowBytes, (t - plan.from) * SLOT, 1)[0] = t - plan.from
-          packStruct(STEP_PARAM_LAYOUT, { ...op.params, fields: 1, tiles_per_field: tiles, noise_key: noiseKey(plan.seed, t) }, stepBytes, (t - plan.from) * SLOT)
+          packStruct(
+            STEP_PARAM_LAYOUT,
+            { ...op.params, fields: 1, tiles_per_field: tiles, noise_key: noiseKey(plan.seed, t) },
+            stepBytes,
+            (t - plan.from) * SLOT,
+          )
         }
     }
     if (!steps) return { from: plan.from, steps, k, rows }
@@ -145,7 +160,13 @@ export class GpuAdjointRunner implements AdjointRunner {
     const stepGroups = [0, 1, 2].map((r) =>
       device.createBindGroup({
         layout: this.gpu.fieldStep.layout,
-        entries: [res(0, uniforms, 0, STEP_PARAM_LAYOUT.length * 4), res(1, s[r]), res(2, s[(r + 1) % 3]), res(3, s[(r + 2) % 3]), res(4, ledger)],
+        entries: [
+          res(0, uniforms, 0, STEP_PARAM_LAYOUT.length * 4),
+          res(1, s[r]),
+          res(2, s[(r + 1) % 3]),
+          res(3, s[(r + 2) % 3]),
+          res(4, ledger),
+        ],
       }),
     )
     const secant = pipeline(device, 'secant')
@@ -173,7 +194,18 @@ export class GpuAdjointRunner implements AdjointRunner {
       for (; t < op.to; t++) {
         const j = t - plan.from
         pass.setPipeline(secant)
-        pass.setBindGroup(0, device.createBindGroup({ layout: secant.getBindGroupLayout(0), entries: [res(0, uniforms, j * SLOT, STEP_PARAM_LAYOUT.length * 4), res(4, s[(r + 1) % 3]), res(8, k), res(9, rows, j * SLOT, 16)] }))
+        pass.setBindGroup(
+          0,
+          device.createBindGroup({
+            layout: secant.getBindGroupLayout(0),
+            entries: [
+              res(0, uniforms, j * SLOT, STEP_PARAM_LAYOUT.length * 4),
+              res(4, s[(r + 1) % 3]),
+              res(8, k),
+              res(9, rows, j * SLOT, 16),
+            ],
+          }),
+        )
         pass.dispatchWorkgroups(this.groups, this.groups)
         pass.setPipeline(this.gpu.fieldStep.pipeline)
         pass.setBindGroup(0, stepGroups[r], [j * SLOT])
@@ -200,8 +232,21 @@ export class GpuAdjointRunner implements AdjointRunner {
     if (this.path && j >= 0 && j < this.path.steps) {
       const p = pipeline(this.gpu.device, 'step_k')
       this.pass.setPipeline(p)
-      const entries: [number, GPUBuffer, number, number | undefined][] = [[0, this.uniform, 0, undefined], [1, this.a[this.cur], 0, undefined], [2, this.b, 0, undefined], [3, this.a[1 - this.cur], 0, undefined], [8, this.path.k, 0, undefined], [9, this.path.rows, j * SLOT, 16]]
-      this.pass.setBindGroup(0, this.gpu.device.createBindGroup({ layout: p.getBindGroupLayout(0), entries: entries.map(([binding, buffer, offset, size]) => ({ binding, resource: { buffer, offset, size } })) }))
+      const entries: [number, GPUBuffer, number, number | undefined][] = [
+        [0, this.uniform, 0, undefined],
+        [1, this.a[this.cur], 0, undefined],
+        [2, this.b, 0, undefined],
+        [3, this.a[1 - this.cur], 0, undefined],
+        [8, this.path.k, 0, undefined],
+        [9, this.path.rows, j * SLOT, 16],
+      ]
+      this.pass.setBindGroup(
+        0,
+        this.gpu.device.createBindGroup({
+          layout: p.getBindGroupLayout(0),
+          entries: entries.map(([binding, buffer, offset, size]) => ({ binding, resource: { buffer, offset, size } })),
+        }),
+      )
     } else {
       this.pass.setPipeline(pipeline(this.gpu.device, 'step'))
       this.pass.setBindGroup(0, this.stepGroups[this.cur])
@@ -236,7 +281,18 @@ export class GpuAdjointRunner implements AdjointRunner {
     } else buffer = this.gpu.mask(mask)
     const p = pipeline(device, 'scale')
     this.pass.setPipeline(p)
-    this.pass.setBindGroup(0, device.createBindGroup({ layout: p.getBindGroupLayout(0), entries: [[0, this.uniform], [2, this.b], [3, this.a[this.cur]], [7, buffer]].map(([k, buf]) => ({ binding: k as number, resource: { buffer: buf as GPUBuffer } })) }))
+    this.pass.setBindGroup(
+      0,
+      device.createBindGroup({
+        layout: p.getBindGroupLayout(0),
+        entries: [
+          [0, this.uniform],
+          [2, this.b],
+          [3, this.a[this.cur]],
+          [7, buffer],
+        ].map(([k, buf]) => ({ binding: k as number, resource: { buffer: buf as GPUBuffer } })),
+      }),
+    )
     this.pass.dispatchWorkgroups(this.groups, this.groups)
     this.dispatched()
   }
@@ -245,7 +301,8 @@ export class GpuAdjointRunner implements AdjointRunner {
     const k = this.readings++
     if (k >= this.capacity) throw new RangeError(`the sweep was opened for ${this.capacity} readings`)
     const list = patterns ?? [...Array(this.count).keys()]
-    if (list.length > this.count || list.some((p) => !(p >= 0 && p < this.count))) throw new RangeError(`a reading lists patterns 0..${this.count - 1}, each once at most`)
+    if (list.length > this.count || list.some((p) => !(p >= 0 && p < this.count)))
+      throw new RangeError(`a reading lists patterns 0..${this.count - 1}, each once at most`)
     const at = this.picked
     this.picked += list.length
     this.lists.push({ patterns, at })
@@ -258,9 +315,23 @@ export class GpuAdjointRunner implements AdjointRunner {
     transfers.write(this.pickRows, k * SLOT, Uint32Array.of(at))
     transfers.write(this.picks, at * 4, Uint32Array.from(list))
     const p = pipeline(device, 'readout')
-    const entries: [number, GPUBuffer, number, number | undefined][] = [[0, this.uniform, 0, undefined], [1, this.a[this.cur], 0, undefined], [2, this.b, 0, undefined], [4, this.patterns, 0, undefined], [6, this.partials, 0, undefined], [9, this.pickRows, k * SLOT, 16], [10, this.picks, 0, undefined]]
+    const entries: [number, GPUBuffer, number, number | undefined][] = [
+      [0, this.uniform, 0, undefined],
+      [1, this.a[this.cur], 0, undefined],
+      [2, this.b, 0, undefined],
+      [4, this.patterns, 0, undefined],
+      [6, this.partials, 0, undefined],
+      [9, this.pickRows, k * SLOT, 16],
+      [10, this.picks, 0, undefined],
+    ]
     this.pass.setPipeline(p)
-    this.pass.setBindGroup(0, device.createBindGroup({ layout: p.getBindGroupLayout(0), entries: entries.map(([binding, buffer, offset, size]) => ({ binding, resource: { buffer, offset, size } })) }))
+    this.pass.setBindGroup(
+      0,
+      device.createBindGroup({
+        layout: p.getBindGroupLayout(0),
+        entries: entries.map(([binding, buffer, offset, size]) => ({ binding, resource: { buffer, offset, size } })),
+      }),
+    )
     this.pass.dispatchWorkgroups(this.groups, this.groups, list.length)
     this.pass.setPipeline(this.gpu.sumRows.pipeline)
     this.pass.setBindGroup(0, this.sumGroup, [k * SLOT])

@@ -114,11 +114,23 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
         ? { binding, visibility: COMPUTE_STAGE, buffer: { type, hasDynamicOffset: true } }
         : { binding, visibility: COMPUTE_STAGE, buffer: { type } }
     const stepLayout = device.createBindGroupLayout({
-      entries: [entry(0, 'uniform'), entry(1, 'read-only-storage'), entry(2, 'read-only-storage'), entry(3, 'storage'), entry(4, 'storage')],
+      entries: [
+        entry(0, 'uniform'),
+        entry(1, 'read-only-storage'),
+        entry(2, 'read-only-storage'),
+        entry(3, 'storage'),
+        entry(4, 'storage'),
+      ],
     })
-    const energyLayout = device.createBindGroupLayout({ entries: [entry(0, 'uniform'), entry(1, 'read-only-storage'), entry(2, 'read-only-storage'), entry(4, 'storage')] })
-    const reduceLayout = device.createBindGroupLayout({ entries: [entry(0, 'uniform'), entry(1, 'read-only-storage'), entry(2, 'storage')] })
-    const foldLayout = device.createBindGroupLayout({ entries: [entry(0, 'uniform'), entry(1, 'read-only-storage'), entry(2, 'storage'), entry(3, 'storage')] })
+    const energyLayout = device.createBindGroupLayout({
+      entries: [entry(0, 'uniform'), entry(1, 'read-only-storage'), entry(2, 'read-only-storage'), entry(4, 'storage')],
+    })
+    const reduceLayout = device.createBindGroupLayout({
+      entries: [entry(0, 'uniform'), entry(1, 'read-only-storage'), entry(2, 'storage')],
+    })
+    const foldLayout = device.createBindGroupLayout({
+      entries: [entry(0, 'uniform'), entry(1, 'read-only-storage'), entry(2, 'storage'), entry(3, 'storage')],
+    })
     const pipeline = (module: GPUShaderModule, entryPoint: string, layout: GPUBindGroupLayout) =>
       device.createComputePipeline({ layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint } })
     this.stepPipeline = pipeline(fieldModule, 'step', stepLayout)
@@ -141,12 +153,23 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       }),
     )
     this.energyGroups = [0, 1, 2].map((r) =>
-      device.createBindGroup({ layout: energyLayout, entries: [stepUniform, res(1, this.bufs[r]), res(2, this.bufs[(r + 1) % 3]), res(4, this.partials)] }),
+      device.createBindGroup({
+        layout: energyLayout,
+        entries: [stepUniform, res(1, this.bufs[r]), res(2, this.bufs[(r + 1) % 3]), res(4, this.partials)],
+      }),
     )
     this.sumEnergy = device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, this.partials), res(2, this.samples)] })
-    this.sumLedger = device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, this.ledgerBuf), res(2, this.samples)] })
-    this.foldGroup = device.createBindGroup({ layout: foldLayout, entries: [reduceUniform, res(1, this.tileSums), res(2, this.ledgerBuf), res(3, this.ledgerComp)] })
-    this.addGroups = this.bufs.map((b) => device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, this.wave), res(2, b)] }))
+    this.sumLedger = device.createBindGroup({
+      layout: reduceLayout,
+      entries: [reduceUniform, res(1, this.ledgerBuf), res(2, this.samples)],
+    })
+    this.foldGroup = device.createBindGroup({
+      layout: foldLayout,
+      entries: [reduceUniform, res(1, this.tileSums), res(2, this.ledgerBuf), res(3, this.ledgerComp)],
+    })
+    this.addGroups = this.bufs.map((b) =>
+      device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, this.wave), res(2, b)] }),
+    )
     this.dream = new GpuDreamOps(this)
     this.recorder = new GpuRecorder(this, () => this.dream.sums())
     this.held = new GpuHeldSums(this, this.ledgerBuf)
@@ -225,7 +248,12 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
     for (let i = 0; i < steps; i++) {
-      packStruct(STEP_PARAM_LAYOUT, { ...req.params, noise_key: noiseKey(req.seed, first + i), ledger_slot: folds.pending }, stepBytes, i * SLOT)
+      packStruct(
+        STEP_PARAM_LAYOUT,
+        { ...req.params, noise_key: noiseKey(req.seed, first + i), ledger_slot: folds.pending },
+        stepBytes,
+        i * SLOT,
+      )
       pass.setPipeline(this.stepPipeline)
       pass.setBindGroup(0, this.stepGroups[this.rotation], [i * SLOT])
       pass.dispatchWorkgroups(this.groups, this.groups, this.fields)
@@ -250,12 +278,19 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const values = await this.readSamples(encoder, sampleSteps.length)
     return sampleSteps.map((step, s) => ({
       step,
-      fields: [...Array(this.fields).keys()].map((f) => Float64Array.from({ length: SAMPLE_COLUMNS }, (_, c) => values[(s * SAMPLE_COLUMNS + c) * this.fields + f])),
+      fields: [...Array(this.fields).keys()].map((f) =>
+        Float64Array.from({ length: SAMPLE_COLUMNS }, (_, c) => values[(s * SAMPLE_COLUMNS + c) * this.fields + f]),
+      ),
     }))
   }
 
   /** Adds the ring's pending steps into the books (reduce uniform slot 2 x steps + fold number). */
-  private encodeFold(pass: GPUComputePassEncoder, folds: { count: number; pending: number }, steps: number, reduceBytes: ArrayBuffer): void {
+  private encodeFold(
+    pass: GPUComputePassEncoder,
+    folds: { count: number; pending: number },
+    steps: number,
+    reduceBytes: ArrayBuffer,
+  ): void {
     const offset = (2 * steps + folds.count) * SLOT
     const len = this.fields * this.tiles
     packStruct(REDUCE_PARAM_LAYOUT, { len, dst_offset: 0, count: folds.pending }, reduceBytes, offset)
@@ -287,7 +322,12 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     return this.readBuffer(this.samples, 0, bytes, encoder)
   }
 
-  private async readBuffer(src: GPUBuffer, offset: number, bytes: number, encoder = this.device.createCommandEncoder()): Promise<Float32Array> {
+  private async readBuffer(
+    src: GPUBuffer,
+    offset: number,
+    bytes: number,
+    encoder = this.device.createCommandEncoder(),
+  ): Promise<Float32Array> {
     return new Float32Array(await this.transfers.read(src, offset, bytes, encoder, () => this.failed))
   }
 
@@ -322,7 +362,10 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     // consecutive fields (all of them, say) come back in one read per buffer, not two per field
     if (fields.length > 1 && fields.every((f, i) => f === fields[0] + i)) {
       const [offset, bytes] = [fields[0] * cells * 4, fields.length * cells * 4]
-      return { u: await this.readBuffer(this.bufs[(this.rotation + 1) % 3], offset, bytes), prev: await this.readBuffer(this.bufs[this.rotation], offset, bytes) }
+      return {
+        u: await this.readBuffer(this.bufs[(this.rotation + 1) % 3], offset, bytes),
+        prev: await this.readBuffer(this.bufs[this.rotation], offset, bytes),
+      }
     }
     const u = new Float32Array(fields.length * cells)
     const prev = new Float32Array(fields.length * cells)

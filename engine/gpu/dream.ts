@@ -99,7 +99,11 @@ export class GpuDreamOps implements DreamOps {
     this.gpu.device.queue.submit([encoder.finish()])
   }
 
-  async edit(edits: readonly (FieldEdit | null)[], passes: number, side: number): Promise<{ outcomes: EditOutcome[]; masks: (DeviceMask | null)[] }> {
+  async edit(
+    edits: readonly (FieldEdit | null)[],
+    passes: number,
+    side: number,
+  ): Promise<{ outcomes: EditOutcome[]; masks: (DeviceMask | null)[] }> {
     const { device, n, fields, transfers } = this.gpu
     const s = this.buffers()
     const cells = n * n

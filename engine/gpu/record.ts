@@ -57,7 +57,10 @@ export class GpuRecorder implements WindowRecorder {
     const coef = device.createBuffer({ size: factors.byteLength, usage: STORAGE })
     this.gpu.transfers.write(coef, 0, factors.buffer as ArrayBuffer)
     const uniform = device.createBuffer({ size: count * SLOT, usage: UNIFORM })
-    this.pipeline ??= device.createComputePipeline({ layout: 'auto', compute: { module: kernelModule(device, '', SHADERS.spectra), entryPoint: 'accumulate' } })
+    this.pipeline ??= device.createComputePipeline({
+      layout: 'auto',
+      compute: { module: kernelModule(device, '', SHADERS.spectra), entryPoint: 'accumulate' },
+    })
     this.window = { coef, uniform, pipeline: this.pipeline }
   }
 
@@ -68,7 +71,14 @@ export class GpuRecorder implements WindowRecorder {
     const { device, n, fields, transfers } = this.gpu
     const size = n * n * fields
     const uniform = new ArrayBuffer(this.chunks.length * SLOT)
-    for (let c = 0; c < this.chunks.length; c++) new Uint32Array(uniform, c * SLOT, 5).set([size, slot, c * this.perChunk, Math.min(this.perChunk, this.planes - c * this.perChunk), this.planes])
+    for (let c = 0; c < this.chunks.length; c++)
+      new Uint32Array(uniform, c * SLOT, 5).set([
+        size,
+        slot,
+        c * this.perChunk,
+        Math.min(this.perChunk, this.planes - c * this.perChunk),
+        this.planes,
+      ])
     transfers.write(slots, 0, uniform)
     const encoder = device.createCommandEncoder()
     const pass = encoder.beginComputePass()
@@ -114,7 +124,12 @@ export class GpuRecorder implements WindowRecorder {
     }
     this.gpu.check()
     const cells = this.gpu.n * this.gpu.n
-    return { frames: this.frames, window: (f) => new PlaneArray(planes, f * cells, floats), sums: tail.subarray(0, floats), u: full ? tail.subarray(floats) : new Float32Array(0) }
+    return {
+      frames: this.frames,
+      window: (f) => new PlaneArray(planes, f * cells, floats),
+      sums: tail.subarray(0, floats),
+      u: full ? tail.subarray(floats) : new Float32Array(0),
+    }
   }
 
   private release(): void {

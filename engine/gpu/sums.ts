@@ -54,7 +54,10 @@ export class GpuHeldSums implements HeldSums {
       const old = this.slots
       this.slots = bigger
       this.capacity = 2 * this.capacity + needed
-      device.queue.onSubmittedWorkDone().then(() => old.destroy(), () => old.destroy())
+      device.queue.onSubmittedWorkDone().then(
+        () => old.destroy(),
+        () => old.destroy(),
+      )
     }
     const slot = this.used
     this.used += needed
@@ -69,13 +72,35 @@ export class GpuHeldSums implements HeldSums {
       const { u, prev } = this.gpu.state()
       const kernel = this.kernels[kind]
       pass.setPipeline(kernel)
-      pass.setBindGroup(0, device.createBindGroup({ layout: kernel.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: this.stepUniform } }, { binding: 1, resource: { buffer: prev } }, { binding: 2, resource: { buffer: u } }, { binding: 4, resource: { buffer: this.partials } }] }))
+      pass.setBindGroup(
+        0,
+        device.createBindGroup({
+          layout: kernel.getBindGroupLayout(0),
+          entries: [
+            { binding: 0, resource: { buffer: this.stepUniform } },
+            { binding: 1, resource: { buffer: prev } },
+            { binding: 2, resource: { buffer: u } },
+            { binding: 4, resource: { buffer: this.partials } },
+          ],
+        }),
+      )
       const groups = Math.ceil(this.gpu.n / TILE)
       pass.dispatchWorkgroups(groups, groups, fields)
     }
     pass.setPipeline(this.gpu.sumRows.pipeline)
     const rows = kind === 'ledger' ? this.ledger : this.partials
-    pass.setBindGroup(0, device.createBindGroup({ layout: this.gpu.sumRows.layout, entries: [{ binding: 0, resource: { buffer: this.reduceUniform, size: 16 } }, { binding: 1, resource: { buffer: rows } }, { binding: 2, resource: { buffer: this.slots } }] }), [0])
+    pass.setBindGroup(
+      0,
+      device.createBindGroup({
+        layout: this.gpu.sumRows.layout,
+        entries: [
+          { binding: 0, resource: { buffer: this.reduceUniform, size: 16 } },
+          { binding: 1, resource: { buffer: rows } },
+          { binding: 2, resource: { buffer: this.slots } },
+        ],
+      }),
+      [0],
+    )
     pass.dispatchWorkgroups(needed * fields)
     pass.end()
     device.queue.submit([encoder.finish()])
@@ -86,7 +111,9 @@ export class GpuHeldSums implements HeldSums {
     if (!this.used) return new Float32Array(0)
     const bytes = this.used * this.gpu.fields * 4
     this.used = 0
-    const back = new Float32Array(await this.gpu.transfers.read(this.slots, 0, bytes, this.gpu.device.createCommandEncoder(), () => this.gpu.failure()))
+    const back = new Float32Array(
+      await this.gpu.transfers.read(this.slots, 0, bytes, this.gpu.device.createCommandEncoder(), () => this.gpu.failure()),
+    )
     this.gpu.check()
     return back
   }

@@ -24,7 +24,13 @@ export class Transfers implements TransferCounts {
   }
 
   /** Copies `bytes` of `src` at `offset` back to the host, after the work `encoder` holds. */
-  async read(src: GPUBuffer, offset: number, bytes: number, encoder: GPUCommandEncoder, failure: () => string | undefined): Promise<ArrayBuffer> {
+  async read(
+    src: GPUBuffer,
+    offset: number,
+    bytes: number,
+    encoder: GPUCommandEncoder,
+    failure: () => string | undefined,
+  ): Promise<ArrayBuffer> {
     const staging = this.device.createBuffer({ size: bytes, usage: MAP_READ | COPY_DST })
     encoder.copyBufferToBuffer(src, offset, staging, 0, bytes)
     this.device.queue.submit([encoder.finish()])

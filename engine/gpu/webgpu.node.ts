@@ -30,7 +30,12 @@ export function nodeGpu(): Promise<GPU> {
       Object.assign(globalThis, globals)
       return create([]) as GPU
     } catch (e) {
-      throw new CrystalError('backend_unavailable', `webgpu could not start Dawn: ${(e as Error).message}`, {}, 'install a Vulkan driver (or Debian\'s chromium for SwiftShader), or use --backend cpu')
+      throw new CrystalError(
+        'backend_unavailable',
+        `webgpu could not start Dawn: ${(e as Error).message}`,
+        {},
+        "install a Vulkan driver (or Debian's chromium for SwiftShader), or use --backend cpu",
+      )
     }
   })()
   return gpu

@@ -5,25 +5,31 @@ import { programCost, stepBudget } from './cost.js'
 import { STABILIZE } from './interpret.js'
 import { parse } from './parse.js'
 
-const costs = (source: string, genomeSteps: Record<string, number> = {}) => programCost(parse(source).commands, (id) => genomeSteps[id] ?? 0).map((c) => [c.command, c.steps] as const)
+const costs = (source: string, genomeSteps: Record<string, number> = {}) =>
+  programCost(parse(source).commands, (id) => genomeSteps[id] ?? 0).map((c) => [c.command, c.steps] as const)
 
 describe('program cost', () => {
   test('conditions are free, an injection is one step, RESONATE its steps, and recall sweeps back over the field’s age', () => {
-    expect(costs('MATERIAL vacuum\nSEED 3\nTEMPERATURE 4\nNOISE 0\nWRITE "a"\nPULSE 0.5 0.5\nRESONATE 700\nRECALL "a"\nPROBE "a"')).toEqual([
-      ['MATERIAL', 0],
-      ['SEED', 0],
-      ['TEMPERATURE', 0],
-      ['NOISE', 0],
-      ['WRITE', 1],
-      ['PULSE', 1],
-      ['RESONATE', 700],
-      ['RECALL', 701],
-      ['PROBE', 701],
-    ])
+    expect(costs('MATERIAL vacuum\nSEED 3\nTEMPERATURE 4\nNOISE 0\nWRITE "a"\nPULSE 0.5 0.5\nRESONATE 700\nRECALL "a"\nPROBE "a"')).toEqual(
+      [
+        ['MATERIAL', 0],
+        ['SEED', 0],
+        ['TEMPERATURE', 0],
+        ['NOISE', 0],
+        ['WRITE', 1],
+        ['PULSE', 1],
+        ['RESONATE', 700],
+        ['RECALL', 701],
+        ['PROBE', 701],
+      ],
+    )
   })
 
   test('STABILIZE, DREAM, MERGE and SPLIT are not free: each counts the steps it runs at most', () => {
-    const [[, stabilize], [, dream], [, merge], [, split]] = costs('STABILIZE\nDREAM deep\nMERGE CRY-1 CRY-2\nSPLIT CRY-2', { 'CRY-000001': 1000, 'CRY-000002': 3000 })
+    const [[, stabilize], [, dream], [, merge], [, split]] = costs('STABILIZE\nDREAM deep\nMERGE CRY-1 CRY-2\nSPLIT CRY-2', {
+      'CRY-000001': 1000,
+      'CRY-000002': 3000,
+    })
     // at least its windows of observation
     expect(stabilize).toBeGreaterThanOrEqual(STABILIZE.max_windows * STABILIZE.window_steps)
     expect(dream).toBeGreaterThan(0)

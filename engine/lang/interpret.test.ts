@@ -8,7 +8,8 @@ import { interpret } from './interpret.js'
 import { parse } from './parse.js'
 
 const catalog = new MaterialCatalog()
-const run = (source: string, registry: Registry) => interpret(parse(source).commands, { open: (o) => createNodeEngine({ ...o, backend: 'cpu' }), catalog, registry, size: 32 })
+const run = (source: string, registry: Registry) =>
+  interpret(parse(source).commands, { open: (o) => createNodeEngine({ ...o, backend: 'cpu' }), catalog, registry, size: 32 })
 const program = (material: string) => `MATERIAL ${material}\nPULSE 0.5 0.5 0.12 1 2 0\nRESONATE 200\nSTABILIZE\n`
 
 describe('STABILIZE', () => {
@@ -41,10 +42,17 @@ describe('RECALL', () => {
   test('three WRITEs at one step, RESONATE 300: each one-word RECALL prints its own memory first, with match and strength', async () => {
     const texts = ['the river remembers the mountain', 'copper bells at dawn', 'a lantern in the fog']
     const source = `MATERIAL ideal_resonator\n${texts.map((t) => `WRITE "${t}"`).join('\n')}\nRESONATE 300\nRECALL "mountain" 3\nRECALL "bells" 3\nRECALL "lantern" 3\nRECALL "quartz" 3\n`
-    const lines = await interpret(parse(source).commands, { open: (o) => createNodeEngine({ ...o, backend: 'cpu' }), catalog, registry: new Registry(new MemoryRegistryStore()), size: 64 })
+    const lines = await interpret(parse(source).commands, {
+      open: (o) => createNodeEngine({ ...o, backend: 'cpu' }),
+      catalog,
+      registry: new Registry(new MemoryRegistryStore()),
+      size: 64,
+    })
     const recalls = lines.slice(-4).map((l) => l.text)
     ;['mountain', 'bells', 'lantern'].forEach((word, i) =>
-      expect(recalls[i]).toMatch(new RegExp(`^recall "${word}": 1\\. "${texts[i]}" \\(match 0\\.\\d{3}, strength (0\\.9|1\\.0)\\d\\d, floor 0\\.\\d{3}\\)`)),
+      expect(recalls[i]).toMatch(
+        new RegExp(`^recall "${word}": 1\\. "${texts[i]}" \\(match 0\\.\\d{3}, strength (0\\.9|1\\.0)\\d\\d, floor 0\\.\\d{3}\\)`),
+      ),
     )
     expect(recalls[3]).toBe('recall "quartz": nothing resonates above the noise floor')
   })

@@ -152,14 +152,27 @@ export async function interpret(commands: readonly Command[], ctx: InterpretCont
             const found = await crystallize(e, ctx.registry, history, STABILIZE.max_structures)
             const made = found.registered.map((p) => `${p.id} (${CLASS_NAMES[p.class]}, persistence ${pct(p.persistence)})`)
             const dups = found.rejected.map((r) => `a duplicate of ${r.duplicate_of}`)
-            result = { steps, settled, similarity, energy: (await energy()).energy, structures: found.structures.length, registered: found.registered.map((p) => p.id), rejected: found.rejected }
+            result = {
+              steps,
+              settled,
+              similarity,
+              energy: (await energy()).energy,
+              structures: found.structures.length,
+              registered: found.registered.map((p) => p.id),
+              rejected: found.rejected,
+            }
             text = `${settled ? 'stabilized' : 'not stable'} after ${steps} steps (stability maps of consecutive ${STABILIZE.window_steps}-step windows agree to ${similarity.toFixed(3)}); ${made.length ? `crystallized ${made.join(', ')}` : 'nothing crystallized'}${dups.length ? ` (${dups.join(', ')})` : ''}`
             break
           }
           case 'RECALL': {
             const r = await (await field()).recall(String(a), Number(b))
             result = { text: a, k: b, ...r }
-            const hits = r.hits.map((h) => `${h.rank}. "${h.text}" (match ${h.match.toFixed(3)}, strength ${h.strength.toFixed(3)}, floor ${h.noise_floor.toFixed(3)})`).join('  ')
+            const hits = r.hits
+              .map(
+                (h) =>
+                  `${h.rank}. "${h.text}" (match ${h.match.toFixed(3)}, strength ${h.strength.toFixed(3)}, floor ${h.noise_floor.toFixed(3)})`,
+              )
+              .join('  ')
             // over capacity is said first and in capitals: the ranking after it is a guess
             text = `recall "${a}": ${r.over_capacity ? `WARNING ${r.reason}  ${hits}` : (r.reason ?? hits)}`
             break

@@ -68,13 +68,17 @@ describe('every kind of error gives the line and column', () => {
   })
 
   test('wrong argument count', () => {
-    expect(errorsOf('PULSE 0.5')).toEqual(['bad.crystal:1:1: PULSE takes 2 to 6 arguments, got 1 (PULSE x y [radius] [amplitude] [frequency] [phase])'])
+    expect(errorsOf('PULSE 0.5')).toEqual([
+      'bad.crystal:1:1: PULSE takes 2 to 6 arguments, got 1 (PULSE x y [radius] [amplitude] [frequency] [phase])',
+    ])
     expect(errorsOf('RESONATE 10 20')).toEqual(['bad.crystal:1:13: RESONATE takes 1 argument, got 2 (RESONATE steps)'])
     expect(errorsOf('STABILIZE now')[0]).toContain('1:11: STABILIZE takes 0 arguments, got 1')
   })
 
   test('bad number, out of range, not a whole number, wrong kind', () => {
-    expect(errorsOf('PULSE 0.5 abc')).toEqual(['bad.crystal:1:11: PULSE y: expected a number, got "abc" (PULSE x y [radius] [amplitude] [frequency] [phase])'])
+    expect(errorsOf('PULSE 0.5 abc')).toEqual([
+      'bad.crystal:1:11: PULSE y: expected a number, got "abc" (PULSE x y [radius] [amplitude] [frequency] [phase])',
+    ])
     expect(errorsOf('PULSE 1.5 0.5')[0]).toBe('bad.crystal:1:7: PULSE x must be between 0 and 1, got 1.5')
     expect(errorsOf('RESONATE 10.5')[0]).toBe('bad.crystal:1:10: RESONATE steps: expected a whole number, got 10.5')
     expect(errorsOf('WRITE hello')[0]).toBe('bad.crystal:1:7: WRITE text: expected a double-quoted string, got hello (WRITE "hello")')
@@ -82,7 +86,9 @@ describe('every kind of error gives the line and column', () => {
   })
 
   test('unterminated string and bad escapes', () => {
-    expect(errorsOf('RESONATE 5\nWRITE "no end')).toEqual(['bad.crystal:2:7: unterminated string (close it with a double quote on the same line)'])
+    expect(errorsOf('RESONATE 5\nWRITE "no end')).toEqual([
+      'bad.crystal:2:7: unterminated string (close it with a double quote on the same line)',
+    ])
     expect(errorsOf('WRITE "a\\qb"')[0]).toContain('1:9: unknown escape \\q in a string')
   })
 
@@ -92,7 +98,11 @@ describe('every kind of error gives the line and column', () => {
 
   test('unknown material and unknown primitive id (they need the world), and SEED too late', () => {
     const { commands } = parse('MATERIAL unobtainum\nWRITE "x"\nSEED 3\nMERGE CRY-000001 CRY-000009', 'w.crystal')
-    const errors = check(commands, { materials: ['europium_crystal', 'ideal_resonator'], primitiveIds: new Set(['CRY-000001']) }, 'w.crystal').map(formatError)
+    const errors = check(
+      commands,
+      { materials: ['europium_crystal', 'ideal_resonator'], primitiveIds: new Set(['CRY-000001']) },
+      'w.crystal',
+    ).map(formatError)
     expect(errors).toEqual([
       'w.crystal:1:10: unknown material "unobtainum" (materials: europium_crystal, ideal_resonator)',
       'w.crystal:3:1: SEED must come before the first command that uses the field (move it above the first WRITE/PULSE/RESONATE/PROBE/DREAM/STABILIZE/RECALL)',

@@ -15,7 +15,13 @@ export interface ArgSpec {
   default?: number
 }
 
-const num = (name: string, min: number, max: number, dflt?: number): ArgSpec => ({ name, type: 'number', min, max, ...(dflt === undefined ? {} : { default: dflt }) })
+const num = (name: string, min: number, max: number, dflt?: number): ArgSpec => ({
+  name,
+  type: 'number',
+  min,
+  max,
+  ...(dflt === undefined ? {} : { default: dflt }),
+})
 
 export const COMMANDS = {
   MATERIAL: [{ name: 'name', type: 'word' }],
@@ -35,8 +41,14 @@ export const COMMANDS = {
   PROBE: [{ name: 'text', type: 'string' }],
   DREAM: [{ name: 'mode', type: 'mode' }],
   STABILIZE: [],
-  RECALL: [{ name: 'text', type: 'string' }, { name: 'k', type: 'int', min: 1, max: 1000, default: 5 }],
-  MERGE: [{ name: 'a', type: 'id' }, { name: 'b', type: 'id' }],
+  RECALL: [
+    { name: 'text', type: 'string' },
+    { name: 'k', type: 'int', min: 1, max: 1000, default: 5 },
+  ],
+  MERGE: [
+    { name: 'a', type: 'id' },
+    { name: 'b', type: 'id' },
+  ],
   SPLIT: [{ name: 'id', type: 'id' }],
 } as const satisfies Record<string, readonly ArgSpec[]>
 
@@ -109,7 +121,13 @@ function tokenize(text: string, line: number, file: string, errors: ProgramError
             const end = text.indexOf('}', i + 3)
             const code = end > 0 ? Number.parseInt(text.slice(i + 3, end), 16) : NaN
             if (!Number.isFinite(code) || code > 0x10ffff) {
-              errors.push({ file, line, column: i + 1, message: 'bad \\u{...} escape in a string', hint: 'write \\u{hex digits}, e.g. \\u{e9}' })
+              errors.push({
+                file,
+                line,
+                column: i + 1,
+                message: 'bad \\u{...} escape in a string',
+                hint: 'write \\u{hex digits}, e.g. \\u{e9}',
+              })
               i += 2
               continue
             }
@@ -118,7 +136,13 @@ function tokenize(text: string, line: number, file: string, errors: ProgramError
             continue
           }
           if (e === undefined || !(e in ESCAPES)) {
-            errors.push({ file, line, column: i + 1, message: `unknown escape \\${e ?? ''} in a string`, hint: 'escapes: \\" \\\\ \\n \\t \\r \\0 \\u{hex}' })
+            errors.push({
+              file,
+              line,
+              column: i + 1,
+              message: `unknown escape \\${e ?? ''} in a string`,
+              hint: 'escapes: \\" \\\\ \\n \\t \\r \\0 \\u{hex}',
+            })
             i += 2
             continue
           }
@@ -130,7 +154,13 @@ function tokenize(text: string, line: number, file: string, errors: ProgramError
         i++
       }
       if (!closed) {
-        errors.push({ file, line, column: start + 1, message: 'unterminated string', hint: 'close it with a double quote on the same line' })
+        errors.push({
+          file,
+          line,
+          column: start + 1,
+          message: 'unterminated string',
+          hint: 'close it with a double quote on the same line',
+        })
         return undefined
       }
       tokens.push({ kind: 'string', text: value, column: start + 1 })
@@ -146,7 +176,9 @@ function tokenize(text: string, line: number, file: string, errors: ProgramError
 function distance(a: string, b: string): number {
   const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)])
   for (let j = 1; j <= b.length; j++) d[0][j] = j
-  for (let i = 1; i <= a.length; i++) for (let j = 1; j <= b.length; j++) d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++)
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
   return d[a.length][b.length]
 }
 
@@ -160,20 +192,36 @@ function usage(name: CommandName): string {
   return `${name} ${COMMANDS[name].map((a: ArgSpec) => (a.default !== undefined ? `[${a.name}]` : a.type === 'string' ? `"${a.name}"` : a.name)).join(' ')}`.trim()
 }
 
-function parseArg(spec: ArgSpec, tok: Token, name: CommandName, file: string, line: number): { value?: string | number; error?: ProgramError } {
+function parseArg(
+  spec: ArgSpec,
+  tok: Token,
+  name: CommandName,
+  file: string,
+  line: number,
+): { value?: string | number; error?: ProgramError } {
   const at = { file, line, column: tok.column }
   const what = `${name} ${spec.name}`
   if (spec.type === 'string') {
-    if (tok.kind !== 'string') return { error: { ...at, message: `${what}: expected a double-quoted string, got ${tok.text}`, hint: `${name} "${tok.text}"` } }
+    if (tok.kind !== 'string')
+      return { error: { ...at, message: `${what}: expected a double-quoted string, got ${tok.text}`, hint: `${name} "${tok.text}"` } }
     if (tok.text.trim() === '') return { error: { ...at, message: `${what}: the text is empty` } }
     return { value: tok.text }
   }
-  if (tok.kind === 'string') return { error: { ...at, message: `${what}: expected ${spec.type === 'number' || spec.type === 'int' ? 'a number' : 'a word'}, got a string`, hint: usage(name) } }
+  if (tok.kind === 'string')
+    return {
+      error: {
+        ...at,
+        message: `${what}: expected ${spec.type === 'number' || spec.type === 'int' ? 'a number' : 'a word'}, got a string`,
+        hint: usage(name),
+      },
+    }
   if (spec.type === 'number' || spec.type === 'int') {
     if (!NUMBER.test(tok.text)) return { error: { ...at, message: `${what}: expected a number, got "${tok.text}"`, hint: usage(name) } }
     const v = Number(tok.text)
-    if (spec.type === 'int' && !Number.isInteger(v)) return { error: { ...at, message: `${what}: expected a whole number, got ${tok.text}` } }
-    if (v < spec.min! || v > spec.max!) return { error: { ...at, message: `${what} must be between ${spec.min} and ${spec.max}, got ${tok.text}` } }
+    if (spec.type === 'int' && !Number.isInteger(v))
+      return { error: { ...at, message: `${what}: expected a whole number, got ${tok.text}` } }
+    if (v < spec.min! || v > spec.max!)
+      return { error: { ...at, message: `${what} must be between ${spec.min} and ${spec.max}, got ${tok.text}` } }
     return { value: v }
   }
   if (spec.type === 'mode') {
@@ -182,7 +230,8 @@ function parseArg(spec: ArgSpec, tok: Token, name: CommandName, file: string, li
     return { value: m }
   }
   if (spec.type === 'id') {
-    if (!/^CRY-\d+$/i.test(tok.text)) return { error: { ...at, message: `${what}: expected a primitive id like CRY-000001, got "${tok.text}"` } }
+    if (!/^CRY-\d+$/i.test(tok.text))
+      return { error: { ...at, message: `${what}: expected a primitive id like CRY-000001, got "${tok.text}"` } }
     return { value: `CRY-${tok.text.slice(4).padStart(6, '0')}` }
   }
   return { value: tok.text }
@@ -199,7 +248,13 @@ export function parse(source: string, file = '<program>'): { commands: Command[]
     const [head, ...rest] = tokens
     const name = head.text.toUpperCase() as CommandName
     if (head.kind !== 'bare' || !(name in COMMANDS)) {
-      errors.push({ file, line, column: head.column, message: `unknown command ${head.kind === 'string' ? `"${head.text}"` : head.text}`, hint: suggest(head.text, COMMAND_NAMES) ?? `commands: ${COMMAND_NAMES.join(', ')}` })
+      errors.push({
+        file,
+        line,
+        column: head.column,
+        message: `unknown command ${head.kind === 'string' ? `"${head.text}"` : head.text}`,
+        hint: suggest(head.text, COMMAND_NAMES) ?? `commands: ${COMMAND_NAMES.join(', ')}`,
+      })
       return
     }
     const specs: readonly ArgSpec[] = COMMANDS[name]
@@ -252,14 +307,34 @@ export function check(commands: readonly Command[], world: World, file = '<progr
   let fieldStarted = false
   for (const c of commands) {
     if (c.name === 'MATERIAL' && !world.materials.includes(String(c.args[0]))) {
-      errors.push({ file, line: c.line, column: c.at[0].column, message: `unknown material "${c.args[0]}"`, hint: suggest(String(c.args[0]), world.materials) ?? `materials: ${world.materials.join(', ')}` })
+      errors.push({
+        file,
+        line: c.line,
+        column: c.at[0].column,
+        message: `unknown material "${c.args[0]}"`,
+        hint: suggest(String(c.args[0]), world.materials) ?? `materials: ${world.materials.join(', ')}`,
+      })
     }
     if (c.name === 'MERGE' || c.name === 'SPLIT') {
       c.args.forEach((id, k) => {
-        if (!world.primitiveIds.has(String(id))) errors.push({ file, line: c.line, column: c.at[k].column, message: `unknown primitive ${id}`, hint: 'crystal primitives lists the registry' })
+        if (!world.primitiveIds.has(String(id)))
+          errors.push({
+            file,
+            line: c.line,
+            column: c.at[k].column,
+            message: `unknown primitive ${id}`,
+            hint: 'crystal primitives lists the registry',
+          })
       })
     }
-    if (c.name === 'SEED' && fieldStarted) errors.push({ file, line: c.line, column: c.column, message: 'SEED must come before the first command that uses the field', hint: `move it above the first ${FIELD_COMMANDS.join('/')}` })
+    if (c.name === 'SEED' && fieldStarted)
+      errors.push({
+        file,
+        line: c.line,
+        column: c.column,
+        message: 'SEED must come before the first command that uses the field',
+        hint: `move it above the first ${FIELD_COMMANDS.join('/')}`,
+      })
     if (FIELD_COMMANDS.includes(c.name)) fieldStarted = true
   }
   return errors

@@ -34,9 +34,17 @@ export function verifyChain(entries: Iterable<LedgerEntry>, hash: (text: string)
   let n = 0
   for (const e of entries) {
     n++
-    if (e.seq !== expected) return { ok: false, entries: n, first_bad: e.seq, reason: `sequence number ${e.seq} where ${expected} was expected (an entry is missing or out of order)` }
-    if (e.prev_hash !== prev) return { ok: false, entries: n, first_bad: e.seq, reason: `its prev_hash is not the hash of entry ${e.seq - 1}` }
-    if (hash(entryText(e)) !== e.hash) return { ok: false, entries: n, first_bad: e.seq, reason: 'its hash does not match its contents (the entry was altered)' }
+    if (e.seq !== expected)
+      return {
+        ok: false,
+        entries: n,
+        first_bad: e.seq,
+        reason: `sequence number ${e.seq} where ${expected} was expected (an entry is missing or out of order)`,
+      }
+    if (e.prev_hash !== prev)
+      return { ok: false, entries: n, first_bad: e.seq, reason: `its prev_hash is not the hash of entry ${e.seq - 1}` }
+    if (hash(entryText(e)) !== e.hash)
+      return { ok: false, entries: n, first_bad: e.seq, reason: 'its hash does not match its contents (the entry was altered)' }
     prev = e.hash
     expected++
   }

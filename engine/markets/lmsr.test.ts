@@ -2,7 +2,20 @@
 // to 1, the cost of a path depends only on its end, and no sequence of trades makes money from nothing.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { cost, escrowMinor, MINOR_PER_UNIT, onShareGrid, payoutFor, payoutPerShare, prices, quote, SHARE_STEP, sharesFor, timeWeighted, tradeCost } from './lmsr.js'
+import {
+  cost,
+  escrowMinor,
+  MINOR_PER_UNIT,
+  onShareGrid,
+  payoutFor,
+  payoutPerShare,
+  prices,
+  quote,
+  SHARE_STEP,
+  sharesFor,
+  timeWeighted,
+  tradeCost,
+} from './lmsr.js'
 
 const zeros = (n: number) => new Array<number>(n).fill(0)
 
@@ -39,7 +52,11 @@ describe('LMSR closed forms', () => {
   it("the maker's worst-case loss is at most b ln n: the escrow plus what traders paid covers any winner", () => {
     const q = zeros(4)
     let paid = 0
-    for (const [i, s] of [[0, 500], [0, 900], [0, 2000]] as const) {
+    for (const [i, s] of [
+      [0, 500],
+      [0, 900],
+      [0, 2000],
+    ] as const) {
       const r = quote(q, 50, i, s)
       paid += r.cost
       q[i] = r.q[i]
@@ -61,7 +78,10 @@ describe('LMSR closed forms', () => {
   })
 
   it('the time-weighted price of a step function, and what a share pays', () => {
-    const pts = [{ t: 10, p: [0.8, 0.2] }, { t: 15, p: [0.6, 0.4] }]
+    const pts = [
+      { t: 10, p: [0.8, 0.2] },
+      { t: 15, p: [0.6, 0.4] },
+    ]
     expect(timeWeighted(pts, [0.5, 0.5], 0, 20)).toEqual([0.5 * 0.5 + 0.8 * 0.25 + 0.6 * 0.25, 0.5 * 0.5 + 0.2 * 0.25 + 0.4 * 0.25])
     expect(timeWeighted(pts, [0.5, 0.5], 12, 12)).toEqual([0.8, 0.2])
     expect(payoutPerShare([1, 0])).toEqual([100, 0])
@@ -69,8 +89,13 @@ describe('LMSR closed forms', () => {
   })
 })
 
-const trade = (n: number) => fc.record({ i: fc.integer({ min: 0, max: n - 1 }), s: fc.integer({ min: -400, max: 400 }).filter((s) => s !== 0) })
-const market = fc.integer({ min: 2, max: 32 }).chain((n) => fc.record({ n: fc.constant(n), b: fc.double({ min: 1, max: 5000, noNaN: true }), trades: fc.array(trade(n), { maxLength: 30 }) }))
+const trade = (n: number) =>
+  fc.record({ i: fc.integer({ min: 0, max: n - 1 }), s: fc.integer({ min: -400, max: 400 }).filter((s) => s !== 0) })
+const market = fc
+  .integer({ min: 2, max: 32 })
+  .chain((n) =>
+    fc.record({ n: fc.constant(n), b: fc.double({ min: 1, max: 5000, noNaN: true }), trades: fc.array(trade(n), { maxLength: 30 }) }),
+  )
 
 describe('LMSR properties', () => {
   it('prices sum to 1 and lie in [0, 1] after any trades', () => {
@@ -160,7 +185,14 @@ describe('LMSR properties', () => {
 
   it('fractional holdings: the pool still covers every winner, paid floor(shares x payout) each', () => {
     const frac = fc.integer({ min: 2, max: 8 }).chain((n) =>
-      fc.record({ n: fc.constant(n), b: fc.double({ min: 1, max: 500, noNaN: true }), trades: fc.array(fc.record({ who: fc.nat(3), i: fc.nat(n - 1), s: fc.integer({ min: -40_000, max: 40_000 }).filter((s) => s !== 0) }), { maxLength: 30 }) }),
+      fc.record({
+        n: fc.constant(n),
+        b: fc.double({ min: 1, max: 500, noNaN: true }),
+        trades: fc.array(
+          fc.record({ who: fc.nat(3), i: fc.nat(n - 1), s: fc.integer({ min: -40_000, max: 40_000 }).filter((s) => s !== 0) }),
+          { maxLength: 30 },
+        ),
+      }),
     )
     fc.assert(
       fc.property(frac, ({ n, b, trades }) => {

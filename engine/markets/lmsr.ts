@@ -89,8 +89,10 @@ export interface Quote {
 
 /** The quote for `shares` of outcome `i` (negative sells): the cost against the trader, the new state. */
 export function quote(q: readonly number[], b: number, i: number, shares: number): Quote {
-  if (!Number.isInteger(i) || i < 0 || i >= q.length) throw new CrystalError('bad_argument', `outcome index ${i} is not one of the market's ${q.length} outcomes`, { field: 'outcome' })
-  if (!Number.isFinite(shares) || shares === 0) throw new CrystalError('bad_argument', `shares must be a non-zero number, got ${shares}`, { field: 'shares' })
+  if (!Number.isInteger(i) || i < 0 || i >= q.length)
+    throw new CrystalError('bad_argument', `outcome index ${i} is not one of the market's ${q.length} outcomes`, { field: 'outcome' })
+  if (!Number.isFinite(shares) || shares === 0)
+    throw new CrystalError('bad_argument', `shares must be a non-zero number, got ${shares}`, { field: 'shares' })
   const next = q.slice()
   next[i] = onShareGrid(next[i] + shares)
   let c = toMinorAgainstTrader(tradeCost(q, b, i, shares))
@@ -108,7 +110,8 @@ export function quote(q: readonly number[], b: number, i: number, shares: number
  * 0 when S buys not even one step.
  */
 export function sharesFor(q: readonly number[], b: number, i: number, spendMinor: number, maxShares = MAX_TRADE_SHARES): number {
-  if (!Number.isInteger(spendMinor) || spendMinor < 1) throw new CrystalError('bad_argument', `spend must be a whole number of minor units >= 1, got ${spendMinor}`, { field: 'spend' })
+  if (!Number.isInteger(spendMinor) || spendMinor < 1)
+    throw new CrystalError('bad_argument', `spend must be a whole number of minor units >= 1, got ${spendMinor}`, { field: 'spend' })
   const p = prices(q, b)[i]
   const exact = b * Math.log1p(Math.expm1(spendMinor / MINOR_PER_UNIT / b) / p)
   const cap = maxShares * SHARE_SCALE

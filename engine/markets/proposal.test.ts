@@ -48,7 +48,16 @@ describe('proposals', () => {
 
   it('malformed proposals get the format in the reply', () => {
     const now = at('2026-06-01T12:00:00Z')
-    for (const text of ['', 'hello', 'propose: x', 'propose: x | by 2026-13-01 | category t', 'propose: x | by 2026-02-30 | category t', 'propose:  | by 2027-01-01 | category t', 'propose: x | by 01/02/2027 | category t', 'propose: x | by 2027-01-01']) {
+    for (const text of [
+      '',
+      'hello',
+      'propose: x',
+      'propose: x | by 2026-13-01 | category t',
+      'propose: x | by 2026-02-30 | category t',
+      'propose:  | by 2027-01-01 | category t',
+      'propose: x | by 01/02/2027 | category t',
+      'propose: x | by 2027-01-01',
+    ]) {
       const e = refusal(text, now)
       expect(e.code).toBe('bad_proposal')
       expect(e.message).toContain(PROPOSAL_FORMAT)

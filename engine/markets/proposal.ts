@@ -16,7 +16,16 @@ export interface Proposal {
 
 const LINE = /^\s*propose:\s*(\S.*?)\s*\|\s*by\s+(\d{4}-\d{2}-\d{2})\s*\|\s*category\s+(\S.*?)\s*$/i
 
-const zoneFormat = new Intl.DateTimeFormat('en-CA', { timeZone: MARKET_ZONE, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' })
+const zoneFormat = new Intl.DateTimeFormat('en-CA', {
+  timeZone: MARKET_ZONE,
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hourCycle: 'h23',
+})
 
 /** The calendar day (YYYY-MM-DD) in America/Chicago at an instant. */
 export function chicagoDay(at: number): string {

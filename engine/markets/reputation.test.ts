@@ -16,11 +16,22 @@ describe('Brier reputation', () => {
 
   it("a trader's forecast is the price their trades left, time-weighted to the close", () => {
     // moved to 0.8 at t=0, then to 0.6 at t=30; closes at t=40
-    expect(traderForecast([{ t: 0, p: [0.8, 0.2] }, { t: 30, p: [0.6, 0.4] }], 40)[0]).toBeCloseTo(0.75, 12)
+    expect(
+      traderForecast(
+        [
+          { t: 0, p: [0.8, 0.2] },
+          { t: 30, p: [0.6, 0.4] },
+        ],
+        40,
+      )[0],
+    ).toBeCloseTo(0.75, 12)
   })
 
   it('skill beats the uniform forecast only when the forecasts were better than 1/n, weighted by stake and shrunk by SHRINK_STAKE', () => {
-    const good = reputation([{ forecast: [0.9, 0.1], outcome: [1, 0], stake: 10_000 }, { forecast: [0.2, 0.8], outcome: [0, 1], stake: 30_000 }])
+    const good = reputation([
+      { forecast: [0.9, 0.1], outcome: [1, 0], stake: 10_000 },
+      { forecast: [0.2, 0.8], outcome: [0, 1], stake: 30_000 },
+    ])
     expect(good.skill).toBeCloseTo((10_000 * (0.5 - 0.02) + 30_000 * (0.5 - 0.08)) / (40_000 + SHRINK_STAKE), 12)
     expect(good.mean_brier).toBeCloseTo((10_000 * 0.02 + 30_000 * 0.08) / 40_000, 12)
     expect(good.staked).toBe(40_000)
@@ -42,7 +53,16 @@ describe('ledger chain', () => {
     const out: LedgerEntry[] = []
     let prev = GENESIS
     for (let seq = 1; seq <= 5; seq++) {
-      const e = { seq, ts: `2026-11-21T00:00:0${seq}.000Z`, kind: 'trade' as const, agent_id: 'a', market_id: 'MKT-000001', amount: -seq * 10, detail: '{"shares":1}', prev_hash: prev }
+      const e = {
+        seq,
+        ts: `2026-11-21T00:00:0${seq}.000Z`,
+        kind: 'trade' as const,
+        agent_id: 'a',
+        market_id: 'MKT-000001',
+        amount: -seq * 10,
+        detail: '{"shares":1}',
+        prev_hash: prev,
+      }
       prev = sha(entryText(e))
       out.push({ ...e, hash: prev })
     }

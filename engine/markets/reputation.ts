@@ -49,7 +49,13 @@ export function reputation(scored: readonly Scored[]): Reputation {
   let staked = 0
   for (const { forecast, outcome, stake } of scored) {
     const own = brier(forecast, outcome)
-    gain += stake * (brier(outcome.map(() => 1 / outcome.length), outcome) - own)
+    gain +=
+      stake *
+      (brier(
+        outcome.map(() => 1 / outcome.length),
+        outcome,
+      ) -
+        own)
     total += stake * own
     staked += stake
   }

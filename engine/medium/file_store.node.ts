@@ -27,7 +27,9 @@ export class MediumStore {
   }
 
   private broken(reason: string): CrystalError {
-    return new CrystalError('medium_corrupt', `${this.path}: ${reason}; the file was left as it is (move it away to start a new medium)`, { file: this.path })
+    return new CrystalError('medium_corrupt', `${this.path}: ${reason}; the file was left as it is (move it away to start a new medium)`, {
+      file: this.path,
+    })
   }
 
   /** The medium on disk, or undefined when there is none yet. */
@@ -48,11 +50,14 @@ export class MediumStore {
     } catch (e) {
       throw this.broken(`its header is not valid JSON (${(e as Error).message})`)
     }
-    if (header.format === 'svc-crystal-medium/1') throw this.broken('it holds wavefronts of text encoding 1, which this version cannot read back (encoding 2)')
-    if (header.format !== MEDIUM_FORMAT) throw this.broken(`not a Resonant Crystal medium (format ${JSON.stringify(header.format)}, expected "${MEDIUM_FORMAT}")`)
+    if (header.format === 'svc-crystal-medium/1')
+      throw this.broken('it holds wavefronts of text encoding 1, which this version cannot read back (encoding 2)')
+    if (header.format !== MEDIUM_FORMAT)
+      throw this.broken(`not a Resonant Crystal medium (format ${JSON.stringify(header.format)}, expected "${MEDIUM_FORMAT}")`)
     const payload = bytes.subarray(4 + headerLength)
     const cells = header.size * header.size
-    if (payload.length !== 8 * cells) throw this.broken(`its payload is ${payload.length} bytes, not the ${8 * cells} of a field at N = ${header.size}`)
+    if (payload.length !== 8 * cells)
+      throw this.broken(`its payload is ${payload.length} bytes, not the ${8 * cells} of a field at N = ${header.size}`)
     if ((await blake3Hex(payload)) !== header.payload_blake3) throw this.broken('its content hash does not match its contents')
     const copy = new Uint8Array(payload) // aligned, detached from the file buffer
     return {
@@ -68,7 +73,11 @@ export class MediumStore {
   /** Read-modify-write under the lock; a new medium of `size` and `material` when there is none. */
   async update<T>(fresh: { size: number; material: string }, change: (m: Medium) => Promise<T>): Promise<T> {
     await mkdir(this.dataDir, { recursive: true })
-    const release = await lockfile.lock(this.dataDir, { lockfilePath: join(this.dataDir, 'medium.lock'), stale: 10_000, retries: { retries: 200, factor: 1.2, minTimeout: 10, maxTimeout: 250 } })
+    const release = await lockfile.lock(this.dataDir, {
+      lockfilePath: join(this.dataDir, 'medium.lock'),
+      stale: 10_000,
+      retries: { retries: 200, factor: 1.2, minTimeout: 10, maxTimeout: 250 },
+    })
     try {
       const m = (await this.load()) ?? emptyMedium(fresh.size, fresh.material)
       const result = await change(m)
@@ -80,8 +89,18 @@ export class MediumStore {
   }
 
   private async save(m: Medium): Promise<void> {
-    const payload = Buffer.concat([Buffer.from(m.u.buffer, m.u.byteOffset, m.u.byteLength), Buffer.from(m.prev.buffer, m.prev.byteOffset, m.prev.byteLength)])
-    const header: Header = { format: MEDIUM_FORMAT, size: m.size, material: m.material, step_count: m.step_count, memories: m.memories, payload_blake3: await blake3Hex(payload) }
+    const payload = Buffer.concat([
+      Buffer.from(m.u.buffer, m.u.byteOffset, m.u.byteLength),
+      Buffer.from(m.prev.buffer, m.prev.byteOffset, m.prev.byteLength),
+    ])
+    const header: Header = {
+      format: MEDIUM_FORMAT,
+      size: m.size,
+      material: m.material,
+      step_count: m.step_count,
+      memories: m.memories,
+      payload_blake3: await blake3Hex(payload),
+    }
     const json = Buffer.from(JSON.stringify(header))
     const length = Buffer.alloc(4)
     length.writeUInt32LE(json.length)

@@ -38,7 +38,11 @@ export async function openMedium(m: Medium, open: (o: EngineOptions) => Promise<
 }
 
 /** Ages the medium AGE_PER_WRITE steps before each text and writes it; the medium takes the new state. */
-export async function writeTexts(m: Medium, items: readonly { text: string; importance: number }[], open: (o: EngineOptions) => Promise<Engine>): Promise<void> {
+export async function writeTexts(
+  m: Medium,
+  items: readonly { text: string; importance: number }[],
+  open: (o: EngineOptions) => Promise<Engine>,
+): Promise<void> {
   const e = await openMedium(m, open)
   try {
     for (const { text, importance } of items) {
@@ -46,7 +50,12 @@ export async function writeTexts(m: Medium, items: readonly { text: string; impo
       await e.write(text, importance)
     }
     const { u, prev } = await e.read()
-    Object.assign(m, { u, prev, step_count: e.step_count, memories: e.memories.map(({ text, importance, step }) => ({ text, importance, step })) })
+    Object.assign(m, {
+      u,
+      prev,
+      step_count: e.step_count,
+      memories: e.memories.map(({ text, importance, step }) => ({ text, importance, step })),
+    })
   } finally {
     e.destroy()
   }

@@ -33,7 +33,9 @@ async function sweep(r: AdjointRunner, mask: Float32Array): Promise<Float64Array
 }
 
 describe('the adjoint sweep on the GPU against its CPU twin', () => {
-  test('every reading of every pattern agrees, through steps and a dream mask, on a damped, viscous, leaky material', { timeout: GPU_TEST_TIMEOUT }, async () => {
+  test('every reading of every pattern agrees, through steps and a dream mask, on a damped, viscous, leaky material', {
+    timeout: GPU_TEST_TIMEOUT,
+  }, async () => {
     const n = 32
     const params = { ...paramsFor(n), noise: 0, nonlinearity: 0 }
     const u = randomField(n, 1, 3)
@@ -58,7 +60,9 @@ describe('the adjoint sweep on the GPU against its CPU twin', () => {
 })
 
 describe("a saturating field's path rerun on the GPU", () => {
-  test("the secant kernel's k, step by step, is path.ts's k: from a kept device state and a host one, with noise and a change of constants", { timeout: GPU_TEST_TIMEOUT }, async () => {
+  test("the secant kernel's k, step by step, is path.ts's k: from a kept device state and a host one, with noise and a change of constants", {
+    timeout: GPU_TEST_TIMEOUT,
+  }, async () => {
     const n = 32
     const gpu = (await gpuBackend(n, 1)) as GpuFieldBackend
     opened.push(gpu)
@@ -87,7 +91,9 @@ describe("a saturating field's path rerun on the GPU", () => {
     expect(want.k.length).toBe(35)
     let worst = 0
     let scale = 0
-    want.k.forEach((k, j) => k!.forEach((v, i) => ((worst = Math.max(worst, Math.abs(got[j * n * n + i] - v))), (scale = Math.max(scale, v)))))
+    want.k.forEach((k, j) =>
+      k!.forEach((v, i) => ((worst = Math.max(worst, Math.abs(got[j * n * n + i] - v))), (scale = Math.max(scale, v)))),
+    )
     expect(scale).toBeGreaterThan(0.05)
     // float32 steps on both, summed in different orders: 35 steps keep k within 1e-4 of its largest
     expect(worst).toBeLessThan(1e-4 * scale)
@@ -99,7 +105,14 @@ describe("a saturating field's path rerun on the GPU", () => {
 })
 
 describe('recall and probe on the GPU', () => {
-  const texts = ['amber light on the hill', 'cold river stones', 'a lantern in the fog', 'seven crows at dusk', 'salt on the window', 'the quiet engine room']
+  const texts = [
+    'amber light on the hill',
+    'cold river stones',
+    'a lantern in the fog',
+    'seven crows at dusk',
+    'salt on the window',
+    'the quiet engine room',
+  ]
   async function program(backend: 'cpu' | 'gpu', material = 'ideal_resonator'): Promise<Engine> {
     const e = await engineOn(backend, { size: 32, material, seed: 9, timeline_interval: 0 })
     opened.push(e)
@@ -112,7 +125,9 @@ describe('recall and probe on the GPU', () => {
     return e
   }
 
-  test('rank the same memories with the same scores as the CPU, and read back only the scores: the query and null patterns at each moment, a memory\'s own pattern only where it could be a hit; asked again, the query alone', { timeout: GPU_TEST_TIMEOUT }, async () => {
+  test("rank the same memories with the same scores as the CPU, and read back only the scores: the query and null patterns at each moment, a memory's own pattern only where it could be a hit; asked again, the query alone", {
+    timeout: GPU_TEST_TIMEOUT,
+  }, async () => {
     const [gpu, cpu] = [await program('gpu'), await program('cpu')]
     expect(gpu.history.some((h) => h.kind === 'scale' && !(h.mask instanceof Float32Array))).toBe(true)
     const before = gpu.transfers()!
@@ -146,7 +161,9 @@ describe('recall and probe on the GPU', () => {
     expect(pc.resonance).toBeGreaterThan(pc.noise_floor)
   })
 
-  test('a change of material on the way (ideal_resonator, then vacuum): the GPU sweep takes the constants in force then, to the CPU engine\'s scores', { timeout: GPU_TEST_TIMEOUT }, async () => {
+  test("a change of material on the way (ideal_resonator, then vacuum): the GPU sweep takes the constants in force then, to the CPU engine's scores", {
+    timeout: GPU_TEST_TIMEOUT,
+  }, async () => {
     const [gpu, cpu] = [await program('gpu'), await program('cpu')]
     for (const e of [gpu, cpu]) {
       e.setMaterial('vacuum')
@@ -158,7 +175,9 @@ describe('recall and probe on the GPU', () => {
     pg.forEach((p, k) => expect(Math.abs(p.resonance - pc[k].resonance)).toBeLessThan(1e-3 * scale))
   })
 
-  test("a saturating field (cold europium), through a deep dream and a change of temperature and of material: recall follows its path on the GPU to the CPU engine's scores, reading back only the scores", { timeout: GPU_TEST_TIMEOUT }, async () => {
+  test("a saturating field (cold europium), through a deep dream and a change of temperature and of material: recall follows its path on the GPU to the CPU engine's scores, reading back only the scores", {
+    timeout: GPU_TEST_TIMEOUT,
+  }, async () => {
     const [gpu, cpu] = [await program('gpu', 'europium_crystal'), await program('cpu', 'europium_crystal')]
     for (const e of [gpu, cpu]) {
       e.setTemperature(20)

@@ -55,7 +55,11 @@ export function pathPlan(e: Engine, field: number, oldest: number): PathPlan | u
 }
 
 /** Follows a plan on the float32 CPU reference step. `host` brings a state kept on the device to the host. */
-export async function followPath(plan: PathPlan, n: number, host: (s: SavedState) => Promise<{ u: Float32Array; prev: Float32Array }>): Promise<SaturationPath> {
+export async function followPath(
+  plan: PathPlan,
+  n: number,
+  host: (s: SavedState) => Promise<{ u: Float32Array; prev: Float32Array }>,
+): Promise<SaturationPath> {
   const path: SaturationPath = { from: plan.from, k: [] }
   let t = plan.from
   let prev = new Float32Array(n * n)

@@ -23,9 +23,10 @@ async function engine(o: Parameters<typeof engineOn>[1]): Promise<Engine> {
 function corpus(count: number, seed: number, words = 4): { vocabulary: string[]; texts: string[] } {
   const syllables = ['ka', 'lo', 'mi', 'ren', 'tu', 'sha', 'vel', 'or', 'quin', 'da', 'pe', 'zor', 'ly', 'an', 'thi', 'bo']
   const vocabulary: string[] = []
-  for (const a of syllables) for (const b of syllables) for (const c of ['', 'n', 'r']) if (vocabulary.length < 400) vocabulary.push(a + b + c)
+  for (const a of syllables)
+    for (const b of syllables) for (const c of ['', 'n', 'r']) if (vocabulary.length < 400) vocabulary.push(a + b + c)
   let s = seed >>> 0
-  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
+  const rand = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32
   const texts = new Set<string>()
   while (texts.size < count) {
     const chosen = new Set<string>()
@@ -80,7 +81,10 @@ describe('the adjoint', () => {
   test('the sweep replays the temperature timeline: a lone memory scores the share of its energy it keeps, however the medium was warmed and cooled', async () => {
     // linear and noiseless, so the field holds the memory alone and its score is energy / injected
     const dephasing: Material = { ...EVERYTHING_ON, nonlinearity: 0, noise_coupling: 0, viscosity: 0.001, dephasing: 0.01 }
-    for (const temperatures of [[0, 300, 30], [300, 0, 150]]) {
+    for (const temperatures of [
+      [0, 300, 30],
+      [300, 0, 150],
+    ]) {
       const e = await engine({ size: 32, material: dephasing, temperature_k: temperatures[0] })
       await e.write('a lone memory')
       for (const kelvin of temperatures) {
@@ -106,7 +110,13 @@ describe('the adjoint follows the saturation', () => {
     await e.step(300)
     const [books] = await e.books()
     const { textWavefront } = await import('../encode/text.js')
-    const written = 4 * restEnergy(await textWavefront('a lone memory', n), n, stepParams({ n, fields: 1, material: saturating, temperature_k: 0, noise: 0 }).c2)
+    const written =
+      4 *
+      restEnergy(
+        await textWavefront('a lone memory', n),
+        n,
+        stepParams({ n, fields: 1, material: saturating, temperature_k: 0, noise: 0 }).c2,
+      )
     const { resonance } = await e.probe('a lone memory')
     expect(books.energy / written).toBeGreaterThan(0.05) // a real share is left to read
     expect(Math.abs(resonance / 2 - books.energy / written)).toBeLessThan(1e-3 * (books.energy / written)) // probe reads against importance 1
@@ -199,7 +209,11 @@ describe('forgetting shows in the scores (each against the same program in a los
 
   test('an empty medium recalls nothing and says why; k is checked', async () => {
     const e = await engine({ size: 32 })
-    expect(await e.recall('anything', 3)).toMatchObject({ hits: [], memories: 0, reason: 'the medium holds no memories yet; write something first' })
+    expect(await e.recall('anything', 3)).toMatchObject({
+      hits: [],
+      memories: 0,
+      reason: 'the medium holds no memories yet; write something first',
+    })
     await e.write('something')
     await expect(e.recall('something', 0)).rejects.toThrow('k must be a whole number from 1 to 1000, got 0')
     expect((await e.recall('something', 5)).hits.map((h) => h.text)).toEqual(['something'])
@@ -216,7 +230,12 @@ describe('recall among memories written at distinct times', () => {
     { material: 'ideal_resonator', gap: 10, memories: own.map((t) => `the ${t.split(' ')[0]} of the night ${t.split(' ')[1]}`) },
     { material: 'europium_crystal', gap: 10, memories: own.map((t) => `${t.split(' ')[0]} night ${t.split(' ')[1]}`) },
     { material: 'europium_crystal', gap: 5, memories: own.map((t) => `the ${t.split(' ')[0]} of the night ${t.split(' ')[1]}`) },
-    { material: 'europium_crystal', gap: 10, memories: own.map((t) => `the ${t.split(' ')[0]} of the night ${t.split(' ')[1]}`), words: 14 },
+    {
+      material: 'europium_crystal',
+      gap: 10,
+      memories: own.map((t) => `the ${t.split(' ')[0]} of the night ${t.split(' ')[1]}`),
+      words: 14,
+    },
   ]
   for (const { material, gap, memories, words = memories.length } of cases) {
     test(`${material} (cold), N = 128, ${memories.length} memories ${gap} steps apart (${memories[0]}): exact text first, ${words} one-word queries in the top 3`, async () => {
@@ -239,11 +258,27 @@ describe('recall among memories written at distinct times', () => {
 
 describe('memories written at one moment are told apart by what the field holds', () => {
   // as REST, the Observatory's Write button and .crystal write: all at the current step
-  const TWELVE = ['the river remembers the mountain', 'copper bells at dawn', 'a lantern in the fog', 'granite steps of the old tower', 'salt on the harbour wind', 'a violin left in the rain', 'orchards heavy with plums', 'the clock stopped at noon', 'moss over the broken wall', 'a kettle singing softly', 'snow on the cedar branches', 'lighthouse beam across the bay']
+  const TWELVE = [
+    'the river remembers the mountain',
+    'copper bells at dawn',
+    'a lantern in the fog',
+    'granite steps of the old tower',
+    'salt on the harbour wind',
+    'a violin left in the rain',
+    'orchards heavy with plums',
+    'the clock stopped at noon',
+    'moss over the broken wall',
+    'a kettle singing softly',
+    'snow on the cedar branches',
+    'lighthouse beam across the bay',
+  ]
   const WORDS = ['mountain', 'bells', 'lantern', 'granite', 'harbour', 'violin', 'plums', 'clock', 'moss', 'kettle', 'cedar', 'lighthouse']
   // cold europium keeps half of the energy 150 steps on at N = 128; by 300 steps a fifth, and a
   // one-word share of that (about 0.06) no longer clears its floor (0.1 to 0.12)
-  for (const [material, delay] of [['ideal_resonator', 300], ['europium_crystal', 150]] as const) {
+  for (const [material, delay] of [
+    ['ideal_resonator', 300],
+    ['europium_crystal', 150],
+  ] as const) {
     test(`${material} (cold), N = 128: twelve texts written at one step, ${delay} steps on, each one-word query finds its memory first; controls: a word never written, the field erased`, async () => {
       const e = await engine({ size: 128, material, temperature_k: material === 'europium_crystal' ? 4 : undefined, seed: 3 })
       for (const t of TWELVE) await e.write(t)
@@ -294,7 +329,32 @@ describe('memories written at one moment are told apart by what the field holds'
 
   test('shared words, cold europium, N = 128: 24 texts sharing four words 15 steps apart, read 200 steps on: an exact text still held ranks first, however many newer memories share its words', async () => {
     const e = await engine({ size: 128, material: 'europium_crystal', temperature_k: 4, seed: 3 })
-    const names = ['amber', 'blue', 'cold', 'deep', 'empty', 'faint', 'green', 'hollow', 'iron', 'jade', 'kind', 'low', 'mild', 'narrow', 'old', 'pale', 'quiet', 'red', 'soft', 'tall', 'upper', 'vast', 'warm', 'young']
+    const names = [
+      'amber',
+      'blue',
+      'cold',
+      'deep',
+      'empty',
+      'faint',
+      'green',
+      'hollow',
+      'iron',
+      'jade',
+      'kind',
+      'low',
+      'mild',
+      'narrow',
+      'old',
+      'pale',
+      'quiet',
+      'red',
+      'soft',
+      'tall',
+      'upper',
+      'vast',
+      'warm',
+      'young',
+    ]
     const texts = names.map((a, k) => `the ${a} note of entry ${k}`)
     for (const t of texts) {
       await e.write(t)

@@ -37,7 +37,6 @@ export const PATTERN_CACHE_BYTES = 256 * 2 ** 20
 /** Numbers of moments' inverse Gram matrices kept between questions (8 bytes each). */
 export const GRAM_CACHE_ENTRIES = 2 ** 23
 
-
 /** A pattern and the energy it holds when written at rest (unit importance). */
 interface Pattern {
   w: Float32Array
@@ -130,7 +129,8 @@ function invert(m: Float64Array, j: number): Float64Array {
   for (let col = 0; col < j; col++) {
     let pivot = col
     for (let r = col + 1; r < j; r++) if (Math.abs(a[r * j + col]) > Math.abs(a[pivot * j + col])) pivot = r
-    if (!(Math.abs(a[pivot * j + col]) > 0)) throw new CrystalError('internal', 'two memories written at one moment have patterns the field cannot tell apart')
+    if (!(Math.abs(a[pivot * j + col]) > 0))
+      throw new CrystalError('internal', 'two memories written at one moment have patterns the field cannot tell apart')
     for (const x of [a, inv]) for (let c = 0; c < j; c++) [x[col * j + c], x[pivot * j + c]] = [x[pivot * j + c], x[col * j + c]]
     const d = a[col * j + col]
     for (let c = 0; c < j; c++) {
@@ -150,7 +150,13 @@ function invert(m: Float64Array, j: number): Float64Array {
 }
 
 /** Opens the backward sweep of one field against `patterns`, for at most `readings` readings (engine/recall/runner.ts). */
-export type OpenAdjoint = (field: number, params: StepParams, patterns: readonly Float32Array[], readings: number, path: PathRequest | undefined) => Promise<AdjointRunner>
+export type OpenAdjoint = (
+  field: number,
+  params: StepParams,
+  patterns: readonly Float32Array[],
+  readings: number,
+  path: PathRequest | undefined,
+) => Promise<AdjointRunner>
 
 export class MemoryReader {
   private readonly nulls = new Map<string, Promise<NullPattern[]>>()
@@ -270,7 +276,12 @@ export class MemoryReader {
    * constants since, and reads the shared patterns and nulls at every moment (and each moment's own
    * patterns there only): one reading per moment, in the order given, scores at unit importance.
    */
-  private async sweep(field: number, shared: readonly Pattern[], nulls: readonly Pattern[], moments: readonly SweepMoment[]): Promise<SweepReading[]> {
+  private async sweep(
+    field: number,
+    shared: readonly Pattern[],
+    nulls: readonly Pattern[],
+    moments: readonly SweepMoment[],
+  ): Promise<SweepReading[]> {
     const e = this.engine
     const oldest = e.step_count - MAX_LOOKBACK
     const key = [field, e.step_count, e.history.length, e.history.at(-1), e.material, e.temperature_k, e.noise]
@@ -282,7 +293,13 @@ export class MemoryReader {
     const all = [...shared, ...nulls]
     const base = [...all.keys()]
     const firstOwn = moments.map((m) => all.push(...(m.own ?? [])) - (m.own?.length ?? 0))
-    const runner = await this.open(field, this.params, all.map((p) => p.w), Math.max(1, moments.length), plan && { plan, onHost })
+    const runner = await this.open(
+      field,
+      this.params,
+      all.map((p) => p.w),
+      Math.max(1, moments.length),
+      plan && { plan, onHost },
+    )
     try {
       // the sweep is queued first (on the GPU nothing comes back), then every reading is scored
       const order = [...moments.keys()].sort((i, j) => moments[j].mark - moments[i].mark || moments[j].step - moments[i].step)
@@ -315,7 +332,12 @@ export class MemoryReader {
         const row = values.subarray(slots[i] * all.length, (slots[i] + 1) * all.length)
         const sigma = rms(nulls.map((p, j) => row[shared.length + j] / p.energy))
         const scores = all.slice(0, shared.length + nulls.length).map((p, q) => row[q] / p.energy)
-        return { scores: scores.slice(0, shared.length), nulls: scores.slice(shared.length), own: (m.own ?? []).map((_, j) => row[firstOwn[i] + j]), sigma }
+        return {
+          scores: scores.slice(0, shared.length),
+          nulls: scores.slice(shared.length),
+          own: (m.own ?? []).map((_, j) => row[firstOwn[i] + j]),
+          sigma,
+        }
       })
     } finally {
       runner.destroy()
@@ -323,14 +345,35 @@ export class MemoryReader {
   }
 
   /** Any patterns at chosen moments, beside the caller's nulls (Engine.readAt). */
-  async readAt(patterns: readonly Float32Array[], nulls: readonly Float32Array[], moments: readonly Moment[], field: number): Promise<MomentReading[]> {
+  async readAt(
+    patterns: readonly Float32Array[],
+    nulls: readonly Float32Array[],
+    moments: readonly Moment[],
+    field: number,
+  ): Promise<MomentReading[]> {
     const e = this.engine
-    for (const w of [...patterns, ...nulls]) if (w.length !== e.size ** 2) throw new CrystalError('bad_argument', `a pattern read here has ${e.size ** 2} cells, got ${w.length}`)
+    for (const w of [...patterns, ...nulls])
+      if (w.length !== e.size ** 2) throw new CrystalError('bad_argument', `a pattern read here has ${e.size ** 2} cells, got ${w.length}`)
     if (!nulls.length) throw new CrystalError('bad_argument', 'readAt needs null patterns to measure chance with')
     for (const m of moments)
-      if (!Number.isInteger(m.step) || m.step < 0 || m.step > e.step_count || !Number.isInteger(m.mark) || m.mark < 0 || m.mark > e.history.length)
-        throw new CrystalError('bad_argument', `a moment must lie in the field's past (step 0..${e.step_count}, mark 0..${e.history.length}), got step ${m.step}, mark ${m.mark}`)
-    const readings = await this.sweep(field, patterns.map((w) => this.ofWave(w)), nulls.map((w) => this.ofWave(w)), moments)
+      if (
+        !Number.isInteger(m.step) ||
+        m.step < 0 ||
+        m.step > e.step_count ||
+        !Number.isInteger(m.mark) ||
+        m.mark < 0 ||
+        m.mark > e.history.length
+      )
+        throw new CrystalError(
+          'bad_argument',
+          `a moment must lie in the field's past (step 0..${e.step_count}, mark 0..${e.history.length}), got step ${m.step}, mark ${m.mark}`,
+        )
+    const readings = await this.sweep(
+      field,
+      patterns.map((w) => this.ofWave(w)),
+      nulls.map((w) => this.ofWave(w)),
+      moments,
+    )
     return readings.map(({ scores, sigma }) => ({ scores, sigma }))
   }
 
@@ -350,7 +393,11 @@ export class MemoryReader {
     return texts.map((_, q) => {
       const best = readings.reduce((b, r, i) => (r.scores[q] > readings[b].scores[q] ? i : b), readings.length - 1)
       const { scores, sigma } = readings[best]
-      return { resonance: scores[q], step: written.length ? moments[best].step : null, noise_floor: Math.max(NOISE_SIGMAS * sigma, FORGOTTEN_BELOW) }
+      return {
+        resonance: scores[q],
+        step: written.length ? moments[best].step : null,
+        noise_floor: Math.max(NOISE_SIGMAS * sigma, FORGOTTEN_BELOW),
+      }
     })
   }
 
@@ -401,7 +448,13 @@ export class MemoryReader {
   }
 
   /** A moment's split from its own patterns' raw readings `y` and the null patterns' scores there. */
-  private split(m: WriteMoment, mine: readonly MemoryPattern[], y: readonly number[], chance: readonly number[], nulls: readonly Pattern[]): MomentSplit {
+  private split(
+    m: WriteMoment,
+    mine: readonly MemoryPattern[],
+    y: readonly number[],
+    chance: readonly number[],
+    nulls: readonly Pattern[],
+  ): MomentSplit {
     const j = m.groups.length
     // each pattern's presence: the least-squares split of the reading over the moment's patterns
     const inv = j > 1 ? this.gramInverse(m, mine) : Float64Array.of(1 / mine[0].energy)
@@ -418,7 +471,10 @@ export class MemoryReader {
       const energy = mine[g].energy
       const strength = c[g] / group.importance
       const sigmaShare = rms(nulls.map((n, k) => nullLeft[k] + (c[g] * mine[g].nulls[k]) / n.energy))
-      const noise_floor = Math.max((NOISE_SIGMAS * Math.max(sigmaLeft * Math.sqrt(energy * inv[g * j + g]), sigmaShare)) / Math.abs(group.importance), FORGOTTEN_BELOW)
+      const noise_floor = Math.max(
+        (NOISE_SIGMAS * Math.max(sigmaLeft * Math.sqrt(energy * inv[g * j + g]), sigmaShare)) / Math.abs(group.importance),
+        FORGOTTEN_BELOW,
+      )
       return strength > noise_floor ? noise_floor : Number.NaN
     })
     return { c, energy: mine.map((p) => p.energy), floor }
@@ -426,10 +482,18 @@ export class MemoryReader {
 
   /** Recall of many texts in one sweep (benchmarks ask hundreds of questions of one field). */
   async recallMany(texts: readonly string[], k: number, field: number): Promise<RecallResult[]> {
-    if (!Number.isInteger(k) || k < 1 || k > 1000) throw new CrystalError('bad_argument', `k must be a whole number from 1 to 1000, got ${String(k)}`, { field: 'k' })
+    if (!Number.isInteger(k) || k < 1 || k > 1000)
+      throw new CrystalError('bad_argument', `k must be a whole number from 1 to 1000, got ${String(k)}`, { field: 'k' })
     const e = this.engine
     const count = e.memories.filter((m) => m.field === field).length
-    if (!count) return texts.map(() => ({ hits: [], memories: 0, capacity: null, over_capacity: false, reason: 'the medium holds no memories yet; write something first' }))
+    if (!count)
+      return texts.map(() => ({
+        hits: [],
+        memories: 0,
+        capacity: null,
+        over_capacity: false,
+        reason: 'the medium holds no memories yet; write something first',
+      }))
     const patterns = await Promise.all(texts.map((t) => this.pattern(t)))
     const a = await this.analysis(field)
     const { moments, splits } = a
@@ -438,9 +502,18 @@ export class MemoryReader {
     const constants = this.constants
     // an unsplit moment reads its own patterns in this sweep where it has several, or one already made (a
     // candidate of an earlier question: after a step it is read here, not in a second sweep)
-    const unsplit = moments.map((m, i) => !splits[i] && (m.groups.length > 1 || (constants === this.patternsOf && this.patterns.has(m.groups[0].text))))
-    const own = await Promise.all(moments.map((m, i) => (unsplit[i] ? Promise.all(m.groups.map((g) => this.memoryPattern(g.text, constants))) : undefined)))
-    const readings = await this.sweep(field, patterns, first ? nulls : [], moments.map((m, i) => ({ ...m, own: own[i] })))
+    const unsplit = moments.map(
+      (m, i) => !splits[i] && (m.groups.length > 1 || (constants === this.patternsOf && this.patterns.has(m.groups[0].text))),
+    )
+    const own = await Promise.all(
+      moments.map((m, i) => (unsplit[i] ? Promise.all(m.groups.map((g) => this.memoryPattern(g.text, constants))) : undefined)),
+    )
+    const readings = await this.sweep(
+      field,
+      patterns,
+      first ? nulls : [],
+      moments.map((m, i) => ({ ...m, own: own[i] })),
+    )
     if (first) a.chance = readings.map((r) => r.nulls)
     moments.forEach((m, i) => {
       const mine = own[i]
@@ -455,7 +528,12 @@ export class MemoryReader {
     })
     if (lone.length) {
       const mine = await Promise.all(lone.map((i) => this.memoryPattern(moments[i].groups[0].text, constants)))
-      const back = await this.sweep(field, [], [], lone.map((i, l) => ({ ...moments[i], own: [mine[l]] })))
+      const back = await this.sweep(
+        field,
+        [],
+        [],
+        lone.map((i, l) => ({ ...moments[i], own: [mine[l]] })),
+      )
       for (const [l, i] of lone.entries()) splits[i] = this.split(moments[i], [mine[l]], back[l].own, a.chance[i], nulls)
     }
     // sigma^2 grows with the memories held (CAPACITY_SIGMAS); the newest reading has them all
@@ -494,7 +572,10 @@ export class MemoryReader {
       })
     }
     return hits.map((found) => {
-      const ranked = found.sort((a, b) => b.match - a.match || b.strength - a.strength || a.memory - b.memory).slice(0, k).map((h, r) => ({ ...h, rank: r + 1 }))
+      const ranked = found
+        .sort((a, b) => b.match - a.match || b.strength - a.strength || a.memory - b.memory)
+        .slice(0, k)
+        .map((h, r) => ({ ...h, rank: r + 1 }))
       const reason = over_capacity
         ? `over capacity: the field holds ${count} memories but can tell apart about ${capacity} at N = ${e.size}; any ranking is a guess (use a larger field)`
         : ranked.length

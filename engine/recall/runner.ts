@@ -8,7 +8,11 @@ import type { StepParams } from '../field/params.js'
 import { AdjointField } from './adjoint.js'
 import type { PathRequest, SaturationPath } from './path.js'
 
-type Op = { kind: 'step'; t?: number } | { kind: 'params'; p: StepParams } | { kind: 'scale'; mask: Float32Array } | { kind: 'read'; patterns?: readonly number[] }
+type Op =
+  | { kind: 'step'; t?: number }
+  | { kind: 'params'; p: StepParams }
+  | { kind: 'scale'; mask: Float32Array }
+  | { kind: 'read'; patterns?: readonly number[] }
 
 /** Steps run back between two turns of the event loop (a station's stream keeps its timer). */
 const STEPS_PER_TURN = 128
@@ -35,7 +39,8 @@ export class CpuAdjointRunner implements AdjointRunner {
   }
 
   scale(mask: EditMask): void {
-    if (!(mask instanceof Float32Array)) throw new CrystalError('bad_argument', 'a device mask can only be replayed on the backend that holds it')
+    if (!(mask instanceof Float32Array))
+      throw new CrystalError('bad_argument', 'a device mask can only be replayed on the backend that holds it')
     this.ops.push({ kind: 'scale', mask })
   }
 
@@ -77,7 +82,14 @@ export class CpuAdjointRunner implements AdjointRunner {
  * The sweep over one field of a backend: its own kernels where it has them (a saturating field's
  * path, `path`, rerun there too), else the CPU twin on the field read back, its path on the host.
  */
-export async function openAdjoint(core: FieldBackend, field: number, params: StepParams, patterns: readonly Float32Array[], readings: number, path?: PathRequest): Promise<AdjointRunner> {
+export async function openAdjoint(
+  core: FieldBackend,
+  field: number,
+  params: StepParams,
+  patterns: readonly Float32Array[],
+  readings: number,
+  path?: PathRequest,
+): Promise<AdjointRunner> {
   if (core.adjoint) return core.adjoint(field, params, patterns, readings, path?.plan)
   const { u, prev } = await core.read([field])
   return new CpuAdjointRunner(params, u, prev, patterns, path && (await path.onHost()))

@@ -28,7 +28,11 @@ export class FileRegistryStore implements RegistryStore {
   }
 
   private corrupt(reason: string): CrystalError {
-    return new CrystalError('registry_corrupt', `${this.path}: ${reason}; the file was left untouched (move it away to start a new registry)`, { file: this.path })
+    return new CrystalError(
+      'registry_corrupt',
+      `${this.path}: ${reason}; the file was left untouched (move it away to start a new registry)`,
+      { file: this.path },
+    )
   }
 
   /** The last file read and verified (or being verified), and the identity (inode, size, mtime) it had. */
@@ -70,7 +74,8 @@ export class FileRegistryStore implements RegistryStore {
       throw this.corrupt(`not valid JSON (${(e as Error).message})`)
     }
     const format = (value as { format?: unknown } | null)?.format
-    if (format !== REGISTRY_FORMAT) throw this.corrupt(`not a Resonant Crystal registry (format ${JSON.stringify(format)}, expected "${REGISTRY_FORMAT}")`)
+    if (format !== REGISTRY_FORMAT)
+      throw this.corrupt(`not a Resonant Crystal registry (format ${JSON.stringify(format)}, expected "${REGISTRY_FORMAT}")`)
     const first = Value.Errors(RegistryFileSchema, value).First()
     if (first) throw this.corrupt(`does not match the registry schema at ${first.path || '/'} (${first.message})`)
     const file = value as RegistryFile
@@ -88,7 +93,9 @@ export class FileRegistryStore implements RegistryStore {
         retries: { retries: 200, factor: 1.2, minTimeout: 10, maxTimeout: 250 },
       })
     } catch (e) {
-      throw new CrystalError('registry_busy', `${this.path}: could not take the registry lock (${(e as Error).message})`, { file: this.path })
+      throw new CrystalError('registry_busy', `${this.path}: could not take the registry lock (${(e as Error).message})`, {
+        file: this.path,
+      })
     }
     try {
       const { next, result } = await change(await this.read())

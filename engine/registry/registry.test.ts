@@ -63,7 +63,10 @@ describe('caps', () => {
     const out = await r.register(qs.map((q, i) => candidate(i + 1, { persistence: q, noise_tolerance: q })))
     const kept = await r.list()
     expect(kept.map((p) => p.persistence).sort()).toEqual([0.6, 0.8, 0.9])
-    expect(out.pruned.map((p) => [p.id, p.reason])).toEqual([['CRY-000004', 'bucket_cap'], ['CRY-000002', 'bucket_cap']])
+    expect(out.pruned.map((p) => [p.id, p.reason])).toEqual([
+      ['CRY-000004', 'bucket_cap'],
+      ['CRY-000002', 'bucket_cap'],
+    ])
     // a different material is a different bucket
     await r.register([candidate(9, { material: 'silicon', persistence: 0.1, noise_tolerance: 0.1 })])
     expect(await r.list()).toHaveLength(4)
@@ -71,7 +74,11 @@ describe('caps', () => {
 
   test('the total cap applies across buckets; serials are never reused after pruning', async () => {
     const r = new Registry(new MemoryRegistryStore(), { ...DEFAULT_LIMITS, max_primitives: 2 })
-    await r.register([candidate(1, { persistence: 0.5 }), candidate(2, { class: 'echo_ring', persistence: 0.9 }), candidate(3, { class: 'phase_knot', persistence: 0.1 })])
+    await r.register([
+      candidate(1, { persistence: 0.5 }),
+      candidate(2, { class: 'echo_ring', persistence: 0.9 }),
+      candidate(3, { class: 'phase_knot', persistence: 0.1 }),
+    ])
     expect((await r.list()).map((p) => p.id).sort()).toEqual(['CRY-000001', 'CRY-000002'])
     const { registered } = await r.register([candidate(4, { class: 'memory_seed', persistence: 1, noise_tolerance: 1 })])
     expect(registered[0].id).toBe('CRY-000004')
@@ -148,7 +155,7 @@ describe('the registry file', () => {
     expect(readFileSync(path, 'utf8')).toBe('{"format": "svc-crystal-registry/1", "next_serial": 3, "primiti')
   })
 
-  test('a file edited behind the registry\'s back (content hash mismatch) and a foreign file are refused', async () => {
+  test("a file edited behind the registry's back (content hash mismatch) and a foreign file are refused", async () => {
     const dir = freshDir()
     await new Registry(new FileRegistryStore(dir)).register([candidate(1)])
     const path = join(dir, 'registry.json')
@@ -157,7 +164,9 @@ describe('the registry file', () => {
     writeFileSync(path, JSON.stringify(file))
     await expect(new Registry(new FileRegistryStore(dir)).list()).rejects.toThrow('its content hash does not match its primitives')
     writeFileSync(path, JSON.stringify({ format: 'something-else/2', items: [] }))
-    await expect(new Registry(new FileRegistryStore(dir)).list()).rejects.toThrow('not a Resonant Crystal registry (format "something-else/2"')
+    await expect(new Registry(new FileRegistryStore(dir)).list()).rejects.toThrow(
+      'not a Resonant Crystal registry (format "something-else/2"',
+    )
     expect(existsSync(path)).toBe(true)
   })
 })

@@ -83,7 +83,11 @@ export function serialId(serial: number): string {
 }
 
 /** The most similar held primitive of the same class, if it is similar enough to be a duplicate. */
-export function findDuplicate(held: readonly Primitive[], c: Pick<Candidate, 'class' | 'signature'>, threshold: number): { id: string; similarity: number } | undefined {
+export function findDuplicate(
+  held: readonly Primitive[],
+  c: Pick<Candidate, 'class' | 'signature'>,
+  threshold: number,
+): { id: string; similarity: number } | undefined {
   let best: { id: string; similarity: number } | undefined
   for (const p of held) {
     if (p.class !== c.class) continue
@@ -175,7 +179,11 @@ export class Registry {
       const assigned: (string | null)[] = candidates.map(() => null)
       candidates.forEach((c, index) => {
         const sameUuid = c.uuid ? byUuid.get(c.uuid) : undefined
-        const duplicate = sameUuid ? { id: sameUuid.id, similarity: 1 } : novelty ? findDuplicate(held, c, this.limits.novelty_threshold) : undefined
+        const duplicate = sameUuid
+          ? { id: sameUuid.id, similarity: 1 }
+          : novelty
+            ? findDuplicate(held, c, this.limits.novelty_threshold)
+            : undefined
         if (duplicate) {
           rejected.push({ index, reason: 'duplicate', duplicate_of: duplicate.id, similarity: duplicate.similarity })
           return

@@ -97,7 +97,8 @@ describe('the station medium', () => {
   test("the block's mood picks the track the medium resonates with; controls: the field erased, the mood's axes shuffled", async () => {
     const lib = await medium()
     // what next() does for each mood, the moods read in one sweep
-    const pick = async (moods: Block['mood'][]) => (await lib.resonance(moods.map(moodVector))).map((scores, q) => pickNext(TRACKS, WIDE(moods[q]), [], 3, { by: 'mood', scores }))
+    const pick = async (moods: Block['mood'][]) =>
+      (await lib.resonance(moods.map(moodVector))).map((scores, q) => pickNext(TRACKS, WIDE(moods[q]), [], 3, { by: 'mood', scores }))
     const picks = await pick(MOODS)
     const agree = picks.filter((p, q) => p.track.id === oracle(MOODS[q])).length
     // the physical score against the direct cosine it stands for
@@ -107,13 +108,22 @@ describe('the station medium', () => {
     expect(family((await lib.next(TRACKS, WIDE({ energy: 1, brightness: 1, tension: 1, warmth: 0 }), [], 3, Z, null)).track.id)).toBe('b')
     expect(family((await lib.next(TRACKS, WIDE({ energy: 0, brightness: 0, tension: 0, warmth: 1 }), [], 3, Z, null)).track.id)).toBe('w')
     // control 1: the axes shuffled (energy <- warmth <- tension <- brightness <- energy)
-    const shuffled = await pick(MOODS.map(({ energy, brightness, tension, warmth }) => ({ energy: warmth, brightness: energy, tension: brightness, warmth: tension })))
+    const shuffled = await pick(
+      MOODS.map(({ energy, brightness, tension, warmth }) => ({
+        energy: warmth,
+        brightness: energy,
+        tension: brightness,
+        warmth: tension,
+      })),
+    )
     const agreeShuffled = shuffled.filter((p, q) => p.track.id === oracle(MOODS[q])).length
     // control 2: the same library, its field erased: nothing resonates and recency picks
     await erase(lib)
     const erased = await pick(MOODS)
     const agreeErased = erased.filter((p, q) => p.track.id === oracle(MOODS[q])).length
-    console.log(`mood picks agreeing with the direct comparison: medium ${agree}/40, shuffled mood ${agreeShuffled}/40, field erased ${agreeErased}/40; |score - cosine| mean ${(error.reduce((a, b) => a + b) / error.length).toFixed(3)}, max ${Math.max(...error).toFixed(3)}; by mood ${picks.filter((p) => p.by === 'mood').length}/40`)
+    console.log(
+      `mood picks agreeing with the direct comparison: medium ${agree}/40, shuffled mood ${agreeShuffled}/40, field erased ${agreeErased}/40; |score - cosine| mean ${(error.reduce((a, b) => a + b) / error.length).toFixed(3)}, max ${Math.max(...error).toFixed(3)}; by mood ${picks.filter((p) => p.by === 'mood').length}/40`,
+    )
     expect(erased.every((p) => p.by === 'recency' && p.track.id === 'w1')).toBe(true)
     // measured: 35/40 (Wilson 95%: 0.74..0.95), shuffled 12/40 (0.18..0.45), erased 18/40 (0.31..0.60)
     expect(agree).toBeGreaterThanOrEqual(32)
@@ -128,7 +138,12 @@ describe('the station medium', () => {
     const best = oracle(bright)
     // the window holds the best: the next best plays
     const second = await lib.next(TRACKS, WIDE(bright), [best], 3, Z, null)
-    expect(second.track.id).toBe(oracle(bright, IDS.filter((id) => id !== best)))
+    expect(second.track.id).toBe(
+      oracle(
+        bright,
+        IDS.filter((id) => id !== best),
+      ),
+    )
     // a band of 60..100 BPM leaves only the warm tracks, whatever the mood
     const slow: Block = { ...WIDE(bright), bpm: { min: 60, max: 100 } }
     for (let i = 0, history: string[] = []; i < 6; i++) {
@@ -148,7 +163,14 @@ describe('the station medium', () => {
       const history: string[] = []
       const by: string[] = []
       for (let i = 0; i < 6; i++) {
-        const p = await m.next(TRACKS, WIDE({ energy: 0.3, brightness: 0.3, tension: 0.3, warmth: 0.7 }), history, 3, Z, history.at(-1) ?? null)
+        const p = await m.next(
+          TRACKS,
+          WIDE({ energy: 0.3, brightness: 0.3, tension: 0.3, warmth: 0.7 }),
+          history,
+          3,
+          Z,
+          history.at(-1) ?? null,
+        )
         history.push(p.track.id)
         by.push(p.by)
       }
@@ -157,7 +179,9 @@ describe('the station medium', () => {
     const dreamt = await walk(lib)
     const cluster = (id: string) => clusters.findIndex((c) => c.includes(id))
     const same = (h: string[]) => h.slice(1).filter((id, i) => family(id) === family(h[i])).length
-    console.log(`clusters before the dream ${JSON.stringify(before)}, after ${JSON.stringify(clusters)}; walk ${dreamt.history.join(' ')} (${dreamt.by.join(' ')})`)
+    console.log(
+      `clusters before the dream ${JSON.stringify(before)}, after ${JSON.stringify(clusters)}; walk ${dreamt.history.join(' ')} (${dreamt.by.join(' ')})`,
+    )
     // every step the walk took by co-resonance stayed in the cluster of the track before it
     dreamt.by.forEach((b, i) => b === 'cluster' && expect(cluster(dreamt.history[i])).toBe(cluster(dreamt.history[i - 1])))
     expect(dreamt.by.filter((b) => b === 'cluster').length).toBeGreaterThanOrEqual(2)

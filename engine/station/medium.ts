@@ -24,12 +24,29 @@ type Mood = Block['mood']
 
 /** Which standardised features each mood axis leans on, and which way (docs/station.md). */
 const MOOD_AXES: Record<keyof Mood, [PerceptionFeature, number, number?, number?][]> = {
-  energy: [['rms_mean', 1], ['onset_density', 1], ['flux_mean', 1], ['tempo', 1]],
+  energy: [
+    ['rms_mean', 1],
+    ['onset_density', 1],
+    ['flux_mean', 1],
+    ['tempo', 1],
+  ],
   // mel bands 60..127 lie above about 3 kHz
-  brightness: [['centroid', 1], ['rolloff', 1], ['bandwidth', 1], ['mel_mean', 1, 60, 128]],
-  tension: [['flatness', 1], ['zcr', 1], ['key_clarity', -1]],
+  brightness: [
+    ['centroid', 1],
+    ['rolloff', 1],
+    ['bandwidth', 1],
+    ['mel_mean', 1, 60, 128],
+  ],
+  tension: [
+    ['flatness', 1],
+    ['zcr', 1],
+    ['key_clarity', -1],
+  ],
   // mel bands 3..23 are the low mids, about 100 to 600 Hz
-  warmth: [['mel_mean', 1, 3, 24], ['centroid', -1]],
+  warmth: [
+    ['mel_mean', 1, 3, 24],
+    ['centroid', -1],
+  ],
 }
 
 /** The direction of one mood axis in the standardised 296-space, of unit length. */
@@ -176,7 +193,14 @@ export class StationMedium {
    * co-resonates most with the wavefront of the track on air; when none the rules allow does (the
    * cluster is played out), the block's mood starts the next one. Recency decides when nothing resonates.
    */
-  async next(tracks: readonly Track[], block: Block, history: readonly string[], noRepeat: number, vectors: ReadonlyMap<string, Float64Array>, onAir: string | null): Promise<Pick> {
+  async next(
+    tracks: readonly Track[],
+    block: Block,
+    history: readonly string[],
+    noRepeat: number,
+    vectors: ReadonlyMap<string, Float64Array>,
+    onAir: string | null,
+  ): Promise<Pick> {
     const current = onAir === null ? undefined : vectors.get(onAir)
     const [mood, co] = await this.resonance(this.dreamt && current ? [moodVector(block.mood), current] : [moodVector(block.mood)])
     if (co) {

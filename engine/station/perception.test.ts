@@ -4,14 +4,16 @@ import { describe, expect, test } from 'vitest'
 import { at, chroma, libraryStatistics, PERCEPTION_LAYOUT, PERCEPTION_LENGTH, perceive, project, standardise, tempo } from './perception.js'
 
 const RATE = 44100
-const sine = (f: number, seconds: number) => Float32Array.from({ length: RATE * seconds }, (_, i) => 0.3 * Math.sin((2 * Math.PI * f * i) / RATE))
+const sine = (f: number, seconds: number) =>
+  Float32Array.from({ length: RATE * seconds }, (_, i) => 0.3 * Math.sin((2 * Math.PI * f * i) / RATE))
 function clicks(bpm: number, seconds: number): Float32Array {
   const x = new Float32Array(RATE * seconds)
   const period = (60 / bpm) * RATE
   let s = 7
   for (let beat = 0; beat * period < x.length; beat++) {
     const at = Math.round(beat * period)
-    for (let i = 0; i < 220 && at + i < x.length; i++) x[at + i] = ((((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32) * 2 - 1) * (1 - i / 220)) * 0.8
+    for (let i = 0; i < 220 && at + i < x.length; i++)
+      x[at + i] = (((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32) * 2 - 1) * (1 - i / 220) * 0.8
   }
   return x
 }
@@ -45,7 +47,8 @@ describe('perception', () => {
     const cos = (a: ArrayLike<number>, b: ArrayLike<number>) => dot(a, b) / Math.sqrt(dot(a, a) * dot(b, b))
     let worst = 0
     for (const q of p) expect(Math.abs(dot(q, q) - 1)).toBeLessThan(1e-4)
-    for (let i = 0; i < vectors.length; i++) for (let j = i + 1; j < vectors.length; j++) worst = Math.max(worst, Math.abs(cos(p[i], p[j]) - cos(vectors[i], vectors[j])))
+    for (let i = 0; i < vectors.length; i++)
+      for (let j = i + 1; j < vectors.length; j++) worst = Math.max(worst, Math.abs(cos(p[i], p[j]) - cos(vectors[i], vectors[j])))
     expect(worst).toBeLessThan(0.05)
     expect(cos(p[0], p[12])).toBeGreaterThan(0.8)
     expect(() => project(new Float64Array(296), 42)).toThrow(/zero vector/)
@@ -64,12 +67,17 @@ describe('perception', () => {
   test('a louder copy moves the level features by its gain and leaves chroma, pitch, tempo and spectral shape alone', () => {
     const x = Float32Array.from(clicks(120, 6), (v, i) => v + 0.2 * Math.sin((2 * Math.PI * 330 * i) / RATE))
     const quiet = perceive(x, RATE)
-    const loud = perceive(x.map((v) => 2 * v), RATE)
+    const loud = perceive(
+      x.map((v) => 2 * v),
+      RATE,
+    )
     const gain = 20 * Math.log10(2) // 6.02 dB
     expect(loud[at('rms_mean')] - quiet[at('rms_mean')]).toBeCloseTo(gain, 2)
     expect(loud[at('rms_std')]).toBeCloseTo(quiet[at('rms_std')], 1)
-    for (let b = 0; b < 128; b++) if (quiet[at('mel_mean') + b] > -60) expect(loud[at('mel_mean') + b] - quiet[at('mel_mean') + b]).toBeCloseTo(gain, 1)
-    for (const name of ['centroid', 'bandwidth', 'rolloff', 'flatness', 'zcr', 'pitch', 'crest', 'key_clarity'] as const) expect(loud[at(name)], name).toBeCloseTo(quiet[at(name)], 3)
+    for (let b = 0; b < 128; b++)
+      if (quiet[at('mel_mean') + b] > -60) expect(loud[at('mel_mean') + b] - quiet[at('mel_mean') + b]).toBeCloseTo(gain, 1)
+    for (const name of ['centroid', 'bandwidth', 'rolloff', 'flatness', 'zcr', 'pitch', 'crest', 'key_clarity'] as const)
+      expect(loud[at(name)], name).toBeCloseTo(quiet[at(name)], 3)
     for (let c = 0; c < 12; c++) expect(loud[at('chroma') + c]).toBeCloseTo(quiet[at('chroma') + c], 9)
     // the onset envelope compresses by log(1 + 100 |X|), so the tempo moves, though by little
     expect(Math.abs(loud[at('tempo')] - quiet[at('tempo')])).toBeLessThan(0.05)

@@ -182,7 +182,14 @@ export function perceive(x: Float32Array, rate: number): Float64Array {
   const filters = melFilters(rate)
   const frames = spectra(x, FRAME_SIZE, FRAME_SIZE / 2)
   const mel = frames.map(() => new Float64Array(MEL_BANDS))
-  const per = { centroid: [] as number[], bandwidth: [] as number[], rolloff: [] as number[], flatness: [] as number[], zcr: [] as number[], rms: [] as number[] }
+  const per = {
+    centroid: [] as number[],
+    bandwidth: [] as number[],
+    rolloff: [] as number[],
+    flatness: [] as number[],
+    zcr: [] as number[],
+    rms: [] as number[],
+  }
   frames.forEach((mag, t) => {
     const power = mag.map((m) => m * m)
     filters.forEach(({ from, weights }, b) => {
@@ -245,7 +252,11 @@ export function perceive(x: Float32Array, rate: number): Float64Array {
   const beat = tempoOf(env, fps)
   v[at('tempo')] = beat.bpm
   v[at('onset_density')] = onsetDensity(env, fps)
-  const long = spectra(x.length >= CHROMA_SIZE ? x : Float32Array.from({ length: CHROMA_SIZE }, (_, i) => x[i] ?? 0), CHROMA_SIZE, CHROMA_SIZE / 2)
+  const long = spectra(
+    x.length >= CHROMA_SIZE ? x : Float32Array.from({ length: CHROMA_SIZE }, (_, i) => x[i] ?? 0),
+    CHROMA_SIZE,
+    CHROMA_SIZE / 2,
+  )
   v[at('pitch')] = dominantPitch(long, rate)
   const c = chromaOf(long, rate)
   v.set(c, at('chroma'))

@@ -53,9 +53,15 @@ describe('the daily schedule (America/Chicago)', () => {
     expect(scheduleAt(Z('2026-03-08T08:31:00Z'))).toMatchObject({ programme: { kind: 'news_teaser' }, block: BLOCKS['News Teaser'] })
     expect(scheduleAt(Z('2026-03-08T08:45:00Z'))).toMatchObject({ programme: null, block: BLOCKS['Evening Signals'] }) // 03:45 CDT
     expect(scheduleAt(Z('2026-03-08T09:00:00Z'))).toMatchObject({ programme: null, block: BLOCKS['Morning Drift'] }) // 04:00 CDT
-    expect(scheduleAt(Z('2026-03-08T09:25:00Z'))).toMatchObject({ programme: { kind: 'gossip_column', title: 'Gossip Column' }, block: BLOCKS['Gossip Column'] })
+    expect(scheduleAt(Z('2026-03-08T09:25:00Z'))).toMatchObject({
+      programme: { kind: 'gossip_column', title: 'Gossip Column' },
+      block: BLOCKS['Gossip Column'],
+    })
     // Sunday 10:05 CDT: the Sunday podcast, in the morning's music block
-    expect(scheduleAt(Z('2026-03-08T15:05:00Z'))).toMatchObject({ programme: { kind: 'podcast', title: 'Sunday Long Read' }, block: BLOCKS['Morning Drift'] })
+    expect(scheduleAt(Z('2026-03-08T15:05:00Z'))).toMatchObject({
+      programme: { kind: 'podcast', title: 'Sunday Long Read' },
+      block: BLOCKS['Morning Drift'],
+    })
     // the second 01:31 of the fall-back night is a teaser too
     expect(scheduleAt(Z('2026-11-01T07:31:00Z'))).toMatchObject({ programme: { kind: 'news_teaser' } })
     expect(scheduleAt(Z('2026-11-01T07:33:00Z')).programme).toBeNull()
@@ -68,7 +74,9 @@ describe('the daily schedule (America/Chicago)', () => {
     // 2026-06-10 09:00 UTC: 04:00 in Chicago (Morning Drift), 11:00 in Berlin (Morning Drift), 10:00 in
     // Berlin an hour before (the podcast) and 23:00 the evening before in Chicago (Evening Signals)
     expect(scheduleAt(Z('2026-06-10T09:05:00Z'))).toMatchObject({ programme: null, block: BLOCKS['Morning Drift'] })
-    expect(scheduleAt(Z('2026-06-10T08:05:00Z'), 'Europe/Berlin')).toMatchObject({ programme: { kind: 'podcast', title: 'Wednesday Echoes' } })
+    expect(scheduleAt(Z('2026-06-10T08:05:00Z'), 'Europe/Berlin')).toMatchObject({
+      programme: { kind: 'podcast', title: 'Wednesday Echoes' },
+    })
     expect(scheduleAt(Z('2026-06-10T04:05:00Z'))).toMatchObject({ programme: null, block: BLOCKS['Evening Signals'] }) // 23:05 CDT
     expect(scheduleAt(Z('2026-06-10T04:05:00Z'), 'Europe/Berlin')).toMatchObject({ programme: null, block: BLOCKS['Morning Drift'] }) // 06:05 CEST
     expect(upcoming(Z('2026-06-10T00:00:00Z'), 1, 'UTC')[0]).toMatchObject({ kind: 'peace_oration', at: Z('2026-06-10T00:00:00Z') })

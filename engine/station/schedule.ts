@@ -23,11 +23,36 @@ export interface Block {
 
 /** The five blocks of document 2 (the values are this project's: the document leaves them out). */
 export const BLOCKS: Record<BlockName, Block> = {
-  'Morning Drift': { name: 'Morning Drift', mood: { energy: 0.35, brightness: 0.6, tension: 0.2, warmth: 0.7 }, bpm: { min: 70, max: 112 }, speak_when: 'awake' },
-  'Evening Signals': { name: 'Evening Signals', mood: { energy: 0.7, brightness: 0.5, tension: 0.5, warmth: 0.4 }, bpm: { min: 96, max: 140 }, speak_when: 'light' },
-  'Peace Oration': { name: 'Peace Oration', mood: { energy: 0.15, brightness: 0.3, tension: 0.05, warmth: 0.9 }, bpm: { min: 60, max: 90 }, speak_when: 'deep' },
-  'News Teaser': { name: 'News Teaser', mood: { energy: 0.6, brightness: 0.8, tension: 0.4, warmth: 0.3 }, bpm: { min: 100, max: 130 }, speak_when: 'awake' },
-  'Gossip Column': { name: 'Gossip Column', mood: { energy: 0.55, brightness: 0.7, tension: 0.3, warmth: 0.6 }, bpm: { min: 90, max: 125 }, speak_when: 'awake' },
+  'Morning Drift': {
+    name: 'Morning Drift',
+    mood: { energy: 0.35, brightness: 0.6, tension: 0.2, warmth: 0.7 },
+    bpm: { min: 70, max: 112 },
+    speak_when: 'awake',
+  },
+  'Evening Signals': {
+    name: 'Evening Signals',
+    mood: { energy: 0.7, brightness: 0.5, tension: 0.5, warmth: 0.4 },
+    bpm: { min: 96, max: 140 },
+    speak_when: 'light',
+  },
+  'Peace Oration': {
+    name: 'Peace Oration',
+    mood: { energy: 0.15, brightness: 0.3, tension: 0.05, warmth: 0.9 },
+    bpm: { min: 60, max: 90 },
+    speak_when: 'deep',
+  },
+  'News Teaser': {
+    name: 'News Teaser',
+    mood: { energy: 0.6, brightness: 0.8, tension: 0.4, warmth: 0.3 },
+    bpm: { min: 100, max: 130 },
+    speak_when: 'awake',
+  },
+  'Gossip Column': {
+    name: 'Gossip Column',
+    mood: { energy: 0.55, brightness: 0.7, tension: 0.3, warmth: 0.6 },
+    bpm: { min: 90, max: 125 },
+    speak_when: 'awake',
+  },
 }
 
 export type ProgrammeKind = 'news_teaser' | 'gossip_column' | 'news_broadcast' | 'podcast' | 'peace_oration'
@@ -52,14 +77,25 @@ export const SLOTS: readonly Slot[] = [
 ]
 
 /** The daily podcast rotates by weekday (local), Sunday first. */
-export const PODCASTS = ['Sunday Long Read', 'Monday Lattice', 'Tuesday Field Notes', 'Wednesday Echoes', 'Thursday Signals', 'Friday Resonance', 'Saturday Archive'] as const
+export const PODCASTS = [
+  'Sunday Long Read',
+  'Monday Lattice',
+  'Tuesday Field Notes',
+  'Wednesday Echoes',
+  'Thursday Signals',
+  'Friday Resonance',
+  'Saturday Archive',
+] as const
 
 /** The slots' crons and the local-time format of one time zone, made once per zone. */
 const zones = new Map<string, { crons: Cron[]; parts: Intl.DateTimeFormat }>()
 function zone(timeZone: string): { crons: Cron[]; parts: Intl.DateTimeFormat } {
   let z = zones.get(timeZone)
   if (!z) {
-    z = { crons: SLOTS.map((s) => new Cron(s.cron, { timezone: timeZone, paused: true })), parts: new Intl.DateTimeFormat('en-US', { timeZone, hour: 'numeric', hourCycle: 'h23', weekday: 'short' }) }
+    z = {
+      crons: SLOTS.map((s) => new Cron(s.cron, { timezone: timeZone, paused: true })),
+      parts: new Intl.DateTimeFormat('en-US', { timeZone, hour: 'numeric', hourCycle: 'h23', weekday: 'short' }),
+    }
     zones.set(timeZone, z)
   }
   return z
@@ -71,7 +107,11 @@ export function checkTimeZone(timeZone: string, field = 'SVC_STATION_TIME_ZONE')
   try {
     new Intl.DateTimeFormat('en-US', { timeZone })
   } catch {
-    throw new CrystalError('bad_argument', `${field} is not a time zone: "${timeZone}" (expected an IANA name such as America/Chicago or Europe/Berlin)`, { field })
+    throw new CrystalError(
+      'bad_argument',
+      `${field} is not a time zone: "${timeZone}" (expected an IANA name such as America/Chicago or Europe/Berlin)`,
+      { field },
+    )
   }
   return timeZone
 }
@@ -79,7 +119,10 @@ export function checkTimeZone(timeZone: string, field = 'SVC_STATION_TIME_ZONE')
 /** Local hour (0..23) and weekday (0 = Sunday) in `timeZone`. */
 export function localTime(at: Date, timeZone = TIME_ZONE): { hour: number; weekday: number } {
   const parts = zone(timeZone).parts.formatToParts(at)
-  return { hour: Number(parts.find((p) => p.type === 'hour')!.value), weekday: WEEKDAYS.indexOf(parts.find((p) => p.type === 'weekday')!.value) }
+  return {
+    hour: Number(parts.find((p) => p.type === 'hour')!.value),
+    weekday: WEEKDAYS.indexOf(parts.find((p) => p.type === 'weekday')!.value),
+  }
 }
 
 export interface OnSchedule {
@@ -94,7 +137,9 @@ const musicBlock = (at: Date, timeZone: string): Block => {
 }
 
 const title = (kind: ProgrammeKind, at: Date, timeZone: string): string =>
-  kind === 'podcast' ? PODCASTS[localTime(at, timeZone).weekday] : { news_teaser: 'News Teaser', gossip_column: 'Gossip Column', news_broadcast: 'News', peace_oration: 'Peace Oration' }[kind]
+  kind === 'podcast'
+    ? PODCASTS[localTime(at, timeZone).weekday]
+    : { news_teaser: 'News Teaser', gossip_column: 'Gossip Column', news_broadcast: 'News', peace_oration: 'Peace Oration' }[kind]
 
 /** What is on at `at` (the schedule read in `timeZone`): the programme whose slot started last and
  * has not ended, else music. */
@@ -106,7 +151,12 @@ export function scheduleAt(at: Date, timeZone = TIME_ZONE): OnSchedule {
     const [start] = crons[i].previousRuns(1, new Date(at.getTime() + 1))
     if (!start || at.getTime() >= start.getTime() + slot.minutes * 60_000) return
     if (!best || start > best.started_at) {
-      best = { kind: slot.kind, title: title(slot.kind, start, timeZone), started_at: start, ends_at: new Date(start.getTime() + slot.minutes * 60_000) }
+      best = {
+        kind: slot.kind,
+        title: title(slot.kind, start, timeZone),
+        started_at: start,
+        ends_at: new Date(start.getTime() + slot.minutes * 60_000),
+      }
       bestSlot = slot
     }
   })
@@ -119,7 +169,9 @@ export function upcoming(from: Date, count: number, timeZone = TIME_ZONE): { kin
   const { crons } = zone(timeZone)
   // croner counts from strictly after the time it is given
   const since = new Date(from.getTime() - 1)
-  return SLOTS.flatMap((slot, i) => crons[i].nextRuns(count, since).map((at) => ({ kind: slot.kind, title: title(slot.kind, at, timeZone), at })))
+  return SLOTS.flatMap((slot, i) =>
+    crons[i].nextRuns(count, since).map((at) => ({ kind: slot.kind, title: title(slot.kind, at, timeZone), at })),
+  )
     .sort((a, b) => a.at.getTime() - b.at.getTime())
     .slice(0, count)
 }

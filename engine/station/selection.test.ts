@@ -6,7 +6,14 @@ import { BLOCKS } from './schedule.js'
 import { blockPool, DUE_AFTER_POOLS, noRepeatWindow, pickNext, type Ranking } from './selection.js'
 
 const track = (id: string, bpm: number | null): Track => ({ id, artist: 'a', album: 'b', title: id, duration_s: 60, bpm, key: null })
-const library = [track('slow72', 72), track('mid96', 96), track('mid100', 100), track('fast128', 128), track('fast140', 140), track('unknown', null)]
+const library = [
+  track('slow72', 72),
+  track('mid96', 96),
+  track('mid100', 100),
+  track('fast128', 128),
+  track('fast140', 140),
+  track('unknown', null),
+]
 // the demo library's tempi (server/station/demo.ts): Morning Drift's band (70-112) holds five of them
 const DEMO = [120, 96, 84, 128, 110, 140, 72, 100].map((bpm, i) => track(`demo${i}_${bpm}`, bpm))
 
@@ -75,7 +82,11 @@ describe('selection', () => {
     expect(pickNext(lib, block, [])).toMatchObject({ track: { id: 'slow72' }, in_band: true })
     expect(pickNext(lib, block, ['slow72'])).toMatchObject({ track: { id: 'mid96' }, in_band: false })
     // with the window of one, the mood picks between the other two
-    const scores = new Map([['fast128', 0.9], ['mid96', 0.1], ['slow72', 0.2]])
+    const scores = new Map([
+      ['fast128', 0.9],
+      ['mid96', 0.1],
+      ['slow72', 0.2],
+    ])
     expect(pickNext(lib, block, ['slow72', 'fast128'], Infinity, { by: 'mood', scores }).track.id).toBe('slow72')
   })
 
@@ -86,7 +97,12 @@ describe('selection', () => {
 
   test('a cap holds the window shorter than half the pool', () => {
     const lib = [track('x', 100), track('y', 100), track('z', 100), track('w', 100)]
-    const scores = new Map([['x', 0.9], ['y', 0.5], ['z', 0.1], ['w', 0.2]])
+    const scores = new Map([
+      ['x', 0.9],
+      ['y', 0.5],
+      ['z', 0.1],
+      ['w', 0.2],
+    ])
     expect(pickNext(lib, BLOCKS['Evening Signals'], ['x', 'y'], Infinity, { by: 'mood', scores }).track.id).toBe('w')
     expect(pickNext(lib, BLOCKS['Evening Signals'], ['x', 'y'], 1, { by: 'mood', scores }).track.id).toBe('x')
   })
@@ -95,10 +111,30 @@ describe('selection', () => {
 describe("selection with the medium's ranking", () => {
   test('the highest score among the allowed tracks wins; a track outside the band or the window does not, however high; no score at all falls back to recency', () => {
     const block = BLOCKS['Evening Signals'] // 96..140 BPM
-    const scores = new Map([['slow72', 0.9], ['mid100', 0.3], ['fast128', 0.5], ['fast140', 0.2]])
-    expect(pickNext(library, block, [], Infinity, { by: 'mood', scores })).toMatchObject({ track: { id: 'fast128' }, by: 'mood', resonance: 0.5 })
-    expect(pickNext(library, block, ['fast128'], Infinity, { by: 'cluster', scores })).toMatchObject({ track: { id: 'mid100' }, by: 'cluster', resonance: 0.3 })
-    const fewer = new Map([['slow72', 0.9], ['fast128', 0.5]])
-    expect(pickNext(library, block, ['fast128'], Infinity, { by: 'mood', scores: fewer })).toMatchObject({ track: { id: 'mid96' }, by: 'recency', resonance: null })
+    const scores = new Map([
+      ['slow72', 0.9],
+      ['mid100', 0.3],
+      ['fast128', 0.5],
+      ['fast140', 0.2],
+    ])
+    expect(pickNext(library, block, [], Infinity, { by: 'mood', scores })).toMatchObject({
+      track: { id: 'fast128' },
+      by: 'mood',
+      resonance: 0.5,
+    })
+    expect(pickNext(library, block, ['fast128'], Infinity, { by: 'cluster', scores })).toMatchObject({
+      track: { id: 'mid100' },
+      by: 'cluster',
+      resonance: 0.3,
+    })
+    const fewer = new Map([
+      ['slow72', 0.9],
+      ['fast128', 0.5],
+    ])
+    expect(pickNext(library, block, ['fast128'], Infinity, { by: 'mood', scores: fewer })).toMatchObject({
+      track: { id: 'mid96' },
+      by: 'recency',
+      resonance: null,
+    })
   })
 })

@@ -41,7 +41,10 @@ export function bandDistance(bpm: number | null, band: Block['bpm']): number {
 export function blockPool(tracks: readonly Track[], block: Block): Track[] {
   const byDistance = tracks.map((t, i) => ({ t, i, d: bandDistance(t.bpm, block.bpm) })).sort((a, b) => a.d - b.d || a.i - b.i)
   const inBand = byDistance.filter((x) => x.d === 0).length
-  return byDistance.slice(0, Math.max(inBand, Math.min(MIN_POOL, tracks.length))).sort((a, b) => a.i - b.i).map((x) => x.t)
+  return byDistance
+    .slice(0, Math.max(inBand, Math.min(MIN_POOL, tracks.length)))
+    .sort((a, b) => a.i - b.i)
+    .map((x) => x.t)
 }
 
 /** The no-repeat window for a pool of `size`: half of it, so that at least half the pool is open to
@@ -52,7 +55,13 @@ export const noRepeatWindow = (size: number, cap = Infinity): number => Math.max
  * among them a track that has waited DUE_AFTER_POOLS x the pool's size picks (the longest waiting),
  * else the highest score in `ranking`, else the least recently played (library order breaks ties).
  * `noRepeatCap` holds the window shorter than half the pool. */
-export function pickNext(tracks: readonly Track[], block: Block, history: readonly string[], noRepeatCap = Infinity, ranking: Ranking = { by: 'mood', scores: new Map() }): Pick {
+export function pickNext(
+  tracks: readonly Track[],
+  block: Block,
+  history: readonly string[],
+  noRepeatCap = Infinity,
+  ranking: Ranking = { by: 'mood', scores: new Map() },
+): Pick {
   if (tracks.length === 0) throw new Error('no tracks to pick from')
   const pool = blockPool(tracks, block)
   const window = noRepeatWindow(pool.length, noRepeatCap)

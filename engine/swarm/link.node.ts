@@ -78,7 +78,10 @@ export class SwarmLink implements SwarmPeer<{ queued: number; sent: number; wait
   }
 
   /** Tells the swarm what this node is doing (best effort: events are not kept). */
-  event(event: 'node.joined' | 'node.left' | 'round.started' | 'round.finished', extra: { round?: number; material?: string; registered?: number; announced?: number }): void {
+  event(
+    event: 'node.joined' | 'node.left' | 'round.started' | 'round.finished',
+    extra: { round?: number; material?: string; registered?: number; announced?: number },
+  ): void {
     try {
       if (this.connected) this.bus!.publish(SUBJECTS.events, { event, node: this.node, kind: 'process', ...extra })
     } catch (e) {
@@ -100,7 +103,16 @@ export class SwarmLink implements SwarmPeer<{ queued: number; sent: number; wait
     if (!(await this.ensureConnected())) return tally
     const cursor = { seq: this.cursor() }
     try {
-      await mergeAnnouncements({ js: this.js!, jsm: this.jsm! }, { node: this.node, cursor, tally, registry, onDropped: (seq, error) => this.say(`swarm: warning: dropped a malformed announcement (seq ${seq}): ${error}`) })
+      await mergeAnnouncements(
+        { js: this.js!, jsm: this.jsm! },
+        {
+          node: this.node,
+          cursor,
+          tally,
+          registry,
+          onDropped: (seq, error) => this.say(`swarm: warning: dropped a malformed announcement (seq ${seq}): ${error}`),
+        },
+      )
     } catch (e) {
       // the bus went away mid-merge (a server restart drops the consumer): keep what was merged, go on searching
       this.say(`swarm: merging paused at seq ${cursor.seq} (${(e as Error).message}); it resumes next round`)
@@ -151,7 +163,11 @@ export class SwarmLink implements SwarmPeer<{ queued: number; sent: number; wait
 
   private subscribeRequests(): void {
     if (!this.requestHandler || !this.connected || this.requestSubscription) return
-    this.requestSubscription = this.bus!.subscribe<{ material: string; generations: number }>(SUBJECTS.exploreRequest, (m) => this.requestHandler!(m), EXPLORERS_QUEUE)
+    this.requestSubscription = this.bus!.subscribe<{ material: string; generations: number }>(
+      SUBJECTS.exploreRequest,
+      (m) => this.requestHandler!(m),
+      EXPLORERS_QUEUE,
+    )
   }
 
   async close(): Promise<void> {

@@ -28,7 +28,13 @@ export interface MergeTally {
  */
 export async function mergeAnnouncements(
   bus: { js: JetStreamClient; jsm: JetStreamManager },
-  o: { node: string; cursor: { seq: number }; tally: MergeTally; registry: Pick<Registry, 'register'>; onDropped: (seq: number, error: string) => void },
+  o: {
+    node: string
+    cursor: { seq: number }
+    tally: MergeTally
+    registry: Pick<Registry, 'register'>
+    onDropped: (seq: number, error: string) => void
+  },
 ): Promise<MergeTally> {
   const tally = o.tally
   const last = (await bus.jsm.streams.info(DISCOVERY_STREAM)).state.last_seq
@@ -69,7 +75,10 @@ export interface SwarmPeer<Announced extends { sent: number } = { sent: number }
   merge(registry: Pick<Registry, 'register'>): Promise<MergeTally>
   /** Announces own finds at or above the floor, saying how many went out (and what else the peer keeps track of). */
   announce(found: readonly Primitive[], floor: number): Promise<Announced>
-  event(event: 'round.started' | 'round.finished', extra: { round: number; material: string; registered?: number; announced?: number }): void
+  event(
+    event: 'round.started' | 'round.finished',
+    extra: { round: number; material: string; registered?: number; announced?: number },
+  ): void
 }
 
 export interface RoundOutcome<Announced> {
@@ -79,11 +88,21 @@ export interface RoundOutcome<Announced> {
 }
 
 /** One explore round: merge the swarm's finds (so novelty is swarm-wide), search, announce. */
-export async function exploreRound<Announced extends { sent: number }>(peer: SwarmPeer<Announced> | undefined, round: number, floor: number, search: DiscoveryOptions): Promise<RoundOutcome<Announced>> {
+export async function exploreRound<Announced extends { sent: number }>(
+  peer: SwarmPeer<Announced> | undefined,
+  round: number,
+  floor: number,
+  search: DiscoveryOptions,
+): Promise<RoundOutcome<Announced>> {
   const merged = peer ? await peer.merge(search.registry) : undefined
   peer?.event('round.started', { round, material: search.material.name })
   const result = await discover(search)
   const announced = peer ? await peer.announce(result.registered, floor) : undefined
-  peer?.event('round.finished', { round, material: search.material.name, registered: result.registered.length, announced: announced?.sent ?? 0 })
+  peer?.event('round.finished', {
+    round,
+    material: search.material.name,
+    registered: result.registered.length,
+    announced: announced?.sent ?? 0,
+  })
   return { result, ...(peer ? { swarm: { merged: merged!, announced: announced! } } : {}) }
 }

@@ -38,7 +38,12 @@ export async function canonicalAndHash(primitives: readonly object[]): Promise<{
     h.update('[')
   }
   if (start < primitives.length) {
-    const piece = utf8.encode(primitives.slice(start).map((p, k) => (start + k === 0 ? '' : ',') + canonicalForm(p)).join(''))
+    const piece = utf8.encode(
+      primitives
+        .slice(start)
+        .map((p, k) => (start + k === 0 ? '' : ',') + canonicalForm(p))
+        .join(''),
+    )
     if (length + piece.length + 1 > bytes.length) {
       const grown = new Uint8Array(Math.max(2 * bytes.length, length + piece.length + 1))
       grown.set(bytes.subarray(0, length))

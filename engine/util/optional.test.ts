@@ -6,11 +6,17 @@ import { importOptional, requireOptional } from './optional.node.js'
 describe('optional packages', () => {
   test('import: a missing package is one error naming it, what needs it and the install command', async () => {
     const e = await importOptional('no-such-package-for-crystal', 'the test', 'skip it').catch((x) => x)
-    expect(e).toMatchObject({ code: 'missing_dependency', message: 'the test needs the optional package no-such-package-for-crystal, which is not installed', hint: 'npm install no-such-package-for-crystal, or skip it' })
+    expect(e).toMatchObject({
+      code: 'missing_dependency',
+      message: 'the test needs the optional package no-such-package-for-crystal, which is not installed',
+      hint: 'npm install no-such-package-for-crystal, or skip it',
+    })
   })
 
   test('require: the same for a CommonJS package', () => {
-    expect(() => requireOptional('no-such-package-for-crystal', 'the test')).toThrow('the test needs the optional package no-such-package-for-crystal, which is not installed')
+    expect(() => requireOptional('no-such-package-for-crystal', 'the test')).toThrow(
+      'the test needs the optional package no-such-package-for-crystal, which is not installed',
+    )
   })
 
   test('an installed package is loaded as it is', async () => {
@@ -19,7 +25,9 @@ describe('optional packages', () => {
   })
 
   test('a package that is there but fails inside (a dependency of its own missing) keeps its own error', async () => {
-    const inner = Object.assign(new Error("Cannot find package 'something-inside' imported from /x/webgpu/index.js"), { code: 'ERR_MODULE_NOT_FOUND' })
+    const inner = Object.assign(new Error("Cannot find package 'something-inside' imported from /x/webgpu/index.js"), {
+      code: 'ERR_MODULE_NOT_FOUND',
+    })
     const e = await importOptional('webgpu', 'the test', undefined, () => Promise.reject(inner)).catch((x) => x)
     expect(e).toBe(inner)
   })

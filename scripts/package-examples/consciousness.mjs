@@ -3,7 +3,11 @@
 import { KuramotoModel, lorentzianFrequencies, phi } from 'resonant-crystal/consciousness'
 
 const n = 6
-const model = new KuramotoModel(lorentzianFrequencies(n, 0.1), Array.from({ length: n }, (_, i) => (2 * Math.PI * i) / n), 2)
+const model = new KuramotoModel(
+  lorentzianFrequencies(n, 0.1),
+  Array.from({ length: n }, (_, i) => (2 * Math.PI * i) / n),
+  2,
+)
 const before = model.order().r
 const samples = []
 for (let t = 0; t < 400; t++) {

@@ -9,4 +9,10 @@ try {
 } catch (e) {
   refused = e.code
 }
-console.log(JSON.stringify({ valid: checkMessage('QUEEN.phase.a1', phase) ?? null, invalid: checkMessage('QUEEN.phase.a1', { ...phase, order: 2 }), refused }))
+console.log(
+  JSON.stringify({
+    valid: checkMessage('QUEEN.phase.a1', phase) ?? null,
+    invalid: checkMessage('QUEEN.phase.a1', { ...phase, order: 2 }),
+    refused,
+  }),
+)

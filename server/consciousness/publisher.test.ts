@@ -18,9 +18,14 @@ beforeAll(async () => {
   nats = await startNats()
   nc = await connect({ servers: nats.url })
   const bus = new ContractBus(natsConnection(nc), 'listener', (w) => warnings.push(w))
-  for (const subject of ['SVC.>', 'QUEEN.>', 'queen.>']) bus.subscribe(subject, (message, concrete) => seen.push({ subject: concrete, message, at: Date.now() }))
+  for (const subject of ['SVC.>', 'QUEEN.>', 'queen.>'])
+    bus.subscribe(subject, (message, concrete) => seen.push({ subject: concrete, message, at: Date.now() }))
   await nc.flush()
-  server = await startServer(['--size', '256', '--material', 'ideal_resonator'], { SVC_NATS_URL: nats.url, SVC_CONSCIOUSNESS_PERIOD_MS: '10', SVC_CRYSTAL_NODE: 'node-x' })
+  server = await startServer(['--size', '256', '--material', 'ideal_resonator'], {
+    SVC_NATS_URL: nats.url,
+    SVC_CONSCIOUSNESS_PERIOD_MS: '10',
+    SVC_CRYSTAL_NODE: 'node-x',
+  })
 })
 afterAll(async () => {
   await server?.stop()
@@ -75,7 +80,10 @@ describe('crystal watch', () => {
 
   test('shows the live values with their age; --json when done', () => {
     // a period of 1 s for the watcher (stale after 3 s), so a loaded machine's late message is not stale
-    const r = spawnSync(process.execPath, [BIN, 'watch', '--duration', '2', '--period', '1000', '--json'], { encoding: 'utf8', env: { ...process.env, SVC_NATS_URL: nats.url } })
+    const r = spawnSync(process.execPath, [BIN, 'watch', '--duration', '2', '--period', '1000', '--json'], {
+      encoding: 'utf8',
+      env: { ...process.env, SVC_NATS_URL: nats.url },
+    })
     expect(r.status).toBe(0)
     const values = JSON.parse(r.stdout)
     const c = values.find((v: { subject: string }) => v.subject === 'SVC.consciousness')
@@ -85,14 +93,19 @@ describe('crystal watch', () => {
   })
 
   test('marks a subject stale once its publisher has been quiet for three periods', async () => {
-    const child = spawn(process.execPath, [BIN, 'watch', '--duration', '6', '--period', '10', '--json'], { env: { ...process.env, SVC_NATS_URL: nats.url } })
+    const child = spawn(process.execPath, [BIN, 'watch', '--duration', '6', '--period', '10', '--json'], {
+      env: { ...process.env, SVC_NATS_URL: nats.url },
+    })
     let out = ''
     child.stdout.on('data', (d) => (out += d))
     // stop the publisher only once the watcher is listening and values have reached it
     await new Promise<void>((resolve) => child.stderr.on('data', (d) => String(d).includes('watch: following') && resolve()))
     // messages published after it follows reach it too: wait for two more on our own subscription
     const before = seen.filter((s) => s.subject === 'SVC.consciousness').length
-    await vi.waitFor(() => expect(seen.filter((s) => s.subject === 'SVC.consciousness').length).toBeGreaterThan(before + 1), { timeout: 30_000, interval: 20 })
+    await vi.waitFor(() => expect(seen.filter((s) => s.subject === 'SVC.consciousness').length).toBeGreaterThan(before + 1), {
+      timeout: 30_000,
+      interval: 20,
+    })
     await server.stop()
     await new Promise((resolve) => child.on('exit', resolve))
     const c = JSON.parse(out).find((v: { subject: string }) => v.subject === 'SVC.consciousness')
@@ -101,7 +114,10 @@ describe('crystal watch', () => {
   })
 
   test('without SVC_NATS_URL: a clear error, exit 1', () => {
-    const r = spawnSync(process.execPath, [BIN, 'watch', '--duration', '0.1'], { encoding: 'utf8', env: { ...process.env, SVC_NATS_URL: '' } })
+    const r = spawnSync(process.execPath, [BIN, 'watch', '--duration', '0.1'], {
+      encoding: 'utf8',
+      env: { ...process.env, SVC_NATS_URL: '' },
+    })
     expect(r.status).toBe(1)
     expect(r.stderr.trim()).toBe("crystal: watch needs the swarm's NATS server: set SVC_NATS_URL (for example nats://127.0.0.1:4222)")
   })

@@ -27,40 +27,77 @@ export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = as
   const changed = async () => ({ step: service.engine.step_count, memories: service.engine.memories.length, books: service.books })
   const tags = ['crystal']
 
-  app.post('/crystal/write', { schema: { tags, summary: 'Write text into the field', body: api.WriteBody, response: { 200: api.MutationReply, ...problems } } }, async (req) => {
-    await service.mutate((e) => e.write(req.body.text, req.body.importance ?? 1))
-    return changed()
-  })
-
-  app.post('/crystal/pulse', { schema: { tags, summary: 'Add a pulse (normalized coordinates)', body: api.PulseBody, response: { 200: api.MutationReply, ...problems } } }, async (req) => {
-    await service.mutate((e) => e.pulse({ ...PULSE_DEFAULTS, ...req.body }))
-    return changed()
-  })
-
-  app.post('/crystal/step', { schema: { tags, summary: 'Step the field', body: api.StepBody, response: { 200: api.MutationReply, ...problems } } }, async (req) => {
-    if (req.body.steps > api.API_LIMITS.steps_per_request) throw limit('steps', req.body.steps, api.API_LIMITS.steps_per_request, 'steps_per_request')
-    await service.step(req.body.steps)
-    return changed()
-  })
-
-  app.post('/crystal/dream', { schema: { tags, summary: 'Dream (light or deep)', body: api.DreamBody, response: { 200: api.DreamReply, ...problems } } }, async (req) => {
-    return service.mutate(async (e) => {
-      const dream = async () => (await e.dream(req.body.mode))[0]
-      return publisher ? publisher.around(req.body.mode, dream) : dream()
-    })
-  })
-
-  app.post('/crystal/probe', { schema: { tags, summary: 'Resonance of a text with the field', body: api.ProbeBody, response: { 200: api.ProbeReply, ...problems } } }, async (req) =>
-    service.exclusive((e) => e.probe(req.body.text)),
+  app.post(
+    '/crystal/write',
+    { schema: { tags, summary: 'Write text into the field', body: api.WriteBody, response: { 200: api.MutationReply, ...problems } } },
+    async (req) => {
+      await service.mutate((e) => e.write(req.body.text, req.body.importance ?? 1))
+      return changed()
+    },
   )
 
-  app.post('/crystal/recall', { schema: { tags, summary: 'Ranked recall of the memories', body: api.RecallBody, response: { 200: api.RecallReply, ...problems } } }, async (req) =>
-    service.exclusive((e) => e.recall(req.body.text, req.body.k ?? 5)),
+  app.post(
+    '/crystal/pulse',
+    {
+      schema: {
+        tags,
+        summary: 'Add a pulse (normalized coordinates)',
+        body: api.PulseBody,
+        response: { 200: api.MutationReply, ...problems },
+      },
+    },
+    async (req) => {
+      await service.mutate((e) => e.pulse({ ...PULSE_DEFAULTS, ...req.body }))
+      return changed()
+    },
+  )
+
+  app.post(
+    '/crystal/step',
+    { schema: { tags, summary: 'Step the field', body: api.StepBody, response: { 200: api.MutationReply, ...problems } } },
+    async (req) => {
+      if (req.body.steps > api.API_LIMITS.steps_per_request)
+        throw limit('steps', req.body.steps, api.API_LIMITS.steps_per_request, 'steps_per_request')
+      await service.step(req.body.steps)
+      return changed()
+    },
+  )
+
+  app.post(
+    '/crystal/dream',
+    { schema: { tags, summary: 'Dream (light or deep)', body: api.DreamBody, response: { 200: api.DreamReply, ...problems } } },
+    async (req) => {
+      return service.mutate(async (e) => {
+        const dream = async () => (await e.dream(req.body.mode))[0]
+        return publisher ? publisher.around(req.body.mode, dream) : dream()
+      })
+    },
+  )
+
+  app.post(
+    '/crystal/probe',
+    {
+      schema: { tags, summary: 'Resonance of a text with the field', body: api.ProbeBody, response: { 200: api.ProbeReply, ...problems } },
+    },
+    async (req) => service.exclusive((e) => e.probe(req.body.text)),
+  )
+
+  app.post(
+    '/crystal/recall',
+    { schema: { tags, summary: 'Ranked recall of the memories', body: api.RecallBody, response: { 200: api.RecallReply, ...problems } } },
+    async (req) => service.exclusive((e) => e.recall(req.body.text, req.body.k ?? 5)),
   )
 
   app.post(
     '/crystal/conditions',
-    { schema: { tags, summary: 'Change the material, temperature or noise of the field', body: api.ConditionsBody, response: { 200: api.ConditionsReply, ...problems } } },
+    {
+      schema: {
+        tags,
+        summary: 'Change the material, temperature or noise of the field',
+        body: api.ConditionsBody,
+        response: { 200: api.ConditionsReply, ...problems },
+      },
+    },
     async (req) => {
       const b = req.body
       const material = b.material === undefined ? undefined : catalog.get(b.material)
@@ -73,45 +110,102 @@ export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = as
     },
   )
 
-  app.post('/crystal/evolve', { schema: { tags, summary: 'Start an evolve job (progress on the feed)', body: api.EvolveBody, response: { 202: api.JobSchema, ...problems } } }, async (req, reply) => {
-    const b = req.body
-    if (b.generations > api.API_LIMITS.generations) throw limit('generations', b.generations, api.API_LIMITS.generations, 'generations')
-    if ((b.population ?? api.SEARCH_DEFAULTS.population) > api.API_LIMITS.population) throw limit('population', b.population!, api.API_LIMITS.population, 'population')
-    if ((b.size ?? api.SEARCH_DEFAULTS.size) > api.API_LIMITS.evolve_size) throw limit('size', b.size!, api.API_LIMITS.evolve_size, 'evolve_size')
-    return reply.code(202).send(service.startEvolve(b, catalog.get(b.material)))
-  })
+  app.post(
+    '/crystal/evolve',
+    {
+      schema: {
+        tags,
+        summary: 'Start an evolve job (progress on the feed)',
+        body: api.EvolveBody,
+        response: { 202: api.JobSchema, ...problems },
+      },
+    },
+    async (req, reply) => {
+      const b = req.body
+      if (b.generations > api.API_LIMITS.generations) throw limit('generations', b.generations, api.API_LIMITS.generations, 'generations')
+      if ((b.population ?? api.SEARCH_DEFAULTS.population) > api.API_LIMITS.population)
+        throw limit('population', b.population!, api.API_LIMITS.population, 'population')
+      if ((b.size ?? api.SEARCH_DEFAULTS.size) > api.API_LIMITS.evolve_size)
+        throw limit('size', b.size!, api.API_LIMITS.evolve_size, 'evolve_size')
+      return reply.code(202).send(service.startEvolve(b, catalog.get(b.material)))
+    },
+  )
 
-  app.get('/crystal/jobs/:id', { schema: { tags, summary: 'An evolve job', params: api.IdParams, response: { 200: api.JobSchema, ...problems } } }, async (req) => {
-    const job = service.job(req.params.id)
-    if (!job) throw new CrystalError('not_found', `no job ${req.params.id}`)
-    return job
-  })
+  app.get(
+    '/crystal/jobs/:id',
+    { schema: { tags, summary: 'An evolve job', params: api.IdParams, response: { 200: api.JobSchema, ...problems } } },
+    async (req) => {
+      const job = service.job(req.params.id)
+      if (!job) throw new CrystalError('not_found', `no job ${req.params.id}`)
+      return job
+    },
+  )
 
-  app.post('/crystal/run', { schema: { tags, summary: 'Run a .crystal program (in its own field)', body: api.RunBody, response: { 200: api.RunReply, ...problems } } }, async (req, reply) => {
-    const { commands, errors } = parse(req.body.program, 'program')
-    const reg = registry()
-    const genomes = new Map((await reg.list()).map((p) => [p.id, p.genome.resonate_steps]))
-    errors.push(...check(commands, { materials: catalog.list().map((e) => e.material.name), primitiveIds: new Set(genomes.keys()) }, 'program'))
-    if (errors.length) {
-      errors.sort((a, b) => a.line - b.line || a.column - b.column)
-      return problem(reply, 422, `the program has ${errors.length} error${errors.length === 1 ? '' : 's'}; nothing was run`, { code: 'bad_program', errors: errors.map(({ line, column, message, hint }) => ({ line, column, message, ...(hint ? { hint } : {}) })) })
-    }
-    const size = service.engine.size
-    overBudget(programCost(commands, (id) => genomes.get(id) ?? 0), size)
-    const trace = await service.runProgram({ commands, size, materials: catalog.list() })
-    return { trace }
-  })
+  app.post(
+    '/crystal/run',
+    {
+      schema: {
+        tags,
+        summary: 'Run a .crystal program (in its own field)',
+        body: api.RunBody,
+        response: { 200: api.RunReply, ...problems },
+      },
+    },
+    async (req, reply) => {
+      const { commands, errors } = parse(req.body.program, 'program')
+      const reg = registry()
+      const genomes = new Map((await reg.list()).map((p) => [p.id, p.genome.resonate_steps]))
+      errors.push(
+        ...check(commands, { materials: catalog.list().map((e) => e.material.name), primitiveIds: new Set(genomes.keys()) }, 'program'),
+      )
+      if (errors.length) {
+        errors.sort((a, b) => a.line - b.line || a.column - b.column)
+        return problem(reply, 422, `the program has ${errors.length} error${errors.length === 1 ? '' : 's'}; nothing was run`, {
+          code: 'bad_program',
+          errors: errors.map(({ line, column, message, hint }) => ({ line, column, message, ...(hint ? { hint } : {}) })),
+        })
+      }
+      const size = service.engine.size
+      overBudget(
+        programCost(commands, (id) => genomes.get(id) ?? 0),
+        size,
+      )
+      const trace = await service.runProgram({ commands, size, materials: catalog.list() })
+      return { trace }
+    },
+  )
 
-  app.get('/crystal/state', { schema: { tags, summary: 'The field (downsampled) and its energy books and timeline', querystring: api.StateQuery, response: { 200: api.StateReply, ...problems } } }, async (req, reply) => {
-    const size = req.query.size ?? 64
-    if (size > api.API_LIMITS.state_size) throw limit('size', size, api.API_LIMITS.state_size, 'state_size')
-    // the cached JSON text (a StateReply) goes out as it is: no re-serialization per request
-    return reply.type('application/json').serializer((s: unknown) => s as string).send(service.state(size) as never)
-  })
+  app.get(
+    '/crystal/state',
+    {
+      schema: {
+        tags,
+        summary: 'The field (downsampled) and its energy books and timeline',
+        querystring: api.StateQuery,
+        response: { 200: api.StateReply, ...problems },
+      },
+    },
+    async (req, reply) => {
+      const size = req.query.size ?? 64
+      if (size > api.API_LIMITS.state_size) throw limit('size', size, api.API_LIMITS.state_size, 'state_size')
+      // the cached JSON text (a StateReply) goes out as it is: no re-serialization per request
+      return reply
+        .type('application/json')
+        .serializer((s: unknown) => s as string)
+        .send(service.state(size) as never)
+    },
+  )
 
   app.get(
     '/crystal/feed',
-    { schema: { tags, summary: 'Server-sent events: `state` (as GET /crystal/state) on every change, at most every 100 ms; `job` on job progress', querystring: api.StateQuery, response: { 200: Type.String({ description: 'text/event-stream' }) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Server-sent events: `state` (as GET /crystal/state) on every change, at most every 100 ms; `job` on job progress',
+        querystring: api.StateQuery,
+        response: { 200: Type.String({ description: 'text/event-stream' }) },
+      },
+    },
     async (req, reply) => {
       const size = Math.min(req.query.size ?? 64, api.API_LIMITS.state_size)
       reply.hijack()

@@ -38,6 +38,8 @@ try {
   })
   outcome = { type: 'done', trace }
 } catch (e) {
-  outcome = isCrystalError(e) ? { type: 'failed', error: { code: e.code, message: e.message, where: e.where, hint: e.hint } } : { type: 'crashed', message: (e as Error).message }
+  outcome = isCrystalError(e)
+    ? { type: 'failed', error: { code: e.code, message: e.message, where: e.where, hint: e.hint } }
+    : { type: 'crashed', message: (e as Error).message }
 }
 parentPort!.postMessage(outcome)

@@ -122,7 +122,11 @@ export class CrystalService {
   startEvolve(request: Job['request'], material: Material): Job {
     this.pruneJobs()
     const { max_jobs } = this.o.work
-    if (this.workers.size >= max_jobs) throw busy(`${max_jobs} evolve job${max_jobs === 1 ? ' is' : 's are'} running, the most at once (SVC_CRYSTAL_MAX_JOBS)`, 'follow them on the feed or GET /crystal/jobs/:id, and start this one when one ends')
+    if (this.workers.size >= max_jobs)
+      throw busy(
+        `${max_jobs} evolve job${max_jobs === 1 ? ' is' : 's are'} running, the most at once (SVC_CRYSTAL_MAX_JOBS)`,
+        'follow them on the feed or GET /crystal/jobs/:id, and start this one when one ends',
+      )
     const id = `job-${++this.jobSerial}`
     const job = runningJob(id, request)
     this.jobs.set(id, job)
@@ -137,15 +141,20 @@ export class CrystalService {
       this.workers.delete(id)
       this.emit({ event: 'job', job })
     }
-    worker.on('message', (m: { type: 'progress'; progress: GenerationReport } | { type: 'done'; registered: string[] } | { type: 'failed'; message: string }) => {
-      if (m.type === 'progress') {
-        Object.assign(job, progressed(job, m.progress))
-        this.emit({ event: 'job', job })
-      } else if (m.type === 'done') {
-        job.registered = m.registered
-        finish('done')
-      } else finish('failed', m.message)
-    })
+    worker.on(
+      'message',
+      (
+        m: { type: 'progress'; progress: GenerationReport } | { type: 'done'; registered: string[] } | { type: 'failed'; message: string },
+      ) => {
+        if (m.type === 'progress') {
+          Object.assign(job, progressed(job, m.progress))
+          this.emit({ event: 'job', job })
+        } else if (m.type === 'done') {
+          job.registered = m.registered
+          finish('done')
+        } else finish('failed', m.message)
+      },
+    )
     worker.on('error', (e) => finish('failed', e.message))
     worker.on('exit', (code) => finish(code === 0 ? 'done' : 'cancelled'))
     this.emit({ event: 'job', job })
@@ -170,7 +179,11 @@ export class CrystalService {
    */
   runProgram(program: Pick<RunWork, 'commands' | 'size' | 'materials'>): Promise<TraceEntry[]> {
     const { max_runs } = this.o.work
-    if (this.runs.size >= max_runs) throw busy(`${max_runs} program${max_runs === 1 ? ' is' : 's are'} running, the most at once (SVC_CRYSTAL_MAX_RUNS)`, 'try again when one has finished')
+    if (this.runs.size >= max_runs)
+      throw busy(
+        `${max_runs} program${max_runs === 1 ? ' is' : 's are'} running, the most at once (SVC_CRYSTAL_MAX_RUNS)`,
+        'try again when one has finished',
+      )
     const work: RunWork = { ...program, dataDir: this.o.dataDir, backend: this.o.backend, limits: this.o.registryLimits }
     const worker = new Worker(new URL('./run_worker.js', import.meta.url), { workerData: work })
     this.runs.add(worker)

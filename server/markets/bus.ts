@@ -16,7 +16,12 @@ function firstProblem(value: unknown): string | undefined {
 }
 
 /** Answers proposals from the bus with the same rules as POST /api/proposals. */
-export function serveProposals(nc: NatsConnection, store: Pick<MarketStore, 'authenticate' | 'propose'>, sender: string, warn: (line: string) => void): { unsubscribe(): void } {
+export function serveProposals(
+  nc: NatsConnection,
+  store: Pick<MarketStore, 'authenticate' | 'propose'>,
+  sender: string,
+  warn: (line: string) => void,
+): { unsubscribe(): void } {
   const envelope = () => ({ schema_version: 1 as const, ts: new Date().toISOString(), sender })
   const answer = (respond: (data: string) => void, body: Omit<ProposeReplyMessage, 'schema_version' | 'ts' | 'sender'>) => {
     const reply = { ...envelope(), ...body }
@@ -39,7 +44,13 @@ export function serveProposals(nc: NatsConnection, store: Pick<MarketStore, 'aut
       const respond = (data: string) => msg.respond(data)
       if (problem) {
         warn(`warning: dropped an invalid message on ${MARKET_SUBJECTS.propose} (${++dropped} so far): ${problem}`)
-        if (msg.reply) answer(respond, { ok: false, code: 'bad_message', detail: `the request does not match the contract of ${MARKET_SUBJECTS.propose}: ${problem}`, format: PROPOSAL_FORMAT })
+        if (msg.reply)
+          answer(respond, {
+            ok: false,
+            code: 'bad_message',
+            detail: `the request does not match the contract of ${MARKET_SUBJECTS.propose}: ${problem}`,
+            format: PROPOSAL_FORMAT,
+          })
         return
       }
       const m = value as { agent_id: string; token: string; text: string }
@@ -47,7 +58,13 @@ export function serveProposals(nc: NatsConnection, store: Pick<MarketStore, 'aut
         .then(() => store.propose(store.authenticate(m.token, m.agent_id), m.text))
         .then(
           (market) => answer(respond, { ok: true, market_id: market.id, closes_at: market.closes_at }),
-          (e) => answer(respond, isCrystalError(e) ? { ok: false, code: e.code, detail: e.message, ...(e.code === 'bad_proposal' ? { format: PROPOSAL_FORMAT } : {}) } : { ok: false, code: 'internal', detail: 'the market engine failed on this proposal' }),
+          (e) =>
+            answer(
+              respond,
+              isCrystalError(e)
+                ? { ok: false, code: e.code, detail: e.message, ...(e.code === 'bad_proposal' ? { format: PROPOSAL_FORMAT } : {}) }
+                : { ok: false, code: 'internal', detail: 'the market engine failed on this proposal' },
+            ),
         )
         .catch((e) => warn(`warning: could not answer a proposal: ${(e as Error).message}`))
     },
@@ -56,7 +73,12 @@ export function serveProposals(nc: NatsConnection, store: Pick<MarketStore, 'aut
 }
 
 /** Sends a proposal and waits for the answer; the request is checked before sending, the reply on receipt. */
-export async function requestProposal(nc: NatsConnection, sender: string, proposal: { agent_id: string; token: string; text: string }, timeoutMs = 5000): Promise<ProposeReplyMessage> {
+export async function requestProposal(
+  nc: NatsConnection,
+  sender: string,
+  proposal: { agent_id: string; token: string; text: string },
+  timeoutMs = 5000,
+): Promise<ProposeReplyMessage> {
   const request = { schema_version: 1, ts: new Date().toISOString(), sender, ...proposal }
   const problem = checkMessage(MARKET_SUBJECTS.propose, request)
   if (problem) throw new CrystalError('bad_message', `not sending an invalid proposal: ${problem}`)

@@ -28,7 +28,12 @@ describe('markets over HTTP', () => {
   beforeAll(async () => {
     nats = await startNats()
     // the rate limit has its own server below: these tests send more than a client may
-    server = await startServer([], { HUB_ORACLE_TOKEN: ORACLE, SVC_MARKETS_SWEEP_MS: '100', SVC_NATS_URL: nats.url, SVC_MARKETS_RATE_LIMIT: '0' })
+    server = await startServer([], {
+      HUB_ORACLE_TOKEN: ORACLE,
+      SVC_MARKETS_SWEEP_MS: '100',
+      SVC_NATS_URL: nats.url,
+      SVC_MARKETS_RATE_LIMIT: '0',
+    })
   }, 60_000)
   afterAll(async () => {
     await server?.stop()
@@ -48,7 +53,13 @@ describe('markets over HTTP', () => {
   })
 
   it('the oracle: 401 with a wrong token, labs markets opened and settled once, 409 the second time', async () => {
-    const labs = { question: 'Does the lab replicate?', outcomes: ['yes', 'no', 'unclear'], tier: 'labs', closes_at: soon(3_600_000), b: 50 }
+    const labs = {
+      question: 'Does the lab replicate?',
+      outcomes: ['yes', 'no', 'unclear'],
+      tier: 'labs',
+      closes_at: soon(3_600_000),
+      b: 50,
+    }
     expect((await call(server.url, 'POST', '/api/markets', labs)).status).toBe(401)
     expect((await call(server.url, 'POST', '/api/markets', labs, auth('wrong'))).status).toBe(401)
     // a closing time that is not a date-time is refused by the schema's format, naming the field
@@ -59,7 +70,13 @@ describe('markets over HTTP', () => {
     expect(m.status).toBe(201)
     expect(m.body.escrow).toBe(Math.ceil(50 * Math.log(3) * 100))
     const t = await register(server.url, 'lab-trader')
-    const trade = await call(server.url, 'POST', `/api/markets/${m.body.id}/trade`, { trader_id: 'lab-trader', outcome: 'yes', shares: 20 }, auth(t))
+    const trade = await call(
+      server.url,
+      'POST',
+      `/api/markets/${m.body.id}/trade`,
+      { trader_id: 'lab-trader', outcome: 'yes', shares: 20 },
+      auth(t),
+    )
     expect(trade.status).toBe(200)
     expect((await call(server.url, 'POST', `/api/markets/${m.body.id}/resolve`, { outcome: 'yes' }, auth('wrong'))).status).toBe(401)
     const settled = await call(server.url, 'POST', `/api/markets/${m.body.id}/resolve`, { outcome: 'yes' }, auth(ORACLE))
@@ -72,22 +89,52 @@ describe('markets over HTTP', () => {
 
   it('proposals: a date not in the future gets the format; the proposer and their linked ids cannot trade', async () => {
     const p = await register(server.url, 'proposer')
-    const past = await call(server.url, 'POST', '/api/proposals', { text: 'propose: it rained | by 2020-01-01 | category weather' }, auth(p))
+    const past = await call(
+      server.url,
+      'POST',
+      '/api/proposals',
+      { text: 'propose: it rained | by 2020-01-01 | category weather' },
+      auth(p),
+    )
     expect(past.status).toBe(422)
     expect(past.body.detail).toContain(PROPOSAL_FORMAT)
     expect((await call(server.url, 'POST', '/api/proposals', { text: 'hello' }, auth(p))).body.detail).toContain(PROPOSAL_FORMAT)
-    const ok = await call(server.url, 'POST', '/api/proposals', { text: 'propose: the river freezes | by 2099-01-15 | category weather' }, auth(p))
+    const ok = await call(
+      server.url,
+      'POST',
+      '/api/proposals',
+      { text: 'propose: the river freezes | by 2099-01-15 | category weather' },
+      auth(p),
+    )
     expect(ok.status).toBe(201)
-    expect(ok.body).toMatchObject({ tier: 'play', outcomes: ['yes', 'no'], proposer_id: 'proposer', category: 'weather', closes_at: '2099-01-16T06:00:00.000Z' })
+    expect(ok.body).toMatchObject({
+      tier: 'play',
+      outcomes: ['yes', 'no'],
+      proposer_id: 'proposer',
+      category: 'weather',
+      closes_at: '2099-01-16T06:00:00.000Z',
+    })
     // a second id registered with the proposer's token is of the same household
     const alt = await register(server.url, 'proposer-alt', auth(p))
     expect((await call(server.url, 'GET', '/api/agents/proposer-alt')).body.owner).toBe('proposer')
-    for (const [id, token] of [['proposer', p], ['proposer-alt', alt]]) {
-      const r = await call(server.url, 'POST', `/api/markets/${ok.body.id}/trade`, { trader_id: id, outcome: 'yes', shares: 1 }, auth(token))
+    for (const [id, token] of [
+      ['proposer', p],
+      ['proposer-alt', alt],
+    ]) {
+      const r = await call(
+        server.url,
+        'POST',
+        `/api/markets/${ok.body.id}/trade`,
+        { trader_id: id, outcome: 'yes', shares: 1 },
+        auth(token),
+      )
       expect(r.status).toBe(403)
     }
     // someone else's token for this trader id
-    expect((await call(server.url, 'POST', `/api/markets/${ok.body.id}/trade`, { trader_id: 'solo', outcome: 'yes', shares: 1 }, auth(alt))).status).toBe(403)
+    expect(
+      (await call(server.url, 'POST', `/api/markets/${ok.body.id}/trade`, { trader_id: 'solo', outcome: 'yes', shares: 1 }, auth(alt)))
+        .status,
+    ).toBe(403)
   })
 
   it('a play market closes at its TTL and settles by its rule on its own, published on RADIO.market.settled', async () => {
@@ -98,7 +145,13 @@ describe('markets over HTTP', () => {
     await nc.flush()
     const maker = await register(server.url, 'ttl-maker')
     const trader = await register(server.url, 'ttl-trader')
-    const m = await call(server.url, 'POST', '/api/markets', { question: 'short', outcomes: ['a', 'b'], tier: 'play', closes_at: soon(1500) }, auth(maker))
+    const m = await call(
+      server.url,
+      'POST',
+      '/api/markets',
+      { question: 'short', outcomes: ['a', 'b'], tier: 'play', closes_at: soon(1500) },
+      auth(maker),
+    )
     expect(m.status).toBe(201)
     await call(server.url, 'POST', `/api/markets/${m.body.id}/trade`, { trader_id: 'ttl-trader', outcome: 'a', shares: 50 }, auth(trader))
     let state
@@ -119,12 +172,28 @@ describe('markets over HTTP', () => {
   it('proposals over NATS (request/reply), contracts checked at both ends', async () => {
     const nc = await connect({ servers: nats.url })
     const token = await register(server.url, 'bus-proposer')
-    const ok = await requestProposal(nc, 'test', { agent_id: 'bus-proposer', token, text: 'propose: the bus works | by 2099-02-01 | category tech' })
+    const ok = await requestProposal(nc, 'test', {
+      agent_id: 'bus-proposer',
+      token,
+      text: 'propose: the bus works | by 2099-02-01 | category tech',
+    })
     expect(ok).toMatchObject({ ok: true, schema_version: 1 })
     expect((await call(server.url, 'GET', `/api/markets/${ok.market_id}`)).body.proposer_id).toBe('bus-proposer')
-    const late = await requestProposal(nc, 'test', { agent_id: 'bus-proposer', token, text: 'propose: too late | by 2001-02-01 | category tech' })
+    const late = await requestProposal(nc, 'test', {
+      agent_id: 'bus-proposer',
+      token,
+      text: 'propose: too late | by 2001-02-01 | category tech',
+    })
     expect(late).toMatchObject({ ok: false, code: 'bad_proposal', format: PROPOSAL_FORMAT })
-    expect((await requestProposal(nc, 'test', { agent_id: 'bus-proposer', token: 'bus-proposer:wrong', text: 'propose: x | by 2099-02-01 | category t' })).code).toBe('unauthorized')
+    expect(
+      (
+        await requestProposal(nc, 'test', {
+          agent_id: 'bus-proposer',
+          token: 'bus-proposer:wrong',
+          text: 'propose: x | by 2099-02-01 | category t',
+        })
+      ).code,
+    ).toBe('unauthorized')
     // a request that breaks the contract is refused before it is sent ...
     await expect(requestProposal(nc, 'test', { agent_id: 'bad id!', token, text: 'x' })).rejects.toThrow(/not sending an invalid proposal/)
     // ... and, sent raw, answered with the reason
@@ -135,17 +204,57 @@ describe('markets over HTTP', () => {
 
   it('2,000 malformed bodies: every one a 4xx problem, none a 5xx', async () => {
     const token = await register(server.url, 'fuzz')
-    const m = (await call(server.url, 'POST', '/api/markets', { question: 'fuzz', outcomes: ['a', 'b'], tier: 'play', closes_at: soon(3_600_000) }, auth(token))).body
+    const m = (
+      await call(
+        server.url,
+        'POST',
+        '/api/markets',
+        { question: 'fuzz', outcomes: ['a', 'b'], tier: 'play', closes_at: soon(3_600_000) },
+        auth(token),
+      )
+    ).body
     const routes = ['/api/agents/register', '/api/markets', `/api/markets/${m.id}/trade`, `/api/markets/${m.id}/resolve`, '/api/proposals']
-    const values = [null, true, 0, -1, 1.5, 1e308, '', 'x', '5', [], {}, [1, 2], { a: 1 }, 'a'.repeat(2000), -1e6 - 1, 'propose: | by | category']
+    const values = [
+      null,
+      true,
+      0,
+      -1,
+      1.5,
+      1e308,
+      '',
+      'x',
+      '5',
+      [],
+      {},
+      [1, 2],
+      { a: 1 },
+      'a'.repeat(2000),
+      -1e6 - 1,
+      'propose: | by | category',
+    ]
     let seed = 7
     const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n)
     const bodies: string[] = []
     for (let i = 0; i < 2000; i++) {
       const kind = rnd(4)
-      if (kind === 0) bodies.push(['{', '{"a":', 'not json', '[', '{"shares": 1,}', '\u0000', '{"trader_id":"fuzz","outcome":"a","shares":1'][rnd(7)])
+      if (kind === 0)
+        bodies.push(['{', '{"a":', 'not json', '[', '{"shares": 1,}', '\u0000', '{"trader_id":"fuzz","outcome":"a","shares":1'][rnd(7)])
       else {
-        const keys = ['id', 'display_name', 'kind', 'question', 'outcomes', 'b', 'tier', 'closes_at', 'trader_id', 'outcome', 'shares', 'text', 'extra']
+        const keys = [
+          'id',
+          'display_name',
+          'kind',
+          'question',
+          'outcomes',
+          'b',
+          'tier',
+          'closes_at',
+          'trader_id',
+          'outcome',
+          'shares',
+          'text',
+          'extra',
+        ]
         const o: Record<string, unknown> = {}
         for (let k = 0; k < 1 + rnd(5); k++) o[keys[rnd(keys.length)]] = values[rnd(values.length)]
         bodies.push(kind === 1 ? JSON.stringify(o) : JSON.stringify([o]))
@@ -155,14 +264,28 @@ describe('markets over HTTP', () => {
     for (let i = 0; i < bodies.length; i += 50) {
       await Promise.all(
         bodies.slice(i, i + 50).map(async (body, k) => {
-          const r = await call(server.url, 'POST', routes[(i + k) % routes.length], body, { 'content-type': 'application/json', ...auth(token) })
+          const r = await call(server.url, 'POST', routes[(i + k) % routes.length], body, {
+            'content-type': 'application/json',
+            ...auth(token),
+          })
           statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
           if (r.status >= 500) throw new Error(`${r.status} for ${body}: ${JSON.stringify(r.body)}`)
         }),
       )
     }
     // and query strings that are not what the routes take
-    for (const path of ['/api/markets?sort=price', '/api/markets?tier=gold', '/api/markets?status=1', '/api/ledger?limit=0', '/api/ledger?limit=abc', '/api/ledger?after=-1', `/api/markets/${m.id}/quote?outcome=a&shares=0.00005`, `/api/markets/${m.id}/quote?outcome=z&shares=1`, '/api/markets/nope', '/api/agents/%00']) {
+    for (const path of [
+      '/api/markets?sort=price',
+      '/api/markets?tier=gold',
+      '/api/markets?status=1',
+      '/api/ledger?limit=0',
+      '/api/ledger?limit=abc',
+      '/api/ledger?after=-1',
+      `/api/markets/${m.id}/quote?outcome=a&shares=0.00005`,
+      `/api/markets/${m.id}/quote?outcome=z&shares=1`,
+      '/api/markets/nope',
+      '/api/agents/%00',
+    ]) {
       const r = await call(server.url, 'GET', path)
       statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
       expect(r.status, path).toBeGreaterThanOrEqual(400)
@@ -180,9 +303,27 @@ describe('a storm of 50 traders, then kill -9', () => {
     let server = await startServer([], { HUB_ORACLE_TOKEN: ORACLE, SVC_MARKETS_RATE_LIMIT: '0' })
     const dataDir = server.dataDir
     try {
-      const m = (await call(server.url, 'POST', '/api/markets', { question: 'storm', outcomes: ['a', 'b', 'c', 'd'], tier: 'labs', closes_at: soon(3_600_000), b: 200 }, auth(ORACLE))).body
-      const traders = await Promise.all(Array.from({ length: 50 }, async (_, k) => ({ id: `t${k}`, token: await register(server.url, `t${k}`) })))
-      const acked: { trade_id: number; ledger_seq: number; trader_id: string; cost: number; shares: number; outcome: string; client_ref: string }[] = []
+      const m = (
+        await call(
+          server.url,
+          'POST',
+          '/api/markets',
+          { question: 'storm', outcomes: ['a', 'b', 'c', 'd'], tier: 'labs', closes_at: soon(3_600_000), b: 200 },
+          auth(ORACLE),
+        )
+      ).body
+      const traders = await Promise.all(
+        Array.from({ length: 50 }, async (_, k) => ({ id: `t${k}`, token: await register(server.url, `t${k}`) })),
+      )
+      const acked: {
+        trade_id: number
+        ledger_seq: number
+        trader_id: string
+        cost: number
+        shares: number
+        outcome: string
+        client_ref: string
+      }[] = []
       // each client's trade that got no answer: made or not, the client cannot tell
       const unanswered: { body: Record<string, unknown>; token: string }[] = []
       const storm = traders.map(async ({ id, token }, k) => {
@@ -296,12 +437,26 @@ describe('money only from an accountable source (SVC_CRYSTAL_API_TOKEN set, 20 m
 
   it('a body that repeats a key is 400 naming it; fractional shares and spend trade; a quote on a settled market is 409', async () => {
     const t = await call(server.url, 'POST', '/api/agents/register', { id: 'frac', display_name: 'F', kind: 'human' }, auth(API))
-    const m = (await call(server.url, 'POST', '/api/markets', { question: 'q', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) }, auth(ORACLE))).body
+    const m = (
+      await call(
+        server.url,
+        'POST',
+        '/api/markets',
+        { question: 'q', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) },
+        auth(ORACLE),
+      )
+    ).body
     const path = `/api/markets/${m.id}/trade`
     const dup = await call(server.url, 'POST', path, '{"trader_id":"frac","outcome":"yes","shares":1,"shares":1000}', auth(t.body.token))
     expect(dup.status).toBe(400)
     expect(dup.body.detail).toContain('repeats the key /shares')
-    const nested = await call(server.url, 'POST', '/api/markets', '{"question":"q","outcomes":["a","b"],"tier":"labs","closes_at":"2099-01-01T00:00:00Z","tier":"play"}', auth(ORACLE))
+    const nested = await call(
+      server.url,
+      'POST',
+      '/api/markets',
+      '{"question":"q","outcomes":["a","b"],"tier":"labs","closes_at":"2099-01-01T00:00:00Z","tier":"play"}',
+      auth(ORACLE),
+    )
     expect(nested.status).toBe(400)
     // the control: the same trade, each key once
     const half = await call(server.url, 'POST', path, '{"trader_id":"frac","outcome":"yes","shares":0.5}', auth(t.body.token))
@@ -318,13 +473,26 @@ describe('money only from an accountable source (SVC_CRYSTAL_API_TOKEN set, 20 m
   })
 
   it("a play market's proposer may close it early and cancel it, refunded at cost; another trader may not", async () => {
-    const p = (await call(server.url, 'POST', '/api/agents/register', { id: 'maker', display_name: 'M', kind: 'human' }, auth(API))).body.token
-    const q = (await call(server.url, 'POST', '/api/agents/register', { id: 'taker', display_name: 'T', kind: 'human' }, auth(API))).body.token
-    const m = (await call(server.url, 'POST', '/api/markets', { question: 'mine', outcomes: ['yes', 'no'], tier: 'play', closes_at: soon(3_600_000) }, auth(p))).body
-    const t = (await call(server.url, 'POST', `/api/markets/${m.id}/trade`, { trader_id: 'taker', outcome: 'yes', shares: 10 }, auth(q))).body
+    const p = (await call(server.url, 'POST', '/api/agents/register', { id: 'maker', display_name: 'M', kind: 'human' }, auth(API))).body
+      .token
+    const q = (await call(server.url, 'POST', '/api/agents/register', { id: 'taker', display_name: 'T', kind: 'human' }, auth(API))).body
+      .token
+    const m = (
+      await call(
+        server.url,
+        'POST',
+        '/api/markets',
+        { question: 'mine', outcomes: ['yes', 'no'], tier: 'play', closes_at: soon(3_600_000) },
+        auth(p),
+      )
+    ).body
+    const t = (await call(server.url, 'POST', `/api/markets/${m.id}/trade`, { trader_id: 'taker', outcome: 'yes', shares: 10 }, auth(q)))
+      .body
     expect((await call(server.url, 'POST', `/api/markets/${m.id}/cancel`, undefined, auth(q))).status).toBe(403)
     expect((await call(server.url, 'POST', `/api/markets/${m.id}/close`, undefined, auth(p))).body.status).toBe('closed')
-    expect((await call(server.url, 'POST', `/api/markets/${m.id}/trade`, { trader_id: 'taker', outcome: 'yes', shares: 1 }, auth(q))).status).toBe(409)
+    expect(
+      (await call(server.url, 'POST', `/api/markets/${m.id}/trade`, { trader_id: 'taker', outcome: 'yes', shares: 1 }, auth(q))).status,
+    ).toBe(409)
     const cancelled = await call(server.url, 'POST', `/api/markets/${m.id}/cancel`, undefined, auth(p))
     expect(cancelled.body).toMatchObject({ status: 'cancelled', resolution: null, pool: 0 })
     expect((await call(server.url, 'GET', '/api/agents/taker')).body.balance).toBe(100_000)
@@ -339,8 +507,18 @@ describe('the server and its books at start', () => {
     let server = await startServer([], { HUB_ORACLE_TOKEN: ORACLE })
     const dataDir = server.dataDir
     const t = await register(server.url, 'holder')
-    const m = (await call(server.url, 'POST', '/api/markets', { question: 'q', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) }, auth(ORACLE))).body
-    expect((await call(server.url, 'POST', `/api/markets/${m.id}/trade`, { trader_id: 'holder', outcome: 'yes', shares: 6 }, auth(t))).status).toBe(200)
+    const m = (
+      await call(
+        server.url,
+        'POST',
+        '/api/markets',
+        { question: 'q', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) },
+        auth(ORACLE),
+      )
+    ).body
+    expect(
+      (await call(server.url, 'POST', `/api/markets/${m.id}/trade`, { trader_id: 'holder', outcome: 'yes', shares: 6 }, auth(t))).status,
+    ).toBe(200)
     await server.stop()
     // the control: untouched books, it starts again
     server = await startServer([], { HUB_ORACLE_TOKEN: ORACLE }, dataDir)
@@ -348,7 +526,9 @@ describe('the server and its books at start', () => {
     const db = openSqlite(`${dataDir}/markets.sqlite`)
     db.exec("UPDATE positions SET shares = 66 WHERE agent_id = 'holder'")
     db.close()
-    await expect(startServer([], { HUB_ORACLE_TOKEN: ORACLE }, dataDir)).rejects.toThrow(/fails its check, so the server does not start: position of holder in MKT-\d+ \(outcome 1\): 66 shares, ledger says 6/)
+    await expect(startServer([], { HUB_ORACLE_TOKEN: ORACLE }, dataDir)).rejects.toThrow(
+      /fails its check, so the server does not start: position of holder in MKT-\d+ \(outcome 1\): 66 shares, ledger says 6/,
+    )
     const check = await runCrystal(['--data-dir', dataDir, 'markets', 'check'])
     expect(check.status).toBe(1)
     expect(check.stdout).toContain('mismatch: position of holder')

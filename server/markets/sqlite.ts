@@ -35,7 +35,10 @@ export interface OpenOptions {
 }
 
 interface NodeSqliteModule {
-  DatabaseSync: new (path: string, options?: { readOnly?: boolean }) => {
+  DatabaseSync: new (
+    path: string,
+    options?: { readOnly?: boolean },
+  ) => {
     exec(sql: string): void
     prepare(sql: string): Statement & { setAllowUnknownNamedParameters?(on: boolean): void }
     close(): void
@@ -92,7 +95,11 @@ function fromNodeSqlite(m: NodeSqliteModule, file: string, o: OpenOptions): Sqli
 }
 
 function fromBetterSqlite(file: string, o: OpenOptions): Sqlite {
-  const Database = requireOptional<typeof import('better-sqlite3')>('better-sqlite3', `the market store on Node ${process.versions.node} (before 22.13, which has node:sqlite)`, 'run Node 22.13 or later')
+  const Database = requireOptional<typeof import('better-sqlite3')>(
+    'better-sqlite3',
+    `the market store on Node ${process.versions.node} (before 22.13, which has node:sqlite)`,
+    'run Node 22.13 or later',
+  )
   const db = new Database(file, { readonly: !!o.readonly })
   return {
     driver: 'better-sqlite3',

@@ -45,13 +45,16 @@ const refused = async (p: Promise<unknown>) => {
 }
 
 describe('market store', () => {
-  it('a play market settles by the last day\'s time-weighted price: one late trade does not swing it', async () => {
+  it("a play market settles by the last day's time-weighted price: one late trade does not swing it", async () => {
     clock = Date.parse('2026-06-01T12:00:00Z')
     const s = open()
     const maker = await s.register({ id: 'maker', display_name: 'M', kind: 'human' })
     const a = await s.register({ id: 'alice', display_name: 'A', kind: 'human' })
     const z = await s.register({ id: 'zed', display_name: 'Z', kind: 'bot' })
-    const m = await s.createMarket({ question: 'rain?', outcomes: ['yes', 'no'], tier: 'play', closes_at: new Date(clock + 2 * DAY).toISOString() }, s.authenticate(maker.token))
+    const m = await s.createMarket(
+      { question: 'rain?', outcomes: ['yes', 'no'], tier: 'play', closes_at: new Date(clock + 2 * DAY).toISOString() },
+      s.authenticate(maker.token),
+    )
     // alice pushes "no" to about 0.8 early and it stays there through the last day
     await s.trade(m.id, s.authenticate(a.token, 'alice'), { trader_id: 'alice', outcome: 'no', shares: 139 })
     expect(s.market(m.id).prices[1]).toBeCloseTo(0.8, 2)
@@ -66,7 +69,11 @@ describe('market store', () => {
     expect(r.market.resolution![0]).toBeCloseTo(0.2 + (0.99 - 0.2) / (PLAY_WINDOW_MS / 1000), 2)
     expect(r.market.resolution![0]).toBeLessThan(0.21)
     // alice's 139 "no" shares pay floor(100 * p_no) each
-    expect(s.agent('alice').balance).toBe(100_000 - (await s.ledger(0, 1000)).entries.find((e) => e.agent_id === 'alice' && e.kind === 'trade')!.amount * -1 + 139 * Math.floor(100 * r.market.resolution![1]))
+    expect(s.agent('alice').balance).toBe(
+      100_000 -
+        (await s.ledger(0, 1000)).entries.find((e) => e.agent_id === 'alice' && e.kind === 'trade')!.amount * -1 +
+        139 * Math.floor(100 * r.market.resolution![1]),
+    )
     expect(s.conservation()).toMatchObject({ ok: true, mismatches: [] })
     expect(s.verify()).toMatchObject({ ok: true })
   })
@@ -74,14 +81,20 @@ describe('market store', () => {
   it('settlement pays once; a labs market needs an outcome; a play market not before its close', async () => {
     const s = open()
     const a = await s.register({ id: 'a', display_name: 'A', kind: 'human' })
-    const labs = await s.createMarket({ question: 'q', outcomes: ['x', 'y', 'z'], tier: 'labs', closes_at: new Date(clock + DAY).toISOString() }, null)
+    const labs = await s.createMarket(
+      { question: 'q', outcomes: ['x', 'y', 'z'], tier: 'labs', closes_at: new Date(clock + DAY).toISOString() },
+      null,
+    )
     await s.trade(labs.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'y', shares: 10 })
     expect((await refused(s.resolve(labs.id, undefined))).code).toBe('bad_argument')
     const r = await s.resolve(labs.id, 'y')
     expect(r.paid_out).toBe(1000)
     expect((await refused(s.resolve(labs.id, 'y'))).code).toBe('conflict')
     expect((await refused(s.trade(labs.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'y', shares: 1 }))).code).toBe('conflict')
-    const play = await s.createMarket({ question: 'p', outcomes: ['yes', 'no'], tier: 'play', closes_at: new Date(clock + DAY).toISOString() }, s.authenticate(a.token))
+    const play = await s.createMarket(
+      { question: 'p', outcomes: ['yes', 'no'], tier: 'play', closes_at: new Date(clock + DAY).toISOString() },
+      s.authenticate(a.token),
+    )
     expect((await refused(s.resolve(play.id, undefined))).message).toContain('at its close')
     expect(s.conservation().ok).toBe(true)
     // the list: sorted by volume, filtered by tier and status in the query
@@ -102,18 +115,33 @@ describe('market store', () => {
     const m = await s.propose(s.authenticate(p.token), 'propose: it snows in June | by 2026-06-30 | category weather')
     expect(m.proposer_id).toBe('prop')
     expect(s.agent('prop').balance).toBe(100_000 - 6932) // escrow b ln 2, b = 100
-    for (const [id, t] of [['prop', p.token], ['prop-bot', alt.token]]) {
+    for (const [id, t] of [
+      ['prop', p.token],
+      ['prop-bot', alt.token],
+    ]) {
       const e = await refused(s.trade(m.id, s.authenticate(t, id), { trader_id: id, outcome: 'yes', shares: 1 }))
       expect(e.code).toBe('forbidden')
     }
     const first = await s.trade(m.id, s.authenticate(other.token), { trader_id: 'other', outcome: 'yes', shares: 5, client_ref: 'r1' })
     // the same client_ref again (a retry): the first trade's record, nothing traded now
     const again = await s.trade(m.id, s.authenticate(other.token), { trader_id: 'other', outcome: 'yes', shares: 5, client_ref: 'r1' })
-    expect(again).toMatchObject({ trade_id: first.trade_id, ledger_seq: first.ledger_seq, cost: first.cost, balance: first.balance, replayed: true })
+    expect(again).toMatchObject({
+      trade_id: first.trade_id,
+      ledger_seq: first.ledger_seq,
+      cost: first.cost,
+      balance: first.balance,
+      replayed: true,
+    })
     expect(s.market(m.id).trades).toBe(1)
-    expect((await refused(s.trade(m.id, s.authenticate(other.token), { trader_id: 'other', outcome: 'no', shares: 5, client_ref: 'r1' }))).code).toBe('conflict')
-    expect((await refused(s.trade(m.id, s.authenticate(other.token), { trader_id: 'other', outcome: 'yes', shares: -6 }))).code).toBe('insufficient_funds')
-    expect((await refused(s.trade(m.id, s.authenticate(other.token), { trader_id: 'other', outcome: 'no', shares: -1 }))).code).toBe('insufficient_funds')
+    expect(
+      (await refused(s.trade(m.id, s.authenticate(other.token), { trader_id: 'other', outcome: 'no', shares: 5, client_ref: 'r1' }))).code,
+    ).toBe('conflict')
+    expect((await refused(s.trade(m.id, s.authenticate(other.token), { trader_id: 'other', outcome: 'yes', shares: -6 }))).code).toBe(
+      'insufficient_funds',
+    )
+    expect((await refused(s.trade(m.id, s.authenticate(other.token), { trader_id: 'other', outcome: 'no', shares: -1 }))).code).toBe(
+      'insufficient_funds',
+    )
     // a wrong token, or another agent's token for this id
     expect(() => s.authenticate('other:nope', 'other')).toThrow(/Bearer/)
     expect(() => s.authenticate(alt.token, 'other')).toThrow(/not other's/)
@@ -124,7 +152,10 @@ describe('market store', () => {
     const dir = mkdtempSync(join(tmpdir(), 'crystal-markets-'))
     const s = open(dir)
     const a = await s.register({ id: 'a', display_name: 'A', kind: 'human' })
-    const m = await s.createMarket({ question: 'q', outcomes: ['x', 'y'], tier: 'play', closes_at: new Date(clock + DAY).toISOString() }, s.authenticate(a.token))
+    const m = await s.createMarket(
+      { question: 'q', outcomes: ['x', 'y'], tier: 'play', closes_at: new Date(clock + DAY).toISOString() },
+      s.authenticate(a.token),
+    )
     const b = await s.register({ id: 'b', display_name: 'B', kind: 'human' })
     for (let k = 1; k <= 5; k++) await s.trade(m.id, s.authenticate(b.token), { trader_id: 'b', outcome: 'x', shares: k })
     const target = s.ledger(0, 100).entries.find((e) => e.kind === 'trade' && e.detail.includes('"shares":3'))!
@@ -150,7 +181,8 @@ describe('market store', () => {
   })
 })
 
-const labs = (s: MarketStore, hours = 24) => s.createMarket({ question: 'q', outcomes: ['yes', 'no'], tier: 'labs', closes_at: new Date(clock + hours * HOUR).toISOString() }, null)
+const labs = (s: MarketStore, hours = 24) =>
+  s.createMarket({ question: 'q', outcomes: ['yes', 'no'], tier: 'labs', closes_at: new Date(clock + hours * HOUR).toISOString() }, null)
 const minted = (s: MarketStore) => s.conservation().minted
 
 describe('money comes only from the faucet, once per period per household', () => {
@@ -186,8 +218,11 @@ describe('reputation that costs something', () => {
   it('self-dealing and a dust bet no longer rank; an honest trader who forecast well across markets does', async () => {
     const s = open()
     const ids = ['honest', 'o1', 'o2', 'duster', 'self-a', 'self-b']
-    const tok = Object.fromEntries(await Promise.all(ids.map(async (id) => [id, (await s.register({ id, display_name: id, kind: 'human' })).token] as const)))
-    const trade = (m: string, id: string, outcome: string, amount: { shares?: number; spend?: number }) => s.trade(m, s.authenticate(tok[id], id), { trader_id: id, outcome, ...amount })
+    const tok = Object.fromEntries(
+      await Promise.all(ids.map(async (id) => [id, (await s.register({ id, display_name: id, kind: 'human' })).token] as const)),
+    )
+    const trade = (m: string, id: string, outcome: string, amount: { shares?: number; spend?: number }) =>
+      s.trade(m, s.authenticate(tok[id], id), { trader_id: id, outcome, ...amount })
     // three markets with independent activity (three households): the honest trader backs the winner with real money
     const markets: string[] = []
     for (let k = 0; k < 3; k++) {
@@ -207,7 +242,10 @@ describe('reputation that costs something', () => {
       await s.resolve(m, 'yes')
     }
     // the self-dealing: a play market of one id, one trade by another id, settled by its own rule
-    const play = await s.createMarket({ question: 'mine', outcomes: ['yes', 'no'], tier: 'play', closes_at: new Date(clock + 4000).toISOString() }, s.authenticate(tok['self-a']))
+    const play = await s.createMarket(
+      { question: 'mine', outcomes: ['yes', 'no'], tier: 'play', closes_at: new Date(clock + 4000).toISOString() },
+      s.authenticate(tok['self-a']),
+    )
     const own = await trade(play.id, 'self-b', 'yes', { shares: 500 })
     clock += 4000
     const settled = await s.resolve(play.id, undefined)
@@ -216,7 +254,9 @@ describe('reputation that costs something', () => {
     // forecast (the price it left) beat guessing 1/2 by far.
     const selfBrier = brier(traderForecast([{ t: clock - 4000, p: own.prices }], clock), settled.market.resolution!)
     expect(selfBrier).toBeLessThan(0.001)
-    const dustPrices = (await s.ledger(0, 1000)).entries.filter((e) => e.agent_id === 'duster' && e.kind === 'trade').map((e) => JSON.parse(e.detail).prices as number[])[0]
+    const dustPrices = (await s.ledger(0, 1000)).entries
+      .filter((e) => e.agent_id === 'duster' && e.kind === 'trade')
+      .map((e) => JSON.parse(e.detail).prices as number[])[0]
     expect(brier(dustPrices, [1, 0])).toBeLessThan(0.2)
 
     const board = s.leaderboard()
@@ -270,7 +310,9 @@ describe('books that include holdings', () => {
   it('a deleted last entry leaves a valid chain, and the head file names it', async () => {
     const { s } = await setup()
     const db = raw(s)
-    const last = db.prepare<[], { seq: number; agent_id: string; amount: number }>('SELECT seq, agent_id, amount FROM ledger ORDER BY seq DESC LIMIT 1').get()!
+    const last = db
+      .prepare<[], { seq: number; agent_id: string; amount: number }>('SELECT seq, agent_id, amount FROM ledger ORDER BY seq DESC LIMIT 1')
+      .get()!
     // the forger also puts the money back, so that balances agree with what is left
     db.prepare('DELETE FROM ledger WHERE seq = ?').run(last.seq)
     db.prepare('UPDATE agents SET balance = balance - ? WHERE id = ?').run(last.amount, last.agent_id)
@@ -322,7 +364,9 @@ describe('fractional shares, buying by amount, cancel, N/A, early close', () => 
     const half = await s.trade(m.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'yes', shares: 0.5 })
     expect(half.shares).toBe(0.5)
     expect(half.cost).toBe(26) // 100 ln((e^0.005 + 1) / 2) = 25.06 minor units, rounded up
-    expect((await refused(s.trade(m.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'yes', shares: 0.00001 }))).message).toContain('multiple of 0.0001')
+    expect((await refused(s.trade(m.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'yes', shares: 0.00001 }))).message).toContain(
+      'multiple of 0.0001',
+    )
     const spent = await s.trade(m.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'no', spend: 1234 })
     expect(spent.cost).toBeLessThanOrEqual(1234)
     expect(s.market(m.id).q[1]).toBe(spent.shares)
@@ -347,7 +391,9 @@ describe('fractional shares, buying by amount, cancel, N/A, early close', () => 
       expect(quoted.cost).toBeLessThanOrEqual(spend)
       expect(s.quote(m.id, 'yes', { shares: Math.round((quoted.shares + 0.0001) * 1e4) / 1e4 }).cost).toBeGreaterThan(spend)
     }
-    expect((await refused(s.trade(m.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'yes', spend: 10, shares: 1 }))).code).toBe('bad_argument')
+    expect((await refused(s.trade(m.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'yes', spend: 10, shares: 1 }))).code).toBe(
+      'bad_argument',
+    )
   })
 
   it('cancel refunds each trader at cost and the funder the rest; a trader who sold at a profit keeps it', async () => {

@@ -8,10 +8,29 @@ import canonicalize from 'canonicalize'
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { NOT_APPLICABLE, type AgentReply, type ConservationReply, type CreateMarketBody, type MarketReply, type TradeBody } from '../../engine/contracts/markets.js'
+import {
+  NOT_APPLICABLE,
+  type AgentReply,
+  type ConservationReply,
+  type CreateMarketBody,
+  type MarketReply,
+  type TradeBody,
+} from '../../engine/contracts/markets.js'
 import { CrystalError } from '../../engine/errors.js'
 import { entryText, GENESIS, verifyChain, type LedgerEntry, type LedgerKind, type Verdict } from '../../engine/markets/ledger.js'
-import { escrowMinor, isShareAmount, onShareGrid, payoutFor, payoutPerShare, prices, quote, SHARE_STEP, sharesFor, timeWeighted, type PricePoint } from '../../engine/markets/lmsr.js'
+import {
+  escrowMinor,
+  isShareAmount,
+  onShareGrid,
+  payoutFor,
+  payoutPerShare,
+  prices,
+  quote,
+  SHARE_STEP,
+  sharesFor,
+  timeWeighted,
+  type PricePoint,
+} from '../../engine/markets/lmsr.js'
 import { parseProposal } from '../../engine/markets/proposal.js'
 import { MIN_INDEPENDENT_OWNERS, reputation, traderForecast, type Reputation, type Scored } from '../../engine/markets/reputation.js'
 import { openSqlite, type Sqlite } from './sqlite.js'
@@ -41,8 +60,37 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 const iso = (ms: number) => new Date(ms).toISOString()
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
-interface AgentRow { id: string; owner: string; display_name: string; kind: string; salt: Buffer | null; token_hash: Buffer | null; balance: number; created_at: number }
-interface MarketRow { cancelled: number; id: string; question: string; outcomes: string; category: string | null; tier: 'play' | 'labs'; b: number; q: string; escrow: number; pool: number; volume: number; trades: number; proposer_id: string | null; proposer_owner: string | null; funder_id: string; created_at: number; closes_at: number; resolved_at: number | null; resolution: string | null }
+interface AgentRow {
+  id: string
+  owner: string
+  display_name: string
+  kind: string
+  salt: Buffer | null
+  token_hash: Buffer | null
+  balance: number
+  created_at: number
+}
+interface MarketRow {
+  cancelled: number
+  id: string
+  question: string
+  outcomes: string
+  category: string | null
+  tier: 'play' | 'labs'
+  b: number
+  q: string
+  escrow: number
+  pool: number
+  volume: number
+  trades: number
+  proposer_id: string | null
+  proposer_owner: string | null
+  funder_id: string
+  created_at: number
+  closes_at: number
+  resolved_at: number | null
+  resolution: string | null
+}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS agents (id TEXT PRIMARY KEY, owner TEXT NOT NULL, display_name TEXT NOT NULL, kind TEXT NOT NULL, salt BLOB, token_hash BLOB, balance INTEGER NOT NULL, created_at INTEGER NOT NULL);
@@ -74,7 +122,10 @@ export class MarketStore {
   constructor(private readonly o: MarketStoreOptions) {
     this.file = join(o.dataDir, 'markets.sqlite')
     this.headFile = join(o.dataDir, 'markets.head.json')
-    if (o.readonly && !existsSync(this.file)) throw new CrystalError('not_found', `no market database at ${this.file} (the server creates it on its first start)`, { file: this.file })
+    if (o.readonly && !existsSync(this.file))
+      throw new CrystalError('not_found', `no market database at ${this.file} (the server creates it on its first start)`, {
+        file: this.file,
+      })
     mkdirSync(o.dataDir, { recursive: true })
     this.db = openSqlite(this.file, { readonly: o.readonly, busyTimeoutMs: 5000 })
     this.now = o.now ?? Date.now
@@ -84,7 +135,9 @@ export class MarketStore {
       // FULL: a commit in WAL mode is on the disk when it returns, so an acknowledged trade survives a crash
       this.db.exec('PRAGMA synchronous = FULL')
       // a database made before the head was anchored has no faucet table (they came together)
-      unanchored = !this.db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'faucet'").get()!.n
+      unanchored = !this.db
+        .prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'faucet'")
+        .get()!.n
       this.db.exec(SCHEMA)
       // databases made before markets could be cancelled
       const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(markets)').all()
@@ -101,7 +154,8 @@ export class MarketStore {
         }
       }),
     )
-    if (!o.readonly && !this.s.agent.get(HOUSE_ID)) this.s.insertAgent.run(HOUSE_ID, HOUSE_ID, 'the house (funds labs markets)', 'lab', null, null, this.now())
+    if (!o.readonly && !this.s.agent.get(HOUSE_ID))
+      this.s.insertAgent.run(HOUSE_ID, HOUSE_ID, 'the house (funds labs markets)', 'lab', null, null, this.now())
     // a new database, or one from before the anchor, is anchored where it stands; any other is checked against its head file by audit()
     if (unanchored && !existsSync(this.headFile)) this.writeHead()
   }
@@ -144,7 +198,16 @@ export class MarketStore {
 
   private append(kind: LedgerKind, agent_id: string | null, market_id: string | null, amount: number, detail: object): number {
     const head = this.s.head.get()
-    const e = { seq: (head?.seq ?? 0) + 1, ts: iso(this.now()), kind, agent_id, market_id, amount, detail: canonicalize(detail) ?? '{}', prev_hash: head?.hash ?? GENESIS }
+    const e = {
+      seq: (head?.seq ?? 0) + 1,
+      ts: iso(this.now()),
+      kind,
+      agent_id,
+      market_id,
+      amount,
+      detail: canonicalize(detail) ?? '{}',
+      prev_hash: head?.hash ?? GENESIS,
+    }
     this.s.insertLedger.run({ ...e, hash: sha256(entryText(e)) })
     if (agent_id !== null) this.s.addBalance.run(amount, agent_id)
     return e.seq
@@ -178,11 +241,15 @@ export class MarketStore {
       head = JSON.parse(readFileSync(this.headFile, 'utf8'))
     } catch (e) {
       const last = this.s.head.get()
-      return last ? `the head file ${this.headFile} is missing or unreadable (${(e as Error).message}) while the ledger holds ${last.seq} entries` : null
+      return last
+        ? `the head file ${this.headFile} is missing or unreadable (${(e as Error).message}) while the ledger holds ${last.seq} entries`
+        : null
     }
-    if (head.seq === 0) return head.hash === GENESIS ? null : `the head file ${this.headFile} names entry 0 with a hash other than the genesis`
+    if (head.seq === 0)
+      return head.hash === GENESIS ? null : `the head file ${this.headFile} names entry 0 with a hash other than the genesis`
     const e = this.s.entry.get(head.seq)
-    if (!e) return `the head file ${this.headFile} names entry ${head.seq}, and the ledger ends at ${this.s.head.get()?.seq ?? 0} (entries were deleted)`
+    if (!e)
+      return `the head file ${this.headFile} names entry ${head.seq}, and the ledger ends at ${this.s.head.get()?.seq ?? 0} (entries were deleted)`
     if (e.hash !== head.hash) return `entry ${head.seq}'s hash is not the one in the head file ${this.headFile} (the chain was rewritten)`
     return null
   }
@@ -192,7 +259,11 @@ export class MarketStore {
     const chain = this.verify()
     const anchor = this.anchor()
     const conservation = this.conservation()
-    const problems = [...(chain.ok ? [] : [`the ledger chain breaks at entry ${chain.first_bad}: ${chain.reason}`]), ...(anchor ? [anchor] : []), ...conservation.mismatches]
+    const problems = [
+      ...(chain.ok ? [] : [`the ledger chain breaks at entry ${chain.first_bad}: ${chain.reason}`]),
+      ...(anchor ? [anchor] : []),
+      ...conservation.mismatches,
+    ]
     return { chain, anchor, conservation, problems }
   }
 
@@ -203,10 +274,15 @@ export class MarketStore {
    * household when registered with a household token. With `fund`, it draws the faucet for its
    * household when the household may draw now (otherwise it starts at 0, without an error).
    */
-  register(body: { id?: string; display_name: string; kind: string }, owner?: string, fund = true): Promise<{ agent: AgentReply; token: string }> {
+  register(
+    body: { id?: string; display_name: string; kind: string },
+    owner?: string,
+    fund = true,
+  ): Promise<{ agent: AgentReply; token: string }> {
     return this.write(() => {
       const id = body.id ?? `agent-${randomBytes(6).toString('hex')}`
-      if (this.s.agent.get(id)) throw new CrystalError('conflict', `the agent id ${id} is taken; register another id (or none, to be given one)`, { field: 'id' })
+      if (this.s.agent.get(id))
+        throw new CrystalError('conflict', `the agent id ${id} is taken; register another id (or none, to be given one)`, { field: 'id' })
       const secret = randomBytes(24).toString('base64url')
       const salt = randomBytes(16)
       this.s.insertAgent.run(id, owner ?? id, body.display_name, body.kind, salt, hashToken(salt, secret), this.now())
@@ -234,7 +310,12 @@ export class MarketStore {
       if (!a || a.id === HOUSE_ID) throw new CrystalError('not_found', `no agent ${id}`, { field: 'id' })
       if (this.o.faucetGrant <= 0) throw new CrystalError('forbidden', 'the faucet is off on this server (SVC_MARKETS_START_BALANCE=0)')
       const next = this.nextDraw(a.owner)
-      if (next !== null) throw new CrystalError('conflict', `the household of ${a.owner} drew the faucet less than a period ago; it may draw again at ${iso(next)}`, { field: 'id' })
+      if (next !== null)
+        throw new CrystalError(
+          'conflict',
+          `the household of ${a.owner} drew the faucet less than a period ago; it may draw again at ${iso(next)}`,
+          { field: 'id' },
+        )
       this.draw(id, a.owner)
       return this.agent(id)
     })
@@ -249,16 +330,32 @@ export class MarketStore {
     const salt = row?.salt ?? Buffer.alloc(16)
     const given = hashToken(salt, cut > 0 ? token!.slice(cut + 1) : '')
     const ok = !!row?.token_hash && timingSafeEqual(given, row.token_hash)
-    if (!ok) throw new CrystalError('unauthorized', id ? `this route needs Authorization: Bearer <the token of ${id}>` : 'this route needs Authorization: Bearer <an agent token>')
-    if (id !== undefined && row!.id !== id) throw new CrystalError('forbidden', `the token is ${row!.id}'s, not ${id}'s`, { field: 'trader_id' })
+    if (!ok)
+      throw new CrystalError(
+        'unauthorized',
+        id ? `this route needs Authorization: Bearer <the token of ${id}>` : 'this route needs Authorization: Bearer <an agent token>',
+      )
+    if (id !== undefined && row!.id !== id)
+      throw new CrystalError('forbidden', `the token is ${row!.id}'s, not ${id}'s`, { field: 'trader_id' })
     return row!
   }
 
   agent(id: string): AgentReply {
     const a = this.s.agent.get(id)
     if (!a) throw new CrystalError('not_found', `no agent ${id}`, { field: 'id' })
-    const positions = this.s.agentPositions.all(id).map((p) => ({ market_id: p.market_id, outcome: (JSON.parse(p.outcomes) as string[])[p.outcome], shares: p.shares }))
-    return { id: a.id, display_name: a.display_name, kind: a.kind, owner: a.owner, balance: a.balance, positions, reputation: this.reputations(id).get(id) ?? reputation([]), created_at: iso(a.created_at) }
+    const positions = this.s.agentPositions
+      .all(id)
+      .map((p) => ({ market_id: p.market_id, outcome: (JSON.parse(p.outcomes) as string[])[p.outcome], shares: p.shares }))
+    return {
+      id: a.id,
+      display_name: a.display_name,
+      kind: a.kind,
+      owner: a.owner,
+      balance: a.balance,
+      positions,
+      reputation: this.reputations(id).get(id) ?? reputation([]),
+      created_at: iso(a.created_at),
+    }
   }
 
   /**
@@ -310,16 +407,37 @@ export class MarketStore {
   createMarket(body: CreateMarketBody, proposer: AgentRow | null): Promise<MarketReply> {
     return this.write(() => {
       const closes = Date.parse(body.closes_at)
-      if (!(closes > this.now())) throw new CrystalError('bad_argument', `closes_at ${body.closes_at} is not in the future`, { field: 'closes_at' })
+      if (!(closes > this.now()))
+        throw new CrystalError('bad_argument', `closes_at ${body.closes_at} is not in the future`, { field: 'closes_at' })
       const b = body.b ?? DEFAULT_B
       const n = body.outcomes.length
       const escrow = escrowMinor(b, n)
       const funder = body.tier === 'labs' ? HOUSE_ID : proposer!.id
       const serial = this.s.nextSerial.get()!.n
       const id = `MKT-${String(serial).padStart(6, '0')}`
-      this.s.insertMarket.run({ id, serial, question: body.question, outcomes: JSON.stringify(body.outcomes), category: body.category ?? null, tier: body.tier, b, q: JSON.stringify(new Array(n).fill(0)), escrow, proposer_id: proposer?.id ?? null, proposer_owner: proposer?.owner ?? null, funder_id: funder, created_at: this.now(), closes_at: closes })
+      this.s.insertMarket.run({
+        id,
+        serial,
+        question: body.question,
+        outcomes: JSON.stringify(body.outcomes),
+        category: body.category ?? null,
+        tier: body.tier,
+        b,
+        q: JSON.stringify(new Array(n).fill(0)),
+        escrow,
+        proposer_id: proposer?.id ?? null,
+        proposer_owner: proposer?.owner ?? null,
+        funder_id: funder,
+        created_at: this.now(),
+        closes_at: closes,
+      })
       if (funder === HOUSE_ID) this.append('mint', HOUSE_ID, id, escrow, { reason: 'escrow for a labs market' })
-      else if (this.s.agent.get(funder)!.balance < escrow) throw new CrystalError('insufficient_funds', `opening this market escrows b ln n = ${escrow} minor units, and ${funder} holds ${this.s.agent.get(funder)!.balance}`, { field: 'b' })
+      else if (this.s.agent.get(funder)!.balance < escrow)
+        throw new CrystalError(
+          'insufficient_funds',
+          `opening this market escrows b ln n = ${escrow} minor units, and ${funder} holds ${this.s.agent.get(funder)!.balance}`,
+          { field: 'b' },
+        )
       this.append('escrow', funder, id, -escrow, { b, outcomes: n })
       return this.market(id, false)
     })
@@ -328,7 +446,10 @@ export class MarketStore {
   /** A proposal (document 2's format) opens a yes/no play market escrowed by its proposer. */
   propose(proposer: AgentRow, text: string, b = DEFAULT_B): Promise<MarketReply> {
     const p = parseProposal(text, this.now())
-    return this.createMarket({ question: p.claim, outcomes: ['yes', 'no'], b, tier: 'play', closes_at: iso(p.closes_at), category: p.category }, proposer)
+    return this.createMarket(
+      { question: p.claim, outcomes: ['yes', 'no'], b, tier: 'play', closes_at: iso(p.closes_at), category: p.category },
+      proposer,
+    )
   }
 
   private row(id: string): MarketRow {
@@ -341,9 +462,24 @@ export class MarketStore {
     const q = JSON.parse(m.q) as number[]
     const status = m.cancelled ? 'cancelled' : m.resolved_at !== null ? 'resolved' : this.now() >= m.closes_at ? 'closed' : 'open'
     const out: MarketReply = {
-      id: m.id, question: m.question, outcomes: JSON.parse(m.outcomes), category: m.category, tier: m.tier, status, b: m.b, q, prices: prices(q, m.b),
-      volume: m.volume, trades: m.trades, escrow: m.escrow, pool: m.pool, proposer_id: m.proposer_id, created_at: iso(m.created_at), closes_at: iso(m.closes_at),
-      resolved_at: m.resolved_at === null ? null : iso(m.resolved_at), resolution: m.resolution === null ? null : JSON.parse(m.resolution),
+      id: m.id,
+      question: m.question,
+      outcomes: JSON.parse(m.outcomes),
+      category: m.category,
+      tier: m.tier,
+      status,
+      b: m.b,
+      q,
+      prices: prices(q, m.b),
+      volume: m.volume,
+      trades: m.trades,
+      escrow: m.escrow,
+      pool: m.pool,
+      proposer_id: m.proposer_id,
+      created_at: iso(m.created_at),
+      closes_at: iso(m.closes_at),
+      resolved_at: m.resolved_at === null ? null : iso(m.resolved_at),
+      resolution: m.resolution === null ? null : JSON.parse(m.resolution),
     }
     if (history) {
       // every step-th trade and the last: a chart's worth, however many trades there were
@@ -352,11 +488,19 @@ export class MarketStore {
       if (m.trades > 0 && wanted[wanted.length - 1] !== m.trades) wanted.push(m.trades)
       // a trade's row never changes, so the points already read are kept: a GET while trading reads only the new last one
       const kept = this.sampled.get(m.id)
-      const cache = kept && kept.step === step && kept.points.size <= wanted.length + HISTORY_POINTS ? kept : { step, points: new Map<number, { ts: string; prices: number[] }>() }
+      const cache =
+        kept && kept.step === step && kept.points.size <= wanted.length + HISTORY_POINTS
+          ? kept
+          : { step, points: new Map<number, { ts: string; prices: number[] }>() }
       this.sampled.set(m.id, cache)
       const missing = wanted.filter((n) => !cache.points.has(n))
-      if (missing.length > 0) for (const h of this.s.sampledHistory.all(m.id, JSON.stringify(missing))) cache.points.set(h.n, { ts: iso(h.ts), prices: JSON.parse(h.prices) })
-      out.history = [{ ts: iso(m.created_at), prices: prices(new Array(q.length).fill(0), m.b) }, ...wanted.map((n) => cache.points.get(n)!)]
+      if (missing.length > 0)
+        for (const h of this.s.sampledHistory.all(m.id, JSON.stringify(missing)))
+          cache.points.set(h.n, { ts: iso(h.ts), prices: JSON.parse(h.prices) })
+      out.history = [
+        { ts: iso(m.created_at), prices: prices(new Array(q.length).fill(0), m.b) },
+        ...wanted.map((n) => cache.points.get(n)!),
+      ]
     }
     return out
   }
@@ -367,14 +511,25 @@ export class MarketStore {
 
   markets(q: { sort?: 'volume' | 'created' | 'closing'; tier?: 'play' | 'labs'; status?: MarketReply['status'] }): MarketReply[] {
     const order = { volume: 'volume DESC, serial', created: 'serial DESC', closing: 'closes_at, serial' }[q.sort ?? 'volume']
-    const status = { open: 'resolved_at IS NULL AND closes_at > @now', closed: 'resolved_at IS NULL AND closes_at <= @now', resolved: 'resolved_at IS NOT NULL AND cancelled = 0', cancelled: 'cancelled = 1' }
+    const status = {
+      open: 'resolved_at IS NULL AND closes_at > @now',
+      closed: 'resolved_at IS NULL AND closes_at <= @now',
+      resolved: 'resolved_at IS NOT NULL AND cancelled = 0',
+      cancelled: 'cancelled = 1',
+    }
     const where = [q.tier ? 'tier = @tier' : '1', q.status ? status[q.status] : '1'].join(' AND ')
-    const rows = this.db.prepare<[{ now: number; tier?: string }], MarketRow>(`SELECT * FROM markets WHERE ${where} ORDER BY ${order} LIMIT 500`).all({ now: this.now(), ...(q.tier ? { tier: q.tier } : {}) })
+    const rows = this.db
+      .prepare<[{ now: number; tier?: string }], MarketRow>(`SELECT * FROM markets WHERE ${where} ORDER BY ${order} LIMIT 500`)
+      .all({ now: this.now(), ...(q.tier ? { tier: q.tier } : {}) })
     return rows.map((m) => this.reply(m, false))
   }
 
   /** The cost of a trade now, without making it; 409 when the market no longer trades. */
-  quote(id: string, outcome: string, amount: { shares?: number; spend?: number }): { shares: number; cost: number; prices_after: number[] } {
+  quote(
+    id: string,
+    outcome: string,
+    amount: { shares?: number; spend?: number },
+  ): { shares: number; cost: number; prices_after: number[] } {
     const m = this.row(id)
     this.mustTrade(m)
     const k = outcomeIndex(m, outcome)
@@ -398,25 +553,75 @@ export class MarketStore {
       const ref = body.client_ref ?? null
       const done = ref === null ? undefined : this.s.byClientRef.get(trader.id, ref)
       if (done) {
-        if (done.market_id !== id || outcomeIndex(m, body.outcome) !== done.outcome || (body.shares !== undefined && done.shares !== onShareGrid(body.shares))) throw new CrystalError('conflict', `client_ref ${ref} already names another trade of ${trader.id} (${done.shares} of outcome ${done.outcome + 1} in ${done.market_id})`, { field: 'client_ref' })
+        if (
+          done.market_id !== id ||
+          outcomeIndex(m, body.outcome) !== done.outcome ||
+          (body.shares !== undefined && done.shares !== onShareGrid(body.shares))
+        )
+          throw new CrystalError(
+            'conflict',
+            `client_ref ${ref} already names another trade of ${trader.id} (${done.shares} of outcome ${done.outcome + 1} in ${done.market_id})`,
+            { field: 'client_ref' },
+          )
         const balance = this.s.agent.get(trader.id)!.balance
-        return { trade_id: done.id, market_id: id, trader_id: trader.id, outcome: body.outcome, shares: done.shares, cost: done.cost, balance, prices: JSON.parse(done.prices) as number[], ledger_seq: done.ledger_seq, client_ref: ref ?? undefined, replayed: true }
+        return {
+          trade_id: done.id,
+          market_id: id,
+          trader_id: trader.id,
+          outcome: body.outcome,
+          shares: done.shares,
+          cost: done.cost,
+          balance,
+          prices: JSON.parse(done.prices) as number[],
+          ledger_seq: done.ledger_seq,
+          client_ref: ref ?? undefined,
+          replayed: true,
+        }
       }
       this.mustTrade(m)
       const t = this.s.agent.get(trader.id)!
-      if (m.proposer_owner !== null && t.owner === m.proposer_owner) throw new CrystalError('forbidden', `${t.id} is of the household of ${m.proposer_id}, who proposed market ${id}: a proposer cannot trade in their own market`, { field: 'trader_id' })
+      if (m.proposer_owner !== null && t.owner === m.proposer_owner)
+        throw new CrystalError(
+          'forbidden',
+          `${t.id} is of the household of ${m.proposer_id}, who proposed market ${id}: a proposer cannot trade in their own market`,
+          { field: 'trader_id' },
+        )
       const k = outcomeIndex(m, body.outcome)
       const q = JSON.parse(m.q) as number[]
       const shares = sharesOf(q, m.b, k, body)
       const held = this.s.position.get(t.id, id, k)?.shares ?? 0
-      if (onShareGrid(held + shares) < 0) throw new CrystalError('insufficient_funds', `${t.id} holds ${held} shares of "${body.outcome}" and cannot sell ${-shares}`, { field: 'shares' })
+      if (onShareGrid(held + shares) < 0)
+        throw new CrystalError('insufficient_funds', `${t.id} holds ${held} shares of "${body.outcome}" and cannot sell ${-shares}`, {
+          field: 'shares',
+        })
       const r = quote(q, m.b, k, shares)
-      if (r.cost > t.balance) throw new CrystalError('insufficient_funds', `the trade costs ${r.cost} minor units and ${t.id} holds ${t.balance}`, { field: body.spend === undefined ? 'shares' : 'spend' })
+      if (r.cost > t.balance)
+        throw new CrystalError('insufficient_funds', `the trade costs ${r.cost} minor units and ${t.id} holds ${t.balance}`, {
+          field: body.spend === undefined ? 'shares' : 'spend',
+        })
       this.s.applyTrade.run(JSON.stringify(r.q), r.cost, Math.abs(r.cost), id)
       this.s.setPosition.run(t.id, id, k, onShareGrid(held + shares))
-      const seq = this.append('trade', t.id, id, -r.cost, { outcome: body.outcome, shares, prices: r.prices, ...(body.spend === undefined ? {} : { spend: body.spend }), ...(ref === null ? {} : { client_ref: ref }) })
+      const seq = this.append('trade', t.id, id, -r.cost, {
+        outcome: body.outcome,
+        shares,
+        prices: r.prices,
+        ...(body.spend === undefined ? {} : { spend: body.spend }),
+        ...(ref === null ? {} : { client_ref: ref }),
+      })
       const info = this.s.insertTrade.run(id, m.trades + 1, t.id, k, shares, r.cost, JSON.stringify(r.prices), this.now(), seq, ref)
-      return { trade_id: Number(info.lastInsertRowid), market_id: id, trader_id: t.id, outcome: body.outcome, shares, cost: r.cost, balance: t.balance - r.cost, prices: r.prices, ledger_seq: seq, client_ref: ref ?? undefined, replayed: false }
+      return {
+        trade_id: Number(info.lastInsertRowid),
+        market_id: id,
+        trader_id: t.id,
+        outcome: body.outcome,
+        shares,
+        cost: r.cost,
+        balance: t.balance - r.cost,
+        prices: r.prices,
+        ledger_seq: seq,
+        client_ref: ref ?? undefined,
+        replayed: false,
+      }
     })
   }
 
@@ -438,14 +643,28 @@ export class MarketStore {
       const n = (JSON.parse(m.outcomes) as string[]).length
       let resolution: number[]
       if (m.tier === 'labs') {
-        if (outcome === undefined) throw new CrystalError('bad_argument', 'a labs market is resolved with {"outcome": "<the outcome that happened>"}', { field: 'outcome' })
+        if (outcome === undefined)
+          throw new CrystalError('bad_argument', 'a labs market is resolved with {"outcome": "<the outcome that happened>"}', {
+            field: 'outcome',
+          })
         const k = outcomeIndex(m, outcome)
         resolution = Array.from({ length: n }, (_, j) => (j === k ? 1 : 0))
       } else {
-        if (outcome !== undefined) throw new CrystalError('bad_argument', 'a play market resolves by its rule (time-weighted prices over its last day), not by a given outcome', { field: 'outcome' })
-        if (this.now() < m.closes_at) throw new CrystalError('conflict', `play market ${id} resolves by its rule at its close, ${iso(m.closes_at)}`, { field: 'id' })
+        if (outcome !== undefined)
+          throw new CrystalError(
+            'bad_argument',
+            'a play market resolves by its rule (time-weighted prices over its last day), not by a given outcome',
+            { field: 'outcome' },
+          )
+        if (this.now() < m.closes_at)
+          throw new CrystalError('conflict', `play market ${id} resolves by its rule at its close, ${iso(m.closes_at)}`, { field: 'id' })
         const points = this.s.history.all(id).map((h) => ({ t: h.ts, p: JSON.parse(h.prices) as number[] }))
-        resolution = timeWeighted(points, prices(new Array(n).fill(0), m.b), Math.max(m.created_at, m.closes_at - PLAY_WINDOW_MS), m.closes_at)
+        resolution = timeWeighted(
+          points,
+          prices(new Array(n).fill(0), m.b),
+          Math.max(m.created_at, m.closes_at - PLAY_WINDOW_MS),
+          m.closes_at,
+        )
       }
       const pays = payoutPerShare(resolution)
       const owed = new Map<string, number>()
@@ -461,7 +680,12 @@ export class MarketStore {
   }
 
   private mustBeUnsettled(m: MarketRow): void {
-    if (m.resolved_at !== null) throw new CrystalError('conflict', `market ${m.id} was already ${m.cancelled ? 'cancelled' : 'resolved'} at ${iso(m.resolved_at)}; settlement pays once`, { field: 'id' })
+    if (m.resolved_at !== null)
+      throw new CrystalError(
+        'conflict',
+        `market ${m.id} was already ${m.cancelled ? 'cancelled' : 'resolved'} at ${iso(m.resolved_at)}; settlement pays once`,
+        { field: 'id' },
+      )
   }
 
   /**
@@ -482,7 +706,11 @@ export class MarketStore {
     }
     for (const p of this.s.marketPositions.iterate(m.id)) {
       const replay = out.get(p.agent_id)?.shares[p.outcome] ?? 0
-      if (replay !== p.shares) throw new CrystalError('ledger_corrupt', `market ${m.id}: ${p.agent_id} holds ${p.shares} of "${outcomes[p.outcome]}" in the positions table and ${replay} by the ledger; nothing was settled (run crystal markets check)`)
+      if (replay !== p.shares)
+        throw new CrystalError(
+          'ledger_corrupt',
+          `market ${m.id}: ${p.agent_id} holds ${p.shares} of "${outcomes[p.outcome]}" in the positions table and ${replay} by the ledger; nothing was settled (run crystal markets check)`,
+        )
     }
     return out
   }
@@ -534,21 +762,42 @@ export class MarketStore {
     const one = <T>(sql: string) => this.db.prepare<[], T>(sql).get()!
     const minted = one<{ v: number }>("SELECT COALESCE(SUM(amount), 0) AS v FROM ledger WHERE kind = 'mint'").v
     const balances = one<{ v: number }>('SELECT COALESCE(SUM(balance), 0) AS v FROM agents').v
-    const open = one<{ escrow: number; pool: number }>('SELECT COALESCE(SUM(escrow), 0) AS escrow, COALESCE(SUM(pool), 0) AS pool FROM markets WHERE resolved_at IS NULL')
+    const open = one<{ escrow: number; pool: number }>(
+      'SELECT COALESCE(SUM(escrow), 0) AS escrow, COALESCE(SUM(pool), 0) AS pool FROM markets WHERE resolved_at IS NULL',
+    )
     const settledPools = one<{ v: number }>('SELECT COALESCE(SUM(pool), 0) AS v FROM markets WHERE resolved_at IS NOT NULL').v
     const paid_out = one<{ v: number }>("SELECT COALESCE(SUM(amount), 0) AS v FROM ledger WHERE kind = 'payout'").v
     const refunded = one<{ v: number }>("SELECT COALESCE(SUM(amount), 0) AS v FROM ledger WHERE kind = 'refund'").v
     const mismatches: string[] = []
-    if (minted !== balances + open.pool + settledPools) mismatches.push(`minted ${minted} != balances ${balances} + market pools ${open.pool + settledPools}`)
+    if (minted !== balances + open.pool + settledPools)
+      mismatches.push(`minted ${minted} != balances ${balances} + market pools ${open.pool + settledPools}`)
     if (settledPools !== 0) mismatches.push(`settled markets still hold ${settledPools}`)
-    for (const r of this.db.prepare<[], { id: string; balance: number; replay: number }>('SELECT a.id, a.balance, COALESCE((SELECT SUM(amount) FROM ledger l WHERE l.agent_id = a.id), 0) AS replay FROM agents a').iterate()) {
+    for (const r of this.db
+      .prepare<[], { id: string; balance: number; replay: number }>(
+        'SELECT a.id, a.balance, COALESCE((SELECT SUM(amount) FROM ledger l WHERE l.agent_id = a.id), 0) AS replay FROM agents a',
+      )
+      .iterate()) {
       if (r.balance !== r.replay) mismatches.push(`agent ${r.id}: balance ${r.balance}, ledger says ${r.replay}`)
     }
-    for (const r of this.db.prepare<[], { id: string; pool: number; replay: number }>("SELECT m.id, m.pool, COALESCE((SELECT -SUM(amount) FROM ledger l WHERE l.market_id = m.id AND l.kind <> 'mint'), 0) AS replay FROM markets m").iterate()) {
+    for (const r of this.db
+      .prepare<[], { id: string; pool: number; replay: number }>(
+        "SELECT m.id, m.pool, COALESCE((SELECT -SUM(amount) FROM ledger l WHERE l.market_id = m.id AND l.kind <> 'mint'), 0) AS replay FROM markets m",
+      )
+      .iterate()) {
       if (r.pool !== r.replay) mismatches.push(`market ${r.id}: pool ${r.pool}, ledger says ${r.replay}`)
     }
     const positions = this.replayHoldings(mismatches)
-    return { ok: mismatches.length === 0, minted, balances, escrow: open.escrow, pools: open.pool - open.escrow, paid_out, refunded, positions, mismatches }
+    return {
+      ok: mismatches.length === 0,
+      minted,
+      balances,
+      escrow: open.escrow,
+      pools: open.pool - open.escrow,
+      paid_out,
+      refunded,
+      positions,
+      mismatches,
+    }
   }
 
   /**
@@ -563,7 +812,11 @@ export class MarketStore {
     }
     const held = new Map<string, number>()
     const bySeq = new Map<number, { agent_id: string | null; market_id: string | null; amount: number; outcome: number; shares: number }>()
-    for (const e of this.db.prepare<[], { seq: number; agent_id: string | null; market_id: string | null; amount: number; detail: string }>("SELECT seq, agent_id, market_id, amount, detail FROM ledger WHERE kind = 'trade' ORDER BY seq").iterate()) {
+    for (const e of this.db
+      .prepare<[], { seq: number; agent_id: string | null; market_id: string | null; amount: number; detail: string }>(
+        "SELECT seq, agent_id, market_id, amount, detail FROM ledger WHERE kind = 'trade' ORDER BY seq",
+      )
+      .iterate()) {
       const m = markets.get(e.market_id ?? '')
       const d = JSON.parse(e.detail) as { outcome?: string; shares?: number }
       const k = m?.outcomes.indexOf(d.outcome ?? '') ?? -1
@@ -578,11 +831,16 @@ export class MarketStore {
       bySeq.set(e.seq, { agent_id: e.agent_id, market_id: e.market_id, amount: e.amount, outcome: k, shares: d.shares })
     }
     const replayed = held.size
-    for (const p of this.db.prepare<[], { agent_id: string; market_id: string; outcome: number; shares: number }>('SELECT agent_id, market_id, outcome, shares FROM positions').iterate()) {
+    for (const p of this.db
+      .prepare<[], { agent_id: string; market_id: string; outcome: number; shares: number }>(
+        'SELECT agent_id, market_id, outcome, shares FROM positions',
+      )
+      .iterate()) {
       const key = `${p.agent_id}\u0000${p.market_id}\u0000${p.outcome}`
       const replay = held.get(key) ?? 0
       held.delete(key)
-      if (replay !== p.shares) mismatches.push(`position of ${p.agent_id} in ${p.market_id} (outcome ${p.outcome + 1}): ${p.shares} shares, ledger says ${replay}`)
+      if (replay !== p.shares)
+        mismatches.push(`position of ${p.agent_id} in ${p.market_id} (outcome ${p.outcome + 1}): ${p.shares} shares, ledger says ${replay}`)
     }
     for (const [key, shares] of held) {
       const [agent, market, k] = key.split('\u0000')
@@ -595,10 +853,22 @@ export class MarketStore {
       if (r.trades !== m.trades) mismatches.push(`market ${r.id}: ${r.trades} trades, ledger says ${m.trades}`)
     }
     let rows = 0
-    for (const t of this.db.prepare<[], { id: number; market_id: string; agent_id: string; outcome: number; shares: number; cost: number; ledger_seq: number }>('SELECT id, market_id, agent_id, outcome, shares, cost, ledger_seq FROM trades').iterate()) {
+    for (const t of this.db
+      .prepare<[], { id: number; market_id: string; agent_id: string; outcome: number; shares: number; cost: number; ledger_seq: number }>(
+        'SELECT id, market_id, agent_id, outcome, shares, cost, ledger_seq FROM trades',
+      )
+      .iterate()) {
       rows++
       const e = bySeq.get(t.ledger_seq)
-      if (!e || e.agent_id !== t.agent_id || e.market_id !== t.market_id || e.amount !== -t.cost || e.outcome !== t.outcome || e.shares !== t.shares) mismatches.push(`trade ${t.id}: not what ledger entry ${t.ledger_seq} records`)
+      if (
+        !e ||
+        e.agent_id !== t.agent_id ||
+        e.market_id !== t.market_id ||
+        e.amount !== -t.cost ||
+        e.outcome !== t.outcome ||
+        e.shares !== t.shares
+      )
+        mismatches.push(`trade ${t.id}: not what ledger entry ${t.ledger_seq} records`)
     }
     if (rows !== bySeq.size) mismatches.push(`${rows} trade rows, ledger says ${bySeq.size}`)
     return replayed
@@ -608,35 +878,65 @@ export class MarketStore {
 function statements(db: Sqlite) {
   return {
     agent: db.prepare<[string], AgentRow>('SELECT * FROM agents WHERE id = ?'),
-    insertAgent: db.prepare('INSERT INTO agents (id, owner, display_name, kind, salt, token_hash, balance, created_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?)'),
+    insertAgent: db.prepare(
+      'INSERT INTO agents (id, owner, display_name, kind, salt, token_hash, balance, created_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?)',
+    ),
     addBalance: db.prepare('UPDATE agents SET balance = balance + ? WHERE id = ?'),
     market: db.prepare<[string], MarketRow>('SELECT * FROM markets WHERE id = ?'),
     nextSerial: db.prepare<[], { n: number }>('SELECT COALESCE(MAX(serial), 0) + 1 AS n FROM markets'),
-    insertMarket: db.prepare('INSERT INTO markets (id, serial, question, outcomes, category, tier, b, q, escrow, pool, proposer_id, proposer_owner, funder_id, created_at, closes_at) VALUES (@id, @serial, @question, @outcomes, @category, @tier, @b, @q, @escrow, @escrow, @proposer_id, @proposer_owner, @funder_id, @created_at, @closes_at)'),
+    insertMarket: db.prepare(
+      'INSERT INTO markets (id, serial, question, outcomes, category, tier, b, q, escrow, pool, proposer_id, proposer_owner, funder_id, created_at, closes_at) VALUES (@id, @serial, @question, @outcomes, @category, @tier, @b, @q, @escrow, @escrow, @proposer_id, @proposer_owner, @funder_id, @created_at, @closes_at)',
+    ),
     applyTrade: db.prepare('UPDATE markets SET q = ?, pool = pool + ?, volume = volume + ?, trades = trades + 1 WHERE id = ?'),
     settle: db.prepare('UPDATE markets SET resolved_at = ?, resolution = ?, cancelled = ?, pool = 0 WHERE id = ?'),
     closeAt: db.prepare('UPDATE markets SET closes_at = ? WHERE id = ?'),
-    marketTrades: db.prepare<[string], { agent_id: string; amount: number; detail: string }>("SELECT agent_id, amount, detail FROM ledger WHERE market_id = ? AND kind = 'trade' ORDER BY seq"),
-    marketPositions: db.prepare<[string], { agent_id: string; outcome: number; shares: number }>('SELECT agent_id, outcome, shares FROM positions WHERE market_id = ? AND shares <> 0'),
+    marketTrades: db.prepare<[string], { agent_id: string; amount: number; detail: string }>(
+      "SELECT agent_id, amount, detail FROM ledger WHERE market_id = ? AND kind = 'trade' ORDER BY seq",
+    ),
+    marketPositions: db.prepare<[string], { agent_id: string; outcome: number; shares: number }>(
+      'SELECT agent_id, outcome, shares FROM positions WHERE market_id = ? AND shares <> 0',
+    ),
     entry: db.prepare<[number], { seq: number; hash: string }>('SELECT seq, hash FROM ledger WHERE seq = ?'),
     faucetDrawn: db.prepare<[string], { drawn_at: number }>('SELECT drawn_at FROM faucet WHERE owner = ?'),
-    faucetDraw: db.prepare('INSERT INTO faucet (owner, drawn_at) VALUES (?, ?) ON CONFLICT (owner) DO UPDATE SET drawn_at = excluded.drawn_at'),
-    position: db.prepare<[string, string, number], { shares: number }>('SELECT shares FROM positions WHERE agent_id = ? AND market_id = ? AND outcome = ?'),
+    faucetDraw: db.prepare(
+      'INSERT INTO faucet (owner, drawn_at) VALUES (?, ?) ON CONFLICT (owner) DO UPDATE SET drawn_at = excluded.drawn_at',
+    ),
+    position: db.prepare<[string, string, number], { shares: number }>(
+      'SELECT shares FROM positions WHERE agent_id = ? AND market_id = ? AND outcome = ?',
+    ),
     // the new holding, summed on the share grid in JavaScript exactly as the ledger replay sums it
-    setPosition: db.prepare('INSERT INTO positions (agent_id, market_id, outcome, shares) VALUES (?, ?, ?, ?) ON CONFLICT (agent_id, market_id, outcome) DO UPDATE SET shares = excluded.shares'),
-    agentPositions: db.prepare<[string], { market_id: string; outcomes: string; outcome: number; shares: number }>('SELECT p.market_id, m.outcomes, p.outcome, p.shares FROM positions p JOIN markets m ON m.id = p.market_id WHERE p.agent_id = ? AND p.shares <> 0 AND m.resolved_at IS NULL ORDER BY p.market_id, p.outcome'),
-    insertTrade: db.prepare('INSERT INTO trades (market_id, n, agent_id, outcome, shares, cost, prices, ts, ledger_seq, client_ref) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
-    byClientRef: db.prepare<[string, string], { id: number; market_id: string; outcome: number; shares: number; cost: number; prices: string; ledger_seq: number }>('SELECT id, market_id, outcome, shares, cost, prices, ledger_seq FROM trades WHERE agent_id = ? AND client_ref = ?'),
+    setPosition: db.prepare(
+      'INSERT INTO positions (agent_id, market_id, outcome, shares) VALUES (?, ?, ?, ?) ON CONFLICT (agent_id, market_id, outcome) DO UPDATE SET shares = excluded.shares',
+    ),
+    agentPositions: db.prepare<[string], { market_id: string; outcomes: string; outcome: number; shares: number }>(
+      'SELECT p.market_id, m.outcomes, p.outcome, p.shares FROM positions p JOIN markets m ON m.id = p.market_id WHERE p.agent_id = ? AND p.shares <> 0 AND m.resolved_at IS NULL ORDER BY p.market_id, p.outcome',
+    ),
+    insertTrade: db.prepare(
+      'INSERT INTO trades (market_id, n, agent_id, outcome, shares, cost, prices, ts, ledger_seq, client_ref) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    ),
+    byClientRef: db.prepare<
+      [string, string],
+      { id: number; market_id: string; outcome: number; shares: number; cost: number; prices: string; ledger_seq: number }
+    >('SELECT id, market_id, outcome, shares, cost, prices, ledger_seq FROM trades WHERE agent_id = ? AND client_ref = ?'),
     history: db.prepare<[string], { ts: number; prices: string }>('SELECT ts, prices FROM trades WHERE market_id = ? ORDER BY n'),
     // chosen trades by their number in the market (a JSON array): one index lookup each
-    sampledHistory: db.prepare<[string, string], { n: number; ts: number; prices: string }>('SELECT n, ts, prices FROM trades WHERE market_id = ? AND n IN (SELECT value FROM json_each(?)) ORDER BY n'),
+    sampledHistory: db.prepare<[string, string], { n: number; ts: number; prices: string }>(
+      'SELECT n, ts, prices FROM trades WHERE market_id = ? AND n IN (SELECT value FROM json_each(?)) ORDER BY n',
+    ),
     head: db.prepare<[], { seq: number; hash: string }>('SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1'),
-    insertLedger: db.prepare('INSERT INTO ledger (seq, ts, kind, agent_id, market_id, amount, detail, prev_hash, hash) VALUES (@seq, @ts, @kind, @agent_id, @market_id, @amount, @detail, @prev_hash, @hash)'),
+    insertLedger: db.prepare(
+      'INSERT INTO ledger (seq, ts, kind, agent_id, market_id, amount, detail, prev_hash, hash) VALUES (@seq, @ts, @kind, @agent_id, @market_id, @amount, @detail, @prev_hash, @hash)',
+    ),
     ledgerPage: db.prepare<[number, number], LedgerEntry>('SELECT * FROM ledger WHERE seq > ? ORDER BY seq LIMIT ?'),
     ledgerAll: db.prepare<[], LedgerEntry>('SELECT * FROM ledger ORDER BY seq'),
-    due: db.prepare<[number], { id: string }>("SELECT id FROM markets WHERE tier = 'play' AND resolved_at IS NULL AND closes_at <= ? ORDER BY closes_at"),
+    due: db.prepare<[number], { id: string }>(
+      "SELECT id FROM markets WHERE tier = 'play' AND resolved_at IS NULL AND closes_at <= ? ORDER BY closes_at",
+    ),
     // the trades in resolved (not cancelled) markets where traders of @owners households or more traded, of one agent or (with null) of all
-    scored: db.prepare<[{ agent: string | null; owners: number }], { agent_id: string; market_id: string; ts: number; prices: string; cost: number; resolution: string; closed: number }>(
+    scored: db.prepare<
+      [{ agent: string | null; owners: number }],
+      { agent_id: string; market_id: string; ts: number; prices: string; cost: number; resolution: string; closed: number }
+    >(
       `WITH counted AS (SELECT t.market_id FROM trades t JOIN agents a ON a.id = t.agent_id JOIN markets m ON m.id = t.market_id WHERE m.resolved_at IS NOT NULL AND m.cancelled = 0 GROUP BY t.market_id HAVING COUNT(DISTINCT a.owner) >= @owners)
        SELECT t.agent_id, t.market_id, t.ts, t.prices, t.cost, m.resolution, MIN(m.closes_at, m.resolved_at) AS closed FROM trades t JOIN counted c ON c.market_id = t.market_id JOIN markets m ON m.id = t.market_id WHERE (@agent IS NULL OR t.agent_id = @agent) ORDER BY t.agent_id, t.market_id, t.id`,
     ),
@@ -650,19 +950,31 @@ function hashToken(salt: Buffer, secret: string): Buffer {
 
 /** The shares a trade or quote moves: `shares` on the grid, or what `spend` buys; exactly one of them. */
 function sharesOf(q: number[], b: number, k: number, amount: { shares?: number; spend?: number }): number {
-  if ((amount.shares === undefined) === (amount.spend === undefined)) throw new CrystalError('bad_argument', 'give shares (negative sells) or spend (minor units to buy with), one of them', { field: amount.shares === undefined ? 'shares' : 'spend' })
+  if ((amount.shares === undefined) === (amount.spend === undefined))
+    throw new CrystalError('bad_argument', 'give shares (negative sells) or spend (minor units to buy with), one of them', {
+      field: amount.shares === undefined ? 'shares' : 'spend',
+    })
   if (amount.shares !== undefined) {
-    if (!isShareAmount(amount.shares)) throw new CrystalError('bad_argument', `shares must be a multiple of ${SHARE_STEP}, got ${amount.shares}`, { field: 'shares' })
+    if (!isShareAmount(amount.shares))
+      throw new CrystalError('bad_argument', `shares must be a multiple of ${SHARE_STEP}, got ${amount.shares}`, { field: 'shares' })
     return onShareGrid(amount.shares)
   }
   const shares = sharesFor(q, b, k, amount.spend!)
-  if (shares === 0) throw new CrystalError('insufficient_funds', `spend ${amount.spend} buys less than ${SHARE_STEP} shares at this price`, { field: 'spend' })
+  if (shares === 0)
+    throw new CrystalError('insufficient_funds', `spend ${amount.spend} buys less than ${SHARE_STEP} shares at this price`, {
+      field: 'spend',
+    })
   return shares
 }
 
 function outcomeIndex(m: MarketRow, outcome: string): number {
   const outcomes = JSON.parse(m.outcomes) as string[]
   const k = outcomes.indexOf(outcome)
-  if (k < 0) throw new CrystalError('bad_argument', `"${outcome}" is not an outcome of market ${m.id} (${outcomes.map((o) => `"${o}"`).join(', ')})`, { field: 'outcome' })
+  if (k < 0)
+    throw new CrystalError(
+      'bad_argument',
+      `"${outcome}" is not an outcome of market ${m.id} (${outcomes.map((o) => `"${o}"`).join(', ')})`,
+      { field: 'outcome' },
+    )
   return k
 }

@@ -6,7 +6,9 @@ import { CrystalError, type ErrorCode, type ErrorPlace } from '../../engine/erro
 import type { MarketStore, MarketStoreOptions } from './store.js'
 
 export type WriteOp = 'register' | 'faucet' | 'createMarket' | 'propose' | 'trade' | 'resolve' | 'cancel' | 'closeNow'
-export type WriterReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: { code: ErrorCode; message: string; where: ErrorPlace; hint?: string } }
+export type WriterReply =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; error: { code: ErrorCode; message: string; where: ErrorPlace; hint?: string } }
 
 type Call<K extends WriteOp> = (...args: Parameters<MarketStore[K]>) => ReturnType<MarketStore[K]>
 

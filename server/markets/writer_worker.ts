@@ -15,7 +15,13 @@ port.on('message', async ({ id, op, args }: { id: number; op: WriteOp | 'close';
     const value = op === 'close' ? null : await (store[op] as (...a: unknown[]) => Promise<unknown>).apply(store, args)
     reply = { id, ok: true, value }
   } catch (e) {
-    reply = { id, ok: false, error: isCrystalError(e) ? { code: e.code, message: e.message, where: e.where, hint: e.hint } : { code: 'internal', message: (e as Error).message, where: {} } }
+    reply = {
+      id,
+      ok: false,
+      error: isCrystalError(e)
+        ? { code: e.code, message: e.message, where: e.where, hint: e.hint }
+        : { code: 'internal', message: (e as Error).message, where: {} },
+    }
   }
   port.postMessage(reply)
 })

@@ -12,12 +12,24 @@ export interface RegistryRoutesOptions {
 export const registryRoutes: FastifyPluginAsyncTypebox<RegistryRoutesOptions> = async (app, { catalog, registry }) => {
   app.get(
     '/primitives',
-    { schema: { tags: ['registry'], summary: 'Primitives, filtered, sorted and paged', querystring: api.PrimitivesQuery, response: { 200: api.PrimitivesReply, 400: api.Problem, 404: api.Problem } } },
+    {
+      schema: {
+        tags: ['registry'],
+        summary: 'Primitives, filtered, sorted and paged',
+        querystring: api.PrimitivesQuery,
+        response: { 200: api.PrimitivesReply, 400: api.Problem, 404: api.Problem },
+      },
+    },
     async (req) => {
       const q = req.query
       const reg = registry()
       const base = q.similar_to ? (await reg.similar(q.similar_to, 500)).map((h) => h.primitive) : await reg.list()
-      const all = base.filter((p) => (!q.material || p.material === q.material) && (!q.class || p.class === q.class) && (q.min_persistence === undefined || p.persistence >= q.min_persistence))
+      const all = base.filter(
+        (p) =>
+          (!q.material || p.material === q.material) &&
+          (!q.class || p.class === q.class) &&
+          (q.min_persistence === undefined || p.persistence >= q.min_persistence),
+      )
       // similar_to keeps similarity order unless a sort is asked for
       if (q.sort || !q.similar_to) {
         const key = q.sort ?? 'id'
@@ -31,16 +43,36 @@ export const registryRoutes: FastifyPluginAsyncTypebox<RegistryRoutesOptions> = 
     },
   )
 
-  app.get('/primitives/:id', { schema: { tags: ['registry'], summary: 'One primitive', params: api.IdParams, response: { 200: api.PrimitiveSchemaRef, 404: api.Problem } } }, async (req) =>
-    registry().get(req.params.id),
+  app.get(
+    '/primitives/:id',
+    {
+      schema: {
+        tags: ['registry'],
+        summary: 'One primitive',
+        params: api.IdParams,
+        response: { 200: api.PrimitiveSchemaRef, 404: api.Problem },
+      },
+    },
+    async (req) => registry().get(req.params.id),
   )
 
   app.post(
     '/primitives',
-    { schema: { tags: ['registry'], summary: 'Register discoveries made elsewhere (a browser tab): novelty and caps apply', body: api.RegisterBody, response: { 200: api.RegisterReply, 400: api.Problem, 401: api.Problem, 413: api.Problem } } },
+    {
+      schema: {
+        tags: ['registry'],
+        summary: 'Register discoveries made elsewhere (a browser tab): novelty and caps apply',
+        body: api.RegisterBody,
+        response: { 200: api.RegisterReply, 400: api.Problem, 401: api.Problem, 413: api.Problem },
+      },
+    },
     async (req) => {
       const out = await registry().register(req.body.candidates)
-      return { assigned: out.assigned, registered: out.registered.map((p) => p.id), rejected: out.rejected.map(({ index, duplicate_of, similarity }) => ({ index, duplicate_of, similarity })) }
+      return {
+        assigned: out.assigned,
+        registered: out.registered.map((p) => p.id),
+        rejected: out.rejected.map(({ index, duplicate_of, similarity }) => ({ index, duplicate_of, similarity })),
+      }
     },
   )
 

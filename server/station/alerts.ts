@@ -62,7 +62,12 @@ export class AlertMonitor {
       // a missing log is as stale as can be
     }
     const stale = !modified || this.now() - modified.getTime() > staleAfter * 1000
-    if (stale && !this.pruneRaised) this.bus.publish(RADIO_SUBJECTS.prune, { log_path: this.o.prune_log, last_modified: modified?.toISOString() ?? null, stale_after_s: staleAfter })
+    if (stale && !this.pruneRaised)
+      this.bus.publish(RADIO_SUBJECTS.prune, {
+        log_path: this.o.prune_log,
+        last_modified: modified?.toISOString() ?? null,
+        stale_after_s: staleAfter,
+      })
     this.pruneRaised = stale
   }
 }

@@ -37,7 +37,7 @@ afterAll(() => server?.stop())
 const station = async () => (await call(server.url, 'GET', '/api/station')).body
 
 describe('the operator', () => {
-  test('HEAD /stream answers the stream\'s headers and opens no listener', async () => {
+  test("HEAD /stream answers the stream's headers and opens no listener", async () => {
     const res = await fetch(`${server.url}/stream`, { method: 'HEAD' })
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toBe('audio/mpeg')
@@ -89,8 +89,20 @@ describe('the operator', () => {
     expect(r.body.up_next.id).toBe(wanted.id)
     expect((await station()).requests.map((t: { id: string }) => t.id)).toEqual([wanted.id])
     // the history: the request went on air next, at most after the one change already under way
-    await expect.poll(async () => (await call(server.url, 'GET', '/api/station/history')).body.plays.some((p: { track: { id: string } }) => p.track.id === wanted.id), { timeout: 20_000 }).toBe(true)
-    const plays = (await call(server.url, 'GET', '/api/station/history')).body.plays as { track: { id: string }; started_at: string; by: string }[]
+    await expect
+      .poll(
+        async () =>
+          (await call(server.url, 'GET', '/api/station/history')).body.plays.some(
+            (p: { track: { id: string } }) => p.track.id === wanted.id,
+          ),
+        { timeout: 20_000 },
+      )
+      .toBe(true)
+    const plays = (await call(server.url, 'GET', '/api/station/history')).body.plays as {
+      track: { id: string }
+      started_at: string
+      by: string
+    }[]
     const since = plays.filter((p) => p.started_at > at).reverse()
     const i = since.findIndex((p) => p.track.id === wanted.id)
     expect(i).toBeLessThanOrEqual(1)

@@ -31,7 +31,11 @@ export function demoTracks(seconds = 40, count = 8): DemoTrack[] {
     { artist: 'Quiet Boundary', album: 'Sponge Layer', title: 'Attractor Field', bpm: 72, key: 'G', level_db: -20 },
     { artist: 'Quiet Boundary', album: 'Sponge Layer', title: 'Echo Ring', bpm: 100, key: 'Ebm', level_db: -12 },
   ]
-  return Array.from({ length: count }, (_, i) => ({ ...set[i % set.length], title: i < set.length ? set[i].title : `${set[i % set.length].title} ${Math.floor(i / set.length) + 1}`, seconds }))
+  return Array.from({ length: count }, (_, i) => ({
+    ...set[i % set.length],
+    title: i < set.length ? set[i].title : `${set[i % set.length].title} ${Math.floor(i / set.length) + 1}`,
+    seconds,
+  }))
 }
 
 /** The track's stereo samples at the stream's rate. */
@@ -53,7 +57,8 @@ export function synthesise(t: DemoTrack): { left: Float32Array; right: Float32Ar
     // the pad swells a little with each beat so the level never drops to silence
     const swell = 0.75 + 0.25 * Math.exp(-sinceBeat / (beat / 2))
     let pad = 0
-    for (const f of freqs) pad += Math.sin(2 * Math.PI * f * time) + 0.3 * Math.sin(4 * Math.PI * f * time) + 0.1 * Math.sin(6 * Math.PI * f * time)
+    for (const f of freqs)
+      pad += Math.sin(2 * Math.PI * f * time) + 0.3 * Math.sin(4 * Math.PI * f * time) + 0.1 * Math.sin(6 * Math.PI * f * time)
     pad *= swell / freqs.length
     const kick = Math.sin(2 * Math.PI * 55 * sinceBeat) * Math.exp(-sinceBeat / 0.08)
     seed = (seed * 1664525 + 1013904223) >>> 0

@@ -11,7 +11,15 @@ import { applyGain, integratedLoudness, normalisingGain, truePeak } from './loud
 import type { SwarmWatch } from './swarm.js'
 
 const espeak = spawnSync('espeak-ng', ['--version']).status === 0
-const track = (title: string): Track => ({ id: `${title}.mp3`, artist: 'Lattice Choir', album: 'First Light', title, duration_s: 40, bpm: 96, key: null })
+const track = (title: string): Track => ({
+  id: `${title}.mp3`,
+  artist: 'Lattice Choir',
+  album: 'First Light',
+  title,
+  duration_s: 40,
+  bpm: 96,
+  key: null,
+})
 // the swarm as the DJ reads it: the order dipped, the medium awake (Morning Drift's speak state)
 const dipped = { order: () => 0.2, medium: () => 'awake' } as unknown as SwarmWatch
 
@@ -27,7 +35,9 @@ describe.skipIf(!espeak)('the DJ', () => {
     const control = [mono, mono.slice()]
     applyGain(control, normalisingGain(control, RATE).gain_db)
     const controlLufs = integratedLoudness(control, RATE)
-    process.stderr.write(`DJ voice: ${lufs.toFixed(2)} LUFS, true peak ${peak.toFixed(2)} dBTP; gain alone: ${controlLufs.toFixed(2)} LUFS, true peak ${truePeak(control).toFixed(2)} dBTP\n`)
+    process.stderr.write(
+      `DJ voice: ${lufs.toFixed(2)} LUFS, true peak ${peak.toFixed(2)} dBTP; gain alone: ${controlLufs.toFixed(2)} LUFS, true peak ${truePeak(control).toFixed(2)} dBTP\n`,
+    )
     expect(Math.abs(lufs + 16)).toBeLessThan(0.2)
     expect(peak).toBeLessThanOrEqual(-1)
     expect(controlLufs).toBeLessThan(-16.5)
@@ -50,7 +60,9 @@ describe.skipIf(!espeak)('the DJ', () => {
     const mannered = await run(DJ_DEFAULTS, 60)
     // (the first 15 changes: every link is synthesised, and that is the test's time)
     const control = await run({ off: false, min_interval_s: 0, max_share: 1 }, 15)
-    process.stderr.write(`DJ over 40 minutes: ${mannered.at.length} links, ${(100 * mannered.share).toFixed(1)}% of the airtime; without limits, over the first 10 minutes: ${control.at.length} links, ${(100 * control.share).toFixed(1)}%\n`)
+    process.stderr.write(
+      `DJ over 40 minutes: ${mannered.at.length} links, ${(100 * mannered.share).toFixed(1)}% of the airtime; without limits, over the first 10 minutes: ${control.at.length} links, ${(100 * control.share).toFixed(1)}%\n`,
+    )
     expect(control.at).toHaveLength(15)
     expect(control.share).toBeGreaterThan(0.1)
     expect(mannered.at.length).toBeGreaterThanOrEqual(4)

@@ -45,7 +45,8 @@ export interface Utterance {
 /** A RIFF WAVE file's 16-bit PCM as floats, with its rate (espeak-ng writes 22,050 Hz mono; on
  * stdout the data chunk's size is left unknown, so the data runs to the end). */
 export function parseWav(b: Buffer): { rate: number; channels: Float32Array[] } {
-  if (b.toString('latin1', 0, 4) !== 'RIFF' || b.toString('latin1', 8, 12) !== 'WAVE') throw new CrystalError('bad_audio', 'not a WAVE file')
+  if (b.toString('latin1', 0, 4) !== 'RIFF' || b.toString('latin1', 8, 12) !== 'WAVE')
+    throw new CrystalError('bad_audio', 'not a WAVE file')
   let at = 12
   let rate = 0
   let count = 0
@@ -53,7 +54,8 @@ export function parseWav(b: Buffer): { rate: number; channels: Float32Array[] } 
     const id = b.toString('latin1', at, at + 4)
     const size = b.readUInt32LE(at + 4)
     if (id === 'fmt ') {
-      if (b.readUInt16LE(at + 8) !== 1 || b.readUInt16LE(at + 22) !== 16) throw new CrystalError('bad_audio', 'only 16-bit PCM WAVE is read')
+      if (b.readUInt16LE(at + 8) !== 1 || b.readUInt16LE(at + 22) !== 16)
+        throw new CrystalError('bad_audio', 'only 16-bit PCM WAVE is read')
       count = b.readUInt16LE(at + 10)
       rate = b.readUInt32LE(at + 12)
     } else if (id === 'data') {
@@ -77,7 +79,9 @@ export function speak(text: string): Promise<Buffer> {
     p.stdout.on('data', (d: Buffer) => out.push(d))
     p.stderr.on('data', (d: Buffer) => (err += d))
     p.on('error', (e) => reject(new CrystalError('voice_unavailable', `espeak-ng could not be run: ${e.message}`)))
-    p.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out)) : reject(new CrystalError('voice_unavailable', `espeak-ng exited ${code}: ${err.trim()}`))))
+    p.on('close', (code) =>
+      code === 0 ? resolve(Buffer.concat(out)) : reject(new CrystalError('voice_unavailable', `espeak-ng exited ${code}: ${err.trim()}`)),
+    )
     p.stdin.end(text)
   })
 }
@@ -133,8 +137,10 @@ export class VoiceDj {
     if (this.settings.off) return 'the DJ is off (SVC_STATION_DJ=off)'
     if (!this.installed) return 'espeak-ng is not installed'
     const since = this.clock() - this.lastAt
-    if (since < this.settings.min_interval_s) return `the last link was ${since.toFixed(0)} s ago; links are at least ${this.settings.min_interval_s} s apart`
-    if (this.spoken_s >= this.settings.max_share * this.clock()) return `the voice has had ${(100 * this.share()).toFixed(1)}% of the airtime; at most ${100 * this.settings.max_share}%`
+    if (since < this.settings.min_interval_s)
+      return `the last link was ${since.toFixed(0)} s ago; links are at least ${this.settings.min_interval_s} s apart`
+    if (this.spoken_s >= this.settings.max_share * this.clock())
+      return `the voice has had ${(100 * this.share()).toFixed(1)}% of the airtime; at most ${100 * this.settings.max_share}%`
     const order = this.swarm.order()
     if (order === null) return 'no fresh SVC.consciousness'
     if (order >= DJ_ORDER_BELOW) return `order ${order.toFixed(2)} is not below ${DJ_ORDER_BELOW}`
@@ -171,10 +177,27 @@ export class VoiceDj {
     this.spoken++
     this.spoken_s += u.pcm.left.length / RATE
     this.lastAt = this.clock()
-    this.last = { text: u.text, at: new Date().toISOString(), duration_s: u.pcm.left.length / RATE, block: block.name, order: u.order, medium: u.medium }
+    this.last = {
+      text: u.text,
+      at: new Date().toISOString(),
+      duration_s: u.pcm.left.length / RATE,
+      block: block.name,
+      order: u.order,
+      medium: u.medium,
+    }
   }
 
   status(): DjStatus {
-    return { enabled: this.enabled, order_below: DJ_ORDER_BELOW, min_interval_s: this.settings.min_interval_s, max_share: this.settings.max_share, spoken: this.spoken, spoken_s: this.spoken_s, airtime_share: this.share(), quiet: this.lastQuiet, last: this.last }
+    return {
+      enabled: this.enabled,
+      order_below: DJ_ORDER_BELOW,
+      min_interval_s: this.settings.min_interval_s,
+      max_share: this.settings.max_share,
+      spoken: this.spoken,
+      spoken_s: this.spoken_s,
+      airtime_share: this.share(),
+      quiet: this.lastQuiet,
+      last: this.last,
+    }
   }
 }

@@ -26,7 +26,12 @@ describe('on Icecast', () => {
     // four 14 s tracks: the minute plays all of them, Señal Fría's (non-ASCII) among them
     const { dir } = await demoLibrary(14, 4)
     icecast = await startIcecast()
-    server = await startServer(['--music', dir], { SVC_STATION_PACE: String(PACE), SVC_STATION_CROSSFADE_S: String(CROSSFADE_S), SVC_ICECAST_URL: icecast.sourceUrl, SVC_ICECAST_POLL_MS: '300' })
+    server = await startServer(['--music', dir], {
+      SVC_STATION_PACE: String(PACE),
+      SVC_STATION_CROSSFADE_S: String(CROSSFADE_S),
+      SVC_ICECAST_URL: icecast.sourceUrl,
+      SVC_ICECAST_POLL_MS: '300',
+    })
     // (expect.poll lives only inside tests)
     for (let i = 0; !(await call(server.url, 'GET', '/api/station')).body.icecast.connected; i++) {
       if (i > 150) throw new Error(`the station never connected to Icecast: ${server.stderr()} ${icecast.log()}`)
@@ -58,7 +63,7 @@ describe('on Icecast', () => {
     expect(state.icecast.listeners_at).not.toBeNull()
   })
 
-  test("the Icecast listener count reaches the station beside its own; the relay to Icecast is not counted as a listener of /stream", async () => {
+  test('the Icecast listener count reaches the station beside its own; the relay to Icecast is not counted as a listener of /stream', async () => {
     const station = async () => (await call(server.url, 'GET', '/api/station')).body
     // nobody listens anywhere: the relay is connected, and counts for nothing
     await expect.poll(async () => (await station()).icecast.listeners).toBe(0)

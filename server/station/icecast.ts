@@ -42,14 +42,29 @@ export class IcecastSource {
     try {
       this.url = new URL(address)
     } catch {
-      throw new CrystalError('bad_argument', `SVC_ICECAST_URL is not a URL: ${address} (expected http://source:PASSWORD@HOST:PORT/MOUNT)`, { field: 'SVC_ICECAST_URL' })
+      throw new CrystalError('bad_argument', `SVC_ICECAST_URL is not a URL: ${address} (expected http://source:PASSWORD@HOST:PORT/MOUNT)`, {
+        field: 'SVC_ICECAST_URL',
+      })
     }
     if (this.url.protocol !== 'http:' || this.url.pathname.length < 2 || !this.url.password) {
-      throw new CrystalError('bad_argument', `SVC_ICECAST_URL must be http://source:PASSWORD@HOST:PORT/MOUNT, got ${this.url.protocol}//${this.url.host}${this.url.pathname}`, { field: 'SVC_ICECAST_URL' })
+      throw new CrystalError(
+        'bad_argument',
+        `SVC_ICECAST_URL must be http://source:PASSWORD@HOST:PORT/MOUNT, got ${this.url.protocol}//${this.url.host}${this.url.pathname}`,
+        { field: 'SVC_ICECAST_URL' },
+      )
     }
-    this.auth = 'Basic ' + Buffer.from(`${decodeURIComponent(this.url.username || 'source')}:${decodeURIComponent(this.url.password)}`).toString('base64')
+    this.auth =
+      'Basic ' +
+      Buffer.from(`${decodeURIComponent(this.url.username || 'source')}:${decodeURIComponent(this.url.password)}`).toString('base64')
     this.say = o.say ?? (() => {})
-    this.status = { url: `http://${this.url.host}${this.url.pathname}`, connected: false, listeners: null, listeners_at: null, reconnects: 0, last_error: null }
+    this.status = {
+      url: `http://${this.url.host}${this.url.pathname}`,
+      connected: false,
+      listeners: null,
+      listeners_at: null,
+      reconnects: 0,
+      last_error: null,
+    }
     broadcast.onTitle((t) => void this.sendTitle(t))
     this.connect()
     const poll = () => void this.poll().finally(() => !this.stopped && (this.poller = setTimeout(poll, o.poll_ms ?? 5000)))
@@ -112,7 +127,8 @@ export class IcecastSource {
       const final = statuses.find((c) => c !== 100)
       if (final === undefined) return
       socket.off('data', onAnswer)
-      if (final !== 200) return fail(`HTTP ${final}${final === 401 ? ': wrong source password' : final === 403 ? ': mount in use or not allowed' : ''}`)
+      if (final !== 200)
+        return fail(`HTTP ${final}${final === 401 ? ': wrong source password' : final === 403 ? ': mount in use or not allowed' : ''}`)
       up = true
       this.attempt = 0
       this.status.connected = true
@@ -130,7 +146,10 @@ export class IcecastSource {
     if (!this.status.connected || !title) return
     const q = new URLSearchParams({ mount: this.url.pathname, mode: 'updinfo', song: title, charset: 'UTF-8' })
     try {
-      const res = await fetch(`http://${this.url.host}/admin/metadata?${q}`, { headers: { authorization: this.auth }, signal: AbortSignal.timeout(5000) })
+      const res = await fetch(`http://${this.url.host}/admin/metadata?${q}`, {
+        headers: { authorization: this.auth },
+        signal: AbortSignal.timeout(5000),
+      })
       await res.arrayBuffer()
       if (!res.ok) this.say(`station: Icecast refused the title (HTTP ${res.status})`)
     } catch (e) {

@@ -14,19 +14,29 @@ export interface Library {
   scanned_at: string
 }
 
-const dirs = (d: string) => readdirSync(d, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort()
+const dirs = (d: string) =>
+  readdirSync(d, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort()
 
 /** Scans the library. No directory, or no playable track in it, is a `no_music` error that says
  * what was looked for. */
 export async function scanLibrary(dir: string): Promise<Library> {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    throw new CrystalError('no_music', `music directory ${dir} does not exist (expected ${dir}/<artist>/<album>/*.mp3; npm run demo-library -- DIR writes a demo one)`, { file: dir })
+    throw new CrystalError(
+      'no_music',
+      `music directory ${dir} does not exist (expected ${dir}/<artist>/<album>/*.mp3; npm run demo-library -- DIR writes a demo one)`,
+      { file: dir },
+    )
   }
   const tracks: Track[] = []
   const skipped: Library['skipped'] = []
   for (const artist of dirs(dir)) {
     for (const album of dirs(join(dir, artist))) {
-      const files = readdirSync(join(dir, artist, album)).filter((f) => extname(f).toLowerCase() === '.mp3').sort()
+      const files = readdirSync(join(dir, artist, album))
+        .filter((f) => extname(f).toLowerCase() === '.mp3')
+        .sort()
       for (const f of files) {
         const path = join(dir, artist, album, f)
         try {
@@ -46,7 +56,8 @@ export async function scanLibrary(dir: string): Promise<Library> {
 
 async function readTrack(dir: string, path: string, artist: string, album: string): Promise<Track> {
   const { common, format } = await parseFile(path, { duration: true })
-  if (format.container !== 'MPEG' || !format.duration || !format.numberOfChannels) throw new Error(`not an MPEG audio file (${format.container ?? 'no audio found'})`)
+  if (format.container !== 'MPEG' || !format.duration || !format.numberOfChannels)
+    throw new Error(`not an MPEG audio file (${format.container ?? 'no audio found'})`)
   const key = common.key ?? null
   return {
     id: relative(dir, path),

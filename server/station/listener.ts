@@ -136,7 +136,11 @@ export function loudnessPerTitle(h: Heard, margin_s: number): { title: string; l
     const start = h.titles[i].at + margin
     const end = (i + 1 < h.titles.length ? h.titles[i + 1].at : h.left.length) - margin
     if (end - start < 3 * RATE) continue
-    out.push({ title: h.titles[i].title, lufs: integratedLoudness([h.left.subarray(start, end), h.right.subarray(start, end)], RATE), seconds: (end - start) / RATE })
+    out.push({
+      title: h.titles[i].title,
+      lufs: integratedLoudness([h.left.subarray(start, end), h.right.subarray(start, end)], RATE),
+      seconds: (end - start) / RATE,
+    })
   }
   return out
 }

@@ -3,7 +3,8 @@
 import { describe, expect, test } from 'vitest'
 import { applyGain, integratedLoudness, level, normalisingGain, truePeak } from './loudness.js'
 
-const sine = (rate: number, seconds: number, freq: number, amp: number, phase = 0) => Float32Array.from({ length: rate * seconds }, (_, i) => amp * Math.sin((2 * Math.PI * freq * i) / rate + phase))
+const sine = (rate: number, seconds: number, freq: number, amp: number, phase = 0) =>
+  Float32Array.from({ length: rate * seconds }, (_, i) => amp * Math.sin((2 * Math.PI * freq * i) / rate + phase))
 
 describe('loudness (ITU-R BS.1770-4)', () => {
   test('a 1 kHz sine of amplitude 0.1 at 48 kHz reads -23.0 LUFS mono and -20.0 LUFS on both stereo channels', () => {

@@ -19,7 +19,13 @@ function kWeighting(rate: number): [Biquad, Biquad] {
   const Vh = 10 ** (G / 20)
   const Vb = Vh ** 0.4996667741545416
   let a0 = 1 + K / Q + K * K
-  const shelf: Biquad = [(Vh + (Vb * K) / Q + K * K) / a0, (2 * (K * K - Vh)) / a0, (Vh - (Vb * K) / Q + K * K) / a0, (2 * (K * K - 1)) / a0, (1 - K / Q + K * K) / a0]
+  const shelf: Biquad = [
+    (Vh + (Vb * K) / Q + K * K) / a0,
+    (2 * (K * K - Vh)) / a0,
+    (Vh - (Vb * K) / Q + K * K) / a0,
+    (2 * (K * K - 1)) / a0,
+    (1 - K / Q + K * K) / a0,
+  ]
   f0 = 38.13547087602444
   Q = 0.5003270373238773
   K = Math.tan((Math.PI * f0) / rate)
@@ -32,16 +38,24 @@ function kWeighting(rate: number): [Biquad, Biquad] {
 function weightedSquares(x: Float32Array, rate: number, step: number): Float64Array {
   const [s, h] = kWeighting(rate)
   const out = new Float64Array(Math.floor(x.length / step))
-  let x1 = 0, x2 = 0, y1 = 0, y2 = 0, z1 = 0, z2 = 0
+  let x1 = 0,
+    x2 = 0,
+    y1 = 0,
+    y2 = 0,
+    z1 = 0,
+    z2 = 0
   for (let i = 0, k = 0; k < out.length; k++) {
     let acc = 0
     for (const end = i + step; i < end; i++) {
       const xi = x[i]
       const y = s[0] * xi + s[1] * x1 + s[2] * x2 - s[3] * y1 - s[4] * y2
-      x2 = x1; x1 = xi
+      x2 = x1
+      x1 = xi
       const z = h[0] * y + h[1] * y1 + h[2] * y2 - h[3] * z1 - h[4] * z2
-      y2 = y1; y1 = y
-      z2 = z1; z1 = z
+      y2 = y1
+      y1 = y
+      z2 = z1
+      z1 = z
       acc += z * z
     }
     out[k] = acc
@@ -193,7 +207,12 @@ export interface Normalisation {
 }
 
 /** The gain that takes a track to `target` LUFS without its true peak passing `ceiling` dBTP. */
-export function normalisingGain(channels: readonly Float32Array[], rate: number, target = TARGET_LUFS, ceiling = CEILING_DBTP): Normalisation {
+export function normalisingGain(
+  channels: readonly Float32Array[],
+  rate: number,
+  target = TARGET_LUFS,
+  ceiling = CEILING_DBTP,
+): Normalisation {
   const before = integratedLoudness(channels, rate)
   const peak = truePeak(channels)
   if (!Number.isFinite(before)) return { lufs_before: before, true_peak_before: peak, gain_db: 0, peak_limited: false }

@@ -17,7 +17,9 @@ test('the library goes into the medium while the station plays; then the medium 
   const station = async () => (await call(server!.url, 'GET', '/api/station')).body
   // on air at once, chosen by the rules while the library is being perceived
   expect((await station()).on_air).not.toBeNull()
-  await expect.poll(() => server!.stderr(), { timeout: 90_000, interval: 500 }).toMatch(/station: 4 tracks perceived and written into the medium \((awake|light|deep)\)/)
+  await expect
+    .poll(() => server!.stderr(), { timeout: 90_000, interval: 500 })
+    .toMatch(/station: 4 tracks perceived and written into the medium \((awake|light|deep)\)/)
   expect((await station()).selection.traces).toBe(4)
   // the first pick after that puts the medium in the block's state and is the medium's
   await expect
@@ -43,7 +45,15 @@ test('crystal perceive: a demo file reads its tagged tempo and key; the stream U
   const f = JSON.parse(file.stdout).features
   expect(Math.abs(f.tempo - t.bpm)).toBeLessThan(2)
   // the key's triad, A C# E, holds the three strongest pitch classes
-  expect(new Set(f.chroma.map((v: number, i: number) => [v, i]).sort((a: number[], b: number[]) => b[0] - a[0]).slice(0, 3).map((p: number[]) => p[1]))).toEqual(new Set([9, 1, 4]))
+  expect(
+    new Set(
+      f.chroma
+        .map((v: number, i: number) => [v, i])
+        .sort((a: number[], b: number[]) => b[0] - a[0])
+        .slice(0, 3)
+        .map((p: number[]) => p[1]),
+    ),
+  ).toEqual(new Set([9, 1, 4]))
   const stream = await runCrystal(['perceive', `${server!.url}/stream`, '--seconds', '3', '--json'])
   expect(stream.status, stream.stderr).toBe(0)
   expect(JSON.parse(stream.stdout).length).toBe(296)
@@ -59,7 +69,9 @@ test('a library of one track has nothing to rank: the medium says none and the r
   cpSync(join(dir, t.artist, t.album, `01 ${t.title}.mp3`), join(one, t.artist, t.album, `01 ${t.title}.mp3`))
   const lone = await startServer(['--music', one], { SVC_STATION_PACE: '4' })
   try {
-    await expect.poll(() => lone.stderr(), { timeout: 60_000, interval: 500 }).toContain('station: 1 track perceived; selection stays with the rules and recency')
+    await expect
+      .poll(() => lone.stderr(), { timeout: 60_000, interval: 500 })
+      .toContain('station: 1 track perceived; selection stays with the rules and recency')
     const s = (await call(lone.url, 'GET', '/api/station')).body
     expect(s.selection).toMatchObject({ medium: 'none', traces: 0 })
     expect(s.on_air.track.title).toBe(t.title)
@@ -67,4 +79,3 @@ test('a library of one track has nothing to rank: the medium says none and the r
     await lone.stop()
   }
 }, 90_000)
-

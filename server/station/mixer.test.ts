@@ -76,14 +76,22 @@ describe('equal-power crossfade', () => {
 
 describe('a voice over the change', () => {
   test('starts with the crossfade, ducks the music 12 dB beneath it, and lets it back up when it ends; a voice for a track not cued is refused', async () => {
-    const ones = (seconds: number): Pcm => ({ left: new Float32Array(seconds * RATE).fill(0.5), right: new Float32Array(seconds * RATE).fill(0.5) })
+    const ones = (seconds: number): Pcm => ({
+      left: new Float32Array(seconds * RATE).fill(0.5),
+      right: new Float32Array(seconds * RATE).fill(0.5),
+    })
     const fade = RATE
     const a = ones(6)
     const b = ones(10)
     const voice = { left: new Float32Array(2 * RATE).fill(0.01), right: new Float32Array(2 * RATE).fill(0.01) }
     let voicedAt = -1
     let rendered = 0
-    const mixer: Mixer<number> = new Mixer<number>(fade, { want: () => undefined, onAir: () => undefined, underrun: () => undefined, voiced: () => (voicedAt = rendered) })
+    const mixer: Mixer<number> = new Mixer<number>(fade, {
+      want: () => undefined,
+      onAir: () => undefined,
+      underrun: () => undefined,
+      voiced: () => (voicedAt = rendered),
+    })
     mixer.cue({ item: 0, pcm: a })
     expect(mixer.voiceOver(voice, 1)).toBe(false)
     mixer.cue({ item: 1, pcm: b })

@@ -25,7 +25,13 @@ test('the demo tracks, decoded from MP3, read their tagged tempo within 2 BPM an
       const pcm = trimSilence(await decodeMp3(readFileSync(join(dir, t.id)), t.id))
       const mono = pcm.left.map((v, i) => (v + pcm.right[i]) / 2)
       const c = chroma(mono, RATE)
-      const top = new Set(c.map((v, i) => [v, i]).sort((a, b) => b[0] - a[0]).slice(0, 3).map(([, i]) => i))
+      const top = new Set(
+        c
+          .map((v, i) => [v, i])
+          .sort((a, b) => b[0] - a[0])
+          .slice(0, 3)
+          .map(([, i]) => i),
+      )
       return { t, bpm: tempo(mono, RATE), top }
     }),
   )
@@ -45,7 +51,10 @@ test('perception hears each track as it plays: the demo files differ by more tha
   const raw = await Promise.all(
     tracks.map(async (t) => {
       const pcm = trimSilence(await decodeMp3(readFileSync(join(dir, t.id)), t.id))
-      return perceive(pcm.left.map((v, i) => (v + pcm.right[i]) / 2), RATE)
+      return perceive(
+        pcm.left.map((v, i) => (v + pcm.right[i]) / 2),
+        RATE,
+      )
     }),
   )
   const spread = (vs: Float64Array[]) => Math.max(...vs.map((v) => v[at('rms_mean')])) - Math.min(...vs.map((v) => v[at('rms_mean')]))
@@ -53,4 +62,3 @@ test('perception hears each track as it plays: the demo files differ by more tha
   expect(spread(heard)).toBeLessThan(1)
   for (const [i, t] of tracks.entries()) expect(Math.abs(heard[i][at('tempo')] - t.bpm!)).toBeLessThan(2)
 })
-

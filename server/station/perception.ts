@@ -165,7 +165,10 @@ export class LibraryPerception {
 
   /** Writes the library into a fresh medium, in library order. */
   private async write(): Promise<void> {
-    const m = new StationMedium(await createNodeEngine({ size: MEDIUM_SIZE, material: MEDIUM_MATERIAL, backend: 'cpu', seed: CODEBOOK_SEED }), CODEBOOK_SEED)
+    const m = new StationMedium(
+      await createNodeEngine({ size: MEDIUM_SIZE, material: MEDIUM_MATERIAL, backend: 'cpu', seed: CODEBOOK_SEED }),
+      CODEBOOK_SEED,
+    )
     for (const t of this.tracks) if (this.vectors.has(t.id)) await m.write(t.id, this.vectors.get(t.id)!)
     await m.echo()
     this.medium?.engine.destroy()

@@ -32,7 +32,10 @@ describe('rotation with the demo library', () => {
     for (const t of tracks) raw.set(t.id, await perceiveFile(dir, t.id))
     const stats = libraryStatistics([...raw.values()])
     const Z = new Map([...raw].map(([id, v]) => [id, standardise(v, stats)]))
-    const medium = new StationMedium(await createNodeEngine({ size: MEDIUM_SIZE, material: MEDIUM_MATERIAL, backend: 'cpu', seed: CODEBOOK_SEED }), CODEBOOK_SEED)
+    const medium = new StationMedium(
+      await createNodeEngine({ size: MEDIUM_SIZE, material: MEDIUM_MATERIAL, backend: 'cpu', seed: CODEBOOK_SEED }),
+      CODEBOOK_SEED,
+    )
     for (const t of tracks) await medium.write(t.id, Z.get(t.id)!)
     await medium.echo()
 
@@ -50,7 +53,15 @@ describe('rotation with the demo library', () => {
         by[p.by] = (by[p.by] ?? 0) + 1
         history.push(p.track.id)
       }
-      const plays = Object.fromEntries(pool.map((id) => [id.split('/').at(-1)!.replace(/^\d+ |\.mp3$/g, ''), history.filter((h) => h === id).length]))
+      const plays = Object.fromEntries(
+        pool.map((id) => [
+          id
+            .split('/')
+            .at(-1)!
+            .replace(/^\d+ |\.mp3$/g, ''),
+          history.filter((h) => h === id).length,
+        ]),
+      )
       return { agree, by, plays, played: new Set(history) }
     }
     const mood = await run(morning)
@@ -62,7 +73,9 @@ describe('rotation with the demo library', () => {
     const erased = await run(morning)
     for (const [name, r] of Object.entries({ mood, shuffled, erased })) {
       const [lo, hi] = wilson(r.agree, PICKS)
-      process.stderr.write(`${name}: agrees with the oracle ${r.agree}/${PICKS} (${lo.toFixed(2)}-${hi.toFixed(2)}); by ${JSON.stringify(r.by)}; plays ${JSON.stringify(r.plays)}\n`)
+      process.stderr.write(
+        `${name}: agrees with the oracle ${r.agree}/${PICKS} (${lo.toFixed(2)}-${hi.toFixed(2)}); by ${JSON.stringify(r.by)}; plays ${JSON.stringify(r.plays)}\n`,
+      )
     }
     for (const r of [mood, shuffled, erased]) expect(r.played).toEqual(new Set(pool))
     // the oracle's favourite of the band plays every third pick (a window of two allows no more) with

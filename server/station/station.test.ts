@@ -44,7 +44,11 @@ describe('the library', () => {
     // the encoder's delay and padding add some 40 ms to the synthesised length
     for (const t of tagged) expect(Math.abs(t.duration_s - SECONDS)).toBeLessThan(0.1)
     // without tags, the names come from the folders and the file
-    expect(lib.tracks.find((t) => t.bpm === null)).toMatchObject({ artist: tracks[0].artist, album: tracks[0].album, title: '03 truncated' })
+    expect(lib.tracks.find((t) => t.bpm === null)).toMatchObject({
+      artist: tracks[0].artist,
+      album: tracks[0].album,
+      title: '03 truncated',
+    })
     expect(lib.skipped).toHaveLength(1)
     expect(lib.skipped[0].file).toContain('99 broken.mp3')
   })

@@ -9,7 +9,20 @@ import { join } from 'node:path'
 import type { ContractBus } from '../../engine/bus/contract_bus.js'
 import type { StationSettings } from '../../engine/config.js'
 import { DEFAULT_PERIOD_MS } from '../../engine/consciousness/publisher.js'
-import { RADIO_SUBJECTS, streamTitle, type HistoryReply, type LibraryReply, type OnAir, type Play, type PickedBy, type RequestReply, type SkipReply, type State, type StationStatus, type Track } from '../../engine/contracts/station.js'
+import {
+  RADIO_SUBJECTS,
+  streamTitle,
+  type HistoryReply,
+  type LibraryReply,
+  type OnAir,
+  type Play,
+  type PickedBy,
+  type RequestReply,
+  type SkipReply,
+  type State,
+  type StationStatus,
+  type Track,
+} from '../../engine/contracts/station.js'
 import { decodeMp3, FRAME, RATE, StreamEncoder, trimSilence } from './audio.js'
 import { CrystalError } from '../../engine/errors.js'
 import { checkTimeZone, scheduleAt, TIME_ZONE, type OnSchedule } from '../../engine/station/schedule.js'
@@ -128,11 +141,22 @@ export class Station {
     this.timeZone = checkTimeZone(o.time_zone ?? TIME_ZONE)
     this.library = o.library
     this.swarm = new SwarmWatch(o.bus, o.swarm_period_ms ?? DEFAULT_PERIOD_MS)
-    this.dj = new VoiceDj(this.swarm, spawnSync('espeak-ng', ['--version']).status === 0, { ...DJ_DEFAULTS, ...o.dj }, () => this.produced / RATE)
+    this.dj = new VoiceDj(
+      this.swarm,
+      spawnSync('espeak-ng', ['--version']).status === 0,
+      { ...DJ_DEFAULTS, ...o.dj },
+      () => this.produced / RATE,
+    )
     const events: MixEvents<Loaded> = {
       want: () => void this.serial(() => this.loadNext()),
       onAir: (l) => {
-        this.onAir = { track: l.track, started_at: new Date().toISOString(), gain_db: l.gain_db, lufs_before: l.lufs_before, peak_limited: l.peak_limited }
+        this.onAir = {
+          track: l.track,
+          started_at: new Date().toISOString(),
+          gain_db: l.gain_db,
+          lufs_before: l.lufs_before,
+          peak_limited: l.peak_limited,
+        }
         this.broadcast.setTitle(streamTitle(l.track))
         const i = this.lineup.indexOf(l.planned)
         if (i >= 0) this.lineup.splice(i, 1)
@@ -140,14 +164,23 @@ export class Station {
         this.plays.push({ track: l.track, started_at: this.onAir.started_at, block: now.block.name, by: l.planned.by, gain_db: l.gain_db })
         if (this.plays.length > HISTORY_KEPT) this.plays.shift()
         if (o.bus) {
-          o.bus.publish(RADIO_SUBJECTS.nowplaying, { track: l.track, block: now.block.name, programme: now.programme?.title ?? null, gain_db: l.gain_db, listeners: this.broadcast.count, icecast_listeners: this.icecast?.status.listeners ?? null })
+          o.bus.publish(RADIO_SUBJECTS.nowplaying, {
+            track: l.track,
+            block: now.block.name,
+            programme: now.programme?.title ?? null,
+            gain_db: l.gain_db,
+            listeners: this.broadcast.count,
+            icecast_listeners: this.icecast?.status.listeners ?? null,
+          })
         }
       },
       underrun: () => this.underruns++,
       voiced: () => {
         if (!this.spoken) return
         this.dj.aired(this.spoken, this.now().block)
-        this.say(`station: the DJ says "${this.spoken.text}" (${this.dj.last!.duration_s.toFixed(2)} s; order ${this.spoken.order.toFixed(2)}, the medium ${this.spoken.medium})`)
+        this.say(
+          `station: the DJ says "${this.spoken.text}" (${this.dj.last!.duration_s.toFixed(2)} s; order ${this.spoken.order.toFixed(2)}, the medium ${this.spoken.medium})`,
+        )
         this.spoken = undefined
       },
     }
@@ -162,7 +195,8 @@ export class Station {
     this.t0 = performance.now()
     this.tick()
     this.perception = this.perceive()
-    if (this.o.icecast_url) this.icecast = new IcecastSource(this.o.icecast_url, this.broadcast, { poll_ms: this.o.icecast_poll_ms, say: this.say })
+    if (this.o.icecast_url)
+      this.icecast = new IcecastSource(this.o.icecast_url, this.broadcast, { poll_ms: this.o.icecast_poll_ms, say: this.say })
     if (this.o.watch_library !== false) this.watchLibrary()
   }
 
@@ -207,7 +241,8 @@ export class Station {
       const ids = new Set(next.tracks.map((t) => t.id))
       const added = next.tracks.filter((t) => !before.has(t.id)).length
       const removed = [...before].filter((id) => !ids.has(id)).length
-      for (let i = this.lineup.length - 1; i >= 0; i--) if (!ids.has(this.lineup[i].track.id) && this.lineup[i] !== this.mixer.cued?.planned) this.lineup.splice(i, 1)
+      for (let i = this.lineup.length - 1; i >= 0; i--)
+        if (!ids.has(this.lineup[i].track.id) && this.lineup[i] !== this.mixer.cued?.planned) this.lineup.splice(i, 1)
       this.library = next
       for (const s of next.skipped) this.say(`station: skipped ${s.file}: ${s.reason}`)
       const old = this.perception
@@ -232,7 +267,10 @@ export class Station {
    * way): a track cued but not yet fading in gives way to it. */
   request(trackId: string): Promise<RequestReply> {
     const track = this.library.tracks.find((t) => t.id === trackId)
-    if (!track) throw new CrystalError('not_found', `no track ${trackId} in the library (GET /api/station/library lists the ids)`, { field: 'track_id' })
+    if (!track)
+      throw new CrystalError('not_found', `no track ${trackId} in the library (GET /api/station/library lists the ids)`, {
+        field: 'track_id',
+      })
     return this.serial(async () => {
       this.mixer.uncue()
       // a track fading in stays first (until the middle of the fade it is still in the lineup)
@@ -253,7 +291,8 @@ export class Station {
     return this.serial(async () => {
       const on = this.onAir?.track
       if (!on) throw new CrystalError('conflict', 'nothing is on air to skip')
-      if (this.mixer.fading) throw new CrystalError('conflict', `a change of track is already under way (into ${this.lineup[0]?.track.id ?? 'the next track'})`)
+      if (this.mixer.fading)
+        throw new CrystalError('conflict', `a change of track is already under way (into ${this.lineup[0]?.track.id ?? 'the next track'})`)
       await this.loadNext()
       this.mixer.skip()
       this.say(`station: skipped ${on.id}`)
@@ -282,9 +321,19 @@ export class Station {
   status(): StationStatus {
     const now = this.now()
     return {
-      selection: { medium: this.perception?.state ?? 'perceiving', traces: this.perception?.medium?.traces.length ?? 0, by: this.lastBy, resonance: this.lastPick?.resonance ?? null },
+      selection: {
+        medium: this.perception?.state ?? 'perceiving',
+        traces: this.perception?.medium?.traces.length ?? 0,
+        by: this.lastBy,
+        resonance: this.lastPick?.resonance ?? null,
+      },
       block: now.block.name,
-      programme: now.programme && { kind: now.programme.kind, title: now.programme.title, started_at: now.programme.started_at.toISOString(), ends_at: now.programme.ends_at.toISOString() },
+      programme: now.programme && {
+        kind: now.programme.kind,
+        title: now.programme.title,
+        started_at: now.programme.started_at.toISOString(),
+        ends_at: now.programme.ends_at.toISOString(),
+      },
       on_air: this.onAir,
       up_next: this.lineup[0]?.track ?? null,
       requests: this.lineup.filter((p) => p.by === 'request').map((p) => p.track),
@@ -343,7 +392,9 @@ export class Station {
     const block = this.now().block
     const onAir = this.lineup.at(-1)?.track.id ?? this.onAir?.track.id ?? null
     const tracks = this.library.tracks
-    const pick = this.perception ? await this.perception.pick(block, this.history, this.noRepeat, onAir) : pickNext(tracks, block, this.history, this.noRepeat)
+    const pick = this.perception
+      ? await this.perception.pick(block, this.history, this.noRepeat, onAir)
+      : pickNext(tracks, block, this.history, this.noRepeat)
     this.lastPick = pick
     this.lastBy = pick.by
     this.history.push(pick.track.id)
@@ -411,17 +462,37 @@ export interface StationConfig {
 export function stationConfig(flag: string | undefined, s: StationSettings, cwd: string): StationConfig | undefined {
   const dir = flag || s.music || (existsSync(join(cwd, 'music')) ? join(cwd, 'music') : undefined)
   if (!dir) return undefined
-  const dj = { off: s.dj.off, ...(s.dj.min_interval_s !== undefined && { min_interval_s: s.dj.min_interval_s }), ...(s.dj.max_share !== undefined && { max_share: s.dj.max_share }) }
-  return { dir, pace: s.pace, crossfade_s: s.crossfade_s, icecast_url: s.icecast_url, icecast_poll_ms: s.icecast_poll_ms, swarm_period_ms: s.swarm_period_ms, alerts: s.alerts, time_zone: s.time_zone && checkTimeZone(s.time_zone), dj }
+  const dj = {
+    off: s.dj.off,
+    ...(s.dj.min_interval_s !== undefined && { min_interval_s: s.dj.min_interval_s }),
+    ...(s.dj.max_share !== undefined && { max_share: s.dj.max_share }),
+  }
+  return {
+    dir,
+    pace: s.pace,
+    crossfade_s: s.crossfade_s,
+    icecast_url: s.icecast_url,
+    icecast_poll_ms: s.icecast_poll_ms,
+    swarm_period_ms: s.swarm_period_ms,
+    alerts: s.alerts,
+    time_zone: s.time_zone && checkTimeZone(s.time_zone),
+    dj,
+  }
 }
 
 /** Scans the library and puts the station on air. */
-export async function openStation(c: StationConfig, say: (line: string) => void, bus?: Pick<ContractBus, 'publish' | 'subscribe' | 'dropped'>): Promise<Station> {
+export async function openStation(
+  c: StationConfig,
+  say: (line: string) => void,
+  bus?: Pick<ContractBus, 'publish' | 'subscribe' | 'dropped'>,
+): Promise<Station> {
   const library = await scanLibrary(c.dir)
   for (const s of library.skipped) say(`station: skipped ${s.file}: ${s.reason}`)
   const station = new Station({ library, ...c, say, bus })
   await station.start()
   if (bus) station.watchAlerts(new AlertMonitor(bus, c.alerts ?? {}))
-  say(`station: ${library.tracks.length} tracks from ${c.dir} on air at /stream${c.pace && c.pace !== 1 ? ` (paced ${c.pace}x real time)` : ''}`)
+  say(
+    `station: ${library.tracks.length} tracks from ${c.dir} on air at /stream${c.pace && c.pace !== 1 ? ` (paced ${c.pace}x real time)` : ''}`,
+  )
   return station
 }

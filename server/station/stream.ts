@@ -14,7 +14,7 @@ const MAX_BEHIND_BYTES = 4 * 1024 * 1024
 export function icyBlock(title: string | null): Buffer {
   if (title === null) return Buffer.from([0])
   let text = Buffer.from(`StreamTitle='${title}';`, 'utf8')
-  while (text.length > 255 * 16) title = title.slice(0, -1), (text = Buffer.from(`StreamTitle='${title}';`, 'utf8'))
+  while (text.length > 255 * 16) (title = title.slice(0, -1)), (text = Buffer.from(`StreamTitle='${title}';`, 'utf8'))
   const units = Math.ceil(text.length / 16)
   const block = Buffer.alloc(1 + units * 16)
   block[0] = units

@@ -45,7 +45,16 @@ afterAll(async () => {
   await nats?.stop()
 })
 
-const consciousness = (order: number, dreaming: boolean) => ({ phi: 0.42, xi: 1.5, mean_order: 0.3, order, mean_phase: 0.1, num_clusters: 2, consciousness_level: 'aware', dreaming })
+const consciousness = (order: number, dreaming: boolean) => ({
+  phi: 0.42,
+  xi: 1.5,
+  mean_order: 0.3,
+  order,
+  mean_phase: 0.1,
+  num_clusters: 2,
+  consciousness_level: 'aware',
+  dreaming,
+})
 const state = async () => (await call(server.url, 'GET', '/api/state')).body
 
 /** Publishes SVC.consciousness every 100 ms (order and dream state as the block on now lets the DJ speak) until stopped. */
@@ -84,7 +93,8 @@ describe('state from the bus', () => {
   test("the station's routes are in the OpenAPI document, which validates", async () => {
     const doc = (await call(server.url, 'GET', '/openapi.json')).body
     await SwaggerParser.validate(structuredClone(doc))
-    for (const path of ['/api/state', '/api/swarm', '/api/dreams', '/api/station', '/player', '/stream']) expect(Object.keys(doc.paths)).toContain(path)
+    for (const path of ['/api/state', '/api/swarm', '/api/dreams', '/api/station', '/player', '/stream'])
+      expect(Object.keys(doc.paths)).toContain(path)
   })
 
   test('before anything is published every swarm value is null and stale', async () => {
@@ -103,7 +113,15 @@ describe('state from the bus', () => {
     }
     send()
     const timer = setInterval(send, 100)
-    bus.publish('SVC.dreams', { mode: 'deep', samples: 40, memories_strengthened: 3, hallucinations: 1, energy_before: 2, energy_after: 1.5, pruned_fraction: 0.25 })
+    bus.publish('SVC.dreams', {
+      mode: 'deep',
+      samples: 40,
+      memories_strengthened: 3,
+      hallucinations: 1,
+      energy_before: 2,
+      energy_after: 1.5,
+      pruned_fraction: 0.25,
+    })
     // not JSON of the contract: dropped and counted, the values kept
     nc.publish('SVC.consciousness', '{"phi": "high"}')
     try {
@@ -171,9 +189,33 @@ describe('the voice DJ', () => {
 
   test(`with the order at 0.2 the DJ speaks over the change of track, the top market's odds included: the listener finds the voice at -16 LUFS, no dead air; not in the control`, async () => {
     // a market on the server's own market engine, moved towards "no" by a trade
-    const market = (await call(server.url, 'POST', '/api/markets', { question: 'Will the station speak?', outcomes: ['yes', 'no'], tier: 'labs', closes_at: new Date(Date.now() + 86_400_000).toISOString(), b: 50 }, { authorization: `Bearer ${ORACLE}` })).body
+    const market = (
+      await call(
+        server.url,
+        'POST',
+        '/api/markets',
+        {
+          question: 'Will the station speak?',
+          outcomes: ['yes', 'no'],
+          tier: 'labs',
+          closes_at: new Date(Date.now() + 86_400_000).toISOString(),
+          b: 50,
+        },
+        { authorization: `Bearer ${ORACLE}` },
+      )
+    ).body
     const ada = (await call(server.url, 'POST', '/api/agents/register', { id: 'ada', display_name: 'Ada', kind: 'human' })).body
-    expect((await call(server.url, 'POST', `/api/markets/${market.id}/trade`, { trader_id: 'ada', outcome: 'no', shares: 30 }, { authorization: `Bearer ${ada.token}` })).status).toBe(200)
+    expect(
+      (
+        await call(
+          server.url,
+          'POST',
+          `/api/markets/${market.id}/trade`,
+          { trader_id: 'ada', outcome: 'no', shares: 30 },
+          { authorization: `Bearer ${ada.token}` },
+        )
+      ).status,
+    ).toBe(200)
     const odds = Math.round((await call(server.url, 'GET', `/api/markets/${market.id}`)).body.prices[1] * 100)
     expect(odds).toBeGreaterThan(50)
     const stop = keepPublishing(0.2)
@@ -187,14 +229,23 @@ describe('the voice DJ', () => {
     expect(s.dj.spoken).toBeGreaterThanOrEqual(1)
     expect(s.dj.last.order).toBe(0.2)
     // the first utterance, which the listener heard whole (the last may run past the minute's end)
-    const said = [...server.stderr().matchAll(/the DJ says "(.+?)" \(([\d.]+) s/g)].map((m) => ({ text: m[1], duration_s: Number(m[2]) }))[0]
-    expect(said.text).toMatch(new RegExp(`^That was .+ by .+\\. Next, .+ by .+\\. This is .+ on Resonant Crystal\\. On the markets: Will the station speak\\? no, at ${odds} percent\\.$`))
+    const said = [...server.stderr().matchAll(/the DJ says "(.+?)" \(([\d.]+) s/g)].map((m) => ({
+      text: m[1],
+      duration_s: Number(m[2]),
+    }))[0]
+    expect(said.text).toMatch(
+      new RegExp(
+        `^That was .+ by .+\\. Next, .+ by .+\\. This is .+ on Resonant Crystal\\. On the markets: Will the station speak\\? no, at ${odds} percent\\.$`,
+      ),
+    )
     // espeak-ng's own rendering of the same words, brought to the stream's rate and -16 LUFS
     const reference = await voice(said.text)
     expect(said.duration_s).toBeCloseTo(reference.left.length / RATE, 2)
     const found = find(heard.left, reference.left)
     const missing = find(control.left, reference.left)
-    process.stderr.write(`DJ voice in the stream: correlation ${found.rho.toFixed(3)}, gain ${(20 * Math.log10(found.gain)).toFixed(2)} dB; control (order high): correlation ${missing.rho.toFixed(3)}\n`)
+    process.stderr.write(
+      `DJ voice in the stream: correlation ${found.rho.toFixed(3)}, gain ${(20 * Math.log10(found.gain)).toFixed(2)} dB; control (order high): correlation ${missing.rho.toFixed(3)}\n`,
+    )
     expect(found.rho, 'the voice in the stream').toBeGreaterThan(0.8)
     // as loud as the reference (the music is ducked 12 dB beneath it): within 1 dB
     expect(Math.abs(20 * Math.log10(found.gain))).toBeLessThan(1)

@@ -75,8 +75,17 @@ export class SwarmWatch {
     return {
       bus: this.bus !== undefined,
       period_ms: this.periodMs,
-      queen: { phi: live(youngest, use.length ? Math.atan2(y, x) : null), order: live(youngest, use.length ? order : null), agents: fresh.length },
-      consciousness: { phi: live(c, c?.value.phi), xi: live(c, c?.value.xi), order: live(c, c?.value.order), level: c && !c.stale ? String(c.value.consciousness_level) : null },
+      queen: {
+        phi: live(youngest, use.length ? Math.atan2(y, x) : null),
+        order: live(youngest, use.length ? order : null),
+        agents: fresh.length,
+      },
+      consciousness: {
+        phi: live(c, c?.value.phi),
+        xi: live(c, c?.value.xi),
+        order: live(c, c?.value.order),
+        level: c && !c.stale ? String(c.value.consciousness_level) : null,
+      },
       medium: this.medium(),
     }
   }
@@ -90,7 +99,15 @@ export class SwarmWatch {
     return {
       bus: this.bus !== undefined,
       period_ms: this.periodMs,
-      agents: phases.map((p) => ({ agent: String(p.value.agent), sender: String(p.value.sender), phase: p.value.phase as number, frequency: p.value.frequency as number, order: p.value.order as number, age_s: p.age / 1000, stale: p.stale })),
+      agents: phases.map((p) => ({
+        agent: String(p.value.agent),
+        sender: String(p.value.sender),
+        phase: p.value.phase as number,
+        frequency: p.value.frequency as number,
+        order: p.value.order as number,
+        age_s: p.age / 1000,
+        stale: p.stale,
+      })),
       consciousness: c ? (envelope(c) as SwarmReply['consciousness']) : null,
       dropped: [...(this.bus?.dropped.values() ?? [])].reduce((s, n) => s + n, 0),
     }

@@ -15,7 +15,9 @@ const HOLE_S = 6
 
 async function holeyMp3(): Promise<Buffer> {
   const n = 12 * RATE
-  const x = Float32Array.from({ length: n }, (_, i) => (i < 3 * RATE || i >= (3 + HOLE_S) * RATE ? 0.1 * Math.sin((2 * Math.PI * 330 * i) / RATE) : 0))
+  const x = Float32Array.from({ length: n }, (_, i) =>
+    i < 3 * RATE || i >= (3 + HOLE_S) * RATE ? 0.1 * Math.sin((2 * Math.PI * 330 * i) / RATE) : 0,
+  )
   const enc = await StreamEncoder.create()
   const parts: Uint8Array[] = []
   for (let i = 0; i < n; i += FRAME) parts.push(enc.encode(x.subarray(i, i + FRAME), x.subarray(i, i + FRAME)))

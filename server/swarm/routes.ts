@@ -10,8 +10,18 @@ export interface SwarmRoutesOptions {
 }
 
 export const swarmRoutes: FastifyPluginAsyncTypebox<SwarmRoutesOptions> = async (app, { wsUrl, announceFloor }) => {
-  app.get('/swarm/config', { schema: { tags: ['swarm'], summary: "The bus's websocket address for browser tabs, and the announce floor", response: { 200: api.SwarmConfigReply } } }, async () => ({
-    ws_url: wsUrl ?? null,
-    announce_floor: announceFloor,
-  }))
+  app.get(
+    '/swarm/config',
+    {
+      schema: {
+        tags: ['swarm'],
+        summary: "The bus's websocket address for browser tabs, and the announce floor",
+        response: { 200: api.SwarmConfigReply },
+      },
+    },
+    async () => ({
+      ws_url: wsUrl ?? null,
+      announce_floor: announceFloor,
+    }),
+  )
 }
