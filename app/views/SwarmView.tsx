@@ -159,7 +159,7 @@ export function SwarmView() {
         {feed.length === 0 && (
           <p className="muted" data-testid="swarm-feed-empty">
             {swarm
-              ? 'None since this page opened: a discovery appears when an explorer (`crystal swarm explore`, or Explore in a tab) registers a primitive and announces it on the bus.'
+              ? 'None since this page opened: a discovery appears when an explorer (`crystal explore` with SVC_NATS_URL, or Explore in a tab) registers a primitive and announces it on the bus.'
               : 'Not connected to the bus, so no discoveries can arrive here: a tab joins the swarm through the websocket address the server is given in SVC_NATS_WS_URL (docs/swarm.md).'}
           </p>
         )}
