@@ -8,9 +8,9 @@ export const MaterialSchema = Type.Object(
   {
     name: Type.String({ pattern: '^[a-z][a-z0-9_]*$', maxLength: 64, description: 'snake_case identifier' }),
     description: Type.String({ maxLength: 500 }),
-    // biome-ignore lint/suspicious/noApproximativeNumericConstant: a bound people can type in a material file, just under 1/sqrt(2)
     wave_speed: Type.Number({
       exclusiveMinimum: 0,
+      // biome-ignore lint/suspicious/noApproximativeNumericConstant: a bound people can type in a material file, just under 1/sqrt(2)
       maximum: 0.7071,
       description: 'c, cells per step; leapfrog is stable for c <= 1/sqrt(2)',
     }),

@@ -85,8 +85,9 @@ describe('the operator', () => {
     const at = new Date().toISOString()
     const r = await call(server.url, 'POST', '/api/station/requests', { track_id: wanted.id }, auth)
     expect(r.status).toBe(200)
-    expect(r.body.position).toBe(1)
-    expect(r.body.up_next.id).toBe(wanted.id)
+    // first in line, or second while a change of track is fading (the track fading in keeps its place)
+    expect([1, 2]).toContain(r.body.position)
+    if (r.body.position === 1) expect(r.body.up_next.id).toBe(wanted.id)
     expect((await station()).requests.map((t: { id: string }) => t.id)).toEqual([wanted.id])
     // the history: the request went on air next, at most after the one change already under way
     await expect
