@@ -41,3 +41,33 @@ export function randomField(n: number, fields: number, seed: number): Float32Arr
 }
 
 export { candidate } from '../bench/harness.js'
+
+/** Twelve texts written at one step, as REST, the Observatory's Write and .crystal write, and a word of each that no other shares. */
+export const TWELVE = [
+  'the river remembers the mountain',
+  'copper bells at dawn',
+  'a lantern in the fog',
+  'granite steps of the old tower',
+  'salt on the harbour wind',
+  'a violin left in the rain',
+  'orchards heavy with plums',
+  'the clock stopped at noon',
+  'moss over the broken wall',
+  'a kettle singing softly',
+  'snow on the cedar branches',
+  'lighthouse beam across the bay',
+]
+export const WORDS = [
+  'mountain',
+  'bells',
+  'lantern',
+  'granite',
+  'harbour',
+  'violin',
+  'plums',
+  'clock',
+  'moss',
+  'kettle',
+  'cedar',
+  'lighthouse',
+]

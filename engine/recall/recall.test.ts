@@ -7,7 +7,7 @@ import type { Material } from '../contracts/material.js'
 import { STATE_HISTORY_BYTES, type Engine } from '../field/engine.js'
 import { stepParams } from '../field/params.js'
 import { engineOn } from '../../testing/backends.js'
-import { EVERYTHING_ON, randomField } from '../../testing/fixtures.js'
+import { EVERYTHING_ON, randomField, TWELVE, WORDS } from '../../testing/fixtures.js'
 import { AdjointField, restEnergy } from './adjoint.js'
 import { MemoryReader, NOTHING_RESONATES } from './recall.js'
 
@@ -258,21 +258,6 @@ describe('recall among memories written at distinct times', () => {
 
 describe('memories written at one moment are told apart by what the field holds', () => {
   // as REST, the Observatory's Write button and .crystal write: all at the current step
-  const TWELVE = [
-    'the river remembers the mountain',
-    'copper bells at dawn',
-    'a lantern in the fog',
-    'granite steps of the old tower',
-    'salt on the harbour wind',
-    'a violin left in the rain',
-    'orchards heavy with plums',
-    'the clock stopped at noon',
-    'moss over the broken wall',
-    'a kettle singing softly',
-    'snow on the cedar branches',
-    'lighthouse beam across the bay',
-  ]
-  const WORDS = ['mountain', 'bells', 'lantern', 'granite', 'harbour', 'violin', 'plums', 'clock', 'moss', 'kettle', 'cedar', 'lighthouse']
   // cold europium keeps half of the energy 150 steps on at N = 128; by 300 steps a fifth, and a
   // one-word share of that (about 0.06) no longer clears its floor (0.1 to 0.12)
   for (const [material, delay] of [

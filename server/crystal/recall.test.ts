@@ -3,23 +3,8 @@
 import { Value } from '@sinclair/typebox/value'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import * as api from '../../engine/contracts/api.js'
+import { TWELVE, WORDS } from '../../testing/fixtures.js'
 import { call, startServer, type RunningServer } from '../../testing/services.js'
-
-const TWELVE = [
-  'the river remembers the mountain',
-  'copper bells at dawn',
-  'a lantern in the fog',
-  'granite steps of the old tower',
-  'salt on the harbour wind',
-  'a violin left in the rain',
-  'orchards heavy with plums',
-  'the clock stopped at noon',
-  'moss over the broken wall',
-  'a kettle singing softly',
-  'snow on the cedar branches',
-  'lighthouse beam across the bay',
-]
-const WORDS = ['mountain', 'bells', 'lantern', 'granite', 'harbour', 'violin', 'plums', 'clock', 'moss', 'kettle', 'cedar', 'lighthouse']
 
 let s: RunningServer
 beforeAll(async () => {
