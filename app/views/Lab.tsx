@@ -3,6 +3,7 @@
 import { Fragment, useEffect, useState } from 'react'
 import type { Static } from '@sinclair/typebox'
 import type { GenerationReport, Job, MaterialsReply, ProgramError } from '../../engine/contracts/api.js'
+import { archivesInWords } from '../../engine/discovery/archive.js'
 import { ApiError, get, post } from '../api'
 import { useStore } from '../store'
 import { ErrorLine, useAction } from './Controls'
@@ -196,8 +197,9 @@ export function Lab() {
                       ))
                     : 'nothing new'}
                 </p>
+                <p data-testid="evolve-archives">{archivesInWords(p, job.registered_archive)}</p>
                 <p className="muted" data-testid="evolve-note">
-                  {`The QD-score above is this search's own archive (${p.elites} elites). Registered: ${job.registered.length}; the others duplicate primitives already held, so the archive map of ${job.request.material} (Primitives), which places registered primitives, shows its own QD-score.`}
+                  {`The search archive is this run's own elites, including those novelty turned away as duplicates of primitives already held (registered: ${job.registered.length}). The registered archive is every registered primitive of ${job.request.material}, from all runs, the fittest per cell: the figure its archive map (Primitives) shows.`}
                 </p>
               </>
             )}
