@@ -201,13 +201,22 @@ describe('evolve as a plot', () => {
     await session.page.mouse.move(box.x + box.width - 20, box.y + box.height / 2)
     await expect.poll(() => session.page.getByTestId('evolve-qd-values').textContent()).toMatch(/^generation 3: /)
     expect(await session.page.getByTestId('evolve-qd-values').textContent()).toContain(`run 2: europium_crystal 3×5 N=24 ${qd}`)
-    expect(await session.page.getByTestId('evolve-note').textContent()).toMatch(
-      /^The QD-score above is this search's own archive \(\d+ elites\)/,
-    )
+    // beside the search's own archive, the material's registered archive: the figure its archive map shows
+    const [, registeredQd, cells] = (await session.page.getByTestId('evolve-archives').textContent())!.match(
+      new RegExp(`^search archive QD-score ${qd}, coverage [\\d.]+% \\(\\d+ cells\\); registered archive of europium_crystal now QD-score ([\\d.]+) over (\\d+) cells? `),
+    )!
+    expect(await session.page.getByTestId('evolve-note').textContent()).toMatch(/^The search archive is this run's own elites/)
     // a registered id never breaks across lines
     for (const id of await session.page.locator('[data-testid="evolve-registered"] .nowrap').all())
       expect(await id.evaluate((e) => getComputedStyle(e).whiteSpace)).toBe('nowrap')
     await session.page.getByTestId('evolve-progress').screenshot({ path: SHOTS + 'instrument-1440-evolve.png' })
+    await session.page.getByRole('tab', { name: 'Primitives' }).click()
+    await session.page.locator('input[name="filter-material"]').fill('europium_crystal')
+    await expect
+      .poll(() => session.page.getByTestId('archive-map').locator('figcaption').textContent())
+      .toMatch(new RegExp(`^registered archive of europium_crystal: ${cells} of \\d+ cells \\([\\d.]+%\\), QD-score ${registeredQd} `))
+    await session.page.locator('input[name="filter-material"]').fill('')
+    await session.page.getByRole('tab', { name: 'Observatory' }).click()
   })
 })
 
