@@ -202,7 +202,7 @@ export function SwarmView() {
         </ul>
       </section>
       {rounds.length > 0 && (
-        <section style={{ gridColumn: '1 / -1' }}>
+        <section className="rounds">
           <h3>This tab's rounds</h3>
           <GenerationCharts testId="swarm" unit="round" runs={rounds} current={rounds[rounds.length - 1].key} />
           <p className="muted">
