@@ -390,7 +390,10 @@ describe('crystal explore', () => {
     const r = crystal(env, 'explore', '--material', 'europium_crystal,vacuum', '--interval', '0', '--rounds', '3', ...small)
     expect(r.status).toBe(0)
     const rounds = r.stdout.trim().split('\n')
-    for (const l of rounds) expect(l).toMatch(/best fitness [\d.]+; search archive QD-score [\d.]+, coverage [\d.]+% \(\d+ cells\); registered archive of \w+ now /)
+    for (const l of rounds)
+      expect(l).toMatch(
+        /best fitness [\d.]+; search archive QD-score [\d.]+, coverage [\d.]+% \(\d+ cells\); registered archive of \w+ now /,
+      )
     expect(rounds.map((l) => l.match(/^round (\d) \((\w+)\)/)?.slice(1))).toEqual([
       ['1', 'europium_crystal'],
       ['2', 'vacuum'],

@@ -203,7 +203,9 @@ describe('evolve as a plot', () => {
     expect(await session.page.getByTestId('evolve-qd-values').textContent()).toContain(`run 2: europium_crystal 3×5 N=24 ${qd}`)
     // beside the search's own archive, the material's registered archive: the figure its archive map shows
     const [, registeredQd, cells] = (await session.page.getByTestId('evolve-archives').textContent())!.match(
-      new RegExp(`^search archive QD-score ${qd}, coverage [\\d.]+% \\(\\d+ cells\\); registered archive of europium_crystal now QD-score ([\\d.]+) over (\\d+) cells? `),
+      new RegExp(
+        `^search archive QD-score ${qd}, coverage [\\d.]+% \\(\\d+ cells\\); registered archive of europium_crystal now QD-score ([\\d.]+) over (\\d+) cells? `,
+      ),
     )!
     expect(await session.page.getByTestId('evolve-note').textContent()).toMatch(/^The search archive is this run's own elites/)
     // a registered id never breaks across lines

@@ -74,7 +74,9 @@ describe('the primitive browser', () => {
       ),
     )
     // and it says which of an evolve's figures it is
-    expect(await map.getByTestId('archive-note').textContent()).toMatch(/the figure `crystal evolve` and the Lab report as the registered archive/)
+    expect(await map.getByTestId('archive-note').textContent()).toMatch(
+      /the figure `crystal evolve` and the Lab report as the registered archive/,
+    )
     expect(await map.locator('tbody th[scope="rowgroup"]').allTextContents()).toEqual([
       'Echo Ring',
       'Standing Echo',
@@ -109,9 +111,12 @@ describe('the primitive browser', () => {
       /search archive QD-score ([\d.]+), coverage [\d.]+% \(\d+ cells\); registered archive of europium_crystal now QD-score ([\d.]+) over (\d+) cells? /,
     )!
     expect(Number(search)).toBeGreaterThan(0)
-    await expect.poll(() => mapSays('europium_crystal')).toMatch(new RegExp(`^registered archive of europium_crystal: ${cells} of \\d+ cells \\([\\d.]+%\\), QD-score ${qd} `))
+    await expect
+      .poll(() => mapSays('europium_crystal'))
+      .toMatch(new RegExp(`^registered archive of europium_crystal: ${cells} of \\d+ cells \\([\\d.]+%\\), QD-score ${qd} `))
     // a REST evolve on another material: its job reports the figure the map then shows
-    let job = (await call(server.url, 'POST', '/crystal/evolve', { material: 'silicon', generations: 2, population: 6, size: 32, seed: 2 })).body
+    let job = (await call(server.url, 'POST', '/crystal/evolve', { material: 'silicon', generations: 2, population: 6, size: 32, seed: 2 }))
+      .body
     await expect
       .poll(async () => (job = (await call(server.url, 'GET', `/crystal/jobs/${job.id}`)).body).status, { timeout: 120_000 })
       .toBe('done')

@@ -54,9 +54,9 @@ export function ArchiveMap({ material, onSelect }: { material: string; onSelect:
         {report.unplaced ? ` · ${report.unplaced} older primitives without descriptors not shown` : ''}
         <span className="muted" data-testid="archive-note">
           {' '}
-          · The fittest registered primitive of {material} per cell, from every run: the figure `crystal evolve` and the Lab report as
-          the registered archive after a run. An evolve's search archive QD-score is another sum: its own elites, including those
-          novelty turned away as duplicates of primitives already held, and none of earlier runs.
+          · The fittest registered primitive of {material} per cell, from every run: the figure `crystal evolve` and the Lab report as the
+          registered archive after a run. An evolve's search archive QD-score is another sum: its own elites, including those novelty turned
+          away as duplicates of primitives already held, and none of earlier runs.
         </span>
       </figcaption>
       <table>

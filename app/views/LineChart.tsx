@@ -140,7 +140,9 @@ export function LineChart({
         {/* a series of one point (a search's first generation) draws no line: a dot shows it */}
         {series.map((s) => {
           const shown = s.points.filter(([, y]) => Number.isFinite(y) && (!log || y > 0))
-          return shown.length === 1 ? <circle key={s.label} className="dot" cx={sx(shown[0][0])} cy={sy(shown[0][1])} r={3} fill={s.colour} /> : null
+          return shown.length === 1 ? (
+            <circle key={s.label} className="dot" cx={sx(shown[0][0])} cy={sy(shown[0][1])} r={3} fill={s.colour} />
+          ) : null
         })}
         {hover !== undefined && <line x1={sx(hover)} x2={sx(hover)} y1={PAD.top} y2={H - PAD.bottom} className="cursor" />}
       </svg>

@@ -36,7 +36,10 @@ function searchOptions(c: Command): Command {
       DEFAULT_MIN_PERSISTENCE,
     )
     .option('--material-file <file...>', 'also load these material files')
-    .option('--json', 'JSON lines on stdout: evolve, one per generation and then {"result": ...}; explore, one per round (with its generations)')
+    .option(
+      '--json',
+      'JSON lines on stdout: evolve, one per generation and then {"result": ...}; explore, one per round (with its generations)',
+    )
 }
 
 const generationLine = (p: DiscoveryProgress) =>

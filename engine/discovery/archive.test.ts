@@ -71,7 +71,14 @@ describe('the registered archive of a material', () => {
 
   test("keeps the fittest of the material's primitives per cell: QD-score, coverage, cells; other materials and undescribed ones left out", () => {
     const { archive, report } = registeredArchive(primitives, 'europium_crystal')
-    expect(report).toEqual({ material: 'europium_crystal', qd_score: 0.7 + 0.3, coverage: 2 / ARCHIVE_CELLS, cells: 2, placed: 3, unplaced: 1 })
+    expect(report).toEqual({
+      material: 'europium_crystal',
+      qd_score: 0.7 + 0.3,
+      coverage: 2 / ARCHIVE_CELLS,
+      cells: 2,
+      placed: 3,
+      unplaced: 1,
+    })
     expect(archive.elite(cellOf({ ...blob, area: 0.5 }))?.item.id).toBe('CRY-000003')
     // whatever order the registry lists them in, the same elites and the same sum to the last bit
     expect(registeredArchive([...primitives].reverse(), 'europium_crystal').report).toEqual(report)
