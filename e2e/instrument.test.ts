@@ -43,14 +43,18 @@ describe('asking the field', () => {
     const answer = (await call(session.server.url, 'POST', '/crystal/recall', { text: 'glyph', k: 5 })).body
     const hit = answer.hits[0]
     const match = hit.match ?? hit.score
-    expect(Number(await bar.getAttribute('aria-valuenow'))).toBeCloseTo(match, 6)
-    expect(await bar.getAttribute('class')).toBe('bar above')
+    const meter = await bar.evaluate((m: HTMLMeterElement) => ({ value: m.value, max: m.max, low: m.low }))
+    expect(meter.value).toBeCloseTo(match, 6)
+    expect(meter.low).toBeCloseTo(hit.noise_floor, 6) // the floor is the meter's own bound too
+    expect(await bar.locator('..').getAttribute('class')).toBe('bar above')
     expect(await session.page.locator('ol.hits .figures').first().textContent()).toContain(`match ${match.toFixed(3)}`)
     expect(await session.page.locator('ol.hits .figures').first().textContent()).toContain(`floor ${hit.noise_floor.toFixed(3)}`)
     // the floor's tick sits where the floor is on the bar's scale
-    const fill = await bar.locator('.fill').boundingBox()
-    const floor = await bar.locator('.floor').boundingBox()
-    expect(fill!.width).toBeGreaterThan(floor!.x - fill!.x)
+    const box = (await bar.locator('..').boundingBox())!
+    const tick = (await bar.locator('..').locator('.floor').boundingBox())!
+    expect((tick.x + tick.width / 2 - box.x) / box.width).toBeCloseTo(hit.noise_floor / meter.max, 2)
+    expect(meter.value).toBeGreaterThan(hit.noise_floor)
+    await session.page.getByTestId('recall-result').screenshot({ path: SHOTS + 'instrument-1440-recall.png' })
     // a probe of an unrelated text stays under its floor
     await session.page.getByLabel('query').fill('a warm river of stones')
     await session.page.getByRole('button', { name: 'Probe' }).click()
@@ -119,7 +123,7 @@ describe('the view tells the truth', () => {
     await page.screenshot({ path: SHOTS + 'instrument-1440-dreamed.png' })
   })
 
-  test('drag orbits the view and the wheel zooms it, neither placing a pulse', async () => {
+  test('drag orbits the view and the wheel zooms it, neither placing a pulse; by keyboard the arrows pan and Enter places one', async () => {
     const field = session.page.getByTestId('field')
     const box = (await field.boundingBox())!
     const shot = () => field.screenshot()
@@ -134,6 +138,14 @@ describe('the view tells the truth', () => {
     await session.page.mouse.wheel(0, -400)
     await expect.poll(async () => (await shot()).equals(orbited)).toBe(false)
     expect(await status()).toBe(before) // a drag is not a click: no pulse
+    // from the keyboard: the view takes the focus, the arrow keys pan it, Enter places a pulse at its centre
+    await field.focus()
+    const zoomed = await shot()
+    await session.page.keyboard.press('ArrowLeft')
+    await expect.poll(async () => (await shot()).equals(zoomed)).toBe(false)
+    expect(await status()).toBe(before)
+    await session.page.keyboard.press('Enter')
+    await expect.poll(status).not.toBe(before)
   })
 
   test('the canvas follows the window: at 800 px it stays inside its column and the mode line shows', async () => {
@@ -244,7 +256,7 @@ describe('switching engines', () => {
     await session.page.getByRole('button', { name: 'Recall' }).click()
     const bar = session.page.getByRole('meter', { name: 'match of “carried across”' })
     await bar.waitFor()
-    expect(await bar.getAttribute('class')).toBe('bar above')
+    expect(await bar.locator('..').getAttribute('class')).toBe('bar above')
     // leaving: the question names what would be lost; declining keeps the tab's field
     let asked = ''
     session.page.once('dialog', (d) => ((asked = d.message()), d.dismiss()))
