@@ -10,6 +10,7 @@ import type { DiscoveredMessage, EventMessage as SwarmEvent } from '../engine/co
 import type { Primitive } from '../engine/contracts/registry.js'
 import { readAnnouncement, SUBJECTS } from '../engine/contracts/swarm.js'
 import { checkMessage } from '../engine/contracts/subjects.js'
+import type { DiscoveryProgress, DiscoveryResult } from '../engine/discovery/discovery.js'
 import { createEngine } from '../engine/field/engine.js'
 import { MaterialCatalog } from '../engine/field/materials.js'
 import type { Registry } from '../engine/registry/registry.js'
@@ -100,20 +101,20 @@ export class Swarm implements SwarmPeer<{ sent: number; ids: string[] }> {
   /** One round in this tab: merge, search (on the tab's own engines), announce. */
   async round(
     round: number,
-    r: { material: string; generations: number; population: number; size: number },
-    onProgress: (line: string) => void,
-  ): Promise<{ merged: number; registered: string[]; announced: string[] }> {
+    r: { material: string; generations: number; population: number; size: number; seed: number },
+    onProgress: (p: DiscoveryProgress) => void,
+  ): Promise<{ merged: number; registered: string[]; announced: string[]; result: DiscoveryResult }> {
     const { result, swarm } = await exploreRound(this, round, this.floor, {
       material: catalog.get(r.material),
       generations: r.generations,
       population: r.population,
       size: r.size,
-      seed: round,
+      seed: r.seed,
       registry: serverRegistry,
       open: (o) => createEngine({ ...o, backend: 'auto', gpu: async () => (navigator as Navigator & { gpu?: GPU }).gpu }),
-      onProgress: (p) => onProgress(`round ${round}: generation ${p.generation} of ${p.generations}, registered ${p.registered_total}`),
+      onProgress,
     })
-    return { merged: swarm!.merged.merged, registered: result.registered.map((p) => p.id), announced: swarm!.announced.ids }
+    return { merged: swarm!.merged.merged, registered: result.registered.map((p) => p.id), announced: swarm!.announced.ids, result }
   }
 
   async leave(): Promise<void> {

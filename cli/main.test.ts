@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
+import { registeredArchive } from '../engine/discovery/archive.js'
 
 const BIN = new URL('../bin/crystal.js', import.meta.url).pathname
 const EXAMPLES = new URL('../examples/', import.meta.url).pathname
@@ -104,6 +105,10 @@ describe('evolve, primitives, prune', () => {
       .map((part) => part.match(/^(\d+) (Echo Ring|Standing Echo|Harmonic Bridge|Phase Knot|Attractor Field|Memory Seed)$/)!)
     expect(counts.reduce((n, m) => n + Number(m[1]), 0)).toBe(Number(elites))
     expect(r.stdout).toMatch(/│ (Echo Ring|Standing Echo|Harmonic Bridge|Phase Knot|Attractor Field|Memory Seed) \([a-z_]+\)/)
+    // both archives, named: the search's own and the material's registered one (the archive map's figure)
+    expect(r.stdout).toMatch(
+      /; search archive QD-score [\d.]+, coverage [\d.]+% \(\d+ cells\); registered archive of europium_crystal now QD-score [\d.]+ over \d+ cells? \([\d.]+%\)\n$/,
+    )
   })
 
   test('the same evolve again registers nothing new; --json lines (one per generation, then the result) and --quiet', () => {
@@ -124,6 +129,11 @@ describe('evolve, primitives, prune', () => {
     expect(result.registered).toEqual([])
     expect(result.rejected_duplicates).toBeGreaterThan(0)
     expect(Object.values(result.elites_by_class as Record<string, number>).reduce((a, b) => a + b, 0)).toBe(result.elites)
+    // nothing new registered: the registered archive is what the first run left, the search's own is this search's
+    const held = JSON.parse(readFileSync(join(env.SVC_CRYSTAL_DATA_DIR, 'registry.json'), 'utf8')).primitives
+    expect(result.registered_archive).toEqual(registeredArchive(held, 'europium_crystal').report)
+    expect(result.registered_archive.placed).toBe(held.length)
+    expect(result.qd_score).toBeGreaterThan(0)
   })
 
   test('primitives --export round-trips the registry file; the table, one in full, filters and similar', () => {
@@ -380,6 +390,10 @@ describe('crystal explore', () => {
     const r = crystal(env, 'explore', '--material', 'europium_crystal,vacuum', '--interval', '0', '--rounds', '3', ...small)
     expect(r.status).toBe(0)
     const rounds = r.stdout.trim().split('\n')
+    for (const l of rounds)
+      expect(l).toMatch(
+        /best fitness [\d.]+; search archive QD-score [\d.]+, coverage [\d.]+% \(\d+ cells\); registered archive of \w+ now /,
+      )
     expect(rounds.map((l) => l.match(/^round (\d) \((\w+)\)/)?.slice(1))).toEqual([
       ['1', 'europium_crystal'],
       ['2', 'vacuum'],

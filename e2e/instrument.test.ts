@@ -43,14 +43,18 @@ describe('asking the field', () => {
     const answer = (await call(session.server.url, 'POST', '/crystal/recall', { text: 'glyph', k: 5 })).body
     const hit = answer.hits[0]
     const match = hit.match ?? hit.score
-    expect(Number(await bar.getAttribute('aria-valuenow'))).toBeCloseTo(match, 6)
-    expect(await bar.getAttribute('class')).toBe('bar above')
+    const meter = await bar.evaluate((m: HTMLMeterElement) => ({ value: m.value, max: m.max, low: m.low }))
+    expect(meter.value).toBeCloseTo(match, 6)
+    expect(meter.low).toBeCloseTo(hit.noise_floor, 6) // the floor is the meter's own bound too
+    expect(await bar.locator('..').getAttribute('class')).toBe('bar above')
     expect(await session.page.locator('ol.hits .figures').first().textContent()).toContain(`match ${match.toFixed(3)}`)
     expect(await session.page.locator('ol.hits .figures').first().textContent()).toContain(`floor ${hit.noise_floor.toFixed(3)}`)
     // the floor's tick sits where the floor is on the bar's scale
-    const fill = await bar.locator('.fill').boundingBox()
-    const floor = await bar.locator('.floor').boundingBox()
-    expect(fill!.width).toBeGreaterThan(floor!.x - fill!.x)
+    const box = (await bar.locator('..').boundingBox())!
+    const tick = (await bar.locator('..').locator('.floor').boundingBox())!
+    expect((tick.x + tick.width / 2 - box.x) / box.width).toBeCloseTo(hit.noise_floor / meter.max, 2)
+    expect(meter.value).toBeGreaterThan(hit.noise_floor)
+    await session.page.getByTestId('recall-result').screenshot({ path: SHOTS + 'instrument-1440-recall.png' })
     // a probe of an unrelated text stays under its floor
     await session.page.getByLabel('query').fill('a warm river of stones')
     await session.page.getByRole('button', { name: 'Probe' }).click()
@@ -119,7 +123,7 @@ describe('the view tells the truth', () => {
     await page.screenshot({ path: SHOTS + 'instrument-1440-dreamed.png' })
   })
 
-  test('drag orbits the view and the wheel zooms it, neither placing a pulse', async () => {
+  test('drag orbits the view and the wheel zooms it, neither placing a pulse; by keyboard the arrows pan and Enter places one', async () => {
     const field = session.page.getByTestId('field')
     const box = (await field.boundingBox())!
     const shot = () => field.screenshot()
@@ -134,6 +138,14 @@ describe('the view tells the truth', () => {
     await session.page.mouse.wheel(0, -400)
     await expect.poll(async () => (await shot()).equals(orbited)).toBe(false)
     expect(await status()).toBe(before) // a drag is not a click: no pulse
+    // from the keyboard: the view takes the focus, the arrow keys pan it, Enter places a pulse at its centre
+    await field.focus()
+    const zoomed = await shot()
+    await session.page.keyboard.press('ArrowLeft')
+    await expect.poll(async () => (await shot()).equals(zoomed)).toBe(false)
+    expect(await status()).toBe(before)
+    await session.page.keyboard.press('Enter')
+    await expect.poll(status).not.toBe(before)
   })
 
   test('the canvas follows the window: at 800 px it stays inside its column and the mode line shows', async () => {
@@ -201,13 +213,24 @@ describe('evolve as a plot', () => {
     await session.page.mouse.move(box.x + box.width - 20, box.y + box.height / 2)
     await expect.poll(() => session.page.getByTestId('evolve-qd-values').textContent()).toMatch(/^generation 3: /)
     expect(await session.page.getByTestId('evolve-qd-values').textContent()).toContain(`run 2: europium_crystal 3×5 N=24 ${qd}`)
-    expect(await session.page.getByTestId('evolve-note').textContent()).toMatch(
-      /^The QD-score above is this search's own archive \(\d+ elites\)/,
-    )
+    // beside the search's own archive, the material's registered archive: the figure its archive map shows
+    const [, registeredQd, cells] = (await session.page.getByTestId('evolve-archives').textContent())!.match(
+      new RegExp(
+        `^search archive QD-score ${qd}, coverage [\\d.]+% \\(\\d+ cells\\); registered archive of europium_crystal now QD-score ([\\d.]+) over (\\d+) cells? `,
+      ),
+    )!
+    expect(await session.page.getByTestId('evolve-note').textContent()).toMatch(/^The search archive is this run's own elites/)
     // a registered id never breaks across lines
     for (const id of await session.page.locator('[data-testid="evolve-registered"] .nowrap').all())
       expect(await id.evaluate((e) => getComputedStyle(e).whiteSpace)).toBe('nowrap')
     await session.page.getByTestId('evolve-progress').screenshot({ path: SHOTS + 'instrument-1440-evolve.png' })
+    await session.page.getByRole('tab', { name: 'Primitives' }).click()
+    await session.page.locator('input[name="filter-material"]').fill('europium_crystal')
+    await expect
+      .poll(() => session.page.getByTestId('archive-map').locator('figcaption').textContent())
+      .toMatch(new RegExp(`^registered archive of europium_crystal: ${cells} of \\d+ cells \\([\\d.]+%\\), QD-score ${registeredQd} `))
+    await session.page.locator('input[name="filter-material"]').fill('')
+    await session.page.getByRole('tab', { name: 'Observatory' }).click()
   })
 })
 
@@ -233,7 +256,7 @@ describe('switching engines', () => {
     await session.page.getByRole('button', { name: 'Recall' }).click()
     const bar = session.page.getByRole('meter', { name: 'match of “carried across”' })
     await bar.waitFor()
-    expect(await bar.getAttribute('class')).toBe('bar above')
+    expect(await bar.locator('..').getAttribute('class')).toBe('bar above')
     // leaving: the question names what would be lost; declining keeps the tab's field
     let asked = ''
     session.page.once('dialog', (d) => ((asked = d.message()), d.dismiss()))

@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { CLASS_NAMES, type ClassToken } from '../engine/contracts/registry.js'
 import { ARCHIVE_CELLS } from '../engine/discovery/archive.js'
-import { call, startServer, type RunningServer } from '../testing/services.js'
+import { call, runCrystal, startServer, type RunningServer } from '../testing/services.js'
 import { openObservatory } from './browser.js'
 
 const SHOTS = new URL('./screenshots/', import.meta.url).pathname
@@ -73,8 +73,10 @@ describe('the primitive browser', () => {
         `^registered archive of europium_crystal: \\d+ of ${ARCHIVE_CELLS} cells \\([\\d.]+%\\), QD-score [\\d.]+ over \\d+ registered primitives`,
       ),
     )
-    // and it says why an evolve's QD-score differs
-    expect(await map.getByTestId('archive-note').textContent()).toMatch(/An evolve's QD-score is its own search's archive/)
+    // and it says which of an evolve's figures it is
+    expect(await map.getByTestId('archive-note').textContent()).toMatch(
+      /the figure `crystal evolve` and the Lab report as the registered archive/,
+    )
     expect(await map.locator('tbody th[scope="rowgroup"]').allTextContents()).toEqual([
       'Echo Ring',
       'Standing Echo',
@@ -88,6 +90,41 @@ describe('the primitive browser', () => {
     await cell.click()
     await expect.poll(() => page.getByTestId('primitive-detail').locator('h2').textContent()).toMatch(new RegExp(`^${id} `))
     await page.screenshot({ path: SHOTS + 'archive-map.png', fullPage: true })
+    await page.locator('input[name="filter-material"]').fill('')
+  })
+
+  test('after an evolve, the map shows the registered archive the CLI and the REST job report for that material', async () => {
+    const mapSays = async (material: string) => {
+      await page.locator('input[name="filter-material"]').fill('')
+      await page.locator('input[name="filter-material"]').fill(material)
+      const caption = page.getByTestId('archive-map').locator('figcaption')
+      await caption.waitFor()
+      return caption.textContent()
+    }
+    // the CLI into the server's own registry: its last line names both archives
+    const cli = await runCrystal(
+      ['evolve', '--material', 'europium_crystal', '--generations', '2', '--population', '6', '--size', '32', '--seed', '9'],
+      { SVC_CRYSTAL_DATA_DIR: server.dataDir },
+    )
+    expect(cli.status, cli.stderr).toBe(0)
+    const [, search, qd, cells] = cli.stdout.match(
+      /search archive QD-score ([\d.]+), coverage [\d.]+% \(\d+ cells\); registered archive of europium_crystal now QD-score ([\d.]+) over (\d+) cells? /,
+    )!
+    expect(Number(search)).toBeGreaterThan(0)
+    await expect
+      .poll(() => mapSays('europium_crystal'))
+      .toMatch(new RegExp(`^registered archive of europium_crystal: ${cells} of \\d+ cells \\([\\d.]+%\\), QD-score ${qd} `))
+    // a REST evolve on another material: its job reports the figure the map then shows
+    let job = (await call(server.url, 'POST', '/crystal/evolve', { material: 'silicon', generations: 2, population: 6, size: 32, seed: 2 }))
+      .body
+    await expect
+      .poll(async () => (job = (await call(server.url, 'GET', `/crystal/jobs/${job.id}`)).body).status, { timeout: 120_000 })
+      .toBe('done')
+    expect(job.registered_archive).toMatchObject({ material: 'silicon' })
+    const a = job.registered_archive
+    await expect
+      .poll(() => mapSays('silicon'))
+      .toMatch(new RegExp(`^registered archive of silicon: ${a.cells} of \\d+ cells \\([\\d.]+%\\), QD-score ${a.qd_score.toFixed(2)} `))
     await page.locator('input[name="filter-material"]').fill('')
   })
 

@@ -69,13 +69,48 @@ describe('the swarm, with a browser tab among the explorers', () => {
         ),
       ),
     )
+    // the same round as `crystal explore` runs it alone, for the chart's figures to be held to
+    const alone = run(
+      { SVC_CRYSTAL_DATA_DIR: mkdtempSync(join(tmpdir(), 'crystal-e2e-alone-')) },
+      'explore',
+      '--material',
+      'diamond_nv',
+      ...['--rounds', '1', '--interval', '0', '--generations', '2', '--population', '4', '--size', '24', '--seed', '1', '--json'],
+    )
     await page.locator('input[name="swarm-material"]').fill('diamond_nv')
+    await page.locator('input[name="swarm-generations"]').fill('2')
     await page.getByRole('button', { name: 'Explore' }).click()
     await page
       .getByTestId('swarm-progress')
-      .filter({ hasText: /round 1: merged \d+ from the swarm, registered \d+, announced \d+/ })
+      .filter({ hasText: /round 1 \(diamond_nv\): registered \d+, .*; merged \d+ from the swarm, announced \d+/ })
       .waitFor({ timeout: 120_000 })
     for (const r of await processes) expect(r.status, r.stderr).toBe(0)
+    const cli = await alone
+    expect(cli.status, cli.stderr).toBe(0)
+    const cliRound = JSON.parse(cli.stdout.trim())
+
+    // the round as line charts: QD-score, best and mean per generation, the figures `crystal explore` gives for the same settings
+    const series = 'run 1 round 1: diamond_nv 2×4 N=24 seed 1'
+    /** What a chart's legend says under the pointer at a share of its width (the nearest generation). */
+    const under = async (chart: string, share: number, generation: number) => {
+      const box = (await page.getByTestId(chart).locator('svg').boundingBox())!
+      await page.mouse.move(box.x + share * box.width, box.y + box.height / 2)
+      await expect.poll(() => page.getByTestId(`${chart}-values`).textContent()).toMatch(new RegExp(`^generation ${generation}: `))
+      return page.getByTestId(`${chart}-values`).textContent()
+    }
+    for (const [share, g] of [
+      [0.01, cliRound.generations[0]],
+      [0.99, cliRound.generations[1]],
+    ] as const) {
+      expect(await under('swarm-qd', share, g.generation)).toContain(`${series} ${g.qd_score.toFixed(2)}`)
+      const fitness = await under('swarm-fitness', share, g.generation)
+      expect(fitness).toContain(`best ${g.best_fitness.toFixed(3)}`)
+      expect(fitness).toContain(`mean ${g.mean_fitness.toFixed(3)}`)
+    }
+    // and the round's line says what the CLI's says of the search
+    expect(await page.getByTestId('swarm-progress').textContent()).toContain(
+      `best fitness ${cliRound.best_fitness.toFixed(3)}; search archive QD-score ${cliRound.qd_score.toFixed(2)}, coverage ${(100 * cliRound.coverage).toFixed(1)}% (${cliRound.elites} cells)`,
+    )
     expect(await page.locator('#swarm-error').count()).toBe(0)
 
     const tabAnnounced = (
@@ -111,7 +146,11 @@ describe('the swarm, with a browser tab among the explorers', () => {
     const nodes = await page.getByTestId('swarm-nodes').locator('tbody td:first-child').allTextContents()
     expect(nodes).toEqual(expect.arrayContaining(['explorer-1', 'explorer-2', 'explorer-3', tabNode]))
     expect(await page.getByTestId('swarm-feed').locator('li').count()).toBeGreaterThan(0)
-    await page.screenshot({ path: SHOTS + 'swarm.png', fullPage: true })
+    for (const width of [1440, 800]) {
+      await page.setViewportSize({ width, height: 900 })
+      await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width)
+      await page.screenshot({ path: `${SHOTS}swarm-${width}.png`, fullPage: true })
+    }
   })
 
   test('no console errors', () => {

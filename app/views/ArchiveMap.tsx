@@ -4,17 +4,8 @@
 // then standing.
 import { useEffect, useMemo, useState } from 'react'
 import { get } from '../api'
-import { CLASS_NAMES, CLASS_TOKENS, type ClassToken } from '../../engine/contracts/registry'
-import { ARCHIVE_CELLS, binsOf, cellKey, cellOf, descriptorsOf } from '../../engine/discovery/archive'
-
-interface Placed {
-  id: string
-  class: ClassToken
-  material: string
-  persistence: number
-  noise_tolerance: number
-  metrics: Record<string, number>
-}
+import { CLASS_NAMES, CLASS_TOKENS } from '../../engine/contracts/registry'
+import { ARCHIVE_CELLS, binsOf, registeredArchive, type Placeable } from '../../engine/discovery/archive'
 
 const [SIZES, ELONGATIONS, ANNULARITIES, STANDINGS] = [binsOf('size'), binsOf('elongation'), binsOf('annularity'), binsOf('standing')]
 /** The columns of a class's rows: elongation, annularity, standing, nested in that order. */
@@ -24,49 +15,48 @@ const columnOf = (k: number) => ({
   annularity: Math.floor(k / STANDINGS) % ANNULARITIES,
   standing: k % STANDINGS,
 })
-const DESCRIPTORS = ['area', 'elongation', 'annularity', 'standing', 'fitness'] as const
-/** Primitives registered before the archive existed lack some descriptors in their metrics and cannot be placed. */
-const placeable = (p: Placed): p is Placed & { metrics: Record<(typeof DESCRIPTORS)[number], number> } =>
-  DESCRIPTORS.every((d) => typeof p.metrics[d] === 'number')
 /** Dark blue (low fitness) to amber (high). */
 const colour = (f: number) => `hsl(${220 - 180 * f}, 70%, ${25 + 30 * f}%)`
+/** The most the server gives in one page of /primitives. */
+const PAGE = 500
+
+/** Every registered primitive of a material, page by page (the map must see them all to agree with evolve's figure). */
+async function primitivesOf(material: string): Promise<Placeable[]> {
+  const out: Placeable[] = []
+  for (;;) {
+    const page = await get<{ total: number; items: Placeable[] }>(
+      `/primitives?material=${encodeURIComponent(material)}&limit=${PAGE}&offset=${out.length}`,
+    )
+    out.push(...page.items)
+    if (out.length >= page.total || !page.items.length) return out
+  }
+}
 
 export function ArchiveMap({ material, onSelect }: { material: string; onSelect: (id: string) => void }) {
-  const [items, setItems] = useState<Placed[]>([])
+  const [items, setItems] = useState<Placeable[]>([])
   const [error, setError] = useState<string>()
   useEffect(() => {
     if (!material) return
-    get<{ items: Placed[] }>(`/primitives?material=${encodeURIComponent(material)}&limit=500`).then(
-      (d) => (setItems(d.items), setError(undefined)),
+    primitivesOf(material).then(
+      (d) => (setItems(d), setError(undefined)),
       (e: Error) => setError(e.message),
     )
   }, [material])
-  // each cell's elite: the fittest primitive placed there
-  const elites = useMemo(() => {
-    const cells = new Map<string, Placed>()
-    for (const p of items.filter(placeable)) {
-      const key = cellKey(cellOf(descriptorsOf({ class: p.class, features: p.metrics })))
-      const held = cells.get(key)
-      if (!held || held.metrics.fitness < p.metrics.fitness) cells.set(key, p)
-    }
-    return cells
-  }, [items])
+  // the same function evolve reports the registered archive with: the fittest primitive per cell
+  const { archive, report } = useMemo(() => registeredArchive(items, material), [items, material])
   if (!material) return <p className="muted">Choose a material (filter above) to see its archive map.</p>
   if (error) return <p role="alert">{error}</p>
-  const qd = [...elites.values()].reduce((s, p) => s + p.metrics.fitness, 0)
   return (
     <figure className="archive-map" data-testid="archive-map">
       <figcaption>
-        registered archive of {material}: {elites.size} of {ARCHIVE_CELLS} cells ({((100 * elites.size) / ARCHIVE_CELLS).toFixed(1)}%),
-        QD-score {qd.toFixed(2)} over {items.filter(placeable).length} registered primitives
-        {items.length > items.filter(placeable).length
-          ? ` · ${items.length - items.filter(placeable).length} older primitives without descriptors not shown`
-          : ''}
+        registered archive of {material}: {report.cells} of {ARCHIVE_CELLS} cells ({(100 * report.coverage).toFixed(1)}%), QD-score{' '}
+        <span data-testid="archive-qd">{report.qd_score.toFixed(2)}</span> over {report.placed} registered primitives
+        {report.unplaced ? ` · ${report.unplaced} older primitives without descriptors not shown` : ''}
         <span className="muted" data-testid="archive-note">
           {' '}
-          · This map holds every registered primitive of {material}, from all runs, the fittest per cell. An evolve's QD-score is its own
-          search's archive: it counts elites that novelty turned away as duplicates of primitives already held, and not the primitives of
-          earlier runs, so the two differ.
+          · The fittest registered primitive of {material} per cell, from every run: the figure `crystal evolve` and the Lab report as the
+          registered archive after a run. An evolve's search archive QD-score is another sum: its own elites, including those novelty turned
+          away as duplicates of primitives already held, and none of earlier runs.
         </span>
       </figcaption>
       <table>
@@ -92,7 +82,7 @@ export function ArchiveMap({ material, onSelect }: { material: string; onSelect:
                 <th scope="row">{size + 1}</th>
                 {Array.from({ length: COLUMNS }, (_, k) => {
                   const cell = { class: c, size, ...columnOf(k) }
-                  const elite = elites.get(cellKey(cell))
+                  const elite = archive.elite(cell)?.item
                   const where = `${CLASS_NAMES[c]}, size ${size + 1}/${SIZES}, elongation ${cell.elongation + 1}/${ELONGATIONS}, annularity ${cell.annularity + 1}/${ANNULARITIES}, standing ${cell.standing + 1}/${STANDINGS}`
                   return (
                     <td key={k} className={k % (ANNULARITIES * STANDINGS) === 0 ? 'group' : undefined}>

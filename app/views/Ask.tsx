@@ -9,21 +9,17 @@ import { ErrorLine, useAction } from './Controls'
 /** A hit as recall reports it; `match` and `strength` arrive with the newer recall (score equals match). */
 type Hit = RecallHit & { match?: number; strength?: number }
 
-/** One score as a bar on a scale from 0 to `top`, with its noise floor as a tick across it. */
+/**
+ * One score as a bar on a scale from 0 to `top` (a native meter, clamped there as the bar is), with its
+ * noise floor as a tick across it. The meter's low and high bounds are the floor, its optimum the top,
+ * so assistive technology hears what the colour says: above the floor or below it.
+ */
 export function ScoreBar({ label, value, floor, top }: { label: string; value: number; floor: number; top: number }) {
   const at = (v: number) => `${(100 * Math.max(0, Math.min(v, top))) / top}%`
   const above = value > floor
   return (
-    <div
-      className={`bar ${above ? 'above' : 'below'}`}
-      role="meter"
-      aria-label={label}
-      aria-valuemin={0}
-      aria-valuemax={top}
-      aria-valuenow={value}
-      title={`${label} ${value.toPrecision(3)}, noise floor ${floor.toPrecision(3)}`}
-    >
-      <span className="fill" style={{ width: at(value) }} />
+    <div className={`bar ${above ? 'above' : 'below'}`} title={`${label} ${value.toPrecision(3)}, noise floor ${floor.toPrecision(3)}`}>
+      <meter aria-label={label} min={0} max={top} low={floor} high={floor} optimum={top} value={value} />
       <span className="floor" style={{ left: at(floor) }} />
     </div>
   )

@@ -1,7 +1,8 @@
 // The live field as a colour-mapped height map (three.js): one vertex per cell of the downsampled
 // field, height and colour from u on one scale, shown in a legend. The scale is absolute by default
 // (±A held fixed, so that decay and a dream's cut show as the field fading), or each frame's own peak.
-// Drag to orbit, wheel to zoom; a click (without a drag) places a pulse at that point.
+// Drag to orbit, wheel to zoom, arrow keys to pan; a click (without a drag) places a pulse at that point,
+// Enter one where the centre of the view falls on the field.
 import { useEffect, useRef, useState } from 'react'
 import * as THREE from 'three'
 import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js'
@@ -64,6 +65,7 @@ export function FieldView({ state, onPick }: { state: State | undefined; onPick:
     orbit.minDistance = 0.4
     orbit.maxDistance = 6
     orbit.saveState() // the view Reset view returns to
+    orbit.listenToKeyEvents(el) // the arrow keys pan while the view has the focus
     const mesh = new THREE.Mesh(
       new THREE.PlaneGeometry(1, 1, 1, 1),
       new THREE.MeshBasicMaterial({ vertexColors: true, side: THREE.DoubleSide }),
@@ -118,16 +120,20 @@ export function FieldView({ state, onPick }: { state: State | undefined; onPick:
     s.draw()
   }, [state, scale])
 
-  const pick = (e: React.MouseEvent<HTMLDivElement>) => {
+  /** Places a pulse where a point of the view (in normalized device coordinates) falls on the field, if it does. */
+  const pickAt = (ndc: THREE.Vector2) => {
     const s = scene.current
-    const from = pressed.current
-    if (!s || (from && Math.hypot(e.clientX - from.x, e.clientY - from.y) > CLICK_SLOP)) return
-    const rect = e.currentTarget.getBoundingClientRect()
-    const ndc = new THREE.Vector2(((e.clientX - rect.left) / rect.width) * 2 - 1, -((e.clientY - rect.top) / rect.height) * 2 + 1)
+    if (!s) return
     const ray = new THREE.Raycaster()
     ray.setFromCamera(ndc, s.camera)
     const hit = ray.intersectObject(s.mesh)[0]
     if (hit?.uv) onPick(Math.min(1, Math.max(0, hit.uv.x)), Math.min(1, Math.max(0, 1 - hit.uv.y)))
+  }
+  const pick = (e: React.MouseEvent<HTMLDivElement>) => {
+    const from = pressed.current
+    if (from && Math.hypot(e.clientX - from.x, e.clientY - from.y) > CLICK_SLOP) return
+    const rect = e.currentTarget.getBoundingClientRect()
+    pickAt(new THREE.Vector2(((e.clientX - rect.left) / rect.width) * 2 - 1, -((e.clientY - rect.top) / rect.height) * 2 + 1))
   }
 
   const clipped = mode === 'absolute' && peak > scale
@@ -137,9 +143,15 @@ export function FieldView({ state, onPick }: { state: State | undefined; onPick:
         ref={host}
         className="field"
         data-testid="field"
+        // a widget that takes its own keys (WAI-ARIA's application role), so it must take the focus to get them
+        role="application"
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: an application region is operated from the keyboard once focused
+        tabIndex={0}
+        aria-label="the field in 3D: drag to orbit, wheel to zoom, arrow keys to pan; click, or Enter for the centre of the view, to place a pulse"
         onPointerDown={(e) => (pressed.current = { x: e.clientX, y: e.clientY })}
         onClick={pick}
-        title="drag to orbit, wheel to zoom, click to place a pulse"
+        onKeyDown={(e) => e.key === 'Enter' && pickAt(new THREE.Vector2(0, 0))}
+        title="drag to orbit, wheel to zoom, arrow keys to pan; click, or Enter, to place a pulse"
       />
       <div className="field-legend" data-testid="field-legend">
         <span className="scale-end">{(-scale).toPrecision(3)}</span>

@@ -2,11 +2,12 @@
 // progress from the feed, and a .crystal editor that runs a program and shows its trace.
 import { Fragment, useEffect, useState } from 'react'
 import type { Static } from '@sinclair/typebox'
-import type { GenerationReport, Job, MaterialsReply, ProgramError } from '../../engine/contracts/api.js'
+import type { Job, MaterialsReply, ProgramError } from '../../engine/contracts/api.js'
+import { archivesInWords } from '../../engine/discovery/archive.js'
 import { ApiError, get, post } from '../api'
 import { useStore } from '../store'
 import { ErrorLine, useAction } from './Controls'
-import { LineChart } from './LineChart'
+import { GenerationCharts, KEPT_RUNS } from './GenerationCharts'
 
 type Material = Static<typeof MaterialsReply>[number]
 
@@ -18,54 +19,8 @@ PROBE "the cold glyph remembers"
 PROBE "a warm river of stones"
 `
 
-const RUN_COLOURS = ['#f5b942', '#6fa8ff', '#e0607e', '#7fd18b', '#c39bff', '#5fd6d6']
-/** Runs kept for comparison on the QD chart, newest last. */
-const KEPT_RUNS = 6
-
 const runName = (j: Job, i: number) =>
   `run ${i + 1}: ${j.request.material} ${j.request.generations}×${j.request.population ?? ''} N=${j.request.size ?? ''}`
-
-/**
- * The QD curves of the runs kept (figures written as `crystal evolve` writes them) (QD-score per generation, one line per run, this run solid) and this
- * run's best and mean fitness per generation: the figures `crystal evolve` prints per generation.
- */
-function Generations({ job, runs }: { job: Job; runs: Job[] }) {
-  const gens = (j: Job, pick: (g: GenerationReport) => number) => j.history.map((g) => [g.generation, pick(g)] as const)
-  return (
-    <div className="generations" data-testid="evolve-history">
-      <LineChart
-        testId="evolve-qd"
-        width={380}
-        height={190}
-        xLabel="generation"
-        wholeX
-        yLabel="QD-score"
-        series={runs.map((r, i) => ({
-          label: runName(r, i),
-          colour: RUN_COLOURS[i % RUN_COLOURS.length],
-          points: gens(r, (g) => g.qd_score),
-          dashed: r.id !== job.id,
-        }))}
-        describe={(x) => `generation ${x}: `}
-        format={(y) => y.toFixed(2)}
-      />
-      <LineChart
-        testId="evolve-fitness"
-        width={380}
-        height={170}
-        xLabel="generation"
-        wholeX
-        yLabel="fitness, this run"
-        series={[
-          { label: 'best', colour: '#f5b942', points: gens(job, (g) => g.best_fitness) },
-          { label: 'mean', colour: '#6fa8ff', points: gens(job, (g) => g.mean_fitness) },
-        ]}
-        describe={(x) => `generation ${x}: `}
-        format={(y) => y.toFixed(3)}
-      />
-    </div>
-  )
-}
 
 export function Lab() {
   const [materials, setMaterials] = useState<Material[]>([])
@@ -103,7 +58,7 @@ export function Lab() {
   }
   const job: Job | undefined = jobId ? jobs[jobId] : undefined
   const p = job?.progress
-  const runs = runIds.map((id) => jobs[id]).filter((j): j is Job => j !== undefined && j.history.length > 0)
+  const runs = runIds.map((id) => jobs[id]).filter((j): j is Job => j !== undefined)
 
   return (
     <div className="controls lab">
@@ -183,7 +138,14 @@ export function Lab() {
               {job.status === 'running' ? `generation ${p.generation} of ${p.generations}` : job.status}
               {` · best fitness ${p.best_fitness.toFixed(3)} · registered ${p.registered_total} · QD-score ${p.qd_score.toFixed(2)} · coverage ${(100 * p.coverage).toFixed(1)}% (${p.elites} cells)`}
             </p>
-            {job.history.length > 0 && <Generations job={job} runs={runs} />}
+            {job.history.length > 0 && (
+              <GenerationCharts
+                testId="evolve"
+                unit="run"
+                current={job.id}
+                runs={runs.map((r, i) => ({ key: r.id, label: runName(r, i), history: r.history }))}
+              />
+            )}
             {job.status === 'done' && (
               <>
                 <p data-testid="evolve-registered">
@@ -196,8 +158,9 @@ export function Lab() {
                       ))
                     : 'nothing new'}
                 </p>
+                <p data-testid="evolve-archives">{archivesInWords(p, job.registered_archive)}</p>
                 <p className="muted" data-testid="evolve-note">
-                  {`The QD-score above is this search's own archive (${p.elites} elites). Registered: ${job.registered.length}; the others duplicate primitives already held, so the archive map of ${job.request.material} (Primitives), which places registered primitives, shows its own QD-score.`}
+                  {`The search archive is this run's own elites, including those novelty turned away as duplicates of primitives already held (registered: ${job.registered.length}). The registered archive is every registered primitive of ${job.request.material}, from all runs, the fittest per cell: the figure its archive map (Primitives) shows.`}
                 </p>
               </>
             )}

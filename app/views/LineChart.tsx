@@ -137,6 +137,13 @@ export function LineChart({
         {series.map((s) => (
           <path key={s.label} d={path(s)} fill="none" stroke={s.colour} strokeWidth={1.6} strokeDasharray={s.dashed ? '5 4' : undefined} />
         ))}
+        {/* a series of one point (a search's first generation) draws no line: a dot shows it */}
+        {series.map((s) => {
+          const shown = s.points.filter(([, y]) => Number.isFinite(y) && (!log || y > 0))
+          return shown.length === 1 ? (
+            <circle key={s.label} className="dot" cx={sx(shown[0][0])} cy={sy(shown[0][1])} r={3} fill={s.colour} />
+          ) : null
+        })}
         {hover !== undefined && <line x1={sx(hover)} x2={sx(hover)} y1={PAD.top} y2={H - PAD.bottom} className="cursor" />}
       </svg>
       <div className="legend" data-testid={`${testId}-values`}>

@@ -1,9 +1,13 @@
 // The Swarm view: the live nodes (processes and tabs) with their rounds, the discovery feed, and, in
-// This tab mode, an Explore control that makes this tab one of the explorers.
+// This tab mode, an Explore control that makes this tab one of the explorers, its rounds drawn as
+// line charts (QD-score, best and mean fitness per generation), each round kept to compare.
 import { Fragment, useEffect, useRef, useState } from 'react'
+import { SEARCH_DEFAULTS } from '../../engine/contracts/api.js'
 import type { DiscoveredMessage, EventMessage as SwarmEvent } from '../../engine/contracts/swarm.js'
+import { archivesInWords } from '../../engine/discovery/archive.js'
 import { useStore } from '../store'
 import { Swarm } from '../swarm'
+import { GenerationCharts, KEPT_RUNS, type ChartedRun } from './GenerationCharts'
 
 interface NodeRow {
   node: string
@@ -20,9 +24,20 @@ export function SwarmView() {
   const [error, setError] = useState<string>()
   const [nodes, setNodes] = useState<Record<string, NodeRow>>({})
   const [feed, setFeed] = useState<DiscoveredMessage[]>([])
-  const [form, setForm] = useState({ material: 'diamond_nv', rounds: '1', generations: '1', population: '4', size: '24' })
+  const [form, setForm] = useState({
+    material: 'diamond_nv',
+    rounds: '1',
+    // crystal explore's default
+    generations: '3',
+    population: '4',
+    size: '24',
+    seed: String(SEARCH_DEFAULTS.seed),
+  })
   const [progress, setProgress] = useState<string[]>([])
   const [announced, setAnnounced] = useState<string[]>([])
+  // this tab's explore rounds, the newest last, for the charts
+  const [rounds, setRounds] = useState<ChartedRun[]>([])
+  const runs = useRef(0)
   const [busy, setBusy] = useState(false)
   const joined = useRef<Swarm | undefined>(undefined)
 
@@ -60,18 +75,32 @@ export function SwarmView() {
     if (!swarm) return
     setBusy(true)
     setError(undefined)
+    const run = ++runs.current
+    const say = (line: string) => setProgress((p) => [...p.slice(-8), line])
     try {
       swarm.event('node.joined')
       for (let round = 1; round <= Number(form.rounds); round++) {
-        const r = await swarm.round(
-          round,
-          { material: form.material, generations: Number(form.generations), population: Number(form.population), size: Number(form.size) },
-          (line) => setProgress((p) => [...p.slice(-8), line]),
+        const settings = {
+          material: form.material,
+          generations: Number(form.generations),
+          population: Number(form.population),
+          size: Number(form.size),
+          // as `crystal explore --seed S` does: round r searches with seed S + r - 1
+          seed: Number(form.seed) + round - 1,
+        }
+        const key = `${run}.${round}`
+        const label = `run ${run} round ${round}: ${settings.material} ${settings.generations}×${settings.population} N=${settings.size} seed ${settings.seed}`
+        setRounds((rs) => [...rs, { key, label, history: [] }].slice(-KEPT_RUNS))
+        const r = await swarm.round(round, settings, (g) => {
+          setRounds((rs) => rs.map((x) => (x.key === key ? { ...x, history: [...x.history, g] } : x)))
+          say(
+            `round ${round}: generation ${g.generation} of ${g.generations}: best fitness ${g.best_fitness.toFixed(3)}, mean ${g.mean_fitness.toFixed(3)}, QD-score ${g.qd_score.toFixed(2)}`,
+          )
+        })
+        // the round's line in the words of `crystal explore`
+        say(
+          `round ${round} (${settings.material}): registered ${r.registered.length}, ${r.result.rejected_duplicates} duplicates, best fitness ${r.result.best_fitness.toFixed(3)}; ${archivesInWords(r.result, r.result.registered_archive)}; merged ${r.merged} from the swarm, announced ${r.announced.length}`,
         )
-        setProgress((p) => [
-          ...p.slice(-8),
-          `round ${round}: merged ${r.merged} from the swarm, registered ${r.registered.length}, announced ${r.announced.length}`,
-        ])
         setAnnounced((a) => [...a, ...r.announced])
       }
     } catch (e) {
@@ -91,7 +120,7 @@ export function SwarmView() {
       <section>
         <h3>Explore in this tab {swarm && <span className="muted">as {swarm.node}</span>}</h3>
         {driver.kind !== 'tab' && <p className="muted">Switch to This tab to explore with this tab's engine.</p>}
-        {(['material', 'rounds', 'generations', 'population', 'size'] as const).map((k) => (
+        {(['material', 'rounds', 'generations', 'population', 'size', 'seed'] as const).map((k) => (
           <label key={k}>
             {k}{' '}
             <input
@@ -172,6 +201,16 @@ export function SwarmView() {
           ))}
         </ul>
       </section>
+      {rounds.length > 0 && (
+        <section className="rounds">
+          <h3>This tab's rounds</h3>
+          <GenerationCharts testId="swarm" unit="round" runs={rounds} current={rounds[rounds.length - 1].key} />
+          <p className="muted">
+            Explorer processes' rounds are not drawn: their events say what a round registered and announced, not its figures per
+            generation.
+          </p>
+        </section>
+      )}
     </div>
   )
 }

@@ -6,6 +6,7 @@ import type { Command } from 'commander'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { FIELD_SIZE, SEARCH_DEFAULTS } from '../../engine/contracts/api.js'
 import { CLASS_NAMES, type ClassToken } from '../../engine/contracts/registry.js'
+import { archivesInWords } from '../../engine/discovery/archive.js'
 import { DEFAULT_MIN_PERSISTENCE, discover, type DiscoveryProgress, type DiscoveryResult } from '../../engine/discovery/discovery.js'
 import { CrystalError } from '../../engine/errors.js'
 import { SwarmLink } from '../../engine/swarm/link.node.js'
@@ -35,7 +36,10 @@ function searchOptions(c: Command): Command {
       DEFAULT_MIN_PERSISTENCE,
     )
     .option('--material-file <file...>', 'also load these material files')
-    .option('--json', 'JSON lines on stdout: evolve, one per generation and then {"result": ...}; explore, one per round')
+    .option(
+      '--json',
+      'JSON lines on stdout: evolve, one per generation and then {"result": ...}; explore, one per round (with its generations)',
+    )
 }
 
 const generationLine = (p: DiscoveryProgress) =>
@@ -72,7 +76,7 @@ function byClass(r: DiscoveryResult): string {
 }
 
 function summary(r: DiscoveryResult, seconds: number): string {
-  const head = `registered ${r.registered.length} new primitive${r.registered.length === 1 ? '' : 's'} (${r.rejected_duplicates} duplicate${r.rejected_duplicates === 1 ? '' : 's'} rejected) from ${r.elites} archive elites${byClass(r)} of ${r.evaluated} genomes in ${seconds.toFixed(1)} s; QD-score ${r.qd_score.toFixed(2)}, coverage ${(100 * r.coverage).toFixed(1)}%, best fitness ${r.best_fitness.toFixed(3)}`
+  const head = `registered ${r.registered.length} new primitive${r.registered.length === 1 ? '' : 's'} (${r.rejected_duplicates} duplicate${r.rejected_duplicates === 1 ? '' : 's'} rejected) from ${r.elites} archive elites${byClass(r)} of ${r.evaluated} genomes in ${seconds.toFixed(1)} s; best fitness ${r.best_fitness.toFixed(3)}; ${archivesInWords(r, r.registered_archive)}`
   return r.registered.length ? `${primitivesTable(r.registered)}\n${head}\n` : `${head}\n`
 }
 
@@ -156,6 +160,8 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
         for (let round = 0; !stopping && (o.rounds === undefined || round < o.rounds); round++) {
           const asked = requests.shift()
           const material = asked ? catalog.get(asked.material) : materials[round % materials.length]
+          // each generation's figures, for the --json line (what the Swarm view's chart draws for a tab's round)
+          const generations: DiscoveryProgress[] = []
           const { result: r, swarm } = await exploreRound(link, round + 1, floor, {
             material,
             generations: asked?.generations ?? o.generations,
@@ -165,6 +171,7 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
             min_persistence: o.minPersistence,
             registry: c.registry(),
             open: c.open,
+            onProgress: (p) => generations.push(p),
           })
           const [merged, announced] = [swarm?.merged, swarm?.announced]
           totals.rounds++
@@ -178,12 +185,17 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
             registered: r.registered.map((p) => p.id),
             duplicates: r.rejected_duplicates,
             best_fitness: r.best_fitness,
+            qd_score: r.qd_score,
+            coverage: r.coverage,
+            elites: r.elites,
+            registered_archive: r.registered_archive,
+            generations,
             ...(link ? { merged: merged!.merged, announced: announced!.sent, waiting: announced!.waiting } : {}),
           }
           if (o.json) process.stdout.write(JSON.stringify(line) + '\n')
           else
             process.stdout.write(
-              `round ${line.round} (${material.name}): registered ${r.registered.length}${r.registered.length ? ` (${line.registered.join(', ')})` : ''}, ${r.rejected_duplicates} duplicates, best fitness ${r.best_fitness.toFixed(3)}${link ? `; merged ${merged!.merged} from the swarm, announced ${announced!.sent}${announced!.waiting ? `, ${announced!.waiting} waiting for the bus` : ''}` : ''}\n`,
+              `round ${line.round} (${material.name}): registered ${r.registered.length}${r.registered.length ? ` (${line.registered.join(', ')})` : ''}, ${r.rejected_duplicates} duplicates, best fitness ${r.best_fitness.toFixed(3)}; ${archivesInWords(r, r.registered_archive)}${link ? `; merged ${merged!.merged} from the swarm, announced ${announced!.sent}${announced!.waiting ? `, ${announced!.waiting} waiting for the bus` : ''}` : ''}\n`,
             )
           const last = o.rounds !== undefined && round + 1 >= o.rounds
           if (!stopping && !last && o.interval > 0)

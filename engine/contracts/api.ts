@@ -162,6 +162,24 @@ export const GenerationReport = Type.Object({
   registered_total: Type.Integer(),
 })
 export type GenerationReport = Static<typeof GenerationReport>
+/**
+ * The registered archive of a material (engine/discovery/archive.ts, registeredArchive): its registered
+ * primitives in the MAP-Elites grid, the fittest per cell over every run, as the archive map shows it.
+ */
+export const RegisteredArchiveReport = Type.Object({
+  material: Type.String(),
+  /** Sum of the cells' elites' fitness. */
+  qd_score: Type.Number(),
+  /** Share of the grid's cells that hold a registered primitive. */
+  coverage: Type.Number({ minimum: 0, maximum: 1 }),
+  /** Cells that hold one. */
+  cells: Type.Integer(),
+  /** Registered primitives of the material placed in the grid. */
+  placed: Type.Integer(),
+  /** Older ones without descriptors in their metrics, which cannot be placed. */
+  unplaced: Type.Integer(),
+})
+export type RegisteredArchiveReport = Static<typeof RegisteredArchiveReport>
 export const JobSchema = Type.Object({
   id: Type.String(),
   kind: Type.Literal('evolve'),
@@ -177,6 +195,8 @@ export const JobSchema = Type.Object({
   /** Every generation's figures so far, oldest first (the QD curve). */
   history: Type.Array(GenerationReport),
   registered: Type.Array(Type.String()),
+  /** Once done: the material's registered archive after this run's finds were registered (the archive map's figures); else null. */
+  registered_archive: Type.Union([RegisteredArchiveReport, Type.Null()]),
   error: Type.Union([Type.String(), Type.Null()]),
   started_at: Type.String(),
   finished_at: Type.Union([Type.String(), Type.Null()]),
@@ -202,6 +222,7 @@ export function runningJob(id: string, request: EvolveRequest): Job {
     },
     history: [],
     registered: [],
+    registered_archive: null,
     error: null,
     started_at: new Date().toISOString(),
     finished_at: null,

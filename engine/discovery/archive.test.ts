@@ -1,7 +1,19 @@
 // The MAP-Elites grid: where descriptors fall, and what a cell keeps.
 import { describe, expect, test } from 'vitest'
 import { CLASS_TOKENS } from '../contracts/registry.js'
-import { Archive, ARCHIVE_CELLS, AXES, AXIS_NAMES, binsOf, cellKey, cellOf, type Descriptors } from './archive.js'
+import {
+  Archive,
+  ARCHIVE_CELLS,
+  archivesInWords,
+  AXES,
+  AXIS_NAMES,
+  binsOf,
+  cellKey,
+  cellOf,
+  registeredArchive,
+  type Descriptors,
+  type Placeable,
+} from './archive.js'
 
 const blob: Descriptors = { class: 'attractor_field', area: 0.5, elongation: 1.05, annularity: 0, standing: 0.9 }
 
@@ -38,5 +50,45 @@ describe('the archive grid', () => {
     ).toEqual(['c', 'd'])
     expect(archive.qd_score).toBeCloseTo(1.1, 12)
     expect(archive.coverage).toBe(2 / ARCHIVE_CELLS)
+  })
+})
+
+describe('the registered archive of a material', () => {
+  const held = (id: string, fitness: number, o: Partial<Placeable> & { area?: number } = {}): Placeable => ({
+    id,
+    class: 'attractor_field',
+    material: 'europium_crystal',
+    metrics: { fitness, area: o.area ?? 0.5, elongation: 1.05, annularity: 0, standing: 0.9 },
+    ...o,
+  })
+  const primitives = [
+    held('CRY-000003', 0.7), // same cell as 1, fitter
+    held('CRY-000001', 0.4),
+    held('CRY-000002', 0.3, { area: 0.01 }),
+    held('CRY-000004', 0.9, { material: 'silicon' }),
+    { ...held('CRY-000005', 0.8), metrics: { fitness: 0.8 } }, // registered before descriptors were kept
+  ]
+
+  test("keeps the fittest of the material's primitives per cell: QD-score, coverage, cells; other materials and undescribed ones left out", () => {
+    const { archive, report } = registeredArchive(primitives, 'europium_crystal')
+    expect(report).toEqual({
+      material: 'europium_crystal',
+      qd_score: 0.7 + 0.3,
+      coverage: 2 / ARCHIVE_CELLS,
+      cells: 2,
+      placed: 3,
+      unplaced: 1,
+    })
+    expect(archive.elite(cellOf({ ...blob, area: 0.5 }))?.item.id).toBe('CRY-000003')
+    // whatever order the registry lists them in, the same elites and the same sum to the last bit
+    expect(registeredArchive([...primitives].reverse(), 'europium_crystal').report).toEqual(report)
+  })
+
+  test('is told in words beside the search archive', () => {
+    const { report } = registeredArchive(primitives, 'europium_crystal')
+    expect(archivesInWords({ qd_score: 13.449, coverage: 0.0081, elites: 7 }, report)).toBe(
+      'search archive QD-score 13.45, coverage 0.8% (7 cells); registered archive of europium_crystal now QD-score 1.00 over 2 cells (0.1%)',
+    )
+    expect(archivesInWords({ qd_score: 1, coverage: 0, elites: 0 }, null)).toBe('search archive QD-score 1.00, coverage 0.0% (0 cells)')
   })
 })

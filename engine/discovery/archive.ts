@@ -1,7 +1,8 @@
 // The MAP-Elites archive of one material (docs/discovery.md): a grid over descriptors measured from
 // the dynamics (class, size, elongation, annularity, standing), each cell keeping its fittest
 // structure, its elite.
-import { CLASS_TOKENS, type ClassToken } from '../contracts/registry.js'
+import type { RegisteredArchiveReport } from '../contracts/api.js'
+import { CLASS_TOKENS, type ClassToken, type Primitive } from '../contracts/registry.js'
 
 /**
  * The grid's axes after the class, each cut at its edges (a value at an edge goes above it). The bins
@@ -80,6 +81,11 @@ export class Archive<T> {
     return [...this.cells.values()]
   }
 
+  /** The elite of a cell, if it holds one. */
+  elite(cell: ArchiveCell): Elite<T> | undefined {
+    return this.cells.get(cellKey(cell))
+  }
+
   /** Sum of the elites' fitness (the QD-score). */
   get qd_score(): number {
     let s = 0
@@ -95,4 +101,53 @@ export class Archive<T> {
   get size(): number {
     return this.cells.size
   }
+}
+
+/** What the registered archive reads of a primitive: its class and material, and its fitness and descriptors among its metrics. */
+export type Placeable = Pick<Primitive, 'id' | 'class' | 'material' | 'metrics'>
+
+const PLACED_BY = ['fitness', 'area', 'elongation', 'annularity', 'standing'] as const
+
+/**
+ * The registered archive of a material: its registered primitives placed in the grid, the fittest per
+ * cell (over every run ever made on it), with the QD-score and coverage of that grid. One function for
+ * the archive map and for what evolve reports after registering, so the two agree. Primitives are read
+ * in id order, so the elites (and the sum) do not depend on the order they were listed in. Primitives
+ * registered before the archive existed lack descriptors and are counted as unplaced.
+ */
+export function registeredArchive<T extends Placeable>(
+  primitives: readonly T[],
+  material: string,
+): { archive: Archive<T>; report: RegisteredArchiveReport } {
+  const archive = new Archive<T>()
+  let placed = 0
+  let unplaced = 0
+  const own = primitives.filter((p) => p.material === material).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  for (const p of own) {
+    if (!PLACED_BY.every((k) => typeof p.metrics[k] === 'number')) {
+      unplaced++
+      continue
+    }
+    placed++
+    const { area, elongation, annularity, standing, fitness } = p.metrics
+    archive.offer({ class: p.class, area, elongation, annularity, standing }, fitness, p)
+  }
+  return {
+    archive,
+    report: { material, qd_score: archive.qd_score, coverage: archive.coverage, cells: archive.size, placed, unplaced },
+  }
+}
+
+/**
+ * The two archives after a run, in the words `crystal evolve`, `crystal explore` and the Lab all use:
+ * the search's own (its elites, duplicates of held primitives included) and the material's registered one.
+ */
+export function archivesInWords(
+  search: { qd_score: number; coverage: number; elites: number },
+  registered: RegisteredArchiveReport | null,
+): string {
+  const own = `search archive QD-score ${search.qd_score.toFixed(2)}, coverage ${(100 * search.coverage).toFixed(1)}% (${search.elites} cells)`
+  if (!registered) return own
+  const { material, qd_score, cells, coverage } = registered
+  return `${own}; registered archive of ${material} now QD-score ${qd_score.toFixed(2)} over ${cells} cell${cells === 1 ? '' : 's'} (${(100 * coverage).toFixed(1)}%)`
 }

@@ -7,7 +7,7 @@ import { MaterialCatalog } from '../field/materials.js'
 import { createNodeEngine } from '../node.js'
 import { MemoryRegistryStore, Registry } from '../registry/registry.js'
 import { candidate } from '../../testing/fixtures.js'
-import { ARCHIVE_CELLS } from './archive.js'
+import { ARCHIVE_CELLS, registeredArchive } from './archive.js'
 import { discover, merge, split, type DiscoveryOptions, type DiscoveryProgress } from './discovery.js'
 
 const materials = new MaterialCatalog()
@@ -69,6 +69,18 @@ describe('discovery', () => {
     expect(again.registered).toEqual([])
     expect(again.rejected_duplicates).toBeGreaterThanOrEqual(first.registered.length)
     expect(await registry.list()).toHaveLength(first.registered.length)
+    // the two archives: the search's own is the same search again, the registered one (the archive map's) did not move
+    expect(again.qd_score).toBe(first.qd_score)
+    expect(first.registered_archive).toEqual(registeredArchive(await registry.list(), 'europium_crystal').report)
+    expect(again.registered_archive).toEqual(first.registered_archive)
+    expect(first.registered_archive!.placed).toBe(first.registered.length)
+    expect(first.registered_archive!.qd_score).toBeGreaterThan(0)
+  })
+
+  test('a run that registers nothing by design (the benchmark) reports no registered archive', async () => {
+    const r = await discover(smallRun(new Registry(new MemoryRegistryStore()), { generations: 1, register: false }))
+    expect(r.registered).toEqual([])
+    expect(r.registered_archive).toBeNull()
   })
 
   test('bad settings are refused before anything runs', async () => {

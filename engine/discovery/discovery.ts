@@ -3,14 +3,14 @@
 // mutated from the archive's elites plus a share of random ones; what
 // persists enters its cell when it beats the elite there; at the end the elites are offered to the
 // registry, whose novelty check keeps what is new. MERGE and SPLIT derive genomes from primitives.
-import type { GenerationReport } from '../contracts/api.js'
+import type { GenerationReport, RegisteredArchiveReport } from '../contracts/api.js'
 import type { ClassToken, Genome, Primitive } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
 import { CrystalError } from '../errors.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
 import { quality, type Candidate, type RegisterOutcome, type Registry } from '../registry/registry.js'
 import { rng } from '../util/rng.js'
-import { Archive, cellKey, descriptorsOf, type Elite } from './archive.js'
+import { Archive, cellKey, descriptorsOf, registeredArchive, type Elite } from './archive.js'
 import { evaluate, type Evaluation } from './evaluate.js'
 import { MAX_PULSES, mutate, randomGenome, type GenomeBounds } from './genome.js'
 
@@ -50,9 +50,15 @@ export interface DiscoveryResult {
   rejected_duplicates: number
   /** Best fitness of any genome in the run. */
   best_fitness: number
+  /** The search's own archive: its QD-score, coverage and elites (including elites novelty then turned away). */
   qd_score: number
   coverage: number
   elites: number
+  /**
+   * The material's registered archive once this run's finds are registered (every run's primitives,
+   * the fittest per cell: the archive map's figures); null when the run registers nothing by design.
+   */
+  registered_archive: RegisteredArchiveReport | null
   /** The archive's elites per class (classes with none left out). */
   elites_by_class: Partial<Record<ClassToken, number>>
 }
@@ -199,6 +205,7 @@ export async function discover(o: DiscoveryOptions): Promise<DiscoveryResult> {
     coverage: archive.coverage,
     elites: archive.size,
     elites_by_class,
+    registered_archive: o.register === false ? null : registeredArchive(await o.registry.list(), o.material.name).report,
   }
 }
 

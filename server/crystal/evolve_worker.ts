@@ -31,7 +31,7 @@ try {
     open: (o) => createNodeEngine({ ...o, backend, threads: 1 }),
     onProgress: (progress) => parentPort!.postMessage({ type: 'progress', progress }),
   })
-  parentPort!.postMessage({ type: 'done', registered: result.registered.map((p) => p.id) })
+  parentPort!.postMessage({ type: 'done', registered: result.registered.map((p) => p.id), registered_archive: result.registered_archive })
 } catch (e) {
   parentPort!.postMessage({ type: 'failed', message: (e as Error).message })
 }

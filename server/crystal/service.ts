@@ -144,13 +144,17 @@ export class CrystalService {
     worker.on(
       'message',
       (
-        m: { type: 'progress'; progress: GenerationReport } | { type: 'done'; registered: string[] } | { type: 'failed'; message: string },
+        m:
+          | { type: 'progress'; progress: GenerationReport }
+          | { type: 'done'; registered: string[]; registered_archive: Job['registered_archive'] }
+          | { type: 'failed'; message: string },
       ) => {
         if (m.type === 'progress') {
           Object.assign(job, progressed(job, m.progress))
           this.emit({ event: 'job', job })
         } else if (m.type === 'done') {
           job.registered = m.registered
+          job.registered_archive = m.registered_archive
           finish('done')
         } else finish('failed', m.message)
       },
