@@ -1,6 +1,6 @@
 // The market engine over real HTTP on the built server (`crystal serve`), a real nats-server, and a
 // real `kill -9`: oracle and proposals as a client sees them, a storm of 50 traders cut by SIGKILL,
-// 2,000 malformed bodies, and the two bus subjects; on a server with an API token, the free-money
+// 2,000 malformed bodies, and the three bus subjects; on a server with an API token, the free-money
 // attack and its control, the rate limit, repeated JSON keys; a server that will not start on
 // forged books unless told to.
 import { connect } from '@nats-io/transport-node'
@@ -168,6 +168,64 @@ describe('markets over HTTP', () => {
     expect(seen.find((s) => s.market_id === m.body.id)).toMatchObject({ tier: 'play', outcomes: ['a', 'b'] })
     await nc.close()
   }, 20_000)
+
+  it('a market called off (cancelled, or resolved N/A) is published on RADIO.market.cancelled with its refunds; a settled one on RADIO.market.settled only', async () => {
+    const nc = await connect({ servers: nats.url })
+    const bus = new ContractBus(natsConnection(nc), 'test', () => {})
+    const seen: { subject: string; m: Record<string, unknown> }[] = []
+    for (const subject of [MARKET_SUBJECTS.settled, MARKET_SUBJECTS.cancelled]) bus.subscribe(subject, (m) => seen.push({ subject, m }))
+    await nc.flush()
+    const token = await register(server.url, 'off-trader')
+    const opened = async () => {
+      const m = (
+        await call(
+          server.url,
+          'POST',
+          '/api/markets',
+          { question: 'called off?', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) },
+          auth(ORACLE),
+        )
+      ).body
+      const t = await call(
+        server.url,
+        'POST',
+        `/api/markets/${m.id}/trade`,
+        { trader_id: 'off-trader', outcome: 'yes', shares: 10 },
+        auth(token),
+      )
+      expect(t.status).toBe(200)
+      return { id: m.id as string, escrow: m.escrow as number, cost: t.body.cost as number }
+    }
+    const cancelled = await opened()
+    const na = await opened()
+    const resolved = await opened()
+    expect((await call(server.url, 'POST', `/api/markets/${cancelled.id}/cancel`, undefined, auth(ORACLE))).body.status).toBe('cancelled')
+    expect((await call(server.url, 'POST', `/api/markets/${na.id}/resolve`, { outcome: 'N/A' }, auth(ORACLE))).body.status).toBe(
+      'cancelled',
+    )
+    expect((await call(server.url, 'POST', `/api/markets/${resolved.id}/resolve`, { outcome: 'no' }, auth(ORACLE))).body.status).toBe(
+      'resolved',
+    )
+    const about = (id: string) => seen.filter((s) => s.m.market_id === id)
+    for (let i = 0; i < 100 && [cancelled, na, resolved].some((x) => about(x.id).length === 0); i++)
+      await new Promise((r) => setTimeout(r, 50))
+    // each trader gets back what they paid, the funder (the house) the escrow
+    for (const [x, reason] of [
+      [cancelled, 'cancelled'],
+      [na, 'N/A'],
+    ] as const) {
+      expect(about(x.id)).toHaveLength(1)
+      expect(about(x.id)[0]).toMatchObject({
+        subject: MARKET_SUBJECTS.cancelled,
+        m: { schema_version: 1, tier: 'labs', outcomes: ['yes', 'no'], reason, refunded_to_traders: x.cost, refunded_to_funder: x.escrow },
+      })
+      expect(about(x.id)[0].m.ledger_head).toMatch(/^[0-9a-f]{64}$/)
+    }
+    // the control: a market settled by an outcome is on RADIO.market.settled, not on RADIO.market.cancelled
+    expect(about(resolved.id)).toHaveLength(1)
+    expect(about(resolved.id)[0]).toMatchObject({ subject: MARKET_SUBJECTS.settled, m: { resolution: [0, 1], paid_out: 0 } })
+    await nc.close()
+  })
 
   it('proposals over NATS (request/reply), contracts checked at both ends', async () => {
     const nc = await connect({ servers: nats.url })

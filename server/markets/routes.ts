@@ -18,7 +18,7 @@ import { MarketWriter } from './writer.js'
 export interface MarketRoutesOptions {
   dataDir: string
   settings: MarketsSettings
-  /** With a bus URL, proposals are taken on RADIO.market.propose and settlements published on RADIO.market.settled. */
+  /** With a bus URL, proposals are taken on RADIO.market.propose, settlements published on RADIO.market.settled and markets called off on RADIO.market.cancelled. */
   bus: BusSettings
   /** SVC_CRYSTAL_API_TOKEN: when set, money comes only from requests that carry it (registration, the faucet). */
   apiToken?: string
@@ -108,27 +108,25 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRoutesOptions> = asyn
         say,
       )
       closeBus = async () => (sub.unsubscribe(), await nc.drain().catch(() => nc.close()))
-      say(`markets: taking proposals on ${c.MARKET_SUBJECTS.propose}, publishing ${c.MARKET_SUBJECTS.settled}`)
+      say(
+        `markets: taking proposals on ${c.MARKET_SUBJECTS.propose}, publishing ${c.MARKET_SUBJECTS.settled} and ${c.MARKET_SUBJECTS.cancelled}`,
+      )
     } catch (e) {
       say(`warning: markets not on the bus: ${(e as Error).message}`)
     }
   }
 
-  const settle = async (id: string, outcome: string | undefined) => {
-    const r = await writer.resolve(id, outcome)
+  /** Tells the bus how a market ended: settled (what each outcome paid), or called off with its refunds at cost. */
+  const announce = (r: Awaited<ReturnType<MarketWriter['resolve']>>, reason: 'cancelled' | typeof c.NOT_APPLICABLE) => {
     const m = r.market
-    bus?.publish(c.MARKET_SUBJECTS.settled, {
-      market_id: m.id,
-      question: m.question,
-      tier: m.tier,
-      outcomes: m.outcomes,
-      resolution: m.resolution!,
-      paid_out: r.paid_out,
-      refunded: r.refunded,
-      ledger_head: r.ledger_head,
-    })
+    const about = { market_id: m.id, question: m.question, tier: m.tier, outcomes: m.outcomes, ledger_head: r.ledger_head }
+    if (m.status === 'cancelled')
+      bus?.publish(c.MARKET_SUBJECTS.cancelled, { ...about, reason, refunded_to_traders: r.paid_out, refunded_to_funder: r.refunded })
+    else bus?.publish(c.MARKET_SUBJECTS.settled, { ...about, resolution: m.resolution!, paid_out: r.paid_out, refunded: r.refunded })
     return r
   }
+  // a resolution calls a market off only when it is N/A
+  const settle = async (id: string, outcome: string | undefined) => announce(await writer.resolve(id, outcome), c.NOT_APPLICABLE)
 
   // play markets settle by their rule once their time is up
   const sweep = () => {
@@ -296,7 +294,6 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRoutesOptions> = asyn
     },
     async (req) => {
       if (store.market(req.params.id, false).tier === 'labs') oracle(req)
-      if (req.body.outcome === c.NOT_APPLICABLE) return (await writer.resolve(req.params.id, req.body.outcome)).market
       return (await settle(req.params.id, req.body.outcome)).market
     },
   )
@@ -315,7 +312,7 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRoutesOptions> = asyn
     },
     async (req) => {
       mayCallOff(req, req.params.id)
-      return (await writer.cancel(req.params.id)).market
+      return announce(await writer.cancel(req.params.id), 'cancelled').market
     },
   )
 
