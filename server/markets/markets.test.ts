@@ -4,6 +4,7 @@
 // attack and its control, the rate limit, repeated JSON keys; a server that will not start on
 // forged books unless told to.
 import { connect } from '@nats-io/transport-node'
+import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ContractBus } from '../../engine/bus/contract_bus.js'
 import { natsConnection } from '../../engine/bus/nats.node.js'
@@ -38,6 +39,22 @@ describe('markets over HTTP', () => {
   afterAll(async () => {
     await server?.stop()
     await nats?.stop()
+  })
+
+  it("docs/markets.md's route table lists every market route the server has, and no other", async () => {
+    const served = Object.entries(
+      (await call(server.url, 'GET', '/openapi.json')).body.paths as Record<string, Record<string, { tags?: string[] }>>,
+    )
+      .flatMap(([path, ops]) =>
+        Object.entries(ops)
+          .filter(([, op]) => op.tags?.includes('markets'))
+          .map(([method]) => `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`),
+      )
+      .sort()
+    const docs = readFileSync(new URL('../../docs/markets.md', import.meta.url), 'utf8')
+    const listed = [...docs.matchAll(/^\| (GET|POST|PUT|PATCH|DELETE) \| `([^`]+)` \|/gm)].map((m) => `${m[1]} ${m[2]}`).sort()
+    expect(served.length).toBeGreaterThan(10)
+    expect(listed).toEqual(served)
   })
 
   it('registers a trader once: the token is shown once, a second registration of the id is 409', async () => {
