@@ -283,13 +283,13 @@ export const ProposeReplyMessage = Type.Object(
 )
 export type ProposeReplyMessage = Static<typeof ProposeReplyMessage>
 
+/** Which market ended, in both messages that say how it ended. */
+const endedMarket = { market_id: MarketId, question: Type.String(), tier: Tier, outcomes: Type.Array(Type.String()) }
+
 export const SettledMessage = Type.Object(
   {
     ...envelope,
-    market_id: MarketId,
-    question: Type.String(),
-    tier: Tier,
-    outcomes: Type.Array(Type.String()),
+    ...endedMarket,
     resolution: Type.Array(Type.Number()),
     paid_out: Minor,
     refunded: Minor,
@@ -305,10 +305,7 @@ export const SettledMessage = Type.Object(
 export const CancelledMessage = Type.Object(
   {
     ...envelope,
-    market_id: MarketId,
-    question: Type.String(),
-    tier: Tier,
-    outcomes: Type.Array(Type.String()),
+    ...endedMarket,
     reason: Type.Union([Type.Literal('cancelled'), Type.Literal(NOT_APPLICABLE)], {
       description: "cancelled: by POST .../cancel (the oracle, or a play market's proposer); N/A: a labs market the oracle resolved N/A",
     }),

@@ -17,6 +17,12 @@ import { openSqlite } from './sqlite.js'
 const ORACLE = 'oracle-secret-for-tests'
 const auth = (token: string) => ({ authorization: `Bearer ${token}` })
 const soon = (ms: number) => new Date(Date.now() + ms).toISOString()
+/** Opens a market (a trader's token for play, the oracle's for labs) and returns it. */
+const openMarket = async (url: string, body: Record<string, unknown>, token: string) => {
+  const r = await call(url, 'POST', '/api/markets', body, auth(token))
+  expect(r.status).toBe(201)
+  return r.body
+}
 const register = async (url: string, id: string, headers: Record<string, string> = {}) => {
   const r = await call(url, 'POST', '/api/agents/register', { id, display_name: id, kind: 'bot' }, headers)
   expect(r.status).toBe(201)
@@ -194,15 +200,11 @@ describe('markets over HTTP', () => {
     await nc.flush()
     const token = await register(server.url, 'off-trader')
     const opened = async () => {
-      const m = (
-        await call(
-          server.url,
-          'POST',
-          '/api/markets',
-          { question: 'called off?', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) },
-          auth(ORACLE),
-        )
-      ).body
+      const m = await openMarket(
+        server.url,
+        { question: 'called off?', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) },
+        ORACLE,
+      )
       const t = await call(
         server.url,
         'POST',
@@ -279,15 +281,7 @@ describe('markets over HTTP', () => {
 
   it('2,000 malformed bodies: every one a 4xx problem, none a 5xx', async () => {
     const token = await register(server.url, 'fuzz')
-    const m = (
-      await call(
-        server.url,
-        'POST',
-        '/api/markets',
-        { question: 'fuzz', outcomes: ['a', 'b'], tier: 'play', closes_at: soon(3_600_000) },
-        auth(token),
-      )
-    ).body
+    const m = await openMarket(server.url, { question: 'fuzz', outcomes: ['a', 'b'], tier: 'play', closes_at: soon(3_600_000) }, token)
     const routes = ['/api/agents/register', '/api/markets', `/api/markets/${m.id}/trade`, `/api/markets/${m.id}/resolve`, '/api/proposals']
     const values = [
       null,
@@ -378,15 +372,11 @@ describe('a storm of 50 traders, then kill -9', () => {
     let server = await startServer([], { HUB_ORACLE_TOKEN: ORACLE, SVC_MARKETS_RATE_LIMIT: '0' })
     const dataDir = server.dataDir
     try {
-      const m = (
-        await call(
-          server.url,
-          'POST',
-          '/api/markets',
-          { question: 'storm', outcomes: ['a', 'b', 'c', 'd'], tier: 'labs', closes_at: soon(3_600_000), b: 200 },
-          auth(ORACLE),
-        )
-      ).body
+      const m = await openMarket(
+        server.url,
+        { question: 'storm', outcomes: ['a', 'b', 'c', 'd'], tier: 'labs', closes_at: soon(3_600_000), b: 200 },
+        ORACLE,
+      )
       const traders = await Promise.all(
         Array.from({ length: 50 }, async (_, k) => ({ id: `t${k}`, token: await register(server.url, `t${k}`) })),
       )
@@ -512,15 +502,7 @@ describe('money only from an accountable source (SVC_CRYSTAL_API_TOKEN set, 20 m
 
   it('a body that repeats a key is 400 naming it; fractional shares and spend trade; a quote on a settled market is 409', async () => {
     const t = await call(server.url, 'POST', '/api/agents/register', { id: 'frac', display_name: 'F', kind: 'human' }, auth(API))
-    const m = (
-      await call(
-        server.url,
-        'POST',
-        '/api/markets',
-        { question: 'q', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) },
-        auth(ORACLE),
-      )
-    ).body
+    const m = await openMarket(server.url, { question: 'q', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) }, ORACLE)
     const path = `/api/markets/${m.id}/trade`
     const dup = await call(server.url, 'POST', path, '{"trader_id":"frac","outcome":"yes","shares":1,"shares":1000}', auth(t.body.token))
     expect(dup.status).toBe(400)
@@ -552,15 +534,7 @@ describe('money only from an accountable source (SVC_CRYSTAL_API_TOKEN set, 20 m
       .token
     const q = (await call(server.url, 'POST', '/api/agents/register', { id: 'taker', display_name: 'T', kind: 'human' }, auth(API))).body
       .token
-    const m = (
-      await call(
-        server.url,
-        'POST',
-        '/api/markets',
-        { question: 'mine', outcomes: ['yes', 'no'], tier: 'play', closes_at: soon(3_600_000) },
-        auth(p),
-      )
-    ).body
+    const m = await openMarket(server.url, { question: 'mine', outcomes: ['yes', 'no'], tier: 'play', closes_at: soon(3_600_000) }, p)
     const t = (await call(server.url, 'POST', `/api/markets/${m.id}/trade`, { trader_id: 'taker', outcome: 'yes', shares: 10 }, auth(q)))
       .body
     expect((await call(server.url, 'POST', `/api/markets/${m.id}/cancel`, undefined, auth(q))).status).toBe(403)
@@ -582,15 +556,7 @@ describe('the server and its books at start', () => {
     let server = await startServer([], { HUB_ORACLE_TOKEN: ORACLE })
     const dataDir = server.dataDir
     const t = await register(server.url, 'holder')
-    const m = (
-      await call(
-        server.url,
-        'POST',
-        '/api/markets',
-        { question: 'q', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) },
-        auth(ORACLE),
-      )
-    ).body
+    const m = await openMarket(server.url, { question: 'q', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) }, ORACLE)
     expect(
       (await call(server.url, 'POST', `/api/markets/${m.id}/trade`, { trader_id: 'holder', outcome: 'yes', shares: 6 }, auth(t))).status,
     ).toBe(200)
