@@ -246,6 +246,33 @@ describe('markets over HTTP', () => {
     await nc.close()
   })
 
+  it('GET of a market, kept as JSON between changes, answers anew after a trade, a close and a settlement', async () => {
+    const token = await register(server.url, 'kept-trader')
+    const m = await openMarket(server.url, { question: 'kept?', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) }, ORACLE)
+    const get = async () => {
+      const r = await call(server.url, 'GET', `/api/markets/${m.id}`)
+      expect(r.status).toBe(200)
+      expect(r.type).toContain('application/json')
+      return r.body
+    }
+    const first = await get()
+    expect(await get()).toEqual(first) // nothing changed: the same reply
+    const t = await call(
+      server.url,
+      'POST',
+      `/api/markets/${m.id}/trade`,
+      { trader_id: 'kept-trader', outcome: 'yes', shares: 10 },
+      auth(token),
+    )
+    const traded = await get()
+    expect(traded).toMatchObject({ trades: 1, prices: t.body.prices, volume: t.body.cost, status: 'open' })
+    expect(traded.history).toHaveLength(2)
+    await call(server.url, 'POST', `/api/markets/${m.id}/close`, undefined, auth(ORACLE))
+    expect((await get()).status).toBe('closed')
+    await call(server.url, 'POST', `/api/markets/${m.id}/resolve`, { outcome: 'yes' }, auth(ORACLE))
+    expect(await get()).toMatchObject({ status: 'resolved', resolution: [1, 0], pool: 0 })
+  })
+
   it('proposals over NATS (request/reply), contracts checked at both ends', async () => {
     const nc = await connect({ servers: nats.url })
     const token = await register(server.url, 'bus-proposer')

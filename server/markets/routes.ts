@@ -3,7 +3,7 @@
 // engine/markets and the tables in ./store; this file authenticates, rate-limits, calls them and publishes.
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { ContractBus } from '../../engine/bus/contract_bus.js'
 import { connectBus, natsConnection, nodeId } from '../../engine/bus/nats.node.js'
@@ -26,6 +26,11 @@ export interface MarketRoutesOptions {
 }
 
 const errors = { 400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem, 422: Problem, 429: Problem, 503: Problem }
+
+/** Sends JSON text already made (the market's, kept between GETs): Fastify sends a string as it is, past the response schema that documents it. */
+function sendJson(reply: FastifyReply, json: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(json)
+}
 
 function bearer(req: FastifyRequest): string | undefined {
   const h = req.headers.authorization
@@ -242,7 +247,7 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRoutesOptions> = asyn
         response: { 200: c.MarketReply, ...errors },
       },
     },
-    async (req) => store.market(req.params.id),
+    async (req, reply) => sendJson(reply, store.marketJson(req.params.id)),
   )
 
   app.get(

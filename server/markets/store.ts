@@ -43,6 +43,9 @@ export const DEFAULT_B = 100
 /** At most this many points (plus the last) of a market's price history in a reply: every k-th trade. */
 export const HISTORY_POINTS = 200
 
+/** How many markets' GET replies are kept as JSON (marketJson): the busiest few are what is read while trading. */
+const SENT_KEPT = 64
+
 /** How often a household may draw the faucet, unless told otherwise: once a day. */
 export const FAUCET_PERIOD_MS = 86_400_000
 
@@ -126,6 +129,8 @@ export class MarketStore {
   readonly olderSchema: string[] = []
   /** Read-only, over a database from before the head file: there is no head to check yet (the server writes it on its next start). */
   readonly preAnchor: boolean = false
+  /** Per market: the JSON of its last GET reply and the state of its row it was made from (marketJson). */
+  private readonly sent = new Map<string, { version: string; json: string }>()
   /** Per market: the sampling step of its history, and the points read at that step, by trade number. */
   private readonly sampled = new Map<string, { step: number; points: Map<number, { ts: string; prices: number[] }> }>()
 
@@ -520,6 +525,24 @@ export class MarketStore {
 
   market(id: string, history = true): MarketReply {
     return this.reply(this.row(id), history)
+  }
+
+  /**
+   * The market with its history as JSON text, for GET: kept per market and sent again until a trade,
+   * a settlement or the close changes what it says (all read from its row, which each GET reads anyway).
+   * Building and serialising the 200-point history is most of a GET's work; under trading, reads outnumber trades.
+   */
+  marketJson(id: string): string {
+    const m = this.row(id)
+    const version = `${m.trades} ${m.resolved_at} ${m.cancelled} ${m.closes_at} ${this.now() >= m.closes_at}`
+    const kept = this.sent.get(id)
+    if (kept?.version === version) return kept.json
+    const json = JSON.stringify(this.reply(m, true))
+    this.sent.delete(id)
+    this.sent.set(id, { version, json })
+    // the most recently changed markets only: a Map iterates in insertion order, so the first is the oldest
+    if (this.sent.size > SENT_KEPT) this.sent.delete(this.sent.keys().next().value!)
+    return json
   }
 
   markets(q: { sort?: 'volume' | 'created' | 'closing'; tier?: 'play' | 'labs'; status?: MarketReply['status'] }): MarketReply[] {
