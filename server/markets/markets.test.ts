@@ -23,6 +23,9 @@ const openMarket = async (url: string, body: Record<string, unknown>, token: str
   expect(r.status).toBe(201)
   return r.body
 }
+/** Ten shares of "yes" in market `id` for `trader`. */
+const buy = (url: string, id: string, trader: string, token: string) =>
+  call(url, 'POST', `/api/markets/${id}/trade`, { trader_id: trader, outcome: 'yes', shares: 10 }, auth(token))
 const register = async (url: string, id: string, headers: Record<string, string> = {}) => {
   const r = await call(url, 'POST', '/api/agents/register', { id, display_name: id, kind: 'bot' }, headers)
   expect(r.status).toBe(201)
@@ -205,13 +208,7 @@ describe('markets over HTTP', () => {
         { question: 'called off?', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) },
         ORACLE,
       )
-      const t = await call(
-        server.url,
-        'POST',
-        `/api/markets/${m.id}/trade`,
-        { trader_id: 'off-trader', outcome: 'yes', shares: 10 },
-        auth(token),
-      )
+      const t = await buy(server.url, m.id, 'off-trader', token)
       expect(t.status).toBe(200)
       return { id: m.id as string, escrow: m.escrow as number, cost: t.body.cost as number }
     }
@@ -257,13 +254,7 @@ describe('markets over HTTP', () => {
     }
     const first = await get()
     expect(await get()).toEqual(first) // nothing changed: the same reply
-    const t = await call(
-      server.url,
-      'POST',
-      `/api/markets/${m.id}/trade`,
-      { trader_id: 'kept-trader', outcome: 'yes', shares: 10 },
-      auth(token),
-    )
+    const t = await buy(server.url, m.id, 'kept-trader', token)
     const traded = await get()
     expect(traded).toMatchObject({ trades: 1, prices: t.body.prices, volume: t.body.cost, status: 'open' })
     expect(traded.history).toHaveLength(2)
