@@ -4,6 +4,7 @@
 // head file beside the database.
 import Table from 'cli-table3'
 import type { Command } from 'commander'
+import { existsSync } from 'node:fs'
 import { CrystalError } from '../../engine/errors.js'
 import { MarketStore } from '../../server/markets/store.js'
 import type { CliContext } from '../context.js'
@@ -24,7 +25,17 @@ export function registerMarkets(cli: Command, ctx: () => CliContext): void {
         store.close()
       }
       const { conservation: money, chain, anchor } = audit
-      if (o.json) process.stdout.write(JSON.stringify({ conservation: money, ledger: chain, anchor: anchor ?? 'agrees' }, null, 2) + '\n')
+      // an older version's database is checked as it stands, what it lacks read at its defaults; the server upgrades it
+      const older =
+        store.olderSchema.length === 0
+          ? null
+          : `the database is from an older version, without ${store.olderSchema.join(', ')}: checked with those empty or at their defaults, and nothing written; \`crystal serve\` on this data dir adds them when it next starts`
+      const unanchored = !anchor && store.preAnchor && !existsSync(store.headFile)
+      const head = anchor ?? (unanchored ? 'none yet (older database): the server writes it when it next starts' : null)
+      if (o.json)
+        process.stdout.write(
+          JSON.stringify({ conservation: money, ledger: chain, anchor: head ?? 'agrees', database: older ?? 'current' }, null, 2) + '\n',
+        )
       else {
         const table = new Table({ style: { head: [], border: [] }, chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' } })
         const units = (minor: number) => `${minor} (${(minor / 100).toFixed(2)})`
@@ -41,9 +52,11 @@ export function registerMarkets(cli: Command, ctx: () => CliContext): void {
           {
             'ledger chain': chain.ok ? `intact, head ${chain.head.slice(0, 16)}...` : `BROKEN at entry ${chain.first_bad}: ${chain.reason}`,
           },
-          { 'head file': anchor ?? 'agrees with the chain' },
+          { 'head file': head ?? 'agrees with the chain' },
+          { database: older ? `older: without ${store.olderSchema.join(', ')}` : 'current' },
         )
         process.stdout.write(`${table.toString()}\n`)
+        if (older) process.stdout.write(`note: ${older}\n`)
         for (const m of money.mismatches) process.stdout.write(`mismatch: ${m}\n`)
       }
       if (!chain.ok) throw new CrystalError('ledger_corrupt', `the ledger chain breaks at entry ${chain.first_bad}: ${chain.reason}`)

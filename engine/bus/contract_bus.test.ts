@@ -56,6 +56,19 @@ const EXAMPLES: Record<string, [string, Record<string, unknown>]> = {
       ledger_head: 'b'.repeat(64),
     },
   ],
+  'RADIO.market.cancelled': [
+    'RADIO.market.cancelled',
+    {
+      market_id: 'MKT-000002',
+      question: 'it hails',
+      tier: 'labs',
+      outcomes: ['yes', 'no'],
+      reason: 'N/A',
+      refunded_to_traders: 5100,
+      refunded_to_funder: 6932,
+      ledger_head: 'c'.repeat(64),
+    },
+  ],
   'RADIO.nowplaying': [
     'RADIO.nowplaying',
     {

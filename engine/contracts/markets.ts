@@ -1,10 +1,14 @@
 // Wire types of the prediction-market engine (DESIGN.md section 11): REST bodies and replies, and the
-// two bus subjects RADIO.market.propose (request/reply) and RADIO.market.settled. JSON names, snake_case.
+// bus subjects RADIO.market.propose (request/reply), RADIO.market.settled and RADIO.market.cancelled. JSON names, snake_case.
 import { Type, type Static } from '@sinclair/typebox'
 import { MAX_OUTCOMES, MAX_TRADE_SHARES, MIN_OUTCOMES, SHARE_STEP } from '../markets/lmsr.js'
 import './swarm.js' // registers the date-time format
 
-export const MARKET_SUBJECTS = { propose: 'RADIO.market.propose', settled: 'RADIO.market.settled' } as const
+export const MARKET_SUBJECTS = {
+  propose: 'RADIO.market.propose',
+  settled: 'RADIO.market.settled',
+  cancelled: 'RADIO.market.cancelled',
+} as const
 
 const AgentId = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'letters, digits, _ and -; at most 64' })
 const MarketId = Type.String({ pattern: '^MKT-[0-9]{6,}$' })
@@ -279,17 +283,35 @@ export const ProposeReplyMessage = Type.Object(
 )
 export type ProposeReplyMessage = Static<typeof ProposeReplyMessage>
 
+/** Which market ended, in both messages that say how it ended. */
+const endedMarket = { market_id: MarketId, question: Type.String(), tier: Tier, outcomes: Type.Array(Type.String()) }
+
 export const SettledMessage = Type.Object(
   {
     ...envelope,
-    market_id: MarketId,
-    question: Type.String(),
-    tier: Tier,
-    outcomes: Type.Array(Type.String()),
+    ...endedMarket,
     resolution: Type.Array(Type.Number()),
     paid_out: Minor,
     refunded: Minor,
     ledger_head: Type.String(),
   },
   { additionalProperties: false, $id: MARKET_SUBJECTS.settled },
+)
+
+/**
+ * RADIO.market.cancelled: a market called off, every trader refunded at cost. A subject of its own,
+ * not RADIO.market.settled: that contract's resolution says what each outcome paid, and nothing did.
+ */
+export const CancelledMessage = Type.Object(
+  {
+    ...envelope,
+    ...endedMarket,
+    reason: Type.Union([Type.Literal('cancelled'), Type.Literal(NOT_APPLICABLE)], {
+      description: "cancelled: by POST .../cancel (the oracle, or a play market's proposer); N/A: a labs market the oracle resolved N/A",
+    }),
+    refunded_to_traders: Type.Integer({ minimum: 0, description: 'minor units paid back to traders, each what they paid in net' }),
+    refunded_to_funder: Type.Integer({ minimum: 0, description: "minor units of the pool returned to the market's funder" }),
+    ledger_head: Type.String(),
+  },
+  { additionalProperties: false, $id: MARKET_SUBJECTS.cancelled },
 )

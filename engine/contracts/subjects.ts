@@ -4,7 +4,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { CONSCIOUSNESS_CONTRACTS, type Contract } from './consciousness.js'
-import { MARKET_SUBJECTS, ProposeMessage, SettledMessage } from './markets.js'
+import { CancelledMessage, MARKET_SUBJECTS, ProposeMessage, SettledMessage } from './markets.js'
 import { DiscoveredMessage, EventMessage, ExploreRequestMessage, SUBJECTS } from './swarm.js'
 import { DiskAlertMessage, NowPlayingMessage, PruneAlertMessage, RADIO_SUBJECTS } from './station.js'
 
@@ -17,6 +17,7 @@ export const CONTRACTS: readonly Contract[] = [
   { pattern: SUBJECTS.exploreRequest, schema: ExploreRequestMessage, tokens: [] },
   { pattern: MARKET_SUBJECTS.propose, schema: ProposeMessage, tokens: [] },
   { pattern: MARKET_SUBJECTS.settled, schema: SettledMessage, tokens: [] },
+  { pattern: MARKET_SUBJECTS.cancelled, schema: CancelledMessage, tokens: [] },
   { pattern: RADIO_SUBJECTS.nowplaying, schema: NowPlayingMessage, tokens: [] },
   { pattern: RADIO_SUBJECTS.disk, schema: DiskAlertMessage, tokens: [] },
   { pattern: RADIO_SUBJECTS.prune, schema: PruneAlertMessage, tokens: [] },

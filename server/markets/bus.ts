@@ -1,5 +1,5 @@
-// The market engine on NATS: proposals taken on RADIO.market.propose (request/reply) and settlements
-// published on RADIO.market.settled. Both ends check the contracts: requests and replies alike.
+// The market engine on NATS: proposals taken on RADIO.market.propose (request/reply); settlements and
+// markets called off are published by the routes. Both ends check the contracts: requests and replies alike.
 import type { NatsConnection } from '@nats-io/transport-node'
 import { MARKET_SUBJECTS, ProposeReplyMessage } from '../../engine/contracts/markets.js'
 import { checker, checkMessage } from '../../engine/contracts/subjects.js'

@@ -1,9 +1,10 @@
 // The market engine over real HTTP on the built server (`crystal serve`), a real nats-server, and a
 // real `kill -9`: oracle and proposals as a client sees them, a storm of 50 traders cut by SIGKILL,
-// 2,000 malformed bodies, and the two bus subjects; on a server with an API token, the free-money
+// 2,000 malformed bodies, and the three bus subjects; on a server with an API token, the free-money
 // attack and its control, the rate limit, repeated JSON keys; a server that will not start on
 // forged books unless told to.
 import { connect } from '@nats-io/transport-node'
+import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ContractBus } from '../../engine/bus/contract_bus.js'
 import { natsConnection } from '../../engine/bus/nats.node.js'
@@ -16,6 +17,15 @@ import { openSqlite } from './sqlite.js'
 const ORACLE = 'oracle-secret-for-tests'
 const auth = (token: string) => ({ authorization: `Bearer ${token}` })
 const soon = (ms: number) => new Date(Date.now() + ms).toISOString()
+/** Opens a market (a trader's token for play, the oracle's for labs) and returns it. */
+const openMarket = async (url: string, body: Record<string, unknown>, token: string) => {
+  const r = await call(url, 'POST', '/api/markets', body, auth(token))
+  expect(r.status).toBe(201)
+  return r.body
+}
+/** Ten shares of "yes" in market `id` for `trader`. */
+const buy = (url: string, id: string, trader: string, token: string) =>
+  call(url, 'POST', `/api/markets/${id}/trade`, { trader_id: trader, outcome: 'yes', shares: 10 }, auth(token))
 const register = async (url: string, id: string, headers: Record<string, string> = {}) => {
   const r = await call(url, 'POST', '/api/agents/register', { id, display_name: id, kind: 'bot' }, headers)
   expect(r.status).toBe(201)
@@ -38,6 +48,22 @@ describe('markets over HTTP', () => {
   afterAll(async () => {
     await server?.stop()
     await nats?.stop()
+  })
+
+  it("docs/markets.md's route table lists every market route the server has, and no other", async () => {
+    const served = Object.entries(
+      (await call(server.url, 'GET', '/openapi.json')).body.paths as Record<string, Record<string, { tags?: string[] }>>,
+    )
+      .flatMap(([path, ops]) =>
+        Object.entries(ops)
+          .filter(([, op]) => op.tags?.includes('markets'))
+          .map(([method]) => `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`),
+      )
+      .sort()
+    const docs = readFileSync(new URL('../../docs/markets.md', import.meta.url), 'utf8')
+    const listed = [...docs.matchAll(/^\| (GET|POST|PUT|PATCH|DELETE) \| `([^`]+)` \|/gm)].map((m) => `${m[1]} ${m[2]}`).sort()
+    expect(served.length).toBeGreaterThan(10)
+    expect(listed).toEqual(served)
   })
 
   it('registers a trader once: the token is shown once, a second registration of the id is 409', async () => {
@@ -169,6 +195,75 @@ describe('markets over HTTP', () => {
     await nc.close()
   }, 20_000)
 
+  it('a market called off (cancelled, or resolved N/A) is published on RADIO.market.cancelled with its refunds; a settled one on RADIO.market.settled only', async () => {
+    const nc = await connect({ servers: nats.url })
+    const bus = new ContractBus(natsConnection(nc), 'test', () => {})
+    const seen: { subject: string; m: Record<string, unknown> }[] = []
+    for (const subject of [MARKET_SUBJECTS.settled, MARKET_SUBJECTS.cancelled]) bus.subscribe(subject, (m) => seen.push({ subject, m }))
+    await nc.flush()
+    const token = await register(server.url, 'off-trader')
+    const opened = async () => {
+      const m = await openMarket(
+        server.url,
+        { question: 'called off?', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) },
+        ORACLE,
+      )
+      const t = await buy(server.url, m.id, 'off-trader', token)
+      expect(t.status).toBe(200)
+      return { id: m.id as string, escrow: m.escrow as number, cost: t.body.cost as number }
+    }
+    const cancelled = await opened()
+    const na = await opened()
+    const resolved = await opened()
+    expect((await call(server.url, 'POST', `/api/markets/${cancelled.id}/cancel`, undefined, auth(ORACLE))).body.status).toBe('cancelled')
+    expect((await call(server.url, 'POST', `/api/markets/${na.id}/resolve`, { outcome: 'N/A' }, auth(ORACLE))).body.status).toBe(
+      'cancelled',
+    )
+    expect((await call(server.url, 'POST', `/api/markets/${resolved.id}/resolve`, { outcome: 'no' }, auth(ORACLE))).body.status).toBe(
+      'resolved',
+    )
+    const about = (id: string) => seen.filter((s) => s.m.market_id === id)
+    for (let i = 0; i < 100 && [cancelled, na, resolved].some((x) => about(x.id).length === 0); i++)
+      await new Promise((r) => setTimeout(r, 50))
+    // each trader gets back what they paid, the funder (the house) the escrow
+    for (const [x, reason] of [
+      [cancelled, 'cancelled'],
+      [na, 'N/A'],
+    ] as const) {
+      expect(about(x.id)).toHaveLength(1)
+      expect(about(x.id)[0]).toMatchObject({
+        subject: MARKET_SUBJECTS.cancelled,
+        m: { schema_version: 1, tier: 'labs', outcomes: ['yes', 'no'], reason, refunded_to_traders: x.cost, refunded_to_funder: x.escrow },
+      })
+      expect(about(x.id)[0].m.ledger_head).toMatch(/^[0-9a-f]{64}$/)
+    }
+    // the control: a market settled by an outcome is on RADIO.market.settled, not on RADIO.market.cancelled
+    expect(about(resolved.id)).toHaveLength(1)
+    expect(about(resolved.id)[0]).toMatchObject({ subject: MARKET_SUBJECTS.settled, m: { resolution: [0, 1], paid_out: 0 } })
+    await nc.close()
+  })
+
+  it('GET of a market, kept as JSON between changes, answers anew after a trade, a close and a settlement', async () => {
+    const token = await register(server.url, 'kept-trader')
+    const m = await openMarket(server.url, { question: 'kept?', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) }, ORACLE)
+    const get = async () => {
+      const r = await call(server.url, 'GET', `/api/markets/${m.id}`)
+      expect(r.status).toBe(200)
+      expect(r.type).toContain('application/json')
+      return r.body
+    }
+    const first = await get()
+    expect(await get()).toEqual(first) // nothing changed: the same reply
+    const t = await buy(server.url, m.id, 'kept-trader', token)
+    const traded = await get()
+    expect(traded).toMatchObject({ trades: 1, prices: t.body.prices, volume: t.body.cost, status: 'open' })
+    expect(traded.history).toHaveLength(2)
+    await call(server.url, 'POST', `/api/markets/${m.id}/close`, undefined, auth(ORACLE))
+    expect((await get()).status).toBe('closed')
+    await call(server.url, 'POST', `/api/markets/${m.id}/resolve`, { outcome: 'yes' }, auth(ORACLE))
+    expect(await get()).toMatchObject({ status: 'resolved', resolution: [1, 0], pool: 0 })
+  })
+
   it('proposals over NATS (request/reply), contracts checked at both ends', async () => {
     const nc = await connect({ servers: nats.url })
     const token = await register(server.url, 'bus-proposer')
@@ -204,15 +299,7 @@ describe('markets over HTTP', () => {
 
   it('2,000 malformed bodies: every one a 4xx problem, none a 5xx', async () => {
     const token = await register(server.url, 'fuzz')
-    const m = (
-      await call(
-        server.url,
-        'POST',
-        '/api/markets',
-        { question: 'fuzz', outcomes: ['a', 'b'], tier: 'play', closes_at: soon(3_600_000) },
-        auth(token),
-      )
-    ).body
+    const m = await openMarket(server.url, { question: 'fuzz', outcomes: ['a', 'b'], tier: 'play', closes_at: soon(3_600_000) }, token)
     const routes = ['/api/agents/register', '/api/markets', `/api/markets/${m.id}/trade`, `/api/markets/${m.id}/resolve`, '/api/proposals']
     const values = [
       null,
@@ -303,15 +390,11 @@ describe('a storm of 50 traders, then kill -9', () => {
     let server = await startServer([], { HUB_ORACLE_TOKEN: ORACLE, SVC_MARKETS_RATE_LIMIT: '0' })
     const dataDir = server.dataDir
     try {
-      const m = (
-        await call(
-          server.url,
-          'POST',
-          '/api/markets',
-          { question: 'storm', outcomes: ['a', 'b', 'c', 'd'], tier: 'labs', closes_at: soon(3_600_000), b: 200 },
-          auth(ORACLE),
-        )
-      ).body
+      const m = await openMarket(
+        server.url,
+        { question: 'storm', outcomes: ['a', 'b', 'c', 'd'], tier: 'labs', closes_at: soon(3_600_000), b: 200 },
+        ORACLE,
+      )
       const traders = await Promise.all(
         Array.from({ length: 50 }, async (_, k) => ({ id: `t${k}`, token: await register(server.url, `t${k}`) })),
       )
@@ -437,15 +520,7 @@ describe('money only from an accountable source (SVC_CRYSTAL_API_TOKEN set, 20 m
 
   it('a body that repeats a key is 400 naming it; fractional shares and spend trade; a quote on a settled market is 409', async () => {
     const t = await call(server.url, 'POST', '/api/agents/register', { id: 'frac', display_name: 'F', kind: 'human' }, auth(API))
-    const m = (
-      await call(
-        server.url,
-        'POST',
-        '/api/markets',
-        { question: 'q', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) },
-        auth(ORACLE),
-      )
-    ).body
+    const m = await openMarket(server.url, { question: 'q', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) }, ORACLE)
     const path = `/api/markets/${m.id}/trade`
     const dup = await call(server.url, 'POST', path, '{"trader_id":"frac","outcome":"yes","shares":1,"shares":1000}', auth(t.body.token))
     expect(dup.status).toBe(400)
@@ -477,15 +552,7 @@ describe('money only from an accountable source (SVC_CRYSTAL_API_TOKEN set, 20 m
       .token
     const q = (await call(server.url, 'POST', '/api/agents/register', { id: 'taker', display_name: 'T', kind: 'human' }, auth(API))).body
       .token
-    const m = (
-      await call(
-        server.url,
-        'POST',
-        '/api/markets',
-        { question: 'mine', outcomes: ['yes', 'no'], tier: 'play', closes_at: soon(3_600_000) },
-        auth(p),
-      )
-    ).body
+    const m = await openMarket(server.url, { question: 'mine', outcomes: ['yes', 'no'], tier: 'play', closes_at: soon(3_600_000) }, p)
     const t = (await call(server.url, 'POST', `/api/markets/${m.id}/trade`, { trader_id: 'taker', outcome: 'yes', shares: 10 }, auth(q)))
       .body
     expect((await call(server.url, 'POST', `/api/markets/${m.id}/cancel`, undefined, auth(q))).status).toBe(403)
@@ -507,15 +574,7 @@ describe('the server and its books at start', () => {
     let server = await startServer([], { HUB_ORACLE_TOKEN: ORACLE })
     const dataDir = server.dataDir
     const t = await register(server.url, 'holder')
-    const m = (
-      await call(
-        server.url,
-        'POST',
-        '/api/markets',
-        { question: 'q', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) },
-        auth(ORACLE),
-      )
-    ).body
+    const m = await openMarket(server.url, { question: 'q', outcomes: ['yes', 'no'], tier: 'labs', closes_at: soon(3_600_000) }, ORACLE)
     expect(
       (await call(server.url, 'POST', `/api/markets/${m.id}/trade`, { trader_id: 'holder', outcome: 'yes', shares: 6 }, auth(t))).status,
     ).toBe(200)

@@ -3,7 +3,7 @@
 // engine/markets and the tables in ./store; this file authenticates, rate-limits, calls them and publishes.
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { ContractBus } from '../../engine/bus/contract_bus.js'
 import { connectBus, natsConnection, nodeId } from '../../engine/bus/nats.node.js'
@@ -18,7 +18,7 @@ import { MarketWriter } from './writer.js'
 export interface MarketRoutesOptions {
   dataDir: string
   settings: MarketsSettings
-  /** With a bus URL, proposals are taken on RADIO.market.propose and settlements published on RADIO.market.settled. */
+  /** With a bus URL, proposals are taken on RADIO.market.propose, settlements published on RADIO.market.settled and markets called off on RADIO.market.cancelled. */
   bus: BusSettings
   /** SVC_CRYSTAL_API_TOKEN: when set, money comes only from requests that carry it (registration, the faucet). */
   apiToken?: string
@@ -26,6 +26,11 @@ export interface MarketRoutesOptions {
 }
 
 const errors = { 400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem, 422: Problem, 429: Problem, 503: Problem }
+
+/** Sends JSON text already made (the market's, kept between GETs): Fastify sends a string as it is, past the response schema that documents it. */
+function sendJson(reply: FastifyReply, json: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(json)
+}
 
 function bearer(req: FastifyRequest): string | undefined {
   const h = req.headers.authorization
@@ -108,27 +113,25 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRoutesOptions> = asyn
         say,
       )
       closeBus = async () => (sub.unsubscribe(), await nc.drain().catch(() => nc.close()))
-      say(`markets: taking proposals on ${c.MARKET_SUBJECTS.propose}, publishing ${c.MARKET_SUBJECTS.settled}`)
+      say(
+        `markets: taking proposals on ${c.MARKET_SUBJECTS.propose}, publishing ${c.MARKET_SUBJECTS.settled} and ${c.MARKET_SUBJECTS.cancelled}`,
+      )
     } catch (e) {
       say(`warning: markets not on the bus: ${(e as Error).message}`)
     }
   }
 
-  const settle = async (id: string, outcome: string | undefined) => {
-    const r = await writer.resolve(id, outcome)
+  /** Tells the bus how a market ended: settled (what each outcome paid), or called off with its refunds at cost. */
+  const announce = (r: Awaited<ReturnType<MarketWriter['resolve']>>, reason: 'cancelled' | typeof c.NOT_APPLICABLE) => {
     const m = r.market
-    bus?.publish(c.MARKET_SUBJECTS.settled, {
-      market_id: m.id,
-      question: m.question,
-      tier: m.tier,
-      outcomes: m.outcomes,
-      resolution: m.resolution!,
-      paid_out: r.paid_out,
-      refunded: r.refunded,
-      ledger_head: r.ledger_head,
-    })
+    const about = { market_id: m.id, question: m.question, tier: m.tier, outcomes: m.outcomes, ledger_head: r.ledger_head }
+    if (m.status === 'cancelled')
+      bus?.publish(c.MARKET_SUBJECTS.cancelled, { ...about, reason, refunded_to_traders: r.paid_out, refunded_to_funder: r.refunded })
+    else bus?.publish(c.MARKET_SUBJECTS.settled, { ...about, resolution: m.resolution!, paid_out: r.paid_out, refunded: r.refunded })
     return r
   }
+  // a resolution calls a market off only when it is N/A
+  const settle = async (id: string, outcome: string | undefined) => announce(await writer.resolve(id, outcome), c.NOT_APPLICABLE)
 
   // play markets settle by their rule once their time is up
   const sweep = () => {
@@ -244,7 +247,7 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRoutesOptions> = asyn
         response: { 200: c.MarketReply, ...errors },
       },
     },
-    async (req) => store.market(req.params.id),
+    async (req, reply) => sendJson(reply, store.marketJson(req.params.id)),
   )
 
   app.get(
@@ -296,7 +299,6 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRoutesOptions> = asyn
     },
     async (req) => {
       if (store.market(req.params.id, false).tier === 'labs') oracle(req)
-      if (req.body.outcome === c.NOT_APPLICABLE) return (await writer.resolve(req.params.id, req.body.outcome)).market
       return (await settle(req.params.id, req.body.outcome)).market
     },
   )
@@ -315,7 +317,7 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRoutesOptions> = asyn
     },
     async (req) => {
       mayCallOff(req, req.params.id)
-      return (await writer.cancel(req.params.id)).market
+      return announce(await writer.cancel(req.params.id), 'cancelled').market
     },
   )
 

@@ -5,7 +5,7 @@
 // chain; and the remedies' own rules: fractional shares, buying by amount, cancel, N/A, early close
 // and 409 quotes.
 import { createHash } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -435,5 +435,92 @@ describe('fractional shares, buying by amount, cancel, N/A, early close', () => 
     await s.resolve(n.id, 'yes')
     expect(() => s.quote(n.id, 'yes', { shares: 1 })).toThrow(/resolved/)
     expect(s.audit().problems).toEqual([])
+  })
+})
+
+// The tables as the version before cancel, the faucet and the head file made them (no markets.cancelled, no faucet)
+const OLDER_TABLES = `
+CREATE TABLE IF NOT EXISTS agents (id TEXT PRIMARY KEY, owner TEXT NOT NULL, display_name TEXT NOT NULL, kind TEXT NOT NULL, salt BLOB, token_hash BLOB, balance INTEGER NOT NULL, created_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS markets (id TEXT PRIMARY KEY, serial INTEGER UNIQUE NOT NULL, question TEXT NOT NULL, outcomes TEXT NOT NULL, category TEXT, tier TEXT NOT NULL, b REAL NOT NULL, q TEXT NOT NULL, escrow INTEGER NOT NULL, pool INTEGER NOT NULL, volume INTEGER NOT NULL DEFAULT 0, trades INTEGER NOT NULL DEFAULT 0, proposer_id TEXT, proposer_owner TEXT, funder_id TEXT NOT NULL, created_at INTEGER NOT NULL, closes_at INTEGER NOT NULL, resolved_at INTEGER, resolution TEXT);
+CREATE TABLE IF NOT EXISTS positions (agent_id TEXT NOT NULL, market_id TEXT NOT NULL, outcome INTEGER NOT NULL, shares INTEGER NOT NULL, PRIMARY KEY (agent_id, market_id, outcome));
+CREATE TABLE IF NOT EXISTS trades (id INTEGER PRIMARY KEY, market_id TEXT NOT NULL, n INTEGER NOT NULL, agent_id TEXT NOT NULL, outcome INTEGER NOT NULL, shares INTEGER NOT NULL, cost INTEGER NOT NULL, prices TEXT NOT NULL, ts INTEGER NOT NULL, ledger_seq INTEGER NOT NULL, client_ref TEXT);
+CREATE UNIQUE INDEX IF NOT EXISTS trades_client_ref ON trades (agent_id, client_ref) WHERE client_ref IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS trades_market ON trades (market_id, n);
+CREATE INDEX IF NOT EXISTS trades_agent ON trades (agent_id, market_id);
+CREATE TABLE IF NOT EXISTS ledger (seq INTEGER PRIMARY KEY, ts TEXT NOT NULL, kind TEXT NOT NULL, agent_id TEXT, market_id TEXT, amount INTEGER NOT NULL, detail TEXT NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL);
+`
+
+describe('a database made by an older version', () => {
+  /** Books made now, copied row by row into a database made from the older version's CREATE statements (and no head file, which came later). */
+  const older = async () => {
+    const s = open()
+    const a = await s.register({ id: 'a', display_name: 'A', kind: 'human' })
+    const b = await s.register({ id: 'b', display_name: 'B', kind: 'human' })
+    const m = await labs(s)
+    await s.trade(m.id, s.authenticate(a.token), { trader_id: 'a', outcome: 'yes', shares: 6 })
+    await s.trade(m.id, s.authenticate(b.token), { trader_id: 'b', outcome: 'no', shares: 2.5 })
+    await s.resolve(m.id, 'yes')
+    const open2 = await labs(s)
+    await s.trade(open2.id, s.authenticate(b.token), { trader_id: 'b', outcome: 'yes', shares: 3 })
+    const entries = s.verify()
+    s.close()
+    stores.splice(stores.indexOf(s), 1)
+    const dir = mkdtempSync(join(tmpdir(), 'crystal-markets-older-'))
+    const db = openSqlite(join(dir, 'markets.sqlite'))
+    db.exec('PRAGMA journal_mode = WAL')
+    db.exec(OLDER_TABLES)
+    db.exec(`ATTACH DATABASE '${s.file}' AS now`)
+    for (const t of ['agents', 'markets', 'positions', 'trades', 'ledger']) {
+      const columns = db
+        .prepare<[], { name: string }>(`PRAGMA main.table_info(${t})`)
+        .all()
+        .map((c) => c.name)
+        .join(', ')
+      db.exec(`INSERT INTO main.${t} (${columns}) SELECT ${columns} FROM now.${t}`)
+    }
+    db.exec('DETACH DATABASE now')
+    db.close()
+    return { dir, file: join(dir, 'markets.sqlite'), entries: entries.entries }
+  }
+  const digest = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex')
+
+  it('crystal markets check reads it as it stands, says it is older and how it is upgraded, and writes nothing to it', async () => {
+    const { dir, file, entries } = await older()
+    const before = digest(file)
+    const check = await runCrystal(['--data-dir', dir, 'markets', 'check', '--json'])
+    expect(check.stderr).toBe('')
+    expect(check.status).toBe(0)
+    const out = JSON.parse(check.stdout)
+    expect(out).toMatchObject({ conservation: { ok: true, positions: 3, mismatches: [] }, ledger: { ok: true, entries } })
+    expect(out.database).toContain('from an older version, without faucet, markets.cancelled')
+    expect(out.database).toContain('`crystal serve` on this data dir adds them')
+    expect(out.anchor).toContain('none yet')
+    const table = await runCrystal(['--data-dir', dir, 'markets', 'check'])
+    expect(table.status).toBe(0)
+    expect(table.stdout).toContain('note: the database is from an older version')
+    expect(digest(file)).toBe(before)
+    expect(existsSync(join(dir, 'markets.head.json'))).toBe(false)
+
+    // the control: it is checked, not waved through: a forged holding in it is named, exit 1
+    const db = openSqlite(file)
+    db.exec(`UPDATE positions SET shares = 66 WHERE agent_id = 'b' AND shares = 3`)
+    db.close()
+    const forged = await runCrystal(['--data-dir', dir, 'markets', 'check'])
+    expect(forged.status).toBe(1)
+    expect(forged.stdout).toMatch(/mismatch: position of b in MKT-\d+ \(outcome 1\): 66 shares, ledger says 3/)
+  })
+
+  it('the server upgrades it where it stands when it next opens it: the missing parts added, the head anchored, the books intact', async () => {
+    const { dir } = await older()
+    const s = open(dir)
+    expect(s.audit().problems).toEqual([])
+    expect(existsSync(s.headFile)).toBe(true)
+    expect(s.markets({ status: 'resolved' })).toHaveLength(1)
+    s.close()
+    stores.splice(stores.indexOf(s), 1)
+    const read = new MarketStore({ dataDir: dir, faucetGrant: 0, readonly: true })
+    stores.push(read)
+    expect(read.olderSchema).toEqual([])
+    expect(read.audit().problems).toEqual([])
   })
 })

@@ -33,7 +33,7 @@ import {
 } from '../../engine/markets/lmsr.js'
 import { parseProposal } from '../../engine/markets/proposal.js'
 import { MIN_INDEPENDENT_OWNERS, reputation, traderForecast, type Reputation, type Scored } from '../../engine/markets/reputation.js'
-import { openSqlite, type Sqlite } from './sqlite.js'
+import { openSqlite, type Sqlite, type Statement } from './sqlite.js'
 
 /** The house account that funds labs markets (minted on demand) and takes their remainders; it holds no token. */
 export const HOUSE_ID = 'oracle'
@@ -42,6 +42,9 @@ export const PLAY_WINDOW_MS = 86_400_000
 export const DEFAULT_B = 100
 /** At most this many points (plus the last) of a market's price history in a reply: every k-th trade. */
 export const HISTORY_POINTS = 200
+
+/** How many markets' GET replies are kept as JSON (marketJson): the busiest few are what is read while trading. */
+const SENT_KEPT = 64
 
 /** How often a household may draw the faucet, unless told otherwise: once a day. */
 export const FAUCET_PERIOD_MS = 86_400_000
@@ -92,17 +95,20 @@ interface MarketRow {
   resolution: string | null
 }
 
-const SCHEMA = `
+// The tables, then their indexes: an older database gets its missing columns between the two (an index may name one).
+const TABLES = `
 CREATE TABLE IF NOT EXISTS agents (id TEXT PRIMARY KEY, owner TEXT NOT NULL, display_name TEXT NOT NULL, kind TEXT NOT NULL, salt BLOB, token_hash BLOB, balance INTEGER NOT NULL, created_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS markets (id TEXT PRIMARY KEY, serial INTEGER UNIQUE NOT NULL, question TEXT NOT NULL, outcomes TEXT NOT NULL, category TEXT, tier TEXT NOT NULL, b REAL NOT NULL, q TEXT NOT NULL, escrow INTEGER NOT NULL, pool INTEGER NOT NULL, volume INTEGER NOT NULL DEFAULT 0, trades INTEGER NOT NULL DEFAULT 0, proposer_id TEXT, proposer_owner TEXT, funder_id TEXT NOT NULL, created_at INTEGER NOT NULL, closes_at INTEGER NOT NULL, resolved_at INTEGER, resolution TEXT, cancelled INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS positions (agent_id TEXT NOT NULL, market_id TEXT NOT NULL, outcome INTEGER NOT NULL, shares INTEGER NOT NULL, PRIMARY KEY (agent_id, market_id, outcome));
 CREATE TABLE IF NOT EXISTS trades (id INTEGER PRIMARY KEY, market_id TEXT NOT NULL, n INTEGER NOT NULL, agent_id TEXT NOT NULL, outcome INTEGER NOT NULL, shares INTEGER NOT NULL, cost INTEGER NOT NULL, prices TEXT NOT NULL, ts INTEGER NOT NULL, ledger_seq INTEGER NOT NULL, client_ref TEXT);
+CREATE TABLE IF NOT EXISTS ledger (seq INTEGER PRIMARY KEY, ts TEXT NOT NULL, kind TEXT NOT NULL, agent_id TEXT, market_id TEXT, amount INTEGER NOT NULL, detail TEXT NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS faucet (owner TEXT PRIMARY KEY, drawn_at INTEGER NOT NULL);
+`
+const INDEXES = `
 CREATE UNIQUE INDEX IF NOT EXISTS trades_client_ref ON trades (agent_id, client_ref) WHERE client_ref IS NOT NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS trades_market ON trades (market_id, n);
 CREATE INDEX IF NOT EXISTS trades_agent ON trades (agent_id, market_id);
-CREATE TABLE IF NOT EXISTS ledger (seq INTEGER PRIMARY KEY, ts TEXT NOT NULL, kind TEXT NOT NULL, agent_id TEXT, market_id TEXT, amount INTEGER NOT NULL, detail TEXT NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS ledger_market ON ledger (market_id, kind);
-CREATE TABLE IF NOT EXISTS faucet (owner TEXT PRIMARY KEY, drawn_at INTEGER NOT NULL);
 `
 
 export class MarketStore {
@@ -116,6 +122,15 @@ export class MarketStore {
   /** One transaction over a batch; each job in a savepoint (a nested transaction), so that a refused job leaves no trace and the others stand. */
   private readonly batch: (jobs: (() => unknown)[]) => Outcome[]
   private readonly s: ReturnType<typeof statements>
+  /**
+   * Read-only, over a database an older version made: the tables and columns it lacks ("markets.cancelled",
+   * "faucet"), read as empty tables and default values. The server adds them on its next start.
+   */
+  readonly olderSchema: string[] = []
+  /** Read-only, over a database from before the head file: there is no head to check yet (the server writes it on its next start). */
+  readonly preAnchor: boolean = false
+  /** Per market: the JSON of its last GET reply and the state of its row it was made from (marketJson). */
+  private readonly sent = new Map<string, { version: string; json: string }>()
   /** Per market: the sampling step of its history, and the points read at that step, by trade number. */
   private readonly sampled = new Map<string, { step: number; points: Map<number, { ts: string; prices: number[] }> }>()
 
@@ -129,19 +144,21 @@ export class MarketStore {
     mkdirSync(o.dataDir, { recursive: true })
     this.db = openSqlite(this.file, { readonly: o.readonly, busyTimeoutMs: 5000 })
     this.now = o.now ?? Date.now
-    let unanchored = false
-    if (!o.readonly) {
+    // a database made before the head was anchored has no faucet table (they came together)
+    const unanchored = !this.db
+      .prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'faucet'")
+      .get()!.n
+    if (o.readonly) {
+      // an older database is read as the current one, in memory: what it lacks, at its defaults (see olderSchema)
+      this.olderSchema = upgradeInMemory(this.db)
+      this.preAnchor = unanchored
+    } else {
       this.db.exec('PRAGMA journal_mode = WAL')
       // FULL: a commit in WAL mode is on the disk when it returns, so an acknowledged trade survives a crash
       this.db.exec('PRAGMA synchronous = FULL')
-      // a database made before the head was anchored has no faucet table (they came together)
-      unanchored = !this.db
-        .prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'faucet'")
-        .get()!.n
-      this.db.exec(SCHEMA)
-      // databases made before markets could be cancelled
-      const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(markets)').all()
-      if (!columns.some((c) => c.name === 'cancelled')) this.db.exec('ALTER TABLE markets ADD COLUMN cancelled INTEGER NOT NULL DEFAULT 0')
+      this.db.exec(TABLES)
+      upgrade(this.db, this.file)
+      this.db.exec(INDEXES)
     }
     this.s = statements(this.db)
     const savepoint = this.db.transaction((job: () => unknown) => job())
@@ -157,7 +174,7 @@ export class MarketStore {
     if (!o.readonly && !this.s.agent.get(HOUSE_ID))
       this.s.insertAgent.run(HOUSE_ID, HOUSE_ID, 'the house (funds labs markets)', 'lab', null, null, this.now())
     // a new database, or one from before the anchor, is anchored where it stands; any other is checked against its head file by audit()
-    if (unanchored && !existsSync(this.headFile)) this.writeHead()
+    if (!o.readonly && unanchored && !existsSync(this.headFile)) this.writeHead()
   }
 
   close(): void {
@@ -241,7 +258,8 @@ export class MarketStore {
       head = JSON.parse(readFileSync(this.headFile, 'utf8'))
     } catch (e) {
       const last = this.s.head.get()
-      return last
+      // a database from before the anchor, read before the server's next start: there is no head yet to check
+      return last && !this.preAnchor
         ? `the head file ${this.headFile} is missing or unreadable (${(e as Error).message}) while the ledger holds ${last.seq} entries`
         : null
     }
@@ -507,6 +525,24 @@ export class MarketStore {
 
   market(id: string, history = true): MarketReply {
     return this.reply(this.row(id), history)
+  }
+
+  /**
+   * The market with its history as JSON text, for GET: kept per market and sent again until a trade,
+   * a settlement or the close changes what it says (all read from its row, which each GET reads anyway).
+   * Building and serialising the 200-point history is most of a GET's work; under trading, reads outnumber trades.
+   */
+  marketJson(id: string): string {
+    const m = this.row(id)
+    const version = `${m.trades} ${m.resolved_at} ${m.cancelled} ${m.closes_at} ${this.now() >= m.closes_at}`
+    const kept = this.sent.get(id)
+    if (kept?.version === version) return kept.json
+    const json = JSON.stringify(this.reply(m, true))
+    this.sent.delete(id)
+    this.sent.set(id, { version, json })
+    // the most recently changed markets only: a Map iterates in insertion order, so the first is the oldest
+    if (this.sent.size > SENT_KEPT) this.sent.delete(this.sent.keys().next().value!)
+    return json
   }
 
   markets(q: { sort?: 'volume' | 'created' | 'closing'; tier?: 'play' | 'labs'; status?: MarketReply['status'] }): MarketReply[] {
@@ -875,65 +911,138 @@ export class MarketStore {
   }
 }
 
+interface Column {
+  name: string
+  type: string
+  notnull: number
+  dflt_value: string | null
+}
+
+/** What `db` lacks of TABLES, as an older version made it: whole tables (with their CREATE statements), and columns of the tables it has. */
+function missingParts(db: Sqlite): { tables: { name: string; sql: string }[]; columns: { table: string; column: Column }[] } {
+  // the current tables, made in memory: TABLES stays the one place their columns are written
+  const current = openSqlite(':memory:')
+  try {
+    current.exec(TABLES)
+    const out = { tables: [] as { name: string; sql: string }[], columns: [] as { table: string; column: Column }[] }
+    for (const t of current.prepare<[], { name: string; sql: string }>("SELECT name, sql FROM sqlite_master WHERE type = 'table'").all()) {
+      const has = new Set(
+        db
+          .prepare<[], { name: string }>(`PRAGMA main.table_info(${t.name})`)
+          .all()
+          .map((c) => c.name),
+      )
+      if (has.size === 0) out.tables.push(t)
+      else
+        for (const column of current.prepare<[], Column>(`PRAGMA table_info(${t.name})`).all())
+          if (!has.has(column.name)) out.columns.push({ table: t.name, column })
+    }
+    return out
+  } finally {
+    current.close()
+  }
+}
+
+/** Adds the columns an older version's tables lack (TABLES has made the tables it lacked), each at its default. */
+function upgrade(db: Sqlite, file: string): void {
+  for (const { table, column: c } of missingParts(db).columns) {
+    if (c.notnull && c.dflt_value === null)
+      throw new CrystalError(
+        'conflict',
+        `the market database ${file} is from a version too old to upgrade: its table ${table} has no column ${c.name}, which has no default`,
+        { file },
+      )
+    db.exec(
+      `ALTER TABLE ${table} ADD COLUMN ${c.name} ${c.type}${c.notnull ? ' NOT NULL' : ''}${c.dflt_value === null ? '' : ` DEFAULT ${c.dflt_value}`}`,
+    )
+  }
+}
+
+/**
+ * A read-only connection's reading of an older database as the current one, written nowhere: a missing
+ * table is an empty temporary table, a table that lacks columns is a temporary view adding them at their
+ * defaults (NULL where there is none); a temporary object hides main's of the same name. Returns what was missing.
+ */
+function upgradeInMemory(db: Sqlite): string[] {
+  const { tables, columns } = missingParts(db)
+  for (const t of tables) db.exec(t.sql.replace(/^CREATE TABLE/, 'CREATE TEMP TABLE'))
+  for (const table of new Set(columns.map((c) => c.table))) {
+    const added = columns.filter((c) => c.table === table).map((c) => `${c.column.dflt_value ?? 'NULL'} AS ${c.column.name}`)
+    db.exec(`CREATE TEMP VIEW ${table} AS SELECT *, ${added.join(', ')} FROM main.${table}`)
+  }
+  return [...tables.map((t) => t.name), ...columns.map((c) => `${c.table}.${c.column.name}`)]
+}
+
 function statements(db: Sqlite) {
+  // each prepared on its first use: a read-only store over an older database never prepares the writes its temporary views could not take
+  const prepare = <P extends unknown[] = unknown[], R = unknown>(sql: string): Statement<P, R> => {
+    let made: Statement<P, R> | undefined
+    const it = () => (made ??= db.prepare<P, R>(sql))
+    return {
+      run: (...p) => it().run(...p),
+      get: (...p) => it().get(...p),
+      all: (...p) => it().all(...p),
+      iterate: (...p) => it().iterate(...p),
+    }
+  }
   return {
-    agent: db.prepare<[string], AgentRow>('SELECT * FROM agents WHERE id = ?'),
-    insertAgent: db.prepare(
+    agent: prepare<[string], AgentRow>('SELECT * FROM agents WHERE id = ?'),
+    insertAgent: prepare(
       'INSERT INTO agents (id, owner, display_name, kind, salt, token_hash, balance, created_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?)',
     ),
-    addBalance: db.prepare('UPDATE agents SET balance = balance + ? WHERE id = ?'),
-    market: db.prepare<[string], MarketRow>('SELECT * FROM markets WHERE id = ?'),
-    nextSerial: db.prepare<[], { n: number }>('SELECT COALESCE(MAX(serial), 0) + 1 AS n FROM markets'),
-    insertMarket: db.prepare(
+    addBalance: prepare('UPDATE agents SET balance = balance + ? WHERE id = ?'),
+    market: prepare<[string], MarketRow>('SELECT * FROM markets WHERE id = ?'),
+    nextSerial: prepare<[], { n: number }>('SELECT COALESCE(MAX(serial), 0) + 1 AS n FROM markets'),
+    insertMarket: prepare(
       'INSERT INTO markets (id, serial, question, outcomes, category, tier, b, q, escrow, pool, proposer_id, proposer_owner, funder_id, created_at, closes_at) VALUES (@id, @serial, @question, @outcomes, @category, @tier, @b, @q, @escrow, @escrow, @proposer_id, @proposer_owner, @funder_id, @created_at, @closes_at)',
     ),
-    applyTrade: db.prepare('UPDATE markets SET q = ?, pool = pool + ?, volume = volume + ?, trades = trades + 1 WHERE id = ?'),
-    settle: db.prepare('UPDATE markets SET resolved_at = ?, resolution = ?, cancelled = ?, pool = 0 WHERE id = ?'),
-    closeAt: db.prepare('UPDATE markets SET closes_at = ? WHERE id = ?'),
-    marketTrades: db.prepare<[string], { agent_id: string; amount: number; detail: string }>(
+    applyTrade: prepare('UPDATE markets SET q = ?, pool = pool + ?, volume = volume + ?, trades = trades + 1 WHERE id = ?'),
+    settle: prepare('UPDATE markets SET resolved_at = ?, resolution = ?, cancelled = ?, pool = 0 WHERE id = ?'),
+    closeAt: prepare('UPDATE markets SET closes_at = ? WHERE id = ?'),
+    marketTrades: prepare<[string], { agent_id: string; amount: number; detail: string }>(
       "SELECT agent_id, amount, detail FROM ledger WHERE market_id = ? AND kind = 'trade' ORDER BY seq",
     ),
-    marketPositions: db.prepare<[string], { agent_id: string; outcome: number; shares: number }>(
+    marketPositions: prepare<[string], { agent_id: string; outcome: number; shares: number }>(
       'SELECT agent_id, outcome, shares FROM positions WHERE market_id = ? AND shares <> 0',
     ),
-    entry: db.prepare<[number], { seq: number; hash: string }>('SELECT seq, hash FROM ledger WHERE seq = ?'),
-    faucetDrawn: db.prepare<[string], { drawn_at: number }>('SELECT drawn_at FROM faucet WHERE owner = ?'),
-    faucetDraw: db.prepare(
+    entry: prepare<[number], { seq: number; hash: string }>('SELECT seq, hash FROM ledger WHERE seq = ?'),
+    faucetDrawn: prepare<[string], { drawn_at: number }>('SELECT drawn_at FROM faucet WHERE owner = ?'),
+    faucetDraw: prepare(
       'INSERT INTO faucet (owner, drawn_at) VALUES (?, ?) ON CONFLICT (owner) DO UPDATE SET drawn_at = excluded.drawn_at',
     ),
-    position: db.prepare<[string, string, number], { shares: number }>(
+    position: prepare<[string, string, number], { shares: number }>(
       'SELECT shares FROM positions WHERE agent_id = ? AND market_id = ? AND outcome = ?',
     ),
     // the new holding, summed on the share grid in JavaScript exactly as the ledger replay sums it
-    setPosition: db.prepare(
+    setPosition: prepare(
       'INSERT INTO positions (agent_id, market_id, outcome, shares) VALUES (?, ?, ?, ?) ON CONFLICT (agent_id, market_id, outcome) DO UPDATE SET shares = excluded.shares',
     ),
-    agentPositions: db.prepare<[string], { market_id: string; outcomes: string; outcome: number; shares: number }>(
+    agentPositions: prepare<[string], { market_id: string; outcomes: string; outcome: number; shares: number }>(
       'SELECT p.market_id, m.outcomes, p.outcome, p.shares FROM positions p JOIN markets m ON m.id = p.market_id WHERE p.agent_id = ? AND p.shares <> 0 AND m.resolved_at IS NULL ORDER BY p.market_id, p.outcome',
     ),
-    insertTrade: db.prepare(
+    insertTrade: prepare(
       'INSERT INTO trades (market_id, n, agent_id, outcome, shares, cost, prices, ts, ledger_seq, client_ref) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     ),
-    byClientRef: db.prepare<
+    byClientRef: prepare<
       [string, string],
       { id: number; market_id: string; outcome: number; shares: number; cost: number; prices: string; ledger_seq: number }
     >('SELECT id, market_id, outcome, shares, cost, prices, ledger_seq FROM trades WHERE agent_id = ? AND client_ref = ?'),
-    history: db.prepare<[string], { ts: number; prices: string }>('SELECT ts, prices FROM trades WHERE market_id = ? ORDER BY n'),
+    history: prepare<[string], { ts: number; prices: string }>('SELECT ts, prices FROM trades WHERE market_id = ? ORDER BY n'),
     // chosen trades by their number in the market (a JSON array): one index lookup each
-    sampledHistory: db.prepare<[string, string], { n: number; ts: number; prices: string }>(
+    sampledHistory: prepare<[string, string], { n: number; ts: number; prices: string }>(
       'SELECT n, ts, prices FROM trades WHERE market_id = ? AND n IN (SELECT value FROM json_each(?)) ORDER BY n',
     ),
-    head: db.prepare<[], { seq: number; hash: string }>('SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1'),
-    insertLedger: db.prepare(
+    head: prepare<[], { seq: number; hash: string }>('SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1'),
+    insertLedger: prepare(
       'INSERT INTO ledger (seq, ts, kind, agent_id, market_id, amount, detail, prev_hash, hash) VALUES (@seq, @ts, @kind, @agent_id, @market_id, @amount, @detail, @prev_hash, @hash)',
     ),
-    ledgerPage: db.prepare<[number, number], LedgerEntry>('SELECT * FROM ledger WHERE seq > ? ORDER BY seq LIMIT ?'),
-    ledgerAll: db.prepare<[], LedgerEntry>('SELECT * FROM ledger ORDER BY seq'),
-    due: db.prepare<[number], { id: string }>(
+    ledgerPage: prepare<[number, number], LedgerEntry>('SELECT * FROM ledger WHERE seq > ? ORDER BY seq LIMIT ?'),
+    ledgerAll: prepare<[], LedgerEntry>('SELECT * FROM ledger ORDER BY seq'),
+    due: prepare<[number], { id: string }>(
       "SELECT id FROM markets WHERE tier = 'play' AND resolved_at IS NULL AND closes_at <= ? ORDER BY closes_at",
     ),
     // the trades in resolved (not cancelled) markets where traders of @owners households or more traded, of one agent or (with null) of all
-    scored: db.prepare<
+    scored: prepare<
       [{ agent: string | null; owners: number }],
       { agent_id: string; market_id: string; ts: number; prices: string; cost: number; resolution: string; closed: number }
     >(
