@@ -1,6 +1,6 @@
-// "This tab": the same engine code as the server, running in the page: on navigator.gpu when the
-// browser has WebGPU, else on the WebAssembly CPU backend (it needs the cross-origin isolation the
-// server sends). Discoveries made here are registered in the server's registry.
+// "This tab": the same engine code as the server, running in the tab's workers (app/engine.worker.ts):
+// on navigator.gpu when the browser has WebGPU, else on the WebAssembly CPU backend (it needs the
+// cross-origin isolation the server sends). Discoveries made here are registered in the server's registry.
 import { progressed, runningJob, SEARCH_DEFAULTS, type EvolveRequest, type Job, type State } from '../engine/contracts/api.js'
 import type { Primitive } from '../engine/contracts/registry.js'
 import { discover } from '../engine/discovery/discovery.js'
@@ -17,11 +17,6 @@ export type TabBackend = 'gpu' | 'cpu'
 
 /** An evolve from the Lab: the size and population are always given there. */
 export type LabEvolve = EvolveRequest & Required<Pick<EvolveRequest, 'population' | 'size'>>
-
-/** WebGPU when the browser has it (unless the CPU twin is asked for), else the CPU twin. */
-export async function openTabEngine(size: number, material: string, seed: number, prefer: TabBackend = 'gpu'): Promise<Engine> {
-  return createEngine({ backend: prefer === 'gpu' && gpu() ? 'gpu' : 'cpu', size, material, seed, gpu: async () => gpu() })
-}
 
 /** The server's registry over its REST API, as discovery uses it. */
 export const serverRegistry = {
