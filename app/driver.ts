@@ -1,7 +1,15 @@
 // What the controls act on: the server's engine (over the REST API; its state arrives on the feed),
 // or the tab's own, in a worker (its state is published after each change, frame by frame while it resonates).
 import { proxy, transfer, wrap, type Remote } from 'comlink'
-import { API_LIMITS, type DreamReport, type FieldPlanes, type Job, type ProbeResult, type RecallResult, type State } from '../engine/contracts/api.js'
+import {
+  API_LIMITS,
+  type DreamReport,
+  type FieldPlanes,
+  type Job,
+  type ProbeResult,
+  type RecallResult,
+  type State,
+} from '../engine/contracts/api.js'
 import type { Pulse } from '../engine/encode/pulse.js'
 import type { EngineMirror, EngineWorker } from './engine.worker'
 import { post } from './api'

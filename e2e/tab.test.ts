@@ -31,7 +31,9 @@ describe('This tab mode', () => {
     await page.getByRole('button', { name: 'This tab' }).click()
     await expect
       .poll(mode, { timeout: 30_000 })
-      .toMatch(/^This tab · gpu backend: asked for \(.*swiftshader.*\) · carried from the server at step 0 · gpu · europium_crystal · N = 48$/i)
+      .toMatch(
+        /^This tab · gpu backend: asked for \(.*swiftshader.*\) · carried from the server at step 0 · gpu · europium_crystal · N = 48$/i,
+      )
     expect(await page.getByRole('button', { name: 'This tab' }).getAttribute('aria-pressed')).toBe('true')
     await expect.poll(status).toMatch(/^step 0 · 0 memories/)
   })

@@ -39,7 +39,12 @@ describe('GET /crystal/field', () => {
     await call(s.url, 'POST', '/crystal/step', { steps: 25 })
     await call(s.url, 'POST', '/crystal/conditions', { noise: 0.001 })
     const f = await field()
-    expect(f).toMatchObject({ size: N, step_count: 25, noise: 0.001, memories: [{ text: 'the amber lattice hums', importance: 1, step: 0 }] })
+    expect(f).toMatchObject({
+      size: N,
+      step_count: 25,
+      noise: 0.001,
+      memories: [{ text: 'the amber lattice hums', importance: 1, step: 0 }],
+    })
     const shown = (await call(s.url, 'GET', `/crystal/state?size=${N}`)).body.field as number[]
     expect(Math.max(...f.u.map((v) => Math.abs(v)))).toBeGreaterThan(0.01)
     // the state is rounded to 5 decimals; the planes are the engine's own float32
@@ -61,7 +66,9 @@ describe('GET /crystal/field', () => {
 
   test('a plane that is not size x size is refused by the decoder, naming the plane and the sizes', async () => {
     const wire = (await call(s.url, 'GET', '/crystal/field')).body as api.FieldWire
-    expect(() => api.decodeField({ ...wire, size: N + 1 })).toThrow(`the field's u holds ${N * N * 4} bytes, not the ${(N + 1) ** 2 * 4} of ${N + 1} x ${N + 1} float32`)
+    expect(() => api.decodeField({ ...wire, size: N + 1 })).toThrow(
+      `the field's u holds ${N * N * 4} bytes, not the ${(N + 1) ** 2 * 4} of ${N + 1} x ${N + 1} float32`,
+    )
     expect(() => api.decodeField({ ...wire, prev: '' })).toThrow(`the field's prev holds 0 bytes`)
   })
 })
