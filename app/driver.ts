@@ -102,6 +102,12 @@ function engineWorker(name: string): { worker: Worker; remote: Remote<EngineWork
   return { worker, remote: wrap<EngineWorker>(worker) }
 }
 
+/** Long work (an evolve, a swarm round's search) in a worker of its own, ended when the work ends. */
+export function inWorker<T>(name: string, work: (w: Remote<EngineWorker>) => Promise<T>): Promise<T> {
+  const { worker, remote } = engineWorker(name)
+  return work(remote).finally(() => worker.terminate())
+}
+
 /**
  * The tab's engine as the page holds it: a worker with the engine in it, and a mirror of what the
  * page reads without waiting (step, memories, conditions, backend), updated after each change.
@@ -208,8 +214,7 @@ export class TabDriver implements Driver {
 
   /** An evolve in a worker of its own (the field's worker stays free), ended when the evolve ends. */
   async evolve(r: LabEvolve, onJob: (j: Job) => void): Promise<string> {
-    const { worker, remote } = engineWorker('tab evolve')
-    void remote.evolve(r, proxy(onJob)).finally(() => worker.terminate())
+    void inWorker('tab evolve', (w) => w.evolve(r, proxy(onJob)))
     return 'tab'
   }
 

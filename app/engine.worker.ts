@@ -4,9 +4,10 @@
 // the fields the page reads without waiting.
 import { expose, transfer } from 'comlink'
 import type { DreamReport, FieldPlanes, Job, ProbeResult, RecallResult, State } from '../engine/contracts/api.js'
+import type { DiscoveryProgress, DiscoveryResult } from '../engine/discovery/discovery.js'
 import type { Pulse } from '../engine/encode/pulse.js'
 import { createEngine, type Engine } from '../engine/field/engine.js'
-import { evolveInTab, tabState, type LabEvolve, type TabBackend } from './tab'
+import { discoverInTab, evolveInTab, tabState, type LabEvolve, type TabBackend, type TabSearch } from './tab'
 
 /** What the page reads of the engine between calls. */
 export interface EngineMirror {
@@ -93,6 +94,8 @@ const api = {
     }),
   /** An evolve in this worker (one worker each), its progress told to `onJob`. */
   evolve: (request: LabEvolve, onJob: (j: Job) => void): Promise<Job> => evolveInTab(request, onJob),
+  /** A swarm round's search in this worker (one worker each). */
+  discover: (search: TabSearch, onProgress: (p: DiscoveryProgress) => void): Promise<DiscoveryResult> => discoverInTab(search, onProgress),
   close: () => serial(async (e) => (e.destroy(), (engine = undefined))),
 }
 

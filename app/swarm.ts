@@ -2,7 +2,7 @@
 // says where), follows the swarm's events and announcements, and explores as a process does: before a
 // round it merges what others announced, after it announces its own finds at or above the floor (the
 // loops of engine/swarm/rounds.ts, as `crystal explore` runs them). Its registry is the server's. The
-// NATS client loads only when the swarm is used.
+// NATS client loads only when the swarm is used. A round's search runs in a worker of its own.
 import type { NatsConnection } from '@nats-io/nats-core'
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream'
 import type { SwarmConfig } from '../engine/contracts/api.js'
@@ -10,7 +10,6 @@ import type { DiscoveredMessage, EventMessage as SwarmEvent } from '../engine/co
 import type { Primitive } from '../engine/contracts/registry.js'
 import { readAnnouncement, SUBJECTS } from '../engine/contracts/swarm.js'
 import { checkMessage } from '../engine/contracts/subjects.js'
-import { createEngine } from '../engine/field/engine.js'
 import { MaterialCatalog } from '../engine/field/materials.js'
 import type { Registry } from '../engine/registry/registry.js'
 import {
@@ -21,7 +20,9 @@ import {
   type MergeTally,
   type SwarmPeer,
 } from '../engine/swarm/rounds.js'
+import { proxy } from 'comlink'
 import { get } from './api'
+import { inWorker } from './driver'
 import { serverRegistry } from './tab'
 
 const catalog = new MaterialCatalog()
@@ -103,16 +104,27 @@ export class Swarm implements SwarmPeer<{ sent: number; ids: string[] }> {
     r: { material: string; generations: number; population: number; size: number },
     onProgress: (line: string) => void,
   ): Promise<{ merged: number; registered: string[]; announced: string[] }> {
-    const { result, swarm } = await exploreRound(this, round, this.floor, {
-      material: catalog.get(r.material),
-      generations: r.generations,
-      population: r.population,
-      size: r.size,
-      seed: round,
-      registry: serverRegistry,
-      open: (o) => createEngine({ ...o, backend: 'auto', gpu: async () => (navigator as Navigator & { gpu?: GPU }).gpu }),
-      onProgress: (p) => onProgress(`round ${round}: generation ${p.generation} of ${p.generations}, registered ${p.registered_total}`),
-    })
+    const { result, swarm } = await exploreRound(
+      this,
+      round,
+      this.floor,
+      {
+        material: catalog.get(r.material),
+        generations: r.generations,
+        population: r.population,
+        size: r.size,
+        seed: round,
+        registry: serverRegistry,
+      },
+      // the search in a worker of its own (the page keeps drawing); it registers into the server's registry too
+      ({ registry, ...search }) =>
+        inWorker('tab explore', (w) =>
+          w.discover(
+            search,
+            proxy((p) => onProgress(`round ${round}: generation ${p.generation} of ${p.generations}, registered ${p.registered_total}`)),
+          ),
+        ),
+    )
     return { merged: swarm!.merged.merged, registered: result.registered.map((p) => p.id), announced: swarm!.announced.ids }
   }
 

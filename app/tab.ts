@@ -3,7 +3,7 @@
 // cross-origin isolation the server sends). Discoveries made here are registered in the server's registry.
 import { progressed, runningJob, SEARCH_DEFAULTS, type EvolveRequest, type Job, type State } from '../engine/contracts/api.js'
 import type { Primitive } from '../engine/contracts/registry.js'
-import { discover } from '../engine/discovery/discovery.js'
+import { discover, type DiscoveryOptions, type DiscoveryProgress, type DiscoveryResult } from '../engine/discovery/discovery.js'
 import { createEngine, type Engine } from '../engine/field/engine.js'
 import { MaterialCatalog } from '../engine/field/materials.js'
 import { fieldState } from '../engine/field/state.js'
@@ -49,21 +49,34 @@ export async function tabState(e: Engine, side: number): Promise<State> {
   return fieldState(e, { u, books, timeline: e.timeline(0) }, side, e.backend)
 }
 
+/** A search's figures: what crosses to a worker (the registry and the engines are the worker's own). */
+export type TabSearch = Pick<DiscoveryOptions, 'material' | 'generations' | 'population' | 'size' | 'seed'>
+
 /** Discovery in the tab (on the CPU backend when the only WebGPU is software), into the server's registry. */
+export function discoverInTab(search: TabSearch, onProgress?: (p: DiscoveryProgress) => void): Promise<DiscoveryResult> {
+  return discover({
+    ...search,
+    registry: serverRegistry,
+    open: (o) => createEngine({ ...o, backend: 'auto', gpu: async () => gpu() }),
+    onProgress,
+  })
+}
+
+/** An evolve in the tab, as a job told to `onJob`. */
 export async function evolveInTab(request: LabEvolve, onJob: (j: Job) => void): Promise<Job> {
   let job = runningJob('tab', request)
   onJob(job)
   try {
-    const result = await discover({
-      material: catalog.get(request.material),
-      generations: request.generations,
-      population: request.population,
-      size: request.size,
-      seed: request.seed ?? SEARCH_DEFAULTS.seed,
-      registry: serverRegistry,
-      open: (o) => createEngine({ ...o, backend: 'auto', gpu: async () => gpu() }),
-      onProgress: (p) => onJob((job = progressed(job, p))),
-    })
+    const result = await discoverInTab(
+      {
+        material: catalog.get(request.material),
+        generations: request.generations,
+        population: request.population,
+        size: request.size,
+        seed: request.seed ?? SEARCH_DEFAULTS.seed,
+      },
+      (p) => onJob((job = progressed(job, p))),
+    )
     job = { ...job, status: 'done', finished_at: new Date().toISOString(), registered: result.registered.map((p) => p.id) }
   } catch (e) {
     job = { ...job, status: 'failed', finished_at: new Date().toISOString(), error: (e as Error).message }

@@ -156,16 +156,22 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
         for (let round = 0; !stopping && (o.rounds === undefined || round < o.rounds); round++) {
           const asked = requests.shift()
           const material = asked ? catalog.get(asked.material) : materials[round % materials.length]
-          const { result: r, swarm } = await exploreRound(link, round + 1, floor, {
-            material,
-            generations: asked?.generations ?? o.generations,
-            population: o.population,
-            size: o.size,
-            seed: o.seed + round,
-            min_persistence: o.minPersistence,
-            registry: c.registry(),
-            open: c.open,
-          })
+          const { result: r, swarm } = await exploreRound(
+            link,
+            round + 1,
+            floor,
+            {
+              material,
+              generations: asked?.generations ?? o.generations,
+              population: o.population,
+              size: o.size,
+              seed: o.seed + round,
+              min_persistence: o.minPersistence,
+              registry: c.registry(),
+              open: c.open,
+            },
+            discover,
+          )
           const [merged, announced] = [swarm?.merged, swarm?.announced]
           totals.rounds++
           totals.registered += r.registered.length
