@@ -96,16 +96,27 @@ const VIEW_SIDE = 128
 /** Wall time a frame may spend stepping: about 30 frames a second when the engine keeps up. */
 const FRAME_BUDGET_MS = 30
 
+interface EngineWorkerHandle {
+  worker: Worker
+  remote: Remote<EngineWorker>
+  /** Rejects when the worker fails (its script did not load, or an error escaped it): calls to it would never be answered. */
+  failed: Promise<never>
+}
+
 /** A dedicated module worker running app/engine.worker.ts (Vite bundles it); comlink speaks to it. */
-function engineWorker(name: string): { worker: Worker; remote: Remote<EngineWorker> } {
+function engineWorker(name: string): EngineWorkerHandle {
   const worker = new Worker(new URL('./engine.worker.ts', import.meta.url), { type: 'module', name })
-  return { worker, remote: wrap<EngineWorker>(worker) }
+  const failed = new Promise<never>((_, reject) =>
+    worker.addEventListener('error', (e) => reject(new Error(`the ${name} worker failed: ${e.message || 'its script did not load'}`))),
+  )
+  failed.catch(() => {})
+  return { worker, remote: wrap<EngineWorker>(worker), failed }
 }
 
 /** Long work (an evolve, a swarm round's search) in a worker of its own, ended when the work ends. */
 export function inWorker<T>(name: string, work: (w: Remote<EngineWorker>) => Promise<T>): Promise<T> {
-  const { worker, remote } = engineWorker(name)
-  return work(remote).finally(() => worker.terminate())
+  const { worker, remote, failed } = engineWorker(name)
+  return Promise.race([work(remote), failed]).finally(() => worker.terminate())
 }
 
 /**
@@ -113,38 +124,38 @@ export function inWorker<T>(name: string, work: (w: Remote<EngineWorker>) => Pro
  * page reads without waiting (step, memories, conditions, backend), updated after each change.
  */
 export class TabEngine {
-  /** Rejects once the worker is ended: a call under way then fails rather than waiting forever. */
+  /** Rejects once the worker is ended or has failed: a call under way then fails rather than waiting forever. */
   private readonly ended: Promise<never>
   private end = () => {}
 
   private constructor(
-    private readonly worker: Worker,
-    private readonly remote: Remote<EngineWorker>,
+    private readonly w: EngineWorkerHandle,
     public mirror: EngineMirror,
   ) {
-    this.ended = new Promise<never>((_, reject) => (this.end = () => reject(new Error("the tab's engine was closed"))))
+    const closed = new Promise<never>((_, reject) => (this.end = () => reject(new Error("the tab's engine was closed"))))
+    this.ended = Promise.race([closed, w.failed])
     this.ended.catch(() => {})
   }
 
   /** A call to the worker's engine. */
   ask<T>(work: (w: Remote<EngineWorker>) => Promise<T>): Promise<T> {
-    return Promise.race([work(this.remote), this.ended])
+    return Promise.race([work(this.w.remote), this.ended])
   }
 
   /** WebGPU when the browser has it in workers (unless the CPU twin is asked for), else the CPU twin. */
   static async open(size: number, material: string, seed: number, prefer: TabBackend): Promise<TabEngine> {
-    const { worker, remote } = engineWorker('tab engine')
+    const w = engineWorker('tab engine')
     try {
-      return new TabEngine(worker, remote, await remote.open(size, material, seed, prefer))
+      return new TabEngine(w, await Promise.race([w.remote.open(size, material, seed, prefer), w.failed]))
     } catch (e) {
-      worker.terminate()
+      w.worker.terminate()
       throw e
     }
   }
 
   /** Ends the worker at once, with whatever it was doing (its GPU device and memory go with it). */
   destroy(): void {
-    this.worker.terminate()
+    this.w.worker.terminate()
     this.end()
   }
 }

@@ -51,6 +51,10 @@ describe("This tab's engine in a worker", () => {
   test('while the tab resonates (CPU twin), the page draws frames and handles a click; Stop stops it', async () => {
     await o.page.locator('select[name="tab-backend"]').selectOption('cpu')
     await expect.poll(mode, { timeout: 60_000 }).toMatch(/carried over from WebGPU at step 40 · cpu · /)
+    // the CPU twin's shared memory needs cross-origin isolation in the worker too (the server's headers on its script)
+    const workers = o.page.workers()
+    expect(workers.length).toBeGreaterThan(0)
+    for (const w of workers) expect(await w.evaluate(() => crossOriginIsolated)).toBe(true)
     await watchThePage()
     await o.page.getByLabel('steps').fill('10000000')
     await o.page.getByRole('button', { name: 'Resonate' }).click()
