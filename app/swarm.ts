@@ -23,7 +23,7 @@ import {
 import { proxy } from 'comlink'
 import { get } from './api'
 import { inWorker } from './driver'
-import { serverRegistry } from './tab'
+import { serverRegistry } from './registry'
 
 const catalog = new MaterialCatalog()
 

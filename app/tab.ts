@@ -2,13 +2,11 @@
 // on navigator.gpu when the browser has WebGPU, else on the WebAssembly CPU backend (it needs the
 // cross-origin isolation the server sends). Discoveries made here are registered in the server's registry.
 import { progressed, runningJob, SEARCH_DEFAULTS, type EvolveRequest, type Job, type State } from '../engine/contracts/api.js'
-import type { Primitive } from '../engine/contracts/registry.js'
 import { discover, type DiscoveryOptions, type DiscoveryProgress, type DiscoveryResult } from '../engine/discovery/discovery.js'
 import { createEngine, type Engine } from '../engine/field/engine.js'
 import { MaterialCatalog } from '../engine/field/materials.js'
 import { fieldState } from '../engine/field/state.js'
-import type { Candidate, RegisterOutcome } from '../engine/registry/registry.js'
-import { get, post } from './api'
+import { serverRegistry } from './registry'
 
 const gpu = () => (navigator as Navigator & { gpu?: GPU }).gpu
 const catalog = new MaterialCatalog()
@@ -17,30 +15,6 @@ export type TabBackend = 'gpu' | 'cpu'
 
 /** An evolve from the Lab: the size and population are always given there. */
 export type LabEvolve = EvolveRequest & Required<Pick<EvolveRequest, 'population' | 'size'>>
-
-/** The server's registry over its REST API, as discovery uses it. */
-export const serverRegistry = {
-  async list(): Promise<Primitive[]> {
-    const out: Primitive[] = []
-    for (let offset = 0; ; offset += 500) {
-      const page = await get<{ total: number; items: Primitive[] }>(`/primitives?limit=500&offset=${offset}`)
-      out.push(...page.items)
-      if (out.length >= page.total || !page.items.length) return out
-    }
-  },
-  async register(candidates: readonly Candidate[]): Promise<RegisterOutcome> {
-    const r = await post<{ assigned: (string | null)[]; registered: string[]; rejected: RegisterOutcome['rejected'] }>('/primitives', {
-      // an import keeps its uuid and provenance (the cross-node identity); a tab's own find has neither
-      candidates: candidates.map(({ provenance, uuid, ...c }) => ({
-        ...c,
-        ...(uuid ? { uuid } : {}),
-        ...(provenance ? { provenance } : {}),
-      })),
-    })
-    const registered = await Promise.all(r.registered.map((id) => get<Primitive>(`/primitives/${id}`)))
-    return { assigned: r.assigned, registered, rejected: r.rejected.map((x) => ({ ...x, reason: 'duplicate' as const })), pruned: [] }
-  },
-}
 
 /** The tab's field as the Observatory shows it: the same shape as the server's GET /crystal/state. */
 export async function tabState(e: Engine, side: number): Promise<State> {
