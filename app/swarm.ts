@@ -10,6 +10,7 @@ import type { DiscoveredMessage, EventMessage as SwarmEvent } from '../engine/co
 import type { Primitive } from '../engine/contracts/registry.js'
 import { readAnnouncement, SUBJECTS } from '../engine/contracts/swarm.js'
 import { checkMessage } from '../engine/contracts/subjects.js'
+import type { DiscoveryProgress } from '../engine/discovery/discovery.js'
 import { MaterialCatalog } from '../engine/field/materials.js'
 import type { Registry } from '../engine/registry/registry.js'
 import {
@@ -115,15 +116,11 @@ export class Swarm implements SwarmPeer<{ sent: number; ids: string[] }> {
         size: r.size,
         seed: round,
         registry: serverRegistry,
+        onProgress: (p: DiscoveryProgress) =>
+          onProgress(`round ${round}: generation ${p.generation} of ${p.generations}, registered ${p.registered_total}`),
       },
-      // the search in a worker of its own (the page keeps drawing); it registers into the server's registry too
-      ({ registry, ...search }) =>
-        inWorker('tab explore', (w) =>
-          w.discover(
-            search,
-            proxy((p) => onProgress(`round ${round}: generation ${p.generation} of ${p.generations}, registered ${p.registered_total}`)),
-          ),
-        ),
+      // the search in a worker of its own (the page keeps drawing), with the same registry (the server's); functions stay here
+      ({ registry, onProgress: told, ...search }) => inWorker('tab explore', (w) => w.discover(search, proxy(told))),
     )
     return { merged: swarm!.merged.merged, registered: result.registered.map((p) => p.id), announced: swarm!.announced.ids }
   }
