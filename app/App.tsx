@@ -1,10 +1,10 @@
 // The Observatory: a tab bar (the field, Primitives, Swarm; a new domain adds its view to TABS) over
 // the live field, its decay timeline and the controls. Mode: the server's engine or the tab's own.
 import { useEffect, useRef, useState } from 'react'
-import type { State } from '../engine/contracts/api.js'
+import { decodeField, type FieldWire, type State } from '../engine/contracts/api.js'
 import { follow, get } from './api'
-import { serverDriver, TabDriver } from './driver'
-import { openTabEngine, type TabBackend } from './tab'
+import { resumeIn, serverDriver, TabDriver, TabEngine } from './driver'
+import type { TabBackend } from './tab'
 import { pulseNumbers, useStore } from './store'
 import { Ask } from './views/Ask'
 import { Controls } from './views/Controls'
@@ -50,9 +50,9 @@ export function App() {
     // (while a tab engine starts, the placeholder is the server driver: Server must still take its turn)
     if (kind === 'tab' && current.kind === 'tab' && prefer === tabBackend) return
     // the tab's field cannot move to the server: leaving it throws it away, so ask first when it holds anything
-    if (kind === 'server' && current instanceof TabDriver && (current.engine.step_count > 0 || current.engine.memories.length > 0)) {
-      const e = current.engine
-      const gone = `step ${e.step_count}, ${e.memories.length} ${e.memories.length === 1 ? 'memory' : 'memories'}`
+    if (kind === 'server' && current instanceof TabDriver && (current.engine.mirror.step_count > 0 || current.engine.mirror.memories > 0)) {
+      const e = current.engine.mirror
+      const gone = `step ${e.step_count}, ${e.memories} ${e.memories === 1 ? 'memory' : 'memories'}`
       if (!window.confirm(`Switch to the server's engine? This tab's field (${gone}) cannot move to the server and will be discarded.`))
         return
     }
@@ -64,31 +64,29 @@ export function App() {
       get<State>('/crystal/state?size=128').then(setState, (e: Error) => setError('feed', e.message))
       return
     }
-    // a tab engine switching backend carries its field across; from the server, the tab starts a field of its own
+    // a tab engine switching backend carries its field across; from the server, the tab takes the server's field
     const from = current instanceof TabDriver ? current : undefined
     if (!from) current.close()
     setDriver(from ?? serverDriver, `This tab · starting the engine ...`)
+    let e: TabEngine | undefined
     try {
-      const like = useStore.getState().state
-      const e = await openTabEngine(
-        from?.engine.size ?? like?.field_size ?? 64,
-        from?.engine.material.name ?? like?.material ?? 'ideal_resonator',
-        1,
-        prefer,
-      )
-      if (turn !== switches.current) {
-        e.destroy()
-        return
-      }
+      const server = from ? undefined : decodeField(await get<FieldWire>('/crystal/field'))
+      const was = from?.engine.mirror ?? server!
+      e = await TabEngine.open(was.size, was.material, 1, prefer)
+      if (turn !== switches.current) return e.destroy()
+      const origin = from
+        ? `carried over from ${from.engine.mirror.backend === 'gpu' ? 'WebGPU' : 'the CPU twin'} at step ${was.step_count}`
+        : `carried from the server at step ${was.step_count}`
       if (from) await from.carryTo(e)
+      else await resumeIn(e, server!)
+      if (turn !== switches.current) return e.destroy()
       from?.close()
       const tab = new TabDriver(e, setState)
-      const origin = from
-        ? `carried over from ${from.engine.backend === 'gpu' ? 'WebGPU' : 'the CPU twin'} at step ${e.step_count}`
-        : "a field of its own (the server's keeps running there)"
-      setDriver(tab, `This tab · ${e.backend_reason} · ${origin}`)
+      setDriver(tab, `This tab · ${e.mirror.backend_reason} · ${origin}`)
+      e = undefined // the driver holds it now
       await tab.show()
     } catch (err) {
+      e?.destroy()
       if (turn !== switches.current) return
       from?.close()
       setDriver(serverDriver, 'Server')

@@ -1,10 +1,19 @@
 // What the controls act on: the server's engine (over the REST API; its state arrives on the feed),
-// or the tab's own (its state is published after each change, frame by frame while it resonates).
-import { API_LIMITS, type DreamReport, type Job, type ProbeResult, type RecallResult, type State } from '../engine/contracts/api.js'
+// or the tab's own, in a worker (its state is published after each change, frame by frame while it resonates).
+import { proxy, transfer, wrap, type Remote } from 'comlink'
+import {
+  API_LIMITS,
+  type DreamReport,
+  type FieldPlanes,
+  type Job,
+  type ProbeResult,
+  type RecallResult,
+  type State,
+} from '../engine/contracts/api.js'
 import type { Pulse } from '../engine/encode/pulse.js'
-import type { Engine } from '../engine/field/engine.js'
+import type { EngineMirror, EngineWorker } from './engine.worker'
 import { post } from './api'
-import { evolveInTab, tabState, type LabEvolve } from './tab'
+import type { LabEvolve, TabBackend } from './tab'
 
 /** How a long Resonate goes: the steps done so far are reported after each chunk; aborting stops it between chunks. */
 export interface Stepping {
@@ -87,30 +96,95 @@ const VIEW_SIDE = 128
 /** Wall time a frame may spend stepping: about 30 frames a second when the engine keeps up. */
 const FRAME_BUDGET_MS = 30
 
+interface EngineWorkerHandle {
+  worker: Worker
+  remote: Remote<EngineWorker>
+  /** Rejects when the worker fails (its script did not load, or an error escaped it): calls to it would never be answered. */
+  failed: Promise<never>
+}
+
+/** A dedicated module worker running app/engine.worker.ts (Vite bundles it); comlink speaks to it. */
+function engineWorker(name: string): EngineWorkerHandle {
+  const worker = new Worker(new URL('./engine.worker.ts', import.meta.url), { type: 'module', name })
+  const failed = new Promise<never>((_, reject) =>
+    worker.addEventListener('error', (e) => reject(new Error(`the ${name} worker failed: ${e.message || 'its script did not load'}`))),
+  )
+  failed.catch(() => {})
+  return { worker, remote: wrap<EngineWorker>(worker), failed }
+}
+
+/** Long work (an evolve, a swarm round's search) in a worker of its own, ended when the work ends. */
+export function inWorker<T>(name: string, work: (w: Remote<EngineWorker>) => Promise<T>): Promise<T> {
+  const { worker, remote, failed } = engineWorker(name)
+  return Promise.race([work(remote), failed]).finally(() => worker.terminate())
+}
+
+/**
+ * The tab's engine as the page holds it: a worker with the engine in it, and a mirror of what the
+ * page reads without waiting (step, memories, conditions, backend), updated after each change.
+ */
+export class TabEngine {
+  /** Rejects once the worker is ended or has failed: a call under way then fails rather than waiting forever. */
+  private readonly ended: Promise<never>
+  private end = () => {}
+
+  private constructor(
+    private readonly w: EngineWorkerHandle,
+    public mirror: EngineMirror,
+  ) {
+    const closed = new Promise<never>((_, reject) => (this.end = () => reject(new Error("the tab's engine was closed"))))
+    this.ended = Promise.race([closed, w.failed])
+    this.ended.catch(() => {})
+  }
+
+  /** A call to the worker's engine. */
+  ask<T>(work: (w: Remote<EngineWorker>) => Promise<T>): Promise<T> {
+    return Promise.race([work(this.w.remote), this.ended])
+  }
+
+  /** WebGPU when the browser has it in workers (unless the CPU twin is asked for), else the CPU twin. */
+  static async open(size: number, material: string, seed: number, prefer: TabBackend): Promise<TabEngine> {
+    const w = engineWorker('tab engine')
+    try {
+      return new TabEngine(w, await Promise.race([w.remote.open(size, material, seed, prefer), w.failed]))
+    } catch (e) {
+      w.worker.terminate()
+      throw e
+    }
+  }
+
+  /** Ends the worker at once, with whatever it was doing (its GPU device and memory go with it). */
+  destroy(): void {
+    this.w.worker.terminate()
+    this.end()
+  }
+}
+
 export class TabDriver implements Driver {
   readonly kind = 'tab'
   private closed = false
 
   constructor(
-    readonly engine: Engine,
+    readonly engine: TabEngine,
     private readonly publish: (s: State) => void,
   ) {}
 
   async show(): Promise<void> {
-    if (!this.closed) this.publish(await tabState(this.engine, VIEW_SIDE))
+    const s = await this.engine.ask((w) => w.state(VIEW_SIDE))
+    if (!this.closed) this.publish(s)
   }
 
-  private async change(work: () => Promise<unknown>): Promise<void> {
-    await work()
+  private async change(work: (w: Remote<EngineWorker>) => Promise<EngineMirror>): Promise<void> {
+    this.engine.mirror = await this.engine.ask(work)
     await this.show()
   }
 
   write(text: string, importance: number) {
-    return this.change(() => this.engine.write(text, importance))
+    return this.change((w) => w.write(text, importance))
   }
 
-  pulse(p: Parameters<Driver['pulse']>[0]) {
-    return this.change(() => this.engine.pulse(p))
+  pulse(p: Pulse) {
+    return this.change((w) => w.pulse(p))
   }
 
   /** Steps frame by frame, as many steps a frame as fit the frame budget, showing each frame. */
@@ -119,37 +193,39 @@ export class TabDriver implements Driver {
     return stepInChunks(
       steps,
       FRAME_BUDGET_MS,
-      (n) => this.engine.step(n),
-      frame,
+      async (n) => {
+        // a switch of engine during the run closes this one: the run just ends
+        const mirror = await this.engine.ask((w) => w.step(n)).catch((e) => (this.closed ? this.engine.mirror : Promise.reject(e)))
+        this.engine.mirror = mirror
+      },
+      async () => (this.closed ? undefined : frame()),
       how,
       () => this.closed,
     )
   }
 
-  recall(text: string, k: number) {
-    return this.engine.recall(text, k)
+  recall(text: string, k: number): Promise<RecallResult> {
+    return this.engine.ask((w) => w.recall(text, k))
   }
 
-  probe(text: string) {
-    return this.engine.probe(text)
+  probe(text: string): Promise<ProbeResult> {
+    return this.engine.ask((w) => w.probe(text))
   }
 
   async dream(mode: 'light' | 'deep'): Promise<DreamReport> {
-    const [r] = await this.engine.dream(mode)
+    const { report, mirror } = await this.engine.ask((w) => w.dream(mode))
+    this.engine.mirror = mirror
     await this.show()
-    return r
+    return report
   }
 
   conditions(c: { material: string; temperature_k: number; noise: number }) {
-    return this.change(async () => {
-      this.engine.setMaterial(c.material)
-      this.engine.setTemperature(c.temperature_k)
-      this.engine.setNoise(c.noise)
-    })
+    return this.change((w) => w.conditions(c))
   }
 
+  /** An evolve in a worker of its own (the field's worker stays free), ended when the evolve ends. */
   async evolve(r: LabEvolve, onJob: (j: Job) => void): Promise<string> {
-    void evolveInTab(r, onJob)
+    void inWorker('tab evolve', (w) => w.evolve(r, proxy(onJob)))
     return 'tab'
   }
 
@@ -158,16 +234,17 @@ export class TabDriver implements Driver {
    * step, memories and conditions. The timeline restarts there; dream edits are not replayed, so
    * recall there reads memories written before a dream as though the dream had not cut them.
    */
-  async carryTo(next: Engine): Promise<void> {
-    const { u, prev } = await this.engine.read([0])
-    next.setMaterial(this.engine.material)
-    next.setTemperature(this.engine.temperature_k)
-    next.setNoise(this.engine.noise)
-    await next.resume({ u, prev, step_count: this.engine.step_count, memories: this.engine.memories.map(({ field, ...m }) => m) })
+  async carryTo(next: TabEngine): Promise<void> {
+    await resumeIn(next, await this.engine.ask((w) => w.save()))
   }
 
   close(): void {
     this.closed = true
     this.engine.destroy()
   }
+}
+
+/** Continues a saved field (a tab's, or the server's from GET /crystal/field) in a fresh tab engine. */
+export async function resumeIn(e: TabEngine, f: FieldPlanes): Promise<void> {
+  e.mirror = await e.ask((w) => w.resume(transfer(f, [f.u.buffer, f.prev.buffer])))
 }

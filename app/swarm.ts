@@ -2,7 +2,7 @@
 // says where), follows the swarm's events and announcements, and explores as a process does: before a
 // round it merges what others announced, after it announces its own finds at or above the floor (the
 // loops of engine/swarm/rounds.ts, as `crystal explore` runs them). Its registry is the server's. The
-// NATS client loads only when the swarm is used.
+// NATS client loads only when the swarm is used. A round's search runs in a worker of its own.
 import type { NatsConnection } from '@nats-io/nats-core'
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream'
 import type { SwarmConfig } from '../engine/contracts/api.js'
@@ -11,7 +11,6 @@ import type { Primitive } from '../engine/contracts/registry.js'
 import { readAnnouncement, SUBJECTS } from '../engine/contracts/swarm.js'
 import { checkMessage } from '../engine/contracts/subjects.js'
 import type { DiscoveryProgress, DiscoveryResult } from '../engine/discovery/discovery.js'
-import { createEngine } from '../engine/field/engine.js'
 import { MaterialCatalog } from '../engine/field/materials.js'
 import type { Registry } from '../engine/registry/registry.js'
 import {
@@ -22,8 +21,10 @@ import {
   type MergeTally,
   type SwarmPeer,
 } from '../engine/swarm/rounds.js'
+import { proxy } from 'comlink'
 import { get } from './api'
-import { serverRegistry } from './tab'
+import { inWorker } from './driver'
+import { serverRegistry } from './registry'
 
 const catalog = new MaterialCatalog()
 
@@ -104,16 +105,22 @@ export class Swarm implements SwarmPeer<{ sent: number; ids: string[] }> {
     r: { material: string; generations: number; population: number; size: number; seed: number },
     onProgress: (p: DiscoveryProgress) => void,
   ): Promise<{ merged: number; registered: string[]; announced: string[]; result: DiscoveryResult }> {
-    const { result, swarm } = await exploreRound(this, round, this.floor, {
-      material: catalog.get(r.material),
-      generations: r.generations,
-      population: r.population,
-      size: r.size,
-      seed: r.seed,
-      registry: serverRegistry,
-      open: (o) => createEngine({ ...o, backend: 'auto', gpu: async () => (navigator as Navigator & { gpu?: GPU }).gpu }),
-      onProgress,
-    })
+    const { result, swarm } = await exploreRound(
+      this,
+      round,
+      this.floor,
+      {
+        material: catalog.get(r.material),
+        generations: r.generations,
+        population: r.population,
+        size: r.size,
+        seed: r.seed,
+        registry: serverRegistry,
+        onProgress,
+      },
+      // the search in a worker of its own (the page keeps drawing), with the same registry (the server's); functions stay here
+      ({ registry, onProgress: told, ...search }) => inWorker('tab explore', (w) => w.discover(search, proxy(told))),
+    )
     return { merged: swarm!.merged.merged, registered: result.registered.map((p) => p.id), announced: swarm!.announced.ids, result }
   }
 

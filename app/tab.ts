@@ -1,14 +1,12 @@
-// "This tab": the same engine code as the server, running in the page: on navigator.gpu when the
-// browser has WebGPU, else on the WebAssembly CPU backend (it needs the cross-origin isolation the
-// server sends). Discoveries made here are registered in the server's registry.
+// "This tab": the same engine code as the server, running in the tab's workers (app/engine.worker.ts):
+// on navigator.gpu when the browser has WebGPU, else on the WebAssembly CPU backend (it needs the
+// cross-origin isolation the server sends). Discoveries made here are registered in the server's registry.
 import { progressed, runningJob, SEARCH_DEFAULTS, type EvolveRequest, type Job, type State } from '../engine/contracts/api.js'
-import type { Primitive } from '../engine/contracts/registry.js'
-import { discover } from '../engine/discovery/discovery.js'
+import { discover, type DiscoveryOptions, type DiscoveryProgress, type DiscoveryResult } from '../engine/discovery/discovery.js'
 import { createEngine, type Engine } from '../engine/field/engine.js'
 import { MaterialCatalog } from '../engine/field/materials.js'
 import { fieldState } from '../engine/field/state.js'
-import type { Candidate, RegisterOutcome } from '../engine/registry/registry.js'
-import { get, post } from './api'
+import { serverRegistry } from './registry'
 
 const gpu = () => (navigator as Navigator & { gpu?: GPU }).gpu
 const catalog = new MaterialCatalog()
@@ -18,35 +16,6 @@ export type TabBackend = 'gpu' | 'cpu'
 /** An evolve from the Lab: the size and population are always given there. */
 export type LabEvolve = EvolveRequest & Required<Pick<EvolveRequest, 'population' | 'size'>>
 
-/** WebGPU when the browser has it (unless the CPU twin is asked for), else the CPU twin. */
-export async function openTabEngine(size: number, material: string, seed: number, prefer: TabBackend = 'gpu'): Promise<Engine> {
-  return createEngine({ backend: prefer === 'gpu' && gpu() ? 'gpu' : 'cpu', size, material, seed, gpu: async () => gpu() })
-}
-
-/** The server's registry over its REST API, as discovery uses it. */
-export const serverRegistry = {
-  async list(): Promise<Primitive[]> {
-    const out: Primitive[] = []
-    for (let offset = 0; ; offset += 500) {
-      const page = await get<{ total: number; items: Primitive[] }>(`/primitives?limit=500&offset=${offset}`)
-      out.push(...page.items)
-      if (out.length >= page.total || !page.items.length) return out
-    }
-  },
-  async register(candidates: readonly Candidate[]): Promise<RegisterOutcome> {
-    const r = await post<{ assigned: (string | null)[]; registered: string[]; rejected: RegisterOutcome['rejected'] }>('/primitives', {
-      // an import keeps its uuid and provenance (the cross-node identity); a tab's own find has neither
-      candidates: candidates.map(({ provenance, uuid, ...c }) => ({
-        ...c,
-        ...(uuid ? { uuid } : {}),
-        ...(provenance ? { provenance } : {}),
-      })),
-    })
-    const registered = await Promise.all(r.registered.map((id) => get<Primitive>(`/primitives/${id}`)))
-    return { assigned: r.assigned, registered, rejected: r.rejected.map((x) => ({ ...x, reason: 'duplicate' as const })), pruned: [] }
-  },
-}
-
 /** The tab's field as the Observatory shows it: the same shape as the server's GET /crystal/state. */
 export async function tabState(e: Engine, side: number): Promise<State> {
   const { u } = await e.read([0])
@@ -54,22 +23,41 @@ export async function tabState(e: Engine, side: number): Promise<State> {
   return fieldState(e, { u, books, timeline: e.timeline(0) }, side, e.backend)
 }
 
+/** A search's figures: what crosses to a worker (the registry and the engines are the worker's own). */
+export type TabSearch = Pick<DiscoveryOptions, 'material' | 'generations' | 'population' | 'size' | 'seed'>
+
 /** Discovery in the tab (on the CPU backend when the only WebGPU is software), into the server's registry. */
+export function discoverInTab(search: TabSearch, onProgress?: (p: DiscoveryProgress) => void): Promise<DiscoveryResult> {
+  return discover({
+    ...search,
+    registry: serverRegistry,
+    open: (o) => createEngine({ ...o, backend: 'auto', gpu: async () => gpu() }),
+    onProgress,
+  })
+}
+
+/** An evolve in the tab, as a job told to `onJob`. */
 export async function evolveInTab(request: LabEvolve, onJob: (j: Job) => void): Promise<Job> {
   let job = runningJob('tab', request)
   onJob(job)
   try {
-    const result = await discover({
-      material: catalog.get(request.material),
-      generations: request.generations,
-      population: request.population,
-      size: request.size,
-      seed: request.seed ?? SEARCH_DEFAULTS.seed,
-      registry: serverRegistry,
-      open: (o) => createEngine({ ...o, backend: 'auto', gpu: async () => gpu() }),
-      onProgress: (p) => onJob((job = progressed(job, p))),
-    })
-    job = { ...job, status: 'done', finished_at: new Date().toISOString(), registered: result.registered.map((p) => p.id) }
+    const result = await discoverInTab(
+      {
+        material: catalog.get(request.material),
+        generations: request.generations,
+        population: request.population,
+        size: request.size,
+        seed: request.seed ?? SEARCH_DEFAULTS.seed,
+      },
+      (p) => onJob((job = progressed(job, p))),
+    )
+    job = {
+      ...job,
+      status: 'done',
+      finished_at: new Date().toISOString(),
+      registered: result.registered.map((p) => p.id),
+      registered_archive: result.registered_archive,
+    }
   } catch (e) {
     job = { ...job, status: 'failed', finished_at: new Date().toISOString(), error: (e as Error).message }
   }

@@ -237,18 +237,23 @@ describe('evolve as a plot', () => {
 describe('switching engines', () => {
   test("a tab engine's field moves with it from WebGPU to the CPU twin; leaving it for the server asks first", async () => {
     await session.page.getByRole('button', { name: 'This tab' }).click()
-    await expect.poll(() => session.page.getByTestId('mode').textContent(), { timeout: 60_000 }).toMatch(/^This tab · .*a field of its own/)
+    await expect
+      .poll(() => session.page.getByTestId('mode').textContent(), { timeout: 60_000 })
+      .toMatch(/^This tab · .* · carried from the server at step \d+ · /)
+    // the tab took the server's field (its step and memories); from here on it is the tab's own
+    const [, from, held] = (await status())!.match(/^step (\d+) · (\d+) memor/)!.map(Number)
+    const memories = `${held + 1} ${held ? 'memories' : 'memory'}`
     await session.page.getByLabel('text').fill('carried across')
     await session.page.getByRole('button', { name: 'Write', exact: true }).click()
-    await expect.poll(status).toMatch(/^step 0 · 1 memory/)
+    await expect.poll(status).toMatch(new RegExp(`^step ${from} · ${memories}`))
     await resonate(20)
-    await expect.poll(status).toMatch(/^step 20 · 1 memory/)
+    await expect.poll(status).toMatch(new RegExp(`^step ${from + 20} · ${memories}`))
     const energy = (await status())!.match(/energy (\S+)/)![1]
     await session.page.locator('select[name="tab-backend"]').selectOption('cpu')
     await expect
       .poll(() => session.page.getByTestId('mode').textContent(), { timeout: 60_000 })
-      .toMatch(/carried over from (WebGPU|the CPU twin) at step 20/)
-    await expect.poll(status).toMatch(/^step 20 · 1 memory · energy /)
+      .toMatch(new RegExp(`carried over from (WebGPU|the CPU twin) at step ${from + 20}`))
+    await expect.poll(status).toMatch(new RegExp(`^step ${from + 20} · ${memories} · energy `))
     // the same field: the energy agrees to the four figures shown
     expect((await status())!.match(/energy (\S+)/)![1]).toBe(energy)
     // and its memory came along: the tab's own recall finds it, above its floor
@@ -261,7 +266,9 @@ describe('switching engines', () => {
     let asked = ''
     session.page.once('dialog', (d) => ((asked = d.message()), d.dismiss()))
     await session.page.getByRole('button', { name: 'Server' }).click()
-    await expect.poll(() => asked).toMatch(/This tab's field \(step 20, 1 memory\) cannot move to the server and will be discarded/)
+    await expect
+      .poll(() => asked)
+      .toContain(`This tab's field (step ${from + 20}, ${memories}) cannot move to the server and will be discarded`)
     expect(await session.page.getByTestId('mode').textContent()).toMatch(/^This tab/)
     session.page.once('dialog', (d) => d.accept())
     await session.page.getByRole('button', { name: 'Server' }).click()

@@ -1,4 +1,4 @@
-// "This tab" mode in a real browser: the engine runs in the page on its WebGPU (SwiftShader here), its
+// "This tab" mode in a real browser: the engine runs in the page's worker on its WebGPU (SwiftShader here), its
 // field matches the server's for the same seed and program, and what it discovers is registered in
 // the server's registry.
 import { mkdirSync } from 'node:fs'
@@ -31,7 +31,9 @@ describe('This tab mode', () => {
     await page.getByRole('button', { name: 'This tab' }).click()
     await expect
       .poll(mode, { timeout: 30_000 })
-      .toMatch(/^This tab · gpu backend: asked for \(.*swiftshader.*\) · gpu · europium_crystal · N = 48$/i)
+      .toMatch(
+        /^This tab · gpu backend: asked for \(.*swiftshader.*\) · carried from the server at step 0 · gpu · europium_crystal · N = 48$/i,
+      )
     expect(await page.getByRole('button', { name: 'This tab' }).getAttribute('aria-pressed')).toBe('true')
     await expect.poll(status).toMatch(/^step 0 · 0 memories/)
   })

@@ -162,17 +162,23 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
           const material = asked ? catalog.get(asked.material) : materials[round % materials.length]
           // each generation's figures, for the --json line (what the Swarm view's chart draws for a tab's round)
           const generations: DiscoveryProgress[] = []
-          const { result: r, swarm } = await exploreRound(link, round + 1, floor, {
-            material,
-            generations: asked?.generations ?? o.generations,
-            population: o.population,
-            size: o.size,
-            seed: o.seed + round,
-            min_persistence: o.minPersistence,
-            registry: c.registry(),
-            open: c.open,
-            onProgress: (p) => generations.push(p),
-          })
+          const { result: r, swarm } = await exploreRound(
+            link,
+            round + 1,
+            floor,
+            {
+              material,
+              generations: asked?.generations ?? o.generations,
+              population: o.population,
+              size: o.size,
+              seed: o.seed + round,
+              min_persistence: o.minPersistence,
+              registry: c.registry(),
+              open: c.open,
+              onProgress: (p) => generations.push(p),
+            },
+            discover,
+          )
           const [merged, announced] = [swarm?.merged, swarm?.announced]
           totals.rounds++
           totals.registered += r.registered.length

@@ -293,6 +293,49 @@ export const StateReply = Type.Object({
 })
 export type State = Static<typeof StateReply>
 
+/**
+ * The whole field as GET /crystal/field gives it, for an engine to resume (engine/field/engine_api.ts
+ * SavedField) under the same conditions: u and u_prev as little-endian float32, row-major, base64.
+ */
+export const FieldReply = Type.Object({
+  size: Type.Integer({ minimum: FIELD_SIZE.minimum, maximum: FIELD_SIZE.maximum }),
+  step_count: Type.Integer({ minimum: 0 }),
+  material: Type.String(),
+  temperature_k: Type.Number(),
+  noise: Type.Number(),
+  /** The memories written into the field, at their steps (dream edits since are not part of it). */
+  memories: Type.Array(Type.Object({ text: Type.String(), importance: Type.Number(), step: Type.Integer() })),
+  u: Type.String({ contentEncoding: 'base64', description: 'size x size float32, little-endian' }),
+  prev: Type.String({ contentEncoding: 'base64', description: 'size x size float32, little-endian' }),
+})
+export type FieldWire = Static<typeof FieldReply>
+/** A field in hand: FieldWire with its planes decoded. */
+export type FieldPlanes = Omit<FieldWire, 'u' | 'prev'> & { u: Float32Array; prev: Float32Array }
+
+/** Encodes a field for GET /crystal/field. */
+export function encodeField(f: FieldPlanes): FieldWire {
+  return { ...f, u: toBase64(f.u), prev: toBase64(f.prev) }
+}
+
+/** Decodes GET /crystal/field's reply; a plane that is not size x size is refused, naming which. */
+export function decodeField(w: FieldWire): FieldPlanes {
+  const plane = (name: 'u' | 'prev') => {
+    const bytes = Uint8Array.from(atob(w[name]), (c) => c.charCodeAt(0))
+    if (bytes.length !== w.size * w.size * 4)
+      throw new Error(`the field's ${name} holds ${bytes.length} bytes, not the ${w.size * w.size * 4} of ${w.size} x ${w.size} float32`)
+    return new Float32Array(bytes.buffer)
+  }
+  return { ...w, u: plane('u'), prev: plane('prev') }
+}
+
+function toBase64(a: Float32Array): string {
+  const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength)
+  let text = ''
+  // in slices: String.fromCharCode takes its bytes as arguments, and engines cap how many
+  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000))
+  return btoa(text)
+}
+
 export const PrimitivesQuery = Type.Object(
   {
     material: Type.Optional(Type.String({ maxLength: 64 })),

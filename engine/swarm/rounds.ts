@@ -5,7 +5,7 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream'
 import type { Primitive } from '../contracts/registry.js'
 import { checkMessage } from '../contracts/subjects.js'
 import { DISCOVERY_STREAM, readAnnouncement, SUBJECTS, type DiscoveredMessage } from '../contracts/swarm.js'
-import { discover, type DiscoveryOptions, type DiscoveryResult } from '../discovery/discovery.js'
+import type { DiscoveryOptions, DiscoveryResult } from '../discovery/discovery.js'
 import type { Registry } from '../registry/registry.js'
 import { importCandidate } from './import.js'
 
@@ -88,15 +88,17 @@ export interface RoundOutcome<Announced> {
 }
 
 /** One explore round: merge the swarm's finds (so novelty is swarm-wide), search, announce. */
-export async function exploreRound<Announced extends { sent: number }>(
+export async function exploreRound<Announced extends { sent: number }, Search extends Pick<DiscoveryOptions, 'registry' | 'material'>>(
   peer: SwarmPeer<Announced> | undefined,
   round: number,
   floor: number,
-  search: DiscoveryOptions,
+  search: Search,
+  /** What runs the search: `discover` in a process; a browser tab runs it in a worker. */
+  run: (search: Search) => Promise<DiscoveryResult>,
 ): Promise<RoundOutcome<Announced>> {
   const merged = peer ? await peer.merge(search.registry) : undefined
   peer?.event('round.started', { round, material: search.material.name })
-  const result = await discover(search)
+  const result = await run(search)
   const announced = peer ? await peer.announce(result.registered, floor) : undefined
   peer?.event('round.finished', {
     round,

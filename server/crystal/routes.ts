@@ -197,6 +197,31 @@ export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = as
   )
 
   app.get(
+    '/crystal/field',
+    {
+      schema: {
+        tags,
+        summary: 'The whole field (u and u_prev, float32 in base64), its step, memories and conditions: for a tab to resume it',
+        response: { 200: api.FieldReply, ...problems },
+      },
+    },
+    async () =>
+      service.exclusive(async (e) => {
+        const { u, prev } = await e.read([0])
+        return api.encodeField({
+          size: e.size,
+          step_count: e.step_count,
+          material: e.material.name,
+          temperature_k: e.temperature_k,
+          noise: e.noise,
+          memories: e.memories.map(({ text, importance, step }) => ({ text, importance, step })),
+          u,
+          prev,
+        })
+      }),
+  )
+
+  app.get(
     '/crystal/feed',
     {
       schema: {
