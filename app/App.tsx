@@ -103,21 +103,21 @@ export function App() {
     <div className="app">
       <header>
         <h1>Resonant Crystal</h1>
-        <nav role="tablist" aria-label="views">
+        <div className="views" role="tablist" aria-label="views">
           {TABS.map((t) => (
             <button key={t} role="tab" aria-selected={tab === t} onClick={() => setTab(t)}>
               {t}
             </button>
           ))}
-        </nav>
-        <div className="switch" role="group" aria-label="which engine">
+        </div>
+        <fieldset className="switch" aria-label="which engine">
           <button aria-pressed={driver.kind === 'server'} onClick={() => switchTo('server')}>
             Server
           </button>
           <button aria-pressed={driver.kind === 'tab'} onClick={() => switchTo('tab')}>
             This tab
           </button>
-        </div>
+        </fieldset>
         <label className="muted">
           tab engine{' '}
           <select
