@@ -185,6 +185,10 @@ export interface TransferCounts {
   reads: number
   bytes_written: number
   writes: number
+  /** Command buffers handed to the queue. */
+  submits: number
+  /** Kernel launches queued. */
+  dispatches: number
 }
 
 /** A field's state kept by the history: on the host, or on the device as a mask the backend keeps. */

@@ -376,7 +376,9 @@ class FieldEngine implements Engine {
 
   transfers(): TransferCounts | null {
     const t = this.core.transfers
-    return t ? { bytes_read: t.bytes_read, reads: t.reads, bytes_written: t.bytes_written, writes: t.writes } : null
+    if (!t) return null
+    const { bytes_read, reads, bytes_written, writes, submits, dispatches } = t
+    return { bytes_read, reads, bytes_written, writes, submits, dispatches }
   }
 
   /** Keeps the newest SCALE_HISTORY_CAP scalings and STATE_HISTORY_BYTES of states (the writes are small and stay); a device mask dropped is freed. */

@@ -117,7 +117,7 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.pass = this.encoder.beginComputePass()
     this.pass.setPipeline(pipeline(device, 'init'))
     this.pass.setBindGroup(0, group('init', { 0: this.uniform, 2: this.b, 3: this.a[0], 4: u, 5: prev }))
-    this.pass.dispatchWorkgroups(this.groups, this.groups)
+    this.gpu.transfers.dispatch(this.pass, this.groups, this.groups)
   }
 
   /**
@@ -178,7 +178,7 @@ export class GpuAdjointRunner implements AdjointRunner {
         const saved = op.saved
         if ('u' in saved) {
           // a write lands before the submit after it: the steps so far go first
-          device.queue.submit([encoder.finish()])
+          this.gpu.transfers.submit(encoder)
           encoder = device.createCommandEncoder()
           transfers.write(s[(r + 1) % 3], 0, saved.u)
           transfers.write(s[r], 0, saved.prev)
@@ -206,15 +206,15 @@ export class GpuAdjointRunner implements AdjointRunner {
             ],
           }),
         )
-        pass.dispatchWorkgroups(this.groups, this.groups)
+        this.gpu.transfers.dispatch(pass, this.groups, this.groups)
         pass.setPipeline(this.gpu.fieldStep.pipeline)
         pass.setBindGroup(0, stepGroups[r], [j * SLOT])
-        pass.dispatchWorkgroups(this.groups, this.groups, 1)
+        this.gpu.transfers.dispatch(pass, this.groups, this.groups, 1)
         r = (r + 1) % 3
       }
       pass.end()
     }
-    device.queue.submit([encoder.finish()])
+    this.gpu.transfers.submit(encoder)
     return { from: plan.from, steps, k, rows }
   }
 
@@ -222,7 +222,7 @@ export class GpuAdjointRunner implements AdjointRunner {
   private dispatched(): void {
     if (++this.dispatches % DISPATCHES_PER_SUBMIT) return
     this.pass.end()
-    this.gpu.device.queue.submit([this.encoder.finish()])
+    this.gpu.transfers.submit(this.encoder)
     this.encoder = this.gpu.device.createCommandEncoder()
     this.pass = this.encoder.beginComputePass()
   }
@@ -251,7 +251,7 @@ export class GpuAdjointRunner implements AdjointRunner {
       this.pass.setPipeline(pipeline(this.gpu.device, 'step'))
       this.pass.setBindGroup(0, this.stepGroups[this.cur])
     }
-    this.pass.dispatchWorkgroups(this.groups, this.groups)
+    this.gpu.transfers.dispatch(this.pass, this.groups, this.groups)
     this.cur = 1 - this.cur
     this.dispatched()
   }
@@ -259,7 +259,7 @@ export class GpuAdjointRunner implements AdjointRunner {
   /** New constants from here on: the work queued so far is submitted first, so it keeps the old ones. */
   setParams(p: StepParams): void {
     this.pass.end()
-    this.gpu.device.queue.submit([this.encoder.finish()])
+    this.gpu.transfers.submit(this.encoder)
     this.writeParams(p)
     this.encoder = this.gpu.device.createCommandEncoder()
     this.pass = this.encoder.beginComputePass()
@@ -293,7 +293,7 @@ export class GpuAdjointRunner implements AdjointRunner {
         ].map(([k, buf]) => ({ binding: k as number, resource: { buffer: buf as GPUBuffer } })),
       }),
     )
-    this.pass.dispatchWorkgroups(this.groups, this.groups)
+    this.gpu.transfers.dispatch(this.pass, this.groups, this.groups)
     this.dispatched()
   }
 
@@ -332,10 +332,10 @@ export class GpuAdjointRunner implements AdjointRunner {
         entries: entries.map(([binding, buffer, offset, size]) => ({ binding, resource: { buffer, offset, size } })),
       }),
     )
-    this.pass.dispatchWorkgroups(this.groups, this.groups, list.length)
+    this.gpu.transfers.dispatch(this.pass, this.groups, this.groups, list.length)
     this.pass.setPipeline(this.gpu.sumRows.pipeline)
     this.pass.setBindGroup(0, this.sumGroup, [k * SLOT])
-    this.pass.dispatchWorkgroups(list.length)
+    this.gpu.transfers.dispatch(this.pass, list.length)
     this.dispatched()
     return k
   }
@@ -344,7 +344,7 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.pass.end()
     const rows = new Float64Array(this.readings * this.count)
     if (!this.picked) {
-      this.gpu.device.queue.submit([this.encoder.finish()])
+      this.gpu.transfers.submit(this.encoder)
       return rows
     }
     const back = new Float32Array(await this.gpu.transfers.read(this.scores, 0, this.picked * 4, this.encoder, () => this.gpu.failure()))
