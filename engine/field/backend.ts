@@ -48,8 +48,17 @@ export interface FieldBackend {
   /**
    * Recall's sweep on the backend, reading `patterns` (n*n each) at most `readings` times; else the
    * CPU twin. `path`: a saturating field's path, rerun on the backend (engine/recall/path.ts).
+   * The patterns from `keptFrom` on are ones the caller keeps unchanged between sweeps (a memory's,
+   * the null patterns): a backend may keep them where it runs, by identity, and not send them again.
    */
-  adjoint?(field: number, params: StepParams, patterns: readonly Float32Array[], readings: number, path?: PathPlan): Promise<AdjointRunner>
+  adjoint?(
+    field: number,
+    params: StepParams,
+    patterns: readonly Float32Array[],
+    readings: number,
+    path?: PathPlan,
+    keptFrom?: number,
+  ): Promise<AdjointRunner>
   /** Frees a device mask the history no longer holds. */
   releaseMask?(mask: DeviceMask): void
   /** A copy of one field's u and u_prev kept on the device (released by releaseMask), so a saturating field's history costs no read-back. */

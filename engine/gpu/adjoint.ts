@@ -4,6 +4,9 @@
 // after another), and `results` reads back only that.
 // A saturating field's path is rerun here too (the field step on a scratch copy, k per step kept
 // on the device), so its sweep reads back only the scores as well.
+// The patterns recall keeps between questions (memories' and null patterns) stay on the device too
+// (ResidentPatterns): a sweep copies them on the device and uploads only what it has not seen, the
+// question's pattern. Each reading's list and uniforms go up in one write a submit, not one a reading.
 // CPU twin: AdjointField (engine/recall/adjoint.ts) behind CpuAdjointRunner (engine/recall/runner.ts).
 import type { AdjointRunner, EditMask, PathPlan } from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
@@ -16,6 +19,54 @@ const UNIFORM = 0x40 | 0x8
 const SLOT = 256
 /** Dispatches per submit: work goes to the queue as the sweep is built, and nothing waits on it. */
 const DISPATCHES_PER_SUBMIT = 512
+
+/** Bytes of kept patterns held on the device per device (4 n^2 each), least recently used dropped first: as recall's PATTERN_CACHE_BYTES. */
+export const RESIDENT_PATTERN_BYTES = 256 * 2 ** 20
+
+/**
+ * Patterns kept on the device between sweeps, by the host array's identity (recall's kept patterns
+ * are never changed once made). A dropped buffer is destroyed once no sweep that may have queued a
+ * copy of it is open.
+ */
+class ResidentPatterns {
+  private readonly kept = new Map<Float32Array, GPUBuffer>()
+  private bytes = 0
+  private retired: GPUBuffer[] = []
+  private open = 0
+
+  constructor(private readonly gpu: GpuContext) {}
+
+  /** The device copy of `w`, uploaded the first time; `inUse` (the sweep's own) are not dropped to make room. */
+  get(w: Float32Array, inUse: ReadonlySet<Float32Array>): GPUBuffer {
+    let b = this.kept.get(w)
+    if (b) this.kept.delete(w)
+    else {
+      b = this.gpu.device.createBuffer({ size: w.byteLength, usage: STORAGE })
+      this.gpu.transfers.write(b, 0, w)
+      this.bytes += w.byteLength
+      for (const [old, buffer] of this.kept) {
+        if (this.bytes <= RESIDENT_PATTERN_BYTES) break
+        if (inUse.has(old)) continue
+        this.kept.delete(old)
+        this.bytes -= old.byteLength
+        this.retired.push(buffer)
+      }
+    }
+    this.kept.set(w, b)
+    return b
+  }
+
+  opened(): void {
+    this.open++
+  }
+
+  closed(): void {
+    if (--this.open) return
+    for (const b of this.retired) b.destroy()
+    this.retired = []
+  }
+}
+const residents = new WeakMap<GPUDevice, ResidentPatterns>()
 
 type Entry = 'init' | 'step' | 'step_k' | 'secant' | 'scale' | 'readout'
 const modules = new WeakMap<GPUDevice, Map<Entry, GPUComputePipeline>>()
@@ -46,6 +97,12 @@ export class GpuAdjointRunner implements AdjointRunner {
   /** Each reading's list (undefined: every pattern) and where its scores start. */
   private readonly lists: { patterns?: readonly number[]; at: number }[] = []
   private picked = 0
+  /** The readings' uniform slots and lists, staged on the host and written before the submit that needs them. */
+  private readonly rowBytes: ArrayBuffer
+  private readonly pickRowBytes: Uint32Array
+  private readonly pickBytes: Uint32Array
+  private flushed = { readings: 0, picked: 0 }
+  private readonly resident: ResidentPatterns
   private readonly owned: GPUBuffer[] = []
   private readonly groups: number
   private readonly count: number
@@ -66,6 +123,7 @@ export class GpuAdjointRunner implements AdjointRunner {
     patterns: readonly Float32Array[],
     private readonly capacity: number,
     path?: PathPlan,
+    keptFrom = patterns.length,
   ) {
     const { device, n, transfers } = gpu
     const cells = n * n
@@ -89,10 +147,17 @@ export class GpuAdjointRunner implements AdjointRunner {
     const u = buffer(cells * 4)
     const prev = buffer(cells * 4)
 
+    this.rowBytes = new ArrayBuffer(capacity * SLOT)
+    this.pickRowBytes = new Uint32Array((capacity * SLOT) / 4)
+    this.pickBytes = new Uint32Array(capacity * this.count)
+
     this.writeParams(params)
-    const all = new Float32Array(this.count * cells)
-    patterns.forEach((w, p) => all.set(w, p * cells))
-    transfers.write(this.patterns, 0, all)
+    // the patterns read once (a question's) go up in one write; the kept ones are copied on the device below
+    if (keptFrom) {
+      const once = new Float32Array(keptFrom * cells)
+      patterns.slice(0, keptFrom).forEach((w, p) => once.set(w, p * cells))
+      transfers.write(this.patterns, 0, once)
+    }
 
     const group = (entry: Entry, resources: Record<number, GPUBuffer>) =>
       device.createBindGroup({
@@ -110,6 +175,13 @@ export class GpuAdjointRunner implements AdjointRunner {
     })
 
     this.encoder = device.createCommandEncoder()
+    let resident = residents.get(device)
+    if (!resident) residents.set(device, (resident = new ResidentPatterns(gpu)))
+    this.resident = resident
+    resident.opened()
+    const inUse = new Set(patterns.slice(keptFrom))
+    for (let p = keptFrom; p < this.count; p++)
+      this.encoder.copyBufferToBuffer(resident.get(patterns[p], inUse), 0, this.patterns, p * cells * 4, cells * 4)
     if (path) this.path = this.followPath(path, buffer)
     const state = gpu.state()
     this.encoder.copyBufferToBuffer(state.u, field * cells * 4, u, 0, cells * 4)
@@ -222,6 +294,7 @@ export class GpuAdjointRunner implements AdjointRunner {
   private dispatched(): void {
     if (++this.dispatches % DISPATCHES_PER_SUBMIT) return
     this.pass.end()
+    this.flush()
     this.gpu.transfers.submit(this.encoder)
     this.encoder = this.gpu.device.createCommandEncoder()
     this.pass = this.encoder.beginComputePass()
@@ -259,6 +332,7 @@ export class GpuAdjointRunner implements AdjointRunner {
   /** New constants from here on: the work queued so far is submitted first, so it keeps the old ones. */
   setParams(p: StepParams): void {
     this.pass.end()
+    this.flush()
     this.gpu.transfers.submit(this.encoder)
     this.writeParams(p)
     this.encoder = this.gpu.device.createCommandEncoder()
@@ -307,13 +381,11 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.picked += list.length
     this.lists.push({ patterns, at })
     if (!list.length) return k
-    // reading k sums its tiles into scores[at ..], one per pattern it lists
-    const { device, transfers } = this.gpu
-    const rows = new ArrayBuffer(SLOT)
-    packStruct(REDUCE_PARAM_LAYOUT, { len: this.groups * this.groups, dst_offset: at }, rows, 0)
-    transfers.write(this.rows, k * SLOT, rows)
-    transfers.write(this.pickRows, k * SLOT, Uint32Array.of(at))
-    transfers.write(this.picks, at * 4, Uint32Array.from(list))
+    // reading k sums its tiles into scores[at ..], one per pattern it lists (written by `flush`)
+    const { device } = this.gpu
+    packStruct(REDUCE_PARAM_LAYOUT, { len: this.groups * this.groups, dst_offset: at }, this.rowBytes, k * SLOT)
+    this.pickRowBytes[(k * SLOT) / 4] = at
+    this.pickBytes.set(list, at)
     const p = pipeline(device, 'readout')
     const entries: [number, GPUBuffer, number, number | undefined][] = [
       [0, this.uniform, 0, undefined],
@@ -340,8 +412,22 @@ export class GpuAdjointRunner implements AdjointRunner {
     return k
   }
 
+  /** Writes the readings' slots and lists queued since the last submit, one write each, before the submit that reads them. */
+  private flush(): void {
+    const { transfers } = this.gpu
+    const { readings, picked } = this.flushed
+    if (this.readings > readings) {
+      const [from, to] = [readings * SLOT, this.readings * SLOT]
+      transfers.write(this.rows, from, this.rowBytes, from, to - from)
+      transfers.write(this.pickRows, from, this.pickRowBytes, from, to - from)
+    }
+    if (this.picked > picked) transfers.write(this.picks, picked * 4, this.pickBytes, picked * 4, (this.picked - picked) * 4)
+    this.flushed = { readings: this.readings, picked: this.picked }
+  }
+
   async results(): Promise<Float64Array> {
     this.pass.end()
+    this.flush()
     const rows = new Float64Array(this.readings * this.count)
     if (!this.picked) {
       this.gpu.transfers.submit(this.encoder)
@@ -359,5 +445,6 @@ export class GpuAdjointRunner implements AdjointRunner {
 
   destroy(): void {
     for (const b of this.owned) b.destroy()
+    this.resident.closed()
   }
 }

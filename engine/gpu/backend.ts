@@ -215,8 +215,15 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.masks.delete(m.device_mask)
   }
 
-  adjoint(field: number, params: StepParams, patterns: readonly Float32Array[], readings: number, path?: PathPlan): Promise<AdjointRunner> {
-    return Promise.resolve(new GpuAdjointRunner(this, field, params, patterns, readings, path))
+  adjoint(
+    field: number,
+    params: StepParams,
+    patterns: readonly Float32Array[],
+    readings: number,
+    path?: PathPlan,
+    keptFrom?: number,
+  ): Promise<AdjointRunner> {
+    return Promise.resolve(new GpuAdjointRunner(this, field, params, patterns, readings, path, keptFrom))
   }
 
   /**

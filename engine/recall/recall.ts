@@ -149,16 +149,24 @@ function invert(m: Float64Array, j: number): Float64Array {
   return inv
 }
 
-/** Opens the backward sweep of one field against `patterns`, for at most `readings` readings (engine/recall/runner.ts). */
+/**
+ * Opens the backward sweep of one field against `patterns`, for at most `readings` readings
+ * (engine/recall/runner.ts); the patterns from `keptFrom` on are kept unchanged by the reader, so a
+ * backend may keep them on its device.
+ */
 export type OpenAdjoint = (
   field: number,
   params: StepParams,
   patterns: readonly Float32Array[],
   readings: number,
   path: PathRequest | undefined,
+  keptFrom: number,
 ) => Promise<AdjointRunner>
 
 export class MemoryReader {
+  /** Written texts' wavefronts, kept from the write so that a memory is encoded once; by size and text, at most PATTERN_CACHE_BYTES, oldest use first. */
+  private readonly waves = new Map<string, Float32Array>()
+  private waveBytes = 0
   private readonly nulls = new Map<string, Promise<NullPattern[]>>()
   /** Memories' patterns by text, made at the size and wave speed `patternsOf`, oldest use first; at most PATTERN_CACHE_BYTES. */
   private readonly patterns = new Map<string, { pattern: Promise<MemoryPattern>; bytes: number }>()
@@ -199,7 +207,26 @@ export class MemoryReader {
   }
 
   private async pattern(text: string): Promise<Pattern> {
-    return this.ofWave(await textWavefront(text, this.engine.size))
+    const n = this.engine.size
+    const key = `${n}/${text}`
+    const kept = this.waves.get(key)
+    if (kept) {
+      this.waves.delete(key)
+      this.waves.set(key, kept)
+    }
+    return this.ofWave(kept ?? (await textWavefront(text, n)))
+  }
+
+  /** A text's wavefront as a write made it (the encoding is a function of the text and the size alone), kept for recall. */
+  written(text: string, wave: Float32Array): void {
+    const key = `${Math.sqrt(wave.length)}/${text}`
+    if (!this.waves.delete(key)) this.waveBytes += wave.byteLength
+    this.waves.set(key, wave)
+    for (const [old, w] of this.waves) {
+      if (this.waveBytes <= PATTERN_CACHE_BYTES) break
+      this.waves.delete(old)
+      this.waveBytes -= w.byteLength
+    }
   }
 
   /** The size and wave speed patterns are made at (their energies and products depend on both). */
@@ -281,6 +308,7 @@ export class MemoryReader {
     shared: readonly Pattern[],
     nulls: readonly Pattern[],
     moments: readonly SweepMoment[],
+    nullsKept = true,
   ): Promise<SweepReading[]> {
     const e = this.engine
     const oldest = e.step_count - MAX_LOOKBACK
@@ -299,6 +327,8 @@ export class MemoryReader {
       all.map((p) => p.w),
       Math.max(1, moments.length),
       plan && { plan, onHost },
+      // the question's patterns are read once; the null patterns (the reader's) and memories' own are kept
+      shared.length + (nullsKept ? 0 : nulls.length),
     )
     try {
       // the sweep is queued first (on the GPU nothing comes back), then every reading is scored
@@ -373,6 +403,7 @@ export class MemoryReader {
       patterns.map((w) => this.ofWave(w)),
       nulls.map((w) => this.ofWave(w)),
       moments,
+      false,
     )
     return readings.map(({ scores, sigma }) => ({ scores, sigma }))
   }

@@ -89,8 +89,9 @@ export async function openAdjoint(
   patterns: readonly Float32Array[],
   readings: number,
   path?: PathRequest,
+  keptFrom?: number,
 ): Promise<AdjointRunner> {
-  if (core.adjoint) return core.adjoint(field, params, patterns, readings, path?.plan)
+  if (core.adjoint) return core.adjoint(field, params, patterns, readings, path?.plan, keptFrom)
   const { u, prev } = await core.read([field])
   return new CpuAdjointRunner(params, u, prev, patterns, path && (await path.onHost()))
 }
