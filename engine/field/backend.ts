@@ -183,7 +183,13 @@ export interface AdjointRunner {
    * more than those listed; the rest read 0 or their true value.
    */
   read(patterns?: readonly number[]): number
-  /** <a + b, w> of every reading and pattern, [reading][pattern], once the sweep is done. */
+  /**
+   * Queues the rest products <Q w_of, w_p> (Q = -L with the zero border, no c^2) of pattern `of`
+   * with each pattern listed: static, the same wherever the sweep stands; a reading like `read`'s,
+   * the products in its row.
+   */
+  product(of: number, patterns: readonly number[]): number
+  /** <a + b, w> of every reading and pattern, [reading][pattern] (a product's row: its products), once the sweep is done. */
   results(): Promise<Float64Array>
   destroy(): void
 }

@@ -68,7 +68,7 @@ class ResidentPatterns {
 }
 const residents = new WeakMap<GPUDevice, ResidentPatterns>()
 
-type Entry = 'init' | 'step' | 'step_k' | 'secant' | 'scale' | 'readout'
+type Entry = 'init' | 'step' | 'step_k' | 'secant' | 'scale' | 'readout' | 'product'
 const modules = new WeakMap<GPUDevice, Map<Entry, GPUComputePipeline>>()
 
 function pipeline(device: GPUDevice, entry: Entry): GPUComputePipeline {
@@ -139,17 +139,18 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.b = buffer(cells * 4)
     this.patterns = buffer(this.count * cells * 4)
     this.partials = buffer(this.count * tiles * 4)
-    this.scores = buffer(capacity * this.count * 4)
+    // a product's reading picks one pattern more than it scores
+    this.scores = buffer(capacity * (this.count + 1) * 4)
     this.uniform = buffer(STEP_PARAM_LAYOUT.length * 4, UNIFORM)
     this.rows = buffer(capacity * SLOT, UNIFORM)
-    this.picks = buffer(capacity * this.count * 4)
+    this.picks = buffer(capacity * (this.count + 1) * 4)
     this.pickRows = buffer(capacity * SLOT, UNIFORM)
     const u = buffer(cells * 4)
     const prev = buffer(cells * 4)
 
     this.rowBytes = new ArrayBuffer(capacity * SLOT)
     this.pickRowBytes = new Uint32Array((capacity * SLOT) / 4)
-    this.pickBytes = new Uint32Array(capacity * this.count)
+    this.pickBytes = new Uint32Array(capacity * (this.count + 1))
 
     this.writeParams(params)
     // the patterns read once (a question's) go up in one write; the kept ones are copied on the device below
@@ -372,25 +373,48 @@ export class GpuAdjointRunner implements AdjointRunner {
   }
 
   read(patterns?: readonly number[]): number {
-    const k = this.readings++
-    if (k >= this.capacity) throw new RangeError(`the sweep was opened for ${this.capacity} readings`)
     const list = patterns ?? [...Array(this.count).keys()]
+    this.check(list)
+    return this.reading('readout', list, list.length, patterns)
+  }
+
+  product(of: number, patterns: readonly number[]): number {
+    this.check([of])
+    this.check(patterns)
+    return this.reading('product', [of, ...patterns], patterns.length, patterns)
+  }
+
+  private check(list: readonly number[]): void {
     if (list.length > this.count || list.some((p) => !(p >= 0 && p < this.count)))
       throw new RangeError(`a reading lists patterns 0..${this.count - 1}, each once at most`)
-    const at = this.picked
-    this.picked += list.length
+  }
+
+  /**
+   * Queues reading k: `entry` per tile and scored pattern (the last `scored` of `picks`), then its
+   * tiles summed into scores[at ..], one per pattern scored. Slots and lists are written by `flush`.
+   */
+  private reading(entry: 'readout' | 'product', picks: readonly number[], scored: number, patterns?: readonly number[]): number {
+    const k = this.readings++
+    if (k >= this.capacity) throw new RangeError(`the sweep was opened for ${this.capacity} readings`)
+    const first = this.picked
+    this.picked += picks.length
+    const at = this.picked - scored
     this.lists.push({ patterns, at })
-    if (!list.length) return k
-    // reading k sums its tiles into scores[at ..], one per pattern it lists (written by `flush`)
+    if (!scored) return k
     const { device } = this.gpu
     packStruct(REDUCE_PARAM_LAYOUT, { len: this.groups * this.groups, dst_offset: at }, this.rowBytes, k * SLOT)
-    this.pickRowBytes[(k * SLOT) / 4] = at
-    this.pickBytes.set(list, at)
-    const p = pipeline(device, 'readout')
-    const entries: [number, GPUBuffer, number, number | undefined][] = [
-      [0, this.uniform, 0, undefined],
+    this.pickRowBytes[(k * SLOT) / 4] = first
+    this.pickBytes.set(picks, first)
+    const p = pipeline(device, entry)
+    type Binding = [number, GPUBuffer, number, number | undefined]
+    // the covector is read by `readout` only (an auto layout has only the bindings its entry uses)
+    const covector: Binding[] = [
       [1, this.a[this.cur], 0, undefined],
       [2, this.b, 0, undefined],
+    ]
+    const entries: Binding[] = [
+      [0, this.uniform, 0, undefined],
+      ...(entry === 'readout' ? covector : []),
       [4, this.patterns, 0, undefined],
       [6, this.partials, 0, undefined],
       [9, this.pickRows, k * SLOT, 16],
@@ -404,10 +428,10 @@ export class GpuAdjointRunner implements AdjointRunner {
         entries: entries.map(([binding, buffer, offset, size]) => ({ binding, resource: { buffer, offset, size } })),
       }),
     )
-    this.gpu.transfers.dispatch(this.pass, this.groups, this.groups, list.length)
+    this.gpu.transfers.dispatch(this.pass, this.groups, this.groups, scored)
     this.pass.setPipeline(this.gpu.sumRows.pipeline)
     this.pass.setBindGroup(0, this.sumGroup, [k * SLOT])
-    this.gpu.transfers.dispatch(this.pass, list.length)
+    this.gpu.transfers.dispatch(this.pass, scored)
     this.dispatched()
     return k
   }

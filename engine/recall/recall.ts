@@ -43,15 +43,24 @@ interface Pattern {
   energy: number
 }
 
-/** A moment to read, with the patterns read there only (the memories written then). */
+/**
+ * A moment to read, with the patterns read there only (the memories written then), and those whose
+ * rest products with each shared pattern (the question's) the split of the question there needs.
+ */
 interface SweepMoment extends Moment {
   own?: readonly Pattern[]
+  cross?: readonly Pattern[]
 }
 
-/** The shared patterns' scores at one moment, the null patterns' scores, the raw products <r, w> of its own patterns, and the nulls' RMS score. */
+/**
+ * The shared patterns' scores at one moment, the null patterns' scores, the raw products <r, w> of
+ * its own patterns, the nulls' RMS score, and each shared pattern's rest products <Q w_q, w_h> (no
+ * c^2) with its `cross` patterns, [q][h].
+ */
 interface SweepReading extends MomentReading {
   nulls: number[]
   own: number[]
+  cross: number[][]
 }
 
 /** A null pattern, with Q w for the energy it shares with the memories' patterns. */
@@ -321,16 +330,24 @@ export class MemoryReader {
     const all = [...shared, ...nulls]
     const base = [...all.keys()]
     const firstOwn = moments.map((m) => all.push(...(m.own ?? [])) - (m.own?.length ?? 0))
+    // a moment's cross patterns are its own where it reads them, else listed after them
+    const firstCross = moments.map((m, i) =>
+      !m.cross ? -1 : m.cross === m.own ? firstOwn[i] : all.push(...m.cross) - m.cross.length,
+    )
+    const crossed = moments.flatMap((m, i) => (m.cross ?? []).map((_, h) => firstCross[i] + h))
+    const products = crossed.length ? shared.length : 0
     const runner = await this.open(
       field,
       this.params,
       all.map((p) => p.w),
-      Math.max(1, moments.length),
+      Math.max(1, moments.length) + products,
       plan && { plan, onHost },
       // the question's patterns are read once; the null patterns (the reader's) and memories' own are kept
       shared.length + (nullsKept ? 0 : nulls.length),
     )
     try {
+      // the products are static: queued first, read back with the sweep's readings
+      const productRows = shared.slice(0, products).map((_, q) => runner.product(q, crossed))
       // the sweep is queued first (on the GPU nothing comes back), then every reading is scored
       const order = [...moments.keys()].sort((i, j) => moments[j].mark - moments[i].mark || moments[j].step - moments[i].step)
       const slots: number[] = []
@@ -367,6 +384,9 @@ export class MemoryReader {
           nulls: scores.slice(shared.length),
           own: (m.own ?? []).map((_, j) => row[firstOwn[i] + j]),
           sigma,
+          cross: m.cross
+            ? productRows.map((r) => m.cross!.map((_, h) => values[r * all.length + firstCross[i] + h]))
+            : [],
         }
       })
     } finally {
@@ -539,11 +559,20 @@ export class MemoryReader {
     const own = await Promise.all(
       moments.map((m, i) => (unsplit[i] ? Promise.all(m.groups.map((g) => this.memoryPattern(g.text, constants))) : undefined)),
     )
+    // the question's share through a memory of a moment of several needs its rest products with the
+    // moment's patterns: taken in the sweep where one there is held above its floor (or not split yet)
+    const crossWith = await Promise.all(
+      moments.map((m, i) =>
+        m.groups.length > 1 && (unsplit[i] || splits[i]?.floor.some((f) => !Number.isNaN(f)))
+          ? (own[i] ?? Promise.all(m.groups.map((g) => this.memoryPattern(g.text, constants))))
+          : undefined,
+      ),
+    )
     const readings = await this.sweep(
       field,
       patterns,
       first ? nulls : [],
-      moments.map((m, i) => ({ ...m, own: own[i] })),
+      moments.map((m, i) => ({ ...m, own: own[i], cross: crossWith[i] })),
     )
     if (first) a.chance = readings.map((r) => r.nulls)
     moments.forEach((m, i) => {
@@ -572,8 +601,6 @@ export class MemoryReader {
     const capacity = newest ? Math.floor(count / (CAPACITY_SIGMAS * newest) ** 2) : null
     const over_capacity = capacity !== null && count > capacity
     const c2 = this.c2
-    // Q w of each query, for the energy it shares with the patterns of a moment of several
-    const qw = moments.some((m) => m.groups.length > 1) ? patterns.map((p) => negLaplacian(p.w, e.size)) : []
     const hits: RecallHit[][] = texts.map(() => [])
     for (const [i, m] of moments.entries()) {
       const sp = splits[i]
@@ -582,8 +609,8 @@ export class MemoryReader {
       const { scores } = readings[i]
       const { c, energy: energies, floor } = sp
       const j = m.groups.length
-      const mine = j > 1 ? (own[i] ?? (await Promise.all(m.groups.map((g) => this.memoryPattern(g.text, constants))))) : []
-      const cross = patterns.map((_, q) => (j > 1 ? mine.map((p) => restProduct(p.w, qw[q], c2)) : []))
+      // the energy each query shares with the moment's patterns, c^2 <w_h, Q w_q>
+      const cross = patterns.map((_, q) => (j > 1 ? readings[i].cross[q].map((x) => c2 * x) : []))
       const queryLeft = patterns.map((p, q) => (j > 1 ? left(m, c, scores[q], p.energy, (h) => cross[q][h]) : 0))
       m.groups.forEach((group, g) => {
         const noise_floor = floor[g]
