@@ -6,7 +6,7 @@
 // step(n), and timeline samples (5 floats per field) come back with the last ones. The dream
 // (./dream.ts) and recall's sweep (./adjoint.ts) run here too, and every transfer is counted.
 import { CrystalError } from '../errors.js'
-import type { AdjointRunner, DeviceMask, FieldBackend, LedgerSample, PathPlan, StepRequest } from '../field/backend.js'
+import type { AdjointRunner, DeviceMask, FieldBackend, LedgerSample, StepRequest } from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, type StepParams } from '../field/params.js'
 import { GpuAdjointRunner } from './adjoint.js'
@@ -215,15 +215,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.masks.delete(m.device_mask)
   }
 
-  adjoint(
-    field: number,
-    params: StepParams,
-    patterns: readonly Float32Array[],
-    readings: number,
-    path?: PathPlan,
-    keptFrom?: number,
-  ): Promise<AdjointRunner> {
-    return Promise.resolve(new GpuAdjointRunner(this, field, params, patterns, readings, path, keptFrom))
+  adjoint(...args: Parameters<NonNullable<FieldBackend['adjoint']>>): Promise<AdjointRunner> {
+    return Promise.resolve(new GpuAdjointRunner(this, ...args))
   }
 
   /**

@@ -331,9 +331,7 @@ export class MemoryReader {
     const base = [...all.keys()]
     const firstOwn = moments.map((m) => all.push(...(m.own ?? [])) - (m.own?.length ?? 0))
     // a moment's cross patterns are its own where it reads them, else listed after them
-    const firstCross = moments.map((m, i) =>
-      !m.cross ? -1 : m.cross === m.own ? firstOwn[i] : all.push(...m.cross) - m.cross.length,
-    )
+    const firstCross = moments.map((m, i) => (!m.cross ? -1 : m.cross === m.own ? firstOwn[i] : all.push(...m.cross) - m.cross.length))
     const crossed = moments.flatMap((m, i) => (m.cross ?? []).map((_, h) => firstCross[i] + h))
     const products = crossed.length ? shared.length : 0
     const runner = await this.open(
@@ -384,9 +382,7 @@ export class MemoryReader {
           nulls: scores.slice(shared.length),
           own: (m.own ?? []).map((_, j) => row[firstOwn[i] + j]),
           sigma,
-          cross: m.cross
-            ? productRows.map((r) => m.cross!.map((_, h) => values[r * all.length + firstCross[i] + h]))
-            : [],
+          cross: m.cross ? productRows.map((r) => m.cross!.map((_, h) => values[r * all.length + firstCross[i] + h])) : [],
         }
       })
     } finally {
