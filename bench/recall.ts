@@ -161,6 +161,7 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
         say(`recall: N = ${n} on the GPU ...`)
         g = await side(gpu, queries, k, o.seconds)
       }
+      const readings = new Set(cpu.memories.map((m) => m.step)).size
       const wanted = c.first.hits
       const got = g?.first.hits
       // writes last, so that the recalls above read the memories as written
@@ -174,7 +175,7 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
       rows.push({
         n,
         memories: count,
-        readings: new Set(cpu.memories.map((m) => m.step)).size,
+        readings,
         encode_ms: encode,
         encode_twin_ms: twin,
         cpu_step_ms: step.ms,
