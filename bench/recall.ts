@@ -1,15 +1,20 @@
 // `crystal bench recall`: recall's latency on the CPU and the GPU side by side, per N, over the same
 // memories: M texts written in batches at MOMENTS moments, 5 steps apart, so the sweep runs back
-// over MOMENTS readings; on the CPU also the first question after the field changed (recall keeps
-// what it read of each moment while the field stands still). Beside it: the query's own encoding time (host work on either backend) and
-// that time in CPU field steps of the same N on one thread,
-// the bytes the GPU read back per recall (the field's size is the control), whether both
-// backends rank the same memories, and one write's time on each (encoding and adding the wave).
+// over MOMENTS readings. Each backend's engine writes the memories itself (a write keeps the text's
+// pattern for recall), and each is timed three ways: the first question (it makes the null
+// patterns, reads and splits every moment of several memories), questions asked again of a field
+// that stands still (recall keeps what it read of each moment), and the first question after the
+// field changed (one step: each moment read and split again). Beside each, on the GPU, what one
+// recall did there: uploads (writes, bytes), read-backs (reads, bytes), submits and kernel
+// dispatches. Also: the query's own encoding time (host work on either backend) and that time in
+// CPU field steps of the same N on one thread, whether both backends rank the same memories, and
+// one write's time on each (encoding and adding the wave).
 import { textWavefront } from '../engine/encode/text.js'
+import type { TransferCounts } from '../engine/field/backend.js'
 import type { Engine } from '../engine/field/engine.js'
 import { createNodeEngine } from '../engine/node.js'
 import type { RecallResult } from '../engine/contracts/api.js'
-import { medianMs, planSides, readBack, timed, type SideBySideOptions } from './dream.js'
+import { medianMs, planSides, timed, type SideBySideOptions } from './dream.js'
 
 export interface RecallBenchOptions extends SideBySideOptions {
   /** Memories written (default 200, 20 above N = 512: a text's encoding takes 0.2 to 0.3 s at N = 2048 on this CPU under load). */
@@ -18,6 +23,20 @@ export interface RecallBenchOptions extends SideBySideOptions {
 
 /** Above `large_n` the default is `large_memories`: at N = 2048 one text's encoding takes 0.2 to 0.3 s here. */
 export const RECALL_DEFAULTS = { memories: 200, large_n: 512, large_memories: 20, moments: 40, k: 10, gap: 5 }
+
+/** What one recall did on the GPU: the counters' difference (engine/gpu/transfers.ts). */
+export type RecallCounts = TransferCounts
+
+/** One backend's recall times (ms) and, on the GPU, what each kind of question did there. */
+export interface RecallSide {
+  /** The first question of all. */
+  first_ms: number
+  /** Questions asked again of a field that stands still, median. */
+  again_ms: number
+  /** The first question after the field changed (one step, untimed), median. */
+  changed_ms: number
+  counts: { first: RecallCounts; again: RecallCounts; changed: RecallCounts } | null
+}
 
 export interface RecallRow {
   n: number
@@ -29,15 +48,11 @@ export interface RecallRow {
   encode_twin_ms: number
   /** One CPU field step of the same N on one thread, the encoding's yardstick (its target is 8 of them). */
   cpu_step_ms: number
-  /** Questions asked again of a field that stands still: recall keeps what it read of each moment. */
-  cpu_ms: number
-  /** The first question after the field changed (one step): each moment read and split again. */
-  cpu_changed_ms: number
-  gpu_ms: number | null
+  cpu: RecallSide
+  gpu: RecallSide | null
   /** One write of a new text (encoding on the host, then the wave added to the field), median. */
   cpu_write_ms: number
   gpu_write_ms: number | null
-  gpu_bytes_read: number | null
   field_bytes: number
   /** Both backends return the same memories in the same order for the first query. */
   same_ranking: boolean | null
@@ -65,6 +80,49 @@ function texts(count: number): string[] {
   return Array.from({ length: count }, (_, i) => `${word()} ${word()} ${word()} ${i}`)
 }
 
+const difference = (a: TransferCounts, b: TransferCounts): RecallCounts => ({
+  bytes_read: b.bytes_read - a.bytes_read,
+  reads: b.reads - a.reads,
+  bytes_written: b.bytes_written - a.bytes_written,
+  writes: b.writes - a.writes,
+  submits: b.submits - a.submits,
+  dispatches: b.dispatches - a.dispatches,
+})
+
+/** One recall, timed, with what it did on the device (null on the CPU). */
+async function counted(e: Engine, query: string, k: number): Promise<{ ms: number; counts: RecallCounts | null; result: RecallResult }> {
+  const before = e.transfers()
+  let result: RecallResult | undefined
+  const ms = await timed(async () => void (result = await e.recall(query, k)))
+  const after = e.transfers()
+  return { ms, counts: before && after ? difference(before, after) : null, result: result! }
+}
+
+/** The three kinds of question on one engine; the first's result is returned for the comparison. */
+async function side(e: Engine, queries: readonly string[], k: number, seconds: number): Promise<{ side: RecallSide; first: RecallResult }> {
+  const first = await counted(e, queries[0], k)
+  const again = await counted(e, queries[1], k)
+  let q = 2
+  const againMs = await medianMs(async () => void (await e.recall(queries[q++ % queries.length], k)), seconds, again.ms)
+  // the first question after a step reads and splits every moment again (the step is not timed)
+  const changed: { ms: number; counts: RecallCounts | null }[] = []
+  const start = performance.now()
+  do {
+    await e.step(1)
+    changed.push(await counted(e, queries[changed.length % queries.length], k))
+  } while (changed.length < 5 && performance.now() - start < (seconds * 1000) / 4)
+  const times = changed.map((c) => c.ms).sort((a, b) => a - b)
+  return {
+    first: first.result,
+    side: {
+      first_ms: first.ms,
+      again_ms: againMs.ms,
+      changed_ms: times[Math.floor(times.length / 2)],
+      counts: first.counts && { first: first.counts, again: again.counts!, changed: changed[0].counts! },
+    },
+  }
+}
+
 export async function runRecallBench(o: RecallBenchOptions, say: (line: string) => void = () => {}): Promise<RecallBenchReport> {
   const plan = await planSides(o)
   const { moments, k, gap } = RECALL_DEFAULTS
@@ -72,20 +130,22 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
   for (const n of plan.sizes) {
     const count = o.memories ?? (n > RECALL_DEFAULTS.large_n ? RECALL_DEFAULTS.large_memories : RECALL_DEFAULTS.memories)
     const written = texts(count)
-    say(`recall: N = ${n}, writing ${count} memories ...`)
-    const cpu = await createNodeEngine({ backend: 'cpu', size: n, material: MATERIAL, seed: 3, timeline_interval: 0 })
-    let gpu: Engine | undefined
-    try {
+    const engines: Engine[] = []
+    // each engine writes the same memories the same way (a write keeps each text's pattern for recall)
+    const open = async (backend: 'cpu' | 'gpu') => {
+      say(`recall: N = ${n}, writing ${count} memories on the ${backend.toUpperCase()} ...`)
+      const e = await createNodeEngine({ backend, size: n, material: MATERIAL, seed: 3, timeline_interval: 0 })
+      engines.push(e)
       const batch = Math.ceil(count / moments)
       for (let i = 0; i < count; i += batch) {
-        await cpu.writeMany(written.slice(i, i + batch).map((text) => ({ text })))
-        await cpu.step(gap)
+        await e.writeMany(written.slice(i, i + batch).map((text) => ({ text })))
+        await e.step(gap)
       }
-      if (plan.gpuSizes.includes(n)) {
-        gpu = await createNodeEngine({ backend: 'gpu', size: n, material: MATERIAL, seed: 3, timeline_interval: 0 })
-        const { u, prev } = await cpu.read()
-        await gpu.resume({ u, prev, step_count: cpu.step_count, memories: cpu.memories })
-      }
+      return e
+    }
+    try {
+      const cpu = await open('cpu')
+      const gpu = plan.gpuSizes.includes(n) ? await open('gpu') : undefined
       const queries = [0, 1, 2].map((q) => written[(q * 977) % count].split(' ').slice(0, 2).join(' '))
       // the query's encoding by the WebAssembly kernel, and by its TypeScript twin (the same bits) as
       // the control, alternating over the three queries
@@ -94,44 +154,24 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
       const twin = (await medianMs(async () => void (await textWavefront(queries[e++ % 3], n, 'typescript')), 1)).ms
       const stepper = await createNodeEngine({ backend: 'cpu', size: n, material: MATERIAL, threads: 1, timeline_interval: 0 })
       const step = await medianMs(async () => void (await stepper.step(1)), 1).finally(() => stepper.destroy())
-      // the first recall on each side builds its null patterns; it is timed, counted and compared
-      const wanted = await Promise.all(queries.map((t) => cpu.recall(t, k)))
-      let q = 0
-      const c = await medianMs(async () => void (await cpu.recall(queries[q++ % queries.length], k)), o.seconds)
-      let g: { ms: number } | undefined
-      let bytes: number | null = null
-      let same: boolean | null = null
-      let diff: number | null = null
-      const compared = wanted[0].hits.length
+      say(`recall: N = ${n} on the CPU ...`)
+      const c = await side(cpu, queries, k, o.seconds)
+      let g: Awaited<ReturnType<typeof side>> | undefined
       if (gpu) {
         say(`recall: N = ${n} on the GPU ...`)
-        const before = gpu.transfers()
-        let got: RecallResult | undefined
-        const first = await timed(async () => void (got = await gpu!.recall(queries[0], k)))
-        bytes = readBack(before, gpu.transfers())
-        same = got!.hits.map((h) => h.memory).join() === wanted[0].hits.map((h) => h.memory).join()
-        diff = Math.max(
-          0,
-          ...got!.hits.map((h, j) => Math.abs(h.score - (wanted[0].hits[j]?.score ?? 0)) / Math.abs(wanted[0].hits[0]?.score || 1)),
-        )
-        q = 1
-        g = await medianMs(async () => void (await gpu!.recall(queries[q++ % queries.length], k)), o.seconds, first)
+        g = await side(gpu, queries, k, o.seconds)
       }
-      // the first question after a step reads and splits every moment again (the step is not timed)
-      const changed: number[] = []
-      for (let r = 0; r < 5; r++) {
-        await cpu.step(1)
-        changed.push(await timed(async () => void (await cpu.recall(queries[r % queries.length], k))))
-      }
-      changed.sort((a, b) => a - b)
+      const readings = new Set(cpu.memories.map((m) => m.step)).size
+      const wanted = c.first.hits
+      const got = g?.first.hits
       // writes last, so that the recalls above read the memories as written
       let w = 0
       const cw = await medianMs(async () => void (await cpu.write(`written last ${w++}`)), o.seconds)
-      const gw = gpu ? await medianMs(async () => void (await gpu!.write(`written last ${w++}`)), o.seconds) : undefined
+      const gw = gpu ? await medianMs(async () => void (await gpu.write(`written last ${w++}`)), o.seconds) : undefined
+      const ms = (s: RecallSide) => `${s.first_ms.toFixed(1)} / ${s.again_ms.toFixed(1)} / ${s.changed_ms.toFixed(1)}`
       say(
-        `recall: N = ${n} done: ${c.ms.toFixed(1)} ms a recall and ${cw.ms.toFixed(1)} ms a write on the CPU${g ? `, ${g.ms.toFixed(1)} and ${gw!.ms.toFixed(1)} ms on the GPU (${plan.adapter!.name})` : ''}`,
+        `recall: N = ${n} done: first / again / after a step ${ms(c.side)} ms and ${cw.ms.toFixed(1)} ms a write on the CPU${g ? `, ${ms(g.side)} and ${gw!.ms.toFixed(1)} ms on the GPU (${plan.adapter!.name})` : ''}`,
       )
-      const readings = new Set(cpu.memories.map((m) => m.step)).size
       rows.push({
         n,
         memories: count,
@@ -139,20 +179,19 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
         encode_ms: encode,
         encode_twin_ms: twin,
         cpu_step_ms: step.ms,
-        cpu_ms: c.ms,
-        cpu_changed_ms: changed[2],
-        gpu_ms: g?.ms ?? null,
+        cpu: c.side,
+        gpu: g?.side ?? null,
         cpu_write_ms: cw.ms,
         gpu_write_ms: gw?.ms ?? null,
-        gpu_bytes_read: bytes,
         field_bytes: 2 * n * n * 4,
-        same_ranking: same,
-        hits_compared: compared,
-        score_diff: diff,
+        same_ranking: got ? got.map((h) => h.memory).join() === wanted.map((h) => h.memory).join() : null,
+        hits_compared: wanted.length,
+        score_diff: got
+          ? Math.max(0, ...got.map((h, j) => Math.abs(h.score - (wanted[j]?.score ?? 0)) / Math.abs(wanted[0]?.score || 1)))
+          : null,
       })
     } finally {
-      cpu.destroy()
-      gpu?.destroy()
+      for (const e of engines) e.destroy()
     }
   }
   return {
@@ -164,22 +203,31 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
   }
 }
 
+/** "uploads (bytes) / reads (bytes) / submits / dispatches" of one recall on the GPU. */
+const traffic = (c: RecallCounts) =>
+  `${c.writes} (${c.bytes_written.toLocaleString('en-US')}) / ${c.reads} (${c.bytes_read}) / ${c.submits} / ${c.dispatches}`
+
 export function recallTable(r: RecallBenchReport): Record<string, string | number>[] {
-  return r.rows.map((x) => ({
-    N: x.n,
-    memories: x.memories,
-    readings: x.readings,
-    'query encode ms': x.encode_ms.toFixed(1),
-    'encode in CPU steps (1 thread)': (x.encode_ms / x.cpu_step_ms).toFixed(1),
-    'control: TS twin encode in CPU steps': (x.encode_twin_ms / x.cpu_step_ms).toFixed(1),
-    'cpu ms/recall': x.cpu_ms.toFixed(1),
-    'cpu ms/recall after a step': x.cpu_changed_ms.toFixed(1),
-    'gpu ms/recall': x.gpu_ms === null ? '-' : x.gpu_ms.toFixed(1),
-    'cpu ms/write': x.cpu_write_ms.toFixed(1),
-    'gpu ms/write': x.gpu_write_ms === null ? '-' : x.gpu_write_ms.toFixed(1),
-    'gpu bytes read/recall': x.gpu_bytes_read ?? '-',
-    'control: field bytes': x.field_bytes,
-    'same ranking': x.same_ranking === null ? '-' : `${x.same_ranking ? 'yes' : 'NO'} (${x.hits_compared} hits)`,
-    'score diff / top': x.score_diff === null ? '-' : x.score_diff.toExponential(1),
-  }))
+  return r.rows.flatMap((x) =>
+    (['first', 'again', 'changed'] as const).map((kind) => {
+      const ms = (s: RecallSide | null) => (s ? s[`${kind}_ms`].toFixed(1) : '-')
+      return {
+        N: x.n,
+        memories: x.memories,
+        readings: x.readings,
+        question: { first: 'first', again: 'again (field still)', changed: 'after a step' }[kind],
+        'cpu ms': ms(x.cpu),
+        'gpu ms': ms(x.gpu),
+        'gpu uploads (bytes) / reads (bytes) / submits / dispatches': x.gpu?.counts ? traffic(x.gpu.counts[kind]) : '-',
+        'control: field bytes': x.field_bytes,
+        'query encode ms': x.encode_ms.toFixed(1),
+        'encode in CPU steps (1 thread)': (x.encode_ms / x.cpu_step_ms).toFixed(1),
+        'control: TS twin encode in CPU steps': (x.encode_twin_ms / x.cpu_step_ms).toFixed(1),
+        'cpu ms/write': x.cpu_write_ms.toFixed(1),
+        'gpu ms/write': x.gpu_write_ms === null ? '-' : x.gpu_write_ms.toFixed(1),
+        'same ranking': x.same_ranking === null ? '-' : `${x.same_ranking ? 'yes' : 'NO'} (${x.hits_compared} hits)`,
+        'score diff / top': x.score_diff === null ? '-' : x.score_diff.toExponential(1),
+      }
+    }),
+  )
 }

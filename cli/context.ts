@@ -65,7 +65,7 @@ function reportTransfersAtExit(engine: Engine): void {
     if (!t) return
     const n = (v: number) => v.toLocaleString('en-US')
     process.stderr.write(
-      `crystal: gpu transfers (N = ${engine.size}, ${engine.fields} field${engine.fields === 1 ? '' : 's'}): read back ${n(t.bytes_read)} bytes in ${n(t.reads)} reads, wrote ${n(t.bytes_written)} bytes in ${n(t.writes)} writes\n`,
+      `crystal: gpu transfers (N = ${engine.size}, ${engine.fields} field${engine.fields === 1 ? '' : 's'}): read back ${n(t.bytes_read)} bytes in ${n(t.reads)} reads, wrote ${n(t.bytes_written)} bytes in ${n(t.writes)} writes, ${n(t.dispatches)} dispatches in ${n(t.submits)} submits\n`,
     )
   })
 }

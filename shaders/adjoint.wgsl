@@ -8,8 +8,10 @@
 // generated; shaders/common.wgsl is prepended.
 // A saturating field's sweep subtracts the secant k_t (step_k), which `secant` wrote into one row
 // per step as the field step (shaders/field_step.wgsl) reran the field's path on a scratch copy.
-// CPU twin: AdjointField in engine/recall/adjoint.ts (k from engine/recall/path.ts); test:
-// engine/recall/adjoint_gpu.test.ts.
+// `product` is static: a question's rest products <Q w_q, w_p> with the patterns of the moments it
+// splits (recall's Gram entries between the question and a moment's memories), in the same sweep.
+// CPU twin: AdjointField in engine/recall/adjoint.ts (k from engine/recall/path.ts), and
+// CpuAdjointRunner's products (engine/recall/runner.ts); test: engine/recall/adjoint_gpu.test.ts.
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> a_cur: array<f32>;
@@ -22,7 +24,8 @@
 @group(0) @binding(7) var<storage, read> mask: array<f32>;
 // k along the path, [step][cell]; `row` picks the step (a 256-byte slot per step, by offset)
 @group(0) @binding(8) var<storage, read_write> secants: array<f32>;
-// (for `readout`, `row` is the reading's first entry in `picks`, the patterns it reads)
+// (for `readout`, `row` is the reading's first entry in `picks`, the patterns it reads; for
+// `product`, the pattern q, then the patterns it is multiplied with)
 struct Row { index: u32 }
 @group(0) @binding(9) var<uniform> row: Row;
 @group(0) @binding(10) var<storage, read> picks: array<u32>;
@@ -36,6 +39,7 @@ fn inside(x: i32, y: i32) -> bool {
 fn at_a(x: i32, y: i32) -> f32 { if (!inside(x, y)) { return 0.0; } return a_cur[u32(y) * P.n + u32(x)]; }
 fn at_u(x: i32, y: i32) -> f32 { if (!inside(x, y)) { return 0.0; } return src_u[u32(y) * P.n + u32(x)]; }
 fn at_prev(x: i32, y: i32) -> f32 { if (!inside(x, y)) { return 0.0; } return src_prev[u32(y) * P.n + u32(x)]; }
+fn at_w(base: u32, x: i32, y: i32) -> f32 { if (!inside(x, y)) { return 0.0; } return src_u[base + u32(y) * P.n + u32(x)]; }
 
 // The covector of the energy form at the live state: a = d + c^2/2 Q u_prev, b = -d + c^2/2 Q u.
 @compute @workgroup_size(TILE, TILE, 1)
@@ -104,6 +108,24 @@ fn readout(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocat
   if (gid.x < P.n && gid.y < P.n) {
     let i = gid.y * P.n + gid.x;
     s = (a_cur[i] + b[i]) * src_u[picks[row.index + gid.z] * P.n * P.n + i];
+  }
+  partial[lid] = vec4<f32>(s, 0.0, 0.0, 0.0);
+  reduce_workgroup(lid);
+  if (lid == 0u) { partials[gid.z * P.tiles_per_field + wid.y * groups.x + wid.x] = partial[0].x; }
+}
+
+// Per tile and pattern picked after the first (dispatch z): sum (Q w_q) w_p, w_q the first pattern
+// picked, Q = -L with the zero border (no c^2); partials [z][tile].
+@compute @workgroup_size(TILE, TILE, 1)
+fn product(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32,
+           @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  var s = 0.0;
+  if (gid.x < P.n && gid.y < P.n) {
+    let x = i32(gid.x);
+    let y = i32(gid.y);
+    let q = picks[row.index] * P.n * P.n;
+    let qw = (((4.0 * at_w(q, x, y) - at_w(q, x - 1, y)) - at_w(q, x + 1, y)) - at_w(q, x, y - 1)) - at_w(q, x, y + 1);
+    s = qw * src_u[picks[row.index + 1u + gid.z] * P.n * P.n + gid.y * P.n + gid.x];
   }
   partial[lid] = vec4<f32>(s, 0.0, 0.0, 0.0);
   reduce_workgroup(lid);

@@ -48,8 +48,17 @@ export interface FieldBackend {
   /**
    * Recall's sweep on the backend, reading `patterns` (n*n each) at most `readings` times; else the
    * CPU twin. `path`: a saturating field's path, rerun on the backend (engine/recall/path.ts).
+   * The patterns from `keptFrom` on are ones the caller keeps unchanged between sweeps (a memory's,
+   * the null patterns): a backend may keep them where it runs, by identity, and not send them again.
    */
-  adjoint?(field: number, params: StepParams, patterns: readonly Float32Array[], readings: number, path?: PathPlan): Promise<AdjointRunner>
+  adjoint?(
+    field: number,
+    params: StepParams,
+    patterns: readonly Float32Array[],
+    readings: number,
+    path?: PathPlan,
+    keptFrom?: number,
+  ): Promise<AdjointRunner>
   /** Frees a device mask the history no longer holds. */
   releaseMask?(mask: DeviceMask): void
   /** A copy of one field's u and u_prev kept on the device (released by releaseMask), so a saturating field's history costs no read-back. */
@@ -174,7 +183,13 @@ export interface AdjointRunner {
    * more than those listed; the rest read 0 or their true value.
    */
   read(patterns?: readonly number[]): number
-  /** <a + b, w> of every reading and pattern, [reading][pattern], once the sweep is done. */
+  /**
+   * Queues the rest products <Q w_of, w_p> (Q = -L with the zero border, no c^2) of pattern `of`
+   * with each pattern listed: static, the same wherever the sweep stands; a reading like `read`'s,
+   * the products in its row.
+   */
+  product(of: number, patterns: readonly number[]): number
+  /** <a + b, w> of every reading and pattern, [reading][pattern] (a product's row: its products), once the sweep is done. */
   results(): Promise<Float64Array>
   destroy(): void
 }
@@ -185,6 +200,10 @@ export interface TransferCounts {
   reads: number
   bytes_written: number
   writes: number
+  /** Command buffers handed to the queue. */
+  submits: number
+  /** Kernel launches queued. */
+  dispatches: number
 }
 
 /** A field's state kept by the history: on the host, or on the device as a mask the backend keeps. */

@@ -103,8 +103,8 @@ class FieldEngine implements Engine {
   private readonly deposited: Float64Array
   private readonly timelines: EnergyBooks[][]
   private params: StepParams
-  private readonly reader = new MemoryReader(this, (field, params, patterns, readings, path) =>
-    openAdjoint(this.core, field, params, patterns, readings, path),
+  private readonly reader = new MemoryReader(this, (field, params, patterns, readings, path, keptFrom) =>
+    openAdjoint(this.core, field, params, patterns, readings, path, keptFrom),
   )
   private readonly dreamOps: DreamOps
   private readonly recorder: WindowRecorder
@@ -303,6 +303,8 @@ class FieldEngine implements Engine {
     for (const { text, importance = 1 } of items) {
       const wave = await textWavefront(text, this.core.n)
       for (let i = 0; i < sum.length; i++) sum[i] += wave[i] * importance
+      // recall reads the memory by this same pattern: kept, it is not encoded again
+      this.reader.written(text, wave)
     }
     await this.inject(sum, field)
     for (const { text, importance = 1 } of items) {
@@ -376,7 +378,9 @@ class FieldEngine implements Engine {
 
   transfers(): TransferCounts | null {
     const t = this.core.transfers
-    return t ? { bytes_read: t.bytes_read, reads: t.reads, bytes_written: t.bytes_written, writes: t.writes } : null
+    if (!t) return null
+    const { bytes_read, reads, bytes_written, writes, submits, dispatches } = t
+    return { bytes_read, reads, bytes_written, writes, submits, dispatches }
   }
 
   /** Keeps the newest SCALE_HISTORY_CAP scalings and STATE_HISTORY_BYTES of states (the writes are small and stay); a device mask dropped is freed. */

@@ -4,6 +4,9 @@
 // after another), and `results` reads back only that.
 // A saturating field's path is rerun here too (the field step on a scratch copy, k per step kept
 // on the device), so its sweep reads back only the scores as well.
+// The patterns recall keeps between questions (memories' and null patterns) stay on the device too
+// (ResidentPatterns): a sweep copies them on the device and uploads only what it has not seen, the
+// question's pattern. Each reading's list and uniforms go up in one write a submit, not one a reading.
 // CPU twin: AdjointField (engine/recall/adjoint.ts) behind CpuAdjointRunner (engine/recall/runner.ts).
 import type { AdjointRunner, EditMask, PathPlan } from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
@@ -17,7 +20,55 @@ const SLOT = 256
 /** Dispatches per submit: work goes to the queue as the sweep is built, and nothing waits on it. */
 const DISPATCHES_PER_SUBMIT = 512
 
-type Entry = 'init' | 'step' | 'step_k' | 'secant' | 'scale' | 'readout'
+/** Bytes of kept patterns held on the device per device (4 n^2 each), least recently used dropped first: as recall's PATTERN_CACHE_BYTES. */
+export const RESIDENT_PATTERN_BYTES = 256 * 2 ** 20
+
+/**
+ * Patterns kept on the device between sweeps, by the host array's identity (recall's kept patterns
+ * are never changed once made). A dropped buffer is destroyed once no sweep that may have queued a
+ * copy of it is open.
+ */
+class ResidentPatterns {
+  private readonly kept = new Map<Float32Array, GPUBuffer>()
+  private bytes = 0
+  private retired: GPUBuffer[] = []
+  private open = 0
+
+  constructor(private readonly gpu: GpuContext) {}
+
+  /** The device copy of `w`, uploaded the first time; `inUse` (the sweep's own) are not dropped to make room. */
+  get(w: Float32Array, inUse: ReadonlySet<Float32Array>): GPUBuffer {
+    let b = this.kept.get(w)
+    if (b) this.kept.delete(w)
+    else {
+      b = this.gpu.device.createBuffer({ size: w.byteLength, usage: STORAGE })
+      this.gpu.transfers.write(b, 0, w)
+      this.bytes += w.byteLength
+      for (const [old, buffer] of this.kept) {
+        if (this.bytes <= RESIDENT_PATTERN_BYTES) break
+        if (inUse.has(old)) continue
+        this.kept.delete(old)
+        this.bytes -= old.byteLength
+        this.retired.push(buffer)
+      }
+    }
+    this.kept.set(w, b)
+    return b
+  }
+
+  opened(): void {
+    this.open++
+  }
+
+  closed(): void {
+    if (--this.open) return
+    for (const b of this.retired) b.destroy()
+    this.retired = []
+  }
+}
+const residents = new WeakMap<GPUDevice, ResidentPatterns>()
+
+type Entry = 'init' | 'step' | 'step_k' | 'secant' | 'scale' | 'readout' | 'product'
 const modules = new WeakMap<GPUDevice, Map<Entry, GPUComputePipeline>>()
 
 function pipeline(device: GPUDevice, entry: Entry): GPUComputePipeline {
@@ -46,6 +97,12 @@ export class GpuAdjointRunner implements AdjointRunner {
   /** Each reading's list (undefined: every pattern) and where its scores start. */
   private readonly lists: { patterns?: readonly number[]; at: number }[] = []
   private picked = 0
+  /** The readings' uniform slots and lists, staged on the host and written before the submit that needs them. */
+  private readonly rowBytes: ArrayBuffer
+  private readonly pickRowBytes: Uint32Array
+  private readonly pickBytes: Uint32Array
+  private flushed = { readings: 0, picked: 0 }
+  private readonly resident: ResidentPatterns
   private readonly owned: GPUBuffer[] = []
   private readonly groups: number
   private readonly count: number
@@ -66,6 +123,7 @@ export class GpuAdjointRunner implements AdjointRunner {
     patterns: readonly Float32Array[],
     private readonly capacity: number,
     path?: PathPlan,
+    keptFrom = patterns.length,
   ) {
     const { device, n, transfers } = gpu
     const cells = n * n
@@ -81,18 +139,26 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.b = buffer(cells * 4)
     this.patterns = buffer(this.count * cells * 4)
     this.partials = buffer(this.count * tiles * 4)
-    this.scores = buffer(capacity * this.count * 4)
+    // a product's reading picks one pattern more than it scores
+    this.scores = buffer(capacity * (this.count + 1) * 4)
     this.uniform = buffer(STEP_PARAM_LAYOUT.length * 4, UNIFORM)
     this.rows = buffer(capacity * SLOT, UNIFORM)
-    this.picks = buffer(capacity * this.count * 4)
+    this.picks = buffer(capacity * (this.count + 1) * 4)
     this.pickRows = buffer(capacity * SLOT, UNIFORM)
     const u = buffer(cells * 4)
     const prev = buffer(cells * 4)
 
+    this.rowBytes = new ArrayBuffer(capacity * SLOT)
+    this.pickRowBytes = new Uint32Array((capacity * SLOT) / 4)
+    this.pickBytes = new Uint32Array(capacity * (this.count + 1))
+
     this.writeParams(params)
-    const all = new Float32Array(this.count * cells)
-    patterns.forEach((w, p) => all.set(w, p * cells))
-    transfers.write(this.patterns, 0, all)
+    // the patterns read once (a question's) go up in one write; the kept ones are copied on the device below
+    if (keptFrom) {
+      const once = new Float32Array(keptFrom * cells)
+      patterns.slice(0, keptFrom).forEach((w, p) => once.set(w, p * cells))
+      transfers.write(this.patterns, 0, once)
+    }
 
     const group = (entry: Entry, resources: Record<number, GPUBuffer>) =>
       device.createBindGroup({
@@ -110,6 +176,13 @@ export class GpuAdjointRunner implements AdjointRunner {
     })
 
     this.encoder = device.createCommandEncoder()
+    let resident = residents.get(device)
+    if (!resident) residents.set(device, (resident = new ResidentPatterns(gpu)))
+    this.resident = resident
+    resident.opened()
+    const inUse = new Set(patterns.slice(keptFrom))
+    for (let p = keptFrom; p < this.count; p++)
+      this.encoder.copyBufferToBuffer(resident.get(patterns[p], inUse), 0, this.patterns, p * cells * 4, cells * 4)
     if (path) this.path = this.followPath(path, buffer)
     const state = gpu.state()
     this.encoder.copyBufferToBuffer(state.u, field * cells * 4, u, 0, cells * 4)
@@ -117,7 +190,7 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.pass = this.encoder.beginComputePass()
     this.pass.setPipeline(pipeline(device, 'init'))
     this.pass.setBindGroup(0, group('init', { 0: this.uniform, 2: this.b, 3: this.a[0], 4: u, 5: prev }))
-    this.pass.dispatchWorkgroups(this.groups, this.groups)
+    this.gpu.transfers.dispatch(this.pass, this.groups, this.groups)
   }
 
   /**
@@ -178,7 +251,7 @@ export class GpuAdjointRunner implements AdjointRunner {
         const saved = op.saved
         if ('u' in saved) {
           // a write lands before the submit after it: the steps so far go first
-          device.queue.submit([encoder.finish()])
+          this.gpu.transfers.submit(encoder)
           encoder = device.createCommandEncoder()
           transfers.write(s[(r + 1) % 3], 0, saved.u)
           transfers.write(s[r], 0, saved.prev)
@@ -206,15 +279,15 @@ export class GpuAdjointRunner implements AdjointRunner {
             ],
           }),
         )
-        pass.dispatchWorkgroups(this.groups, this.groups)
+        this.gpu.transfers.dispatch(pass, this.groups, this.groups)
         pass.setPipeline(this.gpu.fieldStep.pipeline)
         pass.setBindGroup(0, stepGroups[r], [j * SLOT])
-        pass.dispatchWorkgroups(this.groups, this.groups, 1)
+        this.gpu.transfers.dispatch(pass, this.groups, this.groups, 1)
         r = (r + 1) % 3
       }
       pass.end()
     }
-    device.queue.submit([encoder.finish()])
+    this.gpu.transfers.submit(encoder)
     return { from: plan.from, steps, k, rows }
   }
 
@@ -222,7 +295,8 @@ export class GpuAdjointRunner implements AdjointRunner {
   private dispatched(): void {
     if (++this.dispatches % DISPATCHES_PER_SUBMIT) return
     this.pass.end()
-    this.gpu.device.queue.submit([this.encoder.finish()])
+    this.flush()
+    this.gpu.transfers.submit(this.encoder)
     this.encoder = this.gpu.device.createCommandEncoder()
     this.pass = this.encoder.beginComputePass()
   }
@@ -251,7 +325,7 @@ export class GpuAdjointRunner implements AdjointRunner {
       this.pass.setPipeline(pipeline(this.gpu.device, 'step'))
       this.pass.setBindGroup(0, this.stepGroups[this.cur])
     }
-    this.pass.dispatchWorkgroups(this.groups, this.groups)
+    this.gpu.transfers.dispatch(this.pass, this.groups, this.groups)
     this.cur = 1 - this.cur
     this.dispatched()
   }
@@ -259,7 +333,8 @@ export class GpuAdjointRunner implements AdjointRunner {
   /** New constants from here on: the work queued so far is submitted first, so it keeps the old ones. */
   setParams(p: StepParams): void {
     this.pass.end()
-    this.gpu.device.queue.submit([this.encoder.finish()])
+    this.flush()
+    this.gpu.transfers.submit(this.encoder)
     this.writeParams(p)
     this.encoder = this.gpu.device.createCommandEncoder()
     this.pass = this.encoder.beginComputePass()
@@ -293,32 +368,53 @@ export class GpuAdjointRunner implements AdjointRunner {
         ].map(([k, buf]) => ({ binding: k as number, resource: { buffer: buf as GPUBuffer } })),
       }),
     )
-    this.pass.dispatchWorkgroups(this.groups, this.groups)
+    this.gpu.transfers.dispatch(this.pass, this.groups, this.groups)
     this.dispatched()
   }
 
   read(patterns?: readonly number[]): number {
-    const k = this.readings++
-    if (k >= this.capacity) throw new RangeError(`the sweep was opened for ${this.capacity} readings`)
     const list = patterns ?? [...Array(this.count).keys()]
+    this.check(list)
+    return this.reading('readout', list, list.length, patterns)
+  }
+
+  product(of: number, patterns: readonly number[]): number {
+    this.check([of])
+    this.check(patterns)
+    return this.reading('product', [of, ...patterns], patterns.length, patterns)
+  }
+
+  private check(list: readonly number[]): void {
     if (list.length > this.count || list.some((p) => !(p >= 0 && p < this.count)))
       throw new RangeError(`a reading lists patterns 0..${this.count - 1}, each once at most`)
-    const at = this.picked
-    this.picked += list.length
+  }
+
+  /**
+   * Queues reading k: `entry` per tile and scored pattern (the last `scored` of `picks`), then its
+   * tiles summed into scores[at ..], one per pattern scored. Slots and lists are written by `flush`.
+   */
+  private reading(entry: 'readout' | 'product', picks: readonly number[], scored: number, patterns?: readonly number[]): number {
+    const k = this.readings++
+    if (k >= this.capacity) throw new RangeError(`the sweep was opened for ${this.capacity} readings`)
+    const first = this.picked
+    this.picked += picks.length
+    const at = this.picked - scored
     this.lists.push({ patterns, at })
-    if (!list.length) return k
-    // reading k sums its tiles into scores[at ..], one per pattern it lists
-    const { device, transfers } = this.gpu
-    const rows = new ArrayBuffer(SLOT)
-    packStruct(REDUCE_PARAM_LAYOUT, { len: this.groups * this.groups, dst_offset: at }, rows, 0)
-    transfers.write(this.rows, k * SLOT, rows)
-    transfers.write(this.pickRows, k * SLOT, Uint32Array.of(at))
-    transfers.write(this.picks, at * 4, Uint32Array.from(list))
-    const p = pipeline(device, 'readout')
-    const entries: [number, GPUBuffer, number, number | undefined][] = [
-      [0, this.uniform, 0, undefined],
+    if (!scored) return k
+    const { device } = this.gpu
+    packStruct(REDUCE_PARAM_LAYOUT, { len: this.groups * this.groups, dst_offset: at }, this.rowBytes, k * SLOT)
+    this.pickRowBytes[(k * SLOT) / 4] = first
+    this.pickBytes.set(picks, first)
+    const p = pipeline(device, entry)
+    type Binding = [number, GPUBuffer, number, number | undefined]
+    // the covector is read by `readout` only (an auto layout has only the bindings its entry uses)
+    const covector: Binding[] = [
       [1, this.a[this.cur], 0, undefined],
       [2, this.b, 0, undefined],
+    ]
+    const entries: Binding[] = [
+      [0, this.uniform, 0, undefined],
+      ...(entry === 'readout' ? covector : []),
       [4, this.patterns, 0, undefined],
       [6, this.partials, 0, undefined],
       [9, this.pickRows, k * SLOT, 16],
@@ -332,19 +428,33 @@ export class GpuAdjointRunner implements AdjointRunner {
         entries: entries.map(([binding, buffer, offset, size]) => ({ binding, resource: { buffer, offset, size } })),
       }),
     )
-    this.pass.dispatchWorkgroups(this.groups, this.groups, list.length)
+    this.gpu.transfers.dispatch(this.pass, this.groups, this.groups, scored)
     this.pass.setPipeline(this.gpu.sumRows.pipeline)
     this.pass.setBindGroup(0, this.sumGroup, [k * SLOT])
-    this.pass.dispatchWorkgroups(list.length)
+    this.gpu.transfers.dispatch(this.pass, scored)
     this.dispatched()
     return k
   }
 
+  /** Writes the readings' slots and lists queued since the last submit, one write each, before the submit that reads them. */
+  private flush(): void {
+    const { transfers } = this.gpu
+    const { readings, picked } = this.flushed
+    if (this.readings > readings) {
+      const [from, to] = [readings * SLOT, this.readings * SLOT]
+      transfers.write(this.rows, from, this.rowBytes, from, to - from)
+      transfers.write(this.pickRows, from, this.pickRowBytes, from, to - from)
+    }
+    if (this.picked > picked) transfers.write(this.picks, picked * 4, this.pickBytes, picked * 4, (this.picked - picked) * 4)
+    this.flushed = { readings: this.readings, picked: this.picked }
+  }
+
   async results(): Promise<Float64Array> {
     this.pass.end()
+    this.flush()
     const rows = new Float64Array(this.readings * this.count)
     if (!this.picked) {
-      this.gpu.device.queue.submit([this.encoder.finish()])
+      this.gpu.transfers.submit(this.encoder)
       return rows
     }
     const back = new Float32Array(await this.gpu.transfers.read(this.scores, 0, this.picked * 4, this.encoder, () => this.gpu.failure()))
@@ -359,5 +469,6 @@ export class GpuAdjointRunner implements AdjointRunner {
 
   destroy(): void {
     for (const b of this.owned) b.destroy()
+    this.resident.closed()
   }
 }

@@ -6,7 +6,7 @@
 // step(n), and timeline samples (5 floats per field) come back with the last ones. The dream
 // (./dream.ts) and recall's sweep (./adjoint.ts) run here too, and every transfer is counted.
 import { CrystalError } from '../errors.js'
-import type { AdjointRunner, DeviceMask, FieldBackend, LedgerSample, PathPlan, StepRequest } from '../field/backend.js'
+import type { AdjointRunner, DeviceMask, FieldBackend, LedgerSample, StepRequest } from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, type StepParams } from '../field/params.js'
 import { GpuAdjointRunner } from './adjoint.js'
@@ -206,7 +206,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const encoder = this.device.createCommandEncoder()
     encoder.copyBufferToBuffer(u, field * bytes, copy, 0, bytes)
     encoder.copyBufferToBuffer(prev, field * bytes, copy, bytes, bytes)
-    this.device.queue.submit([encoder.finish()])
+    this.transfers.submit(encoder)
     return this.keepMask(copy)
   }
 
@@ -215,8 +215,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.masks.delete(m.device_mask)
   }
 
-  adjoint(field: number, params: StepParams, patterns: readonly Float32Array[], readings: number, path?: PathPlan): Promise<AdjointRunner> {
-    return Promise.resolve(new GpuAdjointRunner(this, field, params, patterns, readings, path))
+  adjoint(...args: Parameters<NonNullable<FieldBackend['adjoint']>>): Promise<AdjointRunner> {
+    return Promise.resolve(new GpuAdjointRunner(this, ...args))
   }
 
   /**
@@ -256,7 +256,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       )
       pass.setPipeline(this.stepPipeline)
       pass.setBindGroup(0, this.stepGroups[this.rotation], [i * SLOT])
-      pass.dispatchWorkgroups(this.groups, this.groups, this.fields)
+      this.transfers.dispatch(pass, this.groups, this.groups, this.fields)
       this.rotation = (this.rotation + 1) % 3
       folds.pending++
       const absolute = first + i + 1
@@ -272,7 +272,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     if (sampleSteps.length) this.transfers.write(this.reduceUniforms, 0, reduceBytes, 0, 2 * sampleSteps.length * SLOT)
     this.transfers.write(this.reduceUniforms, 2 * steps * SLOT, reduceBytes, 2 * steps * SLOT, folds.count * SLOT)
     if (!sampleSteps.length) {
-      this.device.queue.submit([encoder.finish()])
+      this.transfers.submit(encoder)
       return []
     }
     const values = await this.readSamples(encoder, sampleSteps.length)
@@ -297,7 +297,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     pass.setPipeline(this.foldPipeline)
     pass.setBindGroup(0, this.foldGroup, [offset])
     const groups = Math.ceil(len / 256)
-    pass.dispatchWorkgroups(Math.min(groups, 65535), Math.ceil(groups / 65535))
+    this.transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535))
     folds.count++
     folds.pending = 0
   }
@@ -309,12 +309,12 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     packStruct(REDUCE_PARAM_LAYOUT, { len: this.tiles, dst_offset: base + this.fields }, reduceBytes, (2 * s + 1) * SLOT)
     pass.setPipeline(this.energyPipeline)
     pass.setBindGroup(0, this.energyGroups[this.rotation], [stepSlotOffset])
-    pass.dispatchWorkgroups(this.groups, this.groups, this.fields)
+    this.transfers.dispatch(pass, this.groups, this.groups, this.fields)
     pass.setPipeline(this.sumPipeline)
     pass.setBindGroup(0, this.sumEnergy, [2 * s * SLOT])
-    pass.dispatchWorkgroups(this.fields)
+    this.transfers.dispatch(pass, this.fields)
     pass.setBindGroup(0, this.sumLedger, [(2 * s + 1) * SLOT])
-    pass.dispatchWorkgroups(4 * this.fields)
+    this.transfers.dispatch(pass, 4 * this.fields)
   }
 
   private async readSamples(encoder: GPUCommandEncoder, count: number): Promise<Float32Array> {
@@ -343,10 +343,10 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const groups = Math.ceil(cells / 256)
     for (const r of [this.rotation, (this.rotation + 1) % 3]) {
       pass.setBindGroup(0, this.addGroups[r], [0])
-      pass.dispatchWorkgroups(Math.min(groups, 65535), Math.ceil(groups / 65535))
+      this.transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535))
     }
     pass.end()
-    this.device.queue.submit([encoder.finish()])
+    this.transfers.submit(encoder)
     await this.device.queue.onSubmittedWorkDone()
     this.check()
   }
@@ -404,10 +404,10 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const pass = encoder.beginComputePass()
     pass.setPipeline(kernel)
     pass.setBindGroup(0, this.energyGroups[this.rotation], [0])
-    pass.dispatchWorkgroups(this.groups, this.groups, this.fields)
+    this.transfers.dispatch(pass, this.groups, this.groups, this.fields)
     pass.setPipeline(this.sumPipeline)
     pass.setBindGroup(0, this.sumEnergy, [0])
-    pass.dispatchWorkgroups(this.fields)
+    this.transfers.dispatch(pass, this.fields)
     pass.end()
     return Float64Array.from(await this.readBuffer(this.samples, 0, this.fields * 4, encoder))
   }
@@ -420,7 +420,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const pass = encoder.beginComputePass()
     pass.setPipeline(this.sumPipeline)
     pass.setBindGroup(0, this.sumLedger, [0])
-    pass.dispatchWorkgroups(4 * this.fields)
+    this.transfers.dispatch(pass, 4 * this.fields)
     pass.end()
     const byColumn = await this.readBuffer(this.samples, 0, 4 * this.fields * 4, encoder)
     // [column][field] on the GPU; the engine wants [field][column]

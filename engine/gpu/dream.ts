@@ -81,7 +81,7 @@ export class GpuDreamOps implements DreamOps {
     const groups = Math.ceil((this.gpu.n * this.gpu.n * this.gpu.fields) / WG)
     pass.setPipeline(this.pipeline(entry))
     pass.setBindGroup(0, this.group(entry, resources))
-    pass.dispatchWorkgroups(Math.min(groups, 65535), Math.ceil(groups / 65535))
+    this.gpu.transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535))
   }
 
   /** The stability sums' buffer, [field][cell] (the recorder reads it with its frames). */
@@ -96,7 +96,7 @@ export class GpuDreamOps implements DreamOps {
     const pass = encoder.beginComputePass()
     this.dispatchCells(pass, 'accumulate', { 0: s.uniform, 1: this.gpu.state().u, 3: s.acc })
     pass.end()
-    this.gpu.device.queue.submit([encoder.finish()])
+    this.gpu.transfers.submit(encoder)
   }
 
   async edit(
@@ -139,24 +139,24 @@ export class GpuDreamOps implements DreamOps {
     this.dispatchCells(pass, 'histogram_high', { 0: s.uniform, 1: u, 3: s.acc, 4: s.hist, 7: s.tally })
     pass.setPipeline(this.pipeline('select_high'))
     pass.setBindGroup(0, this.group('select_high', { 4: s.hist, 5: s.plan, 6: s.picks }))
-    pass.dispatchWorkgroups(2 * fields)
+    this.gpu.transfers.dispatch(pass, 2 * fields)
     this.dispatchCells(pass, 'histogram_low', { 0: s.uniform, 3: s.acc, 4: s.hist, 6: s.picks })
     pass.setPipeline(this.pipeline('select_low'))
     pass.setBindGroup(0, this.group('select_low', { 0: s.uniform, 4: s.hist, 6: s.picks }))
-    pass.dispatchWorkgroups(2 * fields)
+    this.gpu.transfers.dispatch(pass, 2 * fields)
     this.dispatchCells(pass, 'edit_mask', { 0: s.uniform, 3: s.acc, 5: s.plan, 6: s.picks, 7: s.tally, 9: s.masks[0], 10: s.kicks })
     // ping-pong: pass k reads masks[k % 2] and writes the other
     const tiles = Math.ceil(n / TILE)
     pass.setPipeline(this.pipeline('blur'))
     for (let k = 0; k < passes; k++) {
       pass.setBindGroup(0, this.group('blur', { 0: s.uniform, 8: s.masks[k % 2], 9: s.masks[(k + 1) % 2] }))
-      pass.dispatchWorkgroups(tiles, tiles, fields)
+      this.gpu.transfers.dispatch(pass, tiles, tiles, fields)
     }
     const smooth = s.masks[passes % 2]
     this.dispatchCells(pass, 'apply', { 0: s.uniform, 1: u, 2: prev, 8: smooth, 10: s.kicks })
     pass.setPipeline(this.pipeline('preview'))
     pass.setBindGroup(0, this.group('preview', { 0: s.uniform, 3: s.acc, 11: previewBuf }))
-    pass.dispatchWorkgroups(side * side, fields)
+    this.gpu.transfers.dispatch(pass, side * side, fields)
     pass.end()
     // the history keeps each edited field's mask on the device, for recall's sweep
     const masks = edits.map((e, f) => {

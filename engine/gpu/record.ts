@@ -93,10 +93,10 @@ export class GpuRecorder implements WindowRecorder {
         { binding: 3, resource: { buffer: chunk, size: bound } },
       ]
       pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }))
-      pass.dispatchWorkgroups(Math.min(groups, 65535), Math.ceil(groups / 65535))
+      this.gpu.transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535))
     }
     pass.end()
-    device.queue.submit([encoder.finish()])
+    this.gpu.transfers.submit(encoder)
     return Promise.resolve()
   }
 

@@ -85,7 +85,7 @@ export class GpuHeldSums implements HeldSums {
         }),
       )
       const groups = Math.ceil(this.gpu.n / TILE)
-      pass.dispatchWorkgroups(groups, groups, fields)
+      this.gpu.transfers.dispatch(pass, groups, groups, fields)
     }
     pass.setPipeline(this.gpu.sumRows.pipeline)
     const rows = kind === 'ledger' ? this.ledger : this.partials
@@ -101,9 +101,9 @@ export class GpuHeldSums implements HeldSums {
       }),
       [0],
     )
-    pass.dispatchWorkgroups(needed * fields)
+    this.gpu.transfers.dispatch(pass, needed * fields)
     pass.end()
-    device.queue.submit([encoder.finish()])
+    this.gpu.transfers.submit(encoder)
     return slot
   }
 

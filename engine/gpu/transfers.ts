@@ -1,6 +1,6 @@
-// Every byte between the host and the GPU goes through here, so the backend can say what a dream
-// or a recall cost in traffic (`--debug`, the benchmarks, and the tests that hold the GPU paths to
-// "the report only" and "the scores only").
+// Every byte between the host and the GPU goes through here, and every submit and kernel dispatch
+// is counted here, so the backend can say what a dream or a recall cost in traffic (`--debug`, the
+// benchmarks, and the tests that hold the GPU paths to "the report only" and "the scores only").
 import { CrystalError } from '../errors.js'
 import type { TransferCounts } from '../field/backend.js'
 
@@ -12,6 +12,8 @@ export class Transfers implements TransferCounts {
   reads = 0
   bytes_written = 0
   writes = 0
+  submits = 0
+  dispatches = 0
 
   constructor(private readonly device: GPUDevice) {}
 
@@ -21,6 +23,18 @@ export class Transfers implements TransferCounts {
     this.writes++
     if (ArrayBuffer.isView(data)) this.device.queue.writeBuffer(buffer, offset, data.buffer, data.byteOffset + dataOffset, bytes)
     else this.device.queue.writeBuffer(buffer, offset, data, dataOffset, bytes)
+  }
+
+  /** Hands `encoder`'s work to the queue, counted. */
+  submit(encoder: GPUCommandEncoder): void {
+    this.submits++
+    this.device.queue.submit([encoder.finish()])
+  }
+
+  /** Queues one kernel launch on `pass`, counted. */
+  dispatch(pass: GPUComputePassEncoder, x: number, y = 1, z = 1): void {
+    this.dispatches++
+    pass.dispatchWorkgroups(x, y, z)
   }
 
   /** Copies `bytes` of `src` at `offset` back to the host, after the work `encoder` holds. */
@@ -33,7 +47,7 @@ export class Transfers implements TransferCounts {
   ): Promise<ArrayBuffer> {
     const staging = this.device.createBuffer({ size: bytes, usage: MAP_READ | COPY_DST })
     encoder.copyBufferToBuffer(src, offset, staging, 0, bytes)
-    this.device.queue.submit([encoder.finish()])
+    this.submit(encoder)
     this.bytes_read += bytes
     this.reads++
     try {
@@ -47,6 +61,7 @@ export class Transfers implements TransferCounts {
   }
 
   snapshot(): TransferCounts {
-    return { bytes_read: this.bytes_read, reads: this.reads, bytes_written: this.bytes_written, writes: this.writes }
+    const { bytes_read, reads, bytes_written, writes, submits, dispatches } = this
+    return { bytes_read, reads, bytes_written, writes, submits, dispatches }
   }
 }

@@ -9,6 +9,7 @@ import type { GpuFieldBackend } from '../gpu/backend.js'
 import { engineOn, gpuBackend } from '../../testing/backends.js'
 import { paramsFor, randomField } from '../../testing/fixtures.js'
 import type { PathPlan } from '../field/backend.js'
+import { negLaplacian } from './adjoint.js'
 import { followPath } from './path.js'
 import { NULL_PATTERNS } from './recall.js'
 import { CpuAdjointRunner } from './runner.js'
@@ -56,6 +57,47 @@ describe('the adjoint sweep on the GPU against its CPU twin', () => {
     expect(Math.abs(want[0] - want[3])).toBeGreaterThan(1e-3 * scale) // the sweep changed what it reads
     expect([...got.subarray(9, 12)]).toEqual([...got.subarray(6, 9)])
     expect([...got.subarray(12, 18)]).toEqual([got[9], 0, got[11], 0, 0, 0])
+  })
+})
+
+describe("a question's rest products on the GPU (the `product` kernel) against its CPU twin", () => {
+  test('<Q w_q, w_p> of one pattern with those listed: the CPU twin is Q applied on the host and summed in float64, the GPU within 1e-5 of the largest; static, the same before and after steps', {
+    timeout: GPU_TEST_TIMEOUT,
+  }, async () => {
+    const n = 40 // not a multiple of the tile: the border tiles are partial
+    const params = { ...paramsFor(n), noise: 0, nonlinearity: 0 }
+    const [u, prev] = [randomField(n, 1, 3), randomField(n, 1, 4)]
+    const patterns = [5, 6, 7].map((s) => randomField(n, 1, s))
+    const gpu = await gpuBackend(n, 1)
+    opened.push(gpu)
+    await gpu.load(u, prev)
+    const run = async (r: AdjointRunner) => {
+      const rows = [r.product(1, [0, 2, 1]), r.read([0])]
+      for (let i = 0; i < 10; i++) r.step()
+      rows.push(r.product(2, [1]))
+      return { rows, values: await r.results() }
+    }
+    const got = await run(await gpu.adjoint!(0, params, patterns, 3))
+    const want = await run(new CpuAdjointRunner(params, u, prev, patterns))
+    const product = (q: number, p: number) => {
+      const qw = negLaplacian(patterns[q], n)
+      return patterns[p].reduce((s, w, i) => s + w * qw[i], 0)
+    }
+    const at = (r: { values: Float64Array; rows: number[] }, row: number, p: number) => r.values[r.rows[row] * 3 + p]
+    const exact = [product(1, 0), product(1, 1), product(1, 2), product(2, 1)]
+    expect([at(want, 0, 0), at(want, 0, 1), at(want, 0, 2), at(want, 2, 1)]).toEqual(exact)
+    const scale = Math.max(...exact.map(Math.abs))
+    expect(scale).toBeGreaterThan(1)
+    ;[at(got, 0, 0), at(got, 0, 1), at(got, 0, 2), at(got, 2, 1)].forEach((g, k) =>
+      expect(Math.abs(g - exact[k])).toBeLessThanOrEqual(1e-5 * scale),
+    )
+    // Q is symmetric: <Q w_1, w_2> = <Q w_2, w_1>, taken after the steps; the patterns not listed read 0
+    expect(Math.abs(at(got, 2, 1) - at(got, 0, 2))).toBeLessThanOrEqual(1e-5 * scale)
+    expect(at(got, 2, 0)).toBe(0)
+    // control: the products differ from one another far more than the tolerance
+    expect(Math.abs(exact[0] - exact[2])).toBeGreaterThan(1e-2 * scale)
+    // the reading between them is the sweep's, as without them
+    expect(Math.abs(at(got, 1, 0) - at(want, 1, 0))).toBeLessThanOrEqual(1e-4 * Math.abs(at(want, 1, 0)))
   })
 })
 
@@ -144,16 +186,32 @@ describe('recall and probe on the GPU', () => {
     })
     expect(got.capacity).toBe(want.capacity)
     // one reading per write moment (six, one memory each) of the query and the null patterns, then a
-    // second sweep reading each candidate memory's own pattern at its moment only: 4 bytes a score
+    // second sweep reading each candidate memory's own pattern at its moment only, and its products
+    // with the null patterns (a reading per null pattern: its slot, then a product per candidate):
+    // 4 bytes a score
     expect(after.reads - before.reads).toBe(2)
-    expect(after.bytes_read - before.bytes_read).toBeGreaterThan(texts.length * (1 + NULL_PATTERNS) * 4)
-    expect(after.bytes_read - before.bytes_read).toBeLessThanOrEqual(texts.length * (2 + NULL_PATTERNS) * 4)
+    const second = (after.bytes_read - before.bytes_read) / 4 - texts.length * (1 + NULL_PATTERNS)
+    const candidates = (second - NULL_PATTERNS) / (1 + NULL_PATTERNS)
+    expect(Number.isInteger(candidates) && candidates >= 1 && candidates <= texts.length).toBe(true)
     // control: the field the CPU sweep would have read back first
     expect(after.bytes_read - before.bytes_read).toBeLessThan((2 * 32 * 32 * 4) / 10)
     // the same field asked again: what recall kept of each moment stands, so only the query is read
     const again = gpu.transfers()!
     expect((await gpu.recall('cold river', 3)).hits).toEqual(got.hits)
     expect(gpu.transfers()!.bytes_read - again.bytes_read).toBe(texts.length * 4)
+    // after a step every moment is read and split again, but the null patterns and the memories' own
+    // stay on the device: only the question's pattern goes up (and the readings' slots, in a write or
+    // two a submit); control: the first question uploaded all of them
+    const pattern = 32 * 32 * 4
+    expect(after.bytes_written - before.bytes_written).toBeGreaterThan((1 + NULL_PATTERNS) * pattern)
+    for (const e of [gpu, cpu]) await e.step(1)
+    const stepped = gpu.transfers()!
+    const [g1, c1] = [await gpu.recall('cold river', 3), await cpu.recall('cold river', 3)]
+    const done = gpu.transfers()!
+    expect(g1.hits.map((h) => h.memory)).toEqual(c1.hits.map((h) => h.memory))
+    g1.hits.forEach((h, k) => expect(Math.abs(h.score - c1.hits[k].score)).toBeLessThan(1e-3 * Math.abs(c1.hits[0].score)))
+    expect(done.bytes_written - stepped.bytes_written).toBeLessThan(2 * pattern)
+    expect(done.writes - stepped.writes).toBeLessThanOrEqual(10)
 
     const [pg, pc] = [await gpu.probe('a lantern in the fog'), await cpu.probe('a lantern in the fog')]
     expect(pg.step).toBe(pc.step)

@@ -12,7 +12,7 @@ import { CrystalError } from '../errors.js'
 import { textWavefront } from '../encode/text.js'
 import type { AdjointRunner } from '../field/backend.js'
 import { stepParams, type StepParams } from '../field/params.js'
-import { negLaplacian, restEnergy } from './adjoint.js'
+import { restEnergy } from './adjoint.js'
 import { followPath, pathPlan, type PathRequest, type SaturationPath } from './path.js'
 import { CpuAdjointRunner } from './runner.js'
 
@@ -54,14 +54,25 @@ interface SweepReading extends MomentReading {
   own: number[]
 }
 
-/** A null pattern, with Q w for the energy it shares with the memories' patterns. */
-interface NullPattern extends Pattern {
-  qw: Float32Array
+/**
+ * Rest products a sweep takes beside its readings (static, the runner's `product`): <Q w_of, w> with
+ * each pattern `with` lists (no c^2). The Gram entries recall splits by: between a question and a
+ * moment's memories, among a moment's memories, and between the null patterns and a memory.
+ */
+interface ProductRequest {
+  of: Pattern
+  with: readonly Pattern[]
 }
 
-/** A memory's pattern, with the energy it shares with each null pattern (c^2 <w, Q w_null>). */
+/** A sweep's readings, in the order of its moments, and its products: `product(of, w)` for any pair requested. */
+interface Sweep {
+  readings: SweepReading[]
+  product: (of: Pattern, w: Pattern) => number
+}
+
+/** A memory's pattern, with the energy it shares with each null pattern (c^2 <w, Q w_null>), once a sweep has taken it. */
 interface MemoryPattern extends Pattern {
-  nulls: Float64Array
+  nulls?: Float64Array
 }
 
 /** The memories written at one moment with one text: one pattern in the field, their importances summed. */
@@ -112,13 +123,6 @@ function hostState(s: SavedState): Promise<{ u: Float32Array; prev: Float32Array
 /** Null texts: control characters only, so no words, never typed, one identity stream each. */
 const nullText = (k: number) => '\u0001'.repeat(k + 1)
 
-/** c^2 <a, Q b>: the energy two patterns written at rest share (their Gram entry). */
-function restProduct(a: Float32Array, qb: Float32Array, c2: number): number {
-  let s = 0
-  for (let i = 0; i < a.length; i++) s += a[i] * qb[i]
-  return c2 * s
-}
-
 const rms = (xs: readonly number[]) => Math.sqrt(xs.reduce((s, x) => s + x * x, 0) / xs.length)
 
 /** The inverse of a symmetric positive definite matrix (Gauss-Jordan with partial pivoting), j x j row-major. */
@@ -149,17 +153,25 @@ function invert(m: Float64Array, j: number): Float64Array {
   return inv
 }
 
-/** Opens the backward sweep of one field against `patterns`, for at most `readings` readings (engine/recall/runner.ts). */
+/**
+ * Opens the backward sweep of one field against `patterns`, for at most `readings` readings
+ * (engine/recall/runner.ts); the patterns from `keptFrom` on are kept unchanged by the reader, so a
+ * backend may keep them on its device.
+ */
 export type OpenAdjoint = (
   field: number,
   params: StepParams,
   patterns: readonly Float32Array[],
   readings: number,
   path: PathRequest | undefined,
+  keptFrom: number,
 ) => Promise<AdjointRunner>
 
 export class MemoryReader {
-  private readonly nulls = new Map<string, Promise<NullPattern[]>>()
+  /** Written texts' wavefronts, kept from the write so that a memory is encoded once; by size and text, at most PATTERN_CACHE_BYTES, oldest use first. */
+  private readonly waves = new Map<string, Float32Array>()
+  private waveBytes = 0
+  private readonly nulls = new Map<string, Promise<Pattern[]>>()
   /** Memories' patterns by text, made at the size and wave speed `patternsOf`, oldest use first; at most PATTERN_CACHE_BYTES. */
   private readonly patterns = new Map<string, { pattern: Promise<MemoryPattern>; bytes: number }>()
   private patternsOf = ''
@@ -199,7 +211,26 @@ export class MemoryReader {
   }
 
   private async pattern(text: string): Promise<Pattern> {
-    return this.ofWave(await textWavefront(text, this.engine.size))
+    const n = this.engine.size
+    const key = `${n}/${text}`
+    const kept = this.waves.get(key)
+    if (kept) {
+      this.waves.delete(key)
+      this.waves.set(key, kept)
+    }
+    return this.ofWave(kept ?? (await textWavefront(text, n)))
+  }
+
+  /** A text's wavefront as a write made it (the encoding is a function of the text and the size alone), kept for recall. */
+  written(text: string, wave: Float32Array): void {
+    const key = `${Math.sqrt(wave.length)}/${text}`
+    if (!this.waves.delete(key)) this.waveBytes += wave.byteLength
+    this.waves.set(key, wave)
+    for (const [old, w] of this.waves) {
+      if (this.waveBytes <= PATTERN_CACHE_BYTES) break
+      this.waves.delete(old)
+      this.waveBytes -= w.byteLength
+    }
   }
 
   /** The size and wave speed patterns are made at (their energies and products depend on both). */
@@ -217,7 +248,7 @@ export class MemoryReader {
       this.patternBytes = 0
       this.patternsOf = constants
     }
-    const kept = this.patterns.get(text) ?? { pattern: this.withNulls(text), bytes: 4 * this.engine.size ** 2 }
+    const kept = this.patterns.get(text) ?? { pattern: this.pattern(text), bytes: 4 * this.engine.size ** 2 }
     if (!this.patterns.delete(text)) this.patternBytes += kept.bytes
     this.patterns.set(text, kept)
     for (const [old, { bytes }] of this.patterns) {
@@ -228,23 +259,9 @@ export class MemoryReader {
     return kept.pattern
   }
 
-  private async withNulls(text: string): Promise<MemoryPattern> {
-    const [p, nulls] = await Promise.all([this.pattern(text), this.nullPatterns()])
-    return { ...p, nulls: Float64Array.from(nulls, (n) => restProduct(p.w, n.qw, this.c2)) }
-  }
-
-  private nullPatterns(): Promise<NullPattern[]> {
+  private nullPatterns(): Promise<Pattern[]> {
     const key = `${this.engine.size}/${this.c2}`
-    if (!this.nulls.has(key))
-      this.nulls.set(
-        key,
-        Promise.all(
-          Array.from({ length: NULL_PATTERNS }, async (_, k) => {
-            const p = await this.pattern(nullText(k))
-            return { ...p, qw: negLaplacian(p.w, this.engine.size) }
-          }),
-        ),
-      )
+    if (!this.nulls.has(key)) this.nulls.set(key, Promise.all(Array.from({ length: NULL_PATTERNS }, (_, k) => this.pattern(nullText(k)))))
     return this.nulls.get(key)!
   }
 
@@ -274,14 +291,18 @@ export class MemoryReader {
   /**
    * Runs the live state of `field` back through the adjoint of the steps, dream edits and changes of
    * constants since, and reads the shared patterns and nulls at every moment (and each moment's own
-   * patterns there only): one reading per moment, in the order given, scores at unit importance.
+   * patterns there only): one reading per moment, in the order given, scores at unit importance;
+   * beside them, the rest products requested. Every pattern a request names but the shared ones is
+   * one the reader keeps.
    */
   private async sweep(
     field: number,
     shared: readonly Pattern[],
     nulls: readonly Pattern[],
     moments: readonly SweepMoment[],
-  ): Promise<SweepReading[]> {
+    nullsKept = true,
+    products: readonly ProductRequest[] = [],
+  ): Promise<Sweep> {
     const e = this.engine
     const oldest = e.step_count - MAX_LOOKBACK
     const key = [field, e.step_count, e.history.length, e.history.at(-1), e.material, e.temperature_k, e.noise]
@@ -293,14 +314,29 @@ export class MemoryReader {
     const all = [...shared, ...nulls]
     const base = [...all.keys()]
     const firstOwn = moments.map((m) => all.push(...(m.own ?? [])) - (m.own?.length ?? 0))
+    // the products' patterns, by identity: where they are listed already, else listed after the rest
+    const index = new Map<Float32Array, number>()
+    for (const [i, p] of all.entries()) if (!index.has(p.w)) index.set(p.w, i)
+    const at = (p: Pattern) => index.get(p.w) ?? (index.set(p.w, all.push(p) - 1), all.length - 1)
+    // one product reading per pattern `of`, with the union of what it is multiplied with
+    const requests = new Map<number, Set<number>>()
+    for (const r of products) {
+      const of = at(r.of)
+      const list = requests.get(of) ?? requests.set(of, new Set()).get(of)!
+      for (const p of r.with) list.add(at(p))
+    }
     const runner = await this.open(
       field,
       this.params,
       all.map((p) => p.w),
-      Math.max(1, moments.length),
+      Math.max(1, moments.length) + requests.size,
       plan && { plan, onHost },
+      // the question's patterns are read once; the null patterns (the reader's) and memories' own are kept
+      shared.length + (nullsKept ? 0 : nulls.length),
     )
     try {
+      // the products are static: queued first, read back with the sweep's readings
+      const productRows = new Map([...requests].map(([of, list]) => [of, runner.product(of, [...list])]))
       // the sweep is queued first (on the GPU nothing comes back), then every reading is scored
       const order = [...moments.keys()].sort((i, j) => moments[j].mark - moments[i].mark || moments[j].step - moments[i].step)
       const slots: number[] = []
@@ -328,7 +364,7 @@ export class MemoryReader {
         }
       }
       const values = await runner.results()
-      return moments.map((m, i) => {
+      const readings = moments.map((m, i) => {
         const row = values.subarray(slots[i] * all.length, (slots[i] + 1) * all.length)
         const sigma = rms(nulls.map((p, j) => row[shared.length + j] / p.energy))
         const scores = all.slice(0, shared.length + nulls.length).map((p, q) => row[q] / p.energy)
@@ -339,6 +375,8 @@ export class MemoryReader {
           sigma,
         }
       })
+      const product = (of: Pattern, w: Pattern) => values[productRows.get(index.get(of.w)!)! * all.length + index.get(w.w)!]
+      return { readings, product }
     } finally {
       runner.destroy()
     }
@@ -368,11 +406,12 @@ export class MemoryReader {
           'bad_argument',
           `a moment must lie in the field's past (step 0..${e.step_count}, mark 0..${e.history.length}), got step ${m.step}, mark ${m.mark}`,
         )
-    const readings = await this.sweep(
+    const { readings } = await this.sweep(
       field,
       patterns.map((w) => this.ofWave(w)),
       nulls.map((w) => this.ofWave(w)),
       moments,
+      false,
     )
     return readings.map(({ scores, sigma }) => ({ scores, sigma }))
   }
@@ -389,7 +428,7 @@ export class MemoryReader {
     const written: Moment[] = this.writeMoments(field)
     // nothing written: the present is read
     const moments = written.length ? written : [{ step: e.step_count, mark: e.history.length }]
-    const readings = await this.sweep(field, patterns, await this.nullPatterns(), moments)
+    const { readings } = await this.sweep(field, patterns, await this.nullPatterns(), moments)
     return texts.map((_, q) => {
       const best = readings.reduce((b, r, i) => (r.scores[q] > readings[b].scores[q] ? i : b), readings.length - 1)
       const { scores, sigma } = readings[best]
@@ -409,26 +448,38 @@ export class MemoryReader {
    * The inverse Gram matrix of a moment's patterns (c^2 <w_g, Q w_h>), kept: a field's moments do not
    * change once written.
    */
-  private gramInverse(moment: WriteMoment, own: readonly Pattern[]): Float64Array {
-    const key = `${this.engine.size}/${this.c2}/${moment.groups.map((g) => g.memories.join(',')).join(';')}`
-    let inv = this.grams.get(key)
-    if (!inv) {
-      const j = own.length
-      const gram = new Float64Array(j * j)
-      own.forEach((p, g) => {
-        const qw = negLaplacian(p.w, this.engine.size)
-        for (let h = 0; h <= g; h++) gram[g * j + h] = gram[h * j + g] = restProduct(own[h].w, qw, this.c2)
-      })
-      inv = invert(gram, j)
-      // dropped all at once past GRAM_CACHE_ENTRIES numbers (a field of many moments of many writes)
-      this.gramEntries += j * j
-      if (this.gramEntries > GRAM_CACHE_ENTRIES) {
-        this.grams.clear()
-        this.gramEntries = j * j
-      }
-      this.grams.set(key, inv)
+  private gramInverse(moment: WriteMoment, own: readonly Pattern[], product: Sweep['product']): Float64Array {
+    const j = own.length
+    const gram = new Float64Array(j * j)
+    own.forEach((p, g) => {
+      for (let h = 0; h <= g; h++) gram[g * j + h] = gram[h * j + g] = this.c2 * product(p, own[h])
+    })
+    const inv = invert(gram, j)
+    // dropped all at once past GRAM_CACHE_ENTRIES numbers (a field of many moments of many writes)
+    this.gramEntries += j * j
+    if (this.gramEntries > GRAM_CACHE_ENTRIES) {
+      this.grams.clear()
+      this.gramEntries = j * j
     }
+    this.grams.set(this.gramKey(moment), inv)
     return inv
+  }
+
+  private gramKey(moment: WriteMoment): string {
+    return `${this.engine.size}/${this.c2}/${moment.groups.map((g) => g.memories.join(',')).join(';')}`
+  }
+
+  /**
+   * The products a moment's split takes (in its sweep) that the reader has not kept: its memories'
+   * with the null patterns, and its patterns among themselves where its inverse Gram matrix `kept`
+   * is not at hand.
+   */
+  private splitRequests(mine: readonly MemoryPattern[], nulls: readonly Pattern[], kept?: Float64Array): ProductRequest[] {
+    const missing = mine.filter((p) => !p.nulls)
+    return [
+      ...(missing.length ? nulls.map((n) => ({ of: n, with: missing })) : []),
+      ...(mine.length > 1 && !kept ? mine.map((p, g) => ({ of: p, with: mine.slice(0, g + 1) })) : []),
+    ]
   }
 
   /**
@@ -447,30 +498,37 @@ export class MemoryReader {
     return fresh
   }
 
-  /** A moment's split from its own patterns' raw readings `y` and the null patterns' scores there. */
+  /**
+   * A moment's split from its own patterns' raw readings `y` and the null patterns' scores there;
+   * `kept`, its inverse Gram matrix where the reader had it, else made from the sweep's products.
+   */
   private split(
     m: WriteMoment,
     mine: readonly MemoryPattern[],
     y: readonly number[],
     chance: readonly number[],
     nulls: readonly Pattern[],
+    kept: Float64Array | undefined,
+    product: Sweep['product'],
   ): MomentSplit {
     const j = m.groups.length
+    for (const p of mine) p.nulls ??= Float64Array.from(nulls, (n) => this.c2 * product(n, p))
+    const shared = (h: number, k: number) => mine[h].nulls![k]
     // each pattern's presence: the least-squares split of the reading over the moment's patterns
-    const inv = j > 1 ? this.gramInverse(m, mine) : Float64Array.of(1 / mine[0].energy)
+    const inv = j > 1 ? (kept ?? this.gramInverse(m, mine, product)) : Float64Array.of(1 / mine[0].energy)
     const c = m.groups.map((_, g) => {
       let s = 0
       for (let h = 0; h < j; h++) s += inv[g * j + h] * y[h]
       return s
     })
     // chance, read the same way on the null patterns
-    const nullLeft = nulls.map((n, k) => left(m, c, chance[k], n.energy, (h) => mine[h].nulls[k]))
+    const nullLeft = nulls.map((n, k) => left(m, c, chance[k], n.energy, (h) => shared(h, k)))
     const sigmaLeft = rms(nullLeft)
     const floor = m.groups.map((group, g) => {
       if (group.importance === 0) return Number.NaN
       const energy = mine[g].energy
       const strength = c[g] / group.importance
-      const sigmaShare = rms(nulls.map((n, k) => nullLeft[k] + (c[g] * mine[g].nulls[k]) / n.energy))
+      const sigmaShare = rms(nulls.map((n, k) => nullLeft[k] + (c[g] * shared(g, k)) / n.energy))
       const noise_floor = Math.max(
         (NOISE_SIGMAS * Math.max(sigmaLeft * Math.sqrt(energy * inv[g * j + g]), sigmaShare)) / Math.abs(group.importance),
         FORGOTTEN_BELOW,
@@ -508,16 +566,32 @@ export class MemoryReader {
     const own = await Promise.all(
       moments.map((m, i) => (unsplit[i] ? Promise.all(m.groups.map((g) => this.memoryPattern(g.text, constants))) : undefined)),
     )
-    const readings = await this.sweep(
+    // the question's share through a memory of a moment of several needs its rest products with the
+    // moment's patterns: taken in the sweep where one there is held above its floor (or not split yet)
+    const crossWith = await Promise.all(
+      moments.map((m, i) =>
+        m.groups.length > 1 && (unsplit[i] || splits[i]?.floor.some((f) => !Number.isNaN(f)))
+          ? (own[i] ?? Promise.all(m.groups.map((g) => this.memoryPattern(g.text, constants))))
+          : undefined,
+      ),
+    )
+    const crossed = [...new Set(crossWith.flatMap((c) => c ?? []))]
+    const grams = moments.map((m, i) => (own[i] && m.groups.length > 1 ? this.grams.get(this.gramKey(m)) : undefined))
+    const { readings, product } = await this.sweep(
       field,
       patterns,
       first ? nulls : [],
       moments.map((m, i) => ({ ...m, own: own[i] })),
+      true,
+      [
+        ...(crossed.length ? patterns.map((q) => ({ of: q, with: crossed })) : []),
+        ...own.flatMap((mine, i) => (mine ? this.splitRequests(mine, nulls, grams[i]) : [])),
+      ],
     )
     if (first) a.chance = readings.map((r) => r.nulls)
     moments.forEach((m, i) => {
       const mine = own[i]
-      if (mine) splits[i] = this.split(m, mine, readings[i].own, a.chance[i], nulls)
+      if (mine) splits[i] = this.split(m, mine, readings[i].own, a.chance[i], nulls, grams[i], product)
     })
     // a moment of one memory is split when a question's reading there clears the lowest floor a hit there can have
     const lone = moments.flatMap((m, i) => {
@@ -533,16 +607,17 @@ export class MemoryReader {
         [],
         [],
         lone.map((i, l) => ({ ...moments[i], own: [mine[l]] })),
+        true,
+        this.splitRequests([...new Set(mine)], nulls),
       )
-      for (const [l, i] of lone.entries()) splits[i] = this.split(moments[i], [mine[l]], back[l].own, a.chance[i], nulls)
+      for (const [l, i] of lone.entries())
+        splits[i] = this.split(moments[i], [mine[l]], back.readings[l].own, a.chance[i], nulls, undefined, back.product)
     }
     // sigma^2 grows with the memories held (CAPACITY_SIGMAS); the newest reading has them all
     const newest = rms(a.chance.at(-1)!)
     const capacity = newest ? Math.floor(count / (CAPACITY_SIGMAS * newest) ** 2) : null
     const over_capacity = capacity !== null && count > capacity
     const c2 = this.c2
-    // Q w of each query, for the energy it shares with the patterns of a moment of several
-    const qw = moments.some((m) => m.groups.length > 1) ? patterns.map((p) => negLaplacian(p.w, e.size)) : []
     const hits: RecallHit[][] = texts.map(() => [])
     for (const [i, m] of moments.entries()) {
       const sp = splits[i]
@@ -551,8 +626,8 @@ export class MemoryReader {
       const { scores } = readings[i]
       const { c, energy: energies, floor } = sp
       const j = m.groups.length
-      const mine = j > 1 ? (own[i] ?? (await Promise.all(m.groups.map((g) => this.memoryPattern(g.text, constants))))) : []
-      const cross = patterns.map((_, q) => (j > 1 ? mine.map((p) => restProduct(p.w, qw[q], c2)) : []))
+      // the energy each query shares with the moment's patterns, c^2 <w_h, Q w_q>
+      const cross = patterns.map((p) => (j > 1 ? crossWith[i]!.map((w) => c2 * product(p, w)) : []))
       const queryLeft = patterns.map((p, q) => (j > 1 ? left(m, c, scores[q], p.energy, (h) => cross[q][h]) : 0))
       m.groups.forEach((group, g) => {
         const noise_floor = floor[g]

@@ -5,7 +5,7 @@ import { CrystalError } from '../errors.js'
 import { yieldToEventLoop } from '../dream/dream.js'
 import type { AdjointRunner, EditMask, FieldBackend } from '../field/backend.js'
 import type { StepParams } from '../field/params.js'
-import { AdjointField } from './adjoint.js'
+import { AdjointField, negLaplacian } from './adjoint.js'
 import type { PathRequest, SaturationPath } from './path.js'
 
 type Op =
@@ -13,6 +13,14 @@ type Op =
   | { kind: 'params'; p: StepParams }
   | { kind: 'scale'; mask: Float32Array }
   | { kind: 'read'; patterns?: readonly number[] }
+  | { kind: 'product'; of: number; patterns: readonly number[] }
+
+/** <a, b> summed in float64, in order. */
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i]
+  return s
+}
 
 /** Steps run back between two turns of the event loop (a station's stream keeps its timer). */
 const STEPS_PER_TURN = 128
@@ -49,6 +57,11 @@ export class CpuAdjointRunner implements AdjointRunner {
     return this.readings++
   }
 
+  product(of: number, patterns: readonly number[]): number {
+    this.ops.push({ kind: 'product', of, patterns })
+    return this.readings++
+  }
+
   async results(): Promise<Float64Array> {
     const adjoint = AdjointField.ofEnergy(this.params, this.u, this.prev)
     const count = this.patterns.length
@@ -61,14 +74,13 @@ export class CpuAdjointRunner implements AdjointRunner {
         if (++steps % STEPS_PER_TURN === 0) await yieldToEventLoop()
       } else if (op.kind === 'params') adjoint.setParams(op.p)
       else if (op.kind === 'scale') adjoint.scale(op.mask)
-      else {
+      else if (op.kind === 'product') {
+        const qw = negLaplacian(this.patterns[op.of], this.params.n)
+        for (const p of op.patterns) rows[reading * count + p] = dot(this.patterns[p], qw)
+        reading++
+      } else {
         const r = adjoint.readout()
-        for (const p of op.patterns ?? this.patterns.keys()) {
-          const w = this.patterns[p]
-          let s = 0
-          for (let i = 0; i < w.length; i++) s += r[i] * w[i]
-          rows[reading * count + p] = s
-        }
+        for (const p of op.patterns ?? this.patterns.keys()) rows[reading * count + p] = dot(r, this.patterns[p])
         reading++
       }
     }
@@ -89,8 +101,9 @@ export async function openAdjoint(
   patterns: readonly Float32Array[],
   readings: number,
   path?: PathRequest,
+  keptFrom?: number,
 ): Promise<AdjointRunner> {
-  if (core.adjoint) return core.adjoint(field, params, patterns, readings, path?.plan)
+  if (core.adjoint) return core.adjoint(field, params, patterns, readings, path?.plan, keptFrom)
   const { u, prev } = await core.read([field])
   return new CpuAdjointRunner(params, u, prev, patterns, path && (await path.onHost()))
 }
