@@ -166,6 +166,14 @@ export interface HeldSums {
 }
 
 /**
+ * Bytes of patterns recall keeps between questions, on the host and on each device (a pattern is 4 n^2
+ * bytes), least recently used dropped first: 256 MiB, or 64 patterns where that is more, so that the 16
+ * null patterns and a moment's memories do not push each other out at every question at large N
+ * (N = 2048: 16 MiB a pattern, 1 GiB kept).
+ */
+export const keptPatternBytes = (patternBytes: number): number => Math.max(256 * 2 ** 20, 64 * patternBytes)
+
+/**
  * Recall's backward sweep over one field (docs/recall.md): the adjoint run back from the live
  * state, read against a fixed set of patterns at chosen moments. On the GPU the steps are queued
  * and nothing comes back until `results`.

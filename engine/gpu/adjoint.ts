@@ -8,7 +8,7 @@
 // (ResidentPatterns): a sweep copies them on the device and uploads only what it has not seen, the
 // question's pattern. Each reading's list and uniforms go up in one write a submit, not one a reading.
 // CPU twin: AdjointField (engine/recall/adjoint.ts) behind CpuAdjointRunner (engine/recall/runner.ts).
-import type { AdjointRunner, EditMask, PathPlan } from '../field/backend.js'
+import { keptPatternBytes, type AdjointRunner, type EditMask, type PathPlan } from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, type StepParams } from '../field/params.js'
 import { kernelModule, type GpuContext } from './context.js'
@@ -19,9 +19,6 @@ const UNIFORM = 0x40 | 0x8
 const SLOT = 256
 /** Dispatches per submit: work goes to the queue as the sweep is built, and nothing waits on it. */
 const DISPATCHES_PER_SUBMIT = 512
-
-/** Bytes of kept patterns held on the device per device (4 n^2 each), least recently used dropped first: as recall's PATTERN_CACHE_BYTES. */
-export const RESIDENT_PATTERN_BYTES = 256 * 2 ** 20
 
 /**
  * Patterns kept on the device between sweeps, by the host array's identity (recall's kept patterns
@@ -45,7 +42,7 @@ class ResidentPatterns {
       this.gpu.transfers.write(b, 0, w)
       this.bytes += w.byteLength
       for (const [old, buffer] of this.kept) {
-        if (this.bytes <= RESIDENT_PATTERN_BYTES) break
+        if (this.bytes <= keptPatternBytes(w.byteLength)) break
         if (inUse.has(old)) continue
         this.kept.delete(old)
         this.bytes -= old.byteLength

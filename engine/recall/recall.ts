@@ -6,11 +6,10 @@
 // then (least squares): each memory's presence gives its strength, and the query's share through it,
 // over that presence, its match. Chance is measured on null patterns read and split the same way.
 import type { ProbeResult, RecallHit, RecallResult } from '../contracts/api.js'
-import type { SavedState } from '../field/backend.js'
 import type { Engine, Moment, MomentReading } from '../field/engine_api.js'
 import { CrystalError } from '../errors.js'
 import { textWavefront } from '../encode/text.js'
-import type { AdjointRunner } from '../field/backend.js'
+import { keptPatternBytes, type AdjointRunner, type SavedState } from '../field/backend.js'
 import { stepParams, type StepParams } from '../field/params.js'
 import { restEnergy } from './adjoint.js'
 import { followPath, pathPlan, type PathRequest, type SaturationPath } from './path.js'
@@ -32,8 +31,6 @@ export const FORGOTTEN_BELOW = 0.01
 /** Steps the adjoint runs back at most (about 1 s of sweep at N = 128); older memories are read at that point and share its score. */
 export const MAX_LOOKBACK = 20_000
 export const NOTHING_RESONATES = 'nothing resonates above the noise floor'
-/** Bytes of memories' wavefronts kept between questions (4 n^2 each: 4,096 at N = 128, 1,024 at N = 256), least recently used dropped first. */
-export const PATTERN_CACHE_BYTES = 256 * 2 ** 20
 /** Numbers of moments' inverse Gram matrices kept between questions (8 bytes each). */
 export const GRAM_CACHE_ENTRIES = 2 ** 23
 
@@ -168,11 +165,11 @@ export type OpenAdjoint = (
 ) => Promise<AdjointRunner>
 
 export class MemoryReader {
-  /** Written texts' wavefronts, kept from the write so that a memory is encoded once; by size and text, at most PATTERN_CACHE_BYTES, oldest use first. */
+  /** Written texts' wavefronts, kept from the write so that a memory is encoded once; by size and text, at most keptPatternBytes, oldest use first. */
   private readonly waves = new Map<string, Float32Array>()
   private waveBytes = 0
   private readonly nulls = new Map<string, Promise<Pattern[]>>()
-  /** Memories' patterns by text, made at the size and wave speed `patternsOf`, oldest use first; at most PATTERN_CACHE_BYTES. */
+  /** Memories' patterns by text, made at the size and wave speed `patternsOf`, oldest use first; at most keptPatternBytes. */
   private readonly patterns = new Map<string, { pattern: Promise<MemoryPattern>; bytes: number }>()
   private patternsOf = ''
   private patternBytes = 0
@@ -227,7 +224,7 @@ export class MemoryReader {
     if (!this.waves.delete(key)) this.waveBytes += wave.byteLength
     this.waves.set(key, wave)
     for (const [old, w] of this.waves) {
-      if (this.waveBytes <= PATTERN_CACHE_BYTES) break
+      if (this.waveBytes <= keptPatternBytes(wave.byteLength)) break
       this.waves.delete(old)
       this.waveBytes -= w.byteLength
     }
@@ -252,7 +249,7 @@ export class MemoryReader {
     if (!this.patterns.delete(text)) this.patternBytes += kept.bytes
     this.patterns.set(text, kept)
     for (const [old, { bytes }] of this.patterns) {
-      if (this.patternBytes <= PATTERN_CACHE_BYTES) break
+      if (this.patternBytes <= keptPatternBytes(kept.bytes)) break
       this.patterns.delete(old)
       this.patternBytes -= bytes
     }
