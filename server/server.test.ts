@@ -340,6 +340,7 @@ describe('the OpenAPI document', () => {
     expect(routes.sort()).toEqual(
       [
         'GET /crystal/feed',
+        'GET /crystal/field',
         'GET /crystal/jobs/{id}',
         'GET /crystal/state',
         'GET /materials',
