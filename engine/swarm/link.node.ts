@@ -16,14 +16,7 @@ import type { DiscoveryProgress } from '../discovery/discovery.js'
 import { EXPLORERS_QUEUE, SUBJECTS, type DiscoveredMessage } from '../contracts/swarm.js'
 import { writeDurably } from '../files/durable.node.js'
 import type { Registry } from '../registry/registry.js'
-import {
-  announcementsOf,
-  ensureDiscoveryStream,
-  mergeAnnouncements,
-  progressMessage,
-  type MergeTally,
-  type SwarmPeer,
-} from './rounds.js'
+import { announcementsOf, ensureDiscoveryStream, mergeAnnouncements, progressMessage, type MergeTally, type SwarmPeer } from './rounds.js'
 
 export class SwarmLink implements SwarmPeer<{ queued: number; sent: number; waiting: number }> {
   private nc: NatsConnection | undefined
