@@ -6,7 +6,7 @@
 import type { NatsConnection } from '@nats-io/nats-core'
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream'
 import type { SwarmConfig } from '../engine/contracts/api.js'
-import type { DiscoveredMessage, EventMessage as SwarmEvent } from '../engine/contracts/swarm.js'
+import type { DiscoveredMessage, EventMessage as SwarmEvent, ExploreProgressMessage } from '../engine/contracts/swarm.js'
 import type { Primitive } from '../engine/contracts/registry.js'
 import { readAnnouncement, SUBJECTS } from '../engine/contracts/swarm.js'
 import { checkMessage } from '../engine/contracts/subjects.js'
@@ -18,6 +18,7 @@ import {
   ensureDiscoveryStream,
   exploreRound,
   mergeAnnouncements,
+  progressMessage,
   type MergeTally,
   type SwarmPeer,
 } from '../engine/swarm/rounds.js'
@@ -63,16 +64,27 @@ export class Swarm implements SwarmPeer<{ sent: number; ids: string[] }> {
     this.send(SUBJECTS.events, { event, node: this.node, kind: 'tab', ...extra })
   }
 
-  /** Calls back with each valid event and announcement; invalid ones are dropped and counted. */
-  follow(onEvent: (e: SwarmEvent) => void, onDiscovery: (m: DiscoveredMessage) => void): () => void {
-    const subs = [
-      this.nc.subscribe(SUBJECTS.events, {
+  progress(round: number, material: string, p: DiscoveryProgress): void {
+    this.send(SUBJECTS.exploreProgress, progressMessage(this.node, 'tab', round, material, p))
+  }
+
+  /** Calls back with each valid event, round progress and announcement; invalid ones are dropped and counted. */
+  follow(
+    onEvent: (e: SwarmEvent) => void,
+    onDiscovery: (m: DiscoveredMessage) => void,
+    onProgress: (m: ExploreProgressMessage) => void,
+  ): () => void {
+    const checked = <T>(subject: string, on: (value: T) => void) =>
+      this.nc.subscribe(subject, {
         callback: (_e, m) => {
           const value = safeJson(m.string())
-          if (checkMessage(SUBJECTS.events, value)) this.dropped.count++
-          else onEvent(value as SwarmEvent)
+          if (checkMessage(subject, value)) this.dropped.count++
+          else on(value as T)
         },
-      }),
+      })
+    const subs = [
+      checked(SUBJECTS.events, onEvent),
+      checked(SUBJECTS.exploreProgress, onProgress),
       this.nc.subscribe(SUBJECTS.discovered, {
         callback: (_e, m) => {
           const read = readAnnouncement(m)

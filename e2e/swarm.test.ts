@@ -66,6 +66,7 @@ describe('the swarm, with a browser tab among the explorers', () => {
           '6',
           '--size',
           '32',
+          '--json',
         ),
       ),
     )
@@ -84,7 +85,8 @@ describe('the swarm, with a browser tab among the explorers', () => {
       .getByTestId('swarm-progress')
       .filter({ hasText: /round 1 \(diamond_nv\): registered \d+, .*; merged \d+ from the swarm, announced \d+/ })
       .waitFor({ timeout: 120_000 })
-    for (const r of await processes) expect(r.status, r.stderr).toBe(0)
+    const finished = await processes
+    for (const r of finished) expect(r.status, r.stderr).toBe(0)
     const cli = await alone
     expect(cli.status, cli.stderr).toBe(0)
     const cliRound = JSON.parse(cli.stdout.trim())
@@ -93,6 +95,7 @@ describe('the swarm, with a browser tab among the explorers', () => {
     const series = 'run 1 round 1: diamond_nv 2×4 N=24 seed 1'
     /** What a chart's legend says under the pointer at a share of its width (the nearest generation). */
     const under = async (chart: string, share: number, generation: number) => {
+      await page.getByTestId(chart).scrollIntoViewIfNeeded()
       const box = (await page.getByTestId(chart).locator('svg').boundingBox())!
       await page.mouse.move(box.x + share * box.width, box.y + box.height / 2)
       await expect.poll(() => page.getByTestId(`${chart}-values`).textContent()).toMatch(new RegExp(`^generation ${generation}: `))
@@ -112,6 +115,27 @@ describe('the swarm, with a browser tab among the explorers', () => {
       `best fitness ${cliRound.best_fitness.toFixed(3)}; search archive QD-score ${cliRound.qd_score.toFixed(2)}, coverage ${(100 * cliRound.coverage).toFixed(1)}% (${cliRound.elites} cells)`,
     )
     expect(await page.locator('#swarm-error').count()).toBe(0)
+
+    // a process's rounds, drawn from its progress on the bus: the figures its --json lines report, generation by generation
+    const explorer = explorers[1]
+    const lines = finished[1].stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+    expect(lines.map((l) => l.round)).toEqual([1, 2])
+    await page.locator('select[name="swarm-peer"]').selectOption(explorer.node, { timeout: 60_000 })
+    for (const line of lines) {
+      const last = line.generations.at(-1)
+      expect(last.generation).toBe(1)
+      // the round's last QD-score is its search archive's, as the round's line says
+      expect(last.qd_score).toBe(line.qd_score)
+      const label = `${explorer.node} round ${line.round}: ${explorer.material} 1 generation`
+      await expect.poll(() => under('swarm-peer-qd', 0.5, last.generation)).toContain(`${label} ${last.qd_score.toFixed(2)}`)
+    }
+    const latest = lines[1].generations.at(-1)
+    const peerFitness = await under('swarm-peer-fitness', 0.5, latest.generation)
+    expect(peerFitness).toContain(`best ${latest.best_fitness.toFixed(3)}`)
+    expect(peerFitness).toContain(`mean ${latest.mean_fitness.toFixed(3)}`)
 
     const tabAnnounced = (
       (await page

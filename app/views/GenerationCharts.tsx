@@ -7,11 +7,14 @@ const RUN_COLOURS = ['#f5b942', '#6fa8ff', '#e0607e', '#7fd18b', '#c39bff', '#5f
 /** Runs kept for comparison on the QD chart, newest last. */
 export const KEPT_RUNS = 6
 
+/** The figures of a generation the charts draw (an evolve job's report, or an explorer's message on the bus). */
+export type ChartedGeneration = Pick<GenerationReport, 'generation' | 'best_fitness' | 'mean_fitness' | 'qd_score'>
+
 /** One search as the charts draw it: a stable key, its name in the legend and its generations so far. */
 export interface ChartedRun {
   key: string
   label: string
-  history: readonly GenerationReport[]
+  history: readonly ChartedGeneration[]
 }
 
 /**
@@ -30,7 +33,7 @@ export function GenerationCharts({
   /** What one search is called there: an evolve's run, an explore's round. */
   unit: 'run' | 'round'
 }) {
-  const gens = (r: ChartedRun, pick: (g: GenerationReport) => number) => r.history.map((g) => [g.generation, pick(g)] as const)
+  const gens = (r: ChartedRun, pick: (g: ChartedGeneration) => number) => r.history.map((g) => [g.generation, pick(g)] as const)
   // a run joins the charts at its first generation
   const drawn = runs.filter((r) => r.history.length > 0)
   const now = drawn.find((r) => r.key === current)

@@ -1,9 +1,10 @@
 // The Swarm view: the live nodes (processes and tabs) with their rounds, the discovery feed, and, in
 // This tab mode, an Explore control that makes this tab one of the explorers, its rounds drawn as
-// line charts (QD-score, best and mean fitness per generation), each round kept to compare.
+// line charts (QD-score, best and mean fitness per generation), each round kept to compare. The other
+// explorers' rounds are drawn the same way from their progress on the bus, one node at a time.
 import { Fragment, useEffect, useRef, useState } from 'react'
 import { SEARCH_DEFAULTS } from '../../engine/contracts/api.js'
-import type { DiscoveredMessage, EventMessage as SwarmEvent } from '../../engine/contracts/swarm.js'
+import type { DiscoveredMessage, EventMessage as SwarmEvent, ExploreProgressMessage } from '../../engine/contracts/swarm.js'
 import { archivesInWords } from '../../engine/discovery/archive.js'
 import { useStore } from '../store'
 import { Swarm } from '../swarm'
@@ -16,6 +17,17 @@ interface NodeRow {
   round?: number
   material?: string
   seen: string
+}
+
+/** Another explorer's rounds with a generation more: a round that starts again at generation 1 (the node ran anew) starts afresh. */
+function withGeneration(runs: readonly ChartedRun[], m: ExploreProgressMessage): ChartedRun[] {
+  const key = String(m.round)
+  const g = { generation: m.generation, best_fitness: m.best_fitness, mean_fitness: m.mean_fitness, qd_score: m.qd_score }
+  const label = `${m.node} round ${m.round}: ${m.material} ${m.generations} generation${m.generations === 1 ? '' : 's'}`
+  const kept = runs.filter((r) => r.key !== key)
+  const before = runs.find((r) => r.key === key)
+  const history = before && m.generation > 1 ? [...before.history, g] : [g]
+  return [...kept, { key, label, history }].slice(-KEPT_RUNS)
 }
 
 export function SwarmView() {
@@ -40,6 +52,11 @@ export function SwarmView() {
   const runs = useRef(0)
   const [busy, setBusy] = useState(false)
   const joined = useRef<Swarm | undefined>(undefined)
+  // the other explorers' rounds (processes and other tabs), by node, from their progress on the bus
+  const [peerRounds, setPeerRounds] = useState<Record<string, ChartedRun[]>>({})
+  const [chosenPeer, setChosenPeer] = useState<string>()
+  const shownPeer = chosenPeer ?? Object.keys(peerRounds)[0]
+  const shownRounds = shownPeer ? peerRounds[shownPeer] : undefined
 
   useEffect(() => {
     let stop: (() => void) | undefined
@@ -61,6 +78,10 @@ export function SwarmView() {
               },
             })),
           (m) => setFeed((f) => [m, ...f].slice(0, 50)),
+          // this tab's own rounds are drawn from its search directly
+          (m) => {
+            if (m.node !== s.node) setPeerRounds((p) => ({ ...p, [m.node]: withGeneration(p[m.node] ?? [], m) }))
+          },
         )
       },
       (e: Error) => setError(`not connected to the swarm: ${e.message}`),
@@ -205,12 +226,32 @@ export function SwarmView() {
         <section className="rounds">
           <h3>This tab's rounds</h3>
           <GenerationCharts testId="swarm" unit="round" runs={rounds} current={rounds[rounds.length - 1].key} />
-          <p className="muted">
-            Explorer processes' rounds are not drawn: their events say what a round registered and announced, not its figures per
-            generation.
-          </p>
         </section>
       )}
+      <section className="rounds">
+        <h3>Explorers' rounds</h3>
+        {!shownRounds ? (
+          <p className="muted" data-testid="swarm-peers-empty">
+            {swarm
+              ? 'No other explorer has finished a generation since this page opened: each explorer tells the swarm the figures of every generation of its rounds.'
+              : 'Not connected to the bus: no rounds to show.'}
+          </p>
+        ) : (
+          <>
+            <label>
+              node{' '}
+              <select name="swarm-peer" value={shownPeer} onChange={(e) => setChosenPeer(e.target.value)}>
+                {Object.keys(peerRounds).map((node) => (
+                  <option key={node} value={node}>
+                    {node}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <GenerationCharts testId="swarm-peer" unit="round" runs={shownRounds} current={shownRounds[shownRounds.length - 1].key} />
+          </>
+        )}
+      </section>
     </div>
   )
 }

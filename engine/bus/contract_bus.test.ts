@@ -39,6 +39,22 @@ const EXAMPLES: Record<string, [string, Record<string, unknown>]> = {
     { event: 'round.finished', node: 'alpha', kind: 'process', round: 3, material: 'vacuum', registered: 2, announced: 1 },
   ],
   'svc.crystal.explore.request': ['svc.crystal.explore.request', { material: 'silicon', generations: 2 }],
+  'svc.crystal.explore.progress': [
+    'svc.crystal.explore.progress',
+    {
+      node: 'alpha',
+      kind: 'process',
+      round: 2,
+      material: 'vacuum',
+      generation: 1,
+      generations: 3,
+      best_fitness: 0.61,
+      mean_fitness: 0.42,
+      qd_score: 1.83,
+      coverage: 0.05,
+      elites: 3,
+    },
+  ],
   'RADIO.market.propose': [
     'RADIO.market.propose',
     { agent_id: 'alice', token: 'alice:secret', text: 'propose: it snows | by 2099-01-01 | category weather' },
@@ -180,6 +196,15 @@ describe('the bus contract', () => {
       '/agent: is "alpha" but the subject says "beta"',
     )
     expect(() => bus.publish('SVC.unknown', {})).toThrow('no contract for subject SVC.unknown')
+  })
+
+  test('explore progress: figures out of range or of another round are refused with their path', () => {
+    const bus = new ContractBus(natsConnection(nc), 'n', () => {})
+    const [subject, body] = EXAMPLES['svc.crystal.explore.progress']
+    expect(() => bus.publish(subject, { ...body, coverage: 1.5 })).toThrow('/coverage: Expected number to be less or equal to 1')
+    expect(() => bus.publish(subject, { ...body, generation: 0 })).toThrow('/generation: Expected integer to be greater or equal to 1')
+    expect(() => bus.publish(subject, { ...body, kind: 'server' })).toThrow('/kind: ')
+    expect(() => bus.publish(subject, { ...body, registered_total: 2 })).toThrow('/registered_total: ')
   })
 
   test('the JSON Schema files are the contracts (npm run schema writes them)', () => {

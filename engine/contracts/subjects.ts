@@ -5,7 +5,7 @@ import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { CONSCIOUSNESS_CONTRACTS, type Contract } from './consciousness.js'
 import { CancelledMessage, MARKET_SUBJECTS, ProposeMessage, SettledMessage } from './markets.js'
-import { DiscoveredMessage, EventMessage, ExploreRequestMessage, SUBJECTS } from './swarm.js'
+import { DiscoveredMessage, EventMessage, ExploreProgressMessage, ExploreRequestMessage, SUBJECTS } from './swarm.js'
 import { DiskAlertMessage, NowPlayingMessage, PruneAlertMessage, RADIO_SUBJECTS } from './station.js'
 
 export type { Contract }
@@ -15,6 +15,7 @@ export const CONTRACTS: readonly Contract[] = [
   { pattern: SUBJECTS.discovered, schema: DiscoveredMessage, tokens: [] },
   { pattern: SUBJECTS.events, schema: EventMessage, tokens: [] },
   { pattern: SUBJECTS.exploreRequest, schema: ExploreRequestMessage, tokens: [] },
+  { pattern: SUBJECTS.exploreProgress, schema: ExploreProgressMessage, tokens: [] },
   { pattern: MARKET_SUBJECTS.propose, schema: ProposeMessage, tokens: [] },
   { pattern: MARKET_SUBJECTS.settled, schema: SettledMessage, tokens: [] },
   { pattern: MARKET_SUBJECTS.cancelled, schema: CancelledMessage, tokens: [] },

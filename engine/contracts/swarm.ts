@@ -16,6 +16,7 @@ export const SUBJECTS = {
   discovered: 'svc.crystal.primitive.discovered',
   events: 'svc.crystal.events',
   exploreRequest: 'svc.crystal.explore.request',
+  exploreProgress: 'svc.crystal.explore.progress',
 } as const
 /** Explorers take explore requests as one queue group: each request goes to one of them. */
 export const EXPLORERS_QUEUE = 'crystal-explorers'
@@ -70,6 +71,28 @@ export const EventMessage = Type.Object(
 )
 
 export type EventMessage = Static<typeof EventMessage>
+
+/** One generation of an explorer's round, as `discover` reports it (the figures `crystal explore --json` prints per generation). */
+export const ExploreProgressMessage = Type.Object(
+  {
+    schema_version: Type.Literal(1),
+    ts: Type.String({ format: 'date-time', minLength: 20 }),
+    sender: Type.String({ minLength: 1, maxLength: 128 }),
+    node: Type.String({ minLength: 1, maxLength: 128 }),
+    kind: Type.Union([Type.Literal('process'), Type.Literal('tab')]),
+    round: Type.Integer({ minimum: 1 }),
+    material: Type.String({ minLength: 1, maxLength: 64 }),
+    generation: Type.Integer({ minimum: 1 }),
+    generations: Type.Integer({ minimum: 1 }),
+    best_fitness: Type.Number(),
+    mean_fitness: Type.Number(),
+    qd_score: Type.Number(),
+    coverage: Type.Number({ minimum: 0, maximum: 1 }),
+    elites: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false, $id: 'svc.crystal.explore.progress' },
+)
+export type ExploreProgressMessage = Static<typeof ExploreProgressMessage>
 
 export const ExploreRequestMessage = Type.Object(
   {

@@ -12,10 +12,11 @@ import { ContractBus } from '../bus/contract_bus.js'
 import { credsFrom, natsConnection, nodeId } from '../bus/nats.node.js'
 import type { BusSettings } from '../config.js'
 import type { Primitive } from '../contracts/registry.js'
+import type { DiscoveryProgress } from '../discovery/discovery.js'
 import { EXPLORERS_QUEUE, SUBJECTS, type DiscoveredMessage } from '../contracts/swarm.js'
 import { writeDurably } from '../files/durable.node.js'
 import type { Registry } from '../registry/registry.js'
-import { announcementsOf, ensureDiscoveryStream, mergeAnnouncements, type MergeTally, type SwarmPeer } from './rounds.js'
+import { announcementsOf, ensureDiscoveryStream, mergeAnnouncements, progressMessage, type MergeTally, type SwarmPeer } from './rounds.js'
 
 export class SwarmLink implements SwarmPeer<{ queued: number; sent: number; waiting: number }> {
   private nc: NatsConnection | undefined
@@ -86,6 +87,14 @@ export class SwarmLink implements SwarmPeer<{ queued: number; sent: number; wait
       if (this.connected) this.bus!.publish(SUBJECTS.events, { event, node: this.node, kind: 'process', ...extra })
     } catch (e) {
       this.say(`swarm: could not send ${event}: ${(e as Error).message}`)
+    }
+  }
+
+  progress(round: number, material: string, p: DiscoveryProgress): void {
+    try {
+      if (this.connected) this.bus!.publish(SUBJECTS.exploreProgress, progressMessage(this.node, 'process', round, material, p))
+    } catch (e) {
+      this.say(`swarm: could not send round ${round}'s generation ${p.generation}: ${(e as Error).message}`)
     }
   }
 

@@ -4,8 +4,8 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream'
 import type { Primitive } from '../contracts/registry.js'
 import { checkMessage } from '../contracts/subjects.js'
-import { DISCOVERY_STREAM, readAnnouncement, SUBJECTS, type DiscoveredMessage } from '../contracts/swarm.js'
-import type { DiscoveryOptions, DiscoveryResult } from '../discovery/discovery.js'
+import { DISCOVERY_STREAM, readAnnouncement, SUBJECTS, type DiscoveredMessage, type ExploreProgressMessage } from '../contracts/swarm.js'
+import type { DiscoveryOptions, DiscoveryProgress, DiscoveryResult } from '../discovery/discovery.js'
 import type { Registry } from '../registry/registry.js'
 import { importCandidate } from './import.js'
 
@@ -79,6 +79,8 @@ export interface SwarmPeer<Announced extends { sent: number } = { sent: number }
     event: 'round.started' | 'round.finished',
     extra: { round: number; material: string; registered?: number; announced?: number },
   ): void
+  /** Tells the swarm one generation's figures of a round (best effort, as events are). */
+  progress(round: number, material: string, p: DiscoveryProgress): void
 }
 
 export interface RoundOutcome<Announced> {
@@ -87,8 +89,11 @@ export interface RoundOutcome<Announced> {
   swarm?: { merged: MergeTally; announced: Announced }
 }
 
-/** One explore round: merge the swarm's finds (so novelty is swarm-wide), search, announce. */
-export async function exploreRound<Announced extends { sent: number }, Search extends Pick<DiscoveryOptions, 'registry' | 'material'>>(
+/** One explore round: merge the swarm's finds (so novelty is swarm-wide), search (each generation's figures told to the swarm), announce. */
+export async function exploreRound<
+  Announced extends { sent: number },
+  Search extends Pick<DiscoveryOptions, 'registry' | 'material' | 'onProgress'>,
+>(
   peer: SwarmPeer<Announced> | undefined,
   round: number,
   floor: number,
@@ -98,7 +103,18 @@ export async function exploreRound<Announced extends { sent: number }, Search ex
 ): Promise<RoundOutcome<Announced>> {
   const merged = peer ? await peer.merge(search.registry) : undefined
   peer?.event('round.started', { round, material: search.material.name })
-  const result = await run(search)
+  const told = search.onProgress
+  const result = await run(
+    peer
+      ? {
+          ...search,
+          onProgress: (p: DiscoveryProgress) => {
+            peer.progress(round, search.material.name, p)
+            told?.(p)
+          },
+        }
+      : search,
+  )
   const announced = peer ? await peer.announce(result.registered, floor) : undefined
   peer?.event('round.finished', {
     round,
@@ -107,4 +123,16 @@ export async function exploreRound<Announced extends { sent: number }, Search ex
     announced: announced?.sent ?? 0,
   })
   return { result, ...(peer ? { swarm: { merged: merged!, announced: announced! } } : {}) }
+}
+
+/** The body of a `svc.crystal.explore.progress` message (the bus adds schema_version, ts and sender). */
+export function progressMessage(
+  node: string,
+  kind: 'process' | 'tab',
+  round: number,
+  material: string,
+  p: DiscoveryProgress,
+): Omit<ExploreProgressMessage, 'schema_version' | 'ts' | 'sender'> {
+  const { generation, generations, best_fitness, mean_fitness, qd_score, coverage, elites } = p
+  return { node, kind, round, material, generation, generations, best_fitness, mean_fitness, qd_score, coverage, elites }
 }
