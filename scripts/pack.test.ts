@@ -9,6 +9,7 @@ import { promisify } from 'node:util'
 import { build } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launch } from '../e2e/browser.js'
+import { SUBJECTS } from '../engine/contracts/swarm.js'
 
 const ROOT = join(import.meta.dirname, '..')
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
@@ -122,7 +123,8 @@ describe('the package installed from its tarball', () => {
       expect(out.cpu.energy).toBeGreaterThan(0)
       // the WGSL kernel and its CPU twin agree to float32 rounding over 50 steps
       expect(Math.abs(out.gpu.energy - out.cpu.energy) / out.cpu.energy).toBeLessThan(1e-5)
-      expect(out.subjects).toBe(3)
+      // the browser entry exports the swarm's bus contract, every subject of it
+      expect(out.subjects).toBe(Object.keys(SUBJECTS).length)
     } finally {
       await browser.close()
       server.close()
