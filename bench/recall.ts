@@ -151,7 +151,7 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
       // the control, alternating over the three queries
       let e = 0
       const encode = (await medianMs(async () => void (await textWavefront(queries[e++ % 3], n)), 1)).ms
-      const twin = (await medianMs(async () => void (await textWavefront(queries[e++ % 3], n, 'typescript')), 1)).ms
+      const twin = (await medianMs(async () => void (await textWavefront(queries[e++ % 3], n, { kernel: 'typescript' })), 1)).ms
       const stepper = await createNodeEngine({ backend: 'cpu', size: n, material: MATERIAL, threads: 1, timeline_interval: 0 })
       const step = await medianMs(async () => void (await stepper.step(1)), 1).finally(() => stepper.destroy())
       say(`recall: N = ${n} on the CPU ...`)

@@ -59,14 +59,14 @@ describe('the WebAssembly kernel', () => {
       ['warm river stones', 600], // ten bands
     ]
     for (const [text, n] of cases) {
-      const [wasm, twin] = await Promise.all([textWavefront(text, n), textWavefront(text, n, 'typescript')])
+      const [wasm, twin] = await Promise.all([textWavefront(text, n), textWavefront(text, n, { kernel: 'typescript' })])
       expect(wasm.length, `${text} at N = ${n}`).toBe(n * n)
       expect(Buffer.from(wasm.buffer).equals(Buffer.from(twin.buffer)), `${text} at N = ${n}`).toBe(true)
     }
   }, 60_000)
 
   test('texts encoded at once, and a small field after a large one, come out as each alone', async () => {
-    const alone = await textWavefront('amber lattice', 40, 'typescript')
+    const alone = await textWavefront('amber lattice', 40, { kernel: 'typescript' })
     const together = await Promise.all([textWavefront('river', 300), textWavefront('amber lattice', 40), textWavefront('cold', 64)])
     expect([...together[1]]).toEqual([...alone])
     expect([...(await textWavefront('amber lattice', 40))]).toEqual([...alone])

@@ -7,7 +7,10 @@ import { CrystalError } from '../errors.js'
 import type { Pulse } from './pulse.js'
 import { type EncodeModule, encodeKernel, layout } from './wasm.js'
 
-export const ENCODING_VERSION = 2
+/** The encodings this build can write and read: a medium keeps the one its memories were written with. */
+export type EncodingVersion = 2 | 3
+/** The encoding new fields use. */
+export const ENCODING_VERSION: EncodingVersion = 2
 /**
  * Radius of every source in cells, not in fractions of the side: a pattern's independent modes (and
  * so the medium's capacity) then grow with N^2. At 0.6 cells the pattern's mean squared wavenumber
@@ -140,6 +143,12 @@ function render(words: Uint32Array, n: number, out: Float32Array): void {
  */
 export type EncodeKernel = 'wasm' | 'typescript'
 
+export interface EncodeOptions {
+  kernel?: EncodeKernel
+  /** The encoding (ENCODING_VERSION unless given): a field's memories are all of one encoding. */
+  version?: EncodingVersion
+}
+
 /** The passes of textWavefront over its two n x n buffers: `out` (the wavefront) and `part` (one word's). */
 interface Passes {
   /** Renders a stream into out (first, on a zero field) or into part (zeroed first). */
@@ -212,7 +221,10 @@ function wasmPasses(k: EncodeModule, n: number, streamWords: number): Passes {
  * the rest spread evenly over the word parts (each scaled to unit RMS first), then scaled so that the
  * peak is 1. write(text, importance) adds importance times this.
  */
-export async function textWavefront(text: string, n: number, kernel: EncodeKernel = 'wasm'): Promise<Float32Array> {
+export async function textWavefront(text: string, n: number, options: EncodeOptions = {}): Promise<Float32Array> {
+  const { kernel = 'wasm', version = ENCODING_VERSION } = options
+  if (version !== 2)
+    throw new CrystalError('bad_argument', `text encoding ${version} is not available in this build`, { field: 'encoding' })
   const [streams, module] = await Promise.all([textStreams(text, n), kernel === 'wasm' ? encodeKernel() : undefined])
   // no await from here on: the kernel's one memory serves one text at a time
   const passes = module ? wasmPasses(module, n, streams[0].length) : typescriptPasses(n)
