@@ -603,3 +603,54 @@ describe('the server and its books at start', () => {
     }
   }, 90_000)
 })
+
+describe('the books while trades commit', () => {
+  it('conservation and the chain read one snapshot: no false alarm while 10 clients trade and register', async () => {
+    const server = await startServer([], { HUB_ORACLE_TOKEN: ORACLE, SVC_MARKETS_RATE_LIMIT: '0' })
+    try {
+      const m = await openMarket(
+        server.url,
+        { question: 'drizzle', outcomes: ['a', 'b'], tier: 'labs', closes_at: soon(3_600_000), b: 200 },
+        ORACLE,
+      )
+      const traders = await Promise.all(
+        Array.from({ length: 10 }, async (_, k) => ({ id: `c${k}`, token: await register(server.url, `c${k}`) })),
+      )
+      let trading = true
+      let trades = 0
+      let joined = 0
+      // trades move balances, pools and positions; registrations mint: each commit lands between the books' reads
+      const clients = traders.map(async ({ id, token }, k) => {
+        for (let i = 0; trading; i++) {
+          const r = await call(
+            server.url,
+            'POST',
+            `/api/markets/${m.id}/trade`,
+            { trader_id: id, outcome: 'ab'[(k + i) % 2], shares: 1 },
+            auth(token),
+          )
+          expect(r.status, JSON.stringify(r.body)).toBe(200)
+          trades++
+          if (i % 10 === 0) await register(server.url, `c${k}-${joined++}`)
+        }
+      })
+      const alarms: string[] = []
+      let reads = 0
+      while (reads < 40 || trades < 200) {
+        const [books, chain] = await Promise.all([
+          call(server.url, 'GET', '/api/ledger/conservation'),
+          call(server.url, 'GET', '/api/ledger/verify'),
+        ])
+        if (!books.body.ok) alarms.push(...books.body.mismatches)
+        if (!chain.body.ok) alarms.push(chain.body.reason)
+        reads++
+      }
+      trading = false
+      await Promise.all(clients)
+      expect(alarms).toEqual([])
+      expect(trades).toBeGreaterThanOrEqual(200)
+    } finally {
+      await server.stop()
+    }
+  }, 90_000)
+})

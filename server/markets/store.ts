@@ -236,7 +236,15 @@ export class MarketStore {
   }
 
   verify(): Verdict {
-    return verifyChain(this.s.ledgerAll.iterate(), sha256)
+    return this.snapshot(() => verifyChain(this.s.ledgerAll.iterate(), sha256))
+  }
+
+  /**
+   * Reads in one transaction, so they see one state of the books: the writes come from another
+   * connection (the writer's thread), and a commit between two reads would look like lost money.
+   */
+  private snapshot<T>(read: () => T): T {
+    return this.db.transaction(read)()
   }
 
   /** Replaces the head file by write-then-rename, so that it is never seen half written. Not fsynced: one lagging a crash only names an earlier entry, which anchor() accepts. */
@@ -274,9 +282,12 @@ export class MarketStore {
 
   /** Everything `crystal markets check` and the server's start check: the chain, its anchor, and money, positions, q and trades replayed from the ledger. Empty when all hold. */
   audit(): { chain: Verdict; anchor: string | null; conservation: ConservationReply; problems: string[] } {
-    const chain = this.verify()
-    const anchor = this.anchor()
-    const conservation = this.conservation()
+    // the anchor first: it reads the head file before the snapshot starts, so the file can only lag it
+    const { chain, anchor, conservation } = this.snapshot(() => ({
+      anchor: this.anchor(),
+      chain: this.verify(),
+      conservation: this.conservation(),
+    }))
     const problems = [
       ...(chain.ok ? [] : [`the ledger chain breaks at entry ${chain.first_bad}: ${chain.reason}`]),
       ...(anchor ? [anchor] : []),
@@ -795,6 +806,10 @@ export class MarketStore {
 
   /** minted = balances + escrow + pools, and every balance, pool, holding, q and trade row equal to its ledger replay. */
   conservation(): ConservationReply {
+    return this.snapshot(() => this.books())
+  }
+
+  private books(): ConservationReply {
     const one = <T>(sql: string) => this.db.prepare<[], T>(sql).get()!
     const minted = one<{ v: number }>("SELECT COALESCE(SUM(amount), 0) AS v FROM ledger WHERE kind = 'mint'").v
     const balances = one<{ v: number }>('SELECT COALESCE(SUM(balance), 0) AS v FROM agents').v
