@@ -4,6 +4,7 @@
 import { Value } from '@sinclair/typebox/value'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import * as api from '../../engine/contracts/api.js'
+import { ENCODING_VERSION } from '../../engine/encode/text.js'
 import { createEngine } from '../../engine/field/engine.js'
 import { call, startServer, type RunningServer } from '../../testing/services.js'
 
@@ -25,9 +26,9 @@ const field = async () => {
 }
 
 describe('GET /crystal/field', () => {
-  test('a fresh server: the empty field (N x N zeros in each plane), step 0, no memories, its conditions', async () => {
+  test('a fresh server: the empty field (N x N zeros in each plane), step 0, no memories, its conditions and text encoding', async () => {
     const f = await field()
-    expect(f).toMatchObject({ size: N, step_count: 0, memories: [], material: 'europium_crystal', noise: 0 })
+    expect(f).toMatchObject({ size: N, step_count: 0, memories: [], material: 'europium_crystal', noise: 0, encoding: ENCODING_VERSION })
     expect(f.temperature_k).toBeGreaterThan(0)
     expect(f.u).toHaveLength(N * N)
     expect(f.prev).toHaveLength(N * N)
