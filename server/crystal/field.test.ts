@@ -65,6 +65,13 @@ describe('GET /crystal/field', () => {
     }
   })
 
+  test('the OpenAPI document names the encoding as a required field, one of the encodings this build reads', async () => {
+    const doc = (await call(s.url, 'GET', '/openapi.json')).body
+    const schema = doc.paths['/crystal/field'].get.responses['200'].content['application/json'].schema
+    expect(schema.required).toContain('encoding')
+    expect(schema.properties.encoding.anyOf.flatMap((v: { enum: number[] }) => v.enum)).toEqual([...api.ENCODINGS])
+  })
+
   test('a plane that is not size x size is refused by the decoder, naming the plane and the sizes', async () => {
     const wire = (await call(s.url, 'GET', '/crystal/field')).body as api.FieldWire
     expect(() => api.decodeField({ ...wire, size: N + 1 })).toThrow(
