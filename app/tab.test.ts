@@ -20,6 +20,7 @@ describe("the server's field in a tab engine", () => {
   test("it takes the field's encoding and conditions; recall in it finds the text as the server does", async () => {
     await call(s.url, 'POST', '/crystal/write', { text: 'the amber lattice hums', importance: 1 })
     await call(s.url, 'POST', '/crystal/step', { steps: 30 })
+    await call(s.url, 'POST', '/crystal/conditions', { noise: 0.001 })
     const f = decodeField((await call(s.url, 'GET', '/crystal/field')).body)
     expect(f.encoding).toBe(ENCODING_VERSION)
     // opened with the encoding new fields do not take (nothing is written with it here)
@@ -27,7 +28,7 @@ describe("the server's field in a tab engine", () => {
     const e = await createEngine({ backend: 'cpu', size: 32, material: 'vacuum', encoding: other })
     try {
       await resumeField(e, f)
-      expect(e).toMatchObject({ encoding: f.encoding, step_count: 30, temperature_k: f.temperature_k })
+      expect(e).toMatchObject({ encoding: f.encoding, step_count: 30, temperature_k: f.temperature_k, noise: 0.001 })
       expect(e.material.name).toBe('europium_crystal')
       const ours = await e.recall('the amber lattice hums', 1)
       const theirs = (await call(s.url, 'POST', '/crystal/recall', { text: 'the amber lattice hums', k: 1 })).body
