@@ -6,8 +6,9 @@ import { expose, transfer } from 'comlink'
 import type { DreamReport, FieldPlanes, Job, ProbeResult, RecallResult, State } from '../engine/contracts/api.js'
 import type { DiscoveryProgress, DiscoveryResult } from '../engine/discovery/discovery.js'
 import type { Pulse } from '../engine/encode/pulse.js'
+import type { EncodingVersion } from '../engine/encode/text.js'
 import { createEngine, type Engine } from '../engine/field/engine.js'
-import { discoverInTab, evolveInTab, tabState, type LabEvolve, type TabBackend, type TabSearch } from './tab'
+import { discoverInTab, evolveInTab, resumeField, tabState, type LabEvolve, type TabBackend, type TabSearch } from './tab'
 
 /** What the page reads of the engine between calls. */
 export interface EngineMirror {
@@ -19,6 +20,7 @@ export interface EngineMirror {
   material: string
   temperature_k: number
   noise: number
+  encoding: EncodingVersion
 }
 
 export type Conditions = Pick<EngineMirror, 'material' | 'temperature_k' | 'noise'>
@@ -48,6 +50,7 @@ function mirror(e: Engine): EngineMirror {
     material: e.material.name,
     temperature_k: e.temperature_k,
     noise: e.noise,
+    encoding: e.encoding,
   }
 }
 
@@ -78,20 +81,11 @@ const api = {
     serial(async (e) => {
       const { u, prev } = await e.read([0])
       const memories = e.memories.map(({ text, importance, step }) => ({ text, importance, step }))
-      const { size, step_count, material, temperature_k, noise } = mirror(e)
-      return transfer({ size, step_count, material, temperature_k, noise, memories, u, prev }, [u.buffer, prev.buffer])
+      const { size, step_count, material, temperature_k, noise, encoding } = mirror(e)
+      return transfer({ size, step_count, material, temperature_k, noise, encoding, memories, u, prev }, [u.buffer, prev.buffer])
     }),
-  /**
-   * Continues a saved field under its conditions (a fresh engine only). Dream edits are not replayed:
-   * recall here reads memories written before a dream as though the dream had not cut them.
-   */
-  resume: (f: FieldPlanes) =>
-    change(async (e) => {
-      e.setMaterial(f.material)
-      e.setTemperature(f.temperature_k)
-      e.setNoise(f.noise)
-      await e.resume({ u: f.u, prev: f.prev, step_count: f.step_count, memories: f.memories })
-    }),
+  /** Continues a saved field under its conditions and in its encoding (a fresh engine only). */
+  resume: (f: FieldPlanes) => change((e) => resumeField(e, f)),
   /** An evolve in this worker (one worker each), its progress told to `onJob`. */
   evolve: (request: LabEvolve, onJob: (j: Job) => void): Promise<Job> => evolveInTab(request, onJob),
   /** A swarm round's search in this worker (one worker each). */

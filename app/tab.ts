@@ -1,7 +1,15 @@
 // "This tab": the same engine code as the server, running in the tab's workers (app/engine.worker.ts):
 // on navigator.gpu when the browser has WebGPU, else on the WebAssembly CPU backend (it needs the
 // cross-origin isolation the server sends). Discoveries made here are registered in the server's registry.
-import { progressed, runningJob, SEARCH_DEFAULTS, type EvolveRequest, type Job, type State } from '../engine/contracts/api.js'
+import {
+  progressed,
+  runningJob,
+  SEARCH_DEFAULTS,
+  type EvolveRequest,
+  type FieldPlanes,
+  type Job,
+  type State,
+} from '../engine/contracts/api.js'
 import { discover, type DiscoveryOptions, type DiscoveryProgress, type DiscoveryResult } from '../engine/discovery/discovery.js'
 import { createEngine, type Engine } from '../engine/field/engine.js'
 import { MaterialCatalog } from '../engine/field/materials.js'
@@ -21,6 +29,18 @@ export async function tabState(e: Engine, side: number): Promise<State> {
   const { u } = await e.read([0])
   const [books] = await e.books()
   return fieldState(e, { u, books, timeline: e.timeline(0) }, side, e.backend)
+}
+
+/**
+ * Continues a saved field (the server's, or another tab engine's) in a fresh engine under its
+ * conditions and in its text encoding, so recall here reads its memories as they were written. Dream
+ * edits are not replayed: recall reads memories written before a dream as though it had not cut them.
+ */
+export async function resumeField(e: Engine, f: FieldPlanes): Promise<void> {
+  e.setMaterial(f.material)
+  e.setTemperature(f.temperature_k)
+  e.setNoise(f.noise)
+  await e.resume(f)
 }
 
 /** A search's figures: what crosses to a worker (the registry and the engines are the worker's own). */

@@ -94,7 +94,7 @@ async function prepared(backend: 'cpu' | 'gpu', n: number, from?: Engine): Promi
   const e = await createNodeEngine({ backend, size: n, material: MATERIAL, seed: 1, timeline_interval: 0 })
   if (from) {
     const { u, prev } = await from.read()
-    await e.resume({ u, prev, step_count: from.step_count, memories: from.memories })
+    await e.resume({ u, prev, step_count: from.step_count, memories: from.memories, encoding: from.encoding })
   } else {
     for (const [k, x] of [0.3, 0.5, 0.7].entries())
       await e.pulse({ x, y: 0.4 + 0.1 * k, radius: 0.04, amplitude: 1, frequency: 2, phase: k }, 0)

@@ -186,6 +186,7 @@ async function capacityRow(size: number, noise: number, say: (line: string) => v
             prev: new Float32Array(size * size),
             step_count: e.step_count,
             memories: e.memories,
+            encoding: e.encoding,
           })
           const asked = Array.from({ length: queries }, (_, q) => pool[Math.floor(((q + 0.5) * m) / queries)])
           erased_top1 = mean((await new MemoryReader(copy).recallMany(asked, 1, 0)).map((r, q) => (r.hits[0]?.text === asked[q] ? 1 : 0)))

@@ -5,6 +5,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
+import { ENCODING_VERSION } from '../engine/encode/text.js'
+import { blake3Hex } from '../engine/util/hash.js'
 
 const BIN = new URL('../bin/crystal.js', import.meta.url).pathname
 const crystal = (dataDir: string, ...args: string[]) => {
@@ -14,6 +16,16 @@ const crystal = (dataDir: string, ...args: string[]) => {
     timeout: 300_000,
   })
   return { status: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+/** A medium file's JSON header. */
+const header = (bytes: Buffer) => JSON.parse(bytes.subarray(4, 4 + bytes.readUInt32LE(0)).toString('utf8'))
+
+/** A data dir holding `bytes` as its medium. */
+function withMedium(bytes: Buffer): string {
+  const dir = mkdtempSync(join(tmpdir(), 'crystal-medium-'))
+  writeFileSync(join(dir, 'medium.bin'), bytes)
+  return dir
 }
 
 /** `count` distinct four-word texts. */
@@ -31,6 +43,8 @@ describe('crystal write and ask', () => {
     expect(crystal(dir, 'write', 'the cold glyph remembers').stdout.trim()).toBe(
       'wrote "the cold glyph remembers" (10 steps apart, now step 10); the medium holds 1 memory',
     )
+    // a new medium takes the encoding new fields use, and says so in its header
+    expect(header(readFileSync(join(dir, 'medium.bin')))).toMatchObject({ format: 'svc-crystal-medium/3', encoding: ENCODING_VERSION })
     expect(crystal(dir, 'write', 'amber river at dusk', '--importance', '0.5').stdout).toContain('now step 20')
     const r = crystal(dir, 'ask', 'glyph', '-k', '2')
     expect(r.status).toBe(0)
@@ -107,5 +121,33 @@ describe('crystal write and ask', () => {
     expect(readFileSync(path)).toEqual(bytes)
     writeFileSync(path, 'not a medium')
     expect(crystal(dir, 'ask', 'something').stderr).toContain('its header runs past the end of the file')
+  })
+})
+
+describe('a medium written before the encoding was recorded (format 2: its memories are of encoding 2)', () => {
+  // made by `crystal write` of the version before format 3: these three texts, 10 steps apart, at N = 32 in ideal_resonator
+  const FORMAT_2 = readFileSync(new URL('../testing/media/medium-format2-n32.bin', import.meta.url))
+  const OLD = ['the cold glyph remembers', 'amber river at dusk', 'seven quiet lanterns drift']
+  const NEW = 'a fourth text, written later'
+  const top = (dir: string, text: string) => JSON.parse(crystal(dir, 'ask', text, '-k', '1', '--json').stdout)
+
+  test('ask finds its memories (the same medium erased finds none); a write adds one in encoding 2, saved back as format 3 with encoding 2', async () => {
+    expect(header(FORMAT_2)).toMatchObject({ format: 'svc-crystal-medium/2', size: 32, step_count: 30 })
+    expect(header(FORMAT_2).encoding).toBeUndefined()
+    const dir = withMedium(FORMAT_2)
+    for (const text of OLD) expect(top(dir, text).hits[0]?.text).toBe(text)
+    expect(readFileSync(join(dir, 'medium.bin'))).toEqual(FORMAT_2) // asking leaves the file as it is
+
+    // the control: the same file with its field erased (its memories still listed) answers nothing
+    const payload = FORMAT_2.subarray(4 + FORMAT_2.readUInt32LE(0))
+    const zeros = Buffer.alloc(payload.length)
+    const erased = Buffer.from(FORMAT_2.toString('latin1').replace(header(FORMAT_2).payload_blake3, await blake3Hex(zeros)), 'latin1')
+    zeros.copy(erased, erased.length - zeros.length)
+    for (const text of [OLD[0], OLD[2]]) expect(top(withMedium(erased), text)).toMatchObject({ memories: 3, hits: [] })
+
+    expect(crystal(dir, 'write', NEW).stdout).toContain('(10 steps apart, now step 40); the medium holds 4 memories')
+    const saved = readFileSync(join(dir, 'medium.bin'))
+    expect(header(saved)).toMatchObject({ format: 'svc-crystal-medium/3', encoding: 2, size: 32, step_count: 40 })
+    for (const text of [...OLD, NEW]) expect(top(dir, text).hits[0]?.text).toBe(text)
   })
 })

@@ -3,6 +3,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { CLASS_TOKENS, ClassToken, GenomeSchema, PrimitiveSchema, ProvenanceSchema, PulseSchema } from './registry.js'
 import { MaterialSchema } from './material.js'
+import type { EncodingVersion } from '../encode/text.js'
 
 /** Limits the server enforces; each refusal names the limit. */
 /**
@@ -294,6 +295,16 @@ export const StateReply = Type.Object({
 export type State = Static<typeof StateReply>
 
 /**
+ * The text encodings this build reads (engine/encode/text.ts). A field's memories are patterns of the
+ * encoding they were written with, so a field keeps its encoding wherever it goes (docs/recall.md).
+ */
+export const ENCODINGS: readonly EncodingVersion[] = [2, 3]
+export const Encoding = Type.Union(
+  ENCODINGS.map((v) => Type.Literal(v)),
+  { description: 'the text encoding of the memories: writes and recall in this field use it' },
+)
+
+/**
  * The whole field as GET /crystal/field gives it, for an engine to resume (engine/field/engine_api.ts
  * SavedField) under the same conditions: u and u_prev as little-endian float32, row-major, base64.
  */
@@ -303,6 +314,7 @@ export const FieldReply = Type.Object({
   material: Type.String(),
   temperature_k: Type.Number(),
   noise: Type.Number(),
+  encoding: Encoding,
   /** The memories written into the field, at their steps (dream edits since are not part of it). */
   memories: Type.Array(Type.Object({ text: Type.String(), importance: Type.Number(), step: Type.Integer() })),
   u: Type.String({ contentEncoding: 'base64', description: 'size x size float32, little-endian' }),

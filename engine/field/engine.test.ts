@@ -2,6 +2,8 @@
 // and bad input is refused with an error that names what is wrong.
 import { afterEach, describe, expect, test } from 'vitest'
 import { CrystalError } from '../errors.js'
+import { ENCODINGS } from '../contracts/api.js'
+import { ENCODING_VERSION, textWavefront } from '../encode/text.js'
 import { engineOn } from '../../testing/backends.js'
 import { EVERYTHING_ON } from '../../testing/fixtures.js'
 import type { Engine, EngineOptions } from './engine.js'
@@ -147,10 +149,68 @@ describe('bad input is refused with a clear error', () => {
     expect(maxAbs((await e.read()).u)).toBe(0)
   })
 
+  test('an encoding this build does not read names the option and the encodings it reads', async () => {
+    await refused(
+      () => engineOn('cpu', { encoding: 1 as never }),
+      'bad_argument',
+      'encoding must be a text encoding this build reads (2 or 3), got 1',
+    )
+  })
+
   test('steps, importance and field index', async () => {
     const e = await engine('cpu', { size: 16 })
     await refused(() => e.step(-1), 'bad_argument', 'steps must be a whole number')
     await refused(() => e.write('x', Infinity), 'bad_argument', 'importance must be a finite number')
     await refused(() => e.write('x', 1, 3), 'bad_argument', 'field must be a whole number from 0 to 0, got 3')
+  })
+})
+
+describe("one text encoding per field: writes and recall use the field's, a resumed field brings its own", () => {
+  // the encoding new fields do not take: a field of it is made by passing it (nothing here writes with it)
+  const OTHER = ENCODINGS.find((v) => v !== ENCODING_VERSION)!
+  const TEXT = 'the cold glyph remembers'
+
+  test('a new engine takes ENCODING_VERSION; a write adds the wavefront of the encoding the engine was given', async () => {
+    expect((await engine('cpu', { size: 16 })).encoding).toBe(ENCODING_VERSION)
+    const e = await engine('cpu', { size: 32, encoding: 2 })
+    expect(e.encoding).toBe(2)
+    await e.write(TEXT, 0.5)
+    const wave = await textWavefront(TEXT, 32, { version: 2 })
+    expect(
+      maxDiff(
+        (await e.read()).u,
+        wave.map((v) => v * 0.5),
+      ),
+    ).toBeLessThan(1e-7)
+  })
+
+  test("resume takes the saved field's encoding: recall there reads its memories as the engine that wrote them does; a twin keeps it", async () => {
+    const from = await engine('cpu', { size: 32 })
+    await from.write(TEXT)
+    await from.step(20)
+    const { u, prev } = await from.read()
+    const into = await engine('cpu', { size: 32, encoding: OTHER })
+    await into.resume({ u, prev, step_count: from.step_count, memories: from.memories, encoding: from.encoding })
+    expect(into.encoding).toBe(ENCODING_VERSION)
+    const [ours, theirs] = [await into.recall(TEXT, 1), await from.recall(TEXT, 1)]
+    expect(ours.hits[0]?.text).toBe(TEXT)
+    expect(ours.hits[0].match).toBeCloseTo(theirs.hits[0].match, 6)
+    const twin = await into.twin(1)
+    open.push(twin)
+    expect(twin.encoding).toBe(ENCODING_VERSION)
+  })
+
+  test('a saved field of another encoding cannot join memories of this one: refused, naming both; a bad saved encoding is refused', async () => {
+    const e = await engine('cpu', { size: 16 })
+    await e.write(TEXT)
+    const saved = { ...(await e.read()), step_count: 0, memories: [] }
+    const error = await e.resume({ ...saved, encoding: OTHER }).catch((x) => x)
+    expect(error).toBeInstanceOf(CrystalError)
+    expect(error.message).toBe(
+      `a saved field of text encoding ${OTHER} cannot join this engine's memories, written with encoding ${ENCODING_VERSION}`,
+    )
+    const fresh = await engine('cpu', { size: 16 })
+    await expect(fresh.resume({ ...saved, encoding: 9 as never })).rejects.toThrow('encoding must be a text encoding this build reads')
+    expect(fresh.encoding).toBe(ENCODING_VERSION)
   })
 })

@@ -4,7 +4,7 @@
 import { stabilityMargin, type Material } from '../contracts/material.js'
 import { CrystalError, requireFinite } from '../errors.js'
 import { addPulse, checkPulse, type Pulse } from '../encode/pulse.js'
-import { textWavefront } from '../encode/text.js'
+import { ENCODING_VERSION, textWavefront, type EncodingVersion } from '../encode/text.js'
 import type {
   DreamOps,
   EditOutcome,
@@ -19,7 +19,7 @@ import { MaterialCatalog } from './materials.js'
 import { stepParams, type StepParams } from './params.js'
 import { selectBackend } from '../backends/select.js'
 import { saturationPotential } from '../cpu/field_step.js'
-import { FIELD_SIZE } from '../contracts/api.js'
+import { ENCODINGS, FIELD_SIZE } from '../contracts/api.js'
 import type { DreamMode } from '../contracts/registry.js'
 import { dream, type DreamReport } from '../dream/dream.js'
 import type { ProbeResult, RecallResult } from '../contracts/api.js'
@@ -48,6 +48,17 @@ function requireInteger(field: string, value: number, min: number, max: number):
   return value
 }
 
+/** A text encoding this build reads, or a refusal naming them. */
+function requireEncoding(value: unknown): EncodingVersion {
+  if (!ENCODINGS.includes(value as EncodingVersion))
+    throw new CrystalError(
+      'bad_argument',
+      `encoding must be a text encoding this build reads (${ENCODINGS.join(' or ')}), got ${JSON.stringify(value)}`,
+      { field: 'encoding' },
+    )
+  return value as EncodingVersion
+}
+
 /** A material whose dephasing at this temperature would make the step unstable is refused. */
 function requireStable(material: Material, temperature_k: number): void {
   if (stabilityMargin(material, temperature_k) < 0) {
@@ -69,6 +80,7 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
   const material = resolve(o.material ?? 'ideal_resonator')
   const temperature = requireFinite('temperature_k', o.temperature_k ?? material.temperature_k, 0, 10000)
   const noise = requireFinite('noise', o.noise ?? 0, 0, 1)
+  const encoding = requireEncoding(o.encoding ?? ENCODING_VERSION)
   requireStable(material, temperature)
   const selected = await selectBackend({
     backend: o.backend ?? 'auto',
@@ -79,18 +91,19 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
     spawnThread: o.spawnThread,
   })
   o.report?.(selected.reason)
-  const twin = (m: Material, count: number) =>
+  const twin = (m: Material, count: number, encoding: EncodingVersion) =>
     createEngine({
       ...o,
       backend: selected.backend.kind,
       fields: count,
+      encoding,
       material: m,
       temperature_k: 0,
       noise: 0,
       timeline_interval: 0,
       report: undefined,
     })
-  return new FieldEngine(selected.backend, selected.reason, seed, interval, material, temperature, noise, resolve, twin)
+  return new FieldEngine(selected.backend, selected.reason, seed, interval, material, temperature, noise, encoding, resolve, twin)
 }
 
 class FieldEngine implements Engine {
@@ -119,8 +132,9 @@ class FieldEngine implements Engine {
     public material: Material,
     public temperature_k: number,
     public noise: number,
+    public encoding: EncodingVersion,
     private readonly resolve: (m: Material | string) => Material,
-    private readonly openTwin: (m: Material, fields: number) => Promise<Engine>,
+    private readonly openTwin: (m: Material, fields: number, encoding: EncodingVersion) => Promise<Engine>,
   ) {
     this.injected = new Float64Array(core.fields)
     this.deposited = new Float64Array(core.fields)
@@ -301,7 +315,7 @@ class FieldEngine implements Engine {
     items.forEach(({ importance = 1 }) => requireFinite('importance', importance, -10, 10))
     const sum = new Float32Array(this.core.n * this.core.n)
     for (const { text, importance = 1 } of items) {
-      const wave = await textWavefront(text, this.core.n)
+      const wave = await textWavefront(text, this.core.n, { version: this.encoding })
       for (let i = 0; i < sum.length; i++) sum[i] += wave[i] * importance
       // recall reads the memory by this same pattern: kept, it is not encoded again
       this.reader.written(text, wave)
@@ -498,10 +512,18 @@ class FieldEngine implements Engine {
   }
 
   twin(fields: number): Promise<Engine> {
-    return this.openTwin(this.material, fields)
+    return this.openTwin(this.material, fields, this.encoding)
   }
 
   async resume(saved: SavedField): Promise<void> {
+    const encoding = requireEncoding(saved.encoding ?? this.encoding)
+    // a field holds one encoding: memories of two could not be read by one re-encoding of the query
+    if (encoding !== this.encoding && this.memories.length)
+      throw new CrystalError(
+        'bad_argument',
+        `a saved field of text encoding ${encoding} cannot join this engine's memories, written with encoding ${this.encoding}`,
+        { field: 'encoding' },
+      )
     if (this.step_count || this.memories.length || this.core.fields !== 1)
       throw new CrystalError('bad_argument', 'only a fresh one-field engine can resume a saved field')
     const cells = this.core.n * this.core.n
@@ -511,6 +533,7 @@ class FieldEngine implements Engine {
     await this.core.load(saved.u, saved.prev)
     this.revision++
     this.step_count = saved.step_count
+    this.encoding = encoding
     await this.remember([0])
     for (const m of saved.memories) {
       this.history.push({ kind: 'write', step: m.step, field: 0, memory: this.memories.length })

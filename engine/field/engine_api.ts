@@ -5,6 +5,7 @@ import type { DreamReport, ProbeResult, RecallResult } from '../contracts/api.js
 import type { Material } from '../contracts/material.js'
 import type { DreamMode } from '../contracts/registry.js'
 import type { Pulse } from '../encode/pulse.js'
+import type { EncodingVersion } from '../encode/text.js'
 import type {
   BackendChoice,
   EditMask,
@@ -33,6 +34,8 @@ export interface EngineOptions {
   noise?: number
   /** Steps between energy timeline samples (0: no timeline). */
   timeline_interval?: number
+  /** The text encoding writes and recall use (ENCODING_VERSION unless given; a resumed field brings its own). */
+  encoding?: EncodingVersion
   gpu?: () => Promise<GPU | undefined>
   threads?: number
   spawnThread?: ThreadSpawner
@@ -69,6 +72,8 @@ export interface SavedField {
   prev: Float32Array
   step_count: number
   memories: readonly Omit<Memory, 'field'>[]
+  /** The text encoding its memories were written with; absent: the resuming engine's own. */
+  encoding?: EncodingVersion
 }
 
 /**
@@ -104,6 +109,8 @@ export interface Engine {
   readonly temperature_k: number
   readonly noise: number
   readonly step_count: number
+  /** The text encoding of this engine's memories: writes, recall and probe encode texts with it. */
+  readonly encoding: EncodingVersion
   /** Bumped once every change of a field's state is done (steps, injections, edits, loads): recall keeps what it read of a field until it moves on. */
   readonly revision: number
   readonly memories: readonly Memory[]
@@ -170,7 +177,8 @@ export interface Engine {
   twin(fields: number): Promise<Engine>
   /**
    * Continues a saved field in this fresh engine: its state, step count and the memories written
-   * into field 0 (at their steps, with no dream edits since). The persisted medium uses it.
+   * into field 0 (at their steps, with no dream edits since), and the encoding they were written with
+   * where the saved field names one. The persisted medium uses it.
    */
   resume(saved: SavedField): Promise<void>
   setMaterial(material: Material | string): void

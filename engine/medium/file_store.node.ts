@@ -2,9 +2,13 @@
 // an inter-process lock. Layout: a 4-byte little-endian header length, the JSON header, then u and
 // u_prev (float32). The header holds the blake3 of that
 // binary payload, checked on load: a broken or foreign file is refused with a clear message and left as it is.
+// Format 3 records the text encoding; a format-2 file (encoding 2, before there was a choice) loads
+// as encoding 2 and is saved back as format 3.
 import { mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import lockfile from 'proper-lockfile'
+import { ENCODINGS } from '../contracts/api.js'
+import type { EncodingVersion } from '../encode/text.js'
 import { CrystalError } from '../errors.js'
 import { writeDurably } from '../files/durable.node.js'
 import { blake3Hex } from '../util/hash.js'
@@ -16,8 +20,13 @@ interface Header {
   material: string
   step_count: number
   memories: Medium['memories']
+  /** Absent in format 2, whose memories are all of encoding 2. */
+  encoding?: EncodingVersion
   payload_blake3: string
 }
+
+/** The encoding of each older format's memories (format 1: encoding 1 and a relevance index, no longer kept). */
+const OLDER_FORMATS: Record<string, number> = { 'svc-crystal-medium/1': 1, 'svc-crystal-medium/2': 2 }
 
 export class MediumStore {
   readonly path: string
@@ -50,10 +59,13 @@ export class MediumStore {
     } catch (e) {
       throw this.broken(`its header is not valid JSON (${(e as Error).message})`)
     }
-    if (header.format === 'svc-crystal-medium/1')
-      throw this.broken('it holds wavefronts of text encoding 1, which this version cannot read back (encoding 2)')
-    if (header.format !== MEDIUM_FORMAT)
+    if (header.format !== MEDIUM_FORMAT && !Object.hasOwn(OLDER_FORMATS, header.format))
       throw this.broken(`not a Resonant Crystal medium (format ${JSON.stringify(header.format)}, expected "${MEDIUM_FORMAT}")`)
+    const encoding = header.format === MEDIUM_FORMAT ? header.encoding : OLDER_FORMATS[header.format]
+    if (!ENCODINGS.includes(encoding as EncodingVersion))
+      throw this.broken(
+        `it holds memories of text encoding ${JSON.stringify(encoding)}, which this version cannot read back (it reads ${ENCODINGS.join(' and ')})`,
+      )
     const payload = bytes.subarray(4 + headerLength)
     const cells = header.size * header.size
     if (payload.length !== 8 * cells)
@@ -65,6 +77,7 @@ export class MediumStore {
       material: header.material,
       step_count: header.step_count,
       memories: header.memories,
+      encoding: encoding as EncodingVersion,
       u: new Float32Array(copy.buffer, 0, cells),
       prev: new Float32Array(copy.buffer, 4 * cells, cells),
     }
@@ -99,6 +112,7 @@ export class MediumStore {
       material: m.material,
       step_count: m.step_count,
       memories: m.memories,
+      encoding: m.encoding,
       payload_blake3: await blake3Hex(payload),
     }
     const json = Buffer.from(JSON.stringify(header))

@@ -1,10 +1,13 @@
 // The persisted medium behind `crystal write` and `crystal ask` (docs/recall.md): the field's state
 // (u and u_prev), its step count and the memories written into it. Each write first ages the field by
 // AGE_PER_WRITE steps, so time plays its part; asking runs the engine's own recall on the saved field.
+// A medium keeps the text encoding its memories were written with, whatever encoding new media take.
 import type { Engine, EngineOptions } from '../field/engine.js'
 import type { RecallResult } from '../contracts/api.js'
+import { ENCODING_VERSION, type EncodingVersion } from '../encode/text.js'
 
-export const MEDIUM_FORMAT = 'svc-crystal-medium/2'
+/** The file's format: 3 records the text encoding; a format-2 file is read as encoding 2 (docs/recall.md). */
+export const MEDIUM_FORMAT = 'svc-crystal-medium/3'
 /**
  * Steps the field runs before each write: the medium's clock. Writes one step apart or at one moment
  * could not be told apart by the field (they share a readout), so every write gets its own moment.
@@ -22,17 +25,28 @@ export interface Medium {
   material: string
   step_count: number
   memories: MediumMemory[]
+  /** The text encoding of its memories: every write into it and every question asked of it use it. */
+  encoding: EncodingVersion
   u: Float32Array
   prev: Float32Array
 }
 
+/** A new medium takes the encoding new fields use. */
 export function emptyMedium(size: number, material: string): Medium {
-  return { size, material, step_count: 0, memories: [], u: new Float32Array(size * size), prev: new Float32Array(size * size) }
+  return {
+    size,
+    material,
+    step_count: 0,
+    memories: [],
+    encoding: ENCODING_VERSION,
+    u: new Float32Array(size * size),
+    prev: new Float32Array(size * size),
+  }
 }
 
-/** An engine holding the medium, at its material's own temperature. */
+/** An engine holding the medium, at its material's own temperature and in the medium's encoding. */
 export async function openMedium(m: Medium, open: (o: EngineOptions) => Promise<Engine>): Promise<Engine> {
-  const e = await open({ size: m.size, material: m.material, timeline_interval: 0 })
+  const e = await open({ size: m.size, material: m.material, timeline_interval: 0, encoding: m.encoding })
   await e.resume(m)
   return e
 }

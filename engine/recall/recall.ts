@@ -207,20 +207,24 @@ export class MemoryReader {
     return { w, energy: restEnergy(w, this.engine.size, this.c2) }
   }
 
+  /** A text's wavefront in the field's own encoding: the one its memories were written with. */
   private async pattern(text: string): Promise<Pattern> {
-    const n = this.engine.size
-    const key = `${n}/${text}`
+    const { size: n, encoding } = this.engine
+    const key = `${n}/${encoding}/${text}`
     const kept = this.waves.get(key)
     if (kept) {
       this.waves.delete(key)
       this.waves.set(key, kept)
     }
-    return this.ofWave(kept ?? (await textWavefront(text, n)))
+    return this.ofWave(kept ?? (await textWavefront(text, n, { version: encoding })))
   }
 
-  /** A text's wavefront as a write made it (the encoding is a function of the text and the size alone), kept for recall. */
+  /**
+   * A text's wavefront as a write made it (a function of the text, the size and the field's encoding
+   * alone), kept for recall.
+   */
   written(text: string, wave: Float32Array): void {
-    const key = `${Math.sqrt(wave.length)}/${text}`
+    const key = `${Math.sqrt(wave.length)}/${this.engine.encoding}/${text}`
     if (!this.waves.delete(key)) this.waveBytes += wave.byteLength
     this.waves.set(key, wave)
     for (const [old, w] of this.waves) {
@@ -230,9 +234,9 @@ export class MemoryReader {
     }
   }
 
-  /** The size and wave speed patterns are made at (their energies and products depend on both). */
+  /** The size, wave speed and encoding patterns are made at (their energies and products depend on all three). */
   private get constants(): string {
-    return `${this.engine.size}/${this.c2}`
+    return `${this.engine.size}/${this.c2}/${this.engine.encoding}`
   }
 
   /**
@@ -257,7 +261,7 @@ export class MemoryReader {
   }
 
   private nullPatterns(): Promise<Pattern[]> {
-    const key = `${this.engine.size}/${this.c2}`
+    const key = this.constants
     if (!this.nulls.has(key)) this.nulls.set(key, Promise.all(Array.from({ length: NULL_PATTERNS }, (_, k) => this.pattern(nullText(k)))))
     return this.nulls.get(key)!
   }
@@ -463,7 +467,7 @@ export class MemoryReader {
   }
 
   private gramKey(moment: WriteMoment): string {
-    return `${this.engine.size}/${this.c2}/${moment.groups.map((g) => g.memories.join(',')).join(';')}`
+    return `${this.constants}/${moment.groups.map((g) => g.memories.join(',')).join(';')}`
   }
 
   /**

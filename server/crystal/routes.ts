@@ -201,7 +201,8 @@ export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = as
     {
       schema: {
         tags,
-        summary: 'The whole field (u and u_prev, float32 in base64), its step, memories and conditions: for a tab to resume it',
+        summary:
+          'The whole field (u and u_prev, float32 in base64), its step, memories, their text encoding and its conditions: for a tab to resume it',
         response: { 200: api.FieldReply, ...problems },
       },
     },
@@ -214,6 +215,7 @@ export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = as
           material: e.material.name,
           temperature_k: e.temperature_k,
           noise: e.noise,
+          encoding: e.encoding,
           memories: e.memories.map(({ text, importance, step }) => ({ text, importance, step })),
           u,
           prev,
