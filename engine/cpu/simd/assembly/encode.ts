@@ -237,3 +237,143 @@ export function peakAbs(a: usize, len: i32): f32 {
 export function heapBase(): usize {
   return (__heap_base + 15) & ~15
 }
+
+// ---- Encoding version 3 (engine/encode/text3.ts is the twin; docs/recall.md, "The encoding") ----
+// Integer sources on a grid of 16 sub-cells: each adds a signed 4 x 4 block of a weight table to an
+// i32 field with a 2-cell border. Integer sums do not depend on order, so the sources may be taken in
+// any order (here by bands of rows, for the cache) and the combination's f32 steps are per cell.
+
+/** Sub-cells a cell (Q): a position is P = 16 c + f. */
+const Q: i32 = 16
+
+/** Rows of the padded part per band: about 256 KB of it, so that a band's sources hit the cache. */
+function bandRows3(n: i32): i32 {
+  return max(8, 65536 / (n + 4))
+}
+
+@inline function bands3(n: i32): i32 {
+  return (n + 4 + bandRows3(n) - 1) / bandRows3(n)
+}
+
+@inline function listOffset3(n: i32): usize {
+  return (((bands3(n) + 1) << 2) + 15) & ~15
+}
+
+/** Bytes of scratch that render3 needs for `count` stream words (two a source) on an n x n field. */
+export function scratchBytes3(count: i32, n: i32): i32 {
+  return <i32>listOffset3(n) + (count >> 1) * 8
+}
+
+/** A coordinate's position on the sub-cell grid: lo + floor(w (hi - lo) / 2^32), lo = ceil(2 n Q / 25). */
+@inline function position(w: u32, lo: u32, span: u32): u32 {
+  return lo + <u32>((<u64>w * <u64>span) >> 32)
+}
+
+/**
+ * Zeroes the (n + 4)^2 i32 part at `part` and adds the sources of `count` stream words at `words`
+ * (two a source: x, then y; the sign is bit 0 of x) to it. Each source adds +-W[fy][fx] (`table`:
+ * 256 blocks of 4 x 4 i32, row by row) to the 4 x 4 cells from (cx - 2 + (fx >> 3), cy - 2 + (fy >> 3)),
+ * which lie inside the border for any n. Sources are placed by bands of the block's first row (a
+ * counting sort into `scratch`, scratchBytes3 long) so that the scattered rows stay in cache.
+ */
+export function render3(words: usize, count: i32, n: i32, part: usize, table: usize, scratch: usize): void {
+  const stride = n + 4
+  memory.fill(part, 0, <usize>stride * <usize>stride * 4)
+  const lo = <u32>((2 * n * Q + 24) / 25)
+  const span = <u32>(n * Q) - 2 * lo
+  const rows = bandRows3(n)
+  const ends = scratch // u32 per band + 1: counts, then starts, then (as sources are placed) ends
+  const list = scratch + listOffset3(n) // each source's first cell and its block's offset and sign
+  memory.fill(ends, 0, (bands3(n) + 1) << 2)
+  const sources = count >> 1
+  for (let k = 0; k < sources; k++) {
+    const py = position(load<u32>(words + (<usize>k << 3), 4), lo, span)
+    const e = ends + (<usize>((<i32>(py >> 4) + <i32>((py & 15) >> 3)) / rows + 1) << 2)
+    store<u32>(e, load<u32>(e) + 1)
+  }
+  for (let b = 1; b <= bands3(n); b++) store<u32>(ends + (<usize>b << 2), load<u32>(ends + (<usize>b << 2)) + load<u32>(ends + (<usize>(b - 1) << 2)))
+  for (let k = 0; k < sources; k++) {
+    const wx = load<u32>(words + (<usize>k << 3))
+    const px = position(wx, lo, span)
+    const py = position(load<u32>(words + (<usize>k << 3), 4), lo, span)
+    const fx = px & 15
+    const fy = py & 15
+    // the block's first cell in the padded part: (c - 2 + (f >> 3)) + 2
+    const row = (py >> 4) + (fy >> 3)
+    const e = ends + (<usize>(<i32>row / rows) << 2)
+    const at = list + (<usize>load<u32>(e) << 3)
+    store<u32>(e, load<u32>(e) + 1)
+    store<u32>(at, row * <u32>stride + (px >> 4) + (fx >> 3))
+    store<u32>(at, ((fy << 4) | fx) << 6 | (wx << 31), 4) // the block's byte offset; the sign in bit 31 (1: +)
+  }
+  const rowBytes = <usize>stride << 2
+  for (let s = 0; s < sources; s++) {
+    const at = list + (<usize>s << 3)
+    const meta = load<u32>(at, 4)
+    const q = part + (<usize>load<u32>(at) << 2)
+    const w = table + <usize>(meta & 0x7fffffff)
+    const neg = i32x4.splat((<i32>meta >> 31) ^ -1) // 0 for +, -1 for -: (w ^ neg) - neg is +-w
+    for (let t: usize = 0; t < 4; t++) {
+      const p = q + t * rowBytes
+      v128.store(p, i32x4.add(v128.load(p), i32x4.sub(v128.xor(v128.load(w + (t << 4)), neg), neg)))
+    }
+  }
+}
+
+/** The energy of the n x n cells inside the border of a part: the sum of v^2, exact in u64. */
+export function energy3(part: usize, n: i32): f64 {
+  const stride = n + 4
+  let acc = i64x2.splat(0)
+  let tail: u64 = 0
+  for (let r = 2; r < n + 2; r++) {
+    const row = part + ((<usize>r * <usize>stride + 2) << 2)
+    let c = 0
+    for (; c + 4 <= n; c += 4) {
+      const v = v128.load(row + (<usize>c << 2))
+      acc = i64x2.add(acc, i64x2.add(i64x2.extmul_low_i32x4_s(v, v), i64x2.extmul_high_i32x4_s(v, v)))
+    }
+    for (; c < n; c++) {
+      const v = <i64>load<i32>(row + (<usize>c << 2))
+      tail += <u64>(v * v)
+    }
+  }
+  return <f64>(<u64>i64x2.extract_lane(acc, 0) + <u64>i64x2.extract_lane(acc, 1) + tail)
+}
+
+/**
+ * out[r][c] = f32(out[r][c] + f32(f32(v) * s)) for v the part's cell (r + 2, c + 2), on f32 lanes
+ * (the twin's Math.fround of each operation). Returns max |out| after the addition.
+ */
+export function combine3(part: usize, n: i32, out: usize, s: f32): f32 {
+  const stride = n + 4
+  const sv = f32x4.splat(s)
+  let m = f32x4.splat(0)
+  let peak: f32 = 0
+  for (let r = 0; r < n; r++) {
+    const src = part + ((<usize>(r + 2) * <usize>stride + 2) << 2)
+    const dst = out + ((<usize>r * <usize>n) << 2)
+    let c = 0
+    for (; c + 4 <= n; c += 4) {
+      const o = <usize>c << 2
+      const v = f32x4.add(v128.load(dst + o), f32x4.mul(f32x4.convert_i32x4_s(v128.load(src + o)), sv))
+      v128.store(dst + o, v)
+      m = f32x4.max(m, f32x4.abs(v))
+    }
+    for (; c < n; c++) {
+      const o = <usize>c << 2
+      const v = load<f32>(dst + o) + <f32>load<i32>(src + o) * s
+      store<f32>(dst + o, v)
+      peak = max(peak, abs(v))
+    }
+  }
+  return max(peak, max(max(f32x4.extract_lane(m, 0), f32x4.extract_lane(m, 1)), max(f32x4.extract_lane(m, 2), f32x4.extract_lane(m, 3))))
+}
+
+/** a[i] = f32(a[i] / d) for len a multiple of 4 (the padding stays 0). */
+export function divide3(a: usize, len: i32, d: f32): void {
+  const dv = f32x4.splat(d)
+  for (let i = 0; i < len; i += 4) {
+    const p = a + (<usize>i << 2)
+    v128.store(p, f32x4.div(v128.load(p), dv))
+  }
+}
