@@ -17,11 +17,11 @@ import type { RecallResult } from '../engine/contracts/api.js'
 import { medianMs, planSides, timed, type SideBySideOptions } from './dream.js'
 
 export interface RecallBenchOptions extends SideBySideOptions {
-  /** Memories written (default 200, 20 above N = 512: a text's encoding takes 0.2 to 0.3 s at N = 2048 on this CPU under load). */
+  /** Memories written (default 200, 20 above N = 512: a write takes about 0.5 s at N = 2048 on this CPU under load). */
   memories?: number
 }
 
-/** Above `large_n` the default is `large_memories`: at N = 2048 one text's encoding takes 0.2 to 0.3 s here. */
+/** Above `large_n` the default is `large_memories`: at N = 2048 one write takes about 0.5 s here. */
 export const RECALL_DEFAULTS = { memories: 200, large_n: 512, large_memories: 20, moments: 40, k: 10, gap: 5 }
 
 /** What one recall did on the GPU: the counters' difference (engine/gpu/transfers.ts). */
