@@ -19,6 +19,25 @@ describe('golden values (encoding version 2)', () => {
     expect([...long.subarray(4096)]).toEqual([...(await blake3Words('hello\0#1', 904))])
   })
 
+  test("the encoding kernel's blake3 gives hash-wasm's words: empty input, block edges, several blocks, a whole chunk, multi-byte UTF-8, past 4,096 words", async () => {
+    const inputs = [
+      '',
+      'hello',
+      'x'.repeat(63),
+      'x'.repeat(64),
+      'x'.repeat(65),
+      'é'.repeat(300),
+      'y'.repeat(1000),
+      'z'.repeat(1024),
+      'Résonance 結晶 🙂',
+    ]
+    for (const input of inputs)
+      for (const count of [1, 17, 100, 4096, 5000]) {
+        const [kernel, control] = await Promise.all([blake3Words(input, count), blake3Words(input, count, 'hash-wasm')])
+        expect([...kernel], `${input.length} characters, ${count} words`).toEqual([...control])
+      }
+  })
+
   const golden = {
     'cold glyph': {
       identity0: { x: 0.6177232663054019, y: 0.6551100720837711, radius: 0.01875, amplitude: -1, frequency: 0, phase: 0 },

@@ -7,7 +7,7 @@ import { createBLAKE3, type IHasher } from 'hash-wasm'
 import { CrystalError } from '../errors.js'
 import type { Pulse } from './pulse.js'
 import { wavefront3 } from './text3.js'
-import { type EncodeModule, encodeKernel, layout } from './wasm.js'
+import { BLAKE3_MAX_INPUT, blake3Into, type EncodeModule, encodeKernel, layout } from './wasm.js'
 
 /** The encodings this build can write and read: a medium keeps the one its memories were written with. */
 export type EncodingVersion = 2 | 3
@@ -43,26 +43,40 @@ const MAX_WORDS_PER_CALL = 4096
 
 /**
  * `count` u32 words of blake3's extendable output of `input`. Beyond 4,096 words (sources for N over
- * about 180) the stream goes on with the output of `input + "\0#" + c` for c = 1, 2, ...
+ * about 180) the stream goes on with the output of `input + "\0#" + c` for c = 1, 2, ... Inputs of
+ * one blake3 chunk (1,024 UTF-8 bytes) are hashed by the encoding's kernel, four output blocks at a
+ * time, the others (and `via` 'hash-wasm', the test's control) by hash-wasm: the same words.
  */
-export async function blake3Words(input: string, count: number): Promise<Uint32Array> {
+export async function blake3Words(input: string, count: number, via: 'kernel' | 'hash-wasm' = 'kernel'): Promise<Uint32Array> {
   const out = new Uint32Array(count)
+  // the kernel's words are read through a platform-endian view; a lone surrogate is left to hash-wasm's UTF-8
+  const k = via === 'kernel' && LITTLE_ENDIAN && !/\p{Cs}/u.test(input) ? await encodeKernel() : undefined
   for (let c = 0; c * MAX_WORDS_PER_CALL < count; c++) {
     const words = Math.min(MAX_WORDS_PER_CALL, count - c * MAX_WORDS_PER_CALL)
+    const chunk = c ? `${input}\0#${c}` : input
+    // UTF-8 takes at least one byte a UTF-16 unit
+    const bytes = k && chunk.length <= BLAKE3_MAX_INPUT ? utf8.encode(chunk) : undefined
+    if (k && bytes && bytes.length <= BLAKE3_MAX_INPUT) {
+      blake3Into(k, bytes, words, out, c * MAX_WORDS_PER_CALL)
+      continue
+    }
     const bits = words * 32
     if (!hashers.has(bits)) hashers.set(bits, createBLAKE3(bits))
     const h = await hashers.get(bits)!
     h.init()
-    h.update(c ? `${input}\0#${c}` : input)
-    const bytes = h.digest('binary')
-    if (LITTLE_ENDIAN && bytes.byteOffset % 4 === 0) out.set(new Uint32Array(bytes.buffer, bytes.byteOffset, words), c * MAX_WORDS_PER_CALL)
+    h.update(chunk)
+    const digest = h.digest('binary')
+    if (LITTLE_ENDIAN && digest.byteOffset % 4 === 0)
+      out.set(new Uint32Array(digest.buffer, digest.byteOffset, words), c * MAX_WORDS_PER_CALL)
     else {
-      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+      const view = new DataView(digest.buffer, digest.byteOffset, digest.byteLength)
       for (let i = 0; i < words; i++) out[c * MAX_WORDS_PER_CALL + i] = view.getUint32(i * 4, true)
     }
   }
   return out
 }
+
+const utf8 = new TextEncoder()
 
 /** Whether a Uint32Array view reads bytes as little-endian words (every common platform). */
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1

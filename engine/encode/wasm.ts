@@ -18,6 +18,7 @@ export interface EncodeModule {
   energy3(part: number, n: number): number
   combine3(part: number, n: number, out: number, s: number): number
   divide3(a: number, len: number, d: number): void
+  blake3(input: number, len: number, out: number, words: number): void
 }
 
 let instance: Promise<EncodeModule> | undefined
@@ -68,6 +69,22 @@ export function layout3(
   const scratch = out + align(cells * 4)
   grow(k, scratch + k.scratchBytes3(words, n))
   return { table, stream, part, out, scratch }
+}
+
+/** The longest input the kernel's blake3 takes: one chunk. */
+export const BLAKE3_MAX_INPUT = 1024
+
+/**
+ * The first `words` u32 (at most 4,096) of blake3's output for `input` (at most BLAKE3_MAX_INPUT
+ * bytes), by the kernel: into `out` at `at`. Synchronous, so texts encoded at once do not meet.
+ */
+export function blake3Into(k: EncodeModule, input: Uint8Array, words: number, out: Uint32Array, at: number): void {
+  const base = k.heapBase()
+  const output = base + BLAKE3_MAX_INPUT
+  grow(k, output + Math.ceil(words / 64) * 64 * 4)
+  new Uint8Array(k.memory.buffer, base, input.length).set(input)
+  k.blake3(base, input.length, output, words)
+  out.set(new Uint32Array(k.memory.buffer, output, words), at)
 }
 
 const align = (b: number) => Math.ceil(b / 16) * 16

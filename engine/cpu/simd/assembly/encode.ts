@@ -377,3 +377,115 @@ export function divide3(a: usize, len: i32, d: f32): void {
     v128.store(p, f32x4.div(v128.load(p), dv))
   }
 }
+
+// ---- blake3's extendable output for a one-chunk input (at most 1,024 bytes; text.ts's blake3Words) ----
+// The chunk's blocks chain as in the specification; the root's output blocks (counter t) are
+// independent, so four are computed at once, one in each i32x4 lane. A test checks it against hash-wasm.
+
+const B3_IV = memory.data<u32>([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19])
+const B3_PERM = memory.data<u8>([2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8])
+const CHUNK_START: u32 = 1
+const CHUNK_END: u32 = 2
+const ROOT: u32 = 8
+/** The message word each G takes, round by round: 7 x 16 indices, the permutation applied r times. */
+const b3Schedule = memory.data(7 * 16)
+const b3State = memory.data(16 * 16) // 16 v128: the state of four compressions
+const b3Message = memory.data(16 * 16) // 16 v128: the block's words, the same in each lane
+const b3Cv = memory.data(8 * 4) // the chaining value
+const b3Block = memory.data(64) // the block, zero-padded
+
+@inline function b3Rotr(x: v128, n: i32): v128 {
+  return v128.or(i32x4.shr_u(x, n), i32x4.shl(x, 32 - n))
+}
+
+@inline function b3G(a: usize, b: usize, c: usize, d: usize, mx: v128, my: v128): void {
+  const s = b3State
+  let va = v128.load(s + (a << 4))
+  let vb = v128.load(s + (b << 4))
+  let vc = v128.load(s + (c << 4))
+  let vd = v128.load(s + (d << 4))
+  va = i32x4.add(i32x4.add(va, vb), mx)
+  vd = b3Rotr(v128.xor(vd, va), 16)
+  vc = i32x4.add(vc, vd)
+  vb = b3Rotr(v128.xor(vb, vc), 12)
+  va = i32x4.add(i32x4.add(va, vb), my)
+  vd = b3Rotr(v128.xor(vd, va), 8)
+  vc = i32x4.add(vc, vd)
+  vb = b3Rotr(v128.xor(vb, vc), 7)
+  v128.store(s + (a << 4), va)
+  v128.store(s + (b << 4), vb)
+  v128.store(s + (c << 4), vc)
+  v128.store(s + (d << 4), vd)
+}
+
+@inline function b3M(r: i32, i: i32): v128 {
+  return v128.load(b3Message + (<usize>load<u8>(b3Schedule + <usize>(r * 16 + i)) << 4))
+}
+
+/** Four compressions of the block in b3Message under b3Cv, counters t .. t + 3, into b3State. */
+function b3Compress(t: u32, blockLen: u32, flags: u32): void {
+  const s = b3State
+  for (let i = 0; i < 8; i++) v128.store(s + (<usize>i << 4), i32x4.splat(load<u32>(b3Cv + (<usize>i << 2))))
+  for (let i = 0; i < 4; i++) v128.store(s + (<usize>(8 + i) << 4), i32x4.splat(load<u32>(B3_IV + (<usize>i << 2))))
+  v128.store(s + (12 << 4), i32x4(t, t + 1, t + 2, t + 3))
+  v128.store(s + (13 << 4), i32x4.splat(0))
+  v128.store(s + (14 << 4), i32x4.splat(blockLen))
+  v128.store(s + (15 << 4), i32x4.splat(flags))
+  for (let r = 0; r < 7; r++) {
+    b3G(0, 4, 8, 12, b3M(r, 0), b3M(r, 1))
+    b3G(1, 5, 9, 13, b3M(r, 2), b3M(r, 3))
+    b3G(2, 6, 10, 14, b3M(r, 4), b3M(r, 5))
+    b3G(3, 7, 11, 15, b3M(r, 6), b3M(r, 7))
+    b3G(0, 5, 10, 15, b3M(r, 8), b3M(r, 9))
+    b3G(1, 6, 11, 12, b3M(r, 10), b3M(r, 11))
+    b3G(2, 7, 8, 13, b3M(r, 12), b3M(r, 13))
+    b3G(3, 4, 9, 14, b3M(r, 14), b3M(r, 15))
+  }
+}
+
+/** Loads block b of the input (len bytes at `input`) into b3Message, zero-padded; returns its length. */
+function b3LoadBlock(input: usize, len: i32, b: i32): u32 {
+  const blockLen = min(64, len - b * 64)
+  memory.fill(b3Block, 0, 64)
+  memory.copy(b3Block, input + <usize>(b * 64), <usize>max(0, blockLen))
+  for (let i = 0; i < 16; i++) v128.store(b3Message + (<usize>i << 4), i32x4.splat(load<u32>(b3Block + (<usize>i << 2))))
+  return <u32>max(0, blockLen)
+}
+
+/**
+ * The first `words` u32 of blake3's output for the `len` bytes at `input` (len <= 1,024), written to
+ * `out`, which must hold `words` rounded up to 64.
+ */
+export function blake3(input: usize, len: i32, out: usize, words: i32): void {
+  for (let i = 0; i < 16; i++) store<u8>(b3Schedule + <usize>i, <u8>i)
+  for (let r = 1; r < 7; r++)
+    for (let i = 0; i < 16; i++) store<u8>(b3Schedule + <usize>(r * 16 + i), load<u8>(b3Schedule + <usize>((r - 1) * 16 + load<u8>(B3_PERM + <usize>i))))
+  memory.copy(b3Cv, B3_IV, 32)
+  const blocks = max(1, (len + 63) / 64)
+  for (let b = 0; b < blocks - 1; b++) {
+    b3LoadBlock(input, len, b)
+    b3Compress(0, 64, b ? 0 : CHUNK_START)
+    for (let i = 0; i < 8; i++)
+      store<u32>(b3Cv + (<usize>i << 2), i32x4.extract_lane(v128.xor(v128.load(b3State + (<usize>i << 4)), v128.load(b3State + (<usize>(i + 8) << 4))), 0))
+  }
+  const lastLen = b3LoadBlock(input, len, blocks - 1)
+  const flags = (blocks == 1 ? CHUNK_START : 0) | CHUNK_END | ROOT
+  for (let t: u32 = 0; <i32>t * 16 < words; t += 4) {
+    b3Compress(t, lastLen, flags)
+    for (let i = 0; i < 8; i++) {
+      const lo = v128.load(b3State + (<usize>i << 4))
+      const hi = v128.load(b3State + (<usize>(i + 8) << 4))
+      const w = v128.xor(lo, hi)
+      const x = v128.xor(hi, i32x4.splat(load<u32>(b3Cv + (<usize>i << 2))))
+      const o = out + (<usize>t << 6) + (<usize>i << 2)
+      store<i32>(o, i32x4.extract_lane(w, 0))
+      store<i32>(o, i32x4.extract_lane(w, 1), 64)
+      store<i32>(o, i32x4.extract_lane(w, 2), 128)
+      store<i32>(o, i32x4.extract_lane(w, 3), 192)
+      store<i32>(o, i32x4.extract_lane(x, 0), 32)
+      store<i32>(o, i32x4.extract_lane(x, 1), 96)
+      store<i32>(o, i32x4.extract_lane(x, 2), 160)
+      store<i32>(o, i32x4.extract_lane(x, 3), 224)
+    }
+  }
+}
