@@ -1,8 +1,9 @@
-// The text encoding's hot loops (engine/encode/text.ts, whose TypeScript functions are the twins) in
-// AssemblyScript: the render of a word stream's Gaussian sources and the passes that scale the parts.
-// Float64 arithmetic in exactly the twin's order, and exp as fdlibm computes it (V8's Math.exp), so
-// the wavefront is bit for bit the TypeScript one (a test checks). Elementwise passes use SIMD (their
-// order does not matter); the sum of squares stays sequential, as the twin adds it.
+// The text encoding's hot loops in AssemblyScript, three sections: encoding version 2 (twins in
+// engine/encode/text.ts), version 3 (twins in engine/encode/text3.ts) and blake3's output for the word
+// streams (its control is hash-wasm). Version 2: the render of a word stream's Gaussian sources and the
+// passes that scale the parts, float64 arithmetic in exactly the twin's order and exp as fdlibm
+// computes it (V8's Math.exp), so the wavefront is bit for bit the TypeScript one (a test checks).
+// Elementwise passes use SIMD (their order does not matter); the sum of squares stays sequential.
 
 const LN2_HI: f64 = 6.93147180369123816490e-01
 const LN2_LO: f64 = 1.90821492927058770002e-10
