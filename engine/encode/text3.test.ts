@@ -85,8 +85,8 @@ describe('the WebAssembly kernel (version 3)', () => {
       ['hello', 16],
       ['cold glyph', 33], // rows not a multiple of 4 cells: the kernel's scalar tail
       ['Résonance 結晶, the cold glyph remembers amber lattices of night', 48],
-      ['x', 300], // 19 bands of rows
-      ['warm river stones', 601],
+      ['x', 300], // two bands of rows (215 rows a band)
+      ['warm river stones', 601], // six bands
       ['one two three four five six seven eight nine ten', 130], // ten words
     ]
     for (const [text, n] of cases) {
