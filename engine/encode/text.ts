@@ -12,7 +12,7 @@ import { BLAKE3_MAX_INPUT, blake3Into, type EncodeModule, encodeKernel, layout }
 /** The encodings this build can write and read: a medium keeps the one its memories were written with. */
 export type EncodingVersion = 2 | 3
 /** The encoding new fields use. */
-export const ENCODING_VERSION: EncodingVersion = 2
+export const ENCODING_VERSION: EncodingVersion = 3
 /**
  * Radius of every source in cells, not in fractions of the side: a pattern's independent modes (and
  * so the medium's capacity) then grow with N^2. At 0.6 cells the pattern's mean squared wavenumber
