@@ -9,7 +9,7 @@
 // dispatches. Also: the query's own encoding time (host work on either backend) and that time in
 // CPU field steps of the same N on one thread, whether both backends rank the same memories, and
 // one write's time on each (encoding and adding the wave).
-import { textWavefront } from '../engine/encode/text.js'
+import { ENCODING_VERSION, textWavefront } from '../engine/encode/text.js'
 import type { TransferCounts } from '../engine/field/backend.js'
 import type { Engine } from '../engine/field/engine.js'
 import { createNodeEngine } from '../engine/node.js'
@@ -17,11 +17,11 @@ import type { RecallResult } from '../engine/contracts/api.js'
 import { medianMs, planSides, timed, type SideBySideOptions } from './dream.js'
 
 export interface RecallBenchOptions extends SideBySideOptions {
-  /** Memories written (default 200, 20 above N = 512: a text's encoding takes 0.2 to 0.3 s at N = 2048 on this CPU under load). */
+  /** Memories written (default 200, 20 above N = 512: a write takes about 0.5 s at N = 2048 on this CPU under load). */
   memories?: number
 }
 
-/** Above `large_n` the default is `large_memories`: at N = 2048 one text's encoding takes 0.2 to 0.3 s here. */
+/** Above `large_n` the default is `large_memories`: at N = 2048 one write takes about 0.5 s here. */
 export const RECALL_DEFAULTS = { memories: 200, large_n: 512, large_memories: 20, moments: 40, k: 10, gap: 5 }
 
 /** What one recall did on the GPU: the counters' difference (engine/gpu/transfers.ts). */
@@ -42,10 +42,12 @@ export interface RecallRow {
   n: number
   memories: number
   readings: number
-  /** The query's encoding (the WebAssembly kernel), median. */
+  /** The query's encoding (the WebAssembly kernel, the encoding new fields use), median. */
   encode_ms: number
   /** The same by the kernel's TypeScript twin, the control. */
   encode_twin_ms: number
+  /** The same text in encoding version 2 (older media), by its WebAssembly kernel: the other control. */
+  encode_v2_ms: number
   /** One CPU field step of the same N on one thread, the encoding's yardstick (its target is 8 of them). */
   cpu_step_ms: number
   cpu: RecallSide
@@ -152,6 +154,7 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
       let e = 0
       const encode = (await medianMs(async () => void (await textWavefront(queries[e++ % 3], n)), 1)).ms
       const twin = (await medianMs(async () => void (await textWavefront(queries[e++ % 3], n, { kernel: 'typescript' })), 1)).ms
+      const v2 = (await medianMs(async () => void (await textWavefront(queries[e++ % 3], n, { version: 2 })), 1)).ms
       const stepper = await createNodeEngine({ backend: 'cpu', size: n, material: MATERIAL, threads: 1, timeline_interval: 0 })
       const step = await medianMs(async () => void (await stepper.step(1)), 1).finally(() => stepper.destroy())
       say(`recall: N = ${n} on the CPU ...`)
@@ -178,6 +181,7 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
         readings,
         encode_ms: encode,
         encode_twin_ms: twin,
+        encode_v2_ms: v2,
         cpu_step_ms: step.ms,
         cpu: c.side,
         gpu: g?.side ?? null,
@@ -223,6 +227,7 @@ export function recallTable(r: RecallBenchReport): Record<string, string | numbe
         'query encode ms': x.encode_ms.toFixed(1),
         'encode in CPU steps (1 thread)': (x.encode_ms / x.cpu_step_ms).toFixed(1),
         'control: TS twin encode in CPU steps': (x.encode_twin_ms / x.cpu_step_ms).toFixed(1),
+        [`encoding ${ENCODING_VERSION}; control: version 2 encode in CPU steps`]: (x.encode_v2_ms / x.cpu_step_ms).toFixed(1),
         'cpu ms/write': x.cpu_write_ms.toFixed(1),
         'gpu ms/write': x.gpu_write_ms === null ? '-' : x.gpu_write_ms.toFixed(1),
         'same ranking': x.same_ranking === null ? '-' : `${x.same_ranking ? 'yes' : 'NO'} (${x.hits_compared} hits)`,

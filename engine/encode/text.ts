@@ -1,16 +1,18 @@
 // Text to wavefront (DESIGN.md section 4, docs/recall.md). The blake3 extendable output of a string,
 // read as little-endian u32 words, seeds signed Gaussian sources under a cell wide. A text's wavefront
 // is an identity part seeded by the whole text plus one part per distinct lower-cased word, so texts
-// that share words share structure. Version 2 (broadband); the golden test pins it (text.test.ts).
+// that share words share structure. Version 2 (float64 Gaussians) is here; version 3 (integer blocks,
+// order-independent) in text3.ts. Golden tests pin both (text.test.ts, text3.test.ts).
 import { createBLAKE3, type IHasher } from 'hash-wasm'
 import { CrystalError } from '../errors.js'
 import type { Pulse } from './pulse.js'
-import { type EncodeModule, encodeKernel, layout } from './wasm.js'
+import { wavefront3 } from './text3.js'
+import { BLAKE3_MAX_INPUT, blake3Into, type EncodeModule, encodeKernel, layout } from './wasm.js'
 
 /** The encodings this build can write and read: a medium keeps the one its memories were written with. */
 export type EncodingVersion = 2 | 3
 /** The encoding new fields use. */
-export const ENCODING_VERSION: EncodingVersion = 2
+export const ENCODING_VERSION: EncodingVersion = 3
 /**
  * Radius of every source in cells, not in fractions of the side: a pattern's independent modes (and
  * so the medium's capacity) then grow with N^2. At 0.6 cells the pattern's mean squared wavenumber
@@ -23,10 +25,16 @@ export const SOURCES_PER_CELL = 1000 / (128 * 128)
 export const MARGIN = 0.08
 /** Share of the wavefront's energy carried by the identity part (the words share the rest). */
 export const IDENTITY_WEIGHT = 0.3
-/** Domain separation: a one-word text's identity and its word part must not be the same stream. */
-const IDENTITY_DOMAIN = 'resonant-crystal/identity/2\0'
-const WORD_DOMAIN = 'resonant-crystal/word/2\0'
-const WORDS_PER_SOURCE = 3
+/**
+ * Domain separation: a one-word text's identity and its word part must not be the same stream, nor
+ * one version's stream another's. Version 2 reads three words a source (x, y, sign), version 3 two
+ * (x, y; the sign is bit 0 of x).
+ */
+const STREAMS = {
+  2: { identity: 'resonant-crystal/identity/2\0', word: 'resonant-crystal/word/2\0', wordsPerSource: 3 },
+  3: { identity: 'resonant-crystal/identity/3\0', word: 'resonant-crystal/word/3\0', wordsPerSource: 2 },
+} as const
+const WORDS_PER_SOURCE = STREAMS[2].wordsPerSource
 const MAX_TEXT_LENGTH = 100_000
 
 const hashers = new Map<number, Promise<IHasher>>()
@@ -35,23 +43,43 @@ const MAX_WORDS_PER_CALL = 4096
 
 /**
  * `count` u32 words of blake3's extendable output of `input`. Beyond 4,096 words (sources for N over
- * about 180) the stream goes on with the output of `input + "\0#" + c` for c = 1, 2, ...
+ * about 180) the stream goes on with the output of `input + "\0#" + c` for c = 1, 2, ... Inputs of
+ * one blake3 chunk (1,024 UTF-8 bytes) are hashed by the encoding's kernel, four output blocks at a
+ * time, the others (and `via` 'hash-wasm', the test's control) by hash-wasm: the same words.
  */
-export async function blake3Words(input: string, count: number): Promise<Uint32Array> {
+export async function blake3Words(input: string, count: number, via: 'kernel' | 'hash-wasm' = 'kernel'): Promise<Uint32Array> {
   const out = new Uint32Array(count)
+  // the kernel's words are read through a platform-endian view; a lone surrogate is left to hash-wasm's UTF-8
+  const k = via === 'kernel' && LITTLE_ENDIAN && !/\p{Cs}/u.test(input) ? await encodeKernel() : undefined
   for (let c = 0; c * MAX_WORDS_PER_CALL < count; c++) {
     const words = Math.min(MAX_WORDS_PER_CALL, count - c * MAX_WORDS_PER_CALL)
+    const chunk = c ? `${input}\0#${c}` : input
+    // UTF-8 takes at least one byte a UTF-16 unit
+    const bytes = k && chunk.length <= BLAKE3_MAX_INPUT ? utf8.encode(chunk) : undefined
+    if (k && bytes && bytes.length <= BLAKE3_MAX_INPUT) {
+      blake3Into(k, bytes, words, out, c * MAX_WORDS_PER_CALL)
+      continue
+    }
     const bits = words * 32
     if (!hashers.has(bits)) hashers.set(bits, createBLAKE3(bits))
     const h = await hashers.get(bits)!
     h.init()
-    h.update(c ? `${input}\0#${c}` : input)
-    const bytes = h.digest('binary')
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    for (let i = 0; i < words; i++) out[c * MAX_WORDS_PER_CALL + i] = view.getUint32(i * 4, true)
+    h.update(chunk)
+    const digest = h.digest('binary')
+    if (LITTLE_ENDIAN && digest.byteOffset % 4 === 0)
+      out.set(new Uint32Array(digest.buffer, digest.byteOffset, words), c * MAX_WORDS_PER_CALL)
+    else {
+      const view = new DataView(digest.buffer, digest.byteOffset, digest.byteLength)
+      for (let i = 0; i < words; i++) out[c * MAX_WORDS_PER_CALL + i] = view.getUint32(i * 4, true)
+    }
   }
   return out
 }
+
+const utf8 = new TextEncoder()
+
+/** Whether a Uint32Array view reads bytes as little-endian words (every common platform). */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
 
 const unit = (w: number) => w / 2 ** 32
 
@@ -86,9 +114,9 @@ export interface TextSources {
   words: { word: string; sources: Pulse[] }[]
 }
 
-/** The sources of `text` on an n x n field (their number and radius follow n). */
+/** The sources of `text` on an n x n field in encoding version 2 (their number and radius follow n). */
 export async function textSources(text: string, n: number): Promise<TextSources> {
-  const [identity, ...parts] = await textStreams(text, n)
+  const [identity, ...parts] = await textStreams(text, n, 2)
   return {
     identity: sourcesFromWords(identity, n),
     words: wordsOf(text).map((word, i) => ({ word, sources: sourcesFromWords(parts[i], n) })),
@@ -96,13 +124,16 @@ export async function textSources(text: string, n: number): Promise<TextSources>
 }
 
 /** The word streams of `text` on an n x n field: the identity part's, then each distinct word's. */
-async function textStreams(text: string, n: number): Promise<Uint32Array[]> {
+export async function textStreams(text: string, n: number, version: EncodingVersion): Promise<Uint32Array[]> {
   if (typeof text !== 'string' || text.trim() === '')
     throw new CrystalError('bad_argument', 'text must be a non-empty string', { field: 'text' })
   if (text.length > MAX_TEXT_LENGTH)
     throw new CrystalError('bad_argument', `text is ${text.length} characters, over the limit of ${MAX_TEXT_LENGTH}`, { field: 'text' })
-  const count = sourceCount(n) * WORDS_PER_SOURCE
-  return Promise.all([IDENTITY_DOMAIN + text, ...wordsOf(text).map((word) => WORD_DOMAIN + word)].map((input) => blake3Words(input, count)))
+  const domains = STREAMS[version]
+  const count = sourceCount(n) * domains.wordsPerSource
+  return Promise.all(
+    [domains.identity + text, ...wordsOf(text).map((word) => domains.word + word)].map((input) => blake3Words(input, count)),
+  )
 }
 
 /**
@@ -138,7 +169,7 @@ function render(words: Uint32Array, n: number, out: Float32Array): void {
 }
 
 /**
- * Which code builds the wavefront: the WebAssembly kernel (the default, about 4x faster), or the
+ * Which code builds the wavefront: the WebAssembly kernel (the default, 4 to 20 times faster), or the
  * TypeScript twin it is tested against. Both give the same bits.
  */
 export type EncodeKernel = 'wasm' | 'typescript'
@@ -223,9 +254,15 @@ function wasmPasses(k: EncodeModule, n: number, streamWords: number): Passes {
  */
 export async function textWavefront(text: string, n: number, options: EncodeOptions = {}): Promise<Float32Array> {
   const { kernel = 'wasm', version = ENCODING_VERSION } = options
-  if (version !== 2)
+  if (version !== 2 && version !== 3)
     throw new CrystalError('bad_argument', `text encoding ${version} is not available in this build`, { field: 'encoding' })
-  const [streams, module] = await Promise.all([textStreams(text, n), kernel === 'wasm' ? encodeKernel() : undefined])
+  if (version === 3) {
+    const streams = await textStreams(text, n, 3)
+    const words = streams.length - 1
+    const shares = streams.map((_, p) => (p ? (1 - IDENTITY_WEIGHT) / words : words ? IDENTITY_WEIGHT : 1))
+    return wavefront3(streams, n, shares, SOURCE_RADIUS_CELLS, kernel)
+  }
+  const [streams, module] = await Promise.all([textStreams(text, n, 2), kernel === 'wasm' ? encodeKernel() : undefined])
   // no await from here on: the kernel's one memory serves one text at a time
   const passes = module ? wasmPasses(module, n, streams[0].length) : typescriptPasses(n)
   const rms = (of: 'out' | 'part') => Math.sqrt(passes.sumSquares(of) / (n * n)) || 1

@@ -348,14 +348,14 @@ describe('memories written at one moment are told apart by what the field holds'
     await e.step(200)
     const answers = await Promise.all(texts.map((t) => e.recall(t, 24)))
     const held = answers.filter((r, i) => r.hits.some((h) => h.text === texts[i]))
-    // measured: 17 of 24 still held (the oldest fade below their floor), every one of them first
+    // measured (encoding 3): 18 of 24 still held (entries 0, 4 and 8 to 23; the others fade below
+    // their floor), every one of them first
     expect(held.length).toBeGreaterThanOrEqual(12)
     held.forEach((r) => expect(r.hits[0].match).toBeCloseTo(1, 1))
     expect(answers.filter((r, i) => r.hits[0]?.text === texts[i]).length).toBe(held.length)
-    // entry 6: first by match, though newer memories sharing its words hold more of themselves
-    const six = answers[6].hits
-    expect(six[0].text).toBe(texts[6])
-    expect(Math.max(...six.slice(1).map((h) => h.strength))).toBeGreaterThan(six[0].strength)
+    // first by match, though memories sharing its words hold more of themselves (measured: 17 of the 18)
+    const outheld = held.filter((r) => Math.max(...r.hits.slice(1).map((h) => h.strength)) > r.hits[0].strength)
+    expect(outheld.length).toBeGreaterThanOrEqual(held.length / 2)
   }, 120_000)
 })
 

@@ -1,8 +1,9 @@
-// The text encoding's hot loops (engine/encode/text.ts, whose TypeScript functions are the twins) in
-// AssemblyScript: the render of a word stream's Gaussian sources and the passes that scale the parts.
-// Float64 arithmetic in exactly the twin's order, and exp as fdlibm computes it (V8's Math.exp), so
-// the wavefront is bit for bit the TypeScript one (a test checks). Elementwise passes use SIMD (their
-// order does not matter); the sum of squares stays sequential, as the twin adds it.
+// The text encoding's hot loops in AssemblyScript, three sections: encoding version 2 (twins in
+// engine/encode/text.ts), version 3 (twins in engine/encode/text3.ts) and blake3's output for the word
+// streams (its control is hash-wasm). Version 2: the render of a word stream's Gaussian sources and the
+// passes that scale the parts, float64 arithmetic in exactly the twin's order and exp as fdlibm
+// computes it (V8's Math.exp), so the wavefront is bit for bit the TypeScript one (a test checks).
+// Elementwise passes use SIMD (their order does not matter); the sum of squares stays sequential.
 
 const LN2_HI: f64 = 6.93147180369123816490e-01
 const LN2_LO: f64 = 1.90821492927058770002e-10
@@ -236,4 +237,256 @@ export function peakAbs(a: usize, len: i32): f32 {
 /** Where the caller's buffers may start: past the static data (the window above). */
 export function heapBase(): usize {
   return (__heap_base + 15) & ~15
+}
+
+// ---- Encoding version 3 (engine/encode/text3.ts is the twin; docs/recall.md, "The encoding") ----
+// Integer sources on a grid of 16 sub-cells: each adds a signed 4 x 4 block of a weight table to an
+// i32 field with a 2-cell border. Integer sums do not depend on order, so the sources may be taken in
+// any order (here by bands of rows, for the cache) and the combination's f32 steps are per cell.
+
+/** Sub-cells a cell (Q): a position is P = 16 c + f. */
+const Q: i32 = 16
+
+/** Rows of the padded part per band: about 256 KB of it, so that a band's sources hit the cache. */
+function bandRows3(n: i32): i32 {
+  return max(8, 65536 / (n + 4))
+}
+
+@inline function bands3(n: i32): i32 {
+  return (n + 4 + bandRows3(n) - 1) / bandRows3(n)
+}
+
+@inline function listOffset3(n: i32): usize {
+  return (((bands3(n) + 1) << 2) + 15) & ~15
+}
+
+/** Bytes of scratch that render3 needs for `count` stream words (two a source) on an n x n field. */
+export function scratchBytes3(count: i32, n: i32): i32 {
+  return <i32>listOffset3(n) + (count >> 1) * 8
+}
+
+/** A coordinate's position on the sub-cell grid: lo + floor(w (hi - lo) / 2^32), lo = ceil(2 n Q / 25). */
+@inline function position(w: u32, lo: u32, span: u32): u32 {
+  return lo + <u32>((<u64>w * <u64>span) >> 32)
+}
+
+/**
+ * Zeroes the (n + 4)^2 i32 part at `part` and adds the sources of `count` stream words at `words`
+ * (two a source: x, then y; the sign is bit 0 of x) to it. Each source adds +-W[fy][fx] (`table`:
+ * 256 blocks of 4 x 4 i32, row by row) to the 4 x 4 cells from (cx - 2 + (fx >> 3), cy - 2 + (fy >> 3)),
+ * which lie inside the border for any n. Sources are placed by bands of the block's first row (a
+ * counting sort into `scratch`, scratchBytes3 long) so that the scattered rows stay in cache.
+ */
+export function render3(words: usize, count: i32, n: i32, part: usize, table: usize, scratch: usize): void {
+  const stride = n + 4
+  memory.fill(part, 0, <usize>stride * <usize>stride * 4)
+  const lo = <u32>((2 * n * Q + 24) / 25)
+  const span = <u32>(n * Q) - 2 * lo
+  const rows = bandRows3(n)
+  const ends = scratch // u32 per band + 1: counts, then starts, then (as sources are placed) ends
+  const list = scratch + listOffset3(n) // each source's first cell and its block's offset and sign
+  memory.fill(ends, 0, (bands3(n) + 1) << 2)
+  const sources = count >> 1
+  for (let k = 0; k < sources; k++) {
+    const py = position(load<u32>(words + (<usize>k << 3), 4), lo, span)
+    const e = ends + (<usize>((<i32>(py >> 4) + <i32>((py & 15) >> 3)) / rows + 1) << 2)
+    store<u32>(e, load<u32>(e) + 1)
+  }
+  for (let b = 1; b <= bands3(n); b++) store<u32>(ends + (<usize>b << 2), load<u32>(ends + (<usize>b << 2)) + load<u32>(ends + (<usize>(b - 1) << 2)))
+  for (let k = 0; k < sources; k++) {
+    const wx = load<u32>(words + (<usize>k << 3))
+    const px = position(wx, lo, span)
+    const py = position(load<u32>(words + (<usize>k << 3), 4), lo, span)
+    const fx = px & 15
+    const fy = py & 15
+    // the block's first cell in the padded part: (c - 2 + (f >> 3)) + 2
+    const row = (py >> 4) + (fy >> 3)
+    const e = ends + (<usize>(<i32>row / rows) << 2)
+    const at = list + (<usize>load<u32>(e) << 3)
+    store<u32>(e, load<u32>(e) + 1)
+    store<u32>(at, row * <u32>stride + (px >> 4) + (fx >> 3))
+    store<u32>(at, ((fy << 4) | fx) << 6 | (wx << 31), 4) // the block's byte offset; the sign in bit 31 (1: +)
+  }
+  const rowBytes = <usize>stride << 2
+  for (let s = 0; s < sources; s++) {
+    const at = list + (<usize>s << 3)
+    const meta = load<u32>(at, 4)
+    const q = part + (<usize>load<u32>(at) << 2)
+    const w = table + <usize>(meta & 0x7fffffff)
+    const neg = i32x4.splat((<i32>meta >> 31) ^ -1) // 0 for +, -1 for -: (w ^ neg) - neg is +-w
+    for (let t: usize = 0; t < 4; t++) {
+      const p = q + t * rowBytes
+      v128.store(p, i32x4.add(v128.load(p), i32x4.sub(v128.xor(v128.load(w + (t << 4)), neg), neg)))
+    }
+  }
+}
+
+/** The energy of the n x n cells inside the border of a part: the sum of v^2, exact in u64. */
+export function energy3(part: usize, n: i32): f64 {
+  const stride = n + 4
+  let acc = i64x2.splat(0)
+  let tail: u64 = 0
+  for (let r = 2; r < n + 2; r++) {
+    const row = part + ((<usize>r * <usize>stride + 2) << 2)
+    let c = 0
+    for (; c + 4 <= n; c += 4) {
+      const v = v128.load(row + (<usize>c << 2))
+      acc = i64x2.add(acc, i64x2.add(i64x2.extmul_low_i32x4_s(v, v), i64x2.extmul_high_i32x4_s(v, v)))
+    }
+    for (; c < n; c++) {
+      const v = <i64>load<i32>(row + (<usize>c << 2))
+      tail += <u64>(v * v)
+    }
+  }
+  return <f64>(<u64>i64x2.extract_lane(acc, 0) + <u64>i64x2.extract_lane(acc, 1) + tail)
+}
+
+/**
+ * out[r][c] = f32(out[r][c] + f32(f32(v) * s)) for v the part's cell (r + 2, c + 2), on f32 lanes
+ * (the twin's Math.fround of each operation). Returns max |out| after the addition.
+ */
+export function combine3(part: usize, n: i32, out: usize, s: f32): f32 {
+  const stride = n + 4
+  const sv = f32x4.splat(s)
+  let m = f32x4.splat(0)
+  let peak: f32 = 0
+  for (let r = 0; r < n; r++) {
+    const src = part + ((<usize>(r + 2) * <usize>stride + 2) << 2)
+    const dst = out + ((<usize>r * <usize>n) << 2)
+    let c = 0
+    for (; c + 4 <= n; c += 4) {
+      const o = <usize>c << 2
+      const v = f32x4.add(v128.load(dst + o), f32x4.mul(f32x4.convert_i32x4_s(v128.load(src + o)), sv))
+      v128.store(dst + o, v)
+      m = f32x4.max(m, f32x4.abs(v))
+    }
+    for (; c < n; c++) {
+      const o = <usize>c << 2
+      const v = load<f32>(dst + o) + <f32>load<i32>(src + o) * s
+      store<f32>(dst + o, v)
+      peak = max(peak, abs(v))
+    }
+  }
+  return max(peak, max(max(f32x4.extract_lane(m, 0), f32x4.extract_lane(m, 1)), max(f32x4.extract_lane(m, 2), f32x4.extract_lane(m, 3))))
+}
+
+/** a[i] = f32(a[i] / d) for len a multiple of 4 (the padding stays 0). */
+export function divide3(a: usize, len: i32, d: f32): void {
+  const dv = f32x4.splat(d)
+  for (let i = 0; i < len; i += 4) {
+    const p = a + (<usize>i << 2)
+    v128.store(p, f32x4.div(v128.load(p), dv))
+  }
+}
+
+// ---- blake3's extendable output for a one-chunk input (at most 1,024 bytes; text.ts's blake3Words) ----
+// The chunk's blocks chain as in the specification; the root's output blocks (counter t) are
+// independent, so four are computed at once, one in each i32x4 lane. A test checks it against hash-wasm.
+
+const B3_IV = memory.data<u32>([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19])
+const B3_PERM = memory.data<u8>([2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8])
+const CHUNK_START: u32 = 1
+const CHUNK_END: u32 = 2
+const ROOT: u32 = 8
+/** The message word each G takes, round by round: 7 x 16 indices, the permutation applied r times. */
+const b3Schedule = memory.data(7 * 16)
+const b3State = memory.data(16 * 16) // 16 v128: the state of four compressions
+const b3Message = memory.data(16 * 16) // 16 v128: the block's words, the same in each lane
+const b3Cv = memory.data(8 * 4) // the chaining value
+const b3Block = memory.data(64) // the block, zero-padded
+
+@inline function b3Rotr(x: v128, n: i32): v128 {
+  return v128.or(i32x4.shr_u(x, n), i32x4.shl(x, 32 - n))
+}
+
+@inline function b3G(a: usize, b: usize, c: usize, d: usize, mx: v128, my: v128): void {
+  const s = b3State
+  let va = v128.load(s + (a << 4))
+  let vb = v128.load(s + (b << 4))
+  let vc = v128.load(s + (c << 4))
+  let vd = v128.load(s + (d << 4))
+  va = i32x4.add(i32x4.add(va, vb), mx)
+  vd = b3Rotr(v128.xor(vd, va), 16)
+  vc = i32x4.add(vc, vd)
+  vb = b3Rotr(v128.xor(vb, vc), 12)
+  va = i32x4.add(i32x4.add(va, vb), my)
+  vd = b3Rotr(v128.xor(vd, va), 8)
+  vc = i32x4.add(vc, vd)
+  vb = b3Rotr(v128.xor(vb, vc), 7)
+  v128.store(s + (a << 4), va)
+  v128.store(s + (b << 4), vb)
+  v128.store(s + (c << 4), vc)
+  v128.store(s + (d << 4), vd)
+}
+
+@inline function b3M(r: i32, i: i32): v128 {
+  return v128.load(b3Message + (<usize>load<u8>(b3Schedule + <usize>(r * 16 + i)) << 4))
+}
+
+/** Four compressions of the block in b3Message under b3Cv, counters t .. t + 3, into b3State. */
+function b3Compress(t: u32, blockLen: u32, flags: u32): void {
+  const s = b3State
+  for (let i = 0; i < 8; i++) v128.store(s + (<usize>i << 4), i32x4.splat(load<u32>(b3Cv + (<usize>i << 2))))
+  for (let i = 0; i < 4; i++) v128.store(s + (<usize>(8 + i) << 4), i32x4.splat(load<u32>(B3_IV + (<usize>i << 2))))
+  v128.store(s + (12 << 4), i32x4(t, t + 1, t + 2, t + 3))
+  v128.store(s + (13 << 4), i32x4.splat(0))
+  v128.store(s + (14 << 4), i32x4.splat(blockLen))
+  v128.store(s + (15 << 4), i32x4.splat(flags))
+  for (let r = 0; r < 7; r++) {
+    b3G(0, 4, 8, 12, b3M(r, 0), b3M(r, 1))
+    b3G(1, 5, 9, 13, b3M(r, 2), b3M(r, 3))
+    b3G(2, 6, 10, 14, b3M(r, 4), b3M(r, 5))
+    b3G(3, 7, 11, 15, b3M(r, 6), b3M(r, 7))
+    b3G(0, 5, 10, 15, b3M(r, 8), b3M(r, 9))
+    b3G(1, 6, 11, 12, b3M(r, 10), b3M(r, 11))
+    b3G(2, 7, 8, 13, b3M(r, 12), b3M(r, 13))
+    b3G(3, 4, 9, 14, b3M(r, 14), b3M(r, 15))
+  }
+}
+
+/** Loads block b of the input (len bytes at `input`) into b3Message, zero-padded; returns its length. */
+function b3LoadBlock(input: usize, len: i32, b: i32): u32 {
+  const blockLen = min(64, len - b * 64)
+  memory.fill(b3Block, 0, 64)
+  memory.copy(b3Block, input + <usize>(b * 64), <usize>max(0, blockLen))
+  for (let i = 0; i < 16; i++) v128.store(b3Message + (<usize>i << 4), i32x4.splat(load<u32>(b3Block + (<usize>i << 2))))
+  return <u32>max(0, blockLen)
+}
+
+/**
+ * The first `words` u32 of blake3's output for the `len` bytes at `input` (len <= 1,024), written to
+ * `out`, which must hold `words` rounded up to 64.
+ */
+export function blake3(input: usize, len: i32, out: usize, words: i32): void {
+  for (let i = 0; i < 16; i++) store<u8>(b3Schedule + <usize>i, <u8>i)
+  for (let r = 1; r < 7; r++)
+    for (let i = 0; i < 16; i++) store<u8>(b3Schedule + <usize>(r * 16 + i), load<u8>(b3Schedule + <usize>((r - 1) * 16 + load<u8>(B3_PERM + <usize>i))))
+  memory.copy(b3Cv, B3_IV, 32)
+  const blocks = max(1, (len + 63) / 64)
+  for (let b = 0; b < blocks - 1; b++) {
+    b3LoadBlock(input, len, b)
+    b3Compress(0, 64, b ? 0 : CHUNK_START)
+    for (let i = 0; i < 8; i++)
+      store<u32>(b3Cv + (<usize>i << 2), i32x4.extract_lane(v128.xor(v128.load(b3State + (<usize>i << 4)), v128.load(b3State + (<usize>(i + 8) << 4))), 0))
+  }
+  const lastLen = b3LoadBlock(input, len, blocks - 1)
+  const flags = (blocks == 1 ? CHUNK_START : 0) | CHUNK_END | ROOT
+  for (let t: u32 = 0; <i32>t * 16 < words; t += 4) {
+    b3Compress(t, lastLen, flags)
+    for (let i = 0; i < 8; i++) {
+      const lo = v128.load(b3State + (<usize>i << 4))
+      const hi = v128.load(b3State + (<usize>(i + 8) << 4))
+      const w = v128.xor(lo, hi)
+      const x = v128.xor(hi, i32x4.splat(load<u32>(b3Cv + (<usize>i << 2))))
+      const o = out + (<usize>t << 6) + (<usize>i << 2)
+      store<i32>(o, i32x4.extract_lane(w, 0))
+      store<i32>(o, i32x4.extract_lane(w, 1), 64)
+      store<i32>(o, i32x4.extract_lane(w, 2), 128)
+      store<i32>(o, i32x4.extract_lane(w, 3), 192)
+      store<i32>(o, i32x4.extract_lane(x, 0), 32)
+      store<i32>(o, i32x4.extract_lane(x, 1), 96)
+      store<i32>(o, i32x4.extract_lane(x, 2), 160)
+      store<i32>(o, i32x4.extract_lane(x, 3), 224)
+    }
+  }
 }
