@@ -171,8 +171,7 @@ export interface HeldSums {
  * where that is more, so that the 16 null patterns and a moment's memories do not push each other out
  * at every question at large N (N = 2048: 16 MiB a pattern, 1 GiB kept).
  */
-export const keptPatternBytes = (patternBytes: number, setting?: number): number =>
-  setting ?? Math.max(256 * 2 ** 20, 64 * patternBytes)
+export const keptPatternBytes = (patternBytes: number, setting?: number): number => setting ?? Math.max(256 * 2 ** 20, 64 * patternBytes)
 
 /**
  * Of a sweep's patterns, those from `from` on are ones the caller keeps unchanged between sweeps (a

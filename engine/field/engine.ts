@@ -81,7 +81,8 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
   const temperature = requireFinite('temperature_k', o.temperature_k ?? material.temperature_k, 0, 10000)
   const noise = requireFinite('noise', o.noise ?? 0, 0, 1)
   const encoding = requireEncoding(o.encoding ?? ENCODING_VERSION)
-  const recallCache = o.recall_cache_bytes === undefined ? undefined : requireInteger('recall_cache_bytes', o.recall_cache_bytes, 0, Number.MAX_SAFE_INTEGER)
+  const recallCache =
+    o.recall_cache_bytes === undefined ? undefined : requireInteger('recall_cache_bytes', o.recall_cache_bytes, 0, Number.MAX_SAFE_INTEGER)
   requireStable(material, temperature)
   const selected = await selectBackend({
     backend: o.backend ?? 'auto',
@@ -104,7 +105,19 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
       timeline_interval: 0,
       report: undefined,
     })
-  return new FieldEngine(selected.backend, selected.reason, seed, interval, material, temperature, noise, encoding, resolve, twin, recallCache)
+  return new FieldEngine(
+    selected.backend,
+    selected.reason,
+    seed,
+    interval,
+    material,
+    temperature,
+    noise,
+    encoding,
+    resolve,
+    twin,
+    recallCache,
+  )
 }
 
 class FieldEngine implements Engine {

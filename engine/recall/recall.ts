@@ -244,7 +244,7 @@ export class MemoryReader {
       this.patternsOf = constants
     }
     const kept = this.patterns.get(text)
-    if (kept) return kept
+    if (kept !== undefined) return kept
     const pattern = this.pattern(text)
     this.patterns.set(text, pattern, 4 * this.engine.size ** 2)
     return pattern
