@@ -7,7 +7,7 @@ import type { Engine } from '../field/engine.js'
 import type { GpuAdjointRunner } from '../gpu/adjoint.js'
 import type { GpuFieldBackend } from '../gpu/backend.js'
 import { engineOn, gpuBackend } from '../../testing/backends.js'
-import { paramsFor, randomField } from '../../testing/fixtures.js'
+import { paramsFor, randomField, TWELVE } from '../../testing/fixtures.js'
 import { keptPatternBytes, type PathPlan } from '../field/backend.js'
 import { negLaplacian } from './adjoint.js'
 import { followPath } from './path.js'
@@ -98,6 +98,29 @@ describe('the patterns a sweep keeps on the device', () => {
     expect(small[2].sent).toBeGreaterThanOrEqual(4 * pattern)
     expect(control[2].sent).toBeLessThan(pattern)
     expect(control[2].scores).toEqual(small[2].scores)
+  })
+
+  test("the engine's recall_cache_bytes reaches the device: twelve memories at one moment, asked after a step, go up again with room for four patterns, and not with the default; the same hits", {
+    timeout: GPU_TEST_TIMEOUT,
+  }, async () => {
+    const pattern = 4 * 32 * 32
+    const ask = async (recall_cache_bytes?: number) => {
+      const e = await engineOn('gpu', { size: 32, material: 'ideal_resonator', seed: 9, timeline_interval: 0, recall_cache_bytes })
+      opened.push(e)
+      await e.writeMany(TWELVE.map((text) => ({ text })))
+      await e.step(20)
+      await e.recall(TWELVE[3], 3) // every pattern goes up once
+      await e.step(1) // the next question splits the moment again, over all twelve patterns
+      const before = e.transfers()!.bytes_written
+      const { hits } = await e.recall(TWELVE[3], 3)
+      return { hits, sent: e.transfers()!.bytes_written - before }
+    }
+    const [small, control] = [await ask(4 * pattern), await ask()]
+    expect(control.sent).toBeLessThan(2 * pattern)
+    // the host kept four of the twelve patterns: the other eight are made again and sent up again
+    expect(small.sent).toBeGreaterThanOrEqual(8 * pattern)
+    expect(small.hits[0]?.text).toBe(TWELVE[3])
+    expect(small.hits).toEqual(control.hits)
   })
 })
 
