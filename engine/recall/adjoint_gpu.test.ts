@@ -1,6 +1,7 @@
 // Recall's sweep on the GPU (shaders/adjoint.wgsl, engine/gpu/adjoint.ts) against its CPU twin
 // (AdjointField behind CpuAdjointRunner): the same readings from the same state; recall and probe
-// alike on both backends, dream masks replayed from the device; and only the scores come back.
+// alike on both backends, dream masks replayed from the device; and only the scores come back. The
+// patterns recall keeps stay on the device within the bytes it allows (recall_cache_bytes).
 import { afterAll, describe, expect, test } from 'vitest'
 import type { AdjointRunner } from '../field/backend.js'
 import type { Engine } from '../field/engine.js'
