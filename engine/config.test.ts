@@ -25,6 +25,7 @@ describe('settings from the environment', () => {
       },
       station: { alerts: {}, dj: { off: false } },
       work: DEFAULT_WORK,
+      recall_cache_bytes: undefined,
     })
     // an empty variable counts as unset (as a shell's `VAR= crystal ...` means)
     expect(settingsFrom({ SVC_NATS_URL: '', SVC_CRYSTAL_API_TOKEN: '' })).toMatchObject({ token: undefined, bus: { url: undefined } })
@@ -43,6 +44,7 @@ describe('settings from the environment', () => {
       SVC_CRYSTAL_MAX_RUNS: '3',
       SVC_CRYSTAL_MAX_JOBS: '1',
       SVC_CRYSTAL_JOB_RETENTION_S: '60',
+      SVC_CRYSTAL_RECALL_CACHE_MB: '4096',
       SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: '0.6',
       SVC_GALLERY_URL: 'https://gallery.example',
       GALLERY_JWT: 'jwt',
@@ -85,6 +87,7 @@ describe('settings from the environment', () => {
         dj: { off: true, min_interval_s: 0, max_share: 0.05 },
       },
       work: { max_runs: 3, max_jobs: 1, job_retention_s: 60 },
+      recall_cache_bytes: 4 * 2 ** 30,
     })
   })
 
@@ -120,6 +123,9 @@ describe('settings from the environment', () => {
     expect(refusal({ SVC_STATION_DJ: 'quiet' })).toBe('SVC_STATION_DJ must be on or off, got "quiet"')
     expect(refusal({ SVC_STATION_DJ_MAX_SHARE: '10' })).toBe('SVC_STATION_DJ_MAX_SHARE must be a number from 0 to 1, got "10"')
     expect(refusal({ SVC_MARKETS_SWEEP_MS: '5' })).toBe('SVC_MARKETS_SWEEP_MS must be a whole number of at least 10, got "5"')
+    expect(refusal({ SVC_CRYSTAL_RECALL_CACHE_MB: '1.5GB' })).toBe(
+      'SVC_CRYSTAL_RECALL_CACHE_MB must be a whole number of at least 0, got "1.5GB"',
+    )
     expect(refusal({ SVC_CRYSTAL_MAX_JOBS: ' ' })).toBe('SVC_CRYSTAL_MAX_JOBS must be a whole number of at least 1, got " "')
     expect(refusal({ SVC_CONSCIOUSNESS_PERIOD_MS: '1e3', SVC_STATION_PACE: '.5' })).toBe('accepted')
   })

@@ -34,6 +34,11 @@ export interface Settings {
   markets: MarketsSettings
   station: StationSettings
   work: WorkSettings
+  /**
+   * SVC_CRYSTAL_RECALL_CACHE_MB, in bytes: the patterns recall keeps between questions, in each of its
+   * caches (the engine's `recall_cache_bytes`); unset, the engine's default (keptPatternBytes).
+   */
+  recall_cache_bytes?: number
 }
 
 /** The server's long work (docs/api.md, "Bounded work"). */
@@ -111,6 +116,7 @@ export const ENV = Type.Object({
   SVC_CRYSTAL_MAX_RUNS: whole(1),
   SVC_CRYSTAL_MAX_JOBS: whole(1),
   SVC_CRYSTAL_JOB_RETENTION_S: whole(1),
+  SVC_CRYSTAL_RECALL_CACHE_MB: whole(0),
   SVC_GALLERY_URL: text(),
   GALLERY_JWT: text(),
   HUB_ORACLE_TOKEN: text(),
@@ -216,5 +222,6 @@ export function settingsFrom(env: Record<string, string | undefined>): Settings 
       max_jobs: e.SVC_CRYSTAL_MAX_JOBS ?? DEFAULT_WORK.max_jobs,
       job_retention_s: e.SVC_CRYSTAL_JOB_RETENTION_S ?? DEFAULT_WORK.job_retention_s,
     },
+    recall_cache_bytes: e.SVC_CRYSTAL_RECALL_CACHE_MB === undefined ? undefined : e.SVC_CRYSTAL_RECALL_CACHE_MB * 2 ** 20,
   }
 }

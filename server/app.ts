@@ -81,6 +81,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
     material: catalog.get(o.material),
     seed: o.seed,
     report: o.report,
+    recall_cache_bytes: o.settings.recall_cache_bytes,
   })
   const service = await CrystalService.start({
     engine,

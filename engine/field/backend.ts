@@ -48,8 +48,7 @@ export interface FieldBackend {
   /**
    * Recall's sweep on the backend, reading `patterns` (n*n each) at most `readings` times; else the
    * CPU twin. `path`: a saturating field's path, rerun on the backend (engine/recall/path.ts).
-   * The patterns from `keptFrom` on are ones the caller keeps unchanged between sweeps (a memory's,
-   * the null patterns): a backend may keep them where it runs, by identity, and not send them again.
+   * `kept`: the patterns the caller keeps unchanged between sweeps, which the backend may keep too.
    */
   adjoint?(
     field: number,
@@ -57,7 +56,7 @@ export interface FieldBackend {
     patterns: readonly Float32Array[],
     readings: number,
     path?: PathPlan,
-    keptFrom?: number,
+    kept?: KeptPatterns,
   ): Promise<AdjointRunner>
   /** Frees a device mask the history no longer holds. */
   releaseMask?(mask: DeviceMask): void
@@ -166,12 +165,23 @@ export interface HeldSums {
 }
 
 /**
- * Bytes of patterns recall keeps between questions, on the host and on each device (a pattern is 4 n^2
- * bytes), least recently used dropped first: 256 MiB, or 64 patterns where that is more, so that the 16
- * null patterns and a moment's memories do not push each other out at every question at large N
- * (N = 2048: 16 MiB a pattern, 1 GiB kept).
+ * Bytes of patterns recall keeps between questions in each of its caches, on the host and on each
+ * device (a pattern is 4 n^2 bytes), least recently used dropped first: `setting` where one is given
+ * (SVC_CRYSTAL_RECALL_CACHE_MB, the engine's `recall_cache_bytes`); else 256 MiB, or 64 patterns
+ * where that is more, so that the 16 null patterns and a moment's memories do not push each other out
+ * at every question at large N (N = 2048: 16 MiB a pattern, 1 GiB kept).
  */
-export const keptPatternBytes = (patternBytes: number): number => Math.max(256 * 2 ** 20, 64 * patternBytes)
+export const keptPatternBytes = (patternBytes: number, setting?: number): number => setting ?? Math.max(256 * 2 ** 20, 64 * patternBytes)
+
+/**
+ * Of a sweep's patterns, those from `from` on are ones the caller keeps unchanged between sweeps (a
+ * memory's, the null patterns): a backend may keep up to `bytes` of them where it runs, by identity,
+ * and not send them again.
+ */
+export interface KeptPatterns {
+  from: number
+  bytes: number
+}
 
 /**
  * Recall's backward sweep over one field (docs/recall.md): the adjoint run back from the live

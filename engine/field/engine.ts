@@ -81,6 +81,8 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
   const temperature = requireFinite('temperature_k', o.temperature_k ?? material.temperature_k, 0, 10000)
   const noise = requireFinite('noise', o.noise ?? 0, 0, 1)
   const encoding = requireEncoding(o.encoding ?? ENCODING_VERSION)
+  const recallCache =
+    o.recall_cache_bytes === undefined ? undefined : requireInteger('recall_cache_bytes', o.recall_cache_bytes, 0, Number.MAX_SAFE_INTEGER)
   requireStable(material, temperature)
   const selected = await selectBackend({
     backend: o.backend ?? 'auto',
@@ -103,7 +105,19 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
       timeline_interval: 0,
       report: undefined,
     })
-  return new FieldEngine(selected.backend, selected.reason, seed, interval, material, temperature, noise, encoding, resolve, twin)
+  return new FieldEngine(
+    selected.backend,
+    selected.reason,
+    seed,
+    interval,
+    material,
+    temperature,
+    noise,
+    encoding,
+    resolve,
+    twin,
+    recallCache,
+  )
 }
 
 class FieldEngine implements Engine {
@@ -116,9 +130,7 @@ class FieldEngine implements Engine {
   private readonly deposited: Float64Array
   private readonly timelines: EnergyBooks[][]
   private params: StepParams
-  private readonly reader = new MemoryReader(this, (field, params, patterns, readings, path, keptFrom) =>
-    openAdjoint(this.core, field, params, patterns, readings, path, keptFrom),
-  )
+  private readonly reader: MemoryReader
   private readonly dreamOps: DreamOps
   private readonly recorder: WindowRecorder
   /** Changes booked from sums the backend still holds: their fields and slots (before, kept, left, after; -1: none). */
@@ -135,7 +147,13 @@ class FieldEngine implements Engine {
     public encoding: EncodingVersion,
     private readonly resolve: (m: Material | string) => Material,
     private readonly openTwin: (m: Material, fields: number, encoding: EncodingVersion) => Promise<Engine>,
+    recallCache: number | undefined,
   ) {
+    this.reader = new MemoryReader(
+      this,
+      (field, params, patterns, readings, path, kept) => openAdjoint(this.core, field, params, patterns, readings, path, kept),
+      recallCache,
+    )
     this.injected = new Float64Array(core.fields)
     this.deposited = new Float64Array(core.fields)
     this.timelines = Array.from({ length: core.fields }, () => [])

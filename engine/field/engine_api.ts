@@ -41,6 +41,12 @@ export interface EngineOptions {
   spawnThread?: ThreadSpawner
   /** Told once which backend runs and why (the CLI prints it on stderr). */
   report?: (line: string) => void
+  /**
+   * Bytes of patterns recall keeps between questions in each of its caches, on the host and on the
+   * device (SVC_CRYSTAL_RECALL_CACHE_MB at the edges); default 256 MiB, or 64 patterns where that is
+   * more (keptPatternBytes in engine/field/backend.ts).
+   */
+  recall_cache_bytes?: number
 }
 
 /** The energy books of one field. All in the units of the staggered energy (docs/physics.md). */

@@ -8,11 +8,12 @@
 // (ResidentPatterns): a sweep copies them on the device and uploads only what it has not seen, the
 // question's pattern. Each reading's list and uniforms go up in one write a submit, not one a reading.
 // CPU twin: AdjointField (engine/recall/adjoint.ts) behind CpuAdjointRunner (engine/recall/runner.ts).
-import { keptPatternBytes, type AdjointRunner, type EditMask, type PathPlan } from '../field/backend.js'
+import type { AdjointRunner, EditMask, KeptPatterns, PathPlan } from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, type StepParams } from '../field/params.js'
 import { kernelModule, type GpuContext } from './context.js'
 import { SHADERS } from './shaders.gen.js'
+import { ByteLru } from '../util/lru.js'
 
 const STORAGE = 0x80 | 0x4 | 0x8
 const UNIFORM = 0x40 | 0x8
@@ -22,34 +23,32 @@ const DISPATCHES_PER_SUBMIT = 512
 
 /**
  * Patterns kept on the device between sweeps, by the host array's identity (recall's kept patterns
- * are never changed once made). A dropped buffer is destroyed once no sweep that may have queued a
- * copy of it is open.
+ * are never changed once made), at most the bytes the latest sweep allows. A dropped buffer is
+ * destroyed once no sweep that may have queued a copy of it is open.
  */
 class ResidentPatterns {
-  private readonly kept = new Map<Float32Array, GPUBuffer>()
-  private bytes = 0
+  private bound = 0
+  private readonly kept = new ByteLru<Float32Array, GPUBuffer>(
+    () => this.bound,
+    (buffer) => this.retired.push(buffer),
+  )
   private retired: GPUBuffer[] = []
   private open = 0
 
   constructor(private readonly gpu: GpuContext) {}
 
-  /** The device copy of `w`, uploaded the first time; `inUse` (the sweep's own) are not dropped to make room. */
-  get(w: Float32Array, inUse: ReadonlySet<Float32Array>): GPUBuffer {
+  /**
+   * The device copy of `w`, uploaded the first time; at most `bound` bytes kept, but `inUse` (the
+   * sweep's own) are not dropped to make room.
+   */
+  get(w: Float32Array, inUse: ReadonlySet<Float32Array>, bound: number): GPUBuffer {
+    this.bound = bound
     let b = this.kept.get(w)
-    if (b) this.kept.delete(w)
-    else {
+    if (!b) {
       b = this.gpu.device.createBuffer({ size: w.byteLength, usage: STORAGE })
       this.gpu.transfers.write(b, 0, w)
-      this.bytes += w.byteLength
-      for (const [old, buffer] of this.kept) {
-        if (this.bytes <= keptPatternBytes(w.byteLength)) break
-        if (inUse.has(old)) continue
-        this.kept.delete(old)
-        this.bytes -= old.byteLength
-        this.retired.push(buffer)
-      }
+      this.kept.set(w, b, w.byteLength, (k) => inUse.has(k))
     }
-    this.kept.set(w, b)
     return b
   }
 
@@ -120,7 +119,7 @@ export class GpuAdjointRunner implements AdjointRunner {
     patterns: readonly Float32Array[],
     private readonly capacity: number,
     path?: PathPlan,
-    keptFrom = patterns.length,
+    kept: KeptPatterns = { from: patterns.length, bytes: 0 },
   ) {
     const { device, n, transfers } = gpu
     const cells = n * n
@@ -151,9 +150,9 @@ export class GpuAdjointRunner implements AdjointRunner {
 
     this.writeParams(params)
     // the patterns read once (a question's) go up in one write; the kept ones are copied on the device below
-    if (keptFrom) {
-      const once = new Float32Array(keptFrom * cells)
-      patterns.slice(0, keptFrom).forEach((w, p) => once.set(w, p * cells))
+    if (kept.from) {
+      const once = new Float32Array(kept.from * cells)
+      patterns.slice(0, kept.from).forEach((w, p) => once.set(w, p * cells))
       transfers.write(this.patterns, 0, once)
     }
 
@@ -177,9 +176,9 @@ export class GpuAdjointRunner implements AdjointRunner {
     if (!resident) residents.set(device, (resident = new ResidentPatterns(gpu)))
     this.resident = resident
     resident.opened()
-    const inUse = new Set(patterns.slice(keptFrom))
-    for (let p = keptFrom; p < this.count; p++)
-      this.encoder.copyBufferToBuffer(resident.get(patterns[p], inUse), 0, this.patterns, p * cells * 4, cells * 4)
+    const inUse = new Set(patterns.slice(kept.from))
+    for (let p = kept.from; p < this.count; p++)
+      this.encoder.copyBufferToBuffer(resident.get(patterns[p], inUse, kept.bytes), 0, this.patterns, p * cells * 4, cells * 4)
     if (path) this.path = this.followPath(path, buffer)
     const state = gpu.state()
     this.encoder.copyBufferToBuffer(state.u, field * cells * 4, u, 0, cells * 4)

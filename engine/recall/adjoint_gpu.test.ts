@@ -1,14 +1,15 @@
 // Recall's sweep on the GPU (shaders/adjoint.wgsl, engine/gpu/adjoint.ts) against its CPU twin
 // (AdjointField behind CpuAdjointRunner): the same readings from the same state; recall and probe
-// alike on both backends, dream masks replayed from the device; and only the scores come back.
+// alike on both backends, dream masks replayed from the device; and only the scores come back. The
+// patterns recall keeps stay on the device within the bytes it allows (recall_cache_bytes).
 import { afterAll, describe, expect, test } from 'vitest'
 import type { AdjointRunner } from '../field/backend.js'
 import type { Engine } from '../field/engine.js'
 import type { GpuAdjointRunner } from '../gpu/adjoint.js'
 import type { GpuFieldBackend } from '../gpu/backend.js'
 import { engineOn, gpuBackend } from '../../testing/backends.js'
-import { paramsFor, randomField } from '../../testing/fixtures.js'
-import type { PathPlan } from '../field/backend.js'
+import { paramsFor, randomField, TWELVE } from '../../testing/fixtures.js'
+import { keptPatternBytes, type PathPlan } from '../field/backend.js'
 import { negLaplacian } from './adjoint.js'
 import { followPath } from './path.js'
 import { NULL_PATTERNS } from './recall.js'
@@ -57,6 +58,70 @@ describe('the adjoint sweep on the GPU against its CPU twin', () => {
     expect(Math.abs(want[0] - want[3])).toBeGreaterThan(1e-3 * scale) // the sweep changed what it reads
     expect([...got.subarray(9, 12)]).toEqual([...got.subarray(6, 9)])
     expect([...got.subarray(12, 18)]).toEqual([got[9], 0, got[11], 0, 0, 0])
+  })
+})
+
+describe('the patterns a sweep keeps on the device', () => {
+  test('at most the bytes the sweep allows, least recently used dropped first: with room for four patterns, sweeps over A, B, then A upload A twice; control, with the default room A goes up once; both read A alike', {
+    timeout: GPU_TEST_TIMEOUT,
+  }, async () => {
+    const n = 32
+    const pattern = 4 * n * n
+    const params = { ...paramsFor(n), noise: 0, nonlinearity: 0 }
+    const gpu = await gpuBackend(n, 1)
+    opened.push(gpu)
+    await gpu.load(randomField(n, 1, 3), randomField(n, 1, 4))
+    /** One reading of `patterns`, all kept; its scores and the bytes the sweep sent up. */
+    const sweepOver = async (patterns: Float32Array[], bytes: number) => {
+      const before = gpu.transfers!.bytes_written
+      const runner = await gpu.adjoint!(0, params, patterns, 1, undefined, { from: 0, bytes })
+      try {
+        runner.read()
+        return { scores: [...(await runner.results())], sent: gpu.transfers!.bytes_written - before }
+      } finally {
+        runner.destroy()
+      }
+    }
+    const four = (seed: number) => [0, 1, 2, 3].map((k) => randomField(n, 1, seed + k))
+    const run = async (bytes: number) => {
+      const [a, b] = [four(10), four(20)]
+      return [await sweepOver(a, bytes), await sweepOver(b, bytes), await sweepOver(a, bytes)]
+    }
+    const small = await run(4 * pattern)
+    const control = await run(keptPatternBytes(pattern))
+    for (const sweeps of [small, control]) {
+      // each sweep's first sight of its four patterns uploads them
+      expect(sweeps[0].sent).toBeGreaterThanOrEqual(4 * pattern)
+      expect(sweeps[1].sent).toBeGreaterThanOrEqual(4 * pattern)
+      expect(sweeps[2].scores).toEqual(sweeps[0].scores)
+    }
+    // B pushed A out of room for four: A goes up again; the default room keeps both
+    expect(small[2].sent).toBeGreaterThanOrEqual(4 * pattern)
+    expect(control[2].sent).toBeLessThan(pattern)
+    expect(control[2].scores).toEqual(small[2].scores)
+  })
+
+  test("the engine's recall_cache_bytes reaches the device: twelve memories at one moment, asked after a step, go up again with room for four patterns, and not with the default; the same hits", {
+    timeout: GPU_TEST_TIMEOUT,
+  }, async () => {
+    const pattern = 4 * 32 * 32
+    const ask = async (recall_cache_bytes?: number) => {
+      const e = await engineOn('gpu', { size: 32, material: 'ideal_resonator', seed: 9, timeline_interval: 0, recall_cache_bytes })
+      opened.push(e)
+      await e.writeMany(TWELVE.map((text) => ({ text })))
+      await e.step(20)
+      await e.recall(TWELVE[3], 3) // every pattern goes up once
+      await e.step(1) // the next question splits the moment again, over all twelve patterns
+      const before = e.transfers()!.bytes_written
+      const { hits } = await e.recall(TWELVE[3], 3)
+      return { hits, sent: e.transfers()!.bytes_written - before }
+    }
+    const [small, control] = [await ask(4 * pattern), await ask()]
+    expect(control.sent).toBeLessThan(2 * pattern)
+    // the host kept four of the twelve patterns: the other eight are made again and sent up again
+    expect(small.sent).toBeGreaterThanOrEqual(8 * pattern)
+    expect(small.hits[0]?.text).toBe(TWELVE[3])
+    expect(small.hits).toEqual(control.hits)
   })
 })
 

@@ -9,11 +9,12 @@ import type { ProbeResult, RecallHit, RecallResult } from '../contracts/api.js'
 import type { Engine, Moment, MomentReading } from '../field/engine_api.js'
 import { CrystalError } from '../errors.js'
 import { textWavefront } from '../encode/text.js'
-import { keptPatternBytes, type AdjointRunner, type SavedState } from '../field/backend.js'
+import { keptPatternBytes, type AdjointRunner, type KeptPatterns, type SavedState } from '../field/backend.js'
 import { stepParams, type StepParams } from '../field/params.js'
 import { restEnergy } from './adjoint.js'
 import { followPath, pathPlan, type PathRequest, type SaturationPath } from './path.js'
 import { CpuAdjointRunner } from './runner.js'
+import { ByteLru } from '../util/lru.js'
 
 /** A score counts when it clears this many standard deviations of the null patterns' scores. */
 export const NOISE_SIGMAS = 4
@@ -152,7 +153,7 @@ function invert(m: Float64Array, j: number): Float64Array {
 
 /**
  * Opens the backward sweep of one field against `patterns`, for at most `readings` readings
- * (engine/recall/runner.ts); the patterns from `keptFrom` on are kept unchanged by the reader, so a
+ * (engine/recall/runner.ts); the patterns `kept` names are kept unchanged by the reader, so a
  * backend may keep them on its device.
  */
 export type OpenAdjoint = (
@@ -161,18 +162,16 @@ export type OpenAdjoint = (
   patterns: readonly Float32Array[],
   readings: number,
   path: PathRequest | undefined,
-  keptFrom: number,
+  kept: KeptPatterns,
 ) => Promise<AdjointRunner>
 
 export class MemoryReader {
-  /** Written texts' wavefronts, kept from the write so that a memory is encoded once; by size and text, at most keptPatternBytes, oldest use first. */
-  private readonly waves = new Map<string, Float32Array>()
-  private waveBytes = 0
+  /** Written texts' wavefronts, kept from the write so that a memory is encoded once; by size, encoding and text. */
+  private readonly waves = new ByteLru<string, Float32Array>(() => this.keptBytes)
   private readonly nulls = new Map<string, Promise<Pattern[]>>()
-  /** Memories' patterns by text, made at the size and wave speed `patternsOf`, oldest use first; at most keptPatternBytes. */
-  private readonly patterns = new Map<string, { pattern: Promise<MemoryPattern>; bytes: number }>()
+  /** Memories' patterns by text, made at the size and wave speed `patternsOf`. */
+  private readonly patterns = new ByteLru<string, Promise<MemoryPattern>>(() => this.keptBytes)
   private patternsOf = ''
-  private patternBytes = 0
   /** The inverse Gram matrix of each moment's patterns, by size, wave speed and the moment's memories. */
   private readonly grams = new Map<string, Float64Array>()
   private gramEntries = 0
@@ -183,7 +182,9 @@ export class MemoryReader {
 
   /**
    * `open` runs the sweep where the field lives (the engine passes its backend's); by default the CPU
-   * twin on the field read back.
+   * twin on the field read back. `cacheBytes`: the bytes of patterns each of the reader's caches (and
+   * the backend's) keeps between questions, least recently used dropped first; by default
+   * keptPatternBytes's rule.
    */
   constructor(
     private readonly engine: Engine,
@@ -191,7 +192,13 @@ export class MemoryReader {
       const { u, prev } = await engine.read([field])
       return new CpuAdjointRunner(params, u, prev, patterns, path && (await path.onHost()))
     },
+    private readonly cacheBytes?: number,
   ) {}
+
+  /** The bound of each pattern cache at the field's size (4 bytes a cell a pattern). */
+  private get keptBytes(): number {
+    return keptPatternBytes(4 * this.engine.size ** 2, this.cacheBytes)
+  }
 
   /** The linear step's constants now (the noise is not linear and plays no part). */
   private get params(): StepParams {
@@ -210,12 +217,7 @@ export class MemoryReader {
   /** A text's wavefront in the field's own encoding: the one its memories were written with. */
   private async pattern(text: string): Promise<Pattern> {
     const { size: n, encoding } = this.engine
-    const key = `${n}/${encoding}/${text}`
-    const kept = this.waves.get(key)
-    if (kept) {
-      this.waves.delete(key)
-      this.waves.set(key, kept)
-    }
+    const kept = this.waves.get(`${n}/${encoding}/${text}`)
     return this.ofWave(kept ?? (await textWavefront(text, n, { version: encoding })))
   }
 
@@ -224,14 +226,7 @@ export class MemoryReader {
    * alone), kept for recall.
    */
   written(text: string, wave: Float32Array): void {
-    const key = `${Math.sqrt(wave.length)}/${this.engine.encoding}/${text}`
-    if (!this.waves.delete(key)) this.waveBytes += wave.byteLength
-    this.waves.set(key, wave)
-    for (const [old, w] of this.waves) {
-      if (this.waveBytes <= keptPatternBytes(wave.byteLength)) break
-      this.waves.delete(old)
-      this.waveBytes -= w.byteLength
-    }
+    this.waves.set(`${Math.sqrt(wave.length)}/${this.engine.encoding}/${text}`, wave, wave.byteLength)
   }
 
   /** The size, wave speed and encoding patterns are made at (their energies and products depend on all three). */
@@ -246,18 +241,13 @@ export class MemoryReader {
   private memoryPattern(text: string, constants: string): Promise<MemoryPattern> {
     if (constants !== this.patternsOf) {
       this.patterns.clear()
-      this.patternBytes = 0
       this.patternsOf = constants
     }
-    const kept = this.patterns.get(text) ?? { pattern: this.pattern(text), bytes: 4 * this.engine.size ** 2 }
-    if (!this.patterns.delete(text)) this.patternBytes += kept.bytes
-    this.patterns.set(text, kept)
-    for (const [old, { bytes }] of this.patterns) {
-      if (this.patternBytes <= keptPatternBytes(kept.bytes)) break
-      this.patterns.delete(old)
-      this.patternBytes -= bytes
-    }
-    return kept.pattern
+    const kept = this.patterns.get(text)
+    if (kept !== undefined) return kept
+    const pattern = this.pattern(text)
+    this.patterns.set(text, pattern, 4 * this.engine.size ** 2)
+    return pattern
   }
 
   private nullPatterns(): Promise<Pattern[]> {
@@ -333,7 +323,7 @@ export class MemoryReader {
       Math.max(1, moments.length) + requests.size,
       plan && { plan, onHost },
       // the question's patterns are read once; the null patterns (the reader's) and memories' own are kept
-      shared.length + (nullsKept ? 0 : nulls.length),
+      { from: shared.length + (nullsKept ? 0 : nulls.length), bytes: this.keptBytes },
     )
     try {
       // the products are static: queued first, read back with the sweep's readings

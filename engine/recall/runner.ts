@@ -3,7 +3,7 @@
 // opens (engine/gpu/adjoint.ts). MemoryReader drives either the same way: the sweep is queued, then run.
 import { CrystalError } from '../errors.js'
 import { yieldToEventLoop } from '../dream/dream.js'
-import type { AdjointRunner, EditMask, FieldBackend } from '../field/backend.js'
+import type { AdjointRunner, EditMask, FieldBackend, KeptPatterns } from '../field/backend.js'
 import type { StepParams } from '../field/params.js'
 import { AdjointField, negLaplacian } from './adjoint.js'
 import type { PathRequest, SaturationPath } from './path.js'
@@ -101,9 +101,9 @@ export async function openAdjoint(
   patterns: readonly Float32Array[],
   readings: number,
   path?: PathRequest,
-  keptFrom?: number,
+  kept?: KeptPatterns,
 ): Promise<AdjointRunner> {
-  if (core.adjoint) return core.adjoint(field, params, patterns, readings, path?.plan, keptFrom)
+  if (core.adjoint) return core.adjoint(field, params, patterns, readings, path?.plan, kept)
   const { u, prev } = await core.read([field])
   return new CpuAdjointRunner(params, u, prev, patterns, path && (await path.onHost()))
 }
