@@ -89,6 +89,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
     backend: engine.backend,
     registryLimits: o.settings.registry_limits,
     work: o.settings.work,
+    recallCacheBytes: o.settings.recall_cache_bytes,
   })
   const publisher = await startPublisher(engine, o.settings, o.report ?? (() => {}))
   const station = o.station ? await openStation(o.station, o.report ?? (() => {}), publisher?.bus) : undefined

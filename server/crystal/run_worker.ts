@@ -19,6 +19,7 @@ export interface RunWork {
   dataDir: string
   backend: Engine['backend']
   limits: RegistryLimits
+  recallCacheBytes?: number
 }
 
 export type RunOutcome =
@@ -26,11 +27,11 @@ export type RunOutcome =
   | { type: 'failed'; error: Pick<CrystalError, 'code' | 'message' | 'where' | 'hint'> }
   | { type: 'crashed'; message: string }
 
-const { commands, size, materials, dataDir, backend, limits } = workerData as RunWork
+const { commands, size, materials, dataDir, backend, limits, recallCacheBytes } = workerData as RunWork
 let outcome: RunOutcome
 try {
   const trace = await interpret(commands, {
-    open: (o) => createNodeEngine({ ...o, backend, threads: 1 }),
+    open: (o) => createNodeEngine({ ...o, backend, threads: 1, recall_cache_bytes: recallCacheBytes }),
     catalog: new MaterialCatalog(materials),
     registry: new Registry(new FileRegistryStore(dataDir), limits),
     size,

@@ -29,6 +29,8 @@ export interface ServiceOptions {
   registryLimits: RegistryLimits
   /** How much long work may run at once, and how long a finished job stays readable. */
   work: WorkSettings
+  /** Recall's pattern caches in a program's engine (SVC_CRYSTAL_RECALL_CACHE_MB; unset: the default rule). */
+  recallCacheBytes?: number
 }
 
 interface Snapshot extends FieldMoment {
@@ -188,7 +190,13 @@ export class CrystalService {
         `${max_runs} program${max_runs === 1 ? ' is' : 's are'} running, the most at once (SVC_CRYSTAL_MAX_RUNS)`,
         'try again when one has finished',
       )
-    const work: RunWork = { ...program, dataDir: this.o.dataDir, backend: this.o.backend, limits: this.o.registryLimits }
+    const work: RunWork = {
+      ...program,
+      dataDir: this.o.dataDir,
+      backend: this.o.backend,
+      limits: this.o.registryLimits,
+      recallCacheBytes: this.o.recallCacheBytes,
+    }
     const worker = new Worker(new URL('./run_worker.js', import.meta.url), { workerData: work })
     this.runs.add(worker)
     return new Promise<TraceEntry[]>((resolve, reject) => {
