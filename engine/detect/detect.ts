@@ -316,28 +316,33 @@ export function halves(
 /** A second region counts when it holds at least this share of the first one's stability mass. */
 export const SECOND_REGION_MASS = 0.3
 
+/** A component of the stability map as detection measures it, before its dynamics. */
+interface Part {
+  cells: number[]
+  mass: number
+  shape: ShapeFeatures
+  axis: [number, number]
+  mean_radius: number
+  regions: [number[], number[]] | undefined
+}
+
 /**
- * The classed structures of a recorded window (n x n frames, or their spectra as evolve keeps them), the one holding most stability mass
- * first, at most `limit` of them. `later` is the stability map of a later window (what the structure kept). The regions of
- * the strongest structure for a frequency ratio are it and the next component when that one is
+ * The components of a stability map above the threshold, the one holding most stability mass first,
+ * each measured only when first reached (a field's first structure is often its first component).
+ * The regions of a component for a frequency ratio are it and the next component when that one is
  * strong enough, else its two halves along its principal axis.
  */
-export async function detect(window: Recording | WindowSpectra, later: Float32Array, limit = Infinity): Promise<Structure[]> {
-  const spec = spectraFor(window)
-  const n = spec.n
-  const map = spec.stability()
+function* partsOf(map: Float32Array, n: number): Generator<Part> {
   let peak = 0
   for (const v of map) peak = Math.max(peak, v)
-  if (!(peak > 0)) return []
+  if (!(peak > 0)) return
   const mask = new Uint8Array(map.length)
   for (let i = 0; i < map.length; i++) mask[i] = map[i] >= THRESHOLD_OF_PEAK * peak ? 1 : 0
   const parts = components(mask, n)
     .filter((cells) => cells.length >= MIN_AREA_CELLS)
     .map((cells) => ({ cells, mass: massOf(map, cells) }))
     .sort((a, b) => b.mass - a.mass)
-  const found: Structure[] = []
   for (const [k, { cells, mass }] of parts.entries()) {
-    if (found.length >= limit) break
     const { axis, mean_radius, ...shape } = measure(map, n, cells)
     const next = parts[k + 1]
     const regions: [number[], number[]] | undefined =
@@ -346,21 +351,61 @@ export async function detect(window: Recording | WindowSpectra, later: Float32Ar
         : cells.length >= 2 * MIN_AREA_CELLS
           ? halves(cells, n, { ...shape, axis })
           : undefined
-    const { features: dynamics } = measureDynamics(
-      spec,
-      cells,
-      map,
-      later,
-      { x: shape.centroid_x * n - 0.5, y: shape.centroid_y * n - 0.5, radius: mean_radius },
-      regions,
-    )
-    const features = { ...shape, ...dynamics }
+    yield { cells, mass, shape, axis, mean_radius, regions }
+  }
+}
+
+/** A part's features: its shape, and its dynamics over the window's spectra (`later`: the later window's stability map). */
+function featuresOf(spec: WindowSpectra, map: Float32Array, later: Float32Array, p: Part): StructureFeatures {
+  const n = spec.n
+  const centre = { x: p.shape.centroid_x * n - 0.5, y: p.shape.centroid_y * n - 0.5, radius: p.mean_radius }
+  return { ...p.shape, ...measureDynamics(spec, p.cells, map, later, centre, p.regions).features }
+}
+
+/**
+ * The classed structures of a recorded window (n x n frames, or their spectra as evolve keeps them), the one holding most stability mass
+ * first, at most `limit` of them. `later` is the stability map of a later window (what the structure kept).
+ */
+export async function detect(window: Recording | WindowSpectra, later: Float32Array, limit = Infinity): Promise<Structure[]> {
+  const spec = spectraFor(window)
+  const map = spec.stability()
+  const found: Structure[] = []
+  if (limit < 1) return found
+  for (const part of partsOf(map, spec.n)) {
+    const features = featuresOf(spec, map, later, part)
     const classed = classify(features)
     if (!classed) continue
-    const sig = signature(spec, map, cells, features)
-    found.push({ ...classed, features, mass, cells, signature: sig, hash: await signatureHash(sig) })
+    const sig = signature(spec, map, part.cells, features)
+    found.push({ ...classed, features, mass: part.mass, cells: part.cells, signature: sig, hash: await signatureHash(sig) })
+    // before the next part is measured
+    if (found.length >= limit) break
   }
   return found
+}
+
+/**
+ * The cells whose planes detect(spec, later, limit) reads beyond the stability map (plane 1), in
+ * increasing order, so that where the planes live only those come back. Which cells detection reads
+ * follows from the stability maps alone; the other planes only say whether a part is classed, and a
+ * part classed with every other plane read as 0 is classed by its shape alone, so with the real
+ * planes too. So a run over zeros that measures every part it reaches (and its signature's cells,
+ * classed or not) until `limit` are classed reaches every part detection reaches, and reads a
+ * superset of its cells.
+ */
+export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infinity): number[] {
+  const wanted = new Set<number>()
+  const zeros = new WindowSpectra(spec.n, spec.dt, spec.frames, {
+    plane: (p, cell) => (p === 1 ? spec.source.plane(1, cell) : (wanted.add(cell), 0)),
+  })
+  const map = spec.stability()
+  let classed = 0
+  if (limit < 1) return []
+  for (const part of partsOf(map, spec.n)) {
+    const features = featuresOf(zeros, map, later, part)
+    signature(zeros, map, part.cells, features)
+    if (classify(features) && ++classed >= limit) break
+  }
+  return [...wanted].sort((a, b) => a - b)
 }
 
 /** Correlation (Pearson) of two maps over the given cells, or all: whether they hold the same pattern, not merely both something. */
