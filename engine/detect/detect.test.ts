@@ -232,7 +232,7 @@ describe('the cells detection reads', () => {
   test('detection reads no plane but the stability map outside the cells cellsRead names, and finds the same structures', async () => {
     const kinds = Object.keys(KNOWN) as (keyof typeof KNOWN)[]
     // each known dynamics alone, and two of them side by side (a second component: regions, a second structure)
-    const pairs: [keyof typeof KNOWN, (keyof typeof KNOWN) | undefined][] = [
+    const pairs: [keyof typeof KNOWN, keyof typeof KNOWN | undefined][] = [
       ...kinds.map((k) => [k, undefined] as [keyof typeof KNOWN, undefined]),
       ['phase_knot', 'standing_echo'],
       ['fading', 'memory_seed'],

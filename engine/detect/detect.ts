@@ -326,6 +326,9 @@ interface Part {
   regions: [number[], number[]] | undefined
 }
 
+/** Per stability map, its components and those measured so far, so that cellsRead and detect measure each once. */
+const measured = new WeakMap<Float32Array, { found: { cells: number[]; mass: number }[]; parts: Part[] }>()
+
 /**
  * The components of a stability map above the threshold, the one holding most stability mass first,
  * each measured only when first reached (a field's first structure is often its first component).
@@ -333,25 +336,33 @@ interface Part {
  * strong enough, else its two halves along its principal axis.
  */
 function* partsOf(map: Float32Array, n: number): Generator<Part> {
-  let peak = 0
-  for (const v of map) peak = Math.max(peak, v)
-  if (!(peak > 0)) return
-  const mask = new Uint8Array(map.length)
-  for (let i = 0; i < map.length; i++) mask[i] = map[i] >= THRESHOLD_OF_PEAK * peak ? 1 : 0
-  const parts = components(mask, n)
-    .filter((cells) => cells.length >= MIN_AREA_CELLS)
-    .map((cells) => ({ cells, mass: massOf(map, cells) }))
-    .sort((a, b) => b.mass - a.mass)
-  for (const [k, { cells, mass }] of parts.entries()) {
-    const { axis, mean_radius, ...shape } = measure(map, n, cells)
-    const next = parts[k + 1]
-    const regions: [number[], number[]] | undefined =
-      next && next.mass >= SECOND_REGION_MASS * mass
-        ? [cells, next.cells]
-        : cells.length >= 2 * MIN_AREA_CELLS
-          ? halves(cells, n, { ...shape, axis })
-          : undefined
-    yield { cells, mass, shape, axis, mean_radius, regions }
+  let held = measured.get(map)
+  if (!held) {
+    let peak = 0
+    for (const v of map) peak = Math.max(peak, v)
+    const mask = new Uint8Array(map.length)
+    for (let i = 0; i < map.length; i++) mask[i] = peak > 0 && map[i] >= THRESHOLD_OF_PEAK * peak ? 1 : 0
+    const found = components(mask, n)
+      .filter((cells) => cells.length >= MIN_AREA_CELLS)
+      .map((cells) => ({ cells, mass: massOf(map, cells) }))
+      .sort((a, b) => b.mass - a.mass)
+    held = { found, parts: [] }
+    measured.set(map, held)
+  }
+  const { found, parts } = held
+  for (const [k, { cells, mass }] of found.entries()) {
+    if (!parts[k]) {
+      const { axis, mean_radius, ...shape } = measure(map, n, cells)
+      const next = found[k + 1]
+      const regions: [number[], number[]] | undefined =
+        next && next.mass >= SECOND_REGION_MASS * mass
+          ? [cells, next.cells]
+          : cells.length >= 2 * MIN_AREA_CELLS
+            ? halves(cells, n, { ...shape, axis })
+            : undefined
+      parts[k] = { cells, mass, shape, axis, mean_radius, regions }
+    }
+    yield parts[k]
   }
 }
 

@@ -114,7 +114,8 @@ describe('the recorded window', () => {
       expectClose(got.windows[f].later, want.windows[f].later)
       // a cell detection does not read is not there
       const other = every(N).find((c) => !cells.includes(c))
-      if (other !== undefined) expect(() => got.windows[f].spectra.power(other, 1)).toThrow(`field ${f}: plane 0 of cell ${other} was not gathered`)
+      if (other !== undefined)
+        expect(() => got.windows[f].spectra.power(other, 1)).toThrow(`field ${f}: plane 0 of cell ${other} was not gathered`)
     }
     expect(gathered).toBeGreaterThan(0)
     // three planes of every field, then 34 floats a cell gathered

@@ -50,7 +50,10 @@ class HeldPlanes implements PlaneSource {
     if (p === 1) return this.stability[cell]
     const at = this.at.get(cell)
     if (at === undefined)
-      throw new CrystalError('internal', `recorded window of field ${this.field}: plane ${p} of cell ${cell} was not gathered from the GPU (gather the cells detection reads first)`)
+      throw new CrystalError(
+        'internal',
+        `recorded window of field ${this.field}: plane ${p} of cell ${cell} was not gathered from the GPU (gather the cells detection reads first)`,
+      )
     return this.gathered[at + p]
   }
 }
@@ -193,27 +196,25 @@ export class GpuRecorder implements WindowRecorder {
     if (!listed.length) return
     const index = device.createBuffer({ size: listed.byteLength, usage: STORAGE })
     transfers.write(index, 0, listed)
+    // the gathered planes of a read within one buffer
     const perRead = Math.max(1, Math.floor(this.limit / (planes * 4)))
-    const groups = Math.ceil(listed.length / perRead)
-    const uniform = device.createBuffer({ size: groups * this.chunks.length * SLOT, usage: UNIFORM })
-    const slots = new ArrayBuffer(groups * this.chunks.length * SLOT)
+    const uniform = device.createBuffer({ size: this.chunks.length * SLOT, usage: UNIFORM })
     this.gatherer ??= device.createComputePipeline({
       layout: 'auto',
       compute: { module: kernelModule(device, wgslStruct('Gather', GATHER_LAYOUT), SHADERS.gather), entryPoint: 'gather' },
     })
     const pipeline = this.gatherer
     const size = cells * this.gpu.fields
-    for (let g = 0; g < groups; g++)
-      for (let c = 0; c < this.chunks.length; c++) {
-        const count = Math.min(perRead, listed.length - g * perRead)
-        const first = c * this.perChunk
-        packStruct(GATHER_LAYOUT, { count, size, first, held: Math.min(this.perChunk, planes - first), planes, base: g * perRead }, slots, (g * this.chunks.length + c) * SLOT)
-      }
-    transfers.write(uniform, 0, slots)
     const gathered = new Float32Array(listed.length * planes)
     try {
-      for (let g = 0; g < groups; g++) {
-        const count = Math.min(perRead, listed.length - g * perRead)
+      for (let base = 0; base < listed.length; base += perRead) {
+        const count = Math.min(perRead, listed.length - base)
+        const slots = new ArrayBuffer(this.chunks.length * SLOT)
+        for (let c = 0; c < this.chunks.length; c++) {
+          const first = c * this.perChunk
+          packStruct(GATHER_LAYOUT, { count, size, first, held: Math.min(this.perChunk, planes - first), planes, base }, slots, c * SLOT)
+        }
+        transfers.write(uniform, 0, slots)
         const out = device.createBuffer({ size: count * planes * 4, usage: STORAGE })
         const encoder = device.createCommandEncoder()
         const pass = encoder.beginComputePass()
@@ -221,7 +222,7 @@ export class GpuRecorder implements WindowRecorder {
         const workgroups = Math.ceil(count / WG)
         for (const [c, chunk] of this.chunks.entries()) {
           const entries = [
-            { binding: 0, resource: { buffer: uniform, offset: (g * this.chunks.length + c) * SLOT, size: GATHER_LAYOUT.length * 4 } },
+            { binding: 0, resource: { buffer: uniform, offset: c * SLOT, size: GATHER_LAYOUT.length * 4 } },
             { binding: 1, resource: { buffer: index } },
             { binding: 2, resource: { buffer: chunk } },
             { binding: 3, resource: { buffer: out } },
@@ -231,7 +232,8 @@ export class GpuRecorder implements WindowRecorder {
         }
         pass.end()
         try {
-          gathered.set(new Float32Array(await transfers.read(out, 0, count * planes * 4, encoder, () => this.gpu.failure())), g * perRead * planes)
+          const back = await transfers.read(out, 0, count * planes * 4, encoder, () => this.gpu.failure())
+          gathered.set(new Float32Array(back), base * planes)
         } finally {
           out.destroy()
         }
