@@ -4,7 +4,7 @@
 import type { ClassToken } from '../contracts/registry.js'
 import { blake3Hex } from '../util/hash.js'
 import { spectraOf } from '../cpu/spectra.js'
-import { measureDynamics, modalMap, type DynamicsFeatures, type Recording } from './dynamics.js'
+import { measureDynamics, modalMap, sustainOf, type DynamicsFeatures, type Recording } from './dynamics.js'
 import { WindowSpectra } from './spectra.js'
 
 /** Side of the square signature patch: SIGNATURE_SIDE^2 floats of shape (then the modal map's). */
@@ -197,6 +197,11 @@ export const CLASS_RULES = {
   regrowth: 0.5,
 } as const
 
+/** Every class's first rule: nothing that fades or that noise alone could make is a structure (an absorbing medium keeps none). */
+export function holds(f: Pick<StructureFeatures, 'sustain' | 'stability_ratio'>): boolean {
+  return f.sustain >= CLASS_RULES.persists && f.stability_ratio >= CLASS_RULES.contrast
+}
+
 /**
  * The six classes, first matching rule wins; a structure that meets none is not classed (and not a
  * primitive). Confidence is 0.5 plus half the smallest normalized margin by which the features
@@ -205,8 +210,7 @@ export const CLASS_RULES = {
 export function classify(f: StructureFeatures, response: Response = {}): { class: ClassToken; confidence: number } | undefined {
   const R = CLASS_RULES
   const conf = (...margins: number[]) => 0.5 + 0.5 * clamp01(Math.min(...margins))
-  // nothing that fades or that noise alone could make is a structure (an absorbing medium keeps none)
-  if (f.sustain < R.persists || f.stability_ratio < R.contrast) return undefined
+  if (!holds(f)) return undefined
   // a basin: a field-wide pattern that the medium draws back to after a kick (where the kick was not tried, persisting is all that is known)
   const basin = response.basin ?? 1
   if (f.area >= R.field_wide && basin >= R.basin)
@@ -366,8 +370,13 @@ function* partsOf(map: Float32Array, n: number): Generator<Part> {
   }
 }
 
-/** A part's features: its shape, and its dynamics over the window's spectra (`later`: the later window's stability map). */
-function featuresOf(spec: WindowSpectra, map: Float32Array, later: Float32Array, p: Part): StructureFeatures {
+/**
+ * A part's features: its shape, and its dynamics over the window's spectra (`later`: the later
+ * window's stability map); none where the part fades or does not stand out, which no spectrum can
+ * make a structure (`holds`), so that its spectra are not read.
+ */
+function featuresOf(spec: WindowSpectra, map: Float32Array, later: Float32Array, p: Part): StructureFeatures | undefined {
+  if (!holds({ sustain: sustainOf(p.cells, map, later), stability_ratio: p.shape.stability_ratio })) return undefined
   const n = spec.n
   const centre = { x: p.shape.centroid_x * n - 0.5, y: p.shape.centroid_y * n - 0.5, radius: p.mean_radius }
   return { ...p.shape, ...measureDynamics(spec, p.cells, map, later, centre, p.regions).features }
@@ -384,6 +393,7 @@ export async function detect(window: Recording | WindowSpectra, later: Float32Ar
   if (limit < 1) return found
   for (const part of partsOf(map, spec.n)) {
     const features = featuresOf(spec, map, later, part)
+    if (!features) continue
     const classed = classify(features)
     if (!classed) continue
     const sig = signature(spec, map, part.cells, features)
@@ -413,6 +423,7 @@ export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infi
   if (limit < 1) return []
   for (const part of partsOf(map, spec.n)) {
     const features = featuresOf(zeros, map, later, part)
+    if (!features) continue
     signature(zeros, map, part.cells, features)
     if (classify(features) && ++classed >= limit) break
   }
