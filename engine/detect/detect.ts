@@ -414,9 +414,10 @@ export async function detect(window: Recording | WindowSpectra, later: Float32Ar
  * superset of its cells.
  */
 export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infinity): number[] {
-  const wanted = new Set<number>()
+  // a flag a cell: the modal map alone reads some 50,000 planes a structure
+  const wanted = new Uint8Array(spec.n * spec.n)
   const zeros = new WindowSpectra(spec.n, spec.dt, spec.frames, {
-    plane: (p, cell) => (p === 1 ? spec.source.plane(1, cell) : (wanted.add(cell), 0)),
+    plane: (p, cell) => (p === 1 ? spec.source.plane(1, cell) : ((wanted[cell] = 1), 0)),
   })
   const map = spec.stability()
   let classed = 0
@@ -427,7 +428,9 @@ export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infi
     signature(zeros, map, part.cells, features)
     if (classify(features) && ++classed >= limit) break
   }
-  return [...wanted].sort((a, b) => a - b)
+  const cells: number[] = []
+  wanted.forEach((w, c) => w && cells.push(c))
+  return cells
 }
 
 /** Correlation (Pearson) of two maps over the given cells, or all: whether they hold the same pattern, not merely both something. */

@@ -33,7 +33,8 @@ const TAIL = 3
  * cells gathered (gathered[at + p] is plane p of the cell listed at `at`).
  */
 class HeldPlanes implements PlaneSource {
-  private readonly at = new Map<number, number>()
+  /** Per cell, where its planes begin in `gathered` (-1: not gathered); made by `hold`, the last gather's. */
+  private at: Int32Array | undefined
   private gathered: Float32Array = new Float32Array(0)
 
   constructor(
@@ -43,13 +44,14 @@ class HeldPlanes implements PlaneSource {
 
   hold(cells: readonly number[], gathered: Float32Array, from: number, planes: number): void {
     this.gathered = gathered
-    cells.forEach((c, j) => this.at.set(c, from + j * planes))
+    this.at = new Int32Array(this.stability.length).fill(-1)
+    cells.forEach((c, j) => (this.at![c] = from + j * planes))
   }
 
   plane(p: number, cell: number): number {
     if (p === 1) return this.stability[cell]
-    const at = this.at.get(cell)
-    if (at === undefined)
+    const at = this.at?.[cell] ?? -1
+    if (at < 0)
       throw new CrystalError(
         'internal',
         `recorded window of field ${this.field}: plane ${p} of cell ${cell} was not gathered from the GPU (gather the cells detection reads first)`,
