@@ -160,6 +160,31 @@ test('a window larger than one buffer of the device is gathered from its chunks,
   expect(got.sums.some((v) => v > 0) && got.u.length === cells * FIELDS).toBe(true)
 })
 
+test("a scaling on the GPU (the dream's apply kernel) reads nothing back and scales and books as the CPU engine does, every field or one", {
+  timeout: GPU_TEST_TIMEOUT,
+}, async () => {
+  const [gpu, cpu] = [await prepared('gpu'), await prepared('cpu')]
+  const rand = rng(4)
+  // half the cells erased, as the perturbation erases half a structure; the rest scaled
+  const mask = Float32Array.from({ length: N * N * FIELDS }, () => (rand() < 0.5 ? 0 : 0.5 + rand()))
+  const one = mask.subarray(N * N, 2 * N * N)
+  const before = gpu.transfers()!.reads
+  await gpu.scale(mask)
+  await gpu.scale(one, 2)
+  expect(gpu.transfers()!.reads - before).toBe(0)
+  await cpu.scale(mask)
+  await cpu.scale(one, 2)
+  const [g, c] = [await gpu.read(), await cpu.read()]
+  expect(c.u.some((v, i) => v !== 0 && mask[i] === 0)).toBe(false)
+  expectClose(g.u, c.u, 0)
+  expectClose(g.prev, c.prev, 0)
+  const [gb, cb] = [await gpu.books(), await cpu.books()]
+  gb.forEach((b, f) => {
+    expect(Math.abs(b.injected - cb[f].injected)).toBeLessThanOrEqual(1e-5 * Math.abs(cb[f].injected))
+    expect(Math.abs(b.energy - cb[f].energy)).toBeLessThanOrEqual(1e-5 * cb[f].energy)
+  })
+})
+
 test('injecting every field at once books what injecting them one by one books', async () => {
   const rand = rng(9)
   const waves = Array.from({ length: FIELDS }, () => {

@@ -125,6 +125,12 @@ export interface DreamOps {
    * place and the kicks added. Returns each field's outcome and its smoothed mask (null for a field left alone).
    */
   edit(edits: readonly (FieldEdit | null)[], passes: number, side: number): Promise<{ outcomes: EditOutcome[]; masks: (EditMask | null)[] }>
+  /**
+   * u and u_prev of every field multiplied by `mask` ([field][cell]) in place, nothing read back (the
+   * GPU's `apply` without kicks); absent where the engine scales the state it reads (the CPU: its
+   * loop in engine.ts scale is the twin).
+   */
+  scale?(mask: Float32Array): Promise<void>
 }
 
 /**
