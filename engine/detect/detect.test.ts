@@ -4,8 +4,9 @@ import { describe, expect, test } from 'vitest'
 import { CLASS_TOKENS, type ClassToken } from '../contracts/registry.js'
 import { cosine } from '../util/vector.js'
 import { rng } from '../util/rng.js'
-import { basinOf, detect, regrowthOf, stabilityMap, withResponse, type Response, type Structure } from './detect.js'
+import { basinOf, cellsRead, detect, regrowthOf, spectraFor, stabilityMap, withResponse, type Response, type Structure } from './detect.js'
 import type { Recording } from './dynamics.js'
+import { WindowSpectra } from './spectra.js'
 
 const N = 48
 const T = 64
@@ -215,6 +216,48 @@ describe('classes from dynamics', () => {
     expect(await detect(noise, stabilityMap(noise))).toEqual([])
     const empty = record(() => 0, rand, 0)
     expect(await detect(empty, new Float32Array(N * N))).toEqual([])
+  })
+})
+
+describe('the cells detection reads', () => {
+  /** The window with every plane but the stability map readable only at `cells`. */
+  const only = (spec: WindowSpectra, cells: ReadonlySet<number>) =>
+    new WindowSpectra(spec.n, spec.dt, spec.frames, {
+      plane: (p, c) => {
+        if (p !== 1 && !cells.has(c)) throw new Error(`plane ${p} of cell ${c} read`)
+        return spec.source.plane(p, c)
+      },
+    })
+
+  test('detection reads no plane but the stability map outside the cells cellsRead names, and finds the same structures', async () => {
+    const kinds = Object.keys(KNOWN) as (keyof typeof KNOWN)[]
+    // each known dynamics alone, and two of them side by side (a second component: regions, a second structure)
+    const pairs: [keyof typeof KNOWN, keyof typeof KNOWN | undefined][] = [
+      ...kinds.map((k) => [k, undefined] as [keyof typeof KNOWN, undefined]),
+      ['phase_knot', 'standing_echo'],
+      ['fading', 'memory_seed'],
+    ]
+    let found = 0
+    for (const [i, [a, b]] of pairs.entries()) {
+      const rand = rng(300 + i)
+      const [ka, kb] = [KNOWN[a](rand), b && KNOWN[b](rand)]
+      // the second one moved to the other half of the field
+      const rec = record((x, y, t) => ka.u(x, y, t) + (kb ? kb.u((x + 0.5) % 1, y, t) : 0), rand)
+      const spec = spectraFor(rec)
+      const later = stabilityMap(rec).map((v) => ka.kept * v)
+      for (const limit of [1, Infinity]) {
+        const cells = new Set(cellsRead(spec, later, limit))
+        const want = await detect(spec, later, limit)
+        expect(await detect(only(spec, cells), later, limit), `${a} ${b ?? ''} limit ${limit}`).toEqual(want)
+        found += want.length
+        if (want.length) {
+          // the control: with none of them at hand detection fails
+          await expect(detect(only(spec, new Set()), later, limit)).rejects.toThrow(/plane \d+ of cell/)
+          if (want.every((s) => s.features.area < 0.2)) expect(cells.size).toBeLessThan((N * N) / 2)
+        }
+      }
+    }
+    expect(found).toBeGreaterThan(pairs.length)
   })
 })
 

@@ -4,7 +4,7 @@
 import type { ClassToken } from '../contracts/registry.js'
 import { blake3Hex } from '../util/hash.js'
 import { spectraOf } from '../cpu/spectra.js'
-import { measureDynamics, modalMap, type DynamicsFeatures, type Recording } from './dynamics.js'
+import { measureDynamics, modalMap, sustainOf, type DynamicsFeatures, type Recording } from './dynamics.js'
 import { WindowSpectra } from './spectra.js'
 
 /** Side of the square signature patch: SIGNATURE_SIDE^2 floats of shape (then the modal map's). */
@@ -197,6 +197,11 @@ export const CLASS_RULES = {
   regrowth: 0.5,
 } as const
 
+/** Every class's first rule: nothing that fades or that noise alone could make is a structure (an absorbing medium keeps none). */
+export function holds(f: Pick<StructureFeatures, 'sustain' | 'stability_ratio'>): boolean {
+  return f.sustain >= CLASS_RULES.persists && f.stability_ratio >= CLASS_RULES.contrast
+}
+
 /**
  * The six classes, first matching rule wins; a structure that meets none is not classed (and not a
  * primitive). Confidence is 0.5 plus half the smallest normalized margin by which the features
@@ -205,8 +210,7 @@ export const CLASS_RULES = {
 export function classify(f: StructureFeatures, response: Response = {}): { class: ClassToken; confidence: number } | undefined {
   const R = CLASS_RULES
   const conf = (...margins: number[]) => 0.5 + 0.5 * clamp01(Math.min(...margins))
-  // nothing that fades or that noise alone could make is a structure (an absorbing medium keeps none)
-  if (f.sustain < R.persists || f.stability_ratio < R.contrast) return undefined
+  if (!holds(f)) return undefined
   // a basin: a field-wide pattern that the medium draws back to after a kick (where the kick was not tried, persisting is all that is known)
   const basin = response.basin ?? 1
   if (f.area >= R.field_wide && basin >= R.basin)
@@ -316,51 +320,117 @@ export function halves(
 /** A second region counts when it holds at least this share of the first one's stability mass. */
 export const SECOND_REGION_MASS = 0.3
 
+/** A component of the stability map as detection measures it, before its dynamics. */
+interface Part {
+  cells: number[]
+  mass: number
+  shape: ShapeFeatures
+  axis: [number, number]
+  mean_radius: number
+  regions: [number[], number[]] | undefined
+}
+
+/** Per stability map, its components and those measured so far, so that cellsRead and detect measure each once. */
+const measured = new WeakMap<Float32Array, { found: { cells: number[]; mass: number }[]; parts: Part[] }>()
+
+/**
+ * The components of a stability map above the threshold, the one holding most stability mass first,
+ * each measured only when first reached (a field's first structure is often its first component).
+ * The regions of a component for a frequency ratio are it and the next component when that one is
+ * strong enough, else its two halves along its principal axis.
+ */
+function* partsOf(map: Float32Array, n: number): Generator<Part> {
+  let held = measured.get(map)
+  if (!held) {
+    let peak = 0
+    for (const v of map) peak = Math.max(peak, v)
+    const mask = new Uint8Array(map.length)
+    for (let i = 0; i < map.length; i++) mask[i] = peak > 0 && map[i] >= THRESHOLD_OF_PEAK * peak ? 1 : 0
+    const found = components(mask, n)
+      .filter((cells) => cells.length >= MIN_AREA_CELLS)
+      .map((cells) => ({ cells, mass: massOf(map, cells) }))
+      .sort((a, b) => b.mass - a.mass)
+    held = { found, parts: [] }
+    measured.set(map, held)
+  }
+  const { found, parts } = held
+  for (const [k, { cells, mass }] of found.entries()) {
+    if (!parts[k]) {
+      const { axis, mean_radius, ...shape } = measure(map, n, cells)
+      const next = found[k + 1]
+      const regions: [number[], number[]] | undefined =
+        next && next.mass >= SECOND_REGION_MASS * mass
+          ? [cells, next.cells]
+          : cells.length >= 2 * MIN_AREA_CELLS
+            ? halves(cells, n, { ...shape, axis })
+            : undefined
+      parts[k] = { cells, mass, shape, axis, mean_radius, regions }
+    }
+    yield parts[k]
+  }
+}
+
+/**
+ * A part's features: its shape, and its dynamics over the window's spectra (`later`: the later
+ * window's stability map); none where the part fades or does not stand out, which no spectrum can
+ * make a structure (`holds`), so that its spectra are not read.
+ */
+function featuresOf(spec: WindowSpectra, map: Float32Array, later: Float32Array, p: Part): StructureFeatures | undefined {
+  if (!holds({ sustain: sustainOf(p.cells, map, later), stability_ratio: p.shape.stability_ratio })) return undefined
+  const n = spec.n
+  const centre = { x: p.shape.centroid_x * n - 0.5, y: p.shape.centroid_y * n - 0.5, radius: p.mean_radius }
+  return { ...p.shape, ...measureDynamics(spec, p.cells, map, later, centre, p.regions).features }
+}
+
 /**
  * The classed structures of a recorded window (n x n frames, or their spectra as evolve keeps them), the one holding most stability mass
- * first, at most `limit` of them. `later` is the stability map of a later window (what the structure kept). The regions of
- * the strongest structure for a frequency ratio are it and the next component when that one is
- * strong enough, else its two halves along its principal axis.
+ * first, at most `limit` of them. `later` is the stability map of a later window (what the structure kept).
  */
 export async function detect(window: Recording | WindowSpectra, later: Float32Array, limit = Infinity): Promise<Structure[]> {
   const spec = spectraFor(window)
-  const n = spec.n
   const map = spec.stability()
-  let peak = 0
-  for (const v of map) peak = Math.max(peak, v)
-  if (!(peak > 0)) return []
-  const mask = new Uint8Array(map.length)
-  for (let i = 0; i < map.length; i++) mask[i] = map[i] >= THRESHOLD_OF_PEAK * peak ? 1 : 0
-  const parts = components(mask, n)
-    .filter((cells) => cells.length >= MIN_AREA_CELLS)
-    .map((cells) => ({ cells, mass: massOf(map, cells) }))
-    .sort((a, b) => b.mass - a.mass)
   const found: Structure[] = []
-  for (const [k, { cells, mass }] of parts.entries()) {
-    if (found.length >= limit) break
-    const { axis, mean_radius, ...shape } = measure(map, n, cells)
-    const next = parts[k + 1]
-    const regions: [number[], number[]] | undefined =
-      next && next.mass >= SECOND_REGION_MASS * mass
-        ? [cells, next.cells]
-        : cells.length >= 2 * MIN_AREA_CELLS
-          ? halves(cells, n, { ...shape, axis })
-          : undefined
-    const { features: dynamics } = measureDynamics(
-      spec,
-      cells,
-      map,
-      later,
-      { x: shape.centroid_x * n - 0.5, y: shape.centroid_y * n - 0.5, radius: mean_radius },
-      regions,
-    )
-    const features = { ...shape, ...dynamics }
+  if (limit < 1) return found
+  for (const part of partsOf(map, spec.n)) {
+    const features = featuresOf(spec, map, later, part)
+    if (!features) continue
     const classed = classify(features)
     if (!classed) continue
-    const sig = signature(spec, map, cells, features)
-    found.push({ ...classed, features, mass, cells, signature: sig, hash: await signatureHash(sig) })
+    const sig = signature(spec, map, part.cells, features)
+    found.push({ ...classed, features, mass: part.mass, cells: part.cells, signature: sig, hash: await signatureHash(sig) })
+    // before the next part is measured
+    if (found.length >= limit) break
   }
   return found
+}
+
+/**
+ * The cells whose planes detect(spec, later, limit) reads beyond the stability map (plane 1), in
+ * increasing order, so that where the planes live only those come back. Which cells detection reads
+ * follows from the stability maps alone; the other planes only say whether a part is classed, and a
+ * part classed with every other plane read as 0 is classed by its shape alone, so with the real
+ * planes too. So a run over zeros that measures every part it reaches (and its signature's cells,
+ * classed or not) until `limit` are classed reaches every part detection reaches, and reads a
+ * superset of its cells.
+ */
+export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infinity): number[] {
+  // a flag a cell: the modal map alone reads some 50,000 planes a structure
+  const wanted = new Uint8Array(spec.n * spec.n)
+  const zeros = new WindowSpectra(spec.n, spec.dt, spec.frames, {
+    plane: (p, cell) => (p === 1 ? spec.source.plane(1, cell) : ((wanted[cell] = 1), 0)),
+  })
+  const map = spec.stability()
+  let classed = 0
+  if (limit < 1) return []
+  for (const part of partsOf(map, spec.n)) {
+    const features = featuresOf(zeros, map, later, part)
+    if (!features) continue
+    signature(zeros, map, part.cells, features)
+    if (classify(features) && ++classed >= limit) break
+  }
+  const cells: number[] = []
+  wanted.forEach((w, c) => w && cells.push(c))
+  return cells
 }
 
 /** Correlation (Pearson) of two maps over the given cells, or all: whether they hold the same pattern, not merely both something. */

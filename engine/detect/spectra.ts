@@ -39,19 +39,6 @@ export interface PlaneSource {
   plane(p: number, cell: number): number
 }
 
-/** Planes read back from where the fields live: plane p of cell c at p * stride + offset + c. */
-export class PlaneArray implements PlaneSource {
-  constructor(
-    private readonly data: Float32Array,
-    private readonly offset: number,
-    private readonly stride: number,
-  ) {}
-
-  plane(p: number, cell: number): number {
-    return this.data[p * this.stride + this.offset + cell]
-  }
-}
-
 /** One field's window as detection reads it. */
 export class WindowSpectra {
   readonly bins: number
@@ -64,7 +51,8 @@ export class WindowSpectra {
     readonly dt: number,
     /** Frames in the window. */
     readonly frames: number,
-    private readonly source: PlaneSource,
+    /** Where its planes are read (a zero-filled stand-in reads every other plane as 0: detect.ts cellsRead). */
+    readonly source: PlaneSource,
   ) {
     this.bins = Math.floor(frames / 2)
     // sum over the window of each plane's factor: what the mean contributes to each sum

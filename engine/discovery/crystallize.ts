@@ -55,7 +55,7 @@ export async function crystallize(
   history: FieldHistory,
   limit = Infinity,
 ): Promise<Crystallized> {
-  const [first] = (await recordWindows(engine)).windows
+  const [first] = (await recordWindows(engine, limit)).windows
   const [second] = (await recordWindows(engine)).windows
   // each structure found is perturbed in a twin of the field: `limit` (the strongest first) bounds that work
   const found = await answered(engine, await detect(first.spectra, first.later, limit), { spectra: first.spectra, later: second.later })

@@ -5,7 +5,7 @@
 // with added noise gives the noise tolerance.
 import type { Genome } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
-import { basinOf, CLASS_RULES, detect, measure, regrowthOf, withResponse, type Structure } from '../detect/detect.js'
+import { basinOf, cellsRead, CLASS_RULES, detect, measure, regrowthOf, withResponse, type Structure } from '../detect/detect.js'
 import { WindowSpectra } from '../detect/spectra.js'
 import { addPulse } from '../encode/pulse.js'
 import { yieldToEventLoop } from '../dream/dream.js'
@@ -75,10 +75,11 @@ function meanOf(sums: Float32Array, taken: number): Float32Array {
 /**
  * Per field of the engine: a recorded window (RECORD_FRAMES frames, RECORD_DT steps apart), then the
  * stability map of a later window; `u`: every field's u at the end ([field][cell]). The window is
- * reduced to its spectra where the fields live, and it and the sums come back in one read
- * (engine.captureFrame).
+ * reduced to its spectra where the fields live (engine.captureFrame); its stability map, the sums and
+ * u come back in one read, then, where the planes stay on the device, the planes of the cells that
+ * detect(spectra, later, limit) reads in one more (engine/detect/detect.ts cellsRead).
  */
-export async function recordWindows(engine: Engine): Promise<{ windows: Window[]; u: Float32Array }> {
+export async function recordWindows(engine: Engine, limit = Infinity): Promise<{ windows: Window[]; u: Float32Array }> {
   const n = engine.size
   const cells = n * n
   for (let t = 0; t < RECORD_FRAMES; t++) {
@@ -86,13 +87,14 @@ export async function recordWindows(engine: Engine): Promise<{ windows: Window[]
     await engine.captureFrame(t, RECORD_FRAMES)
   }
   const taken = await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
-  const { window, sums, u } = await engine.collectRecording()
-  const later = meanOf(sums, taken)
+  const recording = await engine.collectRecording()
+  const later = meanOf(recording.sums, taken)
   const windows = Array.from({ length: engine.fields }, (_, f) => ({
-    spectra: new WindowSpectra(n, RECORD_DT, RECORD_FRAMES, window(f)),
+    spectra: new WindowSpectra(n, RECORD_DT, RECORD_FRAMES, recording.window(f)),
     later: later.subarray(f * cells, (f + 1) * cells),
   }))
-  return { windows, u }
+  await recording.gather?.(windows.map((w) => cellsRead(w.spectra, w.later, limit)))
+  return { windows, u: recording.u }
 }
 
 /** Steps between a perturbation and the window that sees what came back. */
@@ -187,7 +189,7 @@ async function runBatch(genomes: readonly Genome[], c: EvaluationConditions, noi
     }
     await engine.step(longest - engine.step_count)
     if (genomes.some((g) => g.dream !== 'none')) await engine.dream(genomes.map((g) => g.dream))
-    const { windows, u } = await recordWindows(engine)
+    const { windows, u } = await recordWindows(engine, 1)
     // the retention is the clean batch's: the noisy one's books are not read
     const books = probe ? await engine.books() : []
     const found = await Promise.all(windows.map(async (w) => (await detect(w.spectra, w.later, 1))[0]))

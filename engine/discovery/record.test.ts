@@ -6,7 +6,8 @@
 import { afterAll, describe, expect, test } from 'vitest'
 import { observeStability } from '../dream/dream.js'
 import { spectraOf } from '../cpu/spectra.js'
-import { WindowSpectra } from '../detect/spectra.js'
+import { cellsRead } from '../detect/detect.js'
+import { WindowSpectra, windowPlanes } from '../detect/spectra.js'
 import type { GpuFieldBackend } from '../gpu/backend.js'
 import { GpuRecorder } from '../gpu/record.js'
 import { addPulse } from '../encode/pulse.js'
@@ -48,10 +49,11 @@ async function prepared(backend: 'gpu' | 'cpu'): Promise<Engine> {
 }
 
 const bits = (a: ArrayLike<number>) => new Uint32Array(Float32Array.from(a).buffer)
-/** Everything detection reads of a window: its stability map, then every cell's amplitude at every bin. */
-function readings(s: WindowSpectra): number[] {
+const every = (n: number) => Array.from({ length: n * n }, (_, c) => c)
+/** Everything detection can read of a window: its stability map, then the cells' amplitudes at every bin (every cell's unless listed). */
+function readings(s: WindowSpectra, cells: readonly number[] = every(s.n)): number[] {
   const out = [...s.stability()]
-  for (let c = 0; c < s.n * s.n; c++) for (let k = 1; k <= s.bins; k++) out.push(...s.amplitude(c, k))
+  for (const c of cells) for (let k = 1; k <= s.bins; k++) out.push(...s.amplitude(c, k))
   return out
 }
 
@@ -92,33 +94,47 @@ describe('the recorded window', () => {
     expect(bits(u)).toEqual(bits((await read.read()).u))
   })
 
-  test('on the GPU (shaders/spectra.wgsl) it is the CPU twin (bit for bit on a software adapter, to an ulp an operation on hardware), and comes back in one read', {
+  test('on the GPU (shaders/spectra.wgsl, gather.wgsl) it is the CPU twin where detection reads it (bit for bit on a software adapter, to an ulp an operation on hardware), in two reads', {
     timeout: GPU_TEST_TIMEOUT,
   }, async () => {
     const [gpu, cpu] = [await prepared('gpu'), await prepared('cpu')]
-    const before = gpu.transfers()!.reads
-    const got = await recordWindows(gpu)
-    expect(gpu.transfers()!.reads - before).toBe(1)
-    const want = await recordWindows(cpu)
+    const before = gpu.transfers()!
+    const got = await recordWindows(gpu, 1)
+    const after = gpu.transfers()!
+    // the stability map, the sums and u; then the planes of the cells detection reads
+    expect(after.reads - before.reads).toBe(2)
+    const want = await recordWindows(cpu, 1)
+    let gathered = 0
     for (let f = 0; f < FIELDS; f++) {
-      const [g, w] = [readings(got.windows[f].spectra), readings(want.windows[f].spectra)]
+      const cells = cellsRead(want.windows[f].spectra, want.windows[f].later, 1)
+      gathered += cells.length
+      const [g, w] = [readings(got.windows[f].spectra, cells), readings(want.windows[f].spectra, cells)]
       expect(w.some((v) => v !== 0)).toBe(true)
       expectClose(g, w)
       expectClose(got.windows[f].later, want.windows[f].later)
+      // a cell detection does not read is not there
+      const other = every(N).find((c) => !cells.includes(c))
+      if (other !== undefined)
+        expect(() => got.windows[f].spectra.power(other, 1)).toThrow(`field ${f}: plane 0 of cell ${other} was not gathered`)
     }
+    expect(gathered).toBeGreaterThan(0)
+    // three planes of every field, then 34 floats a cell gathered
+    const plane = N * N * FIELDS * 4
+    expect(after.bytes_read - before.bytes_read).toBe(3 * plane + gathered * windowPlanes(RECORD_FRAMES) * 4)
     expectClose(got.u, want.u)
   })
 })
 
-test('a window larger than one buffer of the device comes back in chunks, the same planes, sums and u', {
+test('a window larger than one buffer of the device is gathered from its chunks, the same planes, sums and u', {
   timeout: GPU_TEST_TIMEOUT,
 }, async () => {
   const gpu = (await gpuBackend(N, FIELDS)) as GpuFieldBackend
   opened.push(gpu)
   const params = stepParams({ n: N, fields: FIELDS, material: new MaterialCatalog().get('europium_crystal'), temperature_k: 4, noise: 0 })
   await gpu.load(randomField(N, FIELDS, 1), randomField(N, FIELDS, 2))
-  // buffers of 5 planes: 3 planes a chunk, 12 chunks, the sums and u after the last one's plane
-  const chunked = new GpuRecorder(gpu, () => gpu.dream.sums(), 5 * N * N * FIELDS * 4)
+  // buffers of 5 planes: 7 chunks; every cell's 34 planes gathered 254 cells a read
+  const limit = 5 * N * N * FIELDS * 4
+  const chunked = new GpuRecorder(gpu, () => gpu.dream.sums(), limit)
   opened.push(chunked)
   for (let t = 0; t < RECORD_FRAMES; t++) {
     await gpu.step({ steps: 2, first_step: 2 * t, seed: 1, sample_interval: 0, params })
@@ -126,11 +142,15 @@ test('a window larger than one buffer of the device comes back in chunks, the sa
     await chunked.capture(t, RECORD_FRAMES)
   }
   await gpu.dream.accumulateStability(true)
+  const cells = N * N
+  const all = Array.from({ length: FIELDS }, () => every(N))
   const before = gpu.transfers!.reads
   const got = await chunked.collect(true)
-  expect(gpu.transfers!.reads - before).toBe(12)
+  await got.gather!(all)
+  const perRead = Math.floor(limit / (windowPlanes(RECORD_FRAMES) * 4))
+  expect(gpu.transfers!.reads - before).toBe(1 + Math.ceil((cells * FIELDS) / perRead))
   const want = await gpu.recorder.collect(true)
-  const cells = N * N
+  await want.gather!(all)
   for (let f = 0; f < FIELDS; f++) {
     const window = (r: typeof got) => readings(new WindowSpectra(N, 2, RECORD_FRAMES, r.window(f)))
     expect(bits(window(got))).toEqual(bits(window(want)))
@@ -138,6 +158,31 @@ test('a window larger than one buffer of the device comes back in chunks, the sa
   expect(bits(got.sums)).toEqual(bits(want.sums))
   expect(bits(got.u)).toEqual(bits(want.u))
   expect(got.sums.some((v) => v > 0) && got.u.length === cells * FIELDS).toBe(true)
+})
+
+test("a scaling on the GPU (the dream's apply kernel) reads nothing back and scales and books as the CPU engine does, every field or one", {
+  timeout: GPU_TEST_TIMEOUT,
+}, async () => {
+  const [gpu, cpu] = [await prepared('gpu'), await prepared('cpu')]
+  const rand = rng(4)
+  // half the cells erased, as the perturbation erases half a structure; the rest scaled
+  const mask = Float32Array.from({ length: N * N * FIELDS }, () => (rand() < 0.5 ? 0 : 0.5 + rand()))
+  const one = mask.subarray(N * N, 2 * N * N)
+  const before = gpu.transfers()!.reads
+  await gpu.scale(mask)
+  await gpu.scale(one, 2)
+  expect(gpu.transfers()!.reads - before).toBe(0)
+  await cpu.scale(mask)
+  await cpu.scale(one, 2)
+  const [g, c] = [await gpu.read(), await cpu.read()]
+  expect(c.u.some((v, i) => v !== 0 && mask[i] === 0)).toBe(false)
+  expectClose(g.u, c.u, 0)
+  expectClose(g.prev, c.prev, 0)
+  const [gb, cb] = [await gpu.books(), await cpu.books()]
+  gb.forEach((b, f) => {
+    expect(Math.abs(b.injected - cb[f].injected)).toBeLessThanOrEqual(1e-5 * Math.abs(cb[f].injected))
+    expect(Math.abs(b.energy - cb[f].energy)).toBeLessThanOrEqual(1e-5 * cb[f].energy)
+  })
 })
 
 test('injecting every field at once books what injecting them one by one books', async () => {

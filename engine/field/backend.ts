@@ -124,6 +124,12 @@ export interface DreamOps {
    * place and the kicks added. Returns each field's outcome and its smoothed mask (null for a field left alone).
    */
   edit(edits: readonly (FieldEdit | null)[], passes: number, side: number): Promise<{ outcomes: EditOutcome[]; masks: (EditMask | null)[] }>
+  /**
+   * u and u_prev of every field multiplied by `mask` ([field][cell]) in place, nothing read back (the
+   * GPU's `apply` without kicks); absent where the engine scales the state it reads (the CPU: its
+   * loop in engine.ts scale is the twin).
+   */
+  scale?(mask: Float32Array): Promise<void>
 }
 
 /**
@@ -141,12 +147,18 @@ export interface WindowRecording {
   sums: Float32Array
   /** Every field's u as it is now (none when the planes were not asked for). */
   u: Float32Array
+  /**
+   * Where the planes stay where the fields live (the GPU): brings back every plane of the cells listed
+   * for each field ([field][cells]), in one read; until then a window answers plane 1 (sum |u|, the
+   * stability map) of every cell and no other plane. Absent where every plane is at hand (the CPU).
+   */
+  gather?(cells: readonly (readonly number[])[]): Promise<void>
 }
 
 export interface WindowRecorder {
   /** Adds every field's u as it is now as frame `slot` of a window `frames` long (slot 0 starts a new one). */
   capture(slot: number, frames: number): Promise<void>
-  /** The window (`full`) or only the sums, in one read back where the device allows buffers that large. */
+  /** The window (`full`) or only the sums, in one read back. */
   collect(full: boolean): Promise<WindowRecording>
   destroy(): void
 }

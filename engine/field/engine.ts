@@ -355,18 +355,27 @@ class FieldEngine implements Engine {
     let kept: ArrayLike<number> = []
     let left: ArrayLike<number> = []
     const apply = async () => {
-      const { u, prev } = await this.core.read()
-      if (host) kept = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
-      fields.forEach((f, k) => {
-        for (let i = 0; i < cells; i++) {
-          u[f * cells + i] *= mask[k * cells + i]
-          prev[f * cells + i] *= mask[k * cells + i]
-        }
-        this.history.push({ kind: 'scale', step: this.step_count, field: f, mask: mask.slice(k * cells, (k + 1) * cells) })
-      })
-      await this.core.load(u, prev)
+      if (!host && this.dreamOps.scale) {
+        // where the dream's kernels scale in place (the GPU), the field is not read back
+        const whole = fields.length === this.core.fields ? mask : new Float32Array(cells * this.core.fields).fill(1)
+        if (whole !== mask) whole.set(mask, fields[0] * cells)
+        await this.dreamOps.scale(whole)
+      } else {
+        const { u, prev } = await this.core.read()
+        if (host) kept = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
+        fields.forEach((f, k) => {
+          for (let i = 0; i < cells; i++) {
+            u[f * cells + i] *= mask[k * cells + i]
+            prev[f * cells + i] *= mask[k * cells + i]
+          }
+        })
+        await this.core.load(u, prev)
+        if (host) left = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
+      }
+      fields.forEach((f, k) =>
+        this.history.push({ kind: 'scale', step: this.step_count, field: f, mask: mask.slice(k * cells, (k + 1) * cells) }),
+      )
       this.revision++
-      if (host) left = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
     }
     if (!host) await this.booked(fields, apply)
     else {

@@ -144,8 +144,9 @@ export interface Engine {
   dreamEdit(edits: readonly (FieldEdit | null)[], passes: number, side: number): Promise<EditOutcome[]>
   /**
    * Adds every field's u as frame `slot` of a recorded window `frames` long, where the fields live
-   * (slot 0 starts a new window); `collectRecording` reads the window's planes back with the
-   * stability sums and u at once, or (full false) the sums alone (docs/discovery.md, evolve's evaluation).
+   * (slot 0 starts a new window); `collectRecording` reads the window's stability plane back with the
+   * stability sums and u at once (the other planes where the recording's `gather` names their cells),
+   * or (full false) the sums alone (docs/discovery.md, evolve's evaluation).
    */
   captureFrame(slot: number, frames: number): Promise<void>
   collectRecording(full?: boolean): Promise<WindowRecording>

@@ -89,6 +89,18 @@ export class GpuDreamOps implements DreamOps {
     return this.buffers().acc
   }
 
+  async scale(mask: Float32Array): Promise<void> {
+    const s = this.buffers()
+    this.gpu.transfers.write(s.masks[0], 0, mask)
+    const encoder = this.gpu.device.createCommandEncoder()
+    encoder.clearBuffer(s.kicks)
+    const pass = encoder.beginComputePass()
+    const { u, prev } = this.gpu.state()
+    this.dispatchCells(pass, 'apply', { 0: s.uniform, 1: u, 2: prev, 8: s.masks[0], 10: s.kicks })
+    pass.end()
+    this.gpu.transfers.submit(encoder)
+  }
+
   async accumulateStability(reset: boolean): Promise<void> {
     const s = this.buffers()
     const encoder = this.gpu.device.createCommandEncoder()

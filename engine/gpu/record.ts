@@ -1,11 +1,13 @@
 // A recorded window kept on the GPU and reduced there: each captured frame of u is added into the
 // window's planes by shaders/spectra.wgsl (sum u, sum |u|, the windowed DFT sums; no frame is kept
-// or read back), and the planes come back with the stability sums (the dream's, shaders/dream.wgsl
-// accumulate) and u as it is then, in one read, or one per maxBufferSize of planes for a very large
-// batch. CPU twin: engine/cpu/record.ts; tests: engine/detect/spectra.test.ts, engine/discovery/record.test.ts.
+// or read back). What comes back is what detection reads: the stability plane (sum |u|) of every
+// cell with the stability sums (the dream's, shaders/dream.wgsl accumulate) and u, in one read;
+// then every plane of the cells detection reads (shaders/gather.wgsl), in one more. CPU twin:
+// engine/cpu/record.ts; tests: engine/detect/spectra.test.ts, engine/discovery/record.test.ts.
 import type { WindowRecorder, WindowRecording } from '../field/backend.js'
-import { PlaneArray, windowCoefficients, windowPlanes } from '../detect/spectra.js'
+import { type PlaneSource, windowCoefficients, windowPlanes } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
+import { packStruct, wgslStruct } from '../field/params.js'
 import { kernelModule, type GpuContext } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 
@@ -14,15 +16,61 @@ const UNIFORM = 0x40 | 0x8
 const WG = 256
 /** The uniform's slots, one per chunk of planes, at the 256-byte offsets a dynamic offset needs. */
 const SLOT = 256
+/** shaders/gather.wgsl's uniform: cells listed, floats a plane, the chunk's first plane and planes held, planes a cell, the first listed cell. */
+const GATHER_LAYOUT = [
+  ['count', 'u32'],
+  ['size', 'u32'],
+  ['first', 'u32'],
+  ['held', 'u32'],
+  ['planes', 'u32'],
+  ['base', 'u32'],
+] as const
+/** Planes of the tail read back first: the stability plane (sum |u|), the stability sums, u. */
+const TAIL = 3
+
+/**
+ * One field's window as the host holds it: the stability plane of every cell, and every plane of the
+ * cells gathered (gathered[at + p] is plane p of the cell listed at `at`).
+ */
+class HeldPlanes implements PlaneSource {
+  /** Per cell, where its planes begin in `gathered` (-1: not gathered); made by `hold`, the last gather's. */
+  private at: Int32Array | undefined
+  private gathered: Float32Array = new Float32Array(0)
+
+  constructor(
+    private readonly field: number,
+    private readonly stability: Float32Array,
+  ) {}
+
+  hold(cells: readonly number[], gathered: Float32Array, from: number, planes: number): void {
+    this.gathered = gathered
+    this.at = new Int32Array(this.stability.length).fill(-1)
+    cells.forEach((c, j) => (this.at![c] = from + j * planes))
+  }
+
+  plane(p: number, cell: number): number {
+    if (p === 1) return this.stability[cell]
+    const at = this.at?.[cell] ?? -1
+    if (at < 0)
+      throw new CrystalError(
+        'internal',
+        `recorded window of field ${this.field}: plane ${p} of cell ${cell} was not gathered from the GPU (gather the cells detection reads first)`,
+      )
+    return this.gathered[at + p]
+  }
+}
 
 export class GpuRecorder implements WindowRecorder {
-  /** Buffers of whole planes; the last holds the stability sums and u after its planes. */
+  /** Buffers of whole planes. */
   private chunks: GPUBuffer[] = []
+  /** The planes read back first (TAIL), copied here from the chunks, the sums and u. */
+  private tail: GPUBuffer | undefined
   private perChunk = 1
   private frames = 0
   /** The window's factors and the uniform's slots, made with its chunks; the kernel, made once. */
   private window: { coef: GPUBuffer; uniform: GPUBuffer; pipeline: GPUComputePipeline } | undefined
   private pipeline: GPUComputePipeline | undefined
+  private gatherer: GPUComputePipeline | undefined
 
   constructor(
     private readonly gpu: GpuContext,
@@ -39,20 +87,24 @@ export class GpuRecorder implements WindowRecorder {
     return windowPlanes(this.frames)
   }
 
-  /** Chunks for a window `frames` long (its planes, then the sums and u), each within the device's limits. */
+  /** The largest buffer to make: the device's limits unless given. */
+  private get limit(): number {
+    const { limits } = this.gpu.device
+    return this.maxBytes ?? Math.min(limits.maxBufferSize, limits.maxStorageBufferBindingSize)
+  }
+
+  /** Chunks for a window `frames` long (its planes), each within the device's limits, and the tail. */
   private allocate(frames: number): void {
     this.release()
     const { device } = this.gpu
     const bytes = this.planeBytes
     this.frames = frames
-    const limit = this.maxBytes ?? Math.min(device.limits.maxBufferSize, device.limits.maxStorageBufferBindingSize)
-    // two planes' room in every chunk, so that the last (sums and u after its planes) fits as the others do
-    this.perChunk = Math.max(1, Math.floor(limit / bytes) - 2)
+    this.perChunk = Math.max(1, Math.floor(this.limit / bytes))
     const count = Math.max(1, Math.ceil(this.planes / this.perChunk))
-    this.chunks = Array.from({ length: count }, (_, c) => {
-      const held = c < count - 1 ? this.perChunk : this.planes - c * this.perChunk
-      return device.createBuffer({ size: (held + (c === count - 1 ? 2 : 0)) * bytes, usage: STORAGE })
-    })
+    this.chunks = Array.from({ length: count }, (_, c) =>
+      device.createBuffer({ size: Math.min(this.perChunk, this.planes - c * this.perChunk) * bytes, usage: STORAGE }),
+    )
+    this.tail = device.createBuffer({ size: TAIL * bytes, usage: STORAGE })
     const factors = windowCoefficients(Math.max(1, frames))
     const coef = device.createBuffer({ size: factors.byteLength, usage: STORAGE })
     this.gpu.transfers.write(coef, 0, factors.buffer as ArrayBuffer)
@@ -100,40 +152,110 @@ export class GpuRecorder implements WindowRecorder {
     return Promise.resolve()
   }
 
+  /**
+   * The stability plane, the stability sums and u (`full`), or the sums alone, in one read; the other
+   * planes stay on the GPU until `gather` brings back those of the cells asked for.
+   */
   async collect(full: boolean): Promise<WindowRecording> {
     if (!this.chunks.length) this.allocate(0)
     const bytes = this.planeBytes
     const floats = bytes / 4
-    const planes = new Float32Array(full ? this.planes * floats : 0)
-    const last = this.chunks.length - 1
-    let tail = new Float32Array(0)
-    for (const [c, chunk] of this.chunks.entries()) {
-      if (!full && c < last) continue
-      const held = c < last ? this.perChunk : this.planes - last * this.perChunk
-      const encoder = this.gpu.device.createCommandEncoder()
-      if (c === last) {
-        encoder.copyBufferToBuffer(this.sums(), 0, chunk, held * bytes, bytes)
-        encoder.copyBufferToBuffer(this.gpu.state().u, 0, chunk, (held + 1) * bytes, bytes)
-      }
-      // without the planes, the sums alone
-      const from = full ? 0 : held * bytes
-      const end = (c === last ? (full ? held + 2 : held + 1) : held) * bytes
-      const back = new Float32Array(await this.gpu.transfers.read(chunk, from, end - from, encoder, () => this.gpu.failure()))
-      if (full) planes.set(back.subarray(0, held * floats), c * this.perChunk * floats)
-      if (c === last) tail = back.slice(full ? held * floats : 0)
-    }
+    const tail = this.tail!
+    const encoder = this.gpu.device.createCommandEncoder()
+    // plane 1 (sum |u|), from the chunk that holds it
+    if (full) encoder.copyBufferToBuffer(this.chunks[Math.floor(1 / this.perChunk)], (1 % this.perChunk) * bytes, tail, 0, bytes)
+    encoder.copyBufferToBuffer(this.sums(), 0, tail, bytes, bytes)
+    if (full) encoder.copyBufferToBuffer(this.gpu.state().u, 0, tail, 2 * bytes, bytes)
+    const from = full ? 0 : bytes
+    const back = new Float32Array(await this.gpu.transfers.read(tail, from, (full ? TAIL : 1) * bytes, encoder, () => this.gpu.failure()))
     this.gpu.check()
     const cells = this.gpu.n * this.gpu.n
+    const sums = full ? back.subarray(floats, 2 * floats) : back
+    const held = Array.from({ length: full ? this.gpu.fields : 0 }, (_, f) => new HeldPlanes(f, back.subarray(f * cells, (f + 1) * cells)))
     return {
       frames: this.frames,
-      window: (f) => new PlaneArray(planes, f * cells, floats),
-      sums: tail.subarray(0, floats),
-      u: full ? tail.subarray(floats) : new Float32Array(0),
+      window: (f) => {
+        if (!held[f]) throw new CrystalError('bad_argument', `the recorded window of field ${f} was not asked for (collect(full))`)
+        return held[f]
+      },
+      sums,
+      u: full ? back.subarray(2 * floats) : new Float32Array(0),
+      gather: (wanted) => this.gather(wanted, held),
+    }
+  }
+
+  /**
+   * Every plane of the cells listed for each field ([field][cells]) read back in one read (one more
+   * for each maxBufferSize the planes of the cells take), into the fields' windows.
+   */
+  private async gather(wanted: readonly (readonly number[])[], held: HeldPlanes[]): Promise<void> {
+    const { device, transfers } = this.gpu
+    const cells = this.gpu.n * this.gpu.n
+    const planes = this.planes
+    const listed = new Uint32Array(wanted.reduce((a, w) => a + w.length, 0))
+    let j = 0
+    for (const [f, w] of wanted.entries()) for (const c of w) listed[j++] = f * cells + c
+    if (!listed.length) return
+    const index = device.createBuffer({ size: listed.byteLength, usage: STORAGE })
+    transfers.write(index, 0, listed)
+    // the gathered planes of a read within one buffer
+    const perRead = Math.max(1, Math.floor(this.limit / (planes * 4)))
+    const uniform = device.createBuffer({ size: this.chunks.length * SLOT, usage: UNIFORM })
+    this.gatherer ??= device.createComputePipeline({
+      layout: 'auto',
+      compute: { module: kernelModule(device, wgslStruct('Gather', GATHER_LAYOUT), SHADERS.gather), entryPoint: 'gather' },
+    })
+    const pipeline = this.gatherer
+    const size = cells * this.gpu.fields
+    const gathered = new Float32Array(listed.length * planes)
+    try {
+      for (let base = 0; base < listed.length; base += perRead) {
+        const count = Math.min(perRead, listed.length - base)
+        const slots = new ArrayBuffer(this.chunks.length * SLOT)
+        for (let c = 0; c < this.chunks.length; c++) {
+          const first = c * this.perChunk
+          packStruct(GATHER_LAYOUT, { count, size, first, held: Math.min(this.perChunk, planes - first), planes, base }, slots, c * SLOT)
+        }
+        transfers.write(uniform, 0, slots)
+        const out = device.createBuffer({ size: count * planes * 4, usage: STORAGE })
+        const encoder = device.createCommandEncoder()
+        const pass = encoder.beginComputePass()
+        pass.setPipeline(pipeline)
+        const workgroups = Math.ceil(count / WG)
+        for (const [c, chunk] of this.chunks.entries()) {
+          const entries = [
+            { binding: 0, resource: { buffer: uniform, offset: c * SLOT, size: GATHER_LAYOUT.length * 4 } },
+            { binding: 1, resource: { buffer: index } },
+            { binding: 2, resource: { buffer: chunk } },
+            { binding: 3, resource: { buffer: out } },
+          ]
+          pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }))
+          transfers.dispatch(pass, Math.min(workgroups, 65535), Math.ceil(workgroups / 65535))
+        }
+        pass.end()
+        try {
+          const back = await transfers.read(out, 0, count * planes * 4, encoder, () => this.gpu.failure())
+          gathered.set(new Float32Array(back), base * planes)
+        } finally {
+          out.destroy()
+        }
+      }
+    } finally {
+      index.destroy()
+      uniform.destroy()
+    }
+    this.gpu.check()
+    let from = 0
+    for (const [f, w] of wanted.entries()) {
+      held[f].hold(w, gathered, from, planes)
+      from += w.length * planes
     }
   }
 
   private release(): void {
     for (const b of this.chunks) b.destroy()
+    this.tail?.destroy()
+    this.tail = undefined
     this.window?.coef.destroy()
     this.window?.uniform.destroy()
     this.chunks = []
