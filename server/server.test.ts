@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import * as api from '../engine/contracts/api.js'
 import { ARCHIVE_CELLS } from '../engine/discovery/archive.js'
+import { ENCODING_VERSION } from '../engine/encode/text.js'
 import { call, SERVER_ENTRY, startServer, type RunningServer } from '../testing/services.js'
 
 function conforms(schema: TSchema, value: unknown): void {
@@ -234,6 +235,7 @@ describe('every route', () => {
     expect(r.status).toBe(200)
     conforms(api.StateReply, r.body)
     expect(r.body.size).toBe(16)
+    expect(r.body.encoding).toBe(ENCODING_VERSION)
     expect(r.body.field).toHaveLength(256)
     expect(r.body.timeline.length).toBeGreaterThan(0)
     expect(r.body.books.bulk_loss).toBeGreaterThanOrEqual(0)

@@ -278,22 +278,6 @@ export const RegisterReply = Type.Object({
   registered: Type.Array(Type.String()),
   rejected: Type.Array(Type.Object({ index: Type.Integer(), duplicate_of: Type.String(), similarity: Type.Number() })),
 })
-export const StateQuery = Type.Object({ size: Type.Optional(Type.Integer({ minimum: 8 })) }, { additionalProperties: false })
-export const StateReply = Type.Object({
-  step: Type.Integer(),
-  size: Type.Integer(),
-  field_size: Type.Integer(),
-  material: Type.String(),
-  temperature_k: Type.Number(),
-  backend: Type.String(),
-  memories: Type.Integer(),
-  /** The field downsampled to size x size, row-major. */
-  field: Type.Array(Type.Number()),
-  books: Books,
-  timeline: Type.Array(Books),
-})
-export type State = Static<typeof StateReply>
-
 /**
  * The text encodings this build reads (engine/encode/text.ts). A field's memories are patterns of the
  * encoding they were written with, so a field keeps its encoding wherever it goes (docs/recall.md).
@@ -303,6 +287,23 @@ export const Encoding = Type.Union(
   ENCODINGS.map((v) => Type.Literal(v)),
   { description: 'the text encoding of the memories: writes and recall in this field use it' },
 )
+
+export const StateQuery = Type.Object({ size: Type.Optional(Type.Integer({ minimum: 8 })) }, { additionalProperties: false })
+export const StateReply = Type.Object({
+  step: Type.Integer(),
+  size: Type.Integer(),
+  field_size: Type.Integer(),
+  material: Type.String(),
+  temperature_k: Type.Number(),
+  backend: Type.String(),
+  memories: Type.Integer(),
+  encoding: Encoding,
+  /** The field downsampled to size x size, row-major. */
+  field: Type.Array(Type.Number()),
+  books: Books,
+  timeline: Type.Array(Books),
+})
+export type State = Static<typeof StateReply>
 
 /**
  * The whole field as GET /crystal/field gives it, for an engine to resume (engine/field/engine_api.ts

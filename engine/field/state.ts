@@ -16,7 +16,7 @@ export interface FieldMoment {
 
 /** The state downsampled to `side` (capped at the field's own size); values to 5 decimals, enough for a picture. */
 export function fieldState(
-  e: Pick<Engine, 'size' | 'material' | 'temperature_k' | 'memories'>,
+  e: Pick<Engine, 'size' | 'material' | 'temperature_k' | 'memories' | 'encoding'>,
   m: FieldMoment,
   side: number,
   backend: string,
@@ -30,6 +30,7 @@ export function fieldState(
     temperature_k: e.temperature_k,
     backend,
     memories: e.memories.length,
+    encoding: e.encoding,
     field: Array.from(downsample(m.u, e.size, s), (v) => Math.round(v * 1e5) / 1e5),
     books: m.books,
     timeline: m.timeline.slice(-STATE_TIMELINE_POINTS),
