@@ -150,4 +150,16 @@ describe('a medium written before the encoding was recorded (format 2: its memor
     expect(header(saved)).toMatchObject({ format: 'svc-crystal-medium/3', encoding: 2, size: 32, step_count: 40 })
     for (const text of [...OLD, NEW]) expect(top(dir, text).hits[0]?.text).toBe(text)
   })
+
+  test('--encoding 2 makes a new medium of encoding 2; an existing medium keeps its own; an unknown one is refused', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crystal-medium-'))
+    crystal(dir, 'write', OLD[0], '--encoding', '2', '--size', '32')
+    expect(header(readFileSync(join(dir, 'medium.bin')))).toMatchObject({ format: 'svc-crystal-medium/3', encoding: 2 })
+    crystal(dir, 'write', OLD[1], '--encoding', '3')
+    expect(header(readFileSync(join(dir, 'medium.bin')))).toMatchObject({ encoding: 2, step_count: 20 })
+    for (const text of OLD.slice(0, 2)) expect(top(dir, text).hits[0]?.text).toBe(text)
+    const bad = crystal(mkdtempSync(join(tmpdir(), 'crystal-medium-')), 'write', 'x', '--encoding', '1')
+    expect(bad.status).not.toBe(0)
+    expect(bad.stderr).toContain("option '--encoding <version>' argument '1' is invalid. Allowed choices are 2, 3.")
+  })
 })

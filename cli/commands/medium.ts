@@ -1,7 +1,9 @@
 // `crystal write` and `crystal ask`: a medium that persists between commands (<data dir>/medium.bin).
 // Every failure exits non-zero with a message; an answer is never an empty line with exit 0.
-import type { Command } from 'commander'
+import { Option, type Command } from 'commander'
 import { readFile } from 'node:fs/promises'
+import { ENCODINGS } from '../../engine/contracts/api.js'
+import { ENCODING_VERSION, type EncodingVersion } from '../../engine/encode/text.js'
 import { CrystalError } from '../../engine/errors.js'
 import { MediumStore } from '../../engine/medium/file_store.node.js'
 import { AGE_PER_WRITE, ask, writeTexts } from '../../engine/medium/medium.js'
@@ -16,43 +18,53 @@ export function registerMedium(cli: Command, ctx: () => CliContext): void {
     .option('--file <path>', 'write every non-empty line of a file (many at once)')
     .option('--size <n>', 'field side N of a new medium', wholeNumber('--size', 16, 1024), 64)
     .option('--material <name>', 'material of a new medium', 'ideal_resonator')
+    .addOption(
+      new Option('--encoding <version>', 'text encoding of a new medium (an existing one keeps its own; docs/recall.md)')
+        .choices(ENCODINGS.map(String))
+        .default(String(ENCODING_VERSION)),
+    )
     .addHelpText('after', '\nExamples:\n  crystal write "the cold glyph remembers"\n  crystal write --file notes.txt --importance 0.5')
-    .action(async (text: string | undefined, o: { importance: number; file?: string; size: number; material: string }) => {
-      const c = ctx()
-      c.catalog().get(o.material)
-      let texts: string[] = text !== undefined ? [text] : []
-      if (o.file) {
-        let body: string
-        try {
-          body = await readFile(o.file, 'utf8')
-        } catch (e) {
-          throw new CrystalError('not_found', `cannot read ${o.file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, {
-            file: o.file,
-          })
+    .action(
+      async (text: string | undefined, o: { importance: number; file?: string; size: number; material: string; encoding: string }) => {
+        const c = ctx()
+        c.catalog().get(o.material)
+        let texts: string[] = text !== undefined ? [text] : []
+        if (o.file) {
+          let body: string
+          try {
+            body = await readFile(o.file, 'utf8')
+          } catch (e) {
+            throw new CrystalError('not_found', `cannot read ${o.file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, {
+              file: o.file,
+            })
+          }
+          texts = [
+            ...texts,
+            ...body
+              .split('\n')
+              .map((l) => l.trim())
+              .filter(Boolean),
+          ]
         }
-        texts = [
-          ...texts,
-          ...body
-            .split('\n')
-            .map((l) => l.trim())
-            .filter(Boolean),
-        ]
-      }
-      if (!texts.length || texts.some((t) => t.trim() === ''))
-        throw new CrystalError('bad_argument', 'nothing to write: give a text or --file with non-empty lines', { field: 'text' })
-      const store = new MediumStore(c.dataDir)
-      const { total, step } = await store.update({ size: o.size, material: o.material }, async (m) => {
-        await writeTexts(
-          m,
-          texts.map((t) => ({ text: t, importance: o.importance })),
-          (e) => c.open(e),
+        if (!texts.length || texts.some((t) => t.trim() === ''))
+          throw new CrystalError('bad_argument', 'nothing to write: give a text or --file with non-empty lines', { field: 'text' })
+        const store = new MediumStore(c.dataDir)
+        const { total, step } = await store.update(
+          { size: o.size, material: o.material, encoding: Number(o.encoding) as EncodingVersion },
+          async (m) => {
+            await writeTexts(
+              m,
+              texts.map((t) => ({ text: t, importance: o.importance })),
+              (e) => c.open(e),
+            )
+            return { total: m.memories.length, step: m.step_count }
+          },
         )
-        return { total: m.memories.length, step: m.step_count }
-      })
-      process.stdout.write(
-        `wrote ${texts.length === 1 ? `"${texts[0]}"` : `${texts.length} texts`} (${AGE_PER_WRITE} steps apart, now step ${step}); the medium holds ${total} memor${total === 1 ? 'y' : 'ies'}\n`,
-      )
-    })
+        process.stdout.write(
+          `wrote ${texts.length === 1 ? `"${texts[0]}"` : `${texts.length} texts`} (${AGE_PER_WRITE} steps apart, now step ${step}); the medium holds ${total} memor${total === 1 ? 'y' : 'ies'}\n`,
+        )
+      },
+    )
 
   cli
     .command('ask')

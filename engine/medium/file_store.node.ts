@@ -83,8 +83,8 @@ export class MediumStore {
     }
   }
 
-  /** Read-modify-write under the lock; a new medium of `size` and `material` when there is none. */
-  async update<T>(fresh: { size: number; material: string }, change: (m: Medium) => Promise<T>): Promise<T> {
+  /** Read-modify-write under the lock; a new medium of `size`, `material` (and `encoding`) when there is none. */
+  async update<T>(fresh: { size: number; material: string; encoding?: EncodingVersion }, change: (m: Medium) => Promise<T>): Promise<T> {
     await mkdir(this.dataDir, { recursive: true })
     const release = await lockfile.lock(this.dataDir, {
       lockfilePath: join(this.dataDir, 'medium.lock'),
@@ -92,7 +92,7 @@ export class MediumStore {
       retries: { retries: 200, factor: 1.2, minTimeout: 10, maxTimeout: 250 },
     })
     try {
-      const m = (await this.load()) ?? emptyMedium(fresh.size, fresh.material)
+      const m = (await this.load()) ?? emptyMedium(fresh.size, fresh.material, fresh.encoding)
       const result = await change(m)
       await this.save(m)
       return result

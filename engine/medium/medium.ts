@@ -31,14 +31,14 @@ export interface Medium {
   prev: Float32Array
 }
 
-/** A new medium takes the encoding new fields use. */
-export function emptyMedium(size: number, material: string): Medium {
+/** A new medium takes the encoding new fields use unless asked for an older one. */
+export function emptyMedium(size: number, material: string, encoding: EncodingVersion = ENCODING_VERSION): Medium {
   return {
     size,
     material,
     step_count: 0,
     memories: [],
-    encoding: ENCODING_VERSION,
+    encoding,
     u: new Float32Array(size * size),
     prev: new Float32Array(size * size),
   }
