@@ -173,8 +173,7 @@ export class MemoryReader {
   private readonly patterns = new ByteLru<string, Promise<MemoryPattern>>(() => this.keptBytes)
   private patternsOf = ''
   /** The inverse Gram matrix of each moment's patterns, by size, wave speed and the moment's memories. */
-  private readonly grams = new Map<string, Float64Array>()
-  private gramEntries = 0
+  private readonly grams = new ByteLru<string, Float64Array>(() => 8 * GRAM_CACHE_ENTRIES)
   /** Each field's moments and splits, while it stands still. */
   private readonly kept = new Map<number, Analysis>()
   /** The last path recomputed on the host, kept while the field and its history stand still (questions come in runs). */
@@ -446,13 +445,8 @@ export class MemoryReader {
       for (let h = 0; h <= g; h++) gram[g * j + h] = gram[h * j + g] = this.c2 * product(p, own[h])
     })
     const inv = invert(gram, j)
-    // dropped all at once past GRAM_CACHE_ENTRIES numbers (a field of many moments of many writes)
-    this.gramEntries += j * j
-    if (this.gramEntries > GRAM_CACHE_ENTRIES) {
-      this.grams.clear()
-      this.gramEntries = j * j
-    }
-    this.grams.set(this.gramKey(moment), inv)
+    // at most GRAM_CACHE_ENTRIES numbers (a field of many moments of many writes), least recently used out first
+    this.grams.set(this.gramKey(moment), inv, inv.byteLength)
     return inv
   }
 
