@@ -153,8 +153,9 @@ export class StationMedium {
 
   /**
    * For each query vector (a mood's, a track's: standardised perceptions), the traces whose moment it
-   * resonates with above the floor, with their scores; one sweep for all. A zero vector has no
-   * wavefront and resonates with nothing.
+   * reads beyond the floor, with their scores: above it, they resonate; below minus it, they oppose
+   * it (a reading within the noise says nothing, and is left out). One sweep for all. A zero vector
+   * has no wavefront and resonates with nothing.
    */
   async resonance(vectors: readonly Float64Array[]): Promise<Map<string, number>[]> {
     const live = vectors.map((v) => v.some((x) => x !== 0))
@@ -164,7 +165,7 @@ export class StationMedium {
       const out = new Map<string, number>()
       if (!live[i]) return out
       this.traces.forEach((t, k) => {
-        if (scores[k][q] > floor[k]) out.set(t.id, scores[k][q])
+        if (Math.abs(scores[k][q]) > floor[k]) out.set(t.id, scores[k][q])
       })
       q++
       return out

@@ -137,4 +137,23 @@ describe("selection with the medium's ranking", () => {
       resonance: null,
     })
   })
+
+  test('a track the medium opposes (its reading below minus the floor) is passed over while another allowed track is not opposed; when every one is, recency decides among them all', () => {
+    const block = BLOCKS['Evening Signals'] // pool: mid96, mid100, fast128, fast140, unknown
+    // the control: no reading at all, recency in library order
+    expect(pickNext(library, block, [], Infinity, { by: 'mood', scores: new Map() }).track.id).toBe('mid96')
+    const opposed = new Map([
+      ['mid96', -0.3],
+      ['fast128', -0.2],
+    ])
+    expect(pickNext(library, block, [], Infinity, { by: 'mood', scores: opposed })).toMatchObject({
+      track: { id: 'mid100' },
+      by: 'recency',
+      resonance: null,
+    })
+    // a resonant track still wins over the rest
+    expect(pickNext(library, block, [], Infinity, { by: 'mood', scores: new Map([...opposed, ['fast140', 0.1]]) }).track.id).toBe('fast140')
+    const all = new Map(['mid96', 'mid100', 'fast128', 'fast140', 'unknown'].map((id) => [id, -0.5]))
+    expect(pickNext(library, block, [], Infinity, { by: 'mood', scores: all })).toMatchObject({ track: { id: 'mid96' }, by: 'recency' })
+  })
 })

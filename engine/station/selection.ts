@@ -16,7 +16,8 @@ export interface Pick {
   resonance: number | null
 }
 
-/** The medium's reading of the tracks (only those above its noise floor are in `scores`). */
+/** The medium's reading of the tracks: only readings beyond its noise floor are in `scores`, above it
+ * (resonant) or below minus it (opposed); a track whose reading lies within the noise is absent. */
 export interface Ranking {
   by: 'mood' | 'cluster'
   scores: ReadonlyMap<string, number>
@@ -53,7 +54,8 @@ export const noRepeatWindow = (size: number, cap = Infinity): number => Math.max
 
 /** The next track. Of the block's pool, those not played in the last `noRepeatWindow(pool)` picks;
  * among them a track that has waited DUE_AFTER_POOLS x the pool's size picks (the longest waiting),
- * else the highest score in `ranking`, else the least recently played (library order breaks ties).
+ * else the highest positive score in `ranking`, else the least recently played of those it does not
+ * oppose (library order breaks ties).
  * `noRepeatCap` holds the window shorter than half the pool. */
 export function pickNext(
   tracks: readonly Track[],
@@ -71,17 +73,19 @@ export function pickNext(
   const inBand = (t: Track) => bandDistance(t.bpm, block.bpm) === 0
   // picks since a track last played (never played: the whole history)
   const waited = (t: Track) => history.length - 1 - history.lastIndexOf(t.id)
-  const longestWaiting = () => open.reduce((best, t) => (waited(t) > waited(best) ? t : best))
+  const leastRecent = (of: Track[]) => of.reduce((best, t) => (waited(t) > waited(best) ? t : best))
   if (open.some((t) => waited(t) >= DUE_AFTER_POOLS * pool.length)) {
-    const track = longestWaiting()
+    const track = leastRecent(open)
     return { track, in_band: inBand(track), by: 'recency', resonance: null }
   }
   const { scores } = ranking
-  const resonant = open.filter((t) => scores.has(t.id))
+  const resonant = open.filter((t) => (scores.get(t.id) ?? 0) > 0)
   if (resonant.length) {
     const track = resonant.reduce((best, t) => (scores.get(t.id)! > scores.get(best.id)! ? t : best))
     return { track, in_band: inBand(track), by: ranking.by, resonance: scores.get(track.id)! }
   }
-  const track = longestWaiting()
+  // nothing resonates: the least recently played of those the medium does not oppose (all, when it opposes every one)
+  const neutral = open.filter((t) => !scores.has(t.id))
+  const track = leastRecent(neutral.length ? neutral : open)
   return { track, in_band: inBand(track), by: 'recency', resonance: null }
 }
