@@ -1,6 +1,9 @@
 // `npm run bench`: cell-updates per second of the field step on each backend, through the engine as
 // users drive it: the full equation (graphene_model at 300 K: noise, saturation, viscosity, a leaky
-// sponge) with the energy ledger every step and a timeline sample every 10 steps.
+// sponge) with the energy ledger every step and a timeline sample every 10 steps. On the GPU each
+// single-field size runs twice more, without the timeline and then also with the step's tile sums
+// through shared memory instead of subgroups (where the adapter has them): the step alone and its
+// variants, in one run, to set beside a plain kernel of the same update on the same machine.
 import { availableParallelism, cpus } from 'node:os'
 import type { BackendChoice } from '../engine/field/backend.js'
 import { createNodeEngine } from '../engine/node.js'
@@ -8,17 +11,26 @@ import { findAdapter } from '../engine/gpu/device.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'
 import { DEFAULT_SIZES, SOFTWARE_MAX_N } from './dream.js'
 
+/** Steps between timeline samples as users run the engine. */
+const TIMELINE = 10
+
 interface Case {
   backend: 'cpu' | 'gpu'
   n: number
   fields: number
   threads?: number
+  /** Steps between timeline samples: 10 as users run it, 0 for the step and its books alone. */
+  timeline_interval: number
+  /** GPU only: false forces the step's tile sums through shared memory where subgroups are offered. */
+  subgroups?: boolean
 }
 
 interface Result extends Case {
   steps: number
   seconds: number
   cell_updates_per_second: number
+  /** The GPU step's tile sums: subgroups or shared memory ('-' on the CPU). */
+  tile_sums?: string
 }
 
 export interface FieldBenchOptions {
@@ -31,14 +43,31 @@ export interface FieldBenchOptions {
 }
 
 export interface FieldBenchReport {
-  machine: { cpu?: string; cores: number; node: string; gpu_adapter: string | null; gpu_software: boolean | null }
+  machine: {
+    cpu?: string
+    cores: number
+    node: string
+    gpu_adapter: string | null
+    gpu_software: boolean | null
+    /** The adapter offers subgroups (the GPU step's default tile sums). */
+    gpu_subgroups: boolean | null
+  }
+  /** timeline_interval: as users run it; each result says its own (0: no timeline). */
   conditions: { material: string; temperature_k: number; timeline_interval: number }
   results: Result[]
   skipped: string[]
 }
 
 async function measure(c: Case, budget: number): Promise<Result> {
-  const engine = await createNodeEngine({ backend: c.backend, size: c.n, fields: c.fields, material: 'graphene_model', threads: c.threads })
+  const engine = await createNodeEngine({
+    backend: c.backend,
+    size: c.n,
+    fields: c.fields,
+    material: 'graphene_model',
+    threads: c.threads,
+    timeline_interval: c.timeline_interval,
+    gpu_subgroups: c.subgroups,
+  })
   try {
     for (let f = 0; f < c.fields; f++) await engine.write(`benchmark pattern ${f}`, 0.8, f)
     await engine.step(10) // warm-up: JIT, pipelines, first submit
@@ -59,14 +88,20 @@ async function measure(c: Case, budget: number): Promise<Result> {
 }
 
 const label = (c: Case) =>
-  `${c.backend} N = ${c.n}${c.fields > 1 ? ` x ${c.fields} fields` : ''}${c.backend === 'cpu' ? `, ${c.threads} thread${c.threads === 1 ? '' : 's'}` : ''}`
+  `${c.backend} N = ${c.n}${c.fields > 1 ? ` x ${c.fields} fields` : ''}${c.backend === 'cpu' ? `, ${c.threads} thread${c.threads === 1 ? '' : 's'}` : ''}` +
+  `${c.timeline_interval ? '' : ', no timeline'}${c.subgroups === false ? ', shared-memory tile sums' : ''}`
+
+/** How the GPU step summed its tiles' ledger terms. */
+const tileSums = (c: Case, subgroupsOffered: boolean) =>
+  c.backend === 'cpu' ? '-' : c.subgroups !== false && subgroupsOffered ? 'subgroups' : 'shared memory'
 
 export async function runFieldBench(o: FieldBenchOptions, say: (line: string) => void = () => {}): Promise<FieldBenchReport> {
   const cases: Case[] = []
   const threads = [1, Math.min(2, availableParallelism())]
   if (o.backend !== 'gpu') {
-    for (const n of o.sizes ?? DEFAULT_SIZES) for (const t of threads) cases.push({ backend: 'cpu', n, fields: 1, threads: t })
-    for (const t of threads) cases.push({ backend: 'cpu', n: 96, fields: 64, threads: t })
+    for (const n of o.sizes ?? DEFAULT_SIZES)
+      for (const t of threads) cases.push({ backend: 'cpu', n, fields: 1, threads: t, timeline_interval: TIMELINE })
+    for (const t of threads) cases.push({ backend: 'cpu', n: 96, fields: 64, threads: t, timeline_interval: TIMELINE })
   }
   const adapter = o.backend === 'cpu' ? undefined : await findAdapter(await nodeGpu().catch(() => undefined))
   const skipped: string[] = []
@@ -75,9 +110,12 @@ export async function runFieldBench(o: FieldBenchOptions, say: (line: string) =>
     for (const n of o.sizes ?? DEFAULT_SIZES) {
       if (adapter.software && !o.sizes && n > SOFTWARE_MAX_N)
         skipped.push(`gpu N=${n}: software adapter (name the size with --sizes to run it anyway)`)
-      else cases.push({ backend: 'gpu', n, fields: 1 })
+      else {
+        cases.push({ backend: 'gpu', n, fields: 1, timeline_interval: TIMELINE }, { backend: 'gpu', n, fields: 1, timeline_interval: 0 })
+        if (adapter.subgroups) cases.push({ backend: 'gpu', n, fields: 1, timeline_interval: 0, subgroups: false })
+      }
     }
-    cases.push({ backend: 'gpu', n: 96, fields: 64 })
+    cases.push({ backend: 'gpu', n: 96, fields: 64, timeline_interval: TIMELINE })
   } else if (o.backend !== 'cpu') skipped.push('gpu: no WebGPU adapter')
   const results: Result[] = []
   for (const c of cases) {
@@ -86,7 +124,7 @@ export async function runFieldBench(o: FieldBenchOptions, say: (line: string) =>
     say(
       `field: ${label(c)}: ${(r.cell_updates_per_second / 1e6).toFixed(1)} M cell-updates/s (${r.steps} steps in ${r.seconds.toFixed(2)} s)`,
     )
-    results.push(r)
+    results.push({ ...r, tile_sums: tileSums(c, adapter?.subgroups ?? false) })
   }
   return {
     machine: {
@@ -95,8 +133,9 @@ export async function runFieldBench(o: FieldBenchOptions, say: (line: string) =>
       node: process.version,
       gpu_adapter: adapter?.name ?? null,
       gpu_software: adapter?.software ?? null,
+      gpu_subgroups: adapter?.subgroups ?? null,
     },
-    conditions: { material: 'graphene_model', temperature_k: 300, timeline_interval: 10 },
+    conditions: { material: 'graphene_model', temperature_k: 300, timeline_interval: TIMELINE },
     results,
     skipped,
   }
@@ -109,7 +148,10 @@ export function fieldTable(r: FieldBenchReport): Record<string, string | number>
     N: x.n,
     fields: x.fields,
     threads: x.backend === 'cpu' ? (x.threads ?? 1) : '-',
+    timeline: x.timeline_interval ? `every ${x.timeline_interval}` : 'off',
+    'tile sums': x.tile_sums ?? '-',
     steps: x.steps,
     'M cell-updates/s': (x.cell_updates_per_second / 1e6).toFixed(1),
+    'G cell-updates/s': (x.cell_updates_per_second / 1e9).toFixed(3),
   }))
 }

@@ -3,7 +3,8 @@
 // host then binds (u, u_next, u_prev) as the next (u_prev, u, u_next), three bind groups in a ring.
 // Fields of a batch lie one after another (field z at z * n * n); the dispatch's z is the field.
 // `struct Params` and `const TILE` (the workgroup's side) are generated from engine/field/params.ts
-// and prepended by the host, with shaders/common.wgsl (the hash, the sponge, the workgroup sum).
+// and prepended by the host, with shaders/common.wgsl (the hash, the sponge, the workgroup sum) and
+// the step's tile sum (shaders/tile_sum.wgsl, or tile_sum_subgroups.wgsl where the device has subgroups).
 // CPU twin: engine/cpu/field_step.ts (same arithmetic, same order); test: engine/field/field_step.test.ts.
 
 @group(0) @binding(0) var<uniform> P: Params;
@@ -37,40 +38,66 @@ fn sponge(x: u32, y: u32) -> f32 {
   return sponge_strength(P.n, P.sponge_width, P.sponge_inv_width, P.sponge_max, x, y);
 }
 
+// One cell's update from its 4 neighbours in u (nu) and in u_prev (np), left, right, up, down, and
+// its sponge strength s; writes u_next[i] and returns the cell's 4 ledger terms.
+fn cell(i: u32, nu: vec4<f32>, np: vec4<f32>, s: f32) -> vec4<f32> {
+  let uc = u[i];
+  let pc = u_prev[i];
+  let lap_u = ((nu.x + nu.y) + (nu.z + nu.w)) - 4.0 * uc;
+  let lap_p = ((np.x + np.y) + (np.z + np.w)) - 4.0 * pc;
+  let vel = uc - pc;
+  let f_bulk = P.viscosity * (lap_u - lap_p) - P.damping * vel;
+  let f_sponge = -(s * vel);
+  let u2 = uc * uc;
+  let sat = (P.nonlinearity * (u2 * uc)) / (1.0 + u2);
+  let noise = P.noise * xi(i, P.noise_key);
+  let next = (((((uc + vel) + P.c2 * lap_u) + f_bulk) + f_sponge) - sat) + noise;
+  u_next[i] = next;
+  let dw = next - pc;
+  return vec4<f32>(-(f_bulk * dw), -(f_sponge * dw), sat * dw, noise * dw);
+}
+
+// `Lanes` and `tile_total` come from shaders/tile_sum.wgsl or tile_sum_subgroups.wgsl (the host picks).
 @compute @workgroup_size(TILE, TILE / ROWS, 1)
-fn step(@builtin(local_invocation_id) local: vec3<u32>, @builtin(local_invocation_index) lid: u32,
+fn step(@builtin(local_invocation_id) local: vec3<u32>, lanes: Lanes,
         @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
   let field = wid.z;
   let base = field * P.n * P.n;
-  let gx = wid.x * TILE + local.x;
+  let x0 = wid.x * TILE;
+  let y0 = wid.y * TILE;
+  let gx = x0 + local.x;
+  // Both are the same for the whole workgroup (a uniform branch). `inner`: the tile and its 1-cell
+  // halo lie inside the field, so no neighbour read needs its bounds check. `calm`: every cell is at
+  // least sponge_width deep, where sponge_strength is exactly 0 (max(width - d, 0) is 0), so it is
+  // not computed: the same arithmetic either way, the same bits.
+  let inner = x0 > 0u && y0 > 0u && x0 + TILE < P.n && y0 + TILE < P.n;
+  let calm = inner && f32(min(min(x0, y0), min(P.n - x0 - TILE, P.n - y0 - TILE))) >= P.sponge_width;
   var work = vec4<f32>(0.0);
-  for (var r = 0u; r < ROWS; r++) {
-    let gy = wid.y * TILE + local.y + r * (TILE / ROWS);
-    if (gx < P.n && gy < P.n) {
-      let x = i32(gx);
-      let y = i32(gy);
+  if (inner) {
+    for (var r = 0u; r < ROWS; r++) {
+      let gy = y0 + local.y + r * (TILE / ROWS);
       let i = base + gy * P.n + gx;
-      let uc = u[i];
-      let pc = u_prev[i];
-      let lap_u = ((read_u(base, x - 1, y) + read_u(base, x + 1, y)) + (read_u(base, x, y - 1) + read_u(base, x, y + 1))) - 4.0 * uc;
-      let lap_p = ((read_prev(base, x - 1, y) + read_prev(base, x + 1, y)) + (read_prev(base, x, y - 1) + read_prev(base, x, y + 1))) - 4.0 * pc;
-      let vel = uc - pc;
-      let f_bulk = P.viscosity * (lap_u - lap_p) - P.damping * vel;
-      let f_sponge = -(sponge(gx, gy) * vel);
-      let u2 = uc * uc;
-      let sat = (P.nonlinearity * (u2 * uc)) / (1.0 + u2);
-      let noise = P.noise * xi(i, P.noise_key);
-      let next = (((((uc + vel) + P.c2 * lap_u) + f_bulk) + f_sponge) - sat) + noise;
-      u_next[i] = next;
-      let dw = next - pc;
-      work += vec4<f32>(-(f_bulk * dw), -(f_sponge * dw), sat * dw, noise * dw);
+      var s = 0.0;
+      if (!calm) { s = sponge(gx, gy); }
+      work += cell(i, vec4<f32>(u[i - 1u], u[i + 1u], u[i - P.n], u[i + P.n]),
+                   vec4<f32>(u_prev[i - 1u], u_prev[i + 1u], u_prev[i - P.n], u_prev[i + P.n]), s);
+    }
+  } else {
+    for (var r = 0u; r < ROWS; r++) {
+      let gy = y0 + local.y + r * (TILE / ROWS);
+      if (gx < P.n && gy < P.n) {
+        let x = i32(gx);
+        let y = i32(gy);
+        work += cell(base + gy * P.n + gx,
+                     vec4<f32>(read_u(base, x - 1, y), read_u(base, x + 1, y), read_u(base, x, y - 1), read_u(base, x, y + 1)),
+                     vec4<f32>(read_prev(base, x - 1, y), read_prev(base, x + 1, y), read_prev(base, x, y - 1), read_prev(base, x, y + 1)),
+                     sponge(gx, gy));
+      }
     }
   }
-  partial[lid] = work;
-  reduce_rows(lid, TILE / ROWS);
-  if (lid == 0u) {
+  let total = tile_total(lanes, work);
+  if (lanes.lid == 0u) {
     let k = 4u * ((P.ledger_slot * P.fields + field) * P.tiles_per_field + wid.y * groups.x + wid.x);
-    let total = partial[0];
     tile_sums[k] = total.x;
     tile_sums[k + 1u] = total.y;
     tile_sums[k + 2u] = total.z;

@@ -5,7 +5,7 @@
 import { WasmFieldBackend } from '../cpu/wasm.js'
 import { CrystalError, isCrystalError } from '../errors.js'
 import { GpuFieldBackend } from '../gpu/backend.js'
-import { findAdapter, openDevice } from '../gpu/device.js'
+import { type AdapterChoice, findAdapter, openDevice } from '../gpu/device.js'
 import type { BackendChoice, FieldBackend, ThreadSpawner } from '../field/backend.js'
 
 export interface BackendOptions {
@@ -14,6 +14,8 @@ export interface BackendOptions {
   fields: number
   /** navigator.gpu, or Dawn's in Node; absent (or undefined, or a CrystalError saying why) where there is no WebGPU. */
   gpu?: () => Promise<GPU | undefined>
+  /** false keeps the GPU step's tile sums on shared memory where the adapter offers subgroups (default: use them). */
+  subgroups?: boolean
   /** CPU threads (1 unless a spawner is given). */
   threads?: number
   spawnThread?: ThreadSpawner
@@ -40,6 +42,7 @@ export async function selectBackend(o: BackendOptions): Promise<SelectedBackend>
     return cpu(`cpu backend: ${e.message}`)
   }
   const choice = await findAdapter(gpu)
+  const open = (c: AdapterChoice) => openDevice({ ...c, subgroups: c.subgroups && o.subgroups !== false })
   if (o.backend === 'gpu') {
     if (!choice)
       throw new CrystalError(
@@ -48,7 +51,7 @@ export async function selectBackend(o: BackendOptions): Promise<SelectedBackend>
         {},
         "install a Vulkan driver (or Debian's chromium for SwiftShader), or use --backend cpu",
       )
-    const device = await openDevice(choice)
+    const device = await open(choice)
     return {
       backend: await GpuFieldBackend.create(device, o.n, o.fields, choice.name),
       reason: `gpu backend: asked for (${choice.name}${choice.software ? ', software' : ''})`,
@@ -56,7 +59,7 @@ export async function selectBackend(o: BackendOptions): Promise<SelectedBackend>
   }
   if (!choice) return cpu('cpu backend: no WebGPU adapter')
   if (choice.software) return cpu(`cpu backend: the only WebGPU adapter is a software one (${choice.name}), slower than the CPU`)
-  const device = await openDevice(choice)
+  const device = await open(choice)
   return {
     backend: await GpuFieldBackend.create(device, o.n, o.fields, choice.name),
     reason: `gpu backend: hardware adapter ${choice.name}`,

@@ -89,6 +89,7 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
     n: size,
     fields,
     gpu: o.gpu,
+    subgroups: o.gpu_subgroups,
     threads: o.threads,
     spawnThread: o.spawnThread,
   })

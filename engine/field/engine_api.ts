@@ -37,6 +37,8 @@ export interface EngineOptions {
   /** The text encoding writes and recall use (ENCODING_VERSION unless given; a resumed field brings its own). */
   encoding?: EncodingVersion
   gpu?: () => Promise<GPU | undefined>
+  /** false: the GPU step sums its tiles through shared memory even where the adapter offers subgroups (the bench's control). */
+  gpu_subgroups?: boolean
   threads?: number
   spawnThread?: ThreadSpawner
   /** Told once which backend runs and why (the CLI prints it on stderr). */

@@ -7,8 +7,8 @@ import { cpuBackend, gpuBackend } from '../../testing/backends.js'
 import { paramsFor, randomField } from '../../testing/fixtures.js'
 import type { FieldBackend, LedgerSample } from './backend.js'
 import { noiseKey } from './noise.js'
-import { TILE } from './params.js'
-import { findAdapter, openDevice } from '../gpu/device.js'
+import { type StepParams, TILE } from './params.js'
+import { type AdapterChoice, findAdapter, openDevice } from '../gpu/device.js'
 import { GpuFieldBackend } from '../gpu/backend.js'
 import { nodeGpu } from '../gpu/webgpu.node.js'
 
@@ -16,8 +16,8 @@ const SEED = 1234
 const SAMPLE_INTERVAL = 250
 
 /** Runs the reference for `steps` steps and returns the state, the ledger and the sampled energies. */
-function reference(n: number, fields: number, steps: number) {
-  const p = paramsFor(n, fields)
+function reference(n: number, fields: number, steps: number, params = paramsFor(n, fields)) {
+  const p = { ...params }
   let prev: Float32Array = randomField(n, fields, 2)
   let cur: Float32Array = randomField(n, fields, 1)
   let next: Float32Array = new Float32Array(cur.length)
@@ -32,10 +32,14 @@ function reference(n: number, fields: number, steps: number) {
   return { u: cur, prev, ledger, energies }
 }
 
-async function run(backend: FieldBackend, steps: number): Promise<{ u: Float32Array; ledger: Float64Array; samples: LedgerSample[] }> {
+async function run(
+  backend: FieldBackend,
+  steps: number,
+  params = paramsFor(backend.n, backend.fields),
+): Promise<{ u: Float32Array; ledger: Float64Array; samples: LedgerSample[] }> {
   const { n, fields } = backend
   await backend.load(randomField(n, fields, 1), randomField(n, fields, 2))
-  const samples = await backend.step({ steps, first_step: 0, seed: SEED, sample_interval: SAMPLE_INTERVAL, params: paramsFor(n, fields) })
+  const samples = await backend.step({ steps, first_step: 0, seed: SEED, sample_interval: SAMPLE_INTERVAL, params })
   return { u: (await backend.read()).u, ledger: await backend.ledger(), samples }
 }
 
@@ -54,6 +58,15 @@ const relative = (a: number, b: number) => Math.abs(a - b) / Math.max(Math.abs(a
 const opened: FieldBackend[] = []
 afterAll(() => opened.forEach((b) => b.destroy()))
 
+/** A GPU backend on the test adapter, its step summing tiles with subgroups or, forced, through shared memory. */
+async function gpuWith(n: number, subgroups: boolean, ringBytes?: number): Promise<{ gpu: GpuFieldBackend; choice: AdapterChoice }> {
+  const choice = (await findAdapter(await nodeGpu()))!
+  const device = await openDevice({ ...choice, subgroups: subgroups && choice.subgroups })
+  const gpu = await GpuFieldBackend.create(device, n, 1, choice.name, ringBytes)
+  opened.push(gpu)
+  return { gpu, choice }
+}
+
 describe('WGSL on WebGPU against the CPU twin', () => {
   // The WGSL does the reference's float32 operations in the reference's order. On SwiftShader it
   // matches bit for bit; a driver that fuses a multiply-add (Vulkan allows it) differs by an ulp
@@ -71,6 +84,9 @@ describe('WGSL on WebGPU against the CPU twin', () => {
       const gpu = await gpuBackend(n, fields)
       opened.push(gpu)
       expect(gpu.kind).toBe('gpu')
+      // the backend as users get it sums its tiles with subgroups wherever the adapter offers them
+      const choice = (await findAdapter(await nodeGpu()))!
+      expect((gpu as GpuFieldBackend).device.features.has('subgroups')).toBe(choice.subgroups)
       const got = await run(gpu, 1000)
       const want = reference(n, fields, 1000)
       expect(maxAbs(want.u)).toBeGreaterThan(0.01) // the field is alive, so the comparison means something
@@ -85,15 +101,38 @@ describe('WGSL on WebGPU against the CPU twin', () => {
 
   test("a ring of 3 slots for the tiles' ledger terms (folded mid-submit, as at N = 2048): 1,000 steps keep the books", async () => {
     const n = 32
-    const choice = (await findAdapter(await nodeGpu()))!
-    const gpu = await GpuFieldBackend.create(await openDevice(choice), n, 1, choice.name, 3 * 4 * (n / TILE) ** 2 * 4)
-    opened.push(gpu)
+    const { gpu } = await gpuWith(n, true, 3 * 4 * (n / TILE) ** 2 * 4)
     const got = await run(gpu, 1000)
     const want = reference(n, 1, 1000)
     expect(maxDiff(got.u, want.u)).toBeLessThanOrEqual(FIELD_TOLERANCE * maxAbs(want.u))
     for (let i = 0; i < want.ledger.length; i++) expect(relative(got.ledger[i], want.ledger[i])).toBeLessThan(SUM_TOLERANCE)
     got.samples.forEach((s, k) => expect(relative(s.fields[0][0], want.energies[k][0])).toBeLessThan(SUM_TOLERANCE))
   })
+
+  // N = 80 is 5 x 5 tiles of 16. With a sponge 20 cells wide, the step meets all three kinds of
+  // workgroup: the 16 at the edge (bounds-checked reads), the 8 inside whose cells are in the sponge
+  // (unchecked reads, the sponge computed) and the middle one past the sponge (unchecked, no sponge).
+  const wide: StepParams = { ...paramsFor(80), sponge_width: 20, sponge_inv_width: Math.fround(1 / 20) }
+  let wideRun: ReturnType<typeof reference> | undefined
+  const wideReference = () => (wideRun ??= reference(80, 1, 1000, wide))
+  for (const subgroups of [true, false]) {
+    test(`tiles at the edge, inside the sponge and past it, tile sums ${subgroups ? 'by subgroups where offered' : 'through shared memory (forced)'}: 1,000 steps agree`, async () => {
+      const { gpu, choice } = await gpuWith(80, subgroups)
+      expect(gpu.device.features.has('subgroups')).toBe(subgroups && choice.subgroups)
+      const got = await run(gpu, 1000, wide)
+      const wideWant = wideReference()
+      expect(maxAbs(wideWant.u)).toBeGreaterThan(0.01)
+      expect(maxDiff(got.u, wideWant.u)).toBeLessThanOrEqual(FIELD_TOLERANCE * maxAbs(wideWant.u))
+      for (let i = 0; i < 4; i++) expect(relative(got.ledger[i], wideWant.ledger[i])).toBeLessThan(SUM_TOLERANCE)
+      got.samples.forEach((s, k) => expect(relative(s.fields[0][0], wideWant.energies[k][0])).toBeLessThan(SUM_TOLERANCE))
+      // the middle tile moved: the comparison covers the unchecked, sponge-free path
+      const n = 80
+      let middle = 0
+      for (let y = 2 * TILE; y < 3 * TILE; y++)
+        for (let x = 2 * TILE; x < 3 * TILE; x++) middle = Math.max(middle, Math.abs(wideWant.u[y * n + x]))
+      expect(middle).toBeGreaterThan(1e-3)
+    })
+  }
 })
 
 describe('the WASM SIMD kernel against the CPU twin', () => {

@@ -13,7 +13,7 @@ import { GpuAdjointRunner } from './adjoint.js'
 import { GpuDreamOps } from './dream.js'
 import { GpuRecorder } from './record.js'
 import { GpuHeldSums } from './sums.js'
-import { type GpuContext, kernelModule } from './context.js'
+import { fieldStepModule, type GpuContext } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 import { Transfers } from './transfers.js'
 
@@ -107,7 +107,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     // two slots per timeline sample, then one per fold
     this.reduceUniforms = buffer(3 * MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
 
-    const fieldModule = kernelModule(device, wgslStruct('Params', STEP_PARAM_LAYOUT), SHADERS.field_step)
+    const fieldModule = fieldStepModule(device)
     const reduceModule = device.createShaderModule({ code: wgslStruct('Reduce', REDUCE_PARAM_LAYOUT) + SHADERS.reduce })
     const entry = (binding: number, type: 'uniform' | 'read-only-storage' | 'storage'): GPUBindGroupLayoutEntry =>
       type === 'uniform'

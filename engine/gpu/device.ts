@@ -6,6 +6,11 @@ export interface AdapterChoice {
   /** A software rasterizer (SwiftShader, lavapipe): correct, but slower than the CPU backend. */
   software: boolean
   name: string
+  /**
+   * The adapter offers `subgroups` and the WGSL has the subgroup_id builtins: the field step then sums
+   * its tiles' ledger terms with subgroupAdd (shaders/tile_sum_subgroups.wgsl). False keeps it on shared memory.
+   */
+  subgroups: boolean
 }
 
 export async function findAdapter(gpu: GPU | undefined): Promise<AdapterChoice | undefined> {
@@ -19,14 +24,17 @@ export async function findAdapter(gpu: GPU | undefined): Promise<AdapterChoice |
     (adapter as GPUAdapter & { isFallbackAdapter?: boolean }).isFallbackAdapter === true ||
     info.adapterType === 'cpu' ||
     /swiftshader|llvmpipe|lavapipe|software/i.test(name)
-  return { adapter, software, name }
+  // optional chains: an older browser has no wgslLanguageFeatures, and the tests' stand-in adapters no features
+  const subgroups = (adapter.features?.has('subgroups') ?? false) && (gpu.wgslLanguageFeatures?.has('subgroup_id') ?? false)
+  return { adapter, software, name, subgroups }
 }
 
-/** A device with the adapter's largest buffer limits (batched fields are big). */
+/** A device with the adapter's largest buffer limits (batched fields are big), and subgroups where the choice has them. */
 export async function openDevice(choice: AdapterChoice): Promise<GPUDevice> {
   const { limits } = choice.adapter
   try {
     return await choice.adapter.requestDevice({
+      requiredFeatures: choice.subgroups ? ['subgroups' as GPUFeatureName] : [],
       requiredLimits: {
         maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
         maxBufferSize: limits.maxBufferSize,

@@ -4,9 +4,8 @@
 // values are those the backend's own energy and potential read back (the same kernels, the same
 // order); the engine does the float64 arithmetic on them as before.
 import type { HeldSums } from '../field/backend.js'
-import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, type StepParams } from '../field/params.js'
-import { kernelModule, type GpuContext } from './context.js'
-import { SHADERS } from './shaders.gen.js'
+import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, type StepParams } from '../field/params.js'
+import { fieldStepModule, type GpuContext } from './context.js'
 
 const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST
 const UNIFORM = 0x40 | 0x8
@@ -29,7 +28,7 @@ export class GpuHeldSums implements HeldSums {
     private readonly ledger: GPUBuffer,
   ) {
     const { device, n, fields } = gpu
-    const module = kernelModule(device, wgslStruct('Params', STEP_PARAM_LAYOUT), SHADERS.field_step)
+    const module = fieldStepModule(device)
     const pipeline = (entryPoint: string) => device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint } })
     this.kernels = { energy: pipeline('energy'), potential: pipeline('potential') }
     this.tiles = Math.ceil(n / TILE) ** 2

@@ -1,0 +1,15 @@
+// The step's tile sum where the device has no subgroups (a browser may not offer them): every
+// invocation's four ledger terms through shared memory, reduce_rows (two barriers, then serial
+// sums of 16 and of 4). Its twin with subgroups is shaders/tile_sum_subgroups.wgsl; the host
+// prepends one of the two to shaders/field_step.wgsl (engine/gpu/context.ts fieldStepModule).
+
+struct Lanes {
+  @builtin(local_invocation_index) lid: u32,
+}
+
+/** The workgroup's sum of `work`, valid in invocation 0. Every invocation must call it. */
+fn tile_total(lanes: Lanes, work: vec4<f32>) -> vec4<f32> {
+  partial[lanes.lid] = work;
+  reduce_rows(lanes.lid, TILE / ROWS);
+  return partial[0];
+}
