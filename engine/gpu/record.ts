@@ -5,7 +5,7 @@
 // then every plane of the cells detection reads (shaders/gather.wgsl), in one more. CPU twin:
 // engine/cpu/record.ts; tests: engine/detect/spectra.test.ts, engine/discovery/record.test.ts.
 import type { WindowRecorder, WindowRecording } from '../field/backend.js'
-import { type PlaneSource, windowCoefficients, windowPlanes } from '../detect/spectra.js'
+import { HeldPlanes, sharedFloats, windowCoefficients, windowPlanes } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
 import { packStruct, wgslStruct } from '../field/params.js'
 import { kernelModule, type GpuContext } from './context.js'
@@ -27,38 +27,6 @@ const GATHER_LAYOUT = [
 ] as const
 /** Planes of the tail read back first: the stability plane (sum |u|), the stability sums, u. */
 const TAIL = 3
-
-/**
- * One field's window as the host holds it: the stability plane of every cell, and every plane of the
- * cells gathered (gathered[at + p] is plane p of the cell listed at `at`).
- */
-class HeldPlanes implements PlaneSource {
-  /** Per cell, where its planes begin in `gathered` (-1: not gathered); made by `hold`, the last gather's. */
-  private at: Int32Array | undefined
-  private gathered: Float32Array = new Float32Array(0)
-
-  constructor(
-    private readonly field: number,
-    private readonly stability: Float32Array,
-  ) {}
-
-  hold(cells: readonly number[], gathered: Float32Array, from: number, planes: number): void {
-    this.gathered = gathered
-    this.at = new Int32Array(this.stability.length).fill(-1)
-    cells.forEach((c, j) => (this.at![c] = from + j * planes))
-  }
-
-  plane(p: number, cell: number): number {
-    if (p === 1) return this.stability[cell]
-    const at = this.at?.[cell] ?? -1
-    if (at < 0)
-      throw new CrystalError(
-        'internal',
-        `recorded window of field ${this.field}: plane ${p} of cell ${cell} was not gathered from the GPU (gather the cells detection reads first)`,
-      )
-    return this.gathered[at + p]
-  }
-}
 
 export class GpuRecorder implements WindowRecorder {
   /** Buffers of whole planes. */
@@ -153,22 +121,27 @@ export class GpuRecorder implements WindowRecorder {
   }
 
   /**
-   * The stability plane, the stability sums and u (`full`), or the sums alone, in one read; the other
-   * planes stay on the GPU until `gather` brings back those of the cells asked for.
+   * The stability plane, the stability sums and u (`full`; u unless `u` is false), or the sums alone,
+   * in one read; the other planes stay on the GPU until `gather` brings back those of the cells asked
+   * for. What comes back is on shared memory (sharedFloats): worker threads detect on it without a copy.
    */
-  async collect(full: boolean): Promise<WindowRecording> {
+  async collect(full: boolean, u = full): Promise<WindowRecording> {
     if (!this.chunks.length) this.allocate(0)
     const bytes = this.planeBytes
     const floats = bytes / 4
     const tail = this.tail!
+    const withU = full && u
     const encoder = this.gpu.device.createCommandEncoder()
     // plane 1 (sum |u|), from the chunk that holds it
     if (full) encoder.copyBufferToBuffer(this.chunks[Math.floor(1 / this.perChunk)], (1 % this.perChunk) * bytes, tail, 0, bytes)
     encoder.copyBufferToBuffer(this.sums(), 0, tail, bytes, bytes)
-    if (full) encoder.copyBufferToBuffer(this.gpu.state().u, 0, tail, 2 * bytes, bytes)
+    if (withU) encoder.copyBufferToBuffer(this.gpu.state().u, 0, tail, 2 * bytes, bytes)
     const from = full ? 0 : bytes
-    const back = new Float32Array(await this.gpu.transfers.read(tail, from, (full ? TAIL : 1) * bytes, encoder, () => this.gpu.failure()))
+    const planes = full ? (withU ? TAIL : TAIL - 1) : 1
+    const read = await this.gpu.transfers.read(tail, from, planes * bytes, encoder, () => this.gpu.failure())
     this.gpu.check()
+    const back = sharedFloats(planes * floats)
+    back.set(new Float32Array(read))
     const cells = this.gpu.n * this.gpu.n
     const sums = full ? back.subarray(floats, 2 * floats) : back
     const held = Array.from({ length: full ? this.gpu.fields : 0 }, (_, f) => new HeldPlanes(f, back.subarray(f * cells, (f + 1) * cells)))
@@ -179,7 +152,7 @@ export class GpuRecorder implements WindowRecorder {
         return held[f]
       },
       sums,
-      u: full ? back.subarray(2 * floats) : new Float32Array(0),
+      u: withU ? back.subarray(2 * floats) : new Float32Array(0),
       gather: (wanted) => this.gather(wanted, held),
     }
   }
@@ -207,7 +180,7 @@ export class GpuRecorder implements WindowRecorder {
     })
     const pipeline = this.gatherer
     const size = cells * this.gpu.fields
-    const gathered = new Float32Array(listed.length * planes)
+    const gathered = sharedFloats(listed.length * planes)
     try {
       for (let base = 0; base < listed.length; base += perRead) {
         const count = Math.min(perRead, listed.length - base)
