@@ -122,6 +122,13 @@ describe('the recorded window', () => {
     const plane = N * N * FIELDS * 4
     expect(after.bytes_read - before.bytes_read).toBe(3 * plane + gathered * windowPlanes(RECORD_FRAMES) * 4)
     expectClose(got.u, want.u)
+    // without u (the noisy batch's window): the same two reads, a plane fewer
+    const again = await recordWindows(gpu, 1, { withU: false })
+    const last = gpu.transfers()!
+    const cells = again.windows.reduce((a, w) => a + cellsRead(w.spectra, w.later, 1).length, 0)
+    expect(last.reads - after.reads).toBe(2)
+    expect(last.bytes_read - after.bytes_read).toBe(2 * plane + cells * windowPlanes(RECORD_FRAMES) * 4)
+    expect(again.u.length).toBe(0)
   })
 })
 
