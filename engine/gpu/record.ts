@@ -61,6 +61,11 @@ export class GpuRecorder implements WindowRecorder {
     return this.maxBytes ?? Math.min(limits.maxBufferSize, limits.maxStorageBufferBindingSize)
   }
 
+  /** Planes of the tail a read brings back: all of them unless they exceed the largest buffer. */
+  private get perTail(): number {
+    return Math.max(1, Math.floor(this.limit / this.planeBytes))
+  }
+
   /** Chunks for a window `frames` long (its planes), each within the device's limits, and the tail. */
   private allocate(frames: number): void {
     this.release()
@@ -72,7 +77,7 @@ export class GpuRecorder implements WindowRecorder {
     this.chunks = Array.from({ length: count }, (_, c) =>
       device.createBuffer({ size: Math.min(this.perChunk, this.planes - c * this.perChunk) * bytes, usage: STORAGE }),
     )
-    this.tail = device.createBuffer({ size: TAIL * bytes, usage: STORAGE })
+    this.tail = device.createBuffer({ size: Math.min(TAIL, this.perTail) * bytes, usage: STORAGE })
     const factors = windowCoefficients(Math.max(1, frames))
     const coef = device.createBuffer({ size: factors.byteLength, usage: STORAGE })
     this.gpu.transfers.write(coef, 0, factors.buffer as ArrayBuffer)
@@ -122,8 +127,9 @@ export class GpuRecorder implements WindowRecorder {
 
   /**
    * The stability plane, the stability sums and u (`full`; u unless `u` is false), or the sums alone,
-   * in one read; the other planes stay on the GPU until `gather` brings back those of the cells asked
-   * for. What comes back is on shared memory (sharedFloats): worker threads detect on it without a copy.
+   * in one read (one a plane where three planes exceed the largest buffer); the other planes stay on
+   * the GPU until `gather` brings back those of the cells asked for. What comes back is on shared
+   * memory (sharedFloats): worker threads detect on it without a copy.
    */
   async collect(full: boolean, u = full): Promise<WindowRecording> {
     if (!this.chunks.length) this.allocate(0)
@@ -131,17 +137,20 @@ export class GpuRecorder implements WindowRecorder {
     const floats = bytes / 4
     const tail = this.tail!
     const withU = full && u
-    const encoder = this.gpu.device.createCommandEncoder()
-    // plane 1 (sum |u|), from the chunk that holds it
-    if (full) encoder.copyBufferToBuffer(this.chunks[Math.floor(1 / this.perChunk)], (1 % this.perChunk) * bytes, tail, 0, bytes)
-    encoder.copyBufferToBuffer(this.sums(), 0, tail, bytes, bytes)
-    if (withU) encoder.copyBufferToBuffer(this.gpu.state().u, 0, tail, 2 * bytes, bytes)
-    const from = full ? 0 : bytes
-    const planes = full ? (withU ? TAIL : TAIL - 1) : 1
-    const read = await this.gpu.transfers.read(tail, from, planes * bytes, encoder, () => this.gpu.failure())
+    // the planes in the order they come back: plane 1 (sum |u|) from the chunk that holds it, the sums, u
+    const planes: [GPUBuffer, number][] = []
+    if (full) planes.push([this.chunks[Math.floor(1 / this.perChunk)], (1 % this.perChunk) * bytes])
+    planes.push([this.sums(), 0])
+    if (withU) planes.push([this.gpu.state().u, 0])
+    const back = sharedFloats(planes.length * floats)
+    for (let first = 0; first < planes.length; first += this.perTail) {
+      const group = planes.slice(first, first + this.perTail)
+      const encoder = this.gpu.device.createCommandEncoder()
+      group.forEach(([source, offset], k) => encoder.copyBufferToBuffer(source, offset, tail, k * bytes, bytes))
+      const read = await this.gpu.transfers.read(tail, 0, group.length * bytes, encoder, () => this.gpu.failure())
+      back.set(new Float32Array(read), first * floats)
+    }
     this.gpu.check()
-    const back = sharedFloats(planes * floats)
-    back.set(new Float32Array(read))
     const cells = this.gpu.n * this.gpu.n
     const sums = full ? back.subarray(floats, 2 * floats) : back
     const held = Array.from({ length: full ? this.gpu.fields : 0 }, (_, f) => new HeldPlanes(f, back.subarray(f * cells, (f + 1) * cells)))
