@@ -147,8 +147,8 @@ export class GpuRecorder implements WindowRecorder {
       const group = planes.slice(first, first + this.perTail)
       const encoder = this.gpu.device.createCommandEncoder()
       group.forEach(([source, offset], k) => encoder.copyBufferToBuffer(source, offset, tail, k * bytes, bytes))
-      const read = await this.gpu.transfers.read(tail, 0, group.length * bytes, encoder, () => this.gpu.failure())
-      back.set(new Float32Array(read), first * floats)
+      const into = back.subarray(first * floats, (first + group.length) * floats)
+      await this.gpu.transfers.readInto(tail, 0, encoder, () => this.gpu.failure(), into)
     }
     this.gpu.check()
     const cells = this.gpu.n * this.gpu.n
@@ -216,8 +216,8 @@ export class GpuRecorder implements WindowRecorder {
         }
         pass.end()
         try {
-          const back = await transfers.read(out, 0, count * planes * 4, encoder, () => this.gpu.failure())
-          gathered.set(new Float32Array(back), base * planes)
+          const into = gathered.subarray(base * planes, (base + count) * planes)
+          await transfers.readInto(out, 0, encoder, () => this.gpu.failure(), into)
         } finally {
           out.destroy()
         }
