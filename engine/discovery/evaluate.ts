@@ -15,8 +15,6 @@ import { cosine } from '../util/vector.js'
 import { type Detector, IN_THREAD, type Window } from './detector.js'
 import { randomPulse } from './genome.js'
 
-export type { Window } from './detector.js'
-
 /**
  * The recorded window: 32 frames of u, 4 steps apart (128 steps). Structures' dominant frequencies
  * measured with 2 steps apart were all below 0.02 cycles per step, far under this Nyquist limit
