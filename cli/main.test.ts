@@ -136,6 +136,34 @@ describe('evolve, primitives, prune', () => {
     expect(result.qd_score).toBeGreaterThan(0)
   })
 
+  test('--detect-threads 0 detects on the main thread: the same run as on two worker threads', () => {
+    const run = (threads: string) => {
+      const r = crystal(
+        { SVC_CRYSTAL_DATA_DIR: fresh(`threads-${threads}`) },
+        '--quiet',
+        'evolve',
+        '--material',
+        'europium_crystal',
+        ...small,
+        '--detect-threads',
+        threads,
+        '--json',
+      )
+      expect(r.status).toBe(0)
+      return JSON.parse(r.stdout.trim().split('\n').at(-1)!).result
+    }
+    const [inline, pooled] = [run('0'), run('2')]
+    const found = (p: { class: string; hash: string; persistence: number; noise_tolerance: number }) => [
+      p.class,
+      p.hash,
+      p.persistence,
+      p.noise_tolerance,
+    ]
+    expect(inline.registered.length).toBeGreaterThan(0)
+    expect(pooled.registered.map(found)).toEqual(inline.registered.map(found))
+    expect([pooled.qd_score, pooled.elites_by_class]).toEqual([inline.qd_score, inline.elites_by_class])
+  })
+
   test('primitives --export round-trips the registry file; the table, one in full, filters and similar', () => {
     const exported = JSON.parse(crystal(env, 'primitives', '--export').stdout)
     const file = JSON.parse(readFileSync(join(env.SVC_CRYSTAL_DATA_DIR, 'registry.json'), 'utf8'))

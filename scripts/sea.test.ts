@@ -55,6 +55,7 @@ describe.skipIf(!process.env.CRYSTAL_RELEASE_TEST)('the linux-x64 single executa
       'lib/app/index.html',
       'lib/server/crystal/evolve_worker.js',
       'lib/server/crystal/run_worker.js',
+      'lib/engine/discovery/detect_worker.js',
     ]) {
       expect(existsSync(join(dir, f)), f).toBe(true)
     }

@@ -3,11 +3,13 @@
 // the round, which is saved as it registers, then exits).
 import { SingleBar } from 'cli-progress'
 import type { Command } from 'commander'
+import { availableParallelism } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { FIELD_SIZE, SEARCH_DEFAULTS } from '../../engine/contracts/api.js'
 import { CLASS_NAMES, type ClassToken } from '../../engine/contracts/registry.js'
 import { archivesInWords } from '../../engine/discovery/archive.js'
 import { DEFAULT_MIN_PERSISTENCE, discover, type DiscoveryProgress, type DiscoveryResult } from '../../engine/discovery/discovery.js'
+import { DetectPool } from '../../engine/discovery/pool.node.js'
 import { CrystalError } from '../../engine/errors.js'
 import { SwarmLink } from '../../engine/swarm/link.node.js'
 import { exploreRound } from '../../engine/swarm/rounds.js'
@@ -20,6 +22,7 @@ interface SearchOptions {
   size: number
   seed: number
   minPersistence: number
+  detectThreads: number
   materialFile?: string[]
   json?: boolean
 }
@@ -34,6 +37,12 @@ function searchOptions(c: Command): Command {
       'register only structures at least this persistent',
       realNumber('--min-persistence', 0, 1),
       DEFAULT_MIN_PERSISTENCE,
+    )
+    .option(
+      '--detect-threads <n>',
+      "worker threads that detect each generation's structures (0: on the main thread)",
+      wholeNumber('--detect-threads', 0, 1024),
+      availableParallelism(),
     )
     .option('--material-file <file...>', 'also load these material files')
     .option(
@@ -97,6 +106,7 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
       const material = c.catalog(o.materialFile).get(o.material)
       const progress = progressReporter(c, material.name, o.generations, !!o.json)
       const t0 = performance.now()
+      const detector = o.detectThreads ? new DetectPool(o.detectThreads) : undefined
       const result = await discover({
         material,
         generations: o.generations,
@@ -106,8 +116,12 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
         min_persistence: o.minPersistence,
         registry: c.registry(),
         open: c.open,
+        detector,
         onProgress: progress.update,
-      }).finally(progress.stop)
+      }).finally(() => {
+        progress.stop()
+        detector?.close()
+      })
       if (o.json) process.stdout.write(JSON.stringify({ result }) + '\n')
       else process.stdout.write(summary(result, (performance.now() - t0) / 1000))
     })
@@ -152,6 +166,7 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
       const { bus, announce_floor: floor } = c.settings
       const link = bus.url ? await SwarmLink.open({ ...bus, url: bus.url }, c.dataDir, c.say) : undefined
       const requests: { material: string; generations: number }[] = []
+      const detector = o.detectThreads ? new DetectPool(o.detectThreads) : undefined
       link?.onRequest((r) => {
         if (catalog.list().some((e) => e.material.name === r.material)) requests.push(r)
         else c.say(`swarm: ignoring a request from ${r.sender} for unknown material ${r.material}`)
@@ -175,6 +190,7 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
               min_persistence: o.minPersistence,
               registry: c.registry(),
               open: c.open,
+              detector,
               onProgress: (p) => generations.push(p),
             },
             discover,
@@ -211,6 +227,7 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
         if (link) await link.flush()
       } finally {
         process.off('SIGINT', onSigint)
+        detector?.close()
         await link?.close()
       }
       c.say(

@@ -4,7 +4,7 @@
 // reads (a few hundred of a field's thousands). Test: engine/discovery/record.test.ts (against the
 // kernel), engine/detect/spectra.test.ts (against the float64 DFT).
 import type { Recording } from '../detect/dynamics.js'
-import { type PlaneSource, windowCoefficients, windowPlanes, WindowSpectra } from '../detect/spectra.js'
+import { type PlaneData, type PlaneSource, windowCoefficients, windowPlanes, WindowSpectra } from '../detect/spectra.js'
 
 /** One field's frames as the planes of their window. */
 export class FramePlanes implements PlaneSource {
@@ -28,6 +28,10 @@ export class FramePlanes implements PlaneSource {
     let sums = this.sums[cell]
     if (!sums) this.sums[cell] = sums = this.fill(cell)
     return sums[p]
+  }
+
+  data(): PlaneData {
+    return { kind: 'frames', frames: [...this.frames] }
   }
 
   private absSum(cell: number): number {

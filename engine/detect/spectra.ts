@@ -3,6 +3,7 @@
 // accumulated frame by frame where the fields live (shaders/spectra.wgsl, CPU twin
 // engine/cpu/spectra.ts), so that the frames themselves never reach the host. The mean is taken
 // out here, only for the cells detection reads: sum_t (u_t - m) c_t = sum_t u_t c_t - m sum_t c_t.
+import { CrystalError } from '../errors.js'
 
 /** Planes of a window of T frames: sum u, sum |u|, then cos and sin sums of bins 1..T/2. */
 export function windowPlanes(frames: number): number {
@@ -34,9 +35,76 @@ export function windowCoefficients(frames: number): Float32Array {
   return c
 }
 
+/**
+ * A window's planes as plain data that a worker thread can be sent (engine/discovery/detector.ts) and
+ * rebuild its source from: the frames themselves (engine/cpu/spectra.ts FramePlanes), or the
+ * stability plane with the planes of the cells gathered from where the fields live (HeldPlanes).
+ */
+export type PlaneData =
+  | { kind: 'frames'; frames: Float32Array[] }
+  | { kind: 'held'; field: number; stability: Float32Array; cells: readonly number[]; gathered: Float32Array; from: number; planes: number }
+
 /** Plane p of a cell of one field's window (the planes of windowPlanes). */
 export interface PlaneSource {
   plane(p: number, cell: number): number
+  /** The source as data (absent where it cannot be sent: detection then stays on the thread that holds it). */
+  data?(): PlaneData
+}
+
+/**
+ * Floats on memory that worker threads share without a copy where the platform has it (Node, a
+ * cross-origin isolated page), else on memory of their own.
+ */
+export function sharedFloats(length: number): Float32Array {
+  return typeof SharedArrayBuffer === 'function' ? new Float32Array(new SharedArrayBuffer(length * 4)) : new Float32Array(length)
+}
+
+/**
+ * One field's window as the host holds it where the planes live elsewhere (engine/gpu/record.ts): the
+ * stability plane of every cell, and every plane of the cells gathered (gathered[at + p] is plane p of
+ * the cell listed at `at`).
+ */
+export class HeldPlanes implements PlaneSource {
+  /** Per cell, where its planes begin in `gathered` (-1: not gathered); made by `hold`, the last gather's. */
+  private at: Int32Array | undefined
+  private cells: readonly number[] = []
+  private gathered: Float32Array = new Float32Array(0)
+  private from = 0
+  private planes = 0
+
+  constructor(
+    private readonly field: number,
+    private readonly stability: Float32Array,
+  ) {}
+
+  hold(cells: readonly number[], gathered: Float32Array, from: number, planes: number): void {
+    Object.assign(this, { cells, gathered, from, planes })
+    this.at = new Int32Array(this.stability.length).fill(-1)
+    cells.forEach((c, j) => (this.at![c] = from + j * planes))
+  }
+
+  plane(p: number, cell: number): number {
+    if (p === 1) return this.stability[cell]
+    const at = this.at?.[cell] ?? -1
+    if (at < 0)
+      throw new CrystalError(
+        'internal',
+        `recorded window of field ${this.field}: plane ${p} of cell ${cell} was not gathered from where the fields live (gather the cells detection reads first)`,
+      )
+    return this.gathered[at + p]
+  }
+
+  data(): PlaneData {
+    const { field, stability, cells, gathered, from, planes } = this
+    return { kind: 'held', field, stability, cells, gathered, from, planes }
+  }
+
+  /** A window held as `data` describes it. */
+  static of(d: Extract<PlaneData, { kind: 'held' }>): HeldPlanes {
+    const held = new HeldPlanes(d.field, d.stability)
+    if (d.cells.length) held.hold(d.cells, d.gathered, d.from, d.planes)
+    return held
+  }
 }
 
 /** One field's window as detection reads it. */

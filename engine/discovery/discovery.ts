@@ -11,6 +11,7 @@ import type { Engine, EngineOptions } from '../field/engine.js'
 import { quality, type Candidate, type RegisterOutcome, type Registry } from '../registry/registry.js'
 import { rng } from '../util/rng.js'
 import { Archive, cellKey, descriptorsOf, registeredArchive, type Elite } from './archive.js'
+import type { Detector } from './detector.js'
 import { evaluate, type Evaluation } from './evaluate.js'
 import { MAX_PULSES, mutate, randomGenome, type GenomeBounds } from './genome.js'
 
@@ -28,6 +29,8 @@ export interface DiscoveryOptions {
   /** Where finds go: the registry on disk, or one reached over the network (a browser tab's). */
   registry: Pick<Registry, 'list' | 'register'>
   open: (o: EngineOptions) => Promise<Engine>
+  /** Where each generation's structures are detected (detector.ts): on this thread unless given (Node: a DetectPool). */
+  detector?: Detector
   /** Only structures at least this persistent enter the archive. */
   min_persistence?: number
   bounds?: GenomeBounds
@@ -166,7 +169,7 @@ export async function discover(o: DiscoveryOptions): Promise<DiscoveryResult> {
     const members = nextBatch(archive, o, rand, bounds, generation)
     const evaluations = await evaluate(
       members.map((m) => m.genome),
-      { size: o.size, material: o.material, seed: o.seed, open: o.open },
+      { size: o.size, material: o.material, seed: o.seed, open: o.open, detector: o.detector },
     )
     members.forEach((m, i) => {
       const e = (m.evaluation = evaluations[i])

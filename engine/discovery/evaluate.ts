@@ -5,13 +5,14 @@
 // with added noise gives the noise tolerance.
 import type { Genome } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
-import { basinOf, cellsRead, CLASS_RULES, detect, measure, regrowthOf, withResponse, type Structure } from '../detect/detect.js'
+import { basinOf, CLASS_RULES, measure, regrowthOf, withResponse, type Structure } from '../detect/detect.js'
 import { WindowSpectra } from '../detect/spectra.js'
 import { addPulse } from '../encode/pulse.js'
 import { yieldToEventLoop } from '../dream/dream.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
 import { rng } from '../util/rng.js'
 import { cosine } from '../util/vector.js'
+import { type Detector, IN_THREAD, type Window } from './detector.js'
 import { randomPulse } from './genome.js'
 
 /**
@@ -33,6 +34,8 @@ export interface EvaluationConditions {
   seed: number
   /** Opens an engine (the Node or the browser one) with the given options. */
   open: (o: EngineOptions) => Promise<Engine>
+  /** Where the fields' structures are detected (detector.ts): on this thread unless given. */
+  detector?: Detector
 }
 
 export interface Evaluation {
@@ -41,12 +44,6 @@ export interface Evaluation {
   noise_tolerance: number
   /** Energy at the end over energy injected. */
   energy_retention: number
-}
-
-/** A field's recorded window (as its spectra) and the stability map of the later window. */
-export interface Window {
-  spectra: WindowSpectra
-  later: Float32Array
 }
 
 /**
@@ -74,12 +71,17 @@ function meanOf(sums: Float32Array, taken: number): Float32Array {
 
 /**
  * Per field of the engine: a recorded window (RECORD_FRAMES frames, RECORD_DT steps apart), then the
- * stability map of a later window; `u`: every field's u at the end ([field][cell]). The window is
- * reduced to its spectra where the fields live (engine.captureFrame); its stability map, the sums and
- * u come back in one read, then, where the planes stay on the device, the planes of the cells that
- * detect(spectra, later, limit) reads in one more (engine/detect/detect.ts cellsRead).
+ * stability map of a later window; `u`: every field's u at the end ([field][cell]; empty unless
+ * `withU`). The window is reduced to its spectra where the fields live (engine.captureFrame); its
+ * stability map, the sums and u come back in one read, then, where the planes stay on the device, the
+ * planes of the cells that detect(spectra, later, limit) reads in one more (engine/detect/detect.ts
+ * cellsRead, found by `detector`).
  */
-export async function recordWindows(engine: Engine, limit = Infinity): Promise<{ windows: Window[]; u: Float32Array }> {
+export async function recordWindows(
+  engine: Engine,
+  limit = Infinity,
+  { withU = true, detector = IN_THREAD }: { withU?: boolean; detector?: Detector } = {},
+): Promise<{ windows: Window[]; u: Float32Array }> {
   const n = engine.size
   const cells = n * n
   for (let t = 0; t < RECORD_FRAMES; t++) {
@@ -87,13 +89,13 @@ export async function recordWindows(engine: Engine, limit = Infinity): Promise<{
     await engine.captureFrame(t, RECORD_FRAMES)
   }
   const taken = await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
-  const recording = await engine.collectRecording()
+  const recording = await engine.collectRecording(true, withU)
   const later = meanOf(recording.sums, taken)
   const windows = Array.from({ length: engine.fields }, (_, f) => ({
     spectra: new WindowSpectra(n, RECORD_DT, RECORD_FRAMES, recording.window(f)),
     later: later.subarray(f * cells, (f + 1) * cells),
   }))
-  await recording.gather?.(windows.map((w) => cellsRead(w.spectra, w.later, limit)))
+  if (recording.gather) await recording.gather(await detector.cellsRead(windows, limit))
   return { windows, u: recording.u }
 }
 
@@ -189,10 +191,12 @@ async function runBatch(genomes: readonly Genome[], c: EvaluationConditions, noi
     }
     await engine.step(longest - engine.step_count)
     if (genomes.some((g) => g.dream !== 'none')) await engine.dream(genomes.map((g) => g.dream))
-    const { windows, u } = await recordWindows(engine, 1)
+    // only the clean batch is perturbed, from its u
+    const detector = c.detector ?? IN_THREAD
+    const { windows, u } = await recordWindows(engine, 1, { withU: probe, detector })
     // the retention is the clean batch's: the noisy one's books are not read
     const books = probe ? await engine.books() : []
-    const found = await Promise.all(windows.map(async (w) => (await detect(w.spectra, w.later, 1))[0]))
+    const found = await detector.first(windows, 1)
     const answered = probe ? await perturb(engine, found, windows, u) : found
     return { windows, found, answered, retention: books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0)) }
   } finally {

@@ -145,7 +145,7 @@ export interface WindowRecording {
   window(field: number): PlaneSource
   /** The stability sums, [field][cell]. */
   sums: Float32Array
-  /** Every field's u as it is now (none when the planes were not asked for). */
+  /** Every field's u as it is now (none when it or the planes were not asked for). */
   u: Float32Array
   /**
    * Where the planes stay where the fields live (the GPU): brings back every plane of the cells listed
@@ -158,8 +158,8 @@ export interface WindowRecording {
 export interface WindowRecorder {
   /** Adds every field's u as it is now as frame `slot` of a window `frames` long (slot 0 starts a new one). */
   capture(slot: number, frames: number): Promise<void>
-  /** The window (`full`) or only the sums, in one read back. */
-  collect(full: boolean): Promise<WindowRecording>
+  /** The window (`full`) or only the sums, in one read back; with every field's u where `u` (default: `full`). */
+  collect(full: boolean, u?: boolean): Promise<WindowRecording>
   destroy(): void
 }
 

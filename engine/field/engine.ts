@@ -393,8 +393,8 @@ class FieldEngine implements Engine {
     return this.recorder.capture(requireInteger('slot', slot, 0, frames - 1), frames)
   }
 
-  collectRecording(full = true): Promise<WindowRecording> {
-    return this.recorder.collect(full)
+  collectRecording(full = true, u = full): Promise<WindowRecording> {
+    return this.recorder.collect(full, u)
   }
 
   async accumulateStability(reset: boolean): Promise<void> {

@@ -147,11 +147,11 @@ export interface Engine {
   /**
    * Adds every field's u as frame `slot` of a recorded window `frames` long, where the fields live
    * (slot 0 starts a new window); `collectRecording` reads the window's stability plane back with the
-   * stability sums and u at once (the other planes where the recording's `gather` names their cells),
-   * or (full false) the sums alone (docs/discovery.md, evolve's evaluation).
+   * stability sums and u (unless `u` is false) at once (the other planes where the recording's `gather`
+   * names their cells), or (full false) the sums alone (docs/discovery.md, evolve's evaluation).
    */
   captureFrame(slot: number, frames: number): Promise<void>
-  collectRecording(full?: boolean): Promise<WindowRecording>
+  collectRecording(full?: boolean, u?: boolean): Promise<WindowRecording>
   /** Host-device traffic so far; null on the CPU backend, whose fields are in host memory. */
   transfers(): TransferCounts | null
   /** Writes, scalings and their steps, oldest first (recall's adjoint run walks it backwards). */

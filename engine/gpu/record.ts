@@ -5,7 +5,7 @@
 // then every plane of the cells detection reads (shaders/gather.wgsl), in one more. CPU twin:
 // engine/cpu/record.ts; tests: engine/detect/spectra.test.ts, engine/discovery/record.test.ts.
 import type { WindowRecorder, WindowRecording } from '../field/backend.js'
-import { type PlaneSource, windowCoefficients, windowPlanes } from '../detect/spectra.js'
+import { HeldPlanes, sharedFloats, windowCoefficients, windowPlanes } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
 import { packStruct, wgslStruct } from '../field/params.js'
 import { kernelModule, type GpuContext } from './context.js'
@@ -27,38 +27,6 @@ const GATHER_LAYOUT = [
 ] as const
 /** Planes of the tail read back first: the stability plane (sum |u|), the stability sums, u. */
 const TAIL = 3
-
-/**
- * One field's window as the host holds it: the stability plane of every cell, and every plane of the
- * cells gathered (gathered[at + p] is plane p of the cell listed at `at`).
- */
-class HeldPlanes implements PlaneSource {
-  /** Per cell, where its planes begin in `gathered` (-1: not gathered); made by `hold`, the last gather's. */
-  private at: Int32Array | undefined
-  private gathered: Float32Array = new Float32Array(0)
-
-  constructor(
-    private readonly field: number,
-    private readonly stability: Float32Array,
-  ) {}
-
-  hold(cells: readonly number[], gathered: Float32Array, from: number, planes: number): void {
-    this.gathered = gathered
-    this.at = new Int32Array(this.stability.length).fill(-1)
-    cells.forEach((c, j) => (this.at![c] = from + j * planes))
-  }
-
-  plane(p: number, cell: number): number {
-    if (p === 1) return this.stability[cell]
-    const at = this.at?.[cell] ?? -1
-    if (at < 0)
-      throw new CrystalError(
-        'internal',
-        `recorded window of field ${this.field}: plane ${p} of cell ${cell} was not gathered from the GPU (gather the cells detection reads first)`,
-      )
-    return this.gathered[at + p]
-  }
-}
 
 export class GpuRecorder implements WindowRecorder {
   /** Buffers of whole planes. */
@@ -93,6 +61,11 @@ export class GpuRecorder implements WindowRecorder {
     return this.maxBytes ?? Math.min(limits.maxBufferSize, limits.maxStorageBufferBindingSize)
   }
 
+  /** Planes of the tail a read brings back: all of them unless they exceed the largest buffer. */
+  private get perTail(): number {
+    return Math.max(1, Math.floor(this.limit / this.planeBytes))
+  }
+
   /** Chunks for a window `frames` long (its planes), each within the device's limits, and the tail. */
   private allocate(frames: number): void {
     this.release()
@@ -104,7 +77,7 @@ export class GpuRecorder implements WindowRecorder {
     this.chunks = Array.from({ length: count }, (_, c) =>
       device.createBuffer({ size: Math.min(this.perChunk, this.planes - c * this.perChunk) * bytes, usage: STORAGE }),
     )
-    this.tail = device.createBuffer({ size: TAIL * bytes, usage: STORAGE })
+    this.tail = device.createBuffer({ size: Math.min(TAIL, this.perTail) * bytes, usage: STORAGE })
     const factors = windowCoefficients(Math.max(1, frames))
     const coef = device.createBuffer({ size: factors.byteLength, usage: STORAGE })
     this.gpu.transfers.write(coef, 0, factors.buffer as ArrayBuffer)
@@ -153,21 +126,30 @@ export class GpuRecorder implements WindowRecorder {
   }
 
   /**
-   * The stability plane, the stability sums and u (`full`), or the sums alone, in one read; the other
-   * planes stay on the GPU until `gather` brings back those of the cells asked for.
+   * The stability plane, the stability sums and u (`full`; u unless `u` is false), or the sums alone,
+   * in one read (one a plane where three planes exceed the largest buffer); the other planes stay on
+   * the GPU until `gather` brings back those of the cells asked for. What comes back is on shared
+   * memory (sharedFloats): worker threads detect on it without a copy.
    */
-  async collect(full: boolean): Promise<WindowRecording> {
+  async collect(full: boolean, u = full): Promise<WindowRecording> {
     if (!this.chunks.length) this.allocate(0)
     const bytes = this.planeBytes
     const floats = bytes / 4
     const tail = this.tail!
-    const encoder = this.gpu.device.createCommandEncoder()
-    // plane 1 (sum |u|), from the chunk that holds it
-    if (full) encoder.copyBufferToBuffer(this.chunks[Math.floor(1 / this.perChunk)], (1 % this.perChunk) * bytes, tail, 0, bytes)
-    encoder.copyBufferToBuffer(this.sums(), 0, tail, bytes, bytes)
-    if (full) encoder.copyBufferToBuffer(this.gpu.state().u, 0, tail, 2 * bytes, bytes)
-    const from = full ? 0 : bytes
-    const back = new Float32Array(await this.gpu.transfers.read(tail, from, (full ? TAIL : 1) * bytes, encoder, () => this.gpu.failure()))
+    const withU = full && u
+    // the planes in the order they come back: plane 1 (sum |u|) from the chunk that holds it, the sums, u
+    const planes: [GPUBuffer, number][] = []
+    if (full) planes.push([this.chunks[Math.floor(1 / this.perChunk)], (1 % this.perChunk) * bytes])
+    planes.push([this.sums(), 0])
+    if (withU) planes.push([this.gpu.state().u, 0])
+    const back = sharedFloats(planes.length * floats)
+    for (let first = 0; first < planes.length; first += this.perTail) {
+      const group = planes.slice(first, first + this.perTail)
+      const encoder = this.gpu.device.createCommandEncoder()
+      group.forEach(([source, offset], k) => encoder.copyBufferToBuffer(source, offset, tail, k * bytes, bytes))
+      const into = back.subarray(first * floats, (first + group.length) * floats)
+      await this.gpu.transfers.readInto(tail, 0, encoder, () => this.gpu.failure(), into)
+    }
     this.gpu.check()
     const cells = this.gpu.n * this.gpu.n
     const sums = full ? back.subarray(floats, 2 * floats) : back
@@ -179,7 +161,7 @@ export class GpuRecorder implements WindowRecorder {
         return held[f]
       },
       sums,
-      u: full ? back.subarray(2 * floats) : new Float32Array(0),
+      u: withU ? back.subarray(2 * floats) : new Float32Array(0),
       gather: (wanted) => this.gather(wanted, held),
     }
   }
@@ -207,7 +189,7 @@ export class GpuRecorder implements WindowRecorder {
     })
     const pipeline = this.gatherer
     const size = cells * this.gpu.fields
-    const gathered = new Float32Array(listed.length * planes)
+    const gathered = sharedFloats(listed.length * planes)
     try {
       for (let base = 0; base < listed.length; base += perRead) {
         const count = Math.min(perRead, listed.length - base)
@@ -234,8 +216,8 @@ export class GpuRecorder implements WindowRecorder {
         }
         pass.end()
         try {
-          const back = await transfers.read(out, 0, count * planes * 4, encoder, () => this.gpu.failure())
-          gathered.set(new Float32Array(back), base * planes)
+          const into = gathered.subarray(base * planes, (base + count) * planes)
+          await transfers.readInto(out, 0, encoder, () => this.gpu.failure(), into)
         } finally {
           out.destroy()
         }

@@ -38,13 +38,29 @@ export class Transfers implements TransferCounts {
   }
 
   /** Copies `bytes` of `src` at `offset` back to the host, after the work `encoder` holds. */
-  async read(
+  read(src: GPUBuffer, offset: number, bytes: number, encoder: GPUCommandEncoder, failure: () => string | undefined): Promise<ArrayBuffer> {
+    return this.mapped(src, offset, bytes, encoder, failure, (range) => range.slice(0))
+  }
+
+  /** read's bytes copied straight into `into` (memory of the caller's, such as one shared with worker threads): one copy, not two. */
+  readInto(
+    src: GPUBuffer,
+    offset: number,
+    encoder: GPUCommandEncoder,
+    failure: () => string | undefined,
+    into: Float32Array,
+  ): Promise<void> {
+    return this.mapped(src, offset, into.byteLength, encoder, failure, (range) => into.set(new Float32Array(range)))
+  }
+
+  private async mapped<T>(
     src: GPUBuffer,
     offset: number,
     bytes: number,
     encoder: GPUCommandEncoder,
     failure: () => string | undefined,
-  ): Promise<ArrayBuffer> {
+    use: (range: ArrayBuffer) => T,
+  ): Promise<T> {
     const staging = this.device.createBuffer({ size: bytes, usage: MAP_READ | COPY_DST })
     encoder.copyBufferToBuffer(src, offset, staging, 0, bytes)
     this.submit(encoder)
@@ -52,7 +68,7 @@ export class Transfers implements TransferCounts {
     this.reads++
     try {
       await staging.mapAsync(MAP_READ)
-      return staging.getMappedRange().slice(0)
+      return use(staging.getMappedRange())
     } catch (e) {
       throw new CrystalError('backend_unavailable', `reading back from the GPU failed: ${failure() ?? (e as Error).message}`)
     } finally {

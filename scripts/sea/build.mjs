@@ -92,7 +92,7 @@ const SHIPPED = [
   ['CHANGELOG.md', 'CHANGELOG.md'],
 ]
 
-/** The CLI as one CommonJS file (the SEA main) and the server's workers (evolve, .crystal programs) as ES module files for lib/. */
+/** The CLI as one CommonJS file (the SEA main) and the workers (the server's evolve and .crystal programs, evolve's detection) as ES module files for lib/. */
 async function bundle(work) {
   const common = {
     bundle: true,
@@ -112,12 +112,12 @@ async function bundle(work) {
   })
   // a worker is a file on disk: an ES module (it awaits at top level) with a require for its CommonJS parts
   const esmBanner = "import { createRequire as __besideRequire } from 'node:module'; const require = __besideRequire(import.meta.url);"
-  for (const worker of ['evolve_worker', 'run_worker']) {
+  for (const worker of ['server/crystal/evolve_worker', 'server/crystal/run_worker', 'engine/discovery/detect_worker']) {
     await build({
       ...common,
-      entryPoints: [join(ROOT, `server/crystal/${worker}.ts`)],
+      entryPoints: [join(ROOT, `${worker}.ts`)],
       format: 'esm',
-      outfile: join(work, `lib/server/crystal/${worker}.js`),
+      outfile: join(work, `lib/${worker}.js`),
       banner: { js: esmBanner + besideBanner },
     })
   }

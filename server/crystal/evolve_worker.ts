@@ -4,6 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads'
 import { SEARCH_DEFAULTS, type Job } from '../../engine/contracts/api.js'
 import type { Material } from '../../engine/contracts/material.js'
 import { discover } from '../../engine/discovery/discovery.js'
+import { DetectPool } from '../../engine/discovery/pool.node.js'
 import type { Engine } from '../../engine/field/engine.js'
 import { createNodeEngine } from '../../engine/node.js'
 import { FileRegistryStore } from '../../engine/registry/file_store.node.js'
@@ -20,6 +21,8 @@ export interface EvolveWork {
 }
 
 const { request, material, dataDir, backend, limits } = workerData as EvolveWork
+// each generation's detection on the cores (docs/discovery.md)
+const detector = new DetectPool()
 try {
   const result = await discover({
     material,
@@ -29,9 +32,12 @@ try {
     seed: request.seed ?? SEARCH_DEFAULTS.seed,
     registry: new Registry(new FileRegistryStore(dataDir), limits),
     open: (o) => createNodeEngine({ ...o, backend, threads: 1 }),
+    detector,
     onProgress: (progress) => parentPort!.postMessage({ type: 'progress', progress }),
   })
   parentPort!.postMessage({ type: 'done', registered: result.registered.map((p) => p.id), registered_archive: result.registered_archive })
 } catch (e) {
   parentPort!.postMessage({ type: 'failed', message: (e as Error).message })
+} finally {
+  detector.close()
 }

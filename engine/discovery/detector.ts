@@ -1,0 +1,59 @@
+// Where a generation's detection runs (docs/discovery.md, "Detection in parallel"): on the thread that
+// holds the windows (IN_THREAD, the browser's), or on a pool of worker threads (engine/discovery/pool.node.ts
+// in Node), each sent a field's window as data on shared memory (engine/detect/spectra.ts PlaneData)
+// and running the same functions on it, so that both give the same structures.
+import { FramePlanes } from '../cpu/spectra.js'
+import { cellsRead, detect, type Structure } from '../detect/detect.js'
+import { HeldPlanes, type PlaneData, WindowSpectra } from '../detect/spectra.js'
+import { CrystalError } from '../errors.js'
+
+/** A field's window (its spectra) and the stability map of the later window. */
+export interface Window {
+  spectra: WindowSpectra
+  later: Float32Array
+}
+
+export interface Detector {
+  /** Per window, the cells whose planes detect(spectra, later, limit) reads beyond the stability map (detect.ts cellsRead). */
+  cellsRead(windows: readonly Window[], limit: number): Promise<number[][]>
+  /** Per window, the first structure detect(spectra, later, limit) finds. */
+  first(windows: readonly Window[], limit: number): Promise<(Structure | undefined)[]>
+}
+
+export const IN_THREAD: Detector = {
+  cellsRead: (windows, limit) => Promise.resolve(windows.map((w) => cellsRead(w.spectra, w.later, limit))),
+  first: (windows, limit) => Promise.all(windows.map(async (w) => (await detect(w.spectra, w.later, limit))[0])),
+}
+
+export type DetectOp = 'cells' | 'first'
+
+/** A window as a worker is sent it. */
+export interface DetectJob {
+  n: number
+  dt: number
+  frames: number
+  source: PlaneData
+  later: Float32Array
+  limit: number
+}
+
+/** On memory of its own, a view is sent whole (its buffer with it): then only its own floats go. */
+const sendable = (a: Float32Array) => (typeof SharedArrayBuffer === 'function' && a.buffer instanceof SharedArrayBuffer ? a : a.slice())
+
+export function jobOf(w: Window, limit: number): DetectJob {
+  const { n, dt, frames, source } = w.spectra
+  const data = source.data?.()
+  if (!data) throw new CrystalError('internal', 'this recorded window cannot be sent to a worker thread (its planes have no data form)')
+  const planes: PlaneData =
+    data.kind === 'frames'
+      ? { kind: 'frames', frames: data.frames.map(sendable) }
+      : { ...data, stability: sendable(data.stability), gathered: sendable(data.gathered) }
+  return { n, dt, frames, source: planes, later: sendable(w.later), limit }
+}
+
+/** What a worker does with a job: the same as IN_THREAD with the window rebuilt from its data. */
+export async function runJob(op: DetectOp, job: DetectJob): Promise<number[] | Structure | undefined> {
+  const source = job.source.kind === 'frames' ? new FramePlanes(job.source.frames) : HeldPlanes.of(job.source)
+  const w = { spectra: new WindowSpectra(job.n, job.dt, job.frames, source), later: job.later }
+  return op === 'cells' ? (await IN_THREAD.cellsRead([w], job.limit))[0] : (await IN_THREAD.first([w], job.limit))[0]
+}
