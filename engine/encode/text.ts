@@ -6,7 +6,7 @@
 import { createBLAKE3, type IHasher } from 'hash-wasm'
 import { CrystalError } from '../errors.js'
 import type { Pulse } from './pulse.js'
-import { wavefront3 } from './text3.js'
+import { type Text3, wavefront3 } from './text3.js'
 import { BLAKE3_MAX_INPUT, blake3Into, type EncodeModule, encodeKernel, layout } from './wasm.js'
 
 /** The encodings this build can write and read: a medium keeps the one its memories were written with. */
@@ -247,6 +247,13 @@ function wasmPasses(k: EncodeModule, n: number, streamWords: number): Passes {
   }
 }
 
+/** Version 3's parts of `text`: its streams and each one's share of the energy (the identity's, then each word's equal share). */
+export async function textParts3(text: string, n: number, importance = 1): Promise<Text3> {
+  const streams = await textStreams(text, n, 3)
+  const words = streams.length - 1
+  return { streams, shares: streams.map((_, p) => (p ? (1 - IDENTITY_WEIGHT) / words : words ? IDENTITY_WEIGHT : 1)), importance }
+}
+
 /**
  * The wavefront of `text` on an n x n field: IDENTITY_WEIGHT of the energy in the identity part and
  * the rest spread evenly over the word parts (each scaled to unit RMS first), then scaled so that the
@@ -257,9 +264,7 @@ export async function textWavefront(text: string, n: number, options: EncodeOpti
   if (version !== 2 && version !== 3)
     throw new CrystalError('bad_argument', `text encoding ${version} is not available in this build`, { field: 'encoding' })
   if (version === 3) {
-    const streams = await textStreams(text, n, 3)
-    const words = streams.length - 1
-    const shares = streams.map((_, p) => (p ? (1 - IDENTITY_WEIGHT) / words : words ? IDENTITY_WEIGHT : 1))
+    const { streams, shares } = await textParts3(text, n)
     return wavefront3(streams, n, shares, SOURCE_RADIUS_CELLS, kernel)
   }
   const [streams, module] = await Promise.all([textStreams(text, n, 2), kernel === 'wasm' ? encodeKernel() : undefined])
