@@ -2,8 +2,9 @@
 // (engine/encode/text3.ts): the same wavefront at odd and even sides, for one word, many, and a text
 // over one blake3 chunk; the superposition lands in the field; the empty text is refused as on the host.
 import { afterAll, describe, expect, test } from 'vitest'
-import { gpuBackend } from '../../testing/backends.js'
-import { textParts3, textWavefront } from '../encode/text.js'
+import { engineOn, gpuBackend } from '../../testing/backends.js'
+import { sourceCount, textParts3, textWavefront } from '../encode/text.js'
+import type { TransferCounts } from '../field/backend.js'
 import type { GpuFieldBackend } from './backend.js'
 
 const GPU_TEST_TIMEOUT = 300_000
@@ -49,5 +50,57 @@ describe('encoding version 3 on the GPU against text3.ts', () => {
     const { u, prev } = await gpu.read()
     expect(u).toEqual(got)
     expect(prev).toEqual(got)
+  })
+})
+
+describe('a write on the GPU engine encodes on the device', () => {
+  const quiet = { size: 48, material: 'europium_crystal', temperature_k: 0 } as const
+  const TEXTS = [
+    { text: 'amber lattice hums', importance: 1 },
+    { text: 'the cold glyph remembers', importance: 0.5 },
+  ]
+
+  test("the CPU engine's field and books; recall finds what it wrote, an erased field nothing; the counts of a write", {
+    timeout: GPU_TEST_TIMEOUT,
+  }, async () => {
+    const [gpu, cpu] = [await engineOn('gpu', quiet), await engineOn('cpu', quiet)]
+    opened.push(gpu, cpu)
+    for (const e of [gpu, cpu]) {
+      await e.writeMany(TEXTS)
+      await e.step(10)
+    }
+    await Promise.all([gpu, cpu].map((e) => e.write('river stones')))
+    const [g, c] = [await gpu.read(), await cpu.read()]
+    expect(Math.max(...c.u.map(Math.abs))).toBeGreaterThan(0.5)
+    // ten steps of float32 on either backend apart, not the encoding: within 1e-5 of the peak
+    c.u.forEach((v, i) => expect(Math.abs(g.u[i] - v)).toBeLessThanOrEqual(1e-5))
+    const [[bg], [bc]] = [await gpu.books(), await cpu.books()]
+    expect(Math.abs(bg.injected - bc.injected)).toBeLessThan(1e-5 * bc.injected)
+    expect(Math.abs(bg.energy - bc.energy)).toBeLessThan(1e-5 * bc.energy)
+
+    const hits = await gpu.recall('amber lattice', 2)
+    expect(hits.hits[0]?.text).toBe('amber lattice hums')
+    expect((await cpu.recall('amber lattice', 2)).hits.map((h) => h.memory)).toEqual(hits.hits.map((h) => h.memory))
+    await gpu.scale(new Float32Array(48 * 48))
+    expect((await gpu.recall('amber lattice', 2)).hits).toEqual([])
+
+    // what one write costs, against the path it replaced, in the same run: its wavefront made on the host and injected
+    const text = 'river stones' // three parts: the identity and two words
+    const counts = [gpu.transfers()!]
+    await gpu.write(text)
+    counts.push(gpu.transfers()!)
+    await gpu.inject(await textWavefront(text, 48))
+    counts.push(gpu.transfers()!)
+    const [write, host] = [0, 1].map((k) =>
+      Object.fromEntries(Object.entries(counts[k]).map(([key, v]) => [key, counts[k + 1][key as keyof TransferCounts] - v])),
+    )
+    const [parts, cells, words] = [3, 48 * 48, 2 * sourceCount(48)]
+    // the books' reads as before, then the parts' energies (8 bytes each) and the wavefront, for recall
+    expect(write.reads - host.reads).toBe(2)
+    expect(write.bytes_read - host.bytes_read).toBe(8 * parts + 4 * cells)
+    expect(write.submits - host.submits).toBe(1)
+    // up: the parts' streams, a uniform slot and a scale each, not the wavefront
+    expect(write.bytes_written - host.bytes_written).toBe(parts * (4 * words + 256 + 4) - 4 * cells)
+    expect(write.writes - host.writes).toBe(3 - 1)
   })
 })
