@@ -3,9 +3,10 @@
 // over one blake3 chunk; the superposition lands in the field; the empty text is refused as on the host.
 import { afterAll, describe, expect, test } from 'vitest'
 import { engineOn, gpuBackend } from '../../testing/backends.js'
-import { sourceCount, textParts3, textWavefront } from '../encode/text.js'
+import { SOURCE_RADIUS_CELLS, sourceCount, textParts3, textWavefront } from '../encode/text.js'
 import type { TransferCounts } from '../field/backend.js'
 import type { GpuFieldBackend } from './backend.js'
+import { GpuEncoder3 } from './encode3.js'
 
 const GPU_TEST_TIMEOUT = 300_000
 const opened: { destroy(): void }[] = []
@@ -51,6 +52,33 @@ describe('encoding version 3 on the GPU against text3.ts', () => {
     expect(u).toEqual(got)
     expect(prev).toEqual(got)
   })
+})
+
+test('parts uploaded in groups where one buffer cannot hold every stream: the same wavefronts, a write of streams a group', {
+  timeout: GPU_TEST_TIMEOUT,
+}, async () => {
+  const n = 24
+  const gpu = (await gpuBackend(n, 1)) as GpuFieldBackend
+  opened.push(gpu)
+  const texts = await Promise.all([textParts3('amber lattice, amber song', n, 1), textParts3('cold glyph', n, 0.5)])
+  const words = texts[0].streams[0].length
+  // room for 2 parts' streams: 7 parts (4 and 3) in 4 groups, uploaded by each pass
+  const encoder = new GpuEncoder3(
+    gpu,
+    gpu.device.createBuffer({ size: 4 * n * n, usage: 0x80 | 0x4 | 0x8 }),
+    SOURCE_RADIUS_CELLS,
+    8 * words + 4,
+  )
+  const before = gpu.transfers.snapshot()
+  const got = await encoder.encode(texts)
+  expect(gpu.transfers.snapshot().writes - before.writes).toBe(1 + 4 + 1 + 4) // uniforms, groups, scales, groups
+  for (const [k, text] of ['amber lattice, amber song', 'cold glyph'].entries())
+    expect(compare(got[k], await textWavefront(text, n, { version: 3, kernel: 'typescript' })).largest).toBeLessThanOrEqual(
+      texts[k].streams.length * 2 ** -21,
+    )
+  if (/swiftshader/i.test(gpu.description))
+    expect(got[1]).toEqual(await textWavefront('cold glyph', n, { version: 3, kernel: 'typescript' }))
+  encoder.destroy()
 })
 
 describe('a write on the GPU engine encodes on the device', () => {

@@ -39,11 +39,15 @@ export class GpuEncoder3 {
   private readonly out: GPUBuffer
   private streams?: GPUBuffer
 
-  /** `sum`: n*n f32, where encode leaves the texts' superposition. */
+  /**
+   * `sum`: n*n f32, where encode leaves the texts' superposition. `maxBytes`: the largest streams
+   * buffer to make, the device's limits unless given (a test gives less, to upload parts in groups).
+   */
   constructor(
     private readonly gpu: GpuContext,
     private readonly sum: GPUBuffer,
     radiusCells: number,
+    private readonly maxBytes?: number,
   ) {
     const { device, n } = gpu
     const entry = (binding: number, type: GPUBufferBindingType): GPUBindGroupLayoutEntry => ({
@@ -88,7 +92,8 @@ export class GpuEncoder3 {
       throw new CrystalError('internal', `encoding 3 on the GPU: every part of a call has ${words} stream words`)
     // as many parts' streams on the device at once as one binding holds (all of them, but for long texts at large N)
     const { limits } = device
-    const perGroup = Math.max(1, Math.min(parts.length, Math.floor(Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize) / (4 * words))))
+    const room = this.maxBytes ?? Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize)
+    const perGroup = Math.max(1, Math.min(parts.length, Math.floor(room / (4 * words))))
     if (!this.streams || this.streams.size < 4 * words * perGroup) {
       this.streams?.destroy()
       this.streams = device.createBuffer({ size: 4 * words * perGroup, usage: STORAGE })
