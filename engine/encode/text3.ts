@@ -43,9 +43,9 @@ export function gridSource(stream: Uint32Array, k: number, n: number): { x: numb
 
 export type Kernel3 = 'wasm' | 'typescript'
 
-/** A text to encode and superpose: its streams (identity first), each part's share of the energy, its weight in the sum. */
+/** A text to encode and superpose: its parts' stream inputs (identity first, text.ts streamInputs), each part's share of the energy, its weight in the sum. */
 export interface Text3 {
-  streams: readonly Uint32Array[]
+  inputs: readonly string[]
   shares: readonly number[]
   importance: number
 }

@@ -339,8 +339,8 @@ class FieldEngine implements Engine {
     // recall reads each memory by the pattern written: kept, it is not encoded again
     const superpose = this.encoding === 3 && this.core.superpose3?.bind(this.core)
     if (superpose) {
-      // made and superposed where the field lives; only the streams go up (docs/recall.md)
-      const texts = await Promise.all(items.map(({ text, importance = 1 }) => textParts3(text, this.core.n, importance)))
+      // hashed, made and superposed where the field lives; only the texts go up (docs/recall.md)
+      const texts = items.map(({ text, importance = 1 }) => textParts3(text, importance))
       let waves: Float32Array[] = []
       await this.added(field, async () => void (waves = await superpose(field, texts)))
       items.forEach(({ text }, k) => this.reader.written(text, waves[k]))
@@ -348,7 +348,9 @@ class FieldEngine implements Engine {
       const sum = new Float32Array(this.core.n * this.core.n)
       for (const { text, importance = 1 } of items) {
         const wave = await textWavefront(text, this.core.n, { version: this.encoding })
-        for (let i = 0; i < sum.length; i++) sum[i] += wave[i] * importance
+        // f32 operations, as the GPU's superposition (shaders/encode3.wgsl finish) does them
+        const weight = Math.fround(importance)
+        for (let i = 0; i < sum.length; i++) sum[i] += Math.fround(wave[i] * weight)
         this.reader.written(text, wave)
       }
       await this.inject(sum, field)

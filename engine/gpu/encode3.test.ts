@@ -1,6 +1,7 @@
 // Encoding version 3 made on the device (shaders/encode3.wgsl, ./encode3.ts) against its CPU twin
-// (engine/encode/text3.ts): the same wavefront at odd and even sides, for one word, many, and a text
-// over one blake3 chunk; the superposition lands in the field; the empty text is refused as on the host.
+// (engine/encode/text3.ts), the streams hashed by shaders/blake3.wgsl: the same wavefront at odd and even
+// sides, for one word, many, and a text over one blake3 chunk (hashed on the host); the superposition
+// lands in the field; a GPU engine's write against the CPU engine's, and what a write costs.
 import { afterAll, describe, expect, test } from 'vitest'
 import { engineOn, gpuBackend } from '../../testing/backends.js'
 import { SOURCE_RADIUS_CELLS, sourceCount, textParts3, textWavefront } from '../encode/text.js'
@@ -35,16 +36,17 @@ describe('encoding version 3 on the GPU against text3.ts', () => {
     [16, 'one word', 'cold'],
     [33, 'eight words', 'the cold glyph hums under the quiet ice'],
     [130, 'a repeated word', 'Amber lattice, amber song: the lattice remembers.'],
+    [200, 'streams of two blake3 inputs each', 'river stones'],
     [64, `${LONG.length} characters, 103 words`, LONG],
   ])('n = %i, %s', { timeout: GPU_TEST_TIMEOUT }, async (n, _, text) => {
     const gpu = (await gpuBackend(n, 1)) as GpuFieldBackend
     opened.push(gpu)
-    const parts = await textParts3(text, n)
+    const parts = textParts3(text)
     const [got] = await gpu.superpose3(0, [parts])
     const want = await textWavefront(text, n, { version: 3, kernel: 'typescript' })
     const { differing, largest } = compare(got, want)
     // the peak is 1 and every part adds at most a few ulp of 1 (2^-23) where operations fuse
-    expect(largest).toBeLessThanOrEqual(parts.streams.length * 2 ** -21)
+    expect(largest).toBeLessThanOrEqual(parts.inputs.length * 2 ** -21)
     if (/swiftshader/i.test(gpu.description)) expect(differing).toBe(0)
     expect(Math.max(...want.map(Math.abs))).toBe(1)
     // the field held nothing: it holds the wavefront now, in u and u_prev
@@ -54,30 +56,31 @@ describe('encoding version 3 on the GPU against text3.ts', () => {
   })
 })
 
-test('parts uploaded in groups where one buffer cannot hold every stream: the same wavefronts, a write of streams a group', {
+test('parts in groups where one buffer cannot hold every stream, one hashed on the host (its input over one blake3 chunk): the same wavefronts', {
   timeout: GPU_TEST_TIMEOUT,
 }, async () => {
   const n = 24
   const gpu = (await gpuBackend(n, 1)) as GpuFieldBackend
   opened.push(gpu)
-  const texts = await Promise.all([textParts3('amber lattice, amber song', n, 1), textParts3('cold glyph', n, 0.5)])
-  const words = texts[0].streams[0].length
-  // room for 2 parts' streams: 7 parts (4 and 3) in 4 groups, uploaded by each pass
+  const long = 'amber '.repeat(180) // 1,080 bytes, and the identity's domain before it
+  const texts = [textParts3(long, 1), textParts3('cold glyph', 0.5)]
+  // room for 2 parts' streams: 5 parts (2 and 3) in 3 groups, made by each pass
   const encoder = new GpuEncoder3(
     gpu,
     gpu.device.createBuffer({ size: 4 * n * n, usage: 0x80 | 0x4 | 0x8 }),
     SOURCE_RADIUS_CELLS,
-    8 * words + 4,
+    8 * 2 * sourceCount(n) + 4,
   )
   const before = gpu.transfers.snapshot()
   const got = await encoder.encode(texts)
-  expect(gpu.transfers.snapshot().writes - before.writes).toBe(1 + 4 + 1 + 4) // uniforms, groups, scales, groups
-  for (const [k, text] of ['amber lattice, amber song', 'cold glyph'].entries())
-    expect(compare(got[k], await textWavefront(text, n, { version: 3, kernel: 'typescript' })).largest).toBeLessThanOrEqual(
-      texts[k].streams.length * 2 ** -21,
-    )
-  if (/swiftshader/i.test(gpu.description))
-    expect(got[1]).toEqual(await textWavefront('cold glyph', n, { version: 3, kernel: 'typescript' }))
+  // the uniforms, the inputs and their places, the scales, and the long identity's stream in each pass
+  expect(gpu.transfers.snapshot().writes - before.writes).toBe(4 + 2)
+  for (const [k, text] of [long, 'cold glyph'].entries()) {
+    const want = await textWavefront(text, n, { version: 3, kernel: 'typescript' })
+    const { differing, largest } = compare(got[k], want)
+    expect(largest).toBeLessThanOrEqual(texts[k].inputs.length * 2 ** -21)
+    if (/swiftshader/i.test(gpu.description)) expect(differing).toBe(0)
+  }
   encoder.destroy()
 })
 
@@ -122,13 +125,16 @@ describe('a write on the GPU engine encodes on the device', () => {
     const [write, host] = [0, 1].map((k) =>
       Object.fromEntries(Object.entries(counts[k]).map(([key, v]) => [key, counts[k + 1][key as keyof TransferCounts] - v])),
     )
-    const [parts, cells, words] = [3, 48 * 48, 2 * sourceCount(48)]
+    const [parts, cells] = [3, 48 * 48]
     // the books' reads as before, then the parts' energies (8 bytes each) and the wavefront, for recall
     expect(write.reads - host.reads).toBe(2)
     expect(write.bytes_read - host.bytes_read).toBe(8 * parts + 4 * cells)
     expect(write.submits - host.submits).toBe(1)
     // up: the parts' streams, a uniform slot and a scale each, not the wavefront
-    expect(write.bytes_written - host.bytes_written).toBe(parts * (4 * words + 256 + 4) - 4 * cells)
-    expect(write.writes - host.writes).toBe(3 - 1)
+    // up: the parts' inputs (one 64-byte block each), their places, two uniform slots and a scale each, not the wavefront
+    expect(write.bytes_written - host.bytes_written).toBe(parts * (64 + 8 + 2 * 256 + 4) - 4 * cells)
+    expect(write.writes - host.writes).toBe(5 - 2)
+    // an empty text is refused before anything goes up, as on the host
+    await expect(gpu.write(' ')).rejects.toThrow(/non-empty/)
   })
 })
