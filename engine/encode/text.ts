@@ -6,7 +6,7 @@
 import { createBLAKE3, type IHasher } from 'hash-wasm'
 import { CrystalError } from '../errors.js'
 import type { Pulse } from './pulse.js'
-import { wavefront3 } from './text3.js'
+import { type Text3, wavefront3 } from './text3.js'
 import { BLAKE3_MAX_INPUT, blake3Into, type EncodeModule, encodeKernel, layout } from './wasm.js'
 
 /** The encodings this build can write and read: a medium keeps the one its memories were written with. */
@@ -38,8 +38,24 @@ const WORDS_PER_SOURCE = STREAMS[2].wordsPerSource
 const MAX_TEXT_LENGTH = 100_000
 
 const hashers = new Map<number, Promise<IHasher>>()
-/** hash-wasm's BLAKE3 gives at most 2^17 bits of output a call (4,096 words). */
-const MAX_WORDS_PER_CALL = 4096
+/** hash-wasm's BLAKE3 gives at most 2^17 bits of output a call (4,096 words): a stream's words an input. */
+export const MAX_WORDS_PER_CALL = 4096
+
+/** The input of a stream's words from 4,096 c on. */
+export function streamInput(input: string, c: number): string {
+  return c ? `${input}\0#${c}` : input
+}
+
+/**
+ * The UTF-8 bytes of `input` where the encoding's kernels hash it (one blake3 chunk, and no lone
+ * surrogate, which hash-wasm's UTF-8 encodes its own way); else undefined.
+ */
+export function oneChunk(input: string): Uint8Array | undefined {
+  // UTF-8 takes at least one byte a UTF-16 unit
+  if (input.length > BLAKE3_MAX_INPUT || /\p{Cs}/u.test(input)) return undefined
+  const bytes = utf8.encode(input)
+  return bytes.length <= BLAKE3_MAX_INPUT ? bytes : undefined
+}
 
 /**
  * `count` u32 words of blake3's extendable output of `input`. Beyond 4,096 words (sources for N over
@@ -50,13 +66,12 @@ const MAX_WORDS_PER_CALL = 4096
 export async function blake3Words(input: string, count: number, via: 'kernel' | 'hash-wasm' = 'kernel'): Promise<Uint32Array> {
   const out = new Uint32Array(count)
   // the kernel's words are read through a platform-endian view; a lone surrogate is left to hash-wasm's UTF-8
-  const k = via === 'kernel' && LITTLE_ENDIAN && !/\p{Cs}/u.test(input) ? await encodeKernel() : undefined
+  const k = via === 'kernel' && LITTLE_ENDIAN ? await encodeKernel() : undefined
   for (let c = 0; c * MAX_WORDS_PER_CALL < count; c++) {
     const words = Math.min(MAX_WORDS_PER_CALL, count - c * MAX_WORDS_PER_CALL)
-    const chunk = c ? `${input}\0#${c}` : input
-    // UTF-8 takes at least one byte a UTF-16 unit
-    const bytes = k && chunk.length <= BLAKE3_MAX_INPUT ? utf8.encode(chunk) : undefined
-    if (k && bytes && bytes.length <= BLAKE3_MAX_INPUT) {
+    const chunk = streamInput(input, c)
+    const bytes = k && oneChunk(chunk)
+    if (k && bytes) {
       blake3Into(k, bytes, words, out, c * MAX_WORDS_PER_CALL)
       continue
     }
@@ -125,15 +140,18 @@ export async function textSources(text: string, n: number): Promise<TextSources>
 
 /** The word streams of `text` on an n x n field: the identity part's, then each distinct word's. */
 export async function textStreams(text: string, n: number, version: EncodingVersion): Promise<Uint32Array[]> {
+  const count = sourceCount(n) * STREAMS[version].wordsPerSource
+  return Promise.all(streamInputs(text, version).map((input) => blake3Words(input, count)))
+}
+
+/** The inputs of `text`'s streams: the identity part's, then each distinct word's (a text is checked here). */
+export function streamInputs(text: string, version: EncodingVersion): string[] {
   if (typeof text !== 'string' || text.trim() === '')
     throw new CrystalError('bad_argument', 'text must be a non-empty string', { field: 'text' })
   if (text.length > MAX_TEXT_LENGTH)
     throw new CrystalError('bad_argument', `text is ${text.length} characters, over the limit of ${MAX_TEXT_LENGTH}`, { field: 'text' })
   const domains = STREAMS[version]
-  const count = sourceCount(n) * domains.wordsPerSource
-  return Promise.all(
-    [domains.identity + text, ...wordsOf(text).map((word) => domains.word + word)].map((input) => blake3Words(input, count)),
-  )
+  return [domains.identity + text, ...wordsOf(text).map((word) => domains.word + word)]
 }
 
 /**
@@ -247,6 +265,13 @@ function wasmPasses(k: EncodeModule, n: number, streamWords: number): Passes {
   }
 }
 
+/** Version 3's parts of `text`: their streams' inputs and each one's share of the energy (the identity's, then each word's equal share). */
+export function textParts3(text: string, importance = 1): Text3 {
+  const inputs = streamInputs(text, 3)
+  const words = inputs.length - 1
+  return { inputs, shares: inputs.map((_, p) => (p ? (1 - IDENTITY_WEIGHT) / words : words ? IDENTITY_WEIGHT : 1)), importance }
+}
+
 /**
  * The wavefront of `text` on an n x n field: IDENTITY_WEIGHT of the energy in the identity part and
  * the rest spread evenly over the word parts (each scaled to unit RMS first), then scaled so that the
@@ -257,10 +282,8 @@ export async function textWavefront(text: string, n: number, options: EncodeOpti
   if (version !== 2 && version !== 3)
     throw new CrystalError('bad_argument', `text encoding ${version} is not available in this build`, { field: 'encoding' })
   if (version === 3) {
-    const streams = await textStreams(text, n, 3)
-    const words = streams.length - 1
-    const shares = streams.map((_, p) => (p ? (1 - IDENTITY_WEIGHT) / words : words ? IDENTITY_WEIGHT : 1))
-    return wavefront3(streams, n, shares, SOURCE_RADIUS_CELLS, kernel)
+    const { shares } = textParts3(text)
+    return wavefront3(await textStreams(text, n, 3), n, shares, SOURCE_RADIUS_CELLS, kernel)
   }
   const [streams, module] = await Promise.all([textStreams(text, n, 2), kernel === 'wasm' ? encodeKernel() : undefined])
   // no await from here on: the kernel's one memory serves one text at a time

@@ -43,6 +43,13 @@ export function gridSource(stream: Uint32Array, k: number, n: number): { x: numb
 
 export type Kernel3 = 'wasm' | 'typescript'
 
+/** A text to encode and superpose: its parts' stream inputs (identity first, text.ts streamInputs), each part's share of the energy, its weight in the sum. */
+export interface Text3 {
+  inputs: readonly string[]
+  shares: readonly number[]
+  importance: number
+}
+
 /** The steps of version 3's combination over a part (i32, (n + 4)^2 with a 2-cell border) and `out` (f32, n x n). */
 interface Passes3 {
   /** Zeroes the part and adds a stream's sources to it. */
@@ -130,9 +137,9 @@ const tables = new Map<number, Int32Array>()
  * carries share_p of the energy; the sum is then divided by its peak.
  */
 export async function wavefront3(
-  streams: Uint32Array[],
+  streams: readonly Uint32Array[],
   n: number,
-  shares: number[],
+  shares: readonly number[],
   radiusCells: number,
   kernel: Kernel3,
 ): Promise<Float32Array> {

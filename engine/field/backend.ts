@@ -1,6 +1,7 @@
 // What the engine asks of a compute backend. The GPU (WGSL) and CPU (WASM SIMD) backends implement
 // it over the same kernels; engine/cpu/field_step.ts is the oracle both are tested against.
 import type { PlaneSource } from '../detect/spectra.js'
+import type { Text3 } from '../encode/text3.js'
 import type { StepParams } from './params.js'
 
 /** One timeline sample: for each field, the energy and the ledger totals after `step` steps. */
@@ -41,6 +42,12 @@ export interface FieldBackend {
   potential?(params: StepParams): Promise<Float64Array>
   /** The dream's kernels, where the backend has its own; else the CPU twin over read and load. */
   readonly dream?: DreamOps
+  /**
+   * Encoding version 3's wavefronts of `texts` made where the fields live, and their sum (each times its
+   * importance) added to one field as `inject` adds a wave; returns each text's wavefront. Else the
+   * engine encodes on the host and injects.
+   */
+  superpose3?(field: number, texts: readonly Text3[]): Promise<Float32Array[]>
   /** Recorded windows kept where the fields live, where the backend can; else the CPU twin over read. */
   readonly recorder?: WindowRecorder
   /** Energy and potential sums kept where the fields live until the books need them (else each is read at once). */

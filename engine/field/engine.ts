@@ -4,7 +4,7 @@
 import { stabilityMargin, type Material } from '../contracts/material.js'
 import { CrystalError, requireFinite } from '../errors.js'
 import { addPulse, checkPulse, type Pulse } from '../encode/pulse.js'
-import { ENCODING_VERSION, textWavefront, type EncodingVersion } from '../encode/text.js'
+import { ENCODING_VERSION, textParts3, textWavefront, type EncodingVersion } from '../encode/text.js'
 import type {
   DreamOps,
   EditOutcome,
@@ -198,9 +198,14 @@ class FieldEngine implements Engine {
     this.field(field)
     if (wave.length !== this.core.n * this.core.n)
       throw new CrystalError('bad_argument', `a wave for this field has ${this.core.n ** 2} cells, got ${wave.length}`)
+    await this.added(field, () => this.core.inject(field, wave))
+  }
+
+  /** Books what `add` (a wave added to one field at rest) puts in, as injected and deposited. */
+  private async added(field: number, add: () => Promise<void>): Promise<void> {
     const before = (await this.core.energy(this.params, field))[0]
     const held = await this.potential([field])
-    await this.core.inject(field, wave)
+    await add()
     this.revision++
     const potential = (await this.potential([field], true))[0] - held[0]
     this.deposited[field] += potential
@@ -332,14 +337,25 @@ class FieldEngine implements Engine {
   async writeMany(items: readonly { text: string; importance?: number }[], field = 0): Promise<void> {
     this.field(field)
     items.forEach(({ importance = 1 }) => requireFinite('importance', importance, -10, 10))
-    const sum = new Float32Array(this.core.n * this.core.n)
-    for (const { text, importance = 1 } of items) {
-      const wave = await textWavefront(text, this.core.n, { version: this.encoding })
-      for (let i = 0; i < sum.length; i++) sum[i] += wave[i] * importance
-      // recall reads the memory by this same pattern: kept, it is not encoded again
-      this.reader.written(text, wave)
+    // recall reads each memory by the pattern written: kept, it is not encoded again
+    const superpose = this.encoding === 3 && this.core.superpose3?.bind(this.core)
+    if (superpose) {
+      // hashed, made and superposed where the field lives; only the texts go up (docs/recall.md)
+      const texts = items.map(({ text, importance = 1 }) => textParts3(text, importance))
+      let waves: Float32Array[] = []
+      await this.added(field, async () => void (waves = await superpose(field, texts)))
+      items.forEach(({ text }, k) => this.reader.written(text, waves[k]))
+    } else {
+      const sum = new Float32Array(this.core.n * this.core.n)
+      for (const { text, importance = 1 } of items) {
+        const wave = await textWavefront(text, this.core.n, { version: this.encoding })
+        // f32 operations, as the GPU's superposition (shaders/encode3.wgsl finish) does them
+        const weight = Math.fround(importance)
+        for (let i = 0; i < sum.length; i++) sum[i] += Math.fround(wave[i] * weight)
+        this.reader.written(text, wave)
+      }
+      await this.inject(sum, field)
     }
-    await this.inject(sum, field)
     for (const { text, importance = 1 } of items) {
       this.history.push({ kind: 'write', step: this.step_count, field, memory: this.memories.length })
       this.memories.push({ text, importance, step: this.step_count, field })

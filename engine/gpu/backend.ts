@@ -5,12 +5,15 @@
 // fold dispatch adds into the books every few steps; the host never waits between submits of a
 // step(n), and timeline samples (5 floats per field) come back with the last ones. The dream
 // (./dream.ts) and recall's sweep (./adjoint.ts) run here too, and every transfer is counted.
+import { SOURCE_RADIUS_CELLS } from '../encode/text.js'
+import type { Text3 } from '../encode/text3.js'
 import { CrystalError } from '../errors.js'
 import type { AdjointRunner, DeviceMask, FieldBackend, LedgerSample, StepRequest } from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, type StepParams } from '../field/params.js'
 import { GpuAdjointRunner } from './adjoint.js'
 import { GpuDreamOps } from './dream.js'
+import { GpuEncoder3 } from './encode3.js'
 import { GpuRecorder } from './record.js'
 import { GpuHeldSums } from './sums.js'
 import { fieldStepModule, type GpuContext } from './context.js'
@@ -65,6 +68,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private readonly sumEnergy: GPUBindGroup
   private readonly sumLedger: GPUBindGroup
   private readonly addGroups: GPUBindGroup[]
+  private encoder3?: GpuEncoder3
   private rotation = 0 // bufs[rotation] is u_prev, bufs[rotation + 1] is u
   private failed: string | undefined
 
@@ -332,23 +336,36 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   }
 
   async inject(field: number, wave: Float32Array): Promise<void> {
+    this.transfers.write(this.wave, 0, wave.subarray(0, this.n * this.n))
+    const encoder = this.device.createCommandEncoder()
+    const pass = encoder.beginComputePass()
+    this.encodeAdd(pass, field)
+    pass.end()
+    this.transfers.submit(encoder)
+    await this.device.queue.onSubmittedWorkDone()
+    this.check()
+  }
+
+  /** The wave buffer added to u and u_prev of `field` (reduce uniform slot 0). */
+  private encodeAdd(pass: GPUComputePassEncoder, field: number): void {
     const cells = this.n * this.n
-    this.transfers.write(this.wave, 0, wave.subarray(0, cells))
     const bytes = new ArrayBuffer(SLOT)
     packStruct(REDUCE_PARAM_LAYOUT, { len: cells, dst_offset: field * cells }, bytes)
     this.transfers.write(this.reduceUniforms, 0, bytes)
-    const encoder = this.device.createCommandEncoder()
-    const pass = encoder.beginComputePass()
     pass.setPipeline(this.addPipeline)
     const groups = Math.ceil(cells / 256)
     for (const r of [this.rotation, (this.rotation + 1) % 3]) {
       pass.setBindGroup(0, this.addGroups[r], [0])
       this.transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535))
     }
-    pass.end()
-    this.transfers.submit(encoder)
-    await this.device.queue.onSubmittedWorkDone()
+  }
+
+  /** The texts' wavefronts made on the device (./encode3.ts) into the wave buffer, added to `field` there. */
+  async superpose3(field: number, texts: readonly Text3[]): Promise<Float32Array[]> {
+    this.encoder3 ??= new GpuEncoder3(this, this.wave, SOURCE_RADIUS_CELLS)
+    const waves = await this.encoder3.encode(texts, (pass) => this.encodeAdd(pass, field))
     this.check()
+    return waves
   }
 
   async load(u: Float32Array, prev: Float32Array): Promise<void> {
