@@ -52,7 +52,7 @@ export interface RecallRow {
   cpu_step_ms: number
   cpu: RecallSide
   gpu: RecallSide | null
-  /** One write of a new text (encoding on the host, then the wave added to the field), median. */
+  /** One write of a new text (encoded on the host by the CPU engine, on the device by the GPU engine; then added to the field), median. */
   cpu_write_ms: number
   gpu_write_ms: number | null
   field_bytes: number
