@@ -22,6 +22,7 @@
 @group(0) @binding(6) var<storage, read_write> out: array<f32>;
 @group(0) @binding(7) var<storage, read_write> sum: array<f32>;
 
+// a workgroup's partial sums (energy's 64-bit words) and maxima (peak's, in lows)
 var<workgroup> lows: array<u32, 256>;
 var<workgroup> highs: array<u32, 256>;
 
@@ -123,11 +124,20 @@ fn combine(@builtin(global_invocation_id) gid: vec3<u32>) {
   out[i] = out[i] + f32(v) * scales[E.part];
 }
 
-// max |out|: non-negative f32 values order as their bits do
+// max |out|: non-negative f32 values order as their bits do. Each workgroup's maximum first, then one
+// atomicMax a workgroup: one atomic a cell on a single word would serialize (4 M of them at N = 2048).
 @compute @workgroup_size(256)
-fn peak(@builtin(global_invocation_id) gid: vec3<u32>) {
+fn peak(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let i = index_of(gid);
-  if (i < E.n * E.n) { atomicMax(&sums[E.peak_at], bitcast<u32>(abs(out[i]))); }
+  var m = 0u;
+  if (i < E.n * E.n) { m = bitcast<u32>(abs(out[i])); }
+  lows[lid] = m;
+  workgroupBarrier();
+  for (var h = 128u; h > 0u; h >>= 1u) {
+    if (lid < h) { lows[lid] = max(lows[lid], lows[lid + h]); }
+    workgroupBarrier();
+  }
+  if (lid == 0u) { atomicMax(&sums[E.peak_at], lows[0]); }
 }
 
 @compute @workgroup_size(256)
