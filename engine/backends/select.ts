@@ -5,7 +5,7 @@
 import { WasmFieldBackend } from '../cpu/wasm.js'
 import { CrystalError, isCrystalError } from '../errors.js'
 import { GpuFieldBackend } from '../gpu/backend.js'
-import { type AdapterChoice, findAdapter, openDevice } from '../gpu/device.js'
+import { findAdapter, keptDevice } from '../gpu/device.js'
 import type { BackendChoice, FieldBackend, ThreadSpawner } from '../field/backend.js'
 
 export interface BackendOptions {
@@ -42,7 +42,12 @@ export async function selectBackend(o: BackendOptions): Promise<SelectedBackend>
     return cpu(`cpu backend: ${e.message}`)
   }
   const choice = await findAdapter(gpu)
-  const open = (c: AdapterChoice) => openDevice({ ...c, subgroups: c.subgroups && o.subgroups !== false })
+  // the device (and so every kernel compiled on it) is kept for the next engine: engine/gpu/device.ts
+  const open = async () => {
+    const kept = await keptDevice(gpu!, o.subgroups !== false)
+    if (!kept) throw new CrystalError('backend_unavailable', 'the WebGPU adapter went away')
+    return GpuFieldBackend.create(kept.device, o.n, o.fields, kept.choice.name)
+  }
   if (o.backend === 'gpu') {
     if (!choice)
       throw new CrystalError(
@@ -51,17 +56,9 @@ export async function selectBackend(o: BackendOptions): Promise<SelectedBackend>
         {},
         "install a Vulkan driver (or Debian's chromium for SwiftShader), or use --backend cpu",
       )
-    const device = await open(choice)
-    return {
-      backend: await GpuFieldBackend.create(device, o.n, o.fields, choice.name),
-      reason: `gpu backend: asked for (${choice.name}${choice.software ? ', software' : ''})`,
-    }
+    return { backend: await open(), reason: `gpu backend: asked for (${choice.name}${choice.software ? ', software' : ''})` }
   }
   if (!choice) return cpu('cpu backend: no WebGPU adapter')
   if (choice.software) return cpu(`cpu backend: the only WebGPU adapter is a software one (${choice.name}), slower than the CPU`)
-  const device = await open(choice)
-  return {
-    backend: await GpuFieldBackend.create(device, o.n, o.fields, choice.name),
-    reason: `gpu backend: hardware adapter ${choice.name}`,
-  }
+  return { backend: await open(), reason: `gpu backend: hardware adapter ${choice.name}` }
 }

@@ -62,7 +62,7 @@ afterAll(() => opened.forEach((b) => b.destroy()))
 async function gpuWith(n: number, subgroups: boolean, ringBytes?: number): Promise<{ gpu: GpuFieldBackend; choice: AdapterChoice }> {
   const choice = (await findAdapter(await nodeGpu()))!
   const device = await openDevice({ ...choice, subgroups: subgroups && choice.subgroups })
-  const gpu = await GpuFieldBackend.create(device, n, 1, choice.name, ringBytes)
+  const gpu = await GpuFieldBackend.create(device, n, 1, choice.name, { ringBytes })
   opened.push(gpu)
   return { gpu, choice }
 }

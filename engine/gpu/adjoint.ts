@@ -11,7 +11,7 @@
 import type { AdjointRunner, EditMask, KeptPatterns, PathPlan } from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, type StepParams } from '../field/params.js'
-import { kernelModule, type GpuContext } from './context.js'
+import { kernelModule, perDevice, type GpuContext } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 import { ByteLru } from '../util/lru.js'
 
@@ -61,22 +61,29 @@ class ResidentPatterns {
     for (const b of this.retired) b.destroy()
     this.retired = []
   }
+
+  /** Every pattern dropped and its buffer freed (the backend is going: no sweep of it is left). */
+  release(): void {
+    this.kept.clear()
+    this.open = 1
+    this.closed()
+  }
 }
-const residents = new WeakMap<GPUDevice, ResidentPatterns>()
+// per backend, not per device: a device is shared by the engines opened on it (engine/gpu/device.ts keptDevice)
+const residents = new WeakMap<GpuContext, ResidentPatterns>()
+
+/** Frees the patterns a backend's sweeps kept on the device (its destroy). */
+export function releasePatterns(gpu: GpuContext): void {
+  residents.get(gpu)?.release()
+  residents.delete(gpu)
+}
 
 type Entry = 'init' | 'step' | 'step_k' | 'secant' | 'scale' | 'readout' | 'product'
-const modules = new WeakMap<GPUDevice, Map<Entry, GPUComputePipeline>>()
-
 function pipeline(device: GPUDevice, entry: Entry): GPUComputePipeline {
-  let byEntry = modules.get(device)
-  if (!byEntry) modules.set(device, (byEntry = new Map()))
-  let p = byEntry.get(entry)
-  if (!p) {
-    const module = kernelModule(device, wgslStruct('Params', STEP_PARAM_LAYOUT), SHADERS.adjoint)
-    p = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: entry } })
-    byEntry.set(entry, p)
-  }
-  return p
+  return perDevice(device, `adjoint:${entry}`, () => {
+    const module = perDevice(device, 'adjoint', () => kernelModule(device, wgslStruct('Params', STEP_PARAM_LAYOUT), SHADERS.adjoint))
+    return device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: entry } })
+  })
 }
 
 export class GpuAdjointRunner implements AdjointRunner {
@@ -172,8 +179,8 @@ export class GpuAdjointRunner implements AdjointRunner {
     })
 
     this.encoder = device.createCommandEncoder()
-    let resident = residents.get(device)
-    if (!resident) residents.set(device, (resident = new ResidentPatterns(gpu)))
+    let resident = residents.get(gpu)
+    if (!resident) residents.set(gpu, (resident = new ResidentPatterns(gpu)))
     this.resident = resident
     resident.opened()
     const inUse = new Set(patterns.slice(kept.from))

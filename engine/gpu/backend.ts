@@ -11,12 +11,12 @@ import { CrystalError } from '../errors.js'
 import type { AdjointRunner, DeviceMask, FieldBackend, LedgerSample, StepRequest } from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, type StepParams } from '../field/params.js'
-import { GpuAdjointRunner } from './adjoint.js'
+import { GpuAdjointRunner, releasePatterns } from './adjoint.js'
 import { GpuDreamOps } from './dream.js'
 import { GpuEncoder3 } from './encode3.js'
 import { GpuRecorder } from './record.js'
 import { GpuHeldSums } from './sums.js'
-import { fieldStepModule, type GpuContext } from './context.js'
+import { fieldStepModule, perDevice, type GpuContext } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 import { Transfers } from './transfers.js'
 
@@ -71,14 +71,26 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private encoder3?: GpuEncoder3
   private rotation = 0 // bufs[rotation] is u_prev, bufs[rotation + 1] is u
   private failed: string | undefined
+  private readonly onError = (e: Event) => void (this.failed ??= (e as GPUUncapturedErrorEvent).error.message)
 
-  /** Builds the backend, turning a validation failure into an error rather than a later silent one. */
-  static async create(device: GPUDevice, n: number, fields: number, description: string, ringBytes = RING_BYTES): Promise<GpuFieldBackend> {
+  /**
+   * Builds the backend, turning a validation failure into an error rather than a later silent one. The
+   * device may be shared (engine/gpu/device.ts keptDevice): the backend frees its own buffers, never the device.
+   */
+  static async create(
+    device: GPUDevice,
+    n: number,
+    fields: number,
+    description: string,
+    { ringBytes = RING_BYTES }: { ringBytes?: number } = {},
+  ): Promise<GpuFieldBackend> {
     device.pushErrorScope('validation')
+    device.pushErrorScope('out-of-memory')
     const backend = new GpuFieldBackend(device, n, fields, description, ringBytes)
-    const error = await device.popErrorScope()
+    const [memory, validation] = [await device.popErrorScope(), await device.popErrorScope()]
+    const error = memory ?? validation
     if (error) {
-      device.destroy()
+      backend.destroy()
       throw new CrystalError('backend_unavailable', `the GPU backend could not be set up on ${description}: ${error.message}`)
     }
     return backend
@@ -91,7 +103,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     readonly description: string,
     ringBytes: number,
   ) {
-    device.addEventListener('uncapturederror', (e) => (this.failed ??= (e as GPUUncapturedErrorEvent).error.message))
+    device.addEventListener('uncapturederror', this.onError)
     this.transfers = new Transfers(device)
     this.groups = Math.ceil(n / TILE)
     this.tiles = this.groups * this.groups
@@ -111,38 +123,14 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     // two slots per timeline sample, then one per fold
     this.reduceUniforms = buffer(3 * MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
 
-    const fieldModule = fieldStepModule(device)
-    const reduceModule = device.createShaderModule({ code: wgslStruct('Reduce', REDUCE_PARAM_LAYOUT) + SHADERS.reduce })
-    const entry = (binding: number, type: 'uniform' | 'read-only-storage' | 'storage'): GPUBindGroupLayoutEntry =>
-      type === 'uniform'
-        ? { binding, visibility: COMPUTE_STAGE, buffer: { type, hasDynamicOffset: true } }
-        : { binding, visibility: COMPUTE_STAGE, buffer: { type } }
-    const stepLayout = device.createBindGroupLayout({
-      entries: [
-        entry(0, 'uniform'),
-        entry(1, 'read-only-storage'),
-        entry(2, 'read-only-storage'),
-        entry(3, 'storage'),
-        entry(4, 'storage'),
-      ],
-    })
-    const energyLayout = device.createBindGroupLayout({
-      entries: [entry(0, 'uniform'), entry(1, 'read-only-storage'), entry(2, 'read-only-storage'), entry(4, 'storage')],
-    })
-    const reduceLayout = device.createBindGroupLayout({
-      entries: [entry(0, 'uniform'), entry(1, 'read-only-storage'), entry(2, 'storage')],
-    })
-    const foldLayout = device.createBindGroupLayout({
-      entries: [entry(0, 'uniform'), entry(1, 'read-only-storage'), entry(2, 'storage'), entry(3, 'storage')],
-    })
-    const pipeline = (module: GPUShaderModule, entryPoint: string, layout: GPUBindGroupLayout) =>
-      device.createComputePipeline({ layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint } })
-    this.stepPipeline = pipeline(fieldModule, 'step', stepLayout)
-    this.energyPipeline = pipeline(fieldModule, 'energy', energyLayout)
-    this.potentialPipeline = pipeline(fieldModule, 'potential', energyLayout)
-    this.sumPipeline = pipeline(reduceModule, 'sum_rows', reduceLayout)
-    this.addPipeline = pipeline(reduceModule, 'add_wave', reduceLayout)
-    this.foldPipeline = pipeline(reduceModule, 'fold_ledger', foldLayout)
+    const { layouts, pipelines } = backendKernels(device)
+    const { step: stepLayout, energy: energyLayout, reduce: reduceLayout, fold: foldLayout } = layouts
+    this.stepPipeline = pipelines.step
+    this.energyPipeline = pipelines.energy
+    this.potentialPipeline = pipelines.potential
+    this.sumPipeline = pipelines.sum
+    this.addPipeline = pipelines.add
+    this.foldPipeline = pipelines.fold
     this.sumRows = { pipeline: this.sumPipeline, layout: reduceLayout }
     this.fieldStep = { pipeline: this.stepPipeline, layout: stepLayout }
 
@@ -444,10 +432,48 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     return Float64Array.from({ length: 4 * this.fields }, (_, i) => byColumn[(i % 4) * this.fields + Math.floor(i / 4)])
   }
 
+  /** Frees every buffer the backend holds; the device stays open for the next backend (keptDevice). */
   destroy(): void {
     this.dream.destroy()
     this.recorder.destroy()
     this.held.destroy()
-    this.device.destroy()
+    this.encoder3?.destroy()
+    releasePatterns(this)
+    for (const b of this.masks.values()) b.destroy()
+    this.masks.clear()
+    const own = [...this.bufs, this.ledgerBuf, this.ledgerComp, this.tileSums, this.partials, this.samples, this.wave]
+    for (const b of [...own, this.stepUniforms, this.reduceUniforms]) b.destroy()
+    this.device.removeEventListener('uncapturederror', this.onError)
   }
+}
+
+/** The backend's bind group layouts and pipelines, made once per device (context.ts perDevice). */
+function backendKernels(device: GPUDevice) {
+  return perDevice(device, 'backend', () => {
+    const fieldModule = fieldStepModule(device)
+    const reduceModule = device.createShaderModule({ code: wgslStruct('Reduce', REDUCE_PARAM_LAYOUT) + SHADERS.reduce })
+    const entry = (binding: number, type: 'uniform' | 'read-only-storage' | 'storage'): GPUBindGroupLayoutEntry =>
+      type === 'uniform'
+        ? { binding, visibility: COMPUTE_STAGE, buffer: { type, hasDynamicOffset: true } }
+        : { binding, visibility: COMPUTE_STAGE, buffer: { type } }
+    const layout = (...types: ['uniform' | 'read-only-storage' | 'storage', number][]) =>
+      device.createBindGroupLayout({ entries: types.map(([type, binding]) => entry(binding, type)) })
+    const layouts = {
+      step: layout(['uniform', 0], ['read-only-storage', 1], ['read-only-storage', 2], ['storage', 3], ['storage', 4]),
+      energy: layout(['uniform', 0], ['read-only-storage', 1], ['read-only-storage', 2], ['storage', 4]),
+      reduce: layout(['uniform', 0], ['read-only-storage', 1], ['storage', 2]),
+      fold: layout(['uniform', 0], ['read-only-storage', 1], ['storage', 2], ['storage', 3]),
+    }
+    const pipeline = (module: GPUShaderModule, entryPoint: string, layout: GPUBindGroupLayout) =>
+      device.createComputePipeline({ layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint } })
+    const pipelines = {
+      step: pipeline(fieldModule, 'step', layouts.step),
+      energy: pipeline(fieldModule, 'energy', layouts.energy),
+      potential: pipeline(fieldModule, 'potential', layouts.energy),
+      sum: pipeline(reduceModule, 'sum_rows', layouts.reduce),
+      add: pipeline(reduceModule, 'add_wave', layouts.reduce),
+      fold: pipeline(reduceModule, 'fold_ledger', layouts.fold),
+    }
+    return { layouts, pipelines }
+  })
 }

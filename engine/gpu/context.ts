@@ -6,6 +6,28 @@ import { STEP_PARAM_LAYOUT, TILE, wgslStruct } from '../field/params.js'
 import { SHADERS } from './shaders.gen.js'
 import type { Transfers } from './transfers.js'
 
+const made = new WeakMap<GPUDevice, Map<string, unknown>>()
+
+/**
+ * What `make` builds (pipelines, their layouts), once per device and `key`. A device is shared by the
+ * engines opened on it (engine/gpu/device.ts keptDevice), and a pipeline is the costly part of an engine
+ * to open: Dawn finds one again only while the last is alive, and never one of layout 'auto' (the field
+ * step takes 8 s to compile on SwiftShader). `key` names the code, its constants and the entry points.
+ */
+export function perDevice<T>(device: GPUDevice, key: string, make: () => T): T {
+  let byKey = made.get(device)
+  if (!byKey) made.set(device, (byKey = new Map()))
+  if (!byKey.has(key)) byKey.set(key, make())
+  return byKey.get(key) as T
+}
+
+/**
+ * Cells an invocation of the field step computes, down its column (shaders/field_step.wgsl): a
+ * workgroup covers a TILE x TILE tile with TILE x TILE / STEP_ROWS invocations, and pays its tile sum
+ * once for all of them.
+ */
+export const STEP_ROWS = 4
+
 /** A kernel module: its generated uniform struct, TILE, shaders/common.wgsl, then the kernel file. */
 export function kernelModule(device: GPUDevice, struct: string, kernel: string, extra = ''): GPUShaderModule {
   return device.createShaderModule({ code: `${struct}const TILE: u32 = ${TILE}u;\n${extra}${SHADERS.common}\n${kernel}` })
@@ -16,10 +38,12 @@ export function kernelModule(device: GPUDevice, struct: string, kernel: string, 
  * `subgroups` (engine/gpu/device.ts asks for it when offered), shared memory otherwise.
  */
 export function fieldStepModule(device: GPUDevice): GPUShaderModule {
-  const params = wgslStruct('Params', STEP_PARAM_LAYOUT)
-  return device.features.has('subgroups')
-    ? kernelModule(device, `enable subgroups;\n${params}`, SHADERS.field_step, SHADERS.tile_sum_subgroups)
-    : kernelModule(device, params, SHADERS.field_step, SHADERS.tile_sum)
+  return perDevice(device, 'field_step', () => {
+    const params = wgslStruct('Params', STEP_PARAM_LAYOUT) + `const ROWS: u32 = ${STEP_ROWS}u;\n`
+    return device.features.has('subgroups')
+      ? kernelModule(device, `enable subgroups;\n${params}`, SHADERS.field_step, SHADERS.tile_sum_subgroups)
+      : kernelModule(device, params, SHADERS.field_step, SHADERS.tile_sum)
+  })
 }
 
 /** What the dream and the adjoint runner need of the backend. */

@@ -44,3 +44,43 @@ export async function openDevice(choice: AdapterChoice): Promise<GPUDevice> {
     throw new CrystalError('backend_unavailable', `could not open a WebGPU device on ${choice.name}: ${(e as Error).message}`)
   }
 }
+
+/** The adapter found and the device opened on it, shared by every backend that asks for the same features. */
+export interface KeptDevice {
+  choice: AdapterChoice
+  device: GPUDevice
+}
+
+const kept = new WeakMap<GPU, Map<boolean, Promise<KeptDevice | undefined>>>()
+
+/**
+ * One device per WebGPU entry point (navigator.gpu, Dawn's) and feature set, opened once and kept for
+ * the process. Dawn compiles a kernel once per device and finds it again when asked for the same one:
+ * engines opened one after another on a kept device (evolve's two batches a generation, the server's
+ * jobs) skip the compiles, which a fresh device repeats every time (8 s an engine on SwiftShader; most
+ * of a generation on the H200, docs/gpu.md). Backends free their own buffers and leave the device
+ * open. A lost device is forgotten, so the next engine opens a new one. `subgroups: false` keeps the
+ * step's tile sums on shared memory (its own device, without the feature). Undefined: no adapter.
+ */
+export function keptDevice(gpu: GPU, subgroups = true): Promise<KeptDevice | undefined> {
+  let byFeatures = kept.get(gpu)
+  if (!byFeatures) kept.set(gpu, (byFeatures = new Map()))
+  let entry = byFeatures.get(subgroups)
+  if (!entry) {
+    entry = (async () => {
+      const found = await findAdapter(gpu)
+      if (!found) return undefined
+      const choice = { ...found, subgroups: found.subgroups && subgroups }
+      const device = await openDevice(choice)
+      void device.lost.then(() => {
+        if (byFeatures.get(subgroups) === entry) byFeatures.delete(subgroups)
+      })
+      return { choice, device }
+    })()
+    byFeatures.set(subgroups, entry)
+    // a failure (no adapter, a refused device) is not kept: the next engine asks again
+    const forget = () => void byFeatures.delete(subgroups)
+    entry.then((k) => k || forget(), forget)
+  }
+  return entry
+}

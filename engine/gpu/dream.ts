@@ -5,7 +5,7 @@ import { BLUR_INV } from '../field/blur.js'
 import type { DeviceMask, DreamOps, EditOutcome, FieldEdit } from '../field/backend.js'
 import { percentileRank } from '../cpu/dream.js'
 import { DREAM_PARAM_LAYOUT, packStruct, TILE, wgslStruct } from '../field/params.js'
-import { kernelModule, type GpuContext } from './context.js'
+import { kernelModule, perDevice, type GpuContext } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 
 const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST
@@ -29,23 +29,19 @@ interface Scratch {
 }
 
 export class GpuDreamOps implements DreamOps {
-  private readonly pipelines = new Map<Entry, GPUComputePipeline>()
   private scratch: Scratch | undefined
   private preview: { side: number; buffer: GPUBuffer } | undefined
 
   constructor(private readonly gpu: GpuContext) {}
 
   private pipeline(entry: Entry): GPUComputePipeline {
-    let p = this.pipelines.get(entry)
-    if (!p) {
+    const { device } = this.gpu
+    return perDevice(device, `dream:${entry}`, () => {
       const inv = `const INV = array<f32, 10>(${[...BLUR_INV].map((v) => v.toPrecision(17)).join(', ')});\n`
-      this.module ??= kernelModule(this.gpu.device, wgslStruct('Dream', DREAM_PARAM_LAYOUT), SHADERS.dream, inv)
-      p = this.gpu.device.createComputePipeline({ layout: 'auto', compute: { module: this.module, entryPoint: entry } })
-      this.pipelines.set(entry, p)
-    }
-    return p
+      const module = perDevice(device, 'dream', () => kernelModule(device, wgslStruct('Dream', DREAM_PARAM_LAYOUT), SHADERS.dream, inv))
+      return device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: entry } })
+    })
   }
-  private module: GPUShaderModule | undefined
 
   private buffers(): Scratch {
     if (this.scratch) return this.scratch

@@ -10,7 +10,7 @@
 import { packStruct, wgslStruct } from '../field/params.js'
 import { blake3Words, MAX_WORDS_PER_CALL, oneChunk, sourceCount, streamInput } from '../encode/text.js'
 import { gridRange, type Text3, weightTable } from '../encode/text3.js'
-import { kernelModule, type GpuContext } from './context.js'
+import { kernelModule, perDevice, type GpuContext } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 
 /** Uniforms of shaders/encode3.wgsl, one 256-byte slot a part. */
@@ -65,39 +65,11 @@ export class GpuEncoder3 {
     private readonly maxBytes?: number,
   ) {
     const { device, n } = gpu
-    // the bindings in shaders/encode3.wgsl's order; the uniform takes a part's slot by dynamic offset
-    const types: GPUBufferBindingType[] = [
-      'uniform',
-      'read-only-storage',
-      'read-only-storage',
-      'storage',
-      'storage',
-      'read-only-storage',
-      'storage',
-      'storage',
-    ]
-    const layoutOf = (of: GPUBufferBindingType[]) =>
-      device.createBindGroupLayout({
-        entries: of.map((type, binding) => ({
-          binding,
-          visibility: COMPUTE,
-          buffer: binding ? { type } : { type, hasDynamicOffset: true },
-        })),
-      })
-    this.layout = layoutOf(types)
-    // shaders/blake3.wgsl's: the uniform, the inputs and where each lies, the roots, the streams
-    this.hashLayout = layoutOf(types.slice(0, 5))
-    const hashModule = device.createShaderModule({ code: wgslStruct('Blake3', BLAKE3_LAYOUT) + SHADERS.blake3 })
-    const hashPipeline = device.createPipelineLayout({ bindGroupLayouts: [this.hashLayout] })
-    this.hash = {
-      chain: device.createComputePipeline({ layout: hashPipeline, compute: { module: hashModule, entryPoint: 'chain' } }),
-      xof: device.createComputePipeline({ layout: hashPipeline, compute: { module: hashModule, entryPoint: 'xof' } }),
-    }
-    const module = kernelModule(device, wgslStruct('Encode3', ENCODE3_LAYOUT), SHADERS.encode3)
-    const layout = device.createPipelineLayout({ bindGroupLayouts: [this.layout] })
-    this.pipelines = Object.fromEntries(
-      ENTRIES.map((e) => [e, device.createComputePipeline({ layout, compute: { module, entryPoint: e } })]),
-    ) as Record<Entry, GPUComputePipeline>
+    const kernels = encoderKernels(device)
+    this.layout = kernels.layout
+    this.hashLayout = kernels.hashLayout
+    this.hash = kernels.hash
+    this.pipelines = kernels.pipelines
     const words = weightTable(radiusCells)
     this.table = device.createBuffer({ size: words.byteLength, usage: STORAGE })
     gpu.transfers.write(this.table, 0, words)
@@ -292,4 +264,44 @@ export class GpuEncoder3 {
   destroy(): void {
     for (const b of [this.table, this.part, this.out, this.streams]) b?.destroy()
   }
+}
+
+/** The encoder's layouts and pipelines, made once per device (context.ts perDevice). */
+function encoderKernels(device: GPUDevice) {
+  return perDevice(device, 'encode3', () => {
+    // the bindings in shaders/encode3.wgsl's order; the uniform takes a part's slot by dynamic offset
+    const types: GPUBufferBindingType[] = [
+      'uniform',
+      'read-only-storage',
+      'read-only-storage',
+      'storage',
+      'storage',
+      'read-only-storage',
+      'storage',
+      'storage',
+    ]
+    const layoutOf = (of: GPUBufferBindingType[]) =>
+      device.createBindGroupLayout({
+        entries: of.map((type, binding) => ({
+          binding,
+          visibility: COMPUTE,
+          buffer: binding ? { type } : { type, hasDynamicOffset: true },
+        })),
+      })
+    const layout = layoutOf(types)
+    // shaders/blake3.wgsl's: the uniform, the inputs and where each lies, the roots, the streams
+    const hashLayout = layoutOf(types.slice(0, 5))
+    const hashModule = device.createShaderModule({ code: wgslStruct('Blake3', BLAKE3_LAYOUT) + SHADERS.blake3 })
+    const hashPipeline = device.createPipelineLayout({ bindGroupLayouts: [hashLayout] })
+    const hash = {
+      chain: device.createComputePipeline({ layout: hashPipeline, compute: { module: hashModule, entryPoint: 'chain' } }),
+      xof: device.createComputePipeline({ layout: hashPipeline, compute: { module: hashModule, entryPoint: 'xof' } }),
+    }
+    const module = kernelModule(device, wgslStruct('Encode3', ENCODE3_LAYOUT), SHADERS.encode3)
+    const pipelineLayout = device.createPipelineLayout({ bindGroupLayouts: [layout] })
+    const pipelines = Object.fromEntries(
+      ENTRIES.map((e) => [e, device.createComputePipeline({ layout: pipelineLayout, compute: { module, entryPoint: e } })]),
+    ) as Record<Entry, GPUComputePipeline>
+    return { layout, hashLayout, hash, pipelines }
+  })
 }

@@ -8,7 +8,7 @@ import type { WindowRecorder, WindowRecording } from '../field/backend.js'
 import { HeldPlanes, sharedFloats, windowCoefficients, windowPlanes } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
 import { packStruct, wgslStruct } from '../field/params.js'
-import { kernelModule, type GpuContext } from './context.js'
+import { kernelModule, perDevice, type GpuContext } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 
 const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST
@@ -37,8 +37,6 @@ export class GpuRecorder implements WindowRecorder {
   private frames = 0
   /** The window's factors and the uniform's slots, made with its chunks; the kernel, made once. */
   private window: { coef: GPUBuffer; uniform: GPUBuffer; pipeline: GPUComputePipeline } | undefined
-  private pipeline: GPUComputePipeline | undefined
-  private gatherer: GPUComputePipeline | undefined
 
   constructor(
     private readonly gpu: GpuContext,
@@ -82,11 +80,13 @@ export class GpuRecorder implements WindowRecorder {
     const coef = device.createBuffer({ size: factors.byteLength, usage: STORAGE })
     this.gpu.transfers.write(coef, 0, factors.buffer as ArrayBuffer)
     const uniform = device.createBuffer({ size: count * SLOT, usage: UNIFORM })
-    this.pipeline ??= device.createComputePipeline({
-      layout: 'auto',
-      compute: { module: kernelModule(device, '', SHADERS.spectra), entryPoint: 'accumulate' },
-    })
-    this.window = { coef, uniform, pipeline: this.pipeline }
+    const pipeline = perDevice(device, 'spectra:accumulate', () =>
+      device.createComputePipeline({
+        layout: 'auto',
+        compute: { module: kernelModule(device, '', SHADERS.spectra), entryPoint: 'accumulate' },
+      }),
+    )
+    this.window = { coef, uniform, pipeline }
   }
 
   capture(slot: number, frames: number): Promise<void> {
@@ -183,11 +183,12 @@ export class GpuRecorder implements WindowRecorder {
     // the gathered planes of a read within one buffer
     const perRead = Math.max(1, Math.floor(this.limit / (planes * 4)))
     const uniform = device.createBuffer({ size: this.chunks.length * SLOT, usage: UNIFORM })
-    this.gatherer ??= device.createComputePipeline({
-      layout: 'auto',
-      compute: { module: kernelModule(device, wgslStruct('Gather', GATHER_LAYOUT), SHADERS.gather), entryPoint: 'gather' },
-    })
-    const pipeline = this.gatherer
+    const pipeline = perDevice(device, 'gather:gather', () =>
+      device.createComputePipeline({
+        layout: 'auto',
+        compute: { module: kernelModule(device, wgslStruct('Gather', GATHER_LAYOUT), SHADERS.gather), entryPoint: 'gather' },
+      }),
+    )
     const size = cells * this.gpu.fields
     const gathered = sharedFloats(listed.length * planes)
     try {

@@ -5,7 +5,7 @@
 // order); the engine does the float64 arithmetic on them as before.
 import type { HeldSums } from '../field/backend.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, type StepParams } from '../field/params.js'
-import { fieldStepModule, type GpuContext } from './context.js'
+import { fieldStepModule, perDevice, type GpuContext } from './context.js'
 
 const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST
 const UNIFORM = 0x40 | 0x8
@@ -28,9 +28,12 @@ export class GpuHeldSums implements HeldSums {
     private readonly ledger: GPUBuffer,
   ) {
     const { device, n, fields } = gpu
-    const module = fieldStepModule(device)
-    const pipeline = (entryPoint: string) => device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint } })
-    this.kernels = { energy: pipeline('energy'), potential: pipeline('potential') }
+    const pipeline = (entryPoint: string) => () =>
+      device.createComputePipeline({ layout: 'auto', compute: { module: fieldStepModule(device), entryPoint } })
+    this.kernels = {
+      energy: perDevice(device, 'sums:energy', pipeline('energy')),
+      potential: perDevice(device, 'sums:potential', pipeline('potential')),
+    }
     this.tiles = Math.ceil(n / TILE) ** 2
     this.partials = device.createBuffer({ size: fields * this.tiles * 4, usage: STORAGE })
     this.stepUniform = device.createBuffer({ size: SLOT, usage: UNIFORM })
