@@ -7,8 +7,8 @@
 import { availableParallelism, cpus } from 'node:os'
 import type { BackendChoice } from '../engine/field/backend.js'
 import { createNodeEngine } from '../engine/node.js'
-import { findAdapter } from '../engine/gpu/device.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'
+import { findAdapter, keptDevice } from '../engine/gpu/device.js'
 import { DEFAULT_SIZES, SOFTWARE_MAX_N } from './dream.js'
 
 /** Steps between timeline samples as users run the engine. */
@@ -23,6 +23,8 @@ interface Case {
   timeline_interval: number
   /** GPU only: false forces the step's tile sums through shared memory where subgroups are offered. */
   subgroups?: boolean
+  /** GPU only: the control, a plain WGSL kernel of the same update without the books (plainStep). */
+  plain?: boolean
 }
 
 interface Result extends Case {
@@ -59,6 +61,7 @@ export interface FieldBenchReport {
 }
 
 async function measure(c: Case, budget: number): Promise<Result> {
+  if (c.plain) return measurePlain(c, budget)
   const engine = await createNodeEngine({
     backend: c.backend,
     size: c.n,
@@ -89,11 +92,12 @@ async function measure(c: Case, budget: number): Promise<Result> {
 
 const label = (c: Case) =>
   `${c.backend} N = ${c.n}${c.fields > 1 ? ` x ${c.fields} fields` : ''}${c.backend === 'cpu' ? `, ${c.threads} thread${c.threads === 1 ? '' : 's'}` : ''}` +
-  `${c.timeline_interval ? '' : ', no timeline'}${c.subgroups === false ? ', shared-memory tile sums' : ''}`
+  `${c.plain ? ', plain WGSL kernel (the control: no books, no sponge)' : ''}${c.timeline_interval || c.plain ? '' : ', no timeline'}` +
+  `${c.subgroups === false ? ', shared-memory tile sums' : ''}`
 
 /** How the GPU step summed its tiles' ledger terms. */
 const tileSums = (c: Case, subgroupsOffered: boolean) =>
-  c.backend === 'cpu' ? '-' : c.subgroups !== false && subgroupsOffered ? 'subgroups' : 'shared memory'
+  c.backend === 'cpu' || c.plain ? '-' : c.subgroups !== false && subgroupsOffered ? 'subgroups' : 'shared memory'
 
 export async function runFieldBench(o: FieldBenchOptions, say: (line: string) => void = () => {}): Promise<FieldBenchReport> {
   const cases: Case[] = []
@@ -113,6 +117,7 @@ export async function runFieldBench(o: FieldBenchOptions, say: (line: string) =>
       else {
         cases.push({ backend: 'gpu', n, fields: 1, timeline_interval: TIMELINE }, { backend: 'gpu', n, fields: 1, timeline_interval: 0 })
         if (adapter.subgroups) cases.push({ backend: 'gpu', n, fields: 1, timeline_interval: 0, subgroups: false })
+        cases.push({ backend: 'gpu', n, fields: 1, timeline_interval: 0, plain: true })
       }
     }
     cases.push({ backend: 'gpu', n: 96, fields: 64, timeline_interval: TIMELINE })
@@ -150,8 +155,100 @@ export function fieldTable(r: FieldBenchReport): Record<string, string | number>
     threads: x.backend === 'cpu' ? (x.threads ?? 1) : '-',
     timeline: x.timeline_interval ? `every ${x.timeline_interval}` : 'off',
     'tile sums': x.tile_sums ?? '-',
+    'step kernel': x.backend === 'cpu' ? 'WASM SIMD' : x.plain ? 'plain WGSL (control)' : 'engine',
     steps: x.steps,
     'M cell-updates/s': (x.cell_updates_per_second / 1e6).toFixed(1),
     'G cell-updates/s': (x.cell_updates_per_second / 1e9).toFixed(3),
   }))
+}
+
+/**
+ * The control for the GPU step: shared/gpu/stencil_ref.py's CUDA kernel in plain WGSL, the same
+ * update (saturation, viscosity, damping, hash noise) with no books, no sponge and no tile sums, in
+ * 32 x 8 workgroups of one cell an invocation, dispatched as the engine dispatches its steps (one a
+ * step, 256 a submit, the bind groups rotating). What the engine's step reaches beside it is what its
+ * books and sponge cost; what it reaches beside the CUDA kernel is what WebGPU (Dawn, Vulkan) costs.
+ */
+const PLAIN_STEP = /* wgsl */ `
+struct P { n: u32, key: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read> up: array<f32>;
+@group(0) @binding(2) var<storage, read> u: array<f32>;
+@group(0) @binding(3) var<storage, read_write> un: array<f32>;
+@compute @workgroup_size(32, 8)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+  let n = p.n;
+  let x = g.x;
+  let y = g.y;
+  if (x >= n || y >= n) { return; }
+  let i = y * n + x;
+  let uc = u[i];
+  let pc = up[i];
+  let l = (select(0.0, u[i - 1u], x > 0u) + select(0.0, u[i + 1u], x < n - 1u)) + (select(0.0, u[i - n], y > 0u) + select(0.0, u[i + n], y < n - 1u)) - 4.0 * uc;
+  let lp = (select(0.0, up[i - 1u], x > 0u) + select(0.0, up[i + 1u], x < n - 1u)) + (select(0.0, up[i - n], y > 0u) + select(0.0, up[i + n], y < n - 1u)) - 4.0 * pc;
+  let vel = uc - pc;
+  let u2 = uc * uc;
+  let sat = 0.05 * u2 * uc / (1.0 + u2);
+  var h = (i * 0x9E3779B1u) ^ p.key;
+  h ^= h >> 16u;
+  h *= 0x7feb352du;
+  h ^= h >> 15u;
+  let noise = 1e-4 * (f32(h >> 8u) * (1.0 / 16777216.0) - 0.5);
+  un[i] = uc + vel + 0.25 * l + 0.01 * (l - lp) - 0.001 * vel - sat + noise;
+}`
+
+async function measurePlain(c: Case, budget: number): Promise<Result> {
+  const kept = await keptDevice(await nodeGpu())
+  if (!kept) throw new Error('no WebGPU adapter')
+  const { device } = kept
+  const n = c.n
+  const module = device.createShaderModule({ code: PLAIN_STEP })
+  const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } })
+  const PER_SUBMIT = 256
+  const fields = [0, 1, 2].map(() => device.createBuffer({ size: n * n * 4, usage: 0x80 | 0x8 }))
+  const start = new Float32Array(n * n).map((_, i) => 0.01 * Math.sin(i * 0.37))
+  for (const b of fields) device.queue.writeBuffer(b, 0, start)
+  // one noise key for every step: the hash is computed all the same
+  const uniforms = device.createBuffer({ size: 16, usage: 0x40 | 0x8 })
+  device.queue.writeBuffer(uniforms, 0, new Uint32Array([n, 7, 0, 0]))
+  const groups = [0, 1, 2].map((r) =>
+    device.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: [
+        { binding: 0, resource: { buffer: uniforms } },
+        { binding: 1, resource: { buffer: fields[r] } },
+        { binding: 2, resource: { buffer: fields[(r + 1) % 3] } },
+        { binding: 3, resource: { buffer: fields[(r + 2) % 3] } },
+      ],
+    }),
+  )
+  const run = async (steps: number) => {
+    for (let done = 0; done < steps; done += PER_SUBMIT) {
+      const encoder = device.createCommandEncoder()
+      const pass = encoder.beginComputePass()
+      pass.setPipeline(pipeline)
+      for (let s = 0; s < Math.min(PER_SUBMIT, steps - done); s++) {
+        pass.setBindGroup(0, groups[(done + s) % 3])
+        pass.dispatchWorkgroups(Math.ceil(n / 32), Math.ceil(n / 8))
+      }
+      pass.end()
+      device.queue.submit([encoder.finish()])
+    }
+    await device.queue.onSubmittedWorkDone()
+  }
+  try {
+    await run(10)
+    let steps = 10
+    let seconds = 0
+    for (;;) {
+      const t0 = performance.now()
+      await run(steps)
+      seconds = (performance.now() - t0) / 1000
+      if (seconds >= budget / 4 || seconds * 2 > budget) break
+      steps *= 2
+    }
+    return { ...c, steps, seconds, cell_updates_per_second: (n * n * steps) / seconds }
+  } finally {
+    for (const b of [...fields, uniforms]) b.destroy()
+  }
 }

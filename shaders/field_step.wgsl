@@ -18,9 +18,9 @@
 // energy, potential: one float per tile, [field][tile].
 @group(0) @binding(4) var<storage, read_write> tile_sums: array<f32>;
 
-// Cells per invocation of the step, down its column: a workgroup covers a TILE x TILE tile with a
-// quarter of the invocations, so the tile's sum (barriers, a serial tail) is paid once per 4 cells.
-const ROWS: u32 = 4u;
+// `const ROWS`, the cells an invocation computes down its column, comes from the host (STEP_ROWS in
+// engine/gpu/context.ts): a workgroup covers a TILE x TILE tile with TILE x TILE / ROWS invocations,
+// so the tile's sum (barriers, a serial tail) is paid once per ROWS cells an invocation.
 
 fn read_u(base: u32, x: i32, y: i32) -> f32 {
   let n = i32(P.n);

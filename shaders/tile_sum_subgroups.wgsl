@@ -2,6 +2,11 @@
 // per subgroup, each subgroup's sum into shared memory, one barrier, then every subgroup adds those
 // few sums (one a lane on a 32-wide GPU) with a second subgroupAdd. The sums are added in another
 // order than shaders/tile_sum.wgsl's, so the books differ from it in float32 round-off only.
+// Its own small array, not common.wgsl's `partial`: the step then zeroes (as WebGPU requires of
+// workgroup memory) one vec4 a subgroup at most, not TILE x TILE of them.
+
+// one sum a subgroup; 4 lanes is the smallest subgroup WebGPU allows
+var<workgroup> subgroup_sums: array<vec4<f32>, TILE * TILE / ROWS / 4u>;
 
 struct Lanes {
   @builtin(local_invocation_index) lid: u32,
@@ -14,9 +19,9 @@ struct Lanes {
 /** The workgroup's sum of `work`, valid in every invocation. Every invocation must call it. */
 fn tile_total(lanes: Lanes, work: vec4<f32>) -> vec4<f32> {
   let mine = subgroupAdd(work);
-  if (lanes.lane == 0u) { partial[lanes.group] = mine; }
+  if (lanes.lane == 0u) { subgroup_sums[lanes.group] = mine; }
   workgroupBarrier();
   var acc = vec4<f32>(0.0);
-  for (var k = lanes.lane; k < lanes.groups; k += lanes.size) { acc += partial[k]; }
+  for (var k = lanes.lane; k < lanes.groups; k += lanes.size) { acc += subgroup_sums[k]; }
   return subgroupAdd(acc);
 }
