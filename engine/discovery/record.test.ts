@@ -14,7 +14,7 @@ import { addPulse } from '../encode/pulse.js'
 import type { Engine } from '../field/engine.js'
 import { stepParams } from '../field/params.js'
 import { MaterialCatalog } from '../field/materials.js'
-import { engineOn, gpuBackend } from '../../testing/backends.js'
+import { engineOn, gpuBackend, softwareGpu } from '../../testing/backends.js'
 import { randomField } from '../../testing/fixtures.js'
 import { rng } from '../util/rng.js'
 import { evaluate, OBSERVE_SAMPLES, OBSERVE_STEPS, RECORD_DT, RECORD_FRAMES, recordWindows } from './evaluate.js'
@@ -187,8 +187,10 @@ test("a scaling on the GPU (the dream's apply kernel) reads nothing back and sca
   await cpu.scale(one, 2)
   const [g, c] = [await gpu.read(), await cpu.read()]
   expect(c.u.some((v, i) => v !== 0 && mask[i] === 0)).toBe(false)
-  expectClose(g.u, c.u, 0)
-  expectClose(g.prev, c.prev, 0)
+  // the same bits on a software adapter; on hardware the fields differed by fused ulps before the scaling
+  const tolerance = (await softwareGpu()) ? 0 : FIELD_TOLERANCE
+  expectClose(g.u, c.u, tolerance)
+  expectClose(g.prev, c.prev, tolerance)
   const [gb, cb] = [await gpu.books(), await cpu.books()]
   gb.forEach((b, f) => {
     expect(Math.abs(b.injected - cb[f].injected)).toBeLessThanOrEqual(1e-5 * Math.abs(cb[f].injected))

@@ -3,9 +3,9 @@
 // structure while unrelated texts stay apart.
 import { afterAll, describe, expect, test } from 'vitest'
 import type { Engine } from '../field/engine.js'
-import { engineOn } from '../../testing/backends.js'
+import { engineOn, softwareGpu } from '../../testing/backends.js'
 import { cosine } from '../util/vector.js'
-import { blake3Words, type EncodingVersion, textSources, textWavefront } from './text.js'
+import { blake3Words, type EncodingVersion, textParts3, textSources, textWavefront } from './text.js'
 
 describe('golden values (encoding version 2)', () => {
   test('the word stream is blake3: the first words of "hello" are its published digest, little-endian', async () => {
@@ -115,7 +115,13 @@ describe('wavefronts', () => {
       fields.push((await e.read()).u)
     }
     const direct = await textWavefront('the cold glyph remembers', 48)
-    expect(fields[0]).toEqual(fields[1])
+    // the GPU encodes on the device: the same bits on a software adapter; on hardware each of the text's
+    // parts may add a few ulp of the peak (1 x 0.8) where the driver fuses operations (engine/gpu/encode3.test.ts)
+    if (await softwareGpu()) expect(fields[0]).toEqual(fields[1])
+    else {
+      const parts = textParts3('the cold glyph remembers').inputs.length
+      fields[0].forEach((v, i) => expect(Math.abs(v - fields[1][i])).toBeLessThanOrEqual(parts * 2 ** -21))
+    }
     // the write's weight is the f32 importance on every backend
     expect(fields[1]).toEqual(direct.map((v) => Math.fround(v * Math.fround(0.8))))
   })
