@@ -435,12 +435,29 @@ export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infi
 
 /** Correlation (Pearson) of two maps over the given cells, or all: whether they hold the same pattern, not merely both something. */
 function correlation(a: ArrayLike<number>, b: ArrayLike<number>, cells?: readonly number[]): number {
-  const idx = cells ?? Array.from({ length: a.length }, (_, i) => i)
-  let [ma, mb] = [0, 0]
-  for (const i of idx) (ma += a[i]), (mb += b[i])
-  ;[ma, mb] = [ma / (idx.length || 1), mb / (idx.length || 1)]
-  let [ab, aa, bb] = [0, 0, 0]
-  for (const i of idx) (ab += (a[i] - ma) * (b[i] - mb)), (aa += (a[i] - ma) ** 2), (bb += (b[i] - mb) ** 2)
+  // over every cell without an index array: evolve's perturbation reads thousands of whole maps a generation
+  const count = cells ? cells.length : a.length
+  const at = (k: number) => (cells ? cells[k] : k)
+  let ma = 0
+  let mb = 0
+  for (let k = 0; k < count; k++) {
+    const i = at(k)
+    ma += a[i]
+    mb += b[i]
+  }
+  ma /= count || 1
+  mb /= count || 1
+  let ab = 0
+  let aa = 0
+  let bb = 0
+  for (let k = 0; k < count; k++) {
+    const i = at(k)
+    const x = a[i] - ma
+    const y = b[i] - mb
+    ab += x * y
+    aa += x * x
+    bb += y * y
+  }
   return aa && bb ? ab / Math.sqrt(aa * bb) : 0
 }
 

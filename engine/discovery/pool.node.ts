@@ -10,14 +10,23 @@ import { type DetectJob, type DetectOp, type Detector, jobOf, type Window } from
 /** Chunks a worker is handed per call, so that a worker done early takes more (fields differ in cost). */
 const CHUNKS_PER_WORKER = 4
 
+interface Task {
+  op: DetectOp
+  jobs: DetectJob[]
+  resolve: (r: unknown[]) => void
+  reject: (e: Error) => void
+}
+
 interface Helper {
   worker: Worker
-  /** The call waiting on it (one at a time). */
-  pending?: { resolve: (r: unknown[]) => void; reject: (e: Error) => void }
+  /** The task it is running (one at a time). */
+  pending?: Task
 }
 
 export class DetectPool implements Detector {
   private helpers: Helper[] = []
+  /** Chunks waiting for a free worker, from every call in progress (evolve's two batches ask at once). */
+  private queue: Task[] = []
 
   constructor(
     /** Worker threads: the cores unless given. */
@@ -38,33 +47,40 @@ export class DetectPool implements Detector {
 
   /** Ends the workers (a later call starts new ones). */
   close(): void {
+    const closed = () => new CrystalError('internal', 'the detection pool was closed during a call')
     for (const h of this.helpers) {
-      h.pending?.reject(new CrystalError('internal', 'the detection pool was closed during a call'))
+      h.pending?.reject(closed())
       void h.worker.terminate()
     }
+    for (const t of this.queue) t.reject(closed())
     this.helpers = []
+    this.queue = []
   }
 
   private async map(op: DetectOp, windows: readonly Window[], limit: number): Promise<unknown[]> {
     const jobs = windows.map((w) => jobOf(w, limit))
-    const results = new Array<unknown>(jobs.length)
     const chunk = Math.max(1, Math.ceil(jobs.length / (this.size * CHUNKS_PER_WORKER)))
-    let next = 0
-    const helpers = this.start(Math.min(this.size, Math.ceil(jobs.length / chunk)))
-    await Promise.all(
-      helpers.map(async (h) => {
-        while (next < jobs.length) {
-          const from = next
-          next += chunk
-          const part = await this.call(h, op, jobs.slice(from, from + chunk))
-          part.forEach((r, k) => (results[from + k] = r))
-        }
-      }),
-    )
-    return results
+    this.start(Math.min(this.size, Math.ceil(jobs.length / chunk)))
+    const parts: Promise<unknown[]>[] = []
+    for (let from = 0; from < jobs.length; from += chunk)
+      parts.push(new Promise((resolve, reject) => this.queue.push({ op, jobs: jobs.slice(from, from + chunk), resolve, reject })))
+    this.pump()
+    return (await Promise.all(parts)).flat()
   }
 
-  private start(count: number): Helper[] {
+  /** Hands waiting chunks to free workers, a chunk each. */
+  private pump(): void {
+    for (const h of this.helpers) {
+      if (h.pending || !this.queue.length) continue
+      const task = this.queue.shift()!
+      h.pending = task
+      // held while a task is out, so that the process waits for its answer
+      h.worker.ref()
+      h.worker.postMessage({ op: task.op, jobs: task.jobs })
+    }
+  }
+
+  private start(count: number): void {
     while (this.helpers.length < count) {
       const h: Helper = { worker: new Worker(this.script) }
       h.worker.unref()
@@ -74,25 +90,19 @@ export class DetectPool implements Detector {
         h.worker.unref()
         if (m.error !== undefined) p?.reject(new CrystalError('internal', `detection in a worker thread failed: ${m.error}`))
         else p?.resolve(m.results!)
+        this.pump()
       })
       const dead = (why: string) => {
         this.helpers = this.helpers.filter((x) => x !== h)
-        h.pending?.reject(new CrystalError('internal', `a detection worker thread (${this.script.pathname}) stopped: ${why}`))
+        const error = new CrystalError('internal', `a detection worker thread (${this.script.pathname}) stopped: ${why}`)
+        h.pending?.reject(error)
         h.pending = undefined
+        // with no worker left, nothing would take what waits
+        if (!this.helpers.length) for (const t of this.queue.splice(0)) t.reject(error)
       }
       h.worker.on('error', (e) => dead(e.message))
       h.worker.on('exit', (code) => dead(`exit code ${code}`))
       this.helpers.push(h)
     }
-    return this.helpers.slice(0, count)
-  }
-
-  private call(h: Helper, op: DetectOp, jobs: DetectJob[]): Promise<unknown[]> {
-    return new Promise((resolve, reject) => {
-      h.pending = { resolve, reject }
-      // held while a call is out, so that the process waits for its answer
-      h.worker.ref()
-      h.worker.postMessage({ op, jobs })
-    })
   }
 }
