@@ -17,15 +17,17 @@
 @group(0) @binding(1) var<storage, read> a_cur: array<f32>;
 @group(0) @binding(2) var<storage, read_write> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> a_next: array<f32>;
-// `init` reads the field's u and u_prev here; `readout` reads the patterns, [pattern][cell]
+// `init` reads the field's u and u_prev here; `readout` and `product` read a window of the patterns
+// ([pattern][cell]) at 4, and `product` its pattern q through another at 5
 @group(0) @binding(4) var<storage, read> src_u: array<f32>;
 @group(0) @binding(5) var<storage, read> src_prev: array<f32>;
 @group(0) @binding(6) var<storage, read_write> partials: array<f32>;
 @group(0) @binding(7) var<storage, read> mask: array<f32>;
 // k along the path, [step][cell]; `row` picks the step (a 256-byte slot per step, by offset)
 @group(0) @binding(8) var<storage, read_write> secants: array<f32>;
-// (for `readout`, `row` is the reading's first entry in `picks`, the patterns it reads; for
-// `product`, the pattern q, then the patterns it is multiplied with)
+// (`row` is the reading's first entry in `picks`: for `readout`, where each pattern it reads starts
+// in its window, in floats; for `product`, where q starts in its own window, then where the patterns
+// it is multiplied with start in theirs)
 struct Row { index: u32 }
 @group(0) @binding(9) var<uniform> row: Row;
 @group(0) @binding(10) var<storage, read> picks: array<u32>;
@@ -39,7 +41,7 @@ fn inside(x: i32, y: i32) -> bool {
 fn at_a(x: i32, y: i32) -> f32 { if (!inside(x, y)) { return 0.0; } return a_cur[u32(y) * P.n + u32(x)]; }
 fn at_u(x: i32, y: i32) -> f32 { if (!inside(x, y)) { return 0.0; } return src_u[u32(y) * P.n + u32(x)]; }
 fn at_prev(x: i32, y: i32) -> f32 { if (!inside(x, y)) { return 0.0; } return src_prev[u32(y) * P.n + u32(x)]; }
-fn at_w(base: u32, x: i32, y: i32) -> f32 { if (!inside(x, y)) { return 0.0; } return src_u[base + u32(y) * P.n + u32(x)]; }
+fn at_q(base: u32, x: i32, y: i32) -> f32 { if (!inside(x, y)) { return 0.0; } return src_prev[base + u32(y) * P.n + u32(x)]; }
 
 // The covector of the energy form at the live state: a = d + c^2/2 Q u_prev, b = -d + c^2/2 Q u.
 @compute @workgroup_size(TILE, TILE, 1)
@@ -107,7 +109,7 @@ fn readout(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocat
   var s = 0.0;
   if (gid.x < P.n && gid.y < P.n) {
     let i = gid.y * P.n + gid.x;
-    s = (a_cur[i] + b[i]) * src_u[picks[row.index + gid.z] * P.n * P.n + i];
+    s = (a_cur[i] + b[i]) * src_u[picks[row.index + gid.z] + i];
   }
   partial[lid] = vec4<f32>(s, 0.0, 0.0, 0.0);
   reduce_workgroup(lid);
@@ -123,9 +125,9 @@ fn product(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocat
   if (gid.x < P.n && gid.y < P.n) {
     let x = i32(gid.x);
     let y = i32(gid.y);
-    let q = picks[row.index] * P.n * P.n;
-    let qw = (((4.0 * at_w(q, x, y) - at_w(q, x - 1, y)) - at_w(q, x + 1, y)) - at_w(q, x, y - 1)) - at_w(q, x, y + 1);
-    s = qw * src_u[picks[row.index + 1u + gid.z] * P.n * P.n + gid.y * P.n + gid.x];
+    let q = picks[row.index];
+    let qw = (((4.0 * at_q(q, x, y) - at_q(q, x - 1, y)) - at_q(q, x + 1, y)) - at_q(q, x, y - 1)) - at_q(q, x, y + 1);
+    s = qw * src_u[picks[row.index + 1u + gid.z] + gid.y * P.n + gid.x];
   }
   partial[lid] = vec4<f32>(s, 0.0, 0.0, 0.0);
   reduce_workgroup(lid);

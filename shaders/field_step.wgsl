@@ -15,12 +15,12 @@
 // ring slot P.ledger_slot as [slot][field][tile][column]; shaders/reduce.wgsl's fold_ledger adds the
 // slots into the Kahan-compensated books later, in step order. A store the step never waits on,
 // where a read-modify-write of the books every step kept each workgroup alive for two round trips.
-// energy, potential: one float per tile, [field][tile].
+// energy, potential: one float per TILE x TILE tile, [field][tile].
 @group(0) @binding(4) var<storage, read_write> tile_sums: array<f32>;
 
-// `const ROWS`, the cells an invocation computes down its column, comes from the host (STEP_ROWS in
-// engine/gpu/context.ts): a workgroup covers a TILE x TILE tile with TILE x TILE / ROWS invocations,
-// so the tile's sum (barriers, a serial tail) is paid once per ROWS cells an invocation.
+// The step's tile is STEP_W x STEP_H cells (host constants, engine/gpu/context.ts; the energy
+// kernels keep TILE x TILE): a workgroup of STEP_W x (STEP_H / ROWS) invocations, each computing ROWS
+// cells down its column, so the tile's sum (a barrier, the subgroup sums) is paid once per ROWS cells.
 
 fn read_u(base: u32, x: i32, y: i32) -> f32 {
   let n = i32(P.n);
@@ -58,24 +58,24 @@ fn cell(i: u32, nu: vec4<f32>, np: vec4<f32>, s: f32) -> vec4<f32> {
 }
 
 // `Lanes` and `tile_total` come from shaders/tile_sum.wgsl or tile_sum_subgroups.wgsl (the host picks).
-@compute @workgroup_size(TILE, TILE / ROWS, 1)
+@compute @workgroup_size(STEP_W, STEP_H / ROWS, 1)
 fn step(@builtin(local_invocation_id) local: vec3<u32>, lanes: Lanes,
         @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
   let field = wid.z;
   let base = field * P.n * P.n;
-  let x0 = wid.x * TILE;
-  let y0 = wid.y * TILE;
+  let x0 = wid.x * STEP_W;
+  let y0 = wid.y * STEP_H;
   let gx = x0 + local.x;
   // Both are the same for the whole workgroup (a uniform branch). `inner`: the tile and its 1-cell
   // halo lie inside the field, so no neighbour read needs its bounds check. `calm`: every cell is at
   // least sponge_width deep, where sponge_strength is exactly 0 (max(width - d, 0) is 0), so it is
   // not computed: the same arithmetic either way, the same bits.
-  let inner = x0 > 0u && y0 > 0u && x0 + TILE < P.n && y0 + TILE < P.n;
-  let calm = inner && f32(min(min(x0, y0), min(P.n - x0 - TILE, P.n - y0 - TILE))) >= P.sponge_width;
+  let inner = x0 > 0u && y0 > 0u && x0 + STEP_W < P.n && y0 + STEP_H < P.n;
+  let calm = inner && f32(min(min(x0, y0), min(P.n - x0 - STEP_W, P.n - y0 - STEP_H))) >= P.sponge_width;
   var work = vec4<f32>(0.0);
   if (inner) {
     for (var r = 0u; r < ROWS; r++) {
-      let gy = y0 + local.y + r * (TILE / ROWS);
+      let gy = y0 + local.y + r * (STEP_H / ROWS);
       let i = base + gy * P.n + gx;
       var s = 0.0;
       if (!calm) { s = sponge(gx, gy); }
@@ -84,7 +84,7 @@ fn step(@builtin(local_invocation_id) local: vec3<u32>, lanes: Lanes,
     }
   } else {
     for (var r = 0u; r < ROWS; r++) {
-      let gy = y0 + local.y + r * (TILE / ROWS);
+      let gy = y0 + local.y + r * (STEP_H / ROWS);
       if (gx < P.n && gy < P.n) {
         let x = i32(gx);
         let y = i32(gy);
@@ -109,7 +109,7 @@ fn step(@builtin(local_invocation_id) local: vec3<u32>, lanes: Lanes,
 // including the edges to the zero border. Bound with u_prev = the state's prev and u = its u;
 // writes one float per tile to `tile_sums` (here the tile-partials buffer), [field][tile].
 @compute @workgroup_size(TILE, TILE, 1)
-fn energy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32,
+fn energy(@builtin(global_invocation_id) gid: vec3<u32>, lanes: Lanes,
           @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
   let field = gid.z;
   let base = field * P.n * P.n;
@@ -124,10 +124,9 @@ fn energy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocati
     if (y == 0) { grad += uc * pc; }
     e = (uc - pc) * (uc - pc) + P.c2 * grad;
   }
-  partial[lid] = vec4<f32>(e, 0.0, 0.0, 0.0);
-  reduce_workgroup(lid);
-  if (lid == 0u) {
-    tile_sums[field * P.tiles_per_field + wid.y * groups.x + wid.x] = partial[0].x;
+  let total = workgroup_total(lanes, e);
+  if (lanes.lid == 0u) {
+    tile_sums[field * groups.x * groups.y + wid.y * groups.x + wid.x] = total;
   }
 }
 
@@ -142,7 +141,7 @@ fn excess(u: f32) -> f32 {
 }
 
 @compute @workgroup_size(TILE, TILE, 1)
-fn potential(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32,
+fn potential(@builtin(global_invocation_id) gid: vec3<u32>, lanes: Lanes,
              @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
   let field = gid.z;
   var v = 0.0;
@@ -150,9 +149,8 @@ fn potential(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invoc
     let i = field * P.n * P.n + gid.y * P.n + gid.x;
     v = 0.5 * P.nonlinearity * (excess(u[i]) + excess(u_prev[i]));
   }
-  partial[lid] = vec4<f32>(v, 0.0, 0.0, 0.0);
-  reduce_workgroup(lid);
-  if (lid == 0u) {
-    tile_sums[field * P.tiles_per_field + wid.y * groups.x + wid.x] = partial[0].x;
+  let total = workgroup_total(lanes, v);
+  if (lanes.lid == 0u) {
+    tile_sums[field * groups.x * groups.y + wid.y * groups.x + wid.x] = total;
   }
 }

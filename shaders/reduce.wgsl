@@ -26,6 +26,26 @@ fn sum_rows(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wi
   if (lid == 0u) { dst[R.dst_offset + wid.x] = partial[0]; }
 }
 
+// The first pass of a long row's sum (a timeline sample's energy at N = 2048 sums 16,384 tiles a
+// row): workgroup (chunk, row) adds CHUNK entries of its row into dst[dst_offset + row * count + chunk]
+// (count: the chunks a row, at least its own; the others get 0); sum_rows then adds each row's
+// chunks. One workgroup a row made a serial loop of len / 256 dependent loads on one core of the GPU.
+const CHUNK: u32 = 2048u;
+
+@compute @workgroup_size(256)
+fn sum_chunks(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
+  let end = min((wid.x + 1u) * CHUNK, R.len);
+  var acc = 0.0;
+  for (var i = wid.x * CHUNK + lid; i < end; i += 256u) { acc += src[wid.y * R.len + i]; }
+  partial[lid] = acc;
+  workgroupBarrier();
+  for (var s = 128u; s > 0u; s >>= 1u) {
+    if (lid < s) { partial[lid] += partial[lid + s]; }
+    workgroupBarrier();
+  }
+  if (lid == 0u) { dst[R.dst_offset + wid.y * R.count + wid.x] = partial[0]; }
+}
+
 @compute @workgroup_size(256)
 fn add_wave(@builtin(global_invocation_id) gid: vec3<u32>) {
   let i = gid.y * 65535u * 256u + gid.x;

@@ -10,6 +10,13 @@ struct Lanes {
 /** The workgroup's sum of `work`, valid in invocation 0. Every invocation must call it. */
 fn tile_total(lanes: Lanes, work: vec4<f32>) -> vec4<f32> {
   partial[lanes.lid] = work;
-  reduce_rows(lanes.lid, TILE / ROWS);
+  reduce_rows(lanes.lid, STEP_W * STEP_H / ROWS / TILE);
   return partial[0];
+}
+
+/** The TILE x TILE workgroup's sum of `v` (energy, potential), valid in invocation 0. Every invocation must call it. */
+fn workgroup_total(lanes: Lanes, v: f32) -> f32 {
+  partial[lanes.lid] = vec4<f32>(v, 0.0, 0.0, 0.0);
+  reduce_workgroup(lanes.lid);
+  return partial[0].x;
 }

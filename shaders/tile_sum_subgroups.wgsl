@@ -6,7 +6,7 @@
 // workgroup memory) one vec4 a subgroup at most, not TILE x TILE of them.
 
 // one sum a subgroup; 4 lanes is the smallest subgroup WebGPU allows
-var<workgroup> subgroup_sums: array<vec4<f32>, TILE * TILE / ROWS / 4u>;
+var<workgroup> subgroup_sums: array<vec4<f32>, STEP_W * STEP_H / ROWS / 4u>;
 
 struct Lanes {
   @builtin(local_invocation_index) lid: u32,
@@ -23,5 +23,18 @@ fn tile_total(lanes: Lanes, work: vec4<f32>) -> vec4<f32> {
   workgroupBarrier();
   var acc = vec4<f32>(0.0);
   for (var k = lanes.lane; k < lanes.groups; k += lanes.size) { acc += subgroup_sums[k]; }
+  return subgroupAdd(acc);
+}
+
+// one sum a subgroup of the energy kernels' TILE x TILE workgroups
+var<workgroup> energy_sums: array<f32, TILE * TILE / 4u>;
+
+/** The TILE x TILE workgroup's sum of `v` (energy, potential), valid in every invocation. Every invocation must call it. */
+fn workgroup_total(lanes: Lanes, v: f32) -> f32 {
+  let mine = subgroupAdd(v);
+  if (lanes.lane == 0u) { energy_sums[lanes.group] = mine; }
+  workgroupBarrier();
+  var acc = 0.0;
+  for (var k = lanes.lane; k < lanes.groups; k += lanes.size) { acc += energy_sums[k]; }
   return subgroupAdd(acc);
 }

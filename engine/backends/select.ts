@@ -5,7 +5,7 @@
 import { WasmFieldBackend } from '../cpu/wasm.js'
 import { CrystalError, isCrystalError } from '../errors.js'
 import { GpuFieldBackend } from '../gpu/backend.js'
-import { findAdapter, keptDevice } from '../gpu/device.js'
+import { keptAdapter, keptDevice } from '../gpu/device.js'
 import type { BackendChoice, FieldBackend, ThreadSpawner } from '../field/backend.js'
 
 export interface BackendOptions {
@@ -41,7 +41,7 @@ export async function selectBackend(o: BackendOptions): Promise<SelectedBackend>
     if (o.backend === 'gpu' || !isCrystalError(e)) throw e
     return cpu(`cpu backend: ${e.message}`)
   }
-  const choice = await findAdapter(gpu)
+  const choice = gpu && (await keptAdapter(gpu))
   // the device (and so every kernel compiled on it) is kept for the next engine: engine/gpu/device.ts
   const open = async () => {
     const kept = await keptDevice(gpu!, o.subgroups !== false)

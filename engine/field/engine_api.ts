@@ -131,6 +131,10 @@ export interface Engine {
   inject(wave: Float32Array, field?: number): Promise<void>
   /** One wave per field (undefined: left alone), all injected at once: the books take one sum before and one after. */
   injectMany(waves: readonly (Float32Array | undefined)[]): Promise<void>
+  /**
+   * Runs `steps` steps. On the GPU it may resolve while the last are still queued there (a few calls'
+   * worth at most): whatever is read afterwards (read, books, recall) sees them.
+   */
   step(steps: number): Promise<void>
   /**
    * Multiplies u and u_prev cell by cell (a dream's pruning and amplifying): `mask` is n*n for one

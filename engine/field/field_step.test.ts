@@ -7,7 +7,7 @@ import { cpuBackend, gpuBackend } from '../../testing/backends.js'
 import { paramsFor, randomField } from '../../testing/fixtures.js'
 import type { FieldBackend, LedgerSample } from './backend.js'
 import { noiseKey } from './noise.js'
-import { type StepParams, TILE } from './params.js'
+import { STEP_TILE, type StepParams, stepGroups } from './params.js'
 import { type AdapterChoice, findAdapter, openDevice } from '../gpu/device.js'
 import { GpuFieldBackend } from '../gpu/backend.js'
 import { nodeGpu } from '../gpu/webgpu.node.js'
@@ -16,30 +16,35 @@ const SEED = 1234
 const SAMPLE_INTERVAL = 250
 
 /** Runs the reference for `steps` steps and returns the state, the ledger and the sampled energies. */
-function reference(n: number, fields: number, steps: number, params = paramsFor(n, fields)) {
+function reference(n: number, fields: number, steps: number, params = paramsFor(n, fields), interval = SAMPLE_INTERVAL) {
   const p = { ...params }
   let prev: Float32Array = randomField(n, fields, 2)
   let cur: Float32Array = randomField(n, fields, 1)
   let next: Float32Array = new Float32Array(cur.length)
   const ledger = new Float64Array(fields * 4)
   const energies: Float64Array[] = []
+  const books: Float64Array[] = []
   for (let i = 0; i < steps; i++) {
     p.noise_key = noiseKey(SEED, i)
     stepReference(prev, cur, next, p, ledger)
     ;[prev, cur, next] = [cur, next, prev]
-    if ((i + 1) % SAMPLE_INTERVAL === 0) energies.push(energyReference(prev, cur, p))
+    if ((i + 1) % interval === 0) {
+      energies.push(energyReference(prev, cur, p))
+      books.push(ledger.slice())
+    }
   }
-  return { u: cur, prev, ledger, energies }
+  return { u: cur, prev, ledger, energies, books }
 }
 
 async function run(
   backend: FieldBackend,
   steps: number,
   params = paramsFor(backend.n, backend.fields),
+  interval = SAMPLE_INTERVAL,
 ): Promise<{ u: Float32Array; ledger: Float64Array; samples: LedgerSample[] }> {
   const { n, fields } = backend
   await backend.load(randomField(n, fields, 1), randomField(n, fields, 2))
-  const samples = await backend.step({ steps, first_step: 0, seed: SEED, sample_interval: SAMPLE_INTERVAL, params })
+  const samples = await backend.step({ steps, first_step: 0, seed: SEED, sample_interval: interval, params })
   return { u: (await backend.read()).u, ledger: await backend.ledger(), samples }
 }
 
@@ -101,7 +106,7 @@ describe('WGSL on WebGPU against the CPU twin', () => {
 
   test("a ring of 3 slots for the tiles' ledger terms (folded mid-submit, as at N = 2048): 1,000 steps keep the books", async () => {
     const n = 32
-    const { gpu } = await gpuWith(n, true, 3 * 4 * (n / TILE) ** 2 * 4)
+    const { gpu } = await gpuWith(n, true, 3 * 4 * stepGroups(n)[0] * stepGroups(n)[1] * 4)
     const got = await run(gpu, 1000)
     const want = reference(n, 1, 1000)
     expect(maxDiff(got.u, want.u)).toBeLessThanOrEqual(FIELD_TOLERANCE * maxAbs(want.u))
@@ -109,15 +114,32 @@ describe('WGSL on WebGPU against the CPU twin', () => {
     got.samples.forEach((s, k) => expect(relative(s.fields[0][0], want.energies[k][0])).toBeLessThan(SUM_TOLERANCE))
   })
 
-  // N = 80 is 5 x 5 tiles of 16. With a sponge 20 cells wide, the step meets all three kinds of
-  // workgroup: the 16 at the edge (bounds-checked reads), the 8 inside whose cells are in the sponge
-  // (unchecked reads, the sponge computed) and the middle one past the sponge (unchecked, no sponge).
-  const wide: StepParams = { ...paramsFor(80), sponge_width: 20, sponge_inv_width: Math.fround(1 / 20) }
+  test('N = 768, 2,304 tiles a field: a timeline sample sums its rows of tiles in two passes (two chunks a row), to the same energy and books', async () => {
+    const n = 768
+    const gpu = await gpuBackend(n, 1)
+    opened.push(gpu)
+    const got = await run(gpu, 10, paramsFor(n), 5)
+    const want = reference(n, 1, 10, paramsFor(n), 5)
+    expect(maxDiff(got.u, want.u)).toBeLessThanOrEqual(FIELD_TOLERANCE * maxAbs(want.u))
+    expect(got.samples.map((s) => s.step)).toEqual([5, 10])
+    got.samples.forEach((s, k) => {
+      expect(relative(s.fields[0][0], want.energies[k][0])).toBeLessThan(SUM_TOLERANCE)
+      // bulk, boundary, saturation and noise work, each against the reference's running books then
+      for (let c = 0; c < 4; c++) expect(relative(s.fields[0][1 + c], want.books[k][c])).toBeLessThan(SUM_TOLERANCE)
+    })
+  })
+
+  // N = 96 is 3 x 6 step tiles of 32 x 16 (STEP_TILE). With a sponge 20 cells wide, the step meets all
+  // three kinds of workgroup: the 14 at the edge (bounds-checked reads), the 2 inside whose cells are in
+  // the sponge (x 32..63, y 16..31 and 64..79: unchecked reads, the sponge computed) and the 2 in the
+  // middle past it (y 32..63: unchecked, no sponge).
+  const wideN = 96
+  const wide: StepParams = { ...paramsFor(wideN), sponge_width: 20, sponge_inv_width: Math.fround(1 / 20) }
   let wideRun: ReturnType<typeof reference> | undefined
-  const wideReference = () => (wideRun ??= reference(80, 1, 1000, wide))
+  const wideReference = () => (wideRun ??= reference(wideN, 1, 1000, wide))
   for (const subgroups of [true, false]) {
     test(`tiles at the edge, inside the sponge and past it, tile sums ${subgroups ? 'by subgroups where offered' : 'through shared memory (forced)'}: 1,000 steps agree`, async () => {
-      const { gpu, choice } = await gpuWith(80, subgroups)
+      const { gpu, choice } = await gpuWith(wideN, subgroups)
       expect(gpu.device.features.has('subgroups')).toBe(subgroups && choice.subgroups)
       const got = await run(gpu, 1000, wide)
       const wideWant = wideReference()
@@ -125,11 +147,10 @@ describe('WGSL on WebGPU against the CPU twin', () => {
       expect(maxDiff(got.u, wideWant.u)).toBeLessThanOrEqual(FIELD_TOLERANCE * maxAbs(wideWant.u))
       for (let i = 0; i < 4; i++) expect(relative(got.ledger[i], wideWant.ledger[i])).toBeLessThan(SUM_TOLERANCE)
       got.samples.forEach((s, k) => expect(relative(s.fields[0][0], wideWant.energies[k][0])).toBeLessThan(SUM_TOLERANCE))
-      // the middle tile moved: the comparison covers the unchecked, sponge-free path
-      const n = 80
+      // the middle tiles moved: the comparison covers the unchecked, sponge-free path
       let middle = 0
-      for (let y = 2 * TILE; y < 3 * TILE; y++)
-        for (let x = 2 * TILE; x < 3 * TILE; x++) middle = Math.max(middle, Math.abs(wideWant.u[y * n + x]))
+      for (let y = 2 * STEP_TILE.h; y < 4 * STEP_TILE.h; y++)
+        for (let x = STEP_TILE.w; x < 2 * STEP_TILE.w; x++) middle = Math.max(middle, Math.abs(wideWant.u[y * wideN + x]))
       expect(middle).toBeGreaterThan(1e-3)
     })
   }

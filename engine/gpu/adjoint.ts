@@ -8,9 +8,10 @@
 // (ResidentPatterns): a sweep copies them on the device and uploads only what it has not seen, the
 // question's pattern. Each reading's list and uniforms go up in one write a submit, not one a reading.
 // CPU twin: AdjointField (engine/recall/adjoint.ts) behind CpuAdjointRunner (engine/recall/runner.ts).
+import { CrystalError } from '../errors.js'
 import type { AdjointRunner, EditMask, KeptPatterns, PathPlan } from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
-import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, type StepParams } from '../field/params.js'
+import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, stepGroups, TILE, wgslStruct, type StepParams } from '../field/params.js'
 import { kernelModule, perDevice, type GpuContext } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 import { ByteLru } from '../util/lru.js'
@@ -97,14 +98,20 @@ export class GpuAdjointRunner implements AdjointRunner {
   /** The patterns each reading reads, one list after another, and a uniform slot per reading holding where its list starts. */
   private readonly picks: GPUBuffer
   private readonly pickRows: GPUBuffer
-  /** Each reading's list (undefined: every pattern) and where its scores start. */
-  private readonly lists: { patterns?: readonly number[]; at: number }[] = []
+  /** Each reading's patterns, each with the index of its score in `scores`. */
+  private readonly lists: Map<number, number>[] = []
   private picked = 0
+  /** Dispatches of readings so far: a reading takes one per window of the patterns buffer it reads. */
+  private windowsRead = 0
+  /** The slots a sweep has for those dispatches (rows, pickRows), and for picks. */
+  private readonly slots: number
+  /** Bytes of the patterns buffer one binding shows (the device's limit), and the offsets' alignment. */
+  private readonly window: { bytes: number; align: number }
   /** The readings' uniform slots and lists, staged on the host and written before the submit that needs them. */
   private readonly rowBytes: ArrayBuffer
   private readonly pickRowBytes: Uint32Array
   private readonly pickBytes: Uint32Array
-  private flushed = { readings: 0, picked: 0 }
+  private flushed = { windows: 0, picked: 0 }
   private readonly resident: ResidentPatterns
   private readonly owned: GPUBuffer[] = []
   private readonly groups: number
@@ -142,18 +149,32 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.b = buffer(cells * 4)
     this.patterns = buffer(this.count * cells * 4)
     this.partials = buffer(this.count * tiles * 4)
-    // a product's reading picks one pattern more than it scores
-    this.scores = buffer(capacity * (this.count + 1) * 4)
+    // One binding shows at most the device's largest storage binding (2 GiB on the H200, where 200
+    // memories at N = 2048 are 3.4 GB of patterns): a reading reads the patterns through as many
+    // windows of the buffer as its list needs, each window a dispatch. A window holds one pattern at least.
+    const align = device.limits.minStorageBufferOffsetAlignment
+    this.window = { bytes: Math.floor(gpu.bindingBytes / align) * align, align }
+    if (this.window.bytes < cells * 4 + align)
+      throw new CrystalError(
+        'backend_unavailable',
+        `one pattern at N = ${n} (${cells * 4} bytes) is larger than this device's storage binding (${gpu.bindingBytes} bytes)`,
+      )
+    // sorted by place, a list's patterns fill each window but the last, less a pattern and the alignment
+    const windows =
+      this.count * cells * 4 <= this.window.bytes ? 1 : Math.ceil((this.count * cells * 4) / (this.window.bytes - cells * 4 - align)) + 1
+    this.slots = capacity * windows
+    // a product's reading picks one pattern more than it scores, in each window
+    this.scores = buffer(this.slots * (this.count + 1) * 4)
     this.uniform = buffer(STEP_PARAM_LAYOUT.length * 4, UNIFORM)
-    this.rows = buffer(capacity * SLOT, UNIFORM)
-    this.picks = buffer(capacity * (this.count + 1) * 4)
-    this.pickRows = buffer(capacity * SLOT, UNIFORM)
+    this.rows = buffer(this.slots * SLOT, UNIFORM)
+    this.picks = buffer(this.slots * (this.count + 1) * 4)
+    this.pickRows = buffer(this.slots * SLOT, UNIFORM)
     const u = buffer(cells * 4)
     const prev = buffer(cells * 4)
 
-    this.rowBytes = new ArrayBuffer(capacity * SLOT)
-    this.pickRowBytes = new Uint32Array((capacity * SLOT) / 4)
-    this.pickBytes = new Uint32Array(capacity * (this.count + 1))
+    this.rowBytes = new ArrayBuffer(this.slots * SLOT)
+    this.pickRowBytes = new Uint32Array((this.slots * SLOT) / 4)
+    this.pickBytes = new Uint32Array(this.slots * (this.count + 1))
 
     this.writeParams(params)
     // the patterns read once (a question's) go up in one write; the kept ones are copied on the device below
@@ -206,7 +227,8 @@ export class GpuAdjointRunner implements AdjointRunner {
   ): { from: number; steps: number; k: GPUBuffer; rows: GPUBuffer } {
     const { device, n, transfers } = this.gpu
     const cells = n * n
-    const tiles = this.groups * this.groups
+    const stepDispatch = stepGroups(n)
+    const tiles = stepDispatch[0] * stepDispatch[1]
     const last = plan.ops.at(-1)
     const steps = last?.kind === 'run' ? last.to - plan.from : 0
     const k = buffer(steps * cells * 4)
@@ -233,7 +255,7 @@ export class GpuAdjointRunner implements AdjointRunner {
     transfers.write(rows, 0, rowBytes)
     transfers.write(uniforms, 0, stepBytes)
     const res = (binding: number, buf: GPUBuffer, offset = 0, size?: number) => ({ binding, resource: { buffer: buf, offset, size } })
-    const stepGroups = [0, 1, 2].map((r) =>
+    const stepBindings = [0, 1, 2].map((r) =>
       device.createBindGroup({
         layout: this.gpu.fieldStep.layout,
         entries: [
@@ -284,8 +306,8 @@ export class GpuAdjointRunner implements AdjointRunner {
         )
         this.gpu.transfers.dispatch(pass, this.groups, this.groups)
         pass.setPipeline(this.gpu.fieldStep.pipeline)
-        pass.setBindGroup(0, stepGroups[r], [j * SLOT])
-        this.gpu.transfers.dispatch(pass, this.groups, this.groups, 1)
+        pass.setBindGroup(0, stepBindings[r], [j * SLOT])
+        this.gpu.transfers.dispatch(pass, ...stepDispatch, 1)
         r = (r + 1) % 3
       }
       pass.end()
@@ -378,13 +400,13 @@ export class GpuAdjointRunner implements AdjointRunner {
   read(patterns?: readonly number[]): number {
     const list = patterns ?? [...Array(this.count).keys()]
     this.check(list)
-    return this.reading('readout', list, list.length, patterns)
+    return this.reading('readout', undefined, list)
   }
 
   product(of: number, patterns: readonly number[]): number {
     this.check([of])
     this.check(patterns)
-    return this.reading('product', [of, ...patterns], patterns.length, patterns)
+    return this.reading('product', of, patterns)
   }
 
   private check(list: readonly number[]): void {
@@ -393,34 +415,67 @@ export class GpuAdjointRunner implements AdjointRunner {
   }
 
   /**
-   * Queues reading k: `entry` per tile and scored pattern (the last `scored` of `picks`), then its
-   * tiles summed into scores[at ..], one per pattern scored. Slots and lists are written by `flush`.
+   * Queues reading k: `entry` per tile and pattern of `list` (for `product`, each with the pattern
+   * `q`), then its tiles summed into one score a pattern. The list is read through windows of the
+   * patterns buffer, a dispatch each: in its order where one window holds every pattern, else sorted
+   * by place. Slots and lists are written by `flush`.
    */
-  private reading(entry: 'readout' | 'product', picks: readonly number[], scored: number, patterns?: readonly number[]): number {
+  private reading(entry: 'readout' | 'product', q: number | undefined, list: readonly number[]): number {
     const k = this.readings++
     if (k >= this.capacity) throw new RangeError(`the sweep was opened for ${this.capacity} readings`)
+    const scoredAt = new Map<number, number>()
+    this.lists.push(scoredAt)
+    const patternBytes = this.gpu.n * this.gpu.n * 4
+    const { bytes, align } = this.window
+    const inOne = this.count * patternBytes <= bytes
+    const order = inOne ? list : [...list].sort((a, b) => a - b)
+    for (let from = 0; from < order.length; ) {
+      // the window starts at the first pattern's place, aligned down, and takes the next while they fit
+      const offset = Math.floor((order[from] * patternBytes) / align) * align
+      let to = from + 1
+      while (to < order.length && (inOne || (order[to] + 1) * patternBytes - offset <= bytes)) to++
+      this.readWindow(entry, q, order.slice(from, to), inOne ? 0 : offset, scoredAt)
+      from = to
+    }
+    return k
+  }
+
+  /** One dispatch of a reading: `scored`, read through the window of the patterns buffer at `offset`. */
+  private readWindow(
+    entry: 'readout' | 'product',
+    q: number | undefined,
+    scored: readonly number[],
+    offset: number,
+    scoredAt: Map<number, number>,
+  ): void {
+    const { device, n } = this.gpu
+    const cells = n * n
+    const d = this.windowsRead++
     const first = this.picked
+    // picks are places in floats within the bound windows: q's in its own (binding 5), the rest in this one
+    const { align } = this.window
+    const qOffset = q === undefined ? 0 : Math.floor((q * cells * 4) / align) * align
+    const picks = [...(q === undefined ? [] : [q * cells - qOffset / 4]), ...scored.map((p) => p * cells - offset / 4)]
     this.picked += picks.length
-    const at = this.picked - scored
-    this.lists.push({ patterns, at })
-    if (!scored) return k
-    const { device } = this.gpu
-    packStruct(REDUCE_PARAM_LAYOUT, { len: this.groups * this.groups, dst_offset: at }, this.rowBytes, k * SLOT)
-    this.pickRowBytes[(k * SLOT) / 4] = first
+    const at = this.picked - scored.length
+    scored.forEach((p, i) => scoredAt.set(p, at + i))
+    packStruct(REDUCE_PARAM_LAYOUT, { len: this.groups * this.groups, dst_offset: at }, this.rowBytes, d * SLOT)
+    this.pickRowBytes[(d * SLOT) / 4] = first
     this.pickBytes.set(picks, first)
     const p = pipeline(device, entry)
     type Binding = [number, GPUBuffer, number, number | undefined]
-    // the covector is read by `readout` only (an auto layout has only the bindings its entry uses)
+    // the covector is read by `readout` only, q by `product` only (an auto layout has only the bindings its entry uses)
     const covector: Binding[] = [
       [1, this.a[this.cur], 0, undefined],
       [2, this.b, 0, undefined],
     ]
+    const ofQ: Binding[] = q === undefined ? [] : [[5, this.patterns, qOffset, q * cells * 4 - qOffset + cells * 4]]
     const entries: Binding[] = [
       [0, this.uniform, 0, undefined],
-      ...(entry === 'readout' ? covector : []),
-      [4, this.patterns, 0, undefined],
+      ...(entry === 'readout' ? covector : ofQ),
+      [4, this.patterns, offset, Math.min(this.window.bytes, this.patterns.size - offset)],
       [6, this.partials, 0, undefined],
-      [9, this.pickRows, k * SLOT, 16],
+      [9, this.pickRows, d * SLOT, 16],
       [10, this.picks, 0, undefined],
     ]
     this.pass.setPipeline(p)
@@ -431,25 +486,24 @@ export class GpuAdjointRunner implements AdjointRunner {
         entries: entries.map(([binding, buffer, offset, size]) => ({ binding, resource: { buffer, offset, size } })),
       }),
     )
-    this.gpu.transfers.dispatch(this.pass, this.groups, this.groups, scored)
+    this.gpu.transfers.dispatch(this.pass, this.groups, this.groups, scored.length)
     this.pass.setPipeline(this.gpu.sumRows.pipeline)
-    this.pass.setBindGroup(0, this.sumGroup, [k * SLOT])
-    this.gpu.transfers.dispatch(this.pass, scored)
+    this.pass.setBindGroup(0, this.sumGroup, [d * SLOT])
+    this.gpu.transfers.dispatch(this.pass, scored.length)
     this.dispatched()
-    return k
   }
 
   /** Writes the readings' slots and lists queued since the last submit, one write each, before the submit that reads them. */
   private flush(): void {
     const { transfers } = this.gpu
-    const { readings, picked } = this.flushed
-    if (this.readings > readings) {
-      const [from, to] = [readings * SLOT, this.readings * SLOT]
+    const { windows, picked } = this.flushed
+    if (this.windowsRead > windows) {
+      const [from, to] = [windows * SLOT, this.windowsRead * SLOT]
       transfers.write(this.rows, from, this.rowBytes, from, to - from)
       transfers.write(this.pickRows, from, this.pickRowBytes, from, to - from)
     }
     if (this.picked > picked) transfers.write(this.picks, picked * 4, this.pickBytes, picked * 4, (this.picked - picked) * 4)
-    this.flushed = { readings: this.readings, picked: this.picked }
+    this.flushed = { windows: this.windowsRead, picked: this.picked }
   }
 
   async results(): Promise<Float64Array> {
@@ -463,9 +517,8 @@ export class GpuAdjointRunner implements AdjointRunner {
     const back = new Float32Array(await this.gpu.transfers.read(this.scores, 0, this.picked * 4, this.encoder, () => this.gpu.failure()))
     this.gpu.check()
     // [reading][pattern], the patterns a reading did not list left at 0
-    this.lists.forEach(({ patterns, at }, k) => {
-      if (patterns) for (const [i, p] of patterns.entries()) rows[k * this.count + p] = back[at + i]
-      else rows.set(back.subarray(at, at + this.count), k * this.count)
+    this.lists.forEach((scoredAt, k) => {
+      for (const [p, at] of scoredAt) rows[k * this.count + p] = back[at]
     })
     return rows
   }

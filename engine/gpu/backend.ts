@@ -10,19 +10,23 @@ import type { Text3 } from '../encode/text3.js'
 import { CrystalError } from '../errors.js'
 import type { AdjointRunner, DeviceMask, FieldBackend, LedgerSample, StepRequest } from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
-import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, wgslStruct, type StepParams } from '../field/params.js'
+import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, stepGroups, TILE, wgslStruct, type StepParams } from '../field/params.js'
 import { GpuAdjointRunner, releasePatterns } from './adjoint.js'
 import { GpuDreamOps } from './dream.js'
 import { GpuEncoder3 } from './encode3.js'
 import { GpuRecorder } from './record.js'
 import { GpuHeldSums } from './sums.js'
-import { fieldStepModule, perDevice, type GpuContext } from './context.js'
+import { fieldStepModule, onDeviceError, perDevice, type GpuContext } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 import { Transfers } from './transfers.js'
 
 const SLOT = 256 // minUniformBufferOffsetAlignment's largest allowed value
 const MAX_STEPS_PER_SUBMIT = 256
 const SAMPLE_COLUMNS = 5 // energy, bulk, boundary, saturation, noise
+/** Entries a workgroup of shaders/reduce.wgsl's sum_chunks adds: longer rows are summed in two passes. */
+const CHUNK = 2048
+/** Reduce uniform slots a timeline sample takes: the two first passes of its sums and the second. */
+const SAMPLE_SLOTS = 3
 /** The ring of per-step tile sums: at most this many bytes (N = 2048, one field: 64 steps a fold). */
 const RING_BYTES = 16 << 20
 /** Submits of a step(n) queued ahead of the one whose samples the host is waiting for. */
@@ -44,8 +48,12 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private readonly potentialPipeline: GPUComputePipeline
   private readonly masks = new Map<number, GPUBuffer>()
   private nextMask = 1
+  /** TILE x TILE tiles a field (the energy's and potential's), and their workgroups a side. */
   private readonly tiles: number
   private readonly groups: number
+  /** The step's workgroups along x and y (STEP_TILE), and so the tiles of a field's books. */
+  private readonly stepDispatch: [number, number]
+  private readonly ledgerTiles: number
   private readonly bufs: GPUBuffer[]
   private readonly ledgerBuf: GPUBuffer
   private readonly ledgerComp: GPUBuffer
@@ -67,11 +75,20 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private readonly energyGroups: GPUBindGroup[]
   private readonly sumEnergy: GPUBindGroup
   private readonly sumLedger: GPUBindGroup
+  /** A timeline sample's first passes where a row of tiles is longer than a chunk: into `chunkSums`, then summed from it. */
+  private readonly chunks: number
+  private readonly chunkSums: GPUBuffer
+  private readonly chunkEnergy: GPUBindGroup
+  private readonly chunkLedger: GPUBindGroup
+  private readonly sumChunks: GPUBindGroup
+  private readonly chunkPipeline: GPUComputePipeline
   private readonly addGroups: GPUBindGroup[]
   private encoder3?: GpuEncoder3
   private rotation = 0 // bufs[rotation] is u_prev, bufs[rotation + 1] is u
+  /** The ends of the latest calls that read nothing back, oldest first (keepUp). */
+  private readonly unseen: Promise<void>[] = []
   private failed: string | undefined
-  private readonly onError = (e: Event) => void (this.failed ??= (e as GPUUncapturedErrorEvent).error.message)
+  private readonly stopListening: () => void
 
   /**
    * Builds the backend, turning a validation failure into an error rather than a later silent one. The
@@ -82,11 +99,14 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     n: number,
     fields: number,
     description: string,
-    { ringBytes = RING_BYTES }: { ringBytes?: number } = {},
+    {
+      ringBytes = RING_BYTES,
+      bindingBytes = device.limits.maxStorageBufferBindingSize,
+    }: { ringBytes?: number; bindingBytes?: number } = {},
   ): Promise<GpuFieldBackend> {
     device.pushErrorScope('validation')
     device.pushErrorScope('out-of-memory')
-    const backend = new GpuFieldBackend(device, n, fields, description, ringBytes)
+    const backend = new GpuFieldBackend(device, n, fields, description, ringBytes, bindingBytes)
     const [memory, validation] = [await device.popErrorScope(), await device.popErrorScope()]
     const error = memory ?? validation
     if (error) {
@@ -102,18 +122,21 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     readonly fields: number,
     readonly description: string,
     ringBytes: number,
+    readonly bindingBytes: number,
   ) {
-    device.addEventListener('uncapturederror', this.onError)
+    this.stopListening = onDeviceError(device, (message) => void (this.failed ??= message))
     this.transfers = new Transfers(device)
     this.groups = Math.ceil(n / TILE)
     this.tiles = this.groups * this.groups
+    this.stepDispatch = stepGroups(n)
+    this.ledgerTiles = this.stepDispatch[0] * this.stepDispatch[1]
     const cells = n * n * fields
     const buffer = (size: number, usage: number) => device.createBuffer({ size: Math.max(16, Math.ceil(size / 4) * 4), usage })
     this.bufs = [0, 1, 2].map(() => buffer(cells * 4, STORAGE))
     // ledger sums and their Kahan compensations, each [column][field][tile]
-    this.ledgerBuf = buffer(4 * fields * this.tiles * 4, STORAGE)
-    this.ledgerComp = buffer(4 * fields * this.tiles * 4, STORAGE)
-    const slotBytes = 4 * fields * this.tiles * 4
+    this.ledgerBuf = buffer(4 * fields * this.ledgerTiles * 4, STORAGE)
+    this.ledgerComp = buffer(4 * fields * this.ledgerTiles * 4, STORAGE)
+    const slotBytes = 4 * fields * this.ledgerTiles * 4
     this.ringSlots = Math.max(1, Math.min(MAX_STEPS_PER_SUBMIT, Math.floor(ringBytes / slotBytes)))
     this.tileSums = buffer(this.ringSlots * slotBytes, STORAGE)
     this.partials = buffer(fields * this.tiles * 4, STORAGE)
@@ -121,7 +144,9 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.wave = buffer(n * n * 4, STORAGE)
     this.stepUniforms = buffer(MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
     // two slots per timeline sample, then one per fold
-    this.reduceUniforms = buffer(3 * MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
+    this.reduceUniforms = buffer((SAMPLE_SLOTS + 1) * MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
+    this.chunks = Math.ceil(Math.max(this.tiles, this.ledgerTiles) / CHUNK)
+    this.chunkSums = buffer(SAMPLE_COLUMNS * fields * this.chunks * 4, STORAGE)
 
     const { layouts, pipelines } = backendKernels(device)
     const { step: stepLayout, energy: energyLayout, reduce: reduceLayout, fold: foldLayout } = layouts
@@ -131,6 +156,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.sumPipeline = pipelines.sum
     this.addPipeline = pipelines.add
     this.foldPipeline = pipelines.fold
+    this.chunkPipeline = pipelines.chunks
     this.sumRows = { pipeline: this.sumPipeline, layout: reduceLayout }
     this.fieldStep = { pipeline: this.stepPipeline, layout: stepLayout }
 
@@ -155,6 +181,18 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       layout: reduceLayout,
       entries: [reduceUniform, res(1, this.ledgerBuf), res(2, this.samples)],
     })
+    this.chunkEnergy = device.createBindGroup({
+      layout: reduceLayout,
+      entries: [reduceUniform, res(1, this.partials), res(2, this.chunkSums)],
+    })
+    this.chunkLedger = device.createBindGroup({
+      layout: reduceLayout,
+      entries: [reduceUniform, res(1, this.ledgerBuf), res(2, this.chunkSums)],
+    })
+    this.sumChunks = device.createBindGroup({
+      layout: reduceLayout,
+      entries: [reduceUniform, res(1, this.chunkSums), res(2, this.samples)],
+    })
     this.foldGroup = device.createBindGroup({
       layout: foldLayout,
       entries: [reduceUniform, res(1, this.tileSums), res(2, this.ledgerBuf), res(3, this.ledgerComp)],
@@ -164,7 +202,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     )
     this.dream = new GpuDreamOps(this)
     this.recorder = new GpuRecorder(this, () => this.dream.sums())
-    this.held = new GpuHeldSums(this, this.ledgerBuf)
+    this.held = new GpuHeldSums(this, this.ledgerBuf, this.ledgerTiles)
   }
 
   check(): void {
@@ -225,17 +263,26 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       if (chunks.length > SUBMITS_AHEAD) out.push(...(await chunks.shift()!))
     }
     for (const chunk of chunks) out.push(...(await chunk))
-    // without samples to wait for, the run's end is still the caller's to see (timing, errors)
-    if (!out.length) await this.device.queue.onSubmittedWorkDone()
+    if (!out.length) await this.keepUp()
     this.check()
     return out
+  }
+
+  /**
+   * Lets the host run ahead of the GPU by at most SUBMITS_AHEAD calls that read nothing back: a wait
+   * for each call's end cost a round trip a call (evolve makes some 100 a generation, a few steps
+   * each). The queue runs in order, so a later read sees the work; its errors show at the next check.
+   */
+  private async keepUp(): Promise<void> {
+    this.unseen.push(this.device.queue.onSubmittedWorkDone())
+    while (this.unseen.length > SUBMITS_AHEAD) await this.unseen.shift()
   }
 
   /** Encodes and submits `steps` steps at once (all of it before the first await); resolves to their samples once read back. */
   private async submitSteps(req: StepRequest, first: number, steps: number): Promise<LedgerSample[]> {
     const stepBytes = new ArrayBuffer(steps * SLOT)
     const sampleSteps: number[] = []
-    const reduceBytes = new ArrayBuffer(3 * steps * SLOT)
+    const reduceBytes = new ArrayBuffer((SAMPLE_SLOTS + 1) * steps * SLOT)
     const folds = { count: 0, pending: 0 }
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
@@ -248,7 +295,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       )
       pass.setPipeline(this.stepPipeline)
       pass.setBindGroup(0, this.stepGroups[this.rotation], [i * SLOT])
-      this.transfers.dispatch(pass, this.groups, this.groups, this.fields)
+      this.transfers.dispatch(pass, ...this.stepDispatch, this.fields)
       this.rotation = (this.rotation + 1) % 3
       folds.pending++
       const absolute = first + i + 1
@@ -261,8 +308,9 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     }
     pass.end()
     this.transfers.write(this.stepUniforms, 0, stepBytes)
-    if (sampleSteps.length) this.transfers.write(this.reduceUniforms, 0, reduceBytes, 0, 2 * sampleSteps.length * SLOT)
-    this.transfers.write(this.reduceUniforms, 2 * steps * SLOT, reduceBytes, 2 * steps * SLOT, folds.count * SLOT)
+    if (sampleSteps.length) this.transfers.write(this.reduceUniforms, 0, reduceBytes, 0, SAMPLE_SLOTS * sampleSteps.length * SLOT)
+    const foldSlots = SAMPLE_SLOTS * steps * SLOT
+    this.transfers.write(this.reduceUniforms, foldSlots, reduceBytes, foldSlots, folds.count * SLOT)
     if (!sampleSteps.length) {
       this.transfers.submit(encoder)
       return []
@@ -283,8 +331,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     steps: number,
     reduceBytes: ArrayBuffer,
   ): void {
-    const offset = (2 * steps + folds.count) * SLOT
-    const len = this.fields * this.tiles
+    const offset = (SAMPLE_SLOTS * steps + folds.count) * SLOT
+    const len = this.fields * this.ledgerTiles
     packStruct(REDUCE_PARAM_LAYOUT, { len, dst_offset: 0, count: folds.pending }, reduceBytes, offset)
     pass.setPipeline(this.foldPipeline)
     pass.setBindGroup(0, this.foldGroup, [offset])
@@ -294,19 +342,43 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     folds.pending = 0
   }
 
-  /** Energy of the current state and the ledger totals into sample slot s ([column][field]). */
+  /**
+   * Energy of the current state and the ledger totals into sample slot s ([column][field]): the
+   * energy per tile, then each row of tiles summed, in two passes where a row is longer than a chunk
+   * (the energy's rows, then the books', into [row][chunk] of chunkSums; then every row's chunks at once).
+   */
   private encodeSample(pass: GPUComputePassEncoder, s: number, stepSlotOffset: number, reduceBytes: ArrayBuffer): void {
     const base = s * SAMPLE_COLUMNS * this.fields
-    packStruct(REDUCE_PARAM_LAYOUT, { len: this.tiles, dst_offset: base }, reduceBytes, 2 * s * SLOT)
-    packStruct(REDUCE_PARAM_LAYOUT, { len: this.tiles, dst_offset: base + this.fields }, reduceBytes, (2 * s + 1) * SLOT)
+    const slot = (k: number) => (SAMPLE_SLOTS * s + k) * SLOT
     pass.setPipeline(this.energyPipeline)
     pass.setBindGroup(0, this.energyGroups[this.rotation], [stepSlotOffset])
     this.transfers.dispatch(pass, this.groups, this.groups, this.fields)
+    if (this.chunks === 1) {
+      packStruct(REDUCE_PARAM_LAYOUT, { len: this.tiles, dst_offset: base }, reduceBytes, slot(0))
+      packStruct(REDUCE_PARAM_LAYOUT, { len: this.ledgerTiles, dst_offset: base + this.fields }, reduceBytes, slot(1))
+      pass.setPipeline(this.sumPipeline)
+      pass.setBindGroup(0, this.sumEnergy, [slot(0)])
+      this.transfers.dispatch(pass, this.fields)
+      pass.setBindGroup(0, this.sumLedger, [slot(1)])
+      this.transfers.dispatch(pass, 4 * this.fields)
+      return
+    }
+    packStruct(REDUCE_PARAM_LAYOUT, { len: this.tiles, dst_offset: 0, count: this.chunks }, reduceBytes, slot(0))
+    packStruct(
+      REDUCE_PARAM_LAYOUT,
+      { len: this.ledgerTiles, dst_offset: this.fields * this.chunks, count: this.chunks },
+      reduceBytes,
+      slot(1),
+    )
+    packStruct(REDUCE_PARAM_LAYOUT, { len: this.chunks, dst_offset: base }, reduceBytes, slot(2))
+    pass.setPipeline(this.chunkPipeline)
+    pass.setBindGroup(0, this.chunkEnergy, [slot(0)])
+    this.transfers.dispatch(pass, this.chunks, this.fields)
+    pass.setBindGroup(0, this.chunkLedger, [slot(1)])
+    this.transfers.dispatch(pass, this.chunks, 4 * this.fields)
     pass.setPipeline(this.sumPipeline)
-    pass.setBindGroup(0, this.sumEnergy, [2 * s * SLOT])
-    this.transfers.dispatch(pass, this.fields)
-    pass.setBindGroup(0, this.sumLedger, [(2 * s + 1) * SLOT])
-    this.transfers.dispatch(pass, 4 * this.fields)
+    pass.setBindGroup(0, this.sumChunks, [slot(2)])
+    this.transfers.dispatch(pass, SAMPLE_COLUMNS * this.fields)
   }
 
   private async readSamples(encoder: GPUCommandEncoder, count: number): Promise<Float32Array> {
@@ -330,7 +402,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.encodeAdd(pass, field)
     pass.end()
     this.transfers.submit(encoder)
-    await this.device.queue.onSubmittedWorkDone()
+    await this.keepUp()
     this.check()
   }
 
@@ -359,7 +431,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   async load(u: Float32Array, prev: Float32Array): Promise<void> {
     this.transfers.write(this.bufs[(this.rotation + 1) % 3], 0, u)
     this.transfers.write(this.bufs[this.rotation], 0, prev)
-    await this.device.queue.onSubmittedWorkDone()
+    await this.keepUp()
   }
 
   async read(fields = [...Array(this.fields).keys()]): Promise<{ u: Float32Array; prev: Float32Array }> {
@@ -419,7 +491,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
 
   async ledger(): Promise<Float64Array> {
     const bytes = new ArrayBuffer(SLOT)
-    packStruct(REDUCE_PARAM_LAYOUT, { len: this.tiles, dst_offset: 0 }, bytes)
+    packStruct(REDUCE_PARAM_LAYOUT, { len: this.ledgerTiles, dst_offset: 0 }, bytes)
     this.transfers.write(this.reduceUniforms, 0, bytes)
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
@@ -441,9 +513,9 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     releasePatterns(this)
     for (const b of this.masks.values()) b.destroy()
     this.masks.clear()
-    const own = [...this.bufs, this.ledgerBuf, this.ledgerComp, this.tileSums, this.partials, this.samples, this.wave]
+    const own = [...this.bufs, this.ledgerBuf, this.ledgerComp, this.tileSums, this.partials, this.samples, this.wave, this.chunkSums]
     for (const b of [...own, this.stepUniforms, this.reduceUniforms]) b.destroy()
-    this.device.removeEventListener('uncapturederror', this.onError)
+    this.stopListening()
   }
 }
 
@@ -473,6 +545,7 @@ function backendKernels(device: GPUDevice) {
       sum: pipeline(reduceModule, 'sum_rows', layouts.reduce),
       add: pipeline(reduceModule, 'add_wave', layouts.reduce),
       fold: pipeline(reduceModule, 'fold_ledger', layouts.fold),
+      chunks: pipeline(reduceModule, 'sum_chunks', layouts.reduce),
     }
     return { layouts, pipelines }
   })

@@ -2,7 +2,7 @@
 // the transfer counts, the rotating state and the kernel-module builder. Its own file, so those parts
 // import it rather than the backend that constructs them.
 import type { DeviceMask } from '../field/backend.js'
-import { STEP_PARAM_LAYOUT, TILE, wgslStruct } from '../field/params.js'
+import { STEP_PARAM_LAYOUT, STEP_TILE, TILE, wgslStruct } from '../field/params.js'
 import { SHADERS } from './shaders.gen.js'
 import type { Transfers } from './transfers.js'
 
@@ -22,11 +22,25 @@ export function perDevice<T>(device: GPUDevice, key: string, make: () => T): T {
 }
 
 /**
- * Cells an invocation of the field step computes, down its column (shaders/field_step.wgsl): a
- * workgroup covers a TILE x TILE tile with TILE x TILE / STEP_ROWS invocations, and pays its tile sum
- * once for all of them.
+ * Tells `handler` of each uncaptured error on the device until the returned function is called: one
+ * listener a device, however many backends share it (an EventTarget warns past ten).
  */
-export const STEP_ROWS = 4
+export function onDeviceError(device: GPUDevice, handler: (message: string) => void): () => void {
+  const handlers = perDevice(device, 'error handlers', () => {
+    const set = new Set<(message: string) => void>()
+    device.addEventListener('uncapturederror', (e) => {
+      for (const h of set) h((e as GPUUncapturedErrorEvent).error.message)
+    })
+    return set
+  })
+  handlers.add(handler)
+  return () => void handlers.delete(handler)
+}
+
+/** The WGSL constants of a step tile (STEP_TILE in engine/field/params.ts, or another to compare). */
+export function stepShape(s: { w: number; h: number; rows: number }): string {
+  return `const STEP_W: u32 = ${s.w}u;\nconst STEP_H: u32 = ${s.h}u;\nconst ROWS: u32 = ${s.rows}u;\n`
+}
 
 /** A kernel module: its generated uniform struct, TILE, shaders/common.wgsl, then the kernel file. */
 export function kernelModule(device: GPUDevice, struct: string, kernel: string, extra = ''): GPUShaderModule {
@@ -39,7 +53,7 @@ export function kernelModule(device: GPUDevice, struct: string, kernel: string, 
  */
 export function fieldStepModule(device: GPUDevice): GPUShaderModule {
   return perDevice(device, 'field_step', () => {
-    const params = wgslStruct('Params', STEP_PARAM_LAYOUT) + `const ROWS: u32 = ${STEP_ROWS}u;\n`
+    const params = wgslStruct('Params', STEP_PARAM_LAYOUT) + stepShape(STEP_TILE)
     return device.features.has('subgroups')
       ? kernelModule(device, `enable subgroups;\n${params}`, SHADERS.field_step, SHADERS.tile_sum_subgroups)
       : kernelModule(device, params, SHADERS.field_step, SHADERS.tile_sum)
@@ -52,6 +66,8 @@ export interface GpuContext {
   readonly transfers: Transfers
   readonly n: number
   readonly fields: number
+  /** The most bytes a kernel's storage binding shows (the device's limit, or less where a test says). */
+  readonly bindingBytes: number
   /** The buffers holding u and u_prev now (they rotate every step). */
   state(): { u: GPUBuffer; prev: GPUBuffer }
   /** Throws if the device reported an error. */

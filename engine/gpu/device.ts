@@ -52,6 +52,24 @@ export interface KeptDevice {
 }
 
 const kept = new WeakMap<GPU, Map<boolean, Promise<KeptDevice | undefined>>>()
+const described = new WeakMap<GPU, Promise<AdapterChoice | undefined>>()
+
+/**
+ * The adapter `gpu` offers, found once a process (requestAdapter took some 5 ms an engine on the
+ * H200, and evolve opens two engines a generation): what it is, to choose a backend by. Not for
+ * opening a device (an adapter opens one only): keptDevice finds its own.
+ */
+export function keptAdapter(gpu: GPU): Promise<AdapterChoice | undefined> {
+  let found = described.get(gpu)
+  if (!found) {
+    described.set(gpu, (found = findAdapter(gpu)))
+    found.then(
+      (a) => a || described.delete(gpu),
+      () => described.delete(gpu),
+    )
+  }
+  return found
+}
 
 /**
  * One device per WebGPU entry point (navigator.gpu, Dawn's) and feature set, opened once and kept for

@@ -22,10 +22,11 @@ export class GpuHeldSums implements HeldSums {
   private capacity = FIRST_CAPACITY
   private used = 0
 
-  /** `ledger`: the step's per-tile ledger, [column][field][tile]. */
+  /** `ledger`: the step's per-tile ledger, [column][field][tile], `ledgerTiles` tiles a field (STEP_TILE's). */
   constructor(
     private readonly gpu: GpuContext,
     private readonly ledger: GPUBuffer,
+    private readonly ledgerTiles: number,
   ) {
     const { device, n, fields } = gpu
     const pipeline = (entryPoint: string) => () =>
@@ -64,7 +65,7 @@ export class GpuHeldSums implements HeldSums {
     const slot = this.used
     this.used += needed
     const reduce = new ArrayBuffer(SLOT)
-    packStruct(REDUCE_PARAM_LAYOUT, { len: this.tiles, dst_offset: slot * fields }, reduce)
+    packStruct(REDUCE_PARAM_LAYOUT, { len: kind === 'ledger' ? this.ledgerTiles : this.tiles, dst_offset: slot * fields }, reduce)
     transfers.write(this.reduceUniform, 0, reduce)
     const pass = encoder.beginComputePass()
     if (kind !== 'ledger') {
