@@ -48,6 +48,8 @@ export interface FieldBackend {
    * engine encodes on the host and injects.
    */
   superpose3?(field: number, texts: readonly Text3[]): Promise<Float32Array[]>
+  /** The same wavefronts, made where the fields live and left out of them (recall's questions). */
+  encode3?(texts: readonly Text3[]): Promise<Float32Array[]>
   /** Recorded windows kept where the fields live, where the backend can; else the CPU twin over read. */
   readonly recorder?: WindowRecorder
   /** Energy and potential sums kept where the fields live until the books need them (else each is read at once). */

@@ -150,10 +150,15 @@ class FieldEngine implements Engine {
     private readonly openTwin: (m: Material, fields: number, encoding: EncodingVersion) => Promise<Engine>,
     recallCache: number | undefined,
   ) {
+    // a question's pattern is made where the writes were (encoding 3 on the device: 2 ms, not 80, at N = 2048)
+    const encode3 = core.encode3?.bind(core)
     this.reader = new MemoryReader(
       this,
       (field, params, patterns, readings, path, kept) => openAdjoint(this.core, field, params, patterns, readings, path, kept),
       recallCache,
+      encode3 &&
+        (async (text) =>
+          this.encoding === 3 ? (await encode3([textParts3(text)]))[0] : textWavefront(text, core.n, { version: this.encoding })),
     )
     this.injected = new Float64Array(core.fields)
     this.deposited = new Float64Array(core.fields)

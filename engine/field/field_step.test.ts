@@ -64,10 +64,15 @@ const opened: FieldBackend[] = []
 afterAll(() => opened.forEach((b) => b.destroy()))
 
 /** A GPU backend on the test adapter, its step summing tiles with subgroups or, forced, through shared memory. */
-async function gpuWith(n: number, subgroups: boolean, ringBytes?: number): Promise<{ gpu: GpuFieldBackend; choice: AdapterChoice }> {
+async function gpuWith(
+  n: number,
+  subgroups: boolean,
+  ringBytes?: number,
+  rows?: number,
+): Promise<{ gpu: GpuFieldBackend; choice: AdapterChoice }> {
   const choice = (await findAdapter(await nodeGpu()))!
   const device = await openDevice({ ...choice, subgroups: subgroups && choice.subgroups })
-  const gpu = await GpuFieldBackend.create(device, n, 1, choice.name, { ringBytes })
+  const gpu = await GpuFieldBackend.create(device, n, 1, choice.name, { ringBytes, rows })
   opened.push(gpu)
   return { gpu, choice }
 }
@@ -137,9 +142,14 @@ describe('WGSL on WebGPU against the CPU twin', () => {
   const wide: StepParams = { ...paramsFor(wideN), sponge_width: 20, sponge_inv_width: Math.fround(1 / 20) }
   let wideRun: ReturnType<typeof reference> | undefined
   const wideReference = () => (wideRun ??= reference(wideN, 1, 1000, wide))
-  for (const subgroups of [true, false]) {
-    test(`tiles at the edge, inside the sponge and past it, tile sums ${subgroups ? 'by subgroups where offered' : 'through shared memory (forced)'}: 1,000 steps agree`, async () => {
-      const { gpu, choice } = await gpuWith(wideN, subgroups)
+  // rows an invocation: 4 below N = 2048 (stepRows), STEP_TILE's from there
+  for (const [subgroups, rows] of [
+    [true, 4],
+    [true, STEP_TILE.rows],
+    [false, STEP_TILE.rows],
+  ] as const) {
+    test(`tiles at the edge, inside the sponge and past it, tile sums ${subgroups ? 'by subgroups where offered' : 'through shared memory (forced)'}, ${rows} rows an invocation: 1,000 steps agree`, async () => {
+      const { gpu, choice } = await gpuWith(wideN, subgroups, undefined, rows)
       expect(gpu.device.features.has('subgroups')).toBe(subgroups && choice.subgroups)
       const got = await run(gpu, 1000, wide)
       const wideWant = wideReference()

@@ -36,6 +36,15 @@ export const TILE = 16
  */
 export const STEP_TILE = { w: 32, h: 16, rows: 8 }
 
+/**
+ * Rows an invocation of the step computes in a batch of `cells` cells (n x n x fields): STEP_TILE's
+ * from N = 2048 up, 4 below (128 invocations a workgroup, the same tiles and books). The step alone on
+ * the H200 (G cell-updates/s, rows 2 / 4 / 8): N = 512 47 / 63 / 52, 1024 112 / 127 / 123, 2048 - / 168 / 184.
+ */
+export function stepRows(cells: number): number {
+  return cells >= 2048 * 2048 ? STEP_TILE.rows : 4
+}
+
 /** The step's workgroups along x and y at side n; their product is the tiles a field's books hold. */
 export function stepGroups(n: number): [number, number] {
   return [Math.ceil(n / STEP_TILE.w), Math.ceil(n / STEP_TILE.h)]

@@ -73,10 +73,32 @@ class ResidentPatterns {
 // per backend, not per device: a device is shared by the engines opened on it (engine/gpu/device.ts keptDevice)
 const residents = new WeakMap<GpuContext, ResidentPatterns>()
 
+// Each backend's last sweep's patterns buffer, for the next sweep that fits in it: at N = 2048 over 200
+// memories it is 3.8 GB, and making it anew took some 200 ms a question on the H200.
+const spares = new WeakMap<GpuContext, GPUBuffer>()
+
+function patternsBuffer(gpu: GpuContext, bytes: number): GPUBuffer {
+  const spare = spares.get(gpu)
+  if (spare && spare.size >= bytes) {
+    spares.delete(gpu)
+    return spare
+  }
+  return gpu.device.createBuffer({ size: Math.max(16, bytes), usage: STORAGE })
+}
+
+function keepSpare(gpu: GpuContext, buffer: GPUBuffer): void {
+  const spare = spares.get(gpu)
+  if (spare && spare.size >= buffer.size) return buffer.destroy()
+  spare?.destroy()
+  spares.set(gpu, buffer)
+}
+
 /** Frees the patterns a backend's sweeps kept on the device (its destroy). */
 export function releasePatterns(gpu: GpuContext): void {
   residents.get(gpu)?.release()
   residents.delete(gpu)
+  spares.get(gpu)?.destroy()
+  spares.delete(gpu)
 }
 
 type Entry = 'init' | 'step' | 'step_k' | 'secant' | 'scale' | 'readout' | 'product'
@@ -147,7 +169,7 @@ export class GpuAdjointRunner implements AdjointRunner {
     }
     this.a = [buffer(cells * 4), buffer(cells * 4)]
     this.b = buffer(cells * 4)
-    this.patterns = buffer(this.count * cells * 4)
+    this.patterns = patternsBuffer(gpu, this.count * cells * 4)
     this.partials = buffer(this.count * tiles * 4)
     // One binding shows at most the device's largest storage binding (2 GiB on the H200, where 200
     // memories at N = 2048 are 3.4 GB of patterns): a reading reads the patterns through as many
@@ -525,6 +547,7 @@ export class GpuAdjointRunner implements AdjointRunner {
 
   destroy(): void {
     for (const b of this.owned) b.destroy()
+    keepSpare(this.gpu, this.patterns)
     this.resident.closed()
   }
 }

@@ -10,7 +10,16 @@ import type { Text3 } from '../encode/text3.js'
 import { CrystalError } from '../errors.js'
 import type { AdjointRunner, DeviceMask, FieldBackend, LedgerSample, StepRequest } from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
-import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, stepGroups, TILE, wgslStruct, type StepParams } from '../field/params.js'
+import {
+  packStruct,
+  REDUCE_PARAM_LAYOUT,
+  STEP_PARAM_LAYOUT,
+  stepGroups,
+  stepRows,
+  TILE,
+  wgslStruct,
+  type StepParams,
+} from '../field/params.js'
 import { GpuAdjointRunner, releasePatterns } from './adjoint.js'
 import { GpuDreamOps } from './dream.js'
 import { GpuEncoder3 } from './encode3.js'
@@ -102,11 +111,12 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     {
       ringBytes = RING_BYTES,
       bindingBytes = device.limits.maxStorageBufferBindingSize,
-    }: { ringBytes?: number; bindingBytes?: number } = {},
+      rows = stepRows(n * n * fields),
+    }: { ringBytes?: number; bindingBytes?: number; rows?: number } = {},
   ): Promise<GpuFieldBackend> {
     device.pushErrorScope('validation')
     device.pushErrorScope('out-of-memory')
-    const backend = new GpuFieldBackend(device, n, fields, description, ringBytes, bindingBytes)
+    const backend = new GpuFieldBackend(device, n, fields, description, ringBytes, bindingBytes, rows)
     const [memory, validation] = [await device.popErrorScope(), await device.popErrorScope()]
     const error = memory ?? validation
     if (error) {
@@ -123,6 +133,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     readonly description: string,
     ringBytes: number,
     readonly bindingBytes: number,
+    rows: number,
   ) {
     this.stopListening = onDeviceError(device, (message) => void (this.failed ??= message))
     this.transfers = new Transfers(device)
@@ -148,7 +159,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.chunks = Math.ceil(Math.max(this.tiles, this.ledgerTiles) / CHUNK)
     this.chunkSums = buffer(SAMPLE_COLUMNS * fields * this.chunks * 4, STORAGE)
 
-    const { layouts, pipelines } = backendKernels(device)
+    const { layouts, pipelines } = backendKernels(device, rows)
     const { step: stepLayout, energy: energyLayout, reduce: reduceLayout, fold: foldLayout } = layouts
     this.stepPipeline = pipelines.step
     this.energyPipeline = pipelines.energy
@@ -428,6 +439,14 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     return waves
   }
 
+  /** The texts' wavefronts made on the device and read back, nothing added to a field (the wave buffer is scratch). */
+  async encode3(texts: readonly Text3[]): Promise<Float32Array[]> {
+    this.encoder3 ??= new GpuEncoder3(this, this.wave, SOURCE_RADIUS_CELLS)
+    const waves = await this.encoder3.encode(texts)
+    this.check()
+    return waves
+  }
+
   async load(u: Float32Array, prev: Float32Array): Promise<void> {
     this.transfers.write(this.bufs[(this.rotation + 1) % 3], 0, u)
     this.transfers.write(this.bufs[this.rotation], 0, prev)
@@ -520,9 +539,9 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
 }
 
 /** The backend's bind group layouts and pipelines, made once per device (context.ts perDevice). */
-function backendKernels(device: GPUDevice) {
-  return perDevice(device, 'backend', () => {
-    const fieldModule = fieldStepModule(device)
+function backendKernels(device: GPUDevice, rows: number) {
+  return perDevice(device, `backend/${rows}`, () => {
+    const fieldModule = fieldStepModule(device, rows)
     const reduceModule = device.createShaderModule({ code: wgslStruct('Reduce', REDUCE_PARAM_LAYOUT) + SHADERS.reduce })
     const entry = (binding: number, type: 'uniform' | 'read-only-storage' | 'storage'): GPUBindGroupLayoutEntry =>
       type === 'uniform'

@@ -51,9 +51,9 @@ export function kernelModule(device: GPUDevice, struct: string, kernel: string, 
  * shaders/field_step.wgsl with the step's tile sum: subgroupAdd where the device was opened with
  * `subgroups` (engine/gpu/device.ts asks for it when offered), shared memory otherwise.
  */
-export function fieldStepModule(device: GPUDevice): GPUShaderModule {
-  return perDevice(device, 'field_step', () => {
-    const params = wgslStruct('Params', STEP_PARAM_LAYOUT) + stepShape(STEP_TILE)
+export function fieldStepModule(device: GPUDevice, rows = STEP_TILE.rows): GPUShaderModule {
+  return perDevice(device, `field_step/${rows}`, () => {
+    const params = wgslStruct('Params', STEP_PARAM_LAYOUT) + stepShape({ ...STEP_TILE, rows })
     return device.features.has('subgroups')
       ? kernelModule(device, `enable subgroups;\n${params}`, SHADERS.field_step, SHADERS.tile_sum_subgroups)
       : kernelModule(device, params, SHADERS.field_step, SHADERS.tile_sum)

@@ -56,6 +56,22 @@ describe('encoding version 3 on the GPU against text3.ts', () => {
   })
 })
 
+test('calls at once take turns (recall makes its null patterns at once): each text its own wavefront, as made one at a time', {
+  timeout: GPU_TEST_TIMEOUT,
+}, async () => {
+  const n = 48
+  const gpu = (await gpuBackend(n, 1)) as GpuFieldBackend
+  opened.push(gpu)
+  const texts = ['granite steps of the old tower', 'lighthouse beam across the bay', 'cold', 'amber lattice song']
+  const together = await Promise.all(texts.map(async (t) => (await gpu.encode3([textParts3(t)]))[0]))
+  for (const [k, t] of texts.entries()) {
+    const want = await textWavefront(t, n, { version: 3, kernel: 'typescript' })
+    const { differing, largest } = compare(together[k], want)
+    expect(largest).toBeLessThanOrEqual(textParts3(t).inputs.length * 2 ** -21)
+    if (/swiftshader/i.test(gpu.description)) expect(differing).toBe(0)
+  }
+})
+
 test('parts in groups where one buffer cannot hold every stream, one hashed on the host (its input over one blake3 chunk): the same wavefronts', {
   timeout: GPU_TEST_TIMEOUT,
 }, async () => {

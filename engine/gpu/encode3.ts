@@ -53,6 +53,8 @@ export class GpuEncoder3 {
   private readonly part: GPUBuffer
   private readonly out: GPUBuffer
   private streams?: GPUBuffer
+  /** The call in progress: calls take turns, as they share the scratch buffers (part, out, streams, sum). */
+  private turn: Promise<unknown> = Promise.resolve()
 
   /**
    * `sum`: n*n f32, where encode leaves the texts' superposition. `maxBytes`: the largest streams
@@ -79,9 +81,17 @@ export class GpuEncoder3 {
 
   /**
    * Each text's wavefront (returned, in order) and sum = sum of importance x wavefront (left in `sum`);
-   * `then` adds commands after the last text's, before its read (the field's superposition).
+   * `then` adds commands after the last text's, before its read (the field's superposition). Calls at
+   * once run one after another: a later call's uploads went ahead of an earlier one's commands and
+   * gave it the wrong wavefronts (recall makes its null patterns at once).
    */
-  async encode(texts: readonly Text3[], then?: (pass: GPUComputePassEncoder) => void): Promise<Float32Array[]> {
+  encode(texts: readonly Text3[], then?: (pass: GPUComputePassEncoder) => void): Promise<Float32Array[]> {
+    const run = this.turn.then(() => this.encodeNow(texts, then))
+    this.turn = run.catch(() => {})
+    return run
+  }
+
+  private async encodeNow(texts: readonly Text3[], then?: (pass: GPUComputePassEncoder) => void): Promise<Float32Array[]> {
     const { device, transfers, n } = this.gpu
     const words = 2 * sourceCount(n)
     const subs = Math.ceil(words / MAX_WORDS_PER_CALL)

@@ -38,7 +38,36 @@ export const GRAM_CACHE_ENTRIES = 2 ** 23
 /** A pattern and the energy it holds when written at rest (unit importance). */
 interface Pattern {
   w: Float32Array
-  energy: number
+  readonly energy: number
+}
+
+/**
+ * A pattern whose rest energy c^2 <w, Q w> the first sweep that reads it takes as a product reading
+ * of its own (on the device where the sweep runs there: at N = 2048 the host took 80 ms a pattern,
+ * 17 s for a first question over 200 memories); read before that, it is summed on the host.
+ */
+class RestPattern implements Pattern {
+  private known: number | undefined
+  constructor(
+    readonly w: Float32Array,
+    private readonly n: number,
+    private readonly c2: number,
+  ) {}
+
+  get energy(): number {
+    this.known ??= restEnergy(this.w, this.n, this.c2)
+    return this.known
+  }
+
+  /** Its energy is not known yet: a sweep reading it takes <Q w, w> too. */
+  get pending(): boolean {
+    return this.known === undefined
+  }
+
+  /** The sweep's <Q w, w>. */
+  learn(product: number): void {
+    this.known ??= this.c2 * product
+  }
 }
 
 /** A moment to read, with the patterns read there only (the memories written then). */
@@ -119,7 +148,7 @@ function hostState(s: SavedState): Promise<{ u: Float32Array; prev: Float32Array
 }
 
 /** Null texts: control characters only, so no words, never typed, one identity stream each. */
-const nullText = (k: number) => '\u0001'.repeat(k + 1)
+export const nullText = (k: number) => '\u0001'.repeat(k + 1)
 
 const rms = (xs: readonly number[]) => Math.sqrt(xs.reduce((s, x) => s + x * x, 0) / xs.length)
 
@@ -183,7 +212,8 @@ export class MemoryReader {
    * `open` runs the sweep where the field lives (the engine passes its backend's); by default the CPU
    * twin on the field read back. `cacheBytes`: the bytes of patterns each of the reader's caches (and
    * the backend's) keeps between questions, least recently used dropped first; by default
-   * keptPatternBytes's rule.
+   * keptPatternBytes's rule. `encode`: a text's wavefront in the field's encoding made where the field
+   * lives (the GPU's, as its writes are made), else on the host.
    */
   constructor(
     private readonly engine: Engine,
@@ -192,6 +222,7 @@ export class MemoryReader {
       return new CpuAdjointRunner(params, u, prev, patterns, path && (await path.onHost()))
     },
     private readonly cacheBytes?: number,
+    private readonly encode?: (text: string) => Promise<Float32Array>,
   ) {}
 
   /** The bound of each pattern cache at the field's size (4 bytes a cell a pattern). */
@@ -210,14 +241,14 @@ export class MemoryReader {
   }
 
   private ofWave(w: Float32Array): Pattern {
-    return { w, energy: restEnergy(w, this.engine.size, this.c2) }
+    return new RestPattern(w, this.engine.size, this.c2)
   }
 
   /** A text's wavefront in the field's own encoding: the one its memories were written with. */
   private async pattern(text: string): Promise<Pattern> {
     const { size: n, encoding } = this.engine
     const kept = this.waves.get(`${n}/${encoding}/${text}`)
-    return this.ofWave(kept ?? (await textWavefront(text, n, { version: encoding })))
+    return this.ofWave(kept ?? (this.encode ? await this.encode(text) : await textWavefront(text, n, { version: encoding })))
   }
 
   /**
@@ -308,13 +339,13 @@ export class MemoryReader {
     const index = new Map<Float32Array, number>()
     for (const [i, p] of all.entries()) if (!index.has(p.w)) index.set(p.w, i)
     const at = (p: Pattern) => index.get(p.w) ?? (index.set(p.w, all.push(p) - 1), all.length - 1)
-    // one product reading per pattern `of`, with the union of what it is multiplied with
+    // one product reading per pattern `of`, with the union of what it is multiplied with; a pattern
+    // whose energy is not known yet is multiplied with itself
     const requests = new Map<number, Set<number>>()
-    for (const r of products) {
-      const of = at(r.of)
-      const list = requests.get(of) ?? requests.set(of, new Set()).get(of)!
-      for (const p of r.with) list.add(at(p))
-    }
+    const request = (of: number, w: number) => (requests.get(of) ?? requests.set(of, new Set()).get(of)!).add(w)
+    for (const r of products) for (const p of r.with) request(at(r.of), at(p))
+    const pending = all.filter((p): p is RestPattern => p instanceof RestPattern && p.pending)
+    for (const p of pending) request(at(p), at(p))
     const runner = await this.open(
       field,
       this.params,
@@ -354,6 +385,8 @@ export class MemoryReader {
         }
       }
       const values = await runner.results()
+      const product = (of: Pattern, w: Pattern) => values[productRows.get(index.get(of.w)!)! * all.length + index.get(w.w)!]
+      for (const p of pending) p.learn(product(p, p))
       const readings = moments.map((m, i) => {
         const row = values.subarray(slots[i] * all.length, (slots[i] + 1) * all.length)
         const sigma = rms(nulls.map((p, j) => row[shared.length + j] / p.energy))
@@ -365,7 +398,6 @@ export class MemoryReader {
           sigma,
         }
       })
-      const product = (of: Pattern, w: Pattern) => values[productRows.get(index.get(of.w)!)! * all.length + index.get(w.w)!]
       return { readings, product }
     } finally {
       runner.destroy()
