@@ -88,9 +88,11 @@ function patternsBuffer(gpu: GpuContext, bytes: number): GPUBuffer {
 
 function keepSpare(gpu: GpuContext, buffer: GPUBuffer): void {
   const spare = spares.get(gpu)
-  if (spare && spare.size >= buffer.size) return buffer.destroy()
-  spare?.destroy()
-  spares.set(gpu, buffer)
+  if (spare && spare.size >= buffer.size) buffer.destroy()
+  else {
+    spare?.destroy()
+    spares.set(gpu, buffer)
+  }
 }
 
 /** Frees the patterns a backend's sweeps kept on the device (its destroy). */
