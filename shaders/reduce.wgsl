@@ -30,7 +30,7 @@ fn sum_rows(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wi
 // row): workgroup (chunk, row) adds CHUNK entries of its row into dst[dst_offset + row * count + chunk]
 // (count: the chunks a row, at least its own; the others get 0); sum_rows then adds each row's
 // chunks. One workgroup a row made a serial loop of len / 256 dependent loads on one core of the GPU.
-const CHUNK: u32 = 2048u;
+// `const CHUNK` comes from the host (engine/gpu/backend.ts), which sizes the chunks by it.
 
 @compute @workgroup_size(256)
 fn sum_chunks(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {

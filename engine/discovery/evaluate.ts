@@ -245,9 +245,14 @@ export async function evaluate(genomes: readonly Genome[], c: EvaluationConditio
   const noisyBatch = async () => runBatch(await openBatch(genomes, c, NOISE_PROBE), genomes, waves, c, false)
   const together = cleanEngine.backend === 'gpu'
   const noisyRun = together ? noisyBatch() : undefined
-  // a batch that fails must not leave the other running unobserved
-  noisyRun?.catch(() => {})
-  const clean = await runBatch(cleanEngine, genomes, waves, c, true)
+  let clean: Batch
+  try {
+    clean = await runBatch(cleanEngine, genomes, waves, c, true)
+  } catch (e) {
+    // the other batch ends (and closes its engine) before the error goes up
+    await noisyRun?.catch(() => {})
+    throw e
+  }
   const noisy = await (noisyRun ?? noisyBatch())
   return genomes.map((_, f) => {
     const { spectra, later } = clean.windows[f]

@@ -62,10 +62,23 @@ export class DetectPool implements Detector {
     const chunk = Math.max(1, Math.ceil(jobs.length / (this.size * CHUNKS_PER_WORKER)))
     this.start(Math.min(this.size, Math.ceil(jobs.length / chunk)))
     const parts: Promise<unknown[]>[] = []
+    const mine: Task[] = []
     for (let from = 0; from < jobs.length; from += chunk)
-      parts.push(new Promise((resolve, reject) => this.queue.push({ op, jobs: jobs.slice(from, from + chunk), resolve, reject })))
+      parts.push(
+        new Promise((resolve, reject) => {
+          const task = { op, jobs: jobs.slice(from, from + chunk), resolve, reject }
+          mine.push(task)
+          this.queue.push(task)
+        }),
+      )
     this.pump()
-    return (await Promise.all(parts)).flat()
+    try {
+      return (await Promise.all(parts)).flat()
+    } catch (e) {
+      // a chunk failed: the call's others still waiting are not worth the workers' time
+      this.queue = this.queue.filter((t) => !mine.includes(t))
+      throw e
+    }
   }
 
   /** Hands waiting chunks to free workers, a chunk each. */

@@ -60,7 +60,7 @@ function maxDiff(a: Float32Array, b: Float32Array): number {
 
 const relative = (a: number, b: number) => Math.abs(a - b) / Math.max(Math.abs(a), Math.abs(b), 1e-30)
 
-const opened: FieldBackend[] = []
+const opened: { destroy(): void }[] = []
 afterAll(() => opened.forEach((b) => b.destroy()))
 
 /** A GPU backend on the test adapter, its step summing tiles with subgroups or, forced, through shared memory. */
@@ -72,6 +72,8 @@ async function gpuWith(
 ): Promise<{ gpu: GpuFieldBackend; choice: AdapterChoice }> {
   const choice = (await findAdapter(await nodeGpu()))!
   const device = await openDevice({ ...choice, subgroups: subgroups && choice.subgroups })
+  // a backend leaves its device open (engine/gpu/device.ts keptDevice): this one is the test's own
+  opened.push(device)
   const gpu = await GpuFieldBackend.create(device, n, 1, choice.name, { ringBytes, rows })
   opened.push(gpu)
   return { gpu, choice }

@@ -76,19 +76,22 @@ const residents = new WeakMap<GpuContext, ResidentPatterns>()
 // Each backend's last sweep's patterns buffer, for the next sweep that fits in it: at N = 2048 over 200
 // memories it is 3.8 GB, and making it anew took some 200 ms a question on the H200.
 const spares = new WeakMap<GpuContext, GPUBuffer>()
+/** Backends gone (releasePatterns): a sweep of theirs that ends later frees its buffer. */
+const released = new WeakSet<GpuContext>()
 
 function patternsBuffer(gpu: GpuContext, bytes: number): GPUBuffer {
   const spare = spares.get(gpu)
-  if (spare && spare.size >= bytes) {
-    spares.delete(gpu)
-    return spare
-  }
-  return gpu.device.createBuffer({ size: Math.max(16, bytes), usage: STORAGE })
+  spares.delete(gpu)
+  if (spare && spare.size >= bytes) return spare
+  // too small: freed before the bigger one is made (the queue still finishes what uses it), which
+  // takes an eighth more than asked, as the next question usually reads a memory more
+  spare?.destroy()
+  return gpu.device.createBuffer({ size: Math.max(16, Math.ceil((bytes * 1.125) / 4) * 4), usage: STORAGE })
 }
 
 function keepSpare(gpu: GpuContext, buffer: GPUBuffer): void {
   const spare = spares.get(gpu)
-  if (spare && spare.size >= buffer.size) buffer.destroy()
+  if (released.has(gpu) || (spare && spare.size >= buffer.size)) buffer.destroy()
   else {
     spare?.destroy()
     spares.set(gpu, buffer)
@@ -101,6 +104,7 @@ export function releasePatterns(gpu: GpuContext): void {
   residents.delete(gpu)
   spares.get(gpu)?.destroy()
   spares.delete(gpu)
+  released.add(gpu)
 }
 
 type Entry = 'init' | 'step' | 'step_k' | 'secant' | 'scale' | 'readout' | 'product'
@@ -164,6 +168,17 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.count = patterns.length
     this.groups = Math.ceil(n / TILE)
     const tiles = this.groups * this.groups
+    // One binding shows at most the device's largest storage binding (2 GiB on the H200, where 200
+    // memories at N = 2048 are 3.4 GB of patterns): a reading reads the patterns through as many
+    // windows of the buffer as its list needs, each window a dispatch. A window holds one pattern and
+    // the alignment's slack at least (checked before anything is made).
+    const align = device.limits.minStorageBufferOffsetAlignment
+    this.window = { bytes: Math.floor(gpu.bindingBytes / align) * align, align }
+    if (this.window.bytes <= cells * 4 + align)
+      throw new CrystalError(
+        'backend_unavailable',
+        `one pattern at N = ${n} (${cells * 4} bytes) is larger than this device's storage binding (${gpu.bindingBytes} bytes)`,
+      )
     const buffer = (bytes: number, usage = STORAGE) => {
       const b = device.createBuffer({ size: Math.max(16, bytes), usage })
       this.owned.push(b)
@@ -173,16 +188,6 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.b = buffer(cells * 4)
     this.patterns = patternsBuffer(gpu, this.count * cells * 4)
     this.partials = buffer(this.count * tiles * 4)
-    // One binding shows at most the device's largest storage binding (2 GiB on the H200, where 200
-    // memories at N = 2048 are 3.4 GB of patterns): a reading reads the patterns through as many
-    // windows of the buffer as its list needs, each window a dispatch. A window holds one pattern at least.
-    const align = device.limits.minStorageBufferOffsetAlignment
-    this.window = { bytes: Math.floor(gpu.bindingBytes / align) * align, align }
-    if (this.window.bytes < cells * 4 + align)
-      throw new CrystalError(
-        'backend_unavailable',
-        `one pattern at N = ${n} (${cells * 4} bytes) is larger than this device's storage binding (${gpu.bindingBytes} bytes)`,
-      )
     // sorted by place, a list's patterns fill each window but the last, less a pattern and the alignment
     const windows =
       this.count * cells * 4 <= this.window.bytes ? 1 : Math.ceil((this.count * cells * 4) / (this.window.bytes - cells * 4 - align)) + 1

@@ -25,7 +25,7 @@ import { GpuDreamOps } from './dream.js'
 import { GpuEncoder3 } from './encode3.js'
 import { GpuRecorder } from './record.js'
 import { GpuHeldSums } from './sums.js'
-import { fieldStepModule, onDeviceError, perDevice, type GpuContext } from './context.js'
+import { fieldStepModule, forgetKernels, onDeviceError, perDevice, type GpuContext } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 import { Transfers } from './transfers.js'
 
@@ -116,11 +116,20 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   ): Promise<GpuFieldBackend> {
     device.pushErrorScope('validation')
     device.pushErrorScope('out-of-memory')
-    const backend = new GpuFieldBackend(device, n, fields, description, ringBytes, bindingBytes, rows)
-    const [memory, validation] = [await device.popErrorScope(), await device.popErrorScope()]
+    let backend: GpuFieldBackend | undefined
+    let scopes: Promise<(GPUError | null)[]>
+    try {
+      backend = new GpuFieldBackend(device, n, fields, description, ringBytes, bindingBytes, rows)
+    } finally {
+      // both popped at once: on a shared device another engine's calls must not land in these scopes
+      scopes = Promise.all([device.popErrorScope(), device.popErrorScope()])
+    }
+    const [memory, validation] = await scopes
     const error = memory ?? validation
     if (error) {
       backend.destroy()
+      // a kernel that failed to build is not kept for the next engine
+      forgetKernels(device)
       throw new CrystalError('backend_unavailable', `the GPU backend could not be set up on ${description}: ${error.message}`)
     }
     return backend
@@ -213,7 +222,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     )
     this.dream = new GpuDreamOps(this)
     this.recorder = new GpuRecorder(this, () => this.dream.sums())
-    this.held = new GpuHeldSums(this, this.ledgerBuf, this.ledgerTiles)
+    this.held = new GpuHeldSums(this, this.ledgerBuf, this.ledgerTiles, rows)
   }
 
   check(): void {
@@ -272,20 +281,22 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       chunks.push(this.submitSteps(req, req.first_step + done, steps))
       done += steps
       if (chunks.length > SUBMITS_AHEAD) out.push(...(await chunks.shift()!))
+      // submits without samples wait on nothing above: keep every run within SUBMITS_AHEAD submits of the device
+      await this.keepUp()
     }
     for (const chunk of chunks) out.push(...(await chunk))
-    if (!out.length) await this.keepUp()
     this.check()
     return out
   }
 
   /**
-   * Lets the host run ahead of the GPU by at most SUBMITS_AHEAD calls that read nothing back: a wait
-   * for each call's end cost a round trip a call (evolve makes some 100 a generation, a few steps
-   * each). The queue runs in order, so a later read sees the work; its errors show at the next check.
+   * Lets the host run ahead of the GPU by at most SUBMITS_AHEAD submits (of steps, injections, loads):
+   * a wait for each call's end cost a round trip a call (evolve makes some 100 a generation, a few
+   * steps each). The queue runs in order, so a later read sees the work; its errors show at the next check.
    */
   private async keepUp(): Promise<void> {
-    this.unseen.push(this.device.queue.onSubmittedWorkDone())
+    // a device lost rejects these: say so at the next check rather than as an unhandled rejection
+    this.unseen.push(this.device.queue.onSubmittedWorkDone().catch((e: Error) => void (this.failed ??= e.message)))
     while (this.unseen.length > SUBMITS_AHEAD) await this.unseen.shift()
   }
 
@@ -300,7 +311,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     for (let i = 0; i < steps; i++) {
       packStruct(
         STEP_PARAM_LAYOUT,
-        { ...req.params, noise_key: noiseKey(req.seed, first + i), ledger_slot: folds.pending },
+        // the ring's tiles are this backend's step tiles, whatever the caller's params say
+        { ...req.params, tiles_per_field: this.ledgerTiles, noise_key: noiseKey(req.seed, first + i), ledger_slot: folds.pending },
         stepBytes,
         i * SLOT,
       )
@@ -542,7 +554,9 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
 function backendKernels(device: GPUDevice, rows: number) {
   return perDevice(device, `backend/${rows}`, () => {
     const fieldModule = fieldStepModule(device, rows)
-    const reduceModule = device.createShaderModule({ code: wgslStruct('Reduce', REDUCE_PARAM_LAYOUT) + SHADERS.reduce })
+    const reduceModule = device.createShaderModule({
+      code: `${wgslStruct('Reduce', REDUCE_PARAM_LAYOUT)}const CHUNK: u32 = ${CHUNK}u;\n${SHADERS.reduce}`,
+    })
     const entry = (binding: number, type: 'uniform' | 'read-only-storage' | 'storage'): GPUBindGroupLayoutEntry =>
       type === 'uniform'
         ? { binding, visibility: COMPUTE_STAGE, buffer: { type, hasDynamicOffset: true } }

@@ -21,18 +21,21 @@ export function perDevice<T>(device: GPUDevice, key: string, make: () => T): T {
   return byKey.get(key) as T
 }
 
+const listeners = new WeakMap<GPUDevice, Set<(message: string) => void>>()
+
 /**
  * Tells `handler` of each uncaptured error on the device until the returned function is called: one
  * listener a device, however many backends share it (an EventTarget warns past ten).
  */
 export function onDeviceError(device: GPUDevice, handler: (message: string) => void): () => void {
-  const handlers = perDevice(device, 'error handlers', () => {
+  let handlers = listeners.get(device)
+  if (!handlers) {
     const set = new Set<(message: string) => void>()
     device.addEventListener('uncapturederror', (e) => {
       for (const h of set) h((e as GPUUncapturedErrorEvent).error.message)
     })
-    return set
-  })
+    listeners.set(device, (handlers = set))
+  }
   handlers.add(handler)
   return () => void handlers.delete(handler)
 }
@@ -40,6 +43,11 @@ export function onDeviceError(device: GPUDevice, handler: (message: string) => v
 /** The WGSL constants of a step tile (STEP_TILE in engine/field/params.ts, or another to compare). */
 export function stepShape(s: { w: number; h: number; rows: number }): string {
   return `const STEP_W: u32 = ${s.w}u;\nconst STEP_H: u32 = ${s.h}u;\nconst ROWS: u32 = ${s.rows}u;\n`
+}
+
+/** Forgets what perDevice made on `device` (a backend whose kernels failed to build: the next one builds them anew). */
+export function forgetKernels(device: GPUDevice): void {
+  made.delete(device)
 }
 
 /** A kernel module: its generated uniform struct, TILE, shaders/common.wgsl, then the kernel file. */

@@ -7,6 +7,7 @@
 // order, divided by the peak and added, times the text's f32 importance, into `sum`; each text's
 // wavefront comes back in one read (recall keeps it: docs/recall.md). CPU twins: engine/encode/text3.ts
 // and blake3Words (engine/encode/text.ts); test: ./encode3.test.ts.
+import { CrystalError } from '../errors.js'
 import { packStruct, wgslStruct } from '../field/params.js'
 import { blake3Words, MAX_WORDS_PER_CALL, oneChunk, sourceCount, streamInput } from '../encode/text.js'
 import { gridRange, type Text3, weightTable } from '../encode/text3.js'
@@ -55,6 +56,7 @@ export class GpuEncoder3 {
   private streams?: GPUBuffer
   /** The call in progress: calls take turns, as they share the scratch buffers (part, out, streams, sum). */
   private turn: Promise<unknown> = Promise.resolve()
+  private destroyed = false
 
   /**
    * `sum`: n*n f32, where encode leaves the texts' superposition. `maxBytes`: the largest streams
@@ -92,6 +94,8 @@ export class GpuEncoder3 {
   }
 
   private async encodeNow(texts: readonly Text3[], then?: (pass: GPUComputePassEncoder) => void): Promise<Float32Array[]> {
+    // a call that waited its turn past destroy() would use freed buffers on a device other engines share
+    if (this.destroyed) throw new CrystalError('backend_unavailable', 'the GPU engine was closed while a text was being encoded')
     const { device, transfers, n } = this.gpu
     const words = 2 * sourceCount(n)
     const subs = Math.ceil(words / MAX_WORDS_PER_CALL)
@@ -272,6 +276,7 @@ export class GpuEncoder3 {
   }
 
   destroy(): void {
+    this.destroyed = true
     for (const b of [this.table, this.part, this.out, this.streams]) b?.destroy()
   }
 }

@@ -22,18 +22,22 @@ export class GpuHeldSums implements HeldSums {
   private capacity = FIRST_CAPACITY
   private used = 0
 
-  /** `ledger`: the step's per-tile ledger, [column][field][tile], `ledgerTiles` tiles a field (STEP_TILE's). */
+  /**
+   * `ledger`: the step's per-tile ledger, [column][field][tile], `ledgerTiles` tiles a field (STEP_TILE's);
+   * `rows`: the backend's step module's (its energy and potential kernels are this module's too).
+   */
   constructor(
     private readonly gpu: GpuContext,
     private readonly ledger: GPUBuffer,
     private readonly ledgerTiles: number,
+    rows: number,
   ) {
     const { device, n, fields } = gpu
     const pipeline = (entryPoint: string) => () =>
-      device.createComputePipeline({ layout: 'auto', compute: { module: fieldStepModule(device), entryPoint } })
+      device.createComputePipeline({ layout: 'auto', compute: { module: fieldStepModule(device, rows), entryPoint } })
     this.kernels = {
-      energy: perDevice(device, 'sums:energy', pipeline('energy')),
-      potential: perDevice(device, 'sums:potential', pipeline('potential')),
+      energy: perDevice(device, `sums:energy/${rows}`, pipeline('energy')),
+      potential: perDevice(device, `sums:potential/${rows}`, pipeline('potential')),
     }
     this.tiles = Math.ceil(n / TILE) ** 2
     this.partials = device.createBuffer({ size: fields * this.tiles * 4, usage: STORAGE })
