@@ -156,9 +156,7 @@ class FieldEngine implements Engine {
       this,
       (field, params, patterns, readings, path, kept) => openAdjoint(this.core, field, params, patterns, readings, path, kept),
       recallCache,
-      encode3 &&
-        (async (text) =>
-          this.encoding === 3 ? (await encode3([textParts3(text)]))[0] : textWavefront(text, core.n, { version: this.encoding })),
+      encode3 && (async (text) => (await encode3([textParts3(text)]))[0]),
     )
     this.injected = new Float64Array(core.fields)
     this.deposited = new Float64Array(core.fields)

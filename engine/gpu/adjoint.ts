@@ -135,6 +135,8 @@ export class GpuAdjointRunner implements AdjointRunner {
   private readonly slots: number
   /** Bytes of the patterns buffer one binding shows (the device's limit), and the offsets' alignment. */
   private readonly window: { bytes: number; align: number }
+  /** One binding shows every pattern: a reading is one dispatch, its list in its order. */
+  private readonly inOne: boolean
   /** The readings' uniform slots and lists, staged on the host and written before the submit that needs them. */
   private readonly rowBytes: ArrayBuffer
   private readonly pickRowBytes: Uint32Array
@@ -189,8 +191,8 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.patterns = patternsBuffer(gpu, this.count * cells * 4)
     this.partials = buffer(this.count * tiles * 4)
     // sorted by place, a list's patterns fill each window but the last, less a pattern and the alignment
-    const windows =
-      this.count * cells * 4 <= this.window.bytes ? 1 : Math.ceil((this.count * cells * 4) / (this.window.bytes - cells * 4 - align)) + 1
+    this.inOne = this.count * cells * 4 <= this.window.bytes
+    const windows = this.inOne ? 1 : Math.ceil((this.count * cells * 4) / (this.window.bytes - cells * 4 - align)) + 1
     this.slots = capacity * windows
     // a product's reading picks one pattern more than it scores, in each window
     this.scores = buffer(this.slots * (this.count + 1) * 4)
@@ -456,14 +458,13 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.lists.push(scoredAt)
     const patternBytes = this.gpu.n * this.gpu.n * 4
     const { bytes, align } = this.window
-    const inOne = this.count * patternBytes <= bytes
-    const order = inOne ? list : [...list].sort((a, b) => a - b)
+    const order = this.inOne ? list : [...list].sort((a, b) => a - b)
     for (let from = 0; from < order.length; ) {
       // the window starts at the first pattern's place, aligned down, and takes the next while they fit
       const offset = Math.floor((order[from] * patternBytes) / align) * align
       let to = from + 1
-      while (to < order.length && (inOne || (order[to] + 1) * patternBytes - offset <= bytes)) to++
-      this.readWindow(entry, q, order.slice(from, to), inOne ? 0 : offset, scoredAt)
+      while (to < order.length && (this.inOne || (order[to] + 1) * patternBytes - offset <= bytes)) to++
+      this.readWindow(entry, q, order.slice(from, to), this.inOne ? 0 : offset, scoredAt)
       from = to
     }
     return k

@@ -94,7 +94,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private readonly addGroups: GPUBindGroup[]
   private encoder3?: GpuEncoder3
   private rotation = 0 // bufs[rotation] is u_prev, bufs[rotation + 1] is u
-  /** The ends of the latest calls that read nothing back, oldest first (keepUp). */
+  /** The ends of the latest submits, oldest first (keepUp). */
   private readonly unseen: Promise<void>[] = []
   private failed: string | undefined
   private readonly stopListening: () => void
@@ -163,7 +163,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.samples = buffer(MAX_STEPS_PER_SUBMIT * SAMPLE_COLUMNS * fields * 4, STORAGE)
     this.wave = buffer(n * n * 4, STORAGE)
     this.stepUniforms = buffer(MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
-    // two slots per timeline sample, then one per fold
+    // SAMPLE_SLOTS per timeline sample, then one per fold
     this.reduceUniforms = buffer((SAMPLE_SLOTS + 1) * MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
     this.chunks = Math.ceil(Math.max(this.tiles, this.ledgerTiles) / CHUNK)
     this.chunkSums = buffer(SAMPLE_COLUMNS * fields * this.chunks * 4, STORAGE)
@@ -196,30 +196,19 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
         entries: [stepUniform, res(1, this.bufs[r]), res(2, this.bufs[(r + 1) % 3]), res(4, this.partials)],
       }),
     )
-    this.sumEnergy = device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, this.partials), res(2, this.samples)] })
-    this.sumLedger = device.createBindGroup({
-      layout: reduceLayout,
-      entries: [reduceUniform, res(1, this.ledgerBuf), res(2, this.samples)],
-    })
-    this.chunkEnergy = device.createBindGroup({
-      layout: reduceLayout,
-      entries: [reduceUniform, res(1, this.partials), res(2, this.chunkSums)],
-    })
-    this.chunkLedger = device.createBindGroup({
-      layout: reduceLayout,
-      entries: [reduceUniform, res(1, this.ledgerBuf), res(2, this.chunkSums)],
-    })
-    this.sumChunks = device.createBindGroup({
-      layout: reduceLayout,
-      entries: [reduceUniform, res(1, this.chunkSums), res(2, this.samples)],
-    })
+    // reduce.wgsl's row sums and wave adds: src (binding 1) into dst (binding 2)
+    const reduceGroup = (src: GPUBuffer, dst: GPUBuffer) =>
+      device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, src), res(2, dst)] })
+    this.sumEnergy = reduceGroup(this.partials, this.samples)
+    this.sumLedger = reduceGroup(this.ledgerBuf, this.samples)
+    this.chunkEnergy = reduceGroup(this.partials, this.chunkSums)
+    this.chunkLedger = reduceGroup(this.ledgerBuf, this.chunkSums)
+    this.sumChunks = reduceGroup(this.chunkSums, this.samples)
     this.foldGroup = device.createBindGroup({
       layout: foldLayout,
       entries: [reduceUniform, res(1, this.tileSums), res(2, this.ledgerBuf), res(3, this.ledgerComp)],
     })
-    this.addGroups = this.bufs.map((b) =>
-      device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, this.wave), res(2, b)] }),
-    )
+    this.addGroups = this.bufs.map((b) => reduceGroup(this.wave, b))
     this.dream = new GpuDreamOps(this)
     this.recorder = new GpuRecorder(this, () => this.dream.sums())
     this.held = new GpuHeldSums(this, this.ledgerBuf, this.ledgerTiles, rows)
@@ -444,17 +433,18 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   }
 
   /** The texts' wavefronts made on the device (./encode3.ts) into the wave buffer, added to `field` there. */
-  async superpose3(field: number, texts: readonly Text3[]): Promise<Float32Array[]> {
-    this.encoder3 ??= new GpuEncoder3(this, this.wave, SOURCE_RADIUS_CELLS)
-    const waves = await this.encoder3.encode(texts, (pass) => this.encodeAdd(pass, field))
-    this.check()
-    return waves
+  superpose3(field: number, texts: readonly Text3[]): Promise<Float32Array[]> {
+    return this.encodeTexts(texts, (pass) => this.encodeAdd(pass, field))
   }
 
   /** The texts' wavefronts made on the device and read back, nothing added to a field (the wave buffer is scratch). */
-  async encode3(texts: readonly Text3[]): Promise<Float32Array[]> {
+  encode3(texts: readonly Text3[]): Promise<Float32Array[]> {
+    return this.encodeTexts(texts)
+  }
+
+  private async encodeTexts(texts: readonly Text3[], then?: (pass: GPUComputePassEncoder) => void): Promise<Float32Array[]> {
     this.encoder3 ??= new GpuEncoder3(this, this.wave, SOURCE_RADIUS_CELLS)
-    const waves = await this.encoder3.encode(texts)
+    const waves = await this.encoder3.encode(texts, then)
     this.check()
     return waves
   }

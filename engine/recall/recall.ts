@@ -212,8 +212,8 @@ export class MemoryReader {
    * `open` runs the sweep where the field lives (the engine passes its backend's); by default the CPU
    * twin on the field read back. `cacheBytes`: the bytes of patterns each of the reader's caches (and
    * the backend's) keeps between questions, least recently used dropped first; by default
-   * keptPatternBytes's rule. `encode`: a text's wavefront in the field's encoding made where the field
-   * lives (the GPU's, as its writes are made), else on the host.
+   * keptPatternBytes's rule. `encode3`: a text's encoding-3 wavefront made where the field lives (the
+   * GPU's, as its writes are made), for a field in encoding 3; else the host makes it.
    */
   constructor(
     private readonly engine: Engine,
@@ -222,7 +222,7 @@ export class MemoryReader {
       return new CpuAdjointRunner(params, u, prev, patterns, path && (await path.onHost()))
     },
     private readonly cacheBytes?: number,
-    private readonly encode?: (text: string) => Promise<Float32Array>,
+    private readonly encode3?: (text: string) => Promise<Float32Array>,
   ) {}
 
   /** The bound of each pattern cache at the field's size (4 bytes a cell a pattern). */
@@ -248,7 +248,8 @@ export class MemoryReader {
   private async pattern(text: string): Promise<Pattern> {
     const { size: n, encoding } = this.engine
     const kept = this.waves.get(`${n}/${encoding}/${text}`)
-    return this.ofWave(kept ?? (this.encode ? await this.encode(text) : await textWavefront(text, n, { version: encoding })))
+    const made = () => (encoding === 3 && this.encode3 ? this.encode3(text) : textWavefront(text, n, { version: encoding }))
+    return this.ofWave(kept ?? (await made()))
   }
 
   /**
