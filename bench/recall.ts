@@ -55,6 +55,13 @@ export interface RecallRow {
   /** One write of a new text (encoded on the host by the CPU engine, on the device by the GPU engine; then added to the field), median. */
   cpu_write_ms: number
   gpu_write_ms: number | null
+  /**
+   * The same, then the books read (which waits for the device to finish the write: a write returns
+   * once its part energies are back and the rest is queued), median.
+   */
+  gpu_write_books_ms: number | null
+  /** One GPU write's traffic (its wavefront stays on the device, kept for recall). */
+  gpu_write_counts: RecallCounts | null
   field_bytes: number
   /** Both backends return the same memories in the same order for the first query. */
   same_ranking: boolean | null
@@ -90,6 +97,13 @@ const difference = (a: TransferCounts, b: TransferCounts): RecallCounts => ({
   submits: b.submits - a.submits,
   dispatches: b.dispatches - a.dispatches,
 })
+
+/** What `run` did on the engine's device. */
+async function countsOf(e: Engine, run: () => Promise<void>): Promise<RecallCounts> {
+  const before = e.transfers()!
+  await run()
+  return difference(before, e.transfers()!)
+}
 
 /** One recall, timed, with what it did on the device (null on the CPU). */
 async function counted(e: Engine, query: string, k: number): Promise<{ ms: number; counts: RecallCounts | null; result: RecallResult }> {
@@ -171,6 +185,13 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
       let w = 0
       const cw = await medianMs(async () => void (await cpu.write(`written last ${w++}`)), o.seconds)
       const gw = gpu ? await medianMs(async () => void (await gpu.write(`written last ${w++}`)), o.seconds) : undefined
+      const gwb = gpu
+        ? await medianMs(async () => {
+            await gpu.write(`written last ${w++}`)
+            await gpu.books()
+          }, o.seconds)
+        : undefined
+      const writeCounts = gpu && (await countsOf(gpu, () => gpu.write(`written last ${w++}`)))
       const ms = (s: RecallSide) => `${s.first_ms.toFixed(1)} / ${s.again_ms.toFixed(1)} / ${s.changed_ms.toFixed(1)}`
       say(
         `recall: N = ${n} done: first / again / after a step ${ms(c.side)} ms and ${cw.ms.toFixed(1)} ms a write on the CPU${g ? `, ${ms(g.side)} and ${gw!.ms.toFixed(1)} ms on the GPU (${plan.adapter!.name})` : ''}`,
@@ -187,6 +208,8 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
         gpu: g?.side ?? null,
         cpu_write_ms: cw.ms,
         gpu_write_ms: gw?.ms ?? null,
+        gpu_write_books_ms: gwb?.ms ?? null,
+        gpu_write_counts: writeCounts ?? null,
         field_bytes: 2 * n * n * 4,
         same_ranking: got ? got.map((h) => h.memory).join() === wanted.map((h) => h.memory).join() : null,
         hits_compared: wanted.length,
@@ -230,6 +253,8 @@ export function recallTable(r: RecallBenchReport): Record<string, string | numbe
         [`encoding ${ENCODING_VERSION}; control: version 2 encode in CPU steps`]: (x.encode_v2_ms / x.cpu_step_ms).toFixed(1),
         'cpu ms/write': x.cpu_write_ms.toFixed(1),
         'gpu ms/write': x.gpu_write_ms === null ? '-' : x.gpu_write_ms.toFixed(1),
+        'gpu ms/write, books read': x.gpu_write_books_ms === null ? '-' : x.gpu_write_books_ms.toFixed(1),
+        'gpu write: uploads (bytes) / reads (bytes) / submits / dispatches': x.gpu_write_counts ? traffic(x.gpu_write_counts) : '-',
         'same ranking': x.same_ranking === null ? '-' : `${x.same_ranking ? 'yes' : 'NO'} (${x.hits_compared} hits)`,
         'score diff / top': x.score_diff === null ? '-' : x.score_diff.toExponential(1),
       }

@@ -1,7 +1,6 @@
 // What the engine asks of a compute backend. The GPU (WGSL) and CPU (WASM SIMD) backends implement
 // it over the same kernels; engine/cpu/field_step.ts is the oracle both are tested against.
 import type { PlaneSource } from '../detect/spectra.js'
-import type { Text3 } from '../encode/text3.js'
 import type { StepParams } from './params.js'
 
 /** One timeline sample: for each field, the energy and the ledger totals after `step` steps. */
@@ -44,12 +43,11 @@ export interface FieldBackend {
   readonly dream?: DreamOps
   /**
    * Encoding version 3's wavefronts of `texts` made where the fields live, and their sum (each times its
-   * importance) added to one field as `inject` adds a wave; returns each text's wavefront. Else the
-   * engine encodes on the host and injects.
+   * importance) added to one field as `inject` adds a wave; each text's wavefront stays there, kept
+   * (within `keptBytes`, as a sweep's kept patterns) for recall, which reads it as a `TextWave`. Else
+   * the engine encodes on the host and injects.
    */
-  superpose3?(field: number, texts: readonly Text3[]): Promise<Float32Array[]>
-  /** The same wavefronts, made where the fields live and left out of them (recall's questions). */
-  encode3?(texts: readonly Text3[]): Promise<Float32Array[]>
+  superpose3?(field: number, texts: readonly { text: string; importance: number }[], keptBytes: number): Promise<void>
   /** Recorded windows kept where the fields live, where the backend can; else the CPU twin over read. */
   readonly recorder?: WindowRecorder
   /** Energy and potential sums kept where the fields live until the books need them (else each is read at once). */
@@ -62,7 +60,7 @@ export interface FieldBackend {
   adjoint?(
     field: number,
     params: StepParams,
-    patterns: readonly Float32Array[],
+    patterns: readonly PatternWave[],
     readings: number,
     path?: PathPlan,
     kept?: KeptPatterns,
@@ -193,6 +191,18 @@ export interface HeldSums {
  * at every question at large N (N = 2048: 16 MiB a pattern, 1 GiB kept).
  */
 export const keptPatternBytes = (patternBytes: number, setting?: number): number => setting ?? Math.max(256 * 2 ** 20, 64 * patternBytes)
+
+/**
+ * A text's encoding-3 wavefront where a backend that has `superpose3` makes it (the GPU's device),
+ * named by its text alone (the wavefront is a function of the text, the size and the encoding): recall
+ * there never holds it on the host, and the backend's sweep makes it, or finds it kept, where it runs.
+ */
+export class TextWave {
+  constructor(readonly text: string) {}
+}
+
+/** A pattern recall reads: a wavefront on the host, or a text's made where the sweep runs. */
+export type PatternWave = Float32Array | TextWave
 
 /**
  * Of a sweep's patterns, those from `from` on are ones the caller keeps unchanged between sweeps (a

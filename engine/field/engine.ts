@@ -4,7 +4,7 @@
 import { stabilityMargin, type Material } from '../contracts/material.js'
 import { CrystalError, requireFinite } from '../errors.js'
 import { addPulse, checkPulse, type Pulse } from '../encode/pulse.js'
-import { ENCODING_VERSION, textParts3, textWavefront, type EncodingVersion } from '../encode/text.js'
+import { ENCODING_VERSION, textWavefront, type EncodingVersion } from '../encode/text.js'
 import type {
   DreamOps,
   EditOutcome,
@@ -150,13 +150,12 @@ class FieldEngine implements Engine {
     private readonly openTwin: (m: Material, fields: number, encoding: EncodingVersion) => Promise<Engine>,
     recallCache: number | undefined,
   ) {
-    // a question's pattern is made where the writes were (encoding 3 on the device: 2 ms, not 80, at N = 2048)
-    const encode3 = core.encode3?.bind(core)
+    // where the writes make their wavefronts on the device (encoding 3 on the GPU), recall's patterns are made and kept there too
     this.reader = new MemoryReader(
       this,
       (field, params, patterns, readings, path, kept) => openAdjoint(this.core, field, params, patterns, readings, path, kept),
       recallCache,
-      encode3 && (async (text) => (await encode3([textParts3(text)]))[0]),
+      Boolean(core.superpose3),
     )
     this.injected = new Float64Array(core.fields)
     this.deposited = new Float64Array(core.fields)
@@ -201,18 +200,7 @@ class FieldEngine implements Engine {
     this.field(field)
     if (wave.length !== this.core.n * this.core.n)
       throw new CrystalError('bad_argument', `a wave for this field has ${this.core.n ** 2} cells, got ${wave.length}`)
-    await this.added(field, () => this.core.inject(field, wave))
-  }
-
-  /** Books what `add` (a wave added to one field at rest) puts in, as injected and deposited. */
-  private async added(field: number, add: () => Promise<void>): Promise<void> {
-    const before = (await this.core.energy(this.params, field))[0]
-    const held = await this.potential([field])
-    await add()
-    this.revision++
-    const potential = (await this.potential([field], true))[0] - held[0]
-    this.deposited[field] += potential
-    this.injected[field] += (await this.core.energy(this.params, field))[0] - before + potential
+    await this.booked([field], () => this.core.inject(field, wave))
   }
 
   async injectMany(waves: readonly (Float32Array | undefined)[]): Promise<void> {
@@ -343,11 +331,10 @@ class FieldEngine implements Engine {
     // recall reads each memory by the pattern written: kept, it is not encoded again
     const superpose = this.encoding === 3 && this.core.superpose3?.bind(this.core)
     if (superpose) {
-      // hashed, made and superposed where the field lives; only the texts go up (docs/recall.md)
-      const texts = items.map(({ text, importance = 1 }) => textParts3(text, importance))
-      let waves: Float32Array[] = []
-      await this.added(field, async () => void (waves = await superpose(field, texts)))
-      items.forEach(({ text }, k) => this.reader.written(text, waves[k]))
+      // hashed, made, superposed and kept where the field lives; only the texts go up, nothing comes back
+      // but each part's energy (docs/recall.md)
+      const texts = items.map(({ text, importance = 1 }) => ({ text, importance }))
+      await this.booked([field], () => superpose(field, texts, this.reader.keptBytes))
     } else {
       const sum = new Float32Array(this.core.n * this.core.n)
       for (const { text, importance = 1 } of items) {

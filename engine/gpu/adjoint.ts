@@ -6,10 +6,12 @@
 // on the device), so its sweep reads back only the scores as well.
 // The patterns recall keeps between questions (memories' and null patterns) stay on the device too
 // (ResidentPatterns): a sweep copies them on the device and uploads only what it has not seen, the
-// question's pattern. Each reading's list and uniforms go up in one write a submit, not one a reading.
+// question's pattern. A text's pattern (a TextWave) is never on the host: the writes leave theirs
+// kept here (keepWritten), and a sweep makes those it lacks with the device's encoder (one read, the
+// parts' energies). Each reading's list and uniforms go up in one write a submit, not one a reading.
 // CPU twin: AdjointField (engine/recall/adjoint.ts) behind CpuAdjointRunner (engine/recall/runner.ts).
 import { CrystalError } from '../errors.js'
-import type { AdjointRunner, EditMask, KeptPatterns, PathPlan } from '../field/backend.js'
+import { TextWave, type AdjointRunner, type EditMask, type KeptPatterns, type PathPlan, type PatternWave } from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, stepGroups, TILE, wgslStruct, type StepParams } from '../field/params.js'
 import { kernelModule, perDevice, type GpuContext } from './context.js'
@@ -22,14 +24,20 @@ const SLOT = 256
 /** Dispatches per submit: work goes to the queue as the sweep is built, and nothing waits on it. */
 const DISPATCHES_PER_SUBMIT = 512
 
+/** A kept pattern's key: a host array by identity (recall never changes one once made), a text's by its text. */
+type PatternKey = Float32Array | string
+const keyOf = (w: PatternWave): PatternKey => (w instanceof TextWave ? w.text : w)
+
+/** Makes the texts' wavefronts (encoding 3) into the buffers, on the device: the backend's encoder. */
+export type WaveMaker = (texts: readonly string[], into: readonly GPUBuffer[]) => Promise<void>
+
 /**
- * Patterns kept on the device between sweeps, by the host array's identity (recall's kept patterns
- * are never changed once made), at most the bytes the latest sweep allows. A dropped buffer is
- * destroyed once no sweep that may have queued a copy of it is open.
+ * Patterns kept on the device between sweeps, by key, at most the bytes the latest sweep or write
+ * allows. A dropped buffer is destroyed once no sweep or write that may have queued a copy of it is open.
  */
 class ResidentPatterns {
   private bound = 0
-  private readonly kept = new ByteLru<Float32Array, GPUBuffer>(
+  private readonly kept = new ByteLru<PatternKey, GPUBuffer>(
     () => this.bound,
     (buffer) => this.retired.push(buffer),
   )
@@ -39,17 +47,36 @@ class ResidentPatterns {
   constructor(private readonly gpu: GpuContext) {}
 
   /**
-   * The device copy of `w`, uploaded the first time; at most `bound` bytes kept, but `inUse` (the
-   * sweep's own) are not dropped to make room.
+   * The device copy of `w`, uploaded the first time (a text's is made before: `make`); at most
+   * `bound` bytes kept, but `inUse` (the sweep's own) are not dropped to make room.
    */
-  get(w: Float32Array, inUse: ReadonlySet<Float32Array>, bound: number): GPUBuffer {
+  get(w: PatternWave, inUse: ReadonlySet<PatternKey>, bound: number): GPUBuffer {
     this.bound = bound
-    let b = this.kept.get(w)
+    let b = this.kept.get(keyOf(w))
     if (!b) {
+      if (w instanceof TextWave)
+        throw new CrystalError('internal', `the pattern of "${w.text}" was not made on the device before its sweep`)
       b = this.gpu.device.createBuffer({ size: w.byteLength, usage: STORAGE })
       this.gpu.transfers.write(b, 0, w)
       this.kept.set(w, b, w.byteLength, (k) => inUse.has(k))
     }
+    return b
+  }
+
+  has(key: PatternKey): boolean {
+    return this.kept.has(key)
+  }
+
+  /**
+   * A new buffer kept for the text's pattern, for the caller to make it in (before any sweep reads
+   * it); none where the bound leaves no room for it. `inUse` as `get`'s.
+   */
+  make(text: string, inUse: ReadonlySet<PatternKey>, bound: number): GPUBuffer | undefined {
+    this.bound = bound
+    const bytes = 4 * this.gpu.n ** 2
+    if (bytes > bound && !inUse.has(text)) return undefined
+    const b = this.gpu.device.createBuffer({ size: bytes, usage: STORAGE })
+    this.kept.set(text, b, bytes, (k) => inUse.has(k))
     return b
   }
 
@@ -72,6 +99,76 @@ class ResidentPatterns {
 }
 // per backend, not per device: a device is shared by the engines opened on it (engine/gpu/device.ts keptDevice)
 const residents = new WeakMap<GpuContext, ResidentPatterns>()
+function residentOf(gpu: GpuContext): ResidentPatterns {
+  let resident = residents.get(gpu)
+  if (!resident) residents.set(gpu, (resident = new ResidentPatterns(gpu)))
+  return resident
+}
+
+/**
+ * A write's texts made on the device by `make` (the superposition with them), each wavefront kept
+ * for recall, within `bound` bytes (the reader's; those written last where not all fit): its first
+ * question finds them there, and nothing came back to the host. A text kept already is not copied again.
+ */
+export async function keepWritten(
+  gpu: GpuContext,
+  texts: readonly string[],
+  bound: number,
+  make: (into: readonly (GPUBuffer | undefined)[]) => Promise<void>,
+): Promise<void> {
+  const resident = residentOf(gpu)
+  const room = Math.floor(bound / (4 * gpu.n ** 2))
+  resident.opened()
+  try {
+    const into = texts.map((t, k) =>
+      resident.has(t) || texts.indexOf(t) < k || texts.length - k > room ? undefined : resident.make(t, new Set(), bound),
+    )
+    await make(into)
+  } finally {
+    resident.closed()
+  }
+}
+
+/**
+ * Opens a sweep (GpuAdjointRunner), first making on the device the texts' patterns it reads that
+ * are not kept there: in one call of the encoder (`make`), those it keeps into kept buffers, the
+ * question's (read once) into buffers of the sweep's own.
+ */
+export async function openSweep(
+  gpu: GpuContext,
+  make: WaveMaker,
+  field: number,
+  params: StepParams,
+  patterns: readonly PatternWave[],
+  capacity: number,
+  path?: PathPlan,
+  kept: KeptPatterns = { from: patterns.length, bytes: 0 },
+): Promise<GpuAdjointRunner> {
+  const resident = residentOf(gpu)
+  // the sweep's own, the question's too (it may read a kept copy), are not dropped to make room
+  const inUse = new Set(patterns.map(keyOf))
+  const keptKeys = new Set(patterns.slice(kept.from).map(keyOf))
+  const made = new Map<string, GPUBuffer>()
+  const once = new Map<string, GPUBuffer>()
+  resident.opened()
+  try {
+    // the kept first, so that a question that is a kept text's reads that copy
+    for (const w of [...patterns.slice(kept.from), ...patterns.slice(0, kept.from)]) {
+      if (!(w instanceof TextWave) || made.has(w.text) || resident.has(w.text)) continue
+      const keep = keptKeys.has(w.text)
+      const b = keep ? resident.make(w.text, inUse, kept.bytes)! : gpu.device.createBuffer({ size: 4 * gpu.n ** 2, usage: STORAGE })
+      if (!keep) once.set(w.text, b)
+      made.set(w.text, b)
+    }
+    if (made.size) await make([...made.keys()], [...made.values()])
+    return new GpuAdjointRunner(gpu, field, params, patterns, capacity, path, kept, once)
+  } catch (e) {
+    for (const b of once.values()) b.destroy()
+    throw e
+  } finally {
+    resident.closed()
+  }
+}
 
 // Each backend's last sweep's patterns buffer, for the next sweep that fits in it: at N = 2048 over 200
 // memories it is 3.8 GB, and making it anew took some 200 ms a question on the H200.
@@ -160,10 +257,12 @@ export class GpuAdjointRunner implements AdjointRunner {
     private readonly gpu: GpuContext,
     field: number,
     params: StepParams,
-    patterns: readonly Float32Array[],
+    patterns: readonly PatternWave[],
     private readonly capacity: number,
     path?: PathPlan,
     kept: KeptPatterns = { from: patterns.length, bytes: 0 },
+    /** The question's text patterns made for this sweep alone (openSweep), freed with it. */
+    once = new Map<string, GPUBuffer>(),
   ) {
     const { device, n, transfers } = gpu
     const cells = n * n
@@ -208,12 +307,7 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.pickBytes = new Uint32Array(this.slots * (this.count + 1))
 
     this.writeParams(params)
-    // the patterns read once (a question's) go up in one write; the kept ones are copied on the device below
-    if (kept.from) {
-      const once = new Float32Array(kept.from * cells)
-      patterns.slice(0, kept.from).forEach((w, p) => once.set(w, p * cells))
-      transfers.write(this.patterns, 0, once)
-    }
+    this.owned.push(...once.values())
 
     const group = (entry: Entry, resources: Record<number, GPUBuffer>) =>
       device.createBindGroup({
@@ -231,13 +325,19 @@ export class GpuAdjointRunner implements AdjointRunner {
     })
 
     this.encoder = device.createCommandEncoder()
-    let resident = residents.get(gpu)
-    if (!resident) residents.set(gpu, (resident = new ResidentPatterns(gpu)))
+    const resident = residentOf(gpu)
     this.resident = resident
     resident.opened()
-    const inUse = new Set(patterns.slice(kept.from))
-    for (let p = kept.from; p < this.count; p++)
-      this.encoder.copyBufferToBuffer(resident.get(patterns[p], inUse, kept.bytes), 0, this.patterns, p * cells * 4, cells * 4)
+    // the patterns read once (a question's) go up from the host, or were made on the device for this
+    // sweep; the kept ones, and a question that is a kept text's, are copied from their kept buffers
+    const inUse = new Set(patterns.map(keyOf))
+    patterns.forEach((w, p) => {
+      if (p < kept.from && w instanceof Float32Array) transfers.write(this.patterns, p * cells * 4, w)
+      else {
+        const from = (w instanceof TextWave && once.get(w.text)) || resident.get(w, inUse, kept.bytes)
+        this.encoder.copyBufferToBuffer(from, 0, this.patterns, p * cells * 4, cells * 4)
+      }
+    })
     if (path) this.path = this.followPath(path, buffer)
     const state = gpu.state()
     this.encoder.copyBufferToBuffer(state.u, field * cells * 4, u, 0, cells * 4)

@@ -5,7 +5,7 @@
 // fold dispatch adds into the books every few steps; the host never waits between submits of a
 // step(n), and timeline samples (5 floats per field) come back with the last ones. The dream
 // (./dream.ts) and recall's sweep (./adjoint.ts) run here too, and every transfer is counted.
-import { SOURCE_RADIUS_CELLS } from '../encode/text.js'
+import { SOURCE_RADIUS_CELLS, textParts3 } from '../encode/text.js'
 import type { Text3 } from '../encode/text3.js'
 import { CrystalError } from '../errors.js'
 import type { AdjointRunner, DeviceMask, FieldBackend, LedgerSample, StepRequest } from '../field/backend.js'
@@ -20,7 +20,7 @@ import {
   wgslStruct,
   type StepParams,
 } from '../field/params.js'
-import { GpuAdjointRunner, releasePatterns } from './adjoint.js'
+import { keepWritten, openSweep, releasePatterns } from './adjoint.js'
 import { GpuDreamOps } from './dream.js'
 import { GpuEncoder3 } from './encode3.js'
 import { GpuRecorder } from './record.js'
@@ -255,7 +255,15 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   }
 
   adjoint(...args: Parameters<NonNullable<FieldBackend['adjoint']>>): Promise<AdjointRunner> {
-    return Promise.resolve(new GpuAdjointRunner(this, ...args))
+    return openSweep(
+      this,
+      (texts, into) =>
+        this.encodeTexts(
+          texts.map((t) => textParts3(t)),
+          into,
+        ),
+      ...args,
+    )
   }
 
   /**
@@ -432,21 +440,29 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     }
   }
 
-  /** The texts' wavefronts made on the device (./encode3.ts) into the wave buffer, added to `field` there. */
-  superpose3(field: number, texts: readonly Text3[]): Promise<Float32Array[]> {
-    return this.encodeTexts(texts, (pass) => this.encodeAdd(pass, field))
+  /**
+   * The texts' wavefronts made on the device (./encode3.ts) into the wave buffer, added to `field`
+   * there, and kept on the device for recall (./adjoint.ts keepWritten).
+   */
+  superpose3(field: number, texts: readonly { text: string; importance: number }[], keptBytes: number): Promise<void> {
+    const parts = texts.map(({ text, importance }) => textParts3(text, importance))
+    return keepWritten(
+      this,
+      texts.map((t) => t.text),
+      keptBytes,
+      (into) => this.encodeTexts(parts, into, (pass) => this.encodeAdd(pass, field)),
+    )
   }
 
-  /** The texts' wavefronts made on the device and read back, nothing added to a field (the wave buffer is scratch). */
-  encode3(texts: readonly Text3[]): Promise<Float32Array[]> {
-    return this.encodeTexts(texts)
-  }
-
-  private async encodeTexts(texts: readonly Text3[], then?: (pass: GPUComputePassEncoder) => void): Promise<Float32Array[]> {
+  /** The texts' wavefronts made on the device into the buffers `into` (the wave buffer is scratch unless `then` adds it to a field). */
+  private async encodeTexts(
+    texts: readonly Text3[],
+    into: readonly (GPUBuffer | undefined)[],
+    then?: (pass: GPUComputePassEncoder) => void,
+  ): Promise<void> {
     this.encoder3 ??= new GpuEncoder3(this, this.wave, SOURCE_RADIUS_CELLS)
-    const waves = await this.encoder3.encode(texts, then)
+    await this.encoder3.encodeInto(texts, into, then)
     this.check()
-    return waves
   }
 
   async load(u: Float32Array, prev: Float32Array): Promise<void> {

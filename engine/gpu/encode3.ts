@@ -5,7 +5,8 @@
 // summed (shaders/encode3.wgsl; one read of 8 bytes a part); the host takes s_p = sqrt(share_p /
 // (E_p / n^2)) in float64 as text3.ts does; then each text's parts are rendered again and combined in
 // order, divided by the peak and added, times the text's f32 importance, into `sum`; each text's
-// wavefront comes back in one read (recall keeps it: docs/recall.md). CPU twins: engine/encode/text3.ts
+// wavefront is copied into a buffer of the caller's on the device (recall keeps it there:
+// docs/recall.md), or comes back in one read a text (the tests). CPU twins: engine/encode/text3.ts
 // and blake3Words (engine/encode/text.ts); test: ./encode3.test.ts.
 import { CrystalError } from '../errors.js'
 import { packStruct, wgslStruct } from '../field/params.js'
@@ -82,18 +83,38 @@ export class GpuEncoder3 {
   }
 
   /**
-   * Each text's wavefront (returned, in order) and sum = sum of importance x wavefront (left in `sum`);
-   * `then` adds commands after the last text's, before its read (the field's superposition). Calls at
-   * once run one after another: a later call's uploads went ahead of an earlier one's commands and
-   * gave it the wrong wavefronts (recall makes its null patterns at once).
+   * Each text's wavefront (returned, in order) and sum = sum of importance x wavefront (left in `sum`).
+   * `then` adds commands after the last text's (the field's superposition). Calls at once run one
+   * after another: a later call's uploads went ahead of an earlier one's commands and gave it the
+   * wrong wavefronts (recall makes its patterns at once).
    */
   encode(texts: readonly Text3[], then?: (pass: GPUComputePassEncoder) => void): Promise<Float32Array[]> {
-    const run = this.turn.then(() => this.encodeNow(texts, then))
+    return this.inTurn(() => this.encodeNow(texts, then))
+  }
+
+  /**
+   * As `encode`, but each text's wavefront is copied on the device into `into[k]` (n*n f32 from 0;
+   * none where undefined) and nothing comes back but the parts' energies: one read a call.
+   */
+  async encodeInto(
+    texts: readonly Text3[],
+    into: readonly (GPUBuffer | undefined)[],
+    then?: (pass: GPUComputePassEncoder) => void,
+  ): Promise<void> {
+    await this.inTurn(() => this.encodeNow(texts, then, into))
+  }
+
+  private inTurn<T>(call: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(call)
     this.turn = run.catch(() => {})
     return run
   }
 
-  private async encodeNow(texts: readonly Text3[], then?: (pass: GPUComputePassEncoder) => void): Promise<Float32Array[]> {
+  private async encodeNow(
+    texts: readonly Text3[],
+    then?: (pass: GPUComputePassEncoder) => void,
+    into?: readonly (GPUBuffer | undefined)[],
+  ): Promise<Float32Array[]> {
     // a call that waited its turn past destroy() would use freed buffers on a device other engines share
     if (this.destroyed) throw new CrystalError('backend_unavailable', 'the GPU engine was closed while a text was being encoded')
     const { device, transfers, n } = this.gpu
@@ -253,7 +274,7 @@ export class GpuEncoder3 {
       const waves: Float32Array[] = []
       let j = 0
       for (const [t] of texts.entries()) {
-        if (t) {
+        if (t && !into) {
           encoder = device.createCommandEncoder()
           pass = encoder.beginComputePass()
         }
@@ -266,8 +287,18 @@ export class GpuEncoder3 {
         run('peak', first, n * n)
         run('finish', first, n * n)
         if (t === texts.length - 1) then?.(pass)
+        if (into) {
+          // out is the next text's scratch: its wavefront is copied before the next pass clears it
+          const dest = into[t]
+          if (dest) {
+            finish().copyBufferToBuffer(this.out, 0, dest, 0, 4 * n * n)
+            pass = encoder.beginComputePass()
+          }
+          continue
+        }
         waves.push(new Float32Array(await transfers.read(this.out, 0, 4 * n * n, finish(), () => this.gpu.failure())))
       }
+      if (into) transfers.submit(finish())
       this.gpu.check()
       return waves
     } finally {

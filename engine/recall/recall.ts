@@ -9,11 +9,11 @@ import type { ProbeResult, RecallHit, RecallResult } from '../contracts/api.js'
 import type { Engine, Moment, MomentReading } from '../field/engine_api.js'
 import { CrystalError } from '../errors.js'
 import { textWavefront } from '../encode/text.js'
-import { keptPatternBytes, type AdjointRunner, type KeptPatterns, type SavedState } from '../field/backend.js'
+import { keptPatternBytes, TextWave, type AdjointRunner, type KeptPatterns, type PatternWave, type SavedState } from '../field/backend.js'
 import { stepParams, type StepParams } from '../field/params.js'
 import { restEnergy } from './adjoint.js'
 import { followPath, pathPlan, type PathRequest, type SaturationPath } from './path.js'
-import { CpuAdjointRunner } from './runner.js'
+import { CpuAdjointRunner, onHost } from './runner.js'
 import { ByteLru } from '../util/lru.js'
 
 /** A score counts when it clears this many standard deviations of the null patterns' scores. */
@@ -37,7 +37,7 @@ export const GRAM_CACHE_ENTRIES = 2 ** 23
 
 /** A pattern and the energy it holds when written at rest (unit importance). */
 interface Pattern {
-  w: Float32Array
+  w: PatternWave
   readonly energy: number
 }
 
@@ -49,13 +49,15 @@ interface Pattern {
 class RestPattern implements Pattern {
   private known: number | undefined
   constructor(
-    readonly w: Float32Array,
+    readonly w: PatternWave,
     private readonly n: number,
     private readonly c2: number,
   ) {}
 
   get energy(): number {
-    this.known ??= restEnergy(this.w, this.n, this.c2)
+    if (this.known === undefined && this.w instanceof TextWave)
+      throw new CrystalError('internal', 'the rest energy of a pattern kept on a device is taken by the sweep that first reads it')
+    this.known ??= restEnergy(this.w as Float32Array, this.n, this.c2)
     return this.known
   }
 
@@ -188,7 +190,7 @@ function invert(m: Float64Array, j: number): Float64Array {
 export type OpenAdjoint = (
   field: number,
   params: StepParams,
-  patterns: readonly Float32Array[],
+  patterns: readonly PatternWave[],
   readings: number,
   path: PathRequest | undefined,
   kept: KeptPatterns,
@@ -212,21 +214,22 @@ export class MemoryReader {
    * `open` runs the sweep where the field lives (the engine passes its backend's); by default the CPU
    * twin on the field read back. `cacheBytes`: the bytes of patterns each of the reader's caches (and
    * the backend's) keeps between questions, least recently used dropped first; by default
-   * keptPatternBytes's rule. `encode3`: a text's encoding-3 wavefront made where the field lives (the
-   * GPU's, as its writes are made), for a field in encoding 3; else the host makes it.
+   * keptPatternBytes's rule. `textWaves`: in a field of encoding 3, a text's pattern is a `TextWave`,
+   * made (or found, as the writes left it) where the sweep runs: the GPU's writes make their wavefronts
+   * on the device and keep them there. Else the host makes it.
    */
   constructor(
     private readonly engine: Engine,
     private readonly open: OpenAdjoint = async (field, params, patterns, _readings, path) => {
       const { u, prev } = await engine.read([field])
-      return new CpuAdjointRunner(params, u, prev, patterns, path && (await path.onHost()))
+      return new CpuAdjointRunner(params, u, prev, onHost(patterns), path && (await path.onHost()))
     },
     private readonly cacheBytes?: number,
-    private readonly encode3?: (text: string) => Promise<Float32Array>,
+    private readonly textWaves = false,
   ) {}
 
   /** The bound of each pattern cache at the field's size (4 bytes a cell a pattern). */
-  private get keptBytes(): number {
+  get keptBytes(): number {
     return keptPatternBytes(4 * this.engine.size ** 2, this.cacheBytes)
   }
 
@@ -240,16 +243,16 @@ export class MemoryReader {
     return this.params.c2
   }
 
-  private ofWave(w: Float32Array): Pattern {
+  private ofWave(w: PatternWave): Pattern {
     return new RestPattern(w, this.engine.size, this.c2)
   }
 
   /** A text's wavefront in the field's own encoding: the one its memories were written with. */
   private async pattern(text: string): Promise<Pattern> {
     const { size: n, encoding } = this.engine
+    if (encoding === 3 && this.textWaves) return this.ofWave(new TextWave(text))
     const kept = this.waves.get(`${n}/${encoding}/${text}`)
-    const made = () => (encoding === 3 && this.encode3 ? this.encode3(text) : textWavefront(text, n, { version: encoding }))
-    return this.ofWave(kept ?? (await made()))
+    return this.ofWave(kept ?? (await textWavefront(text, n, { version: encoding })))
   }
 
   /**
@@ -337,7 +340,7 @@ export class MemoryReader {
     const base = [...all.keys()]
     const firstOwn = moments.map((m) => all.push(...(m.own ?? [])) - (m.own?.length ?? 0))
     // the products' patterns, by identity: where they are listed already, else listed after the rest
-    const index = new Map<Float32Array, number>()
+    const index = new Map<PatternWave, number>()
     for (const [i, p] of all.entries()) if (!index.has(p.w)) index.set(p.w, i)
     const at = (p: Pattern) => index.get(p.w) ?? (index.set(p.w, all.push(p) - 1), all.length - 1)
     // one product reading per pattern `of`, with the union of what it is multiplied with; a pattern

@@ -3,7 +3,7 @@
 // opens (engine/gpu/adjoint.ts). MemoryReader drives either the same way: the sweep is queued, then run.
 import { CrystalError } from '../errors.js'
 import { yieldToEventLoop } from '../dream/dream.js'
-import type { AdjointRunner, EditMask, FieldBackend, KeptPatterns } from '../field/backend.js'
+import { TextWave, type AdjointRunner, type EditMask, type FieldBackend, type KeptPatterns, type PatternWave } from '../field/backend.js'
 import type { StepParams } from '../field/params.js'
 import { AdjointField, negLaplacian } from './adjoint.js'
 import type { PathRequest, SaturationPath } from './path.js'
@@ -20,6 +20,15 @@ function dot(a: Float32Array, b: Float32Array): number {
   let s = 0
   for (let i = 0; i < a.length; i++) s += a[i] * b[i]
   return s
+}
+
+/** The patterns as host arrays: the CPU twin reads no `TextWave` (only a backend that makes them on its device hands them out). */
+export function onHost(patterns: readonly PatternWave[]): Float32Array[] {
+  return patterns.map((w) => {
+    if (w instanceof TextWave)
+      throw new CrystalError('internal', `the pattern of "${w.text}" is on a device; the CPU twin reads host arrays`)
+    return w
+  })
 }
 
 /** Steps run back between two turns of the event loop (a station's stream keeps its timer). */
@@ -98,12 +107,12 @@ export async function openAdjoint(
   core: FieldBackend,
   field: number,
   params: StepParams,
-  patterns: readonly Float32Array[],
+  patterns: readonly PatternWave[],
   readings: number,
   path?: PathRequest,
   kept?: KeptPatterns,
 ): Promise<AdjointRunner> {
   if (core.adjoint) return core.adjoint(field, params, patterns, readings, path?.plan, kept)
   const { u, prev } = await core.read([field])
-  return new CpuAdjointRunner(params, u, prev, patterns, path && (await path.onHost()))
+  return new CpuAdjointRunner(params, u, prev, onHost(patterns), path && (await path.onHost()))
 }
