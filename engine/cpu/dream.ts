@@ -48,6 +48,12 @@ export function editMask(map: Float32Array, low: number, high: number, peak: num
 }
 
 /** Sums of `map` over side x side blocks: block (by, bx) holds the cells with floor(y side / n) = by, likewise x. */
+/** The fields whose masks an edit returns: the last `keep` of those edited (DreamOps.edit). */
+export function keptEdits(edits: readonly (FieldEdit | null)[], keep: number): Set<number> {
+  const edited = edits.flatMap((e, f) => (e ? [f] : []))
+  return new Set(edited.slice(Math.max(0, edited.length - keep)))
+}
+
 export function blockSums(map: Float32Array, n: number, side: number): Float64Array {
   const out = new Float64Array(side * side)
   for (let y = 0; y < n; y++)
@@ -77,8 +83,10 @@ export class HostDreamOps implements DreamOps {
     edits: readonly (FieldEdit | null)[],
     passes: number,
     side: number,
+    keep: number,
   ): Promise<{ outcomes: EditOutcome[]; masks: (EditMask | null)[] }> {
     const { n } = this.core
+    const kept = keptEdits(edits, keep)
     const cells = n * n
     const { u, prev } = await this.core.read()
     const outcomes: EditOutcome[] = []
@@ -103,7 +111,7 @@ export class HostDreamOps implements DreamOps {
         prev[k] = f(f(prev[k] * smooth[i]) + kicks[i])
       }
       outcomes.push({ low, high, pruned, amplified, mutated, preview })
-      masks.push(smooth)
+      masks.push(kept.has(field) ? smooth : null)
     })
     await this.core.load(u, prev)
     return { outcomes, masks }

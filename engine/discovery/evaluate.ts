@@ -171,7 +171,15 @@ export async function perturb(
 
 /** Opens the engine of one batch of fields (the noisy one with its added noise). */
 function openBatch(genomes: readonly Genome[], c: EvaluationConditions, noise: number): Promise<Engine> {
-  return c.open({ size: c.size, fields: genomes.length, material: c.material, seed: c.seed, noise, timeline_interval: 0 })
+  return c.open({
+    size: c.size,
+    fields: genomes.length,
+    material: c.material,
+    seed: c.seed,
+    noise,
+    timeline_interval: 0,
+    recall_history: false,
+  })
 }
 
 /** One batch of fields on `engine` (closed at the end); `probe`: run the perturbation experiment after the windows. */

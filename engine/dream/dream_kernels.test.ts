@@ -30,14 +30,19 @@ function states(): { u: Float32Array; prev: Float32Array }[] {
   })
 }
 
-async function dreamOn(backend: FieldBackend, ops: DreamOps): Promise<{ outcomes: EditOutcome[]; u: Float32Array; prev: Float32Array }> {
+async function dreamOn(
+  backend: FieldBackend,
+  ops: DreamOps,
+  keep = EDITS.length,
+): Promise<{ outcomes: EditOutcome[]; masks: boolean[]; u: Float32Array; prev: Float32Array }> {
   const snapshots = states()
   for (const [k, s] of snapshots.entries()) {
     await backend.load(s.u, s.prev)
     await ops.accumulateStability(k === 0)
   }
-  const { outcomes } = await ops.edit(EDITS, 3, PREVIEW_SIDE)
-  return { outcomes, ...(await backend.read()) }
+  const { outcomes, masks } = await ops.edit(EDITS, 3, PREVIEW_SIDE, keep)
+  for (const m of masks) if (m && !(m instanceof Float32Array)) backend.releaseMask?.(m)
+  return { outcomes, masks: masks.map(Boolean), ...(await backend.read()) }
 }
 
 describe('the dream kernels against their CPU twin', () => {
@@ -83,6 +88,16 @@ describe('the dream kernels against their CPU twin', () => {
     // the field left alone is untouched, bit for bit
     const last = states()[2].u.subarray(2 * N * N)
     expect(got.u.subarray(2 * N * N)).toEqual(last)
+    // a mask for each edited field; asked to keep one, the last edited field's alone, the edit the same
+    for (const r of [got, want]) expect(r.masks).toEqual([true, true, false])
+    for (const [backend, ops] of [
+      [gpu, gpu.dream!],
+      [cpu, new HostDreamOps(cpu)],
+    ] as const) {
+      const one = await dreamOn(backend, ops, 1)
+      expect(one.masks).toEqual([false, true, false])
+      expect(one.u).toEqual(backend === gpu ? got.u : want.u)
+    }
   })
 })
 

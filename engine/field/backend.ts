@@ -128,9 +128,16 @@ export interface DreamOps {
   /**
    * Per field (null: left alone): the percentile thresholds of the stability sums, the prune/amplify
    * mask and the kicks, `passes` 3 x 3 box blurs of the mask, then u and u_prev scaled by it in
-   * place and the kicks added. Returns each field's outcome and its smoothed mask (null for a field left alone).
+   * place and the kicks added. Returns each field's outcome and its smoothed mask: null for a field
+   * left alone, and for the edited fields before the last `keep` (the history holds no more: a batch
+   * of 1,000 fields made 1,000 device masks a dream, 744 of them dropped at once).
    */
-  edit(edits: readonly (FieldEdit | null)[], passes: number, side: number): Promise<{ outcomes: EditOutcome[]; masks: (EditMask | null)[] }>
+  edit(
+    edits: readonly (FieldEdit | null)[],
+    passes: number,
+    side: number,
+    keep: number,
+  ): Promise<{ outcomes: EditOutcome[]; masks: (EditMask | null)[] }>
   /**
    * u and u_prev of every field multiplied by `mask` ([field][cell]) in place, nothing read back (the
    * GPU's `apply` without kicks); absent where the engine scales the state it reads (the CPU: its

@@ -116,6 +116,42 @@ describe('energy books', () => {
   })
 })
 
+describe("a batch no one asks keeps no history for recall (recall_history: false, evolve's)", () => {
+  test.each(['cpu', 'gpu'] as const)(
+    '%s: a saturating batch written, dreamt and scaled: the same field and books, no masks nor saved states kept; recall, probe and readAt refuse; control, the default keeps both',
+    { timeout: 300_000 },
+    async (backend) => {
+      const o = { size: 24, fields: 2, material: 'europium_crystal', temperature_k: 0, timeline_interval: 0 } as const
+      const run = async (recall_history?: boolean) => {
+        const e = await engine(backend, { ...o, recall_history })
+        await e.write('amber lattice', 1, 1)
+        await e.pulse({ x: 0.4, y: 0.5, radius: 0.1, amplitude: 1, frequency: 0, phase: 0 }, 0)
+        await e.step(20)
+        await e.dream(['deep', 'light'])
+        await e.scale(new Float32Array(2 * 24 * 24).fill(0.5))
+        return { e, state: await e.read(), books: await e.books(), kinds: new Set(e.history.map((h) => h.kind)) }
+      }
+      const [none, kept] = [await run(false), await run()]
+      expect(kept.kinds).toEqual(new Set(['write', 'state', 'scale']))
+      expect(none.kinds).toEqual(new Set(['write']))
+      expect(none.state.u).toEqual(kept.state.u)
+      expect(none.state.prev).toEqual(kept.state.prev)
+      expect(none.books).toEqual(kept.books)
+      const refused = /keeps no history for recall \(it was opened with recall_history: false\)/
+      await expect(none.e.recall('amber lattice', 3, 1)).rejects.toThrow(refused)
+      await expect(none.e.probe('amber lattice', 1)).rejects.toThrow(refused)
+      await expect(none.e.readAt([new Float32Array(24 * 24)], [new Float32Array(24 * 24)], [], 1)).rejects.toThrow(refused)
+      expect((await kept.e.recall('amber lattice', 3, 1)).hits[0]?.text).toBe('amber lattice')
+    },
+  )
+
+  test('recall_history takes true or false only', async () => {
+    await expect(engine('cpu', { size: 16, recall_history: 'no' as unknown as boolean })).rejects.toThrow(
+      'recall_history must be true or false, got "no"',
+    )
+  })
+})
+
 describe('bad input is refused with a clear error', () => {
   const refused = async (make: () => Promise<unknown>, code: string, words: string) => {
     const error = await make().then(

@@ -83,6 +83,8 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
   const encoding = requireEncoding(o.encoding ?? ENCODING_VERSION)
   const recallCache =
     o.recall_cache_bytes === undefined ? undefined : requireInteger('recall_cache_bytes', o.recall_cache_bytes, 0, Number.MAX_SAFE_INTEGER)
+  if (o.recall_history !== undefined && typeof o.recall_history !== 'boolean')
+    throw new CrystalError('bad_argument', `recall_history must be true or false, got ${JSON.stringify(o.recall_history)}`)
   requireStable(material, temperature)
   const selected = await selectBackend({
     backend: o.backend ?? 'auto',
@@ -118,6 +120,7 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
     resolve,
     twin,
     recallCache,
+    o.recall_history ?? true,
   )
 }
 
@@ -149,6 +152,8 @@ class FieldEngine implements Engine {
     private readonly resolve: (m: Material | string) => Material,
     private readonly openTwin: (m: Material, fields: number, encoding: EncodingVersion) => Promise<Engine>,
     recallCache: number | undefined,
+    /** The history recall's sweep replays is kept (EngineOptions.recall_history). */
+    private readonly recallHistory: boolean,
   ) {
     // where the writes make their wavefronts on the device (encoding 3 on the GPU), recall's patterns are made and kept there too
     this.reader = new MemoryReader(
@@ -287,7 +292,7 @@ class FieldEngine implements Engine {
    */
   /** `read`: the fields' u and u_prev already read back (in the order of `fields`), so they are not read twice. */
   private async remember(fields: readonly number[], read?: { u: Float32Array; prev: Float32Array }): Promise<void> {
-    if (!this.params.nonlinearity) return
+    if (!this.params.nonlinearity || !this.recallHistory) return
     const step = this.step_count
     if (this.core.snapshot) for (const field of fields) this.history.push({ kind: 'state', step, field, saved: this.core.snapshot(field) })
     else {
@@ -379,9 +384,10 @@ class FieldEngine implements Engine {
         await this.core.load(u, prev)
         if (host) left = saturationPotential(prev, u, this.params.nonlinearity, this.core.fields)
       }
-      fields.forEach((f, k) =>
-        this.history.push({ kind: 'scale', step: this.step_count, field: f, mask: mask.slice(k * cells, (k + 1) * cells) }),
-      )
+      if (this.recallHistory)
+        fields.forEach((f, k) =>
+          this.history.push({ kind: 'scale', step: this.step_count, field: f, mask: mask.slice(k * cells, (k + 1) * cells) }),
+        )
       this.revision++
     }
     if (!host) await this.booked(fields, apply)
@@ -413,7 +419,8 @@ class FieldEngine implements Engine {
     const all = [...Array(this.core.fields).keys()]
     let outcomes: EditOutcome[] = []
     await this.booked(all, async () => {
-      const edited = await this.dreamOps.edit(edits, passes, side)
+      // masks the history would drop at once are not made (a batch of 1,000 fields made 1,000 a dream)
+      const edited = await this.dreamOps.edit(edits, passes, side, this.recallHistory ? SCALE_HISTORY_CAP : 0)
       outcomes = edited.outcomes
       for (const f of all) {
         const mask = edited.masks[f]
@@ -529,11 +536,11 @@ class FieldEngine implements Engine {
   }
 
   probe(text: string, field = 0): Promise<ProbeResult> {
-    return this.reader.probe(text, this.field(field))
+    return this.asked(() => this.reader.probe(text, this.field(field)))
   }
 
   recall(text: string, k: number, field = 0): Promise<RecallResult> {
-    return this.reader.recall(text, k, this.field(field))
+    return this.asked(() => this.reader.recall(text, k, this.field(field)))
   }
 
   readAt(
@@ -542,7 +549,14 @@ class FieldEngine implements Engine {
     moments: readonly Moment[],
     field = 0,
   ): Promise<MomentReading[]> {
-    return this.reader.readAt(patterns, nulls, moments, this.field(field))
+    return this.asked(() => this.reader.readAt(patterns, nulls, moments, this.field(field)))
+  }
+
+  /** A question of the field's past, refused where its history is not kept. */
+  private async asked<T>(question: () => Promise<T>): Promise<T> {
+    if (!this.recallHistory)
+      throw new CrystalError('bad_argument', 'this engine keeps no history for recall (it was opened with recall_history: false)')
+    return question()
   }
 
   twin(fields: number): Promise<Engine> {

@@ -49,6 +49,13 @@ export interface EngineOptions {
    * more (keptPatternBytes in engine/field/backend.ts).
    */
   recall_cache_bytes?: number
+  /**
+   * false: the engine keeps no history for recall's sweep (no dream masks, no saved states of a
+   * saturating field, no scalings), and recall, probe and readAt refuse. For a batch of fields no one
+   * asks, a search's (evolve): at population 1,000 a dream made 1,000 masks and an edit 1,000 saved
+   * states on the device, nearly all dropped at once. Default true.
+   */
+  recall_history?: boolean
 }
 
 /** The energy books of one field. All in the units of the staggered energy (docs/physics.md). */

@@ -3,7 +3,7 @@
 // each field's outcome (counts, thresholds, an 8 x 8 preview) read back. CPU twin: engine/cpu/dream.ts.
 import { BLUR_INV } from '../field/blur.js'
 import type { DeviceMask, DreamOps, EditOutcome, FieldEdit } from '../field/backend.js'
-import { percentileRank } from '../cpu/dream.js'
+import { keptEdits, percentileRank } from '../cpu/dream.js'
 import { DREAM_PARAM_LAYOUT, packStruct, TILE, wgslStruct } from '../field/params.js'
 import { kernelModule, perDevice, type GpuContext } from './context.js'
 import { SHADERS } from './shaders.gen.js'
@@ -111,6 +111,7 @@ export class GpuDreamOps implements DreamOps {
     edits: readonly (FieldEdit | null)[],
     passes: number,
     side: number,
+    keep: number,
   ): Promise<{ outcomes: EditOutcome[]; masks: (DeviceMask | null)[] }> {
     const { device, n, fields, transfers } = this.gpu
     const s = this.buffers()
@@ -166,12 +167,13 @@ export class GpuDreamOps implements DreamOps {
     pass.setBindGroup(0, this.group('preview', { 0: s.uniform, 3: s.acc, 11: previewBuf }))
     this.gpu.transfers.dispatch(pass, side * side, fields)
     pass.end()
-    // the history keeps each edited field's mask on the device, for recall's sweep
-    const masks = edits.map((e, f) => {
-      if (!e) return null
-      const kept = device.createBuffer({ size: cells * 4, usage: STORAGE })
-      encoder.copyBufferToBuffer(smooth, f * cells * 4, kept, 0, cells * 4)
-      return this.gpu.keepMask(kept)
+    // the history keeps each edited field's mask on the device, for recall's sweep (the last `keep` of them)
+    const kept = keptEdits(edits, keep)
+    const masks = edits.map((_, f) => {
+      if (!kept.has(f)) return null
+      const mask = device.createBuffer({ size: cells * 4, usage: STORAGE })
+      encoder.copyBufferToBuffer(smooth, f * cells * 4, mask, 0, cells * 4)
+      return this.gpu.keepMask(mask)
     })
     // the report: tally, picks and preview gathered into one buffer, one read-back
     const tallyBytes = fields * 16
