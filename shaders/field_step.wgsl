@@ -15,6 +15,8 @@
 // ring slot P.ledger_slot as [slot][field][tile][column]; shaders/reduce.wgsl's fold_ledger adds the
 // slots into the Kahan-compensated books later, in step order. A store the step never waits on,
 // where a read-modify-write of the books every step kept each workgroup alive for two round trips.
+// step, where P.energy_at is not 0: each tile's energy of the state it reads (a timeline sample of
+// the step before, so the sample needs no pass over the field of its own) at P.energy_at, [field][tile].
 // energy, potential: one float per TILE x TILE tile, [field][tile].
 @group(0) @binding(4) var<storage, read_write> tile_sums: array<f32>;
 
@@ -57,6 +59,16 @@ fn cell(i: u32, nu: vec4<f32>, np: vec4<f32>, s: f32) -> vec4<f32> {
   return vec4<f32>(-(f_bulk * dw), -(f_sponge * dw), sat * dw, noise * dw);
 }
 
+// The staggered energy of one cell of the state (u, u_prev): its values uc, pc, and those of its right
+// (ur, pr) and lower (ud, pd) neighbours, 0 past the border; every edge counted once, the edges to
+// the zero border at x = 0 and y = 0 too. The `energy` kernel's and the step's (a sample's).
+fn cell_energy(uc: f32, pc: f32, ur: f32, pr: f32, ud: f32, pd: f32, x: u32, y: u32) -> f32 {
+  var grad = (uc - ur) * (pc - pr) + (uc - ud) * (pc - pd);
+  if (x == 0u) { grad += uc * pc; }
+  if (y == 0u) { grad += uc * pc; }
+  return (uc - pc) * (uc - pc) + P.c2 * grad;
+}
+
 // `Lanes` and `tile_total` come from shaders/tile_sum.wgsl or tile_sum_subgroups.wgsl (the host picks).
 @compute @workgroup_size(STEP_W, STEP_H / ROWS, 1)
 fn step(@builtin(local_invocation_id) local: vec3<u32>, lanes: Lanes,
@@ -72,15 +84,19 @@ fn step(@builtin(local_invocation_id) local: vec3<u32>, lanes: Lanes,
   // not computed: the same arithmetic either way, the same bits.
   let inner = x0 > 0u && y0 > 0u && x0 + STEP_W < P.n && y0 + STEP_H < P.n;
   let calm = inner && f32(min(min(x0, y0), min(P.n - x0 - STEP_W, P.n - y0 - STEP_H))) >= P.sponge_width;
+  let sampled = P.energy_at != 0u;
   var work = vec4<f32>(0.0);
+  var e = 0.0;
   if (inner) {
     for (var r = 0u; r < ROWS; r++) {
       let gy = y0 + local.y + r * (STEP_H / ROWS);
       let i = base + gy * P.n + gx;
       var s = 0.0;
       if (!calm) { s = sponge(gx, gy); }
-      work += cell(i, vec4<f32>(u[i - 1u], u[i + 1u], u[i - P.n], u[i + P.n]),
-                   vec4<f32>(u_prev[i - 1u], u_prev[i + 1u], u_prev[i - P.n], u_prev[i + P.n]), s);
+      let nu = vec4<f32>(u[i - 1u], u[i + 1u], u[i - P.n], u[i + P.n]);
+      let np = vec4<f32>(u_prev[i - 1u], u_prev[i + 1u], u_prev[i - P.n], u_prev[i + P.n]);
+      if (sampled) { e += cell_energy(u[i], u_prev[i], nu.y, np.y, nu.w, np.w, gx, gy); }
+      work += cell(i, nu, np, s);
     }
   } else {
     for (var r = 0u; r < ROWS; r++) {
@@ -88,20 +104,28 @@ fn step(@builtin(local_invocation_id) local: vec3<u32>, lanes: Lanes,
       if (gx < P.n && gy < P.n) {
         let x = i32(gx);
         let y = i32(gy);
-        work += cell(base + gy * P.n + gx,
-                     vec4<f32>(read_u(base, x - 1, y), read_u(base, x + 1, y), read_u(base, x, y - 1), read_u(base, x, y + 1)),
-                     vec4<f32>(read_prev(base, x - 1, y), read_prev(base, x + 1, y), read_prev(base, x, y - 1), read_prev(base, x, y + 1)),
-                     sponge(gx, gy));
+        let i = base + gy * P.n + gx;
+        let nu = vec4<f32>(read_u(base, x - 1, y), read_u(base, x + 1, y), read_u(base, x, y - 1), read_u(base, x, y + 1));
+        let np = vec4<f32>(read_prev(base, x - 1, y), read_prev(base, x + 1, y), read_prev(base, x, y - 1), read_prev(base, x, y + 1));
+        if (sampled) { e += cell_energy(u[i], u_prev[i], nu.y, np.y, nu.w, np.w, gx, gy); }
+        work += cell(i, nu, np, sponge(gx, gy));
       }
     }
   }
+  let tile = wid.y * groups.x + wid.x;
   let total = tile_total(lanes, work);
   if (lanes.lid == 0u) {
-    let k = 4u * ((P.ledger_slot * P.fields + field) * P.tiles_per_field + wid.y * groups.x + wid.x);
+    let k = 4u * ((P.ledger_slot * P.fields + field) * P.tiles_per_field + tile);
     tile_sums[k] = total.x;
     tile_sums[k + 1u] = total.y;
     tile_sums[k + 2u] = total.z;
     tile_sums[k + 3u] = total.w;
+  }
+  if (sampled) {
+    // the ledger's sum is read by every invocation before the shared memory takes the energy's
+    workgroupBarrier();
+    let energy = tile_total(lanes, vec4<f32>(e, 0.0, 0.0, 0.0));
+    if (lanes.lid == 0u) { tile_sums[P.energy_at + field * P.tiles_per_field + tile] = energy.x; }
   }
 }
 
@@ -117,12 +141,8 @@ fn energy(@builtin(global_invocation_id) gid: vec3<u32>, lanes: Lanes,
   if (gid.x < P.n && gid.y < P.n) {
     let x = i32(gid.x);
     let y = i32(gid.y);
-    let uc = read_u(base, x, y);
-    let pc = read_prev(base, x, y);
-    var grad = (uc - read_u(base, x + 1, y)) * (pc - read_prev(base, x + 1, y)) + (uc - read_u(base, x, y + 1)) * (pc - read_prev(base, x, y + 1));
-    if (x == 0) { grad += uc * pc; }
-    if (y == 0) { grad += uc * pc; }
-    e = (uc - pc) * (uc - pc) + P.c2 * grad;
+    e = cell_energy(read_u(base, x, y), read_prev(base, x, y), read_u(base, x + 1, y), read_prev(base, x + 1, y),
+                    read_u(base, x, y + 1), read_prev(base, x, y + 1), gid.x, gid.y);
   }
   let total = workgroup_total(lanes, e);
   if (lanes.lid == 0u) {

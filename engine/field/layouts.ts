@@ -8,6 +8,11 @@ export const STEP_PARAM_LAYOUT = [
   ['tiles_per_field', 'u32'],
   /** The GPU step's ring slot for this step's tile sums (the host sets it per step; not a constant of the medium). */
   ['ledger_slot', 'u32'],
+  /**
+   * Where the GPU step writes each tile's energy of the state it reads (a timeline sample's, taken by
+   * the step after it: words into its tile-sums buffer); 0: none (the host sets it per step).
+   */
+  ['energy_at', 'u32'],
   ['c2', 'f32'],
   ['damping', 'f32'],
   ['nonlinearity', 'f32'],

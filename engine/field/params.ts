@@ -6,7 +6,7 @@ import type { STEP_PARAM_LAYOUT } from './layouts.js'
 export { DREAM_PARAM_LAYOUT, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT } from './layouts.js'
 
 /** The step's constants: every member of its uniform block but the ring slot the GPU host sets per step. */
-export type StepParamName = Exclude<(typeof STEP_PARAM_LAYOUT)[number][0], 'ledger_slot'>
+export type StepParamName = Exclude<(typeof STEP_PARAM_LAYOUT)[number][0], 'ledger_slot' | 'energy_at'>
 export type StepParams = Record<StepParamName, number>
 
 type Layout = readonly (readonly [string, 'u32' | 'f32'])[]

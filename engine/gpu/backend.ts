@@ -34,6 +34,12 @@ const MAX_STEPS_PER_SUBMIT = 256
 const SAMPLE_COLUMNS = 5 // energy, bulk, boundary, saturation, noise
 /** Entries a workgroup of shaders/reduce.wgsl's sum_chunks adds: longer rows are summed in two passes. */
 const CHUNK = 2048
+/** A sample's energy per tile: how many tiles a field, and the reduce bind groups that sum them (into the samples, into chunks). */
+interface SampleEnergy {
+  len: number
+  sum: GPUBindGroup
+  chunk: GPUBindGroup
+}
 /** Reduce uniform slots a timeline sample takes: the two first passes of its sums and the second. */
 const SAMPLE_SLOTS = 3
 /** The ring of per-step tile sums: at most this many bytes (N = 2048, one field: 64 steps a fold). */
@@ -66,8 +72,12 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private readonly bufs: GPUBuffer[]
   private readonly ledgerBuf: GPUBuffer
   private readonly ledgerComp: GPUBuffer
-  /** Ring of per-step tile sums, [slot][field][tile][column], folded into ledgerBuf by foldPipeline. */
+  /**
+   * Ring of per-step tile sums, [slot][field][tile][column], folded into ledgerBuf by foldPipeline;
+   * after it (at `energyAt` bytes), the energy per step tile a step takes for a timeline sample.
+   */
   private readonly tileSums: GPUBuffer
+  private readonly energyAt: number
   private readonly ringSlots: number
   private readonly foldPipeline: GPUComputePipeline
   private readonly foldGroup: GPUBindGroup
@@ -82,12 +92,13 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private readonly addPipeline: GPUComputePipeline
   private readonly stepGroups: GPUBindGroup[]
   private readonly energyGroups: GPUBindGroup[]
-  private readonly sumEnergy: GPUBindGroup
+  /** Where a sample's energy per tile lies: the energy pass's (TILE x TILE tiles) or the next step's (step tiles). */
+  private readonly passEnergy: SampleEnergy
+  private readonly stepEnergy: SampleEnergy
   private readonly sumLedger: GPUBindGroup
   /** A timeline sample's first passes where a row of tiles is longer than a chunk: into `chunkSums`, then summed from it. */
   private readonly chunks: number
   private readonly chunkSums: GPUBuffer
-  private readonly chunkEnergy: GPUBindGroup
   private readonly chunkLedger: GPUBindGroup
   private readonly sumChunks: GPUBindGroup
   private readonly chunkPipeline: GPUComputePipeline
@@ -158,7 +169,9 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.ledgerComp = buffer(4 * fields * this.ledgerTiles * 4, STORAGE)
     const slotBytes = 4 * fields * this.ledgerTiles * 4
     this.ringSlots = Math.max(1, Math.min(MAX_STEPS_PER_SUBMIT, Math.floor(ringBytes / slotBytes)))
-    this.tileSums = buffer(this.ringSlots * slotBytes, STORAGE)
+    const align = device.limits.minStorageBufferOffsetAlignment
+    this.energyAt = Math.ceil((this.ringSlots * slotBytes) / align) * align
+    this.tileSums = buffer(this.energyAt + fields * this.ledgerTiles * 4, STORAGE)
     this.partials = buffer(fields * this.tiles * 4, STORAGE)
     this.samples = buffer(MAX_STEPS_PER_SUBMIT * SAMPLE_COLUMNS * fields * 4, STORAGE)
     this.wave = buffer(n * n * 4, STORAGE)
@@ -197,11 +210,19 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       }),
     )
     // reduce.wgsl's row sums and wave adds: src (binding 1) into dst (binding 2)
-    const reduceGroup = (src: GPUBuffer, dst: GPUBuffer) =>
-      device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, src), res(2, dst)] })
-    this.sumEnergy = reduceGroup(this.partials, this.samples)
+    const reduceGroup = (src: GPUBuffer, dst: GPUBuffer, offset = 0) =>
+      device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, src, offset), res(2, dst)] })
+    this.passEnergy = {
+      len: this.tiles,
+      sum: reduceGroup(this.partials, this.samples),
+      chunk: reduceGroup(this.partials, this.chunkSums),
+    }
+    this.stepEnergy = {
+      len: this.ledgerTiles,
+      sum: reduceGroup(this.tileSums, this.samples, this.energyAt),
+      chunk: reduceGroup(this.tileSums, this.chunkSums, this.energyAt),
+    }
     this.sumLedger = reduceGroup(this.ledgerBuf, this.samples)
-    this.chunkEnergy = reduceGroup(this.partials, this.chunkSums)
     this.chunkLedger = reduceGroup(this.ledgerBuf, this.chunkSums)
     this.sumChunks = reduceGroup(this.chunkSums, this.samples)
     this.foldGroup = device.createBindGroup({
@@ -303,13 +324,22 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const sampleSteps: number[] = []
     const reduceBytes = new ArrayBuffer((SAMPLE_SLOTS + 1) * steps * SLOT)
     const folds = { count: 0, pending: 0 }
+    // a sample's state is the one the next step reads: that step takes its energy on the way (its tiles,
+    // with the same constants), but for the run's last sample, which the energy pass takes
+    let sampled = false
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
     for (let i = 0; i < steps; i++) {
       packStruct(
         STEP_PARAM_LAYOUT,
         // the ring's tiles are this backend's step tiles, whatever the caller's params say
-        { ...req.params, tiles_per_field: this.ledgerTiles, noise_key: noiseKey(req.seed, first + i), ledger_slot: folds.pending },
+        {
+          ...req.params,
+          tiles_per_field: this.ledgerTiles,
+          noise_key: noiseKey(req.seed, first + i),
+          ledger_slot: folds.pending,
+          energy_at: sampled ? this.energyAt / 4 : 0,
+        },
         stepBytes,
         i * SLOT,
       )
@@ -317,13 +347,16 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       pass.setBindGroup(0, this.stepGroups[this.rotation], [i * SLOT])
       this.transfers.dispatch(pass, ...this.stepDispatch, this.fields)
       this.rotation = (this.rotation + 1) % 3
+      // the books were folded at the sample and this step's terms are in the ring: summed before the next fold
+      if (sampled) this.encodeSample(pass, sampleSteps.length - 1, reduceBytes, this.stepEnergy)
       folds.pending++
       const absolute = first + i + 1
-      const sample = req.sample_interval > 0 && absolute % req.sample_interval === 0
-      if (sample || folds.pending === this.ringSlots || i === steps - 1) this.encodeFold(pass, folds, steps, reduceBytes)
-      if (sample) {
-        this.encodeSample(pass, sampleSteps.length, i * SLOT, reduceBytes)
-        sampleSteps.push(absolute)
+      sampled = req.sample_interval > 0 && absolute % req.sample_interval === 0
+      if (sampled || folds.pending === this.ringSlots || i === steps - 1) this.encodeFold(pass, folds, steps, reduceBytes)
+      if (sampled) sampleSteps.push(absolute)
+      if (sampled && i === steps - 1) {
+        this.encodeEnergy(pass, i * SLOT)
+        this.encodeSample(pass, sampleSteps.length - 1, reduceBytes, this.passEnergy)
       }
     }
     pass.end()
@@ -362,28 +395,32 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     folds.pending = 0
   }
 
-  /**
-   * Energy of the current state and the ledger totals into sample slot s ([column][field]): the
-   * energy per tile, then each row of tiles summed, in two passes where a row is longer than a chunk
-   * (the energy's rows, then the books', into [row][chunk] of chunkSums; then every row's chunks at once).
-   */
-  private encodeSample(pass: GPUComputePassEncoder, s: number, stepSlotOffset: number, reduceBytes: ArrayBuffer): void {
-    const base = s * SAMPLE_COLUMNS * this.fields
-    const slot = (k: number) => (SAMPLE_SLOTS * s + k) * SLOT
+  /** The energy per TILE x TILE tile of the current state into `partials` (a step's constants at `stepSlotOffset`). */
+  private encodeEnergy(pass: GPUComputePassEncoder, stepSlotOffset: number): void {
     pass.setPipeline(this.energyPipeline)
     pass.setBindGroup(0, this.energyGroups[this.rotation], [stepSlotOffset])
     this.transfers.dispatch(pass, this.groups, this.groups, this.fields)
+  }
+
+  /**
+   * A sample's energy (per tile, where `energy` says) and the ledger totals into sample slot s
+   * ([column][field]): each row of tiles summed, in two passes where a row is longer than a chunk
+   * (the energy's rows, then the books', into [row][chunk] of chunkSums; then every row's chunks at once).
+   */
+  private encodeSample(pass: GPUComputePassEncoder, s: number, reduceBytes: ArrayBuffer, energy: SampleEnergy): void {
+    const base = s * SAMPLE_COLUMNS * this.fields
+    const slot = (k: number) => (SAMPLE_SLOTS * s + k) * SLOT
     if (this.chunks === 1) {
-      packStruct(REDUCE_PARAM_LAYOUT, { len: this.tiles, dst_offset: base }, reduceBytes, slot(0))
+      packStruct(REDUCE_PARAM_LAYOUT, { len: energy.len, dst_offset: base }, reduceBytes, slot(0))
       packStruct(REDUCE_PARAM_LAYOUT, { len: this.ledgerTiles, dst_offset: base + this.fields }, reduceBytes, slot(1))
       pass.setPipeline(this.sumPipeline)
-      pass.setBindGroup(0, this.sumEnergy, [slot(0)])
+      pass.setBindGroup(0, energy.sum, [slot(0)])
       this.transfers.dispatch(pass, this.fields)
       pass.setBindGroup(0, this.sumLedger, [slot(1)])
       this.transfers.dispatch(pass, 4 * this.fields)
       return
     }
-    packStruct(REDUCE_PARAM_LAYOUT, { len: this.tiles, dst_offset: 0, count: this.chunks }, reduceBytes, slot(0))
+    packStruct(REDUCE_PARAM_LAYOUT, { len: energy.len, dst_offset: 0, count: this.chunks }, reduceBytes, slot(0))
     packStruct(
       REDUCE_PARAM_LAYOUT,
       { len: this.ledgerTiles, dst_offset: this.fields * this.chunks, count: this.chunks },
@@ -392,7 +429,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     )
     packStruct(REDUCE_PARAM_LAYOUT, { len: this.chunks, dst_offset: base }, reduceBytes, slot(2))
     pass.setPipeline(this.chunkPipeline)
-    pass.setBindGroup(0, this.chunkEnergy, [slot(0)])
+    pass.setBindGroup(0, energy.chunk, [slot(0)])
     this.transfers.dispatch(pass, this.chunks, this.fields)
     pass.setBindGroup(0, this.chunkLedger, [slot(1)])
     this.transfers.dispatch(pass, this.chunks, 4 * this.fields)
@@ -520,7 +557,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     pass.setBindGroup(0, this.energyGroups[this.rotation], [0])
     this.transfers.dispatch(pass, this.groups, this.groups, this.fields)
     pass.setPipeline(this.sumPipeline)
-    pass.setBindGroup(0, this.sumEnergy, [0])
+    pass.setBindGroup(0, this.passEnergy.sum, [0])
     this.transfers.dispatch(pass, this.fields)
     pass.end()
     return Float64Array.from(await this.readBuffer(this.samples, 0, this.fields * 4, encoder))
