@@ -47,20 +47,23 @@ class ResidentPatterns {
   constructor(private readonly gpu: GpuContext) {}
 
   /**
-   * The device copy of `w`, uploaded the first time (a text's is made before: `make`); at most
-   * `bound` bytes kept, but `inUse` (the sweep's own) are not dropped to make room.
+   * The device copy of `w`, uploaded the first time; at most `bound` bytes kept, but `inUse` (the
+   * sweep's own) are not dropped to make room.
    */
-  get(w: PatternWave, inUse: ReadonlySet<PatternKey>, bound: number): GPUBuffer {
+  get(w: Float32Array, inUse: ReadonlySet<PatternKey>, bound: number): GPUBuffer {
     this.bound = bound
-    let b = this.kept.get(keyOf(w))
+    let b = this.kept.get(w)
     if (!b) {
-      if (w instanceof TextWave)
-        throw new CrystalError('internal', `the pattern of "${w.text}" was not made on the device before its sweep`)
       b = this.gpu.device.createBuffer({ size: w.byteLength, usage: STORAGE })
       this.gpu.transfers.write(b, 0, w)
       this.kept.set(w, b, w.byteLength, (k) => inUse.has(k))
     }
     return b
+  }
+
+  /** The text's pattern where kept (now the most recently used). */
+  find(text: string): GPUBuffer | undefined {
+    return this.kept.get(text)
   }
 
   has(key: PatternKey): boolean {
@@ -132,7 +135,8 @@ export async function keepWritten(
 /**
  * Opens a sweep (GpuAdjointRunner), first making on the device the texts' patterns it reads that
  * are not kept there: in one call of the encoder (`make`), those it keeps into kept buffers, the
- * question's (read once) into buffers of the sweep's own.
+ * question's (read once) into buffers of the sweep's own. The sweep holds every text pattern's buffer
+ * from here: one a write drops meanwhile (engine calls at once) is retired, not freed, while it is open.
  */
 export async function openSweep(
   gpu: GpuContext,
@@ -148,22 +152,27 @@ export async function openSweep(
   // the sweep's own, the question's too (it may read a kept copy), are not dropped to make room
   const inUse = new Set(patterns.map(keyOf))
   const keptKeys = new Set(patterns.slice(kept.from).map(keyOf))
+  const texts = new Map<string, GPUBuffer>()
   const made = new Map<string, GPUBuffer>()
-  const once = new Map<string, GPUBuffer>()
+  const once: GPUBuffer[] = []
   resident.opened()
   try {
     // the kept first, so that a question that is a kept text's reads that copy
     for (const w of [...patterns.slice(kept.from), ...patterns.slice(0, kept.from)]) {
-      if (!(w instanceof TextWave) || made.has(w.text) || resident.has(w.text)) continue
-      const keep = keptKeys.has(w.text)
-      const b = keep ? resident.make(w.text, inUse, kept.bytes)! : gpu.device.createBuffer({ size: 4 * gpu.n ** 2, usage: STORAGE })
-      if (!keep) once.set(w.text, b)
-      made.set(w.text, b)
+      if (!(w instanceof TextWave) || texts.has(w.text)) continue
+      let b = resident.find(w.text)
+      if (!b) {
+        const keep = keptKeys.has(w.text)
+        b = keep ? resident.make(w.text, inUse, kept.bytes)! : gpu.device.createBuffer({ size: 4 * gpu.n ** 2, usage: STORAGE })
+        if (!keep) once.push(b)
+        made.set(w.text, b)
+      }
+      texts.set(w.text, b)
     }
     if (made.size) await make([...made.keys()], [...made.values()])
-    return new GpuAdjointRunner(gpu, field, params, patterns, capacity, path, kept, once)
+    return new GpuAdjointRunner(gpu, field, params, patterns, capacity, path, kept, texts, once)
   } catch (e) {
-    for (const b of once.values()) b.destroy()
+    for (const b of once) b.destroy()
     throw e
   } finally {
     resident.closed()
@@ -261,8 +270,10 @@ export class GpuAdjointRunner implements AdjointRunner {
     private readonly capacity: number,
     path?: PathPlan,
     kept: KeptPatterns = { from: patterns.length, bytes: 0 },
-    /** The question's text patterns made for this sweep alone (openSweep), freed with it. */
-    once = new Map<string, GPUBuffer>(),
+    /** Each text pattern's buffer on the device (openSweep made or found them). */
+    texts = new Map<string, GPUBuffer>(),
+    /** Those of them made for this sweep alone (a question's), freed with it. */
+    once: readonly GPUBuffer[] = [],
   ) {
     const { device, n, transfers } = gpu
     const cells = n * n
@@ -307,7 +318,7 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.pickBytes = new Uint32Array(this.slots * (this.count + 1))
 
     this.writeParams(params)
-    this.owned.push(...once.values())
+    this.owned.push(...once)
 
     const group = (entry: Entry, resources: Record<number, GPUBuffer>) =>
       device.createBindGroup({
@@ -334,7 +345,9 @@ export class GpuAdjointRunner implements AdjointRunner {
     patterns.forEach((w, p) => {
       if (p < kept.from && w instanceof Float32Array) transfers.write(this.patterns, p * cells * 4, w)
       else {
-        const from = (w instanceof TextWave && once.get(w.text)) || resident.get(w, inUse, kept.bytes)
+        const from = w instanceof TextWave ? texts.get(w.text) : resident.get(w, inUse, kept.bytes)
+        if (!from)
+          throw new CrystalError('internal', `the pattern of "${(w as TextWave).text}" was not made on the device before its sweep`)
         this.encoder.copyBufferToBuffer(from, 0, this.patterns, p * cells * 4, cells * 4)
       }
     })
