@@ -47,13 +47,13 @@ export function editMask(map: Float32Array, low: number, high: number, peak: num
   return { mask, kicks, pruned, amplified, mutated }
 }
 
-/** Sums of `map` over side x side blocks: block (by, bx) holds the cells with floor(y side / n) = by, likewise x. */
 /** The fields whose masks an edit returns: the last `keep` of those edited (DreamOps.edit). */
 export function keptEdits(edits: readonly (FieldEdit | null)[], keep: number): Set<number> {
   const edited = edits.flatMap((e, f) => (e ? [f] : []))
   return new Set(edited.slice(Math.max(0, edited.length - keep)))
 }
 
+/** Sums of `map` over side x side blocks: block (by, bx) holds the cells with floor(y side / n) = by, likewise x. */
 export function blockSums(map: Float32Array, n: number, side: number): Float64Array {
   const out = new Float64Array(side * side)
   for (let y = 0; y < n; y++)

@@ -70,14 +70,10 @@ class ResidentPatterns {
     return this.kept.has(key)
   }
 
-  /**
-   * A new buffer kept for the text's pattern, for the caller to make it in (before any sweep reads
-   * it); none where the bound leaves no room for it. `inUse` as `get`'s.
-   */
-  make(text: string, inUse: ReadonlySet<PatternKey>, bound: number): GPUBuffer | undefined {
+  /** A new buffer kept for the text's pattern, for the caller to make it in (before any sweep reads it). `inUse` as `get`'s. */
+  make(text: string, inUse: ReadonlySet<PatternKey>, bound: number): GPUBuffer {
     this.bound = bound
     const bytes = 4 * this.gpu.n ** 2
-    if (bytes > bound && !inUse.has(text)) return undefined
     const b = this.gpu.device.createBuffer({ size: bytes, usage: STORAGE })
     this.kept.set(text, b, bytes, (k) => inUse.has(k))
     return b
@@ -121,11 +117,15 @@ export async function keepWritten(
 ): Promise<void> {
   const resident = residentOf(gpu)
   const room = Math.floor(bound / (4 * gpu.n ** 2))
+  const seen = new Set<string>()
   resident.opened()
   try {
-    const into = texts.map((t, k) =>
-      resident.has(t) || texts.indexOf(t) < k || texts.length - k > room ? undefined : resident.make(t, new Set(), bound),
-    )
+    // the last `room` texts are kept; a text kept already, or twice in the write, is copied once at most
+    const into = texts.map((t, k) => {
+      const fresh = !seen.has(t) && !resident.has(t)
+      seen.add(t)
+      return fresh && texts.length - k <= room ? resident.make(t, new Set(), bound) : undefined
+    })
     await make(into)
   } finally {
     resident.closed()
@@ -163,7 +163,7 @@ export async function openSweep(
       let b = resident.find(w.text)
       if (!b) {
         const keep = keptKeys.has(w.text)
-        b = keep ? resident.make(w.text, inUse, kept.bytes)! : gpu.device.createBuffer({ size: 4 * gpu.n ** 2, usage: STORAGE })
+        b = keep ? resident.make(w.text, inUse, kept.bytes) : gpu.device.createBuffer({ size: 4 * gpu.n ** 2, usage: STORAGE })
         if (!keep) once.push(b)
         made.set(w.text, b)
       }

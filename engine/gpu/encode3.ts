@@ -6,7 +6,7 @@
 // (E_p / n^2)) in float64 as text3.ts does; then each text's parts are rendered again and combined in
 // order, divided by the peak and added, times the text's f32 importance, into `sum`; each text's
 // wavefront is copied into a buffer of the caller's on the device (recall keeps it there:
-// docs/recall.md), or comes back in one read a text (the tests). CPU twins: engine/encode/text3.ts
+// docs/recall.md), or read back from there (`encode`, the tests'). CPU twins: engine/encode/text3.ts
 // and blake3Words (engine/encode/text.ts); test: ./encode3.test.ts.
 import { CrystalError } from '../errors.js'
 import { packStruct, wgslStruct } from '../field/params.js'
@@ -83,38 +83,43 @@ export class GpuEncoder3 {
   }
 
   /**
-   * Each text's wavefront (returned, in order) and sum = sum of importance x wavefront (left in `sum`).
-   * `then` adds commands after the last text's (the field's superposition). Calls at once run one
-   * after another: a later call's uploads went ahead of an earlier one's commands and gave it the
-   * wrong wavefronts (recall makes its patterns at once).
+   * Each text's wavefront copied on the device into `into[k]` (n*n f32 from 0; none where undefined),
+   * and sum = sum of importance x wavefront (left in `sum`); nothing comes back but the parts'
+   * energies, one read a call. `then` adds commands after the last text's (the field's
+   * superposition). Calls at once run one after another: a later call's uploads went ahead of an
+   * earlier one's commands and gave it the wrong wavefronts (recall makes its patterns at once).
    */
-  encode(texts: readonly Text3[], then?: (pass: GPUComputePassEncoder) => void): Promise<Float32Array[]> {
-    return this.inTurn(() => this.encodeNow(texts, then))
-  }
-
-  /**
-   * As `encode`, but each text's wavefront is copied on the device into `into[k]` (n*n f32 from 0;
-   * none where undefined) and nothing comes back but the parts' energies: one read a call.
-   */
-  async encodeInto(
+  encodeInto(
     texts: readonly Text3[],
     into: readonly (GPUBuffer | undefined)[],
     then?: (pass: GPUComputePassEncoder) => void,
   ): Promise<void> {
-    await this.inTurn(() => this.encodeNow(texts, then, into))
-  }
-
-  private inTurn<T>(call: () => Promise<T>): Promise<T> {
-    const run = this.turn.then(call)
+    const run = this.turn.then(() => this.encodeNow(texts, into, then))
     this.turn = run.catch(() => {})
     return run
   }
 
+  /** Each text's wavefront read back, in order (the tests hold them to the twin's): a read a text more. */
+  async encode(texts: readonly Text3[]): Promise<Float32Array[]> {
+    const { device, transfers, n } = this.gpu
+    const into = texts.map(() => device.createBuffer({ size: 4 * n * n, usage: STORAGE }))
+    try {
+      await this.encodeInto(texts, into)
+      return await Promise.all(
+        into.map(
+          async (b) => new Float32Array(await transfers.read(b, 0, 4 * n * n, device.createCommandEncoder(), () => this.gpu.failure())),
+        ),
+      )
+    } finally {
+      for (const b of into) b.destroy()
+    }
+  }
+
   private async encodeNow(
     texts: readonly Text3[],
+    into: readonly (GPUBuffer | undefined)[],
     then?: (pass: GPUComputePassEncoder) => void,
-    into?: readonly (GPUBuffer | undefined)[],
-  ): Promise<Float32Array[]> {
+  ): Promise<void> {
     // a call that waited its turn past destroy() would use freed buffers on a device other engines share
     if (this.destroyed) throw new CrystalError('backend_unavailable', 'the GPU engine was closed while a text was being encoded')
     const { device, transfers, n } = this.gpu
@@ -133,7 +138,7 @@ export class GpuEncoder3 {
         }),
       ),
     )
-    if (!parts.length) return []
+    if (!parts.length) return
     // as many parts' streams on the device at once as one binding holds (all of them, but for long texts at large N)
     const { limits } = device
     const room = this.maxBytes ?? Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize)
@@ -271,13 +276,8 @@ export class GpuEncoder3 {
       encoder = device.createCommandEncoder()
       encoder.clearBuffer(this.sum)
       pass = encoder.beginComputePass()
-      const waves: Float32Array[] = []
       let j = 0
       for (const [t] of texts.entries()) {
-        if (t && !into) {
-          encoder = device.createCommandEncoder()
-          pass = encoder.beginComputePass()
-        }
         run('clear_out', j, n * n)
         const first = j
         for (; j < parts.length && parts[j].text === t; j++) {
@@ -287,20 +287,15 @@ export class GpuEncoder3 {
         run('peak', first, n * n)
         run('finish', first, n * n)
         if (t === texts.length - 1) then?.(pass)
-        if (into) {
-          // out is the next text's scratch: its wavefront is copied before the next pass clears it
-          const dest = into[t]
-          if (dest) {
-            finish().copyBufferToBuffer(this.out, 0, dest, 0, 4 * n * n)
-            pass = encoder.beginComputePass()
-          }
-          continue
+        // out is the next text's scratch: its wavefront is copied before the next pass clears it
+        const dest = into[t]
+        if (dest) {
+          finish().copyBufferToBuffer(this.out, 0, dest, 0, 4 * n * n)
+          pass = encoder.beginComputePass()
         }
-        waves.push(new Float32Array(await transfers.read(this.out, 0, 4 * n * n, finish(), () => this.gpu.failure())))
       }
-      if (into) transfers.submit(finish())
+      transfers.submit(finish())
       this.gpu.check()
-      return waves
     } finally {
       for (const b of [uniforms, sums, scales, inputs, places, roots]) b.destroy()
     }
