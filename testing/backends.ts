@@ -4,9 +4,12 @@ import { spawnNodeThread } from '../engine/cpu/threads.node.js'
 import type { FieldBackend } from '../engine/field/backend.js'
 import type { Engine, EngineOptions } from '../engine/field/engine.js'
 import { selectBackend } from '../engine/backends/select.js'
+import { randomPulse } from '../engine/discovery/genome.js'
+import { addPulse } from '../engine/encode/pulse.js'
 import { findAdapter } from '../engine/gpu/device.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'
 import { createNodeEngine } from '../engine/node.js'
+import { rng } from '../engine/util/rng.js'
 
 /**
  * The test adapter is a software one (SwiftShader on CI): there the GPU kernels give their CPU twins'
@@ -26,4 +29,22 @@ export async function cpuBackend(n: number, fields: number, threads = 1): Promis
 
 export function engineOn(backend: 'gpu' | 'cpu', o: EngineOptions = {}): Promise<Engine> {
   return createNodeEngine({ backend, ...o })
+}
+
+/**
+ * A europium engine of `fields` fields whose field f holds f + 1 random pulses, 40 steps on: what
+ * evolve records a window of (the caller destroys it).
+ */
+export async function pulsedEngine(backend: 'gpu' | 'cpu', size: number, fields: number): Promise<Engine> {
+  const engine = await engineOn(backend, { size, fields, material: 'europium_crystal', seed: 5, noise: 0.003, timeline_interval: 0 })
+  const rand = rng(3)
+  await engine.injectMany(
+    Array.from({ length: fields }, (_, f) => {
+      const wave = new Float32Array(size * size)
+      for (let k = 0; k <= f; k++) addPulse(wave, size, randomPulse(rand))
+      return wave
+    }),
+  )
+  await engine.step(40)
+  return engine
 }

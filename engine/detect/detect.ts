@@ -321,7 +321,7 @@ export function halves(
 export const SECOND_REGION_MASS = 0.3
 
 /** A component of the stability map as detection measures it, before its dynamics. */
-interface Part {
+export interface Part {
   cells: number[]
   mass: number
   shape: ShapeFeatures
@@ -330,8 +330,25 @@ interface Part {
   regions: [number[], number[]] | undefined
 }
 
+/** A stability map's components above the threshold, most mass first, and those of them measured so far. */
+export interface Measured {
+  found: { cells: number[]; mass: number }[]
+  parts: Part[]
+}
+
 /** Per stability map, its components and those measured so far, so that cellsRead and detect measure each once. */
-const measured = new WeakMap<Float32Array, { found: { cells: number[]; mass: number }[]; parts: Part[] }>()
+const measured = new WeakMap<Float32Array, Measured>()
+
+/**
+ * What is measured of a map so far, as data: a worker thread that ran cellsRead sends it back, and the
+ * one that detects on the same map later is handed it (`holdMeasured`) instead of measuring again.
+ */
+export const measuredOf = (map: Float32Array): Measured | undefined => measured.get(map)
+
+/** Takes what was measured of a map of the same values elsewhere (`measuredOf`), in place of measuring it here. */
+export function holdMeasured(map: Float32Array, m: Measured): void {
+  measured.set(map, m)
+}
 
 /**
  * The components of a stability map above the threshold, the one holding most stability mass first,

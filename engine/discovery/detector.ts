@@ -3,7 +3,7 @@
 // in Node), each sent a field's window as data on shared memory (engine/detect/spectra.ts PlaneData)
 // and running the same functions on it, so that both give the same structures.
 import { FramePlanes } from '../cpu/spectra.js'
-import { cellsRead, detect, type Structure } from '../detect/detect.js'
+import { cellsRead, detect, holdMeasured, type Measured, measuredOf, type Structure } from '../detect/detect.js'
 import { HeldPlanes, type PlaneData, WindowSpectra } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
 
@@ -35,12 +35,20 @@ export interface DetectJob {
   source: PlaneData
   later: Float32Array
   limit: number
+  /** What the window's cells job measured of its stability map (a `first` job's, where there was one). */
+  measured?: Measured
+}
+
+/** A worker's answer to a cells job: the cells, and what it measured of the map on the way. */
+export interface CellsAnswer {
+  cells: number[]
+  measured: Measured | undefined
 }
 
 /** On memory of its own, a view is sent whole (its buffer with it): then only its own floats go. */
 const sendable = (a: Float32Array) => (typeof SharedArrayBuffer === 'function' && a.buffer instanceof SharedArrayBuffer ? a : a.slice())
 
-export function jobOf(w: Window, limit: number): DetectJob {
+export function jobOf(w: Window, limit: number, measured?: Measured): DetectJob {
   const { n, dt, frames, source } = w.spectra
   const data = source.data?.()
   if (!data) throw new CrystalError('internal', 'this recorded window cannot be sent to a worker thread (its planes have no data form)')
@@ -48,12 +56,21 @@ export function jobOf(w: Window, limit: number): DetectJob {
     data.kind === 'frames'
       ? { kind: 'frames', frames: data.frames.map(sendable) }
       : { ...data, stability: sendable(data.stability), gathered: sendable(data.gathered) }
-  return { n, dt, frames, source: planes, later: sendable(w.later), limit }
+  return { n, dt, frames, source: planes, later: sendable(w.later), limit, measured }
 }
 
-/** What a worker does with a job: the same as IN_THREAD with the window rebuilt from its data. */
-export async function runJob(op: DetectOp, job: DetectJob): Promise<number[] | Structure | undefined> {
+/**
+ * What a worker does with a job: the same as IN_THREAD with the window rebuilt from its data. A cells
+ * job answers with what it measured of the stability map too, so that the window's first job, likely on
+ * another thread, does not measure the same components again (on the GPU path that was a fifth of a
+ * window's detection).
+ */
+export async function runJob(op: DetectOp, job: DetectJob): Promise<CellsAnswer | Structure | undefined> {
   const source = job.source.kind === 'frames' ? new FramePlanes(job.source.frames) : HeldPlanes.of(job.source)
-  const w = { spectra: new WindowSpectra(job.n, job.dt, job.frames, source), later: job.later }
-  return op === 'cells' ? (await IN_THREAD.cellsRead([w], job.limit))[0] : (await IN_THREAD.first([w], job.limit))[0]
+  const spectra = new WindowSpectra(job.n, job.dt, job.frames, source)
+  if (job.measured) holdMeasured(spectra.stability(), job.measured)
+  const w = { spectra, later: job.later }
+  if (op === 'first') return (await IN_THREAD.first([w], job.limit))[0]
+  const cells = (await IN_THREAD.cellsRead([w], job.limit))[0]
+  return { cells, measured: measuredOf(spectra.stability()) }
 }

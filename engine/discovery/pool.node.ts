@@ -3,9 +3,10 @@
 // are on SharedArrayBuffers, as both recorders keep them) and runs detector.ts runJob on them.
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
-import type { Structure } from '../detect/detect.js'
+import type { Measured, Structure } from '../detect/detect.js'
+import type { WindowSpectra } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
-import { type DetectJob, type DetectOp, type Detector, jobOf, type Window } from './detector.js'
+import { type CellsAnswer, type DetectJob, type DetectOp, type Detector, jobOf, type Window } from './detector.js'
 
 /** Chunks a worker is handed per call, so that a worker done early takes more (fields differ in cost). */
 const CHUNKS_PER_WORKER = 4
@@ -27,6 +28,8 @@ export class DetectPool implements Detector {
   private helpers: Helper[] = []
   /** Chunks waiting for a free worker, from every call in progress (evolve's two batches ask at once). */
   private queue: Task[] = []
+  /** Per window, what its cells job measured of its stability map: handed to its first job, on whichever thread. */
+  private measured = new WeakMap<WindowSpectra, Measured>()
 
   constructor(
     /** Worker threads: the cores unless given. */
@@ -37,8 +40,10 @@ export class DetectPool implements Detector {
     if (!Number.isInteger(size) || size < 1) throw new CrystalError('bad_argument', `a detection pool needs at least 1 thread, got ${size}`)
   }
 
-  cellsRead(windows: readonly Window[], limit: number): Promise<number[][]> {
-    return this.map('cells', windows, limit) as Promise<number[][]>
+  async cellsRead(windows: readonly Window[], limit: number): Promise<number[][]> {
+    const answers = (await this.map('cells', windows, limit)) as CellsAnswer[]
+    answers.forEach(({ measured }, k) => measured && this.measured.set(windows[k].spectra, measured))
+    return answers.map((a) => a.cells)
   }
 
   first(windows: readonly Window[], limit: number): Promise<(Structure | undefined)[]> {
@@ -58,7 +63,7 @@ export class DetectPool implements Detector {
   }
 
   private async map(op: DetectOp, windows: readonly Window[], limit: number): Promise<unknown[]> {
-    const jobs = windows.map((w) => jobOf(w, limit))
+    const jobs = windows.map((w) => jobOf(w, limit, this.measured.get(w.spectra)))
     const chunk = Math.max(1, Math.ceil(jobs.length / (this.size * CHUNKS_PER_WORKER)))
     this.start(Math.min(this.size, Math.ceil(jobs.length / chunk)))
     const parts: Promise<unknown[]>[] = []

@@ -14,7 +14,7 @@ import { addPulse } from '../encode/pulse.js'
 import type { Engine } from '../field/engine.js'
 import { stepParams } from '../field/params.js'
 import { MaterialCatalog } from '../field/materials.js'
-import { engineOn, gpuBackend, softwareGpu } from '../../testing/backends.js'
+import { engineOn, gpuBackend, pulsedEngine, softwareGpu } from '../../testing/backends.js'
 import { randomField } from '../../testing/fixtures.js'
 import { rng } from '../util/rng.js'
 import { evaluate, OBSERVE_SAMPLES, OBSERVE_STEPS, RECORD_DT, RECORD_FRAMES, recordWindows } from './evaluate.js'
@@ -27,24 +27,8 @@ const opened: { destroy(): void }[] = []
 afterAll(() => opened.forEach((e) => e.destroy()))
 
 async function prepared(backend: 'gpu' | 'cpu'): Promise<Engine> {
-  const engine = await engineOn(backend, {
-    size: N,
-    fields: FIELDS,
-    material: 'europium_crystal',
-    seed: 5,
-    noise: 0.003,
-    timeline_interval: 0,
-  })
+  const engine = await pulsedEngine(backend, N, FIELDS)
   opened.push(engine)
-  const rand = rng(3)
-  await engine.injectMany(
-    Array.from({ length: FIELDS }, (_, f) => {
-      const wave = new Float32Array(N * N)
-      for (let k = 0; k <= f; k++) addPulse(wave, N, randomPulse(rand))
-      return wave
-    }),
-  )
-  await engine.step(40)
   return engine
 }
 

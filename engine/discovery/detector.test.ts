@@ -1,0 +1,38 @@
+// A window's detection split over two worker-thread jobs (engine/discovery/detector.ts runJob; the pool
+// on the GPU path runs the cells job, gathers, then the first job, likely on another thread): the first
+// job takes what the cells job measured of the stability map instead of measuring it again, and finds
+// the same structure as a first job that measures it itself.
+import { afterAll, expect, test } from 'vitest'
+import { pulsedEngine } from '../../testing/backends.js'
+import type { Measured, Structure } from '../detect/detect.js'
+import { type CellsAnswer, jobOf, runJob } from './detector.js'
+import { recordWindows } from './evaluate.js'
+
+const N = 32
+const FIELDS = 4
+const opened: { destroy(): void }[] = []
+afterAll(() => opened.forEach((e) => e.destroy()))
+
+/** What a worker thread is sent: a copy, as postMessage makes. */
+const sent = (m: Measured | undefined) => structuredClone(m)
+
+test("a window's first job takes the parts its cells job measured: the same structure, and no component measured again", async () => {
+  const engine = await pulsedEngine('cpu', N, FIELDS)
+  opened.push(engine)
+  const { windows } = await recordWindows(engine, 1, { withU: false })
+  let structures = 0
+  for (const w of windows) {
+    const cells = (await runJob('cells', jobOf(w, 1))) as CellsAnswer
+    expect(cells.measured?.parts.length).toBeGreaterThan(0)
+    const bare = (await runJob('first', jobOf(w, 1))) as Structure | undefined
+    expect(await runJob('first', jobOf(w, 1, sent(cells.measured)))).toEqual(bare)
+    if (!bare) continue
+    structures++
+    // the control: parts doctored on the way (their masses doubled) show through, so they were not measured again
+    const doctored = sent(cells.measured)!
+    for (const p of [...doctored.found, ...doctored.parts]) p.mass *= 2
+    const taken = (await runJob('first', jobOf(w, 1, doctored))) as Structure
+    expect(taken.mass).toBe(2 * bare.mass)
+  }
+  expect(structures).toBeGreaterThan(0)
+})
