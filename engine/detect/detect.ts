@@ -20,6 +20,13 @@ export const THRESHOLD_OF_PEAK = 0.45
 /** Components smaller than this many cells are noise, not structures. */
 export const MIN_AREA_CELLS = 4
 const SECTORS = 16
+const ALL_SECTORS = (1 << SECTORS) - 1
+
+function bitsSet(bits: number): number {
+  let count = 0
+  for (let b = bits; b; b &= b - 1) count++
+  return count
+}
 
 export interface ShapeFeatures {
   /** Cells in the component as a fraction of the field. */
@@ -114,20 +121,24 @@ export function measure(map: Float32Array, n: number, cells: number[]): ShapeFea
   let syy = 0
   let sxy = 0
   let meanR = 0
-  const reached = new Set<number>()
+  // a field's largest component is thousands of cells: square roots, not Math.hypot (half of measure's time)
   for (const i of cells) {
     const dx = (i % n) - cx
     const dy = Math.floor(i / n) - cy
     sxx += dx * dx
     syy += dy * dy
     sxy += dx * dy
-    meanR += Math.hypot(dx, dy)
+    meanR += Math.sqrt(dx * dx + dy * dy)
   }
   meanR /= cells.length
+  // the sectors reached, a bit each; once all are, the other cells cannot change the count
+  let reached = 0
   for (const i of cells) {
+    if (reached === ALL_SECTORS) break
     const dx = (i % n) - cx
     const dy = Math.floor(i / n) - cy
-    if (Math.hypot(dx, dy) >= 0.5 * meanR) reached.add(Math.floor(((Math.atan2(dy, dx) + Math.PI) / (2 * Math.PI)) * SECTORS) % SECTORS)
+    if (Math.sqrt(dx * dx + dy * dy) >= 0.5 * meanR)
+      reached |= 1 << (Math.floor(((Math.atan2(dy, dx) + Math.PI) / (2 * Math.PI)) * SECTORS) % SECTORS)
   }
   // principal second moments: eigenvalues of [[sxx, sxy], [sxy, syy]]
   const tr = (sxx + syy) / cells.length
@@ -155,7 +166,7 @@ export function measure(map: Float32Array, n: number, cells: number[]): ShapeFea
     area: cells.length / (n * n),
     elongation: Math.sqrt(l1 / l2),
     annularity: innerCells ? innerEmpty / innerCells : 0,
-    angular_gaps: 1 - reached.size / SECTORS,
+    angular_gaps: 1 - bitsSet(reached) / SECTORS,
     // a component that covers the whole field stands out of nothing
     stability_ratio: meanOut > 0 ? meanIn / meanOut : 1,
     centroid_x: (cx + 0.5) / n,
