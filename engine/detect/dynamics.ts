@@ -103,12 +103,20 @@ export function measureDynamics(
 ): Dynamics {
   // the mode over the structure and a ring of cells around it, so that the winding circle sees it all
   const n = spec.n
-  const reach = new Set<number>(cells)
+  // the cells, then the ring's in scan order, each once: flags, not a Set (a field-wide structure's
+  // thousands of cells made a Set the most of detection's time)
+  const reach = [...cells]
+  const reached = new Uint8Array(n * n)
+  for (const c of cells) reached[c] = 1
   const r = Math.max(1, centre.radius)
   for (let y = Math.max(0, Math.floor(centre.y - 1.5 * r)); y <= Math.min(n - 1, Math.ceil(centre.y + 1.5 * r)); y++) {
-    for (let x = Math.max(0, Math.floor(centre.x - 1.5 * r)); x <= Math.min(n - 1, Math.ceil(centre.x + 1.5 * r)); x++) reach.add(y * n + x)
+    for (let x = Math.max(0, Math.floor(centre.x - 1.5 * r)); x <= Math.min(n - 1, Math.ceil(centre.x + 1.5 * r)); x++) {
+      const c = y * n + x
+      if (!reached[c]) reach.push(c)
+      reached[c] = 1
+    }
   }
-  const mode = dominantMode(spec, [...reach])
+  const mode = dominantMode(spec, reach)
   const amp = (cell: number) => spec.amplitude(cell, mode.bin)
   let sr = 0
   let si = 0
