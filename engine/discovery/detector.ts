@@ -35,7 +35,7 @@ export interface DetectJob {
   source: PlaneData
   later: Float32Array
   limit: number
-  /** What the window's cells job measured of its stability map (a `first` job's, where there was one). */
+  /** What the window's cells job measured of its stability map: a first job takes it instead of measuring again. */
   measured?: Measured
 }
 
@@ -62,8 +62,8 @@ export function jobOf(w: Window, limit: number, measured?: Measured): DetectJob 
 /**
  * What a worker does with a job: the same as IN_THREAD with the window rebuilt from its data. A cells
  * job answers with what it measured of the stability map too, so that the window's first job, likely on
- * another thread, does not measure the same components again (on the GPU path that was a fifth of a
- * window's detection).
+ * another thread, does not measure the same components again (some 1.3 ms of a window's 8 on the GPU
+ * path, docs/gpu.md).
  */
 export async function runJob(op: DetectOp, job: DetectJob): Promise<CellsAnswer | Structure | undefined> {
   const source = job.source.kind === 'frames' ? new FramePlanes(job.source.frames) : HeldPlanes.of(job.source)
