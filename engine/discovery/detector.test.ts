@@ -2,7 +2,7 @@
 // on the GPU path runs the cells job, gathers, then the first job, likely on another thread): the first
 // job takes what the cells job measured of the stability map instead of measuring it again, and finds
 // the same structure as a first job that measures it itself.
-import { afterAll, expect, test } from 'vitest'
+import { expect, test } from 'vitest'
 import { pulsedEngine } from '../../testing/backends.js'
 import type { Measured, Structure } from '../detect/detect.js'
 import { type CellsAnswer, jobOf, runJob } from './detector.js'
@@ -10,16 +10,13 @@ import { recordWindows } from './evaluate.js'
 
 const N = 32
 const FIELDS = 4
-const opened: { destroy(): void }[] = []
-afterAll(() => opened.forEach((e) => e.destroy()))
 
 /** What a worker thread is sent: a copy, as postMessage makes. */
 const sent = (m: Measured | undefined) => structuredClone(m)
 
 test("a window's first job takes the parts its cells job measured: the same structure, and no component measured again", async () => {
   const engine = await pulsedEngine('cpu', N, FIELDS)
-  opened.push(engine)
-  const { windows } = await recordWindows(engine, 1, { withU: false })
+  const { windows } = await recordWindows(engine, 1, { withU: false }).finally(() => engine.destroy())
   let structures = 0
   for (const w of windows) {
     const cells = (await runJob('cells', jobOf(w, 1))) as CellsAnswer
