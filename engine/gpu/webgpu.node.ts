@@ -4,6 +4,7 @@
 import { existsSync, readdirSync } from 'node:fs'
 import { CrystalError } from '../errors.js'
 import { importOptional } from '../util/optional.node.js'
+import { throttleDawnPolls } from './wait.node.js'
 
 export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json'
 const ICD_DIRS = ['/etc/vulkan/icd.d', '/usr/share/vulkan/icd.d', '/usr/local/share/vulkan/icd.d']
@@ -28,6 +29,7 @@ export function nodeGpu(): Promise<GPU> {
     const { create, globals } = await importOptional<typeof import('webgpu')>('webgpu', 'the GPU backend in Node', 'use --backend cpu')
     try {
       Object.assign(globalThis, globals)
+      throttleDawnPolls()
       return create([]) as GPU
     } catch (e) {
       throw new CrystalError(
