@@ -9,6 +9,7 @@ import type { Engine, EngineOptions } from '../engine/field/engine.js'
 import { loadCatalog } from '../engine/field/materials.node.js'
 import type { MaterialCatalog } from '../engine/field/materials.js'
 import type { BackendChoice } from '../engine/field/backend.js'
+import { dawnLoop } from '../engine/gpu/wait.node.js'
 import { createNodeEngine } from '../engine/node.js'
 import { FileRegistryStore } from '../engine/registry/file_store.node.js'
 import { Registry } from '../engine/registry/registry.js'
@@ -59,16 +60,27 @@ export function contextOf(cli: Command): CliContext {
   }
 }
 
+const n = (v: number) => v.toLocaleString('en-US')
+
 /** --debug: each GPU engine's host-device traffic, on stderr when the process ends (the counters outlive the device). */
 function reportTransfersAtExit(engine: Engine): void {
   process.once('exit', () => {
     const t = engine.transfers()
     if (!t) return
-    const n = (v: number) => v.toLocaleString('en-US')
     process.stderr.write(
       `crystal: gpu transfers (N = ${engine.size}, ${engine.fields} field${engine.fields === 1 ? '' : 's'}): read back ${n(t.bytes_read)} bytes in ${n(t.reads)} reads, wrote ${n(t.bytes_written)} bytes in ${n(t.writes)} writes, ${n(t.dispatches)} dispatches in ${n(t.submits)} submits\n`,
     )
+    reportPollsOnce()
   })
+}
+
+let pollsReported = false
+/** --debug, after the engines' lines: how Dawn's polls for the device ran in this process (docs/gpu.md, "How Node waits for the device"). */
+function reportPollsOnce(): void {
+  const polls = dawnLoop()?.polls
+  if (pollsReported || !polls) return
+  pollsReported = true
+  process.stderr.write(`crystal: dawn's polls for the device: ${n(polls.spun)} at once, ${n(polls.slept)} after a timer\n`)
 }
 
 /** A commander parser for a whole number in [min, max] (a bad value is a usage error, exit 2). */

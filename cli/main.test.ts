@@ -454,6 +454,26 @@ describe('crystal explore', () => {
   })
 })
 
+describe('--debug', () => {
+  const env = { SVC_CRYSTAL_DATA_DIR: fresh('debug') }
+  const program = join(env.SVC_CRYSTAL_DATA_DIR, 'small.crystal')
+  writeFileSync(program, 'WRITE "x"\nRESONATE 50\n')
+
+  test('a GPU run reports its transfers and how its waits for the device polled, once each, when the process ends', () => {
+    const r = crystal(env, '--debug', '--backend', 'gpu', 'run', program, '--size', '16')
+    expect(r.status).toBe(0)
+    const transfers = r.stderr.match(/^crystal: gpu transfers \(N = 16, 1 field\): read back ([\d,]+) bytes in ([\d,]+) reads/gm)
+    expect(transfers).toHaveLength(1)
+    const polls = [...r.stderr.matchAll(/^crystal: dawn's polls for the device: ([\d,]+) at once, ([\d,]+) after a timer$/gm)]
+    expect(polls).toHaveLength(1)
+    // the run read back from the device, so it waited, and every wait polls at least once
+    expect(Number(polls[0][1].replaceAll(',', '')) + Number(polls[0][2].replaceAll(',', ''))).toBeGreaterThan(0)
+    // without --debug, neither
+    const quiet = crystal(env, '--backend', 'gpu', 'run', program, '--size', '16')
+    expect(quiet.stderr).not.toMatch(/gpu transfers|dawn's polls/)
+  }, 240_000)
+})
+
 describe('optional packages not installed', () => {
   const env = { SVC_CRYSTAL_DATA_DIR: fresh('optional') }
   // a preload that makes the named packages look absent, to require() and import() alike
