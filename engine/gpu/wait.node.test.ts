@@ -23,14 +23,19 @@ function manualTurns() {
   }
 }
 
-/** Dawn's poll as the binding's: each asks for the next while a promise is pending. */
+/** Dawn's poll as the binding's: the first asked inside a device call (its promise pending here), each asking for the next. */
 function dawnLike(loop: WaitLoop) {
   const state = { polls: 0 }
   const poll = () => {
     state.polls++
     loop.poll(poll)
   }
-  return { state, start: () => loop.poll(poll) }
+  const start = () =>
+    void loop.call(() => {
+      loop.poll(poll)
+      return new Promise(() => {})
+    })
+  return { state, start }
 }
 
 describe('WaitLoop', () => {

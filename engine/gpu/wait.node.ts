@@ -42,10 +42,9 @@ export class WaitLoop {
     return this.polling || this.calling > 0
   }
 
-  /** Dawn asks for its next poll. */
+  /** Dawn asks for its next poll (inside a device call, which was heard, or inside a poll). */
   poll(run: () => void): unknown {
     const asked = this.turns.now()
-    if (!this.polling) this.answered = asked
     // decided on the next turn, after the microtasks of the poll before it (where promises settle)
     return this.turns.immediate(() => {
       const now = this.turns.now()
@@ -118,7 +117,7 @@ export function throttleDawnPolls(): WaitLoop {
   const [original, timeout] = [globalThis.setImmediate, globalThis.setTimeout]
   const loop = new WaitLoop({ now: () => performance.now(), immediate: (run) => original(run), timer: (run) => timeout(run, 0) })
   const setImmediate = (run: unknown, ...args: unknown[]) =>
-    isNativePoll(run, args) && loop.owns() ? loop.poll(run) : original(run as (...a: unknown[]) => void, ...args)
+    loop.owns() && isNativePoll(run, args) ? loop.poll(run) : original(run as (...a: unknown[]) => void, ...args)
   // util.promisify(setImmediate) reads the original's promisified form
   Object.defineProperty(setImmediate, promisify.custom, { value: (original as unknown as Record<symbol, unknown>)[promisify.custom] })
   globalThis.setImmediate = setImmediate as typeof globalThis.setImmediate
