@@ -24,10 +24,14 @@ export class FramePlanes implements PlaneSource {
   }
 
   plane(p: number, cell: number): number {
-    if (p === 1) return this.absSum(cell)
+    return p === 1 ? this.absSum(cell) : this.row(cell)[p]
+  }
+
+  /** The cell's planes (its sum |u| at index 1 is not among them: `plane(1, cell)` sums it). */
+  row(cell: number): Float32Array {
     let sums = this.sums[cell]
     if (!sums) this.sums[cell] = sums = this.fill(cell)
-    return sums[p]
+    return sums
   }
 
   data(): PlaneData {

@@ -5,7 +5,7 @@ import type { ClassToken } from '../contracts/registry.js'
 import { blake3Hex } from '../util/hash.js'
 import { spectraOf } from '../cpu/spectra.js'
 import { measureDynamics, modalMap, sustainOf, type DynamicsFeatures, type Recording } from './dynamics.js'
-import { WindowSpectra } from './spectra.js'
+import { WindowSpectra, windowPlanes } from './spectra.js'
 
 /** Side of the square signature patch: SIGNATURE_SIDE^2 floats of shape (then the modal map's). */
 export const SIGNATURE_SIDE = 16
@@ -444,8 +444,10 @@ export async function detect(window: Recording | WindowSpectra, later: Float32Ar
 export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infinity): number[] {
   // a flag a cell: the modal map alone reads some 50,000 planes a structure
   const wanted = new Uint8Array(spec.n * spec.n)
+  const zeroRow = new Float32Array(windowPlanes(spec.frames))
   const zeros = new WindowSpectra(spec.n, spec.dt, spec.frames, {
     plane: (p, cell) => (p === 1 ? spec.source.plane(1, cell) : ((wanted[cell] = 1), 0)),
+    row: (cell) => ((wanted[cell] = 1), zeroRow),
   })
   const map = spec.stability()
   let classed = 0

@@ -45,7 +45,7 @@ function sample(cells: readonly number[], cap = MAX_SAMPLED_CELLS): readonly num
 export function dominantMode(spec: WindowSpectra, cells: readonly number[]): { bin: number; frequency: number; power: Float64Array } {
   const bins = spec.bins
   const power = new Float64Array(bins + 1)
-  for (const c of sample(cells)) for (let k = 1; k <= bins; k++) power[k] += spec.power(c, k)
+  for (const c of sample(cells)) spec.addPowers(c, power)
   let bin = 1
   for (let k = 2; k <= bins; k++) if (power[k] > power[bin]) bin = k
   return { bin, frequency: bin / (spec.frames * spec.dt), power }
@@ -175,7 +175,7 @@ export function modalMap(spec: WindowSpectra, cx: number, cy: number, half: numb
           const [i, j] = [ox + Math.round(x), oy + Math.round(y)]
           // outside the field counts as still
           if (i < 0 || j < 0 || i >= n || j >= n) continue
-          for (let k = 1; k <= bins; k++) power[k] += spec.power(j * n + i, k)
+          spec.addPowers(j * n + i, power)
         }
       }
       for (let k = 1; k <= bins; k++) out[(k - 1) * B * B + by * B + bx] = Math.sqrt(power[k] / Math.max(1, count))

@@ -47,6 +47,11 @@ export type PlaneData =
 /** Plane p of a cell of one field's window (the planes of windowPlanes). */
 export interface PlaneSource {
   plane(p: number, cell: number): number
+  /**
+   * Every plane of a cell at once where the source holds them so (plane p at index p; index 1, the
+   * stability, is not read from it): the power of every bin of a cell takes one call, not three a bin.
+   */
+  row?(cell: number): Float32Array
   /** The source as data (absent where it cannot be sent: detection then stays on the thread that holds it). */
   data?(): PlaneData
 }
@@ -84,14 +89,23 @@ export class HeldPlanes implements PlaneSource {
   }
 
   plane(p: number, cell: number): number {
-    if (p === 1) return this.stability[cell]
+    return p === 1 ? this.stability[cell] : this.gathered[this.start(p, cell) + p]
+  }
+
+  row(cell: number): Float32Array {
+    const at = this.start(0, cell)
+    return this.gathered.subarray(at, at + this.planes)
+  }
+
+  /** Where the cell's planes begin in `gathered` (plane `p` is the one asked for, for the error). */
+  private start(p: number, cell: number): number {
     const at = this.at?.[cell] ?? -1
     if (at < 0)
       throw new CrystalError(
         'internal',
         `recorded window of field ${this.field}: plane ${p} of cell ${cell} was not gathered from where the fields live (gather the cells detection reads first)`,
       )
-    return this.gathered[at + p]
+    return at
   }
 
   data(): PlaneData {
@@ -112,6 +126,7 @@ export class WindowSpectra {
   readonly bins: number
   private readonly totals: Float64Array
   private map: Float32Array | undefined
+  private readonly scratch: Float64Array
 
   constructor(
     readonly n: number,
@@ -127,6 +142,7 @@ export class WindowSpectra {
     const planes = windowPlanes(frames)
     const c = windowCoefficients(frames)
     this.totals = new Float64Array(planes)
+    this.scratch = new Float64Array(planes)
     for (let t = 0; t < frames; t++) for (let p = 2; p < planes; p++) this.totals[p] += c[t * planes + p]
   }
 
@@ -139,12 +155,24 @@ export class WindowSpectra {
     return [this.plane(2 * k, cell) - mean * this.totals[2 * k], -(this.plane(2 * k + 1, cell) - mean * this.totals[2 * k + 1])]
   }
 
-  /** |amplitude|^2 at bin k (the modal map reads thousands: no pair is made). */
-  power(cell: number, k: number): number {
-    const mean = this.plane(0, cell) / this.frames
-    const re = this.plane(2 * k, cell) - mean * this.totals[2 * k]
-    const im = this.plane(2 * k + 1, cell) - mean * this.totals[2 * k + 1]
-    return re * re + im * im
+  /**
+   * Adds |amplitude|^2 at every bin k = 1..bins of the cell to into[k]: the modal map reads some 50,000
+   * planes a structure, so a cell's planes are read in one call where the source can (`row`).
+   */
+  addPowers(cell: number, into: Float64Array): void {
+    const row = this.source.row?.(cell) ?? this.rowOf(cell)
+    const mean = row[0] / this.frames
+    for (let k = 1; k <= this.bins; k++) {
+      const re = row[2 * k] - mean * this.totals[2 * k]
+      const im = row[2 * k + 1] - mean * this.totals[2 * k + 1]
+      into[k] += re * re + im * im
+    }
+  }
+
+  /** The cell's planes read one by one into a scratch row (a source without rows). */
+  private rowOf(cell: number): Float64Array {
+    for (let p = 0; p < this.scratch.length; p++) if (p !== 1) this.scratch[p] = this.plane(p, cell)
+    return this.scratch
   }
 
   /** Mean |u| over the window (float32, as a sum of the frames divided by their count). */

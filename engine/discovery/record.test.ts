@@ -99,7 +99,9 @@ describe('the recorded window', () => {
       // a cell detection does not read is not there
       const other = every(N).find((c) => !cells.includes(c))
       if (other !== undefined)
-        expect(() => got.windows[f].spectra.power(other, 1)).toThrow(`field ${f}: plane 0 of cell ${other} was not gathered`)
+        expect(() => got.windows[f].spectra.addPowers(other, new Float64Array(17))).toThrow(
+          `field ${f}: plane 0 of cell ${other} was not gathered`,
+        )
     }
     expect(gathered).toBeGreaterThan(0)
     // three planes of every field, then 34 floats a cell gathered
