@@ -1,14 +1,12 @@
-// A detection worker of engine/discovery/pool.node.ts: runs each job it is sent (detector.ts runJob)
+// A detection worker of engine/discovery/pool.node.ts: runs each task it is sent (detector.ts runTask)
 // and answers with the results in order, or the error that stopped it.
 import { parentPort } from 'node:worker_threads'
-import { type DetectJob, type DetectOp, runJob } from './detector.js'
+import { runTask, type WorkerTask } from './detector.js'
 
 const port = parentPort!
-port.on('message', async ({ op, jobs }: { op: DetectOp; jobs: DetectJob[] }) => {
+port.on('message', async (task: WorkerTask) => {
   try {
-    const results = []
-    for (const job of jobs) results.push(await runJob(op, job))
-    port.postMessage({ results })
+    port.postMessage({ results: await runTask(task) })
   } catch (e) {
     port.postMessage({ error: (e as Error).stack ?? String(e) })
   }

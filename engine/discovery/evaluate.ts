@@ -240,12 +240,8 @@ export function likenessOf(s: Structure, other: Structure): number {
 }
 
 export async function evaluate(genomes: readonly Genome[], c: EvaluationConditions): Promise<Evaluation[]> {
-  // each genome's pulses, made once for both batches
-  const waves = genomes.map((g) => {
-    const wave = new Float32Array(c.size * c.size)
-    for (const p of g.pulses) addPulse(wave, c.size, p)
-    return wave
-  })
+  // each genome's pulses, made once for both batches (on the detection pool's threads where it has them)
+  const waves = await (c.detector ?? IN_THREAD).waves(genomes, c.size)
   const cleanEngine = await openBatch(genomes, c, 0)
   // On the GPU the two batches run at once: one's host work (detection, the next submit) fills the
   // other's waits on the device. On the CPU one after the other: the cores are busy stepping either

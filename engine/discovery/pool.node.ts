@@ -1,19 +1,20 @@
 // Detection of a generation's fields on a pool of worker threads (Node): each worker is sent chunks of
 // the fields' windows as data on shared memory (detector.ts jobOf; nothing copied where the windows
-// are on SharedArrayBuffers, as both recorders keep them) and runs detector.ts runJob on them.
+// are on SharedArrayBuffers, as both recorders keep them) and runs detector.ts runJob on them. The
+// genomes' waves, made before the fields start, are made there too, into shared memory.
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
+import type { Genome } from '../contracts/registry.js'
 import type { Measured, Structure } from '../detect/detect.js'
-import type { WindowSpectra } from '../detect/spectra.js'
+import { sharedFloats, type WindowSpectra } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
-import { type CellsAnswer, type DetectJob, type DetectOp, type Detector, jobOf, type Window } from './detector.js'
+import { type CellsAnswer, type DetectOp, type Detector, jobOf, type Window, type WorkerTask } from './detector.js'
 
 /** Chunks a worker is handed per call, so that a worker done early takes more (fields differ in cost). */
 const CHUNKS_PER_WORKER = 4
 
 interface Task {
-  op: DetectOp
-  jobs: DetectJob[]
+  message: WorkerTask
   resolve: (r: unknown[]) => void
   reject: (e: Error) => void
 }
@@ -62,20 +63,38 @@ export class DetectPool implements Detector {
     this.queue = []
   }
 
-  private async map(op: DetectOp, windows: readonly Window[], limit: number): Promise<unknown[]> {
+  async waves(genomes: readonly Pick<Genome, 'pulses'>[], n: number): Promise<Float32Array[]> {
+    const all = sharedFloats(genomes.length * n * n)
+    const jobs = genomes.map(({ pulses }, k) => ({ pulses, n, into: all.subarray(k * n * n, (k + 1) * n * n) }))
+    await this.run(this.chunks(jobs).map((part) => ({ op: 'waves', jobs: part })))
+    return jobs.map((j) => j.into)
+  }
+
+  private map(op: DetectOp, windows: readonly Window[], limit: number): Promise<unknown[]> {
     const jobs = windows.map((w) => jobOf(w, limit, this.measured.get(w.spectra)))
-    const chunk = Math.max(1, Math.ceil(jobs.length / (this.size * CHUNKS_PER_WORKER)))
-    this.start(Math.min(this.size, Math.ceil(jobs.length / chunk)))
-    const parts: Promise<unknown[]>[] = []
+    return this.run(this.chunks(jobs).map((part) => ({ op, jobs: part })))
+  }
+
+  /** The jobs in chunks, CHUNKS_PER_WORKER a worker. */
+  private chunks<J>(jobs: readonly J[]): J[][] {
+    const size = Math.max(1, Math.ceil(jobs.length / (this.size * CHUNKS_PER_WORKER)))
+    const out: J[][] = []
+    for (let from = 0; from < jobs.length; from += size) out.push(jobs.slice(from, from + size))
+    return out
+  }
+
+  /** Each message's results, in order, from whichever workers are free. */
+  private async run(messages: WorkerTask[]): Promise<unknown[]> {
+    this.start(Math.min(this.size, messages.length))
     const mine: Task[] = []
-    for (let from = 0; from < jobs.length; from += chunk)
-      parts.push(
-        new Promise((resolve, reject) => {
-          const task = { op, jobs: jobs.slice(from, from + chunk), resolve, reject }
+    const parts = messages.map(
+      (message) =>
+        new Promise<unknown[]>((resolve, reject) => {
+          const task = { message, resolve, reject }
           mine.push(task)
           this.queue.push(task)
         }),
-      )
+    )
     this.pump()
     try {
       return (await Promise.all(parts)).flat()
@@ -94,7 +113,7 @@ export class DetectPool implements Detector {
       h.pending = task
       // held while a task is out, so that the process waits for its answer
       h.worker.ref()
-      h.worker.postMessage({ op: task.op, jobs: task.jobs })
+      h.worker.postMessage(task.message)
     }
   }
 
@@ -106,7 +125,13 @@ export class DetectPool implements Detector {
         const p = h.pending
         h.pending = undefined
         h.worker.unref()
-        if (m.error !== undefined) p?.reject(new CrystalError('internal', `detection in a worker thread failed: ${m.error}`))
+        if (m.error !== undefined)
+          p?.reject(
+            new CrystalError(
+              'internal',
+              `${p.message.op === 'waves' ? 'making waves' : 'detection'} in a worker thread failed: ${m.error}`,
+            ),
+          )
         else p?.resolve(m.results!)
         this.pump()
       })

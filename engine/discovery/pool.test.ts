@@ -10,6 +10,7 @@ import type { Primitive } from '../contracts/registry.js'
 import { MemoryRegistryStore, Registry } from '../registry/registry.js'
 import { rng } from '../util/rng.js'
 import { discover } from './discovery.js'
+import { IN_THREAD } from './detector.js'
 import { evaluate } from './evaluate.js'
 import { randomGenome } from './genome.js'
 import { DetectPool } from './pool.node.js'
@@ -58,6 +59,19 @@ test('on the GPU (planes gathered from the device, then sent to the workers) the
   expect(main.some((e) => e.structure)).toBe(true)
   expect(await run(pool)).toEqual(main)
 }, 300_000)
+
+test("the genomes' waves made on the workers are the main thread's, bit for bit, on memory the threads share", async () => {
+  const rand = rng(12)
+  const genomes = Array.from({ length: 40 }, () => randomGenome(rand, bounds))
+  const [pooled, main] = [await pool.waves(genomes, 32), await IN_THREAD.waves(genomes, 32)]
+  expect(pooled).toHaveLength(genomes.length)
+  pooled.forEach((w, k) => {
+    expect(w.buffer).toBeInstanceOf(SharedArrayBuffer)
+    expect(Buffer.from(w.buffer, w.byteOffset, w.byteLength).equals(Buffer.from(main[k].buffer))).toBe(true)
+  })
+  // the control: every wave holds its genome's pulses, not a neighbour's or none
+  expect(main.every((w, k) => w.some((v) => v !== 0) && (k === 0 || w.some((v, i) => v !== main[k - 1][i])))).toBe(true)
+})
 
 test('a pool whose worker cannot start fails the call and names the script', async () => {
   const broken = new DetectPool(1, new URL('./no_such_worker.js', import.meta.url))

@@ -21,8 +21,12 @@ export class Transfers implements TransferCounts {
     const bytes = size ?? (ArrayBuffer.isView(data) ? data.byteLength : data.byteLength) - dataOffset
     this.bytes_written += bytes
     this.writes++
-    if (ArrayBuffer.isView(data)) this.device.queue.writeBuffer(buffer, offset, data.buffer, data.byteOffset + dataOffset, bytes)
-    else this.device.queue.writeBuffer(buffer, offset, data, dataOffset, bytes)
+    const view = ArrayBuffer.isView(data)
+      ? new Uint8Array(data.buffer, data.byteOffset + dataOffset, bytes)
+      : new Uint8Array(data, dataOffset, bytes)
+    // Dawn's Node binding takes no shared memory (the detection pool's threads make evolve's waves there): a copy goes up
+    const from = view.buffer instanceof ArrayBuffer ? view : view.slice()
+    this.device.queue.writeBuffer(buffer, offset, from.buffer, from.byteOffset, bytes)
   }
 
   /** Hands `encoder`'s work to the queue, counted. */
