@@ -1,0 +1,47 @@
+// Read-backs through the staging buffers a device keeps (transfers.ts StagingBuffers): a mappable
+// buffer is made once for reads of about one size, whichever engine's Transfers reads, and every read
+// still brings back the data of its own moment. On this machine's real WebGPU, whatever its adapter is.
+import { expect, test } from 'vitest'
+import { keptDevice } from './device.js'
+import { Transfers } from './transfers.js'
+import { nodeGpu } from './webgpu.node.js'
+
+const MAP_READ = 0x1
+const STORAGE = 0x80 | 0x4 | 0x8
+const FLOATS = 4096
+
+test('reads of about one size share one staging buffer across the Transfers of a device, each with its own data', async () => {
+  const { device } = (await keptDevice(await nodeGpu()))!
+  const made: number[] = []
+  const create = device.createBuffer
+  device.createBuffer = (d: GPUBufferDescriptor) => {
+    if (d.usage & MAP_READ) made.push(d.size)
+    return create.call(device, d)
+  }
+  const src = device.createBuffer({ size: FLOATS * 4, usage: STORAGE })
+  const read = async (t: Transfers, value: number, floats: number) => {
+    t.write(src, 0, new Float32Array(FLOATS).fill(value))
+    return new Float32Array(await t.read(src, 0, floats * 4, device.createCommandEncoder(), () => undefined))
+  }
+  const filled = (value: number, floats: number) => new Float32Array(floats).fill(value)
+  try {
+    // two engines' counters on one device, one after the other
+    const [a, b] = [new Transfers(device), new Transfers(device)]
+    expect(await read(a, 1, FLOATS)).toEqual(filled(1, FLOATS))
+    expect(await read(b, 2, FLOATS)).toEqual(filled(2, FLOATS))
+    // a smaller read within half of it takes the same buffer, and only its own bytes come back
+    expect(await read(a, 3, 3000)).toEqual(filled(3, 3000))
+    expect(made).toHaveLength(1)
+    expect(made[0]).toBeGreaterThanOrEqual(FLOATS * 4)
+    // one under half its size gets its own; two reads at once take two
+    expect(await read(b, 4, 1000)).toEqual(filled(4, 1000))
+    expect(made).toHaveLength(2)
+    const both = await Promise.all([read(a, 5, FLOATS), read(b, 5, FLOATS)])
+    expect(both).toEqual([filled(5, FLOATS), filled(5, FLOATS)])
+    expect(made).toHaveLength(3)
+    expect([a.reads, b.reads, a.bytes_read + b.bytes_read]).toEqual([3, 3, (4 * FLOATS + 3000 + 1000) * 4])
+  } finally {
+    device.createBuffer = create
+    src.destroy()
+  }
+})
