@@ -1,9 +1,8 @@
 // Row sums on the GPU, so a timeline sample reads back a handful of floats, not every tile:
 // dst[dst_offset + row] = sum of src[row * len .. row * len + len). One workgroup per row.
-// Also adds a wave into one field (inject): dst[dst_offset + i] += src[i] for i < len; and folds the
-// step's per-tile ledger terms into the books (fold_ledger).
-// `struct Reduce` is generated from engine/field/params.ts. CPU twins: plain sums (engine/cpu),
-// Math.fround(u + w) (WasmFieldBackend.inject), and the reference's running ledger (engine/cpu/field_step.ts).
+// Also folds the step's per-tile ledger terms into the books (fold_ledger).
+// `struct Reduce` is generated from engine/field/params.ts. CPU twins: plain sums (engine/cpu) and the
+// reference's running ledger (engine/cpu/field_step.ts).
 
 @group(0) @binding(0) var<uniform> R: Reduce;
 @group(0) @binding(1) var<storage, read> src: array<f32>;
@@ -44,12 +43,6 @@ fn sum_chunks(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) 
     workgroupBarrier();
   }
   if (lid == 0u) { dst[R.dst_offset + wid.y * R.count + wid.x] = partial[0]; }
-}
-
-@compute @workgroup_size(256)
-fn add_wave(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let i = gid.y * 65535u * 256u + gid.x;
-  if (i < R.len) { dst[R.dst_offset + i] += src[i]; }
 }
 
 // `count` steps of tile sums (src: [step][field][tile][column], the step kernel's ring, len = fields x

@@ -153,9 +153,11 @@ export class WasmFieldBackend implements FieldBackend {
     return this.bufs[(this.rotation + 1) % 3]
   }
 
-  async inject(field: number, wave: Float32Array): Promise<void> {
-    this.copy(field, this.curBuf, wave, 0, true, true)
-    this.copy(field, this.prevBuf, wave, 0, true, true)
+  async inject(fields: readonly number[], waves: readonly Float32Array[]): Promise<void> {
+    fields.forEach((field, k) => {
+      this.copy(field, this.curBuf, waves[k], 0, true, true)
+      this.copy(field, this.prevBuf, waves[k], 0, true, true)
+    })
   }
 
   async load(u: Float32Array, prev: Float32Array): Promise<void> {

@@ -27,8 +27,11 @@ export interface FieldBackend {
   readonly n: number
   readonly fields: number
   step(req: StepRequest): Promise<LedgerSample[]>
-  /** Adds `wave` (n*n) to u and u_prev of one field: a displacement at rest. */
-  inject(field: number, wave: Float32Array): Promise<void>
+  /**
+   * Adds each wave (n*n) to u and u_prev of its field (waves[k] to fields[k], each field once): a
+   * displacement at rest. The GPU backend sends them up and adds them in one submit.
+   */
+  inject(fields: readonly number[], waves: readonly Float32Array[]): Promise<void>
   /** Replaces the state of every field (n*n*fields each). */
   load(u: Float32Array, prev: Float32Array): Promise<void>
   /** Reads back u and u_prev of the fields asked for (all when omitted), n*n each, in field order. */

@@ -205,7 +205,7 @@ class FieldEngine implements Engine {
     this.field(field)
     if (wave.length !== this.core.n * this.core.n)
       throw new CrystalError('bad_argument', `a wave for this field has ${this.core.n ** 2} cells, got ${wave.length}`)
-    await this.booked([field], () => this.core.inject(field, wave))
+    await this.booked([field], () => this.core.inject([field], [wave]))
   }
 
   async injectMany(waves: readonly (Float32Array | undefined)[]): Promise<void> {
@@ -217,9 +217,12 @@ class FieldEngine implements Engine {
       if (waves[f]!.length !== cells)
         throw new CrystalError('bad_argument', `a wave for this field has ${cells} cells, got ${waves[f]!.length} (field ${f})`)
     if (!fields.length) return
-    await this.booked(fields, async () => {
-      for (const f of fields) await this.core.inject(f, waves[f]!)
-    })
+    await this.booked(fields, () =>
+      this.core.inject(
+        fields,
+        fields.map((f) => waves[f]!),
+      ),
+    )
   }
 
   /**

@@ -23,6 +23,7 @@ import {
 import { keepWritten, openSweep, releasePatterns } from './adjoint.js'
 import { GpuDreamOps } from './dream.js'
 import { GpuEncoder3 } from './encode3.js'
+import { GpuInjector } from './inject.js'
 import { GpuRecorder } from './record.js'
 import { GpuHeldSums } from './sums.js'
 import { fieldStepModule, forgetKernels, onDeviceError, perDevice, type GpuContext } from './context.js'
@@ -89,7 +90,6 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private readonly stepPipeline: GPUComputePipeline
   private readonly energyPipeline: GPUComputePipeline
   private readonly sumPipeline: GPUComputePipeline
-  private readonly addPipeline: GPUComputePipeline
   private readonly stepGroups: GPUBindGroup[]
   private readonly energyGroups: GPUBindGroup[]
   /** Where a sample's energy per tile lies: the energy pass's (TILE x TILE tiles) or the next step's (step tiles). */
@@ -102,7 +102,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private readonly chunkLedger: GPUBindGroup
   private readonly sumChunks: GPUBindGroup
   private readonly chunkPipeline: GPUComputePipeline
-  private readonly addGroups: GPUBindGroup[]
+  private readonly injector: GpuInjector
   private encoder3?: GpuEncoder3
   private rotation = 0 // bufs[rotation] is u_prev, bufs[rotation + 1] is u
   /** The ends of the latest submits, oldest first (keepUp). */
@@ -187,7 +187,6 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.energyPipeline = pipelines.energy
     this.potentialPipeline = pipelines.potential
     this.sumPipeline = pipelines.sum
-    this.addPipeline = pipelines.add
     this.foldPipeline = pipelines.fold
     this.chunkPipeline = pipelines.chunks
     this.sumRows = { pipeline: this.sumPipeline, layout: reduceLayout }
@@ -209,7 +208,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
         entries: [stepUniform, res(1, this.bufs[r]), res(2, this.bufs[(r + 1) % 3]), res(4, this.partials)],
       }),
     )
-    // reduce.wgsl's row sums and wave adds: src (binding 1) into dst (binding 2)
+    // reduce.wgsl's row sums: src (binding 1) into dst (binding 2)
     const reduceGroup = (src: GPUBuffer, dst: GPUBuffer, offset = 0) =>
       device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, src, offset), res(2, dst)] })
     this.passEnergy = {
@@ -229,7 +228,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       layout: foldLayout,
       entries: [reduceUniform, res(1, this.tileSums), res(2, this.ledgerBuf), res(3, this.ledgerComp)],
     })
-    this.addGroups = this.bufs.map((b) => reduceGroup(this.wave, b))
+    this.injector = new GpuInjector(device, n, this.transfers)
     this.dream = new GpuDreamOps(this)
     this.recorder = new GpuRecorder(this, () => this.dream.sums())
     this.held = new GpuHeldSums(this, this.ledgerBuf, this.ledgerTiles, rows)
@@ -452,29 +451,23 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     return new Float32Array(await this.transfers.read(src, offset, bytes, encoder, () => this.failed))
   }
 
-  async inject(field: number, wave: Float32Array): Promise<void> {
-    this.transfers.write(this.wave, 0, wave.subarray(0, this.n * this.n))
-    const encoder = this.device.createCommandEncoder()
-    const pass = encoder.beginComputePass()
-    this.encodeAdd(pass, field)
-    pass.end()
-    this.transfers.submit(encoder)
-    await this.keepUp()
+  async inject(fields: readonly number[], waves: readonly Float32Array[]): Promise<void> {
+    const per = this.injector.perDispatch
+    for (let from = 0; from < fields.length; from += per) {
+      const src = this.injector.upload(waves.slice(from, from + per))
+      const encoder = this.device.createCommandEncoder()
+      const pass = encoder.beginComputePass()
+      this.encodeAdd(pass, src, fields.slice(from, from + per))
+      pass.end()
+      this.transfers.submit(encoder)
+      await this.keepUp()
+    }
     this.check()
   }
 
-  /** The wave buffer added to u and u_prev of `field` (reduce uniform slot 0). */
-  private encodeAdd(pass: GPUComputePassEncoder, field: number): void {
-    const cells = this.n * this.n
-    const bytes = new ArrayBuffer(SLOT)
-    packStruct(REDUCE_PARAM_LAYOUT, { len: cells, dst_offset: field * cells }, bytes)
-    this.transfers.write(this.reduceUniforms, 0, bytes)
-    pass.setPipeline(this.addPipeline)
-    const groups = Math.ceil(cells / 256)
-    for (const r of [this.rotation, (this.rotation + 1) % 3]) {
-      pass.setBindGroup(0, this.addGroups[r], [0])
-      this.transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535))
-    }
+  /** The waves in `src` added to u and u_prev of `fields` (./inject.ts). */
+  private encodeAdd(pass: GPUComputePassEncoder, src: GPUBuffer, fields: readonly number[]): void {
+    this.injector.encode(pass, src, fields, this.bufs[(this.rotation + 1) % 3], this.bufs[this.rotation])
   }
 
   /**
@@ -487,7 +480,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       this,
       texts.map((t) => t.text),
       keptBytes,
-      (into) => this.encodeTexts(parts, into, (pass) => this.encodeAdd(pass, field)),
+      (into) => this.encodeTexts(parts, into, (pass) => this.encodeAdd(pass, this.wave, [field])),
     )
   }
 
@@ -584,6 +577,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.recorder.destroy()
     this.held.destroy()
     this.encoder3?.destroy()
+    this.injector.destroy()
     releasePatterns(this)
     for (const b of this.masks.values()) b.destroy()
     this.masks.clear()
@@ -619,7 +613,6 @@ function backendKernels(device: GPUDevice, rows: number) {
       energy: pipeline(fieldModule, 'energy', layouts.energy),
       potential: pipeline(fieldModule, 'potential', layouts.energy),
       sum: pipeline(reduceModule, 'sum_rows', layouts.reduce),
-      add: pipeline(reduceModule, 'add_wave', layouts.reduce),
       fold: pipeline(reduceModule, 'fold_ledger', layouts.fold),
       chunks: pipeline(reduceModule, 'sum_chunks', layouts.reduce),
     }

@@ -18,7 +18,7 @@ describe('the kept device', () => {
     expect(b.fieldStep.pipeline).toBe(a.fieldStep.pipeline)
     a.destroy()
     const wave = new Float32Array(32 * 32).map((_, i) => Math.sin(i * 0.1))
-    await b.inject(1, wave)
+    await b.inject([1], [wave])
     const { u } = await b.read([1])
     expect(u).toEqual(wave)
     b.destroy()

@@ -1,0 +1,61 @@
+// shaders/inject.wgsl (engine/gpu/inject.ts) against its CPU twin, WasmFieldBackend.inject: the waves of
+// a call land in their own fields, in u and u_prev, bit for bit as the CPU adds them (an addition is
+// correctly rounded on any adapter), in one submit and one dispatch however many fields they go to.
+import { expect, test } from 'vitest'
+import { cpuBackend, gpuBackend } from '../../testing/backends.js'
+import { rng } from '../util/rng.js'
+import type { GpuFieldBackend } from './backend.js'
+
+const waves = (count: number, cells: number, seed: number) => {
+  const rand = rng(seed)
+  return Array.from({ length: count }, () => Float32Array.from({ length: cells }, () => rand() - 0.5))
+}
+const bits = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength)
+
+test("a call's waves are added to u and u_prev of their fields, as the CPU twin adds them, in one submit and one dispatch", async () => {
+  const [n, fields] = [30, 6]
+  const cells = n * n
+  const [gpu, cpu] = [await gpuBackend(n, fields), await cpuBackend(n, fields)]
+  try {
+    const [first, second] = [waves(3, cells, 1), waves(1, cells, 2)]
+    const counts = (gpu as GpuFieldBackend).transfers
+    const before = { ...counts.snapshot() }
+    for (const b of [gpu, cpu]) await b.inject([4, 0, 2], first)
+    const after = counts.snapshot()
+    // the three waves and where they go, up in four writes; one dispatch, one submit
+    expect([after.submits - before.submits, after.dispatches - before.dispatches, after.writes - before.writes]).toEqual([1, 1, 4])
+    // a second call onto a field that holds a wave adds to it
+    for (const b of [gpu, cpu]) await b.inject([4], second)
+    const [g, c] = [await gpu.read(), await cpu.read()]
+    expect(bits(g.u).equals(bits(c.u))).toBe(true)
+    expect(bits(g.prev).equals(bits(c.prev))).toBe(true)
+    // where each went: the control is the waves themselves, field by field
+    const field = (a: Float32Array, f: number) => a.subarray(f * cells, (f + 1) * cells)
+    expect(field(g.u, 0)).toEqual(first[1])
+    expect(field(g.prev, 2)).toEqual(first[2])
+    expect(field(g.u, 4)).toEqual(first[0].map((v, i) => Math.fround(v + second[0][i])))
+    for (const f of [1, 3, 5]) expect(field(g.u, f).every((v) => v === 0)).toBe(true)
+    await expect(gpu.inject([1, 1], waves(2, cells, 3))).rejects.toThrow('lists a field twice')
+  } finally {
+    for (const b of [gpu, cpu]) b.destroy()
+  }
+})
+
+test('more waves than one dispatch holds (64 MiB of them) go in as many dispatches, each its own submit', async () => {
+  const [n, fields] = [2048, 5]
+  const cells = n * n
+  const gpu = await gpuBackend(n, fields)
+  try {
+    const w = waves(fields, cells, 4)
+    const counts = (gpu as GpuFieldBackend).transfers
+    const before = counts.submits
+    await gpu.inject([3, 1, 0, 4, 2], w)
+    // four 16 MiB waves a dispatch
+    expect(counts.submits - before).toBe(2)
+    // onto zeros, a field holds its wave: the last one (the second dispatch's) and one of the first
+    const { u, prev } = await gpu.read([2, 3])
+    for (const a of [u, prev]) expect(bits(a).equals(Buffer.concat([bits(w[4]), bits(w[0])]))).toBe(true)
+  } finally {
+    gpu.destroy()
+  }
+}, 120_000)

@@ -1,0 +1,93 @@
+// Waves added to fields on the GPU (shaders/inject.wgsl): a call's waves go up into one buffer and one
+// dispatch adds each to u and u_prev of its field, in one submit: evolve injects a generation's
+// genomes that start together in one, where each was a submit, two dispatches and a wait. CPU twin:
+// WasmFieldBackend.inject (engine/cpu/wasm.ts); test: engine/gpu/inject.test.ts.
+import { CrystalError } from '../errors.js'
+import { wgslStruct } from '../field/params.js'
+import { kernelModule, perDevice } from './context.js'
+import { SHADERS } from './shaders.gen.js'
+import type { Transfers } from './transfers.js'
+
+const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST
+const UNIFORM = 0x40 | 0x8
+const WG = 256
+/** Waves a dispatch adds at most: its z-dimension's limit, and this many bytes of waves held for it. */
+const MAX_WAVES = 65535
+const MAX_BYTES = 64 << 20
+
+export class GpuInjector {
+  private readonly cells: number
+  private readonly uniform: GPUBuffer
+  /** The waves of a call's dispatch and where each goes, made for the largest dispatch so far. */
+  private held?: { waves: GPUBuffer; targets: GPUBuffer; capacity: number }
+
+  constructor(
+    private readonly device: GPUDevice,
+    n: number,
+    private readonly transfers: Transfers,
+  ) {
+    this.cells = n * n
+    this.uniform = device.createBuffer({ size: 16, usage: UNIFORM })
+    transfers.write(this.uniform, 0, new Uint32Array([this.cells, 0, 0, 0]))
+  }
+
+  /** Waves one dispatch adds at most at this size. */
+  get perDispatch(): number {
+    return Math.max(1, Math.min(MAX_WAVES, Math.floor(MAX_BYTES / (this.cells * 4))))
+  }
+
+  /** The waves (n*n each, at most perDispatch) sent up into the buffer a dispatch reads them from. */
+  upload(waves: readonly Float32Array[]): GPUBuffer {
+    const { waves: buffer } = this.room(waves.length)
+    waves.forEach((w, k) => this.transfers.write(buffer, k * this.cells * 4, w.subarray(0, this.cells)))
+    return buffer
+  }
+
+  /**
+   * Encodes adding wave k of `src` ([wave][cell]) to u (`cur`) and u_prev (`prev`) of fields[k], each
+   * field once; `src` is upload's buffer or one holding a single wave.
+   */
+  encode(pass: GPUComputePassEncoder, src: GPUBuffer, fields: readonly number[], cur: GPUBuffer, prev: GPUBuffer): void {
+    if (new Set(fields).size !== fields.length)
+      throw new CrystalError('internal', `one injection lists a field twice (${fields.join(', ')}): its adds would race`)
+    const { targets } = this.room(fields.length)
+    this.transfers.write(targets, 0, Uint32Array.from(fields))
+    const pipeline = perDevice(this.device, 'inject:inject', () =>
+      this.device.createComputePipeline({
+        layout: 'auto',
+        compute: { module: kernelModule(this.device, wgslStruct('Inject', [['cells', 'u32']]), SHADERS.inject), entryPoint: 'inject' },
+      }),
+    )
+    const buffers = [this.uniform, src, targets, cur, prev]
+    pass.setPipeline(pipeline)
+    pass.setBindGroup(
+      0,
+      this.device.createBindGroup({
+        layout: pipeline.getBindGroupLayout(0),
+        entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
+      }),
+    )
+    const groups = Math.ceil(this.cells / WG)
+    this.transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535), fields.length)
+  }
+
+  /** Buffers for `count` waves: the held ones, or larger ones in their place (the queue finishes what reads the old). */
+  private room(count: number): { waves: GPUBuffer; targets: GPUBuffer; capacity: number } {
+    if (this.held && this.held.capacity >= count) return this.held
+    this.destroyHeld()
+    const make = (bytes: number) => this.device.createBuffer({ size: Math.max(16, bytes), usage: STORAGE })
+    this.held = { waves: make(count * this.cells * 4), targets: make(count * 4), capacity: count }
+    return this.held
+  }
+
+  private destroyHeld(): void {
+    this.held?.waves.destroy()
+    this.held?.targets.destroy()
+    this.held = undefined
+  }
+
+  destroy(): void {
+    this.destroyHeld()
+    this.uniform.destroy()
+  }
+}
