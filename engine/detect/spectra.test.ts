@@ -3,6 +3,7 @@
 // mean-removed, Hann-windowed DFT in float64 that detection read before the frames stayed on the device.
 import { expect, test } from 'vitest'
 import { spectraOf } from '../cpu/spectra.js'
+import { giveBack, reusedFloats } from './spectra.js'
 import { rng } from '../util/rng.js'
 
 const [N, T] = [6, 32]
@@ -44,4 +45,22 @@ test('the planes give every cell the windowed DFT of its series, the mean taken 
     expect(powers.indexOf(peak)).toBe(1 + (c % 5))
     expect(spec.stability()[c]).toBeCloseTo(series.reduce((a, v) => a + Math.abs(v), 0) / T, 5)
   }
+})
+
+test('floats given back are used again for a request of about their size, once, on shared memory', () => {
+  const a = reusedFloats(1000)
+  expect(a.buffer).toBeInstanceOf(SharedArrayBuffer)
+  a.fill(7)
+  giveBack(a)
+  // within twice the request: the same memory, as it was left
+  const b = reusedFloats(900)
+  expect(b.buffer).toBe(a.buffer)
+  expect([b.length, b[899]]).toEqual([900, 7])
+  // taken once: the next request gets fresh memory
+  expect(reusedFloats(900).buffer).not.toBe(a.buffer)
+  giveBack(b)
+  // a request under half of it, or over it, gets fresh memory; the given back stays for a fitting one
+  expect(reusedFloats(400).buffer).not.toBe(a.buffer)
+  expect(reusedFloats(2000).buffer).not.toBe(a.buffer)
+  expect(reusedFloats(1000).buffer).toBe(a.buffer)
 })

@@ -75,13 +75,14 @@ function meanOf(sums: Float32Array, taken: number): Float32Array {
  * `withU`). The window is reduced to its spectra where the fields live (engine.captureFrame); its
  * stability map, the sums and u come back in one read, then, where the planes stay on the device, the
  * planes of the cells that detect(spectra, later, limit) reads in one more (engine/detect/detect.ts
- * cellsRead, found by `detector`).
+ * cellsRead, found by `detector`). `release` lets a later recording use their memory (nothing may read
+ * the windows or u after it).
  */
 export async function recordWindows(
   engine: Engine,
   limit = Infinity,
   { withU = true, detector = IN_THREAD }: { withU?: boolean; detector?: Detector } = {},
-): Promise<{ windows: Window[]; u: Float32Array }> {
+): Promise<{ windows: Window[]; u: Float32Array; release: () => void }> {
   const n = engine.size
   const cells = n * n
   for (let t = 0; t < RECORD_FRAMES; t++) {
@@ -96,7 +97,7 @@ export async function recordWindows(
     later: later.subarray(f * cells, (f + 1) * cells),
   }))
   if (recording.gather) await recording.gather(await detector.cellsRead(windows, limit))
-  return { windows, u: recording.u }
+  return { windows, u: recording.u, release: () => recording.release?.() }
 }
 
 /** Steps between a perturbation and the window that sees what came back. */
@@ -113,6 +114,8 @@ interface Batch {
   answered: (Structure | undefined)[]
   /** Per field: energy at the end over energy injected (the clean batch only; empty for the noisy one). */
   retention: number[]
+  /** Gives the windows' memory back for a later batch's (recordWindows' release). */
+  release: () => void
 }
 
 /**
@@ -160,13 +163,17 @@ export async function perturb(
   if (mask.includes(0)) await engine.scale(mask)
   if (plans.some((p) => p?.kick)) await engine.injectMany(plans.map((p) => p?.kick))
   await engine.step(RECOVERY_STEPS)
-  const after = meanOf((await engine.collectRecording(false)).sums, await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES))
-  return found.map((s, f) => {
+  const taken = await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
+  const recording = await engine.collectRecording(false)
+  const after = meanOf(recording.sums, taken)
+  const answered = found.map((s, f) => {
     const p = plans[f]
     if (!s || !p) return s
     const [before, now] = [windows[f].later, after.subarray(f * cells, (f + 1) * cells)]
     return withResponse(s, p.kick ? { basin: basinOf(before, p.kick, now) } : { regrowth: regrowthOf(before, p.window, now) })
   })
+  recording.release?.()
+  return answered
 }
 
 /** Opens the engine of one batch of fields (the noisy one with its added noise). */
@@ -202,12 +209,13 @@ async function runBatch(
     if (genomes.some((g) => g.dream !== 'none')) await engine.dream(genomes.map((g) => g.dream))
     // only the clean batch is perturbed, from its u
     const detector = c.detector ?? IN_THREAD
-    const { windows, u } = await recordWindows(engine, 1, { withU: probe, detector })
+    const { windows, u, release } = await recordWindows(engine, 1, { withU: probe, detector })
     // the retention is the clean batch's: the noisy one's books are not read
     const books = probe ? await engine.books() : []
     const found = await detector.first(windows, 1)
     const answered = probe ? await perturb(engine, found, windows, u) : found
-    return { windows, found, answered, retention: books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0)) }
+    const retention = books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0))
+    return { windows, found, answered, retention, release }
   } finally {
     engine.destroy()
   }
@@ -258,7 +266,7 @@ export async function evaluate(genomes: readonly Genome[], c: EvaluationConditio
     throw e
   }
   const noisy = await (noisyRun ?? noisyBatch())
-  return genomes.map((_, f) => {
+  const evaluations = genomes.map((_, f): Evaluation => {
     const { spectra, later } = clean.windows[f]
     const structure = clean.answered[f]
     if (!structure) return { structure: undefined, persistence: 0, noise_tolerance: 0, energy_retention: clean.retention[f] }
@@ -271,4 +279,8 @@ export async function evaluate(genomes: readonly Genome[], c: EvaluationConditio
       energy_retention: clean.retention[f],
     }
   })
+  // the windows are read no more: the next generation's read-backs take their memory (no fresh memory to touch)
+  clean.release()
+  noisy.release()
+  return evaluations
 }

@@ -170,6 +170,12 @@ export interface WindowRecording {
    * stability map) of every cell and no other plane. Absent where every plane is at hand (the CPU).
    */
   gather?(cells: readonly (readonly number[])[]): Promise<void>
+  /**
+   * The host memory the recording holds (its windows, sums and u) may be used again by a later one:
+   * call it once nothing reads them any more (evolve, when a generation is evaluated). Absent where
+   * the recording's memory is its own.
+   */
+  release?(): void
 }
 
 export interface WindowRecorder {

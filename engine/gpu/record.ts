@@ -5,7 +5,7 @@
 // then every plane of the cells detection reads (shaders/gather.wgsl), in one more. CPU twin:
 // engine/cpu/record.ts; tests: engine/detect/spectra.test.ts, engine/discovery/record.test.ts.
 import type { WindowRecorder, WindowRecording } from '../field/backend.js'
-import { HeldPlanes, sharedFloats, windowCoefficients, windowPlanes } from '../detect/spectra.js'
+import { giveBack, HeldPlanes, reusedFloats, windowCoefficients, windowPlanes } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
 import { packStruct, wgslStruct } from '../field/params.js'
 import { kernelModule, perDevice, type GpuContext } from './context.js'
@@ -129,7 +129,7 @@ export class GpuRecorder implements WindowRecorder {
    * The stability plane, the stability sums and u (`full`; u unless `u` is false), or the sums alone,
    * in one read (one a plane where three planes exceed the largest buffer); the other planes stay on
    * the GPU until `gather` brings back those of the cells asked for. What comes back is on shared
-   * memory (sharedFloats): worker threads detect on it without a copy.
+   * memory (reusedFloats): worker threads detect on it without a copy, and `release` gives it back.
    */
   async collect(full: boolean, u = full): Promise<WindowRecording> {
     if (!this.chunks.length) this.allocate(0)
@@ -142,7 +142,8 @@ export class GpuRecorder implements WindowRecorder {
     if (full) planes.push([this.chunks[Math.floor(1 / this.perChunk)], (1 % this.perChunk) * bytes])
     planes.push([this.sums(), 0])
     if (withU) planes.push([this.gpu.state().u, 0])
-    const back = sharedFloats(planes.length * floats)
+    const back = reusedFloats(planes.length * floats)
+    const used = [back]
     for (let first = 0; first < planes.length; first += this.perTail) {
       const group = planes.slice(first, first + this.perTail)
       const encoder = this.gpu.device.createCommandEncoder()
@@ -162,22 +163,29 @@ export class GpuRecorder implements WindowRecorder {
       },
       sums,
       u: withU ? back.subarray(2 * floats) : new Float32Array(0),
-      gather: (wanted) => this.gather(wanted, held),
+      gather: async (wanted) => {
+        const gathered = await this.gather(wanted, held)
+        if (gathered) used.push(gathered)
+      },
+      release: () => {
+        for (const floats of used.splice(0)) giveBack(floats)
+      },
     }
   }
 
   /**
    * Every plane of the cells listed for each field ([field][cells]) read back in one read (one more
-   * for each maxBufferSize the planes of the cells take), into the fields' windows.
+   * for each maxBufferSize the planes of the cells take), into the fields' windows; returns the floats
+   * they are held in (none where no cell is listed).
    */
-  private async gather(wanted: readonly (readonly number[])[], held: HeldPlanes[]): Promise<void> {
+  private async gather(wanted: readonly (readonly number[])[], held: HeldPlanes[]): Promise<Float32Array | undefined> {
     const { device, transfers } = this.gpu
     const cells = this.gpu.n * this.gpu.n
     const planes = this.planes
     const listed = new Uint32Array(wanted.reduce((a, w) => a + w.length, 0))
     let j = 0
     for (const [f, w] of wanted.entries()) for (const c of w) listed[j++] = f * cells + c
-    if (!listed.length) return
+    if (!listed.length) return undefined
     const index = device.createBuffer({ size: listed.byteLength, usage: STORAGE })
     transfers.write(index, 0, listed)
     // the gathered planes of a read within one buffer
@@ -190,7 +198,7 @@ export class GpuRecorder implements WindowRecorder {
       }),
     )
     const size = cells * this.gpu.fields
-    const gathered = sharedFloats(listed.length * planes)
+    const gathered = reusedFloats(listed.length * planes)
     try {
       for (let base = 0; base < listed.length; base += perRead) {
         const count = Math.min(perRead, listed.length - base)
@@ -233,6 +241,7 @@ export class GpuRecorder implements WindowRecorder {
       held[f].hold(w, gathered, from, planes)
       from += w.length * planes
     }
+    return gathered
   }
 
   private release(): void {
