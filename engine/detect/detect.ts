@@ -342,7 +342,7 @@ export interface Part {
 }
 
 /** A stability map's components above the threshold, most mass first, and those of them measured so far. */
-export interface Measured {
+interface Measured {
   found: { cells: number[]; mass: number }[]
   parts: Part[]
 }
@@ -351,14 +351,67 @@ export interface Measured {
 const measured = new WeakMap<Float32Array, Measured>()
 
 /**
- * What is measured of a map so far, as data: a worker thread that ran cellsRead sends it back, and the
+ * The regions of component k for a frequency ratio: it and the next component where that one holds
+ * enough mass, else its two halves across its principal axis (none for a component too small to halve).
+ */
+function regionsOf(
+  found: Measured['found'],
+  k: number,
+  n: number,
+  shape: ShapeFeatures,
+  axis: [number, number],
+): [number[], number[]] | undefined {
+  const { cells, mass } = found[k]
+  const next = found[k + 1]
+  if (next && next.mass >= SECOND_REGION_MASS * mass) return [cells, next.cells]
+  return cells.length >= 2 * MIN_AREA_CELLS ? halves(cells, n, { ...shape, axis }) : undefined
+}
+
+/**
+ * What is measured of a map, packed for another thread: every component's cells one after another
+ * (`ends`: where each ends), their masses, and for each part measured so far its shape, axis and mean
+ * radius (PART_FLOATS each; its regions follow from these and the components). Typed arrays cross
+ * threads as a copy of their bytes, where the same as plain arrays and objects took the main thread
+ * some 0.27 ms a window to pass on (docs/gpu.md).
+ */
+export interface PackedMeasured {
+  cells: Int32Array
+  ends: Int32Array
+  masses: Float64Array
+  parts: Float64Array
+}
+
+const SHAPE_KEYS = ['area', 'elongation', 'annularity', 'angular_gaps', 'stability_ratio', 'centroid_x', 'centroid_y'] as const
+const PART_FLOATS = SHAPE_KEYS.length + 3
+
+/**
+ * What is measured of a map so far, packed: a worker thread that ran cellsRead sends it back, and the
  * one that detects on the same map later is handed it (`holdMeasured`) instead of measuring again.
  */
-export const measuredOf = (map: Float32Array): Measured | undefined => measured.get(map)
+export function measuredOf(map: Float32Array): PackedMeasured | undefined {
+  const m = measured.get(map)
+  if (!m) return undefined
+  const ends = new Int32Array(m.found.length)
+  let end = 0
+  m.found.forEach((f, k) => (ends[k] = end += f.cells.length))
+  const cells = new Int32Array(end)
+  m.found.forEach((f, k) => cells.set(f.cells, ends[k] - f.cells.length))
+  const parts = new Float64Array(m.parts.length * PART_FLOATS)
+  m.parts.forEach((p, k) => parts.set([...SHAPE_KEYS.map((key) => p.shape[key]), ...p.axis, p.mean_radius], k * PART_FLOATS))
+  return { cells, ends, masses: Float64Array.from(m.found, (f) => f.mass), parts }
+}
 
 /** Takes what was measured of a map of the same values elsewhere (`measuredOf`), in place of measuring it here. */
-export function holdMeasured(map: Float32Array, m: Measured): void {
-  measured.set(map, m)
+export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured): void {
+  const found = Array.from(p.ends, (end, k) => ({ cells: Array.from(p.cells.subarray(k ? p.ends[k - 1] : 0, end)), mass: p.masses[k] }))
+  const parts = Array.from({ length: p.parts.length / PART_FLOATS }, (_, k): Part => {
+    const v = p.parts.subarray(k * PART_FLOATS, (k + 1) * PART_FLOATS)
+    const shape = Object.fromEntries(SHAPE_KEYS.map((key, i) => [key, v[i]])) as unknown as ShapeFeatures
+    const axis: [number, number] = [v[SHAPE_KEYS.length], v[SHAPE_KEYS.length + 1]]
+    const { cells, mass } = found[k]
+    return { cells, mass, shape, axis, mean_radius: v[SHAPE_KEYS.length + 2], regions: regionsOf(found, k, n, shape, axis) }
+  })
+  measured.set(map, { found, parts })
 }
 
 /**
@@ -385,14 +438,7 @@ function* partsOf(map: Float32Array, n: number): Generator<Part> {
   for (const [k, { cells, mass }] of found.entries()) {
     if (!parts[k]) {
       const { axis, mean_radius, ...shape } = measure(map, n, cells)
-      const next = found[k + 1]
-      const regions: [number[], number[]] | undefined =
-        next && next.mass >= SECOND_REGION_MASS * mass
-          ? [cells, next.cells]
-          : cells.length >= 2 * MIN_AREA_CELLS
-            ? halves(cells, n, { ...shape, axis })
-            : undefined
-      parts[k] = { cells, mass, shape, axis, mean_radius, regions }
+      parts[k] = { cells, mass, shape, axis, mean_radius, regions: regionsOf(found, k, n, shape, axis) }
     }
     yield parts[k]
   }

@@ -4,7 +4,7 @@
 // the same structure as a first job that measures it itself.
 import { expect, test } from 'vitest'
 import { pulsedEngine } from '../../testing/backends.js'
-import type { Measured, Structure } from '../detect/detect.js'
+import type { PackedMeasured, Structure } from '../detect/detect.js'
 import { type CellsAnswer, jobOf, runJob } from './detector.js'
 import { recordWindows } from './evaluate.js'
 
@@ -12,7 +12,7 @@ const N = 32
 const FIELDS = 4
 
 /** What a worker thread is sent: a copy, as postMessage makes. */
-const sent = (m: Measured | undefined) => structuredClone(m)
+const sent = (m: PackedMeasured | undefined) => structuredClone(m)
 
 test("a window's first job takes the parts its cells job measured: the same structure, and no component measured again", async () => {
   const engine = await pulsedEngine('cpu', N, FIELDS)
@@ -21,13 +21,15 @@ test("a window's first job takes the parts its cells job measured: the same stru
   for (const w of windows) {
     const cells = (await runJob('cells', jobOf(w, 1))) as CellsAnswer
     expect(cells.measured?.parts.length).toBeGreaterThan(0)
+    // packed as typed arrays: a copy of bytes on the way, not objects
+    expect(Object.values(cells.measured!).every(ArrayBuffer.isView)).toBe(true)
     const bare = (await runJob('first', jobOf(w, 1))) as Structure | undefined
     expect(await runJob('first', jobOf(w, 1, sent(cells.measured)))).toEqual(bare)
     if (!bare) continue
     structures++
     // the control: parts doctored on the way (their masses doubled) show through, so they were not measured again
     const doctored = sent(cells.measured)!
-    for (const p of [...doctored.found, ...doctored.parts]) p.mass *= 2
+    doctored.masses.forEach((m, k) => (doctored.masses[k] = 2 * m))
     const taken = (await runJob('first', jobOf(w, 1, doctored))) as Structure
     expect(taken.mass).toBe(2 * bare.mass)
   }

@@ -4,7 +4,7 @@
 // and running the same functions on it, so that both give the same structures.
 import type { Genome } from '../contracts/registry.js'
 import { FramePlanes } from '../cpu/spectra.js'
-import { cellsRead, detect, holdMeasured, type Measured, measuredOf, type Structure } from '../detect/detect.js'
+import { cellsRead, detect, holdMeasured, measuredOf, type PackedMeasured, type Structure } from '../detect/detect.js'
 import { HeldPlanes, type PlaneData, WindowSpectra } from '../detect/spectra.js'
 import { addPulse } from '../encode/pulse.js'
 import { CrystalError } from '../errors.js'
@@ -60,19 +60,19 @@ export interface DetectJob {
   later: Float32Array
   limit: number
   /** What the window's cells job measured of its stability map: a first job takes it instead of measuring again. */
-  measured?: Measured
+  measured?: PackedMeasured
 }
 
 /** A worker's answer to a cells job: the cells, and what it measured of the map on the way. */
 export interface CellsAnswer {
   cells: number[]
-  measured: Measured | undefined
+  measured: PackedMeasured | undefined
 }
 
 /** On memory of its own, a view is sent whole (its buffer with it): then only its own floats go. */
 const sendable = (a: Float32Array) => (typeof SharedArrayBuffer === 'function' && a.buffer instanceof SharedArrayBuffer ? a : a.slice())
 
-export function jobOf(w: Window, limit: number, measured?: Measured): DetectJob {
+export function jobOf(w: Window, limit: number, measured?: PackedMeasured): DetectJob {
   const { n, dt, frames, source } = w.spectra
   const data = source.data?.()
   if (!data) throw new CrystalError('internal', 'this recorded window cannot be sent to a worker thread (its planes have no data form)')
@@ -92,7 +92,7 @@ export function jobOf(w: Window, limit: number, measured?: Measured): DetectJob 
 export async function runJob(op: DetectOp, job: DetectJob): Promise<CellsAnswer | Structure | undefined> {
   const source = job.source.kind === 'frames' ? new FramePlanes(job.source.frames) : HeldPlanes.of(job.source)
   const spectra = new WindowSpectra(job.n, job.dt, job.frames, source)
-  if (job.measured) holdMeasured(spectra.stability(), job.measured)
+  if (job.measured) holdMeasured(spectra.stability(), job.n, job.measured)
   const w = { spectra, later: job.later }
   if (op === 'first') return (await IN_THREAD.first([w], job.limit))[0]
   const cells = (await IN_THREAD.cellsRead([w], job.limit))[0]

@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import type { Genome } from '../contracts/registry.js'
-import type { Measured, Structure } from '../detect/detect.js'
+import type { PackedMeasured, Structure } from '../detect/detect.js'
 import { sharedFloats, type WindowSpectra } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
 import { type CellsAnswer, type DetectOp, type Detector, jobOf, type Window, type WorkerTask } from './detector.js'
@@ -30,7 +30,7 @@ export class DetectPool implements Detector {
   /** Chunks waiting for a free worker, from every call in progress (evolve's two batches ask at once). */
   private queue: Task[] = []
   /** Per window, what its cells job measured of its stability map: handed to its first job, on whichever thread. */
-  private measured = new WeakMap<WindowSpectra, Measured>()
+  private measured = new WeakMap<WindowSpectra, PackedMeasured>()
 
   constructor(
     /** Worker threads: the cores unless given. */
