@@ -42,7 +42,7 @@ export function windowCoefficients(frames: number): Float32Array {
  */
 export type PlaneData =
   | { kind: 'frames'; frames: Float32Array[] }
-  | { kind: 'held'; field: number; stability: Float32Array; cells: readonly number[]; gathered: Float32Array; from: number; planes: number }
+  | { kind: 'held'; field: number; stability: Float32Array; cells: Int32Array; gathered: Float32Array; from: number; planes: number }
 
 /** Plane p of a cell of one field's window (the planes of windowPlanes). */
 export interface PlaneSource {
@@ -100,7 +100,7 @@ export function giveBack(floats: Float32Array): void {
 export class HeldPlanes implements PlaneSource {
   /** Per cell, where its planes begin in `gathered` (-1: not gathered); made by `hold`, the last gather's. */
   private at: Int32Array | undefined
-  private cells: readonly number[] = []
+  private cells = new Int32Array(0)
   private gathered: Float32Array = new Float32Array(0)
   private from = 0
   private planes = 0
@@ -110,7 +110,7 @@ export class HeldPlanes implements PlaneSource {
     private readonly stability: Float32Array,
   ) {}
 
-  hold(cells: readonly number[], gathered: Float32Array, from: number, planes: number): void {
+  hold(cells: Int32Array, gathered: Float32Array, from: number, planes: number): void {
     Object.assign(this, { cells, gathered, from, planes })
     this.at = new Int32Array(this.stability.length).fill(-1)
     cells.forEach((c, j) => (this.at![c] = from + j * planes))

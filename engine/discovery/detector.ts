@@ -17,7 +17,7 @@ export interface Window {
 
 export interface Detector {
   /** Per window, the cells whose planes detect(spectra, later, limit) reads beyond the stability map (detect.ts cellsRead). */
-  cellsRead(windows: readonly Window[], limit: number): Promise<number[][]>
+  cellsRead(windows: readonly Window[], limit: number): Promise<Int32Array[]>
   /** Per window, the first structure detect(spectra, later, limit) finds. */
   first(windows: readonly Window[], limit: number): Promise<(Structure | undefined)[]>
   /**
@@ -65,7 +65,7 @@ export interface DetectJob {
 
 /** A worker's answer to a cells job: the cells, and what it measured of the map on the way. */
 export interface CellsAnswer {
-  cells: number[]
+  cells: Int32Array
   measured: PackedMeasured | undefined
 }
 

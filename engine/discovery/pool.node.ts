@@ -41,7 +41,7 @@ export class DetectPool implements Detector {
     if (!Number.isInteger(size) || size < 1) throw new CrystalError('bad_argument', `a detection pool needs at least 1 thread, got ${size}`)
   }
 
-  async cellsRead(windows: readonly Window[], limit: number): Promise<number[][]> {
+  async cellsRead(windows: readonly Window[], limit: number): Promise<Int32Array[]> {
     const answers = (await this.map('cells', windows, limit)) as CellsAnswer[]
     answers.forEach(({ measured }, k) => measured && this.measured.set(windows[k].spectra, measured))
     return answers.map((a) => a.cells)

@@ -33,9 +33,9 @@ async function prepared(backend: 'gpu' | 'cpu'): Promise<Engine> {
 }
 
 const bits = (a: ArrayLike<number>) => new Uint32Array(Float32Array.from(a).buffer)
-const every = (n: number) => Array.from({ length: n * n }, (_, c) => c)
+const every = (n: number) => Int32Array.from({ length: n * n }, (_, c) => c)
 /** Everything detection can read of a window: its stability map, then the cells' amplitudes at every bin (every cell's unless listed). */
-function readings(s: WindowSpectra, cells: readonly number[] = every(s.n)): number[] {
+function readings(s: WindowSpectra, cells: Int32Array = every(s.n)): number[] {
   const out = [...s.stability()]
   for (const c of cells) for (let k = 1; k <= s.bins; k++) out.push(...s.amplitude(c, k))
   return out

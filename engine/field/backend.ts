@@ -169,7 +169,7 @@ export interface WindowRecording {
    * for each field ([field][cells]), in one read; until then a window answers plane 1 (sum |u|, the
    * stability map) of every cell and no other plane. Absent where every plane is at hand (the CPU).
    */
-  gather?(cells: readonly (readonly number[])[]): Promise<void>
+  gather?(cells: readonly Int32Array[]): Promise<void>
   /**
    * The host memory the recording holds (its windows, sums and u) may be used again by a later one:
    * call it once nothing reads them any more (evolve, when a generation is evaluated). Absent where

@@ -178,7 +178,7 @@ export class GpuRecorder implements WindowRecorder {
    * for each maxBufferSize the planes of the cells take), into the fields' windows; returns the floats
    * they are held in (none where no cell is listed).
    */
-  private async gather(wanted: readonly (readonly number[])[], held: HeldPlanes[]): Promise<Float32Array | undefined> {
+  private async gather(wanted: readonly Int32Array[], held: HeldPlanes[]): Promise<Float32Array | undefined> {
     const { device, transfers } = this.gpu
     const cells = this.gpu.n * this.gpu.n
     const planes = this.planes
