@@ -64,8 +64,8 @@ export function sharedFloats(length: number): Float32Array {
   return typeof SharedArrayBuffer === 'function' ? new Float32Array(new SharedArrayBuffer(length * 4)) : new Float32Array(length)
 }
 
-/** Memory given back (giveBack) for reusedFloats, at most REUSED buffers, the latest kept. */
-const REUSED = 4
+/** Memory given back (giveBack) for reusedFloats, at most REUSED buffers, the latest kept (an evolve generation gives back 5). */
+const REUSED = 8
 const returned: ArrayBufferLike[] = []
 
 /**
@@ -188,6 +188,7 @@ export class WindowSpectra {
    * planes a structure, so a cell's planes are read in one call where the source can (`row`).
    */
   addPowers(cell: number, into: Float64Array): void {
+    if (!this.bins) return
     const row = this.source.row?.(cell) ?? this.rowOf(cell)
     const mean = row[0] / this.frames
     for (let k = 1; k <= this.bins; k++) {

@@ -29,7 +29,7 @@ export interface FieldBackend {
   step(req: StepRequest): Promise<LedgerSample[]>
   /**
    * Adds each wave (n*n) to u and u_prev of its field (waves[k] to fields[k], each field once): a
-   * displacement at rest. The GPU backend sends them up and adds them in one submit.
+   * displacement at rest. The GPU backend sends them up and adds them in one submit a 64 MiB of waves.
    */
   inject(fields: readonly number[], waves: readonly Float32Array[]): Promise<void>
   /** Replaces the state of every field (n*n*fields each). */

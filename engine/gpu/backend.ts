@@ -23,7 +23,7 @@ import {
 import { keepWritten, openSweep, releasePatterns } from './adjoint.js'
 import { GpuDreamOps } from './dream.js'
 import { GpuEncoder3 } from './encode3.js'
-import { GpuInjector } from './inject.js'
+import { distinctFields, GpuInjector } from './inject.js'
 import { GpuRecorder } from './record.js'
 import { GpuHeldSums } from './sums.js'
 import { fieldStepModule, forgetKernels, onDeviceError, perDevice, type GpuContext } from './context.js'
@@ -452,6 +452,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   }
 
   async inject(fields: readonly number[], waves: readonly Float32Array[]): Promise<void> {
+    distinctFields(fields)
     const per = this.injector.perDispatch
     for (let from = 0; from < fields.length; from += per) {
       const src = this.injector.upload(waves.slice(from, from + per))

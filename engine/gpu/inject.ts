@@ -1,6 +1,6 @@
 // Waves added to fields on the GPU (shaders/inject.wgsl): a call's waves go up into one buffer and one
-// dispatch adds each to u and u_prev of its field, in one submit: evolve injects a generation's
-// genomes that start together in one, where each was a submit, two dispatches and a wait. CPU twin:
+// dispatch adds each to u and u_prev of its field, one submit for each 64 MiB of waves: evolve injects
+// a generation's genomes that start together so, where each was a submit, two dispatches and a wait. CPU twin:
 // WasmFieldBackend.inject (engine/cpu/wasm.ts); test: engine/gpu/inject.test.ts.
 import { CrystalError } from '../errors.js'
 import { wgslStruct } from '../field/params.js'
@@ -18,8 +18,9 @@ const MAX_BYTES = 64 << 20
 export class GpuInjector {
   private readonly cells: number
   private readonly uniform: GPUBuffer
-  /** The waves of a call's dispatch and where each goes, made for the largest dispatch so far. */
-  private held?: { waves: GPUBuffer; targets: GPUBuffer; capacity: number }
+  /** The waves of a dispatch ([wave][cell]) and where each goes, each made for the largest dispatch so far. */
+  private waves?: GPUBuffer
+  private targets?: GPUBuffer
 
   constructor(
     private readonly device: GPUDevice,
@@ -38,19 +39,18 @@ export class GpuInjector {
 
   /** The waves (n*n each, at most perDispatch) sent up into the buffer a dispatch reads them from. */
   upload(waves: readonly Float32Array[]): GPUBuffer {
-    const { waves: buffer } = this.room(waves.length)
+    const buffer = (this.waves = this.room(this.waves, waves.length * this.cells * 4))
     waves.forEach((w, k) => this.transfers.write(buffer, k * this.cells * 4, w.subarray(0, this.cells)))
     return buffer
   }
 
   /**
-   * Encodes adding wave k of `src` ([wave][cell]) to u (`cur`) and u_prev (`prev`) of fields[k], each
-   * field once; `src` is upload's buffer or one holding a single wave.
+   * Encodes adding wave k of `src` ([wave][cell]) to u (`cur`) and u_prev (`prev`) of fields[k]; each
+   * field once (distinctFields), or two adds to one field would race. `src` is upload's buffer or one
+   * holding a single wave.
    */
   encode(pass: GPUComputePassEncoder, src: GPUBuffer, fields: readonly number[], cur: GPUBuffer, prev: GPUBuffer): void {
-    if (new Set(fields).size !== fields.length)
-      throw new CrystalError('internal', `one injection lists a field twice (${fields.join(', ')}): its adds would race`)
-    const { targets } = this.room(fields.length)
+    const targets = (this.targets = this.room(this.targets, fields.length * 4))
     this.transfers.write(targets, 0, Uint32Array.from(fields))
     const pipeline = perDevice(this.device, 'inject:inject', () =>
       this.device.createComputePipeline({
@@ -71,23 +71,22 @@ export class GpuInjector {
     this.transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535), fields.length)
   }
 
-  /** Buffers for `count` waves: the held ones, or larger ones in their place (the queue finishes what reads the old). */
-  private room(count: number): { waves: GPUBuffer; targets: GPUBuffer; capacity: number } {
-    if (this.held && this.held.capacity >= count) return this.held
-    this.destroyHeld()
-    const make = (bytes: number) => this.device.createBuffer({ size: Math.max(16, bytes), usage: STORAGE })
-    this.held = { waves: make(count * this.cells * 4), targets: make(count * 4), capacity: count }
-    return this.held
-  }
-
-  private destroyHeld(): void {
-    this.held?.waves.destroy()
-    this.held?.targets.destroy()
-    this.held = undefined
+  /** `held` where it has `bytes`, else a larger buffer in its place (the queue finishes what reads the old). */
+  private room(held: GPUBuffer | undefined, bytes: number): GPUBuffer {
+    if (held && held.size >= bytes) return held
+    held?.destroy()
+    return this.device.createBuffer({ size: Math.max(16, bytes), usage: STORAGE })
   }
 
   destroy(): void {
-    this.destroyHeld()
+    this.waves?.destroy()
+    this.targets?.destroy()
     this.uniform.destroy()
   }
+}
+
+/** Throws unless every field is listed once: one dispatch's adds to a field listed twice would race. */
+export function distinctFields(fields: readonly number[]): void {
+  if (new Set(fields).size !== fields.length)
+    throw new CrystalError('bad_argument', `one injection lists a field twice (${fields.join(', ')}): list each field once`)
 }

@@ -8,9 +8,10 @@ import { nodeGpu } from './webgpu.node.js'
 
 const MAP_READ = 0x1
 const STORAGE = 0x80 | 0x4 | 0x8
-const FLOATS = 4096
+const FLOATS = 1 << 16
 
-test('reads of about one size share one staging buffer across the Transfers of a device, each with its own data', async () => {
+/** The device with its mappable buffers counted, a source buffer and a read of `floats` of it filled with `value`. */
+async function counted() {
   const { device } = (await keptDevice(await nodeGpu()))!
   const made: number[] = []
   const create = device.createBuffer
@@ -23,25 +24,52 @@ test('reads of about one size share one staging buffer across the Transfers of a
     t.write(src, 0, new Float32Array(FLOATS).fill(value))
     return new Float32Array(await t.read(src, 0, floats * 4, device.createCommandEncoder(), () => undefined))
   }
-  const filled = (value: number, floats: number) => new Float32Array(floats).fill(value)
+  const done = () => {
+    device.createBuffer = create
+    src.destroy()
+  }
+  return { device, made, read, done }
+}
+const filled = (value: number, floats: number) => new Float32Array(floats).fill(value)
+
+test('reads of about one size share one staging buffer across the Transfers of a device, each with its own data', async () => {
+  const { device, made, read, done } = await counted()
   try {
     // two engines' counters on one device, one after the other
     const [a, b] = [new Transfers(device), new Transfers(device)]
     expect(await read(a, 1, FLOATS)).toEqual(filled(1, FLOATS))
     expect(await read(b, 2, FLOATS)).toEqual(filled(2, FLOATS))
     // a smaller read within half of it takes the same buffer, and only its own bytes come back
-    expect(await read(a, 3, 3000)).toEqual(filled(3, 3000))
+    expect(await read(a, 3, (3 * FLOATS) / 4)).toEqual(filled(3, (3 * FLOATS) / 4))
     expect(made).toHaveLength(1)
     expect(made[0]).toBeGreaterThanOrEqual(FLOATS * 4)
     // one under half its size gets its own; two reads at once take two
-    expect(await read(b, 4, 1000)).toEqual(filled(4, 1000))
+    expect(await read(b, 4, FLOATS / 4)).toEqual(filled(4, FLOATS / 4))
     expect(made).toHaveLength(2)
     const both = await Promise.all([read(a, 5, FLOATS), read(b, 5, FLOATS)])
     expect(both).toEqual([filled(5, FLOATS), filled(5, FLOATS)])
     expect(made).toHaveLength(3)
-    expect([a.reads, b.reads, a.bytes_read + b.bytes_read]).toEqual([3, 3, (4 * FLOATS + 3000 + 1000) * 4])
+    // small reads share a small buffer, whatever their sizes
+    for (const floats of [2, 60, 2]) expect(await read(a, 6, floats)).toEqual(filled(6, floats))
+    expect(made).toHaveLength(4)
+    expect([a.reads, b.reads]).toEqual([6, 3])
   } finally {
-    device.createBuffer = create
-    src.destroy()
+    done()
+  }
+})
+
+test('a dozen reads at once, read again, make no staging buffer the second time (an evolve generation reads some 12)', async () => {
+  const { device, made, read, done } = await counted()
+  try {
+    const t = new Transfers(device)
+    const round = (value: number) => Promise.all(Array.from({ length: 12 }, (_, k) => read(t, value, FLOATS - 1000 * k)))
+    await round(1)
+    const first = made.length
+    const again = await round(2)
+    again.forEach((got, k) => expect(got).toEqual(filled(2, FLOATS - 1000 * k)))
+    // all twelve were kept (at most 8 kept, 4 would be made again)
+    expect(made).toHaveLength(first)
+  } finally {
+    done()
   }
 })

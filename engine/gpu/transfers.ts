@@ -7,16 +7,19 @@ import type { TransferCounts } from '../field/backend.js'
 const MAP_READ = 0x1
 const COPY_DST = 0x8
 
-/** Free staging buffers a device keeps at most, and their bytes. */
-const KEPT = 8
+/** Free staging buffers a device keeps at most (an evolve generation reads back some 12 sizes), and their bytes. */
+const KEPT = 32
 const KEPT_BYTES = 1 << 30
+/** A read this small takes any free buffer up to this size (a small buffer is no waste). */
+const SMALL = 64 << 10
 
 /**
  * Mappable buffers for read-backs, kept per device between reads and between engines (evolve opens
  * two a generation): making one anew for each read, and the first touch of its memory, cost more than
  * the copy itself (64 MB on SwiftShader: 60 to 68 ms with a new buffer, 26 to 50 ms with a kept one).
- * The smallest free one that holds a read and is at most twice its size is taken; a new one has an
- * eighth of slack, so that the next generation's slightly larger read finds it; the oldest go past KEPT.
+ * The smallest free one that holds a read and is at most twice its size (or SMALL) is taken; a new one
+ * has an eighth of slack, within the device's largest buffer, so that the next generation's slightly
+ * larger read finds it; past KEPT or KEPT_BYTES the oldest go.
  */
 class StagingBuffers {
   private free: GPUBuffer[] = []
@@ -25,17 +28,19 @@ class StagingBuffers {
 
   take(bytes: number): GPUBuffer {
     let best: GPUBuffer | undefined
-    for (const b of this.free) if (b.size >= bytes && b.size <= 2 * bytes && (!best || b.size < best.size)) best = b
+    for (const b of this.free) if (b.size >= bytes && b.size <= Math.max(2 * bytes, SMALL) && (!best || b.size < best.size)) best = b
     if (best) {
       this.free = this.free.filter((b) => b !== best)
       return best
     }
     const slack = Math.ceil(bytes / 8 / 256) * 256
-    return this.device.createBuffer({ size: Math.max(256, bytes + slack), usage: MAP_READ | COPY_DST })
+    const size = Math.min(this.device.limits.maxBufferSize, Math.max(256, bytes + slack))
+    return this.device.createBuffer({ size, usage: MAP_READ | COPY_DST })
   }
 
   give(buffer: GPUBuffer): void {
     buffer.unmap()
+    if (buffer.size > KEPT_BYTES) return buffer.destroy()
     this.free.push(buffer)
     while (this.free.length > KEPT || this.free.reduce((a, b) => a + b.size, 0) > KEPT_BYTES) this.free.shift()!.destroy()
   }
