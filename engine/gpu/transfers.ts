@@ -40,7 +40,10 @@ class StagingBuffers {
 
   give(buffer: GPUBuffer): void {
     buffer.unmap()
-    if (buffer.size > KEPT_BYTES) return buffer.destroy()
+    if (buffer.size > KEPT_BYTES) {
+      buffer.destroy()
+      return
+    }
     this.free.push(buffer)
     while (this.free.length > KEPT || this.free.reduce((a, b) => a + b.size, 0) > KEPT_BYTES) this.free.shift()!.destroy()
   }
