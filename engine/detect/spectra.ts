@@ -4,6 +4,7 @@
 // engine/cpu/spectra.ts), so that the frames themselves never reach the host. The mean is taken
 // out here, only for the cells detection reads: sum_t (u_t - m) c_t = sum_t u_t c_t - m sum_t c_t.
 import { CrystalError } from '../errors.js'
+import { FreeList, withSlack } from '../util/free_list.js'
 
 /** Planes of a window of T frames: sum u, sum |u|, then cos and sin sums of bins 1..T/2. */
 export function windowPlanes(frames: number): number {
@@ -64,32 +65,28 @@ export function sharedFloats(length: number): Float32Array {
   return typeof SharedArrayBuffer === 'function' ? new Float32Array(new SharedArrayBuffer(length * 4)) : new Float32Array(length)
 }
 
-/** Memory given back (giveBack) for reusedFloats, at most REUSED buffers, the latest kept (an evolve generation gives back 5). */
-const REUSED = 8
-const returned: ArrayBufferLike[] = []
+/** Memory given back (giveBack) for reusedFloats: at most 8 buffers (an evolve generation gives back 5). */
+const returned = new FreeList<ArrayBufferLike>(
+  (b) => b.byteLength,
+  () => {},
+  { count: 8, bytes: Number.POSITIVE_INFINITY },
+)
 
 /**
  * Floats as sharedFloats gives, but on memory that may have been used before, so their values are
  * whatever was there: for a caller that writes every one. Evolve reads its windows back into these
  * (some 300 MB a batch at population 1,000, N = 96), and the first touch of fresh memory costs several
  * times the copy (110 MB: 56 to 81 ms into fresh memory, 10 to 15 ms into memory touched before).
- * Memory given back that holds `length` floats and at most twice that is taken; fresh memory has an
- * eighth of slack, so that the next generation's slightly larger read finds it.
+ * Memory given back that holds `length` floats and at most twice that is taken (engine/util/free_list.ts).
  */
 export function reusedFloats(length: number): Float32Array {
-  let best = -1
-  returned.forEach((b, k) => {
-    if (b.byteLength >= length * 4 && b.byteLength <= 8 * length && (best < 0 || b.byteLength < returned[best].byteLength)) best = k
-  })
-  if (best >= 0) return new Float32Array(returned.splice(best, 1)[0], 0, length)
-  return sharedFloats(Math.ceil(length * 1.125)).subarray(0, length)
+  const kept = returned.take(length * 4)
+  return kept ? new Float32Array(kept, 0, length) : sharedFloats(withSlack(length * 4) / 4).subarray(0, length)
 }
 
 /** The memory under `floats` (from reusedFloats), for a later reusedFloats: nothing may read it after. */
 export function giveBack(floats: Float32Array): void {
-  if (returned.includes(floats.buffer)) return
-  returned.push(floats.buffer)
-  if (returned.length > REUSED) returned.shift()
+  returned.give(floats.buffer)
 }
 
 /**

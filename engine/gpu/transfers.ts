@@ -3,56 +3,38 @@
 // benchmarks, and the tests that hold the GPU paths to "the report only" and "the scores only").
 import { CrystalError } from '../errors.js'
 import type { TransferCounts } from '../field/backend.js'
+import { FreeList, withSlack } from '../util/free_list.js'
 
 const MAP_READ = 0x1
 const COPY_DST = 0x8
 
-/** Free staging buffers a device keeps at most (an evolve generation reads back some 12 sizes), and their bytes. */
-const KEPT = 32
-const KEPT_BYTES = 1 << 30
-/** A read this small takes any free buffer up to this size (a small buffer is no waste). */
-const SMALL = 64 << 10
-
 /**
  * Mappable buffers for read-backs, kept per device between reads and between engines (evolve opens
- * two a generation): making one anew for each read, and the first touch of its memory, cost more than
- * the copy itself (64 MB on SwiftShader: 60 to 68 ms with a new buffer, 26 to 50 ms with a kept one).
- * The smallest free one that holds a read and is at most twice its size (or SMALL) is taken; a new one
- * has an eighth of slack, within the device's largest buffer, so that the next generation's slightly
- * larger read finds it; past KEPT or KEPT_BYTES the oldest go.
+ * two a generation; engine/util/free_list.ts): making one anew for each read, and the first touch of
+ * its memory, cost more than the copy itself (64 MB on SwiftShader: 60 to 68 ms with a new buffer, 26
+ * to 50 ms with a kept one). At most 32 (an evolve generation reads back some 12 sizes) and 1 GiB kept;
+ * reads up to 64 KiB share small ones.
  */
-class StagingBuffers {
-  private free: GPUBuffer[] = []
-
-  constructor(private readonly device: GPUDevice) {}
-
-  take(bytes: number): GPUBuffer {
-    let best: GPUBuffer | undefined
-    for (const b of this.free) if (b.size >= bytes && b.size <= Math.max(2 * bytes, SMALL) && (!best || b.size < best.size)) best = b
-    if (best) {
-      this.free = this.free.filter((b) => b !== best)
-      return best
-    }
-    const slack = Math.ceil(bytes / 8 / 256) * 256
-    const size = Math.min(this.device.limits.maxBufferSize, Math.max(256, bytes + slack))
-    return this.device.createBuffer({ size, usage: MAP_READ | COPY_DST })
-  }
-
-  give(buffer: GPUBuffer): void {
-    buffer.unmap()
-    if (buffer.size > KEPT_BYTES) {
-      buffer.destroy()
-      return
-    }
-    this.free.push(buffer)
-    while (this.free.length > KEPT || this.free.reduce((a, b) => a + b.size, 0) > KEPT_BYTES) this.free.shift()!.destroy()
-  }
+const stagings = new WeakMap<GPUDevice, FreeList<GPUBuffer>>()
+function staging(device: GPUDevice, bytes: number): GPUBuffer {
+  let kept = stagings.get(device)
+  if (!kept)
+    stagings.set(
+      device,
+      (kept = new FreeList<GPUBuffer>(
+        (b) => b.size,
+        (b) => b.destroy(),
+        { count: 32, bytes: 1 << 30, small: 64 << 10 },
+      )),
+    )
+  const size = Math.min(device.limits.maxBufferSize, Math.max(256, withSlack(bytes)))
+  return kept.take(bytes) ?? device.createBuffer({ size, usage: MAP_READ | COPY_DST })
 }
-const stagings = new WeakMap<GPUDevice, StagingBuffers>()
-function stagingOf(device: GPUDevice): StagingBuffers {
-  let s = stagings.get(device)
-  if (!s) stagings.set(device, (s = new StagingBuffers(device)))
-  return s
+
+/** A staging buffer back to its device's kept ones, unmapped. */
+function keepStaging(device: GPUDevice, buffer: GPUBuffer): void {
+  buffer.unmap()
+  stagings.get(device)!.give(buffer)
 }
 
 export class Transfers implements TransferCounts {
@@ -113,8 +95,7 @@ export class Transfers implements TransferCounts {
     failure: () => string | undefined,
     use: (range: ArrayBuffer) => T,
   ): Promise<T> {
-    const staging = stagingOf(this.device)
-    const buffer = staging.take(bytes)
+    const buffer = staging(this.device, bytes)
     encoder.copyBufferToBuffer(src, offset, buffer, 0, bytes)
     this.submit(encoder)
     this.bytes_read += bytes
@@ -127,7 +108,7 @@ export class Transfers implements TransferCounts {
       buffer.destroy()
       throw new CrystalError('backend_unavailable', `reading back from the GPU failed: ${failure() ?? (e as Error).message}`)
     }
-    staging.give(buffer)
+    keepStaging(this.device, buffer)
     return result
   }
 
