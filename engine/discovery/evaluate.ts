@@ -134,8 +134,6 @@ export async function perturb(
   const n = engine.size
   const cells = n * n
   const u = state ?? (await engine.read()).u
-  const mask = new Float32Array(cells * engine.fields).fill(1)
-  const rms = (v: Float32Array) => Math.sqrt(v.reduce((a, x) => a + x * x, 0) / v.length)
   const rand = rng(KICK_SEED)
   const kick = new Float32Array(cells)
   for (let k = 0; k < KICK_PULSES; k++) addPulse(kick, n, randomPulse(rand))
@@ -143,24 +141,18 @@ export async function perturb(
     if (!s) return undefined
     if (s.features.area >= CLASS_RULES.field_wide) {
       const gain = rms(u.subarray(f * cells, (f + 1) * cells)) / (rms(kick) || 1)
-      return { kick: kick.map((v) => v * gain), window: [] }
+      return { kick: kick.map((v) => v * gain), window: [], erased: [] }
     }
     const shape = measure(windows[f].spectra.stability(), n, s.cells)
-    const [cx, cy] = [s.features.centroid_x * n - 0.5, s.features.centroid_y * n - 0.5]
-    const reach = 2 * shape.mean_radius + 1
-    const window: number[] = []
-    for (let y = 0; y < n; y++) {
-      for (let x = 0; x < n; x++) {
-        const [dx, dy] = [x - cx, y - cy]
-        if (Math.hypot(dx, dy) > reach) continue
-        window.push(y * n + x)
-        if (dx * shape.axis[0] + dy * shape.axis[1] < 0) mask[f * cells + y * n + x] = 0
-      }
-    }
-    return { kick: undefined, window }
+    const centre: [number, number] = [s.features.centroid_x * n - 0.5, s.features.centroid_y * n - 0.5]
+    return { kick: undefined, ...erasePlan(n, centre, 2 * shape.mean_radius + 1, shape.axis) }
   })
   if (!plans.some(Boolean)) return [...found]
-  if (mask.includes(0)) await engine.scale(mask)
+  if (plans.some((p) => p?.erased.length)) {
+    const mask = new Float32Array(cells * engine.fields).fill(1)
+    plans.forEach((p, f) => p?.erased.forEach((c) => (mask[f * cells + c] = 0)))
+    await engine.scale(mask)
+  }
   if (plans.some((p) => p?.kick)) await engine.injectMany(plans.map((p) => p?.kick))
   await engine.step(RECOVERY_STEPS)
   const taken = await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
@@ -174,6 +166,35 @@ export async function perturb(
   })
   recording.release?.()
   return answered
+}
+
+/** Root mean square (float64 sums, in order). */
+function rms(v: Float32Array): number {
+  let sum = 0
+  for (let i = 0; i < v.length; i++) sum += v[i] * v[i]
+  return Math.sqrt(sum / v.length)
+}
+
+/**
+ * The cells within `reach` of `centre` (x, y in cells), row by row (the window regrowth is measured
+ * over), and those of them on the negative side of `axis` (erased). Only the disc's bounding box, a
+ * cell wider each way, is visited: a cell outside it is more than `reach` away along x or y alone, and
+ * so in float64 too (hypot(dx, dy) >= |dx|), so the lists are those of a scan of every cell.
+ */
+export function erasePlan(n: number, [cx, cy]: [number, number], reach: number, axis: [number, number]) {
+  const window: number[] = []
+  const erased: number[] = []
+  const span = (c: number) => [Math.max(0, Math.floor(c - reach) - 1), Math.min(n - 1, Math.ceil(c + reach) + 1)]
+  const [[x0, x1], [y0, y1]] = [span(cx), span(cy)]
+  for (let y = y0; y <= y1; y++) {
+    for (let x = x0; x <= x1; x++) {
+      const [dx, dy] = [x - cx, y - cy]
+      if (Math.hypot(dx, dy) > reach) continue
+      window.push(y * n + x)
+      if (dx * axis[0] + dy * axis[1] < 0) erased.push(y * n + x)
+    }
+  }
+  return { window, erased }
 }
 
 /** Opens the engine of one batch of fields (the noisy one with its added noise). */
