@@ -21,6 +21,8 @@ export interface CliContext {
   dataDir: string
   backend: BackendChoice
   quiet: boolean
+  /** --debug: stack traces, and what a GPU engine moved and waited for, on stderr. */
+  debug: boolean
   settings: Settings
   /** A line for people on stderr (progress, notices); silent with --quiet. */
   say(line: string): void
@@ -40,6 +42,7 @@ export function contextOf(cli: Command): CliContext {
     dataDir: g.dataDir,
     backend: g.backend,
     quiet: !!g.quiet,
+    debug: !!g.debug,
     settings,
     say,
     catalog: (files) => loadCatalog(g.dataDir, files),

@@ -9,6 +9,7 @@ import { FIELD_SIZE, SEARCH_DEFAULTS } from '../../engine/contracts/api.js'
 import { CLASS_NAMES, type ClassToken } from '../../engine/contracts/registry.js'
 import { archivesInWords } from '../../engine/discovery/archive.js'
 import { DEFAULT_MIN_PERSISTENCE, discover, type DiscoveryProgress, type DiscoveryResult } from '../../engine/discovery/discovery.js'
+import { BATCH_PHASES, type EvaluationTimes } from '../../engine/discovery/evaluate.js'
 import { DetectPool } from '../../engine/discovery/pool.node.js'
 import { CrystalError } from '../../engine/errors.js'
 import { SwarmLink } from '../../engine/swarm/link.node.js'
@@ -78,6 +79,22 @@ function progressReporter(ctx: CliContext, label: string, total: number, json: b
   }
 }
 
+const seconds = (ms: number) => (ms / 1000).toFixed(3)
+
+/**
+ * --debug: where each generation's time went (engine/discovery/evaluate.ts EvaluationTimes), a line on
+ * stderr as the generation ends; undefined without --debug.
+ */
+function timesReporter(c: CliContext, label: string) {
+  if (!c.debug) return undefined
+  const phases = (ms: EvaluationTimes['clean']) =>
+    BATCH_PHASES.flatMap((k) => (ms[k] === undefined ? [] : [`${k} ${seconds(ms[k])}`])).join(', ')
+  return (generation: number, t: EvaluationTimes) =>
+    process.stderr.write(
+      `crystal: ${label} generation ${generation} took ${seconds(t.total)} s: waves ${seconds(t.waves)}; clean batch: ${phases(t.clean)}; noisy batch: ${phases(t.noisy)}\n`,
+    )
+}
+
 /** " (12 Attractor Field, 3 Standing Echo)": the elites per class, most first. */
 function byClass(r: DiscoveryResult): string {
   const counts = Object.entries(r.elites_by_class).sort((a, b) => b[1] - a[1])
@@ -118,6 +135,7 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
         open: c.open,
         detector,
         onProgress: progress.update,
+        onTimes: timesReporter(c, material.name),
       }).finally(() => {
         progress.stop()
         detector?.close()
@@ -192,6 +210,7 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
               open: c.open,
               detector,
               onProgress: (p) => generations.push(p),
+              onTimes: timesReporter(c, material.name),
             },
             discover,
           )

@@ -12,7 +12,7 @@ import { quality, type Candidate, type RegisterOutcome, type Registry } from '..
 import { rng } from '../util/rng.js'
 import { Archive, cellKey, descriptorsOf, registeredArchive, type Elite } from './archive.js'
 import type { Detector } from './detector.js'
-import { evaluate, type Evaluation } from './evaluate.js'
+import { evaluate, type Evaluation, type EvaluationTimes } from './evaluate.js'
 import { MAX_PULSES, mutate, randomGenome, type GenomeBounds } from './genome.js'
 
 /** Share of each MAP-Elites generation drawn at random rather than bred (keeps finding new cells). */
@@ -39,6 +39,8 @@ export interface DiscoveryOptions {
   /** false: fill the archive and report, register nothing (the benchmark). */
   register?: boolean
   onProgress?: (p: DiscoveryProgress) => void
+  /** Where each generation's time went (1-based generation; evaluate.ts EvaluationTimes). */
+  onTimes?: (generation: number, t: EvaluationTimes) => void
   /** Stops after the current generation when it returns true (Ctrl-C in the CLI). */
   shouldStop?: () => boolean
 }
@@ -169,7 +171,14 @@ export async function discover(o: DiscoveryOptions): Promise<DiscoveryResult> {
     const members = nextBatch(archive, o, rand, bounds, generation)
     const evaluations = await evaluate(
       members.map((m) => m.genome),
-      { size: o.size, material: o.material, seed: o.seed, open: o.open, detector: o.detector },
+      {
+        size: o.size,
+        material: o.material,
+        seed: o.seed,
+        open: o.open,
+        detector: o.detector,
+        onTimes: o.onTimes && ((t) => o.onTimes?.(generation + 1, t)),
+      },
     )
     members.forEach((m, i) => {
       const e = (m.evaluation = evaluations[i])

@@ -36,6 +36,41 @@ export interface EvaluationConditions {
   open: (o: EngineOptions) => Promise<Engine>
   /** Where the fields' structures are detected (detector.ts): on this thread unless given. */
   detector?: Detector
+  /** Told where the evaluation's time went, once it is done (evolve --debug). */
+  onTimes?: (t: EvaluationTimes) => void
+}
+
+/**
+ * The phases of a batch, in order: its engine opened (the device's buffers made); injections and steps to the batch's end; the dreams; the window
+ * recorded, observed and read back; detection naming the cells whose planes it reads (where the planes
+ * stay on the device); those planes read back; the books read (the clean batch); the structures
+ * detected; the perturbation experiment (plans, steps, its window read back and the classing).
+ */
+export const BATCH_PHASES = ['open', 'resonate', 'dream', 'record', 'cells', 'gather', 'books', 'detect', 'perturb'] as const
+export type BatchPhase = (typeof BATCH_PHASES)[number]
+
+/**
+ * Where an evaluation's time went, in wall milliseconds: the genomes' waves, each batch's phases (the
+ * ones it ran), and the whole. On the GPU the two batches run at once, so their phases overlap in time
+ * and a phase's figure includes the other batch's host work done while it waited.
+ */
+export interface EvaluationTimes {
+  waves: number
+  clean: Partial<Record<BatchPhase, number>>
+  noisy: Partial<Record<BatchPhase, number>>
+  total: number
+}
+
+/** A batch's clock: each lap adds the time since the last one to its phase. */
+class Laps {
+  readonly ms: Partial<Record<BatchPhase, number>> = {}
+  private last = performance.now()
+
+  lap(phase: BatchPhase): void {
+    const now = performance.now()
+    this.ms[phase] = (this.ms[phase] ?? 0) + now - this.last
+    this.last = now
+  }
 }
 
 export interface Evaluation {
@@ -81,7 +116,7 @@ function meanOf(sums: Float32Array, taken: number): Float32Array {
 export async function recordWindows(
   engine: Engine,
   limit = Infinity,
-  { withU = true, detector = IN_THREAD }: { withU?: boolean; detector?: Detector } = {},
+  { withU = true, detector = IN_THREAD, laps }: { withU?: boolean; detector?: Detector; laps?: Laps } = {},
 ): Promise<{ windows: Window[]; u: Float32Array; release: () => void }> {
   const n = engine.size
   const cells = n * n
@@ -96,7 +131,13 @@ export async function recordWindows(
     spectra: new WindowSpectra(n, RECORD_DT, RECORD_FRAMES, recording.window(f)),
     later: later.subarray(f * cells, (f + 1) * cells),
   }))
-  if (recording.gather) await recording.gather(await detector.cellsRead(windows, limit))
+  laps?.lap('record')
+  if (recording.gather) {
+    const read = await detector.cellsRead(windows, limit)
+    laps?.lap('cells')
+    await recording.gather(read)
+    laps?.lap('gather')
+  }
   return { windows, u: recording.u, release: () => recording.release?.() }
 }
 
@@ -116,6 +157,8 @@ interface Batch {
   retention: number[]
   /** Gives the windows' memory back for a later batch's (recordWindows' release). */
   release: () => void
+  /** Where its time went (EvaluationTimes). */
+  times: Partial<Record<BatchPhase, number>>
 }
 
 /**
@@ -217,6 +260,7 @@ async function runBatch(
   waves: readonly Float32Array[],
   c: EvaluationConditions,
   probe: boolean,
+  laps: Laps,
 ): Promise<Batch> {
   try {
     const longest = Math.max(...genomes.map((g) => g.resonate_steps))
@@ -227,16 +271,23 @@ async function runBatch(
       await engine.injectMany(genomes.map((g, f) => (longest - g.resonate_steps === start ? waves[f] : undefined)))
     }
     await engine.step(longest - engine.step_count)
-    if (genomes.some((g) => g.dream !== 'none')) await engine.dream(genomes.map((g) => g.dream))
+    laps.lap('resonate')
+    if (genomes.some((g) => g.dream !== 'none')) {
+      await engine.dream(genomes.map((g) => g.dream))
+      laps.lap('dream')
+    }
     // only the clean batch is perturbed, from its u
     const detector = c.detector ?? IN_THREAD
-    const { windows, u, release } = await recordWindows(engine, 1, { withU: probe, detector })
+    const { windows, u, release } = await recordWindows(engine, 1, { withU: probe, detector, laps })
     // the retention is the clean batch's: the noisy one's books are not read
     const books = probe ? await engine.books() : []
+    if (probe) laps.lap('books')
     const found = await detector.first(windows, 1)
+    laps.lap('detect')
     const answered = probe ? await perturb(engine, found, windows, u) : found
+    if (probe) laps.lap('perturb')
     const retention = books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0))
-    return { windows, found, answered, retention, release }
+    return { windows, found, answered, retention, release, times: laps.ms }
   } finally {
     engine.destroy()
   }
@@ -269,18 +320,29 @@ export function likenessOf(s: Structure, other: Structure): number {
 }
 
 export async function evaluate(genomes: readonly Genome[], c: EvaluationConditions): Promise<Evaluation[]> {
+  const start = performance.now()
   // each genome's pulses, made once for both batches (on the detection pool's threads where it has them)
   const waves = await (c.detector ?? IN_THREAD).waves(genomes, c.size)
-  const cleanEngine = await openBatch(genomes, c, 0)
+  const wavesMs = performance.now() - start
+  const opened = async (noise: number) => {
+    const laps = new Laps()
+    const engine = await openBatch(genomes, c, noise)
+    laps.lap('open')
+    return { engine, laps }
+  }
+  const cleanBatch = await opened(0)
   // On the GPU the two batches run at once: one's host work (detection, the next submit) fills the
   // other's waits on the device. On the CPU one after the other: the cores are busy stepping either
   // way, and each batch holds its recorded window in host memory (1.3 GB at population 1,000, N = 96).
-  const noisyBatch = async () => runBatch(await openBatch(genomes, c, NOISE_PROBE), genomes, waves, c, false)
-  const together = cleanEngine.backend === 'gpu'
+  const noisyBatch = async () => {
+    const { engine, laps } = await opened(NOISE_PROBE)
+    return runBatch(engine, genomes, waves, c, false, laps)
+  }
+  const together = cleanBatch.engine.backend === 'gpu'
   const noisyRun = together ? noisyBatch() : undefined
   let clean: Batch
   try {
-    clean = await runBatch(cleanEngine, genomes, waves, c, true)
+    clean = await runBatch(cleanBatch.engine, genomes, waves, c, true, cleanBatch.laps)
   } catch (e) {
     // the other batch ends (and closes its engine) before the error goes up
     await noisyRun?.catch(() => {})
@@ -303,5 +365,6 @@ export async function evaluate(genomes: readonly Genome[], c: EvaluationConditio
   // the windows are read no more: the next generation's read-backs take their memory (no fresh memory to touch)
   clean.release()
   noisy.release()
+  c.onTimes?.({ waves: wavesMs, clean: clean.times, noisy: noisy.times, total: performance.now() - start })
   return evaluations
 }

@@ -11,7 +11,7 @@ import { MemoryRegistryStore, Registry } from '../registry/registry.js'
 import { rng } from '../util/rng.js'
 import { discover } from './discovery.js'
 import { IN_THREAD } from './detector.js'
-import { evaluate } from './evaluate.js'
+import { BATCH_PHASES, evaluate, type EvaluationTimes } from './evaluate.js'
 import { randomGenome } from './genome.js'
 import { DetectPool } from './pool.node.js'
 
@@ -53,11 +53,18 @@ test('a discovery run with its detection on worker threads registers what one de
 test('on the GPU (planes gathered from the device, then sent to the workers) the evaluations are those of the main thread', async () => {
   const rand = rng(9)
   const genomes = Array.from({ length: 3 }, () => randomGenome(rand, bounds))
-  const run = (detector?: DetectPool) =>
-    evaluate(genomes, { size: 24, material, seed: 3, open: (o) => createNodeEngine({ ...o, backend: 'gpu' }), detector })
+  const run = (detector?: DetectPool, onTimes?: (t: EvaluationTimes) => void) =>
+    evaluate(genomes, { size: 24, material, seed: 3, open: (o) => createNodeEngine({ ...o, backend: 'gpu' }), detector, onTimes })
   const main = await run()
   expect(main.some((e) => e.structure)).toBe(true)
-  expect(await run(pool)).toEqual(main)
+  let times: EvaluationTimes | undefined
+  expect(await run(pool, (t) => (times = t))).toEqual(main)
+  // where the time went (evolve --debug): every phase of each batch, the cells and their planes too where the planes stay on the device
+  expect(Object.keys(times!.clean)).toEqual(BATCH_PHASES.filter((p) => p !== 'dream' || genomes.some((g) => g.dream !== 'none')))
+  expect(Object.keys(times!.noisy)).toEqual(Object.keys(times!.clean).filter((p) => p !== 'books' && p !== 'perturb'))
+  const clean = Object.values(times!.clean).reduce((a, b) => a + b, 0)
+  expect(Math.min(...Object.values(times!.clean), ...Object.values(times!.noisy), times!.waves)).toBeGreaterThanOrEqual(0)
+  expect(clean + times!.waves).toBeLessThanOrEqual(times!.total + 1)
 }, 300_000)
 
 test("the genomes' waves made on the workers are the main thread's, bit for bit, on memory the threads share", async () => {
