@@ -372,7 +372,7 @@ function regionsOf(
  * (`ends`: where each ends), their masses, and for each part measured so far its shape, axis and mean
  * radius (PART_FLOATS each; its regions follow from these and the components). Typed arrays cross
  * threads as a copy of their bytes, where the same as plain arrays and objects took the main thread
- * some 0.27 ms a window to pass on (docs/gpu.md).
+ * some 0.27 ms a window to pass on (docs/detection.md, "Where detection runs").
  */
 export interface PackedMeasured {
   cells: Int32Array
