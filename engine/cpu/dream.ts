@@ -84,6 +84,7 @@ export class HostDreamOps implements DreamOps {
     passes: number,
     side: number,
     keep: number,
+    report: boolean,
   ): Promise<{ outcomes: EditOutcome[]; masks: (EditMask | null)[] }> {
     const { n } = this.core
     const kept = keptEdits(edits, keep)
@@ -114,6 +115,6 @@ export class HostDreamOps implements DreamOps {
       masks.push(kept.has(field) ? smooth : null)
     })
     await this.core.load(u, prev)
-    return { outcomes, masks }
+    return { outcomes: report ? outcomes : [], masks }
   }
 }

@@ -273,7 +273,11 @@ async function runBatch(
     await engine.step(longest - engine.step_count)
     laps.lap('resonate')
     if (genomes.some((g) => g.dream !== 'none')) {
-      await engine.dream(genomes.map((g) => g.dream))
+      // the dreams' reports are not read: three reads a batch fewer on the GPU
+      await engine.dream(
+        genomes.map((g) => g.dream),
+        { report: false },
+      )
       laps.lap('dream')
     }
     // only the clean batch is perturbed, from its u

@@ -235,7 +235,7 @@ test('the sums the GPU holds for the books (energy, potential, ledger) are those
   expect(wantLedger.some((v) => v !== 0)).toBe(true)
 })
 
-test('a generation evaluated on the GPU reads back at most 12 times, and evaluates as the CPU does', {
+test('a generation evaluated on the GPU reads back 6 times (none for the dreams), and evaluates as the CPU does', {
   timeout: GPU_TEST_TIMEOUT,
 }, async () => {
   const rand = rng(21)
@@ -256,7 +256,10 @@ test('a generation evaluated on the GPU reads back at most 12 times, and evaluat
   const gpu = await run('gpu')
   // the clean and the noisy batch; the counters outlive their devices
   expect(reads.length).toBe(2)
-  expect(reads.reduce((a, r) => a + r(), 0)).toBeLessThanOrEqual(12)
+  // clean: the window, its gathered cells, the books, the perturbation's window; noisy: the window and its cells
+  // (the dreams' reports, three reads a batch, are not read)
+  expect(genomes.some((g) => g.dream !== 'none')).toBe(true)
+  expect(reads.map((r) => r())).toEqual([4, 2])
   const cpu = await run('cpu')
   // the same structures: the class, and the signature to within a few of its int16 quanta (a fused
   // multiply-add on hardware can move a signature value across a quantum's edge and so change the hash)

@@ -34,13 +34,14 @@ async function dreamOn(
   backend: FieldBackend,
   ops: DreamOps,
   keep = EDITS.length,
+  report = true,
 ): Promise<{ outcomes: EditOutcome[]; masks: boolean[]; u: Float32Array; prev: Float32Array }> {
   const snapshots = states()
   for (const [k, s] of snapshots.entries()) {
     await backend.load(s.u, s.prev)
     await ops.accumulateStability(k === 0)
   }
-  const { outcomes, masks } = await ops.edit(EDITS, 3, PREVIEW_SIDE, keep)
+  const { outcomes, masks } = await ops.edit(EDITS, 3, PREVIEW_SIDE, keep, report)
   for (const m of masks) if (m && !(m instanceof Float32Array)) backend.releaseMask?.(m)
   return { outcomes, masks: masks.map(Boolean), ...(await backend.read()) }
 }
@@ -97,6 +98,10 @@ describe('the dream kernels against their CPU twin', () => {
       const one = await dreamOn(backend, ops, 1)
       expect(one.masks).toEqual([false, true, false])
       expect(one.u).toEqual(backend === gpu ? got.u : want.u)
+      // without the report: no outcomes, the same edit
+      const quiet = await dreamOn(backend, ops, EDITS.length, false)
+      expect(quiet.outcomes).toEqual([])
+      expect([quiet.u, quiet.prev]).toEqual(backend === gpu ? [got.u, got.prev] : [want.u, want.prev])
     }
   })
 })
@@ -132,5 +137,28 @@ describe('the transfer counter', () => {
     const cpu = await engineOn('cpu', { size: 16 })
     opened.push(cpu)
     expect(cpu.transfers()).toBeNull()
+  })
+
+  test('a dream without its report (evolve) reads nothing back, and leaves the fields and the books as the dream with it', {
+    timeout: GPU_TEST_TIMEOUT,
+  }, async () => {
+    for (const backend of ['gpu', 'cpu'] as const) {
+      const [told, quiet] = await Promise.all(
+        [0, 1].map(async () => {
+          const e = await engineOn(backend, { size: 32, fields: 2, material: 'graphene_model', seed: 4, timeline_interval: 0 })
+          opened.push(e)
+          await e.write('the river keeps its stones', 1, 0)
+          await e.step(20)
+          return e
+        }),
+      )
+      expect(await told.dream(['deep', 'light'])).toHaveLength(2)
+      const before = quiet.transfers()
+      expect(await quiet.dream(['deep', 'light'], { report: false })).toEqual([])
+      const after = quiet.transfers()
+      if (backend === 'gpu') expect([after!.reads, after!.bytes_read]).toEqual([before!.reads, before!.bytes_read])
+      expect(await quiet.read()).toEqual(await told.read())
+      expect(await quiet.books()).toEqual(await told.books())
+    }
   })
 })

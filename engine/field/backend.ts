@@ -133,13 +133,15 @@ export interface DreamOps {
    * mask and the kicks, `passes` 3 x 3 box blurs of the mask, then u and u_prev scaled by it in
    * place and the kicks added. Returns each field's outcome and its smoothed mask: null for a field
    * left alone, and for the edited fields before the last `keep` (the history holds no more: a batch
-   * of 1,000 fields made 1,000 device masks a dream, 744 of them dropped at once).
+   * of 1,000 fields made 1,000 device masks a dream, 744 of them dropped at once). Without `report`
+   * the outcomes are not made (an empty list) and the GPU reads nothing back (evolve's dreams).
    */
   edit(
     edits: readonly (FieldEdit | null)[],
     passes: number,
     side: number,
     keep: number,
+    report: boolean,
   ): Promise<{ outcomes: EditOutcome[]; masks: (EditMask | null)[] }>
   /**
    * u and u_prev of every field multiplied by `mask` ([field][cell]) in place, nothing read back (the

@@ -416,14 +416,14 @@ class FieldEngine implements Engine {
     await this.dreamOps.accumulateStability(reset)
   }
 
-  async dreamEdit(edits: readonly (FieldEdit | null)[], passes: number, side: number): Promise<EditOutcome[]> {
+  async dreamEdit(edits: readonly (FieldEdit | null)[], passes: number, side: number, report = true): Promise<EditOutcome[]> {
     if (edits.length !== this.core.fields)
       throw new CrystalError('bad_argument', `a dream edit here has ${this.core.fields} fields, got ${edits.length}`)
     const all = [...Array(this.core.fields).keys()]
     let outcomes: EditOutcome[] = []
     await this.booked(all, async () => {
       // masks the history would drop at once are not made (a batch of 1,000 fields made 1,000 a dream)
-      const edited = await this.dreamOps.edit(edits, passes, side, this.recallHistory ? SCALE_HISTORY_CAP : 0)
+      const edited = await this.dreamOps.edit(edits, passes, side, this.recallHistory ? SCALE_HISTORY_CAP : 0, report)
       outcomes = edited.outcomes
       for (const f of all) {
         const mask = edited.masks[f]
@@ -534,8 +534,8 @@ class FieldEngine implements Engine {
     return this.core.read(fields)
   }
 
-  dream(modes: DreamMode | readonly (DreamMode | 'none')[]): Promise<DreamReport[]> {
-    return dream(this, modes)
+  dream(modes: DreamMode | readonly (DreamMode | 'none')[], options?: { report?: boolean }): Promise<DreamReport[]> {
+    return dream(this, modes, options)
   }
 
   probe(text: string, field = 0): Promise<ProbeResult> {

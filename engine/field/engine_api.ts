@@ -154,7 +154,7 @@ export interface Engine {
    * A dream's edit of every field from those sums (null: left alone), in place where the field lives
    * (engine/field/backend.ts DreamOps); booked like a scaling and kept in the history.
    */
-  dreamEdit(edits: readonly (FieldEdit | null)[], passes: number, side: number): Promise<EditOutcome[]>
+  dreamEdit(edits: readonly (FieldEdit | null)[], passes: number, side: number, report?: boolean): Promise<EditOutcome[]>
   /**
    * Adds every field's u as frame `slot` of a recorded window `frames` long, where the fields live
    * (slot 0 starts a new window); `collectRecording` reads the window's stability plane back with the
@@ -173,8 +173,11 @@ export interface Engine {
   timeline(field?: number): readonly EnergyBooks[]
   /** u (and u_prev) of the fields asked for, n*n each. */
   read(fields?: number[]): Promise<{ u: Float32Array; prev: Float32Array }>
-  /** Consolidates every field (docs/dream.md); one report per field. */
-  dream(modes: DreamMode | readonly (DreamMode | 'none')[]): Promise<DreamReport[]>
+  /**
+   * Consolidates every field (docs/dream.md); one report per field. `report: false`: the same
+   * consolidation with no reports (an empty list), so nothing is read back for them (evolve's batches).
+   */
+  dream(modes: DreamMode | readonly (DreamMode | 'none')[], options?: { report?: boolean }): Promise<DreamReport[]>
   /** How strongly a text resonates with the field, compared like with like in time (docs/recall.md). */
   probe(text: string, field?: number): Promise<ProbeResult>
   /** The k memories of a field that resonate most with the text, above the noise floor (docs/recall.md). */

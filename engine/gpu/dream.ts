@@ -112,6 +112,7 @@ export class GpuDreamOps implements DreamOps {
     passes: number,
     side: number,
     keep: number,
+    report: boolean,
   ): Promise<{ outcomes: EditOutcome[]; masks: (DeviceMask | null)[] }> {
     const { device, n, fields, transfers } = this.gpu
     const s = this.buffers()
@@ -163,9 +164,11 @@ export class GpuDreamOps implements DreamOps {
     }
     const smooth = s.masks[passes % 2]
     this.dispatchCells(pass, 'apply', { 0: s.uniform, 1: u, 2: prev, 8: smooth, 10: s.kicks })
-    pass.setPipeline(this.pipeline('preview'))
-    pass.setBindGroup(0, this.group('preview', { 0: s.uniform, 3: s.acc, 11: previewBuf }))
-    this.gpu.transfers.dispatch(pass, side * side, fields)
+    if (report) {
+      pass.setPipeline(this.pipeline('preview'))
+      pass.setBindGroup(0, this.group('preview', { 0: s.uniform, 3: s.acc, 11: previewBuf }))
+      this.gpu.transfers.dispatch(pass, side * side, fields)
+    }
     pass.end()
     // the history keeps each edited field's mask on the device, for recall's sweep (the last `keep` of them)
     const kept = keptEdits(edits, keep)
@@ -175,21 +178,25 @@ export class GpuDreamOps implements DreamOps {
       encoder.copyBufferToBuffer(smooth, f * cells * 4, mask, 0, cells * 4)
       return this.gpu.keepMask(mask)
     })
+    if (!report) {
+      transfers.submit(encoder)
+      return { outcomes: [], masks }
+    }
     // the report: tally, picks and preview gathered into one buffer, one read-back
     const tallyBytes = fields * 16
     const picksBytes = fields * 24
     const previewBytes = fields * side * side * 4
-    const report = device.createBuffer({ size: tallyBytes + picksBytes + previewBytes, usage: STORAGE })
-    encoder.copyBufferToBuffer(s.tally, 0, report, 0, tallyBytes)
-    encoder.copyBufferToBuffer(s.picks, 0, report, tallyBytes, picksBytes)
-    encoder.copyBufferToBuffer(previewBuf, 0, report, tallyBytes + picksBytes, previewBytes)
-    const back = await transfers.read(report, 0, tallyBytes + picksBytes + previewBytes, encoder, () => this.gpu.failure())
-    report.destroy()
+    const back = device.createBuffer({ size: tallyBytes + picksBytes + previewBytes, usage: STORAGE })
+    encoder.copyBufferToBuffer(s.tally, 0, back, 0, tallyBytes)
+    encoder.copyBufferToBuffer(s.picks, 0, back, tallyBytes, picksBytes)
+    encoder.copyBufferToBuffer(previewBuf, 0, back, tallyBytes + picksBytes, previewBytes)
+    const bytes = await transfers.read(back, 0, tallyBytes + picksBytes + previewBytes, encoder, () => this.gpu.failure())
+    back.destroy()
     this.gpu.check()
-    const tally = new Uint32Array(back, 0, fields * 4)
-    const picks = new Uint32Array(back, tallyBytes, fields * 6)
+    const tally = new Uint32Array(bytes, 0, fields * 4)
+    const picks = new Uint32Array(bytes, tallyBytes, fields * 6)
     const pickedValue = (bits: number) => new Float32Array(Uint32Array.of(bits).buffer)[0]
-    const preview = new Float32Array(back, tallyBytes + picksBytes, fields * side * side)
+    const preview = new Float32Array(bytes, tallyBytes + picksBytes, fields * side * side)
     const outcomes = edits.map((e, f) => ({
       low: e ? pickedValue(picks[f * 6 + 2]) : 0,
       high: e ? pickedValue(picks[f * 6 + 5]) : 0,

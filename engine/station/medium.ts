@@ -136,7 +136,8 @@ export class StationMedium {
   }
 
   async dream(mode: DreamMode): Promise<void> {
-    await this.engine.dream(mode)
+    // its report is not used: nothing is read back for it
+    await this.engine.dream(mode, { report: false })
     this.dreamt = mode
   }
 
