@@ -178,10 +178,13 @@ export class WasmFieldBackend implements FieldBackend {
     return { u, prev }
   }
 
-  /** On demand (not the sampled timeline): the reference sum, in float64, over a copy of the state. */
-  async energy(params: StepParams, field?: number): Promise<Float64Array> {
-    const { u, prev } = await this.read(field === undefined ? undefined : [field])
-    return energyReference(prev, u, field === undefined ? params : { ...params, fields: 1 })
+  /**
+   * On demand (not the sampled timeline): the reference sum, in float64, over a copy of the fields
+   * listed (every field's otherwise): an injection into a few fields of a large batch reads only those.
+   */
+  async energy(params: StepParams, fields?: readonly number[]): Promise<Float64Array> {
+    const { u, prev } = await this.read(fields && [...fields])
+    return energyReference(prev, u, fields ? { ...params, fields: fields.length } : params)
   }
 
   async ledger(): Promise<Float64Array> {

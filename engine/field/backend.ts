@@ -36,8 +36,8 @@ export interface FieldBackend {
   load(u: Float32Array, prev: Float32Array): Promise<void>
   /** Reads back u and u_prev of the fields asked for (all when omitted), n*n each, in field order. */
   read(fields?: number[]): Promise<{ u: Float32Array; prev: Float32Array }>
-  /** Energy of each field now (or of the one field asked for); c2 from params. */
-  energy(params: StepParams, field?: number): Promise<Float64Array>
+  /** Energy of each field now (or of the fields listed, in their order); c2 from params. */
+  energy(params: StepParams, fields?: readonly number[]): Promise<Float64Array>
   /** Running totals per field, 4 each: bulk, boundary, saturation, noise. */
   ledger(): Promise<Float64Array>
   /** The saturation potential of each field (docs/physics.md) where the backend sums it itself; else the engine reads the field. */

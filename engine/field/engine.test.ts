@@ -1,6 +1,6 @@
 // The engine as a user drives it: writes superpose, the energy books balance, the timeline grows,
 // and bad input is refused with an error that names what is wrong.
-import { afterEach, describe, expect, test } from 'vitest'
+import { afterEach, describe, expect, test, vi } from 'vitest'
 import { CrystalError } from '../errors.js'
 import { ENCODINGS } from '../contracts/api.js'
 import { ENCODING_VERSION, textWavefront } from '../encode/text.js'
@@ -101,6 +101,31 @@ describe('energy books', () => {
         .soft(Math.abs(b.energy + b.bulk_loss + b.boundary_loss + b.saturation - b.noise_work - b.injected), material.name)
         .toBeLessThan(1e-3 * b.injected)
       e.destroy()
+    }
+  })
+
+  test("an injection into some fields of a batch reads and books only those (the CPU backend: evolve's start groups of 1,000 fields)", async () => {
+    const { WasmFieldBackend } = await import('../cpu/wasm.js')
+    const e = await engine('cpu', { size: 24, fields: 6, material: 'europium_crystal', temperature_k: 0, timeline_interval: 0 })
+    const wave = (a: number) => Float32Array.from({ length: 24 * 24 }, (_, i) => a * Math.sin(i / 7))
+    await e.injectMany([wave(0.5), undefined, undefined, undefined, wave(0.3), undefined])
+    await e.step(30)
+    const read = vi.spyOn(WasmFieldBackend.prototype, 'read')
+    try {
+      await e.injectMany([undefined, wave(0.4), undefined, undefined, wave(0.2), undefined])
+      // the energies and potentials before and after: fields 1 and 4 only (every field, before)
+      expect(read.mock.calls.length).toBeGreaterThan(0)
+      for (const [fields] of read.mock.calls) expect(fields).toEqual([1, 4])
+    } finally {
+      read.mockRestore()
+    }
+    // the books still close field by field (saturating europium: potential and energy both moved); at 0 K
+    // the fields never injected hold nothing
+    const books = await e.books()
+    expect(books.map((b) => b.injected > 0)).toEqual([true, true, false, false, true, false])
+    for (const [f, b] of books.entries()) {
+      const residual = b.energy + b.bulk_loss + b.boundary_loss + b.saturation - b.noise_work - b.injected
+      expect(Math.abs(residual), `field ${f}`).toBeLessThanOrEqual(1e-3 * b.injected)
     }
   })
 

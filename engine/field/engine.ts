@@ -252,11 +252,12 @@ class FieldEngine implements Engine {
       fields.forEach((f, i) => (out[f] = k[i]))
       return out
     }
-    const before = await this.core.energy(this.params)
+    // only the fields changed: their books alone move (evolve injects a few fields of 1,000 at a time)
+    const before = all(await this.core.energy(this.params, fields))
     const kept = all(await this.potential(fields))
     await change()
     const left = all(await this.potential(fields, true))
-    this.book(fields, before, kept, left, await this.core.energy(this.params))
+    this.book(fields, before, kept, left, all(await this.core.energy(this.params, fields)))
   }
 
   /** Per field (all four indexed by field): energy and potential before the change, potential and energy after. */
@@ -395,10 +396,14 @@ class FieldEngine implements Engine {
     }
     if (!host) await this.booked(fields, apply)
     else {
-      const before = await this.core.energy(this.params)
+      const energy = async () => {
+        const listed = await this.core.energy(this.params, fields)
+        return Float64Array.from({ length: this.core.fields }, (_, f) => listed[fields.indexOf(f)] ?? 0)
+      }
+      const before = await energy()
       await apply()
       await this.remember(fields)
-      this.book(fields, before, kept, left, await this.core.energy(this.params))
+      this.book(fields, before, kept, left, await energy())
     }
     this.trimHistory()
   }
@@ -592,7 +597,7 @@ class FieldEngine implements Engine {
     }
     // the energy held counts as injected, so the books of this session start balanced
     this.deposited[0] = (await this.potential([0]))[0]
-    this.injected[0] = (await this.core.energy(this.params, 0))[0] + this.deposited[0]
+    this.injected[0] = (await this.core.energy(this.params, [0]))[0] + this.deposited[0]
   }
 
   setMaterial(m: Material | string): void {

@@ -521,10 +521,10 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     return { u, prev }
   }
 
-  /** Every field's energy is one dispatch on the GPU; a single field is picked from it. */
-  async energy(params: StepParams, field?: number): Promise<Float64Array> {
+  /** Every field's energy is one dispatch on the GPU; the fields listed are picked from it. */
+  async energy(params: StepParams, fields?: readonly number[]): Promise<Float64Array> {
     const all = await this.energyOfAll(params)
-    return field === undefined ? all : all.subarray(field, field + 1)
+    return fields ? Float64Array.from(fields, (f) => all[f]) : all
   }
 
   private energyOfAll(params: StepParams): Promise<Float64Array> {

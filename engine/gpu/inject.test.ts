@@ -3,6 +3,8 @@
 // correctly rounded on any adapter), in one submit and one dispatch however many fields they go to.
 import { expect, test } from 'vitest'
 import { cpuBackend, gpuBackend } from '../../testing/backends.js'
+import { MaterialCatalog } from '../field/materials.js'
+import { stepParams } from '../field/params.js'
 import { rng } from '../util/rng.js'
 import type { GpuFieldBackend } from './backend.js'
 
@@ -36,6 +38,13 @@ test("a call's waves are added to u and u_prev of their fields, as the CPU twin 
     expect(field(g.u, 4)).toEqual(first[0].map((v, i) => Math.fround(v + second[0][i])))
     for (const f of [1, 3, 5]) expect(field(g.u, f).every((v) => v === 0)).toBe(true)
     await expect(gpu.inject([1, 1], waves(2, cells, 3))).rejects.toThrow('lists a field twice')
+    // the energies of the fields listed, in their order, are those of every field's (what books an injection)
+    const params = stepParams({ n, fields, material: new MaterialCatalog().get('europium_crystal'), temperature_k: 0, noise: 0 })
+    for (const b of [gpu, cpu]) {
+      const all = await b.energy(params)
+      expect(all[4]).toBeGreaterThan(0)
+      expect([...(await b.energy(params, [4, 0, 3]))]).toEqual([all[4], all[0], all[3]])
+    }
   } finally {
     for (const b of [gpu, cpu]) b.destroy()
   }
