@@ -91,7 +91,7 @@ function timesReporter(c: CliContext, label: string) {
     BATCH_PHASES.flatMap((k) => (ms[k] === undefined ? [] : [`${k} ${seconds(ms[k])}`])).join(', ')
   return (generation: number, t: EvaluationTimes) =>
     process.stderr.write(
-      `crystal: ${label} generation ${generation} took ${seconds(t.total)} s: waves ${seconds(t.waves)}; clean batch: ${phases(t.clean)}; noisy batch: ${phases(t.noisy)}\n`,
+      `crystal: ${label} generation ${generation} evaluated in ${seconds(t.total)} s: waves ${seconds(t.waves)}; clean batch: ${phases(t.clean)}; noisy batch: ${phases(t.noisy)}\n`,
     )
 }
 
@@ -210,7 +210,7 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
               open: c.open,
               detector,
               onProgress: (p) => generations.push(p),
-              onTimes: timesReporter(c, material.name),
+              onTimes: timesReporter(c, `round ${round + 1} ${material.name}`),
             },
             discover,
           )

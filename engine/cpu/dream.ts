@@ -94,7 +94,8 @@ export class HostDreamOps implements DreamOps {
     const masks: (EditMask | null)[] = []
     edits.forEach((e, field) => {
       const map = this.stability.subarray(field * cells, (field + 1) * cells)
-      const preview = blockSums(map, n, side)
+      // without a report the preview is not made, as the GPU runs no preview kernel
+      const preview = report ? blockSums(map, n, side) : new Float64Array(0)
       if (!e) {
         outcomes.push({ low: 0, high: 0, pruned: 0, amplified: 0, mutated: 0, preview })
         masks.push(null)

@@ -134,7 +134,8 @@ export interface DreamOps {
    * place and the kicks added. Returns each field's outcome and its smoothed mask: null for a field
    * left alone, and for the edited fields before the last `keep` (the history holds no more: a batch
    * of 1,000 fields made 1,000 device masks a dream, 744 of them dropped at once). Without `report`
-   * the outcomes are not made (an empty list) and the GPU reads nothing back (evolve's dreams).
+   * no outcomes are returned (an empty list), the previews are not made and the GPU reads nothing back
+   * (evolve's dreams).
    */
   edit(
     edits: readonly (FieldEdit | null)[],

@@ -227,8 +227,8 @@ class FieldEngine implements Engine {
 
   /**
    * Books what `change` (injections, a dream edit) adds to the energy and potential of `fields` as
-   * injected and deposited. Every field's sums are taken before and after; where the backend holds
-   * sums they stay on it until the books are next needed (settle), else they are read at once.
+   * injected and deposited. Their sums are taken before and after (where the backend holds sums, every
+   * field's, kept on it until the books are next needed: settle); else the listed fields' are read at once.
    */
   private async booked(fields: number[], edit: () => Promise<void>): Promise<void> {
     const change = async () => {

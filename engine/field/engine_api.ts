@@ -152,7 +152,8 @@ export interface Engine {
   accumulateStability(reset: boolean): Promise<void>
   /**
    * A dream's edit of every field from those sums (null: left alone), in place where the field lives
-   * (engine/field/backend.ts DreamOps); booked like a scaling and kept in the history.
+   * (engine/field/backend.ts DreamOps); booked like a scaling and kept in the history. `report: false`
+   * returns no outcomes (an empty list), and the GPU reads nothing back for them.
    */
   dreamEdit(edits: readonly (FieldEdit | null)[], passes: number, side: number, report?: boolean): Promise<EditOutcome[]>
   /**
