@@ -9,7 +9,7 @@ import { FIELD_SIZE, SEARCH_DEFAULTS } from '../../engine/contracts/api.js'
 import { CLASS_NAMES, type ClassToken } from '../../engine/contracts/registry.js'
 import { archivesInWords } from '../../engine/discovery/archive.js'
 import { DEFAULT_MIN_PERSISTENCE, discover, type DiscoveryProgress, type DiscoveryResult } from '../../engine/discovery/discovery.js'
-import { BATCH_PHASES, type EvaluationTimes } from '../../engine/discovery/evaluate.js'
+import { BATCH_PHASES, type BatchTimes, type EvaluationTimes } from '../../engine/discovery/evaluate.js'
 import { DetectPool } from '../../engine/discovery/pool.node.js'
 import { CrystalError } from '../../engine/errors.js'
 import { SwarmLink } from '../../engine/swarm/link.node.js'
@@ -87,8 +87,7 @@ const seconds = (ms: number) => (ms / 1000).toFixed(3)
  */
 function timesReporter(c: CliContext, label: string) {
   if (!c.debug) return undefined
-  const phases = (ms: EvaluationTimes['clean']) =>
-    BATCH_PHASES.flatMap((k) => (ms[k] === undefined ? [] : [`${k} ${seconds(ms[k])}`])).join(', ')
+  const phases = (ms: BatchTimes) => BATCH_PHASES.flatMap((k) => (ms[k] === undefined ? [] : [`${k} ${seconds(ms[k])}`])).join(', ')
   return (generation: number, t: EvaluationTimes) =>
     process.stderr.write(
       `crystal: ${label} generation ${generation} evaluated in ${seconds(t.total)} s: waves ${seconds(t.waves)}; clean batch: ${phases(t.clean)}; noisy batch: ${phases(t.noisy)}\n`,

@@ -41,13 +41,16 @@ export interface EvaluationConditions {
 }
 
 /**
- * The phases of a batch, in order: its engine opened (the device's buffers made); injections and steps to the batch's end; the dreams; the window
- * recorded, observed and read back; detection naming the cells whose planes it reads (where the planes
- * stay on the device); those planes read back; the books read (the clean batch); the structures
- * detected; the perturbation experiment (plans, steps, its window read back and the classing).
+ * The phases of a batch, in order: its engine opened (the device's buffers made); injections and steps
+ * to the batch's end; the dreams; the window recorded, observed and read back; detection naming the
+ * cells whose planes it reads (where the planes stay on the device); those planes read back; the books
+ * read (the clean batch); the structures detected; the perturbation experiment (plans, steps, its
+ * window read back and the classing).
  */
 export const BATCH_PHASES = ['open', 'resonate', 'dream', 'record', 'cells', 'gather', 'books', 'detect', 'perturb'] as const
 export type BatchPhase = (typeof BATCH_PHASES)[number]
+/** A batch's wall milliseconds per phase, the phases it ran. */
+export type BatchTimes = Partial<Record<BatchPhase, number>>
 
 /**
  * Where an evaluation's time went, in wall milliseconds: the genomes' waves, each batch's phases (the
@@ -56,14 +59,14 @@ export type BatchPhase = (typeof BATCH_PHASES)[number]
  */
 export interface EvaluationTimes {
   waves: number
-  clean: Partial<Record<BatchPhase, number>>
-  noisy: Partial<Record<BatchPhase, number>>
+  clean: BatchTimes
+  noisy: BatchTimes
   total: number
 }
 
 /** A batch's clock: each lap adds the time since the last one to its phase. */
 class Laps {
-  readonly ms: Partial<Record<BatchPhase, number>> = {}
+  readonly ms: BatchTimes = {}
   private last = performance.now()
 
   lap(phase: BatchPhase): void {
@@ -158,7 +161,7 @@ interface Batch {
   /** Gives the windows' memory back for a later batch's (recordWindows' release). */
   release: () => void
   /** Where its time went (EvaluationTimes). */
-  times: Partial<Record<BatchPhase, number>>
+  times: BatchTimes
 }
 
 /**

@@ -247,17 +247,20 @@ class FieldEngine implements Engine {
       })
       return
     }
-    const all = (k: Float64Array) => {
-      const out = new Float64Array(this.core.fields)
-      fields.forEach((f, i) => (out[f] = k[i]))
-      return out
-    }
+    const all = (k: Float64Array) => this.byField(fields, k)
     // only the fields changed: their books alone move (evolve injects a few fields of 1,000 at a time)
     const before = all(await this.core.energy(this.params, fields))
     const kept = all(await this.potential(fields))
     await change()
     const left = all(await this.potential(fields, true))
     this.book(fields, before, kept, left, all(await this.core.energy(this.params, fields)))
+  }
+
+  /** Values of the fields listed (in their order) placed by field, the others 0: what `book` indexes. */
+  private byField(fields: readonly number[], listed: Float64Array): Float64Array {
+    const out = new Float64Array(this.core.fields)
+    fields.forEach((f, i) => (out[f] = listed[i]))
+    return out
   }
 
   /** Per field (all four indexed by field): energy and potential before the change, potential and energy after. */
@@ -396,10 +399,7 @@ class FieldEngine implements Engine {
     }
     if (!host) await this.booked(fields, apply)
     else {
-      const energy = async () => {
-        const listed = await this.core.energy(this.params, fields)
-        return Float64Array.from({ length: this.core.fields }, (_, f) => listed[fields.indexOf(f)] ?? 0)
-      }
+      const energy = async () => this.byField(fields, await this.core.energy(this.params, fields))
       const before = await energy()
       await apply()
       await this.remember(fields)
