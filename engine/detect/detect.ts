@@ -545,7 +545,10 @@ function correlation(a: ArrayLike<number>, b: ArrayLike<number>, cells?: readonl
  * the pattern (correlation of |kick| with before) back to the pattern itself that the field went.
  */
 export function basinOf(before: Float32Array, kick: Float32Array, after: Float32Array): number {
-  const base = Math.max(0, correlation(before, kick.map(Math.abs)))
+  // a loop, not kick.map(Math.abs): evolve takes thousands a generation, and map's calls were 5x slower
+  const magnitude = new Float32Array(kick.length)
+  for (let i = 0; i < kick.length; i++) magnitude[i] = Math.abs(kick[i])
+  const base = Math.max(0, correlation(before, magnitude))
   const back = correlation(before, after)
   return base >= 1 ? 0 : clamp01((back - base) / (1 - base))
 }

@@ -110,7 +110,8 @@ export class HeldPlanes implements PlaneSource {
   hold(cells: Int32Array, gathered: Float32Array, from: number, planes: number): void {
     Object.assign(this, { cells, gathered, from, planes })
     this.at = new Int32Array(this.stability.length).fill(-1)
-    cells.forEach((c, j) => (this.at![c] = from + j * planes))
+    const at = this.at
+    for (let j = 0; j < cells.length; j++) at[cells[j]] = from + j * planes
   }
 
   plane(p: number, cell: number): number {

@@ -183,8 +183,11 @@ export class GpuRecorder implements WindowRecorder {
     const cells = this.gpu.n * this.gpu.n
     const planes = this.planes
     const listed = new Uint32Array(wanted.reduce((a, w) => a + w.length, 0))
-    let j = 0
-    for (const [f, w] of wanted.entries()) for (const c of w) listed[j++] = f * cells + c
+    // indexed loops: over a million cells at population 1,000, where for-of took 40 ms a gather
+    for (let f = 0, j = 0; f < wanted.length; f++) {
+      const w = wanted[f]
+      for (let k = 0; k < w.length; k++) listed[j++] = f * cells + w[k]
+    }
     if (!listed.length) return undefined
     const index = device.createBuffer({ size: listed.byteLength, usage: STORAGE })
     transfers.write(index, 0, listed)
