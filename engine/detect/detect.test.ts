@@ -261,6 +261,39 @@ describe('the cells detection reads', () => {
   })
 })
 
+describe("a field-wide structure's basin", () => {
+  /** Pearson correlation of two maps, float64 sums in cell order: basinOf's definition (docs/detection.md). */
+  const pearson = (a: Float32Array, b: Float32Array) => {
+    let [ma, mb] = [0, 0]
+    for (let i = 0; i < a.length; i++) {
+      ma += a[i]
+      mb += b[i]
+    }
+    ma /= a.length
+    mb /= a.length
+    let [ab, aa, bb] = [0, 0, 0]
+    for (let i = 0; i < a.length; i++) {
+      const [x, y] = [a[i] - ma, b[i] - mb]
+      ab += x * y
+      aa += x * x
+      bb += y * y
+    }
+    return aa && bb ? ab / Math.sqrt(aa * bb) : 0
+  }
+  test('is the share of the way from the correlation of |kick| with the map before back to the pattern, to the bit (maps of 9,216 cells, flat ones too)', () => {
+    const rand = rng(11)
+    const map = (f: (i: number) => number) => Float32Array.from({ length: 96 * 96 }, (_, i) => f(i))
+    for (let k = 0; k < 40; k++) {
+      const before = k % 9 === 0 ? map(() => 0) : map(() => rand() * (k % 5))
+      const kick = map(() => (rand() - 0.5) * (k % 3))
+      const after = map((i) => 0.7 * before[i] + 0.3 * rand())
+      const base = Math.max(0, pearson(before, kick.map(Math.abs)))
+      const want = base >= 1 ? 0 : Math.max(0, Math.min(1, (pearson(before, after) - base) / (1 - base)))
+      expect(Object.is(basinOf(before, kick, after), want)).toBe(true)
+    }
+  })
+})
+
 describe('signatures', () => {
   const ringAt = (cx: number, cy: number, n = N): Recording => ({
     n,

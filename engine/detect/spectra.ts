@@ -95,7 +95,11 @@ export function giveBack(floats: Float32Array): void {
  * the cell listed at `at`).
  */
 export class HeldPlanes implements PlaneSource {
-  /** Per cell, where its planes begin in `gathered` (-1: not gathered); made by `hold`, the last gather's. */
+  /**
+   * Per cell, where its planes begin in `gathered` (-1: not gathered), of the last gather's cells; made
+   * at the first read of a gathered plane (the main thread holds every field's window but reads none
+   * of them: at population 1,000 making it there took some 60 ms a generation).
+   */
   private at: Int32Array | undefined
   private cells = new Int32Array(0)
   private gathered: Float32Array = new Float32Array(0)
@@ -108,10 +112,7 @@ export class HeldPlanes implements PlaneSource {
   ) {}
 
   hold(cells: Int32Array, gathered: Float32Array, from: number, planes: number): void {
-    Object.assign(this, { cells, gathered, from, planes })
-    this.at = new Int32Array(this.stability.length).fill(-1)
-    const at = this.at
-    for (let j = 0; j < cells.length; j++) at[cells[j]] = from + j * planes
+    Object.assign(this, { cells, gathered, from, planes, at: undefined })
   }
 
   plane(p: number, cell: number): number {
@@ -125,12 +126,20 @@ export class HeldPlanes implements PlaneSource {
 
   /** Where the cell's planes begin in `gathered` (plane `p` is the one asked for, for the error). */
   private start(p: number, cell: number): number {
-    const at = this.at?.[cell] ?? -1
+    const at = this.index()?.[cell] ?? -1
     if (at < 0)
       throw new CrystalError(
         'internal',
         `recorded window of field ${this.field}: plane ${p} of cell ${cell} was not gathered from where the fields live (gather the cells detection reads first)`,
       )
+    return at
+  }
+
+  private index(): Int32Array | undefined {
+    const { cells, from, planes } = this
+    if (this.at || !cells.length) return this.at
+    const at = (this.at = new Int32Array(this.stability.length).fill(-1))
+    for (let j = 0; j < cells.length; j++) at[cells[j]] = from + j * planes
     return at
   }
 
