@@ -21,8 +21,16 @@ import { ByteLru } from '../util/lru.js'
 const STORAGE = 0x80 | 0x4 | 0x8
 const UNIFORM = 0x40 | 0x8
 const SLOT = 256
-/** Dispatches per submit: work goes to the queue as the sweep is built, and nothing waits on it. */
-const DISPATCHES_PER_SUBMIT = 512
+/**
+ * Dispatches per submit: work goes to the queue as the sweep is built, and nothing waits on it. A
+ * question at N = 2048 over 200 memories is some 350 dispatches, which the host took 10 ms to encode
+ * while the device waited for the one submit at 512.
+ */
+const DISPATCHES_PER_SUBMIT = 64
+/** The patterns a reading's invocation scores (shaders/adjoint.wgsl PER_INVOCATION: the lanes of a vec4). */
+const PER_INVOCATION = 4
+/** The TILE-row bands a reading's workgroup sums (shaders/adjoint.wgsl READ_BANDS): its tile is TILE x READ_BANDS TILE cells. */
+const READ_BANDS = 4
 
 /** A kept pattern's key: a host array by identity (recall never changes one once made), a text's by its text. */
 type PatternKey = Float32Array | string
@@ -251,6 +259,9 @@ export class GpuAdjointRunner implements AdjointRunner {
   private readonly resident: ResidentPatterns
   private readonly owned: GPUBuffer[] = []
   private readonly groups: number
+  /** A reading's workgroups down the field, and its tiles (partial sums) a pattern. */
+  private readonly readRows: number
+  private readonly readTiles: number
   private readonly count: number
   private cur = 0 // a[cur] holds a
   private readings = 0
@@ -279,7 +290,8 @@ export class GpuAdjointRunner implements AdjointRunner {
     const cells = n * n
     this.count = patterns.length
     this.groups = Math.ceil(n / TILE)
-    const tiles = this.groups * this.groups
+    this.readRows = Math.ceil(this.groups / READ_BANDS)
+    this.readTiles = this.groups * this.readRows
     // One binding shows at most the device's largest storage binding (2 GiB on the H200, where 200
     // memories at N = 2048 are 3.4 GB of patterns): a reading reads the patterns through as many
     // windows of the buffer as its list needs, each window a dispatch. A window holds one pattern and
@@ -299,7 +311,7 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.a = [buffer(cells * 4), buffer(cells * 4)]
     this.b = buffer(cells * 4)
     this.patterns = patternsBuffer(gpu, this.count * cells * 4)
-    this.partials = buffer(this.count * tiles * 4)
+    this.partials = buffer(this.count * this.readTiles * 4)
     // sorted by place, a list's patterns fill each window but the last, less a pattern and the alignment
     this.inOne = this.count * cells * 4 <= this.window.bytes
     const windows = this.inOne ? 1 : Math.ceil((this.count * cells * 4) / (this.window.bytes - cells * 4 - align)) + 1
@@ -511,7 +523,7 @@ export class GpuAdjointRunner implements AdjointRunner {
 
   private writeParams(p: StepParams): void {
     const bytes = new ArrayBuffer(STEP_PARAM_LAYOUT.length * 4)
-    packStruct(STEP_PARAM_LAYOUT, { ...p, fields: this.count, tiles_per_field: this.groups * this.groups }, bytes)
+    packStruct(STEP_PARAM_LAYOUT, { ...p, fields: this.count, tiles_per_field: this.readTiles }, bytes)
     this.gpu.transfers.write(this.uniform, 0, bytes)
   }
 
@@ -602,8 +614,8 @@ export class GpuAdjointRunner implements AdjointRunner {
     this.picked += picks.length
     const at = this.picked - scored.length
     scored.forEach((p, i) => scoredAt.set(p, at + i))
-    packStruct(REDUCE_PARAM_LAYOUT, { len: this.groups * this.groups, dst_offset: at }, this.rowBytes, d * SLOT)
-    this.pickRowBytes[(d * SLOT) / 4] = first
+    packStruct(REDUCE_PARAM_LAYOUT, { len: this.readTiles, dst_offset: at }, this.rowBytes, d * SLOT)
+    this.pickRowBytes.set([first, scored.length], (d * SLOT) / 4)
     this.pickBytes.set(picks, first)
     const p = pipeline(device, entry)
     type Binding = [number, GPUBuffer, number, number | undefined]
@@ -629,7 +641,7 @@ export class GpuAdjointRunner implements AdjointRunner {
         entries: entries.map(([binding, buffer, offset, size]) => ({ binding, resource: { buffer, offset, size } })),
       }),
     )
-    this.gpu.transfers.dispatch(this.pass, this.groups, this.groups, scored.length)
+    this.gpu.transfers.dispatch(this.pass, this.groups, this.readRows, Math.ceil(scored.length / PER_INVOCATION))
     this.pass.setPipeline(this.gpu.sumRows.pipeline)
     this.pass.setBindGroup(0, this.sumGroup, [d * SLOT])
     this.gpu.transfers.dispatch(this.pass, scored.length)
