@@ -2,7 +2,7 @@
 // memory, run by the calling thread plus (threads - 1) helpers in lockstep. Fields live padded,
 // (n + 2)^2 each, with a zero border; load/read convert to and from the plain n x n layout.
 import { CrystalError } from '../errors.js'
-import type { FieldBackend, LedgerSample, StepRequest, ThreadSpawner } from '../field/backend.js'
+import { fieldsWithin, type FieldBackend, type LedgerSample, type StepRequest, type ThreadSpawner } from '../field/backend.js'
 import { JOB_PARAMS, JOB_WORDS as JOB } from '../field/layouts.js'
 import type { StepParams } from '../field/params.js'
 import { energyReference } from './field_step.js'
@@ -168,6 +168,7 @@ export class WasmFieldBackend implements FieldBackend {
   }
 
   async read(fields = [...Array(this.fields).keys()]): Promise<{ u: Float32Array; prev: Float32Array }> {
+    fieldsWithin(fields, this.fields)
     const cells = this.n * this.n
     const u = new Float32Array(fields.length * cells)
     const prev = new Float32Array(fields.length * cells)

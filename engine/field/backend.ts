@@ -1,6 +1,7 @@
 // What the engine asks of a compute backend. The GPU (WGSL) and CPU (WASM SIMD) backends implement
 // it over the same kernels; engine/cpu/field_step.ts is the oracle both are tested against.
 import type { PlaneSource } from '../detect/spectra.js'
+import { CrystalError } from '../errors.js'
 import type { StepParams } from './params.js'
 
 /** One timeline sample: for each field, the energy and the ledger totals after `step` steps. */
@@ -216,6 +217,12 @@ export const keptPatternBytes = (patternBytes: number, setting?: number): number
  * named by its text alone (the wavefront is a function of the text, the size and the encoding): recall
  * there never holds it on the host, and the backend's sweep makes it, or finds it kept, where it runs.
  */
+/** Throws unless every field listed is one of the backend's `count` (a read or energy of another would read past its fields). */
+export function fieldsWithin(fields: readonly number[], count: number): void {
+  const bad = fields.find((f) => !(Number.isInteger(f) && f >= 0 && f < count))
+  if (bad !== undefined) throw new CrystalError('bad_argument', `field ${bad} is not one of this backend's fields 0..${count - 1}`)
+}
+
 export class TextWave {
   constructor(readonly text: string) {}
 }

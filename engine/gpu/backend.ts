@@ -8,7 +8,14 @@
 import { SOURCE_RADIUS_CELLS, textParts3 } from '../encode/text.js'
 import type { Text3 } from '../encode/text3.js'
 import { CrystalError } from '../errors.js'
-import type { AdjointRunner, DeviceMask, FieldBackend, LedgerSample, StepRequest } from '../field/backend.js'
+import {
+  fieldsWithin,
+  type AdjointRunner,
+  type DeviceMask,
+  type FieldBackend,
+  type LedgerSample,
+  type StepRequest,
+} from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
 import {
   packStruct,
@@ -503,6 +510,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   }
 
   async read(fields = [...Array(this.fields).keys()]): Promise<{ u: Float32Array; prev: Float32Array }> {
+    fieldsWithin(fields, this.fields)
     const cells = this.n * this.n
     // consecutive fields (all of them, say) come back in one read per buffer, not two per field
     if (fields.length > 1 && fields.every((f, i) => f === fields[0] + i)) {
@@ -523,6 +531,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
 
   /** Every field's energy is one dispatch on the GPU; the fields listed are picked from it. */
   async energy(params: StepParams, fields?: readonly number[]): Promise<Float64Array> {
+    if (fields) fieldsWithin(fields, this.fields)
     const all = await this.energyOfAll(params)
     return fields ? Float64Array.from(fields, (f) => all[f]) : all
   }

@@ -44,6 +44,9 @@ test("a call's waves are added to u and u_prev of their fields, as the CPU twin 
       const all = await b.energy(params)
       expect(all[4]).toBeGreaterThan(0)
       expect([...(await b.energy(params, [4, 0, 3]))]).toEqual([all[4], all[0], all[3]])
+      // a field the backend does not have is an error that names it, not a read past the fields (or NaN)
+      await expect(b.energy(params, [2, fields])).rejects.toThrow(`field ${fields} is not one of this backend's fields 0..${fields - 1}`)
+      await expect(b.read([-1])).rejects.toThrow('field -1 is not one')
     }
   } finally {
     for (const b of [gpu, cpu]) b.destroy()
