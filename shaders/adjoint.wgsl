@@ -105,9 +105,8 @@ fn scale(@builtin(global_invocation_id) gid: vec3<u32>) {
 // workgroup's vec4 sum, and a workgroup sums READ_BANDS bands of TILE rows (its tile is TILE x
 // READ_BANDS TILE cells, `tiles_per_field` of them a pattern): the covector (or Q w_q) is loaded once
 // for the four, and a workgroup's reduction, whose barriers and serial adds cost more than its loads
-// at TILE x TILE cells, is taken a quarter as often.
-const PER_INVOCATION = 4u;
-const READ_BANDS = 4u;
+// at TILE x TILE cells, is taken a quarter as often. (`const PER_INVOCATION` and `const READ_BANDS`
+// come from the host, engine/gpu/adjoint.ts, which sizes the dispatches and partials by them.)
 
 // The row of an invocation's cell in band `r` of its workgroup's tile.
 fn band_row(gid: vec3<u32>, wid: vec3<u32>, r: u32) -> u32 {

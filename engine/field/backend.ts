@@ -212,17 +212,17 @@ export interface HeldSums {
  */
 export const keptPatternBytes = (patternBytes: number, setting?: number): number => setting ?? Math.max(256 * 2 ** 20, 64 * patternBytes)
 
-/**
- * A text's encoding-3 wavefront where a backend that has `superpose3` makes it (the GPU's device),
- * named by its text alone (the wavefront is a function of the text, the size and the encoding): recall
- * there never holds it on the host, and the backend's sweep makes it, or finds it kept, where it runs.
- */
 /** Throws unless every field listed is one of the backend's `count` (a read or energy of another would read past its fields). */
 export function fieldsWithin(fields: readonly number[], count: number): void {
   const bad = fields.find((f) => !(Number.isInteger(f) && f >= 0 && f < count))
   if (bad !== undefined) throw new CrystalError('bad_argument', `field ${bad} is not one of this backend's fields 0..${count - 1}`)
 }
 
+/**
+ * A text's encoding-3 wavefront where a backend that has `superpose3` makes it (the GPU's device),
+ * named by its text alone (the wavefront is a function of the text, the size and the encoding): recall
+ * there never holds it on the host, and the backend's sweep makes it, or finds it kept, where it runs.
+ */
 export class TextWave {
   constructor(readonly text: string) {}
 }

@@ -22,14 +22,15 @@ const STORAGE = 0x80 | 0x4 | 0x8
 const UNIFORM = 0x40 | 0x8
 const SLOT = 256
 /**
- * Dispatches per submit: work goes to the queue as the sweep is built, and nothing waits on it. A
- * question at N = 2048 over 200 memories is some 350 dispatches, which the host took 10 ms to encode
- * while the device waited for the one submit at 512.
+ * Steps and readings (a reading is two dispatches) per submit: work goes to the queue as the sweep is
+ * built, and nothing waits on it. A question at N = 2048 over 200 memories is some 350 dispatches,
+ * which took the H200 machine's host some 15 ms to encode while the device waited for the one submit
+ * at 512 (2026-11-27).
  */
 const DISPATCHES_PER_SUBMIT = 64
-/** The patterns a reading's invocation scores (shaders/adjoint.wgsl PER_INVOCATION: the lanes of a vec4). */
+/** The patterns a reading's invocation scores, a lane each of a vec4 (shaders/adjoint.wgsl readout, product). */
 const PER_INVOCATION = 4
-/** The TILE-row bands a reading's workgroup sums (shaders/adjoint.wgsl READ_BANDS): its tile is TILE x READ_BANDS TILE cells. */
+/** The TILE-row bands a reading's workgroup sums (shaders/adjoint.wgsl band_row): its tile is TILE x READ_BANDS TILE cells. */
 const READ_BANDS = 4
 
 /** A kept pattern's key: a host array by identity (recall never changes one once made), a text's by its text. */
@@ -224,7 +225,14 @@ export function releasePatterns(gpu: GpuContext): void {
 type Entry = 'init' | 'step' | 'step_k' | 'secant' | 'scale' | 'readout' | 'product'
 function pipeline(device: GPUDevice, entry: Entry): GPUComputePipeline {
   return perDevice(device, `adjoint:${entry}`, () => {
-    const module = perDevice(device, 'adjoint', () => kernelModule(device, wgslStruct('Params', STEP_PARAM_LAYOUT), SHADERS.adjoint))
+    const module = perDevice(device, 'adjoint', () =>
+      kernelModule(
+        device,
+        wgslStruct('Params', STEP_PARAM_LAYOUT),
+        SHADERS.adjoint,
+        `const PER_INVOCATION: u32 = ${PER_INVOCATION}u;\nconst READ_BANDS: u32 = ${READ_BANDS}u;\n`,
+      ),
+    )
     return device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: entry } })
   })
 }

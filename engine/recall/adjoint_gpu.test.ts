@@ -49,30 +49,40 @@ async function sweep(r: AdjointRunner, mask: Float32Array): Promise<Float64Array
 }
 
 describe('the adjoint sweep on the GPU against its CPU twin', () => {
-  test('every reading of every pattern agrees, through steps and a dream mask, on a damped, viscous, leaky material', {
-    timeout: GPU_TEST_TIMEOUT,
-  }, async () => {
-    const n = 32
-    const params = { ...paramsFor(n), noise: 0, nonlinearity: 0 }
-    const u = randomField(n, 1, 3)
-    const prev = randomField(n, 1, 4)
-    const patterns = [5, 6, 7].map((s) => randomField(n, 1, s))
-    const mask = randomField(n, 1, 8).map((v) => 0.6 + 0.4 * Math.tanh(v))
-    const gpu = await gpuBackend(n, 1)
-    opened.push(gpu)
-    await gpu.load(u, prev)
-    const got = await sweep(await gpu.adjoint!(0, params, patterns, 6), mask)
-    const want = await sweep(new CpuAdjointRunner(params, u, prev, patterns), mask)
-    expect(got.length).toBe(6 * patterns.length)
-    // float32 on both, but the CPU twin rounds each line's double-precision sum once, the GPU every
-    // operation, and the readout sums in tiles: 1e-4 of the largest reading covers 70 steps of that
-    const scale = Math.max(...want.map(Math.abs))
-    expect(scale).toBeGreaterThan(0.1)
-    want.forEach((w, k) => expect(Math.abs(got[k] - w)).toBeLessThanOrEqual(1e-4 * scale))
-    expect(Math.abs(want[0] - want[3])).toBeGreaterThan(1e-3 * scale) // the sweep changed what it reads
-    expect([...got.subarray(9, 12)]).toEqual([...got.subarray(6, 9)])
-    expect([...got.subarray(12, 18)]).toEqual([got[9], 0, got[11], 0, 0, 0])
-  })
+  // N = 100, six patterns: a reading's workgroups cover 16 x 64 cells in two rows of tiles, the last
+  // partial, and its invocations score four patterns, then two (shaders/adjoint.wgsl PER_INVOCATION)
+  test.each([
+    [32, 3],
+    [100, 6],
+  ])(
+    'every reading of every pattern agrees, through steps and a dream mask, on a damped, viscous, leaky material (N = %i, %i patterns)',
+    {
+      timeout: GPU_TEST_TIMEOUT,
+    },
+    async (n, count) => {
+      const params = { ...paramsFor(n), noise: 0, nonlinearity: 0 }
+      const u = randomField(n, 1, 3)
+      const prev = randomField(n, 1, 4)
+      const patterns = Array.from({ length: count }, (_, k) => randomField(n, 1, 5 + k))
+      const mask = randomField(n, 1, 8).map((v) => 0.6 + 0.4 * Math.tanh(v))
+      const gpu = await gpuBackend(n, 1)
+      opened.push(gpu)
+      await gpu.load(u, prev)
+      const got = await sweep(await gpu.adjoint!(0, params, patterns, 6), mask)
+      const want = await sweep(new CpuAdjointRunner(params, u, prev, patterns), mask)
+      expect(got.length).toBe(6 * count)
+      // float32 on both, but the CPU twin rounds each line's double-precision sum once, the GPU every
+      // operation, and the readout sums in tiles: 1e-4 of the largest reading covers 70 steps of that
+      const scale = Math.max(...want.map(Math.abs))
+      expect(scale).toBeGreaterThan(0.1)
+      want.forEach((w, k) => expect(Math.abs(got[k] - w)).toBeLessThanOrEqual(1e-4 * scale))
+      expect(Math.abs(want[0] - want[3 * count])).toBeGreaterThan(1e-3 * scale) // the sweep changed what it reads
+      const reading = (k: number) => [...got.subarray(k * count, (k + 1) * count)]
+      expect(reading(3)).toEqual(reading(2))
+      expect(reading(4)).toEqual(reading(3).map((v, p) => (p === 0 || p === 2 ? v : 0)))
+      expect(reading(5).every((v) => v === 0)).toBe(true)
+    },
+  )
 })
 
 describe('patterns past one storage binding', () => {
@@ -191,15 +201,17 @@ describe("a question's rest products on the GPU (the `product` kernel) against i
   test('<Q w_q, w_p> of one pattern with those listed: the CPU twin is Q applied on the host and summed in float64, the GPU within 1e-5 of the largest; static, the same before and after steps', {
     timeout: GPU_TEST_TIMEOUT,
   }, async () => {
-    const n = 40 // not a multiple of the tile: the border tiles are partial
+    // not a multiple of the tile (the border tiles are partial), two rows of a reading's 16 x 64 tiles,
+    // and six patterns: a product's invocations score four, then one
+    const n = 100
     const params = { ...paramsFor(n), noise: 0, nonlinearity: 0 }
     const [u, prev] = [randomField(n, 1, 3), randomField(n, 1, 4)]
-    const patterns = [5, 6, 7].map((s) => randomField(n, 1, s))
+    const patterns = [5, 6, 7, 8, 9, 10].map((s) => randomField(n, 1, s))
     const gpu = await gpuBackend(n, 1)
     opened.push(gpu)
     await gpu.load(u, prev)
     const run = async (r: AdjointRunner) => {
-      const rows = [r.product(1, [0, 2, 1]), r.read([0])]
+      const rows = [r.product(1, [0, 2, 1, 5, 4]), r.read([0])]
       for (let i = 0; i < 10; i++) r.step()
       rows.push(r.product(2, [1]))
       return { rows, values: await r.results() }
@@ -210,17 +222,17 @@ describe("a question's rest products on the GPU (the `product` kernel) against i
       const qw = negLaplacian(patterns[q], n)
       return patterns[p].reduce((s, w, i) => s + w * qw[i], 0)
     }
-    const at = (r: { values: Float64Array; rows: number[] }, row: number, p: number) => r.values[r.rows[row] * 3 + p]
-    const exact = [product(1, 0), product(1, 1), product(1, 2), product(2, 1)]
-    expect([at(want, 0, 0), at(want, 0, 1), at(want, 0, 2), at(want, 2, 1)]).toEqual(exact)
+    const at = (r: { values: Float64Array; rows: number[] }, row: number, p: number) => r.values[r.rows[row] * patterns.length + p]
+    const exact = [product(1, 0), product(1, 1), product(1, 2), product(1, 5), product(1, 4), product(2, 1)]
+    const listed = (r: typeof got) => [at(r, 0, 0), at(r, 0, 1), at(r, 0, 2), at(r, 0, 5), at(r, 0, 4), at(r, 2, 1)]
+    expect(listed(want)).toEqual(exact)
     const scale = Math.max(...exact.map(Math.abs))
     expect(scale).toBeGreaterThan(1)
-    ;[at(got, 0, 0), at(got, 0, 1), at(got, 0, 2), at(got, 2, 1)].forEach((g, k) =>
-      expect(Math.abs(g - exact[k])).toBeLessThanOrEqual(1e-5 * scale),
-    )
+    listed(got).forEach((g, k) => expect(Math.abs(g - exact[k])).toBeLessThanOrEqual(1e-5 * scale))
     // Q is symmetric: <Q w_1, w_2> = <Q w_2, w_1>, taken after the steps; the patterns not listed read 0
     expect(Math.abs(at(got, 2, 1) - at(got, 0, 2))).toBeLessThanOrEqual(1e-5 * scale)
     expect(at(got, 2, 0)).toBe(0)
+    expect(at(got, 0, 3)).toBe(0)
     // control: the products differ from one another far more than the tolerance
     expect(Math.abs(exact[0] - exact[2])).toBeGreaterThan(1e-2 * scale)
     // the reading between them is the sweep's, as without them
