@@ -53,6 +53,8 @@ export interface PlaneSource {
    * stability, is not read from it): the power of every bin of a cell takes one call, not three a bin.
    */
   row?(cell: number): Float32Array
+  /** Plane 1 (the sum of |u|) of every cell, where the source holds it so: the stability map without a call a cell. */
+  stabilitySums?(): Float32Array
   /** The source as data (absent where it cannot be sent: detection then stays on the thread that holds it). */
   data?(): PlaneData
 }
@@ -117,6 +119,10 @@ export class HeldPlanes implements PlaneSource {
 
   plane(p: number, cell: number): number {
     return p === 1 ? this.stability[cell] : this.gathered[this.start(p, cell) + p]
+  }
+
+  stabilitySums(): Float32Array {
+    return this.stability
   }
 
   row(cell: number): Float32Array {
@@ -216,8 +222,13 @@ export class WindowSpectra {
     if (!this.map) {
       const cells = this.n * this.n
       this.map = new Float32Array(cells)
-      for (let c = 0; c < cells; c++) this.map[c] = this.plane(1, c)
-      for (let c = 0; c < cells; c++) this.map[c] /= this.frames || 1
+      const sums = this.source.stabilitySums?.()
+      // each rounded to float32 once as a sum, once as the mean: the same as dividing the stored sums
+      if (sums) for (let c = 0; c < cells; c++) this.map[c] = sums[c] / (this.frames || 1)
+      else {
+        for (let c = 0; c < cells; c++) this.map[c] = this.plane(1, c)
+        for (let c = 0; c < cells; c++) this.map[c] /= this.frames || 1
+      }
     }
     return this.map
   }

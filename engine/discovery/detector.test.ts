@@ -11,7 +11,7 @@ import { recordWindows } from './evaluate.js'
 const N = 32
 const FIELDS = 4
 
-/** What a worker thread is sent: a copy, as postMessage makes. */
+/** What a worker thread is sent: as postMessage makes it (a copy of anything not on shared memory). */
 const sent = (m: PackedMeasured | undefined) => structuredClone(m)
 
 test("a window's first job takes the parts its cells job measured: the same structure, and no component measured again", async () => {
@@ -21,8 +21,9 @@ test("a window's first job takes the parts its cells job measured: the same stru
   for (const w of windows) {
     const cells = (await runJob('cells', jobOf(w, 1))) as CellsAnswer
     expect(cells.measured?.parts.length).toBeGreaterThan(0)
-    // packed as typed arrays: a copy of bytes on the way, not objects
-    expect(Object.values(cells.measured!).every(ArrayBuffer.isView)).toBe(true)
+    // packed as typed arrays on memory the threads share, as the cells are: no copy on the way to the main thread and back
+    const views = [cells.cells, ...Object.values(cells.measured!)]
+    expect(views.every((v) => ArrayBuffer.isView(v) && v.buffer instanceof SharedArrayBuffer)).toBe(true)
     const bare = (await runJob('first', jobOf(w, 1))) as Structure | undefined
     expect(await runJob('first', jobOf(w, 1, sent(cells.measured)))).toEqual(bare)
     if (!bare) continue

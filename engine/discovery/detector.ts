@@ -4,10 +4,11 @@
 // and running the same functions on it, so that both give the same structures.
 import type { Genome } from '../contracts/registry.js'
 import { FramePlanes } from '../cpu/spectra.js'
-import { cellsRead, detect, holdMeasured, measuredOf, type PackedMeasured, type Structure } from '../detect/detect.js'
+import { basinOf, cellsRead, detect, holdMeasured, measuredOf, type PackedMeasured, type Structure } from '../detect/detect.js'
 import { HeldPlanes, type PlaneData, WindowSpectra } from '../detect/spectra.js'
 import { addPulse } from '../encode/pulse.js'
 import { CrystalError } from '../errors.js'
+import { rms, scaledInto } from '../util/vector.js'
 
 /** A field's window (its spectra) and the stability map of the later window. */
 export interface Window {
@@ -25,6 +26,41 @@ export interface Detector {
    * generation's fields start (0.3 s of one thread at population 1,000, N = 96), where detection runs.
    */
   waves(genomes: readonly Pick<Genome, 'pulses'>[], n: number): Promise<Float32Array[]>
+  /**
+   * Each of `sums` (a stability window's sums of `taken` samples) made their mean in place (meanOf),
+   * where detection runs: at population 1,000, N = 96, dividing a generation's 27 M sums took the
+   * main thread 0.2 s, on an H200 where it was the busiest thread.
+   */
+  means(sums: readonly Float32Array[], taken: number): Promise<void>
+  /** Each job's kick made in its `into` (kickOf): evaluate's perturbation of field-wide structures. */
+  kicks(jobs: readonly KickJob[]): Promise<void>
+  /** Per job, basinOf(before, kick, now): how the kicked fields answered. */
+  basins(jobs: readonly BasinJob[]): Promise<number[]>
+}
+
+/** A field-wide structure's kick: `kick` (of rms `kickRms`) scaled to the rms of the field's `u`, made in `into`. */
+export interface KickJob {
+  u: Float32Array
+  kick: Float32Array
+  kickRms: number
+  into: Float32Array
+}
+
+export function kickOf({ u, kick, kickRms, into }: KickJob): Float32Array {
+  return scaledInto(kick, rms(u) / kickRms, into)
+}
+
+/** A kicked field's stability map before the kick, the kick, and the map after (detect.ts basinOf). */
+export interface BasinJob {
+  before: Float32Array
+  kick: Float32Array
+  now: Float32Array
+}
+
+/** The sums of `taken` samples as their mean, in place (float32, as observeStability divides). */
+export function meanOf(sums: Float32Array, taken: number): Float32Array {
+  for (let i = 0; i < sums.length; i++) sums[i] /= taken || 1
+  return sums
 }
 
 /** A genome's pulses added into `into`, a field of side n. */
@@ -37,6 +73,9 @@ export const IN_THREAD: Detector = {
   cellsRead: (windows, limit) => Promise.resolve(windows.map((w) => cellsRead(w.spectra, w.later, limit))),
   first: (windows, limit) => Promise.all(windows.map(async (w) => (await detect(w.spectra, w.later, limit))[0])),
   waves: (genomes, n) => Promise.resolve(genomes.map((g) => waveOf(g, n))),
+  means: (sums, taken) => Promise.resolve(void sums.forEach((s) => meanOf(s, taken))),
+  kicks: (jobs) => Promise.resolve(void jobs.forEach(kickOf)),
+  basins: (jobs) => Promise.resolve(jobs.map((j) => basinOf(j.before, j.kick, j.now))),
 }
 
 export type DetectOp = 'cells' | 'first'
@@ -48,8 +87,19 @@ export interface WaveJob {
   into: Float32Array
 }
 
-/** What a worker is sent: windows to detect on, or waves to make. */
-export type WorkerTask = { op: DetectOp; jobs: DetectJob[] } | { op: 'waves'; jobs: WaveJob[] }
+/** Sums on memory the caller shares, to be made their mean in place. */
+export interface MeanJob {
+  sums: Float32Array
+  taken: number
+}
+
+/** What a worker is sent: windows to detect on, waves to make, sums to make means, kicks to make, or basins to measure. */
+export type WorkerTask =
+  | { op: DetectOp; jobs: DetectJob[] }
+  | { op: 'waves'; jobs: WaveJob[] }
+  | { op: 'means'; jobs: MeanJob[] }
+  | { op: 'kicks'; jobs: KickJob[] }
+  | { op: 'basins'; jobs: BasinJob[] }
 
 /** A window as a worker is sent it. */
 export interface DetectJob {
@@ -96,12 +146,27 @@ export async function runJob(op: DetectOp, job: DetectJob): Promise<CellsAnswer 
   const w = { spectra, later: job.later }
   if (op === 'first') return (await IN_THREAD.first([w], job.limit))[0]
   const cells = (await IN_THREAD.cellsRead([w], job.limit))[0]
-  return { cells, measured: measuredOf(spectra.stability()) }
+  const m = measuredOf(spectra.stability())
+  // on shared memory, the answer goes to the main thread and the measure on to the first job without a copy
+  // (at population 1,000 the copies were some 150 MB a generation on the main thread)
+  const measured = m && { cells: onShared(m.cells), ends: onShared(m.ends), masses: onShared(m.masses), parts: onShared(m.parts) }
+  return { cells: onShared(cells), measured }
 }
 
-/** A worker's task, each job's answer in order (a wave's is made in place: it answers nothing). */
+/** `a` copied onto memory the threads share, where the platform has it. */
+function onShared<A extends Int32Array | Float64Array>(a: A): A {
+  if (typeof SharedArrayBuffer !== 'function') return a
+  const out = new (a.constructor as new (b: SharedArrayBuffer) => A)(new SharedArrayBuffer(a.byteLength))
+  out.set(a)
+  return out
+}
+
+/** A worker's task, each job's answer in order (a wave, a mean and a kick are made in place: they answer nothing). */
 export async function runTask(task: WorkerTask): Promise<unknown[]> {
   if (task.op === 'waves') return task.jobs.map((j) => void waveOf(j, j.n, j.into))
+  if (task.op === 'means') return task.jobs.map((j) => void meanOf(j.sums, j.taken))
+  if (task.op === 'kicks') return task.jobs.map((j) => void kickOf(j))
+  if (task.op === 'basins') return IN_THREAD.basins(task.jobs)
   const results = []
   for (const job of task.jobs) results.push(await runJob(task.op, job))
   return results

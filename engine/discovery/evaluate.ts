@@ -5,13 +5,13 @@
 // with added noise gives the noise tolerance.
 import type { Genome } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
-import { basinOf, CLASS_RULES, measure, regrowthOf, withResponse, type Structure } from '../detect/detect.js'
-import { WindowSpectra } from '../detect/spectra.js'
+import { CLASS_RULES, measure, regrowthOf, withResponse, type Structure } from '../detect/detect.js'
+import { sharedFloats, WindowSpectra } from '../detect/spectra.js'
 import { addPulse } from '../encode/pulse.js'
 import { yieldToEventLoop } from '../dream/dream.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
 import { rng } from '../util/rng.js'
-import { cosine } from '../util/vector.js'
+import { cosine, rms } from '../util/vector.js'
 import { type Detector, IN_THREAD, type Window } from './detector.js'
 import { randomPulse } from './genome.js'
 
@@ -101,12 +101,6 @@ async function observeHeld(engine: Engine, steps: number, samples: number): Prom
   return taken
 }
 
-/** The sums of `taken` samples as their mean, in place (float32, as observeStability divides). */
-function meanOf(sums: Float32Array, taken: number): Float32Array {
-  for (let i = 0; i < sums.length; i++) sums[i] /= taken || 1
-  return sums
-}
-
 /**
  * Per field of the engine: a recorded window (RECORD_FRAMES frames, RECORD_DT steps apart), then the
  * stability map of a later window; `u`: every field's u at the end ([field][cell]; empty unless
@@ -129,11 +123,14 @@ export async function recordWindows(
   }
   const taken = await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
   const recording = await engine.collectRecording(true, withU)
-  const later = meanOf(recording.sums, taken)
   const windows = Array.from({ length: engine.fields }, (_, f) => ({
     spectra: new WindowSpectra(n, RECORD_DT, RECORD_FRAMES, recording.window(f)),
-    later: later.subarray(f * cells, (f + 1) * cells),
+    later: recording.sums.subarray(f * cells, (f + 1) * cells),
   }))
+  await detector.means(
+    windows.map((w) => w.later),
+    taken,
+  )
   laps?.lap('record')
   if (recording.gather) {
     const read = await detector.cellsRead(windows, limit)
@@ -176,20 +173,23 @@ export async function perturb(
   found: readonly (Structure | undefined)[],
   windows: readonly Window[],
   state?: Float32Array,
+  detector: Detector = IN_THREAD,
 ): Promise<(Structure | undefined)[]> {
   const n = engine.size
   const cells = n * n
   const u = state ?? (await engine.read()).u
   const rand = rng(KICK_SEED)
-  const kick = new Float32Array(cells)
+  const kick = sharedFloats(cells)
   for (let k = 0; k < KICK_PULSES; k++) addPulse(kick, n, randomPulse(rand))
   const kickRms = rms(kick) || 1
+  // a field-wide structure's kick, as strong as its field, made where detection runs (on memory the threads share)
+  const wide = found.flatMap((s, f) => (s && s.features.area >= CLASS_RULES.field_wide ? [f] : []))
+  const kicks = sharedFloats(wide.length * cells)
+  const kickOf = new Map(wide.map((f, k) => [f, kicks.subarray(k * cells, (k + 1) * cells)]))
+  await detector.kicks(wide.map((f) => ({ u: u.subarray(f * cells, (f + 1) * cells), kick, kickRms, into: kickOf.get(f)! })))
   const plans = found.map((s, f) => {
     if (!s) return undefined
-    if (s.features.area >= CLASS_RULES.field_wide) {
-      const gain = rms(u.subarray(f * cells, (f + 1) * cells)) / kickRms
-      return { kick: scaled(kick, gain), window: [], erased: [] }
-    }
+    if (kickOf.has(f)) return { kick: kickOf.get(f), window: [], erased: [] }
     const shape = measure(windows[f].spectra.stability(), n, s.cells)
     const centre: [number, number] = [s.features.centroid_x * n - 0.5, s.features.centroid_y * n - 0.5]
     return { kick: undefined, ...erasePlan(n, centre, 2 * shape.mean_radius + 1, shape.axis) }
@@ -200,33 +200,26 @@ export async function perturb(
     plans.forEach((p, f) => p?.erased.forEach((c) => (mask[f * cells + c] = 0)))
     await engine.scale(mask)
   }
-  if (plans.some((p) => p?.kick)) await engine.injectMany(plans.map((p) => p?.kick))
+  if (wide.length) await engine.injectMany(plans.map((p) => p?.kick))
   await engine.step(RECOVERY_STEPS)
   const taken = await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
   const recording = await engine.collectRecording(false)
+  // the window's mean of the fields answered only, and the kicked ones' basins, where detection runs (at
+  // population 1,000 the means of the whole array took 0.1 s of the main thread, the basins some 0.07 s)
+  const now = (f: number) => recording.sums.subarray(f * cells, (f + 1) * cells)
+  await detector.means(
+    plans.flatMap((p, f) => (p ? [now(f)] : [])),
+    taken,
+  )
+  const basins = await detector.basins(wide.map((f) => ({ before: windows[f].later, kick: kickOf.get(f)!, now: now(f) })))
+  const basinOf = new Map(wide.map((f, k) => [f, basins[k]]))
   const answered = found.map((s, f) => {
     const p = plans[f]
     if (!s || !p) return s
-    // the mean of the fields answered only (at population 1,000 the whole array took 0.1 s of the main thread)
-    const [before, now] = [windows[f].later, meanOf(recording.sums.subarray(f * cells, (f + 1) * cells), taken)]
-    return withResponse(s, p.kick ? { basin: basinOf(before, p.kick, now) } : { regrowth: regrowthOf(before, p.window, now) })
+    return withResponse(s, p.kick ? { basin: basinOf.get(f)! } : { regrowth: regrowthOf(windows[f].later, p.window, now(f)) })
   })
   recording.release?.()
   return answered
-}
-
-/** `v` times `gain` in float32, as `v.map((x) => x * gain)` gives it (a loop: map's calls were 5x slower). */
-function scaled(v: Float32Array, gain: number): Float32Array {
-  const out = new Float32Array(v.length)
-  for (let i = 0; i < v.length; i++) out[i] = v[i] * gain
-  return out
-}
-
-/** Root mean square (float64 sums, in order). */
-function rms(v: Float32Array): number {
-  let sum = 0
-  for (let i = 0; i < v.length; i++) sum += v[i] * v[i]
-  return Math.sqrt(sum / v.length)
 }
 
 /**
@@ -299,7 +292,7 @@ async function runBatch(
     if (probe) laps.lap('books')
     const found = await detector.first(windows, 1)
     laps.lap('detect')
-    const answered = probe ? await perturb(engine, found, windows, u) : found
+    const answered = probe ? await perturb(engine, found, windows, u, detector) : found
     if (probe) laps.lap('perturb')
     const retention = books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0))
     return { windows, found, answered, retention, release, times: laps.ms }

@@ -8,10 +8,25 @@ import type { Genome } from '../contracts/registry.js'
 import type { PackedMeasured, Structure } from '../detect/detect.js'
 import { sharedFloats, type WindowSpectra } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
-import { type CellsAnswer, type DetectOp, type Detector, jobOf, type Window, type WorkerTask } from './detector.js'
+import {
+  type BasinJob,
+  type CellsAnswer,
+  type DetectOp,
+  type Detector,
+  IN_THREAD,
+  jobOf,
+  type KickJob,
+  type Window,
+  type WorkerTask,
+} from './detector.js'
 
 /** Chunks a worker is handed per call, so that a worker done early takes more (fields differ in cost). */
 const CHUNKS_PER_WORKER = 4
+/**
+ * The fewest floats of means, kicks or basins sent to the workers: less is done here, where it costs
+ * less than a round of messages (the defaults' 12 fields at N = 96 are 110,592; population 1,000 is 9.2 M).
+ */
+const POOLED_FLOATS = 1 << 20
 
 interface Task {
   message: WorkerTask
@@ -68,6 +83,50 @@ export class DetectPool implements Detector {
     const jobs = genomes.map(({ pulses }, k) => ({ pulses, n, into: all.subarray(k * n * n, (k + 1) * n * n) }))
     await this.run(this.chunks(jobs).map((part) => ({ op: 'waves', jobs: part })))
     return jobs.map((j) => j.into)
+  }
+
+  async means(sums: readonly Float32Array[], taken: number): Promise<void> {
+    const jobs = sums.map((s) => ({ sums: s, taken }))
+    await this.inPlace(
+      'means',
+      jobs,
+      (j) => [j.sums],
+      (own) =>
+        IN_THREAD.means(
+          own.map((j) => j.sums),
+          taken,
+        ),
+    )
+  }
+
+  async kicks(jobs: readonly KickJob[]): Promise<void> {
+    await this.inPlace(
+      'kicks',
+      jobs,
+      (j) => [j.into],
+      (own) => IN_THREAD.kicks(own),
+    )
+  }
+
+  async basins(jobs: readonly BasinJob[]): Promise<number[]> {
+    if (floatsOf(jobs, (j) => j.now) < POOLED_FLOATS) return IN_THREAD.basins(jobs)
+    return (await this.run(this.chunks(jobs).map((part) => ({ op: 'basins', jobs: part })))) as number[]
+  }
+
+  /**
+   * Jobs that write in place (`writes`: where) run on the workers where all they write is on memory the
+   * threads share, the others here (`here`): a worker sent memory of the caller's own writes in a copy.
+   */
+  private async inPlace<J, Op extends 'means' | 'kicks'>(
+    op: Op,
+    jobs: readonly J[],
+    writes: (j: J) => Float32Array[],
+    here: (own: J[]) => Promise<void>,
+  ): Promise<void> {
+    if (floatsOf(jobs, (j) => writes(j)[0]) < POOLED_FLOATS) return here([...jobs])
+    const shared = (j: J) => writes(j).every((a) => a.buffer instanceof SharedArrayBuffer)
+    await here(jobs.filter((j) => !shared(j)))
+    await this.run(this.chunks(jobs.filter(shared)).map((part) => ({ op, jobs: part }) as WorkerTask))
   }
 
   private map(op: DetectOp, windows: readonly Window[], limit: number): Promise<unknown[]> {
@@ -129,7 +188,7 @@ export class DetectPool implements Detector {
           p?.reject(
             new CrystalError(
               'internal',
-              `${p.message.op === 'waves' ? 'making waves' : 'detection'} in a worker thread failed: ${m.error}`,
+              `${{ waves: 'making waves', means: 'taking means', kicks: 'making kicks', basins: 'measuring basins' }[p.message.op as string] ?? 'detection'} in a worker thread failed: ${m.error}`,
             ),
           )
         else p?.resolve(m.results!)
@@ -148,4 +207,9 @@ export class DetectPool implements Detector {
       this.helpers.push(h)
     }
   }
+}
+
+/** The floats of the jobs' maps (`map`: one of each). */
+function floatsOf<J>(jobs: readonly J[], map: (j: J) => Float32Array): number {
+  return jobs.reduce((sum, j) => sum + map(j).length, 0)
 }

@@ -4,13 +4,14 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { afterAll, expect, test } from 'vitest'
+import { sharedFloats } from '../detect/spectra.js'
 import { MaterialCatalog } from '../field/materials.js'
 import { createNodeEngine } from '../node.js'
 import type { Primitive } from '../contracts/registry.js'
 import { MemoryRegistryStore, Registry } from '../registry/registry.js'
 import { rng } from '../util/rng.js'
 import { discover } from './discovery.js'
-import { IN_THREAD } from './detector.js'
+import { IN_THREAD, meanOf } from './detector.js'
 import { BATCH_PHASES, evaluate, type EvaluationTimes } from './evaluate.js'
 import { randomGenome } from './genome.js'
 import { DetectPool } from './pool.node.js'
@@ -78,6 +79,43 @@ test("the genomes' waves made on the workers are the main thread's, bit for bit,
   })
   // the control: every wave holds its genome's pulses, not a neighbour's or none
   expect(main.every((w, k) => w.some((v) => v !== 0) && (k === 0 || w.some((v, i) => v !== main[k - 1][i])))).toBe(true)
+})
+
+test("stability sums made their means on the workers, in place on shared memory and on the caller's own, are the main thread's bit for bit", async () => {
+  const rand = rng(4)
+  const fill = (a: Float32Array) => a.map(() => Math.fround(rand() * 7))
+  // 16 maps of 65,536 (past the 2^20 floats below which the pool divides on the calling thread), and one of the caller's own memory
+  const all = fill(sharedFloats(16 * 65536))
+  const sums = [...Array.from({ length: 16 }, (_, k) => all.subarray(k * 65536, (k + 1) * 65536)), fill(new Float32Array(100))]
+  const before = sums.map((s) => s.slice())
+  const want = before.map((s) => meanOf(s.slice(), 10))
+  await pool.means(sums, 10)
+  const bits = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength)
+  sums.forEach((s, k) => expect(bits(s).equals(bits(want[k]))).toBe(true))
+  // the control: every one was divided, the last (the caller's own memory) too
+  sums.forEach((s, k) => expect(s).not.toEqual(before[k]))
+})
+
+test("the perturbation's kicks and basins made on the workers are the main thread's, bit for bit", async () => {
+  const rand = rng(6)
+  const fill = (a: Float32Array) => a.map(() => Math.fround(rand() - 0.3))
+  // 2^20 floats in all: sent to the workers (less is done on the calling thread)
+  const cells = 1 << 17
+  const [u, kick, before] = [fill(sharedFloats(8 * cells)), fill(sharedFloats(cells)), fill(sharedFloats(8 * cells))]
+  // field f after the kick: its map before, more and more disturbed from field to field (its basin answers less and less)
+  const now = before.map((v, i) => Math.fround(v + Math.floor(i / cells) * 0.2 * (rand() - 0.5)))
+  const field = (a: Float32Array, f: number) => a.subarray(f * cells, (f + 1) * cells)
+  const jobs = (into: Float32Array) => Array.from({ length: 8 }, (_, f) => ({ u: field(u, f), kick, kickRms: 0.7, into: field(into, f) }))
+  const [pooled, main] = [sharedFloats(8 * cells), sharedFloats(8 * cells)]
+  await pool.kicks(jobs(pooled))
+  await IN_THREAD.kicks(jobs(main))
+  expect(Buffer.from(pooled.buffer).equals(Buffer.from(main.buffer))).toBe(true)
+  // the control: each field's kick is scaled to its own field (no two alike), not left at zero
+  expect(new Set(Array.from({ length: 8 }, (_, f) => field(main, f)[0])).size).toBe(8)
+  const basins = Array.from({ length: 8 }, (_, f) => ({ before: field(before, f), kick: field(main, f), now: field(now, f) }))
+  const [got, want] = [await pool.basins(basins), await IN_THREAD.basins(basins)]
+  expect(got).toEqual(want)
+  expect(new Set(want).size).toBe(8)
 })
 
 test('a pool whose worker cannot start fails the call and names the script', async () => {

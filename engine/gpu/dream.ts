@@ -45,9 +45,10 @@ export class GpuDreamOps implements DreamOps {
 
   private buffers(): Scratch {
     if (this.scratch) return this.scratch
-    const { device, n, fields } = this.gpu
+    const { n, fields } = this.gpu
     const cells = n * n * fields
-    const buffer = (bytes: number, usage = STORAGE) => device.createBuffer({ size: Math.max(16, bytes), usage })
+    // kept between engines (Transfers.buffer): the histograms alone are 786 MB at population 1,000
+    const buffer = (bytes: number, usage = STORAGE) => this.gpu.transfers.buffer(bytes, usage)
     this.scratch = {
       acc: buffer(cells * 4),
       hist: buffer(3 * fields * BINS * 4),
@@ -213,7 +214,7 @@ export class GpuDreamOps implements DreamOps {
     this.preview = undefined
     if (!this.scratch) return
     const { acc, hist, plan, picks, tally, masks, kicks, uniform } = this.scratch
-    for (const b of [acc, hist, plan, picks, tally, ...masks, kicks, uniform]) b.destroy()
+    for (const b of [acc, hist, plan, picks, tally, ...masks, kicks, uniform]) this.gpu.transfers.keep(b)
     this.scratch = undefined
   }
 }

@@ -72,14 +72,16 @@ export class GpuRecorder implements WindowRecorder {
     this.frames = frames
     this.perChunk = Math.max(1, Math.floor(this.limit / bytes))
     const count = Math.max(1, Math.ceil(this.planes / this.perChunk))
+    // kept between engines (Transfers.buffer): evolve opens two a generation, each with these 1.3 GB at population 1,000
+    const { transfers } = this.gpu
     this.chunks = Array.from({ length: count }, (_, c) =>
-      device.createBuffer({ size: Math.min(this.perChunk, this.planes - c * this.perChunk) * bytes, usage: STORAGE }),
+      transfers.buffer(Math.min(this.perChunk, this.planes - c * this.perChunk) * bytes, STORAGE),
     )
-    this.tail = device.createBuffer({ size: Math.min(TAIL, this.perTail) * bytes, usage: STORAGE })
+    this.tail = transfers.buffer(Math.min(TAIL, this.perTail) * bytes, STORAGE)
     const factors = windowCoefficients(Math.max(1, frames))
-    const coef = device.createBuffer({ size: factors.byteLength, usage: STORAGE })
-    this.gpu.transfers.write(coef, 0, factors.buffer as ArrayBuffer)
-    const uniform = device.createBuffer({ size: count * SLOT, usage: UNIFORM })
+    const coef = transfers.buffer(factors.byteLength, STORAGE)
+    transfers.write(coef, 0, factors.buffer as ArrayBuffer)
+    const uniform = transfers.buffer(count * SLOT, UNIFORM)
     const pipeline = perDevice(device, 'spectra:accumulate', () =>
       device.createComputePipeline({
         layout: 'auto',
@@ -248,11 +250,9 @@ export class GpuRecorder implements WindowRecorder {
   }
 
   private release(): void {
-    for (const b of this.chunks) b.destroy()
-    this.tail?.destroy()
+    const { transfers } = this.gpu
+    for (const b of [...this.chunks, this.tail, this.window?.coef, this.window?.uniform]) if (b) transfers.keep(b)
     this.tail = undefined
-    this.window?.coef.destroy()
-    this.window?.uniform.destroy()
     this.chunks = []
     this.window = undefined
   }

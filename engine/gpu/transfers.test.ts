@@ -73,3 +73,30 @@ test('a dozen reads at once, read again, make no staging buffer the second time 
     done()
   }
 })
+
+test("an engine's buffers given back are taken again at exactly their size, zero-filled as a new one is", async () => {
+  const { device } = (await keptDevice(await nodeGpu()))!
+  const t = new Transfers(device)
+  const made: number[] = []
+  const create = device.createBuffer
+  device.createBuffer = (d: GPUBufferDescriptor) => {
+    if (!(d.usage & MAP_READ)) made.push(d.size)
+    return create.call(device, d)
+  }
+  try {
+    const first = t.buffer(FLOATS * 4, STORAGE)
+    t.write(first, 0, filled(7, FLOATS))
+    t.keep(first)
+    // the same size again: the same buffer, cleared on the queue before anything after reads it
+    const again = t.buffer(FLOATS * 4, STORAGE)
+    expect(again).toBe(first)
+    expect(new Float32Array(await t.read(again, 0, FLOATS * 4, device.createCommandEncoder(), () => undefined))).toEqual(filled(0, FLOATS))
+    // another size is made anew: a buffer bound whole must not be larger than asked for
+    const other = t.buffer((FLOATS / 2) * 4, STORAGE)
+    expect(other).not.toBe(first)
+    expect(made).toEqual([FLOATS * 4, (FLOATS / 2) * 4])
+    for (const b of [again, other]) t.keep(b)
+  } finally {
+    device.createBuffer = create
+  }
+})

@@ -9,32 +9,45 @@ const MAP_READ = 0x1
 const COPY_DST = 0x8
 
 /**
- * Mappable buffers for read-backs, kept per device between reads and between engines (evolve opens
- * two a generation; engine/util/free_list.ts): making one anew for each read, and the first touch of
- * its memory, cost more than the copy itself (64 MB on SwiftShader: 60 to 68 ms with a new buffer, 26
- * to 50 ms with a kept one). At most 32 (an evolve generation reads back some 12 sizes) and 1 GiB kept;
- * reads up to 64 KiB share small ones.
+ * Buffers kept per device and usage between reads and between engines (evolve opens two a generation;
+ * engine/util/free_list.ts), each list dropping what stays unused IDLE_MS:
+ * - mappable ones for read-backs: making one anew for each read, and the first touch of its memory, cost
+ *   more than the copy itself (64 MB on SwiftShader: 60 to 68 ms with a new buffer, 26 to 50 ms with a
+ *   kept one). At most 32 (an evolve generation reads back some 12 sizes) and 2 GiB kept (population
+ *   1,000 reads some 700 MB a generation, in two batches at once); reads up to 64 KiB share small ones.
+ * - an engine's buffers for its life (the recorder's planes, the dream's scratch: 2.3 GB an engine at
+ *   population 1,000, N = 96, where making them took the host some 0.1 s a generation): exactly the
+ *   size asked for, since such buffers are bound whole.
  */
-const stagings = new WeakMap<GPUDevice, FreeList<GPUBuffer>>()
-function staging(device: GPUDevice, bytes: number): GPUBuffer {
-  let kept = stagings.get(device)
-  if (!kept)
-    stagings.set(
-      device,
-      (kept = new FreeList<GPUBuffer>(
+const IDLE_MS = 10_000
+const kept = new WeakMap<GPUDevice, Map<number, FreeList<GPUBuffer>>>()
+function keptOf(device: GPUDevice, usage: number): FreeList<GPUBuffer> {
+  let byUsage = kept.get(device)
+  if (!byUsage) kept.set(device, (byUsage = new Map()))
+  let list = byUsage.get(usage)
+  if (!list) {
+    const limits = usage & MAP_READ ? { count: 32, bytes: 2 * 2 ** 30, small: 64 << 10 } : { count: 64, bytes: 8 * 2 ** 30, exact: true }
+    byUsage.set(
+      usage,
+      (list = new FreeList<GPUBuffer>(
         (b) => b.size,
         (b) => b.destroy(),
-        { count: 32, bytes: 1 << 30, small: 64 << 10 },
+        { ...limits, idleMs: IDLE_MS },
       )),
     )
+  }
+  return list
+}
+
+function staging(device: GPUDevice, bytes: number): GPUBuffer {
   const size = Math.min(device.limits.maxBufferSize, Math.max(256, withSlack(bytes)))
-  return kept.take(bytes) ?? device.createBuffer({ size, usage: MAP_READ | COPY_DST })
+  return keptOf(device, MAP_READ | COPY_DST).take(bytes) ?? device.createBuffer({ size, usage: MAP_READ | COPY_DST })
 }
 
 /** A staging buffer back to its device's kept ones, unmapped. */
 function keepStaging(device: GPUDevice, buffer: GPUBuffer): void {
   buffer.unmap()
-  stagings.get(device)!.give(buffer)
+  keptOf(device, MAP_READ | COPY_DST).give(buffer)
 }
 
 export class Transfers implements TransferCounts {
@@ -57,6 +70,26 @@ export class Transfers implements TransferCounts {
     // Dawn's Node binding takes no shared memory (the detection pool's threads make evolve's waves there): a copy goes up
     const from = view.buffer instanceof ArrayBuffer ? view : view.slice()
     this.device.queue.writeBuffer(buffer, offset, from.buffer, from.byteOffset, bytes)
+  }
+
+  /**
+   * A zero-filled buffer of `bytes` for an engine's life: one of the device's kept ones (cleared on the
+   * queue, before any later work) where `usage` lets it be cleared, else a new one. `keep` gives it back.
+   */
+  buffer(bytes: number, usage: number): GPUBuffer {
+    const size = Math.max(16, Math.ceil(bytes / 4) * 4)
+    const reused = usage & COPY_DST ? keptOf(this.device, usage).take(size) : undefined
+    if (!reused) return this.device.createBuffer({ size, usage })
+    const encoder = this.device.createCommandEncoder()
+    encoder.clearBuffer(reused)
+    this.submit(encoder)
+    return reused
+  }
+
+  /** A buffer from `buffer` given back (nothing may use it after: work already queued on it runs first). */
+  keep(buffer: GPUBuffer): void {
+    if (buffer.usage & COPY_DST) keptOf(this.device, buffer.usage).give(buffer)
+    else buffer.destroy()
   }
 
   /** Hands `encoder`'s work to the queue, counted. */

@@ -13,3 +13,16 @@ export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
   }
   return aa && bb ? ab / Math.sqrt(aa * bb) : 0
 }
+
+/** Root mean square (float64 sums, in order). */
+export function rms(v: Float32Array): number {
+  let sum = 0
+  for (let i = 0; i < v.length; i++) sum += v[i] * v[i]
+  return Math.sqrt(sum / v.length)
+}
+
+/** `v` times `gain` in float32 into `out`, as `v.map((x) => x * gain)` gives it (a loop: map's calls were 5x slower). */
+export function scaledInto(v: Float32Array, gain: number, out: Float32Array): Float32Array {
+  for (let i = 0; i < v.length; i++) out[i] = v[i] * gain
+  return out
+}
