@@ -65,7 +65,8 @@ test('on the GPU (planes gathered from the device, then sent to the workers) the
   expect(Object.keys(times!.noisy)).toEqual(Object.keys(times!.clean).filter((p) => p !== 'books' && p !== 'perturb'))
   const clean = Object.values(times!.clean).reduce((a, b) => a + b, 0)
   expect(Math.min(...Object.values(times!.clean), ...Object.values(times!.noisy), times!.waves)).toBeGreaterThanOrEqual(0)
-  expect(clean + times!.waves).toBeLessThanOrEqual(times!.total + 1)
+  // the waves are made while the clean batch's engine opens: each within the whole, not their sum
+  expect(Math.max(clean, times!.waves)).toBeLessThanOrEqual(times!.total + 1)
 }, 300_000)
 
 test("the genomes' waves made on the workers are the main thread's, bit for bit, on memory the threads share", async () => {
