@@ -1,6 +1,7 @@
-// Read-backs through the staging buffers a device keeps (transfers.ts StagingBuffers): a mappable
+// Read-backs through the staging buffers a device keeps (transfers.ts keptOf): a mappable
 // buffer is made once for reads of about one size, whichever engine's Transfers reads, and every read
-// still brings back the data of its own moment. On this machine's real WebGPU, whatever its adapter is.
+// still brings back the data of its own moment; an engine's buffers given back are taken again at
+// exactly their size, zero-filled. On this machine's real WebGPU, whatever its adapter is.
 import { expect, test } from 'vitest'
 import { keptDevice } from './device.js'
 import { Transfers } from './transfers.js'
