@@ -120,7 +120,8 @@ export interface CellsAnswer {
 }
 
 /** On memory of its own, a view is sent whole (its buffer with it): then only its own floats go. */
-const sendable = (a: Float32Array) => (typeof SharedArrayBuffer === 'function' && a.buffer instanceof SharedArrayBuffer ? a : a.slice())
+export const sendable = (a: Float32Array) =>
+  typeof SharedArrayBuffer === 'function' && a.buffer instanceof SharedArrayBuffer ? a : a.slice()
 
 export function jobOf(w: Window, limit: number, measured?: PackedMeasured): DetectJob {
   const { n, dt, frames, source } = w.spectra

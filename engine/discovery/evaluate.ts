@@ -343,16 +343,15 @@ export async function evaluate(genomes: readonly Genome[], c: EvaluationConditio
     wavesMs = performance.now() - start
     return w
   })
+  // handled now, awaited below: a pool that fails while the engine opens must not end the process
+  wavesMade.catch(() => {})
   const opened = async (noise: number) => {
     const laps = new Laps()
     const engine = await openBatch(genomes, c, noise)
     laps.lap('open')
     return { engine, laps }
   }
-  const cleanBatch = await opened(0).catch(async (e) => {
-    await wavesMade.catch(() => {})
-    throw e
-  })
+  const cleanBatch = await opened(0)
   let waves: Float32Array[]
   try {
     waves = await wavesMade
@@ -371,6 +370,8 @@ export async function evaluate(genomes: readonly Genome[], c: EvaluationConditio
   }
   const together = cleanBatch.engine.backend === 'gpu'
   const noisyRun = together ? noisyBatch() : undefined
+  // handled now, awaited below: the noisy batch failing while the clean one runs must not end the process
+  noisyRun?.catch(() => {})
   let clean: Batch
   try {
     clean = await runBatch(cleanBatch.engine, genomes, waves, c, true, cleanBatch.laps)

@@ -1,7 +1,8 @@
 // Detection of a generation's fields on a pool of worker threads (Node): each worker is sent chunks of
 // the fields' windows as data on shared memory (detector.ts jobOf; nothing copied where the windows
 // are on SharedArrayBuffers, as both recorders keep them) and runs detector.ts runJob on them. The
-// genomes' waves, made before the fields start, are made there too, into shared memory.
+// genomes' waves, made before the fields start, are made there too, into shared memory, and so are
+// evolve's other per-field chores past POOLED_FLOATS: the windows' means, the kicks and the basins.
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import type { Genome } from '../contracts/registry.js'
@@ -16,6 +17,7 @@ import {
   IN_THREAD,
   jobOf,
   type KickJob,
+  sendable,
   type Window,
   type WorkerTask,
 } from './detector.js'
@@ -41,6 +43,8 @@ interface Helper {
 }
 
 export class DetectPool implements Detector {
+  /** Tasks handed to the workers so far (a test tells by it whether work went there). */
+  posted = 0
   private helpers: Helper[] = []
   /** Chunks waiting for a free worker, from every call in progress (evolve's two batches ask at once). */
   private queue: Task[] = []
@@ -52,6 +56,8 @@ export class DetectPool implements Detector {
     readonly size = availableParallelism(),
     /** The worker's script: detect_worker.js beside this module (built: dist/). */
     private readonly script: URL = new URL('./detect_worker.js', import.meta.url),
+    /** Means, kicks and basins of fewer floats than this are done on the calling thread (a test sends all). */
+    private readonly pooledFloats = POOLED_FLOATS,
   ) {
     if (!Number.isInteger(size) || size < 1) throw new CrystalError('bad_argument', `a detection pool needs at least 1 thread, got ${size}`)
   }
@@ -100,22 +106,28 @@ export class DetectPool implements Detector {
   }
 
   async kicks(jobs: readonly KickJob[]): Promise<void> {
+    // what a kick reads goes as sendable makes it (a view of the CPU backend's u would take all of u with it)
+    const sent = jobs.map((j) => ({ ...j, u: sendable(j.u), kick: sendable(j.kick) }))
     await this.inPlace(
       'kicks',
-      jobs,
+      sent,
       (j) => [j.into],
       (own) => IN_THREAD.kicks(own),
     )
   }
 
   async basins(jobs: readonly BasinJob[]): Promise<number[]> {
-    if (floatsOf(jobs, (j) => j.now) < POOLED_FLOATS) return IN_THREAD.basins(jobs)
-    return (await this.run(this.chunks(jobs).map((part) => ({ op: 'basins', jobs: part })))) as number[]
+    if (floatsOf(jobs, (j) => j.now) < this.pooledFloats) return IN_THREAD.basins(jobs)
+    const sent = jobs.map(({ before, kick, now }) => ({ before: sendable(before), kick: sendable(kick), now: sendable(now) }))
+    return (await this.run(this.chunks(sent).map((part) => ({ op: 'basins', jobs: part })))) as number[]
   }
 
   /**
    * Jobs that write in place (`writes`: where) run on the workers where all they write is on memory the
    * threads share, the others here (`here`): a worker sent memory of the caller's own writes in a copy.
+   * Where a chunk fails, the call rejects while chunks already sent may still be writing: the caller
+   * must not hand that memory to anything else after an error (evaluate gives a failed generation's
+   * windows back to nothing).
    */
   private async inPlace<J, Op extends 'means' | 'kicks'>(
     op: Op,
@@ -123,7 +135,7 @@ export class DetectPool implements Detector {
     writes: (j: J) => Float32Array[],
     here: (own: J[]) => Promise<void>,
   ): Promise<void> {
-    if (floatsOf(jobs, (j) => writes(j)[0]) < POOLED_FLOATS) return here([...jobs])
+    if (floatsOf(jobs, (j) => writes(j)[0]) < this.pooledFloats) return here([...jobs])
     const shared = (j: J) => writes(j).every((a) => a.buffer instanceof SharedArrayBuffer)
     await here(jobs.filter((j) => !shared(j)))
     await this.run(this.chunks(jobs.filter(shared)).map((part) => ({ op, jobs: part }) as WorkerTask))
@@ -173,6 +185,7 @@ export class DetectPool implements Detector {
       // held while a task is out, so that the process waits for its answer
       h.worker.ref()
       h.worker.postMessage(task.message)
+      this.posted++
     }
   }
 

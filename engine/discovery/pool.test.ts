@@ -18,7 +18,8 @@ import { DetectPool } from './pool.node.js'
 
 const WORKER = new URL('../../dist/engine/discovery/detect_worker.js', import.meta.url)
 if (!existsSync(fileURLToPath(WORKER))) throw new Error(`${fileURLToPath(WORKER)} is missing: run npm run build before this test`)
-const pool = new DetectPool(2, WORKER)
+// every mean, kick and basin goes to the workers, however small (the default floor is tested below)
+const pool = new DetectPool(2, WORKER, 0)
 afterAll(() => pool.close())
 const material = new MaterialCatalog().get('europium_crystal')
 const bounds = { min_steps: 40, max_steps: 120 }
@@ -84,13 +85,18 @@ test("the genomes' waves made on the workers are the main thread's, bit for bit,
 
 test("stability sums made their means on the workers, in place on shared memory and on the caller's own, are the main thread's bit for bit", async () => {
   const rand = rng(4)
-  const fill = (a: Float32Array) => a.map(() => Math.fround(rand() * 7))
-  // 16 maps of 65,536 (past the 2^20 floats below which the pool divides on the calling thread), and one of the caller's own memory
-  const all = fill(sharedFloats(16 * 65536))
-  const sums = [...Array.from({ length: 16 }, (_, k) => all.subarray(k * 65536, (k + 1) * 65536)), fill(new Float32Array(100))]
+  // in place: map would make a copy on memory of its own
+  const fill = (a: Float32Array) => {
+    for (let i = 0; i < a.length; i++) a[i] = Math.fround(rand() * 7)
+    return a
+  }
+  const all = fill(sharedFloats(40 * 100))
+  const sums = [...Array.from({ length: 40 }, (_, k) => all.subarray(k * 100, (k + 1) * 100)), fill(new Float32Array(100))]
   const before = sums.map((s) => s.slice())
   const want = before.map((s) => meanOf(s.slice(), 10))
+  const posted = pool.posted
   await pool.means(sums, 10)
+  expect(pool.posted).toBeGreaterThan(posted)
   const bits = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength)
   sums.forEach((s, k) => expect(bits(s).equals(bits(want[k]))).toBe(true))
   // the control: every one was divided, the last (the caller's own memory) too
@@ -99,16 +105,20 @@ test("stability sums made their means on the workers, in place on shared memory 
 
 test("the perturbation's kicks and basins made on the workers are the main thread's, bit for bit", async () => {
   const rand = rng(6)
-  const fill = (a: Float32Array) => a.map(() => Math.fround(rand() - 0.3))
-  // 2^20 floats in all: sent to the workers (less is done on the calling thread)
-  const cells = 1 << 17
+  const fill = (a: Float32Array) => {
+    for (let i = 0; i < a.length; i++) a[i] = Math.fround(rand() - 0.3)
+    return a
+  }
+  const cells = 64
   const [u, kick, before] = [fill(sharedFloats(8 * cells)), fill(sharedFloats(cells)), fill(sharedFloats(8 * cells))]
   // field f after the kick: its map before, more and more disturbed from field to field (its basin answers less and less)
   const now = before.map((v, i) => Math.fround(v + Math.floor(i / cells) * 0.2 * (rand() - 0.5)))
   const field = (a: Float32Array, f: number) => a.subarray(f * cells, (f + 1) * cells)
   const jobs = (into: Float32Array) => Array.from({ length: 8 }, (_, f) => ({ u: field(u, f), kick, kickRms: 0.7, into: field(into, f) }))
   const [pooled, main] = [sharedFloats(8 * cells), sharedFloats(8 * cells)]
+  const posted = pool.posted
   await pool.kicks(jobs(pooled))
+  expect(pool.posted).toBeGreaterThan(posted)
   await IN_THREAD.kicks(jobs(main))
   expect(Buffer.from(pooled.buffer).equals(Buffer.from(main.buffer))).toBe(true)
   // the control: each field's kick is scaled to its own field (no two alike), not left at zero
@@ -117,6 +127,21 @@ test("the perturbation's kicks and basins made on the workers are the main threa
   const [got, want] = [await pool.basins(basins), await IN_THREAD.basins(basins)]
   expect(got).toEqual(want)
   expect(new Set(want).size).toBe(8)
+})
+
+test('means, kicks and basins under 2^20 floats stay on the calling thread, the same past it go to the workers', async () => {
+  const floored = new DetectPool(1, WORKER)
+  try {
+    const small = sharedFloats(1000).fill(5)
+    await floored.means([small], 10)
+    expect([floored.posted, small[0]]).toEqual([0, 0.5])
+    const large = sharedFloats(1 << 20).fill(5)
+    await floored.means([large.subarray(0, 1 << 19), large.subarray(1 << 19)], 10)
+    expect(floored.posted).toBeGreaterThan(0)
+    expect(large.every((v) => v === 0.5)).toBe(true)
+  } finally {
+    floored.close()
+  }
 })
 
 test('a pool whose worker cannot start fails the call and names the script', async () => {
