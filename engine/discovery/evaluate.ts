@@ -191,11 +191,11 @@ export async function perturb(
   // a field-wide structure's kick, as strong as its field, made where detection runs (on memory the threads share)
   const wide = found.flatMap((s, f) => (s && s.features.area >= CLASS_RULES.field_wide ? [f] : []))
   const kicks = sharedFloats(wide.length * cells)
-  const kickOf = new Map(wide.map((f, k) => [f, kicks.subarray(k * cells, (k + 1) * cells)]))
-  await detector.kicks(wide.map((f) => ({ u: u.subarray(f * cells, (f + 1) * cells), kick, kickRms, into: kickOf.get(f)! })))
+  const kickFor = new Map(wide.map((f, k) => [f, kicks.subarray(k * cells, (k + 1) * cells)]))
+  await detector.kicks(wide.map((f) => ({ u: u.subarray(f * cells, (f + 1) * cells), kick, kickRms, into: kickFor.get(f)! })))
   const plans = found.map((s, f) => {
     if (!s) return undefined
-    if (kickOf.has(f)) return { kick: kickOf.get(f), window: [], erased: [] }
+    if (kickFor.has(f)) return { kick: kickFor.get(f), window: [], erased: [] }
     const shape = measure(windows[f].spectra.stability(), n, s.cells)
     const centre: [number, number] = [s.features.centroid_x * n - 0.5, s.features.centroid_y * n - 0.5]
     return { kick: undefined, ...erasePlan(n, centre, 2 * shape.mean_radius + 1, shape.axis) }
@@ -217,12 +217,12 @@ export async function perturb(
     plans.flatMap((p, f) => (p ? [now(f)] : [])),
     taken,
   )
-  const basins = await detector.basins(wide.map((f) => ({ before: windows[f].later, kick: kickOf.get(f)!, now: now(f) })))
-  const basinOf = new Map(wide.map((f, k) => [f, basins[k]]))
+  const basins = await detector.basins(wide.map((f) => ({ before: windows[f].later, kick: kickFor.get(f)!, now: now(f) })))
+  const basinFor = new Map(wide.map((f, k) => [f, basins[k]]))
   const answered = found.map((s, f) => {
     const p = plans[f]
     if (!s || !p) return s
-    return withResponse(s, p.kick ? { basin: basinOf.get(f)! } : { regrowth: regrowthOf(windows[f].later, p.window, now(f)) })
+    return withResponse(s, p.kick ? { basin: basinFor.get(f)! } : { regrowth: regrowthOf(windows[f].later, p.window, now(f)) })
   })
   recording.release?.()
   return answered
