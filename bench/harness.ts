@@ -81,15 +81,30 @@ export async function call(
   return { status: r.status, type: r.headers.get('content-type') ?? '', body: parsed, headers: r.headers }
 }
 
-/** A free TCP port on loopback (bound and released). */
+/**
+ * A free TCP port on loopback (bound and released), below the kernel's ephemeral range: a service
+ * restarted on its port (Icecast, NATS) must find it free, and a port in that range can be taken while
+ * it is down, by another listener on port 0 or by a client's own end (a connect to a closed local
+ * port in that range may even connect to itself).
+ */
 export async function freePort(): Promise<number> {
   const { createServer } = await import('node:net')
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number }
-      srv.close(() => resolve(port))
+  const { readFileSync } = await import('node:fs')
+  let ephemeralLow = 32768
+  try {
+    ephemeralLow = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || ephemeralLow
+  } catch {}
+  const low = Math.min(10000, ephemeralLow - 1000)
+  const bound = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const srv = createServer()
+      srv.once('error', () => resolve(false))
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)))
     })
-  })
+  for (;;) {
+    const port = low + Math.floor(Math.random() * (ephemeralLow - low))
+    if (await bound(port)) return port
+  }
 }
 
 export interface RunningNats {

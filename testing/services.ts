@@ -115,6 +115,7 @@ export async function startIcecast(): Promise<RunningIcecast> {
   )
   let child: ChildProcess
   let out = ''
+  const logs = () => (existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8') : '')
   const up = async () => {
     try {
       return (await fetch(`http://127.0.0.1:${port}/status-json.xsl`)).ok
@@ -127,7 +128,7 @@ export async function startIcecast(): Promise<RunningIcecast> {
     child.stdout!.on('data', (d) => (out += d))
     child.stderr!.on('data', (d) => (out += d))
     for (let i = 0; !(await up()); i++) {
-      if (i > 200 || child.exitCode !== null) throw new Error(`icecast2 did not start: ${out}`)
+      if (i > 200 || child.exitCode !== null) throw new Error(`icecast2 did not start: ${out}${logs()}`)
       await new Promise((r) => setTimeout(r, 50))
     }
   }
@@ -139,7 +140,7 @@ export async function startIcecast(): Promise<RunningIcecast> {
   return {
     url: `http://127.0.0.1:${port}`,
     sourceUrl: `http://source:hackme@127.0.0.1:${port}/radio.mp3`,
-    log: () => out + (existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8') : ''),
+    log: () => out + logs(),
     restart: async (downMs = 500) => {
       await stop()
       await new Promise((r) => setTimeout(r, downMs))
