@@ -5,7 +5,7 @@
 import { expect, test } from 'vitest'
 import { pulsedEngine } from '../../testing/backends.js'
 import type { PackedMeasured, Structure } from '../detect/detect.js'
-import { type CellsAnswer, jobOf, runJob } from './detector.js'
+import { type CellsAnswer, jobOf, onShared, runJob } from './detector.js'
 import { recordWindows } from './evaluate.js'
 
 const N = 32
@@ -24,6 +24,8 @@ test("a window's first job takes the parts its cells job measured: the same stru
     // packed as typed arrays on memory the threads share, as the cells are: no copy on the way to the main thread and back
     const views = [cells.cells, ...Object.values(cells.measured!)]
     expect(views.every((v) => ArrayBuffer.isView(v) && v.buffer instanceof SharedArrayBuffer)).toBe(true)
+    // all of it on one buffer: one SharedArrayBuffer an answer
+    expect(new Set(views.map((v) => v.buffer)).size).toBe(1)
     const bare = (await runJob('first', jobOf(w, 1))) as Structure | undefined
     expect(await runJob('first', jobOf(w, 1, sent(cells.measured)))).toEqual(bare)
     if (!bare) continue
@@ -35,4 +37,18 @@ test("a window's first job takes the parts its cells job measured: the same stru
     expect(taken.mass).toBe(2 * bare.mass)
   }
   expect(structures).toBeGreaterThan(0)
+})
+
+test('onShared copies arrays of either kind onto one shared buffer, each 8-byte aligned, values kept', () => {
+  const odd = Int32Array.from([1, -2, 3])
+  const floats = Float64Array.from([0.5, -1e300])
+  const empty = new Int32Array(0)
+  const [a, b, c, d] = onShared([odd, floats, empty, Int32Array.from([7])] as const)
+  expect([...a, ...b, ...c, ...d]).toEqual([1, -2, 3, 0.5, -1e300, 7])
+  expect([a.byteOffset, b.byteOffset, c.byteOffset, d.byteOffset]).toEqual([0, 16, 32, 32])
+  expect(new Set([a, b, c, d].map((v) => v.buffer)).size).toBe(1)
+  expect(a.buffer).toBeInstanceOf(SharedArrayBuffer)
+  // copies: the originals stay apart
+  a[0] = 9
+  expect(odd[0]).toBe(1)
 })

@@ -150,16 +150,25 @@ export async function runJob(op: DetectOp, job: DetectJob): Promise<CellsAnswer 
   const m = measuredOf(spectra.stability())
   // on shared memory, the answer goes to the main thread and the measure on to the first job without a copy
   // (28.5 KB a window at N = 96: at population 1,000 the copies were some 110 MB a generation on the main thread)
-  const measured = m && { cells: onShared(m.cells), ends: onShared(m.ends), masses: onShared(m.masses), parts: onShared(m.parts) }
-  return { cells: onShared(cells), measured }
+  if (!m) return { cells: onShared([cells])[0], measured: undefined }
+  const [shared, ...parts] = onShared([cells, m.cells, m.ends, m.masses, m.parts] as const)
+  return { cells: shared, measured: { cells: parts[0], ends: parts[1], masses: parts[2], parts: parts[3] } }
 }
 
-/** `a` copied onto memory the threads share, where the platform has it. */
-function onShared<A extends Int32Array | Float64Array>(a: A): A {
-  if (typeof SharedArrayBuffer !== 'function') return a
-  const out = new (a.constructor as new (b: SharedArrayBuffer) => A)(new SharedArrayBuffer(a.byteLength))
-  out.set(a)
-  return out
+/**
+ * `arrays` copied onto one piece of memory the threads share, where the platform has it, each at a
+ * multiple of 8 bytes: one SharedArrayBuffer an answer, not one an array (some 10,000 a generation at
+ * population 1,000).
+ */
+export function onShared<T extends readonly (Int32Array | Float64Array)[]>(arrays: T): T {
+  if (typeof SharedArrayBuffer !== 'function') return arrays
+  const at = (k: number) => arrays.slice(0, k).reduce((end, a) => end + Math.ceil(a.byteLength / 8) * 8, 0)
+  const memory = new SharedArrayBuffer(at(arrays.length))
+  return arrays.map((a, k) => {
+    const out = new (a.constructor as new (b: SharedArrayBuffer, offset: number, length: number) => typeof a)(memory, at(k), a.length)
+    out.set(a)
+    return out
+  }) as unknown as T
 }
 
 /** A worker's task, each job's answer in order (a wave, a mean and a kick are made in place: they answer nothing). */
