@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# On the device machine, from the unpacked project (on-gpu.sh runs it in /tmp/proj): evolve with this
+# build and the base build (pack-pair.sh), alternately, so both see the same machine. OUT: where the
+# logs and summary.txt go (absolute). ROUNDS (2) rounds of: population POP (1000) for GENS (3)
+# generations with --debug on the GPU, then the defaults (population 12, 10 generations) on the GPU
+# and on the CPU, each build in turn. summary.txt has every generation's seconds, each command's
+# time and the registries' sizes and QD-scores (the two builds must agree).
+set -uo pipefail
+out=${1:?usage: evolve-pair.sh OUT}
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$out"
+rounds=${ROUNDS:-2} pop=${POP:-1000} gens=${GENS:-3} size=${SIZE:-96}
+# the defaults run (DEFAULTS: other flags, to try the script on a software adapter)
+read -ra defaults <<<"${DEFAULTS:---generations 10}"
+# the base build: the same project with its own dist
+rm -rf /tmp/base && mkdir -p /tmp/base
+cp -r bin materials shaders examples package.json /tmp/base/
+ln -s "$PWD/node_modules" /tmp/base/node_modules
+tar -C /tmp/base -xJf "$here/base.tar.xz"
+declare -A dirs=([head]=$PWD [base]=/tmp/base)
+declare -A names=([head]="$(cat "$here/head.txt" 2>/dev/null || echo head)" [base]="$(cat "$here/base.txt" 2>/dev/null || echo base)")
+summary=$out/summary.txt
+: >"$summary"
+evolve() { # build backend tag args...
+  local build=$1 backend=$2 tag=$3; shift 3
+  local log=$out/$tag.log data
+  data=$(mktemp -d)
+  local t0=$(date +%s.%N)
+  (cd "${dirs[$build]}" && SVC_CRYSTAL_DATA_DIR=$data node bin/crystal.js --debug --backend "$backend" evolve \
+    --material europium_crystal --seed 1 "$@") >"$log" 2>&1
+  local rc=$? t1=$(date +%s.%N)
+  local gensec registry
+  gensec=$(grep -o 'evaluated in [0-9.]* s' "$log" | awk '{printf "%s ", $3}')
+  registry=$(grep -o 'registered [0-9]* new primitives' "$log" | awk '{print $2}'); registry+=" primitives, $(grep -o 'QD-score [0-9.]* over' "$log" | awk '{print $2}') QD"
+  printf '%-28s %-4s %-4s rc %s  %6.2f s  %s | generations: %s\n' "$tag" "$build" "$backend" "$rc" "$(awk "BEGIN { print $t1 - $t0 }")" "$registry" "$gensec" | tee -a "$summary"
+  rm -rf "$data"
+}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | tee -a "$summary"
+echo "head ${names[head]}, base ${names[base]}; population $pop at N = $size for $gens generations, then the defaults" | tee -a "$summary"
+for r in $(seq 1 "$rounds"); do
+  for build in head base; do
+    evolve "$build" gpu "r$r-$build-pop$pop" --population "$pop" --size "$size" --generations "$gens"
+  done
+  for build in head base; do
+    evolve "$build" gpu "r$r-$build-defaults-gpu" "${defaults[@]}"
+    evolve "$build" cpu "r$r-$build-defaults-cpu" "${defaults[@]}"
+  done
+done
