@@ -125,9 +125,8 @@ export class DetectPool implements Detector {
   /**
    * Jobs that write in place (`writes`: where) run on the workers where all they write is on memory the
    * threads share, the others here (`here`): a worker sent memory of the caller's own writes in a copy.
-   * Where a chunk fails, the call rejects while chunks already sent may still be writing: the caller
-   * must not hand that memory to anything else after an error (evaluate gives a failed generation's
-   * windows back to nothing).
+   * Where a chunk fails, the call rejects once the chunks already sent have answered (`run`), so
+   * nothing writes into the memory after it.
    */
   private async inPlace<J, Op extends 'means' | 'kicks'>(
     op: Op,
@@ -170,8 +169,11 @@ export class DetectPool implements Detector {
     try {
       return (await Promise.all(parts)).flat()
     } catch (e) {
-      // a chunk failed: the call's others still waiting are not worth the workers' time
+      // a chunk failed: the call's others still waiting are not worth the workers' time, and those out
+      // may be writing in place (means, kicks): the call ends once they are done with its memory
+      for (const t of this.queue.filter((t) => mine.includes(t))) t.reject(e)
       this.queue = this.queue.filter((t) => !mine.includes(t))
+      await Promise.allSettled(parts)
       throw e
     }
   }

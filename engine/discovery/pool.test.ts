@@ -152,3 +152,41 @@ test('a pool whose worker cannot start fails the call and names the script', asy
   ).rejects.toThrow('no_such_worker.js')
   broken.close()
 })
+
+test('a call with a failing chunk rejects only once its other chunks have written: nothing writes into its memory after', async () => {
+  const { mkdtempSync, writeFileSync } = await import('node:fs')
+  const { tmpdir } = await import('node:os')
+  const { join } = await import('node:path')
+  const { pathToFileURL } = await import('node:url')
+  // a worker that fails a chunk whose first mean is NaN at once, and writes the others 300 ms late
+  const script = join(mkdtempSync(join(tmpdir(), 'crystal-pool-')), 'slow_worker.mjs')
+  writeFileSync(
+    script,
+    `import { parentPort } from 'node:worker_threads'
+parentPort.on('message', (task) => {
+  if (Number.isNaN(task.jobs[0].sums[0])) return parentPort.postMessage({ error: 'this chunk fails' })
+  setTimeout(() => {
+    for (const j of task.jobs) j.sums.fill(7)
+    parentPort.postMessage({ results: task.jobs.map(() => undefined) })
+  }, 300)
+})
+`,
+  )
+  const slow = new DetectPool(2, pathToFileURL(script), 0)
+  try {
+    const sums = Array.from({ length: 8 }, () => sharedFloats(16))
+    sums[0][0] = Number.NaN
+    await expect(slow.means(sums, 1)).rejects.toThrow('this chunk fails')
+    // every other chunk had been sent (2 workers, 8 chunks of one) or was dropped unsent: those sent are written
+    const written = sums.slice(1).filter((s) => s.every((v) => v === 7)).length
+    const untouched = sums.slice(1).filter((s) => s.every((v) => v === 0)).length
+    expect(written).toBeGreaterThan(0)
+    expect(written + untouched).toBe(7)
+    // and nothing changes after the call has ended
+    const after = sums.map((s) => [...s])
+    await new Promise((r) => setTimeout(r, 700))
+    expect(sums.map((s) => [...s])).toEqual(after)
+  } finally {
+    slow.close()
+  }
+})
