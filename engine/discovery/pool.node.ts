@@ -171,7 +171,7 @@ export class DetectPool implements Detector {
     } catch (e) {
       // a chunk failed: the call's others still waiting are not worth the workers' time, and those out
       // may be writing in place (means, kicks): the call ends once they are done with its memory
-      for (const t of this.queue.filter((t) => mine.includes(t))) t.reject(e)
+      for (const t of this.queue.filter((t) => mine.includes(t))) t.reject(e as Error)
       this.queue = this.queue.filter((t) => !mine.includes(t))
       await Promise.allSettled(parts)
       throw e
