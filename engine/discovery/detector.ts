@@ -162,10 +162,15 @@ export async function runJob(op: DetectOp, job: DetectJob): Promise<CellsAnswer 
  */
 export function onShared<T extends readonly (Int32Array | Float64Array)[]>(arrays: T): T {
   if (typeof SharedArrayBuffer !== 'function') return arrays
-  const at = (k: number) => arrays.slice(0, k).reduce((end, a) => end + Math.ceil(a.byteLength / 8) * 8, 0)
-  const memory = new SharedArrayBuffer(at(arrays.length))
+  const at: number[] = []
+  let end = 0
+  for (const a of arrays) {
+    at.push(end)
+    end += Math.ceil(a.byteLength / 8) * 8
+  }
+  const memory = new SharedArrayBuffer(end)
   return arrays.map((a, k) => {
-    const out = new (a.constructor as new (b: SharedArrayBuffer, offset: number, length: number) => typeof a)(memory, at(k), a.length)
+    const out = new (a.constructor as new (b: SharedArrayBuffer, offset: number, length: number) => typeof a)(memory, at[k], a.length)
     out.set(a)
     return out
   }) as unknown as T

@@ -1,8 +1,10 @@
 // Detection on a pool of worker threads (engine/discovery/pool.node.ts) against detection on the main
 // thread: the same evaluations on either backend, the same registry for a seed; a worker that cannot
 // start is named. The workers run the built detector (dist/: `npm run build` first).
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { afterAll, expect, test } from 'vitest'
 import { sharedFloats } from '../detect/spectra.js'
 import { MaterialCatalog } from '../field/materials.js'
@@ -154,10 +156,6 @@ test('a pool whose worker cannot start fails the call and names the script', asy
 })
 
 test('a call with a failing chunk rejects only once its other chunks have written: nothing writes into its memory after', async () => {
-  const { mkdtempSync, writeFileSync } = await import('node:fs')
-  const { tmpdir } = await import('node:os')
-  const { join } = await import('node:path')
-  const { pathToFileURL } = await import('node:url')
   // a worker that fails a chunk whose first mean is NaN at once, and writes the others 300 ms late
   const script = join(mkdtempSync(join(tmpdir(), 'crystal-pool-')), 'slow_worker.mjs')
   writeFileSync(

@@ -1,6 +1,7 @@
 // A material's fingerprint: three numbers measured by a fixed protocol on a 64 x 64 CPU field
 // (docs/materials.md). Every pair of built-ins differs by at least FINGERPRINT_MIN_DIFFERENCE on one.
 import type { Material } from '../contracts/material.js'
+import { rms } from '../util/vector.js'
 import { createEngine, type Engine } from './engine.js'
 
 export interface Fingerprint {
@@ -37,7 +38,7 @@ export async function fingerprint(material: Material): Promise<Fingerprint> {
   try {
     await warm.step(500)
     const { u } = await warm.read()
-    return { energy_retention: retention, dispersion, noise: Math.sqrt(u.reduce((s, v) => s + v * v, 0) / u.length) }
+    return { energy_retention: retention, dispersion, noise: rms(u) }
   } finally {
     warm.destroy()
   }

@@ -344,10 +344,10 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     // params say), each step's slot a copy with its own noise key, ring slot and energy: the defaults'
     // evolve encodes some 25,000 steps, where packing each whole took 11 us of the host's
     packStruct(STEP_PARAM_LAYOUT, { ...req.params, tiles_per_field: this.ledgerTiles }, stepBytes)
-    const slots = new DataView(stepBytes)
+    const [slots, bytes] = [new DataView(stepBytes), new Uint8Array(stepBytes)]
     for (let i = 0; i < steps; i++) {
       const at = i * SLOT
-      if (i > 0) new Uint8Array(stepBytes, at, STEP_BYTES).set(new Uint8Array(stepBytes, 0, STEP_BYTES))
+      if (i > 0) bytes.copyWithin(at, 0, STEP_BYTES)
       slots.setUint32(at + STEP_WORD.noise_key, noiseKey(req.seed, first + i) >>> 0, true)
       slots.setUint32(at + STEP_WORD.ledger_slot, folds.pending, true)
       slots.setUint32(at + STEP_WORD.energy_at, sampled ? this.energyAt / 4 : 0, true)

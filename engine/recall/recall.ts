@@ -15,6 +15,7 @@ import { restEnergy } from './adjoint.js'
 import { followPath, pathPlan, type PathRequest, type SaturationPath } from './path.js'
 import { CpuAdjointRunner, onHost } from './runner.js'
 import { ByteLru } from '../util/lru.js'
+import { rms } from '../util/vector.js'
 
 /** A score counts when it clears this many standard deviations of the null patterns' scores. */
 export const NOISE_SIGMAS = 4
@@ -151,8 +152,6 @@ function hostState(s: SavedState): Promise<{ u: Float32Array; prev: Float32Array
 
 /** Null texts: control characters only, so no words, never typed, one identity stream each. */
 export const nullText = (k: number) => '\u0001'.repeat(k + 1)
-
-const rms = (xs: readonly number[]) => Math.sqrt(xs.reduce((s, x) => s + x * x, 0) / xs.length)
 
 /** The inverse of a symmetric positive definite matrix (Gauss-Jordan with partial pivoting), j x j row-major. */
 function invert(m: Float64Array, j: number): Float64Array {

@@ -15,7 +15,7 @@ export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
 }
 
 /** Root mean square (float64 sums, in order). */
-export function rms(v: Float32Array): number {
+export function rms(v: ArrayLike<number>): number {
   let sum = 0
   for (let i = 0; i < v.length; i++) sum += v[i] * v[i]
   return Math.sqrt(sum / v.length)
