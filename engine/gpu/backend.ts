@@ -243,7 +243,11 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.injector = new GpuInjector(device, n, this.transfers)
     this.dream = new GpuDreamOps(this)
     this.recorder = new GpuRecorder(this, () => this.dream.sums())
-    this.held = new GpuHeldSums(this, this.ledgerBuf, this.ledgerTiles, rows)
+    this.held = new GpuHeldSums(this, this.ledgerBuf, this.ledgerTiles, {
+      energy: pipelines.energy,
+      potential: pipelines.potential,
+      layout: energyLayout,
+    })
   }
 
   check(): void {

@@ -3,7 +3,10 @@
 // a lost device is forgotten. On this machine's real WebGPU, whatever its adapter is.
 import { describe, expect, test } from 'vitest'
 import { selectBackend } from '../backends/select.js'
+import { MaterialCatalog } from '../field/materials.js'
+import { stepParams } from '../field/params.js'
 import type { GpuFieldBackend } from './backend.js'
+import { forgetKernels } from './context.js'
 import { keptDevice } from './device.js'
 import { nodeGpu } from './webgpu.node.js'
 
@@ -38,5 +41,27 @@ describe('the kept device', () => {
     expect(next.device).not.toBe(first)
     expect((await keptDevice(gpu))!.device).toBe(next.device)
     next.destroy()
+  })
+
+  test("the field step's kernels are compiled once a device: the held sums use the backend's energy and potential", async () => {
+    const { device } = (await keptDevice(await nodeGpu()))!
+    // the kernels made so far are forgotten, so this backend compiles them all again, under the count
+    forgetKernels(device)
+    const compiled: string[] = []
+    const create = device.createComputePipeline
+    device.createComputePipeline = (d) => (compiled.push(d.compute.entryPoint ?? ''), create.call(device, d))
+    try {
+      const backend = await open()
+      const params = stepParams({ n: 32, fields: 2, material: new MaterialCatalog().get('europium_crystal'), temperature_k: 4, noise: 0 })
+      backend.held.hold('energy', params)
+      backend.held.hold('potential', params)
+      expect((await backend.held.release()).length).toBe(4)
+      backend.destroy()
+    } finally {
+      device.createComputePipeline = create
+    }
+    // before, the held sums compiled their own (layout 'auto'): energy and potential twice each
+    expect(compiled.filter((e) => e === 'energy')).toEqual(['energy'])
+    expect(compiled.filter((e) => e === 'potential')).toEqual(['potential'])
   })
 })

@@ -5,7 +5,7 @@
 // order); the engine does the float64 arithmetic on them as before.
 import type { HeldSums } from '../field/backend.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, type StepParams } from '../field/params.js'
-import { fieldStepModule, perDevice, type GpuContext } from './context.js'
+import type { GpuContext } from './context.js'
 
 const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST
 const UNIFORM = 0x40 | 0x8
@@ -13,7 +13,6 @@ const SLOT = 256 // the reduce uniform's dynamic offsets are multiples of this
 const FIRST_CAPACITY = 64
 
 export class GpuHeldSums implements HeldSums {
-  private readonly kernels: Record<'energy' | 'potential', GPUComputePipeline>
   private readonly tiles: number
   private readonly partials: GPUBuffer
   private readonly stepUniform: GPUBuffer
@@ -24,21 +23,16 @@ export class GpuHeldSums implements HeldSums {
 
   /**
    * `ledger`: the step's per-tile ledger, [column][field][tile], `ledgerTiles` tiles a field (STEP_TILE's);
-   * `rows`: the backend's step module's (its energy and potential kernels are this module's too).
+   * `kernels`: the backend's own energy and potential pipelines and their layout (binding 0 a
+   * dynamic-offset uniform), so the device compiles them once.
    */
   constructor(
     private readonly gpu: GpuContext,
     private readonly ledger: GPUBuffer,
     private readonly ledgerTiles: number,
-    rows: number,
+    private readonly kernels: { energy: GPUComputePipeline; potential: GPUComputePipeline; layout: GPUBindGroupLayout },
   ) {
     const { device, n, fields } = gpu
-    const pipeline = (entryPoint: string) => () =>
-      device.createComputePipeline({ layout: 'auto', compute: { module: fieldStepModule(device, rows), entryPoint } })
-    this.kernels = {
-      energy: perDevice(device, `sums:energy/${rows}`, pipeline('energy')),
-      potential: perDevice(device, `sums:potential/${rows}`, pipeline('potential')),
-    }
     this.tiles = Math.ceil(n / TILE) ** 2
     this.partials = device.createBuffer({ size: fields * this.tiles * 4, usage: STORAGE })
     this.stepUniform = device.createBuffer({ size: SLOT, usage: UNIFORM })
@@ -77,19 +71,19 @@ export class GpuHeldSums implements HeldSums {
       packStruct(STEP_PARAM_LAYOUT, params, step)
       transfers.write(this.stepUniform, 0, step)
       const { u, prev } = this.gpu.state()
-      const kernel = this.kernels[kind]
-      pass.setPipeline(kernel)
+      pass.setPipeline(this.kernels[kind])
       pass.setBindGroup(
         0,
         device.createBindGroup({
-          layout: kernel.getBindGroupLayout(0),
+          layout: this.kernels.layout,
           entries: [
-            { binding: 0, resource: { buffer: this.stepUniform } },
+            { binding: 0, resource: { buffer: this.stepUniform, size: STEP_PARAM_LAYOUT.length * 4 } },
             { binding: 1, resource: { buffer: prev } },
             { binding: 2, resource: { buffer: u } },
             { binding: 4, resource: { buffer: this.partials } },
           ],
         }),
+        [0],
       )
       const groups = Math.ceil(this.gpu.n / TILE)
       this.gpu.transfers.dispatch(pass, groups, groups, fields)
