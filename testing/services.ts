@@ -127,8 +127,10 @@ export async function startIcecast(): Promise<RunningIcecast> {
     child = spawn('/usr/bin/icecast2', ['-c', conf])
     child.stdout!.on('data', (d) => (out += d))
     child.stderr!.on('data', (d) => (out += d))
-    for (let i = 0; !(await up()); i++) {
-      if (i > 200 || child.exitCode !== null) throw new Error(`icecast2 did not start: ${out}${logs()}`)
+    // by the clock, not by tries: on two cores shared with a browser and the GPU tests, a try can take seconds
+    const deadline = Date.now() + 30_000
+    while (!(await up())) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`icecast2 did not start: ${out}${logs()}`)
       await new Promise((r) => setTimeout(r, 50))
     }
   }

@@ -32,9 +32,10 @@ describe('on Icecast', () => {
       SVC_ICECAST_URL: icecast.sourceUrl,
       SVC_ICECAST_POLL_MS: '300',
     })
-    // (expect.poll lives only inside tests)
-    for (let i = 0; !(await call(server.url, 'GET', '/api/station')).body.icecast.connected; i++) {
-      if (i > 150) throw new Error(`the station never connected to Icecast: ${server.stderr()} ${icecast.log()}`)
+    // (expect.poll lives only inside tests) by the clock: 150 tries of 100 ms were too few once on a loaded CI machine
+    const deadline = Date.now() + 60_000
+    while (!(await call(server.url, 'GET', '/api/station')).body.icecast.connected) {
+      if (Date.now() > deadline) throw new Error(`the station never connected to Icecast: ${server.stderr()} ${icecast.log()}`)
       await new Promise((r) => setTimeout(r, 100))
     }
   })
