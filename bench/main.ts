@@ -14,6 +14,7 @@ import { observatoryTable, runObservatoryBench } from './observatory.js'
 import { runServerBench, serverTable } from './server.js'
 import { runSwarmBench, swarmTable } from './swarm.js'
 import { runStationBench, stationTable } from './station.js'
+import { openTable, runOpenBench } from './open.js'
 
 import type { BenchName } from './names.js'
 
@@ -132,6 +133,16 @@ export async function runBench(which: BenchName | 'all', o: BenchOptions): Promi
     show('the station (demo library, 44.1 kHz stereo, 128 kbps MP3)', stationTable(r))
     reports.station = r
     o.say(`wrote ${save(o.out, 'station', r)}`)
+  }
+  if (which === 'all' || which === 'open') {
+    const r = await runOpenBench(o.say, o.backend)
+    show(
+      `opening the GPU backend: the device, each kernel's compile, at once against one after another${r.gpu_adapter ? `; GPU: ${r.gpu_adapter}${r.gpu_software ? ' (software)' : ''}` : ''}`,
+      openTable(r),
+    )
+    for (const s of r.skipped) o.say(`skipped ${s}`)
+    reports.open = r
+    o.say(`wrote ${save(o.out, 'open', r)}`)
   }
   if (o.json) process.stdout.write(JSON.stringify(reports, null, 2) + '\n')
   return reports

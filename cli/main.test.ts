@@ -592,7 +592,7 @@ describe('usage', () => {
     const badArgument = crystal(env, 'bench', 'nope')
     expect(badArgument.status).toBe(2)
     expect(badArgument.stderr).toContain(
-      'Allowed choices are field, dream, recall, memory, discovery, server, observatory, swarm, markets, station, all',
+      'Allowed choices are field, dream, recall, memory, discovery, server, observatory, swarm, markets, station, open, all',
     )
     const badSize = crystal(env, 'bench', 'dream', '--sizes', '128,8')
     expect(badSize.status).toBe(2)
@@ -640,6 +640,34 @@ describe('usage', () => {
     const report = JSON.parse(readFileSync(join(out, 'field.json'), 'utf8'))
     expect(report.results.length).toBeGreaterThan(0)
     expect(report.results.every((x: { backend: string }) => x.backend === 'cpu')).toBe(true)
+  })
+
+  // three compiles of the field step on SwiftShader (some 8 s each here, more on a loaded machine)
+  test("bench open times the device and each kernel's compile, every kernel once; with --backend cpu it is skipped", {
+    timeout: 400_000,
+  }, () => {
+    const out = fresh('bench-open')
+    const r = spawnSync(process.execPath, [BIN, 'bench', 'open', '--out', out, '--json'], {
+      encoding: 'utf8',
+      env: { ...process.env, ...env },
+      timeout: 360_000,
+    })
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stderr).toContain('open: round 3')
+    const report = JSON.parse(readFileSync(join(out, 'open.json'), 'utf8'))
+    const entries: string[] = report.compiles.map((c: { entry: string }) => c.entry)
+    // the field step's kernels, each compiled once for the whole process (two generations, four engines)
+    for (const entry of ['step', 'energy', 'potential', 'gather', 'inject'])
+      expect(
+        entries.filter((e) => e === entry),
+        entry,
+      ).toHaveLength(1)
+    expect(report.compile_ms).toBeLessThan(report.first_generation_ms)
+    expect(report.async_wall_ms).toBeGreaterThan(0)
+    expect(report.sync_wall_ms).toBeGreaterThan(0)
+    const cpu = crystal(env, '--backend', 'cpu', 'bench', 'open', '--out', out, '--json')
+    expect(cpu.status).toBe(0)
+    expect(JSON.parse(cpu.stdout).open.skipped).toEqual(['open: --backend cpu (it measures the GPU backend)'])
   })
 
   test('piping into a reader that closes early is not an error', () => {
