@@ -61,6 +61,7 @@ export async function runOpenBench(say: (line: string) => void, backend: Backend
   const codes: string[] = []
   const codeOf = new Map<GPUShaderModule, number>()
   const compiles: KernelCompile[] = []
+  const constants: Record<string, number>[] = []
   const createModule = device.createShaderModule
   device.createShaderModule = (d) => {
     const module = createModule.call(device, d)
@@ -71,6 +72,7 @@ export async function runOpenBench(say: (line: string) => void, backend: Backend
   device.createComputePipeline = (d) => {
     const start = performance.now()
     const pipeline = createPipeline.call(device, d)
+    constants.push({ ...d.compute.constants })
     compiles.push({
       entry: d.compute.entryPoint ?? '',
       module: codeOf.get(d.compute.module) ?? -1,
@@ -97,7 +99,7 @@ export async function runOpenBench(say: (line: string) => void, backend: Backend
   device.createComputePipeline = createPipeline
   device.destroy()
   await device.lost
-  const kernels = compiles.map((c) => ({ code: codes[c.module], entry: c.entry }))
+  const kernels = compiles.map((c, k) => ({ code: codes[c.module], entry: c.entry, constants: constants[k] }))
   const fresh = async () => openDevice((await findAdapter(gpu))!)
   say(`open: round 2, the ${kernels.length} kernels at once (createComputePipelineAsync) on a fresh device ...`)
   const async_wall_ms = await compileAll(await fresh(), kernels, true)
@@ -118,12 +120,19 @@ export async function runOpenBench(say: (line: string) => void, backend: Backend
   }
 }
 
+interface Kernel {
+  code: string
+  entry: string
+  /** The pipeline's override constants (the field step's SAMPLED). */
+  constants: Record<string, number>
+}
+
 /** Wall ms to compile `kernels` on `device` (destroyed after): all asked for at once, or one after another. */
-async function compileAll(device: GPUDevice, kernels: { code: string; entry: string }[], together: boolean): Promise<number> {
+async function compileAll(device: GPUDevice, kernels: Kernel[], together: boolean): Promise<number> {
   const modules = new Map<string, GPUShaderModule>()
-  const descriptor = ({ code, entry }: { code: string; entry: string }): GPUComputePipelineDescriptor => {
+  const descriptor = ({ code, entry, constants }: Kernel): GPUComputePipelineDescriptor => {
     if (!modules.has(code)) modules.set(code, device.createShaderModule({ code }))
-    return { layout: 'auto', compute: { module: modules.get(code)!, entryPoint: entry } }
+    return { layout: 'auto', compute: { module: modules.get(code)!, entryPoint: entry, constants } }
   }
   const start = performance.now()
   if (together) await Promise.all(kernels.map((k) => device.createComputePipelineAsync(descriptor(k))))

@@ -16,6 +16,8 @@ export interface BackendOptions {
   gpu?: () => Promise<GPU | undefined>
   /** false keeps the GPU step's tile sums on shared memory where the adapter offers subgroups (default: use them). */
   subgroups?: boolean
+  /** false: the engine samples no timeline, so the GPU compiles the step without a sample's energy (default true). */
+  sampling?: boolean
   /** CPU threads (1 unless a spawner is given). */
   threads?: number
   spawnThread?: ThreadSpawner
@@ -46,7 +48,7 @@ export async function selectBackend(o: BackendOptions): Promise<SelectedBackend>
   const open = async () => {
     const kept = await keptDevice(gpu!, o.subgroups !== false)
     if (!kept) throw new CrystalError('backend_unavailable', 'the WebGPU adapter went away')
-    return GpuFieldBackend.create(kept.device, o.n, o.fields, kept.choice.name)
+    return GpuFieldBackend.create(kept.device, o.n, o.fields, kept.choice.name, { sampling: o.sampling })
   }
   if (o.backend === 'gpu') {
     if (!choice)

@@ -92,6 +92,7 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
     fields,
     gpu: o.gpu,
     subgroups: o.gpu_subgroups,
+    sampling: interval > 0,
     threads: o.threads,
     spawnThread: o.spawnThread,
   })

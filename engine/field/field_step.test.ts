@@ -111,6 +111,39 @@ describe('WGSL on WebGPU against the CPU twin', () => {
     })
   }
 
+  test('an engine without a timeline: the step compiles without its sampling code, alone, to the bits and books of the whole kernel; a run that samples compiles the whole one', async () => {
+    const n = 96
+    const params: StepParams = { ...paramsFor(n), sponge_width: 20, sponge_inv_width: Math.fround(1 / 20) }
+    const choice = (await findAdapter(await nodeGpu()))!
+    const device = await openDevice(choice)
+    opened.push(device)
+    const compiled: string[] = []
+    const create = device.createComputePipeline
+    device.createComputePipeline = (d) => {
+      if (d.compute.entryPoint === 'step') compiled.push(`SAMPLED=${d.compute.constants?.SAMPLED}`)
+      return create.call(device, d)
+    }
+    const backend = async (sampling: boolean) => {
+      const b = await GpuFieldBackend.create(device, n, 1, choice.name, { sampling })
+      opened.push(b)
+      return b
+    }
+    const plain = await backend(false)
+    expect(compiled).toEqual(['SAMPLED=0'])
+    const a = await run(plain, 300, params, 0)
+    const whole = await backend(true)
+    expect(compiled).toEqual(['SAMPLED=0', 'SAMPLED=1'])
+    const b = await run(whole, 300, params, 0)
+    expect(maxAbs(a.u)).toBeGreaterThan(0.01)
+    expect(maxDiff(a.u, b.u)).toBe(0)
+    expect([...a.ledger]).toEqual([...b.ledger])
+    // a run that samples, on the backend opened without: the whole kernel, made once a device
+    const sampled = await run(plain, 300, params, 100)
+    expect(sampled.samples.map((s) => s.step)).toEqual([100, 200, 300])
+    expect(compiled).toEqual(['SAMPLED=0', 'SAMPLED=1'])
+    expect(maxDiff(sampled.u, a.u)).toBe(0)
+  })
+
   test("a ring of 3 slots for the tiles' ledger terms (folded mid-submit, as at N = 2048): 1,000 steps keep the books", async () => {
     const n = 32
     const { gpu } = await gpuWith(n, true, 3 * 4 * stepGroups(n)[0] * stepGroups(n)[1] * 4)

@@ -33,7 +33,7 @@ import { GpuEncoder3 } from './encode3.js'
 import { distinctFields, GpuInjector } from './inject.js'
 import { GpuRecorder } from './record.js'
 import { GpuHeldSums } from './sums.js'
-import { fieldStepModule, forgetKernels, onDeviceError, perDevice, type GpuContext } from './context.js'
+import { fieldStepModule, forgetKernels, madeOn, onDeviceError, perDevice, type GpuContext } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 import { Transfers } from './transfers.js'
 
@@ -72,7 +72,10 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   readonly recorder: GpuRecorder
   readonly held: GpuHeldSums
   readonly sumRows: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }
-  readonly fieldStep: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }
+  /** The step without samples, for recall to rerun a path (GpuContext). */
+  get fieldStep(): { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout } {
+    return { pipeline: this.stepKernel(false), layout: this.stepLayout }
+  }
   private readonly potentialPipeline: GPUComputePipeline
   private readonly masks = new Map<number, GPUBuffer>()
   private nextMask = 1
@@ -99,7 +102,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private readonly wave: GPUBuffer
   private readonly stepUniforms: GPUBuffer
   private readonly reduceUniforms: GPUBuffer
-  private readonly stepPipeline: GPUComputePipeline
+  private readonly stepLayout: GPUBindGroupLayout
   private readonly energyPipeline: GPUComputePipeline
   private readonly sumPipeline: GPUComputePipeline
   private readonly stepGroups: GPUBindGroup[]
@@ -135,14 +138,15 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       ringBytes = RING_BYTES,
       bindingBytes = device.limits.maxStorageBufferBindingSize,
       rows = stepRows(n * n * fields),
-    }: { ringBytes?: number; bindingBytes?: number; rows?: number } = {},
+      sampling = true,
+    }: { ringBytes?: number; bindingBytes?: number; rows?: number; sampling?: boolean } = {},
   ): Promise<GpuFieldBackend> {
     device.pushErrorScope('validation')
     device.pushErrorScope('out-of-memory')
     let backend: GpuFieldBackend | undefined
     let scopes: Promise<(GPUError | null)[]>
     try {
-      backend = new GpuFieldBackend(device, n, fields, description, ringBytes, bindingBytes, rows)
+      backend = new GpuFieldBackend(device, n, fields, description, ringBytes, bindingBytes, rows, sampling)
     } finally {
       // both popped at once: on a shared device another engine's calls must not land in these scopes
       scopes = Promise.all([device.popErrorScope(), device.popErrorScope()])
@@ -165,7 +169,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     readonly description: string,
     ringBytes: number,
     readonly bindingBytes: number,
-    rows: number,
+    private readonly rows: number,
+    sampling: boolean,
   ) {
     this.stopListening = onDeviceError(device, (message) => void (this.failed ??= message))
     this.transfers = new Transfers(device)
@@ -195,14 +200,15 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
 
     const { layouts, pipelines } = backendKernels(device, rows)
     const { step: stepLayout, energy: energyLayout, reduce: reduceLayout, fold: foldLayout } = layouts
-    this.stepPipeline = pipelines.step
+    this.stepLayout = stepLayout
+    // compiled here, inside the error scopes of create
+    this.stepKernel(sampling)
     this.energyPipeline = pipelines.energy
     this.potentialPipeline = pipelines.potential
     this.sumPipeline = pipelines.sum
     this.foldPipeline = pipelines.fold
     this.chunkPipeline = pipelines.chunks
     this.sumRows = { pipeline: this.sumPipeline, layout: reduceLayout }
-    this.fieldStep = { pipeline: this.stepPipeline, layout: stepLayout }
 
     const uniform = (buf: GPUBuffer, size: number) => ({ binding: 0, resource: { buffer: buf, size } })
     const stepUniform = uniform(this.stepUniforms, STEP_PARAM_LAYOUT.length * 4)
@@ -303,6 +309,17 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   }
 
   /**
+   * The step kernel for steps that may take a timeline sample (`sampled`), or for steps that take none.
+   * The whole kernel (SAMPLED) takes either, to the same bits, so a device that has it compiles no other:
+   * a server's engines (a timeline) compile it alone, evolve's batches (none) the step without samples alone.
+   */
+  private stepKernel(sampled: boolean): GPUComputePipeline {
+    const whole = () => stepPipeline(this.device, this.rows, this.stepLayout, true)
+    if (sampled) return whole()
+    return madeOn<GPUComputePipeline>(this.device, stepKey(this.rows, true)) ?? stepPipeline(this.device, this.rows, this.stepLayout, false)
+  }
+
+  /**
    * Submits every chunk of the run without waiting in between: the host waits only for the samples
    * of the chunk SUBMITS_AHEAD back (so that the queue never runs dry), and for the last ones.
    */
@@ -344,6 +361,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     let sampled = false
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
+    const kernel = this.stepKernel(req.sample_interval > 0)
     // the constants packed once (the ring's tiles are this backend's step tiles, whatever the caller's
     // params say), each step's slot a copy with its own noise key, ring slot and energy: the defaults'
     // evolve encodes some 25,000 steps, where packing each whole took 11 us of the host's
@@ -355,7 +373,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       slots.setUint32(at + STEP_WORD.noise_key, noiseKey(req.seed, first + i) >>> 0, true)
       slots.setUint32(at + STEP_WORD.ledger_slot, folds.pending, true)
       slots.setUint32(at + STEP_WORD.energy_at, sampled ? this.energyAt / 4 : 0, true)
-      pass.setPipeline(this.stepPipeline)
+      pass.setPipeline(kernel)
       pass.setBindGroup(0, this.stepGroups[this.rotation], [i * SLOT])
       this.transfers.dispatch(pass, ...this.stepDispatch, this.fields)
       this.rotation = (this.rotation + 1) % 3
@@ -625,7 +643,6 @@ function backendKernels(device: GPUDevice, rows: number) {
     const pipeline = (module: GPUShaderModule, entryPoint: string, layout: GPUBindGroupLayout) =>
       device.createComputePipeline({ layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint } })
     const pipelines = {
-      step: pipeline(fieldModule, 'step', layouts.step),
       energy: pipeline(fieldModule, 'energy', layouts.energy),
       potential: pipeline(fieldModule, 'potential', layouts.energy),
       sum: pipeline(reduceModule, 'sum_rows', layouts.reduce),
@@ -634,4 +651,16 @@ function backendKernels(device: GPUDevice, rows: number) {
     }
     return { layouts, pipelines }
   })
+}
+
+const stepKey = (rows: number, sampled: boolean) => `backend/${rows}/step/${sampled ? 'sampled' : 'plain'}`
+
+/** The field step's pipeline, with a timeline sample's energy (SAMPLED) or without, made once per device. */
+function stepPipeline(device: GPUDevice, rows: number, layout: GPUBindGroupLayout, sampled: boolean): GPUComputePipeline {
+  return perDevice(device, stepKey(rows, sampled), () =>
+    device.createComputePipeline({
+      layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }),
+      compute: { module: fieldStepModule(device, rows), entryPoint: 'step', constants: { SAMPLED: sampled ? 1 : 0 } },
+    }),
+  )
 }

@@ -45,6 +45,11 @@ export function stepShape(s: { w: number; h: number; rows: number }): string {
   return `const STEP_W: u32 = ${s.w}u;\nconst STEP_H: u32 = ${s.h}u;\nconst ROWS: u32 = ${s.rows}u;\n`
 }
 
+/** What perDevice made on `device` under `key`, if it has been made. */
+export function madeOn<T>(device: GPUDevice, key: string): T | undefined {
+  return made.get(device)?.get(key) as T | undefined
+}
+
 /** Forgets what perDevice made on `device` (a backend whose kernels failed to build: the next one builds them anew). */
 export function forgetKernels(device: GPUDevice): void {
   made.delete(device)
