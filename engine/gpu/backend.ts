@@ -314,8 +314,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
    * a server's engines (a timeline) compile it alone, evolve's batches (none) the step without samples alone.
    */
   private stepKernel(sampled: boolean): GPUComputePipeline {
-    const whole = () => stepPipeline(this.device, this.rows, this.stepLayout, true)
-    if (sampled) return whole()
+    if (sampled) return stepPipeline(this.device, this.rows, this.stepLayout, true)
     return madeOn<GPUComputePipeline>(this.device, stepKey(this.rows, true)) ?? stepPipeline(this.device, this.rows, this.stepLayout, false)
   }
 
