@@ -4,7 +4,8 @@
 # logs and summary.txt go (absolute). ROUNDS (2) rounds of: population POP (1000) for GENS (3)
 # generations with --debug on the GPU, then the defaults (population 12, 10 generations) on the GPU
 # and on the CPU, each build in turn. summary.txt has every generation's seconds, each command's
-# time and the registries' sizes and QD-scores (the two builds must agree).
+# time and the registries' sizes and QD-scores (the two builds must agree), after this build's
+# `bench open` table.
 set -uo pipefail
 out=${1:?usage: evolve-pair.sh OUT}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,6 +38,10 @@ evolve() { # build backend tag args...
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | tee -a "$summary"
 echo "head ${names[head]}, base ${names[base]}; population $pop at N = $size for $gens generations, then the defaults" | tee -a "$summary"
+# what opening the GPU backend costs with this build (the device, each kernel's compile, at once against
+# one after another): the first generation's `open` (docs/gpu.md, "crystal bench open")
+node bin/crystal.js bench open --out "$out/bench" >"$out/bench-open.log" 2>&1
+grep '│' "$out/bench-open.log" | tee -a "$summary"
 for r in $(seq 1 "$rounds"); do
   for build in head base; do
     evolve "$build" gpu "r$r-$build-pop$pop" --population "$pop" --size "$size" --generations "$gens"
