@@ -57,12 +57,22 @@ export async function runOpenBench(say: (line: string) => void, backend: Backend
   say(`open: round 1 on ${choice.name}: the device, then a generation of ${GENERATION.population} at N = ${GENERATION.size} ...`)
   // a device this process keeps already (`bench all` runs the others first) has its kernels: it is
   // closed, so the one timed opens and compiles anew (a lost device is forgotten, engine/gpu/device.ts)
-  const before = (await keptDevice(gpu))!.device
-  before.destroy()
-  await before.lost
+  const before = await keptDevice(gpu)
+  before?.device.destroy()
+  await before?.device.lost
   const t1 = performance.now()
-  const { device } = (await keptDevice(gpu))!
+  const kept = await keptDevice(gpu)
   const device_ms = performance.now() - t1
+  if (!kept)
+    return {
+      gpu_adapter: choice.name,
+      gpu_software: choice.software,
+      ...empty,
+      async_wall_ms: 0,
+      sync_wall_ms: 0,
+      skipped: ['open: the adapter went away'],
+    }
+  const { device } = kept
   const codes: string[] = []
   const codeOf = new Map<GPUShaderModule, number>()
   const compiles: KernelCompile[] = []

@@ -130,7 +130,10 @@ export async function startIcecast(): Promise<RunningIcecast> {
     // by the clock, not by tries: on two cores shared with a browser and the GPU tests, a try can take seconds
     const deadline = Date.now() + 30_000
     while (!(await up())) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`icecast2 did not start: ${out}${logs()}`)
+      if (Date.now() > deadline || child.exitCode !== null) {
+        child.kill('SIGKILL') // a slow one is not left running past its test
+        throw new Error(`icecast2 did not start: ${out}${logs()}`)
+      }
       await new Promise((r) => setTimeout(r, 50))
     }
   }

@@ -10,6 +10,7 @@ import { noiseKey } from './noise.js'
 import { STEP_TILE, type StepParams, stepGroups } from './params.js'
 import { type AdapterChoice, findAdapter, openDevice } from '../gpu/device.js'
 import { GpuFieldBackend } from '../gpu/backend.js'
+import { forgetKernels } from '../gpu/context.js'
 import { nodeGpu } from '../gpu/webgpu.node.js'
 
 const SEED = 1234
@@ -131,17 +132,23 @@ describe('WGSL on WebGPU against the CPU twin', () => {
     const plain = await backend(false)
     expect(compiled).toEqual(['SAMPLED=0'])
     const a = await run(plain, 300, params, 0)
+    // a run that samples, on the backend opened without: the whole kernel, compiled then
+    const sampled = await run(plain, 300, params, 100)
+    expect(sampled.samples.map((s) => s.step)).toEqual([100, 200, 300])
+    expect(compiled).toEqual(['SAMPLED=0', 'SAMPLED=1'])
+    expect(maxDiff(sampled.u, a.u)).toBe(0)
+    // a backend opened with a timeline finds the whole kernel made (once a device)
     const whole = await backend(true)
     expect(compiled).toEqual(['SAMPLED=0', 'SAMPLED=1'])
     const b = await run(whole, 300, params, 0)
     expect(maxAbs(a.u)).toBeGreaterThan(0.01)
     expect(maxDiff(a.u, b.u)).toBe(0)
     expect([...a.ledger]).toEqual([...b.ledger])
-    // a run that samples, on the backend opened without: the whole kernel, made once a device
-    const sampled = await run(plain, 300, params, 100)
-    expect(sampled.samples.map((s) => s.step)).toEqual([100, 200, 300])
+    // the device's kernels forgotten (as when another backend fails to open): each backend keeps its own
+    forgetKernels(device)
+    await run(plain, 10, params, 0)
+    await run(whole, 10, params, 10)
     expect(compiled).toEqual(['SAMPLED=0', 'SAMPLED=1'])
-    expect(maxDiff(sampled.u, a.u)).toBe(0)
   })
 
   test("a ring of 3 slots for the tiles' ledger terms (folded mid-submit, as at N = 2048): 1,000 steps keep the books", async () => {

@@ -103,6 +103,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private readonly stepUniforms: GPUBuffer
   private readonly reduceUniforms: GPUBuffer
   private readonly stepLayout: GPUBindGroupLayout
+  /** The step kernels this backend has used (stepKernel): with samples, and for steps without. */
+  private readonly stepKernels: { sampled?: GPUComputePipeline; plain?: GPUComputePipeline } = {}
   private readonly energyPipeline: GPUComputePipeline
   private readonly sumPipeline: GPUComputePipeline
   private readonly stepGroups: GPUBindGroup[]
@@ -314,8 +316,14 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
    * a server's engines (a timeline) compile it alone, evolve's batches (none) the step without samples alone.
    */
   private stepKernel(sampled: boolean): GPUComputePipeline {
-    if (sampled) return stepPipeline(this.device, this.rows, this.stepLayout, true)
-    return madeOn<GPUComputePipeline>(this.device, stepKey(this.rows, true)) ?? stepPipeline(this.device, this.rows, this.stepLayout, false)
+    // kept on the backend once had: the device's cache is cleared when another backend fails to open (forgetKernels)
+    const k = this.stepKernels
+    if (sampled) return (k.sampled ??= stepPipeline(this.device, this.rows, this.stepLayout, true))
+    k.plain ??=
+      k.sampled ??
+      madeOn<GPUComputePipeline>(this.device, stepKey(this.rows, true)) ??
+      stepPipeline(this.device, this.rows, this.stepLayout, false)
+    return k.plain
   }
 
   /**

@@ -22,6 +22,7 @@ test("Icecast's status document: no source, one source (an object), several (an 
 describe('on Icecast', () => {
   let icecast: RunningIcecast
   let server: RunningServer
+  // 180 s: room for both deadlines below (30 s and 60 s) and the library's and server's start, so their message shows
   beforeAll(async () => {
     // four 14 s tracks: the minute plays all of them, Señal Fría's (non-ASCII) among them
     const { dir } = await demoLibrary(14, 4)
@@ -38,7 +39,7 @@ describe('on Icecast', () => {
       if (Date.now() > deadline) throw new Error(`the station never connected to Icecast: ${server.stderr()} ${icecast.log()}`)
       await new Promise((r) => setTimeout(r, 100))
     }
-  })
+  }, 180_000)
   afterAll(async () => {
     await server?.stop()
     await icecast?.stop()
