@@ -289,11 +289,20 @@ export class Station {
   /** Fades into the next track now. */
   skip(): Promise<SkipReply> {
     return this.serial(async () => {
-      const on = this.onAir?.track
-      if (!on) throw new CrystalError('conflict', 'nothing is on air to skip')
-      if (this.mixer.fading)
-        throw new CrystalError('conflict', `a change of track is already under way (into ${this.lineup[0]?.track.id ?? 'the next track'})`)
+      const refuse = () => {
+        if (!this.onAir) throw new CrystalError('conflict', 'nothing is on air to skip')
+        if (this.mixer.fading)
+          throw new CrystalError(
+            'conflict',
+            `a change of track is already under way (into ${this.lineup[0]?.track.id ?? 'the next track'})`,
+          )
+      }
+      refuse()
       await this.loadNext()
+      // the mix plays on while the next track loads: a fade may have begun, or ended with another track
+      // on air (a CI run skipped one track and named the one before it), so both are asked again here
+      refuse()
+      const on = this.onAir!.track
       this.mixer.skip()
       this.say(`station: skipped ${on.id}`)
       return { skipped: on, next: this.mixer.cued?.track ?? null }
