@@ -313,7 +313,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   /**
    * The step kernel for steps that may take a timeline sample (`sampled`), or for steps that take none.
    * The whole kernel (SAMPLED) takes either, to the same bits, so a device that has it compiles no other:
-   * a server's engines (a timeline) compile it alone, evolve's batches (none) the step without samples alone.
+   * evolve's batches (no timeline) compile the step without samples alone, a field with a timeline opened
+   * first the whole kernel alone; an engine without a timeline opened before one with compiles both.
    */
   private stepKernel(sampled: boolean): GPUComputePipeline {
     // kept on the backend once had: the device's cache is cleared when another backend fails to open (forgetKernels)
