@@ -4,8 +4,20 @@ import { describe, expect, test } from 'vitest'
 import { CLASS_TOKENS, type ClassToken } from '../contracts/registry.js'
 import { cosine } from '../util/vector.js'
 import { rng } from '../util/rng.js'
-import { basinOf, cellsRead, detect, regrowthOf, spectraFor, stabilityMap, withResponse, type Response, type Structure } from './detect.js'
+import {
+  basinOf,
+  cellsRead,
+  detect,
+  regrowthOf,
+  spectraFor,
+  stabilityMap,
+  withResponse,
+  type Response,
+  type Structure,
+  type WindowReads,
+} from './detect.js'
 import type { Recording } from './dynamics.js'
+import { modalSamples, modalSums } from './modal.js'
 import { WindowSpectra } from './spectra.js'
 
 const N = 48
@@ -220,14 +232,26 @@ describe('classes from dynamics', () => {
 })
 
 describe('the cells detection reads', () => {
-  /** The window with every plane but the stability map readable only at `cells`. */
-  const only = (spec: WindowSpectra, cells: ReadonlySet<number>) =>
-    new WindowSpectra(spec.n, spec.dt, spec.frames, {
+  /**
+   * The window with every plane but the stability map readable only at the cells listed, and the
+   * modal maps' sums (made from every plane, as the GPU makes them where the planes live) only over
+   * the windows listed.
+   */
+  const only = (spec: WindowSpectra, reads: WindowReads) => {
+    const cells = new Set(reads.cells)
+    const windows = new Set(Array.from({ length: reads.modal.length / 3 }, (_, k) => reads.modal.subarray(3 * k, 3 * k + 3).join()))
+    return new WindowSpectra(spec.n, spec.dt, spec.frames, {
       plane: (p, c) => {
         if (p !== 1 && !cells.has(c)) throw new Error(`plane ${p} of cell ${c} read`)
         return spec.source.plane(p, c)
       },
+      modal: (cx, cy, half) => {
+        if (!windows.has([cx, cy, half].join())) throw new Error(`modal map round (${cx}, ${cy}) read`)
+        return modalSums(spec, modalSamples(spec.n, cx, cy, half))
+      },
     })
+  }
+  const none: WindowReads = { cells: new Int32Array(0), modal: new Float64Array(0) }
 
   test('detection reads no plane but the stability map outside the cells cellsRead names, and finds the same structures', async () => {
     const kinds = Object.keys(KNOWN) as (keyof typeof KNOWN)[]
@@ -246,14 +270,15 @@ describe('the cells detection reads', () => {
       const spec = spectraFor(rec)
       const later = stabilityMap(rec).map((v) => ka.kept * v)
       for (const limit of [1, Infinity]) {
-        const cells = new Set(cellsRead(spec, later, limit))
+        const reads = cellsRead(spec, later, limit)
         const want = await detect(spec, later, limit)
-        expect(await detect(only(spec, cells), later, limit), `${a} ${b ?? ''} limit ${limit}`).toEqual(want)
+        expect(await detect(only(spec, reads), later, limit), `${a} ${b ?? ''} limit ${limit}`).toEqual(want)
         found += want.length
         if (want.length) {
-          // the control: with none of them at hand detection fails
-          await expect(detect(only(spec, new Set()), later, limit)).rejects.toThrow(/plane \d+ of cell/)
-          if (want.every((s) => s.features.area < 0.2)) expect(cells.size).toBeLessThan((N * N) / 2)
+          // the controls: with none of the cells at hand detection fails, and so it does without the modal maps
+          await expect(detect(only(spec, none), later, limit)).rejects.toThrow(/plane \d+ of cell/)
+          await expect(detect(only(spec, { ...reads, modal: none.modal }), later, limit)).rejects.toThrow(/modal map round/)
+          if (want.every((s) => s.features.area < 0.2)) expect(reads.cells.length).toBeLessThan((N * N) / 2)
         }
       }
     }

@@ -12,6 +12,7 @@ export function windowPlanes(frames: number): number {
 }
 
 const coefficients = new Map<number, Float32Array>()
+const totals = new Map<number, Float32Array>()
 
 /**
  * Per frame t of a window of T, per plane: the float32 factor u_t is multiplied by (1 for the sum,
@@ -37,13 +38,41 @@ export function windowCoefficients(frames: number): Float32Array {
 }
 
 /**
+ * Per plane of a window of T frames, the sum over the window of its factor, rounded to float32 (what
+ * the mean contributes to each sum, as the modal map's kernel and its twin take it out: modal.ts).
+ */
+export function windowTotals(frames: number): Float32Array {
+  let t = totals.get(frames)
+  if (!t) {
+    const planes = windowPlanes(frames)
+    const c = windowCoefficients(frames)
+    const sums = new Float64Array(planes)
+    for (let f = 0; f < frames; f++) for (let p = 2; p < planes; p++) sums[p] += c[f * planes + p]
+    totals.set(frames, (t = Float32Array.from(sums)))
+  }
+  return t
+}
+
+/**
  * A window's planes as plain data that a worker thread can be sent (engine/discovery/detector.ts) and
  * rebuild its source from: the frames themselves (engine/cpu/spectra.ts FramePlanes), or the
  * stability plane with the planes of the cells gathered from where the fields live (HeldPlanes).
  */
 export type PlaneData =
   | { kind: 'frames'; frames: Float32Array[] }
-  | { kind: 'held'; field: number; stability: Float32Array; cells: Int32Array; gathered: Float32Array; from: number; planes: number }
+  | {
+      kind: 'held'
+      field: number
+      stability: Float32Array
+      cells: Int32Array
+      gathered: Float32Array
+      from: number
+      planes: number
+      /** The modal maps' windows (centre x, centre y, half side: three a window) whose sums are in `gathered` from `modalFrom`, `modalSize` floats a window. */
+      windows: Float64Array
+      modalFrom: number
+      modalSize: number
+    }
 
 /** Plane p of a cell of one field's window (the planes of windowPlanes). */
 export interface PlaneSource {
@@ -55,6 +84,11 @@ export interface PlaneSource {
   row?(cell: number): Float32Array
   /** Plane 1 (the sum of |u|) of every cell, where the source holds it so: the stability map without a call a cell. */
   stabilitySums?(): Float32Array
+  /**
+   * The modal map's power sums (modal.ts modalSums) over the window with this centre and half side,
+   * where they were made where the planes live; undefined where they are made from the planes.
+   */
+  modal?(cx: number, cy: number, half: number): Float32Array | undefined
   /** The source as data (absent where it cannot be sent: detection then stays on the thread that holds it). */
   data?(): PlaneData
 }
@@ -93,8 +127,8 @@ export function giveBack(floats: Float32Array): void {
 
 /**
  * One field's window as the host holds it where the planes live elsewhere (engine/gpu/record.ts): the
- * stability plane of every cell, and every plane of the cells gathered (gathered[at + p] is plane p of
- * the cell listed at `at`).
+ * stability plane of every cell, every plane of the cells gathered (gathered[at + p] is plane p of
+ * the cell listed at `at`), and the modal maps' sums of the windows listed.
  */
 export class HeldPlanes implements PlaneSource {
   /**
@@ -107,14 +141,50 @@ export class HeldPlanes implements PlaneSource {
   private gathered: Float32Array = new Float32Array(0)
   private from = 0
   private planes = 0
+  private windows = new Float64Array(0)
+  private modalFrom = 0
+  private modalSize = 0
 
   constructor(
     private readonly field: number,
     private readonly stability: Float32Array,
   ) {}
 
-  hold(cells: Int32Array, gathered: Float32Array, from: number, planes: number): void {
-    Object.assign(this, { cells, gathered, from, planes, at: undefined })
+  /**
+   * Holds every plane of `cells` (gathered from `from`, `planes` floats a cell) and the modal sums of
+   * `windows` (from `modalFrom`, `modalSize` floats a window).
+   */
+  hold(
+    cells: Int32Array,
+    gathered: Float32Array,
+    from: number,
+    planes: number,
+    modal?: { windows: Float64Array; modalFrom: number; modalSize: number },
+  ): void {
+    Object.assign(this, {
+      cells,
+      gathered,
+      from,
+      planes,
+      windows: new Float64Array(0),
+      modalFrom: 0,
+      modalSize: 0,
+      ...modal,
+      at: undefined,
+    })
+  }
+
+  modal(cx: number, cy: number, half: number): Float32Array {
+    const { windows, modalSize: size } = this
+    for (let k = 0; k < windows.length; k += 3)
+      if (windows[k] === cx && windows[k + 1] === cy && windows[k + 2] === half) {
+        const at = this.modalFrom + (k / 3) * size
+        return this.gathered.subarray(at, at + size)
+      }
+    throw new CrystalError(
+      'internal',
+      `recorded window of field ${this.field}: the modal map round (${cx}, ${cy}), half side ${half}, was not made where the fields live (gather the windows detection reads first)`,
+    )
   }
 
   plane(p: number, cell: number): number {
@@ -150,14 +220,14 @@ export class HeldPlanes implements PlaneSource {
   }
 
   data(): PlaneData {
-    const { field, stability, cells, gathered, from, planes } = this
-    return { kind: 'held', field, stability, cells, gathered, from, planes }
+    const { field, stability, cells, gathered, from, planes, windows, modalFrom, modalSize } = this
+    return { kind: 'held', field, stability, cells, gathered, from, planes, windows, modalFrom, modalSize }
   }
 
   /** A window held as `data` describes it. */
   static of(d: Extract<PlaneData, { kind: 'held' }>): HeldPlanes {
     const held = new HeldPlanes(d.field, d.stability)
-    if (d.cells.length) held.hold(d.cells, d.gathered, d.from, d.planes)
+    if (d.cells.length || d.windows.length) held.hold(d.cells, d.gathered, d.from, d.planes, d)
     return held
   }
 }
@@ -202,7 +272,7 @@ export class WindowSpectra {
    */
   addPowers(cell: number, into: Float64Array): void {
     if (!this.bins) return
-    const row = this.source.row?.(cell) ?? this.rowOf(cell)
+    const row = this.planesOf(cell)
     const mean = row[0] / this.frames
     for (let k = 1; k <= this.bins; k++) {
       const re = row[2 * k] - mean * this.totals[2 * k]
@@ -211,8 +281,10 @@ export class WindowSpectra {
     }
   }
 
-  /** The cell's planes read one by one into a scratch row (a source without rows). */
-  private rowOf(cell: number): Float64Array {
+  /** Every plane of a cell (plane 1, the stability, not among them): the source's row, else read one by one into a scratch row. */
+  planesOf(cell: number): ArrayLike<number> {
+    const row = this.source.row?.(cell)
+    if (row) return row
     for (let p = 0; p < this.scratch.length; p++) if (p !== 1) this.scratch[p] = this.plane(p, cell)
     return this.scratch
   }

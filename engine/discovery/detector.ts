@@ -4,7 +4,16 @@
 // and running the same functions on it, so that both give the same structures.
 import type { Genome } from '../contracts/registry.js'
 import { FramePlanes } from '../cpu/spectra.js'
-import { basinOf, cellsRead, detect, holdMeasured, measuredOf, type PackedMeasured, type Structure } from '../detect/detect.js'
+import {
+  basinOf,
+  cellsRead,
+  detect,
+  holdMeasured,
+  measuredOf,
+  type PackedMeasured,
+  type Structure,
+  type WindowReads,
+} from '../detect/detect.js'
 import { HeldPlanes, type PlaneData, WindowSpectra } from '../detect/spectra.js'
 import { addPulse } from '../encode/pulse.js'
 import { CrystalError } from '../errors.js'
@@ -17,8 +26,8 @@ export interface Window {
 }
 
 export interface Detector {
-  /** Per window, the cells whose planes detect(spectra, later, limit) reads beyond the stability map (detect.ts cellsRead). */
-  cellsRead(windows: readonly Window[], limit: number): Promise<Int32Array[]>
+  /** Per window, what detect(spectra, later, limit) reads beyond the stability map: cells and modal maps' windows (detect.ts cellsRead). */
+  cellsRead(windows: readonly Window[], limit: number): Promise<WindowReads[]>
   /** Per window, the first structure detect(spectra, later, limit) finds. */
   first(windows: readonly Window[], limit: number): Promise<(Structure | undefined)[]>
   /**
@@ -113,9 +122,9 @@ export interface DetectJob {
   measured?: PackedMeasured
 }
 
-/** A worker's answer to a cells job: the cells, and what it measured of the map on the way. */
+/** A worker's answer to a cells job: what detection reads, and what it measured of the map on the way. */
 export interface CellsAnswer {
-  cells: Int32Array
+  reads: WindowReads
   measured: PackedMeasured | undefined
 }
 
@@ -146,13 +155,16 @@ export async function runJob(op: DetectOp, job: DetectJob): Promise<CellsAnswer 
   if (job.measured) holdMeasured(spectra.stability(), job.n, job.measured)
   const w = { spectra, later: job.later }
   if (op === 'first') return (await IN_THREAD.first([w], job.limit))[0]
-  const cells = (await IN_THREAD.cellsRead([w], job.limit))[0]
+  const { cells, modal } = (await IN_THREAD.cellsRead([w], job.limit))[0]
   const m = measuredOf(spectra.stability())
   // on shared memory, the answer goes to the main thread and the measure on to the first job without a copy
   // (28.5 KB a window at N = 96: at population 1,000 the copies were some 110 MB a generation on the main thread)
-  if (!m) return { cells: onShared([cells])[0], measured: undefined }
-  const [shared, ...parts] = onShared([cells, m.cells, m.ends, m.masses, m.parts] as const)
-  return { cells: shared, measured: { cells: parts[0], ends: parts[1], masses: parts[2], parts: parts[3] } }
+  if (!m) {
+    const [c, windows] = onShared([cells, modal] as const)
+    return { reads: { cells: c, modal: windows }, measured: undefined }
+  }
+  const [c, windows, ...parts] = onShared([cells, modal, m.cells, m.ends, m.masses, m.parts] as const)
+  return { reads: { cells: c, modal: windows }, measured: { cells: parts[0], ends: parts[1], masses: parts[2], parts: parts[3] } }
 }
 
 /**

@@ -6,7 +6,7 @@
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import type { Genome } from '../contracts/registry.js'
-import type { PackedMeasured, Structure } from '../detect/detect.js'
+import type { PackedMeasured, Structure, WindowReads } from '../detect/detect.js'
 import { sharedFloats, type WindowSpectra } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
 import {
@@ -62,10 +62,10 @@ export class DetectPool implements Detector {
     if (!Number.isInteger(size) || size < 1) throw new CrystalError('bad_argument', `a detection pool needs at least 1 thread, got ${size}`)
   }
 
-  async cellsRead(windows: readonly Window[], limit: number): Promise<Int32Array[]> {
+  async cellsRead(windows: readonly Window[], limit: number): Promise<WindowReads[]> {
     const answers = (await this.map('cells', windows, limit)) as CellsAnswer[]
     answers.forEach(({ measured }, k) => measured && this.measured.set(windows[k].spectra, measured))
-    return answers.map((a) => a.cells)
+    return answers.map((a) => a.reads)
   }
 
   first(windows: readonly Window[], limit: number): Promise<(Structure | undefined)[]> {

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, test } from 'vitest'
 import { observeStability } from '../dream/dream.js'
 import { spectraOf } from '../cpu/spectra.js'
 import { cellsRead } from '../detect/detect.js'
+import { MODAL_CELLS, modalSamples, modalSums } from '../detect/modal.js'
 import { WindowSpectra, windowPlanes } from '../detect/spectra.js'
 import type { GpuFieldBackend } from '../gpu/backend.js'
 import { GpuRecorder } from '../gpu/record.js'
@@ -32,6 +33,8 @@ async function prepared(backend: 'gpu' | 'cpu'): Promise<Engine> {
   return engine
 }
 
+/** A modal map's sums: 16 bins of 16 blocks. */
+const MODAL_FLOATS = (RECORD_FRAMES / 2) * MODAL_CELLS
 const bits = (a: ArrayLike<number>) => new Uint32Array(Float32Array.from(a).buffer)
 const every = (n: number) => Int32Array.from({ length: n * n }, (_, c) => c)
 /** Everything detection can read of a window: its stability map, then the cells' amplitudes at every bin (every cell's unless listed). */
@@ -78,7 +81,7 @@ describe('the recorded window', () => {
     expect(bits(u)).toEqual(bits((await read.read()).u))
   })
 
-  test('on the GPU (shaders/spectra.wgsl, gather.wgsl) it is the CPU twin where detection reads it (bit for bit on a software adapter, to an ulp an operation on hardware), in two reads', {
+  test('on the GPU (shaders/spectra.wgsl, gather.wgsl, modal.wgsl) it is the CPU twin where detection reads it (bit for bit on a software adapter, to an ulp an operation on hardware), in two reads', {
     timeout: GPU_TEST_TIMEOUT,
   }, async () => {
     const [gpu, cpu] = [await prepared('gpu'), await prepared('cpu')]
@@ -89,36 +92,50 @@ describe('the recorded window', () => {
     expect(after.reads - before.reads).toBe(2)
     const want = await recordWindows(cpu, 1)
     let gathered = 0
+    let modal = 0
     for (let f = 0; f < FIELDS; f++) {
-      const cells = cellsRead(want.windows[f].spectra, want.windows[f].later, 1)
+      const { cells, modal: windows } = cellsRead(want.windows[f].spectra, want.windows[f].later, 1)
       gathered += cells.length
       const [g, w] = [readings(got.windows[f].spectra, cells), readings(want.windows[f].spectra, cells)]
       expect(w.some((v) => v !== 0)).toBe(true)
       expectClose(g, w)
       expectClose(got.windows[f].later, want.windows[f].later)
+      // the modal maps' sums, made on the device, against the twin over the CPU's planes
+      for (let k = 0; k < windows.length; k += 3, modal++) {
+        const [cx, cy, half] = windows.subarray(k, k + 3)
+        const sums = got.windows[f].spectra.source.modal!(cx, cy, half)!
+        const twin = modalSums(want.windows[f].spectra, modalSamples(N, cx, cy, half))
+        expect(twin.some((v) => v > 0)).toBe(true)
+        expectClose(sums, twin)
+      }
       // a cell detection does not read is not there
       const other = every(N).find((c) => !cells.includes(c))
+      expect(() => got.windows[f].spectra.source.modal!(-1, -1, 1)).toThrow(
+        `field ${f}: the modal map round (-1, -1), half side 1, was not made`,
+      )
       if (other !== undefined)
         expect(() => got.windows[f].spectra.addPowers(other, new Float64Array(17))).toThrow(
           `field ${f}: plane 0 of cell ${other} was not gathered`,
         )
     }
     expect(gathered).toBeGreaterThan(0)
-    // three planes of every field, then 34 floats a cell gathered
+    expect(modal).toBeGreaterThan(0)
+    // three planes of every field, then 256 sums a modal map and 34 floats a cell gathered
     const plane = N * N * FIELDS * 4
-    expect(after.bytes_read - before.bytes_read).toBe(3 * plane + gathered * windowPlanes(RECORD_FRAMES) * 4)
+    expect(after.bytes_read - before.bytes_read).toBe(3 * plane + (modal * MODAL_FLOATS + gathered * windowPlanes(RECORD_FRAMES)) * 4)
     expectClose(got.u, want.u)
     // without u (the noisy batch's window): the same two reads, a plane fewer
     const again = await recordWindows(gpu, 1, { withU: false })
     const last = gpu.transfers()!
-    const cells = again.windows.reduce((a, w) => a + cellsRead(w.spectra, w.later, 1).length, 0)
+    const reads = again.windows.map((w) => cellsRead(w.spectra, w.later, 1))
+    const floats = reads.reduce((a, r) => a + (r.modal.length / 3) * MODAL_FLOATS + r.cells.length * windowPlanes(RECORD_FRAMES), 0)
     expect(last.reads - after.reads).toBe(2)
-    expect(last.bytes_read - after.bytes_read).toBe(2 * plane + cells * windowPlanes(RECORD_FRAMES) * 4)
+    expect(last.bytes_read - after.bytes_read).toBe(2 * plane + floats * 4)
     expect(again.u.length).toBe(0)
   })
 })
 
-test('a window larger than one buffer of the device is gathered from its chunks, and its tail read a plane at a time where three planes exceed one: the same planes, sums and u', {
+test('a window larger than one buffer of the device is gathered from its chunks, its modal maps made in groups of cells that fit one, and its tail read a plane at a time where three planes exceed one: the same planes, modal sums, sums and u', {
   timeout: GPU_TEST_TIMEOUT,
 }, async () => {
   const gpu = (await gpuBackend(N, FIELDS)) as GpuFieldBackend
@@ -137,19 +154,34 @@ test('a window larger than one buffer of the device is gathered from its chunks,
   }
   await gpu.dream.accumulateStability(true)
   const cells = N * N
-  const all = Array.from({ length: FIELDS }, () => every(N))
+  // modal maps over the whole field (576 cells: more than a group of either limit holds, 254 or 101), a
+  // small window, and one half outside the field
+  const modal = Float64Array.of(11.5, 11.5, 12, 3, 20, 5, 0, 1, 6)
+  const windows = modal.length / 3
+  const all = Array.from({ length: FIELDS }, () => ({ cells: every(N), modal }))
   const want = await gpu.recorder.collect(true)
   await want.gather!(all)
+  const exact = await softwareGpu()
   for (const [k, limit] of limits.entries()) {
     const before = gpu.transfers!.reads
     const got = await chunked[k].collect(true)
     await got.gather!(all)
-    // every cell's 34 planes gathered, 254 (or 101) cells a read
-    const perRead = Math.floor(limit / (windowPlanes(RECORD_FRAMES) * 4))
+    // every cell's 34 planes gathered after the modal sums, 186 (or 33) cells a read
+    const perRead = Math.floor((limit - FIELDS * windows * MODAL_FLOATS * 4) / (windowPlanes(RECORD_FRAMES) * 4))
     expect(gpu.transfers!.reads - before).toBe(Math.ceil(3 / Math.floor(limit / plane)) + Math.ceil((cells * FIELDS) / perRead))
     for (let f = 0; f < FIELDS; f++) {
-      const window = (r: typeof got) => readings(new WindowSpectra(N, 2, RECORD_FRAMES, r.window(f)))
-      expect(bits(window(got))).toEqual(bits(window(want)))
+      const window = (r: typeof got) => new WindowSpectra(N, 2, RECORD_FRAMES, r.window(f))
+      expect(bits(readings(window(got)))).toEqual(bits(readings(window(want))))
+      for (let w = 0; w < windows; w++) {
+        const [cx, cy, half] = modal.subarray(3 * w, 3 * w + 3)
+        const sums = got.window(f).modal!(cx, cy, half)!
+        expect(bits(sums)).toEqual(bits(want.window(f).modal!(cx, cy, half)!))
+        // the kernel against its twin over the same planes
+        const twin = modalSums(window(got), modalSamples(N, cx, cy, half))
+        expect(twin.some((v) => v > 0)).toBe(true)
+        if (exact) expect(bits(sums)).toEqual(bits(twin))
+        else expectClose(sums, twin)
+      }
     }
     expect(bits(got.sums)).toEqual(bits(want.sums))
     expect(bits(got.u)).toEqual(bits(want.u))

@@ -1,5 +1,6 @@
 // What the engine asks of a compute backend. The GPU (WGSL) and CPU (WASM SIMD) backends implement
 // it over the same kernels; engine/cpu/field_step.ts is the oracle both are tested against.
+import type { WindowReads } from '../detect/detect.js'
 import type { PlaneSource } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
 import type { StepParams } from './params.js'
@@ -169,11 +170,12 @@ export interface WindowRecording {
   /** Every field's u as it is now (none when it or the planes were not asked for). */
   u: Float32Array
   /**
-   * Where the planes stay where the fields live (the GPU): brings back every plane of the cells listed
-   * for each field ([field][cells]), in one read; until then a window answers plane 1 (sum |u|, the
-   * stability map) of every cell and no other plane. Absent where every plane is at hand (the CPU).
+   * Where the planes stay where the fields live (the GPU): brings back, per field, every plane of the
+   * cells listed and the modal maps' sums of the windows listed (engine/detect/modal.ts), made there,
+   * in one read; until then a window answers plane 1 (sum |u|, the stability map) of every cell and
+   * nothing else. Absent where every plane is at hand (the CPU).
    */
-  gather?(cells: readonly Int32Array[]): Promise<void>
+  gather?(reads: readonly WindowReads[]): Promise<void>
   /**
    * The host memory the recording holds (its windows, sums and u) may be used again by a later one:
    * call it once nothing reads them any more (evolve, when a generation is evaluated). Absent where
