@@ -17,8 +17,7 @@ import {
   type WindowReads,
 } from './detect.js'
 import type { Recording } from './dynamics.js'
-import { modalSamples, modalSums } from './modal.js'
-import { WindowSpectra } from './spectra.js'
+import { listKey, powerSumsOf, WindowSpectra } from './spectra.js'
 
 const N = 48
 const T = 64
@@ -233,25 +232,23 @@ describe('classes from dynamics', () => {
 
 describe('the cells detection reads', () => {
   /**
-   * The window with every plane but the stability map readable only at the cells listed, and the
-   * modal maps' sums (made from every plane, as the GPU makes them where the planes live) only over
-   * the windows listed.
+   * The window with every plane but the stability map readable only at the cells listed, and power
+   * sums (made from every plane, as the GPU makes them where the planes live) only of the lists listed.
    */
   const only = (spec: WindowSpectra, reads: WindowReads) => {
     const cells = new Set(reads.cells)
-    const windows = new Set(Array.from({ length: reads.modal.length / 3 }, (_, k) => reads.modal.subarray(3 * k, 3 * k + 3).join()))
+    const lists = new Set(Array.from(reads.ends, (end, l) => listKey(reads.lists.subarray(l ? reads.ends[l - 1] : 0, end))))
     return new WindowSpectra(spec.n, spec.dt, spec.frames, {
       plane: (p, c) => {
         if (p !== 1 && !cells.has(c)) throw new Error(`plane ${p} of cell ${c} read`)
         return spec.source.plane(p, c)
       },
-      modal: (cx, cy, half) => {
-        if (!windows.has([cx, cy, half].join())) throw new Error(`modal map round (${cx}, ${cy}) read`)
-        return modalSums(spec, modalSamples(spec.n, cx, cy, half))
+      powers: (list) => {
+        if (!lists.has(listKey(list))) throw new Error(`power sums of ${list.length} cells from cell ${list[0]} read`)
+        return powerSumsOf(spec, list)
       },
     })
   }
-  const none: WindowReads = { cells: new Int32Array(0), modal: new Float64Array(0) }
 
   test('detection reads no plane but the stability map outside the cells cellsRead names, and finds the same structures', async () => {
     const kinds = Object.keys(KNOWN) as (keyof typeof KNOWN)[]
@@ -275,9 +272,10 @@ describe('the cells detection reads', () => {
         expect(await detect(only(spec, reads), later, limit), `${a} ${b ?? ''} limit ${limit}`).toEqual(want)
         found += want.length
         if (want.length) {
-          // the controls: with none of the cells at hand detection fails, and so it does without the modal maps
-          await expect(detect(only(spec, none), later, limit)).rejects.toThrow(/plane \d+ of cell/)
-          await expect(detect(only(spec, { ...reads, modal: none.modal }), later, limit)).rejects.toThrow(/modal map round/)
+          // the controls: with none of the cells at hand detection fails, and so it does without the lists' sums
+          await expect(detect(only(spec, { ...reads, cells: new Int32Array(0) }), later, limit)).rejects.toThrow(/plane \d+ of cell/)
+          const noLists = { ...reads, lists: new Int32Array(0), ends: new Int32Array(0) }
+          await expect(detect(only(spec, noLists), later, limit)).rejects.toThrow(/power sums of \d+ cells/)
           if (want.every((s) => s.features.area < 0.2)) expect(reads.cells.length).toBeLessThan((N * N) / 2)
         }
       }

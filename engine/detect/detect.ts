@@ -5,8 +5,8 @@ import type { ClassToken } from '../contracts/registry.js'
 import { blake3Hex } from '../util/hash.js'
 import { spectraOf } from '../cpu/spectra.js'
 import { measureDynamics, sustainOf, type DynamicsFeatures, type Recording } from './dynamics.js'
-import { MODAL_CELLS, modalMap } from './modal.js'
-import { WindowSpectra, windowPlanes } from './spectra.js'
+import { modalMap } from './modal.js'
+import { listKey, WindowSpectra, windowPlanes } from './spectra.js'
 
 /** Side of the square signature patch: SIGNATURE_SIDE^2 floats of shape (then the modal map's). */
 export const SIGNATURE_SIDE = 16
@@ -483,14 +483,16 @@ export async function detect(window: Recording | WindowSpectra, later: Float32Ar
 export interface WindowReads {
   /** The cells whose planes it reads, in increasing order. */
   cells: Int32Array
-  /** The windows its modal maps are taken over: centre x, centre y and half side, three a window. */
-  modal: Float64Array
+  /** The lists of cells whose power sums it reads (WindowSpectra.powerSums): list l is lists[ends[l - 1] .. ends[l]]. */
+  lists: Int32Array
+  ends: Int32Array
 }
 
 /**
  * What detect(spec, later, limit) reads beyond the stability map (plane 1): the cells whose planes
- * it reads, in increasing order, and the windows of its modal maps (modal.ts), whose power sums are
- * made where the planes live, so that only those and the cells come back. Which cells detection reads
+ * it reads, in increasing order, and the lists of cells whose power sums it reads (a structure's
+ * dominant modes, its modal map's blocks), which are made where the planes live, so that only those
+ * sums and the cells come back. Which cells detection reads
  * follows from the stability maps alone; the other planes only say whether a part is classed, and a
  * part classed with every other plane read as 0 is classed by its shape alone, so with the real
  * planes too. So a run over zeros that measures every part it reaches (and its signature's cells,
@@ -501,16 +503,17 @@ export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infi
   // a flag a cell: a structure's spectra read some thousand cells
   const wanted = new Uint8Array(spec.n * spec.n)
   const zeroRow = new Float32Array(windowPlanes(spec.frames))
-  const zeroSums = new Float32Array(spec.bins * MODAL_CELLS)
-  const windows: number[] = []
+  const zeroSums = new Float32Array(spec.bins)
+  // each list once, in the order first asked for
+  const lists = new Map<string, ArrayLike<number>>()
   const zeros = new WindowSpectra(spec.n, spec.dt, spec.frames, {
     plane: (p, cell) => (p === 1 ? spec.source.plane(1, cell) : ((wanted[cell] = 1), 0)),
     row: (cell) => ((wanted[cell] = 1), zeroRow),
-    modal: (cx, cy, half) => (windows.push(cx, cy, half), zeroSums),
+    powers: (cells) => (lists.set(listKey(cells), cells), zeroSums),
   })
   const map = spec.stability()
   let classed = 0
-  if (limit < 1) return { cells: new Int32Array(0), modal: new Float64Array(0) }
+  if (limit < 1) return { cells: new Int32Array(0), lists: new Int32Array(0), ends: new Int32Array(0) }
   for (const part of partsOf(map, spec.n)) {
     const features = featuresOf(zeros, map, later, part)
     if (!features) continue
@@ -521,7 +524,12 @@ export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infi
   const cells = new Int32Array(wanted.reduce((a, w) => a + w, 0))
   let j = 0
   wanted.forEach((w, c) => w && (cells[j++] = c))
-  return { cells, modal: Float64Array.from(windows) }
+  const listed = [...lists.values()]
+  const ends = new Int32Array(listed.length)
+  listed.reduce((end, l, k) => (ends[k] = end + l.length), 0)
+  const all = new Int32Array(ends.at(-1) ?? 0)
+  listed.forEach((l, k) => all.set(l, k ? ends[k - 1] : 0))
+  return { cells, lists: all, ends }
 }
 
 /** Correlation (Pearson) of two maps over the given cells, or all: whether they hold the same pattern, not merely both something. */

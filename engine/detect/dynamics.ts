@@ -41,14 +41,12 @@ function sample(cells: readonly number[], cap = MAX_SAMPLED_CELLS): readonly num
   return cells.length <= cap ? cells : Array.from({ length: cap }, (_, i) => cells[Math.floor((i * cells.length) / cap)])
 }
 
-/** Power per DFT bin (0..T/2; DC removed) summed over a sample of `cells`, and the strongest bin's frequency. */
-export function dominantMode(spec: WindowSpectra, cells: readonly number[]): { bin: number; frequency: number; power: Float64Array } {
-  const bins = spec.bins
-  const power = new Float64Array(bins + 1)
-  for (const c of sample(cells)) spec.addPowers(c, power)
+/** The strongest DFT bin (1..T/2; DC removed) of the powers summed over a sample of `cells` (WindowSpectra.powerSums), and its frequency. */
+export function dominantMode(spec: WindowSpectra, cells: readonly number[]): { bin: number; frequency: number } {
+  const power = spec.powerSums(sample(cells))
   let bin = 1
-  for (let k = 2; k <= bins; k++) if (power[k] > power[bin]) bin = k
-  return { bin, frequency: bin / (spec.frames * spec.dt), power }
+  for (let k = 2; k <= spec.bins; k++) if (power[k - 1] > power[bin - 1]) bin = k
+  return { bin, frequency: bin / (spec.frames * spec.dt) }
 }
 
 /** Turns of the mode's phase along a circle of radius r around (cx, cy), skipping weak cells; 0 when too little of the circle is strong. */

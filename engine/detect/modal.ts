@@ -1,11 +1,8 @@
 // The modal map of a structure's signature (docs/detection.md, "Signature"): a square window round the
 // structure cut into MODAL_BLOCKS^2 blocks, and in each the root mean power of every DFT bin over the
-// block's sampled cells. Its power sums are what reads the window's planes, some 1,000 cells a
-// structure at N = 96: where the planes live on the GPU they are summed there by shaders/modal.wgsl
-// over the cells `modalSamples` lists, and only the sums come back (engine/gpu/record.ts). `modalSums`
-// is the kernel's CPU twin (the same float32 operations in the same order), and what the CPU backend
-// uses. Test: engine/discovery/record.test.ts.
-import { type WindowSpectra, windowTotals } from './spectra.js'
+// block's sampled cells. It reads some 1,000 cells a structure at N = 96, each block's as one list of
+// power sums (WindowSpectra.powerSums), which are made on the GPU where the planes live there.
+import type { WindowSpectra } from './spectra.js'
 
 /** Blocks per side of the modal map, and cells per side sampled in a block at most. */
 export const MODAL_BLOCKS = 4
@@ -50,43 +47,19 @@ export function modalSamples(n: number, cx: number, cy: number, half: number): M
 }
 
 /**
- * Per bin k = 1..bins and block b, at (k - 1) MODAL_CELLS + b, the sum over the block's sampled cells
- * of the cell's power at k (mean removed, windowed): float32, each cell added in the order listed,
- * as shaders/modal.wgsl adds them.
- */
-export function modalSums(spec: WindowSpectra, s: ModalSamples): Float32Array {
-  const { bins } = spec
-  const out = new Float32Array(bins * MODAL_CELLS)
-  const totals = windowTotals(spec.frames)
-  const inverse = Math.fround(1 / spec.frames)
-  const f = Math.fround
-  for (let b = 0, start = 0; b < MODAL_CELLS; start = s.ends[b++]) {
-    for (let c = start; c < s.ends[b]; c++) {
-      const row = spec.planesOf(s.cells[c])
-      const mean = f(row[0] * inverse)
-      for (let k = 1; k <= bins; k++) {
-        const re = f(row[2 * k] - f(mean * totals[2 * k]))
-        const im = f(row[2 * k + 1] - f(mean * totals[2 * k + 1]))
-        const at = (k - 1) * MODAL_CELLS + b
-        out[at] = f(out[at] + f(f(re * re) + f(im * im)))
-      }
-    }
-  }
-  return out
-}
-
-/**
  * Which modes a structure holds where: over a square window (centre and half side in cells), the
  * root mean power of every DFT bin 1..T/2 in each of MODAL_CELLS blocks, bin-major, unit length.
  * Two genomes that settle in the same box mostly share the box's frequencies and the shape of their
  * mean |u|, but not how their power divides among the modes and places: this tells them apart, and
- * a change of noise seed barely moves it (docs/detection.md has the figures). The sums are the
- * window's own where it holds them (made where the planes live), else modalSums over its planes.
+ * a change of noise seed barely moves it (docs/detection.md has the figures).
  */
 export function modalMap(spec: WindowSpectra, cx: number, cy: number, half: number): number[] {
-  const samples = modalSamples(spec.n, cx, cy, half)
-  const sums = spec.source.modal?.(cx, cy, half) ?? modalSums(spec, samples)
-  const out = Array.from(sums, (v, i) => Math.sqrt(v / Math.max(1, samples.counts[i % MODAL_CELLS])))
+  const { cells, ends, counts } = modalSamples(spec.n, cx, cy, half)
+  const out = new Array<number>(spec.bins * MODAL_CELLS)
+  for (let b = 0; b < MODAL_CELLS; b++) {
+    const sums = spec.powerSums(cells.subarray(b ? ends[b - 1] : 0, ends[b]))
+    for (let k = 1; k <= spec.bins; k++) out[(k - 1) * MODAL_CELLS + b] = Math.sqrt(sums[k - 1] / Math.max(1, counts[b]))
+  }
   const norm = Math.hypot(...out) || 1
   return out.map((v) => v / norm)
 }

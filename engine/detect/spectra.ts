@@ -39,7 +39,7 @@ export function windowCoefficients(frames: number): Float32Array {
 
 /**
  * Per plane of a window of T frames, the sum over the window of its factor, rounded to float32 (what
- * the mean contributes to each sum, as the modal map's kernel and its twin take it out: modal.ts).
+ * the mean contributes to each sum, as shaders/power_sums.wgsl and its twin powerSumsOf take it out).
  */
 export function windowTotals(frames: number): Float32Array {
   let t = totals.get(frames)
@@ -68,10 +68,10 @@ export type PlaneData =
       gathered: Float32Array
       from: number
       planes: number
-      /** The modal maps' windows (centre x, centre y, half side: three a window) whose sums are in `gathered` from `modalFrom`, `modalSize` floats a window. */
-      windows: Float64Array
-      modalFrom: number
-      modalSize: number
+      /** Lists of cells (list l is lists[ends[l - 1] .. ends[l]]) whose power sums are in `gathered` from `powersFrom`, a float a bin and list. */
+      lists: Int32Array
+      ends: Int32Array
+      powersFrom: number
     }
 
 /** Plane p of a cell of one field's window (the planes of windowPlanes). */
@@ -85,10 +85,10 @@ export interface PlaneSource {
   /** Plane 1 (the sum of |u|) of every cell, where the source holds it so: the stability map without a call a cell. */
   stabilitySums?(): Float32Array
   /**
-   * The modal map's power sums (modal.ts modalSums) over the window with this centre and half side,
-   * where they were made where the planes live; undefined where they are made from the planes.
+   * The power sums of these cells (WindowSpectra.powerSums) where they were made where the planes live;
+   * undefined where they are made from the planes.
    */
-  modal?(cx: number, cy: number, half: number): Float32Array | undefined
+  powers?(cells: ArrayLike<number>): Float32Array | undefined
   /** The source as data (absent where it cannot be sent: detection then stays on the thread that holds it). */
   data?(): PlaneData
 }
@@ -128,7 +128,7 @@ export function giveBack(floats: Float32Array): void {
 /**
  * One field's window as the host holds it where the planes live elsewhere (engine/gpu/record.ts): the
  * stability plane of every cell, every plane of the cells gathered (gathered[at + p] is plane p of
- * the cell listed at `at`), and the modal maps' sums of the windows listed.
+ * the cell listed at `at`), and the power sums of the lists of cells asked for.
  */
 export class HeldPlanes implements PlaneSource {
   /**
@@ -141,9 +141,11 @@ export class HeldPlanes implements PlaneSource {
   private gathered: Float32Array = new Float32Array(0)
   private from = 0
   private planes = 0
-  private windows = new Float64Array(0)
-  private modalFrom = 0
-  private modalSize = 0
+  private lists = new Int32Array(0)
+  private ends = new Int32Array(0)
+  private powersFrom = 0
+  /** Per list of cells (its key), where its sums begin in `gathered`: made at the first read. */
+  private sums: Map<string, number> | undefined
 
   constructor(
     private readonly field: number,
@@ -151,40 +153,34 @@ export class HeldPlanes implements PlaneSource {
   ) {}
 
   /**
-   * Holds every plane of `cells` (gathered from `from`, `planes` floats a cell) and the modal sums of
-   * `windows` (from `modalFrom`, `modalSize` floats a window).
+   * Holds every plane of `cells` (gathered from `from`, `planes` floats a cell) and the power sums of
+   * the `lists` (gathered from `powersFrom`, a float a bin and list).
    */
   hold(
     cells: Int32Array,
     gathered: Float32Array,
     from: number,
     planes: number,
-    modal?: { windows: Float64Array; modalFrom: number; modalSize: number },
+    powers?: { lists: Int32Array; ends: Int32Array; powersFrom: number },
   ): void {
-    Object.assign(this, {
-      cells,
-      gathered,
-      from,
-      planes,
-      windows: new Float64Array(0),
-      modalFrom: 0,
-      modalSize: 0,
-      ...modal,
-      at: undefined,
-    })
+    const none = { lists: new Int32Array(0), ends: new Int32Array(0), powersFrom: 0 }
+    Object.assign(this, { cells, gathered, from, planes, ...(powers ?? none), at: undefined, sums: undefined })
   }
 
-  modal(cx: number, cy: number, half: number): Float32Array {
-    const { windows, modalSize: size } = this
-    for (let k = 0; k < windows.length; k += 3)
-      if (windows[k] === cx && windows[k + 1] === cy && windows[k + 2] === half) {
-        const at = this.modalFrom + (k / 3) * size
-        return this.gathered.subarray(at, at + size)
-      }
-    throw new CrystalError(
-      'internal',
-      `recorded window of field ${this.field}: the modal map round (${cx}, ${cy}), half side ${half}, was not made where the fields live (gather the windows detection reads first)`,
-    )
+  powers(cells: ArrayLike<number>): Float32Array {
+    const bins = (this.planes - 2) / 2
+    if (!this.sums) {
+      this.sums = new Map()
+      for (let l = 0; l < this.ends.length; l++)
+        this.sums.set(listKey(this.lists.subarray(l ? this.ends[l - 1] : 0, this.ends[l])), this.powersFrom + l * bins)
+    }
+    const at = this.sums.get(listKey(cells))
+    if (at === undefined)
+      throw new CrystalError(
+        'internal',
+        `recorded window of field ${this.field}: the power sums of ${cells.length} cells from cell ${cells[0]} were not made where the fields live (gather what detection reads first)`,
+      )
+    return this.gathered.subarray(at, at + bins)
   }
 
   plane(p: number, cell: number): number {
@@ -220,16 +216,43 @@ export class HeldPlanes implements PlaneSource {
   }
 
   data(): PlaneData {
-    const { field, stability, cells, gathered, from, planes, windows, modalFrom, modalSize } = this
-    return { kind: 'held', field, stability, cells, gathered, from, planes, windows, modalFrom, modalSize }
+    const { field, stability, cells, gathered, from, planes, lists, ends, powersFrom } = this
+    return { kind: 'held', field, stability, cells, gathered, from, planes, lists, ends, powersFrom }
   }
 
   /** A window held as `data` describes it. */
   static of(d: Extract<PlaneData, { kind: 'held' }>): HeldPlanes {
     const held = new HeldPlanes(d.field, d.stability)
-    if (d.cells.length || d.windows.length) held.hold(d.cells, d.gathered, d.from, d.planes, d)
+    if (d.cells.length || d.ends.length) held.hold(d.cells, d.gathered, d.from, d.planes, d)
     return held
   }
+}
+
+/** A list of cells as a key (HeldPlanes: the lists asked for are found again by their cells). */
+export function listKey(cells: ArrayLike<number>): string {
+  return Array.prototype.join.call(cells, ',')
+}
+
+/**
+ * The CPU twin of shaders/power_sums.wgsl: per bin k = 1..bins, at k - 1, the sum over `cells` of each
+ * cell's power at k, mean removed, in float32, each cell added in the order listed, with the kernel's
+ * operations (the mean as the sum times the float32 1 / T, the window's totals rounded to float32).
+ */
+export function powerSumsOf(spec: WindowSpectra, cells: ArrayLike<number>): Float32Array {
+  const f = Math.fround
+  const out = new Float32Array(spec.bins)
+  const totals = windowTotals(spec.frames)
+  const inverse = f(1 / spec.frames)
+  for (let c = 0; c < cells.length; c++) {
+    const row = spec.planesOf(cells[c])
+    const mean = f(row[0] * inverse)
+    for (let k = 1; k <= spec.bins; k++) {
+      const re = f(row[2 * k] - f(mean * totals[2 * k]))
+      const im = f(row[2 * k + 1] - f(mean * totals[2 * k + 1]))
+      out[k - 1] = f(out[k - 1] + f(f(re * re) + f(im * im)))
+    }
+  }
+  return out
 }
 
 /** One field's window as detection reads it. */
@@ -267,18 +290,12 @@ export class WindowSpectra {
   }
 
   /**
-   * Adds |amplitude|^2 at every bin k = 1..bins of the cell to into[k]: the modal map reads some 50,000
-   * planes a structure, so a cell's planes are read in one call where the source can (`row`).
+   * Per bin k = 1..bins, at k - 1, the sum over `cells` of each cell's power at k (|amplitude|^2):
+   * the source's where it made them where the planes live, else powerSumsOf over the planes.
    */
-  addPowers(cell: number, into: Float64Array): void {
-    if (!this.bins) return
-    const row = this.planesOf(cell)
-    const mean = row[0] / this.frames
-    for (let k = 1; k <= this.bins; k++) {
-      const re = row[2 * k] - mean * this.totals[2 * k]
-      const im = row[2 * k + 1] - mean * this.totals[2 * k + 1]
-      into[k] += re * re + im * im
-    }
+  powerSums(cells: ArrayLike<number>): Float32Array {
+    if (!cells.length) return new Float32Array(this.bins)
+    return this.source.powers?.(cells) ?? powerSumsOf(this, cells)
   }
 
   /** Every plane of a cell (plane 1, the stability, not among them): the source's row, else read one by one into a scratch row. */

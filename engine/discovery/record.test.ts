@@ -6,9 +6,9 @@
 import { afterAll, describe, expect, test } from 'vitest'
 import { observeStability } from '../dream/dream.js'
 import { spectraOf } from '../cpu/spectra.js'
-import { cellsRead } from '../detect/detect.js'
-import { MODAL_CELLS, modalSamples, modalSums } from '../detect/modal.js'
-import { WindowSpectra, windowPlanes } from '../detect/spectra.js'
+import { cellsRead, type WindowReads } from '../detect/detect.js'
+import { modalSamples } from '../detect/modal.js'
+import { listKey, powerSumsOf, WindowSpectra, windowPlanes } from '../detect/spectra.js'
 import type { GpuFieldBackend } from '../gpu/backend.js'
 import { GpuRecorder } from '../gpu/record.js'
 import { addPulse } from '../encode/pulse.js'
@@ -33,8 +33,10 @@ async function prepared(backend: 'gpu' | 'cpu'): Promise<Engine> {
   return engine
 }
 
-/** A modal map's sums: 16 bins of 16 blocks. */
-const MODAL_FLOATS = (RECORD_FRAMES / 2) * MODAL_CELLS
+/** Floats a gather's first read holds for the power sums of `lists` lists: 16 a list, to a multiple of 64 (256 bytes). */
+const sumFloats = (lists: number) => Math.ceil((lists * RECORD_FRAMES) / 2 / 64) * 64
+/** The lists of cells whose power sums detection reads (cellsRead's answer). */
+const listsOf = (r: WindowReads) => Array.from(r.ends, (end, l) => r.lists.subarray(l ? r.ends[l - 1] : 0, end))
 const bits = (a: ArrayLike<number>) => new Uint32Array(Float32Array.from(a).buffer)
 const every = (n: number) => Int32Array.from({ length: n * n }, (_, c) => c)
 /** Everything detection can read of a window: its stability map, then the cells' amplitudes at every bin (every cell's unless listed). */
@@ -81,7 +83,7 @@ describe('the recorded window', () => {
     expect(bits(u)).toEqual(bits((await read.read()).u))
   })
 
-  test('on the GPU (shaders/spectra.wgsl, gather.wgsl, modal.wgsl) it is the CPU twin where detection reads it (bit for bit on a software adapter, to an ulp an operation on hardware), in two reads', {
+  test('on the GPU (shaders/spectra.wgsl, gather.wgsl, power_sums.wgsl) it is the CPU twin where detection reads it (bit for bit on a software adapter, to an ulp an operation on hardware), in two reads', {
     timeout: GPU_TEST_TIMEOUT,
   }, async () => {
     const [gpu, cpu] = [await prepared('gpu'), await prepared('cpu')]
@@ -92,50 +94,50 @@ describe('the recorded window', () => {
     expect(after.reads - before.reads).toBe(2)
     const want = await recordWindows(cpu, 1)
     let gathered = 0
-    let modal = 0
+    let lists = 0
     for (let f = 0; f < FIELDS; f++) {
-      const { cells, modal: windows } = cellsRead(want.windows[f].spectra, want.windows[f].later, 1)
+      const reads = cellsRead(want.windows[f].spectra, want.windows[f].later, 1)
+      const { cells } = reads
       gathered += cells.length
       const [g, w] = [readings(got.windows[f].spectra, cells), readings(want.windows[f].spectra, cells)]
       expect(w.some((v) => v !== 0)).toBe(true)
       expectClose(g, w)
       expectClose(got.windows[f].later, want.windows[f].later)
-      // the modal maps' sums, made on the device, against the twin over the CPU's planes
-      for (let k = 0; k < windows.length; k += 3, modal++) {
-        const [cx, cy, half] = windows.subarray(k, k + 3)
-        const sums = got.windows[f].spectra.source.modal!(cx, cy, half)!
-        const twin = modalSums(want.windows[f].spectra, modalSamples(N, cx, cy, half))
+      // the lists' power sums, made on the device, against the twin over the CPU's planes
+      for (const list of listsOf(reads)) {
+        const sums = got.windows[f].spectra.powerSums(list)
+        const twin = powerSumsOf(want.windows[f].spectra, list)
         expect(twin.some((v) => v > 0)).toBe(true)
         expectClose(sums, twin)
+        lists++
       }
-      // a cell detection does not read is not there
+      // a cell detection does not read is not there, nor a list it does not sum
       const other = every(N).find((c) => !cells.includes(c))
-      expect(() => got.windows[f].spectra.source.modal!(-1, -1, 1)).toThrow(
-        `field ${f}: the modal map round (-1, -1), half side 1, was not made`,
-      )
+      expect(() => got.windows[f].spectra.powerSums([0, 1])).toThrow(`field ${f}: the power sums of 2 cells from cell 0 were not made`)
       if (other !== undefined)
-        expect(() => got.windows[f].spectra.addPowers(other, new Float64Array(17))).toThrow(
-          `field ${f}: plane 0 of cell ${other} was not gathered`,
-        )
+        expect(() => got.windows[f].spectra.amplitude(other, 1)).toThrow(`field ${f}: plane 0 of cell ${other} was not gathered`)
     }
     expect(gathered).toBeGreaterThan(0)
-    expect(modal).toBeGreaterThan(0)
-    // three planes of every field, then 256 sums a modal map and 34 floats a cell gathered
+    expect(lists).toBeGreaterThan(0)
+    // three planes of every field, then 16 sums a list (to a multiple of 64 floats) and 34 floats a cell gathered
     const plane = N * N * FIELDS * 4
-    expect(after.bytes_read - before.bytes_read).toBe(3 * plane + (modal * MODAL_FLOATS + gathered * windowPlanes(RECORD_FRAMES)) * 4)
+    expect(after.bytes_read - before.bytes_read).toBe(3 * plane + (sumFloats(lists) + gathered * windowPlanes(RECORD_FRAMES)) * 4)
     expectClose(got.u, want.u)
     // without u (the noisy batch's window): the same two reads, a plane fewer
     const again = await recordWindows(gpu, 1, { withU: false })
     const last = gpu.transfers()!
     const reads = again.windows.map((w) => cellsRead(w.spectra, w.later, 1))
-    const floats = reads.reduce((a, r) => a + (r.modal.length / 3) * MODAL_FLOATS + r.cells.length * windowPlanes(RECORD_FRAMES), 0)
+    const floats = reads.reduce(
+      (a, r) => a + r.cells.length * windowPlanes(RECORD_FRAMES),
+      sumFloats(reads.reduce((a, r) => a + r.ends.length, 0)),
+    )
     expect(last.reads - after.reads).toBe(2)
     expect(last.bytes_read - after.bytes_read).toBe(2 * plane + floats * 4)
     expect(again.u.length).toBe(0)
   })
 })
 
-test('a window larger than one buffer of the device is gathered from its chunks, its modal maps made in groups of cells that fit one, and its tail read a plane at a time where three planes exceed one: the same planes, modal sums, sums and u', {
+test('a window larger than one buffer of the device is gathered from its chunks, its lists' power sums made in groups of cells that fit one, and its tail read a plane at a time where three planes exceed one: the same planes, power sums, sums and u', {
   timeout: GPU_TEST_TIMEOUT,
 }, async () => {
   const gpu = (await gpuBackend(N, FIELDS)) as GpuFieldBackend
@@ -154,11 +156,22 @@ test('a window larger than one buffer of the device is gathered from its chunks,
   }
   await gpu.dream.accumulateStability(true)
   const cells = N * N
-  // modal maps over the whole field (576 cells: more than a group of either limit holds, 254 or 101), a
-  // small window, and one half outside the field
-  const modal = Float64Array.of(11.5, 11.5, 12, 3, 20, 5, 0, 1, 6)
-  const windows = modal.length / 3
-  const all = Array.from({ length: FIELDS }, () => ({ cells: every(N), modal }))
+  // lists: every cell (576: more than a group of either limit holds, 254 or 101), and the blocks of
+  // modal maps over the field, a small window and one half outside it
+  const blocks = [
+    [11.5, 11.5, 12],
+    [3, 20, 5],
+    [0, 1, 6],
+  ].flatMap(([cx, cy, half]) => {
+    const { cells, ends } = modalSamples(N, cx, cy, half)
+    return Array.from(ends, (end, b) => cells.subarray(b ? ends[b - 1] : 0, end))
+  })
+  const lists = [every(N), ...blocks.filter((b) => b.length)]
+  const ends = new Int32Array(lists.length)
+  lists.reduce((end, l, k) => (ends[k] = end + l.length), 0)
+  const listed = new Int32Array(ends[ends.length - 1])
+  lists.forEach((l, k) => listed.set(l, k ? ends[k - 1] : 0))
+  const all = Array.from({ length: FIELDS }, () => ({ cells: every(N), lists: listed, ends }))
   const want = await gpu.recorder.collect(true)
   await want.gather!(all)
   const exact = await softwareGpu()
@@ -166,18 +179,17 @@ test('a window larger than one buffer of the device is gathered from its chunks,
     const before = gpu.transfers!.reads
     const got = await chunked[k].collect(true)
     await got.gather!(all)
-    // every cell's 34 planes gathered after the modal sums, 186 (or 33) cells a read
-    const perRead = Math.floor((limit - FIELDS * windows * MODAL_FLOATS * 4) / (windowPlanes(RECORD_FRAMES) * 4))
+    // every cell's 34 planes gathered after the lists' sums
+    const perRead = Math.floor((limit - sumFloats(FIELDS * lists.length) * 4) / (windowPlanes(RECORD_FRAMES) * 4))
     expect(gpu.transfers!.reads - before).toBe(Math.ceil(3 / Math.floor(limit / plane)) + Math.ceil((cells * FIELDS) / perRead))
     for (let f = 0; f < FIELDS; f++) {
       const window = (r: typeof got) => new WindowSpectra(N, 2, RECORD_FRAMES, r.window(f))
       expect(bits(readings(window(got)))).toEqual(bits(readings(window(want))))
-      for (let w = 0; w < windows; w++) {
-        const [cx, cy, half] = modal.subarray(3 * w, 3 * w + 3)
-        const sums = got.window(f).modal!(cx, cy, half)!
-        expect(bits(sums)).toEqual(bits(want.window(f).modal!(cx, cy, half)!))
+      for (const list of lists) {
+        const sums = got.window(f).powers!(list)!
+        expect(bits(sums)).toEqual(bits(want.window(f).powers!(list)!))
         // the kernel against its twin over the same planes
-        const twin = modalSums(window(got), modalSamples(N, cx, cy, half))
+        const twin = powerSumsOf(window(got), list)
         expect(twin.some((v) => v > 0)).toBe(true)
         if (exact) expect(bits(sums)).toEqual(bits(twin))
         else expectClose(sums, twin)

@@ -6,7 +6,6 @@
 // engine/cpu/record.ts; tests: engine/detect/spectra.test.ts, engine/discovery/record.test.ts.
 import type { WindowRecorder, WindowRecording } from '../field/backend.js'
 import type { WindowReads } from '../detect/detect.js'
-import { MODAL_CELLS, modalSamples } from '../detect/modal.js'
 import { giveBack, HeldPlanes, reusedFloats, windowCoefficients, windowPlanes, windowTotals } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
 import { packStruct, wgslStruct } from '../field/params.js'
@@ -27,8 +26,8 @@ const GATHER_LAYOUT = [
   ['planes', 'u32'],
   ['base', 'u32'],
 ] as const
-/** shaders/modal.wgsl's uniform: windows of the group, its first window, planes a cell, bins, 1 / frames. */
-const MODAL_LAYOUT = [
+/** shaders/power_sums.wgsl's uniform: lists of the group, its first list, planes a cell, bins, 1 / frames. */
+const POWER_SUMS_LAYOUT = [
   ['count', 'u32'],
   ['base', 'u32'],
   ['planes', 'u32'],
@@ -186,36 +185,36 @@ export class GpuRecorder implements WindowRecorder {
   }
 
   /**
-   * Per field, every plane of the cells listed and the modal sums of the windows listed
-   * (engine/detect/modal.ts: shaders/modal.wgsl over those cells' planes, gathered into a scratch
-   * buffer first), read back in one read (one more for each maxBufferSize the planes of the cells
-   * take; the first holds the modal sums), into the fields' windows; returns the floats they are held
-   * in (none where nothing is listed).
+   * Per field, every plane of the cells listed and the power sums of the lists of cells listed (each
+   * list's cells' planes gathered into a scratch buffer, then shaders/power_sums.wgsl), read back in
+   * one read (one more for each maxBufferSize the planes of the cells take; the first holds the
+   * sums), into the fields' windows; returns the floats they are held in (none where nothing is
+   * listed).
    */
   private async gather(reads: readonly WindowReads[], held: HeldPlanes[]): Promise<Float32Array | undefined> {
     const { device, transfers } = this.gpu
     const cells = this.gpu.n * this.gpu.n
     const planes = this.planes
-    const modal = modalPlan(reads, this.gpu.n, planes, this.limit)
+    const bins = (planes - 2) / 2
+    const sums = listPlan(reads, cells, planes, this.limit)
     const listedCells = reads.reduce((a, r) => a + r.cells.length, 0)
-    // the cells listed, then the modal maps' cells, as indices into [field][cell]
-    const listed = new Uint32Array(listedCells + modal.cells.length)
+    // the cells listed, then the lists' cells, as indices into [field][cell]
+    const listed = new Uint32Array(listedCells + sums.cells.length)
     // indexed loops: over a million cells at population 1,000, where for-of took 40 ms a gather
     for (let f = 0, j = 0; f < reads.length; f++) {
       const w = reads[f].cells
       for (let k = 0; k < w.length; k++) listed[j++] = f * cells + w[k]
     }
-    listed.set(modal.cells, listedCells)
+    listed.set(sums.cells, listedCells)
     if (!listed.length) return undefined
-    const size = ((planes - 2) / 2) * MODAL_CELLS
-    // the modal sums first, to a 256-byte boundary, where the cells' binding may start
-    const modalFloats = Math.ceil((modal.windows * size) / 64) * 64
+    // the sums first, to a 256-byte boundary, where the cells' binding may start
+    const sumFloats = Math.ceil((sums.lists * bins) / 64) * 64
     // the gathered planes of a read within one buffer
-    const perRead = Math.max(1, Math.floor((this.limit - modalFloats * 4) / (planes * 4)))
+    const perRead = Math.max(1, Math.floor((this.limit - sumFloats * 4) / (planes * 4)))
     const chunks = this.chunks.length
-    // uniform slots: the cells' gather from each chunk; then per group of modal maps its gather from each chunk and its sums
+    // uniform slots: the cells' gather from each chunk; then per group of lists its gather from each chunk and its sums
     const groupSlot = (g: number) => chunks + g * (chunks + 1)
-    const slots = new ArrayBuffer(groupSlot(modal.groups.length) * SLOT)
+    const slots = new ArrayBuffer(groupSlot(sums.groups.length) * SLOT)
     const gatherSlot = (slot: number, count: number, base: number) => {
       for (let c = 0; c < chunks; c++) {
         const first = c * this.perChunk
@@ -223,10 +222,10 @@ export class GpuRecorder implements WindowRecorder {
         packStruct(GATHER_LAYOUT, values, slots, (slot + c) * SLOT)
       }
     }
-    for (const [g, group] of modal.groups.entries()) {
+    for (const [g, group] of sums.groups.entries()) {
       gatherSlot(groupSlot(g), group.rows, listedCells + group.firstRow)
-      const values = { count: group.windows, base: group.firstWindow, planes, bins: (planes - 2) / 2, inverse_frames: 1 / this.frames }
-      packStruct(MODAL_LAYOUT, values, slots, (groupSlot(g) + chunks) * SLOT)
+      const values = { count: group.lists, base: group.firstList, planes, bins, inverse_frames: 1 / this.frames }
+      packStruct(POWER_SUMS_LAYOUT, values, slots, (groupSlot(g) + chunks) * SLOT)
     }
     const made: GPUBuffer[] = []
     const buffer = (bytes: number, usage = STORAGE) => {
@@ -234,17 +233,17 @@ export class GpuRecorder implements WindowRecorder {
       made.push(b)
       return b
     }
-    const gathered = reusedFloats(modalFloats + listedCells * planes)
+    const gathered = reusedFloats(sumFloats + listedCells * planes)
     try {
       const index = buffer(listed.byteLength)
       transfers.write(index, 0, listed)
       const uniform = buffer(slots.byteLength, UNIFORM)
-      const bounds = buffer(modal.bounds.byteLength)
-      transfers.write(bounds, 0, modal.bounds)
+      const bounds = buffer(sums.bounds.byteLength)
+      transfers.write(bounds, 0, sums.bounds)
       const totals = buffer(windowTotals(this.frames).byteLength)
       transfers.write(totals, 0, windowTotals(this.frames))
-      const scratch = buffer(modal.mostRows * planes * 4)
-      const [gatherKernel, modalKernel] = [this.kernel('gather', GATHER_LAYOUT), this.kernel('modal', MODAL_LAYOUT)]
+      const scratch = buffer(sums.mostRows * planes * 4)
+      const [gatherKernel, sumsKernel] = [this.kernel('gather', GATHER_LAYOUT), this.kernel('power_sums', POWER_SUMS_LAYOUT)]
       /** shaders/gather.wgsl from each chunk into `out`, with the chunks' uniform slots from `slot`. */
       const gatherInto = (pass: GPUComputePassEncoder, slot: number, count: number, out: GPUBufferBinding) => {
         pass.setPipeline(gatherKernel)
@@ -259,35 +258,35 @@ export class GpuRecorder implements WindowRecorder {
           this.dispatch(pass, count)
         }
       }
-      /** Per group of modal maps, its cells' planes into the scratch buffer, then its sums into the head of `out`. */
-      const modalInto = (pass: GPUComputePassEncoder, out: GPUBuffer) => {
-        for (const [g, group] of modal.groups.entries()) {
+      /** Per group of lists, its cells' planes into the scratch buffer, then its sums into the head of `out`. */
+      const sumsInto = (pass: GPUComputePassEncoder, out: GPUBuffer) => {
+        for (const [g, group] of sums.groups.entries()) {
           if (group.rows) gatherInto(pass, groupSlot(g), group.rows, { buffer: scratch, size: group.rows * planes * 4 })
-          pass.setPipeline(modalKernel)
+          pass.setPipeline(sumsKernel)
           const entries = [
-            { binding: 0, resource: { buffer: uniform, offset: (groupSlot(g) + chunks) * SLOT, size: MODAL_LAYOUT.length * 4 } },
+            { binding: 0, resource: { buffer: uniform, offset: (groupSlot(g) + chunks) * SLOT, size: POWER_SUMS_LAYOUT.length * 4 } },
             { binding: 1, resource: { buffer: bounds } },
             { binding: 2, resource: { buffer: scratch } },
             { binding: 3, resource: { buffer: totals } },
-            { binding: 4, resource: { buffer: out, size: modalFloats * 4 } },
+            { binding: 4, resource: { buffer: out, size: sumFloats * 4 } },
           ]
-          pass.setBindGroup(0, device.createBindGroup({ layout: modalKernel.getBindGroupLayout(0), entries }))
-          this.dispatch(pass, group.windows * size)
+          pass.setBindGroup(0, device.createBindGroup({ layout: sumsKernel.getBindGroupLayout(0), entries }))
+          this.dispatch(pass, group.lists * bins)
         }
       }
       for (let base = 0, first = true; first || base < listedCells; first = false) {
         const count = Math.min(perRead, listedCells - base)
         gatherSlot(0, count, base)
         transfers.write(uniform, 0, slots)
-        const head = first ? modalFloats : 0
+        const head = first ? sumFloats : 0
         const out = device.createBuffer({ size: Math.max(4, (head + count * planes) * 4), usage: STORAGE })
         const encoder = device.createCommandEncoder()
         const pass = encoder.beginComputePass()
         if (count) gatherInto(pass, 0, count, { buffer: out, offset: head * 4, size: count * planes * 4 })
-        if (head) modalInto(pass, out)
+        if (head) sumsInto(pass, out)
         pass.end()
         try {
-          const into = gathered.subarray(first ? 0 : modalFloats + base * planes, modalFloats + (base + count) * planes)
+          const into = gathered.subarray(first ? 0 : sumFloats + base * planes, sumFloats + (base + count) * planes)
           await transfers.readInto(out, 0, encoder, () => this.gpu.failure(), into)
         } finally {
           out.destroy()
@@ -298,20 +297,20 @@ export class GpuRecorder implements WindowRecorder {
       for (const b of made) b.destroy()
     }
     this.gpu.check()
-    let from = modalFloats
-    let window = 0
+    let from = sumFloats
+    let list = 0
     for (const [f, r] of reads.entries()) {
-      held[f].hold(r.cells, gathered, from, planes, { windows: r.modal, modalFrom: window * size, modalSize: size })
+      held[f].hold(r.cells, gathered, from, planes, { lists: r.lists, ends: r.ends, powersFrom: list * bins })
       from += r.cells.length * planes
-      window += r.modal.length / 3
+      list += r.ends.length
     }
     return gathered
   }
 
   /** shaders/<name>.wgsl's kernel of that name, with its uniform struct (`layout`), made once a device. */
-  private kernel(name: 'gather' | 'modal', layout: Parameters<typeof wgslStruct>[1]): GPUComputePipeline {
+  private kernel(name: 'gather' | 'power_sums', layout: Parameters<typeof wgslStruct>[1]): GPUComputePipeline {
     const { device } = this.gpu
-    const struct = wgslStruct(name === 'gather' ? 'Gather' : 'Modal', layout)
+    const struct = wgslStruct(name === 'gather' ? 'Gather' : 'PowerSums', layout)
     return perDevice(device, `${name}:${name}`, () =>
       device.createComputePipeline({ layout: 'auto', compute: { module: kernelModule(device, struct, SHADERS[name]), entryPoint: name } }),
     )
@@ -337,41 +336,37 @@ export class GpuRecorder implements WindowRecorder {
   }
 }
 
-/** The modal maps of a gather (GpuRecorder.gather): their cells, and the groups whose planes fit one scratch buffer. */
-interface ModalPlan {
-  /** Every window's sampled cells (engine/detect/modal.ts modalSamples), as indices into [field][cell], window by window. */
+/** The lists of cells whose power sums a gather makes (GpuRecorder.gather), in groups whose planes fit one scratch buffer. */
+interface ListPlan {
+  /** Every list's cells, as indices into [field][cell], list by list, field by field. */
   cells: Uint32Array
-  /** Per window, 17 rows of its group's scratch: where each of its blocks begins, then where its last ends. */
+  /** Per list, the rows of its group's scratch where it begins and where it ends. */
   bounds: Uint32Array
-  windows: number
-  groups: { firstWindow: number; windows: number; firstRow: number; rows: number }[]
+  lists: number
+  groups: { firstList: number; lists: number; firstRow: number; rows: number }[]
   /** The rows of the largest group. */
   mostRows: number
 }
 
-/** The modal windows of every field of `reads`, in groups whose cells' planes fit `limit` bytes. */
-function modalPlan(reads: readonly WindowReads[], n: number, planes: number, limit: number): ModalPlan {
-  const samples = reads.flatMap((r, f) =>
-    Array.from({ length: r.modal.length / 3 }, (_, k) => ({
-      f,
-      s: modalSamples(n, r.modal[3 * k], r.modal[3 * k + 1], r.modal[3 * k + 2]),
-    })),
-  )
-  const cells = new Uint32Array(samples.reduce((a, { s }) => a + s.cells.length, 0))
-  const bounds = new Uint32Array(samples.length * (MODAL_CELLS + 1))
+/** The lists of every field of `reads` (fields of `cells` cells), in groups whose cells' planes fit `limit` bytes. */
+function listPlan(reads: readonly WindowReads[], cells: number, planes: number, limit: number): ListPlan {
+  const lists = reads.reduce((a, r) => a + r.ends.length, 0)
+  const all = new Uint32Array(reads.reduce((a, r) => a + r.lists.length, 0))
+  const bounds = new Uint32Array(2 * lists)
   const perGroup = Math.max(1, Math.floor(limit / (planes * 4)))
-  const groups: ModalPlan['groups'] = []
-  let at = 0
-  for (const [w, { f, s }] of samples.entries()) {
-    const rows = s.cells.length
-    let group = groups[groups.length - 1]
-    if (!group || group.rows + rows > perGroup) groups.push((group = { firstWindow: w, windows: 0, firstRow: at, rows: 0 }))
-    for (let b = 0; b < MODAL_CELLS; b++) bounds[w * (MODAL_CELLS + 1) + b] = group.rows + (b ? s.ends[b - 1] : 0)
-    bounds[w * (MODAL_CELLS + 1) + MODAL_CELLS] = group.rows + rows
-    for (let k = 0; k < rows; k++) cells[at + k] = f * n * n + s.cells[k]
-    group.rows += rows
-    group.windows++
-    at += rows
+  const groups: ListPlan['groups'] = []
+  let [at, l] = [0, 0]
+  for (const [f, r] of reads.entries()) {
+    for (let k = 0, start = 0; k < r.ends.length; start = r.ends[k++], l++) {
+      const rows = r.ends[k] - start
+      let group = groups[groups.length - 1]
+      if (!group || group.rows + rows > perGroup) groups.push((group = { firstList: l, lists: 0, firstRow: at, rows: 0 }))
+      bounds[2 * l] = group.rows
+      bounds[2 * l + 1] = group.rows + rows
+      for (let c = start; c < r.ends[k]; c++) all[at++] = f * cells + r.lists[c]
+      group.rows += rows
+      group.lists++
+    }
   }
-  return { cells, bounds, windows: samples.length, groups, mostRows: Math.max(0, ...groups.map((g) => g.rows)) }
+  return { cells: all, bounds, lists, groups, mostRows: Math.max(0, ...groups.map((g) => g.rows)) }
 }
