@@ -232,25 +232,32 @@ describe('classes from dynamics', () => {
 
 describe('the cells detection reads', () => {
   /**
-   * The window with every plane but the stability map readable only at the cells listed, and power
-   * sums (made from every plane, as the GPU makes them where the planes live) only of the lists listed.
+   * The window with no plane but the stability map readable, power sums only of the lists listed and
+   * planes at a mode's bin only of the cells listed with that mode, each made from every plane, as the
+   * GPU makes them where the planes live.
    */
   const only = (spec: WindowSpectra, reads: WindowReads) => {
-    const cells = new Set(reads.cells)
-    const lists = new Set(Array.from(reads.ends, (end, l) => listKey(reads.lists.subarray(l ? reads.ends[l - 1] : 0, end))))
+    const lists = Array.from(reads.ends, (end, l) => listKey(reads.lists.subarray(l ? reads.ends[l - 1] : 0, end)))
+    const modes = new Set(
+      Array.from({ length: reads.modes.length / 2 }, (_, k) => `${reads.modes[2 * k]}/${lists[reads.modes[2 * k + 1]]}`),
+    )
     return new WindowSpectra(spec.n, spec.dt, spec.frames, {
       plane: (p, c) => {
-        if (p !== 1 && !cells.has(c)) throw new Error(`plane ${p} of cell ${c} read`)
+        if (p !== 1) throw new Error(`plane ${p} of cell ${c} read`)
         return spec.source.plane(p, c)
       },
       powers: (list) => {
-        if (!lists.has(listKey(list))) throw new Error(`power sums of ${list.length} cells from cell ${list[0]} read`)
+        if (!lists.includes(listKey(list))) throw new Error(`power sums of ${list.length} cells from cell ${list[0]} read`)
         return powerSumsOf(spec, list)
+      },
+      modePlanes: (cell, mode, bin) => {
+        if (!modes.has(`${cell}/${listKey(mode)}`)) throw new Error(`cell ${cell} read at its mode's bin`)
+        return [0, 2 * bin, 2 * bin + 1].map((p) => spec.source.plane(p, cell))
       },
     })
   }
 
-  test('detection reads no plane but the stability map outside the cells cellsRead names, and finds the same structures', async () => {
+  test('detection reads no plane but the stability map, only the power sums and the cells at a mode cellsRead names, and finds the same structures', async () => {
     const kinds = Object.keys(KNOWN) as (keyof typeof KNOWN)[]
     // each known dynamics alone, and two of them side by side (a second component: regions, a second structure)
     const pairs: [keyof typeof KNOWN, keyof typeof KNOWN | undefined][] = [
@@ -272,11 +279,12 @@ describe('the cells detection reads', () => {
         expect(await detect(only(spec, reads), later, limit), `${a} ${b ?? ''} limit ${limit}`).toEqual(want)
         found += want.length
         if (want.length) {
-          // the controls: with none of the cells at hand detection fails, and so it does without the lists' sums
-          await expect(detect(only(spec, { ...reads, cells: new Int32Array(0) }), later, limit)).rejects.toThrow(/plane \d+ of cell/)
-          const noLists = { ...reads, lists: new Int32Array(0), ends: new Int32Array(0) }
+          // the controls: without the cells read at a mode's bin detection fails, and so it does without the lists' sums
+          await expect(detect(only(spec, { ...reads, modes: new Int32Array(0) }), later, limit)).rejects.toThrow(/read at its mode's bin/)
+          const noLists = { lists: new Int32Array(0), ends: new Int32Array(0), modes: new Int32Array(0) }
           await expect(detect(only(spec, noLists), later, limit)).rejects.toThrow(/power sums of \d+ cells/)
-          if (want.every((s) => s.features.area < 0.2)) expect(reads.cells.length).toBeLessThan((N * N) / 2)
+          const cells = new Set([...reads.lists, ...reads.modes.filter((_, k) => k % 2 === 0)])
+          if (want.every((s) => s.features.area < 0.2)) expect(cells.size).toBeLessThan((N * N) / 2)
         }
       }
     }

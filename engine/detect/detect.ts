@@ -3,10 +3,11 @@
 // give it a signature (translation-normalized, L2-normalized) with a blake3 hash of its quantized form.
 import type { ClassToken } from '../contracts/registry.js'
 import { blake3Hex } from '../util/hash.js'
+import { CrystalError } from '../errors.js'
 import { spectraOf } from '../cpu/spectra.js'
 import { measureDynamics, sustainOf, type DynamicsFeatures, type Recording } from './dynamics.js'
 import { modalMap } from './modal.js'
-import { listKey, WindowSpectra, windowPlanes } from './spectra.js'
+import { listKey, WindowSpectra } from './spectra.js'
 
 /** Side of the square signature patch: SIGNATURE_SIDE^2 floats of shape (then the modal map's). */
 export const SIGNATURE_SIDE = 16
@@ -481,55 +482,62 @@ export async function detect(window: Recording | WindowSpectra, later: Float32Ar
 
 /** What detection reads of a window beyond its stability map (cellsRead). */
 export interface WindowReads {
-  /** The cells whose planes it reads, in increasing order. */
-  cells: Int32Array
   /** The lists of cells whose power sums it reads (WindowSpectra.powerSums): list l is lists[ends[l - 1] .. ends[l]]. */
   lists: Int32Array
   ends: Int32Array
+  /** The cells it reads at their mode's bin (WindowSpectra.amplitudeAt), a pair each: the cell, and the index of its mode's list. */
+  modes: Int32Array
 }
 
 /**
- * What detect(spec, later, limit) reads beyond the stability map (plane 1): the cells whose planes
- * it reads, in increasing order, and the lists of cells whose power sums it reads (a structure's
- * dominant modes, its modal map's blocks), which are made where the planes live, so that only those
- * sums and the cells come back. Which cells detection reads
- * follows from the stability maps alone; the other planes only say whether a part is classed, and a
- * part classed with every other plane read as 0 is classed by its shape alone, so with the real
- * planes too. So a run over zeros that measures every part it reaches (and its signature's cells,
- * classed or not) until `limit` are classed reaches every part detection reaches, and reads a
- * superset of its cells.
+ * What detect(spec, later, limit) reads beyond the stability map (plane 1): the lists of cells whose
+ * power sums it reads (a structure's dominant modes, its modal map's blocks), and the cells it reads
+ * at a mode's strongest bin (the standing sum's and the winding circles'), so that where the planes
+ * live only those sums and those cells' planes at that bin come back. Which lists and cells follows
+ * from the stability maps alone; the other planes only say whether a part is classed, and a part
+ * classed with every other plane read as 0 is classed by its shape alone, so with the real planes
+ * too. So a run over zeros that measures every part it reaches (and its signature, classed or not)
+ * until `limit` are classed reaches every part detection reaches, and reads a superset of what it
+ * reads. Detection reads no plane of a cell but these (the run fails where it would).
  */
 export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infinity): WindowReads {
-  // a flag a cell: a structure's spectra read some thousand cells
-  const wanted = new Uint8Array(spec.n * spec.n)
-  const zeroRow = new Float32Array(windowPlanes(spec.frames))
   const zeroSums = new Float32Array(spec.bins)
-  // each list once, in the order first asked for
-  const lists = new Map<string, ArrayLike<number>>()
+  const zeroPlanes = [0, 0, 0]
+  // each list once, in the order first asked for, and its index; each cell read at a mode once
+  const lists = new Map<string, { index: number; cells: ArrayLike<number> }>()
+  const modes = new Map<string, [number, number]>()
   const zeros = new WindowSpectra(spec.n, spec.dt, spec.frames, {
-    plane: (p, cell) => (p === 1 ? spec.source.plane(1, cell) : ((wanted[cell] = 1), 0)),
-    row: (cell) => ((wanted[cell] = 1), zeroRow),
-    powers: (cells) => (lists.set(listKey(cells), cells), zeroSums),
+    plane: (p, cell) => {
+      if (p === 1) return spec.source.plane(1, cell)
+      throw new CrystalError('internal', `detection read plane ${p} of cell ${cell}, which is not taken where the fields live`)
+    },
+    powers: (cells) => {
+      const key = listKey(cells)
+      if (!lists.has(key)) lists.set(key, { index: lists.size, cells })
+      return zeroSums
+    },
+    modePlanes: (cell, mode) => {
+      const l = lists.get(listKey(mode))!.index
+      modes.set(`${cell}/${l}`, [cell, l])
+      return zeroPlanes
+    },
   })
   const map = spec.stability()
   let classed = 0
-  if (limit < 1) return { cells: new Int32Array(0), lists: new Int32Array(0), ends: new Int32Array(0) }
-  for (const part of partsOf(map, spec.n)) {
-    const features = featuresOf(zeros, map, later, part)
-    if (!features) continue
-    signature(zeros, map, part.cells, features)
-    if (classify(features) && ++classed >= limit) break
-  }
-  // as typed ints: the list crosses worker threads twice as a copy of its bytes
-  const cells = new Int32Array(wanted.reduce((a, w) => a + w, 0))
-  let j = 0
-  wanted.forEach((w, c) => w && (cells[j++] = c))
-  const listed = [...lists.values()]
+  if (limit >= 1)
+    for (const part of partsOf(map, spec.n)) {
+      const features = featuresOf(zeros, map, later, part)
+      if (!features) continue
+      signature(zeros, map, part.cells, features)
+      if (classify(features) && ++classed >= limit) break
+    }
+  // as typed ints: they cross worker threads twice as a copy of their bytes
+  const listed = [...lists.values()].map((l) => l.cells)
   const ends = new Int32Array(listed.length)
   listed.reduce((end, l, k) => (ends[k] = end + l.length), 0)
   const all = new Int32Array(ends.at(-1) ?? 0)
   listed.forEach((l, k) => all.set(l, k ? ends[k - 1] : 0))
-  return { cells, lists: all, ends }
+  return { lists: all, ends, modes: Int32Array.from([...modes.values()].flat()) }
 }
 
 /** Correlation (Pearson) of two maps over the given cells, or all: whether they hold the same pattern, not merely both something. */

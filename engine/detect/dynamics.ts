@@ -42,8 +42,16 @@ function sample(cells: readonly number[], cap = MAX_SAMPLED_CELLS): readonly num
 }
 
 /** The strongest DFT bin (1..T/2; DC removed) of the powers summed over a sample of `cells` (WindowSpectra.powerSums), and its frequency. */
-export function dominantMode(spec: WindowSpectra, cells: readonly number[]): { bin: number; frequency: number } {
-  const power = spec.powerSums(sample(cells))
+export function dominantMode(spec: WindowSpectra, cells: readonly number[]): { bin: number; frequency: number; cells: readonly number[] } {
+  const sampled = sample(cells)
+  return { ...strongestBin(spec.powerSums(sampled), spec), cells: sampled }
+}
+
+/**
+ * The strongest bin of power sums (1..bins; the lowest of equal ones) and its frequency: the rule
+ * shaders/gather.wgsl `gather_modes` takes a mode's bin by, over the same sums.
+ */
+export function strongestBin(power: Float32Array, spec: Pick<WindowSpectra, 'bins' | 'frames' | 'dt'>): { bin: number; frequency: number } {
   let bin = 1
   for (let k = 2; k <= spec.bins; k++) if (power[k - 1] > power[bin - 1]) bin = k
   return { bin, frequency: bin / (spec.frames * spec.dt) }
@@ -115,7 +123,7 @@ export function measureDynamics(
     }
   }
   const mode = dominantMode(spec, reach)
-  const amp = (cell: number) => spec.amplitude(cell, mode.bin)
+  const amp = (cell: number) => spec.amplitudeAt(cell, mode)
   let sr = 0
   let si = 0
   let total = 0

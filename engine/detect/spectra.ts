@@ -58,21 +58,27 @@ export function windowTotals(frames: number): Float32Array {
  * rebuild its source from: the frames themselves (engine/cpu/spectra.ts FramePlanes), or the
  * stability plane with the planes of the cells gathered from where the fields live (HeldPlanes).
  */
-export type PlaneData =
-  | { kind: 'frames'; frames: Float32Array[] }
-  | {
-      kind: 'held'
-      field: number
-      stability: Float32Array
-      cells: Int32Array
-      gathered: Float32Array
-      from: number
-      planes: number
-      /** Lists of cells (list l is lists[ends[l - 1] .. ends[l]]) whose power sums are in `gathered` from `powersFrom`, a float a bin and list. */
-      lists: Int32Array
-      ends: Int32Array
-      powersFrom: number
-    }
+export type PlaneData = { kind: 'frames'; frames: Float32Array[] } | ({ kind: 'held'; field: number; stability: Float32Array } & HeldReads)
+
+/**
+ * What a window holds of what detection reads beyond its stability map, made where its planes live
+ * (engine/gpu/record.ts): the power sums of lists of cells, and cells' planes at their mode's bin.
+ */
+export interface HeldReads {
+  gathered: Float32Array
+  bins: number
+  /** Lists of cells (list l is lists[ends[l - 1] .. ends[l]]) whose power sums are in `gathered` from `powersFrom`, a float a bin and list. */
+  lists: Int32Array
+  ends: Int32Array
+  powersFrom: number
+  /**
+   * Cells read at their mode's bin, a pair each: the cell and its mode's list (the list whose power
+   * sums' strongest bin is the bin); in `gathered` from `modesFrom`, 4 floats a pair: the bin, then
+   * planes 0, 2 bin and 2 bin + 1 of the cell.
+   */
+  modes: Int32Array
+  modesFrom: number
+}
 
 /** Plane p of a cell of one field's window (the planes of windowPlanes). */
 export interface PlaneSource {
@@ -89,6 +95,12 @@ export interface PlaneSource {
    * undefined where they are made from the planes.
    */
   powers?(cells: ArrayLike<number>): Float32Array | undefined
+  /**
+   * Planes 0, 2 bin and 2 bin + 1 of a cell, where they were taken where the planes live at the
+   * strongest bin of the power sums of `mode` (dominantMode's sample), which is `bin`; undefined
+   * where they are read from the planes.
+   */
+  modePlanes?(cell: number, mode: ArrayLike<number>, bin: number): ArrayLike<number> | undefined
   /** The source as data (absent where it cannot be sent: detection then stays on the thread that holds it). */
   data?(): PlaneData
 }
@@ -127,103 +139,83 @@ export function giveBack(floats: Float32Array): void {
 
 /**
  * One field's window as the host holds it where the planes live elsewhere (engine/gpu/record.ts): the
- * stability plane of every cell, every plane of the cells gathered (gathered[at + p] is plane p of
- * the cell listed at `at`), and the power sums of the lists of cells asked for.
+ * stability plane of every cell, and what detection reads beyond it (HeldReads), taken there.
  */
 export class HeldPlanes implements PlaneSource {
-  /**
-   * Per cell, where its planes begin in `gathered` (-1: not gathered), of the last gather's cells; made
-   * at the first read of a gathered plane (the main thread holds every field's window but reads none
-   * of them: at population 1,000 making it there took some 60 ms a generation).
-   */
-  private at: Int32Array | undefined
-  private cells = new Int32Array(0)
-  private gathered: Float32Array = new Float32Array(0)
-  private from = 0
-  private planes = 0
-  private lists = new Int32Array(0)
-  private ends = new Int32Array(0)
-  private powersFrom = 0
-  /** Per list of cells (its key), where its sums begin in `gathered`: made at the first read. */
-  private sums: Map<string, number> | undefined
+  private reads: HeldReads | undefined
+  /** Per list of cells (its key), its index; per cell read at a mode (cell and list), where its floats begin: made at the first read. */
+  private index: { lists: Map<string, number>; modes: Map<string, number> } | undefined
 
   constructor(
     private readonly field: number,
     private readonly stability: Float32Array,
   ) {}
 
-  /**
-   * Holds every plane of `cells` (gathered from `from`, `planes` floats a cell) and the power sums of
-   * the `lists` (gathered from `powersFrom`, a float a bin and list).
-   */
-  hold(
-    cells: Int32Array,
-    gathered: Float32Array,
-    from: number,
-    planes: number,
-    powers?: { lists: Int32Array; ends: Int32Array; powersFrom: number },
-  ): void {
-    const none = { lists: new Int32Array(0), ends: new Int32Array(0), powersFrom: 0 }
-    Object.assign(this, { cells, gathered, from, planes, ...(powers ?? none), at: undefined, sums: undefined })
-  }
-
-  powers(cells: ArrayLike<number>): Float32Array {
-    const bins = (this.planes - 2) / 2
-    if (!this.sums) {
-      this.sums = new Map()
-      for (let l = 0; l < this.ends.length; l++)
-        this.sums.set(listKey(this.lists.subarray(l ? this.ends[l - 1] : 0, this.ends[l])), this.powersFrom + l * bins)
-    }
-    const at = this.sums.get(listKey(cells))
-    if (at === undefined)
-      throw new CrystalError(
-        'internal',
-        `recorded window of field ${this.field}: the power sums of ${cells.length} cells from cell ${cells[0]} were not made where the fields live (gather what detection reads first)`,
-      )
-    return this.gathered.subarray(at, at + bins)
+  hold(reads: HeldReads): void {
+    this.reads = reads
+    this.index = undefined
   }
 
   plane(p: number, cell: number): number {
-    return p === 1 ? this.stability[cell] : this.gathered[this.start(p, cell) + p]
+    if (p === 1) return this.stability[cell]
+    throw this.missing(`plane ${p} of cell ${cell} was not gathered`)
   }
 
   stabilitySums(): Float32Array {
     return this.stability
   }
 
-  row(cell: number): Float32Array {
-    const at = this.start(0, cell)
-    return this.gathered.subarray(at, at + this.planes)
+  powers(cells: ArrayLike<number>): Float32Array {
+    const { gathered, bins, powersFrom } = this.reads ?? this.missing('nothing was gathered')
+    const l = this.indexed().lists.get(listKey(cells))
+    if (l === undefined) throw this.missing(`the power sums of ${cells.length} cells from cell ${cells[0]} were not made`)
+    return gathered.subarray(powersFrom + l * bins, powersFrom + (l + 1) * bins)
   }
 
-  /** Where the cell's planes begin in `gathered` (plane `p` is the one asked for, for the error). */
-  private start(p: number, cell: number): number {
-    const at = this.index()?.[cell] ?? -1
-    if (at < 0)
-      throw new CrystalError(
-        'internal',
-        `recorded window of field ${this.field}: plane ${p} of cell ${cell} was not gathered from where the fields live (gather the cells detection reads first)`,
-      )
-    return at
+  modePlanes(cell: number, mode: ArrayLike<number>, bin: number): Float32Array {
+    const { gathered } = this.reads ?? this.missing('nothing was gathered')
+    const { lists, modes } = this.indexed()
+    const at = modes.get(`${cell}/${lists.get(listKey(mode))}`)
+    if (at === undefined) throw this.missing(`cell ${cell} was not read at its mode's bin`)
+    if (gathered[at] !== bin)
+      throw this.missing(`cell ${cell} was read at bin ${gathered[at]} where the fields live, not at bin ${bin} (its mode's strongest)`)
+    return gathered.subarray(at + 1, at + 4)
   }
 
-  private index(): Int32Array | undefined {
-    const { cells, from, planes } = this
-    if (this.at || !cells.length) return this.at
-    const at = (this.at = new Int32Array(this.stability.length).fill(-1))
-    for (let j = 0; j < cells.length; j++) at[cells[j]] = from + j * planes
-    return at
+  private indexed(): NonNullable<HeldPlanes['index']> {
+    if (this.index) return this.index
+    const { lists, ends, modes, modesFrom } = this.reads ?? this.missing('nothing was gathered')
+    const index = { lists: new Map<string, number>(), modes: new Map<string, number>() }
+    for (let l = 0; l < ends.length; l++) index.lists.set(listKey(lists.subarray(l ? ends[l - 1] : 0, ends[l])), l)
+    for (let k = 0; k < modes.length; k += 2) index.modes.set(`${modes[k]}/${modes[k + 1]}`, modesFrom + 2 * k)
+    return (this.index = index)
+  }
+
+  private missing(what: string): never {
+    throw new CrystalError(
+      'internal',
+      `recorded window of field ${this.field}: ${what} where the fields live (gather what detection reads first)`,
+    )
   }
 
   data(): PlaneData {
-    const { field, stability, cells, gathered, from, planes, lists, ends, powersFrom } = this
-    return { kind: 'held', field, stability, cells, gathered, from, planes, lists, ends, powersFrom }
+    const { field, stability } = this
+    const none = {
+      gathered: new Float32Array(0),
+      bins: 0,
+      lists: new Int32Array(0),
+      ends: new Int32Array(0),
+      powersFrom: 0,
+      modes: new Int32Array(0),
+      modesFrom: 0,
+    }
+    return { kind: 'held', field, stability, ...(this.reads ?? none) }
   }
 
   /** A window held as `data` describes it. */
   static of(d: Extract<PlaneData, { kind: 'held' }>): HeldPlanes {
     const held = new HeldPlanes(d.field, d.stability)
-    if (d.cells.length || d.ends.length) held.hold(d.cells, d.gathered, d.from, d.planes, d)
+    if (d.gathered.length) held.hold(d)
     return held
   }
 }
@@ -285,8 +277,22 @@ export class WindowSpectra {
   }
   /** Complex amplitude of the cell's series, mean removed and windowed, at DFT bin k (1..bins). */
   amplitude(cell: number, k: number): [number, number] {
-    const mean = this.plane(0, cell) / this.frames
-    return [this.plane(2 * k, cell) - mean * this.totals[2 * k], -(this.plane(2 * k + 1, cell) - mean * this.totals[2 * k + 1])]
+    return this.amplitudeOf(this.plane(0, cell), this.plane(2 * k, cell), this.plane(2 * k + 1, cell), k)
+  }
+
+  /**
+   * The cell's amplitude at its mode's bin (dominantMode: `mode` the cells whose power sums chose the
+   * bin): from the planes the source took at that bin where it took them there, else as `amplitude`.
+   */
+  amplitudeAt(cell: number, mode: { cells: ArrayLike<number>; bin: number }): [number, number] {
+    const held = this.source.modePlanes?.(cell, mode.cells, mode.bin)
+    return held ? this.amplitudeOf(held[0], held[1], held[2], mode.bin) : this.amplitude(cell, mode.bin)
+  }
+
+  /** The amplitude at bin k from a cell's planes 0 (sum u), 2 k and 2 k + 1. */
+  private amplitudeOf(sum: number, cos: number, sin: number, k: number): [number, number] {
+    const mean = sum / this.frames
+    return [cos - mean * this.totals[2 * k], -(sin - mean * this.totals[2 * k + 1])]
   }
 
   /**

@@ -22,7 +22,7 @@ test("a window's first job takes the parts its cells job measured: the same stru
     const cells = (await runJob('cells', jobOf(w, 1))) as CellsAnswer
     expect(cells.measured?.parts.length).toBeGreaterThan(0)
     // packed as typed arrays on memory the threads share, as the cells are: no copy on the way to the main thread and back
-    const views = [cells.reads.cells, cells.reads.lists, cells.reads.ends, ...Object.values(cells.measured!)]
+    const views = [cells.reads.lists, cells.reads.ends, cells.reads.modes, ...Object.values(cells.measured!)]
     expect(views.every((v) => ArrayBuffer.isView(v) && v.buffer instanceof SharedArrayBuffer)).toBe(true)
     // all of it on one buffer: one SharedArrayBuffer an answer
     expect(new Set(views.map((v) => v.buffer)).size).toBe(1)

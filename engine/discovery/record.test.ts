@@ -8,7 +8,8 @@ import { observeStability } from '../dream/dream.js'
 import { spectraOf } from '../cpu/spectra.js'
 import { cellsRead, type WindowReads } from '../detect/detect.js'
 import { modalSamples } from '../detect/modal.js'
-import { listKey, powerSumsOf, WindowSpectra, windowPlanes } from '../detect/spectra.js'
+import { strongestBin } from '../detect/dynamics.js'
+import { powerSumsOf, type WindowSpectra } from '../detect/spectra.js'
 import type { GpuFieldBackend } from '../gpu/backend.js'
 import { GpuRecorder } from '../gpu/record.js'
 import { addPulse } from '../encode/pulse.js'
@@ -33,8 +34,6 @@ async function prepared(backend: 'gpu' | 'cpu'): Promise<Engine> {
   return engine
 }
 
-/** Floats a gather's first read holds for the power sums of `lists` lists: 16 a list, to a multiple of 64 (256 bytes). */
-const sumFloats = (lists: number) => Math.ceil((lists * RECORD_FRAMES) / 2 / 64) * 64
 /** The lists of cells whose power sums detection reads (cellsRead's answer). */
 const listsOf = (r: WindowReads) => Array.from(r.ends, (end, l) => r.lists.subarray(l ? r.ends[l - 1] : 0, end))
 const bits = (a: ArrayLike<number>) => new Uint32Array(Float32Array.from(a).buffer)
@@ -83,61 +82,63 @@ describe('the recorded window', () => {
     expect(bits(u)).toEqual(bits((await read.read()).u))
   })
 
-  test('on the GPU (shaders/spectra.wgsl, gather.wgsl, power_sums.wgsl) it is the CPU twin where detection reads it (bit for bit on a software adapter, to an ulp an operation on hardware), in two reads', {
+  test('on the GPU (shaders/spectra.wgsl, gather.wgsl, power_sums.wgsl, mode_planes.wgsl) it is the CPU twin where detection reads it (bit for bit on a software adapter, to an ulp an operation on hardware), in two reads', {
     timeout: GPU_TEST_TIMEOUT,
   }, async () => {
     const [gpu, cpu] = [await prepared('gpu'), await prepared('cpu')]
     const before = gpu.transfers()!
     const got = await recordWindows(gpu, 1)
     const after = gpu.transfers()!
-    // the stability map, the sums and u; then the planes of the cells detection reads
+    // the stability map, the sums and u; then the power sums and the cells at their modes
     expect(after.reads - before.reads).toBe(2)
     const want = await recordWindows(cpu, 1)
-    let gathered = 0
-    let lists = 0
+    const exact = await softwareGpu()
+    const same = (g: ArrayLike<number>, w: ArrayLike<number>) => (exact ? expect(bits(g)).toEqual(bits(w)) : expectClose(g, w))
+    let [lists, modes] = [0, 0]
     for (let f = 0; f < FIELDS; f++) {
-      const reads = cellsRead(want.windows[f].spectra, want.windows[f].later, 1)
-      const { cells } = reads
-      gathered += cells.length
-      const [g, w] = [readings(got.windows[f].spectra, cells), readings(want.windows[f].spectra, cells)]
-      expect(w.some((v) => v !== 0)).toBe(true)
-      expectClose(g, w)
+      const [g, w] = [got.windows[f].spectra, want.windows[f].spectra]
+      const reads = cellsRead(w, want.windows[f].later, 1)
+      same(g.stability(), w.stability())
       expectClose(got.windows[f].later, want.windows[f].later)
       // the lists' power sums, made on the device, against the twin over the CPU's planes
-      for (const list of listsOf(reads)) {
-        const sums = got.windows[f].spectra.powerSums(list)
-        const twin = powerSumsOf(want.windows[f].spectra, list)
+      const listed = listsOf(reads)
+      for (const list of listed) {
+        const twin = powerSumsOf(w, list)
         expect(twin.some((v) => v > 0)).toBe(true)
-        expectClose(sums, twin)
+        same(g.powerSums(list), twin)
         lists++
       }
-      // a cell detection does not read is not there, nor a list it does not sum
-      const other = every(N).find((c) => !cells.includes(c))
-      expect(() => got.windows[f].spectra.powerSums([0, 1])).toThrow(`field ${f}: the power sums of 2 cells from cell 0 were not made`)
-      if (other !== undefined)
-        expect(() => got.windows[f].spectra.amplitude(other, 1)).toThrow(`field ${f}: plane 0 of cell ${other} was not gathered`)
+      // each cell at its mode's strongest bin (the host's rule over the device's sums), against the CPU's planes there
+      for (let k = 0; k < reads.modes.length; k += 2, modes++) {
+        const [cell, list] = [reads.modes[k], listed[reads.modes[k + 1]]]
+        const { bin } = strongestBin(g.powerSums(list), g)
+        same(
+          g.source.modePlanes!(cell, list, bin)!,
+          [0, 2 * bin, 2 * bin + 1].map((p) => w.source.plane(p, cell)),
+        )
+        expect(() => g.source.modePlanes!(cell, list, bin === 1 ? 2 : 1)).toThrow(`field ${f}: cell ${cell} was read at bin ${bin}`)
+      }
+      // nothing else is there: a list detection does not sum, a cell's planes
+      expect(() => g.powerSums([0, 1])).toThrow(`field ${f}: the power sums of 2 cells from cell 0 were not made`)
+      expect(() => g.amplitude(0, 1)).toThrow(`field ${f}: plane 0 of cell 0 was not gathered`)
     }
-    expect(gathered).toBeGreaterThan(0)
     expect(lists).toBeGreaterThan(0)
-    // three planes of every field, then 16 sums a list (to a multiple of 64 floats) and 34 floats a cell gathered
+    expect(modes).toBeGreaterThan(0)
+    // three planes of every field, then 16 sums a list and 4 floats a cell at its mode
     const plane = N * N * FIELDS * 4
-    expect(after.bytes_read - before.bytes_read).toBe(3 * plane + (sumFloats(lists) + gathered * windowPlanes(RECORD_FRAMES)) * 4)
+    expect(after.bytes_read - before.bytes_read).toBe(3 * plane + (16 * lists + 4 * modes) * 4)
     expectClose(got.u, want.u)
     // without u (the noisy batch's window): the same two reads, a plane fewer
     const again = await recordWindows(gpu, 1, { withU: false })
     const last = gpu.transfers()!
     const reads = again.windows.map((w) => cellsRead(w.spectra, w.later, 1))
-    const floats = reads.reduce(
-      (a, r) => a + r.cells.length * windowPlanes(RECORD_FRAMES),
-      sumFloats(reads.reduce((a, r) => a + r.ends.length, 0)),
-    )
     expect(last.reads - after.reads).toBe(2)
-    expect(last.bytes_read - after.bytes_read).toBe(2 * plane + floats * 4)
+    expect(last.bytes_read - after.bytes_read).toBe(2 * plane + reads.reduce((a, r) => a + 16 * r.ends.length + 2 * r.modes.length, 0) * 4)
     expect(again.u.length).toBe(0)
   })
 })
 
-test('a window larger than one buffer of the device is gathered from its chunks, its lists' power sums made in groups of cells that fit one, and its tail read a plane at a time where three planes exceed one: the same planes, power sums, sums and u', {
+test('a window larger than one buffer of the device: its lists summed in groups of cells that fit one, each cell at its mode from the chunk that holds each plane, its tail read a plane at a time where three planes exceed one; the same sums, planes and u', {
   timeout: GPU_TEST_TIMEOUT,
 }, async () => {
   const gpu = (await gpuBackend(N, FIELDS)) as GpuFieldBackend
@@ -171,28 +172,23 @@ test('a window larger than one buffer of the device is gathered from its chunks,
   lists.reduce((end, l, k) => (ends[k] = end + l.length), 0)
   const listed = new Int32Array(ends[ends.length - 1])
   lists.forEach((l, k) => listed.set(l, k ? ends[k - 1] : 0))
-  const all = Array.from({ length: FIELDS }, () => ({ cells: every(N), lists: listed, ends }))
+  // every cell at the first list's mode, the first block's cells at their block's
+  const modes = Int32Array.from([...every(N)].flatMap((c) => [c, 0]).concat([...lists[1]].flatMap((c) => [c, 1])))
+  const all = Array.from({ length: FIELDS }, () => ({ lists: listed, ends, modes }))
   const want = await gpu.recorder.collect(true)
   await want.gather!(all)
-  const exact = await softwareGpu()
   for (const [k, limit] of limits.entries()) {
     const before = gpu.transfers!.reads
     const got = await chunked[k].collect(true)
     await got.gather!(all)
-    // every cell's 34 planes gathered after the lists' sums
-    const perRead = Math.floor((limit - sumFloats(FIELDS * lists.length) * 4) / (windowPlanes(RECORD_FRAMES) * 4))
-    expect(gpu.transfers!.reads - before).toBe(Math.ceil(3 / Math.floor(limit / plane)) + Math.ceil((cells * FIELDS) / perRead))
+    expect(gpu.transfers!.reads - before).toBe(Math.ceil(3 / Math.floor(limit / plane)) + 1)
     for (let f = 0; f < FIELDS; f++) {
-      const window = (r: typeof got) => new WindowSpectra(N, 2, RECORD_FRAMES, r.window(f))
-      expect(bits(readings(window(got)))).toEqual(bits(readings(window(want))))
-      for (const list of lists) {
-        const sums = got.window(f).powers!(list)!
-        expect(bits(sums)).toEqual(bits(want.window(f).powers!(list)!))
-        // the kernel against its twin over the same planes
-        const twin = powerSumsOf(window(got), list)
-        expect(twin.some((v) => v > 0)).toBe(true)
-        if (exact) expect(bits(sums)).toEqual(bits(twin))
-        else expectClose(sums, twin)
+      const [g, w] = [got.window(f), want.window(f)]
+      for (const list of lists) expect(bits(g.powers!(list)!)).toEqual(bits(w.powers!(list)!))
+      const bins = lists.slice(0, 2).map((l) => strongestBin(w.powers!(l)!, { bins: 16, frames: RECORD_FRAMES, dt: 2 }).bin)
+      for (let m = 0; m < modes.length; m += 2) {
+        const [cell, list] = [modes[m], lists[modes[m + 1]]]
+        expect(bits(g.modePlanes!(cell, list, bins[modes[m + 1]])!)).toEqual(bits(w.modePlanes!(cell, list, bins[modes[m + 1]])!))
       }
     }
     expect(bits(got.sums)).toEqual(bits(want.sums))

@@ -34,6 +34,15 @@ const POWER_SUMS_LAYOUT = [
   ['bins', 'u32'],
   ['inverse_frames', 'f32'],
 ] as const
+/** shaders/mode_planes.wgsl's uniform: cells read, floats a plane, the chunk's first plane and planes held, bins, where the cells' floats begin. */
+const MODE_PLANES_LAYOUT = [
+  ['count', 'u32'],
+  ['size', 'u32'],
+  ['first', 'u32'],
+  ['held', 'u32'],
+  ['bins', 'u32'],
+  ['planes_at', 'u32'],
+] as const
 /** Planes of the tail read back first: the stability plane (sum |u|), the stability sums, u. */
 const TAIL = 3
 
@@ -185,11 +194,10 @@ export class GpuRecorder implements WindowRecorder {
   }
 
   /**
-   * Per field, every plane of the cells listed and the power sums of the lists of cells listed (each
-   * list's cells' planes gathered into a scratch buffer, then shaders/power_sums.wgsl), read back in
-   * one read (one more for each maxBufferSize the planes of the cells take; the first holds the
-   * sums), into the fields' windows; returns the floats they are held in (none where nothing is
-   * listed).
+   * Per field, the power sums of the lists of cells listed (each list's cells' planes gathered into a
+   * scratch buffer by shaders/gather.wgsl, then shaders/power_sums.wgsl) and the cells listed at their
+   * mode's bin (shaders/mode_planes.wgsl), in one read, into the fields' windows; returns the floats
+   * they are held in (none where nothing is listed).
    */
   private async gather(reads: readonly WindowReads[], held: HeldPlanes[]): Promise<Float32Array | undefined> {
     const { device, transfers } = this.gpu
@@ -197,35 +205,34 @@ export class GpuRecorder implements WindowRecorder {
     const planes = this.planes
     const bins = (planes - 2) / 2
     const sums = listPlan(reads, cells, planes, this.limit)
-    const listedCells = reads.reduce((a, r) => a + r.cells.length, 0)
-    // the cells listed, then the lists' cells, as indices into [field][cell]
-    const listed = new Uint32Array(listedCells + sums.cells.length)
-    // indexed loops: over a million cells at population 1,000, where for-of took 40 ms a gather
-    for (let f = 0, j = 0; f < reads.length; f++) {
-      const w = reads[f].cells
-      for (let k = 0; k < w.length; k++) listed[j++] = f * cells + w[k]
+    // per cell read at a mode, [field][cell] and its mode's list among all fields' lists
+    const modes = new Uint32Array(reads.reduce((a, r) => a + r.modes.length, 0))
+    for (let f = 0, j = 0, lists = 0; f < reads.length; lists += reads[f++].ends.length) {
+      const m = reads[f].modes
+      for (let k = 0; k < m.length; k += 2, j += 2) [modes[j], modes[j + 1]] = [f * cells + m[k], lists + m[k + 1]]
     }
-    listed.set(sums.cells, listedCells)
-    if (!listed.length) return undefined
-    // the sums first, to a 256-byte boundary, where the cells' binding may start
-    const sumFloats = Math.ceil((sums.lists * bins) / 64) * 64
-    // the gathered planes of a read within one buffer
-    const perRead = Math.max(1, Math.floor((this.limit - sumFloats * 4) / (planes * 4)))
+    if (!sums.lists && !modes.length) return undefined
+    // the sums first, then 4 floats a cell read at its mode
+    const sumFloats = sums.lists * bins
+    const floats = sumFloats + 2 * modes.length
     const chunks = this.chunks.length
-    // uniform slots: the cells' gather from each chunk; then per group of lists its gather from each chunk and its sums
-    const groupSlot = (g: number) => chunks + g * (chunks + 1)
-    const slots = new ArrayBuffer(groupSlot(sums.groups.length) * SLOT)
-    const gatherSlot = (slot: number, count: number, base: number) => {
-      for (let c = 0; c < chunks; c++) {
-        const first = c * this.perChunk
-        const values = { count, size: cells * this.gpu.fields, first, held: Math.min(this.perChunk, planes - first), planes, base }
-        packStruct(GATHER_LAYOUT, values, slots, (slot + c) * SLOT)
-      }
-    }
+    // uniform slots: per group of lists its gather from each chunk and its sums; then the modes' from each chunk
+    const groupSlot = (g: number) => g * (chunks + 1)
+    const modeSlot = groupSlot(sums.groups.length)
+    const slots = new ArrayBuffer((modeSlot + chunks) * SLOT)
+    const size = cells * this.gpu.fields
+    const planesIn = (c: number) => Math.min(this.perChunk, planes - c * this.perChunk)
     for (const [g, group] of sums.groups.entries()) {
-      gatherSlot(groupSlot(g), group.rows, listedCells + group.firstRow)
+      for (let c = 0; c < chunks; c++) {
+        const values = { count: group.rows, size, first: c * this.perChunk, held: planesIn(c), planes, base: group.firstRow }
+        packStruct(GATHER_LAYOUT, values, slots, (groupSlot(g) + c) * SLOT)
+      }
       const values = { count: group.lists, base: group.firstList, planes, bins, inverse_frames: 1 / this.frames }
       packStruct(POWER_SUMS_LAYOUT, values, slots, (groupSlot(g) + chunks) * SLOT)
+    }
+    for (let c = 0; c < chunks; c++) {
+      const values = { count: modes.length / 2, size, first: c * this.perChunk, held: planesIn(c), bins, planes_at: sumFloats }
+      packStruct(MODE_PLANES_LAYOUT, values, slots, (modeSlot + c) * SLOT)
     }
     const made: GPUBuffer[] = []
     const buffer = (bytes: number, usage = STORAGE) => {
@@ -233,86 +240,97 @@ export class GpuRecorder implements WindowRecorder {
       made.push(b)
       return b
     }
-    const gathered = reusedFloats(sumFloats + listedCells * planes)
+    const gathered = reusedFloats(floats)
     try {
-      const index = buffer(listed.byteLength)
-      transfers.write(index, 0, listed)
-      const uniform = buffer(slots.byteLength, UNIFORM)
-      const bounds = buffer(sums.bounds.byteLength)
-      transfers.write(bounds, 0, sums.bounds)
-      const totals = buffer(windowTotals(this.frames).byteLength)
-      transfers.write(totals, 0, windowTotals(this.frames))
+      const written = (data: ArrayBufferView & { buffer: ArrayBufferLike }, usage = STORAGE) => {
+        const b = buffer(data.byteLength, usage)
+        transfers.write(b, 0, data)
+        return b
+      }
+      const [index, bounds, totals, cellsRead] = [sums.cells, sums.bounds, windowTotals(this.frames), modes].map((d) => written(d))
+      const uniform = written(new Uint8Array(slots), UNIFORM)
       const scratch = buffer(sums.mostRows * planes * 4)
-      const [gatherKernel, sumsKernel] = [this.kernel('gather', GATHER_LAYOUT), this.kernel('power_sums', POWER_SUMS_LAYOUT)]
-      /** shaders/gather.wgsl from each chunk into `out`, with the chunks' uniform slots from `slot`. */
-      const gatherInto = (pass: GPUComputePassEncoder, slot: number, count: number, out: GPUBufferBinding) => {
-        pass.setPipeline(gatherKernel)
-        for (const [c, chunk] of this.chunks.entries()) {
-          const entries = [
-            { binding: 0, resource: { buffer: uniform, offset: (slot + c) * SLOT, size: GATHER_LAYOUT.length * 4 } },
-            { binding: 1, resource: { buffer: index } },
-            { binding: 2, resource: { buffer: chunk } },
-            { binding: 3, resource: out },
-          ]
-          pass.setBindGroup(0, device.createBindGroup({ layout: gatherKernel.getBindGroupLayout(0), entries }))
-          this.dispatch(pass, count)
-        }
+      const out = buffer(floats * 4)
+      const [gatherKernel, sumsKernel, modesKernel] = [
+        this.kernel('gather', 'Gather', GATHER_LAYOUT),
+        this.kernel('power_sums', 'PowerSums', POWER_SUMS_LAYOUT),
+        this.kernel('mode_planes', 'ModePlanes', MODE_PLANES_LAYOUT),
+      ]
+      const encoder = device.createCommandEncoder()
+      const pass = encoder.beginComputePass()
+      const run = (
+        kernel: GPUComputePipeline,
+        slot: number,
+        layout: readonly unknown[],
+        resources: GPUBindingResource[],
+        invocations: number,
+      ) => {
+        pass.setPipeline(kernel)
+        const entries = [{ buffer: uniform, offset: slot * SLOT, size: layout.length * 4 }, ...resources].map((resource, binding) => ({
+          binding,
+          resource,
+        }))
+        pass.setBindGroup(0, device.createBindGroup({ layout: kernel.getBindGroupLayout(0), entries }))
+        this.dispatch(pass, invocations)
       }
-      /** Per group of lists, its cells' planes into the scratch buffer, then its sums into the head of `out`. */
-      const sumsInto = (pass: GPUComputePassEncoder, out: GPUBuffer) => {
-        for (const [g, group] of sums.groups.entries()) {
-          if (group.rows) gatherInto(pass, groupSlot(g), group.rows, { buffer: scratch, size: group.rows * planes * 4 })
-          pass.setPipeline(sumsKernel)
-          const entries = [
-            { binding: 0, resource: { buffer: uniform, offset: (groupSlot(g) + chunks) * SLOT, size: POWER_SUMS_LAYOUT.length * 4 } },
-            { binding: 1, resource: { buffer: bounds } },
-            { binding: 2, resource: { buffer: scratch } },
-            { binding: 3, resource: { buffer: totals } },
-            { binding: 4, resource: { buffer: out, size: sumFloats * 4 } },
-          ]
-          pass.setBindGroup(0, device.createBindGroup({ layout: sumsKernel.getBindGroupLayout(0), entries }))
-          this.dispatch(pass, group.lists * bins)
-        }
+      // per group of lists, its cells' planes into the scratch buffer from each chunk, then its sums
+      for (const [g, group] of sums.groups.entries()) {
+        if (group.rows)
+          for (const [c, chunk] of this.chunks.entries())
+            run(
+              gatherKernel,
+              groupSlot(g) + c,
+              GATHER_LAYOUT,
+              [{ buffer: index }, { buffer: chunk }, { buffer: scratch, size: group.rows * planes * 4 }],
+              group.rows,
+            )
+        run(
+          sumsKernel,
+          groupSlot(g) + chunks,
+          POWER_SUMS_LAYOUT,
+          [{ buffer: bounds }, { buffer: scratch }, { buffer: totals }, { buffer: out }],
+          group.lists * bins,
+        )
       }
-      for (let base = 0, first = true; first || base < listedCells; first = false) {
-        const count = Math.min(perRead, listedCells - base)
-        gatherSlot(0, count, base)
-        transfers.write(uniform, 0, slots)
-        const head = first ? sumFloats : 0
-        const out = device.createBuffer({ size: Math.max(4, (head + count * planes) * 4), usage: STORAGE })
-        const encoder = device.createCommandEncoder()
-        const pass = encoder.beginComputePass()
-        if (count) gatherInto(pass, 0, count, { buffer: out, offset: head * 4, size: count * planes * 4 })
-        if (head) sumsInto(pass, out)
-        pass.end()
-        try {
-          const into = gathered.subarray(first ? 0 : sumFloats + base * planes, sumFloats + (base + count) * planes)
-          await transfers.readInto(out, 0, encoder, () => this.gpu.failure(), into)
-        } finally {
-          out.destroy()
-        }
-        base += count
-      }
+      // then each cell at its mode's strongest bin, from the sums just made
+      if (modes.length)
+        for (const [c, chunk] of this.chunks.entries())
+          run(modesKernel, modeSlot + c, MODE_PLANES_LAYOUT, [{ buffer: cellsRead }, { buffer: chunk }, { buffer: out }], modes.length / 2)
+      pass.end()
+      await transfers.readInto(out, 0, encoder, () => this.gpu.failure(), gathered)
     } finally {
       for (const b of made) b.destroy()
     }
     this.gpu.check()
-    let from = sumFloats
-    let list = 0
-    for (const [f, r] of reads.entries()) {
-      held[f].hold(r.cells, gathered, from, planes, { lists: r.lists, ends: r.ends, powersFrom: list * bins })
-      from += r.cells.length * planes
-      list += r.ends.length
+    for (let f = 0, lists = 0, read = 0; f < reads.length; f++) {
+      const r = reads[f]
+      held[f].hold({
+        gathered,
+        bins,
+        lists: r.lists,
+        ends: r.ends,
+        powersFrom: lists * bins,
+        modes: r.modes,
+        modesFrom: sumFloats + 2 * read,
+      })
+      lists += r.ends.length
+      read += r.modes.length
     }
     return gathered
   }
 
   /** shaders/<name>.wgsl's kernel of that name, with its uniform struct (`layout`), made once a device. */
-  private kernel(name: 'gather' | 'power_sums', layout: Parameters<typeof wgslStruct>[1]): GPUComputePipeline {
+  private kernel(
+    name: 'gather' | 'power_sums' | 'mode_planes',
+    struct: string,
+    layout: Parameters<typeof wgslStruct>[1],
+  ): GPUComputePipeline {
     const { device } = this.gpu
-    const struct = wgslStruct(name === 'gather' ? 'Gather' : 'PowerSums', layout)
     return perDevice(device, `${name}:${name}`, () =>
-      device.createComputePipeline({ layout: 'auto', compute: { module: kernelModule(device, struct, SHADERS[name]), entryPoint: name } }),
+      device.createComputePipeline({
+        layout: 'auto',
+        compute: { module: kernelModule(device, wgslStruct(struct, layout), SHADERS[name]), entryPoint: name },
+      }),
     )
   }
 
