@@ -1,7 +1,7 @@
-// Evolve's window brought back only where detection reads it (docs/detection.md, engine/gpu/record.ts):
-// `gather` copies every plane of the listed cells (engine/detect/detect.ts cellsRead names them) from
-// one chunk of the window's planes, [plane][field][cell], into out, [listed cell][plane], so that a
-// batch reads back a few hundred cells of each field instead of its 34 whole planes.
+// Every plane of the listed cells (engine/gpu/record.ts: the cells of the lists whose power sums
+// detection reads, engine/detect/detect.ts cellsRead) copied from one chunk of the window's planes,
+// [plane][field][cell], into out, [listed cell][plane]: a scratch buffer that shaders/power_sums.wgsl
+// sums from, on the device (docs/detection.md, "What comes back from the GPU").
 // `struct Gather` is generated (engine/gpu/record.ts GATHER_LAYOUT). The CPU twin reads the same
 // planes where they are (engine/cpu/spectra.ts FramePlanes); test: engine/discovery/record.test.ts.
 

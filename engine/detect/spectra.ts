@@ -56,7 +56,7 @@ export function windowTotals(frames: number): Float32Array {
 /**
  * A window's planes as plain data that a worker thread can be sent (engine/discovery/detector.ts) and
  * rebuild its source from: the frames themselves (engine/cpu/spectra.ts FramePlanes), or the
- * stability plane with the planes of the cells gathered from where the fields live (HeldPlanes).
+ * stability plane with what detection reads beyond it, taken where the fields live (HeldPlanes).
  */
 export type PlaneData = { kind: 'frames'; frames: Float32Array[] } | ({ kind: 'held'; field: number; stability: Float32Array } & HeldReads)
 

@@ -170,10 +170,10 @@ export interface WindowRecording {
   /** Every field's u as it is now (none when it or the planes were not asked for). */
   u: Float32Array
   /**
-   * Where the planes stay where the fields live (the GPU): brings back, per field, every plane of the
-   * cells listed and the modal maps' sums of the windows listed (engine/detect/modal.ts), made there,
-   * in one read; until then a window answers plane 1 (sum |u|, the stability map) of every cell and
-   * nothing else. Absent where every plane is at hand (the CPU).
+   * Where the planes stay where the fields live (the GPU): brings back, per field, the power sums of
+   * the lists of cells and the cells at their mode's bin that detection reads (engine/detect/detect.ts
+   * cellsRead), made there, in one read; until then a window answers plane 1 (sum |u|, the stability
+   * map) of every cell and nothing else. Absent where every plane is at hand (the CPU).
    */
   gather?(reads: readonly WindowReads[]): Promise<void>
   /**

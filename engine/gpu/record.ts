@@ -2,7 +2,8 @@
 // window's planes by shaders/spectra.wgsl (sum u, sum |u|, the windowed DFT sums; no frame is kept
 // or read back). What comes back is what detection reads: the stability plane (sum |u|) of every
 // cell with the stability sums (the dream's, shaders/dream.wgsl accumulate) and u, in one read;
-// then every plane of the cells detection reads (shaders/gather.wgsl), in one more. CPU twin:
+// then, in one more, the power sums over the lists of cells detection reads and the cells it reads
+// at a mode's bin (shaders/gather.wgsl, power_sums.wgsl, mode_planes.wgsl). CPU twin:
 // engine/cpu/record.ts; tests: engine/detect/spectra.test.ts, engine/discovery/record.test.ts.
 import type { WindowRecorder, WindowRecording } from '../field/backend.js'
 import type { WindowReads } from '../detect/detect.js'
