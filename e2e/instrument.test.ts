@@ -11,6 +11,17 @@ const session = withObservatory(['--size', '64', '--material', 'europium_crystal
 const { consoleErrors, shots: SHOTS } = session
 
 const status = () => session.page.getByTestId('status').textContent()
+/** The status once it has held for a second: what the feed says of a field nothing is changing. */
+const settled = async () => {
+  let last = await status()
+  for (let waited = 0; waited < 30; waited++) {
+    await session.page.waitForTimeout(1_000)
+    const now = await status()
+    if (now === last) return now
+    last = now
+  }
+  throw new Error(`the status did not settle in 30 s: ${last}`)
+}
 const stepOf = async () => Number((await status())?.match(/^step (\d+)/)?.[1] ?? NaN)
 const resonate = async (steps: number) => {
   await session.page.getByLabel('steps').fill(String(steps))
@@ -127,7 +138,9 @@ describe('the view tells the truth', () => {
     const field = session.page.getByTestId('field')
     const box = (await field.boundingBox())!
     const shot = () => field.screenshot()
-    const before = await status()
+    // the status as the field stands: the feed may still be telling the last test's dream (its steps
+    // came after its report, and under load a drag read a status 300 steps behind)
+    const before = await settled()
     const still = await shot()
     await session.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2)
     await session.page.mouse.down()
