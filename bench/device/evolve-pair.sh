@@ -4,7 +4,8 @@
 # logs and summary.txt go (absolute). ROUNDS (2) rounds of: population POP (1000) for GENS (3)
 # generations with --debug on the GPU, then the defaults (population 12, 10 generations) on the GPU
 # and on the CPU, each build in turn. summary.txt has every generation's seconds, each command's
-# time and the registries' sizes and QD-scores (the two builds must agree), after this build's
+# time, the bytes it read back from the device and the registries' sizes and QD-scores (the two
+# builds must agree), after this build's
 # `bench open` table.
 set -uo pipefail
 out=${1:?usage: evolve-pair.sh OUT}
@@ -30,10 +31,12 @@ evolve() { # build backend tag args...
   (cd "${dirs[$build]}" && SVC_CRYSTAL_DATA_DIR=$data node bin/crystal.js --debug --backend "$backend" evolve \
     --material europium_crystal --seed 1 "$@") >"$log" 2>&1
   local rc=$? t1=$(date +%s.%N)
-  local gensec registry
+  local gensec registry back
   gensec=$(grep -o 'evaluated in [0-9.]* s' "$log" | awk '{printf "%s ", $3}')
+  # bytes read back from the device, all the run's engines together (--debug's transfer lines)
+  back=$(grep -o 'read back [0-9,]* bytes in [0-9,]* reads' "$log" | tr -d , | awk '{b += $3; r += $6} END {if (r) printf "read back %.1f MB in %d reads | ", b / 1e6, r}')
   registry=$(grep -o 'registered [0-9]* new primitives' "$log" | awk '{print $2}'); registry+=" primitives, $(grep -o 'QD-score [0-9.]* over' "$log" | awk '{print $2}') QD"
-  printf '%-28s %-4s %-4s rc %s  %6.2f s  %s | generations: %s\n' "$tag" "$build" "$backend" "$rc" "$(awk "BEGIN { print $t1 - $t0 }")" "$registry" "$gensec" | tee -a "$summary"
+  printf '%-28s %-4s %-4s rc %s  %6.2f s  %s | %sgenerations: %s\n' "$tag" "$build" "$backend" "$rc" "$(awk "BEGIN { print $t1 - $t0 }")" "$registry" "$back" "$gensec" | tee -a "$summary"
   rm -rf "$data"
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | tee -a "$summary"

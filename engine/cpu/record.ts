@@ -23,14 +23,14 @@ export class HostRecorder implements WindowRecorder {
     this.frames[slot] = frame
   }
 
-  async collect(full: boolean, u = full): Promise<WindowRecording> {
+  async collect(): Promise<WindowRecording> {
     const held = this.sums()
     const sums = sharedFloats(held.length)
     sums.set(held)
     const cells = this.core.n * this.core.n
     const frames = this.frames
     const window = (f: number) => new FramePlanes(frames.map((u) => u.subarray(f * cells, (f + 1) * cells)))
-    return { frames: frames.length, window, sums, u: full && u ? (await this.core.read()).u : new Float32Array(0) }
+    return { frames: frames.length, window, sums }
   }
 
   destroy(): void {

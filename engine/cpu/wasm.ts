@@ -4,6 +4,7 @@
 import { CrystalError } from '../errors.js'
 import { fieldsWithin, type FieldBackend, type LedgerSample, type StepRequest, type ThreadSpawner } from '../field/backend.js'
 import { JOB_PARAMS, JOB_WORDS as JOB } from '../field/layouts.js'
+import { kickScale } from '../field/kick.js'
 import type { StepParams } from '../field/params.js'
 import { energyReference } from './field_step.js'
 import { FIELD_WASM_BASE64 } from './simd/field_wasm.gen.js'
@@ -158,6 +159,17 @@ export class WasmFieldBackend implements FieldBackend {
       this.copy(field, this.curBuf, waves[k], 0, true, true)
       this.copy(field, this.prevBuf, waves[k], 0, true, true)
     })
+  }
+
+  async kick(fields: readonly number[], pattern: Float32Array, inverseRms: number): Promise<void> {
+    const cells = this.n * this.n
+    const [u, wave] = [new Float32Array(cells), new Float32Array(cells)]
+    for (const field of fields) {
+      this.copy(field, this.curBuf, u, 0, false)
+      const scale = kickScale(u, inverseRms)
+      for (let c = 0; c < cells; c++) wave[c] = Math.fround(pattern[c] * scale)
+      await this.inject([field], [wave])
+    }
   }
 
   async load(u: Float32Array, prev: Float32Array): Promise<void> {

@@ -16,7 +16,7 @@ const sent = (m: PackedMeasured | undefined) => structuredClone(m)
 
 test("a window's first job takes the parts its cells job measured: the same structure, and no component measured again", async () => {
   const engine = await pulsedEngine('cpu', N, FIELDS)
-  const { windows } = await recordWindows(engine, 1, { withU: false }).finally(() => engine.destroy())
+  const { windows } = await recordWindows(engine, 1).finally(() => engine.destroy())
   let structures = 0
   for (const w of windows) {
     const cells = (await runJob('cells', jobOf(w, 1))) as CellsAnswer

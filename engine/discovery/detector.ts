@@ -17,7 +17,6 @@ import {
 import { HeldPlanes, type PlaneData, WindowSpectra } from '../detect/spectra.js'
 import { addPulse } from '../encode/pulse.js'
 import { CrystalError } from '../errors.js'
-import { rms, scaledInto } from '../util/vector.js'
 
 /** A field's window (its spectra) and the stability map of the later window. */
 export interface Window {
@@ -41,22 +40,8 @@ export interface Detector {
    * main thread 0.2 s, on an H200 where it was the busiest thread.
    */
   means(sums: readonly Float32Array[], taken: number): Promise<void>
-  /** Each job's kick made in its `into` (kickOf): evaluate's perturbation of field-wide structures. */
-  kicks(jobs: readonly KickJob[]): Promise<void>
   /** Per job, basinOf(before, kick, now): how the kicked fields answered. */
   basins(jobs: readonly BasinJob[]): Promise<number[]>
-}
-
-/** A field-wide structure's kick: `kick` (of rms `kickRms`) scaled to the rms of the field's `u`, made in `into`. */
-export interface KickJob {
-  u: Float32Array
-  kick: Float32Array
-  kickRms: number
-  into: Float32Array
-}
-
-export function kickOf({ u, kick, kickRms, into }: KickJob): Float32Array {
-  return scaledInto(kick, rms(u) / kickRms, into)
 }
 
 /** A kicked field's stability map before the kick, the kick, and the map after (detect.ts basinOf). */
@@ -83,7 +68,6 @@ export const IN_THREAD: Detector = {
   first: (windows, limit) => Promise.all(windows.map(async (w) => (await detect(w.spectra, w.later, limit))[0])),
   waves: (genomes, n) => Promise.resolve(genomes.map((g) => waveOf(g, n))),
   means: (sums, taken) => Promise.resolve(void sums.forEach((s) => meanOf(s, taken))),
-  kicks: (jobs) => Promise.resolve(void jobs.forEach(kickOf)),
   basins: (jobs) => Promise.resolve(jobs.map((j) => basinOf(j.before, j.kick, j.now))),
 }
 
@@ -102,12 +86,11 @@ export interface MeanJob {
   taken: number
 }
 
-/** What a worker is sent: windows to detect on, waves to make, sums to make means, kicks to make, or basins to measure. */
+/** What a worker is sent: windows to detect on, waves to make, sums to make means, or basins to measure. */
 export type WorkerTask =
   | { op: DetectOp; jobs: DetectJob[] }
   | { op: 'waves'; jobs: WaveJob[] }
   | { op: 'means'; jobs: MeanJob[] }
-  | { op: 'kicks'; jobs: KickJob[] }
   | { op: 'basins'; jobs: BasinJob[] }
 
 /** A window as a worker is sent it. */
@@ -188,11 +171,10 @@ export function onShared<T extends readonly (Int32Array | Float64Array)[]>(array
   }) as unknown as T
 }
 
-/** A worker's task, each job's answer in order (a wave, a mean and a kick are made in place: they answer nothing). */
+/** A worker's task, each job's answer in order (a wave and a mean are made in place: they answer nothing). */
 export async function runTask(task: WorkerTask): Promise<unknown[]> {
   if (task.op === 'waves') return task.jobs.map((j) => void waveOf(j, j.n, j.into))
   if (task.op === 'means') return task.jobs.map((j) => void meanOf(j.sums, j.taken))
-  if (task.op === 'kicks') return task.jobs.map((j) => void kickOf(j))
   if (task.op === 'basins') return IN_THREAD.basins(task.jobs)
   const results = []
   for (const job of task.jobs) results.push(await runJob(task.op, job))

@@ -11,7 +11,7 @@ import { addPulse } from '../encode/pulse.js'
 import { yieldToEventLoop } from '../dream/dream.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
 import { rng } from '../util/rng.js'
-import { cosine, rms } from '../util/vector.js'
+import { cosine } from '../util/vector.js'
 import { type Detector, IN_THREAD, type Window } from './detector.js'
 import { randomPulse } from './genome.js'
 
@@ -109,18 +109,17 @@ async function observeHeld(engine: Engine, steps: number, samples: number): Prom
 
 /**
  * Per field of the engine: a recorded window (RECORD_FRAMES frames, RECORD_DT steps apart), then the
- * stability map of a later window; `u`: every field's u at the end ([field][cell]; empty unless
- * `withU`). The window is reduced to its spectra where the fields live (engine.captureFrame); its
- * stability map, the sums and u come back in one read, then, where the planes stay on the device, the
- * planes of the cells that detect(spectra, later, limit) reads in one more (engine/detect/detect.ts
- * cellsRead, found by `detector`). `release` lets a later recording use their memory (nothing may read
- * the windows or u after it).
+ * stability map of a later window. The window is reduced to its spectra where the fields live
+ * (engine.captureFrame); its stability map and the sums come back in one read, then, where the planes
+ * stay on the device, what detect(spectra, later, limit) reads of the other planes in one more
+ * (engine/detect/detect.ts cellsRead, found by `detector`). `release` lets a later recording use their
+ * memory (nothing may read the windows after it).
  */
 export async function recordWindows(
   engine: Engine,
   limit = Infinity,
-  { withU = true, detector = IN_THREAD, laps }: { withU?: boolean; detector?: Detector; laps?: Laps } = {},
-): Promise<{ windows: Window[]; u: Float32Array; release: () => void }> {
+  { detector = IN_THREAD, laps }: { detector?: Detector; laps?: Laps } = {},
+): Promise<{ windows: Window[]; release: () => void }> {
   const n = engine.size
   const cells = n * n
   for (let t = 0; t < RECORD_FRAMES; t++) {
@@ -128,7 +127,7 @@ export async function recordWindows(
     await engine.captureFrame(t, RECORD_FRAMES)
   }
   const taken = await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
-  const recording = await engine.collectRecording(true, withU)
+  const recording = await engine.collectRecording(true)
   const windows = Array.from({ length: engine.fields }, (_, f) => ({
     spectra: new WindowSpectra(n, RECORD_DT, RECORD_FRAMES, recording.window(f)),
     later: recording.sums.subarray(f * cells, (f + 1) * cells),
@@ -144,7 +143,7 @@ export async function recordWindows(
     await recording.gather(read)
     laps?.lap('gather')
   }
-  return { windows, u: recording.u, release: () => recording.release?.() }
+  return { windows, release: () => recording.release?.() }
 }
 
 /** Steps between a perturbation and the window that sees what came back. */
@@ -178,27 +177,22 @@ export async function perturb(
   engine: Engine,
   found: readonly (Structure | undefined)[],
   windows: readonly Window[],
-  state?: Float32Array,
   detector: Detector = IN_THREAD,
 ): Promise<(Structure | undefined)[]> {
   const n = engine.size
   const cells = n * n
-  const u = state ?? (await engine.read()).u
   const rand = rng(KICK_SEED)
   const kick = sharedFloats(cells)
   for (let k = 0; k < KICK_PULSES; k++) addPulse(kick, n, randomPulse(rand))
-  const kickRms = rms(kick) || 1
-  // a field-wide structure's kick, as strong as its field, made where detection runs (on memory the threads share)
+  // a field-wide structure is kicked as strongly as its field: scaled where the fields live (engine.kick)
   const wide = found.flatMap((s, f) => (s && s.features.area >= CLASS_RULES.field_wide ? [f] : []))
-  const kicks = sharedFloats(wide.length * cells)
-  const kickFor = new Map(wide.map((f, k) => [f, kicks.subarray(k * cells, (k + 1) * cells)]))
-  await detector.kicks(wide.map((f) => ({ u: u.subarray(f * cells, (f + 1) * cells), kick, kickRms, into: kickFor.get(f)! })))
+  const kicked = new Set(wide)
   const plans = found.map((s, f) => {
     if (!s) return undefined
-    if (kickFor.has(f)) return { kick: kickFor.get(f), window: [], erased: [] }
+    if (kicked.has(f)) return { kicked: true, window: [], erased: [] }
     const shape = measure(windows[f].spectra.stability(), n, s.cells)
     const centre: [number, number] = [s.features.centroid_x * n - 0.5, s.features.centroid_y * n - 0.5]
-    return { kick: undefined, ...erasePlan(n, centre, 2 * shape.mean_radius + 1, shape.axis) }
+    return { kicked: false, ...erasePlan(n, centre, 2 * shape.mean_radius + 1, shape.axis) }
   })
   if (!plans.some(Boolean)) return [...found]
   if (plans.some((p) => p?.erased.length)) {
@@ -206,7 +200,7 @@ export async function perturb(
     plans.forEach((p, f) => p?.erased.forEach((c) => (mask[f * cells + c] = 0)))
     await engine.scale(mask)
   }
-  if (wide.length) await engine.injectMany(plans.map((p) => p?.kick))
+  if (wide.length) await engine.kick(kick, wide)
   await engine.step(RECOVERY_STEPS)
   const taken = await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
   const recording = await engine.collectRecording(false)
@@ -217,12 +211,13 @@ export async function perturb(
     plans.flatMap((p, f) => (p ? [now(f)] : [])),
     taken,
   )
-  const basins = await detector.basins(wide.map((f) => ({ before: windows[f].later, kick: kickFor.get(f)!, now: now(f) })))
+  // the basin correlates the map before with |kick|: the pattern's, whatever its scale
+  const basins = await detector.basins(wide.map((f) => ({ before: windows[f].later, kick, now: now(f) })))
   const basinFor = new Map(wide.map((f, k) => [f, basins[k]]))
   const answered = found.map((s, f) => {
     const p = plans[f]
     if (!s || !p) return s
-    return withResponse(s, p.kick ? { basin: basinFor.get(f)! } : { regrowth: regrowthOf(windows[f].later, p.window, now(f)) })
+    return withResponse(s, p.kicked ? { basin: basinFor.get(f)! } : { regrowth: regrowthOf(windows[f].later, p.window, now(f)) })
   })
   recording.release?.()
   return answered
@@ -290,15 +285,15 @@ async function runBatch(
       )
       laps.lap('dream')
     }
-    // only the clean batch is perturbed, from its u
+    // only the clean batch is perturbed
     const detector = c.detector ?? IN_THREAD
-    const { windows, u, release } = await recordWindows(engine, 1, { withU: probe, detector, laps })
+    const { windows, release } = await recordWindows(engine, 1, { detector, laps })
     // the retention is the clean batch's: the noisy one's books are not read
     const books = probe ? await engine.books() : []
     if (probe) laps.lap('books')
     const found = await detector.first(windows, 1)
     laps.lap('detect')
-    const answered = probe ? await perturb(engine, found, windows, u, detector) : found
+    const answered = probe ? await perturb(engine, found, windows, detector) : found
     if (probe) laps.lap('perturb')
     const retention = books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0))
     return { windows, found, answered, retention, release, times: laps.ms }

@@ -2,7 +2,7 @@
 // the fields' windows as data on shared memory (detector.ts jobOf; nothing copied where the windows
 // are on SharedArrayBuffers, as both recorders keep them) and runs detector.ts runJob on them. The
 // genomes' waves, made before the fields start, are made there too, into shared memory, and so are
-// evolve's other per-field chores past POOLED_FLOATS: the windows' means, the kicks and the basins.
+// evolve's other per-field chores past POOLED_FLOATS: the windows' means and the basins.
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import type { Genome } from '../contracts/registry.js'
@@ -16,7 +16,6 @@ import {
   type Detector,
   IN_THREAD,
   jobOf,
-  type KickJob,
   sendable,
   type Window,
   type WorkerTask,
@@ -25,7 +24,7 @@ import {
 /** Chunks a worker is handed per call, so that a worker done early takes more (fields differ in cost). */
 const CHUNKS_PER_WORKER = 4
 /**
- * The fewest floats of means, kicks or basins sent to the workers: less is done here, where it costs
+ * The fewest floats of means or basins sent to the workers: less is done here, where it costs
  * less than a round of messages (the defaults' 12 fields at N = 96 are 110,592; population 1,000 is 9.2 M).
  */
 const POOLED_FLOATS = 1 << 20
@@ -56,7 +55,7 @@ export class DetectPool implements Detector {
     readonly size = availableParallelism(),
     /** The worker's script: detect_worker.js beside this module (built: dist/). */
     private readonly script: URL = new URL('./detect_worker.js', import.meta.url),
-    /** Means, kicks and basins of fewer floats than this are done on the calling thread (a test sends all). */
+    /** Means and basins of fewer floats than this are done on the calling thread (a test sends all). */
     private readonly pooledFloats = POOLED_FLOATS,
   ) {
     if (!Number.isInteger(size) || size < 1) throw new CrystalError('bad_argument', `a detection pool needs at least 1 thread, got ${size}`)
@@ -105,17 +104,6 @@ export class DetectPool implements Detector {
     )
   }
 
-  async kicks(jobs: readonly KickJob[]): Promise<void> {
-    // what a kick reads goes as sendable makes it (a view of the CPU backend's u would take all of u with it)
-    const sent = jobs.map((j) => ({ ...j, u: sendable(j.u), kick: sendable(j.kick) }))
-    await this.inPlace(
-      'kicks',
-      sent,
-      (j) => [j.into],
-      (own) => IN_THREAD.kicks(own),
-    )
-  }
-
   async basins(jobs: readonly BasinJob[]): Promise<number[]> {
     if (floatsOf(jobs, (j) => j.now) < this.pooledFloats) return IN_THREAD.basins(jobs)
     const sent = jobs.map(({ before, kick, now }) => ({ before: sendable(before), kick: sendable(kick), now: sendable(now) }))
@@ -128,7 +116,7 @@ export class DetectPool implements Detector {
    * Where a chunk fails, the call rejects once the chunks already sent have answered (`run`), so
    * nothing writes into the memory after it.
    */
-  private async inPlace<J, Op extends 'means' | 'kicks'>(
+  private async inPlace<J, Op extends 'means'>(
     op: Op,
     jobs: readonly J[],
     writes: (j: J) => Float32Array[],
@@ -170,7 +158,7 @@ export class DetectPool implements Detector {
       return (await Promise.all(parts)).flat()
     } catch (e) {
       // a chunk failed: the call's others still waiting are not worth the workers' time, and those out
-      // may be writing in place (means, kicks): the call ends once they are done with its memory
+      // may be writing in place (means): the call ends once they are done with its memory
       for (const t of this.queue.filter((t) => mine.includes(t))) t.reject(e as Error)
       this.queue = this.queue.filter((t) => !mine.includes(t))
       await Promise.allSettled(parts)
@@ -203,7 +191,7 @@ export class DetectPool implements Detector {
           p?.reject(
             new CrystalError(
               'internal',
-              `${{ waves: 'making waves', means: 'taking means', kicks: 'making kicks', basins: 'measuring basins' }[p.message.op as string] ?? 'detection'} in a worker thread failed: ${m.error}`,
+              `${{ waves: 'making waves', means: 'taking means', basins: 'measuring basins' }[p.message.op as string] ?? 'detection'} in a worker thread failed: ${m.error}`,
             ),
           )
         else p?.resolve(m.results!)

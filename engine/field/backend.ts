@@ -34,6 +34,12 @@ export interface FieldBackend {
    * displacement at rest. The GPU backend sends them up and adds them in one submit a 64 MiB of waves.
    */
   inject(fields: readonly number[], waves: readonly Float32Array[]): Promise<void>
+  /**
+   * The perturbation's kick: `pattern` (n*n) times each listed field's rms of u times `inverseRms`
+   * (float32; engine/field/kick.ts kickScale takes the factor) added to u and u_prev of that field, as
+   * `inject` adds a wave; each field once. Where the fields live, so that u need not come back.
+   */
+  kick(fields: readonly number[], pattern: Float32Array, inverseRms: number): Promise<void>
   /** Replaces the state of every field (n*n*fields each). */
   load(u: Float32Array, prev: Float32Array): Promise<void>
   /** Reads back u and u_prev of the fields asked for (all when omitted), n*n each, in field order. */
@@ -167,8 +173,6 @@ export interface WindowRecording {
   window(field: number): PlaneSource
   /** The stability sums, [field][cell]. */
   sums: Float32Array
-  /** Every field's u as it is now (none when it or the planes were not asked for). */
-  u: Float32Array
   /**
    * Where the planes stay where the fields live (the GPU): brings back, per field, the power sums of
    * the lists of cells and the cells at their mode's bin that detection reads (engine/detect/detect.ts
@@ -187,8 +191,8 @@ export interface WindowRecording {
 export interface WindowRecorder {
   /** Adds every field's u as it is now as frame `slot` of a window `frames` long (slot 0 starts a new one). */
   capture(slot: number, frames: number): Promise<void>
-  /** The window (`full`) or only the sums, in one read back; with every field's u where `u` (default: `full`). */
-  collect(full: boolean, u?: boolean): Promise<WindowRecording>
+  /** The window (`full`) or only the sums, in one read back. */
+  collect(full: boolean): Promise<WindowRecording>
   destroy(): void
 }
 

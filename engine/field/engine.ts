@@ -27,6 +27,7 @@ import { MemoryReader } from '../recall/recall.js'
 import { openAdjoint } from '../recall/runner.js'
 import { HostDreamOps } from '../cpu/dream.js'
 import { HostRecorder } from '../cpu/record.js'
+import { rms } from '../util/vector.js'
 import type { EnergyBooks, Engine, EngineOptions, HistoryEvent, Memory, Moment, MomentReading, SavedField } from './engine_api.js'
 
 export const MIN_SIZE = FIELD_SIZE.minimum
@@ -227,6 +228,21 @@ class FieldEngine implements Engine {
   }
 
   /**
+   * The perturbation's kick (docs/detection.md): `pattern` (n*n) scaled to each listed field's rms of
+   * u and added to its u and u_prev, booked as an injection. The rms is taken where the fields live
+   * (engine/field/kick.ts), so nothing is read back for it.
+   */
+  async kick(pattern: Float32Array, fields: readonly number[]): Promise<void> {
+    const cells = this.core.n * this.core.n
+    if (pattern.length !== cells)
+      throw new CrystalError('bad_argument', `a kick's pattern for this field has ${cells} cells, got ${pattern.length}`)
+    fields.forEach((f) => this.field(f))
+    if (!fields.length) return
+    const inverseRms = Math.fround(1 / (rms(pattern) || 1))
+    await this.booked([...fields], () => this.core.kick(fields, pattern, inverseRms))
+  }
+
+  /**
    * Books what `change` (injections, a dream edit) adds to the energy and potential of `fields` as
    * injected and deposited. Their sums are taken before and after (where the backend holds sums, every
    * field's, kept on it until the books are next needed: settle); else the listed fields' are read at once.
@@ -414,8 +430,8 @@ class FieldEngine implements Engine {
     return this.recorder.capture(requireInteger('slot', slot, 0, frames - 1), frames)
   }
 
-  collectRecording(full = true, u = full): Promise<WindowRecording> {
-    return this.recorder.collect(full, u)
+  collectRecording(full = true): Promise<WindowRecording> {
+    return this.recorder.collect(full)
   }
 
   async accumulateStability(reset: boolean): Promise<void> {

@@ -138,6 +138,8 @@ export interface Engine {
   inject(wave: Float32Array, field?: number): Promise<void>
   /** One wave per field (undefined: left alone), all injected at once: the books take one sum before and one after. */
   injectMany(waves: readonly (Float32Array | undefined)[]): Promise<void>
+  /** The perturbation's kick: `pattern` scaled to each listed field's rms of u, added to it as a wave (taken where the fields live: nothing read back). */
+  kick(pattern: Float32Array, fields: readonly number[]): Promise<void>
   /**
    * Runs `steps` steps. On the GPU it may resolve while the last are still queued there (a few calls'
    * worth at most): whatever is read afterwards (read, books, recall) sees them.
@@ -159,11 +161,11 @@ export interface Engine {
   /**
    * Adds every field's u as frame `slot` of a recorded window `frames` long, where the fields live
    * (slot 0 starts a new window); `collectRecording` reads the window's stability plane back with the
-   * stability sums and u (unless `u` is false) at once (the other planes where the recording's `gather`
-   * names their cells), or (full false) the sums alone (docs/discovery.md, evolve's evaluation).
+   * stability sums at once (what detection reads of the other planes where the recording's `gather`
+   * names it), or (full false) the sums alone (docs/discovery.md, evolve's evaluation).
    */
   captureFrame(slot: number, frames: number): Promise<void>
-  collectRecording(full?: boolean, u?: boolean): Promise<WindowRecording>
+  collectRecording(full?: boolean): Promise<WindowRecording>
   /** Host-device traffic so far; null on the CPU backend, whose fields are in host memory. */
   transfers(): TransferCounts | null
   /** Writes, scalings and their steps, oldest first (recall's adjoint run walks it backwards). */

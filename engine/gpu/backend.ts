@@ -505,6 +505,19 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.check()
   }
 
+  async kick(fields: readonly number[], pattern: Float32Array, inverseRms: number): Promise<void> {
+    distinctFields(fields)
+    if (fields.length > 65535) throw new CrystalError('bad_argument', `a kick takes at most 65,535 fields at once, got ${fields.length}`)
+    const src = this.injector.upload([pattern])
+    const encoder = this.device.createCommandEncoder()
+    const pass = encoder.beginComputePass()
+    this.injector.encodeKick(pass, src, fields, inverseRms, this.bufs[(this.rotation + 1) % 3], this.bufs[this.rotation])
+    pass.end()
+    this.transfers.submit(encoder)
+    await this.keepUp()
+    this.check()
+  }
+
   /** The waves in `src` added to u and u_prev of `fields` (./inject.ts). */
   private encodeAdd(pass: GPUComputePassEncoder, src: GPUBuffer, fields: readonly number[]): void {
     this.injector.encode(pass, src, fields, this.bufs[(this.rotation + 1) % 3], this.bufs[this.rotation])

@@ -1,9 +1,11 @@
 // Waves added to fields on the GPU (shaders/inject.wgsl): a call's waves go up into one buffer and one
 // dispatch adds each to u and u_prev of its field, one submit for each 64 MiB of waves: evolve injects
 // a generation's genomes that start together so, where each was a submit, two dispatches and a wait. CPU twin:
-// WasmFieldBackend.inject (engine/cpu/wasm.ts); test: engine/gpu/inject.test.ts.
+// WasmFieldBackend.inject (engine/cpu/wasm.ts); test: engine/gpu/inject.test.ts. And the perturbation's
+// kick, a pattern scaled to each field's rms of u there (shaders/kick.wgsl; twin WasmFieldBackend.kick,
+// test engine/gpu/kick.test.ts).
 import { CrystalError } from '../errors.js'
-import { wgslStruct } from '../field/params.js'
+import { packStruct, wgslStruct } from '../field/params.js'
 import { kernelModule, perDevice } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 import type { Transfers } from './transfers.js'
@@ -14,6 +16,12 @@ const WG = 256
 /** Waves a dispatch adds at most: its z-dimension's limit, and this many bytes of waves held for it. */
 const MAX_WAVES = 65535
 const MAX_BYTES = 64 << 20
+/** shaders/kick.wgsl's uniform: cells a field, 1 / cells, 1 / the pattern's rms. */
+const KICK_LAYOUT = [
+  ['cells', 'u32'],
+  ['inverse_cells', 'f32'],
+  ['inverse_rms', 'f32'],
+] as const
 
 export class GpuInjector {
   private readonly cells: number
@@ -21,6 +29,9 @@ export class GpuInjector {
   /** The waves of a dispatch ([wave][cell]) and where each goes, each made for the largest dispatch so far. */
   private waves?: GPUBuffer
   private targets?: GPUBuffer
+  /** The kick's scales, one a field, and its uniform. */
+  private scales?: GPUBuffer
+  private kickUniform?: GPUBuffer
   /** Where upload lays the waves side by side, made for the largest upload so far. */
   private host?: Float32Array
 
@@ -81,6 +92,45 @@ export class GpuInjector {
     this.transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535), fields.length)
   }
 
+  /**
+   * Encodes the perturbation's kick (shaders/kick.wgsl): `pattern` (a buffer holding one wave) times
+   * each listed field's rms of u times `inverseRms` added to u (`cur`) and u_prev (`prev`) of that
+   * field; each field once.
+   */
+  encodeKick(
+    pass: GPUComputePassEncoder,
+    pattern: GPUBuffer,
+    fields: readonly number[],
+    inverseRms: number,
+    cur: GPUBuffer,
+    prev: GPUBuffer,
+  ): void {
+    const targets = (this.targets = this.room(this.targets, fields.length * 4))
+    this.transfers.write(targets, 0, Uint32Array.from(fields))
+    const scales = (this.scales = this.room(this.scales, fields.length * 4))
+    const uniform = (this.kickUniform ??= this.device.createBuffer({ size: 16, usage: UNIFORM }))
+    const values = new ArrayBuffer(16)
+    packStruct(KICK_LAYOUT, { cells: this.cells, inverse_cells: 1 / this.cells, inverse_rms: inverseRms }, values)
+    this.transfers.write(uniform, 0, values)
+    const buffers = [uniform, pattern, targets, scales, cur, prev]
+    const run = (entry: 'scale' | 'kick', bindings: number[], x: number, y: number, z: number) => {
+      const pipeline = perDevice(this.device, `kick:${entry}`, () =>
+        this.device.createComputePipeline({
+          layout: 'auto',
+          compute: { module: kernelModule(this.device, wgslStruct('Kick', KICK_LAYOUT), SHADERS.kick), entryPoint: entry },
+        }),
+      )
+      pass.setPipeline(pipeline)
+      const entries = bindings.map((binding) => ({ binding, resource: { buffer: buffers[binding] } }))
+      pass.setBindGroup(0, this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }))
+      this.transfers.dispatch(pass, x, y, z)
+    }
+    // the scales first, from u as it is, then the adds
+    run('scale', [0, 2, 3, 4], fields.length, 1, 1)
+    const groups = Math.ceil(this.cells / WG)
+    run('kick', [0, 1, 2, 3, 4, 5], Math.min(groups, 65535), Math.ceil(groups / 65535), fields.length)
+  }
+
   /** `held` where it has `bytes`, else a larger buffer in its place (the queue finishes what reads the old). */
   private room(held: GPUBuffer | undefined, bytes: number): GPUBuffer {
     if (held && held.size >= bytes) return held
@@ -91,6 +141,8 @@ export class GpuInjector {
   destroy(): void {
     this.waves?.destroy()
     this.targets?.destroy()
+    this.scales?.destroy()
+    this.kickUniform?.destroy()
     this.uniform.destroy()
   }
 }

@@ -1,7 +1,7 @@
 // A recorded window kept on the GPU and reduced there: each captured frame of u is added into the
 // window's planes by shaders/spectra.wgsl (sum u, sum |u|, the windowed DFT sums; no frame is kept
 // or read back). What comes back is what detection reads: the stability plane (sum |u|) of every
-// cell with the stability sums (the dream's, shaders/dream.wgsl accumulate) and u, in one read;
+// cell with the stability sums (the dream's, shaders/dream.wgsl accumulate), in one read;
 // then, in one more, the power sums over the lists of cells detection reads and the cells it reads
 // at a mode's bin (shaders/gather.wgsl, power_sums.wgsl, mode_planes.wgsl). CPU twin:
 // engine/cpu/record.ts; tests: engine/detect/spectra.test.ts, engine/discovery/record.test.ts.
@@ -44,13 +44,13 @@ const MODE_PLANES_LAYOUT = [
   ['bins', 'u32'],
   ['planes_at', 'u32'],
 ] as const
-/** Planes of the tail read back first: the stability plane (sum |u|), the stability sums, u. */
-const TAIL = 3
+/** Planes of the tail read back first: the stability plane (sum |u|), the stability sums. */
+const TAIL = 2
 
 export class GpuRecorder implements WindowRecorder {
   /** Buffers of whole planes. */
   private chunks: GPUBuffer[] = []
-  /** The planes read back first (TAIL), copied here from the chunks, the sums and u. */
+  /** The planes read back first (TAIL), copied here from the chunks and the sums. */
   private tail: GPUBuffer | undefined
   private perChunk = 1
   private frames = 0
@@ -147,22 +147,20 @@ export class GpuRecorder implements WindowRecorder {
   }
 
   /**
-   * The stability plane, the stability sums and u (`full`; u unless `u` is false), or the sums alone,
-   * in one read (one a plane where three planes exceed the largest buffer); the other planes stay on
-   * the GPU until `gather` brings back those of the cells asked for. What comes back is on shared
+   * The stability plane and the stability sums (`full`), or the sums alone, in one read (one a plane
+   * where two planes exceed the largest buffer); the other planes stay on the GPU, and `gather` brings
+   * back what detection reads of them. What comes back is on shared
    * memory (reusedFloats): worker threads detect on it without a copy, and `release` gives it back.
    */
-  async collect(full: boolean, u = full): Promise<WindowRecording> {
+  async collect(full: boolean): Promise<WindowRecording> {
     if (!this.chunks.length) this.allocate(0)
     const bytes = this.planeBytes
     const floats = bytes / 4
     const tail = this.tail!
-    const withU = full && u
-    // the planes in the order they come back: plane 1 (sum |u|) from the chunk that holds it, the sums, u
+    // the planes in the order they come back: plane 1 (sum |u|) from the chunk that holds it, the sums
     const planes: [GPUBuffer, number][] = []
     if (full) planes.push([this.chunks[Math.floor(1 / this.perChunk)], (1 % this.perChunk) * bytes])
     planes.push([this.sums(), 0])
-    if (withU) planes.push([this.gpu.state().u, 0])
     const back = reusedFloats(planes.length * floats)
     const used = [back]
     for (let first = 0; first < planes.length; first += this.perTail) {
@@ -183,7 +181,6 @@ export class GpuRecorder implements WindowRecorder {
         return held[f]
       },
       sums,
-      u: withU ? back.subarray(2 * floats) : new Float32Array(0),
       gather: async (reads) => {
         const gathered = await this.gather(reads, held)
         if (gathered) used.push(gathered)

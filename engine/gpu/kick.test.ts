@@ -1,0 +1,85 @@
+// shaders/kick.wgsl (engine/gpu/inject.ts encodeKick) against its CPU twin, WasmFieldBackend.kick and
+// kickScale (engine/field/kick.ts): the perturbation's kick scaled to each listed field's rms of u
+// where the fields live, as the twin scales it (bit for bit on a software adapter), with nothing read
+// back; and an engine's kick booked as an injection on either backend.
+import { expect, test } from 'vitest'
+import { cpuBackend, engineOn, gpuBackend, softwareGpu } from '../../testing/backends.js'
+import { randomField } from '../../testing/fixtures.js'
+import { kickScale } from '../field/kick.js'
+import { rng } from '../util/rng.js'
+import { rms } from '../util/vector.js'
+import type { GpuFieldBackend } from './backend.js'
+
+const bits = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength)
+
+test("a kick is its pattern times each listed field's rms of u over the pattern's, added to u and u_prev, as the CPU twin adds it, nothing read back", async () => {
+  const [n, fields] = [40, 4]
+  const cells = n * n
+  const [gpu, cpu] = [await gpuBackend(n, fields), await cpuBackend(n, fields)]
+  try {
+    // fields of other strengths: field f's u scaled by f + 1
+    const [u, prev] = [randomField(n, fields, 1), randomField(n, fields, 2)]
+    u.forEach((v, i) => (u[i] = Math.fround(v * (1 + Math.floor(i / cells)))))
+    for (const b of [gpu, cpu]) await b.load(u, prev)
+    const rand = rng(3)
+    const pattern = Float32Array.from({ length: cells }, () => rand() - 0.5)
+    const inverseRms = Math.fround(1 / rms(pattern))
+    const counts = (gpu as GpuFieldBackend).transfers
+    const reads = counts.snapshot().reads
+    for (const b of [gpu, cpu]) await b.kick([3, 1], pattern, inverseRms)
+    expect(counts.snapshot().reads).toBe(reads)
+    await expect(gpu.kick([2, 2], pattern, inverseRms)).rejects.toThrow('lists a field twice')
+    const [g, c] = [await gpu.read(), await cpu.read()]
+    const exact = await softwareGpu()
+    for (const [got, want] of [
+      [g.u, c.u],
+      [g.prev, c.prev],
+    ]) {
+      if (exact) expect(bits(got).equals(bits(want))).toBe(true)
+      else for (let i = 0; i < got.length; i++) expect(Math.abs(got[i] - want[i])).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(want[i])))
+    }
+    // the controls: the fields not listed are as they were; a listed one moved by its own rms over the pattern's (float64)
+    const field = (a: Float32Array, f: number) => a.subarray(f * cells, (f + 1) * cells)
+    for (const f of [0, 2]) expect(bits(field(g.u, f)).equals(bits(field(u, f)))).toBe(true)
+    for (const f of [1, 3]) {
+      const scale = rms(field(u, f)) / rms(pattern)
+      expect(kickScale(field(u, f), inverseRms) / scale).toBeCloseTo(1, 5)
+      const added = field(c.u, f).map((v, i) => v - field(u, f)[i])
+      for (const i of [0, 17, cells - 1]) expect(added[i]).toBeCloseTo(pattern[i] * scale, 4)
+    }
+  } finally {
+    for (const b of [gpu, cpu]) b.destroy()
+  }
+})
+
+test("an engine's kick is booked as an injection, alike on both backends", async () => {
+  const opened = await Promise.all(
+    (['gpu', 'cpu'] as const).map((backend) =>
+      engineOn(backend, { size: 32, fields: 3, material: 'europium_crystal', seed: 2, noise: 0, timeline_interval: 0 }),
+    ),
+  )
+  try {
+    const books = []
+    for (const engine of opened) {
+      const rand = rng(4)
+      await engine.injectMany([0, 1, 2].map(() => Float32Array.from({ length: 32 * 32 }, () => rand() - 0.5)))
+      await engine.step(20)
+      const before = await engine.books()
+      await engine.kick(
+        Float32Array.from({ length: 32 * 32 }, () => rand() - 0.5),
+        [0, 2],
+      )
+      const after = await engine.books()
+      // what the kick added is booked as injected: the books still close
+      for (const f of [0, 2]) expect(after[f].injected).toBeGreaterThan(before[f].injected)
+      expect(after[1].injected).toBe(before[1].injected)
+      books.push(after)
+      await expect(engine.kick(new Float32Array(5), [0])).rejects.toThrow("a kick's pattern for this field has 1024 cells, got 5")
+    }
+    // within the books' tolerance between backends (engine/field/engine.test.ts)
+    const [g, c] = books
+    for (let f = 0; f < 3; f++) expect(Math.abs(g[f].injected - c[f].injected)).toBeLessThanOrEqual(1e-4 * c[f].injected)
+  } finally {
+    for (const e of opened) e.destroy()
+  }
+})
