@@ -237,6 +237,8 @@ class FieldEngine implements Engine {
     if (pattern.length !== cells)
       throw new CrystalError('bad_argument', `a kick's pattern for this field has ${cells} cells, got ${pattern.length}`)
     fields.forEach((f) => this.field(f))
+    if (new Set(fields).size !== fields.length)
+      throw new CrystalError('bad_argument', `a kick lists a field twice (${fields.join(', ')}): list each field once`)
     if (!fields.length) return
     const inverseRms = Math.fround(1 / (rms(pattern) || 1))
     await this.booked([...fields], () => this.core.kick(fields, pattern, inverseRms))

@@ -75,6 +75,8 @@ test("an engine's kick is booked as an injection, alike on both backends", async
       expect(after[1].injected).toBe(before[1].injected)
       books.push(after)
       await expect(engine.kick(new Float32Array(5), [0])).rejects.toThrow("a kick's pattern for this field has 1024 cells, got 5")
+      await expect(engine.kick(new Float32Array(32 * 32), [1, 1])).rejects.toThrow('a kick lists a field twice (1, 1)')
+      await expect(engine.kick(new Float32Array(32 * 32), [3])).rejects.toThrow('field must be a whole number from 0 to 2')
     }
     // within the books' tolerance between backends (engine/field/engine.test.ts)
     const [g, c] = books
