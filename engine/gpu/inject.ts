@@ -114,11 +114,10 @@ export class GpuInjector {
     this.transfers.write(uniform, 0, values)
     const buffers = [uniform, pattern, targets, scales, cur, prev]
     const run = (entry: 'scale' | 'kick', bindings: number[], x: number, y: number, z: number) => {
+      // both entry points from one module
+      const module = perDevice(this.device, 'kick:module', () => kernelModule(this.device, wgslStruct('Kick', KICK_LAYOUT), SHADERS.kick))
       const pipeline = perDevice(this.device, `kick:${entry}`, () =>
-        this.device.createComputePipeline({
-          layout: 'auto',
-          compute: { module: kernelModule(this.device, wgslStruct('Kick', KICK_LAYOUT), SHADERS.kick), entryPoint: entry },
-        }),
+        this.device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: entry } }),
       )
       pass.setPipeline(pipeline)
       const entries = bindings.map((binding) => ({ binding, resource: { buffer: buffers[binding] } }))
