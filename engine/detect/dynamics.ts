@@ -49,7 +49,7 @@ export function dominantMode(spec: WindowSpectra, cells: readonly number[]): { b
 
 /**
  * The strongest bin of power sums (1..bins; the lowest of equal ones) and its frequency: the rule
- * shaders/gather.wgsl `gather_modes` takes a mode's bin by, over the same sums.
+ * shaders/mode_planes.wgsl takes a mode's bin by, over the same sums.
  */
 export function strongestBin(power: Float32Array, spec: Pick<WindowSpectra, 'bins' | 'frames' | 'dt'>): { bin: number; frequency: number } {
   let bin = 1

@@ -5,10 +5,10 @@
 import type { WindowSpectra } from './spectra.js'
 
 /** Blocks per side of the modal map, and cells per side sampled in a block at most. */
-export const MODAL_BLOCKS = 4
+const MODAL_BLOCKS = 4
 const MODAL_SAMPLES = 8
 /** Blocks of the modal map. */
-export const MODAL_CELLS = MODAL_BLOCKS * MODAL_BLOCKS
+const MODAL_CELLS = MODAL_BLOCKS * MODAL_BLOCKS
 
 /** The cells a modal map samples. */
 export interface ModalSamples {

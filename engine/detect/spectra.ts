@@ -12,7 +12,7 @@ export function windowPlanes(frames: number): number {
 }
 
 const coefficients = new Map<number, Float32Array>()
-const totals = new Map<number, Float32Array>()
+const totals = new Map<number, { exact: Float64Array; float32: Float32Array }>()
 
 /**
  * Per frame t of a window of T, per plane: the float32 factor u_t is multiplied by (1 for the sum,
@@ -38,17 +38,18 @@ export function windowCoefficients(frames: number): Float32Array {
 }
 
 /**
- * Per plane of a window of T frames, the sum over the window of its factor, rounded to float32 (what
- * the mean contributes to each sum, as shaders/power_sums.wgsl and its twin powerSumsOf take it out).
+ * Per plane of a window of T frames, the sum over the window of its factor: what the mean contributes
+ * to each sum. `exact` (float64) is what the host takes the mean out with (WindowSpectra.amplitude);
+ * `float32` what shaders/power_sums.wgsl and its twin powerSumsOf take it out with.
  */
-export function windowTotals(frames: number): Float32Array {
+export function windowTotals(frames: number): { exact: Float64Array; float32: Float32Array } {
   let t = totals.get(frames)
   if (!t) {
     const planes = windowPlanes(frames)
     const c = windowCoefficients(frames)
-    const sums = new Float64Array(planes)
-    for (let f = 0; f < frames; f++) for (let p = 2; p < planes; p++) sums[p] += c[f * planes + p]
-    totals.set(frames, (t = Float32Array.from(sums)))
+    const exact = new Float64Array(planes)
+    for (let f = 0; f < frames; f++) for (let p = 2; p < planes; p++) exact[p] += c[f * planes + p]
+    totals.set(frames, (t = { exact, float32: Float32Array.from(exact) }))
   }
   return t
 }
@@ -242,7 +243,7 @@ export function listKey(cells: ArrayLike<number>): string {
 export function powerSumsOf(spec: WindowSpectra, cells: ArrayLike<number>): Float32Array {
   const f = Math.fround
   const out = new Float32Array(spec.bins)
-  const totals = windowTotals(spec.frames)
+  const totals = windowTotals(spec.frames).float32
   const inverse = f(1 / spec.frames)
   for (let c = 0; c < cells.length; c++) {
     const row = spec.planesOf(cells[c])
@@ -273,12 +274,8 @@ export class WindowSpectra {
     readonly source: PlaneSource,
   ) {
     this.bins = Math.floor(frames / 2)
-    // sum over the window of each plane's factor: what the mean contributes to each sum
-    const planes = windowPlanes(frames)
-    const c = windowCoefficients(frames)
-    this.totals = new Float64Array(planes)
-    this.scratch = new Float64Array(planes)
-    for (let t = 0; t < frames; t++) for (let p = 2; p < planes; p++) this.totals[p] += c[t * planes + p]
+    this.totals = windowTotals(frames).exact
+    this.scratch = new Float64Array(windowPlanes(frames))
   }
 
   private plane(p: number, cell: number): number {

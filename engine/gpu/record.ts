@@ -245,7 +245,7 @@ export class GpuRecorder implements WindowRecorder {
         transfers.write(b, 0, data)
         return b
       }
-      const [index, bounds, totals, cellsRead] = [sums.cells, sums.bounds, windowTotals(this.frames), modes].map((d) => written(d))
+      const [index, bounds, totals, cellsRead] = [sums.cells, sums.bounds, windowTotals(this.frames).float32, modes].map((d) => written(d))
       const uniform = written(new Uint8Array(slots), UNIFORM)
       const scratch = buffer(sums.mostRows * planes * 4)
       const out = buffer(floats * 4)
