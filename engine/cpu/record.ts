@@ -3,12 +3,16 @@
 // (engine/cpu/spectra.ts) only where detection reads them; the stability sums are the host dream's
 // (engine/cpu/dream.ts). Frames and sums are kept on shared memory, so that worker threads detect on
 // them without a copy (engine/discovery/detector.ts).
-import type { FieldBackend, WindowRecorder, WindowRecording } from '../field/backend.js'
+import type { FieldBackend, PerturbationQuery, PerturbationSums, WindowRecorder, WindowRecording } from '../field/backend.js'
+import { BASIN_SUMS, basinSums } from '../detect/basin.js'
 import { sharedFloats } from '../detect/spectra.js'
+import { CrystalError } from '../errors.js'
 import { FramePlanes } from './spectra.js'
 
 export class HostRecorder implements WindowRecorder {
   private frames: Float32Array[] = []
+  /** The stability sums as holdSums found them. */
+  private held: Float32Array | undefined
 
   constructor(
     private readonly core: FieldBackend,
@@ -33,7 +37,34 @@ export class HostRecorder implements WindowRecorder {
     return { frames: frames.length, window, sums }
   }
 
+  holdSums(sums?: Float32Array): Promise<void> {
+    this.held = (sums ?? this.sums()).slice()
+    return Promise.resolve()
+  }
+
+  /** The twin of engine/gpu/record.ts perturbationSums: basinSums over each kicked field, the windows' cells as they are. */
+  perturbationSums({ pattern, basins, windows }: PerturbationQuery): Promise<PerturbationSums> {
+    const now = this.sums()
+    const cells = this.core.n * this.core.n
+    const field = (a: Float32Array, f: number) => a.subarray(f * cells, (f + 1) * cells)
+    const held = this.held
+    if (basins.length && !held)
+      throw new CrystalError(
+        'bad_argument',
+        'a basin compares with the stability sums held before the kick: hold them first (engine.holdStability)',
+      )
+    const out = {
+      basins: new Float32Array(BASIN_SUMS * basins.length),
+      windows: new Float32Array(windows.reduce((a, w) => a + w.cells.length, 0)),
+    }
+    basins.forEach((f, k) => out.basins.set(basinSums(field(held!, f), pattern, field(now, f)), BASIN_SUMS * k))
+    let at = 0
+    for (const { field: f, cells: listed } of windows) for (const c of listed) out.windows[at++] = now[f * cells + c]
+    return Promise.resolve(out)
+  }
+
   destroy(): void {
     this.frames = []
+    this.held = undefined
   }
 }

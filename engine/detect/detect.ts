@@ -540,17 +540,19 @@ export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infi
   return { lists: all, ends, modes: Int32Array.from([...modes.values()].flat()) }
 }
 
-/** Correlation (Pearson) of two maps over the given cells, or all: whether they hold the same pattern, not merely both something. */
-function correlation(a: ArrayLike<number>, b: ArrayLike<number>, cells?: readonly number[]): number {
-  // over every cell without an index array: evolve's perturbation reads thousands of whole maps a generation
-  const count = cells ? cells.length : a.length
-  const at = (k: number) => (cells ? cells[k] : k)
+/**
+ * A smaller structure's regrowth after half of it was erased: how well the stability map over its
+ * window (`cells`: both halves and a margin) correlates (Pearson) with the one before, `after[k]` the
+ * map after at cells[k] (all that comes back of it from where the fields live). A seed that re-forms
+ * in place gives 1; a half that spreads away or drifts gives little.
+ */
+export function regrowthOf(before: Float32Array, cells: readonly number[], after: ArrayLike<number>): number {
+  const count = cells.length
   let ma = 0
   let mb = 0
   for (let k = 0; k < count; k++) {
-    const i = at(k)
-    ma += a[i]
-    mb += b[i]
+    ma += before[cells[k]]
+    mb += after[k]
   }
   ma /= count || 1
   mb /= count || 1
@@ -558,57 +560,13 @@ function correlation(a: ArrayLike<number>, b: ArrayLike<number>, cells?: readonl
   let aa = 0
   let bb = 0
   for (let k = 0; k < count; k++) {
-    const i = at(k)
-    const x = a[i] - ma
-    const y = b[i] - mb
+    const x = before[cells[k]] - ma
+    const y = after[k] - mb
     ab += x * y
     aa += x * x
     bb += y * y
   }
-  return aa && bb ? ab / Math.sqrt(aa * bb) : 0
-}
-
-/**
- * A field-wide structure's basin: with `before` its stability map, `kick` the pattern added and
- * `after` the stability map some steps later, the share of the way from the kick's own likeness to
- * the pattern (correlation of |kick| with before) back to the pattern itself that the field went.
- */
-export function basinOf(before: Float32Array, kick: Float32Array, after: Float32Array): number {
-  // correlation(before, |kick|) and correlation(before, after) in two passes over the three maps, not
-  // four, each sum added in correlation's order (the same bits): evolve takes a thousand a generation
-  const count = before.length
-  let [mb, mk, ma] = [0, 0, 0]
-  for (let i = 0; i < count; i++) {
-    mb += before[i]
-    mk += Math.abs(kick[i])
-    ma += after[i]
-  }
-  mb /= count || 1
-  mk /= count || 1
-  ma /= count || 1
-  let [bk, bb, kk, ba, aa] = [0, 0, 0, 0, 0]
-  for (let i = 0; i < count; i++) {
-    const x = before[i] - mb
-    const k = Math.abs(kick[i]) - mk
-    const y = after[i] - ma
-    bk += x * k
-    bb += x * x
-    kk += k * k
-    ba += x * y
-    aa += y * y
-  }
-  const base = Math.max(0, bb && kk ? bk / Math.sqrt(bb * kk) : 0)
-  const back = bb && aa ? ba / Math.sqrt(bb * aa) : 0
-  return base >= 1 ? 0 : clamp01((back - base) / (1 - base))
-}
-
-/**
- * A smaller structure's regrowth after half of it was erased: how well the stability map over its
- * window (`cells`: both halves and a margin) correlates with the one before. A seed that re-forms
- * in place gives 1; a half that spreads away or drifts gives little.
- */
-export function regrowthOf(before: Float32Array, cells: readonly number[], after: Float32Array): number {
-  return clamp01(correlation(before, after, cells))
+  return clamp01(aa && bb ? ab / Math.sqrt(aa * bb) : 0)
 }
 
 /** The class a structure takes once its response to a perturbation is known. */

@@ -4,16 +4,7 @@
 // and running the same functions on it, so that both give the same structures.
 import type { Genome } from '../contracts/registry.js'
 import { FramePlanes } from '../cpu/spectra.js'
-import {
-  basinOf,
-  cellsRead,
-  detect,
-  holdMeasured,
-  measuredOf,
-  type PackedMeasured,
-  type Structure,
-  type WindowReads,
-} from '../detect/detect.js'
+import { cellsRead, detect, holdMeasured, measuredOf, type PackedMeasured, type Structure, type WindowReads } from '../detect/detect.js'
 import { HeldPlanes, type PlaneData, WindowSpectra } from '../detect/spectra.js'
 import { addPulse } from '../encode/pulse.js'
 import { CrystalError } from '../errors.js'
@@ -40,15 +31,6 @@ export interface Detector {
    * main thread 0.2 s, on an H200 where it was the busiest thread.
    */
   means(sums: readonly Float32Array[], taken: number): Promise<void>
-  /** Per job, basinOf(before, kick, now): how the kicked fields answered. */
-  basins(jobs: readonly BasinJob[]): Promise<number[]>
-}
-
-/** A kicked field's stability map before the kick, the kick, and the map after (detect.ts basinOf). */
-export interface BasinJob {
-  before: Float32Array
-  kick: Float32Array
-  now: Float32Array
 }
 
 /** The sums of `taken` samples as their mean, in place (float32, as observeStability divides). */
@@ -68,7 +50,6 @@ export const IN_THREAD: Detector = {
   first: (windows, limit) => Promise.all(windows.map(async (w) => (await detect(w.spectra, w.later, limit))[0])),
   waves: (genomes, n) => Promise.resolve(genomes.map((g) => waveOf(g, n))),
   means: (sums, taken) => Promise.resolve(void sums.forEach((s) => meanOf(s, taken))),
-  basins: (jobs) => Promise.resolve(jobs.map((j) => basinOf(j.before, j.kick, j.now))),
 }
 
 export type DetectOp = 'cells' | 'first'
@@ -86,12 +67,8 @@ export interface MeanJob {
   taken: number
 }
 
-/** What a worker is sent: windows to detect on, waves to make, sums to make means, or basins to measure. */
-export type WorkerTask =
-  | { op: DetectOp; jobs: DetectJob[] }
-  | { op: 'waves'; jobs: WaveJob[] }
-  | { op: 'means'; jobs: MeanJob[] }
-  | { op: 'basins'; jobs: BasinJob[] }
+/** What a worker is sent: windows to detect on, waves to make, or sums to make means. */
+export type WorkerTask = { op: DetectOp; jobs: DetectJob[] } | { op: 'waves'; jobs: WaveJob[] } | { op: 'means'; jobs: MeanJob[] }
 
 /** A window as a worker is sent it. */
 export interface DetectJob {
@@ -175,7 +152,6 @@ export function onShared<T extends readonly (Int32Array | Float64Array)[]>(array
 export async function runTask(task: WorkerTask): Promise<unknown[]> {
   if (task.op === 'waves') return task.jobs.map((j) => void waveOf(j, j.n, j.into))
   if (task.op === 'means') return task.jobs.map((j) => void meanOf(j.sums, j.taken))
-  if (task.op === 'basins') return IN_THREAD.basins(task.jobs)
   const results = []
   for (const job of task.jobs) results.push(await runJob(task.op, job))
   return results

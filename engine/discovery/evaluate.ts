@@ -5,14 +5,15 @@
 // with added noise gives the noise tolerance.
 import type { Genome } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
-import { CLASS_RULES, measure, regrowthOf, withResponse, type Structure } from '../detect/detect.js'
-import { sharedFloats, WindowSpectra } from '../detect/spectra.js'
+import { BASIN_SUMS, basinFrom } from '../detect/basin.js'
+import { CLASS_RULES, measure, regrowthOf, withResponse, type Response, type Structure } from '../detect/detect.js'
+import { WindowSpectra } from '../detect/spectra.js'
 import { addPulse } from '../encode/pulse.js'
 import { yieldToEventLoop } from '../dream/dream.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
 import { rng } from '../util/rng.js'
 import { cosine } from '../util/vector.js'
-import { type Detector, IN_THREAD, type Window } from './detector.js'
+import { type Detector, IN_THREAD, meanOf, type Window } from './detector.js'
 import { randomPulse } from './genome.js'
 
 /**
@@ -177,12 +178,13 @@ export async function perturb(
   engine: Engine,
   found: readonly (Structure | undefined)[],
   windows: readonly Window[],
-  detector: Detector = IN_THREAD,
+  /** The engine's stability sums are still those the windows' later maps were made from (evolve's batch); else the maps go up. */
+  { sumsAreLater = false }: { sumsAreLater?: boolean } = {},
 ): Promise<(Structure | undefined)[]> {
   const n = engine.size
   const cells = n * n
   const rand = rng(KICK_SEED)
-  const kick = sharedFloats(cells)
+  const kick = new Float32Array(cells)
   for (let k = 0; k < KICK_PULSES; k++) addPulse(kick, n, randomPulse(rand))
   // a field-wide structure is kicked as strongly as its field: scaled where the fields live (engine.kick)
   const wide = found.flatMap((s, f) => (s && s.features.area >= CLASS_RULES.field_wide ? [f] : []))
@@ -195,6 +197,13 @@ export async function perturb(
     return { kicked: false, ...erasePlan(n, centre, 2 * shape.mean_radius + 1, shape.axis) }
   })
   if (!plans.some(Boolean)) return [...found]
+  // the stability map before, kept where the fields live: the basins compare with it there
+  if (sumsAreLater) await engine.holdStability()
+  else {
+    const before = new Float32Array(cells * engine.fields)
+    windows.forEach((w, f) => before.set(w.later, f * cells))
+    await engine.holdStability(before)
+  }
   if (plans.some((p) => p?.erased.length)) {
     const mask = new Float32Array(cells * engine.fields).fill(1)
     plans.forEach((p, f) => p?.erased.forEach((c) => (mask[f * cells + c] = 0)))
@@ -203,24 +212,18 @@ export async function perturb(
   if (wide.length) await engine.kick(kick, wide)
   await engine.step(RECOVERY_STEPS)
   const taken = await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
-  const recording = await engine.collectRecording(false)
-  // the window's mean of the fields answered only, and the kicked ones' basins, where detection runs (at
-  // population 1,000 the means of the whole array took 0.1 s of the main thread, the basins some 0.07 s)
-  const now = (f: number) => recording.sums.subarray(f * cells, (f + 1) * cells)
-  await detector.means(
-    plans.flatMap((p, f) => (p ? [now(f)] : [])),
-    taken,
-  )
-  // the basin correlates the map before with |kick|: the pattern's, whatever its scale
-  const basins = await detector.basins(wide.map((f) => ({ before: windows[f].later, kick, now: now(f) })))
-  const basinFor = new Map(wide.map((f, k) => [f, basins[k]]))
-  const answered = found.map((s, f) => {
-    const p = plans[f]
-    if (!s || !p) return s
-    return withResponse(s, p.kicked ? { basin: basinFor.get(f)! } : { regrowth: regrowthOf(windows[f].later, p.window, now(f)) })
-  })
-  recording.release?.()
-  return answered
+  // made where the sums are, one read: the kicked fields' basin sums, the erased ones' windows' sums
+  // (at population 1,000 the window's sums of every field were 37 MB, their means and basins some
+  // 0.17 s of the main thread)
+  const windowed = plans.flatMap((p, f) => (p && !p.kicked ? [{ field: f, cells: p.window }] : []))
+  const sums = await engine.perturbationSums({ pattern: kick, basins: wide, windows: windowed })
+  // the windows' sums as their mean, as the map before was made (meanOf)
+  meanOf(sums.windows, taken)
+  const response = new Map<number, Response>(wide.map((f, k) => [f, { basin: basinFrom(sums.basins, k * BASIN_SUMS) }]))
+  let at = 0
+  for (const { field, cells: window } of windowed)
+    response.set(field, { regrowth: regrowthOf(windows[field].later, window, sums.windows.subarray(at, (at += window.length))) })
+  return found.map((s, f) => (s && plans[f] ? withResponse(s, response.get(f)!) : s))
 }
 
 /**
@@ -293,7 +296,7 @@ async function runBatch(
     if (probe) laps.lap('books')
     const found = await detector.first(windows, 1)
     laps.lap('detect')
-    const answered = probe ? await perturb(engine, found, windows, detector) : found
+    const answered = probe ? await perturb(engine, found, windows, { sumsAreLater: true }) : found
     if (probe) laps.lap('perturb')
     const retention = books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0))
     return { windows, found, answered, retention, release, times: laps.ms }

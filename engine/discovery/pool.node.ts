@@ -2,29 +2,19 @@
 // the fields' windows as data on shared memory (detector.ts jobOf; nothing copied where the windows
 // are on SharedArrayBuffers, as both recorders keep them) and runs detector.ts runJob on them. The
 // genomes' waves, made before the fields start, are made there too, into shared memory, and so are
-// evolve's other per-field chores past POOLED_FLOATS: the windows' means and the basins.
+// evolve's other per-field chore past POOLED_FLOATS: the windows' means.
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import type { Genome } from '../contracts/registry.js'
 import type { PackedMeasured, Structure, WindowReads } from '../detect/detect.js'
 import { sharedFloats, type WindowSpectra } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
-import {
-  type BasinJob,
-  type CellsAnswer,
-  type DetectOp,
-  type Detector,
-  IN_THREAD,
-  jobOf,
-  sendable,
-  type Window,
-  type WorkerTask,
-} from './detector.js'
+import { type CellsAnswer, type DetectOp, type Detector, IN_THREAD, jobOf, type Window, type WorkerTask } from './detector.js'
 
 /** Chunks a worker is handed per call, so that a worker done early takes more (fields differ in cost). */
 const CHUNKS_PER_WORKER = 4
 /**
- * The fewest floats of means or basins sent to the workers: less is done here, where it costs
+ * The fewest floats of means sent to the workers: less is done here, where it costs
  * less than a round of messages (the defaults' 12 fields at N = 96 are 110,592; population 1,000 is 9.2 M).
  */
 const POOLED_FLOATS = 1 << 20
@@ -55,7 +45,7 @@ export class DetectPool implements Detector {
     readonly size = availableParallelism(),
     /** The worker's script: detect_worker.js beside this module (built: dist/). */
     private readonly script: URL = new URL('./detect_worker.js', import.meta.url),
-    /** Means and basins of fewer floats than this are done on the calling thread (a test sends all). */
+    /** Means of fewer floats than this are done on the calling thread (a test sends all). */
     private readonly pooledFloats = POOLED_FLOATS,
   ) {
     if (!Number.isInteger(size) || size < 1) throw new CrystalError('bad_argument', `a detection pool needs at least 1 thread, got ${size}`)
@@ -102,12 +92,6 @@ export class DetectPool implements Detector {
           taken,
         ),
     )
-  }
-
-  async basins(jobs: readonly BasinJob[]): Promise<number[]> {
-    if (floatsOf(jobs, (j) => j.now) < this.pooledFloats) return IN_THREAD.basins(jobs)
-    const sent = jobs.map(({ before, kick, now }) => ({ before: sendable(before), kick: sendable(kick), now: sendable(now) }))
-    return (await this.run(this.chunks(sent).map((part) => ({ op: 'basins', jobs: part })))) as number[]
   }
 
   /**
@@ -191,7 +175,7 @@ export class DetectPool implements Detector {
           p?.reject(
             new CrystalError(
               'internal',
-              `${{ waves: 'making waves', means: 'taking means', basins: 'measuring basins' }[p.message.op as string] ?? 'detection'} in a worker thread failed: ${m.error}`,
+              `${{ waves: 'making waves', means: 'taking means' }[p.message.op as string] ?? 'detection'} in a worker thread failed: ${m.error}`,
             ),
           )
         else p?.resolve(m.results!)

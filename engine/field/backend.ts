@@ -193,7 +193,31 @@ export interface WindowRecorder {
   capture(slot: number, frames: number): Promise<void>
   /** The window (`full`) or only the sums, in one read back. */
   collect(full: boolean): Promise<WindowRecording>
+  /** Keeps a copy of the stability sums as they are now (or of `sums`), where they are: the window before a perturbation. */
+  holdSums(sums?: Float32Array): Promise<void>
+  /** What a perturbation's answers need of the stability sums now and those held, made where they are, in one read back. */
+  perturbationSums(query: PerturbationQuery): Promise<PerturbationSums>
   destroy(): void
+}
+
+/**
+ * What evolve's perturbation experiment reads of the stability sums (docs/detection.md): for each
+ * kicked field its basin's sums, and for each erased one its window's cells.
+ */
+export interface PerturbationQuery {
+  /** The kick's pattern (n*n). */
+  pattern: Float32Array
+  /** The kicked fields: each one's basin sums (engine/detect/basin.ts basinSums) of the sums held, the pattern and the sums now. */
+  basins: readonly number[]
+  /** Per erased field, the cells of its window, whose sums now come back. */
+  windows: readonly { field: number; cells: readonly number[] }[]
+}
+
+export interface PerturbationSums {
+  /** BASIN_SUMS floats a kicked field, in the order listed. */
+  basins: Float32Array
+  /** The windows' cells' sums now, window after window, each in its cells' order. */
+  windows: Float32Array
 }
 
 /**

@@ -12,6 +12,8 @@ import type {
   FieldEdit,
   LedgerSample,
   TransferCounts,
+  PerturbationQuery,
+  PerturbationSums,
   WindowRecorder,
   WindowRecording,
 } from './backend.js'
@@ -434,6 +436,27 @@ class FieldEngine implements Engine {
 
   collectRecording(full = true): Promise<WindowRecording> {
     return this.recorder.collect(full)
+  }
+
+  async holdStability(sums?: Float32Array): Promise<void> {
+    const floats = this.core.n * this.core.n * this.core.fields
+    if (sums && sums.length !== floats)
+      throw new CrystalError('bad_argument', `stability sums for these fields have ${floats} floats, got ${sums.length}`)
+    return this.recorder.holdSums(sums)
+  }
+
+  async perturbationSums(query: PerturbationQuery): Promise<PerturbationSums> {
+    const cells = this.core.n * this.core.n
+    if (query.pattern.length !== cells)
+      throw new CrystalError('bad_argument', `a kick's pattern for this field has ${cells} cells, got ${query.pattern.length}`)
+    query.basins.forEach((f) => this.field(f))
+    for (const { field, cells: listed } of query.windows) {
+      this.field(field)
+      const wrong = listed.find((c) => !Number.isInteger(c) || c < 0 || c >= cells)
+      if (wrong !== undefined)
+        throw new CrystalError('bad_argument', `field ${field}'s window lists cell ${wrong}, outside 0 to ${cells - 1}`)
+    }
+    return this.recorder.perturbationSums(query)
   }
 
   async accumulateStability(reset: boolean): Promise<void> {

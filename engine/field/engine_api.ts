@@ -14,6 +14,8 @@ import type {
   SavedState,
   ThreadSpawner,
   TransferCounts,
+  PerturbationQuery,
+  PerturbationSums,
   WindowRecording,
 } from './backend.js'
 import type { StepParams } from './params.js'
@@ -166,6 +168,15 @@ export interface Engine {
    */
   captureFrame(slot: number, frames: number): Promise<void>
   collectRecording(full?: boolean): Promise<WindowRecording>
+  /**
+   * Keeps a copy of the stability sums as they are now where they live (the window before a
+   * perturbation), or of `sums` ([field][cell], a stability map from elsewhere); `perturbationSums`
+   * then makes there, from them and the sums of a later window, what the perturbation's answers need
+   * (docs/detection.md): each kicked field's basin sums (engine/detect/basin.ts) and each erased
+   * field's window's sums, in one read back.
+   */
+  holdStability(sums?: Float32Array): Promise<void>
+  perturbationSums(query: PerturbationQuery): Promise<PerturbationSums>
   /** Host-device traffic so far; null on the CPU backend, whose fields are in host memory. */
   transfers(): TransferCounts | null
   /** Writes, scalings and their steps, oldest first (recall's adjoint run walks it backwards). */

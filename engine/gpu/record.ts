@@ -5,7 +5,8 @@
 // then, in one more, the power sums over the lists of cells detection reads and the cells it reads
 // at a mode's bin (shaders/gather.wgsl, power_sums.wgsl, mode_planes.wgsl). CPU twin:
 // engine/cpu/record.ts; tests: engine/detect/spectra.test.ts, engine/discovery/record.test.ts.
-import type { WindowRecorder, WindowRecording } from '../field/backend.js'
+import type { PerturbationQuery, PerturbationSums, WindowRecorder, WindowRecording } from '../field/backend.js'
+import { BASIN_SUMS } from '../detect/basin.js'
 import type { WindowReads } from '../detect/detect.js'
 import { giveBack, HeldPlanes, reusedFloats, windowCoefficients, windowPlanes, windowTotals } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
@@ -44,6 +45,11 @@ const MODE_PLANES_LAYOUT = [
   ['bins', 'u32'],
   ['planes_at', 'u32'],
 ] as const
+/** shaders/basin.wgsl's uniform: cells a field, 1 / cells. */
+const BASIN_LAYOUT = [
+  ['cells', 'u32'],
+  ['inverse_cells', 'f32'],
+] as const
 /** Planes of the tail read back first: the stability plane (sum |u|), the stability sums. */
 const TAIL = 2
 
@@ -56,6 +62,8 @@ export class GpuRecorder implements WindowRecorder {
   private frames = 0
   /** The window's factors and the uniform's slots, made with its chunks; the kernel, made once. */
   private window: { coef: GPUBuffer; uniform: GPUBuffer; pipeline: GPUComputePipeline } | undefined
+  /** The stability sums as holdSums found them. */
+  private held: GPUBuffer | undefined
 
   constructor(
     private readonly gpu: GpuContext,
@@ -232,19 +240,9 @@ export class GpuRecorder implements WindowRecorder {
       const values = { count: modes.length / 2, size, first: c * this.perChunk, held: planesIn(c), bins, planes_at: sumFloats }
       packStruct(MODE_PLANES_LAYOUT, values, slots, (modeSlot + c) * SLOT)
     }
-    const made: GPUBuffer[] = []
-    const buffer = (bytes: number, usage = STORAGE) => {
-      const b = device.createBuffer({ size: Math.max(4, bytes), usage })
-      made.push(b)
-      return b
-    }
+    const { buffer, written, made } = this.scratch()
     const gathered = reusedFloats(floats)
     try {
-      const written = (data: ArrayBufferView & { buffer: ArrayBufferLike }, usage = STORAGE) => {
-        const b = buffer(data.byteLength, usage)
-        transfers.write(b, 0, data)
-        return b
-      }
       const [index, bounds, totals, cellsRead] = [sums.cells, sums.bounds, windowTotals(this.frames).float32, modes].map((d) => written(d))
       const uniform = written(new Uint8Array(slots), UNIFORM)
       const scratch = buffer(sums.mostRows * planes * 4)
@@ -262,15 +260,7 @@ export class GpuRecorder implements WindowRecorder {
         layout: readonly unknown[],
         resources: GPUBindingResource[],
         invocations: number,
-      ) => {
-        pass.setPipeline(kernel)
-        const entries = [{ buffer: uniform, offset: slot * SLOT, size: layout.length * 4 }, ...resources].map((resource, binding) => ({
-          binding,
-          resource,
-        }))
-        pass.setBindGroup(0, device.createBindGroup({ layout: kernel.getBindGroupLayout(0), entries }))
-        this.dispatch(pass, invocations)
-      }
+      ) => this.bind(pass, kernel, { buffer: uniform, offset: slot * SLOT, size: layout.length * 4 }, resources, invocations)
       // per group of lists, its cells' planes into the scratch buffer from each chunk, then its sums
       for (const [g, group] of sums.groups.entries()) {
         if (group.rows)
@@ -317,9 +307,111 @@ export class GpuRecorder implements WindowRecorder {
     return gathered
   }
 
+  /**
+   * Keeps a copy of the stability sums as they are now on the device (the window before a
+   * perturbation), or of `sums`: perturbationSums compares the sums then with these.
+   */
+  holdSums(sums?: Float32Array): Promise<void> {
+    const bytes = this.planeBytes
+    this.held ??= this.gpu.transfers.buffer(bytes, STORAGE)
+    if (sums) this.gpu.transfers.write(this.held, 0, sums)
+    else {
+      const encoder = this.gpu.device.createCommandEncoder()
+      encoder.copyBufferToBuffer(this.sums(), 0, this.held, 0, bytes)
+      this.gpu.transfers.submit(encoder)
+    }
+    return Promise.resolve()
+  }
+
+  /**
+   * The perturbation's answers made on the device, in one submit and one read: each kicked field's
+   * basin sums from the sums held and those now (shaders/basin.wgsl, a workgroup a field), and the
+   * windows' cells' sums now (shaders/gather.wgsl, one plane); the stability sums themselves stay there.
+   * CPU twin: engine/cpu/record.ts HostRecorder.perturbationSums.
+   */
+  async perturbationSums({ pattern, basins, windows }: PerturbationQuery): Promise<PerturbationSums> {
+    const { device, transfers, n, fields } = this.gpu
+    const cells = n * n
+    const listed = new Uint32Array(windows.reduce((a, w) => a + w.cells.length, 0))
+    let at = 0
+    for (const { field, cells: window } of windows) for (const c of window) listed[at++] = field * cells + c
+    const out = { basins: new Float32Array(BASIN_SUMS * basins.length), windows: new Float32Array(listed.length) }
+    if (!basins.length && !listed.length) return out
+    if (basins.length && !this.held)
+      throw new CrystalError(
+        'bad_argument',
+        'a basin compares with the stability sums held before the kick: hold them first (engine.holdStability)',
+      )
+    // the windows' sums after the basins', at the offset a storage binding may start at
+    const align = device.limits.minStorageBufferOffsetAlignment
+    const windowsAt = Math.ceil((out.basins.byteLength || 1) / align) * align
+    const slots = new ArrayBuffer(2 * SLOT)
+    packStruct(BASIN_LAYOUT, { cells, inverse_cells: Math.fround(1 / cells) }, slots, 0)
+    packStruct(GATHER_LAYOUT, { count: listed.length, size: cells * fields, first: 0, held: 1, planes: 1, base: 0 }, slots, SLOT)
+    const { buffer, written, made } = this.scratch()
+    const back = new Float32Array((windowsAt + listed.byteLength) / 4)
+    try {
+      const uniform = written(new Uint8Array(slots), UNIFORM)
+      const result = buffer(back.byteLength)
+      const encoder = device.createCommandEncoder()
+      const pass = encoder.beginComputePass()
+      if (basins.length) {
+        const kernel = this.kernel('basin', 'Basin', BASIN_LAYOUT)
+        const resources = [Uint32Array.from(basins), pattern].map((d) => ({ buffer: written(d) }))
+        const [targets, kick] = resources
+        const bound = [targets, { buffer: this.held! }, kick, { buffer: this.sums() }, { buffer: result, size: out.basins.byteLength }]
+        this.bind(pass, kernel, { buffer: uniform, offset: 0, size: BASIN_LAYOUT.length * 4 }, bound, 0)
+        transfers.dispatch(pass, basins.length)
+      }
+      if (listed.length) {
+        const kernel = this.kernel('gather', 'Gather', GATHER_LAYOUT)
+        const bound = [{ buffer: written(listed) }, { buffer: this.sums() }, { buffer: result, offset: windowsAt, size: listed.byteLength }]
+        this.bind(pass, kernel, { buffer: uniform, offset: SLOT, size: GATHER_LAYOUT.length * 4 }, bound, listed.length)
+      }
+      pass.end()
+      await transfers.readInto(result, 0, encoder, () => this.gpu.failure(), back)
+    } finally {
+      for (const b of made) b.destroy()
+    }
+    this.gpu.check()
+    out.basins.set(back.subarray(0, out.basins.length))
+    out.windows.set(back.subarray(windowsAt / 4))
+    return out
+  }
+
+  /** Buffers made for one submit (`made`, destroyed by the caller once it is read), and `written` ones holding data. */
+  private scratch() {
+    const made: GPUBuffer[] = []
+    const buffer = (bytes: number, usage = STORAGE) => {
+      const b = this.gpu.device.createBuffer({ size: Math.max(4, bytes), usage })
+      made.push(b)
+      return b
+    }
+    const written = (data: ArrayBufferView & { buffer: ArrayBufferLike }, usage = STORAGE) => {
+      const b = buffer(data.byteLength, usage)
+      this.gpu.transfers.write(b, 0, data)
+      return b
+    }
+    return { made, buffer, written }
+  }
+
+  /** `kernel` bound to its uniform and `resources` (bindings 0, 1, ...) on `pass`, then `invocations` of it dispatched (none: the caller dispatches). */
+  private bind(
+    pass: GPUComputePassEncoder,
+    kernel: GPUComputePipeline,
+    uniform: GPUBufferBinding,
+    resources: GPUBindingResource[],
+    invocations: number,
+  ): void {
+    pass.setPipeline(kernel)
+    const entries = [uniform, ...resources].map((resource, binding) => ({ binding, resource }))
+    pass.setBindGroup(0, this.gpu.device.createBindGroup({ layout: kernel.getBindGroupLayout(0), entries }))
+    if (invocations) this.dispatch(pass, invocations)
+  }
+
   /** shaders/<name>.wgsl's kernel of that name, with its uniform struct (`layout`), made once a device. */
   private kernel(
-    name: 'gather' | 'power_sums' | 'mode_planes',
+    name: 'gather' | 'power_sums' | 'mode_planes' | 'basin',
     struct: string,
     layout: Parameters<typeof wgslStruct>[1],
   ): GPUComputePipeline {
@@ -340,8 +432,9 @@ export class GpuRecorder implements WindowRecorder {
 
   private release(): void {
     const { transfers } = this.gpu
-    for (const b of [...this.chunks, this.tail, this.window?.coef, this.window?.uniform]) if (b) transfers.keep(b)
+    for (const b of [...this.chunks, this.tail, this.held, this.window?.coef, this.window?.uniform]) if (b) transfers.keep(b)
     this.tail = undefined
+    this.held = undefined
     this.chunks = []
     this.window = undefined
   }

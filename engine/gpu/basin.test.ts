@@ -1,0 +1,109 @@
+// shaders/basin.wgsl and the windows' gather (engine/gpu/record.ts perturbationSums) against their CPU
+// twin (engine/cpu/record.ts, engine/detect/basin.ts basinSums): what evolve's perturbation reads of the
+// stability sums, made where the fields live from the sums held before the kick and those after, in
+// one read; bit for bit on a software adapter.
+import { expect, test } from 'vitest'
+import { engineOn, softwareGpu } from '../../testing/backends.js'
+import { BASIN_SUMS, basinFrom, basinSums } from '../detect/basin.js'
+import type { Engine } from '../field/engine.js'
+import { rng } from '../util/rng.js'
+
+const [N, FIELDS] = [40, 5]
+const CELLS = N * N
+const bits = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength)
+const field = (a: Float32Array, f: number) => a.subarray(f * CELLS, (f + 1) * CELLS)
+
+/** A window of stability samples, as evolve observes one. */
+async function observe(engine: Engine, samples: number): Promise<void> {
+  for (let s = 0; s < samples; s++) {
+    await engine.step(5)
+    await engine.accumulateStability(s === 0)
+  }
+}
+
+/** Fields pulsed differently, observed, then held, kicked (fields 1 and 3) and one erased, and observed again. */
+async function perturbed(backend: 'gpu' | 'cpu') {
+  const engine = await engineOn(backend, { size: N, fields: FIELDS, material: 'europium_crystal', seed: 4, noise: 0, timeline_interval: 0 })
+  const rand = rng(8)
+  await engine.injectMany(Array.from({ length: FIELDS }, () => Float32Array.from({ length: CELLS }, () => rand() - 0.5)))
+  await engine.step(30)
+  await observe(engine, 4)
+  const before = (await engine.collectRecording(false)).sums.slice()
+  await engine.holdStability()
+  const pattern = Float32Array.from({ length: CELLS }, () => rand() - 0.5)
+  await engine.kick(pattern, [1, 3])
+  await engine.scale(Float32Array.from({ length: CELLS * FIELDS }, (_, i) => (i >= 2 * CELLS && i < 2 * CELLS + 400 ? 0 : 1)))
+  await engine.step(20)
+  await observe(engine, 4)
+  const windows = [
+    { field: 2, cells: [0, 17, 399, 400, 1599] },
+    { field: 0, cells: [5, 5, 800] },
+  ]
+  const counts = engine.transfers()
+  const reads = counts?.reads ?? 0
+  const sums = await engine.perturbationSums({ pattern, basins: [3, 1], windows })
+  const readsTaken = (engine.transfers()?.reads ?? 0) - reads
+  const after = (await engine.collectRecording(false)).sums.slice()
+  return { engine, before, after, pattern, windows, sums, readsTaken }
+}
+
+test("a perturbation's basin sums and windows' sums are made where the fields live, in one read, as the CPU twin makes them", async () => {
+  const [gpu, cpu] = [await perturbed('gpu'), await perturbed('cpu')]
+  try {
+    const exact = await softwareGpu()
+    expect(gpu.readsTaken).toBe(1)
+    for (const run of [gpu, cpu]) {
+      // the twin over the sums each engine holds: the kicked fields' basin sums, in the order listed
+      const want = new Float32Array(2 * BASIN_SUMS)
+      ;[3, 1].forEach((f, k) => want.set(basinSums(field(run.before, f), run.pattern, field(run.after, f)), k * BASIN_SUMS))
+      if (exact || run === cpu) expect(bits(run.sums.basins).equals(bits(want))).toBe(true)
+      else
+        for (let q = 0; q < want.length; q++)
+          expect(Math.abs(run.sums.basins[q] - want[q])).toBeLessThanOrEqual(1e-5 * Math.abs(want[q]) + 1e-9)
+      // the windows' cells as they are, a cell listed twice twice
+      const cells = run.windows.flatMap((w) => w.cells.map((c) => run.after[w.field * CELLS + c]))
+      expect([...run.sums.windows]).toEqual(cells)
+    }
+    // the two backends' fields agree (bit for bit on a software adapter), and so do their answers
+    for (let k = 0; k < 2; k++)
+      expect(basinFrom(gpu.sums.basins, k * BASIN_SUMS)).toBeCloseTo(basinFrom(cpu.sums.basins, k * BASIN_SUMS), 5)
+    if (exact) expect(bits(gpu.sums.windows).equals(bits(cpu.sums.windows))).toBe(true)
+    // the control: a field kicked answers less than the same field left alone would (its basin is below 1)
+    // and the basins differ from field to field
+    const basins = [0, 1].map((k) => basinFrom(gpu.sums.basins, k * BASIN_SUMS))
+    expect(basins[0]).not.toBe(basins[1])
+  } finally {
+    gpu.engine.destroy()
+    cpu.engine.destroy()
+  }
+})
+
+test('a basin without sums held is refused, and so are a bad pattern, field or cell; nothing asked, nothing read', async () => {
+  for (const backend of ['gpu', 'cpu'] as const) {
+    const engine = await engineOn(backend, { size: 16, fields: 2, material: 'europium_crystal', seed: 1, noise: 0, timeline_interval: 0 })
+    try {
+      const pattern = new Float32Array(256)
+      await expect(engine.perturbationSums({ pattern, basins: [0], windows: [] })).rejects.toThrow('hold them first (engine.holdStability)')
+      await expect(engine.perturbationSums({ pattern: new Float32Array(3), basins: [], windows: [] })).rejects.toThrow(
+        'has 256 cells, got 3',
+      )
+      await expect(engine.perturbationSums({ pattern, basins: [2], windows: [] })).rejects.toThrow(
+        'field must be a whole number from 0 to 1',
+      )
+      await expect(engine.perturbationSums({ pattern, basins: [], windows: [{ field: 1, cells: [256] }] })).rejects.toThrow(
+        "field 1's window lists cell 256, outside 0 to 255",
+      )
+      await expect(engine.holdStability(new Float32Array(7))).rejects.toThrow('have 512 floats, got 7')
+      const reads = engine.transfers()?.reads
+      const none = await engine.perturbationSums({ pattern, basins: [], windows: [] })
+      expect([none.basins.length, none.windows.length, engine.transfers()?.reads]).toEqual([0, 0, reads])
+      // a map from elsewhere held: the basin compares with it
+      const map = Float32Array.from({ length: 512 }, (_, i) => (i % 16) / 16)
+      await engine.holdStability(map)
+      const sums = await engine.perturbationSums({ pattern, basins: [1], windows: [] })
+      expect(sums.basins[1]).toBeCloseTo(basinSums(map.subarray(256), pattern, new Float32Array(256))[1], 6)
+    } finally {
+      engine.destroy()
+    }
+  }
+})
