@@ -291,14 +291,15 @@ async function runBatch(
     // only the clean batch is perturbed
     const detector = c.detector ?? IN_THREAD
     const { windows, release } = await recordWindows(engine, 1, { detector, laps })
-    // the retention is the clean batch's: the noisy one's books are not read
-    const books = probe ? await engine.books() : []
+    // the retention is the clean batch's (the noisy one's books are not read), its books as the
+    // windows end: taken on the device now, they come back with the perturbation's read
+    const books = probe ? engine.booksLater() : undefined
     if (probe) laps.lap('books')
     const found = await detector.first(windows, 1)
     laps.lap('detect')
     const answered = probe ? await perturb(engine, found, windows, { sumsAreLater: true }) : found
+    const retention = ((await books?.()) ?? []).map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0))
     if (probe) laps.lap('perturb')
-    const retention = books.map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0))
     return { windows, found, answered, retention, release, times: laps.ms }
   } finally {
     engine.destroy()

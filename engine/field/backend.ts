@@ -230,6 +230,8 @@ export interface HeldSums {
   /** Returns the (first) slot. */
   hold(kind: 'energy' | 'potential' | 'ledger', params: StepParams): number
   release(): Promise<Float32Array>
+  /** release's values as held now, brought back with the backend's next read (Transfers.ride); the function takes them, by a read of their own if none came. */
+  releaseLater(): () => Promise<Float32Array>
   destroy(): void
 }
 

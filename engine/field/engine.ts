@@ -9,6 +9,7 @@ import type {
   DreamOps,
   EditOutcome,
   FieldBackend,
+  HeldSums,
   FieldEdit,
   LedgerSample,
   TransferCounts,
@@ -143,6 +144,8 @@ class FieldEngine implements Engine {
   private readonly recorder: WindowRecorder
   /** Changes booked from sums the backend still holds: their fields and slots (before, kept, left, after; -1: none). */
   private pending: { fields: number[]; slots: number[] }[] = []
+  /** Books taken by booksLater whose values have not been booked yet: settle books them first. */
+  private deferred: (() => Promise<EnergyBooks[]>) | undefined
 
   constructor(
     private readonly core: FieldBackend,
@@ -303,15 +306,21 @@ class FieldEngine implements Engine {
     const held = this.core.held
     if (!held) return new Float32Array(0)
     const values = await held.release()
+    // books taken earlier (booksLater) are booked first, in order: that read brought them
+    await this.deferred?.()
+    this.bookPending(this.pending.splice(0), values)
+    return values
+  }
+
+  /** The changes `pending` booked from the held sums' `values` (each slot `fields` long). */
+  private bookPending(pending: readonly { fields: number[]; slots: number[] }[], values: Float32Array): void {
     const count = this.core.fields
-    for (const { fields, slots } of this.pending) {
+    for (const { fields, slots } of pending) {
       const [before, kept, left, after] = slots.map((slot) =>
         slot < 0 ? new Float32Array(count) : values.subarray(slot * count, (slot + 1) * count),
       )
       this.book(fields, before, kept, left, after)
     }
-    this.pending = []
-    return values
   }
 
   /**
@@ -546,9 +555,58 @@ class FieldEngine implements Engine {
   }
 
   async books(): Promise<EnergyBooks[]> {
-    const [energy, ledger] = await this.sums()
+    const held = this.core.held
+    if (!held) return this.booksOf(await this.core.energy(this.params), await this.core.ledger(), this.step_count)
+    const slots = this.holdBooks(held)
+    return this.heldBooks(slots, await this.settle(), this.step_count)
+  }
+
+  booksLater(): () => Promise<EnergyBooks[]> {
+    const held = this.core.held
+    if (!held) {
+      const now = this.books()
+      now.catch(() => {})
+      return () => now
+    }
+    const slots = this.holdBooks(held)
+    const step = this.step_count
+    const pending = this.pending.splice(0)
+    const earlier = this.deferred
+    const values = held.releaseLater()
+    let books: Promise<EnergyBooks[]> | undefined
+    // booked once, after the books taken before them: settle and the caller may both ask
+    const take = () =>
+      (books ??= (async () => {
+        await earlier?.()
+        const v = await values()
+        this.bookPending(pending, v)
+        if (this.deferred === take) this.deferred = undefined
+        return this.heldBooks(slots, v, step)
+      })())
+    this.deferred = take
+    return take
+  }
+
+  /** The energy and the ledger's totals of every field held now: their slots. */
+  private holdBooks(held: HeldSums): { energy: number; ledger: number } {
+    return { energy: held.hold('energy', this.params), ledger: held.hold('ledger', this.params) }
+  }
+
+  /** The books from the held slots' values (the held changes booked), as at `step`. */
+  private heldBooks(slots: { energy: number; ledger: number }, values: Float32Array, step: number): EnergyBooks[] {
+    const count = this.core.fields
+    const columns = values.subarray(slots.ledger * count, (slots.ledger + 4) * count)
+    return this.booksOf(
+      Float64Array.from(values.subarray(slots.energy * count, (slots.energy + 1) * count)),
+      Float64Array.from({ length: 4 * count }, (_, i) => columns[(i % 4) * count + Math.floor(i / 4)]),
+      step,
+    )
+  }
+
+  /** Every field's books from its energy and the ledger's totals ([field][column]). */
+  private booksOf(energy: Float64Array, ledger: Float64Array, step: number): EnergyBooks[] {
     return [...energy].map((e, f) => ({
-      step: this.step_count,
+      step,
       energy: e,
       bulk_loss: ledger[f * 4],
       boundary_loss: ledger[f * 4 + 1],
@@ -556,20 +614,6 @@ class FieldEngine implements Engine {
       noise_work: ledger[f * 4 + 3],
       injected: this.injected[f],
     }))
-  }
-
-  /** Every field's energy now and the ledger's totals ([field][column]), with the held books settled: one read where the backend holds sums. */
-  private async sums(): Promise<[Float64Array, Float64Array]> {
-    const held = this.core.held
-    if (!held) return [await this.core.energy(this.params), await this.core.ledger()]
-    const count = this.core.fields
-    const [e, l] = [held.hold('energy', this.params), held.hold('ledger', this.params)]
-    const values = await this.settle()
-    const columns = values.subarray(l * count, (l + 4) * count)
-    return [
-      Float64Array.from(values.subarray(e * count, (e + 1) * count)),
-      Float64Array.from({ length: 4 * count }, (_, i) => columns[(i % 4) * count + Math.floor(i / 4)]),
-    ]
   }
 
   timeline(field = 0): readonly EnergyBooks[] {

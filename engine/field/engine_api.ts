@@ -183,6 +183,12 @@ export interface Engine {
   readonly history: readonly HistoryEvent[]
   /** The books now, per field. */
   books(): Promise<EnergyBooks[]>
+  /**
+   * The books as they are now, taken where the fields live and brought back with the engine's next
+   * read where the backend holds its sums (the GPU: a read fewer; at once elsewhere). The function
+   * returned has them: as that read brought them, or by a read of their own where none has come.
+   */
+  booksLater(): () => Promise<EnergyBooks[]>
   /** Timeline of one field, oldest first. */
   timeline(field?: number): readonly EnergyBooks[]
   /** u (and u_prev) of the fields asked for, n*n each. */

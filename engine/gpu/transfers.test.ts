@@ -101,3 +101,34 @@ test("an engine's buffers given back are taken again at exactly their size, zero
     device.createBuffer = create
   }
 })
+
+test('bytes that ride come back with the next read as they were when asked for, in no read of their own; alone where no read comes', async () => {
+  const { device, read, done } = await counted()
+  try {
+    const t = new Transfers(device)
+    const held = device.createBuffer({ size: 64, usage: STORAGE })
+    t.write(held, 0, filled(8, 16))
+    const first = t.ride(held, 16, 32, () => undefined)
+    // changed after: the ride has the values of its moment
+    t.write(held, 0, filled(9, 16))
+    const second = t.ride(held, 0, 8, () => undefined)
+    const reads = t.reads
+    // the next read, of something else, brings its own bytes and both rides'
+    expect(await read(t, 3, 100)).toEqual(filled(3, 100))
+    expect(t.reads).toBe(reads + 1)
+    expect(new Float32Array(await first())).toEqual(filled(8, 8))
+    expect(new Float32Array(await second())).toEqual(filled(9, 2))
+    expect(t.reads).toBe(reads + 1)
+    // the control: with no read after it, taking it reads it alone
+    const alone = t.ride(held, 0, 4, () => undefined)
+    expect(new Float32Array(await alone())).toEqual(filled(9, 1))
+    expect(t.reads).toBe(reads + 2)
+    // a backend closing fails the rides still waiting
+    const dropped = t.ride(held, 0, 4, () => undefined)
+    t.dropRides()
+    await expect(dropped()).rejects.toThrow('closed before its read came back')
+    held.destroy()
+  } finally {
+    done()
+  }
+})

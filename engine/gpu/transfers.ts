@@ -6,6 +6,7 @@ import type { TransferCounts } from '../field/backend.js'
 import { FreeList, withSlack } from '../util/free_list.js'
 
 const MAP_READ = 0x1
+const COPY_SRC = 0x4
 const COPY_DST = 0x8
 
 /**
@@ -58,7 +59,47 @@ export class Transfers implements TransferCounts {
   submits = 0
   dispatches = 0
 
+  /** Bytes copied aside (ride) to come back with the next read, where each begins in it, and who waits for them. */
+  private rides: { aside: GPUBuffer; bytes: number; done: (back: ArrayBuffer | Error) => void }[] = []
+
   constructor(private readonly device: GPUDevice) {}
+
+  /**
+   * `bytes` of `src` at `offset`, as they are once the work queued so far is done, brought back with
+   * the next read rather than on a read of their own: copied aside on the device now (a submit, no
+   * wait). Returns how to take them: as that read brought them, or, where none has come yet, by a read
+   * of their own then (so nothing waits for a read that may never come).
+   */
+  ride(src: GPUBuffer, offset: number, bytes: number, failure: () => string | undefined): () => Promise<ArrayBuffer> {
+    const aside = this.device.createBuffer({ size: Math.max(4, bytes), usage: COPY_SRC | COPY_DST })
+    const encoder = this.device.createCommandEncoder()
+    encoder.copyBufferToBuffer(src, offset, aside, 0, bytes)
+    this.submit(encoder)
+    let waiting = true
+    const back = new Promise<ArrayBuffer>((resolve, reject) =>
+      this.rides.push({
+        aside,
+        bytes,
+        done: (b) => {
+          waiting = false
+          aside.destroy()
+          b instanceof Error ? reject(b) : resolve(b)
+        },
+      }),
+    )
+    // handled here: a failed read rejects it whether or not it is ever taken
+    back.catch(() => {})
+    return async () => {
+      if (waiting) await this.mapped(src, 0, 0, this.device.createCommandEncoder(), failure, () => undefined)
+      return back
+    }
+  }
+
+  /** The rides still waiting end in failure (their backend is closing). */
+  dropRides(): void {
+    for (const r of this.rides.splice(0))
+      r.done(new CrystalError('backend_unavailable', 'the GPU backend closed before its read came back'))
+  }
 
   write(buffer: GPUBuffer, offset: number, data: ArrayBuffer | ArrayBufferView, dataOffset = 0, size?: number): void {
     const bytes = size ?? (ArrayBuffer.isView(data) ? data.byteLength : data.byteLength) - dataOffset
@@ -106,7 +147,7 @@ export class Transfers implements TransferCounts {
 
   /** Copies `bytes` of `src` at `offset` back to the host, after the work `encoder` holds. */
   read(src: GPUBuffer, offset: number, bytes: number, encoder: GPUCommandEncoder, failure: () => string | undefined): Promise<ArrayBuffer> {
-    return this.mapped(src, offset, bytes, encoder, failure, (range) => range.slice(0))
+    return this.mapped(src, offset, bytes, encoder, failure, (range) => range.slice(0, bytes))
   }
 
   /** read's bytes copied straight into `into` (memory of the caller's, such as one shared with worker threads): one copy, not two. */
@@ -117,9 +158,10 @@ export class Transfers implements TransferCounts {
     failure: () => string | undefined,
     into: Float32Array,
   ): Promise<void> {
-    return this.mapped(src, offset, into.byteLength, encoder, failure, (range) => into.set(new Float32Array(range)))
+    return this.mapped(src, offset, into.byteLength, encoder, failure, (range) => into.set(new Float32Array(range, 0, into.length)))
   }
 
+  /** `bytes` of `src` (none: only the rides) and every ride waiting, copied into one staging buffer after `encoder`'s work, in one read. */
   private async mapped<T>(
     src: GPUBuffer,
     offset: number,
@@ -128,18 +170,31 @@ export class Transfers implements TransferCounts {
     failure: () => string | undefined,
     use: (range: ArrayBuffer) => T,
   ): Promise<T> {
-    const buffer = staging(this.device, bytes)
-    encoder.copyBufferToBuffer(src, offset, buffer, 0, bytes)
+    const rides = this.rides.splice(0)
+    const total = rides.reduce((end, r) => end + r.bytes, bytes)
+    const buffer = staging(this.device, total)
+    if (bytes) encoder.copyBufferToBuffer(src, offset, buffer, 0, bytes)
+    rides.reduce((at, r) => {
+      encoder.copyBufferToBuffer(r.aside, 0, buffer, at, r.bytes)
+      return at + r.bytes
+    }, bytes)
     this.submit(encoder)
-    this.bytes_read += bytes
+    this.bytes_read += total
     this.reads++
     let result: T
     try {
-      await buffer.mapAsync(MAP_READ, 0, bytes)
-      result = use(buffer.getMappedRange(0, bytes))
+      await buffer.mapAsync(MAP_READ, 0, total)
+      const range = buffer.getMappedRange(0, total)
+      result = use(range)
+      rides.reduce((at, r) => {
+        r.done(range.slice(at, at + r.bytes))
+        return at + r.bytes
+      }, bytes)
     } catch (e) {
       buffer.destroy()
-      throw new CrystalError('backend_unavailable', `reading back from the GPU failed: ${failure() ?? (e as Error).message}`)
+      const error = new CrystalError('backend_unavailable', `reading back from the GPU failed: ${failure() ?? (e as Error).message}`)
+      for (const r of rides) r.done(error)
+      throw error
     }
     keepStaging(this.device, buffer)
     return result

@@ -1,0 +1,60 @@
+// engine.booksLater on the GPU (engine/gpu/sums.ts releaseLater through engine/gpu/transfers.ts ride)
+// against the same calls on the CPU: books taken on the device at one moment come back with the
+// engine's next read, as they were then, and the books after them still add up.
+import { expect, test } from 'vitest'
+import { engineOn } from '../../testing/backends.js'
+import { rng } from '../util/rng.js'
+
+test("books taken for later are the books of their moment, come back with the engine's next read, and keep the books after them whole", async () => {
+  const opened = await Promise.all(
+    (['gpu', 'cpu'] as const).map((backend) =>
+      engineOn(backend, { size: 32, fields: 3, material: 'europium_crystal', seed: 2, noise: 0, timeline_interval: 0 }),
+    ),
+  )
+  try {
+    const runs = []
+    for (const engine of opened) {
+      const rand = rng(5)
+      const wave = () => Float32Array.from({ length: 32 * 32 }, () => rand() - 0.5)
+      await engine.injectMany([wave(), wave(), wave()])
+      await engine.step(20)
+      const reads = engine.transfers()?.reads ?? 0
+      const later = engine.booksLater()
+      // what comes after: a kick (booked), steps, and a read of the engine's (the perturbation's)
+      await engine.kick(wave(), [1])
+      await engine.step(10)
+      await engine.read([0])
+      const then = await later()
+      const readsTaken = (engine.transfers()?.reads ?? 0) - reads
+      const now = await engine.books()
+      // the control: the same read alone
+      const before = engine.transfers()?.reads ?? 0
+      await engine.read([0])
+      runs.push({ then, now, readsTaken, alone: (engine.transfers()?.reads ?? 0) - before })
+    }
+    const [g, c] = runs
+    // the GPU's rode on the read after them: no read of their own; the CPU reads none
+    expect(g.readsTaken).toBe(g.alone)
+    expect(g.alone).toBeGreaterThan(0)
+    for (const run of runs) {
+      // the books of their moment: before the kick, at step 20
+      for (let f = 0; f < 3; f++) {
+        expect(run.then[f].step).toBe(20)
+        expect(run.now[f].step).toBe(30)
+      }
+      expect(run.now[1].injected).toBeGreaterThan(run.then[1].injected)
+      expect(run.now[0].injected).toBe(run.then[0].injected)
+    }
+    // alike on both backends, within the books' tolerance (engine/field/engine.test.ts)
+    for (const [a, b] of [
+      [g.then, c.then],
+      [g.now, c.now],
+    ])
+      for (let f = 0; f < 3; f++) {
+        expect(Math.abs(a[f].injected - b[f].injected)).toBeLessThanOrEqual(1e-4 * b[f].injected)
+        expect(Math.abs(a[f].energy - b[f].energy)).toBeLessThanOrEqual(1e-4 * b[f].energy)
+      }
+  } finally {
+    for (const e of opened) e.destroy()
+  }
+})
