@@ -128,7 +128,7 @@ export async function recordWindows(
     await engine.captureFrame(t, RECORD_FRAMES)
   }
   const taken = await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
-  const recording = await engine.collectRecording(true)
+  const recording = await engine.collectRecording()
   const windows = Array.from({ length: engine.fields }, (_, f) => ({
     spectra: new WindowSpectra(n, RECORD_DT, RECORD_FRAMES, recording.window(f)),
     later: recording.sums.subarray(f * cells, (f + 1) * cells),

@@ -169,7 +169,7 @@ export interface DreamOps {
 export interface WindowRecording {
   /** Frames in the window. */
   frames: number
-  /** Field f's window as its planes (engine/detect/spectra.ts; not to be called when the window was not asked for). */
+  /** Field f's window as its planes (engine/detect/spectra.ts). */
   window(field: number): PlaneSource
   /** The stability sums, [field][cell]. */
   sums: Float32Array
@@ -191,8 +191,8 @@ export interface WindowRecording {
 export interface WindowRecorder {
   /** Adds every field's u as it is now as frame `slot` of a window `frames` long (slot 0 starts a new one). */
   capture(slot: number, frames: number): Promise<void>
-  /** The window (`full`) or only the sums, in one read back. */
-  collect(full: boolean): Promise<WindowRecording>
+  /** The window and the sums, in one read back. */
+  collect(): Promise<WindowRecording>
   /** Keeps a copy of the stability sums as they are now (or of `sums`), where they are: the window before a perturbation. */
   holdSums(sums?: Float32Array): Promise<void>
   /** What a perturbation's answers need of the stability sums now and those held, made where they are, in one read back. */

@@ -443,8 +443,8 @@ class FieldEngine implements Engine {
     return this.recorder.capture(requireInteger('slot', slot, 0, frames - 1), frames)
   }
 
-  collectRecording(full = true): Promise<WindowRecording> {
-    return this.recorder.collect(full)
+  collectRecording(): Promise<WindowRecording> {
+    return this.recorder.collect()
   }
 
   async holdStability(sums?: Float32Array): Promise<void> {

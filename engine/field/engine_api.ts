@@ -164,10 +164,10 @@ export interface Engine {
    * Adds every field's u as frame `slot` of a recorded window `frames` long, where the fields live
    * (slot 0 starts a new window); `collectRecording` reads the window's stability plane back with the
    * stability sums at once (what detection reads of the other planes where the recording's `gather`
-   * names it), or (full false) the sums alone (docs/discovery.md, evolve's evaluation).
+   * names it; docs/discovery.md, evolve's evaluation).
    */
   captureFrame(slot: number, frames: number): Promise<void>
-  collectRecording(full?: boolean): Promise<WindowRecording>
+  collectRecording(): Promise<WindowRecording>
   /**
    * Keeps a copy of the stability sums as they are now where they live (the window before a
    * perturbation), or of `sums` ([field][cell], a stability map from elsewhere); `perturbationSums`

@@ -28,7 +28,7 @@ async function perturbed(backend: 'gpu' | 'cpu') {
   await engine.injectMany(Array.from({ length: FIELDS }, () => Float32Array.from({ length: CELLS }, () => rand() - 0.5)))
   await engine.step(30)
   await observe(engine, 4)
-  const before = (await engine.collectRecording(false)).sums.slice()
+  const before = (await engine.collectRecording()).sums.slice()
   await engine.holdStability()
   const pattern = Float32Array.from({ length: CELLS }, () => rand() - 0.5)
   await engine.kick(pattern, [1, 3])
@@ -43,7 +43,7 @@ async function perturbed(backend: 'gpu' | 'cpu') {
   const reads = counts?.reads ?? 0
   const sums = await engine.perturbationSums({ pattern, basins: [3, 1], windows })
   const readsTaken = (engine.transfers()?.reads ?? 0) - reads
-  const after = (await engine.collectRecording(false)).sums.slice()
+  const after = (await engine.collectRecording()).sums.slice()
   return { engine, before, after, pattern, windows, sums, readsTaken }
 }
 

@@ -155,20 +155,21 @@ export class GpuRecorder implements WindowRecorder {
   }
 
   /**
-   * The stability plane and the stability sums (`full`), or the sums alone, in one read (one a plane
-   * where two planes exceed the largest buffer); the other planes stay on the GPU, and `gather` brings
+   * The stability plane and the stability sums, in one read (one a plane where two planes exceed the
+   * largest buffer); the other planes stay on the GPU, and `gather` brings
    * back what detection reads of them. What comes back is on shared
    * memory (reusedFloats): worker threads detect on it without a copy, and `release` gives it back.
    */
-  async collect(full: boolean): Promise<WindowRecording> {
+  async collect(): Promise<WindowRecording> {
     if (!this.chunks.length) this.allocate(0)
     const bytes = this.planeBytes
     const floats = bytes / 4
     const tail = this.tail!
     // the planes in the order they come back: plane 1 (sum |u|) from the chunk that holds it, the sums
-    const planes: [GPUBuffer, number][] = []
-    if (full) planes.push([this.chunks[Math.floor(1 / this.perChunk)], (1 % this.perChunk) * bytes])
-    planes.push([this.sums(), 0])
+    const planes: [GPUBuffer, number][] = [
+      [this.chunks[Math.floor(1 / this.perChunk)], (1 % this.perChunk) * bytes],
+      [this.sums(), 0],
+    ]
     const back = reusedFloats(planes.length * floats)
     const used = [back]
     for (let first = 0; first < planes.length; first += this.perTail) {
@@ -180,15 +181,11 @@ export class GpuRecorder implements WindowRecorder {
     }
     this.gpu.check()
     const cells = this.gpu.n * this.gpu.n
-    const sums = full ? back.subarray(floats, 2 * floats) : back
-    const held = Array.from({ length: full ? this.gpu.fields : 0 }, (_, f) => new HeldPlanes(f, back.subarray(f * cells, (f + 1) * cells)))
+    const held = Array.from({ length: this.gpu.fields }, (_, f) => new HeldPlanes(f, back.subarray(f * cells, (f + 1) * cells)))
     return {
       frames: this.frames,
-      window: (f) => {
-        if (!held[f]) throw new CrystalError('bad_argument', `the recorded window of field ${f} was not asked for (collect(full))`)
-        return held[f]
-      },
-      sums,
+      window: (f) => held[f],
+      sums: back.subarray(floats, 2 * floats),
       gather: async (reads) => {
         const gathered = await this.gather(reads, held)
         if (gathered) used.push(gathered)
