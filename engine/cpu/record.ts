@@ -43,7 +43,7 @@ export class HostRecorder implements WindowRecorder {
   }
 
   /** The twin of engine/gpu/record.ts perturbationSums: basinSums over each kicked field, the windows' cells as they are. */
-  perturbationSums({ pattern, basins, windows }: PerturbationQuery): Promise<PerturbationSums> {
+  async perturbationSums({ pattern, basins, windows }: PerturbationQuery): Promise<PerturbationSums> {
     const now = this.sums()
     const cells = this.core.n * this.core.n
     const field = (a: Float32Array, f: number) => a.subarray(f * cells, (f + 1) * cells)
@@ -60,7 +60,7 @@ export class HostRecorder implements WindowRecorder {
     basins.forEach((f, k) => out.basins.set(basinSums(field(held!, f), pattern, field(now, f)), BASIN_SUMS * k))
     let at = 0
     for (const { field: f, cells: listed } of windows) for (const c of listed) out.windows[at++] = now[f * cells + c]
-    return Promise.resolve(out)
+    return out
   }
 
   destroy(): void {

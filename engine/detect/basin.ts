@@ -15,47 +15,41 @@ const f32 = Math.fround
 
 /** Each lane's sums halved in a tree into lane 0, as the kernel's workgroup does. */
 function halve(lanes: Float32Array[]): number[] {
-  for (let stride = BASIN_LANES / 2; stride > 0; stride >>= 1)
-    for (const l of lanes) for (let i = 0; i < stride; i++) l[i] = f32(l[i] + l[i + stride])
+  for (let stride = BASIN_LANES / 2; stride > 0; stride >>= 1) for (const l of lanes) for (let i = 0; i < stride; i++) l[i] += l[i + stride]
   return lanes.map((l) => l[0])
 }
 
 /**
  * The five centred sums (BASIN_SUMS) of one field: `before` and `after` its stability sums (or means:
  * the correlations do not see the scale), `kick` the pattern added. Float32 throughout, in
- * shaders/basin.wgsl's order.
+ * shaders/basin.wgsl's order: cell c goes to lane c mod 256, each lane's cells in order (a float32
+ * array rounds every sum stored in it, as the kernel's float32 adds do).
  */
 export function basinSums(before: ArrayLike<number>, kick: ArrayLike<number>, after: ArrayLike<number>): Float32Array {
   const cells = before.length
-  const inverse = f32(1 / cells)
   const lanes = (count: number) => Array.from({ length: count }, () => new Float32Array(BASIN_LANES))
-  const totals = lanes(3)
-  for (let i = 0; i < BASIN_LANES; i++) {
-    let [b, k, a] = [0, 0, 0]
-    for (let c = i; c < cells; c += BASIN_LANES) {
-      b = f32(b + before[c])
-      k = f32(k + Math.abs(kick[c]))
-      a = f32(a + after[c])
-    }
-    ;[totals[0][i], totals[1][i], totals[2][i]] = [b, k, a]
+  const [sb, sk, sa] = lanes(3)
+  for (let c = 0; c < cells; c++) {
+    const i = c % BASIN_LANES
+    sb[i] += before[c]
+    sk[i] += Math.abs(kick[c])
+    sa[i] += after[c]
   }
-  const [mb, mk, ma] = halve(totals).map((t) => f32(t * inverse))
-  const products = lanes(BASIN_SUMS)
-  for (let i = 0; i < BASIN_LANES; i++) {
-    let [bk, bb, kk, ba, aa] = [0, 0, 0, 0, 0]
-    for (let c = i; c < cells; c += BASIN_LANES) {
-      const x = f32(before[c] - mb)
-      const k = f32(Math.abs(kick[c]) - mk)
-      const y = f32(after[c] - ma)
-      bk = f32(bk + f32(x * k))
-      bb = f32(bb + f32(x * x))
-      kk = f32(kk + f32(k * k))
-      ba = f32(ba + f32(x * y))
-      aa = f32(aa + f32(y * y))
-    }
-    ;[bk, bb, kk, ba, aa].forEach((s, q) => (products[q][i] = s))
+  const inverse = f32(1 / cells)
+  const [mb, mk, ma] = halve([sb, sk, sa]).map((t) => f32(t * inverse))
+  const [bk, bb, kk, ba, aa] = lanes(BASIN_SUMS)
+  for (let c = 0; c < cells; c++) {
+    const i = c % BASIN_LANES
+    const x = f32(before[c] - mb)
+    const k = f32(Math.abs(kick[c]) - mk)
+    const y = f32(after[c] - ma)
+    bk[i] += f32(x * k)
+    bb[i] += f32(x * x)
+    kk[i] += f32(k * k)
+    ba[i] += f32(x * y)
+    aa[i] += f32(y * y)
   }
-  return Float32Array.from(halve(products))
+  return Float32Array.from(halve([bk, bb, kk, ba, aa]))
 }
 
 /**

@@ -459,6 +459,8 @@ class FieldEngine implements Engine {
     if (query.pattern.length !== cells)
       throw new CrystalError('bad_argument', `a kick's pattern for this field has ${cells} cells, got ${query.pattern.length}`)
     query.basins.forEach((f) => this.field(f))
+    if (new Set(query.basins).size !== query.basins.length)
+      throw new CrystalError('bad_argument', `a perturbation lists a kicked field twice (${query.basins.join(', ')}): list each field once`)
     for (const { field, cells: listed } of query.windows) {
       this.field(field)
       const wrong = listed.find((c) => !Number.isInteger(c) || c < 0 || c >= cells)
@@ -564,7 +566,11 @@ class FieldEngine implements Engine {
   booksLater(): () => Promise<EnergyBooks[]> {
     const held = this.core.held
     if (!held) {
-      const now = this.books()
+      // everything taken before anything else can run: the host backend sums as it is asked
+      const [step, injected, deposited] = [this.step_count, this.injected.slice(), this.deposited.slice()]
+      const now = Promise.all([this.core.energy(this.params), this.core.ledger()]).then(([e, l]) =>
+        this.booksOf(e, l, step, { injected, deposited }),
+      )
       now.catch(() => {})
       return () => now
     }
@@ -577,11 +583,15 @@ class FieldEngine implements Engine {
     // booked once, after the books taken before them: settle and the caller may both ask
     const take = () =>
       (books ??= (async () => {
-        await earlier?.()
-        const v = await values()
-        this.bookPending(pending, v)
-        if (this.deferred === take) this.deferred = undefined
-        return this.heldBooks(slots, v, step)
+        try {
+          await earlier?.()
+          const v = await values()
+          this.bookPending(pending, v)
+          return this.heldBooks(slots, v, step)
+        } finally {
+          // a failed read fails this call, not every later settle
+          if (this.deferred === take) this.deferred = undefined
+        }
       })())
     this.deferred = take
     return take
@@ -603,16 +613,21 @@ class FieldEngine implements Engine {
     )
   }
 
-  /** Every field's books from its energy and the ledger's totals ([field][column]). */
-  private booksOf(energy: Float64Array, ledger: Float64Array, step: number): EnergyBooks[] {
+  /** Every field's books from its energy and the ledger's totals ([field][column]), with what was injected and deposited (the engine's now unless given). */
+  private booksOf(
+    energy: Float64Array,
+    ledger: Float64Array,
+    step: number,
+    { injected, deposited } = { injected: this.injected, deposited: this.deposited },
+  ): EnergyBooks[] {
     return [...energy].map((e, f) => ({
       step,
       energy: e,
       bulk_loss: ledger[f * 4],
       boundary_loss: ledger[f * 4 + 1],
-      saturation: ledger[f * 4 + 2] + this.deposited[f],
+      saturation: ledger[f * 4 + 2] + deposited[f],
       noise_work: ledger[f * 4 + 3],
-      injected: this.injected[f],
+      injected: injected[f],
     }))
   }
 

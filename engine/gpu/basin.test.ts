@@ -107,3 +107,22 @@ test('a basin without sums held is refused, and so are a bad pattern, field or c
     }
   }
 })
+
+test('the sums held outlive a new window started after them', async () => {
+  for (const backend of ['gpu', 'cpu'] as const) {
+    const engine = await engineOn(backend, { size: 16, fields: 2, material: 'europium_crystal', seed: 1, noise: 0, timeline_interval: 0 })
+    try {
+      const map = Float32Array.from({ length: 512 }, (_, i) => (i % 16) / 16)
+      const pattern = Float32Array.from({ length: 256 }, (_, i) => (i % 7) - 3)
+      await engine.holdStability(map)
+      // a window of another length (the recorder's planes made anew), and its collection
+      for (let slot = 0; slot < 4; slot++) await engine.captureFrame(slot, 4)
+      await engine.collectRecording()
+      const sums = await engine.perturbationSums({ pattern, basins: [1], windows: [] })
+      expect(sums.basins[1]).toBeCloseTo(basinSums(map.subarray(256), pattern, new Float32Array(256))[1], 6)
+      await expect(engine.perturbationSums({ pattern, basins: [1, 1], windows: [] })).rejects.toThrow('lists a kicked field twice (1, 1)')
+    } finally {
+      engine.destroy()
+    }
+  }
+})

@@ -58,3 +58,34 @@ test("books taken for later are the books of their moment, come back with the en
     for (const e of opened) e.destroy()
   }
 })
+
+test('books taken for later, then steps, an injection and the books now asked for first: each as the books read at its moment', async () => {
+  /** The same run, with the books of step 20 taken for later or read at once (the control). */
+  const scenario = async (backend: 'gpu' | 'cpu', deferred: boolean) => {
+    const engine = await engineOn(backend, { size: 24, fields: 2, material: 'europium_crystal', seed: 3, noise: 0, timeline_interval: 10 })
+    try {
+      const rand = rng(7)
+      const wave = () => Float32Array.from({ length: 24 * 24 }, () => rand() - 0.5)
+      await engine.injectMany([wave(), wave()])
+      await engine.step(20)
+      await engine.injectMany([wave(), undefined])
+      const later = deferred ? engine.booksLater() : undefined
+      const atOnce = deferred ? undefined : await engine.books()
+      // steps at once (no timeline sample: nothing settled), an injection, then steps whose timeline
+      // samples settle the books held, all before the books taken are asked for
+      await engine.step(5)
+      await engine.injectMany([undefined, wave()])
+      await engine.step(45)
+      const now = await engine.books()
+      return { then: atOnce ?? (await later!()), now }
+    } finally {
+      engine.destroy()
+    }
+  }
+  for (const backend of ['gpu', 'cpu'] as const) {
+    const [got, want] = [await scenario(backend, true), await scenario(backend, false)]
+    expect(got).toEqual(want)
+    for (let f = 0; f < 2; f++) expect([got.then[f].step, got.now[f].step]).toEqual([20, 70])
+    expect(got.now[1].injected).toBeGreaterThan(got.then[1].injected)
+  }
+})

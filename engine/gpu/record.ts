@@ -429,15 +429,17 @@ export class GpuRecorder implements WindowRecorder {
 
   private release(): void {
     const { transfers } = this.gpu
-    for (const b of [...this.chunks, this.tail, this.held, this.window?.coef, this.window?.uniform]) if (b) transfers.keep(b)
+    for (const b of [...this.chunks, this.tail, this.window?.coef, this.window?.uniform]) if (b) transfers.keep(b)
     this.tail = undefined
-    this.held = undefined
     this.chunks = []
     this.window = undefined
   }
 
   destroy(): void {
     this.release()
+    // the sums held outlive a window's planes (a new window may start between the hold and its use)
+    if (this.held) this.gpu.transfers.keep(this.held)
+    this.held = undefined
     this.frames = 0
   }
 }

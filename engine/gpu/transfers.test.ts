@@ -132,3 +132,22 @@ test('bytes that ride come back with the next read as they were when asked for, 
     done()
   }
 })
+
+test('a ride taken while the read that carries it is under way waits for that read, not for one of its own', async () => {
+  const { device, read, done } = await counted()
+  try {
+    const t = new Transfers(device)
+    const held = device.createBuffer({ size: 16, usage: STORAGE })
+    t.write(held, 0, filled(4, 4))
+    const take = t.ride(held, 0, 16, () => undefined)
+    const reads = t.reads
+    // the read is submitted (the ride with it) before it is taken; taken before the read has come back
+    const carrying = read(t, 1, 50)
+    const [got] = await Promise.all([take(), carrying])
+    expect(new Float32Array(got)).toEqual(filled(4, 4))
+    expect(t.reads).toBe(reads + 1)
+    held.destroy()
+  } finally {
+    done()
+  }
+})

@@ -51,6 +51,13 @@ function keepStaging(device: GPUDevice, buffer: GPUBuffer): void {
   keptOf(device, MAP_READ | COPY_DST).give(buffer)
 }
 
+/** Bytes copied aside to come back with a later read (Transfers.ride), and who waits for them. */
+interface Ride {
+  aside: GPUBuffer
+  bytes: number
+  done: (back: ArrayBuffer | Error) => void
+}
+
 export class Transfers implements TransferCounts {
   bytes_read = 0
   reads = 0
@@ -59,8 +66,8 @@ export class Transfers implements TransferCounts {
   submits = 0
   dispatches = 0
 
-  /** Bytes copied aside (ride) to come back with the next read, where each begins in it, and who waits for them. */
-  private rides: { aside: GPUBuffer; bytes: number; done: (back: ArrayBuffer | Error) => void }[] = []
+  /** Bytes copied aside (ride) to come back with the next read, and who waits for them. */
+  private rides: Ride[] = []
 
   constructor(private readonly device: GPUDevice) {}
 
@@ -75,22 +82,23 @@ export class Transfers implements TransferCounts {
     const encoder = this.device.createCommandEncoder()
     encoder.copyBufferToBuffer(src, offset, aside, 0, bytes)
     this.submit(encoder)
-    let waiting = true
-    const back = new Promise<ArrayBuffer>((resolve, reject) =>
-      this.rides.push({
+    let ride: Ride | undefined
+    const back = new Promise<ArrayBuffer>((resolve, reject) => {
+      ride = {
         aside,
         bytes,
         done: (b) => {
-          waiting = false
           aside.destroy()
           b instanceof Error ? reject(b) : resolve(b)
         },
-      }),
-    )
+      }
+    })
+    this.rides.push(ride!)
     // handled here: a failed read rejects it whether or not it is ever taken
     back.catch(() => {})
     return async () => {
-      if (waiting) await this.mapped(src, 0, 0, this.device.createCommandEncoder(), failure, () => undefined)
+      // not yet on a read (one under way carries it already): a read of its own
+      if (this.rides.includes(ride!)) await this.mapped(src, 0, 0, this.device.createCommandEncoder(), failure, () => undefined)
       return back
     }
   }
@@ -170,8 +178,11 @@ export class Transfers implements TransferCounts {
     failure: () => string | undefined,
     use: (range: ArrayBuffer) => T,
   ): Promise<T> {
-    const rides = this.rides.splice(0)
-    const total = rides.reduce((end, r) => end + r.bytes, bytes)
+    // the rides that fit beside the read in one staging buffer; the others wait for the next
+    const room = this.device.limits.maxBufferSize
+    let total = bytes
+    const rides = this.rides.filter((r) => (total + r.bytes <= room || total === 0 ? ((total += r.bytes), true) : false))
+    this.rides = this.rides.filter((r) => !rides.includes(r))
     const buffer = staging(this.device, total)
     if (bytes) encoder.copyBufferToBuffer(src, offset, buffer, 0, bytes)
     rides.reduce((at, r) => {
