@@ -24,13 +24,13 @@ test("books taken for later are the books of their moment, come back with the en
       await engine.kick(wave(), [1])
       await engine.step(10)
       await engine.read([0])
-      const then = await later()
+      const taken = await later()
       const readsTaken = (engine.transfers()?.reads ?? 0) - reads
       const now = await engine.books()
       // the control: the same read alone
       const before = engine.transfers()?.reads ?? 0
       await engine.read([0])
-      runs.push({ then, now, readsTaken, alone: (engine.transfers()?.reads ?? 0) - before })
+      runs.push({ taken, now, readsTaken, alone: (engine.transfers()?.reads ?? 0) - before })
     }
     const [g, c] = runs
     // the GPU's rode on the read after them: no read of their own; the CPU reads none
@@ -39,15 +39,15 @@ test("books taken for later are the books of their moment, come back with the en
     for (const run of runs) {
       // the books of their moment: before the kick, at step 20
       for (let f = 0; f < 3; f++) {
-        expect(run.then[f].step).toBe(20)
+        expect(run.taken[f].step).toBe(20)
         expect(run.now[f].step).toBe(30)
       }
-      expect(run.now[1].injected).toBeGreaterThan(run.then[1].injected)
-      expect(run.now[0].injected).toBe(run.then[0].injected)
+      expect(run.now[1].injected).toBeGreaterThan(run.taken[1].injected)
+      expect(run.now[0].injected).toBe(run.taken[0].injected)
     }
     // alike on both backends, within the books' tolerance (engine/field/engine.test.ts)
     for (const [a, b] of [
-      [g.then, c.then],
+      [g.taken, c.taken],
       [g.now, c.now],
     ])
       for (let f = 0; f < 3; f++) {
@@ -77,7 +77,7 @@ test('books taken for later, then steps, an injection and the books now asked fo
       await engine.injectMany([undefined, wave()])
       await engine.step(45)
       const now = await engine.books()
-      return { then: atOnce ?? (await later!()), now }
+      return { taken: atOnce ?? (await later!()), now }
     } finally {
       engine.destroy()
     }
@@ -85,7 +85,7 @@ test('books taken for later, then steps, an injection and the books now asked fo
   for (const backend of ['gpu', 'cpu'] as const) {
     const [got, want] = [await scenario(backend, true), await scenario(backend, false)]
     expect(got).toEqual(want)
-    for (let f = 0; f < 2; f++) expect([got.then[f].step, got.now[f].step]).toEqual([20, 70])
-    expect(got.now[1].injected).toBeGreaterThan(got.then[1].injected)
+    for (let f = 0; f < 2; f++) expect([got.taken[f].step, got.now[f].step]).toEqual([20, 70])
+    expect(got.now[1].injected).toBeGreaterThan(got.taken[1].injected)
   }
 })
