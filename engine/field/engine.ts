@@ -558,7 +558,8 @@ class FieldEngine implements Engine {
 
   async books(): Promise<EnergyBooks[]> {
     const held = this.core.held
-    if (!held) return this.booksOf(await this.core.energy(this.params), await this.core.ledger(), this.step_count)
+    // the host backend's are summed as they are asked for
+    if (!held) return this.booksLater()()
     const slots = this.holdBooks(held)
     return this.heldBooks(slots, await this.settle(), this.step_count)
   }

@@ -257,7 +257,10 @@ export class GpuRecorder implements WindowRecorder {
         layout: readonly unknown[],
         resources: GPUBindingResource[],
         invocations: number,
-      ) => this.bind(pass, kernel, { buffer: uniform, offset: slot * SLOT, size: layout.length * 4 }, resources, invocations)
+      ) => {
+        this.bind(pass, kernel, { buffer: uniform, offset: slot * SLOT, size: layout.length * 4 }, resources)
+        this.dispatch(pass, invocations)
+      }
       // per group of lists, its cells' planes into the scratch buffer from each chunk, then its sums
       for (const [g, group] of sums.groups.entries()) {
         if (group.rows)
@@ -354,16 +357,17 @@ export class GpuRecorder implements WindowRecorder {
       const pass = encoder.beginComputePass()
       if (basins.length) {
         const kernel = this.kernel('basin', 'Basin', BASIN_LAYOUT)
-        const resources = [Uint32Array.from(basins), pattern].map((d) => ({ buffer: written(d) }))
-        const [targets, kick] = resources
+        const [targets, kick] = [Uint32Array.from(basins), pattern].map((d) => ({ buffer: written(d) }))
         const bound = [targets, { buffer: this.held! }, kick, { buffer: this.sums() }, { buffer: result, size: out.basins.byteLength }]
-        this.bind(pass, kernel, { buffer: uniform, offset: 0, size: BASIN_LAYOUT.length * 4 }, bound, 0)
+        this.bind(pass, kernel, { buffer: uniform, offset: 0, size: BASIN_LAYOUT.length * 4 }, bound)
+        // a workgroup a kicked field
         transfers.dispatch(pass, basins.length)
       }
       if (listed.length) {
         const kernel = this.kernel('gather', 'Gather', GATHER_LAYOUT)
         const bound = [{ buffer: written(listed) }, { buffer: this.sums() }, { buffer: result, offset: windowsAt, size: listed.byteLength }]
-        this.bind(pass, kernel, { buffer: uniform, offset: SLOT, size: GATHER_LAYOUT.length * 4 }, bound, listed.length)
+        this.bind(pass, kernel, { buffer: uniform, offset: SLOT, size: GATHER_LAYOUT.length * 4 }, bound)
+        this.dispatch(pass, listed.length)
       }
       pass.end()
       await transfers.readInto(result, 0, encoder, () => this.gpu.failure(), back)
@@ -392,18 +396,11 @@ export class GpuRecorder implements WindowRecorder {
     return { made, buffer, written }
   }
 
-  /** `kernel` bound to its uniform and `resources` (bindings 0, 1, ...) on `pass`, then `invocations` of it dispatched (none: the caller dispatches). */
-  private bind(
-    pass: GPUComputePassEncoder,
-    kernel: GPUComputePipeline,
-    uniform: GPUBufferBinding,
-    resources: GPUBindingResource[],
-    invocations: number,
-  ): void {
+  /** `kernel` set on `pass` with its uniform at binding 0 and `resources` at bindings 1, 2, ... */
+  private bind(pass: GPUComputePassEncoder, kernel: GPUComputePipeline, uniform: GPUBufferBinding, resources: GPUBindingResource[]): void {
     pass.setPipeline(kernel)
     const entries = [uniform, ...resources].map((resource, binding) => ({ binding, resource }))
     pass.setBindGroup(0, this.gpu.device.createBindGroup({ layout: kernel.getBindGroupLayout(0), entries }))
-    if (invocations) this.dispatch(pass, invocations)
   }
 
   /** shaders/<name>.wgsl's kernel of that name, with its uniform struct (`layout`), made once a device. */
