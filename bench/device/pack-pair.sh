@@ -24,7 +24,17 @@ git worktree add --detach --force "$tree" "$commit" >/dev/null
 ln -s "$root/node_modules" "$tree/node_modules"
 (cd "$tree" && node scripts/gen.mjs >/dev/null && npx tsc -p tsconfig.build.json)
 tar -C "$tree" -cf - --exclude='*.map' dist | xz -6 -T0 > .device/base.tar.xz
+# the project again, leaner than pack.sh's (which passes the 64 MiB a call may carry): the runtime
+# closure with vitest's and the test files' modules (closure.mjs), the generated sources, no linters,
+# compilers, UI tools or other platforms' Dawn
+node bench/device/closure.mjs --tests > .device/closure.txt
+tar -cf - --exclude='*.map' --exclude='node_modules/webgpu/dist/darwin-*' --exclude='node_modules/webgpu/dist/linux-arm64' \
+  --exclude='node_modules/webgpu/dist/win32-*' --exclude='node_modules/better-sqlite3/deps' --exclude='node_modules/better-sqlite3/src' \
+  dist bin materials shaders examples package.json $(git ls-files -o -i --exclude-standard | grep '\.gen\.ts$') -T .device/closure.txt |
+  xz -6 -T0 > .device/proj.tar.xz
+# the test files call.sh runs there: engine/'s and cli/'s, but those that start a nats-server, Icecast or a browser
+git ls-files 'engine/*.test.ts' 'cli/*.test.ts' | xargs grep -L -E 'nats-server|startNats|icecast|chromium|playwright' > .device/test-files.txt
 git describe --always --dirty > .device/head.txt
 git rev-parse --short "$commit" > .device/base.txt
-cp bench/device/evolve-pair.sh .device/
+cp bench/device/evolve-pair.sh bench/device/call.sh .device/
 du -sh .device
