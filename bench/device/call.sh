@@ -7,6 +7,7 @@
 #   2. the field step at N = 2048 and 4096 on the GPU backend, and stencil_ref.py's CUDA kernel;
 #   3. the GPU-touching test files (those that need no nats-server, Icecast or browser) with vitest,
 #      run in the checkout CHECKOUT on the packed node_modules and generated files.
+# PARTS ("evolve field tests") names the parts to run; evolve-pair.sh's ROUNDS, POP, GENS, PROFILE pass through.
 # OUT gets summary.txt (what to read), tests.txt and results.tar.xz (every log and JSON): the device
 # brings back 8 files at most.
 set -uo pipefail
@@ -19,29 +20,41 @@ summary=$out/summary.txt
 : >"$summary"
 say() { echo "$*" | tee -a "$summary"; }
 
-say "== 1. evolve, $(cat "$here/head.txt") beside $(cat "$here/base.txt") ($(left) s left)"
-timeout "$(($(left) - 200))" bash "$here/evolve-pair.sh" "$res/pair"
-cat "$res/pair/summary.txt" >>"$summary"
+parts=${PARTS:-evolve field tests}
+has() { [[ " $parts " == *" $1 "* ]]; }
+# the seconds kept for the parts after each: the field's run and the tests'
+after_field=10 && has tests && after_field=150
+after_evolve=$after_field && has field && after_evolve=$((after_field + 50))
 
-say "== 2. field step on the GPU backend, then the plain CUDA kernel ($(left) s left)"
-timeout "$(($(left) - 150))" node bin/crystal.js --backend gpu bench field --sizes 2048,4096 --out "$res/field" \
-  >"$res/field.log" 2>&1
-grep -E '│|adapter' "$res/field.log" | tee -a "$summary"
-timeout 60 python3 stencil_ref.py "$res/cuda_ref.json" 2>&1 | tee -a "$summary"
+has evolve && {
+  say "== 1. evolve, $(cat "$here/head.txt") beside $(cat "$here/base.txt") ($(left) s left)"
+  timeout "$(($(left) - after_evolve))" bash "$here/evolve-pair.sh" "$res/pair"
+  cat "$res/pair/summary.txt" >>"$summary"
+}
 
-say "== 3. the GPU test files with vitest ($(left) s left)"
-(
-  cd "$checkout" || exit 1
-  ln -sfn /tmp/proj/node_modules node_modules
-  rm -rf dist && cp -r /tmp/proj/dist dist
-  for f in $(cd /tmp/proj && find engine -name '*.gen.ts'); do cp "/tmp/proj/$f" "$f"; done
-  # every test file of engine/ and cli/ but those that start a nats-server, Icecast or a browser (pack-pair.sh)
-  files=$(cat "$here/test-files.txt")
-  NO_COLOR=1 timeout "$(($(left) - 15))" node node_modules/vitest/vitest.mjs run $files --coverage.enabled=false \
-    --reporter=default --reporter=json --outputFile="$res/tests.json" >"$res/tests.log" 2>&1
-  echo "vitest rc $?" >>"$res/tests.log"
-)
-grep -E 'Test Files|Tests |FAIL|vitest rc' "$res/tests.log" | tail -40 | tee -a "$summary"
-grep -E '✓|✗|×|FAIL' "$res/tests.log" >"$out/tests.txt"
+has field && {
+  say "== 2. field step on the GPU backend, then the plain CUDA kernel ($(left) s left)"
+  timeout "$(($(left) - after_field))" node bin/crystal.js --backend gpu bench field --sizes 2048,4096 --out "$res/field" \
+    >"$res/field.log" 2>&1
+  grep -E '│|adapter' "$res/field.log" | tee -a "$summary"
+  timeout 60 python3 stencil_ref.py "$res/cuda_ref.json" 2>&1 | tee -a "$summary"
+}
+
+has tests && {
+  say "== 3. the GPU test files with vitest ($(left) s left)"
+  (
+    cd "$checkout" || exit 1
+    ln -sfn /tmp/proj/node_modules node_modules
+    rm -rf dist && cp -r /tmp/proj/dist dist
+    for f in $(cd /tmp/proj && find engine -name '*.gen.ts'); do cp "/tmp/proj/$f" "$f"; done
+    # every test file of engine/ and cli/ but those that start a nats-server, Icecast or a browser (pack-pair.sh)
+    files=$(cat "$here/test-files.txt")
+    NO_COLOR=1 timeout "$(($(left) - 15))" node node_modules/vitest/vitest.mjs run $files --coverage.enabled=false \
+      --reporter=default --reporter=json --outputFile="$res/tests.json" >"$res/tests.log" 2>&1
+    echo "vitest rc $?" >>"$res/tests.log"
+  )
+  grep -E 'Test Files|Tests |FAIL|vitest rc' "$res/tests.log" | tail -40 | tee -a "$summary"
+  grep -E '✓|✗|×|FAIL' "$res/tests.log" >"$out/tests.txt"
+}
 tar -C "$res" -cJf "$out/results.tar.xz" .
 say "== done in $((SECONDS - start)) s"

@@ -5,8 +5,9 @@
 # generations with --debug on the GPU, then the defaults (population 12, 10 generations) on the GPU
 # and on the CPU, each build in turn. summary.txt has every generation's seconds, each command's
 # time, the bytes it read back from the device and the registries' sizes and QD-scores (the two
-# builds must agree), after this build's
-# `bench open` table.
+# builds must agree), after this build's `bench open` table. POP=0 leaves out the population runs;
+# PROFILE=1 adds a run of this build's defaults on the GPU under node --cpu-prof (main.cpuprofile, its
+# main thread).
 set -uo pipefail
 out=${1:?usage: evolve-pair.sh OUT}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -46,7 +47,7 @@ echo "head ${names[head]}, base ${names[base]}; population $pop at N = $size for
 node bin/crystal.js bench open --out "$out/bench" >"$out/bench-open.log" 2>&1
 grep '│' "$out/bench-open.log" | tee -a "$summary"
 for r in $(seq 1 "$rounds"); do
-  for build in head base; do
+  [ "$pop" -gt 0 ] && for build in head base; do
     evolve "$build" gpu "r$r-$build-pop$pop" --population "$pop" --size "$size" --generations "$gens"
   done
   for build in head base; do
@@ -54,3 +55,11 @@ for r in $(seq 1 "$rounds"); do
     evolve "$build" cpu "r$r-$build-defaults-cpu" "${defaults[@]}"
   done
 done
+if [ "${PROFILE:-0}" = 1 ]; then
+  data=$(mktemp -d)
+  SVC_CRYSTAL_DATA_DIR=$data node --cpu-prof --cpu-prof-dir="$data/prof" bin/crystal.js --debug --backend gpu evolve \
+    --material europium_crystal --seed 1 "${defaults[@]}" >"$out/profiled.log" 2>&1
+  # the main thread's profile is the first written (thread 0); the workers' follow
+  cp "$(ls "$data"/prof/*.0.*.cpuprofile | head -1)" "$out/main.cpuprofile"
+  rm -rf "$data"
+fi

@@ -12,7 +12,6 @@ import { DEFAULT_MIN_PERSISTENCE, discover, type DiscoveryProgress, type Discove
 import { BATCH_PHASES, type BatchTimes, type EvaluationTimes } from '../../engine/discovery/evaluate.js'
 import { DetectPool } from '../../engine/discovery/pool.node.js'
 import { CrystalError } from '../../engine/errors.js'
-import { SwarmLink } from '../../engine/swarm/link.node.js'
 import { exploreRound } from '../../engine/swarm/rounds.js'
 import { interactive, realNumber, wholeNumber, type CliContext } from '../context.js'
 import { primitivesTable } from './primitives.js'
@@ -181,7 +180,10 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
       const totals = { rounds: 0, registered: 0, evaluated: 0, announced: 0, merged: 0 }
       // on the bus (SVC_NATS_URL): merge the swarm's finds before each round, announce our own after it
       const { bus, announce_floor: floor } = c.settings
-      const link = bus.url ? await SwarmLink.open({ ...bus, url: bus.url }, c.dataDir, c.say) : undefined
+      // the NATS client loads only on the bus, not for every evolve
+      const link = bus.url
+        ? await (await import('../../engine/swarm/link.node.js')).SwarmLink.open({ ...bus, url: bus.url }, c.dataDir, c.say)
+        : undefined
       const requests: { material: string; generations: number }[] = []
       const detector = o.detectThreads ? new DetectPool(o.detectThreads) : undefined
       link?.onRequest((r) => {

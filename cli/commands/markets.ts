@@ -6,7 +6,7 @@ import Table from 'cli-table3'
 import type { Command } from 'commander'
 import { existsSync } from 'node:fs'
 import { CrystalError } from '../../engine/errors.js'
-import { MarketStore } from '../../server/markets/store.js'
+import type { MarketStore } from '../../server/markets/store.js'
 import type { CliContext } from '../context.js'
 
 export function registerMarkets(cli: Command, ctx: () => CliContext): void {
@@ -16,7 +16,8 @@ export function registerMarkets(cli: Command, ctx: () => CliContext): void {
     .description('check that money and holdings are conserved and the ledger chain is intact and anchored (exit 1 if not)')
     .option('--json', 'print JSON instead of a table')
     .addHelpText('after', '\nExamples:\n  crystal markets check\n  crystal --data-dir /srv/crystal markets check --json')
-    .action((o: { json?: boolean }) => {
+    .action(async (o: { json?: boolean }) => {
+      const { MarketStore } = await import('../../server/markets/store.js')
       const store = new MarketStore({ dataDir: ctx().dataDir, faucetGrant: 0, readonly: true })
       let audit: ReturnType<MarketStore['audit']>
       try {

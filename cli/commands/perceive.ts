@@ -4,7 +4,6 @@ import Table from 'cli-table3'
 import type { Command } from 'commander'
 import { requireFinite } from '../../engine/errors.js'
 import { at, PERCEPTION_LAYOUT, PITCH_CLASSES } from '../../engine/station/perception.js'
-import { perceiveSource } from '../../server/station/perception.js'
 
 export function registerPerceive(cli: Command): void {
   cli
@@ -18,6 +17,7 @@ export function registerPerceive(cli: Command): void {
     )
     .action(async (source: string, o: { seconds: string; json?: boolean }) => {
       const seconds = requireFinite('seconds', Number(o.seconds), 1, 3600)
+      const { perceiveSource } = await import('../../server/station/perception.js')
       const v = await perceiveSource(source, seconds)
       if (o.json) {
         const features = Object.fromEntries(

@@ -2,8 +2,6 @@
 // this same command, so its flags are declared here once.
 import type { Command } from 'commander'
 import { FIELD_SIZE } from '../../engine/contracts/api.js'
-import { serve } from '../../server/app.js'
-import { stationConfig } from '../../server/station/station.js'
 import { wholeNumber, type CliContext } from '../context.js'
 
 export function registerServe(cli: Command, ctx: () => CliContext): void {
@@ -39,6 +37,8 @@ export function registerServe(cli: Command, ctx: () => CliContext): void {
         music?: string
       }) => {
         const c = ctx()
+        // the server's modules (Fastify, the station) load here, not for every command's start
+        const [{ serve }, { stationConfig }] = await Promise.all([import('../../server/app.js'), import('../../server/station/station.js')])
         await serve(
           {
             host: o.host,
