@@ -7,7 +7,7 @@
 #   2. the field step at N = 2048 and 4096 on the GPU backend, and stencil_ref.py's CUDA kernel;
 #   3. the GPU-touching test files (those that need no nats-server, Icecast or browser) with vitest,
 #      run in the checkout CHECKOUT on the packed node_modules and generated files.
-# PARTS ("evolve field tests") names the parts to run; evolve-pair.sh's ROUNDS, POP, GENS, PROFILE pass through.
+# PARTS ("evolve field tests"; "open" adds adapter-time.mjs, run first) names the parts to run; evolve-pair.sh's ROUNDS, POP, GENS, PROFILE pass through.
 # OUT gets summary.txt (what to read), tests.txt and results.tar.xz (every log and JSON): the device
 # brings back 8 files at most.
 set -uo pipefail
@@ -25,6 +25,13 @@ has() { [[ " $parts " == *" $1 "* ]]; }
 # the seconds kept for the parts after each: the field's run and the tests'
 after_field=10 && has tests && after_field=150
 after_evolve=$after_field && has field && after_evolve=$((after_field + 50))
+
+has open && {
+  say "== 0. opening WebGPU in a fresh process, Dawn's default backends against backend=vulkan ($(left) s left)"
+  for r in 1 2 3; do
+    for flags in "" backend=vulkan; do node "$here/adapter-time.mjs" $flags 2>&1 | grep '^{' | tee -a "$summary"; done
+  done
+}
 
 has evolve && {
   say "== 1. evolve, $(cat "$here/head.txt") beside $(cat "$here/base.txt") ($(left) s left)"
