@@ -1,10 +1,9 @@
 // `crystal archive`: merges every discovery the swarm announced into the local registry, including
 // those announced before it started (they are kept in a JetStream stream), then follows live until
 // stopped. Each uuid is kept once; malformed or foreign messages are dropped with a warning.
-import { jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream'
+import type { JsMsg } from '@nats-io/jetstream'
 import type { Command } from 'commander'
 import { DISCOVERY_STREAM, readAnnouncement, type DiscoveredMessage } from '../../engine/contracts/swarm.js'
-import { connectBus } from '../../engine/bus/nats.node.js'
 import { inBatches } from '../../engine/swarm/archivist.js'
 import { importCandidate } from '../../engine/swarm/import.js'
 import { ensureDiscoveryStream } from '../../engine/swarm/rounds.js'
@@ -25,6 +24,11 @@ export function registerArchive(cli: Command, ctx: () => CliContext): void {
     )
     .action(async (o: { catchUp?: boolean; json?: boolean }) => {
       const c = ctx()
+      // the NATS client loads here, not for every command's start
+      const [{ jetstream, jetstreamManager }, { connectBus }] = await Promise.all([
+        import('@nats-io/jetstream'),
+        import('../../engine/bus/nats.node.js'),
+      ])
       const nc = await connectBus(c.settings.bus, 'archive')
       const counts = { merged: 0, already_held: 0, dropped: 0 }
       try {

@@ -5,7 +5,6 @@ import Table from 'cli-table3'
 import type { Command } from 'commander'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ContractBus, LiveValues, type LastSeen } from '../../engine/bus/contract_bus.js'
-import { connectBus, natsConnection } from '../../engine/bus/nats.node.js'
 import { DEFAULT_PERIOD_MS } from '../../engine/consciousness/publisher.js'
 import { interactive, realNumber, type CliContext } from '../context.js'
 
@@ -51,6 +50,8 @@ export function registerWatch(cli: Command, ctx: () => CliContext): void {
     .action(async (o: { duration?: number; period?: number; json?: boolean }) => {
       const c = ctx()
       const period = o.period ?? c.settings.consciousness_period_ms ?? DEFAULT_PERIOD_MS
+      // the NATS client loads here, not for every command's start
+      const { connectBus, natsConnection } = await import('../../engine/bus/nats.node.js')
       const nc = await connectBus(c.settings.bus, 'watch')
       const bus = new ContractBus(natsConnection(nc), 'watch', (w) => process.stderr.write(`crystal: ${w}\n`))
       const live = new LiveValues()
