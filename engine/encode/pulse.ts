@@ -1,22 +1,15 @@
 // Pulse rendering (DESIGN.md section 4): amplitude * exp(-d^2 / 2r^2) * cos(frequency * d / r + phase)
 // out to 3r, in normalized coordinates (cell (i, j) sits at ((i + 0.5) / n, (j + 0.5) / n)), so a
-// pulse means the same at every resolution. Text wavefronts are sums of such sources.
+// pulse means the same at every resolution. Text wavefronts are sums of such sources. The schema is a
+// type here, so that the detection pool's workers, which render pulses, load no schema library (it was
+// most of their start); the engine checks a pulse against its ranges (engine/field/engine.ts).
 import type { Static } from '@sinclair/typebox'
-import { PulseSchema } from '../contracts/registry.js'
-import { requireFinite } from '../errors.js'
+import type { PulseSchema } from '../contracts/registry.js'
 
 export type Pulse = Static<typeof PulseSchema>
 
 /** Defaults for the trailing arguments of PULSE (the language and the API share them). */
 export const PULSE_DEFAULTS = { radius: 0.05, amplitude: 1, frequency: 0, phase: 0 } as const
-
-/** Throws a bad_argument error naming the first parameter that is not finite or out of range. */
-export function checkPulse(p: Pulse): Pulse {
-  // the ranges are the contract's (engine/contracts/registry.ts), the same the API and genomes obey
-  for (const [name, range] of Object.entries(PulseSchema.properties))
-    requireFinite(name, p[name as keyof Pulse], range.minimum!, range.maximum!)
-  return p
-}
 
 /** Adds the pulse into `into` (n x n), scaled by `scale`. */
 export function addPulse(into: Float32Array, n: number, p: Pulse, scale = 1): void {

@@ -3,7 +3,8 @@
 // written, and the energy books: a timeline sampled every `timeline_interval` steps.
 import { stabilityMargin, type Material } from '../contracts/material.js'
 import { CrystalError, requireFinite } from '../errors.js'
-import { addPulse, checkPulse, type Pulse } from '../encode/pulse.js'
+import { PulseSchema } from '../contracts/registry.js'
+import { addPulse, type Pulse } from '../encode/pulse.js'
 import { ENCODING_VERSION, textWavefront, type EncodingVersion } from '../encode/text.js'
 import type {
   DreamOps,
@@ -519,7 +520,10 @@ class FieldEngine implements Engine {
   }
 
   async pulse(p: Pulse, field = 0): Promise<void> {
-    checkPulse(p)
+    // a bad_argument error naming the first parameter that is not finite or out of range: the ranges are
+    // the contract's (engine/contracts/registry.ts), the same the API and genomes obey
+    for (const [name, range] of Object.entries(PulseSchema.properties))
+      requireFinite(name, p[name as keyof Pulse], range.minimum!, range.maximum!)
     const wave = new Float32Array(this.core.n * this.core.n)
     addPulse(wave, this.core.n, p)
     await this.inject(wave, field)
