@@ -2,6 +2,7 @@
 // GPU side by side, per N: milliseconds a dream, bytes read back per dream (the field's own size is
 // the control: what the old path read back about a dozen times), and how far the GPU's field lies
 // from the CPU twin's after the same dream from the same state.
+import { CrystalError } from '../engine/errors.js'
 import type { BackendChoice, TransferCounts } from '../engine/field/backend.js'
 import type { Engine } from '../engine/field/engine.js'
 import { findAdapter, type AdapterChoice } from '../engine/gpu/device.js'
@@ -14,7 +15,11 @@ export const SOFTWARE_MAX_N = 512
 
 export interface SideBySideOptions {
   sizes?: number[]
-  /** `cpu` runs the CPU side alone; `gpu` and `auto` run both (the CPU side is the GPU's control). */
+  /**
+   * `cpu` runs the CPU side alone, `gpu` the GPU side alone (no agreement measured: a GPU box asks for
+   * its own figures, and the CPU side of recall at N = 2048 takes minutes); `auto` runs both, the CPU
+   * side the GPU's control.
+   */
   backend?: BackendChoice
   /** Time budget of one measurement, seconds. */
   seconds: number
@@ -24,6 +29,8 @@ export interface GpuPlan {
   adapter: AdapterChoice | undefined
   /** Sizes the GPU side runs. */
   gpuSizes: number[]
+  /** Whether the CPU side runs (not with `--backend gpu`). */
+  cpu: boolean
   sizes: number[]
   skipped: string[]
 }
@@ -32,7 +39,7 @@ export interface GpuPlan {
 export async function planSides(o: SideBySideOptions): Promise<GpuPlan> {
   const sizes = o.sizes ?? DEFAULT_SIZES
   const skipped: string[] = []
-  if (o.backend === 'cpu') return { adapter: undefined, gpuSizes: [], sizes, skipped: ['gpu: --backend cpu'] }
+  if (o.backend === 'cpu') return { adapter: undefined, gpuSizes: [], cpu: true, sizes, skipped: ['gpu: --backend cpu'] }
   const adapter = await findAdapter(await nodeGpu().catch(() => undefined))
   const gpuSizes = sizes.filter((n) => {
     if (!adapter) return false
@@ -42,8 +49,14 @@ export async function planSides(o: SideBySideOptions): Promise<GpuPlan> {
     }
     return true
   })
-  if (!adapter) skipped.push('gpu: no WebGPU adapter')
-  return { adapter, gpuSizes, sizes, skipped }
+  if (!adapter) {
+    if (o.backend === 'gpu')
+      throw new CrystalError('backend_unavailable', 'no WebGPU adapter was found for --backend gpu', {}, 'use --backend cpu or auto')
+    skipped.push('gpu: no WebGPU adapter')
+  }
+  const cpu = o.backend !== 'gpu'
+  if (!cpu) skipped.push('cpu: --backend gpu (the GPU against CPU agreement is not measured)')
+  return { adapter, gpuSizes, cpu, sizes, skipped }
 }
 
 /** Bytes read back between two counts. */
@@ -70,9 +83,10 @@ export async function timed(run: () => Promise<void>): Promise<number> {
 
 export interface DreamRow {
   n: number
-  cpu_ms: number
+  /** null: the CPU side did not run (`--backend gpu`). */
+  cpu_ms: number | null
   gpu_ms: number | null
-  runs: { cpu: number; gpu: number | null }
+  runs: { cpu: number | null; gpu: number | null }
   /** Bytes the GPU read back during one dream, and one copy of the field (u and u_prev) as the control. */
   gpu_bytes_read: number | null
   field_bytes: number
@@ -109,12 +123,13 @@ export async function runDreamBench(o: SideBySideOptions, say: (line: string) =>
   const plan = await planSides(o)
   const rows: DreamRow[] = []
   for (const n of plan.sizes) {
-    say(`dream: N = ${n} on the CPU ...`)
-    const cpu = await prepared('cpu', n)
+    if (!plan.cpu && !plan.gpuSizes.includes(n)) continue
+    if (plan.cpu) say(`dream: N = ${n} on the CPU ...`)
+    const cpu = plan.cpu ? await prepared('cpu', n) : undefined
     const gpu = plan.gpuSizes.includes(n) ? await prepared('gpu', n, cpu) : undefined
     try {
       // the first dream on each side: timed, its transfers counted, and the two fields compared
-      const cpuFirst = await timed(async () => void (await cpu.dream('deep')))
+      const cpuFirst = cpu && (await timed(async () => void (await cpu.dream('deep'))))
       let agreement: number | null = null
       let bytes: number | null = null
       let gpuFirst: number | undefined
@@ -123,25 +138,28 @@ export async function runDreamBench(o: SideBySideOptions, say: (line: string) =>
         const before = gpu.transfers()
         gpuFirst = await timed(async () => void (await gpu.dream('deep')))
         bytes = readBack(before, gpu.transfers())
-        const [a, b] = [(await gpu.read()).u, (await cpu.read()).u]
-        let d = 0
-        for (let i = 0; i < a.length; i++) d = Math.max(d, Math.abs(a[i] - b[i]))
-        agreement = d / maxAbs(b)
+        if (cpu) {
+          const [a, b] = [(await gpu.read()).u, (await cpu.read()).u]
+          let d = 0
+          for (let i = 0; i < a.length; i++) d = Math.max(d, Math.abs(a[i] - b[i]))
+          agreement = d / maxAbs(b)
+        }
       }
-      const c = await medianMs(async () => void (await cpu.dream('deep')), o.seconds, cpuFirst)
+      const c = cpu && (await medianMs(async () => void (await cpu.dream('deep')), o.seconds, cpuFirst))
       const g = gpu && gpuFirst !== undefined ? await medianMs(async () => void (await gpu.dream('deep')), o.seconds, gpuFirst) : undefined
-      say(`dream: N = ${n} done: ${c.ms.toFixed(1)} ms on the CPU${g ? `, ${g.ms.toFixed(1)} ms on the GPU (${plan.adapter!.name})` : ''}`)
+      const sides = [c && `${c.ms.toFixed(1)} ms on the CPU`, g && `${g.ms.toFixed(1)} ms on the GPU (${plan.adapter!.name})`]
+      say(`dream: N = ${n} done: ${sides.filter(Boolean).join(', ')}`)
       rows.push({
         n,
-        cpu_ms: c.ms,
+        cpu_ms: c?.ms ?? null,
         gpu_ms: g?.ms ?? null,
-        runs: { cpu: c.runs, gpu: g?.runs ?? null },
+        runs: { cpu: c?.runs ?? null, gpu: g?.runs ?? null },
         gpu_bytes_read: bytes,
         field_bytes: 2 * n * n * 4,
         gpu_vs_cpu: agreement,
       })
     } finally {
-      cpu.destroy()
+      cpu?.destroy()
       gpu?.destroy()
     }
   }

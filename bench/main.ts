@@ -47,6 +47,9 @@ function save(out: string, name: string, report: object): string {
   return join(out, `${name}.json`)
 }
 
+/** Which sides a side-by-side table holds (`--backend` runs one alone). */
+const sidesRun = (cpu: boolean, gpu: boolean) => (cpu && gpu ? 'CPU and GPU side by side' : cpu ? 'the CPU side' : 'the GPU side')
+
 export async function runBench(which: BenchName | 'all', o: BenchOptions): Promise<Record<string, object>> {
   const reports: Record<string, object> = {}
   const show = (title: string, rows: object[]) => {
@@ -67,7 +70,10 @@ export async function runBench(which: BenchName | 'all', o: BenchOptions): Promi
   if (which === 'all' || which === 'dream') {
     const r = await runDreamBench({ sizes: o.sizes, seconds: 4, backend: o.backend }, o.say)
     show(
-      `deep dream (${r.conditions.material}, ${r.conditions.steps_per_dream} steps), CPU and GPU side by side${r.gpu_adapter ? `; GPU: ${r.gpu_adapter}${r.gpu_software ? ' (SOFTWARE, not a GPU)' : ''}` : ''}`,
+      `deep dream (${r.conditions.material}, ${r.conditions.steps_per_dream} steps), ${sidesRun(
+        r.rows.some((x) => x.cpu_ms !== null),
+        r.rows.some((x) => x.gpu_ms !== null),
+      )}${r.gpu_adapter ? `; GPU: ${r.gpu_adapter}${r.gpu_software ? ' (SOFTWARE, not a GPU)' : ''}` : ''}`,
       dreamTable(r),
     )
     for (const s of r.skipped) o.say(`skipped ${s}`)
@@ -77,7 +83,10 @@ export async function runBench(which: BenchName | 'all', o: BenchOptions): Promi
   if (which === 'all' || which === 'recall') {
     const r = await runRecallBench({ sizes: o.sizes, seconds: 4, memories: o.memories, backend: o.backend }, o.say)
     show(
-      `recall top-${r.conditions.k} (${r.conditions.material}), CPU and GPU side by side${r.gpu_adapter ? `; GPU: ${r.gpu_adapter}${r.gpu_software ? ' (SOFTWARE, not a GPU)' : ''}` : ''}`,
+      `recall top-${r.conditions.k} (${r.conditions.material}), ${sidesRun(
+        r.rows.some((x) => x.cpu !== null),
+        r.rows.some((x) => x.gpu !== null),
+      )}${r.gpu_adapter ? `; GPU: ${r.gpu_adapter}${r.gpu_software ? ' (SOFTWARE, not a GPU)' : ''}` : ''}`,
       recallTable(r),
     )
     for (const s of r.skipped) o.say(`skipped ${s}`)

@@ -50,10 +50,11 @@ export interface RecallRow {
   encode_v2_ms: number
   /** One CPU field step of the same N on one thread, the encoding's yardstick (its target is 8 of them). */
   cpu_step_ms: number
-  cpu: RecallSide
+  /** null: the CPU side did not run (`--backend gpu`). */
+  cpu: RecallSide | null
   gpu: RecallSide | null
   /** One write of a new text (encoded on the host by the CPU engine, on the device by the GPU engine; then added to the field), median. */
-  cpu_write_ms: number
+  cpu_write_ms: number | null
   gpu_write_ms: number | null
   /**
    * The same, then the books read (which waits for the device to finish the write: a write returns
@@ -144,6 +145,7 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
   const { moments, k, gap } = RECALL_DEFAULTS
   const rows: RecallRow[] = []
   for (const n of plan.sizes) {
+    if (!plan.cpu && !plan.gpuSizes.includes(n)) continue
     const count = o.memories ?? (n > RECALL_DEFAULTS.large_n ? RECALL_DEFAULTS.large_memories : RECALL_DEFAULTS.memories)
     const written = texts(count)
     const engines: Engine[] = []
@@ -160,7 +162,7 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
       return e
     }
     try {
-      const cpu = await open('cpu')
+      const cpu = plan.cpu ? await open('cpu') : undefined
       const gpu = plan.gpuSizes.includes(n) ? await open('gpu') : undefined
       const queries = [0, 1, 2].map((q) => written[(q * 977) % count].split(' ').slice(0, 2).join(' '))
       // the query's encoding by the WebAssembly kernel, and by its TypeScript twin (the same bits) as
@@ -171,19 +173,22 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
       const v2 = (await medianMs(async () => void (await textWavefront(queries[e++ % 3], n, { version: 2 })), 1)).ms
       const stepper = await createNodeEngine({ backend: 'cpu', size: n, material: MATERIAL, threads: 1, timeline_interval: 0 })
       const step = await medianMs(async () => void (await stepper.step(1)), 1).finally(() => stepper.destroy())
-      say(`recall: N = ${n} on the CPU ...`)
-      const c = await side(cpu, queries, k, o.seconds)
+      let c: Awaited<ReturnType<typeof side>> | undefined
+      if (cpu) {
+        say(`recall: N = ${n} on the CPU ...`)
+        c = await side(cpu, queries, k, o.seconds)
+      }
       let g: Awaited<ReturnType<typeof side>> | undefined
       if (gpu) {
         say(`recall: N = ${n} on the GPU ...`)
         g = await side(gpu, queries, k, o.seconds)
       }
-      const readings = new Set(cpu.memories.map((m) => m.step)).size
-      const wanted = c.first.hits
+      const readings = new Set((cpu ?? gpu)!.memories.map((m) => m.step)).size
+      const wanted = c?.first.hits
       const got = g?.first.hits
       // writes last, so that the recalls above read the memories as written
       let w = 0
-      const cw = await medianMs(async () => void (await cpu.write(`written last ${w++}`)), o.seconds)
+      const cw = cpu && (await medianMs(async () => void (await cpu.write(`written last ${w++}`)), o.seconds))
       const gw = gpu ? await medianMs(async () => void (await gpu.write(`written last ${w++}`)), o.seconds) : undefined
       const gwb = gpu
         ? await medianMs(async () => {
@@ -193,9 +198,11 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
         : undefined
       const writeCounts = gpu && (await countsOf(gpu, () => gpu.write(`written last ${w++}`)))
       const ms = (s: RecallSide) => `${s.first_ms.toFixed(1)} / ${s.again_ms.toFixed(1)} / ${s.changed_ms.toFixed(1)}`
-      say(
-        `recall: N = ${n} done: first / again / after a step ${ms(c.side)} ms and ${cw.ms.toFixed(1)} ms a write on the CPU${g ? `, ${ms(g.side)} and ${gw!.ms.toFixed(1)} ms on the GPU (${plan.adapter!.name})` : ''}`,
-      )
+      const sides = [
+        c && `${ms(c.side)} ms and ${cw!.ms.toFixed(1)} ms a write on the CPU`,
+        g && `${ms(g.side)} and ${gw!.ms.toFixed(1)} ms on the GPU (${plan.adapter!.name})`,
+      ]
+      say(`recall: N = ${n} done: first / again / after a step ${sides.filter(Boolean).join(', ')}`)
       rows.push({
         n,
         memories: count,
@@ -204,18 +211,19 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
         encode_twin_ms: twin,
         encode_v2_ms: v2,
         cpu_step_ms: step.ms,
-        cpu: c.side,
+        cpu: c?.side ?? null,
         gpu: g?.side ?? null,
-        cpu_write_ms: cw.ms,
+        cpu_write_ms: cw?.ms ?? null,
         gpu_write_ms: gw?.ms ?? null,
         gpu_write_books_ms: gwb?.ms ?? null,
         gpu_write_counts: writeCounts ?? null,
         field_bytes: 2 * n * n * 4,
-        same_ranking: got ? got.map((h) => h.memory).join() === wanted.map((h) => h.memory).join() : null,
-        hits_compared: wanted.length,
-        score_diff: got
-          ? Math.max(0, ...got.map((h, j) => Math.abs(h.score - (wanted[j]?.score ?? 0)) / Math.abs(wanted[0]?.score || 1)))
-          : null,
+        same_ranking: got && wanted ? got.map((h) => h.memory).join() === wanted.map((h) => h.memory).join() : null,
+        hits_compared: got && wanted ? wanted.length : 0,
+        score_diff:
+          got && wanted
+            ? Math.max(0, ...got.map((h, j) => Math.abs(h.score - (wanted[j]?.score ?? 0)) / Math.abs(wanted[0]?.score || 1)))
+            : null,
       })
     } finally {
       for (const e of engines) e.destroy()
@@ -251,7 +259,7 @@ export function recallTable(r: RecallBenchReport): Record<string, string | numbe
         'encode in CPU steps (1 thread)': (x.encode_ms / x.cpu_step_ms).toFixed(1),
         'control: TS twin encode in CPU steps': (x.encode_twin_ms / x.cpu_step_ms).toFixed(1),
         [`encoding ${ENCODING_VERSION}; control: version 2 encode in CPU steps`]: (x.encode_v2_ms / x.cpu_step_ms).toFixed(1),
-        'cpu ms/write': x.cpu_write_ms.toFixed(1),
+        'cpu ms/write': x.cpu_write_ms === null ? '-' : x.cpu_write_ms.toFixed(1),
         'gpu ms/write': x.gpu_write_ms === null ? '-' : x.gpu_write_ms.toFixed(1),
         'gpu ms/write, books read': x.gpu_write_books_ms === null ? '-' : x.gpu_write_books_ms.toFixed(1),
         'gpu write: uploads (bytes) / reads (bytes) / submits / dispatches': x.gpu_write_counts ? traffic(x.gpu_write_counts) : '-',

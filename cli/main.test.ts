@@ -634,6 +634,27 @@ describe('usage', () => {
     }
   })
 
+  test('bench honours --backend gpu: dream and recall run the GPU side alone, and say the agreement is not measured', () => {
+    const out = fresh('bench-gpu')
+    for (const [bench, ...more] of [['dream'], ['recall', '--memories', '4']]) {
+      const r = crystal(env, '--backend', 'gpu', 'bench', bench, '--sizes', '16', ...more, '--out', out)
+      expect(r.status, bench).toBe(0)
+      expect(r.stderr, bench).toContain(`${bench}: N = 16 done: `)
+      expect(r.stderr, bench).not.toMatch(/on the CPU/)
+      expect(r.stdout, bench).toContain('the GPU side')
+      const report = JSON.parse(readFileSync(join(out, `${bench}.json`), 'utf8'))
+      expect(report.skipped, bench).toContain('cpu: --backend gpu (the GPU against CPU agreement is not measured)')
+      const [row] = report.rows
+      if (bench === 'dream') expect([row.cpu_ms, row.gpu_vs_cpu, typeof row.gpu_ms]).toEqual([null, null, 'number'])
+      else expect([row.cpu, row.cpu_write_ms, row.same_ranking, typeof row.gpu.first_ms]).toEqual([null, null, null, 'number'])
+    }
+    // control: auto runs both sides, the CPU the GPU's control
+    const both = crystal(env, 'bench', 'dream', '--sizes', '16', '--out', out, '--json')
+    expect(both.status).toBe(0)
+    const [row] = JSON.parse(readFileSync(join(out, 'dream.json'), 'utf8')).rows
+    expect([typeof row.cpu_ms, typeof row.gpu_ms, typeof row.gpu_vs_cpu]).toEqual(['number', 'number', 'number'])
+  })
+
   test('bench honours --backend cpu: CPU cases only, each named when it starts and when it ends', () => {
     const out = fresh('bench')
     const r = crystal(env, '--backend', 'cpu', 'bench', 'field', '--sizes', '16', '--out', out, '--json')
