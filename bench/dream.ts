@@ -49,14 +49,19 @@ export async function planSides(o: SideBySideOptions): Promise<GpuPlan> {
     }
     return true
   })
-  if (!adapter) {
-    if (o.backend === 'gpu')
-      throw new CrystalError('backend_unavailable', 'no WebGPU adapter was found for --backend gpu', {}, 'use --backend cpu or auto')
-    skipped.push('gpu: no WebGPU adapter')
-  }
+  if (!adapter) skipped.push('gpu: no WebGPU adapter')
   const cpu = o.backend !== 'gpu'
   if (!cpu) skipped.push('cpu: --backend gpu (the GPU against CPU agreement is not measured)')
   return { adapter, gpuSizes, cpu, sizes, skipped }
+}
+
+/**
+ * `--backend gpu` with no adapter: stops before any bench runs, saying why (Dawn's own reason where it
+ * could not load), rather than running the benches' CPU parts alone.
+ */
+export async function requireAdapter(): Promise<void> {
+  if (!(await findAdapter(await nodeGpu())))
+    throw new CrystalError('backend_unavailable', 'no WebGPU adapter was found for --backend gpu', {}, 'use --backend cpu or auto')
 }
 
 /** Bytes read back between two counts. */

@@ -5,7 +5,7 @@ import { availableParallelism, cpus } from 'node:os'
 import { join } from 'node:path'
 import type { BackendChoice } from '../engine/field/backend.js'
 import { discoveryTables, runDiscoveryBench } from './discovery.js'
-import { dreamTable, runDreamBench } from './dream.js'
+import { dreamTable, requireAdapter, runDreamBench } from './dream.js'
 import { recallTable, runRecallBench } from './recall.js'
 import { fieldTable, runFieldBench } from './field.js'
 import { marketsTable, runMarketsBench } from './markets.js'
@@ -52,6 +52,7 @@ const sidesRun = (cpu: boolean, gpu: boolean) => (cpu && gpu ? 'CPU and GPU side
 
 export async function runBench(which: BenchName | 'all', o: BenchOptions): Promise<Record<string, object>> {
   const reports: Record<string, object> = {}
+  if (o.backend === 'gpu' && (which === 'all' || ['field', 'dream', 'recall', 'open'].includes(which))) await requireAdapter()
   const show = (title: string, rows: object[]) => {
     if (o.json) return
     console.log(`\n${title}`)

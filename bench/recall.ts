@@ -219,7 +219,7 @@ export async function runRecallBench(o: RecallBenchOptions, say: (line: string) 
         gpu_write_counts: writeCounts ?? null,
         field_bytes: 2 * n * n * 4,
         same_ranking: got && wanted ? got.map((h) => h.memory).join() === wanted.map((h) => h.memory).join() : null,
-        hits_compared: got && wanted ? wanted.length : 0,
+        hits_compared: wanted?.length ?? 0,
         score_diff:
           got && wanted
             ? Math.max(0, ...got.map((h, j) => Math.abs(h.score - (wanted[j]?.score ?? 0)) / Math.abs(wanted[0]?.score || 1)))

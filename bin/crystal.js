@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs'
 import module from 'node:module'
 
-// Node 22.1 and later keep the compiled modules on disk (NODE_DISABLE_COMPILE_CACHE=1 turns it off): a
+// Node 22.8 and later keep the compiled modules on disk (NODE_DISABLE_COMPILE_CACHE=1 turns it off): a
 // command starts some 20% sooner on Node 24. Node 20 has no such cache.
 module.enableCompileCache?.()
 

@@ -603,24 +603,29 @@ describe('usage', () => {
   })
 
   test('starting the CLI loads no benchmark, server, market store or bus client: each waits for the command that uses it', () => {
-    // a module hook that names every module of dist/bench/ and dist/server/, and of Fastify, better-sqlite3 and
-    // NATS, that the command resolves (they were a third of the start: 0.41 s where it takes 0.25 now)
+    // a module hook that names every module of dist/bench/ and dist/server/, and of Fastify and NATS, that the
+    // command resolves (they were a third of the start: 0.41 s where it takes 0.25 now). better-sqlite3 is
+    // required through createRequire, which such a hook does not see: dist/server/markets/ stands for it.
     const hook = join(env.SVC_CRYSTAL_DATA_DIR, 'hook.mjs')
     writeFileSync(
       hook,
-      "export async function resolve(s, c, next) { const r = await next(s, c); if (/\\/dist\\/(bench|server)\\/|node_modules\\/(fastify|@fastify|@nats-io|better-sqlite3)\\//.test(r.url)) process.stderr.write('loaded ' + r.url + '\\n'); return r }\n",
+      "export async function resolve(s, c, next) { const r = await next(s, c); if (/\\/dist\\/(bench|server)\\/|node_modules\\/(fastify|@fastify|@nats-io)\\//.test(r.url)) process.stderr.write('loaded ' + r.url + '\\n'); return r }\n",
     )
     const register = `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(`file://${hook}`)})`
     const loaded = (args: string[], status = 0) => {
-      const r = spawnSync(process.execPath, ['--import', register, BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env } })
+      const r = spawnSync(process.execPath, ['--import', register, BIN, ...args], {
+        encoding: 'utf8',
+        env: { ...process.env, ...env, SVC_NATS_URL: undefined },
+      })
       expect(r.status, args.join(' ')).toBe(status)
       return r.stderr.match(/loaded .*/g)?.map((l) => l.replace(/.*\/(dist|node_modules)\//, '')) ?? []
     }
     // only the list of names `crystal bench --help` shows
     expect(loaded(['materials'])).toEqual(['bench/names.js'])
-    expect(loaded(['serve', '--help'])).toEqual(['bench/names.js'])
-    // control: the hook sees them where a command uses them (a market check with no database still opens the store)
+    // controls: the hook sees them where a command uses them (a market check with no database still opens the
+    // store; archive with no bus loads the NATS client, then says it needs SVC_NATS_URL)
     expect(loaded(['markets', 'check'], 1)).toEqual(expect.arrayContaining(['server/markets/store.js', 'server/markets/sqlite.js']))
+    expect(loaded(['archive'], 1).filter((m) => m.startsWith('@nats-io/')).length).toBeGreaterThan(0)
   })
 
   test('a bad value in the environment stops the command with one sentence naming the variable, exit 2', () => {
@@ -648,6 +653,21 @@ describe('usage', () => {
       if (bench === 'dream') expect([row.cpu_ms, row.gpu_vs_cpu, typeof row.gpu_ms]).toEqual([null, null, 'number'])
       else expect([row.cpu, row.cpu_write_ms, row.same_ranking, typeof row.gpu.first_ms]).toEqual([null, null, null, 'number'])
     }
+    // no adapter (a Vulkan driver file that is not there): one sentence before any bench runs, exit 1
+    const none = crystal(
+      { ...env, VK_ICD_FILENAMES: join(out, 'no-such-icd.json') },
+      '--backend',
+      'gpu',
+      'bench',
+      'field',
+      '--sizes',
+      '16',
+      '--out',
+      out,
+    )
+    expect(none.status).toBe(1)
+    expect(none.stderr).toContain('crystal: no WebGPU adapter was found for --backend gpu (use --backend cpu or auto)')
+    expect(none.stderr).not.toContain('field: ')
     // control: auto runs both sides, the CPU the GPU's control
     const both = crystal(env, 'bench', 'dream', '--sizes', '16', '--out', out, '--json')
     expect(both.status).toBe(0)

@@ -15,6 +15,9 @@ out=${1:?usage: call.sh OUT CHECKOUT} checkout=${2:?usage: call.sh OUT CHECKOUT}
 here=$(cd "$(dirname "$0")" && pwd)
 start=$SECONDS budget=${BUDGET:-500}
 left() { echo $((budget - (SECONDS - start))); }
+# seconds for a part that leaves $1 for the parts after it: at least 5 (GNU timeout reads 0 as no limit, and a
+# negative as an option)
+within() { local s=$(($(left) - $1)); echo $((s < 5 ? 5 : s)); }
 res=/tmp/results && rm -rf "$res" && mkdir -p "$res"
 summary=$out/summary.txt
 : >"$summary"
@@ -22,26 +25,28 @@ say() { echo "$*" | tee -a "$summary"; }
 
 parts=${PARTS:-evolve field tests}
 has() { [[ " $parts " == *" $1 "* ]]; }
-# the seconds kept for the parts after each: the field's run and the tests'
-after_field=10 && has tests && after_field=150
-after_evolve=$after_field && has field && after_evolve=$((after_field + 50))
+# the seconds kept for what follows each part: the tests (150), the CUDA kernel (60) after the field
+# step's bench (50), and 10 to pack the results
+tests_s=0 && has tests && tests_s=150
+after_field=$((60 + tests_s + 10))
+after_evolve=$((tests_s + 10)) && has field && after_evolve=$((50 + after_field))
 
 has open && {
   say "== 0. opening WebGPU in a fresh process, Dawn's default backends against backend=vulkan ($(left) s left)"
   for r in 1 2 3; do
-    for flags in "" backend=vulkan; do node "$here/adapter-time.mjs" $flags 2>&1 | grep '^{' | tee -a "$summary"; done
+    for flags in "" backend=vulkan; do timeout 30 node "$here/adapter-time.mjs" $flags 2>&1 | grep '^{' | tee -a "$summary"; done
   done
 }
 
 has evolve && {
   say "== 1. evolve, $(cat "$here/head.txt") beside $(cat "$here/base.txt") ($(left) s left)"
-  timeout "$(($(left) - after_evolve))" bash "$here/evolve-pair.sh" "$res/pair"
+  timeout "$(within "$after_evolve")" bash "$here/evolve-pair.sh" "$res/pair"
   cat "$res/pair/summary.txt" >>"$summary"
 }
 
 has field && {
   say "== 2. field step on the GPU backend, then the plain CUDA kernel ($(left) s left)"
-  timeout "$(($(left) - after_field))" node bin/crystal.js --backend gpu bench field --sizes 2048,4096 --out "$res/field" \
+  timeout "$(within "$after_field")" node bin/crystal.js --backend gpu bench field --sizes 2048,4096 --out "$res/field" \
     >"$res/field.log" 2>&1
   grep -E '│|adapter' "$res/field.log" | tee -a "$summary"
   timeout 60 python3 stencil_ref.py "$res/cuda_ref.json" 2>&1 | tee -a "$summary"
@@ -56,7 +61,7 @@ has tests && {
     for f in $(cd /tmp/proj && find engine -name '*.gen.ts'); do cp "/tmp/proj/$f" "$f"; done
     # every test file of engine/ and cli/ but those that start a nats-server, Icecast or a browser (pack-pair.sh)
     files=$(cat "$here/test-files.txt")
-    NO_COLOR=1 timeout "$(($(left) - 15))" node node_modules/vitest/vitest.mjs run $files --coverage.enabled=false \
+    NO_COLOR=1 timeout "$(within 15)" node node_modules/vitest/vitest.mjs run $files --coverage.enabled=false \
       --reporter=default --reporter=json --outputFile="$res/tests.json" >"$res/tests.log" 2>&1
     echo "vitest rc $?" >>"$res/tests.log"
   )

@@ -59,7 +59,7 @@ if [ "${PROFILE:-0}" = 1 ]; then
   data=$(mktemp -d)
   SVC_CRYSTAL_DATA_DIR=$data node --cpu-prof --cpu-prof-dir="$data/prof" bin/crystal.js --debug --backend gpu evolve \
     --material europium_crystal --seed 1 "${defaults[@]}" >"$out/profiled.log" 2>&1
-  # the main thread's profile is the first written (thread 0); the workers' follow
+  # the main thread's profile is thread 0's (its name's second number); the workers' are 1 onwards
   cp "$(ls "$data"/prof/*.0.*.cpuprofile | head -1)" "$out/main.cpuprofile"
   rm -rf "$data"
 fi
