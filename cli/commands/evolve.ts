@@ -89,7 +89,7 @@ function timesReporter(c: CliContext, label: string) {
   const phases = (ms: BatchTimes) => BATCH_PHASES.flatMap((k) => (ms[k] === undefined ? [] : [`${k} ${seconds(ms[k])}`])).join(', ')
   return (generation: number, t: EvaluationTimes) =>
     process.stderr.write(
-      `crystal: ${label} generation ${generation} evaluated in ${seconds(t.total)} s: waves ${seconds(t.waves)}; clean batch: ${phases(t.clean)}; noisy batch: ${phases(t.noisy)}\n`,
+      `crystal: ${label} generation ${generation} evaluated in ${seconds(t.total)} s: waves ${seconds(t.waves)}; batch: ${phases(t.batch)}\n`,
     )
 }
 

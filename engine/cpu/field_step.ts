@@ -29,6 +29,10 @@ export function stepReference(prev: Float32Array, cur: Float32Array, next: Float
   const n = p.n
   for (let field = 0; field < p.fields; field++) {
     const base = field * n * n
+    // a rerun's field draws the noise of the field rerun_from before it (params.ts Rerun)
+    const rerun = field >= p.rerun_from
+    const noiseAmp = rerun ? p.rerun_noise : p.noise
+    const drawn = rerun ? p.rerun_from * n * n : 0
     for (let y = 0; y < n; y++) {
       for (let x = 0; x < n; x++) {
         const i = base + y * n + x
@@ -47,7 +51,7 @@ export function stepReference(prev: Float32Array, cur: Float32Array, next: Float
         const fSponge = f(-f(sponge(p, x, y) * vel))
         const u2 = f(uc * uc)
         const sat = f(f(p.nonlinearity * f(u2 * uc)) / f(1 + u2))
-        const noise = f(p.noise * xi(i, p.noise_key))
+        const noise = f(noiseAmp * xi(i - drawn, p.noise_key))
         const out = f(f(f(f(f(f(uc + vel) + f(p.c2 * lapU)) + fBulk) + fSponge) - sat) + noise)
         next[i] = out
         const dw = f(out - pc)

@@ -106,6 +106,7 @@ export class WasmFieldBackend implements FieldBackend {
     words[JOB.seed] = req.seed
     words[JOB.sample_interval] = req.sample_interval
     const p = req.params
+    words[JOB.rerun_from] = p.rerun_from
     new Float32Array(words.buffer, JOB_BYTE + JOB.params * 4, JOB_PARAMS.length).set(JOB_PARAMS.map((k) => p[k as keyof StepParams]))
     const sampleWords = MAX_SAMPLES_PER_JOB * this.fields * this.threads * 5
     new Float64Array(this.memory.buffer, this.samplesPtr, sampleWords).fill(0)

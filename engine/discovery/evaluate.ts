@@ -1,8 +1,8 @@
 // Evaluating genomes (docs/discovery.md): the whole population as one batch of fields. Each genome is
 // injected so that it has resonated exactly its own number of steps when the batch ends; then each
 // field dreams in its genome's mode, a window of the field is recorded and a later window's stability
-// observed, and the dominant structure is detected and classed from its dynamics. A second batch
-// with added noise gives the noise tolerance.
+// observed, and the dominant structure is detected and classed from its dynamics. The same genomes
+// again in the same batch, a rerun under added noise, give the noise tolerance.
 import type { Genome } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
 import { BASIN_SUMS, basinFrom } from '../detect/basin.js'
@@ -44,8 +44,8 @@ export interface EvaluationConditions {
 /**
  * The phases of a batch, in order: its engine opened (the device's buffers made); injections and steps
  * to the batch's end; the dreams; the window recorded, observed and read back; detection naming the
- * cells whose planes it reads (where the planes stay on the device); those planes read back; the books
- * read (the clean batch); the structures detected; the perturbation experiment (plans, steps, its
+ * cells whose planes it reads (where the planes stay on the device); those planes read back; the clean
+ * fields' books taken; the structures detected; the perturbation experiment (plans, steps, its
  * window read back and the classing).
  */
 export const BATCH_PHASES = ['open', 'resonate', 'dream', 'record', 'cells', 'gather', 'books', 'detect', 'perturb'] as const
@@ -54,15 +54,12 @@ export type BatchPhase = (typeof BATCH_PHASES)[number]
 export type BatchTimes = Partial<Record<BatchPhase, number>>
 
 /**
- * Where an evaluation's time went, in wall milliseconds: the genomes' waves, each batch's phases (the
- * ones it ran), and the whole. The waves are made while the clean batch's engine opens, so the two
- * overlap. On the GPU the two batches run at once, so their phases overlap in time and a phase's
- * figure includes the other batch's host work done while it waited.
+ * Where an evaluation's time went, in wall milliseconds: the genomes' waves, the batch's phases (the
+ * ones it ran), and the whole. The waves are made while the batch's engine opens, so the two overlap.
  */
 export interface EvaluationTimes {
   waves: number
-  clean: BatchTimes
-  noisy: BatchTimes
+  batch: BatchTimes
   total: number
 }
 
@@ -154,12 +151,14 @@ const KICK_PULSES = 3
 const KICK_SEED = 7
 
 interface Batch {
-  /** Per field: the recorded window and the later window's stability map. */
+  /** Per genome: the clean field's recorded window and later window's stability map. */
   windows: Window[]
-  /** Per field: its dominant structure as detected, and as classed after the perturbation (the same without one). */
+  /** Per genome: the clean field's dominant structure as detected, and as classed after the perturbation (the same without one). */
   found: (Structure | undefined)[]
   answered: (Structure | undefined)[]
-  /** Per field: energy at the end over energy injected (the clean batch only; empty for the noisy one). */
+  /** Per genome: the dominant structure of its rerun under noise, as detected. */
+  shaken: (Structure | undefined)[]
+  /** Per genome: the clean field's energy at the end over energy injected. */
   retention: number[]
   /** Gives the windows' memory back for a later batch's (recordWindows' release). */
   release: () => void
@@ -248,59 +247,83 @@ export function erasePlan(n: number, [cx, cy]: [number, number], reach: number, 
   return { window, erased }
 }
 
-/** Opens the engine of one batch of fields (the noisy one with its added noise). */
-function openBatch(genomes: readonly Genome[], c: EvaluationConditions, noise: number): Promise<Engine> {
+/**
+ * The batch: every genome twice, the second time (fields P to 2P) a rerun under NOISE_PROBE more noise
+ * (engine/field/params.ts Rerun), so each field of it runs as in an engine of its own with that noise.
+ * One batch, where two engines took twice the dispatches and submits (evolve at the defaults is bound by
+ * them on the GPU) and half the fields a dispatch.
+ */
+function openBatch(genomes: readonly Genome[], c: EvaluationConditions): Promise<Engine> {
   return c.open({
     size: c.size,
-    fields: genomes.length,
+    fields: 2 * genomes.length,
+    rerun: { from: genomes.length, noise: NOISE_PROBE },
     material: c.material,
     seed: c.seed,
-    noise,
     timeline_interval: 0,
     recall_history: false,
   })
 }
 
-/** One batch of fields on `engine` (closed at the end); `probe`: run the perturbation experiment after the windows. */
+/**
+ * The batch on `engine` (closed at the end): fields [0, P) are the genomes as they are, clean, and are
+ * perturbed after the windows; fields [P, 2P) are their rerun under noise, whose structures are only
+ * found (compared with the clean ones' as first found).
+ */
 async function runBatch(
   engine: Engine,
   genomes: readonly Genome[],
   waves: readonly Float32Array[],
   c: EvaluationConditions,
-  probe: boolean,
   laps: Laps,
 ): Promise<Batch> {
+  const twice = <T>(a: readonly T[]) => [...a, ...a]
+  const population = genomes.length
   try {
+    const all = twice(genomes)
     const longest = Math.max(...genomes.map((g) => g.resonate_steps))
     const starts = [...new Set(genomes.map((g) => longest - g.resonate_steps))].sort((a, b) => a - b)
     // the genomes that start together are injected together: one sum of the books before and after
     for (const start of starts) {
       await engine.step(start - engine.step_count)
-      await engine.injectMany(genomes.map((g, f) => (longest - g.resonate_steps === start ? waves[f] : undefined)))
+      await engine.injectMany(all.map((g, f) => (longest - g.resonate_steps === start ? waves[f % population] : undefined)))
     }
     await engine.step(longest - engine.step_count)
     laps.lap('resonate')
     if (genomes.some((g) => g.dream !== 'none')) {
       // the dreams' reports are not read: three reads a batch fewer on the GPU
       await engine.dream(
-        genomes.map((g) => g.dream),
+        all.map((g) => g.dream),
         { report: false },
       )
       laps.lap('dream')
     }
-    // only the clean batch is perturbed
     const detector = c.detector ?? IN_THREAD
     const { windows, release } = await recordWindows(engine, 1, { detector, laps })
-    // the retention is the clean batch's (the noisy one's books are not read), its books as the
-    // windows end: taken on the device now, they come back with the perturbation's read
-    const books = probe ? engine.booksLater() : undefined
-    if (probe) laps.lap('books')
+    // the retention is the clean fields' (the books as the windows end): taken on the device now, they
+    // come back with the perturbation's read
+    const books = engine.booksLater()
+    laps.lap('books')
     const found = await detector.first(windows, 1)
     laps.lap('detect')
-    const answered = probe ? await perturb(engine, found, windows, { sumsAreLater: true }) : found
-    const retention = ((await books?.()) ?? []).map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0))
-    if (probe) laps.lap('perturb')
-    return { windows, found, answered, retention, release, times: laps.ms }
+    // only the clean fields are perturbed
+    const answered = await perturb(
+      engine,
+      found.map((s, f) => (f < population ? s : undefined)),
+      windows,
+      { sumsAreLater: true },
+    )
+    const retention = (await books()).slice(0, population).map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0))
+    laps.lap('perturb')
+    return {
+      windows: windows.slice(0, population),
+      found: found.slice(0, population),
+      answered: answered.slice(0, population),
+      shaken: found.slice(population),
+      retention,
+      release,
+      times: laps.ms,
+    }
   } finally {
     engine.destroy()
   }
@@ -334,9 +357,9 @@ export function likenessOf(s: Structure, other: Structure): number {
 
 export async function evaluate(genomes: readonly Genome[], c: EvaluationConditions): Promise<Evaluation[]> {
   const start = performance.now()
-  // each genome's pulses, made once for both batches (on the detection pool's threads where it has
-  // them) while the clean batch's engine opens: a first generation starts the pool's threads and the
-  // device's kernels, some 0.3 s and 1 s on the H200 box, one after the other before
+  // each genome's pulses (on the detection pool's threads where it has them) while the batch's engine
+  // opens: a first generation starts the pool's threads and the device's kernels, some 0.3 s and 1 s
+  // on the H200 box, one after the other before
   let wavesMs = 0
   const wavesMade = (c.detector ?? IN_THREAD).waves(genomes, c.size).then((w) => {
     wavesMs = performance.now() - start
@@ -344,58 +367,34 @@ export async function evaluate(genomes: readonly Genome[], c: EvaluationConditio
   })
   // handled now, awaited below: a pool that fails while the engine opens must not end the process
   wavesMade.catch(() => {})
-  const opened = async (noise: number) => {
-    const laps = new Laps()
-    const engine = await openBatch(genomes, c, noise)
-    laps.lap('open')
-    return { engine, laps }
-  }
-  const cleanBatch = await opened(0)
+  const laps = new Laps()
+  const engine = await openBatch(genomes, c)
+  laps.lap('open')
   let waves: Float32Array[]
   try {
     waves = await wavesMade
   } catch (e) {
-    cleanBatch.engine.destroy()
+    engine.destroy()
     throw e
   }
-  // the clean batch's next phase counts from the waves' arrival: its phases add up to no more than the whole
-  cleanBatch.laps.restart()
-  // On the GPU the two batches run at once: one's host work (detection, the next submit) fills the
-  // other's waits on the device. On the CPU one after the other: the cores are busy stepping either
-  // way, and each batch holds its recorded window in host memory (1.3 GB at population 1,000, N = 96).
-  const noisyBatch = async () => {
-    const { engine, laps } = await opened(NOISE_PROBE)
-    return runBatch(engine, genomes, waves, c, false, laps)
-  }
-  const together = cleanBatch.engine.backend === 'gpu'
-  const noisyRun = together ? noisyBatch() : undefined
-  // handled now, awaited below: the noisy batch failing while the clean one runs must not end the process
-  noisyRun?.catch(() => {})
-  let clean: Batch
-  try {
-    clean = await runBatch(cleanBatch.engine, genomes, waves, c, true, cleanBatch.laps)
-  } catch (e) {
-    // the other batch ends (and closes its engine) before the error goes up
-    await noisyRun?.catch(() => {})
-    throw e
-  }
-  const noisy = await (noisyRun ?? noisyBatch())
+  // the next phase counts from the waves' arrival: the phases add up to no more than the whole
+  laps.restart()
+  const batch = await runBatch(engine, genomes, waves, c, laps)
   const evaluations = genomes.map((_, f): Evaluation => {
-    const { spectra, later } = clean.windows[f]
-    const structure = clean.answered[f]
-    if (!structure) return { structure: undefined, persistence: 0, noise_tolerance: 0, energy_retention: clean.retention[f] }
-    // the noisy batch is not perturbed: compare it with the structure as first found
-    const shaken = noisy.found[f]
+    const { spectra, later } = batch.windows[f]
+    const structure = batch.answered[f]
+    if (!structure) return { structure: undefined, persistence: 0, noise_tolerance: 0, energy_retention: batch.retention[f] }
+    // the rerun is not perturbed: compare it with the structure as first found
+    const shaken = batch.shaken[f]
     return {
       structure,
       persistence: persistenceOf(structure, spectra.stability(), later),
-      noise_tolerance: shaken ? likenessOf(clean.found[f]!, shaken) : 0,
-      energy_retention: clean.retention[f],
+      noise_tolerance: shaken ? likenessOf(batch.found[f]!, shaken) : 0,
+      energy_retention: batch.retention[f],
     }
   })
   // the windows are read no more: the next generation's read-backs take their memory (no fresh memory to touch)
-  clean.release()
-  noisy.release()
-  c.onTimes?.({ waves: wavesMs, clean: clean.times, noisy: noisy.times, total: performance.now() - start })
+  batch.release()
+  c.onTimes?.({ waves: wavesMs, batch: batch.times, total: performance.now() - start })
   return evaluations
 }

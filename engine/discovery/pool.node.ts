@@ -35,7 +35,7 @@ export class DetectPool implements Detector {
   /** Tasks handed to the workers so far (a test tells by it whether work went there). */
   posted = 0
   private helpers: Helper[] = []
-  /** Chunks waiting for a free worker, from every call in progress (evolve's two batches ask at once). */
+  /** Chunks waiting for a free worker, from every call in progress (two searches in one process ask at once). */
   private queue: Task[] = []
   /** Per window, what its cells job measured of its stability map: handed to its first job, on whichever thread. */
   private measured = new WeakMap<WindowSpectra, PackedMeasured>()

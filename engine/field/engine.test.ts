@@ -177,6 +177,42 @@ describe("a batch no one asks keeps no history for recall (recall_history: false
   })
 })
 
+describe("a rerun: a batch's later fields run its first ones again with more noise (evolve's noise-tolerance run)", () => {
+  test.each(['cpu', 'gpu'] as const)(
+    '%s: written, stepped and dreamt, the first fields are those of an engine of their own, the rerun ones those of an engine opened with the added noise, bit for bit; control, the added noise changed them',
+    { timeout: 300_000 },
+    async (backend) => {
+      const o = { size: 24, material: 'europium_crystal', seed: 5, timeline_interval: 0, recall_history: false } as const
+      const wave = (k: number) => Float32Array.from({ length: 24 * 24 }, (_, i) => Math.sin(i * (0.01 + 0.003 * k)) * 0.5)
+      const run = async (extra: EngineOptions, copies: number) => {
+        const e = await engine(backend, { ...o, ...extra, fields: 2 * copies })
+        const twice = <T>(a: T[]) => (copies === 2 ? [...a, ...a] : a)
+        await e.injectMany(twice([wave(1), wave(2)]))
+        await e.step(30)
+        await e.dream(twice(['deep', 'light'] as const))
+        await e.step(20)
+        return { state: await e.read(), books: await e.books() }
+      }
+      const both = await run({ rerun: { from: 2, noise: 0.003 } }, 2)
+      const [clean, noisy] = [await run({}, 1), await run({ noise: 0.003 }, 1)]
+      const half = 2 * 24 * 24
+      expect(both.state.u.subarray(0, half)).toEqual(clean.state.u)
+      expect(both.state.u.subarray(half)).toEqual(noisy.state.u)
+      expect(both.state.prev.subarray(half)).toEqual(noisy.state.prev)
+      expect(both.books.slice(2)).toEqual(noisy.books)
+      expect(both.books.slice(0, 2)).toEqual(clean.books)
+      expect(maxDiff(noisy.state.u, clean.state.u)).toBeGreaterThan(1e-4)
+    },
+  )
+
+  test('a rerun needs as many fields before it as it has', async () => {
+    await expect(engine('cpu', { size: 16, fields: 4, rerun: { from: 1, noise: 0 } })).rejects.toThrow(
+      'rerun.from must be a whole number from 2 to 3, got 1',
+    )
+    await expect(engine('cpu', { size: 16, fields: 4, rerun: { from: 2, noise: -1 } })).rejects.toThrow(/rerun\.noise/)
+  })
+})
+
 describe('bad input is refused with a clear error', () => {
   const refused = async (make: () => Promise<unknown>, code: string, words: string) => {
     const error = await make().then(

@@ -20,7 +20,7 @@ import type {
   WindowRecording,
 } from './backend.js'
 import { MaterialCatalog } from './materials.js'
-import { stepParams, type StepParams } from './params.js'
+import { stepParams, type Rerun, type StepParams } from './params.js'
 import { selectBackend } from '../backends/select.js'
 import { saturationPotential } from '../cpu/field_step.js'
 import { ENCODINGS, FIELD_SIZE } from '../contracts/api.js'
@@ -85,6 +85,10 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
   const material = resolve(o.material ?? 'ideal_resonator')
   const temperature = requireFinite('temperature_k', o.temperature_k ?? material.temperature_k, 0, 10000)
   const noise = requireFinite('noise', o.noise ?? 0, 0, 1)
+  const rerun = o.rerun && {
+    from: requireInteger('rerun.from', o.rerun.from, Math.ceil(fields / 2), fields - 1),
+    noise: requireFinite('rerun.noise', o.rerun.noise, 0, 1),
+  }
   const encoding = requireEncoding(o.encoding ?? ENCODING_VERSION)
   const recallCache =
     o.recall_cache_bytes === undefined ? undefined : requireInteger('recall_cache_bytes', o.recall_cache_bytes, 0, Number.MAX_SAFE_INTEGER)
@@ -111,6 +115,7 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
       material: m,
       temperature_k: 0,
       noise: 0,
+      rerun: undefined,
       timeline_interval: 0,
       report: undefined,
     })
@@ -122,6 +127,7 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
     material,
     temperature,
     noise,
+    rerun,
     encoding,
     resolve,
     twin,
@@ -156,6 +162,7 @@ class FieldEngine implements Engine {
     public material: Material,
     public temperature_k: number,
     public noise: number,
+    readonly rerun: Rerun | undefined,
     public encoding: EncodingVersion,
     private readonly resolve: (m: Material | string) => Material,
     private readonly openTwin: (m: Material, fields: number, encoding: EncodingVersion) => Promise<Engine>,
@@ -194,7 +201,7 @@ class FieldEngine implements Engine {
   /** The step's constants; refused where the material's dephasing at this temperature would make the step unstable. */
   private conditions(material = this.material, temperature_k = this.temperature_k): StepParams {
     requireStable(material, temperature_k)
-    return stepParams({ n: this.core.n, fields: this.core.fields, material, temperature_k, noise: this.noise })
+    return stepParams({ n: this.core.n, fields: this.core.fields, material, temperature_k, noise: this.noise, rerun: this.rerun })
   }
 
   /** New constants from now on; a change goes into the history, for the recall sweep to replay. */

@@ -18,7 +18,7 @@ import type {
   PerturbationSums,
   WindowRecording,
 } from './backend.js'
-import type { StepParams } from './params.js'
+import type { Rerun, StepParams } from './params.js'
 import type { MaterialCatalog } from './materials.js'
 
 export interface EngineOptions {
@@ -34,6 +34,12 @@ export interface EngineOptions {
   temperature_k?: number
   /** Extra noise amplitude (the language's NOISE). */
   noise?: number
+  /**
+   * Fields from `rerun.from` on run the fields before them again with `rerun.noise` more noise: field f
+   * as field f - from would run in an engine of its own opened with that much more noise, to the bit
+   * (engine/field/params.ts Rerun). At most as many as there are before them.
+   */
+  rerun?: Rerun
   /** Steps between energy timeline samples (0: no timeline). */
   timeline_interval?: number
   /** The text encoding writes and recall use (ENCODING_VERSION unless given; a resumed field brings its own). */
@@ -125,6 +131,8 @@ export interface Engine {
   readonly material: Material
   readonly temperature_k: number
   readonly noise: number
+  /** EngineOptions.rerun, where the engine was opened with one. */
+  readonly rerun: Rerun | undefined
   readonly step_count: number
   /** The text encoding of this engine's memories: writes, recall and probe encode texts with it. */
   readonly encoding: EncodingVersion

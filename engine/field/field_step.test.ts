@@ -17,10 +17,16 @@ const SEED = 1234
 const SAMPLE_INTERVAL = 250
 
 /** Runs the reference for `steps` steps and returns the state, the ledger and the sampled energies. */
-function reference(n: number, fields: number, steps: number, params = paramsFor(n, fields), interval = SAMPLE_INTERVAL) {
+function reference(
+  n: number,
+  fields: number,
+  steps: number,
+  params = paramsFor(n, fields),
+  interval = SAMPLE_INTERVAL,
+  start = startOf(n, fields),
+) {
   const p = { ...params }
-  let prev: Float32Array = randomField(n, fields, 2)
-  let cur: Float32Array = randomField(n, fields, 1)
+  let [cur, prev] = start.map((a) => a.slice())
   let next: Float32Array = new Float32Array(cur.length)
   const ledger = new Float64Array(fields * 4)
   const energies: Float64Array[] = []
@@ -37,14 +43,19 @@ function reference(n: number, fields: number, steps: number, params = paramsFor(
   return { u: cur, prev, ledger, energies, books }
 }
 
+/** The state the runs start from: u and u_prev. */
+function startOf(n: number, fields: number): [Float32Array, Float32Array] {
+  return [randomField(n, fields, 1), randomField(n, fields, 2)]
+}
+
 async function run(
   backend: FieldBackend,
   steps: number,
   params = paramsFor(backend.n, backend.fields),
   interval = SAMPLE_INTERVAL,
+  start = startOf(backend.n, backend.fields),
 ): Promise<{ u: Float32Array; ledger: Float64Array; samples: LedgerSample[] }> {
-  const { n, fields } = backend
-  await backend.load(randomField(n, fields, 1), randomField(n, fields, 2))
+  await backend.load(...start)
   const samples = await backend.step({ steps, first_step: 0, seed: SEED, sample_interval: interval, params })
   return { u: (await backend.read()).u, ledger: await backend.ledger(), samples }
 }
@@ -270,4 +281,42 @@ describe('the WASM SIMD kernel against the CPU twin', () => {
       got.samples.forEach((s, k) => s.fields.forEach((v, f) => expect(relative(v[0], want.energies[k][f])).toBeLessThan(1e-5)))
     })
   }
+})
+
+describe('a rerun: fields from `rerun_from` on run the fields before them again with more noise', () => {
+  const [n, first] = [24, 2]
+  const cells = n * n * first
+  const base = paramsFor(n, first)
+  const louder = { ...base, noise: Math.fround(base.noise + 0.02) }
+  // four fields: the two of `base`, then the same two again with louder's noise, drawing their noise
+  const rerun = { ...paramsFor(n, 2 * first), rerun_from: first, rerun_noise: louder.noise }
+  const twice = (a: Float32Array) => Float32Array.of(...a, ...a)
+  const start = startOf(n, first).map(twice) as [Float32Array, Float32Array]
+  const want = reference(n, 2 * first, 1000, rerun, SAMPLE_INTERVAL, start)
+
+  test('the CPU twin: the first fields run as alone, the rerun ones as they would alone with the louder noise, bit for bit', () => {
+    const alone = reference(n, first, 1000, base)
+    const loud = reference(n, first, 1000, louder)
+    expect(maxDiff(want.u.subarray(0, cells), alone.u)).toBe(0)
+    expect(maxDiff(want.u.subarray(cells), loud.u)).toBe(0)
+    expect([...want.ledger.subarray(4 * first)]).toEqual([...loud.ledger])
+    // the control: the louder noise changed them, so the rerun is not a copy of the first run
+    expect(maxDiff(loud.u, alone.u)).toBeGreaterThan(1e-3)
+  })
+
+  test('the WASM SIMD kernel, two threads: the same bits', async () => {
+    const cpu = await cpuBackend(n, 2 * first, 2)
+    opened.push(cpu)
+    const got = await run(cpu, 1000, rerun, SAMPLE_INTERVAL, start)
+    expect(maxDiff(got.u, want.u)).toBe(0)
+    for (let i = 0; i < want.ledger.length; i++) expect(relative(got.ledger[i], want.ledger[i])).toBeLessThan(1e-5)
+  })
+
+  test('the WGSL kernel: the same numbers', async () => {
+    const gpu = await gpuBackend(n, 2 * first)
+    opened.push(gpu)
+    const got = await run(gpu, 1000, rerun, SAMPLE_INTERVAL, start)
+    expect(maxDiff(got.u, want.u)).toBeLessThanOrEqual(1e-5 * maxAbs(want.u))
+    for (let i = 0; i < want.ledger.length; i++) expect(relative(got.ledger[i], want.ledger[i])).toBeLessThan(1e-4)
+  })
 })

@@ -21,6 +21,12 @@ export const STEP_PARAM_LAYOUT = [
   ['sponge_max', 'f32'],
   ['sponge_width', 'f32'],
   ['sponge_inv_width', 'f32'],
+  /**
+   * Fields from this one on run the fields before them again (EngineOptions.rerun): field f draws the
+   * noise of field f - rerun_from, at rerun_noise's amplitude. `fields` where there is no rerun.
+   */
+  ['rerun_from', 'u32'],
+  ['rerun_noise', 'f32'],
 ] as const
 
 /** Uniforms of shaders/reduce.wgsl (row sums, wave injection, and `count` steps of tile sums folded into the books). */
@@ -61,6 +67,8 @@ export const JOB_HEADER = [
   'samples',
   'barrier_count',
   'barrier_phase',
+  /** STEP_PARAM_LAYOUT's one u32 constant the kernel reads */
+  'rerun_from',
 ] as const
 
 /** The step constants the job block carries, in STEP_PARAM_LAYOUT's order. */

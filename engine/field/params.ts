@@ -57,6 +57,24 @@ export interface FieldConditions {
   temperature_k: number
   /** Extra noise amplitude on top of the thermal part (the language's NOISE). */
   noise: number
+  /** Fields from `from` on run the fields before them again with `noise` more (EngineOptions.rerun). */
+  rerun?: Rerun
+}
+
+/**
+ * A batch's fields from `from` on are a second run of the fields before them: field f draws field
+ * f - from's random numbers (its thermal noise, its dream's mutations) with `noise` added to the noise's
+ * amplitude, so it runs as that field would in an engine of its own opened with `noise` more. Evolve's
+ * noise-tolerance run so goes in one batch with the clean one (docs/discovery.md).
+ */
+export interface Rerun {
+  from: number
+  noise: number
+}
+
+/** The field whose random numbers field `field` draws: its own, or a rerun's first run's. */
+export function drawnBy(field: number, rerun: Rerun | undefined): number {
+  return rerun && field >= rerun.from ? field - rerun.from : field
 }
 
 /** Width of the boundary sponge in cells: 6% of the side, so a boundary means the same at every N. */
@@ -67,6 +85,7 @@ export function spongeWidth(n: number): number {
 /** The constants of one step; `noise_key` is filled per step by noiseKey(). */
 export function stepParams(c: FieldConditions): StepParams {
   const m = c.material
+  const thermal = (m.noise_coupling * c.temperature_k) / 300
   return {
     n: c.n,
     fields: c.fields,
@@ -76,9 +95,12 @@ export function stepParams(c: FieldConditions): StepParams {
     damping: Math.fround(m.damping),
     nonlinearity: Math.fround(m.nonlinearity),
     viscosity: Math.fround(viscosityAt(m, c.temperature_k)),
-    noise: Math.fround((m.noise_coupling * c.temperature_k) / 300 + c.noise),
+    noise: Math.fround(thermal + c.noise),
     sponge_max: Math.fround(SPONGE_MAX * (1 - m.boundary_reflectivity)),
     sponge_width: spongeWidth(c.n),
     sponge_inv_width: Math.fround(1 / spongeWidth(c.n)),
+    // the amplitude an engine of its own opened with the rerun's noise more would take, to the bit
+    rerun_from: c.rerun?.from ?? c.fields,
+    rerun_noise: Math.fround(thermal + (c.noise + (c.rerun?.noise ?? 0))),
   }
 }

@@ -74,7 +74,7 @@ export function keptAdapter(gpu: GPU): Promise<AdapterChoice | undefined> {
 /**
  * One device per WebGPU entry point (navigator.gpu, Dawn's) and feature set, opened once and kept for
  * the process. Dawn compiles a kernel once per device and finds it again when asked for the same one:
- * engines opened one after another on a kept device (evolve's two batches a generation, the server's
+ * engines opened one after another on a kept device (evolve's batch each generation, the server's
  * jobs) skip the compiles, which a fresh device repeats every time (8 s an engine on SwiftShader; most
  * of a generation on the H200, docs/gpu.md). Backends free their own buffers and leave the device
  * open. A lost device is forgotten, so the next engine opens a new one. `subgroups: false` keeps the

@@ -15,7 +15,7 @@ const COPY_DST = 0x8
  * - mappable ones for read-backs: making one anew for each read, and the first touch of its memory, cost
  *   more than the copy itself (64 MB on SwiftShader: 60 to 68 ms with a new buffer, 26 to 50 ms with a
  *   kept one). At most 32 (an evolve generation reads back some 12 sizes) and 2 GiB kept (population
- *   1,000 reads some 700 MB a generation, in two batches at once); reads up to 64 KiB share small ones.
+ *   1,000 read some 700 MB a generation before 11-28, 160 MB now); reads up to 64 KiB share small ones.
  * - an engine's buffers for its life (the recorder's planes, the dream's scratch: 2.3 GB an engine at
  *   population 1,000, N = 96, where making them took the host some 0.1 s a generation): exactly the
  *   size asked for, since such buffers are bound whole.

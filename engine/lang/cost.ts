@@ -14,8 +14,8 @@ const PERTURB = RECOVERY_STEPS + OBSERVE_STEPS
 /** A dream: observe, then settle (the longer of the two modes). */
 const DREAM = Math.max(...Object.values(DREAM_PARAMS).map((p) => p.observe_steps + p.settle_steps))
 
-/** One genome's evaluation (MERGE, SPLIT): a clean batch that is perturbed and a noisy batch that is not. */
-const evaluation = (resonateSteps: number) => 2 * (resonateSteps + DREAM + WINDOW) + PERTURB
+/** One genome's evaluation (MERGE, SPLIT): a clean field that is perturbed and its rerun under noise, stepping beside it. */
+const evaluation = (resonateSteps: number) => 2 * (resonateSteps + DREAM + WINDOW + PERTURB)
 
 export interface CommandCost {
   line: number
