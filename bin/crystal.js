@@ -16,7 +16,7 @@ const { quietWhenReaderLeaves } = await import(new URL('../dist/cli/pipes.js', i
 quietWhenReaderLeaves()
 const { main, endsAtOnce } = await import(entry.href)
 process.exitCode = await main(process.argv)
-if (endsAtOnce()) {
+if (endsAtOnce?.()) {
   // its output flushed first (a pipe is written asynchronously on some systems), then the end at once
   for (const out of [process.stdout, process.stderr]) await new Promise((flushed) => out.write('', flushed))
   process.exit()

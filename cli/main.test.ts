@@ -653,9 +653,11 @@ describe('usage', () => {
       if (bench === 'dream') expect([row.cpu_ms, row.gpu_vs_cpu, typeof row.gpu_ms]).toEqual([null, null, 'number'])
       else expect([row.cpu, row.cpu_write_ms, row.same_ranking, typeof row.gpu.first_ms]).toEqual([null, null, null, 'number'])
     }
-    // no adapter (a Vulkan driver file that is not there): one sentence before any bench runs, exit 1
+    // no adapter (a Vulkan driver file that is not there, named both ways: the loader takes VK_DRIVER_FILES
+    // first, and a GPU machine may set it): one sentence before any bench runs, exit 1
+    const missing = join(out, 'no-such-icd.json')
     const none = crystal(
-      { ...env, VK_ICD_FILENAMES: join(out, 'no-such-icd.json') },
+      { ...env, VK_ICD_FILENAMES: missing, VK_DRIVER_FILES: missing },
       '--backend',
       'gpu',
       'bench',

@@ -6,7 +6,7 @@
 # and on the CPU, each build in turn. summary.txt has every generation's seconds, each command's
 # time, the bytes it read back from the device and the registries' sizes and QD-scores (the two
 # builds must agree), after this build's `bench open` table. POP=0 leaves out the population runs;
-# PROFILE=1 adds a run of this build's defaults on the GPU under node --cpu-prof (main.cpuprofile, its
+# VARIANTS adds runs of this build's defaults with other flags; PROFILE=1 adds a run of this build's defaults on the GPU under node --cpu-prof (main.cpuprofile, its
 # main thread).
 set -uo pipefail
 out=${1:?usage: evolve-pair.sh OUT}
@@ -15,6 +15,9 @@ mkdir -p "$out"
 rounds=${ROUNDS:-2} pop=${POP:-1000} gens=${GENS:-3} size=${SIZE:-96}
 # the defaults run (DEFAULTS: other flags, to try the script on a software adapter)
 read -ra defaults <<<"${DEFAULTS:---generations 10}"
+# VARIANTS: flag sets separated by ';', each one more run of this build's defaults on the GPU a round
+# (say '--detect-threads 0;--detect-threads 4')
+IFS=';' read -ra variants <<<"${VARIANTS:-}"
 # the base build: the same project with its own dist
 rm -rf /tmp/base && mkdir -p /tmp/base
 cp -r bin materials shaders examples package.json /tmp/base/
@@ -53,6 +56,10 @@ for r in $(seq 1 "$rounds"); do
   for build in head base; do
     evolve "$build" gpu "r$r-$build-defaults-gpu" "${defaults[@]}"
     evolve "$build" cpu "r$r-$build-defaults-cpu" "${defaults[@]}"
+  done
+  for v in "${variants[@]}"; do
+    read -ra flags <<<"$v"
+    evolve head gpu "r$r-head-gpu${v// /}" "${defaults[@]}" "${flags[@]}"
   done
 done
 if [ "${PROFILE:-0}" = 1 ]; then

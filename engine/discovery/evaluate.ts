@@ -73,6 +73,13 @@ class Laps {
     this.last = performance.now()
   }
 
+  /** `work` awaited, its wait counted to `phase`. */
+  async timed<T>(phase: BatchPhase, work: Promise<T>): Promise<T> {
+    const done = await work
+    this.lap(phase)
+    return done
+  }
+
   lap(phase: BatchPhase): void {
     const now = performance.now()
     this.ms[phase] = (this.ms[phase] ?? 0) + now - this.last
@@ -304,22 +311,21 @@ async function runBatch(
     // come back with the perturbation's read
     const books = engine.booksLater()
     laps.lap('books')
-    const found = await detector.first(windows, 1)
-    laps.lap('detect')
-    // only the clean fields are perturbed
-    const answered = await perturb(
-      engine,
-      found.map((s, f) => (f < population ? s : undefined)),
-      windows,
-      { sumsAreLater: true },
-    )
+    // the clean fields' structures first: only they are perturbed, and the perturbation runs on the
+    // device while a pool finds the rerun's (on the H200 detection was half of a generation at the defaults)
+    const clean = windows.slice(0, population)
+    const found = detector.first(clean, 1)
+    const shaken = detector.first(windows.slice(population), 1)
+    // handled now, awaited below: it failing while the clean fields are perturbed must not end the process
+    shaken.catch(() => {})
+    const answered = await perturb(engine, await laps.timed('detect', found), clean, { sumsAreLater: true })
     const retention = (await books()).slice(0, population).map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0))
     laps.lap('perturb')
     return {
-      windows: windows.slice(0, population),
-      found: found.slice(0, population),
-      answered: answered.slice(0, population),
-      shaken: found.slice(population),
+      windows: clean,
+      found: await found,
+      answered,
+      shaken: await laps.timed('detect', shaken),
       retention,
       release,
       times: laps.ms,

@@ -26,7 +26,7 @@ function reference(
   start = startOf(n, fields),
 ) {
   const p = { ...params }
-  let [cur, prev] = start.map((a) => a.slice())
+  let [cur, prev]: Float32Array[] = start.map((a) => a.slice())
   let next: Float32Array = new Float32Array(cur.length)
   const ledger = new Float64Array(fields * 4)
   const energies: Float64Array[] = []
