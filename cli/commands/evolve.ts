@@ -99,6 +99,17 @@ function byClass(r: DiscoveryResult): string {
   return counts.length ? ` (${counts.map(([c, k]) => `${k} ${CLASS_NAMES[c as ClassToken]}`).join(', ')})` : ''
 }
 
+/**
+ * The detection pool of --detect-threads workers (none: 0), started now: its workers load their modules
+ * while the device opens, and a failure to start shows in the search's first call.
+ */
+function pool(threads: number): DetectPool | undefined {
+  if (!threads) return undefined
+  const detector = new DetectPool(threads)
+  detector.warm().catch(() => {})
+  return detector
+}
+
 function summary(r: DiscoveryResult, seconds: number): string {
   const head = `registered ${r.registered.length} new primitive${r.registered.length === 1 ? '' : 's'} (${r.rejected_duplicates} duplicate${r.rejected_duplicates === 1 ? '' : 's'} rejected) from ${r.elites} archive elites${byClass(r)} of ${r.evaluated} genomes in ${seconds.toFixed(1)} s; best fitness ${r.best_fitness.toFixed(3)}; ${archivesInWords(r, r.registered_archive)}`
   return r.registered.length ? `${primitivesTable(r.registered)}\n${head}\n` : `${head}\n`
@@ -121,7 +132,7 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
       const material = c.catalog(o.materialFile).get(o.material)
       const progress = progressReporter(c, material.name, o.generations, !!o.json)
       const t0 = performance.now()
-      const detector = o.detectThreads ? new DetectPool(o.detectThreads) : undefined
+      const detector = pool(o.detectThreads)
       const result = await discover({
         material,
         generations: o.generations,
@@ -185,7 +196,7 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
         ? await (await import('../../engine/swarm/link.node.js')).SwarmLink.open({ ...bus, url: bus.url }, c.dataDir, c.say)
         : undefined
       const requests: { material: string; generations: number }[] = []
-      const detector = o.detectThreads ? new DetectPool(o.detectThreads) : undefined
+      const detector = pool(o.detectThreads)
       link?.onRequest((r) => {
         if (catalog.list().some((e) => e.material.name === r.material)) requests.push(r)
         else c.say(`swarm: ignoring a request from ${r.sender} for unknown material ${r.material}`)

@@ -11,3 +11,5 @@ port.on('message', async (task: WorkerTask) => {
     port.postMessage({ error: (e as Error).stack ?? String(e) })
   }
 })
+// its modules are loaded: the pool hands it tasks from now on
+port.postMessage({ ready: true })

@@ -9,7 +9,8 @@ import type { Genome } from '../contracts/registry.js'
 import type { PackedMeasured, Structure, WindowReads } from '../detect/detect.js'
 import { sharedFloats, type WindowSpectra } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
-import { type CellsAnswer, type DetectOp, type Detector, IN_THREAD, jobOf, type Window, type WorkerTask } from './detector.js'
+import { setImmediate as turn } from 'node:timers/promises'
+import { type CellsAnswer, type DetectOp, type Detector, IN_THREAD, jobOf, runTask, type Window, type WorkerTask } from './detector.js'
 
 /** Chunks a worker is handed per call, so that a worker done early takes more (fields differ in cost). */
 const CHUNKS_PER_WORKER = 4
@@ -34,13 +35,20 @@ interface Task {
 
 interface Helper {
   worker: Worker
+  /** It has loaded its modules and takes tasks (detect_worker.ts says so). */
+  ready: boolean
+  /** Settles when it is ready, or has stopped before. */
+  up: Promise<void>
   /** The task it is running (one at a time). */
   pending?: Task
 }
 
 export class DetectPool implements Detector {
-  /** Tasks handed to the workers so far (a test tells by it whether work went there). */
+  /** Tasks handed to the workers so far, and run on the calling thread (a test tells by them where work went). */
   posted = 0
+  ranHere = 0
+  /** A worker that stopped before it was ready: every call fails with it. */
+  private broken: CrystalError | undefined
   private helpers: Helper[] = []
   /** Chunks waiting for a free worker, from every call in progress (two searches in one process ask at once). */
   private queue: Task[] = []
@@ -66,6 +74,17 @@ export class DetectPool implements Detector {
 
   first(windows: readonly Window[], limit: number): Promise<(Structure | undefined)[]> {
     return this.map('first', windows, limit) as Promise<(Structure | undefined)[]>
+  }
+
+  /**
+   * Starts `count` workers now (all of them unless given), resolving once they are ready: evolve starts
+   * them before it opens the device, so that they load their modules meanwhile. Rejects where one could
+   * not start.
+   */
+  async warm(count = this.size): Promise<void> {
+    this.start(Math.min(this.size, count))
+    await Promise.all(this.helpers.map((h) => h.up))
+    if (this.broken) throw this.broken
   }
 
   /** Ends the workers (a later call starts new ones). */
@@ -132,8 +151,13 @@ export class DetectPool implements Detector {
     return out
   }
 
-  /** Each message's results, in order, from whichever workers are free. */
+  /**
+   * Each message's results, in order, from whichever workers are free, and from this thread: it takes the
+   * chunks no ready worker has, where it would only wait (at a search's start the workers are still
+   * loading their modules: on the H200 a first generation waited 0.16 s for them).
+   */
   private async run(messages: WorkerTask[]): Promise<unknown[]> {
+    if (this.broken) throw this.broken
     this.start(Math.min(this.size, messages.length))
     const mine: Task[] = []
     const parts = messages.map(
@@ -145,8 +169,11 @@ export class DetectPool implements Detector {
         }),
     )
     this.pump()
+    const here = this.runHere(mine)
     try {
-      return (await Promise.all(parts)).flat()
+      const results = (await Promise.all(parts)).flat()
+      if (this.broken) throw this.broken
+      return results
     } catch (e) {
       // a chunk failed: the call's others still waiting are not worth the workers' time, and those out
       // may be writing in place (means): the call ends once they are done with its memory
@@ -154,13 +181,28 @@ export class DetectPool implements Detector {
       this.queue = this.queue.filter((t) => !mine.includes(t))
       await Promise.allSettled(parts)
       throw e
+    } finally {
+      await here
+    }
+  }
+
+  /** Runs the call's chunks still waiting, one at a time on this thread, until none waits. */
+  private async runHere(mine: readonly Task[]): Promise<void> {
+    for (;;) {
+      // the workers' answers first: one that is free takes the next chunk
+      await turn()
+      const k = this.queue.findIndex((t) => mine.includes(t))
+      if (k < 0) return
+      const [task] = this.queue.splice(k, 1)
+      this.ranHere++
+      await runTask(task.message).then(task.resolve, task.reject)
     }
   }
 
   /** Hands waiting chunks to free workers, a chunk each. */
   private pump(): void {
     for (const h of this.helpers) {
-      if (h.pending || !this.queue.length) continue
+      if (!h.ready || h.pending || !this.queue.length) continue
       const task = this.queue.shift()!
       h.pending = task
       // held while a task is out, so that the process waits for its answer
@@ -172,9 +214,15 @@ export class DetectPool implements Detector {
 
   private start(count: number): void {
     while (this.helpers.length < count) {
-      const h: Helper = { worker: new Worker(this.script) }
+      let up = () => {}
+      const h: Helper = { worker: new Worker(this.script), ready: false, up: new Promise((resolve) => (up = resolve)) }
       h.worker.unref()
-      h.worker.on('message', (m: { results?: unknown[]; error?: string }) => {
+      h.worker.on('message', (m: { ready?: true; results?: unknown[]; error?: string }) => {
+        if (m.ready) {
+          h.ready = true
+          up()
+          return this.pump()
+        }
         const p = h.pending
         h.pending = undefined
         h.worker.unref()
@@ -191,6 +239,9 @@ export class DetectPool implements Detector {
       const dead = (why: string) => {
         this.helpers = this.helpers.filter((x) => x !== h)
         const error = new CrystalError('internal', `a detection worker thread (${this.script.pathname}) stopped: ${why}`)
+        // one that never started fails the calls, the later ones too, even where this thread did their chunks
+        if (!h.ready) this.broken ??= error
+        up()
         h.pending?.reject(error)
         h.pending = undefined
         // with no worker left, nothing would take what waits

@@ -109,9 +109,29 @@ test("stability sums made their means on the workers, in place on shared memory 
   sums.forEach((s, k) => expect(s).not.toEqual(before[k]))
 })
 
+test('while the workers load their modules, the calling thread does the chunks, to the same bits; control: ready workers take them', async () => {
+  const fresh = new DetectPool(2, WORKER)
+  try {
+    const genomes = Array.from({ length: 24 }, (_, k) => randomGenome(rng(100 + k), bounds))
+    const want = await IN_THREAD.waves(genomes, 24)
+    const got = await fresh.waves(genomes, 24)
+    expect(fresh.ranHere).toBeGreaterThan(0)
+    got.forEach((w, k) => expect(w).toEqual(want[k]))
+    await fresh.warm()
+    const [posted, ranHere] = [fresh.posted, fresh.ranHere]
+    // one chunk, and a ready worker free for it
+    expect(await fresh.waves(genomes.slice(0, 6), 24)).toEqual(want.slice(0, 6))
+    expect([fresh.posted - posted, fresh.ranHere - ranHere]).toEqual([1, 0])
+  } finally {
+    fresh.close()
+  }
+})
+
 test('means under 2^20 floats stay on the calling thread, the same past it go to the workers', async () => {
   const floored = new DetectPool(1, WORKER)
   try {
+    // ready before the call, so that its one chunk goes to the worker (else this thread may take it)
+    await floored.warm()
     const small = sharedFloats(1000).fill(5)
     await floored.means([small], 10)
     expect([floored.posted, small[0]]).toEqual([0, 0.5])
@@ -124,9 +144,11 @@ test('means under 2^20 floats stay on the calling thread, the same past it go to
   }
 })
 
-test('a pool whose worker cannot start fails the call and names the script', async () => {
+test('a pool whose worker cannot start fails its calls and names the script', async () => {
   const broken = new DetectPool(1, new URL('./no_such_worker.js', import.meta.url))
   const genomes = [randomGenome(rng(1), bounds), randomGenome(rng(2), bounds)]
+  // this thread would do a call's chunks while the workers load: starting them says it
+  await expect(broken.warm()).rejects.toThrow('no_such_worker.js')
   await expect(
     evaluate(genomes, { size: 16, material, seed: 1, open: (o) => createNodeEngine({ ...o, backend: 'cpu' }), detector: broken }),
   ).rejects.toThrow('no_such_worker.js')
@@ -139,6 +161,7 @@ test('a call with a failing chunk rejects only once its other chunks have writte
   writeFileSync(
     script,
     `import { parentPort } from 'node:worker_threads'
+parentPort.postMessage({ ready: true })
 parentPort.on('message', (task) => {
   if (Number.isNaN(task.jobs[0].sums[0])) return parentPort.postMessage({ error: 'this chunk fails' })
   setTimeout(() => {
@@ -150,10 +173,13 @@ parentPort.on('message', (task) => {
   )
   const slow = new DetectPool(2, pathToFileURL(script), 0)
   try {
+    // both workers take a chunk at once, the failing one among them (this thread takes what is left)
+    await slow.warm()
     const sums = Array.from({ length: 24 }, () => sharedFloats(16))
     sums[0][0] = Number.NaN
     await expect(slow.means(sums, 1)).rejects.toThrow('this chunk fails')
-    // every other chunk had been sent (2 workers, 4 chunks of six) or was dropped unsent: those sent are written
+    // every other chunk had been sent (2 workers, 4 chunks of six), run here (a mean of 1: still 0) or dropped
+    // unsent: those sent are written
     const written = sums.slice(1).filter((s) => s.every((v) => v === 7)).length
     const untouched = sums.slice(1).filter((s) => s.every((v) => v === 0)).length
     expect(written).toBeGreaterThan(0)

@@ -121,9 +121,10 @@ describe('the operator', () => {
     expect(again.body.detail).toMatch(/already under way/)
     await expect.poll(async () => (await station()).on_air.track.id, { timeout: 10_000 }).toBe(r.body.next.id)
     // well before the skipped track would have ended (12 s of audio at 4x: 3 s)
-    const history = (await call(server.url, 'GET', '/api/station/history?limit=2')).body.plays
-    expect(history[0].track.id).toBe(r.body.next.id)
-    expect(history[1].track.id).toBe(r.body.skipped.id)
+    const history = (await call(server.url, 'GET', '/api/station/history?limit=4')).body.plays
+    const said = `reply ${JSON.stringify(r.body)}; history ${JSON.stringify(history.map((p: { track: { id: string }; started_at: string }) => [p.track.id, p.started_at]))}; log ${server.stderr().split('\n').slice(-12).join(' | ')}`
+    expect(history[0].track.id, said).toBe(r.body.next.id)
+    expect(history[1].track.id, said).toBe(r.body.skipped.id)
     expect(Date.now() - t0).toBeLessThan(10_000)
   })
 
