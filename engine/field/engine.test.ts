@@ -210,6 +210,7 @@ describe("a rerun: a batch's later fields run its first ones again with more noi
       'rerun.from must be a whole number from 2 to 3, got 1',
     )
     await expect(engine('cpu', { size: 16, fields: 4, rerun: { from: 2, noise: -1 } })).rejects.toThrow(/rerun\.noise/)
+    await expect(engine('cpu', { size: 16, rerun: { from: 1, noise: 0 } })).rejects.toThrow('it needs 2 fields at least, got 1')
   })
 })
 

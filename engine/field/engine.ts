@@ -85,6 +85,10 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
   const material = resolve(o.material ?? 'ideal_resonator')
   const temperature = requireFinite('temperature_k', o.temperature_k ?? material.temperature_k, 0, 10000)
   const noise = requireFinite('noise', o.noise ?? 0, 0, 1)
+  if (o.rerun && fields < 2)
+    throw new CrystalError('bad_argument', `a rerun runs a batch's first fields again: it needs 2 fields at least, got ${fields}`, {
+      field: 'rerun',
+    })
   const rerun = o.rerun && {
     from: requireInteger('rerun.from', o.rerun.from, Math.ceil(fields / 2), fields - 1),
     noise: requireFinite('rerun.noise', o.rerun.noise, 0, 1),
