@@ -257,8 +257,8 @@ export function erasePlan(n: number, [cx, cy]: [number, number], reach: number, 
 /**
  * The batch: every genome twice, the second time (fields P to 2P) a rerun under NOISE_PROBE more noise
  * (engine/field/params.ts Rerun), so each field of it runs as in an engine of its own with that noise.
- * One batch, where two engines took twice the dispatches and submits (evolve at the defaults is bound by
- * them on the GPU) and half the fields a dispatch.
+ * One batch, where two engines took twice the dispatches, submits and reads (3 a generation now, 5
+ * then); on the H200 the defaults' time hardly moved, detection being half of it (docs/gpu.md).
  */
 function openBatch(genomes: readonly Genome[], c: EvaluationConditions): Promise<Engine> {
   return c.open({
