@@ -287,13 +287,13 @@ async function runBatch(
   const twice = <T>(a: readonly T[]) => [...a, ...a]
   const population = genomes.length
   try {
-    const all = twice(genomes)
+    const [all, allWaves] = [twice(genomes), twice(waves)]
     const longest = Math.max(...genomes.map((g) => g.resonate_steps))
     const starts = [...new Set(genomes.map((g) => longest - g.resonate_steps))].sort((a, b) => a - b)
     // the genomes that start together are injected together: one sum of the books before and after
     for (const start of starts) {
       await engine.step(start - engine.step_count)
-      await engine.injectMany(all.map((g, f) => (longest - g.resonate_steps === start ? waves[f % population] : undefined)))
+      await engine.injectMany(all.map((g, f) => (longest - g.resonate_steps === start ? allWaves[f] : undefined)))
     }
     await engine.step(longest - engine.step_count)
     laps.lap('resonate')
