@@ -7,12 +7,13 @@ import module from 'node:module'
 // command starts some 20% sooner on Node 24. Node 20 has no such cache.
 module.enableCompileCache?.()
 
-const entry = new URL('../dist/cli/main.js', import.meta.url)
+// the compiled CLI as chunks (scripts/bundle.mjs): loaded in a third of the compiled tree's time
+const entry = new URL('../dist/bundle/main.js', import.meta.url)
 if (!existsSync(entry)) {
   process.stderr.write('crystal: the CLI is not built yet; run `npm install` (or `npm run build`) in the package folder\n')
   process.exit(1)
 }
-const { quietWhenReaderLeaves } = await import(new URL('../dist/cli/pipes.js', import.meta.url).href)
+const { quietWhenReaderLeaves } = await import(new URL('../dist/bundle/pipes.js', import.meta.url).href)
 quietWhenReaderLeaves()
 const { main, endsAtOnce } = await import(entry.href)
 process.exitCode = await main(process.argv)

@@ -601,24 +601,30 @@ describe('usage', () => {
   })
 
   test('starting the CLI loads no benchmark, server, market store or bus client: each waits for the command that uses it', () => {
-    // a module hook that names every module of dist/bench/ and dist/server/, and of Fastify and NATS, that the
-    // command resolves (they were a third of the start: 0.41 s where it takes 0.25 now). better-sqlite3 is
-    // required through createRequire, which such a hook does not see: dist/server/markets/ stands for it.
-    // The hook runs on its own thread: it writes to fd 2 at once, where process.stderr's writes from there
-    // could be lost when the command exits soon after (Node 24 lost the NATS control's).
+    // a module hook that names every chunk of dist/bundle/ and every module of Fastify and NATS that the command
+    // resolves; a chunk stands for the compiled modules it holds (dist/bundle/chunks.json), of which those of
+    // dist/bench/ and dist/server/ are kept (they were a third of the start: 0.41 s where it took 0.25).
+    // better-sqlite3 is required through createRequire, which such a hook does not see: dist/server/markets/
+    // stands for it. The hook runs on its own thread: it writes to fd 2 at once, where process.stderr's writes
+    // from there could be lost when the command exits soon after (Node 24 lost the NATS control's).
     const hook = join(env.SVC_CRYSTAL_DATA_DIR, 'hook.mjs')
     writeFileSync(
       hook,
-      "import { writeSync } from 'node:fs'\nexport async function resolve(s, c, next) { const r = await next(s, c); if (/\\/dist\\/(bench|server)\\/|node_modules\\/(fastify|@fastify|@nats-io)\\//.test(r.url)) writeSync(2, 'loaded ' + r.url + '\\n'); return r }\n",
+      "import { writeSync } from 'node:fs'\nexport async function resolve(s, c, next) { const r = await next(s, c); if (/\\/dist\\/bundle\\/|node_modules\\/(fastify|@fastify|@nats-io)\\//.test(r.url)) writeSync(2, 'loaded ' + r.url + '\\n'); return r }\n",
     )
     const register = `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(`file://${hook}`)})`
+    const chunks: Record<string, string[]> = JSON.parse(readFileSync(new URL('../dist/bundle/chunks.json', import.meta.url), 'utf8'))
     const loaded = (args: string[], status = 0) => {
       const r = spawnSync(process.execPath, ['--import', register, BIN, ...args], {
         encoding: 'utf8',
         env: { ...process.env, ...env, SVC_NATS_URL: undefined },
       })
       expect(r.status, args.join(' ')).toBe(status)
-      return r.stderr.match(/loaded .*/g)?.map((l) => l.replace(/.*\/(dist|node_modules)\//, '')) ?? []
+      const urls = new Set(r.stderr.match(/loaded .*/g) ?? [])
+      return [...urls].flatMap((l) => {
+        const chunk = l.match(/\/dist\/bundle\/(.*)/)?.[1]
+        return chunk ? chunks[chunk].filter((m) => /^(bench|server)\//.test(m)) : [l.replace(/.*\/node_modules\//, '')]
+      })
     }
     // only the list of names `crystal bench --help` shows
     expect(loaded(['materials'])).toEqual(['bench/names.js'])
