@@ -18,9 +18,9 @@ read -ra defaults <<<"${DEFAULTS:---generations 10}"
 # VARIANTS: flag sets separated by ';', each one more run of this build's defaults on the GPU a round
 # (say '--detect-threads 0;--detect-threads 4')
 IFS=';' read -ra variants <<<"${VARIANTS:-}"
-# the base build: the same project with its own dist
+# the base build: the same project with its own dist/ and bin/
 rm -rf /tmp/base && mkdir -p /tmp/base
-cp -r bin materials shaders examples package.json /tmp/base/
+cp -r materials shaders examples package.json /tmp/base/
 ln -s "$PWD/node_modules" /tmp/base/node_modules
 tar -C /tmp/base -xJf "$here/base.tar.xz"
 declare -A dirs=([head]=$PWD [base]=/tmp/base)

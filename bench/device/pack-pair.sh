@@ -4,7 +4,7 @@
 # `npm install`; BASE is the build to compare with (a commit, a tag, a branch):
 #   bash bench/device/pack-pair.sh 984c7db
 # It runs the workplace's ../shared/gpu/pack.sh (or $GPU_PACK), which writes .device/ (Node, this
-# build, the Vulkan loader, stencil_ref.py, on-gpu.sh), then adds BASE's dist/ as .device/base.tar.xz
+# build, the Vulkan loader, stencil_ref.py, on-gpu.sh), then adds BASE's dist/ and bin/ as .device/base.tar.xz
 # (built in a temporary worktree on this checkout's node_modules) and evolve-pair.sh. Then:
 #   run(command: "bash .device/on-gpu.sh bash /abs/.device/evolve-pair.sh $OUT", carry: [".device"])
 # where /abs is the device's copy of this checkout (`$PWD` in the command: "bash .device/on-gpu.sh
@@ -22,8 +22,9 @@ tree=$(mktemp -d)
 trap 'git worktree remove --force "$tree" >/dev/null 2>&1 || true' EXIT
 git worktree add --detach --force "$tree" "$commit" >/dev/null
 ln -s "$root/node_modules" "$tree/node_modules"
-(cd "$tree" && node scripts/gen.mjs >/dev/null && npx tsc -p tsconfig.build.json)
-tar -C "$tree" -cf - --exclude='*.map' dist | xz -6 -T0 > .device/base.tar.xz
+# its own bin/ beside its dist/: since 2026-11-28 bin runs dist/bundle/ (scripts/bundle.mjs), which older builds lack
+(cd "$tree" && node scripts/gen.mjs >/dev/null && npx tsc -p tsconfig.build.json && if [ -f scripts/bundle.mjs ]; then node scripts/bundle.mjs; fi)
+tar -C "$tree" -cf - --exclude='*.map' dist bin | xz -6 -T0 > .device/base.tar.xz
 # the project again, leaner than pack.sh's (which passes the 64 MiB a call may carry): the runtime
 # closure with vitest's and the test files' modules (closure.mjs), the generated sources, no linters,
 # compilers, UI tools or other platforms' Dawn
