@@ -1,6 +1,6 @@
 // `crystal` as a user runs it: the built command in a child process, its output and exit status.
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs'
 import { createServer, type IncomingMessage } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -632,6 +632,34 @@ describe('usage', () => {
     // store; archive with no bus loads the NATS client, then says it needs SVC_NATS_URL)
     expect(loaded(['markets', 'check'], 1)).toEqual(expect.arrayContaining(['server/markets/store.js', 'server/markets/sqlite.js']))
     expect(loaded(['archive'], 1).filter((m) => m.startsWith('@nats-io/')).length).toBeGreaterThan(0)
+  })
+
+  test('bin runs the chunks unless tsc compiled the tree after them; with neither it says how to build', () => {
+    // a package of stubs: each build's main says which it is
+    const root = mkdtempSync(join(tmpdir(), 'crystal-bin-'))
+    mkdirSync(join(root, 'bin'))
+    writeFileSync(join(root, 'package.json'), '{ "type": "module" }\n')
+    writeFileSync(join(root, 'bin/crystal.js'), readFileSync(BIN))
+    const run = () => spawnSync(process.execPath, [join(root, 'bin/crystal.js')], { encoding: 'utf8' })
+    const r0 = run()
+    expect(r0.status).toBe(1)
+    expect(r0.stderr).toMatch(/not built yet; run `npm install`/)
+    const build = (dir: string, at: number) => {
+      mkdirSync(join(root, 'dist', dir), { recursive: true })
+      writeFileSync(join(root, 'dist', dir, 'pipes.js'), 'export const quietWhenReaderLeaves = () => {}\n')
+      writeFileSync(join(root, 'dist', dir, 'main.js'), `export async function main() { console.log('${dir}'); return 0 }\n`)
+      for (const f of ['pipes.js', 'main.js']) utimesSync(join(root, 'dist', dir, f), at, at)
+    }
+    build('cli', 1000)
+    expect(run().stdout).toBe('cli\n')
+    build('bundle', 2000)
+    expect(run().stdout).toBe('bundle\n')
+    // the same time (npm's tarballs give every file one): the chunks
+    build('cli', 2000)
+    expect(run().stdout).toBe('bundle\n')
+    // tsc alone after the chunks were made
+    build('cli', 3000)
+    expect(run().stdout).toBe('cli\n')
   })
 
   test('a bad value in the environment stops the command with one sentence naming the variable, exit 2', () => {
