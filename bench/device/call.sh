@@ -7,7 +7,7 @@
 #   2. the field step at N = 2048 and 4096 on the GPU backend, and stencil_ref.py's CUDA kernel;
 #   3. the GPU-touching test files (those that need no nats-server, Icecast or browser) with vitest,
 #      run in the checkout CHECKOUT on the packed node_modules and generated files.
-# PARTS ("evolve field tests"; "open" adds adapter-time.mjs, run first) names the parts to run; evolve-pair.sh's ROUNDS, POP, GENS, PROFILE pass through.
+# PARTS ("evolve field tests"; "open" adds adapter-time.mjs and dawn-calls.mjs, run first) names the parts to run; evolve-pair.sh's ROUNDS, POP, GENS, PROFILE pass through.
 # OUT gets summary.txt (what to read), tests.txt and results.tar.xz (every log and JSON): the device
 # brings back 8 files at most.
 set -uo pipefail
@@ -36,6 +36,8 @@ has open && {
   for r in 1 2 3; do
     for flags in "" backend=vulkan; do timeout 30 node "$here/adapter-time.mjs" $flags 2>&1 | grep '^{' | tee -a "$summary"; done
   done
+  say "== 0b. what Dawn's calls cost the calling thread, us a call ($(left) s left)"
+  timeout 60 node "$here/dawn-calls.mjs" 2>&1 | grep '^{' | tee -a "$summary"
 }
 
 has evolve && {

@@ -37,5 +37,5 @@ tar -cf - --exclude='*.map' --exclude='node_modules/webgpu/dist/darwin-*' --excl
 git ls-files 'engine/*.test.ts' 'cli/*.test.ts' | xargs grep -L -E 'nats-server|startNats|icecast|chromium|playwright' > .device/test-files.txt
 git describe --always --dirty > .device/head.txt
 git rev-parse --short "$commit" > .device/base.txt
-cp bench/device/evolve-pair.sh bench/device/call.sh bench/device/adapter-time.mjs .device/
+cp bench/device/evolve-pair.sh bench/device/call.sh bench/device/adapter-time.mjs bench/device/dawn-calls.mjs .device/
 du -sh .device
