@@ -38,6 +38,17 @@ has open && {
   done
   say "== 0b. what Dawn's calls cost the calling thread, us a call ($(left) s left)"
   timeout 60 node "$here/dawn-calls.mjs" 2>&1 | grep '^{' | tee -a "$summary"
+  # whether the driver keeps compiled kernels on disk between processes: NVIDIA's shader cache lives in
+  # $__GL_SHADER_DISK_CACHE_PATH, else $XDG_CACHE_HOME/nvidia, else ~/.cache/nvidia, and is off where that
+  # cannot be written. Two fresh processes compile the same first generation; a cache that works makes the
+  # second's compiles some 0.4 s shorter (a fresh device in the same process took 92 ms where the first took 523)
+  say "== 0c. the driver's shader cache: HOME=${HOME:-} XDG_CACHE_HOME=${XDG_CACHE_HOME:-} cache=${__GL_SHADER_DISK_CACHE:-} path=${__GL_SHADER_DISK_CACHE_PATH:-} ($(left) s left)"
+  cache=${__GL_SHADER_DISK_CACHE_PATH:-${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/nvidia}
+  say "before: $(du -sk "$cache" 2>&1 | tail -1)"
+  for r in 1 2; do
+    timeout 60 node bin/crystal.js bench open --out "$res/open-$r" 2>&1 | grep -E 'compiles of the first generation|first generation \(' | tee -a "$summary"
+  done
+  say "after: $(du -sk "$cache" 2>&1 | tail -1)"
 }
 
 has evolve && {
