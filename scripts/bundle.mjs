@@ -57,6 +57,8 @@ function bundle(bundled, write = true) {
     // CommonJS dependencies require Node's modules: an ES module has no require of its own
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     metafile: true,
+    // maps to the TypeScript (through tsc's): `node --enable-source-maps bin/crystal.js` names it in stack traces
+    sourcemap: true,
     write,
     legalComments: 'none',
     logLevel: 'warning',
