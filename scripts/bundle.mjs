@@ -9,7 +9,7 @@
 // asks. dist/bundle/ is one folder below dist/ as dist/server/ and dist/bench/ are, so their other
 // relative URLs (the Observatory's ../app/, bin/) name the same files.
 import { rmSync, writeFileSync } from 'node:fs'
-import { dirname, join, relative } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
 
@@ -38,6 +38,7 @@ function bundle(bundled, write = true) {
   return build({
     entryPoints: Object.fromEntries(['cli/main', 'cli/pipes', ...WORKERS].map((p) => [p.split('/').pop(), join(ROOT, `dist/${p}.js`)])),
     outdir: OUT,
+    absWorkingDir: ROOT,
     bundle: true,
     splitting: true,
     format: 'esm',
@@ -77,7 +78,8 @@ function packagesAtStart({ outputs }) {
     seen.add(file)
     for (const i of outputs[file].imports) if (i.kind === 'import-statement' && !i.external) visit(i.path)
   }
-  for (const entry of STARTS) visit(relative(process.cwd(), join(OUT, `${entry}.js`)))
+  // the metafile names outputs from the working folder (ROOT), with forward slashes on every system
+  for (const entry of STARTS) visit(`dist/bundle/${entry}.js`)
   const packages = new Set()
   for (const file of seen)
     for (const input of Object.keys(outputs[file].inputs)) {
@@ -91,8 +93,10 @@ const { metafile } = await bundle(undefined, false)
 rmSync(OUT, { recursive: true, force: true })
 const { outputs } = (await bundle(packagesAtStart(metafile))).metafile
 // which compiled modules (dist/...) and packages each chunk holds: what a command loaded, in the tree's names (cli/main.test.ts)
-const held = Object.entries(outputs).map(([file, o]) => [
-  relative(OUT, file),
-  Object.keys(o.inputs).map((input) => input.replace(/^.*?(node_modules|dist)\//, '')),
-])
+const held = Object.entries(outputs)
+  .filter(([file]) => file.endsWith('.js'))
+  .map(([file, o]) => [
+    file.slice('dist/bundle/'.length),
+    Object.keys(o.inputs).map((input) => input.replace(/^.*?(node_modules|dist)\//, '')),
+  ])
 writeFileSync(join(OUT, 'chunks.json'), `${JSON.stringify(Object.fromEntries(held))}\n`)
