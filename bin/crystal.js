@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Entry of the `crystal` and `svc-crystal` commands: runs the compiled CLI (npm install builds it).
-import { existsSync, statSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import module from 'node:module'
 
 // Node 22.8 and later keep the compiled modules on disk (NODE_DISABLE_COMPILE_CACHE=1 turns it off): a
@@ -9,7 +9,7 @@ module.enableCompileCache?.()
 
 // The compiled CLI as chunks (scripts/bundle.mjs, loaded in a third of the compiled tree's time), unless
 // tsc compiled the tree again after they were made (a build by tsc alone): then the tree as compiled.
-const modified = (url) => (existsSync(url) ? statSync(url).mtimeMs : -1)
+const modified = (url) => statSync(url, { throwIfNoEntry: false })?.mtimeMs ?? -1
 const [chunks, tree] = ['bundle', 'cli'].map((dir) => modified(new URL(`../dist/${dir}/main.js`, import.meta.url)))
 if (chunks < 0 && tree < 0) {
   process.stderr.write('crystal: the CLI is not built yet; run `npm install` (or `npm run build`) in the package folder\n')

@@ -1,6 +1,6 @@
 // `crystal` as a user runs it: the built command in a child process, its output and exit status.
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs'
 import { createServer, type IncomingMessage } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -632,6 +632,19 @@ describe('usage', () => {
     // store; archive with no bus loads the NATS client, then says it needs SVC_NATS_URL)
     expect(loaded(['markets', 'check'], 1)).toEqual(expect.arrayContaining(['server/markets/store.js', 'server/markets/sqlite.js']))
     expect(loaded(['archive'], 1).filter((m) => m.startsWith('@nats-io/')).length).toBeGreaterThan(0)
+  })
+
+  test('every worker the tree starts by URL is an entry of the chunks, beside them (scripts/bundle.mjs WORKERS)', () => {
+    const root = new URL('../', import.meta.url)
+    const sources = ['engine', 'server', 'bench', 'cli'].flatMap((d) =>
+      readdirSync(new URL(d, root), { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+        .map((f) => readFileSync(new URL(`${d}/${f}`, root), 'utf8')),
+    )
+    const started = sources.flatMap((text) => [...text.matchAll(/new URL\('\.\/([\w.]+\.js)', import\.meta\.url\)/g)].map((m) => m[1]))
+    // control: the tree starts the workers this test is about
+    expect(started).toEqual(expect.arrayContaining(['detect_worker.js', 'evolve_worker.js', 'run_worker.js']))
+    for (const file of started) expect(existsSync(new URL(`dist/bundle/${file}`, root)), file).toBe(true)
   })
 
   test('bin runs the chunks unless tsc compiled the tree after them; with neither it says how to build', () => {

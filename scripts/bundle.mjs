@@ -59,7 +59,7 @@ function bundle(bundled, write = true) {
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     metafile: true,
     // maps to the TypeScript (through tsc's): `node --enable-source-maps bin/crystal.js` names it in stack traces
-    sourcemap: true,
+    sourcemap: write,
     write,
     legalComments: 'none',
     logLevel: 'warning',
