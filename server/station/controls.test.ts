@@ -123,13 +123,12 @@ describe('the operator', () => {
     // well before the skipped track would have ended (12 s of audio at 4x: 3 s)
     const history = (await call(server.url, 'GET', '/api/station/history?limit=4')).body.plays
     const said = `reply ${JSON.stringify(r.body)}; history ${JSON.stringify(history.map((p: { track: { id: string }; started_at: string }) => [p.track.id, p.started_at]))}; log ${server.stderr().split('\n').slice(-12).join(' | ')}`
+    // the skip fades into another track (three CI runs of 2026-11-27 and 28 saw a track picked to
+    // follow itself after the request above, counted where it was asked for: lineup.ts), and the
+    // skipped one played right before it
+    expect(r.body.next.id, said).not.toBe(r.body.skipped.id)
     expect(history[0].track.id, said).toBe(r.body.next.id)
-    // the skipped track played before it: right before it, but for two CI runs of 2026-11-27 and 28 on a
-    // loaded machine that had one more play between them, not reproduced since (the message says what)
-    expect(
-      history.slice(1, 3).map((p: { track: { id: string } }) => p.track.id),
-      said,
-    ).toContain(r.body.skipped.id)
+    expect(history[1].track.id, said).toBe(r.body.skipped.id)
     expect(Date.now() - t0).toBeLessThan(10_000)
   })
 

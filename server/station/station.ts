@@ -33,6 +33,7 @@ import { AlertMonitor, type AlertOptions } from './alerts.js'
 import { IcecastSource } from './icecast.js'
 import { Mixer, type Deck, type MixEvents } from './mixer.js'
 import { Broadcast } from './stream.js'
+import { Lineup, type Planned } from './lineup.js'
 import { LibraryPerception } from './perception.js'
 import { DJ_DEFAULTS, VoiceDj, type DjSettings, type Utterance } from './dj.js'
 import { SwarmWatch } from './swarm.js'
@@ -76,12 +77,6 @@ export interface StationOptions {
   icecast_poll_ms?: number
 }
 
-/** A track picked to play, and what picked it. */
-interface Planned {
-  track: Track
-  by: PickedBy
-}
-
 interface Loaded extends Normalisation {
   track: Track
   planned: Planned
@@ -97,13 +92,11 @@ export class Station {
   private readonly say: (line: string) => void
   readonly timeZone: string
   private library: Library
-  /** every pick, in order (the no-repeat window and the waits are counted on it) */
-  private readonly history: string[] = []
   /** what has gone on air, oldest first */
   private readonly plays: Play[] = []
   private onAir: OnAir | null = null
   /** picked and not yet on air, in order; the first is in the mixer once it is cued */
-  private readonly lineup: Planned[] = []
+  private readonly lineup = new Lineup()
   /** loading, picking, requests and skips run one at a time */
   private chain: Promise<unknown> = Promise.resolve()
   private watcher: FSWatcher | undefined
@@ -158,8 +151,7 @@ export class Station {
           peak_limited: l.peak_limited,
         }
         this.broadcast.setTitle(streamTitle(l.track))
-        const i = this.lineup.indexOf(l.planned)
-        if (i >= 0) this.lineup.splice(i, 1)
+        this.lineup.leave(l.planned)
         const now = this.now()
         this.plays.push({ track: l.track, started_at: this.onAir.started_at, block: now.block.name, by: l.planned.by, gain_db: l.gain_db })
         if (this.plays.length > HISTORY_KEPT) this.plays.shift()
@@ -241,8 +233,7 @@ export class Station {
       const ids = new Set(next.tracks.map((t) => t.id))
       const added = next.tracks.filter((t) => !before.has(t.id)).length
       const removed = [...before].filter((id) => !ids.has(id)).length
-      for (let i = this.lineup.length - 1; i >= 0; i--)
-        if (!ids.has(this.lineup[i].track.id) && this.lineup[i] !== this.mixer.cued?.planned) this.lineup.splice(i, 1)
+      this.lineup.keepOnly(ids, this.mixer.cued?.planned)
       this.library = next
       for (const s of next.skipped) this.say(`station: skipped ${s.file}: ${s.reason}`)
       const old = this.perception
@@ -274,15 +265,11 @@ export class Station {
     return this.serial(async () => {
       this.mixer.uncue()
       // a track fading in stays first (until the middle of the fade it is still in the lineup)
-      let at = this.lineup[0] && this.lineup[0] === this.mixer.cued?.planned ? 1 : 0
-      while (at < this.lineup.length && this.lineup[at].by === 'request') at++
-      const planned: Planned = { track, by: 'request' }
-      this.lineup.splice(at, 0, planned)
-      this.history.push(track.id)
+      const position = this.lineup.request({ track, by: 'request' }, this.lineup.first === this.mixer.cued?.planned)
       this.lastBy = 'request'
       this.lastPick = undefined
       await this.loadNext()
-      return { track, position: this.lineup.indexOf(planned) + 1, up_next: this.lineup[0].track }
+      return { track, position, up_next: this.lineup.first!.track }
     })
   }
 
@@ -294,7 +281,7 @@ export class Station {
         if (this.mixer.fading)
           throw new CrystalError(
             'conflict',
-            `a change of track is already under way (into ${this.lineup[0]?.track.id ?? 'the next track'})`,
+            `a change of track is already under way (into ${this.lineup.first?.track.id ?? 'the next track'})`,
           )
       }
       refuse()
@@ -344,8 +331,8 @@ export class Station {
         ends_at: now.programme.ends_at.toISOString(),
       },
       on_air: this.onAir,
-      up_next: this.lineup[0]?.track ?? null,
-      requests: this.lineup.filter((p) => p.by === 'request').map((p) => p.track),
+      up_next: this.lineup.first?.track ?? null,
+      requests: this.lineup.requests(),
       time_zone: this.timeZone,
       listeners: this.broadcast.count,
       icecast: this.icecast ? { ...this.icecast.status } : null,
@@ -399,14 +386,14 @@ export class Station {
   /** Picks one more track onto the end of the lineup, by the block's rules and the medium. */
   private async pickAhead(): Promise<void> {
     const block = this.now().block
-    const onAir = this.lineup.at(-1)?.track.id ?? this.onAir?.track.id ?? null
+    const onAir = this.lineup.last?.track.id ?? this.onAir?.track.id ?? null
     const tracks = this.library.tracks
+    const order = this.lineup.order()
     const pick = this.perception
-      ? await this.perception.pick(block, this.history, this.noRepeat, onAir)
-      : pickNext(tracks, block, this.history, this.noRepeat)
+      ? await this.perception.pick(block, order, this.noRepeat, onAir)
+      : pickNext(tracks, block, order, this.noRepeat)
     this.lastPick = pick
     this.lastBy = pick.by
-    this.history.push(pick.track.id)
     this.lineup.push({ track: pick.track, by: pick.by })
   }
 
@@ -418,7 +405,7 @@ export class Station {
     if (this.mixer.cued) return
     for (let attempt = 0; attempt < Math.min(this.library.tracks.length, 8); attempt++) {
       if (this.lineup.length === 0) await this.pickAhead()
-      const planned = this.lineup[0]
+      const planned = this.lineup.first!
       const { track } = planned
       try {
         const pcm = trimSilence(await decodeMp3(await readFile(join(this.library.dir, track.id)), track.id))
@@ -432,7 +419,7 @@ export class Station {
         if (this.lineup.length < 2) await this.pickAhead()
         return
       } catch (e) {
-        this.lineup.splice(this.lineup.indexOf(planned), 1)
+        this.lineup.leave(planned)
         this.failed++
         this.say(`station: skipping ${track.id}: ${(e as Error).message}`)
       }
