@@ -248,11 +248,11 @@ test('the sums the GPU holds for the books (energy, potential, ledger) are those
   const want: Float64Array[] = []
   for (const k of [1, 2]) {
     await gpu.load(randomField(N, FIELDS, k), randomField(N, FIELDS, k + 10))
-    slots.push(held.hold('energy', params), held.hold('potential', params))
+    slots.push(...held.hold(['energy', 'potential'], params))
     want.push(await gpu.energy(params), await gpu.potential!(params))
   }
   await gpu.step({ steps: 5, first_step: 0, seed: 1, sample_interval: 0, params })
-  const ledger = held.hold('ledger', params)
+  const [ledger] = held.hold(['ledger'], params)
   const wantLedger = await gpu.ledger()
   const before = gpu.transfers!.reads
   const got = await held.release()

@@ -226,9 +226,11 @@ export interface PerturbationSums {
  * slot held at once ([slot][field]) and frees them. The values are those `energy`, `potential` and
  * `ledger` would read back at that moment.
  */
+export type HeldKind = 'energy' | 'potential' | 'ledger'
+
 export interface HeldSums {
-  /** Returns the (first) slot. */
-  hold(kind: 'energy' | 'potential' | 'ledger', params: StepParams): number
+  /** Holds each kind's per-field sums as the fields are now, in one submit; returns each one's (first) slot. */
+  hold(kinds: readonly HeldKind[], params: StepParams): number[]
   release(): Promise<Float32Array>
   /** release's values as held now, brought back with the backend's next read (Transfers.ride); the function takes them, by a read of their own if none came. */
   releaseLater(): () => Promise<Float32Array>

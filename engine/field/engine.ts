@@ -274,13 +274,12 @@ class FieldEngine implements Engine {
     const saturating = this.params.nonlinearity !== 0
     const held = this.core.held
     if (held) {
-      const slots = [held.hold('energy', this.params), saturating ? held.hold('potential', this.params) : -1]
+      // [energy, potential] before and [potential, energy] after (-1: not saturating, none held)
+      const before = held.hold(saturating ? ['energy', 'potential'] : ['energy'], this.params)
       await change()
       if (saturating) await this.remember(fields)
-      this.pending.push({
-        fields,
-        slots: [...slots, saturating ? held.hold('potential', this.params) : -1, held.hold('energy', this.params)],
-      })
+      const after = saturating ? held.hold(['potential', 'energy'], this.params) : [-1, ...held.hold(['energy'], this.params)]
+      this.pending.push({ fields, slots: [before[0], before[1] ?? -1, ...after] })
       return
     }
     const all = (k: Float64Array) => this.byField(fields, k)
@@ -615,7 +614,8 @@ class FieldEngine implements Engine {
 
   /** The energy and the ledger's totals of every field held now: their slots. */
   private holdBooks(held: HeldSums): { energy: number; ledger: number } {
-    return { energy: held.hold('energy', this.params), ledger: held.hold('ledger', this.params) }
+    const [energy, ledger] = held.hold(['energy', 'ledger'], this.params)
+    return { energy, ledger }
   }
 
   /** The books from the held slots' values (the held changes booked), as at `step`. */

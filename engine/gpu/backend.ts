@@ -629,6 +629,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   /** Frees every buffer the backend holds; the device stays open for the next backend (keptDevice). */
   destroy(): void {
     this.transfers.dropRides()
+    this.transfers.dropDeferred()
     this.dream.destroy()
     this.recorder.destroy()
     this.held.destroy()

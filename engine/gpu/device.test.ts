@@ -53,8 +53,7 @@ describe('the kept device', () => {
     try {
       const backend = await open()
       const params = stepParams({ n: 32, fields: 2, material: new MaterialCatalog().get('europium_crystal'), temperature_k: 4, noise: 0 })
-      backend.held.hold('energy', params)
-      backend.held.hold('potential', params)
+      backend.held.hold(['energy', 'potential'], params)
       expect((await backend.held.release()).length).toBe(4)
       backend.destroy()
     } finally {

@@ -103,9 +103,11 @@ export class GpuDreamOps implements DreamOps {
     const encoder = this.gpu.device.createCommandEncoder()
     if (reset) encoder.clearBuffer(s.acc)
     const pass = encoder.beginComputePass()
-    this.dispatchCells(pass, 'accumulate', { 0: s.uniform, 1: this.gpu.state().u, 3: s.acc })
+    const { u } = this.gpu.state()
+    this.dispatchCells(pass, 'accumulate', { 0: s.uniform, 1: u, 3: s.acc })
     pass.end()
-    this.gpu.transfers.submit(encoder)
+    // a sample is taken between steps: it rides with the next step's submit
+    this.gpu.transfers.submitWithNext(encoder, [s.uniform, u, s.acc])
   }
 
   async edit(

@@ -150,7 +150,8 @@ export class GpuRecorder implements WindowRecorder {
       this.gpu.transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535))
     }
     pass.end()
-    this.gpu.transfers.submit(encoder)
+    // a frame is taken between steps: it rides with the next step's submit
+    transfers.submitWithNext(encoder, [slots, this.gpu.state().u, coef, ...this.chunks])
     return Promise.resolve()
   }
 

@@ -3,13 +3,15 @@
 // a batch's injections then cost no read back each, and every slot comes back in one read. The
 // values are those the backend's own energy and potential read back (the same kernels, the same
 // order); the engine does the float64 arithmetic on them as before.
-import type { HeldSums } from '../field/backend.js'
+import type { HeldKind, HeldSums } from '../field/backend.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, type StepParams } from '../field/params.js'
 import type { GpuContext } from './context.js'
 
 const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST
 const UNIFORM = 0x40 | 0x8
-const SLOT = 256 // the reduce uniform's dynamic offsets are multiples of this
+const SLOT = 256 // the uniforms' dynamic offsets are multiples of this
+/** energy, potential, ledger: what one `hold` may ask for at once */
+const HELD_KINDS = 3
 const FIRST_CAPACITY = 64
 
 export class GpuHeldSums implements HeldSums {
@@ -35,8 +37,8 @@ export class GpuHeldSums implements HeldSums {
     const { device, n, fields } = gpu
     this.tiles = Math.ceil(n / TILE) ** 2
     this.partials = device.createBuffer({ size: fields * this.tiles * 4, usage: STORAGE })
-    this.stepUniform = device.createBuffer({ size: SLOT, usage: UNIFORM })
-    this.reduceUniform = device.createBuffer({ size: SLOT, usage: UNIFORM })
+    this.stepUniform = device.createBuffer({ size: HELD_KINDS * SLOT, usage: UNIFORM })
+    this.reduceUniform = device.createBuffer({ size: HELD_KINDS * SLOT, usage: UNIFORM })
     this.slots = this.slotBuffer(this.capacity)
   }
 
@@ -44,10 +46,12 @@ export class GpuHeldSums implements HeldSums {
     return this.gpu.device.createBuffer({ size: capacity * this.gpu.fields * 4, usage: STORAGE })
   }
 
-  hold(kind: 'energy' | 'potential' | 'ledger', params: StepParams): number {
+  hold(kinds: readonly HeldKind[], params: StepParams): number[] {
     const { device, fields, transfers } = this.gpu
+    if (kinds.length > HELD_KINDS) throw new Error(`hold takes at most ${HELD_KINDS} kinds at once, not ${kinds.length}`)
     // the ledger's four columns take four slots, [column][field]
-    const needed = kind === 'ledger' ? 4 : 1
+    const width = (kind: HeldKind) => (kind === 'ledger' ? 4 : 1)
+    const needed = kinds.reduce((sum, k) => sum + width(k), 0)
     const encoder = device.createCommandEncoder()
     if (this.used + needed > this.capacity) {
       const bigger = this.slotBuffer(2 * this.capacity + needed)
@@ -60,52 +64,62 @@ export class GpuHeldSums implements HeldSums {
         () => old.destroy(),
       )
     }
-    const slot = this.used
-    this.used += needed
-    const reduce = new ArrayBuffer(SLOT)
-    packStruct(REDUCE_PARAM_LAYOUT, { len: kind === 'ledger' ? this.ledgerTiles : this.tiles, dst_offset: slot * fields }, reduce)
+    // each kind its own uniform slot (a dynamic offset), all written at once: one submit for the lot
+    const reduce = new ArrayBuffer(kinds.length * SLOT)
+    const step = new ArrayBuffer(kinds.length * SLOT)
+    const slots = kinds.map((kind, i) => {
+      const slot = this.used
+      this.used += width(kind)
+      packStruct(
+        REDUCE_PARAM_LAYOUT,
+        { len: kind === 'ledger' ? this.ledgerTiles : this.tiles, dst_offset: slot * fields },
+        reduce,
+        i * SLOT,
+      )
+      if (kind !== 'ledger') packStruct(STEP_PARAM_LAYOUT, params, step, i * SLOT)
+      return slot
+    })
     transfers.write(this.reduceUniform, 0, reduce)
+    if (kinds.some((k) => k !== 'ledger')) transfers.write(this.stepUniform, 0, step)
+    const { u, prev } = this.gpu.state()
     const pass = encoder.beginComputePass()
-    if (kind !== 'ledger') {
-      const step = new ArrayBuffer(SLOT)
-      packStruct(STEP_PARAM_LAYOUT, params, step)
-      transfers.write(this.stepUniform, 0, step)
-      const { u, prev } = this.gpu.state()
-      pass.setPipeline(this.kernels[kind])
+    kinds.forEach((kind, i) => {
+      if (kind !== 'ledger') {
+        pass.setPipeline(this.kernels[kind])
+        pass.setBindGroup(
+          0,
+          device.createBindGroup({
+            layout: this.kernels.layout,
+            entries: [
+              { binding: 0, resource: { buffer: this.stepUniform, size: STEP_PARAM_LAYOUT.length * 4 } },
+              { binding: 1, resource: { buffer: prev } },
+              { binding: 2, resource: { buffer: u } },
+              { binding: 4, resource: { buffer: this.partials } },
+            ],
+          }),
+          [i * SLOT],
+        )
+        const groups = Math.ceil(this.gpu.n / TILE)
+        transfers.dispatch(pass, groups, groups, fields)
+      }
+      pass.setPipeline(this.gpu.sumRows.pipeline)
       pass.setBindGroup(
         0,
         device.createBindGroup({
-          layout: this.kernels.layout,
+          layout: this.gpu.sumRows.layout,
           entries: [
-            { binding: 0, resource: { buffer: this.stepUniform, size: STEP_PARAM_LAYOUT.length * 4 } },
-            { binding: 1, resource: { buffer: prev } },
-            { binding: 2, resource: { buffer: u } },
-            { binding: 4, resource: { buffer: this.partials } },
+            { binding: 0, resource: { buffer: this.reduceUniform, size: 16 } },
+            { binding: 1, resource: { buffer: kind === 'ledger' ? this.ledger : this.partials } },
+            { binding: 2, resource: { buffer: this.slots } },
           ],
         }),
-        [0],
+        [i * SLOT],
       )
-      const groups = Math.ceil(this.gpu.n / TILE)
-      this.gpu.transfers.dispatch(pass, groups, groups, fields)
-    }
-    pass.setPipeline(this.gpu.sumRows.pipeline)
-    const rows = kind === 'ledger' ? this.ledger : this.partials
-    pass.setBindGroup(
-      0,
-      device.createBindGroup({
-        layout: this.gpu.sumRows.layout,
-        entries: [
-          { binding: 0, resource: { buffer: this.reduceUniform, size: 16 } },
-          { binding: 1, resource: { buffer: rows } },
-          { binding: 2, resource: { buffer: this.slots } },
-        ],
-      }),
-      [0],
-    )
-    this.gpu.transfers.dispatch(pass, needed * fields)
+      transfers.dispatch(pass, width(kind) * fields)
+    })
     pass.end()
-    this.gpu.transfers.submit(encoder)
-    return slot
+    transfers.submit(encoder)
+    return slots
   }
 
   async release(): Promise<Float32Array> {

@@ -151,3 +151,40 @@ test('a ride taken while the read that carries it is under way waits for that re
     done()
   }
 })
+
+test('work handed over with submitWithNext runs in the next submit, ahead of its work; a write to a buffer it uses submits it first (without that, it would see the write); dropped, it never runs', async () => {
+  const { device } = (await keptDevice(await nodeGpu()))!
+  const [a, b, c] = [0, 1, 2].map(() => device.createBuffer({ size: FLOATS * 4, usage: STORAGE }))
+  const t = new Transfers(device)
+  const copy = (from: GPUBuffer, to: GPUBuffer) => {
+    const encoder = device.createCommandEncoder()
+    encoder.copyBufferToBuffer(from, 0, to, 0, FLOATS * 4)
+    return encoder
+  }
+  const read = async (src: GPUBuffer) => new Float32Array(await t.read(src, 0, FLOATS * 4, device.createCommandEncoder(), () => undefined))
+  try {
+    // a -> b handed over, then b -> c submitted: c has a's values, in one submit
+    t.write(a, 0, filled(1, FLOATS))
+    t.submitWithNext(copy(a, b), [a, b])
+    expect(t.submits).toBe(0)
+    t.submit(copy(b, c))
+    expect(t.submits).toBe(1)
+    expect(await read(c)).toEqual(filled(1, FLOATS))
+    // a write to a buffer the handed-over work uses: the work goes first and copies the values before it
+    t.write(a, 0, filled(2, FLOATS))
+    t.submitWithNext(copy(a, b), [a, b])
+    t.write(a, 0, filled(3, FLOATS))
+    expect(await read(b)).toEqual(filled(2, FLOATS))
+    // the control: the same work with its buffers left unnamed sees the later write
+    t.submitWithNext(copy(a, b), [])
+    t.write(a, 0, filled(4, FLOATS))
+    expect(await read(b)).toEqual(filled(4, FLOATS))
+    // dropped (its backend closing): never run
+    t.submitWithNext(copy(c, b), [c, b])
+    t.dropDeferred()
+    t.flush()
+    expect(await read(b)).toEqual(filled(4, FLOATS))
+  } finally {
+    for (const x of [a, b, c]) x.destroy()
+  }
+})
