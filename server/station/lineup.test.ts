@@ -13,6 +13,8 @@ const track = (id: string): Track => ({ id, artist: '', album: '', title: id, du
 const block = BLOCKS['Morning Drift']
 const [A, B, C] = ['A', 'B', 'C'].map(track)
 const tracks = [A, B, C]
+/** Requests `p` and answers its place. */
+const placed = (lineup: Lineup, p: Planned, keepFirst: boolean) => (lineup.request(p, keepFirst), lineup.placeOf(p))
 const mood = (scores: Record<string, number>): Ranking => ({ by: 'mood', scores: new Map(Object.entries(scores)) })
 
 describe('the lineup', () => {
@@ -31,7 +33,7 @@ describe('the lineup', () => {
     lineup.leave(lineup.first!) // A on air
     expect(pick(lineup.order())).toBe(C) // the mood's favourite, cued
     // a request for B goes before C; B goes on air, then C is cued and the one after it is picked
-    expect(lineup.request({ track: B, by: 'request' }, false)).toBe(1)
+    expect(placed(lineup, { track: B, by: 'request' }, false)).toBe(1)
     picked.push('B')
     lineup.leave(lineup.first!)
     expect(lineup.order()).toEqual(['A', 'B', 'C'])
@@ -46,9 +48,9 @@ describe('the lineup', () => {
     const lineup = new Lineup()
     const picks: Planned[] = [A, B].map((t) => ({ track: t, by: 'mood' }))
     for (const p of picks) lineup.push(p)
-    expect(lineup.request({ track: C, by: 'request' }, true)).toBe(2)
-    expect(lineup.request({ track: A, by: 'request' }, true)).toBe(3)
-    expect(lineup.request({ track: B, by: 'request' }, false)).toBe(1)
+    expect(placed(lineup, { track: C, by: 'request' }, true)).toBe(2)
+    expect(placed(lineup, { track: A, by: 'request' }, true)).toBe(3)
+    expect(placed(lineup, { track: B, by: 'request' }, false)).toBe(1)
     expect(lineup.order()).toEqual(['B', 'A', 'C', 'A', 'B'])
     expect(lineup.requests().map((t) => t.id)).toEqual(['B', 'C', 'A'])
     lineup.keepOnly(new Set(['C']), picks[0])
@@ -58,7 +60,7 @@ describe('the lineup', () => {
     expect(lineup.length).toBe(1)
     // a request for the track already picked for its place takes that place once
     lineup.push({ track: B, by: 'mood' })
-    expect(lineup.request({ track: B, by: 'request' }, true)).toBe(2)
+    expect(placed(lineup, { track: B, by: 'request' }, true)).toBe(2)
     expect(lineup.order()).toEqual(['A', 'C', 'B'])
     expect(lineup.requests().map((t) => t.id)).toEqual(['C', 'B'])
     expect(lineup.length).toBe(2)

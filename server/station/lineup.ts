@@ -39,19 +39,23 @@ export class Lineup {
     return [...this.past, ...this.ahead.map((p) => p.track.id)]
   }
 
+  /** `p`'s place in the lineup, from 1 (0: no longer in it). */
+  placeOf(p: Planned): number {
+    return this.ahead.indexOf(p) + 1
+  }
+
   /** A pick joins the end. */
   push(p: Planned): void {
     this.ahead.push(p)
   }
 
   /** A request joins after the requests before it (and after the first, when `keepFirst`: the track
-   * already fading in); returns its place, from 1. The track picked for that place already becomes
-   * the request, rather than play twice in a row. */
-  request(p: Planned, keepFirst: boolean): number {
+   * already fading in). The track picked for that place already becomes the request, rather than
+   * play twice in a row. */
+  request(p: Planned, keepFirst: boolean): void {
     let at = keepFirst && this.ahead.length > 0 ? 1 : 0
     while (at < this.ahead.length && this.ahead[at].by === 'request') at++
     this.ahead.splice(at, this.ahead[at]?.track.id === p.track.id ? 1 : 0, p)
-    return at + 1
   }
 
   /** `p` has gone on air or could not be played: it leaves the lineup for the past. */

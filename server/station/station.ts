@@ -265,11 +265,12 @@ export class Station {
     return this.serial(async () => {
       this.mixer.uncue()
       // a track fading in stays first (until the middle of the fade it is still in the lineup)
-      const position = this.lineup.request({ track, by: 'request' }, this.lineup.first === this.mixer.cued?.planned)
+      const planned: Planned = { track, by: 'request' }
+      this.lineup.request(planned, this.lineup.first === this.mixer.cued?.planned)
       this.lastBy = 'request'
       this.lastPick = undefined
       await this.loadNext()
-      return { track, position, up_next: this.lineup.first!.track }
+      return { track, position: this.lineup.placeOf(planned), up_next: this.lineup.first!.track }
     })
   }
 
