@@ -30,6 +30,8 @@ interface Scratch {
 
 export class GpuDreamOps implements DreamOps {
   private scratch: Scratch | undefined
+  /** accumulate's bind group by the state buffer it reads (one of the step's three), with the scratch */
+  private accumulateGroups = new WeakMap<GPUBuffer, GPUBindGroup>()
   private preview: { side: number; buffer: GPUBuffer } | undefined
 
   constructor(private readonly gpu: GpuContext) {}
@@ -74,10 +76,11 @@ export class GpuDreamOps implements DreamOps {
     })
   }
 
-  private dispatchCells(pass: GPUComputePassEncoder, entry: Entry, resources: Record<number, GPUBuffer>): void {
+  /** `entry` over every cell, bound to `resources` (or a bind group made of them before). */
+  private dispatchCells(pass: GPUComputePassEncoder, entry: Entry, resources: Record<number, GPUBuffer>, group?: GPUBindGroup): void {
     const groups = Math.ceil((this.gpu.n * this.gpu.n * this.gpu.fields) / WG)
     pass.setPipeline(this.pipeline(entry))
-    pass.setBindGroup(0, this.group(entry, resources))
+    pass.setBindGroup(0, group ?? this.group(entry, resources))
     this.gpu.transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535))
   }
 
@@ -104,7 +107,10 @@ export class GpuDreamOps implements DreamOps {
     if (reset) encoder.clearBuffer(s.acc)
     const pass = encoder.beginComputePass()
     const { u } = this.gpu.state()
-    this.dispatchCells(pass, 'accumulate', { 0: s.uniform, 1: u, 3: s.acc })
+    const resources = { 0: s.uniform, 1: u, 3: s.acc }
+    let group = this.accumulateGroups.get(u)
+    if (!group) this.accumulateGroups.set(u, (group = this.group('accumulate', resources)))
+    this.dispatchCells(pass, 'accumulate', resources, group)
     pass.end()
     // a sample is taken between steps: it rides with the next step's submit
     this.gpu.transfers.submitWithNext(encoder, [s.uniform, u, s.acc])
@@ -218,5 +224,6 @@ export class GpuDreamOps implements DreamOps {
     const { acc, hist, plan, picks, tally, masks, kicks, uniform } = this.scratch
     for (const b of [acc, hist, plan, picks, tally, ...masks, kicks, uniform]) this.gpu.transfers.keep(b)
     this.scratch = undefined
+    this.accumulateGroups = new WeakMap()
   }
 }

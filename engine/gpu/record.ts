@@ -60,8 +60,11 @@ export class GpuRecorder implements WindowRecorder {
   private tail: GPUBuffer | undefined
   private perChunk = 1
   private frames = 0
-  /** The window's factors and the uniform's slots, made with its chunks; the kernel, made once. */
-  private window: { coef: GPUBuffer; uniform: GPUBuffer; pipeline: GPUComputePipeline } | undefined
+  /** The window's factors and the uniform's slots, made with its chunks; the kernel, made once; the
+   * bind groups of a capture, a chunk's each, by the state buffer it reads (one of the step's three). */
+  private window:
+    | { coef: GPUBuffer; uniform: GPUBuffer; pipeline: GPUComputePipeline; groups: WeakMap<GPUBuffer, GPUBindGroup[]> }
+    | undefined
   /** The stability sums as holdSums found them. */
   private held: GPUBuffer | undefined
 
@@ -115,13 +118,13 @@ export class GpuRecorder implements WindowRecorder {
         compute: { module: kernelModule(device, '', SHADERS.spectra), entryPoint: 'accumulate' },
       }),
     )
-    this.window = { coef, uniform, pipeline }
+    this.window = { coef, uniform, pipeline, groups: new WeakMap() }
   }
 
   capture(slot: number, frames: number): Promise<void> {
     if (slot === 0 && frames !== this.frames) this.allocate(frames)
     if (!this.window) throw new CrystalError('bad_argument', `captureFrame: slot ${slot} of a window that slot 0 did not start`)
-    const { coef, uniform: slots, pipeline } = this.window
+    const { coef, uniform: slots, pipeline, groups: made } = this.window
     const { device, n, fields, transfers } = this.gpu
     const size = n * n * fields
     const uniform = new ArrayBuffer(this.chunks.length * SLOT)
@@ -134,24 +137,31 @@ export class GpuRecorder implements WindowRecorder {
         this.planes,
       ])
     transfers.write(slots, 0, uniform)
+    const { u } = this.gpu.state()
+    let bound = made.get(u)
+    if (!bound) {
+      bound = this.chunks.map((chunk, c) => {
+        const entries = [
+          { binding: 0, resource: { buffer: slots, offset: c * SLOT, size: 32 } },
+          { binding: 1, resource: { buffer: u } },
+          { binding: 2, resource: { buffer: coef } },
+          { binding: 3, resource: { buffer: chunk, size: Math.min(this.perChunk, this.planes - c * this.perChunk) * this.planeBytes } },
+        ]
+        return device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries })
+      })
+      made.set(u, bound)
+    }
     const encoder = device.createCommandEncoder()
     const pass = encoder.beginComputePass()
     pass.setPipeline(pipeline)
     const groups = Math.ceil(size / WG)
-    for (const [c, chunk] of this.chunks.entries()) {
-      const bound = Math.min(this.perChunk, this.planes - c * this.perChunk) * this.planeBytes
-      const entries = [
-        { binding: 0, resource: { buffer: slots, offset: c * SLOT, size: 32 } },
-        { binding: 1, resource: { buffer: this.gpu.state().u } },
-        { binding: 2, resource: { buffer: coef } },
-        { binding: 3, resource: { buffer: chunk, size: bound } },
-      ]
-      pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }))
-      this.gpu.transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535))
+    for (const group of bound) {
+      pass.setBindGroup(0, group)
+      transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535))
     }
     pass.end()
     // a frame is taken between steps: it rides with the next step's submit
-    transfers.submitWithNext(encoder, [slots, this.gpu.state().u, coef, ...this.chunks])
+    transfers.submitWithNext(encoder, [slots, u, coef, ...this.chunks])
     return Promise.resolve()
   }
 
