@@ -5,9 +5,11 @@
 # runs, each within the call's remaining seconds (BUDGET, 500 from the start):
 #   1. evolve-pair.sh: this build beside the base one, population 1,000 and the defaults, GPU and CPU;
 #   2. the field step at N = 2048 and 4096 on the GPU backend, and stencil_ref.py's CUDA kernel;
-#   3. the GPU-touching test files (those that need no nats-server, Icecast or browser) with vitest,
-#      run in the checkout CHECKOUT on the packed node_modules and generated files.
-# PARTS ("evolve field tests"; "open" adds adapter-time.mjs and dawn-calls.mjs, run first) names the parts to run; evolve-pair.sh's ROUNDS, POP, GENS, PROFILE pass through.
+#   3. the GPU-touching test files of engine/ and cli/ (those that need no nats-server, Icecast or
+#      browser) with vitest, run in the checkout CHECKOUT on the packed node_modules and generated files;
+#   4. (servertests) server/'s and app/'s test files that need none of those nor espeak-ng, the same way.
+# PARTS ("evolve field tests"; "open" adds adapter-time.mjs and dawn-calls.mjs, run first; "servertests"
+# part 4) names the parts to run; evolve-pair.sh's ROUNDS, POP, GENS, PROFILE pass through.
 # OUT gets summary.txt (what to read), tests.txt and results.tar.xz (every log and JSON): the device
 # brings back 8 files at most.
 set -uo pipefail
@@ -25,9 +27,10 @@ say() { echo "$*" | tee -a "$summary"; }
 
 parts=${PARTS:-evolve field tests}
 has() { [[ " $parts " == *" $1 "* ]]; }
-# the seconds kept for what follows each part: the tests (150), the CUDA kernel (60) after the field
-# step's bench (50), and 10 to pack the results
-tests_s=0 && has tests && tests_s=150
+# the seconds kept for what follows each part: the tests (150, the server's 200), the CUDA kernel (60)
+# after the field step's bench (50), and 10 to pack the results
+server_s=0 && has servertests && server_s=200
+tests_s=$server_s && has tests && tests_s=$((150 + server_s))
 after_field=$((60 + tests_s + 10))
 after_evolve=$((tests_s + 10)) && has field && after_evolve=$((50 + after_field))
 
@@ -65,21 +68,37 @@ has field && {
   timeout 60 python3 stencil_ref.py "$res/cuda_ref.json" 2>&1 | tee -a "$summary"
 }
 
-has tests && {
-  say "== 3. the GPU test files with vitest ($(left) s left)"
+# the checkout made runnable once: the packed node_modules, build and generated sources
+ready=0
+prepare() {
+  [ $ready = 1 ] && return
+  ln -sfn /tmp/proj/node_modules "$checkout/node_modules"
+  rm -rf "$checkout/dist" && cp -r /tmp/proj/dist "$checkout/dist"
+  for f in $(cd /tmp/proj && find engine -name '*.gen.ts'); do cp "/tmp/proj/$f" "$checkout/$f"; done
+  ready=1
+}
+# run_tests NAME LIST LEAVE: the files LIST names, with vitest in the checkout, leaving LEAVE seconds
+run_tests() {
+  local name=$1 list=$here/$2 leave=$3
+  prepare
   (
     cd "$checkout" || exit 1
-    ln -sfn /tmp/proj/node_modules node_modules
-    rm -rf dist && cp -r /tmp/proj/dist dist
-    for f in $(cd /tmp/proj && find engine -name '*.gen.ts'); do cp "/tmp/proj/$f" "$f"; done
-    # every test file of engine/ and cli/ but those that start a nats-server, Icecast or a browser (pack-pair.sh)
-    files=$(cat "$here/test-files.txt")
-    NO_COLOR=1 timeout "$(within 15)" node node_modules/vitest/vitest.mjs run $files --coverage.enabled=false \
-      --reporter=default --reporter=json --outputFile="$res/tests.json" >"$res/tests.log" 2>&1
-    echo "vitest rc $?" >>"$res/tests.log"
+    NO_COLOR=1 timeout "$(within "$leave")" node node_modules/vitest/vitest.mjs run $(cat "$list") --coverage.enabled=false \
+      --reporter=default --reporter=json --outputFile="$res/$name.json" >"$res/$name.log" 2>&1
+    echo "vitest rc $?" >>"$res/$name.log"
   )
-  grep -E 'Test Files|Tests |FAIL|vitest rc' "$res/tests.log" | tail -40 | tee -a "$summary"
-  grep -E '✓|✗|×|FAIL' "$res/tests.log" >"$out/tests.txt"
+  grep -E 'Test Files|Tests |FAIL|vitest rc' "$res/$name.log" | tail -40 | tee -a "$summary"
+  grep -E '✓|✗|×|FAIL' "$res/$name.log" >>"$out/tests.txt"
+}
+
+has tests && {
+  say "== 3. the GPU test files with vitest ($(left) s left)"
+  run_tests tests test-files.txt $((server_s + 15))
+}
+
+has servertests && {
+  say "== 4. the server's and app's test files that need no nats-server, Icecast, espeak-ng or browser ($(left) s left)"
+  run_tests servertests server-test-files.txt 15
 }
 tar -C "$res" -cJf "$out/results.tar.xz" .
 say "== done in $((SECONDS - start)) s"

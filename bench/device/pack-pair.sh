@@ -35,6 +35,10 @@ tar -cf - --exclude='*.map' --exclude='node_modules/webgpu/dist/darwin-*' --excl
   xz -6 -T0 > .device/proj.tar.xz
 # the test files call.sh runs there: engine/'s and cli/'s, but those that start a nats-server, Icecast or a browser
 git ls-files 'engine/*.test.ts' 'cli/*.test.ts' | xargs grep -L -E 'nats-server|startNats|icecast|chromium|playwright' > .device/test-files.txt
+# and server/'s and app/'s (call.sh's part servertests), which start the built server: those that need no
+# nats-server, Icecast, espeak-ng or browser (none of them is on the device machine)
+git ls-files 'server/*.test.ts' 'app/*.test.ts' | xargs grep -L -E 'nats-server|startNats|icecast|chromium|playwright|espeak' \
+  > .device/server-test-files.txt
 git describe --always --dirty > .device/head.txt
 git rev-parse --short "$commit" > .device/base.txt
 cp bench/device/evolve-pair.sh bench/device/call.sh bench/device/adapter-time.mjs bench/device/dawn-calls.mjs .device/
