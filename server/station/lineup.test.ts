@@ -6,7 +6,7 @@ import type { Track } from '../../engine/contracts/station.js'
 import { BLOCKS } from '../../engine/station/schedule.js'
 import { pickNext, type Ranking } from '../../engine/station/selection.js'
 import { rng } from '../../engine/util/rng.js'
-import { Lineup, type Planned } from './lineup.js'
+import { Lineup, PAST_KEPT, type Planned } from './lineup.js'
 
 const track = (id: string): Track => ({ id, artist: '', album: '', title: id, duration_s: 60, bpm: null, key: null })
 // tempo unknown: every track is in the block's pool; three of them make a no-repeat window of one
@@ -64,6 +64,20 @@ describe('the lineup', () => {
     expect(lineup.order()).toEqual(['A', 'C', 'B'])
     expect(lineup.requests().map((t) => t.id)).toEqual(['C', 'B'])
     expect(lineup.length).toBe(2)
+  })
+
+  test(`the past keeps the last ${PAST_KEPT.toLocaleString('en')} picks, in order`, () => {
+    const lineup = new Lineup()
+    for (let i = 0; i < PAST_KEPT + 5; i++) {
+      lineup.push({ track: tracks[i % 3], by: 'mood' })
+      lineup.leave(lineup.first!)
+    }
+    lineup.push({ track: A, by: 'mood' })
+    const order = lineup.order()
+    expect(order).toHaveLength(PAST_KEPT + 1)
+    // the oldest five gone: the first kept is pick 5 (5 % 3 = 2, C)
+    expect(order.slice(0, 3)).toEqual(['C', 'A', 'B'])
+    expect(order.at(-1)).toBe('A')
   })
 
   test('over 3,000 random picks, requests and plays with a window of one, no pick follows the track before it; counted in pick order, picks do', () => {

@@ -6,6 +6,11 @@
 // of 2026-11-28 heard a skip fade one track into itself).
 import type { PickedBy, Track } from '../../engine/contracts/station.js'
 
+/** Picks kept in the past: the waits that decide (a pool track is due after twice the pool's size of
+ * picks) are exact for a pool of up to 5,000 tracks, and a pick's cost (each track's last play looked up
+ * in it) stays bounded on a station that runs for months (some 500 picks a day). */
+export const PAST_KEPT = 10_000
+
 /** A track picked to play, and what picked it. */
 export interface Planned {
   track: Track
@@ -63,6 +68,7 @@ export class Lineup {
     const i = this.ahead.indexOf(p)
     if (i >= 0) this.ahead.splice(i, 1)
     this.past.push(p.track.id)
+    if (this.past.length > PAST_KEPT) this.past.splice(0, this.past.length - PAST_KEPT)
   }
 
   /** Tracks no longer in the library leave, but for `keep` (cued, its audio already loaded). */
