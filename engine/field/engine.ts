@@ -10,6 +10,7 @@ import type {
   DreamOps,
   EditOutcome,
   FieldBackend,
+  HeldKind,
   HeldSums,
   FieldEdit,
   LedgerSample,
@@ -274,12 +275,13 @@ class FieldEngine implements Engine {
     const saturating = this.params.nonlinearity !== 0
     const held = this.core.held
     if (held) {
-      // [energy, potential] before and [potential, energy] after (-1: not saturating, none held)
-      const before = held.hold(saturating ? ['energy', 'potential'] : ['energy'], this.params)
+      // the energy and (saturating) the potential, before and after; -1: none held
+      const kinds: HeldKind[] = saturating ? ['energy', 'potential'] : ['energy']
+      const [before, kept = -1] = held.hold(kinds, this.params)
       await change()
       if (saturating) await this.remember(fields)
-      const after = saturating ? held.hold(['potential', 'energy'], this.params) : [-1, ...held.hold(['energy'], this.params)]
-      this.pending.push({ fields, slots: [before[0], before[1] ?? -1, ...after] })
+      const [after, left = -1] = held.hold(kinds, this.params)
+      this.pending.push({ fields, slots: [before, kept, left, after] })
       return
     }
     const all = (k: Float64Array) => this.byField(fields, k)
