@@ -489,6 +489,20 @@ describe('--debug', () => {
     }
     expect(crystal(env, ...args).stderr).not.toMatch(/evaluated in/)
   }, 120_000)
+
+  test("evolve's engines, one a generation, are summed into one transfers line at the end, and Node warns of no listener leak", () => {
+    const small = ['evolve', '--material', 'europium_crystal', '--size', '16', '--population', '2']
+    // eleven engines: one exit listener each had passed Node's limit of 10
+    const cpu = crystal(env, '--debug', '--backend', 'cpu', ...small, '--generations', '11')
+    expect(cpu.status).toBe(0)
+    expect(cpu.stderr).not.toMatch(/MaxListenersExceededWarning|Warning/)
+    const gpu = crystal(env, '--debug', '--backend', 'gpu', ...small, '--generations', '3')
+    expect(gpu.status).toBe(0)
+    const lines = [...gpu.stderr.matchAll(/^crystal: gpu transfers \((.*)\): read back ([\d,]+) bytes in ([\d,]+) reads/gm)]
+    expect(lines.map((l) => l[1])).toEqual(['N = 16, 4 fields, 3 engines'])
+    // issue 22's target: at most 12 reads a generation
+    expect(Number(lines[0][3].replaceAll(',', ''))).toBeLessThanOrEqual(3 * 12)
+  }, 240_000)
 })
 
 describe('optional packages not installed', () => {
