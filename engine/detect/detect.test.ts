@@ -17,7 +17,7 @@ import {
 } from './detect.js'
 import { basinOf } from './basin.js'
 import type { Recording } from './dynamics.js'
-import { listKey, powerSumsOf, WindowSpectra } from './spectra.js'
+import { powerSumsOf, WindowSpectra } from './spectra.js'
 
 const N = 48
 const T = 64
@@ -241,6 +241,8 @@ describe('the cells detection reads', () => {
    * planes at a mode's bin only of the cells listed with that mode, each made from every plane, as the
    * GPU makes them where the planes live.
    */
+  // a list as a string of its cells: the plain key ListIndex stands in for
+  const listKey = (cells: ArrayLike<number>) => Array.prototype.join.call(cells, ',')
   const only = (spec: WindowSpectra, reads: WindowReads) => {
     const lists = Array.from(reads.ends, (end, l) => listKey(reads.lists.subarray(l ? reads.ends[l - 1] : 0, end)))
     const modes = new Set(

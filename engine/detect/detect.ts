@@ -7,7 +7,7 @@ import { CrystalError } from '../errors.js'
 import { spectraOf } from '../cpu/spectra.js'
 import { measureDynamics, sustainOf, type DynamicsFeatures, type Recording } from './dynamics.js'
 import { modalMap } from './modal.js'
-import { listKey, WindowSpectra } from './spectra.js'
+import { ListIndex, WindowSpectra } from './spectra.js'
 
 /** Side of the square signature patch: SIGNATURE_SIDE^2 floats of shape (then the modal map's). */
 export const SIGNATURE_SIDE = 16
@@ -503,22 +503,23 @@ export interface WindowReads {
 export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infinity): WindowReads {
   const zeroSums = new Float32Array(spec.bins)
   const zeroPlanes = [0, 0, 0]
-  // each list once, in the order first asked for, and its index; each cell read at a mode once
-  const lists = new Map<string, { index: number; cells: ArrayLike<number> }>()
-  const modes = new Map<string, [number, number]>()
+  // each list once, numbered in the order first asked for; each cell read at a mode once (list l, cell c: l n^2 + c)
+  const lists = new ListIndex()
+  const listed: ArrayLike<number>[] = []
+  const modes = new Map<number, [number, number]>()
+  const cellCount = spec.n * spec.n
   const zeros = new WindowSpectra(spec.n, spec.dt, spec.frames, {
     plane: (p, cell) => {
       if (p === 1) return spec.source.plane(1, cell)
       throw new CrystalError('internal', `detection read plane ${p} of cell ${cell}, which is not taken where the fields live`)
     },
     powers: (cells) => {
-      const key = listKey(cells)
-      if (!lists.has(key)) lists.set(key, { index: lists.size, cells })
+      if (lists.add(cells) === listed.length) listed.push(cells)
       return zeroSums
     },
     modePlanes: (cell, mode) => {
-      const l = lists.get(listKey(mode))!.index
-      modes.set(`${cell}/${l}`, [cell, l])
+      const l = lists.get(mode)!
+      modes.set(l * cellCount + cell, [cell, l])
       return zeroPlanes
     },
   })
@@ -532,7 +533,6 @@ export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infi
       if (classify(features) && ++classed >= limit) break
     }
   // as typed ints: they cross worker threads twice as a copy of their bytes
-  const listed = [...lists.values()].map((l) => l.cells)
   const ends = new Int32Array(listed.length)
   listed.reduce((end, l, k) => (ends[k] = end + l.length), 0)
   const all = new Int32Array(ends.at(-1) ?? 0)

@@ -3,7 +3,7 @@
 // mean-removed, Hann-windowed DFT in float64 that detection read before the frames stayed on the device.
 import { expect, test } from 'vitest'
 import { spectraOf } from '../cpu/spectra.js'
-import { giveBack, reusedFloats } from './spectra.js'
+import { giveBack, ListIndex, reusedFloats } from './spectra.js'
 import { rng } from '../util/rng.js'
 
 const [N, T] = [6, 32]
@@ -61,4 +61,31 @@ test('floats given back are used again for a request of about their size, once, 
   expect(reusedFloats(400).buffer).not.toBe(a.buffer)
   expect(reusedFloats(2000).buffer).not.toBe(a.buffer)
   expect(reusedFloats(1000).buffer).toBe(a.buffer)
+})
+
+test('lists of cells are numbered by their contents, as a string of their cells numbers them (the control)', () => {
+  const rand = rng(5)
+  const index = new ListIndex()
+  const control = new Map<string, number>()
+  // short lists from few cells: many lists asked for again, as other arrays and as the same one
+  const made: Int32Array[] = []
+  for (let k = 0; k < 20_000; k++) {
+    const again = made.length > 0 && rand() < 0.4
+    const cells = again
+      ? rand() < 0.5
+        ? made[Math.floor(rand() * made.length)]
+        : made[Math.floor(rand() * made.length)].slice()
+      : Int32Array.from({ length: 1 + Math.floor(rand() * 6) }, () => Math.floor(rand() * 9))
+    made.push(cells)
+    const key = cells.join(',')
+    if (!control.has(key)) control.set(key, control.size)
+    expect(index.add(cells)).toBe(control.get(key))
+    expect(index.get(Array.from(cells))).toBe(control.get(key))
+  }
+  expect(index.size).toBe(control.size)
+  expect(control.size).toBeGreaterThan(1000)
+  // the same cells in another order, or one more, are another list
+  expect(index.get([8, 8, 8, 8, 8, 8, 8])).toBeUndefined()
+  const [a, b] = [index.add([1, 2]), index.add([2, 1])]
+  expect(a).not.toBe(b)
 })

@@ -144,8 +144,8 @@ export function giveBack(floats: Float32Array): void {
  */
 export class HeldPlanes implements PlaneSource {
   private reads: HeldReads | undefined
-  /** Per list of cells (its key), its index; per cell read at a mode (cell and list), where its floats begin: made at the first read. */
-  private index: { lists: Map<string, number>; modes: Map<string, number> } | undefined
+  /** Per list of cells, its index; per cell read at a mode (list l, cell c: l n^2 + c), where its floats begin: made at the first read. */
+  private index: { lists: ListIndex; modes: Map<number, number> } | undefined
 
   constructor(
     private readonly field: number,
@@ -168,7 +168,7 @@ export class HeldPlanes implements PlaneSource {
 
   powers(cells: ArrayLike<number>): Float32Array {
     const { gathered, bins, powersFrom } = this.reads ?? this.missing('nothing was gathered')
-    const l = this.indexed().lists.get(listKey(cells))
+    const l = this.indexed().lists.get(cells)
     if (l === undefined) throw this.missing(`the power sums of ${cells.length} cells from cell ${cells[0]} were not made`)
     return gathered.subarray(powersFrom + l * bins, powersFrom + (l + 1) * bins)
   }
@@ -176,7 +176,8 @@ export class HeldPlanes implements PlaneSource {
   modePlanes(cell: number, mode: ArrayLike<number>, bin: number): Float32Array {
     const { gathered } = this.reads ?? this.missing('nothing was gathered')
     const { lists, modes } = this.indexed()
-    const at = modes.get(`${cell}/${lists.get(listKey(mode))}`)
+    const l = lists.get(mode)
+    const at = l === undefined ? undefined : modes.get(l * this.stability.length + cell)
     if (at === undefined) throw this.missing(`cell ${cell} was not read at its mode's bin`)
     if (gathered[at] !== bin)
       throw this.missing(`cell ${cell} was read at bin ${gathered[at]} where the fields live, not at bin ${bin} (its mode's strongest)`)
@@ -186,9 +187,10 @@ export class HeldPlanes implements PlaneSource {
   private indexed(): NonNullable<HeldPlanes['index']> {
     if (this.index) return this.index
     const { lists, ends, modes, modesFrom } = this.reads ?? this.missing('nothing was gathered')
-    const index = { lists: new Map<string, number>(), modes: new Map<string, number>() }
-    for (let l = 0; l < ends.length; l++) index.lists.set(listKey(lists.subarray(l ? ends[l - 1] : 0, ends[l])), l)
-    for (let k = 0; k < modes.length; k += 2) index.modes.set(`${modes[k]}/${modes[k + 1]}`, modesFrom + 2 * k)
+    const index = { lists: new ListIndex(), modes: new Map<number, number>() }
+    // the lists were named once each (cellsRead), so list l is numbered l
+    for (let l = 0; l < ends.length; l++) index.lists.add(lists.subarray(l ? ends[l - 1] : 0, ends[l]))
+    for (let k = 0; k < modes.length; k += 2) index.modes.set(modes[k + 1] * this.stability.length + modes[k], modesFrom + 2 * k)
     return (this.index = index)
   }
 
@@ -221,18 +223,64 @@ export class HeldPlanes implements PlaneSource {
   }
 }
 
-/** Each list's key, by the list itself: a mode's list is asked for once a cell read at it (some 250 a part). */
-const keys = new WeakMap<ArrayLike<number>, string>()
+/** Each list's hash, by the list itself: a mode's list is asked for once a cell read at it (some 250 a part). */
+const hashes = new WeakMap<ArrayLike<number>, number>()
+
+/** FNV-1a over a list's cells (32-bit), made once a list (lists are not changed once made). */
+function hashOf(cells: ArrayLike<number>): number {
+  let h = hashes.get(cells)
+  if (h !== undefined) return h
+  h = 0x811c9dc5 ^ cells.length
+  for (let k = 0; k < cells.length; k++) h = Math.imul(h ^ cells[k], 0x01000193)
+  hashes.set(cells, h)
+  return h
+}
+
+function sameCells(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
+  if (a === b) return true
+  if (a.length !== b.length) return false
+  for (let k = 0; k < a.length; k++) if (a[k] !== b[k]) return false
+  return true
+}
 
 /**
- * A list of cells as a key (HeldPlanes: the lists asked for are found again by their cells), made once
- * a list (lists are not changed once made): a join of 256 cells for each of a part's cells read at its
- * mode was 0.7 ms a field.
+ * Lists of cells numbered by their contents, 0, 1, ... in the order first added: the same cells in the
+ * same order, the same number (HeldPlanes and cellsRead find the lists asked for again by their cells).
+ * Keyed by a hash and compared cell by cell, where a join of each list into a string key had been the
+ * largest part of naming a window's cells (0.19 ms of some 1.6 a window here).
  */
-export function listKey(cells: ArrayLike<number>): string {
-  let key = keys.get(cells)
-  if (key === undefined) keys.set(cells, (key = Array.prototype.join.call(cells, ',')))
-  return key
+export class ListIndex {
+  private readonly buckets = new Map<number, { cells: ArrayLike<number>; id: number }[]>()
+  /** By the array itself, once found: a mode's list is asked for once for each cell read at it, as the same array. */
+  private readonly known = new WeakMap<ArrayLike<number>, number>()
+  private count = 0
+
+  get size(): number {
+    return this.count
+  }
+
+  /** The list's number, or undefined where it was not added. */
+  get(cells: ArrayLike<number>): number | undefined {
+    let id = this.known.get(cells)
+    if (id === undefined) {
+      id = this.buckets.get(hashOf(cells))?.find((e) => sameCells(e.cells, cells))?.id
+      if (id !== undefined) this.known.set(cells, id)
+    }
+    return id
+  }
+
+  /** The list's number, a new one where it is new. */
+  add(cells: ArrayLike<number>): number {
+    const held = this.get(cells)
+    if (held !== undefined) return held
+    const id = this.count++
+    const h = hashOf(cells)
+    const bucket = this.buckets.get(h)
+    if (bucket) bucket.push({ cells, id })
+    else this.buckets.set(h, [{ cells, id }])
+    this.known.set(cells, id)
+    return id
+  }
 }
 
 /**
