@@ -9,7 +9,7 @@ import { FIELD_SIZE, SEARCH_DEFAULTS } from '../../engine/contracts/api.js'
 import { CLASS_NAMES, type ClassToken } from '../../engine/contracts/registry.js'
 import { archivesInWords } from '../../engine/discovery/archive.js'
 import { DEFAULT_MIN_PERSISTENCE, discover, type DiscoveryProgress, type DiscoveryResult } from '../../engine/discovery/discovery.js'
-import { BATCH_PHASES, type BatchTimes, type EvaluationTimes } from '../../engine/discovery/evaluate.js'
+import { BATCH_PHASES, type BatchTimes, type EvaluationTimes, RECORD_DT, RECORD_FRAMES } from '../../engine/discovery/evaluate.js'
 import { DetectPool } from '../../engine/discovery/pool.node.js'
 import { CrystalError } from '../../engine/errors.js'
 import { exploreRound } from '../../engine/swarm/rounds.js'
@@ -101,12 +101,14 @@ function byClass(r: DiscoveryResult): string {
 
 /**
  * The detection pool of --detect-threads workers (none: 0), started now: its workers load their modules
- * while the device opens, and a failure to start shows in the search's first call.
+ * and practise on made-up windows of the search's size while the device opens, and a failure to start
+ * shows in the search's first call.
  */
-function pool(threads: number): DetectPool | undefined {
-  if (!threads) return undefined
-  const detector = new DetectPool(threads)
-  detector.warm().catch(() => {})
+function pool({ detectThreads, size, population }: SearchOptions): DetectPool | undefined {
+  if (!detectThreads) return undefined
+  const detector = new DetectPool(detectThreads)
+  // a generation's windows: its fields and their rerun under noise
+  detector.warm(undefined, { n: size, frames: RECORD_FRAMES, dt: RECORD_DT, windows: 2 * population }).catch(() => {})
   return detector
 }
 
@@ -132,7 +134,7 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
       const material = c.catalog(o.materialFile).get(o.material)
       const progress = progressReporter(c, material.name, o.generations, !!o.json)
       const t0 = performance.now()
-      const detector = pool(o.detectThreads)
+      const detector = pool(o)
       const result = await discover({
         material,
         generations: o.generations,
@@ -196,7 +198,7 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
         ? await (await import('../../engine/swarm/link.node.js')).SwarmLink.open({ ...bus, url: bus.url }, c.dataDir, c.say)
         : undefined
       const requests: { material: string; generations: number }[] = []
-      const detector = pool(o.detectThreads)
+      const detector = pool(o)
       link?.onRequest((r) => {
         if (catalog.list().some((e) => e.material.name === r.material)) requests.push(r)
         else c.say(`swarm: ignoring a request from ${r.sender} for unknown material ${r.material}`)

@@ -67,8 +67,23 @@ export interface MeanJob {
   taken: number
 }
 
-/** What a worker is sent: windows to detect on, waves to make, or sums to make means. */
-export type WorkerTask = { op: DetectOp; jobs: DetectJob[] } | { op: 'waves'; jobs: WaveJob[] } | { op: 'means'; jobs: MeanJob[] }
+/** Made-up windows of side n (`frames` frames, `dt` steps apart) for a worker to practise detection on (practice.ts). */
+export interface PracticeTask {
+  op: 'practise'
+  n: number
+  frames: number
+  dt: number
+}
+
+/** What a worker is sent: windows to detect on, waves to make, sums to make means, or a round of practice. */
+export type WorkerTask =
+  | { op: DetectOp; jobs: DetectJob[] }
+  | { op: 'waves'; jobs: WaveJob[] }
+  | { op: 'means'; jobs: MeanJob[] }
+  | PracticeTask
+
+/** A task whose answers a call waits for: all but practice. */
+export type WorkTask = Exclude<WorkerTask, PracticeTask>
 
 /** A window as a worker is sent it. */
 export interface DetectJob {
@@ -149,7 +164,7 @@ export function onShared<T extends readonly (Int32Array | Float64Array)[]>(array
 }
 
 /** A worker's task, each job's answer in order (a wave and a mean are made in place: they answer nothing). */
-export async function runTask(task: WorkerTask): Promise<unknown[]> {
+export async function runTask(task: WorkTask): Promise<unknown[]> {
   if (task.op === 'waves') return task.jobs.map((j) => void waveOf(j, j.n, j.into))
   if (task.op === 'means') return task.jobs.map((j) => void meanOf(j.sums, j.taken))
   const results = []

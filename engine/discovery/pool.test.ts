@@ -2,7 +2,7 @@
 // thread: the same evaluations on either backend, the same registry for a seed; a worker that cannot
 // start is named. The workers run the built detector (dist/: `npm run build` first).
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { afterAll, expect, test } from 'vitest'
@@ -14,9 +14,9 @@ import { MemoryRegistryStore, Registry } from '../registry/registry.js'
 import { rng } from '../util/rng.js'
 import { discover } from './discovery.js'
 import { IN_THREAD, meanOf } from './detector.js'
-import { BATCH_PHASES, evaluate, type EvaluationTimes } from './evaluate.js'
+import { BATCH_PHASES, evaluate, type EvaluationTimes, RECORD_DT, RECORD_FRAMES } from './evaluate.js'
 import { randomGenome } from './genome.js'
-import { DetectPool } from './pool.node.js'
+import { DetectPool, PRACTICE_ROUNDS } from './pool.node.js'
 
 const WORKER = new URL('../../dist/engine/discovery/detect_worker.js', import.meta.url)
 if (!existsSync(fileURLToPath(WORKER))) throw new Error(`${fileURLToPath(WORKER)} is missing: run npm run build before this test`)
@@ -75,6 +75,38 @@ test('on the GPU (planes gathered from the device, then sent to the workers) the
     ),
   ).toBeLessThanOrEqual(times!.total + 1)
 }, 300_000)
+
+test('workers practise on made-up windows while no call has work for them, and a search beside it registers what the main thread does', async () => {
+  const practising = new DetectPool(3, WORKER)
+  try {
+    const run = (detector?: DetectPool) =>
+      discover({
+        material,
+        generations: 2,
+        population: 6,
+        size: 24,
+        seed: 8,
+        registry: new Registry(new MemoryRegistryStore()),
+        open: (o) => createNodeEngine({ ...o, backend: 'cpu' }),
+        bounds,
+        detector,
+      }).then((r) => r.registered.map(found))
+    // a generation of 6 genomes hands over 12 windows: 2 chunks, so 2 workers practise (one core is the caller's)
+    const workers = Math.min(2, availableParallelism() - 1)
+    await practising.warm(3, { n: 24, frames: RECORD_FRAMES, dt: RECORD_DT, windows: 12 })
+    // the search's chunks go first, and the practice does not change what it finds
+    const [pooled, main] = await Promise.all([run(practising), run()])
+    expect(pooled.length).toBeGreaterThan(0)
+    expect(pooled).toEqual(main)
+    expect(practising.posted).toBeGreaterThan(0)
+    // every round is run in the end, each answered; the third worker none
+    for (let waited = 0; practising.practised < workers * PRACTICE_ROUNDS && waited < 60_000; waited += 50)
+      await new Promise((r) => setTimeout(r, 50))
+    expect(practising.practised).toBe(workers * PRACTICE_ROUNDS)
+  } finally {
+    practising.close()
+  }
+}, 120_000)
 
 test("the genomes' waves made on the workers are the main thread's, bit for bit, on memory the threads share", async () => {
   const rand = rng(12)

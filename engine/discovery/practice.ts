@@ -1,0 +1,109 @@
+// Windows made up for detection to practise on. A worker thread's code runs several times slower until
+// V8 has compiled it for what it is handed: on the 2-core development machine a window's cells took
+// 3.9 to 4.8 ms and its structure 2.3 to 3.0 ms in a fresh thread, 0.6 and 0.4 ms warm
+// (docs/detection.md). At evolve's defaults a generation hands the pool 24 windows, in chunks of 6 to
+// a few workers, so those workers stayed that slow for most of a run. The pool lets them practise on
+// these while they wait for the first generation (DetectPool.warm): a window as each backend's
+// recorder hands it over.
+import { FramePlanes } from '../cpu/spectra.js'
+import { cellsRead, detect, type WindowReads } from '../detect/detect.js'
+import { type HeldReads, ListIndex, sharedFloats, WindowSpectra } from '../detect/spectra.js'
+import { type DetectJob, jobOf, type PracticeTask, runTask } from './detector.js'
+
+let made: { key: string; jobs: Promise<DetectJob[]> } | undefined
+
+/**
+ * A round of practice on this thread: the practice windows (made at the first round) detected as a
+ * worker detects a generation's, their cells and their structures, every part of them.
+ */
+export async function practise({ n, frames, dt }: PracticeTask): Promise<unknown[]> {
+  const key = `${n}/${frames}/${dt}`
+  if (made?.key !== key) made = { key, jobs: practiceJobs(n, frames, dt) }
+  const jobs = await made.jobs
+  await runTask({ op: 'cells', jobs })
+  await runTask({ op: 'first', jobs })
+  return []
+}
+
+/**
+ * Frames of side n, `dt` steps apart, of what detection classes: a standing disc, a ring whose phase
+ * turns round its centre (a winding), two blobs at another pair of frequencies, over a faint floor.
+ * The later window's map is the window's own a little faded (the structures hold).
+ */
+export function practiceWindow(n: number, frames: number, dt: number): { spectra: WindowSpectra; later: Float32Array } {
+  const cells = n * n
+  const all = sharedFloats(frames * cells)
+  const series = Array.from({ length: frames }, (_, t) => all.subarray(t * cells, (t + 1) * cells))
+  const bump = (x: number, y: number, cx: number, cy: number, r: number) => Math.exp(-((x - cx) ** 2 + (y - cy) ** 2) / (r * n) ** 2)
+  for (let y = 0; y < n; y++) {
+    for (let x = 0; x < n; x++) {
+      const disc = bump(x, y, 0.25 * n, 0.3 * n, 0.07)
+      const [dx, dy] = [x - 0.65 * n, y - 0.35 * n]
+      const ring = Math.exp(-(((Math.hypot(dx, dy) - 0.14 * n) / (0.03 * n)) ** 2))
+      const angle = Math.atan2(dy, dx)
+      const left = bump(x, y, 0.3 * n, 0.75 * n, 0.05)
+      const right = bump(x, y, 0.55 * n, 0.75 * n, 0.05)
+      const floor = 0.01 * Math.sin(12.9898 * x + 78.233 * y)
+      for (let t = 0; t < frames; t++) {
+        const w = (2 * Math.PI * t) / frames
+        series[t][y * n + x] =
+          disc * Math.cos(3 * w) + ring * Math.cos(5 * w - angle) + left * Math.cos(2 * w) + right * Math.cos(4 * w) + floor
+      }
+    }
+  }
+  const spectra = new WindowSpectra(n, dt, frames, new FramePlanes(series))
+  const later = sharedFloats(cells)
+  spectra.stability().forEach((v, i) => (later[i] = 0.9 * v))
+  return { spectra, later }
+}
+
+/**
+ * The practice window twice, as detection is handed a window on each backend: its frames (the CPU
+ * backend's), and its stability sums with what detection reads beyond them gathered (the GPU
+ * backend's, gathered here as shaders/gather.wgsl gathers them where the fields live).
+ */
+export async function practiceJobs(n: number, frames: number, dt: number): Promise<DetectJob[]> {
+  const window = practiceWindow(n, frames, dt)
+  const { spectra, later } = window
+  const reads = cellsRead(spectra, later)
+  const stability = sharedFloats(n * n)
+  stability.forEach((_, c) => (stability[c] = spectra.source.plane(1, c)))
+  const data = { kind: 'held' as const, field: 0, stability, ...(await gathered(spectra, later, reads)) }
+  return [jobOf(window, Infinity), { ...jobOf(window, Infinity), source: data }]
+}
+
+/**
+ * What the GPU backend gathers of a window for `reads`: each list's power sums, then each cell read at
+ * its mode's bin (the bin detection asks for, found by detecting once on the planes) with its planes
+ * 0, 2 bin and 2 bin + 1.
+ */
+async function gathered(spectra: WindowSpectra, later: Float32Array, reads: WindowReads): Promise<HeldReads> {
+  const cells = spectra.n * spectra.n
+  const lists = new ListIndex()
+  const listed = Array.from(reads.ends, (end, l) => reads.lists.subarray(l ? reads.ends[l - 1] : 0, end))
+  for (const list of listed) lists.add(list)
+  const bins = new Map<number, number>()
+  const asking = new WindowSpectra(spectra.n, spectra.dt, spectra.frames, {
+    plane: (p, cell) => spectra.source.plane(p, cell),
+    modePlanes: (cell, mode, bin) => void bins.set(lists.get(mode)! * cells + cell, bin),
+  })
+  await detect(asking, later)
+  const powersLength = listed.length * spectra.bins
+  const out = sharedFloats(powersLength + 2 * reads.modes.length)
+  listed.forEach((list, l) => out.set(spectra.powerSums(list), l * spectra.bins))
+  for (let k = 0; k < reads.modes.length; k += 2) {
+    const [cell, l] = [reads.modes[k], reads.modes[k + 1]]
+    const bin = bins.get(l * cells + cell) ?? 1
+    const planes = [bin, spectra.source.plane(0, cell), spectra.source.plane(2 * bin, cell), spectra.source.plane(2 * bin + 1, cell)]
+    out.set(planes, powersLength + 2 * k)
+  }
+  return {
+    gathered: out,
+    bins: spectra.bins,
+    lists: reads.lists,
+    ends: reads.ends,
+    powersFrom: 0,
+    modes: reads.modes,
+    modesFrom: powersLength,
+  }
+}
