@@ -9,8 +9,8 @@ import { FIELD_SIZE, SEARCH_DEFAULTS } from '../../engine/contracts/api.js'
 import { CLASS_NAMES, type ClassToken } from '../../engine/contracts/registry.js'
 import { archivesInWords } from '../../engine/discovery/archive.js'
 import { DEFAULT_MIN_PERSISTENCE, discover, type DiscoveryProgress, type DiscoveryResult } from '../../engine/discovery/discovery.js'
-import { BATCH_PHASES, type BatchTimes, type EvaluationTimes, RECORD_DT, RECORD_FRAMES } from '../../engine/discovery/evaluate.js'
-import { DetectPool } from '../../engine/discovery/pool.node.js'
+import { BATCH_PHASES, type BatchTimes, type EvaluationTimes } from '../../engine/discovery/evaluate.js'
+import { type DetectPool, searchPool } from '../../engine/discovery/pool.node.js'
 import { CrystalError } from '../../engine/errors.js'
 import { exploreRound } from '../../engine/swarm/rounds.js'
 import { interactive, realNumber, wholeNumber, type CliContext } from '../context.js'
@@ -99,17 +99,9 @@ function byClass(r: DiscoveryResult): string {
   return counts.length ? ` (${counts.map(([c, k]) => `${k} ${CLASS_NAMES[c as ClassToken]}`).join(', ')})` : ''
 }
 
-/**
- * The detection pool of --detect-threads workers (none: 0), started now: its workers load their modules
- * and practise on made-up windows of the search's size while the device opens, and a failure to start
- * shows in the search's first call.
- */
+/** The detection pool of --detect-threads workers (none: 0), started now (searchPool). */
 function pool({ detectThreads, size, population }: SearchOptions): DetectPool | undefined {
-  if (!detectThreads) return undefined
-  const detector = new DetectPool(detectThreads)
-  // a generation's windows: its fields and their rerun under noise
-  detector.warm(undefined, { n: size, frames: RECORD_FRAMES, dt: RECORD_DT, windows: 2 * population }).catch(() => {})
-  return detector
+  return detectThreads ? searchPool(detectThreads, { size, population }) : undefined
 }
 
 function summary(r: DiscoveryResult, seconds: number): string {

@@ -10,6 +10,7 @@ import type { PackedMeasured, Structure, WindowReads } from '../detect/detect.js
 import { sharedFloats, type WindowSpectra } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
 import { setImmediate as turn } from 'node:timers/promises'
+import { RECORD_DT, RECORD_FRAMES } from './evaluate.js'
 import {
   type CellsAnswer,
   type DetectOp,
@@ -296,6 +297,18 @@ export class DetectPool implements Detector {
       this.helpers.push(h)
     }
   }
+}
+
+/**
+ * A pool for a search of generations of `population` genomes at side `size` (evolve's, explore's, the
+ * server's jobs'), started now: its workers load their modules, and those a generation's call goes to
+ * practise, while the search opens its device; a failure to start shows in the search's first call.
+ */
+export function searchPool(threads: number, { size, population }: { size: number; population: number }): DetectPool {
+  const pool = new DetectPool(threads)
+  // a generation's windows: its fields and their rerun under noise
+  pool.warm(undefined, { n: size, frames: RECORD_FRAMES, dt: RECORD_DT, windows: 2 * population }).catch(() => {})
+  return pool
 }
 
 /** The floats of the jobs' maps (`map`: one of each). */

@@ -1,10 +1,11 @@
 // An evolve run off the server's event loop: discovery into the registry on disk (the registry's
 // lock keeps it safe beside the server), progress and the outcome posted back to the service.
+import { availableParallelism } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
 import { SEARCH_DEFAULTS, type Job } from '../../engine/contracts/api.js'
 import type { Material } from '../../engine/contracts/material.js'
 import { discover } from '../../engine/discovery/discovery.js'
-import { DetectPool } from '../../engine/discovery/pool.node.js'
+import { searchPool } from '../../engine/discovery/pool.node.js'
 import type { Engine } from '../../engine/field/engine.js'
 import { createNodeEngine } from '../../engine/node.js'
 import { FileRegistryStore } from '../../engine/registry/file_store.node.js'
@@ -21,14 +22,16 @@ export interface EvolveWork {
 }
 
 const { request, material, dataDir, backend, limits } = workerData as EvolveWork
+const population = request.population ?? SEARCH_DEFAULTS.population
+const size = request.size ?? SEARCH_DEFAULTS.size
 // each generation's detection on the cores (docs/discovery.md)
-const detector = new DetectPool()
+const detector = searchPool(availableParallelism(), { size, population })
 try {
   const result = await discover({
     material,
     generations: request.generations,
-    population: request.population ?? SEARCH_DEFAULTS.population,
-    size: request.size ?? SEARCH_DEFAULTS.size,
+    population,
+    size,
     seed: request.seed ?? SEARCH_DEFAULTS.seed,
     registry: new Registry(new FileRegistryStore(dataDir), limits),
     open: (o) => createNodeEngine({ ...o, backend, threads: 1 }),
