@@ -73,53 +73,19 @@ export async function runOpenBench(say: (line: string) => void, backend: Backend
       skipped: ['open: the adapter went away'],
     }
   const { device } = kept
-  const codes: string[] = []
-  const codeOf = new Map<GPUShaderModule, number>()
-  const compiles: KernelCompile[] = []
-  const constants: Record<string, number>[] = []
-  const createModule = device.createShaderModule
-  device.createShaderModule = (d) => {
-    const module = createModule.call(device, d)
-    codeOf.set(module, codes.push(d.code) - 1)
-    return module
-  }
-  const createPipeline = device.createComputePipeline
-  device.createComputePipeline = (d) => {
-    const start = performance.now()
-    const pipeline = createPipeline.call(device, d)
-    constants.push({ ...d.compute.constants })
-    compiles.push({
-      entry: d.compute.entryPoint ?? '',
-      module: codeOf.get(d.compute.module) ?? -1,
-      at_ms: start - t1,
-      ms: performance.now() - start,
-    })
-    return pipeline
-  }
-  const generation = async () => {
-    const rand = rng(5)
-    const genomes = Array.from({ length: GENERATION.population }, () => randomGenome(rand, { min_steps: 100, max_steps: 100 }))
-    const start = performance.now()
-    await evaluate(genomes, {
-      size: GENERATION.size,
-      material: new MaterialCatalog().get('europium_crystal'),
-      seed: 1,
-      open: (o) => createNodeEngine({ ...o, backend: 'gpu' }),
-    })
-    return performance.now() - start
-  }
+  const watch = watchCompiles(device, t1)
+  const { compiles } = watch
   let first_generation_ms: number
   let second_generation_ms: number
   try {
-    first_generation_ms = await generation()
-    second_generation_ms = await generation()
+    first_generation_ms = await smallGeneration()
+    second_generation_ms = await smallGeneration()
   } finally {
-    device.createShaderModule = createModule
-    device.createComputePipeline = createPipeline
+    watch.stop()
     device.destroy()
   }
   await device.lost
-  const kernels = compiles.map((c, k) => ({ code: codes[c.module], entry: c.entry, constants: constants[k] }))
+  const kernels = watch.kernels()
   const fresh = async () => openDevice((await findAdapter(gpu))!)
   say(`open: round 2, the ${kernels.length} kernels at once (createComputePipelineAsync) on a fresh device ...`)
   const async_wall_ms = await compileAll(await fresh(), kernels, true)
@@ -140,15 +106,67 @@ export async function runOpenBench(say: (line: string) => void, backend: Backend
   }
 }
 
-interface Kernel {
+export interface Kernel {
   code: string
   entry: string
   /** The pipeline's override constants (the field step's SAMPLED). */
   constants: Record<string, number>
 }
 
+/**
+ * Times every kernel `device` compiles from now on where the code asks for it (`at_ms` from `since`),
+ * keeping each one's code, until `stop`: `kernels()` are then what it compiled, to compile again.
+ */
+export function watchCompiles(device: GPUDevice, since: number) {
+  const codes: string[] = []
+  const codeOf = new Map<GPUShaderModule, number>()
+  const compiles: KernelCompile[] = []
+  const constants: Record<string, number>[] = []
+  const createModule = device.createShaderModule
+  device.createShaderModule = (d) => {
+    const module = createModule.call(device, d)
+    codeOf.set(module, codes.push(d.code) - 1)
+    return module
+  }
+  const createPipeline = device.createComputePipeline
+  device.createComputePipeline = (d) => {
+    const start = performance.now()
+    const pipeline = createPipeline.call(device, d)
+    constants.push({ ...d.compute.constants })
+    compiles.push({
+      entry: d.compute.entryPoint ?? '',
+      module: codeOf.get(d.compute.module) ?? -1,
+      at_ms: start - since,
+      ms: performance.now() - start,
+    })
+    return pipeline
+  }
+  return {
+    compiles,
+    kernels: (): Kernel[] => compiles.map((c, k) => ({ code: codes[c.module], entry: c.entry, constants: constants[k] })),
+    stop: () => {
+      device.createShaderModule = createModule
+      device.createComputePipeline = createPipeline
+    },
+  }
+}
+
+/** A generation of GENERATION's size on the GPU backend, ms: the product's first compiles, in its order. */
+export async function smallGeneration(): Promise<number> {
+  const rand = rng(5)
+  const genomes = Array.from({ length: GENERATION.population }, () => randomGenome(rand, { min_steps: 100, max_steps: 100 }))
+  const start = performance.now()
+  await evaluate(genomes, {
+    size: GENERATION.size,
+    material: new MaterialCatalog().get('europium_crystal'),
+    seed: 1,
+    open: (o) => createNodeEngine({ ...o, backend: 'gpu' }),
+  })
+  return performance.now() - start
+}
+
 /** Wall ms to compile `kernels` on `device` (destroyed after): all asked for at once, or one after another. */
-async function compileAll(device: GPUDevice, kernels: Kernel[], together: boolean): Promise<number> {
+export async function compileAll(device: GPUDevice, kernels: Kernel[], together: boolean): Promise<number> {
   const modules = new Map<string, GPUShaderModule>()
   const descriptor = ({ code, entry, constants }: Kernel): GPUComputePipelineDescriptor => {
     if (!modules.has(code)) modules.set(code, device.createShaderModule({ code }))

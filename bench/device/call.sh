@@ -8,7 +8,8 @@
 #   3. the GPU-touching test files of engine/ and cli/ (those that need no nats-server, Icecast or
 #      browser) with vitest, run in the checkout CHECKOUT on the packed node_modules and generated files;
 #   4. (servertests) server/'s and app/'s test files that need none of those nor espeak-ng, the same way.
-# PARTS ("evolve field tests"; "open" adds adapter-time.mjs and dawn-calls.mjs, run first; "servertests"
+# PARTS ("evolve field tests"; "open" adds adapter-time.mjs, dawn-calls.mjs, the shader cache and
+# first-compiles.mjs, run first; "servertests"
 # part 4) names the parts to run; evolve-pair.sh's ROUNDS, POP, GENS, PROFILE pass through.
 # OUT gets summary.txt (what to read), tests.txt and results.tar.xz (every log and JSON): the device
 # brings back 8 files at most.
@@ -52,6 +53,12 @@ has open && {
     timeout 60 node bin/crystal.js bench open --out "$res/open-$r" 2>&1 | grep -E 'compiles of the first generation|first generation \(' | tee -a "$summary"
   done
   say "after: $(du -sk "$cache" 2>&1 | tail -1)"
+  # the first generation's kernels compiled as a fresh process's first, all at once against one after another
+  say "== 0d. a process's first compiles, at once against one after another ($(left) s left)"
+  timeout 60 node "$here/first-compiles.mjs" record "$res/kernels.json" 2>&1 | grep '^{' | tee -a "$summary"
+  for r in 1 2 3; do
+    for mode in together serial; do timeout 30 node "$here/first-compiles.mjs" $mode "$res/kernels.json" 2>&1 | grep '^{' | tee -a "$summary"; done
+  done
 }
 
 has evolve && {
