@@ -31,12 +31,12 @@ const entries = [{ binding: 0, resource: { buffer: uniform } }, ...storage.map((
 const group = device.createBindGroup({ layout, entries })
 const data = new Float32Array(4)
 
-/** A submit of one pass of `dispatches` dispatches, each setting the pipeline and the group. */
-function submit(dispatches) {
+/** A submit of one pass of `dispatches` dispatches, each setting the group and (unless `kept`) the pipeline. */
+function submit(dispatches, kept = false) {
   const encoder = device.createCommandEncoder()
   const pass = encoder.beginComputePass()
   for (let i = 0; i < dispatches; i++) {
-    pass.setPipeline(pipeline)
+    if (!kept || i === 0) pass.setPipeline(pipeline)
     pass.setBindGroup(0, group)
     pass.dispatchWorkgroups(1)
   }
@@ -55,6 +55,8 @@ const kinds = {
   createBindGroup: () => timed(2000, () => void device.createBindGroup({ layout, entries })),
   // a pass's dispatch beyond the first: setPipeline, setBindGroup, dispatchWorkgroups, and its share of the submit
   dispatch: async () => ((await timed(20, () => submit(101))) - (await timed(20, () => submit(1)))) / 100,
+  // the same with the pipeline set once a pass (the field step's since 2026-11-29)
+  dispatchKeptPipeline: async () => ((await timed(20, () => submit(101, true))) - (await timed(20, () => submit(1, true)))) / 100,
   submitOfOne: () => timed(500, () => submit(1)),
   writeBuffer16: () => timed(2000, () => device.queue.writeBuffer(uniform, 0, data)),
   createAndDestroyBuffer: () =>

@@ -370,6 +370,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
     const kernel = this.stepKernel(req.sample_interval > 0)
+    let stepSet = false
     // the constants packed once (the ring's tiles are this backend's step tiles, whatever the caller's
     // params say), each step's slot a copy with its own noise key, ring slot and energy: the defaults'
     // evolve encodes some 25,000 steps, where packing each whole took 11 us of the host's
@@ -381,16 +382,24 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       slots.setUint32(at + STEP_WORD.noise_key, noiseKey(req.seed, first + i) >>> 0, true)
       slots.setUint32(at + STEP_WORD.ledger_slot, folds.pending, true)
       slots.setUint32(at + STEP_WORD.energy_at, sampled ? this.energyAt / 4 : 0, true)
-      pass.setPipeline(kernel)
+      // the pass keeps its pipeline between dispatches: set again only after a fold's or a sample's
+      if (!stepSet) pass.setPipeline(kernel)
+      stepSet = true
       pass.setBindGroup(0, this.stepGroups[this.rotation], [i * SLOT])
       this.transfers.dispatch(pass, ...this.stepDispatch, this.fields)
       this.rotation = (this.rotation + 1) % 3
       // the books were folded at the sample and this step's terms are in the ring: summed before the next fold
-      if (sampled) this.encodeSample(pass, sampleSteps.length - 1, reduceBytes, this.stepEnergy)
+      if (sampled) {
+        this.encodeSample(pass, sampleSteps.length - 1, reduceBytes, this.stepEnergy)
+        stepSet = false
+      }
       folds.pending++
       const absolute = first + i + 1
       sampled = req.sample_interval > 0 && absolute % req.sample_interval === 0
-      if (sampled || folds.pending === this.ringSlots || i === steps - 1) this.encodeFold(pass, folds, steps, reduceBytes)
+      if (sampled || folds.pending === this.ringSlots || i === steps - 1) {
+        this.encodeFold(pass, folds, steps, reduceBytes)
+        stepSet = false
+      }
       if (sampled) sampleSteps.push(absolute)
       if (sampled && i === steps - 1) {
         this.encodeEnergy(pass, i * SLOT)
