@@ -369,3 +369,14 @@ describe('signatures', () => {
     expect(sa.hash).toMatch(/^[0-9a-f]{64}$/)
   })
 })
+
+test('a recording with a NaN anywhere (a field that diverged) has no structure; the control without it has', async () => {
+  const blob = (x: number, y: number, t: number) => gauss((x - 0.5) ** 2 + (y - 0.5) ** 2, 0.08) * Math.cos(bin(3) * t)
+  const clean = record(blob, rng(3), 0.01)
+  const later = stabilityMap(clean)
+  expect(await detect(clean, later)).not.toHaveLength(0)
+  // the NaN in the first frame's last cell, after the peak: the map's last cell is NaN
+  const diverged = { ...clean, frames: clean.frames.map((f, k) => (k === 0 ? f.map((v, i) => (i === f.length - 1 ? Number.NaN : v)) : f)) }
+  expect(Number.isNaN(stabilityMap(diverged).at(-1))).toBe(true)
+  expect(await detect(diverged, later)).toEqual([])
+})

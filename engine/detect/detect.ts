@@ -425,8 +425,9 @@ export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured): v
 function* partsOf(map: Float32Array, n: number): Generator<Part> {
   let held = measured.get(map)
   if (!held) {
+    // Math.max's peak (a NaN anywhere makes it NaN) without a call a cell
     let peak = 0
-    for (const v of map) peak = Math.max(peak, v)
+    for (let i = 0; i < map.length && peak === peak; i++) if (map[i] > peak || map[i] !== map[i]) peak = map[i]
     const mask = new Uint8Array(map.length)
     for (let i = 0; i < map.length; i++) mask[i] = peak > 0 && map[i] >= THRESHOLD_OF_PEAK * peak ? 1 : 0
     const found = components(mask, n)
@@ -506,7 +507,7 @@ export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infi
   // each list once, numbered in the order first asked for; each cell read at a mode once (list l, cell c: l n^2 + c)
   const lists = new ListIndex()
   const listed: ArrayLike<number>[] = []
-  const modes = new Map<number, [number, number]>()
+  const modes = new Set<number>()
   const cellCount = spec.n * spec.n
   const zeros = new WindowSpectra(spec.n, spec.dt, spec.frames, {
     plane: (p, cell) => {
@@ -518,8 +519,7 @@ export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infi
       return zeroSums
     },
     modePlanes: (cell, mode) => {
-      const l = lists.get(mode)!
-      modes.set(l * cellCount + cell, [cell, l])
+      modes.add(lists.get(mode)! * cellCount + cell)
       return zeroPlanes
     },
   })
@@ -537,7 +537,15 @@ export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infi
   listed.reduce((end, l, k) => (ends[k] = end + l.length), 0)
   const all = new Int32Array(ends.at(-1) ?? 0)
   listed.forEach((l, k) => all.set(l, k ? ends[k - 1] : 0))
-  return { lists: all, ends, modes: Int32Array.from([...modes.values()].flat()) }
+  // the pairs, cell then list, in the order first read (an array of pairs spread and flattened was a
+  // fifth of naming a window's cells)
+  const pairs = new Int32Array(2 * modes.size)
+  let k = 0
+  for (const key of modes) {
+    pairs[k++] = key % cellCount
+    pairs[k++] = (key - (key % cellCount)) / cellCount
+  }
+  return { lists: all, ends, modes: pairs }
 }
 
 /**
