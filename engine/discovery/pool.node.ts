@@ -45,6 +45,8 @@ const POOLED_FLOATS = 1 << 20
  * they took 3.9 to 4.8, and 0.6 to 1.2 ms where 2.3 to 3.0 to detect (warm: 0.6 and 0.4).
  */
 export const PRACTICE_ROUNDS = 10
+/** The largest side practised at (evolve's default): compiled code does not depend on it. */
+const PRACTICE_SIDE = 96
 
 interface Task<M extends WorkerTask = WorkTask> {
   message: M
@@ -109,10 +111,11 @@ export class DetectPool implements Detector {
   async warm(count = this.size, practice?: Omit<PracticeTask, 'op'> & { windows: number }): Promise<void> {
     this.start(Math.min(this.size, count))
     if (practice) {
-      const { windows, ...of } = practice
+      const { windows, n, ...of } = practice
       const workers = Math.min(Math.ceil(windows / MIN_CHUNK), availableParallelism() - 1)
-      for (const h of this.helpers.slice(0, workers))
-        h.practice = Array.from({ length: PRACTICE_ROUNDS }, () => ({ op: 'practise', ...of }))
+      // compiled code does not depend on the side; memory and time do (32 frames at N = 2048 are 512 MB)
+      const task: PracticeTask = { op: 'practise', n: Math.min(n, PRACTICE_SIDE), ...of }
+      for (const h of this.helpers.slice(0, workers)) h.practice = Array.from({ length: PRACTICE_ROUNDS }, () => task)
       this.pump()
     }
     await Promise.all(this.helpers.map((h) => h.up))

@@ -108,6 +108,19 @@ test('workers practise on made-up windows while no call has work for them, and a
   }
 }, 120_000)
 
+test("a search at a large side practises at evolve's default side: its rounds done in seconds, not gigabytes of frames", async () => {
+  const large = new DetectPool(1, WORKER)
+  try {
+    await large.warm(1, { n: 4096, frames: RECORD_FRAMES, dt: RECORD_DT, windows: 6 })
+    const rounds = availableParallelism() > 1 ? PRACTICE_ROUNDS : 0
+    // 32 frames of 4096^2 would be 2 GB to make a round
+    for (let waited = 0; large.practised < rounds && waited < 20_000; waited += 50) await new Promise((r) => setTimeout(r, 50))
+    expect(large.practised).toBe(rounds)
+  } finally {
+    large.close()
+  }
+}, 60_000)
+
 test("the genomes' waves made on the workers are the main thread's, bit for bit, on memory the threads share", async () => {
   const rand = rng(12)
   const genomes = Array.from({ length: 40 }, () => randomGenome(rand, bounds))
