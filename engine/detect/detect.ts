@@ -427,7 +427,7 @@ function* partsOf(map: Float32Array, n: number): Generator<Part> {
   if (!held) {
     // Math.max's peak (a NaN anywhere makes it NaN) without a call a cell
     let peak = 0
-    for (let i = 0; i < map.length && peak === peak; i++) if (map[i] > peak || map[i] !== map[i]) peak = map[i]
+    for (let i = 0; i < map.length && !Number.isNaN(peak); i++) if (map[i] > peak || Number.isNaN(map[i])) peak = map[i]
     const mask = new Uint8Array(map.length)
     for (let i = 0; i < map.length; i++) mask[i] = peak > 0 && map[i] >= THRESHOLD_OF_PEAK * peak ? 1 : 0
     const found = components(mask, n)
