@@ -403,12 +403,21 @@ export function measuredOf(map: Float32Array): PackedMeasured | undefined {
   return { cells, ends, masses: Float64Array.from(m.found, (f) => f.mass), parts }
 }
 
+/** ints[from, to) as an array of numbers: a loop, some 3 times faster than Array.from of a view (a fifth of a first job's time was it). */
+function numbers(ints: Int32Array, from: number, to: number): number[] {
+  const out = new Array<number>(to - from)
+  for (let i = from; i < to; i++) out[i - from] = ints[i]
+  return out
+}
+
 /** Takes what was measured of a map of the same values elsewhere (`measuredOf`), in place of measuring it here. */
 export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured): void {
-  const found = Array.from(p.ends, (end, k) => ({ cells: Array.from(p.cells.subarray(k ? p.ends[k - 1] : 0, end)), mass: p.masses[k] }))
+  const found = Array.from(p.ends, (end, k) => ({ cells: numbers(p.cells, k ? p.ends[k - 1] : 0, end), mass: p.masses[k] }))
   const parts = Array.from({ length: p.parts.length / PART_FLOATS }, (_, k): Part => {
     const v = p.parts.subarray(k * PART_FLOATS, (k + 1) * PART_FLOATS)
-    const shape = Object.fromEntries(SHAPE_KEYS.map((key, i) => [key, v[i]])) as unknown as ShapeFeatures
+    // the keys in SHAPE_KEYS' order (measure's), so that features list them alike either way
+    const shape = {} as ShapeFeatures
+    SHAPE_KEYS.forEach((key, i) => (shape[key] = v[i]))
     const axis: [number, number] = [v[SHAPE_KEYS.length], v[SHAPE_KEYS.length + 1]]
     const { cells, mass } = found[k]
     return { cells, mass, shape, axis, mean_radius: v[SHAPE_KEYS.length + 2], regions: regionsOf(found, k, n, shape, axis) }

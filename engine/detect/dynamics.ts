@@ -38,7 +38,11 @@ export const MIN_RATIO_BIN = 3
 export const MAX_SAMPLED_CELLS = 256
 
 function sample(cells: readonly number[], cap = MAX_SAMPLED_CELLS): readonly number[] {
-  return cells.length <= cap ? cells : Array.from({ length: cap }, (_, i) => cells[Math.floor((i * cells.length) / cap)])
+  if (cells.length <= cap) return cells
+  // a loop, not Array.from with a function a cell (a fifth of dominantMode's time)
+  const out: number[] = []
+  for (let i = 0; i < cap; i++) out.push(cells[Math.floor((i * cells.length) / cap)])
+  return out
 }
 
 /** The strongest DFT bin (1..T/2; DC removed) of the powers summed over a sample of `cells` (WindowSpectra.powerSums), and its frequency. */
