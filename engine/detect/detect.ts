@@ -528,7 +528,9 @@ export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infi
       return zeroSums
     },
     modePlanes: (cell, mode) => {
-      modes.add(lists.get(mode)! * cellCount + cell)
+      const l = lists.get(mode)
+      if (l === undefined) throw new CrystalError('internal', `detection read cell ${cell} at a mode whose power sums it had not asked for`)
+      modes.add(l * cellCount + cell)
       return zeroPlanes
     },
   })

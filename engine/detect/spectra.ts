@@ -189,7 +189,8 @@ export class HeldPlanes implements PlaneSource {
     const { lists, ends, modes, modesFrom } = this.reads ?? this.missing('nothing was gathered')
     const index = { lists: new ListIndex(), modes: new Map<number, number>() }
     // the lists were named once each (cellsRead), so list l is numbered l
-    for (let l = 0; l < ends.length; l++) index.lists.add(lists.subarray(l ? ends[l - 1] : 0, ends[l]))
+    for (let l = 0; l < ends.length; l++)
+      if (index.lists.add(lists.subarray(l ? ends[l - 1] : 0, ends[l])) !== l) throw this.missing(`list ${l} was gathered twice`)
     for (let k = 0; k < modes.length; k += 2) index.modes.set(modes[k + 1] * this.stability.length + modes[k], modesFrom + 2 * k)
     return (this.index = index)
   }
@@ -227,7 +228,7 @@ export class HeldPlanes implements PlaneSource {
 const hashes = new WeakMap<ArrayLike<number>, number>()
 
 /** FNV-1a over a list's cells (32-bit), made once a list (lists are not changed once made). */
-function hashOf(cells: ArrayLike<number>): number {
+export function hashOf(cells: ArrayLike<number>): number {
   let h = hashes.get(cells)
   if (h !== undefined) return h
   h = 0x811c9dc5 ^ cells.length

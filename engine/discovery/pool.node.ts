@@ -112,7 +112,7 @@ export class DetectPool implements Detector {
     this.start(Math.min(this.size, count))
     if (practice) {
       const { windows, n, ...of } = practice
-      const workers = Math.min(Math.ceil(windows / MIN_CHUNK), availableParallelism() - 1)
+      const workers = Math.min(this.workersFor(windows), availableParallelism() - 1)
       // compiled code does not depend on the side; memory and time do (32 frames at N = 2048 are 512 MB)
       const task: PracticeTask = { op: 'practise', n: Math.min(n, PRACTICE_SIDE), ...of }
       for (const h of this.helpers.slice(0, workers)) h.practice = Array.from({ length: PRACTICE_ROUNDS }, () => task)
@@ -180,10 +180,19 @@ export class DetectPool implements Detector {
 
   /** The jobs in chunks, CHUNKS_PER_WORKER a worker, of MIN_CHUNK jobs at least. */
   private chunks<J>(jobs: readonly J[]): J[][] {
-    const size = Math.max(MIN_CHUNK, Math.ceil(jobs.length / (this.size * CHUNKS_PER_WORKER)))
+    const size = this.chunkSize(jobs.length)
     const out: J[][] = []
     for (let from = 0; from < jobs.length; from += size) out.push(jobs.slice(from, from + size))
     return out
+  }
+
+  private chunkSize(jobs: number): number {
+    return Math.max(MIN_CHUNK, Math.ceil(jobs / (this.size * CHUNKS_PER_WORKER)))
+  }
+
+  /** The workers a call of `jobs` windows goes to: one a chunk, the pool's size at most. */
+  workersFor(jobs: number): number {
+    return Math.min(this.size, Math.ceil(jobs / this.chunkSize(jobs)))
   }
 
   /**
@@ -309,8 +318,10 @@ export class DetectPool implements Detector {
  */
 export function searchPool(threads: number, { size, population }: { size: number; population: number }): DetectPool {
   const pool = new DetectPool(threads)
-  // a generation's windows: its fields and their rerun under noise
-  pool.warm(undefined, { n: size, frames: RECORD_FRAMES, dt: RECORD_DT, windows: 2 * population }).catch(() => {})
+  // a generation's windows: its fields and their rerun under noise; the workers its calls go to (the
+  // others start when a call needs them, as they did: 4 of 16 at the defaults)
+  const windows = 2 * population
+  pool.warm(pool.workersFor(windows), { n: size, frames: RECORD_FRAMES, dt: RECORD_DT, windows }).catch(() => {})
   return pool
 }
 

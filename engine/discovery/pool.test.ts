@@ -94,7 +94,7 @@ test('workers practise on made-up windows while no call has work for them, and a
     // a generation of 6 genomes hands over 12 windows: 2 chunks, so 2 workers practise (one core is the caller's)
     const workers = Math.min(2, availableParallelism() - 1)
     await practising.warm(3, { n: 24, frames: RECORD_FRAMES, dt: RECORD_DT, windows: 12 })
-    // the search's chunks go first, and the practice does not change what it finds
+    // a search beside the practice: it does not change what the search finds
     const [pooled, main] = await Promise.all([run(practising), run()])
     expect(pooled.length).toBeGreaterThan(0)
     expect(pooled).toEqual(main)

@@ -8,7 +8,7 @@
 import { FramePlanes } from '../cpu/spectra.js'
 import { cellsRead, detect, type WindowReads } from '../detect/detect.js'
 import { type HeldReads, ListIndex, sharedFloats, WindowSpectra } from '../detect/spectra.js'
-import { type DetectJob, jobOf, type PracticeTask, runTask } from './detector.js'
+import { type CellsAnswer, type DetectJob, jobOf, type PracticeTask, runTask } from './detector.js'
 
 let made: { key: string; jobs: Promise<DetectJob[]> } | undefined
 
@@ -19,9 +19,11 @@ let made: { key: string; jobs: Promise<DetectJob[]> } | undefined
 export async function practise({ n, frames, dt }: PracticeTask): Promise<unknown[]> {
   const key = `${n}/${frames}/${dt}`
   if (made?.key !== key) made = { key, jobs: practiceJobs(n, frames, dt) }
-  const jobs = await made.jobs
-  await runTask({ op: 'cells', jobs })
-  await runTask({ op: 'first', jobs })
+  const [framed, held] = await made.jobs
+  // as the pool runs them: the CPU backend's first jobs alone, the GPU backend's after their cells
+  // job, handed what it measured
+  const cells = (await runTask({ op: 'cells', jobs: [held] })) as CellsAnswer[]
+  await runTask({ op: 'first', jobs: [framed, { ...held, measured: cells[0].measured }] })
   return []
 }
 
