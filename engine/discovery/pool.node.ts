@@ -223,6 +223,7 @@ export class DetectPool implements Detector {
       // may be writing in place (means): the call ends once they are done with its memory
       for (const t of this.queue.filter((t) => mine.includes(t))) t.reject(e as Error)
       this.queue = this.queue.filter((t) => !mine.includes(t))
+      this.holdWhileAwaited()
       await Promise.allSettled(parts)
       throw e
     } finally {
@@ -244,6 +245,7 @@ export class DetectPool implements Detector {
       const k = this.queue.findIndex((t) => mine.includes(t) && t.message.jobs.length <= MIN_CHUNK)
       if (k < 0) return
       const [task] = this.queue.splice(k, 1)
+      this.holdWhileAwaited()
       this.ranHere++
       await runTask(task.message).then(task.resolve, task.reject)
     }
@@ -256,24 +258,38 @@ export class DetectPool implements Detector {
       const task = this.queue.shift()
       if (task) {
         h.pending = task
-        // held while a task is out, so that the process waits for its answer
-        h.worker.ref()
         this.posted++
       } else {
         const message = h.practice.shift()
         if (!message) continue
-        // its answer is not waited for: the worker stays unref'd, and a failure is the real calls' to meet
+        // its answer is not waited for, and a failure is the real calls' to meet
         h.pending = { message, resolve: () => this.practised++, reject: () => {} }
       }
       h.worker.postMessage(h.pending.message)
+    }
+    this.holdWhileAwaited()
+  }
+
+  /**
+   * The workers hold the process while it may wait on them: one still starting (`warm` waits for it),
+   * one with a call's task out, and every one while a call's chunk waits in the queue (for a worker
+   * starting, or busy with practice). Otherwise none does, practice or not: a process with nothing else
+   * to do ends (a search ended with exit code 13, its top-level await unsettled, while its chunk waited
+   * behind a practice round and no worker held the process).
+   */
+  private holdWhileAwaited(): void {
+    const queued = this.queue.length > 0
+    for (const h of this.helpers) {
+      if (!h.ready || queued || (h.pending && h.pending.message.op !== 'practise')) h.worker.ref()
+      else h.worker.unref()
     }
   }
 
   private start(count: number): void {
     while (this.helpers.length < count) {
       let up = () => {}
+      // held until it is ready (holdWhileAwaited)
       const h: Helper = { worker: new Worker(this.script), ready: false, up: new Promise((resolve) => (up = resolve)), practice: [] }
-      h.worker.unref()
       h.worker.on('message', (m: { ready?: true; results?: unknown[]; error?: string }) => {
         if (m.ready) {
           h.ready = true
@@ -282,7 +298,6 @@ export class DetectPool implements Detector {
         }
         const p = h.pending
         h.pending = undefined
-        h.worker.unref()
         if (m.error !== undefined)
           p?.reject(
             new CrystalError(
@@ -303,6 +318,7 @@ export class DetectPool implements Detector {
         h.pending = undefined
         // with no worker left, nothing would take what waits
         if (!this.helpers.length) for (const t of this.queue.splice(0)) t.reject(error)
+        this.holdWhileAwaited()
       }
       h.worker.on('error', (e) => dead(e.message))
       h.worker.on('exit', (code) => dead(`exit code ${code}`))

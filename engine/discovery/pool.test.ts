@@ -1,6 +1,7 @@
 // Detection on a pool of worker threads (engine/discovery/pool.node.ts) against detection on the main
 // thread: the same evaluations on either backend, the same registry for a seed; a worker that cannot
 // start is named. The workers run the built detector (dist/: `npm run build` first).
+import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -120,6 +121,24 @@ test("a search at a large side practises at evolve's default side: its rounds do
     large.close()
   }
 }, 60_000)
+
+test('a call whose chunk waits behind a practice round holds the process until it is answered (it ended with exit code 13)', () => {
+  // a process of its own, with nothing but the pool to hold it: the worker answered a call, so it no
+  // longer held the process, went back to practice, and the next call's chunk waited in the queue
+  const script = join(mkdtempSync(join(tmpdir(), 'crystal-pool-')), 'held.mjs')
+  writeFileSync(
+    script,
+    `const { DetectPool } = await import(${JSON.stringify(new URL('./pool.node.js', WORKER).href)})
+const pool = new DetectPool(1)
+await pool.warm(1, { n: 96, frames: ${RECORD_FRAMES}, dt: ${RECORD_DT}, windows: 6 })
+for (let k = 0; k < 3; k++) await pool.waves([{ pulses: [] }, { pulses: [] }], 16)
+console.log('answered')
+pool.close()
+`,
+  )
+  const r = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 60_000 })
+  expect([r.status, r.stdout.trim()]).toEqual([0, 'answered'])
+}, 90_000)
 
 test("the genomes' waves made on the workers are the main thread's, bit for bit, on memory the threads share", async () => {
   const rand = rng(12)
