@@ -1,7 +1,8 @@
 // `crystal bench open`: what opening the GPU backend costs a process, which evolve's first generation
 // pays (its `open` phase: 1.10 s on the H200, docs/gpu.md). Three rounds, each on a device of its own:
 // 1. the product's path: the adapter found, the device opened, then one small generation evaluated
-//    (engine/discovery/evaluate.ts) while every kernel compile is timed where the code asks for it;
+//    (engine/discovery/evaluate.ts) while every kernel compile is timed where the code asks for it
+//    (most compiled ahead, off the calling thread, since 2026-11-29);
 // 2. the same kernels compiled again from their code, all asked for at once (createComputePipelineAsync);
 // 3. the control of 2: the same kernels one after another (createComputePipeline), as the product does.
 // Round 2 runs before round 3, so a cache the driver kept between devices could only favour the control.
@@ -18,9 +19,15 @@ export interface KernelCompile {
   entry: string
   /** Its module, numbered in the order made (the code is kept for rounds 2 and 3). */
   module: number
-  /** When it was asked for, from the device's opening, and how long the call took. */
+  /** When it was asked for, from the device's opening. */
   at_ms: number
+  /**
+   * How long it took: the call, where it was compiled on the calling thread; where it was compiled ahead
+   * (createComputePipelineAsync, engine/gpu/context.ts compileAhead), from the later of its asking and
+   * the previous such kernel's readiness to its own (Dawn compiles them one at a time).
+   */
   ms: number
+  ahead: boolean
 }
 
 export interface OpenReport {
@@ -29,9 +36,10 @@ export interface OpenReport {
   /** requestAdapter, then requestDevice with the product's features and limits. */
   adapter_ms: number
   device_ms: number
-  /** Round 1: every compile of the first generation, in order, and their sum. */
+  /** Round 1: every compile of the first generation, in order, their sum, and the calling thread's part of it. */
   compiles: KernelCompile[]
   compile_ms: number
+  blocking_ms: number
   /** Round 1: the whole first generation (population 2, N = 32), compiles included, and a second one. */
   first_generation_ms: number
   second_generation_ms: number
@@ -49,7 +57,7 @@ export async function runOpenBench(say: (line: string) => void, backend: Backend
   const t0 = performance.now()
   const choice = await findAdapter(gpu)
   const adapter_ms = performance.now() - t0
-  const empty = { adapter_ms, device_ms: 0, compiles: [], compile_ms: 0, first_generation_ms: 0, second_generation_ms: 0 }
+  const empty = { adapter_ms, device_ms: 0, compiles: [], compile_ms: 0, blocking_ms: 0, first_generation_ms: 0, second_generation_ms: 0 }
   if (!gpu || !choice) {
     const why = backend === 'cpu' ? 'open: --backend cpu (it measures the GPU backend)' : 'open: no WebGPU adapter'
     return { gpu_adapter: null, gpu_software: false, ...empty, async_wall_ms: 0, sync_wall_ms: 0, skipped: [why] }
@@ -98,6 +106,7 @@ export async function runOpenBench(say: (line: string) => void, backend: Backend
     device_ms,
     compiles,
     compile_ms: compiles.reduce((s, c) => s + c.ms, 0),
+    blocking_ms: compiles.reduce((s, c) => s + (c.ahead ? 0 : c.ms), 0),
     first_generation_ms,
     second_generation_ms,
     async_wall_ms,
@@ -129,17 +138,27 @@ export function watchCompiles(device: GPUDevice, since: number) {
     return module
   }
   const createPipeline = device.createComputePipeline
+  const createAsync = device.createComputePipelineAsync
+  const asked = (d: GPUComputePipelineDescriptor, ahead: boolean, at_ms: number): KernelCompile => {
+    constants.push({ ...d.compute.constants })
+    const compile = { entry: d.compute.entryPoint ?? '', module: codeOf.get(d.compute.module) ?? -1, at_ms, ms: 0, ahead }
+    compiles.push(compile)
+    return compile
+  }
   device.createComputePipeline = (d) => {
     const start = performance.now()
     const pipeline = createPipeline.call(device, d)
-    constants.push({ ...d.compute.constants })
-    compiles.push({
-      entry: d.compute.entryPoint ?? '',
-      module: codeOf.get(d.compute.module) ?? -1,
-      at_ms: start - since,
-      ms: performance.now() - start,
-    })
+    asked(d, false, start - since).ms = performance.now() - start
     return pipeline
+  }
+  let lastReady = 0
+  device.createComputePipelineAsync = (d) => {
+    const compile = asked(d, true, performance.now() - since)
+    return createAsync.call(device, d).finally(() => {
+      const ready = performance.now() - since
+      compile.ms = ready - Math.max(compile.at_ms, lastReady)
+      lastReady = ready
+    })
   }
   return {
     compiles,
@@ -147,6 +166,7 @@ export function watchCompiles(device: GPUDevice, since: number) {
     stop: () => {
       device.createShaderModule = createModule
       device.createComputePipeline = createPipeline
+      device.createComputePipelineAsync = createAsync
     },
   }
 }
@@ -187,8 +207,11 @@ export function openTable(r: OpenReport): object[] {
   return [
     row('requestAdapter', r.adapter_ms),
     row('requestDevice', r.device_ms),
-    ...r.compiles.map((c) => row(`compile ${c.entry} (module ${c.module}, asked at ${c.at_ms.toFixed(0)} ms)`, c.ms)),
+    ...r.compiles.map((c) =>
+      row(`compile ${c.entry} (module ${c.module}, asked at ${c.at_ms.toFixed(0)} ms${c.ahead ? ', ahead' : ''})`, c.ms),
+    ),
     row(`compiles of the first generation (${r.compiles.length})`, r.compile_ms),
+    row('of them on the calling thread', r.blocking_ms),
     row(`first generation (population ${GENERATION.population}, N = ${GENERATION.size})`, r.first_generation_ms),
     row('second generation (the kernels kept)', r.second_generation_ms),
     row('the same kernels at once (createComputePipelineAsync)', r.async_wall_ms),

@@ -754,7 +754,7 @@ describe('usage', () => {
   })
 
   // three compiles of the field step on SwiftShader (some 8 s each here, more on a loaded machine)
-  test("bench open times the device and each kernel's compile, every kernel once; with --backend cpu it is skipped", {
+  test("bench open times the device and each kernel's compile, every kernel once and ahead; with --backend cpu it is skipped", {
     timeout: 400_000,
   }, () => {
     const out = fresh('bench-open')
@@ -774,6 +774,9 @@ describe('usage', () => {
         entry,
       ).toHaveLength(1)
     expect(report.compile_ms).toBeLessThan(report.first_generation_ms)
+    // every one of them compiled ahead, off the calling thread (engine/gpu/context.ts compileAhead)
+    expect(report.compiles.filter((c: { ahead: boolean }) => !c.ahead)).toEqual([])
+    expect(report.blocking_ms).toBe(0)
     expect(report.async_wall_ms).toBeGreaterThan(0)
     expect(report.sync_wall_ms).toBeGreaterThan(0)
     const cpu = crystal(env, '--backend', 'cpu', 'bench', 'open', '--out', out, '--json')

@@ -48,3 +48,18 @@ export async function pulsedEngine(backend: 'gpu' | 'cpu', size: number, fields:
   await engine.step(40)
   return engine
 }
+
+/**
+ * Tells `heard` of every pipeline `device` compiles from now on, on the calling thread
+ * (createComputePipeline) or ahead of its use (createComputePipelineAsync), until the returned
+ * function is called.
+ */
+export function watchCompiles(device: GPUDevice, heard: (d: GPUComputePipelineDescriptor, ahead: boolean) => void): () => void {
+  const [sync, ahead] = [device.createComputePipeline, device.createComputePipelineAsync]
+  device.createComputePipeline = (d) => (heard(d, false), sync.call(device, d))
+  device.createComputePipelineAsync = (d) => (heard(d, true), ahead.call(device, d))
+  return () => {
+    device.createComputePipeline = sync
+    device.createComputePipelineAsync = ahead
+  }
+}

@@ -1,8 +1,9 @@
 // Whether a process's first compiles go faster asked for all at once. On the H200 the 22 kernels of
-// evolve's first generation took 523 ms, one after another as the product asks for them, where the same
-// kernels took 92 ms on a fresh device of the same process (at once 123): the first compiles of a
-// process cost most of it, and nobody had asked for those at once. Run from the project (npm run build
-// first) in fresh processes, alternately:
+// evolve's first generation took 523 ms, one after another as the product then asked for them, where the
+// same kernels took 92 ms on a fresh device of the same process (at once 123): the first compiles of a
+// process cost most of it, and nobody had asked for those at once. Since 2026-11-29 the product asks for
+// them ahead, off the calling thread (engine/gpu/context.ts compileAhead), which `together` is closest to.
+// Run from the project (npm run build first) in fresh processes, alternately:
 //   node first-compiles.mjs record FILE    a small generation on the product's device, its kernels to FILE
 //   node first-compiles.mjs together FILE  a fresh process: FILE's kernels at once (createComputePipelineAsync)
 //   node first-compiles.mjs serial FILE    the control: the same one after another (createComputePipeline)

@@ -375,6 +375,8 @@ export async function evaluate(genomes: readonly Genome[], c: EvaluationConditio
   wavesMade.catch(() => {})
   const laps = new Laps()
   const engine = await openBatch(genomes, c)
+  // a first generation's later kernels compile off this thread while its steps run and the pool works
+  engine.compileAhead(genomes.some((g) => g.dream !== 'none') ? ['inject', 'dream', 'record', 'perturb'] : ['inject', 'record', 'perturb'])
   laps.lap('open')
   let waves: Float32Array[]
   try {

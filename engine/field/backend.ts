@@ -82,8 +82,13 @@ export interface FieldBackend {
   snapshot?(field: number): DeviceMask
   /** Host-device traffic so far (GPU only). */
   readonly transfers?: TransferCounts
+  /** Starts compiling the kernels `work` will use, in the background, in this order (the GPU backend). */
+  compileAhead?(work: readonly KernelWork[]): void
   destroy(): void
 }
+
+/** What an engine will be asked for, whose kernels a backend may compile ahead (Engine.compileAhead). */
+export type KernelWork = 'inject' | 'dream' | 'record' | 'perturb'
 
 /** Starts a thread that runs the WASM kernel on shared memory; the Node and browser entries differ. */
 export type ThreadSpawner = (init: { module: WebAssembly.Module; memory: WebAssembly.Memory; job: number; go: number; thread: number }) => {

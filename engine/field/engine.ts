@@ -13,6 +13,7 @@ import type {
   HeldKind,
   HeldSums,
   FieldEdit,
+  KernelWork,
   LedgerSample,
   TransferCounts,
   PerturbationQuery,
@@ -578,6 +579,10 @@ class FieldEngine implements Engine {
     if (!held) return this.booksLater()()
     const slots = this.holdBooks(held)
     return this.heldBooks(slots, await this.settle(), this.step_count)
+  }
+
+  compileAhead(work: readonly KernelWork[]): void {
+    this.core.compileAhead?.(work)
   }
 
   booksLater(): () => Promise<EnergyBooks[]> {

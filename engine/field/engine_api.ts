@@ -11,6 +11,7 @@ import type {
   EditMask,
   EditOutcome,
   FieldEdit,
+  KernelWork,
   SavedState,
   ThreadSpawner,
   TransferCounts,
@@ -188,6 +189,11 @@ export interface Engine {
   perturbationSums(query: PerturbationQuery): Promise<PerturbationSums>
   /** Host-device traffic so far; null on the CPU backend, whose fields are in host memory. */
   transfers(): TransferCounts | null
+  /**
+   * Starts compiling, in the background, the kernels `work` will use (the GPU backend; nothing
+   * elsewhere), so that a first use does not compile them on this thread (docs/gpu.md, "Compiling ahead").
+   */
+  compileAhead(work: readonly KernelWork[]): void
   /** Writes, scalings and their steps, oldest first (recall's adjoint run walks it backwards). */
   readonly history: readonly HistoryEvent[]
   /** The books now, per field. */

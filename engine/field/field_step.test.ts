@@ -3,7 +3,7 @@
 // through each, with every term of the step switched on: noise, saturation, viscosity, a leaky sponge.
 import { afterAll, describe, expect, test } from 'vitest'
 import { energyReference, LEDGER, stepReference } from '../cpu/field_step.js'
-import { cpuBackend, gpuBackend } from '../../testing/backends.js'
+import { cpuBackend, gpuBackend, watchCompiles } from '../../testing/backends.js'
 import { paramsFor, randomField } from '../../testing/fixtures.js'
 import type { FieldBackend, LedgerSample } from './backend.js'
 import { noiseKey } from './noise.js'
@@ -130,11 +130,9 @@ describe('WGSL on WebGPU against the CPU twin', () => {
     const device = await openDevice(choice)
     opened.push(device)
     const compiled: string[] = []
-    const create = device.createComputePipeline
-    device.createComputePipeline = (d) => {
+    watchCompiles(device, (d) => {
       if (d.compute.entryPoint === 'step') compiled.push(`SAMPLED=${d.compute.constants?.SAMPLED}`)
-      return create.call(device, d)
-    }
+    })
     const backend = async (sampling: boolean) => {
       const b = await GpuFieldBackend.create(device, n, 1, choice.name, { sampling })
       opened.push(b)

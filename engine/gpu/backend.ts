@@ -13,6 +13,7 @@ import {
   type AdjointRunner,
   type DeviceMask,
   type FieldBackend,
+  type KernelWork,
   type LedgerSample,
   type StepRequest,
 } from '../field/backend.js'
@@ -28,12 +29,23 @@ import {
   type StepParams,
 } from '../field/params.js'
 import { keepWritten, openSweep, releasePatterns } from './adjoint.js'
-import { GpuDreamOps } from './dream.js'
+import { DREAM_KERNELS, GpuDreamOps } from './dream.js'
 import { GpuEncoder3 } from './encode3.js'
-import { distinctFields, GpuInjector } from './inject.js'
-import { GpuRecorder } from './record.js'
+import { distinctFields, GpuInjector, INJECT_KERNELS } from './inject.js'
+import { GpuRecorder, RECORD_KERNELS } from './record.js'
 import { GpuHeldSums } from './sums.js'
-import { fieldStepModule, forgetKernels, madeOn, onDeviceError, perDevice, type GpuContext } from './context.js'
+import {
+  compileAhead,
+  compiling,
+  fieldStepModule,
+  forgetKernels,
+  type GpuContext,
+  type Kernel,
+  madeOn,
+  onDeviceError,
+  perDevice,
+  pipelineOf,
+} from './context.js'
 import { SHADERS } from './shaders.gen.js'
 import { Transfers } from './transfers.js'
 
@@ -143,18 +155,18 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       sampling = true,
     }: { ringBytes?: number; bindingBytes?: number; rows?: number; sampling?: boolean } = {},
   ): Promise<GpuFieldBackend> {
-    device.pushErrorScope('validation')
-    device.pushErrorScope('out-of-memory')
-    let backend: GpuFieldBackend | undefined
-    let scopes: Promise<(GPUError | null)[]>
-    try {
-      backend = new GpuFieldBackend(device, n, fields, description, ringBytes, bindingBytes, rows, sampling)
-    } finally {
-      // both popped at once: on a shared device another engine's calls must not land in these scopes
-      scopes = Promise.all([device.popErrorScope(), device.popErrorScope()])
-    }
+    // the kernels compile off this thread (a first step's is 6 s of SwiftShader's), their modules in scopes of their own
+    const kernels = backendKernels(rows)
+    const own = [stepFor(device, rows, sampling), kernels.energy, kernels.potential, kernels.sum, kernels.fold, kernels.chunks]
+    const [, modules] = scoped(device, () => compileAhead(device, own))
+    await compiling(device, own)
+    const [backend, scopes] = scoped(
+      device,
+      () => new GpuFieldBackend(device, n, fields, description, ringBytes, bindingBytes, rows, sampling),
+    )
     const [memory, validation] = await scopes
-    const error = memory ?? validation
+    const [moduleMemory, moduleValidation] = await modules
+    const error = memory ?? validation ?? moduleMemory ?? moduleValidation
     if (error) {
       backend.destroy()
       // a kernel that failed to build is not kept for the next engine
@@ -200,16 +212,17 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.chunks = Math.ceil(Math.max(this.tiles, this.ledgerTiles) / CHUNK)
     this.chunkSums = buffer(SAMPLE_COLUMNS * fields * this.chunks * 4, STORAGE)
 
-    const { layouts, pipelines } = backendKernels(device, rows)
+    const layouts = backendLayouts(device)
     const { step: stepLayout, energy: energyLayout, reduce: reduceLayout, fold: foldLayout } = layouts
     this.stepLayout = stepLayout
-    // compiled here, inside the error scopes of create
+    // compiled ahead by create where it could (off this thread); compiled here otherwise, inside its error scopes
     this.stepKernel(sampling)
-    this.energyPipeline = pipelines.energy
-    this.potentialPipeline = pipelines.potential
-    this.sumPipeline = pipelines.sum
-    this.foldPipeline = pipelines.fold
-    this.chunkPipeline = pipelines.chunks
+    const kernels = backendKernels(rows)
+    this.energyPipeline = pipelineOf(device, kernels.energy)
+    this.potentialPipeline = pipelineOf(device, kernels.potential)
+    this.sumPipeline = pipelineOf(device, kernels.sum)
+    this.foldPipeline = pipelineOf(device, kernels.fold)
+    this.chunkPipeline = pipelineOf(device, kernels.chunks)
     this.sumRows = { pipeline: this.sumPipeline, layout: reduceLayout }
 
     const uniform = (buf: GPUBuffer, size: number) => ({ binding: 0, resource: { buffer: buf, size } })
@@ -252,8 +265,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.dream = new GpuDreamOps(this)
     this.recorder = new GpuRecorder(this, () => this.dream.sums())
     this.held = new GpuHeldSums(this, this.ledgerBuf, this.ledgerTiles, {
-      energy: pipelines.energy,
-      potential: pipelines.potential,
+      energy: this.energyPipeline,
+      potential: this.potentialPipeline,
       layout: energyLayout,
     })
   }
@@ -319,11 +332,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private stepKernel(sampled: boolean): GPUComputePipeline {
     // kept on the backend once had: the device's cache is cleared when another backend fails to open (forgetKernels)
     const k = this.stepKernels
-    if (sampled) return (k.sampled ??= stepPipeline(this.device, this.rows, this.stepLayout, true))
-    k.plain ??=
-      k.sampled ??
-      madeOn<GPUComputePipeline>(this.device, stepKey(this.rows, true)) ??
-      stepPipeline(this.device, this.rows, this.stepLayout, false)
+    if (sampled) return (k.sampled ??= pipelineOf(this.device, backendKernels(this.rows).step(true)))
+    k.plain ??= k.sampled ?? pipelineOf(this.device, stepFor(this.device, this.rows, false))
     return k.plain
   }
 
@@ -501,6 +511,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
 
   async inject(fields: readonly number[], waves: readonly Float32Array[]): Promise<void> {
     distinctFields(fields)
+    await compiling(this.device, [INJECT_KERNELS.inject])
     const per = this.injector.perDispatch
     for (let from = 0; from < fields.length; from += per) {
       const src = this.injector.upload(waves.slice(from, from + per))
@@ -517,6 +528,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   async kick(fields: readonly number[], pattern: Float32Array, inverseRms: number): Promise<void> {
     distinctFields(fields)
     if (fields.length > 65535) throw new CrystalError('bad_argument', `a kick takes at most 65,535 fields at once, got ${fields.length}`)
+    await compiling(this.device, [INJECT_KERNELS.scale, INJECT_KERNELS.kick])
     const src = this.injector.upload([pattern])
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
@@ -525,6 +537,21 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.transfers.submit(encoder)
     await this.keepUp()
     this.check()
+  }
+
+  compileAhead(work: readonly KernelWork[]): void {
+    const [d, r, k] = [DREAM_KERNELS, RECORD_KERNELS, INJECT_KERNELS]
+    // in the order a generation first uses them: Dawn compiles them one at a time
+    const kernels: Record<KernelWork, Kernel[]> = {
+      inject: [k.inject],
+      dream: [d.accumulate, d.histogram_high, d.select_high, d.histogram_low, d.select_low, d.edit_mask, d.blur, d.apply],
+      record: [d.accumulate, r.accumulate, r.gather, r.power_sums, r.mode_planes],
+      perturb: [d.apply, k.scale, k.kick, r.basin, r.gather],
+    }
+    compileAhead(
+      this.device,
+      work.flatMap((w) => kernels[w]),
+    )
   }
 
   /** The waves in `src` added to u and u_prev of `fields` (./inject.ts). */
@@ -653,46 +680,81 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   }
 }
 
-/** The backend's bind group layouts and pipelines, made once per device (context.ts perDevice). */
-function backendKernels(device: GPUDevice, rows: number) {
-  return perDevice(device, `backend/${rows}`, () => {
-    const fieldModule = fieldStepModule(device, rows)
-    const reduceModule = device.createShaderModule({
-      code: `${wgslStruct('Reduce', REDUCE_PARAM_LAYOUT)}const CHUNK: u32 = ${CHUNK}u;\n${SHADERS.reduce}`,
-    })
+/**
+ * `work` run inside a validation and an out-of-memory error scope, with what the two scopes caught. Both
+ * are popped at once, whether `work` threw or not: on a shared device another engine's calls must not
+ * land in them.
+ */
+function scoped<T>(device: GPUDevice, work: () => T): [T, Promise<(GPUError | null)[]>] {
+  device.pushErrorScope('validation')
+  device.pushErrorScope('out-of-memory')
+  const pop = () => Promise.all([device.popErrorScope(), device.popErrorScope()])
+  let result: T
+  try {
+    result = work()
+  } catch (e) {
+    void pop()
+    throw e
+  }
+  return [result, pop()]
+}
+
+/** The backend's bind group layouts, made once per device (context.ts perDevice). */
+function backendLayouts(device: GPUDevice) {
+  return perDevice(device, 'backend/layouts', () => {
     const entry = (binding: number, type: 'uniform' | 'read-only-storage' | 'storage'): GPUBindGroupLayoutEntry =>
       type === 'uniform'
         ? { binding, visibility: COMPUTE_STAGE, buffer: { type, hasDynamicOffset: true } }
         : { binding, visibility: COMPUTE_STAGE, buffer: { type } }
     const layout = (...types: ['uniform' | 'read-only-storage' | 'storage', number][]) =>
       device.createBindGroupLayout({ entries: types.map(([type, binding]) => entry(binding, type)) })
-    const layouts = {
+    return {
       step: layout(['uniform', 0], ['read-only-storage', 1], ['read-only-storage', 2], ['storage', 3], ['storage', 4]),
       energy: layout(['uniform', 0], ['read-only-storage', 1], ['read-only-storage', 2], ['storage', 4]),
       reduce: layout(['uniform', 0], ['read-only-storage', 1], ['storage', 2]),
       fold: layout(['uniform', 0], ['read-only-storage', 1], ['storage', 2], ['storage', 3]),
     }
-    const pipeline = (module: GPUShaderModule, entryPoint: string, layout: GPUBindGroupLayout) =>
-      device.createComputePipeline({ layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint } })
-    const pipelines = {
-      energy: pipeline(fieldModule, 'energy', layouts.energy),
-      potential: pipeline(fieldModule, 'potential', layouts.energy),
-      sum: pipeline(reduceModule, 'sum_rows', layouts.reduce),
-      fold: pipeline(reduceModule, 'fold_ledger', layouts.fold),
-      chunks: pipeline(reduceModule, 'sum_chunks', layouts.reduce),
-    }
-    return { layouts, pipelines }
   })
 }
 
-const stepKey = (rows: number, sampled: boolean) => `backend/${rows}/step/${sampled ? 'sampled' : 'plain'}`
-
-/** The field step's pipeline, with a timeline sample's energy (SAMPLED) or without, made once per device. */
-function stepPipeline(device: GPUDevice, rows: number, layout: GPUBindGroupLayout, sampled: boolean): GPUComputePipeline {
-  return perDevice(device, stepKey(rows, sampled), () =>
-    device.createComputePipeline({
-      layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }),
-      compute: { module: fieldStepModule(device, rows), entryPoint: 'step', constants: { SAMPLED: sampled ? 1 : 0 } },
-    }),
+function reduceModule(device: GPUDevice): GPUShaderModule {
+  return perDevice(device, 'backend/reduce', () =>
+    device.createShaderModule({ code: `${wgslStruct('Reduce', REDUCE_PARAM_LAYOUT)}const CHUNK: u32 = ${CHUNK}u;\n${SHADERS.reduce}` }),
   )
+}
+
+/** The backend's kernels for a step of `rows` rows an invocation (context.ts Kernel): made once per device. */
+function backendKernels(rows: number) {
+  const kernel = (
+    name: string,
+    module: (device: GPUDevice) => GPUShaderModule,
+    entryPoint: string,
+    layout: keyof ReturnType<typeof backendLayouts>,
+    constants?: Record<string, number>,
+  ): Kernel => ({
+    key: `backend/${rows}/${name}`,
+    describe: (device) => ({
+      layout: device.createPipelineLayout({ bindGroupLayouts: [backendLayouts(device)[layout]] }),
+      compute: { module: module(device), entryPoint, constants },
+    }),
+  })
+  const field = (device: GPUDevice) => fieldStepModule(device, rows)
+  return {
+    /** The field step, with a timeline sample's energy (SAMPLED) or without. */
+    step: (sampled: boolean) => kernel(`step/${sampled ? 'sampled' : 'plain'}`, field, 'step', 'step', { SAMPLED: sampled ? 1 : 0 }),
+    energy: kernel('energy', field, 'energy', 'energy'),
+    potential: kernel('potential', field, 'potential', 'energy'),
+    sum: kernel('sum', reduceModule, 'sum_rows', 'reduce'),
+    fold: kernel('fold', reduceModule, 'fold_ledger', 'fold'),
+    chunks: kernel('chunks', reduceModule, 'sum_chunks', 'reduce'),
+  }
+}
+
+/**
+ * The step kernel a backend of `sampling` uses on `device` (GpuFieldBackend.stepKernel): the whole kernel
+ * where it samples or the device has it, the kernel without samples otherwise.
+ */
+function stepFor(device: GPUDevice, rows: number, sampling: boolean): Kernel {
+  const { step } = backendKernels(rows)
+  return sampling || madeOn(device, step(true).key) ? step(true) : step(false)
 }

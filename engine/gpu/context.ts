@@ -53,6 +53,60 @@ export function madeOn<T>(device: GPUDevice, key: string): T | undefined {
 /** Forgets what perDevice made on `device` (a backend whose kernels failed to build: the next one builds them anew). */
 export function forgetKernels(device: GPUDevice): void {
   made.delete(device)
+  // what is still compiling ahead is not kept either
+  ahead.get(device)?.clear()
+}
+
+/** A compute pipeline made once a device: its perDevice key, and how to describe it on a device. */
+export interface Kernel {
+  readonly key: string
+  describe(device: GPUDevice): GPUComputePipelineDescriptor
+}
+
+/** `kernel`'s pipeline on `device`: compiled now, on this thread, unless it was made (or compiled ahead) before. */
+export function pipelineOf(device: GPUDevice, kernel: Kernel): GPUComputePipeline {
+  return perDevice(device, kernel.key, () => device.createComputePipeline(kernel.describe(device)))
+}
+
+const ahead = new WeakMap<GPUDevice, Map<string, Promise<void>>>()
+
+/**
+ * Starts compiling `kernels` that are neither made nor compiling, in this order, and returns at once.
+ * Dawn compiles a pipeline asked for with createComputePipelineAsync on a thread of its own, one at a
+ * time, so the calling thread, the device and the detection pool go on meanwhile: a first generation
+ * compiles 22 kernels, 0.5 s of the H200 box's main thread and 6.5 s of SwiftShader's asked for one
+ * by one where each is first used (docs/gpu.md, "Compiling ahead"). A kernel whose compile fails is
+ * compiled again where it is used (pipelineOf), which reports its error as it would have.
+ */
+export function compileAhead(device: GPUDevice, kernels: readonly Kernel[]): void {
+  let compiling = ahead.get(device)
+  if (!compiling) ahead.set(device, (compiling = new Map()))
+  const pending = compiling
+  for (const kernel of kernels) {
+    if (madeOn(device, kernel.key) || pending.has(kernel.key)) continue
+    const done: Promise<void> = device.createComputePipelineAsync(kernel.describe(device)).then(
+      (pipeline) => {
+        // kept unless forgotten meanwhile (forgetKernels) or made on this thread first
+        if (pending.get(kernel.key) === done) perDevice(device, kernel.key, () => pipeline)
+      },
+      () => {},
+    )
+    pending.set(kernel.key, done)
+    void done.then(() => {
+      if (pending.get(kernel.key) === done) pending.delete(kernel.key)
+    })
+  }
+}
+
+/**
+ * What to wait for before using `kernels` (pipelineOf): those of them still compiling ahead, or
+ * undefined where none is, so that a caller awaits only then and its work is encoded as it would be.
+ */
+export function compiling(device: GPUDevice, kernels: readonly Kernel[]): Promise<unknown> | undefined {
+  const pending = ahead.get(device)
+  if (!pending?.size) return undefined
+  const waits = kernels.flatMap((k) => pending.get(k.key) ?? [])
+  return waits.length ? Promise.all(waits) : undefined
 }
 
 /** A kernel module: its generated uniform struct, TILE, shaders/common.wgsl, then the kernel file. */

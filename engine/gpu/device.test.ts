@@ -9,6 +9,7 @@ import type { GpuFieldBackend } from './backend.js'
 import { forgetKernels } from './context.js'
 import { keptDevice } from './device.js'
 import { nodeGpu } from './webgpu.node.js'
+import { watchCompiles } from '../../testing/backends.js'
 
 const open = async (subgroups?: boolean) =>
   (await selectBackend({ backend: 'gpu', n: 32, fields: 2, gpu: nodeGpu, subgroups })).backend as GpuFieldBackend
@@ -48,8 +49,7 @@ describe('the kept device', () => {
     // the kernels made so far are forgotten, so this backend compiles them all again, under the count
     forgetKernels(device)
     const compiled: string[] = []
-    const create = device.createComputePipeline
-    device.createComputePipeline = (d) => (compiled.push(d.compute.entryPoint ?? ''), create.call(device, d))
+    const stop = watchCompiles(device, (d) => compiled.push(d.compute.entryPoint ?? ''))
     try {
       const backend = await open()
       const params = stepParams({ n: 32, fields: 2, material: new MaterialCatalog().get('europium_crystal'), temperature_k: 4, noise: 0 })
@@ -57,7 +57,7 @@ describe('the kept device', () => {
       expect((await backend.held.release()).length).toBe(4)
       backend.destroy()
     } finally {
-      device.createComputePipeline = create
+      stop()
     }
     // before, the held sums compiled their own (layout 'auto'): energy and potential twice each
     expect(compiled.filter((e) => e === 'energy')).toEqual(['energy'])

@@ -5,7 +5,7 @@ import { BLUR_INV } from '../field/blur.js'
 import type { DeviceMask, DreamOps, EditOutcome, FieldEdit } from '../field/backend.js'
 import { keptEdits, percentileRank } from '../cpu/dream.js'
 import { DREAM_PARAM_LAYOUT, packStruct, TILE, wgslStruct } from '../field/params.js'
-import { kernelModule, perDevice, type GpuContext } from './context.js'
+import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 
 const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST
@@ -14,7 +14,40 @@ const BINS = 65536
 const PLAN_WORDS = 8
 const WG = 256
 
-type Entry = 'accumulate' | 'histogram_high' | 'select_high' | 'histogram_low' | 'select_low' | 'edit_mask' | 'blur' | 'apply' | 'preview'
+const ENTRIES = [
+  'accumulate',
+  'histogram_high',
+  'select_high',
+  'histogram_low',
+  'select_low',
+  'edit_mask',
+  'blur',
+  'apply',
+  'preview',
+] as const
+type Entry = (typeof ENTRIES)[number]
+
+// every entry point from one module
+const dreamModule = (device: GPUDevice) =>
+  perDevice(device, 'dream', () => {
+    const inv = `const INV = array<f32, 10>(${[...BLUR_INV].map((v) => v.toPrecision(17)).join(', ')});\n`
+    return kernelModule(device, wgslStruct('Dream', DREAM_PARAM_LAYOUT), SHADERS.dream, inv)
+  })
+
+/** The dream's kernels (context.ts Kernel) by entry point, made once a device. */
+export const DREAM_KERNELS = Object.fromEntries(
+  ENTRIES.map((entry): [Entry, Kernel] => [
+    entry,
+    { key: `dream:${entry}`, describe: (device) => ({ layout: 'auto', compute: { module: dreamModule(device), entryPoint: entry } }) },
+  ]),
+) as Record<Entry, Kernel>
+
+/** What each of the dream's calls uses: it waits for those of them still compiling ahead (context.ts compileAhead). */
+const USES = {
+  scale: [DREAM_KERNELS.apply],
+  accumulate: [DREAM_KERNELS.accumulate],
+  edit: ENTRIES.filter((e) => e !== 'accumulate').map((e) => DREAM_KERNELS[e]),
+}
 
 /** The buffers a dream needs beyond the field: made on the first dream, kept for the next. */
 interface Scratch {
@@ -37,12 +70,7 @@ export class GpuDreamOps implements DreamOps {
   constructor(private readonly gpu: GpuContext) {}
 
   private pipeline(entry: Entry): GPUComputePipeline {
-    const { device } = this.gpu
-    return perDevice(device, `dream:${entry}`, () => {
-      const inv = `const INV = array<f32, 10>(${[...BLUR_INV].map((v) => v.toPrecision(17)).join(', ')});\n`
-      const module = perDevice(device, 'dream', () => kernelModule(device, wgslStruct('Dream', DREAM_PARAM_LAYOUT), SHADERS.dream, inv))
-      return device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: entry } })
-    })
+    return pipelineOf(this.gpu.device, DREAM_KERNELS[entry])
   }
 
   private buffers(): Scratch {
@@ -90,6 +118,7 @@ export class GpuDreamOps implements DreamOps {
   }
 
   async scale(mask: Float32Array): Promise<void> {
+    await compiling(this.gpu.device, USES.scale)
     const s = this.buffers()
     this.gpu.transfers.write(s.masks[0], 0, mask)
     const encoder = this.gpu.device.createCommandEncoder()
@@ -102,6 +131,7 @@ export class GpuDreamOps implements DreamOps {
   }
 
   async accumulateStability(reset: boolean): Promise<void> {
+    await compiling(this.gpu.device, USES.accumulate)
     const s = this.buffers()
     const encoder = this.gpu.device.createCommandEncoder()
     if (reset) encoder.clearBuffer(s.acc)
@@ -124,6 +154,7 @@ export class GpuDreamOps implements DreamOps {
     report: boolean,
   ): Promise<{ outcomes: EditOutcome[]; masks: (DeviceMask | null)[] }> {
     const { device, n, fields, transfers } = this.gpu
+    await compiling(device, USES.edit)
     const s = this.buffers()
     const cells = n * n
     if (this.preview?.side !== side) {

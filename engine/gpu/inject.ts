@@ -6,7 +6,7 @@
 // test engine/gpu/kick.test.ts).
 import { CrystalError } from '../errors.js'
 import { packStruct, wgslStruct } from '../field/params.js'
-import { kernelModule, perDevice } from './context.js'
+import { type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 import type { Transfers } from './transfers.js'
 
@@ -22,6 +22,27 @@ const KICK_LAYOUT = [
   ['inverse_cells', 'f32'],
   ['inverse_rms', 'f32'],
 ] as const
+
+// both of kick.wgsl's entry points from one module
+const kickModule = (device: GPUDevice) =>
+  perDevice(device, 'kick:module', () => kernelModule(device, wgslStruct('Kick', KICK_LAYOUT), SHADERS.kick))
+const kickKernel = (entry: 'scale' | 'kick'): Kernel => ({
+  key: `kick:${entry}`,
+  describe: (device) => ({ layout: 'auto', compute: { module: kickModule(device), entryPoint: entry } }),
+})
+
+/** The injector's kernels (context.ts Kernel), made once a device: the waves' add, and the kick's two. */
+export const INJECT_KERNELS = {
+  inject: {
+    key: 'inject:inject',
+    describe: (device: GPUDevice): GPUComputePipelineDescriptor => ({
+      layout: 'auto',
+      compute: { module: kernelModule(device, wgslStruct('Inject', [['cells', 'u32']]), SHADERS.inject), entryPoint: 'inject' },
+    }),
+  },
+  scale: kickKernel('scale'),
+  kick: kickKernel('kick'),
+} satisfies Record<string, Kernel>
 
 export class GpuInjector {
   private readonly cells: number
@@ -73,12 +94,7 @@ export class GpuInjector {
   encode(pass: GPUComputePassEncoder, src: GPUBuffer, fields: readonly number[], cur: GPUBuffer, prev: GPUBuffer): void {
     const targets = (this.targets = this.room(this.targets, fields.length * 4))
     this.transfers.write(targets, 0, Uint32Array.from(fields))
-    const pipeline = perDevice(this.device, 'inject:inject', () =>
-      this.device.createComputePipeline({
-        layout: 'auto',
-        compute: { module: kernelModule(this.device, wgslStruct('Inject', [['cells', 'u32']]), SHADERS.inject), entryPoint: 'inject' },
-      }),
-    )
+    const pipeline = pipelineOf(this.device, INJECT_KERNELS.inject)
     const buffers = [this.uniform, src, targets, cur, prev]
     pass.setPipeline(pipeline)
     pass.setBindGroup(
@@ -114,11 +130,7 @@ export class GpuInjector {
     this.transfers.write(uniform, 0, values)
     const buffers = [uniform, pattern, targets, scales, cur, prev]
     const run = (entry: 'scale' | 'kick', bindings: number[], x: number, y: number, z: number) => {
-      // both entry points from one module
-      const module = perDevice(this.device, 'kick:module', () => kernelModule(this.device, wgslStruct('Kick', KICK_LAYOUT), SHADERS.kick))
-      const pipeline = perDevice(this.device, `kick:${entry}`, () =>
-        this.device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: entry } }),
-      )
+      const pipeline = pipelineOf(this.device, INJECT_KERNELS[entry])
       pass.setPipeline(pipeline)
       const entries = bindings.map((binding) => ({ binding, resource: { buffer: buffers[binding] } }))
       pass.setBindGroup(0, this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }))

@@ -11,7 +11,7 @@ import type { WindowReads } from '../detect/detect.js'
 import { giveBack, HeldPlanes, reusedFloats, windowCoefficients, windowPlanes, windowTotals } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
 import { packStruct, wgslStruct } from '../field/params.js'
-import { kernelModule, perDevice, type GpuContext } from './context.js'
+import { compiling, type GpuContext, type Kernel, kernelModule, pipelineOf } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 
 const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST
@@ -50,6 +50,34 @@ const BASIN_LAYOUT = [
   ['cells', 'u32'],
   ['inverse_cells', 'f32'],
 ] as const
+/** shaders/<name>.wgsl's kernel of that name, with its uniform struct (`layout`). */
+const listKernel = (
+  name: 'gather' | 'power_sums' | 'mode_planes' | 'basin',
+  struct: string,
+  layout: Parameters<typeof wgslStruct>[1],
+): Kernel => ({
+  key: `${name}:${name}`,
+  describe: (device) => ({
+    layout: 'auto',
+    compute: { module: kernelModule(device, wgslStruct(struct, layout), SHADERS[name]), entryPoint: name },
+  }),
+})
+
+/** The recorder's kernels (context.ts Kernel), made once a device: the frames', the gather's, the basin's. */
+export const RECORD_KERNELS = {
+  accumulate: {
+    key: 'spectra:accumulate',
+    describe: (device: GPUDevice): GPUComputePipelineDescriptor => ({
+      layout: 'auto',
+      compute: { module: kernelModule(device, '', SHADERS.spectra), entryPoint: 'accumulate' },
+    }),
+  },
+  gather: listKernel('gather', 'Gather', GATHER_LAYOUT),
+  power_sums: listKernel('power_sums', 'PowerSums', POWER_SUMS_LAYOUT),
+  mode_planes: listKernel('mode_planes', 'ModePlanes', MODE_PLANES_LAYOUT),
+  basin: listKernel('basin', 'Basin', BASIN_LAYOUT),
+} satisfies Record<string, Kernel>
+
 /** Planes of the tail read back first: the stability plane (sum |u|), the stability sums. */
 const TAIL = 2
 
@@ -112,16 +140,13 @@ export class GpuRecorder implements WindowRecorder {
     const coef = transfers.buffer(factors.byteLength, STORAGE)
     transfers.write(coef, 0, factors.buffer as ArrayBuffer)
     const uniform = transfers.buffer(count * SLOT, UNIFORM)
-    const pipeline = perDevice(device, 'spectra:accumulate', () =>
-      device.createComputePipeline({
-        layout: 'auto',
-        compute: { module: kernelModule(device, '', SHADERS.spectra), entryPoint: 'accumulate' },
-      }),
-    )
+    const pipeline = pipelineOf(device, RECORD_KERNELS.accumulate)
     this.window = { coef, uniform, pipeline, groups: new WeakMap() }
   }
 
   capture(slot: number, frames: number): Promise<void> {
+    const wait = slot === 0 ? compiling(this.gpu.device, [RECORD_KERNELS.accumulate]) : undefined
+    if (wait !== undefined) return wait.then(() => this.capture(slot, frames))
     if (slot === 0 && frames !== this.frames) this.allocate(frames)
     if (!this.window) throw new CrystalError('bad_argument', `captureFrame: slot ${slot} of a window that slot 0 did not start`)
     const { coef, uniform: slots, pipeline, groups: made } = this.window
@@ -215,6 +240,8 @@ export class GpuRecorder implements WindowRecorder {
    */
   private async gather(reads: readonly WindowReads[], held: HeldPlanes[]): Promise<Float32Array | undefined> {
     const { device, transfers } = this.gpu
+    const { gather, power_sums, mode_planes } = RECORD_KERNELS
+    await compiling(device, [gather, power_sums, mode_planes])
     const cells = this.gpu.n * this.gpu.n
     const planes = this.planes
     const bins = (planes - 2) / 2
@@ -256,9 +283,9 @@ export class GpuRecorder implements WindowRecorder {
       const scratch = buffer(sums.mostRows * planes * 4)
       const out = buffer(floats * 4)
       const [gatherKernel, sumsKernel, modesKernel] = [
-        this.kernel('gather', 'Gather', GATHER_LAYOUT),
-        this.kernel('power_sums', 'PowerSums', POWER_SUMS_LAYOUT),
-        this.kernel('mode_planes', 'ModePlanes', MODE_PLANES_LAYOUT),
+        pipelineOf(device, RECORD_KERNELS.gather),
+        pipelineOf(device, RECORD_KERNELS.power_sums),
+        pipelineOf(device, RECORD_KERNELS.mode_planes),
       ]
       const encoder = device.createCommandEncoder()
       const pass = encoder.beginComputePass()
@@ -342,6 +369,7 @@ export class GpuRecorder implements WindowRecorder {
    */
   async perturbationSums({ pattern, basins, windows }: PerturbationQuery): Promise<PerturbationSums> {
     const { device, transfers, n, fields } = this.gpu
+    await compiling(device, [RECORD_KERNELS.basin, RECORD_KERNELS.gather])
     const cells = n * n
     const listed = new Uint32Array(windows.reduce((a, w) => a + w.cells.length, 0))
     let at = 0
@@ -367,7 +395,7 @@ export class GpuRecorder implements WindowRecorder {
       const encoder = device.createCommandEncoder()
       const pass = encoder.beginComputePass()
       if (basins.length) {
-        const kernel = this.kernel('basin', 'Basin', BASIN_LAYOUT)
+        const kernel = pipelineOf(device, RECORD_KERNELS.basin)
         const [targets, kick] = [Uint32Array.from(basins), pattern].map((d) => ({ buffer: written(d) }))
         const bound = [targets, { buffer: this.held! }, kick, { buffer: this.sums() }, { buffer: result, size: out.basins.byteLength }]
         this.bind(pass, kernel, { buffer: uniform, offset: 0, size: BASIN_LAYOUT.length * 4 }, bound)
@@ -375,7 +403,7 @@ export class GpuRecorder implements WindowRecorder {
         transfers.dispatch(pass, basins.length)
       }
       if (listed.length) {
-        const kernel = this.kernel('gather', 'Gather', GATHER_LAYOUT)
+        const kernel = pipelineOf(device, RECORD_KERNELS.gather)
         const bound = [{ buffer: written(listed) }, { buffer: this.sums() }, { buffer: result, offset: windowsAt, size: listed.byteLength }]
         this.bind(pass, kernel, { buffer: uniform, offset: SLOT, size: GATHER_LAYOUT.length * 4 }, bound)
         this.dispatch(pass, listed.length)
@@ -412,21 +440,6 @@ export class GpuRecorder implements WindowRecorder {
     pass.setPipeline(kernel)
     const entries = [uniform, ...resources].map((resource, binding) => ({ binding, resource }))
     pass.setBindGroup(0, this.gpu.device.createBindGroup({ layout: kernel.getBindGroupLayout(0), entries }))
-  }
-
-  /** shaders/<name>.wgsl's kernel of that name, with its uniform struct (`layout`), made once a device. */
-  private kernel(
-    name: 'gather' | 'power_sums' | 'mode_planes' | 'basin',
-    struct: string,
-    layout: Parameters<typeof wgslStruct>[1],
-  ): GPUComputePipeline {
-    const { device } = this.gpu
-    return perDevice(device, `${name}:${name}`, () =>
-      device.createComputePipeline({
-        layout: 'auto',
-        compute: { module: kernelModule(device, wgslStruct(struct, layout), SHADERS[name]), entryPoint: name },
-      }),
-    )
   }
 
   /** A 1D kernel's `invocations` as workgroups of WG, on a 2D grid past 65535 of them. */
