@@ -83,6 +83,8 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
     report: o.report,
     recall_cache_bytes: o.settings.recall_cache_bytes,
   })
+  // on the GPU backend the first write, recall and dream find their kernels compiled (docs/gpu.md, "Compiling ahead")
+  engine.compileAhead(['write', 'recall', 'dream', 'report'])
   const service = await CrystalService.start({
     engine,
     dataDir: o.dataDir,

@@ -87,8 +87,11 @@ export interface FieldBackend {
   destroy(): void
 }
 
-/** What an engine will be asked for, whose kernels a backend may compile ahead (Engine.compileAhead). */
-export type KernelWork = 'inject' | 'dream' | 'record' | 'perturb'
+/**
+ * What an engine will be asked for, whose kernels a backend may compile ahead (Engine.compileAhead):
+ * 'report' is a dream's report (its stability preview) beyond the dream.
+ */
+export type KernelWork = 'inject' | 'dream' | 'record' | 'perturb' | 'write' | 'recall' | 'report'
 
 /** Starts a thread that runs the WASM kernel on shared memory; the Node and browser entries differ. */
 export type ThreadSpawner = (init: { module: WebAssembly.Module; memory: WebAssembly.Memory; job: number; go: number; thread: number }) => {

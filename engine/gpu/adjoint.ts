@@ -14,7 +14,7 @@ import { CrystalError } from '../errors.js'
 import { TextWave, type AdjointRunner, type EditMask, type KeptPatterns, type PathPlan, type PatternWave } from '../field/backend.js'
 import { noiseKey } from '../field/noise.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, stepGroups, TILE, wgslStruct, type StepParams } from '../field/params.js'
-import { kernelModule, perDevice, type GpuContext } from './context.js'
+import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 import { ByteLru } from '../util/lru.js'
 
@@ -157,6 +157,7 @@ export async function openSweep(
   path?: PathPlan,
   kept: KeptPatterns = { from: patterns.length, bytes: 0 },
 ): Promise<GpuAdjointRunner> {
+  await compiling(gpu.device, Object.values(ADJOINT_KERNELS))
   const resident = residentOf(gpu)
   // the sweep's own, the question's too (it may read a kept copy), are not dropped to make room
   const inUse = new Set(patterns.map(keyOf))
@@ -222,19 +223,32 @@ export function releasePatterns(gpu: GpuContext): void {
   released.add(gpu)
 }
 
-type Entry = 'init' | 'step' | 'step_k' | 'secant' | 'scale' | 'readout' | 'product'
+const ENTRIES = ['init', 'step', 'product', 'readout', 'step_k', 'secant', 'scale'] as const
+type Entry = (typeof ENTRIES)[number]
+
+/** Recall's sweep's kernels (context.ts Kernel) by entry point, made once a device: those every sweep uses first. */
+export const ADJOINT_KERNELS = Object.fromEntries(
+  ENTRIES.map((entry): [Entry, Kernel] => [
+    entry,
+    {
+      key: `adjoint:${entry}`,
+      describe: (device) => {
+        const module = perDevice(device, 'adjoint', () =>
+          kernelModule(
+            device,
+            wgslStruct('Params', STEP_PARAM_LAYOUT),
+            SHADERS.adjoint,
+            `const PER_INVOCATION: u32 = ${PER_INVOCATION}u;\nconst READ_BANDS: u32 = ${READ_BANDS}u;\n`,
+          ),
+        )
+        return { layout: 'auto', compute: { module, entryPoint: entry } }
+      },
+    },
+  ]),
+) as Record<Entry, Kernel>
+
 function pipeline(device: GPUDevice, entry: Entry): GPUComputePipeline {
-  return perDevice(device, `adjoint:${entry}`, () => {
-    const module = perDevice(device, 'adjoint', () =>
-      kernelModule(
-        device,
-        wgslStruct('Params', STEP_PARAM_LAYOUT),
-        SHADERS.adjoint,
-        `const PER_INVOCATION: u32 = ${PER_INVOCATION}u;\nconst READ_BANDS: u32 = ${READ_BANDS}u;\n`,
-      ),
-    )
-    return device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: entry } })
-  })
+  return pipelineOf(device, ADJOINT_KERNELS[entry])
 }
 
 export class GpuAdjointRunner implements AdjointRunner {

@@ -28,9 +28,9 @@ import {
   wgslStruct,
   type StepParams,
 } from '../field/params.js'
-import { keepWritten, openSweep, releasePatterns } from './adjoint.js'
+import { ADJOINT_KERNELS, keepWritten, openSweep, releasePatterns } from './adjoint.js'
 import { DREAM_KERNELS, GpuDreamOps } from './dream.js'
-import { GpuEncoder3 } from './encode3.js'
+import { ENCODE_KERNELS, GpuEncoder3 } from './encode3.js'
 import { distinctFields, GpuInjector, INJECT_KERNELS } from './inject.js'
 import { GpuRecorder, RECORD_KERNELS } from './record.js'
 import { GpuHeldSums } from './sums.js'
@@ -540,13 +540,18 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   }
 
   compileAhead(work: readonly KernelWork[]): void {
-    const [d, r, k] = [DREAM_KERNELS, RECORD_KERNELS, INJECT_KERNELS]
-    // in the order a generation first uses them: Dawn compiles them one at a time
+    const [d, r, k, a] = [DREAM_KERNELS, RECORD_KERNELS, INJECT_KERNELS, ADJOINT_KERNELS]
+    const write = [...Object.values(ENCODE_KERNELS), k.inject]
+    // in the order first used (a generation's, a server's first write, recall and dream): Dawn compiles them one at a time
     const kernels: Record<KernelWork, Kernel[]> = {
       inject: [k.inject],
       dream: [d.accumulate, d.histogram_high, d.select_high, d.histogram_low, d.select_low, d.edit_mask, d.blur, d.apply],
       record: [d.accumulate, r.accumulate, r.gather, r.power_sums, r.mode_planes],
       perturb: [d.apply, k.scale, k.kick, r.basin, r.gather],
+      write,
+      // the question is encoded as the memories were; the sweeps past a saturating path or a scaling are rarer
+      recall: [...write, a.init, a.step, a.product, a.readout],
+      report: [d.preview],
     }
     compileAhead(
       this.device,
@@ -579,6 +584,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     into: readonly (GPUBuffer | undefined)[],
     then?: (pass: GPUComputePassEncoder) => void,
   ): Promise<void> {
+    await compiling(this.device, Object.values(ENCODE_KERNELS))
     this.encoder3 ??= new GpuEncoder3(this, this.wave, SOURCE_RADIUS_CELLS)
     await this.encoder3.encodeInto(texts, into, then)
     this.check()

@@ -94,6 +94,25 @@ describe('kernels compiled ahead', () => {
     expect(error?.message).toMatch(/nope/)
   }, 60_000)
 
+  test("an engine asked ahead for writes, recalls and dreams (the server's) compiles none of their kernels on the calling thread", async () => {
+    const { device } = (await keptDevice(await nodeGpu()))!
+    forgetKernels(device)
+    const sync: string[] = []
+    const stop = watchCompiles(device, (d, ahead) => void (ahead || sync.push(`${d.compute.entryPoint}`)))
+    try {
+      const engine = await createNodeEngine({ backend: 'gpu', size: 32, material: new MaterialCatalog().get('ideal_resonator'), seed: 1 })
+      engine.compileAhead(['write', 'recall', 'dream', 'report'])
+      await engine.write('the first memory', 1)
+      await engine.write('a second memory', 1)
+      expect((await engine.recall('the first memory', 2)).memories).toBe(2)
+      expect(await engine.dream('light')).toHaveLength(1)
+      engine.destroy()
+    } finally {
+      stop()
+    }
+    expect(sync).toEqual([])
+  }, 120_000)
+
   test('a generation on the GPU backend compiles every kernel ahead, each once: none on the calling thread', async () => {
     const { device } = (await keptDevice(await nodeGpu()))!
     // the kernels made so far are forgotten, so this generation compiles them all again, under the count

@@ -12,7 +12,7 @@ import { CrystalError } from '../errors.js'
 import { packStruct, wgslStruct } from '../field/params.js'
 import { blake3Words, MAX_WORDS_PER_CALL, oneChunk, sourceCount, streamInput } from '../encode/text.js'
 import { gridRange, type Text3, weightTable } from '../encode/text3.js'
-import { kernelModule, perDevice, type GpuContext } from './context.js'
+import { type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 
 /** Uniforms of shaders/encode3.wgsl, one 256-byte slot a part. */
@@ -70,11 +70,11 @@ export class GpuEncoder3 {
     private readonly maxBytes?: number,
   ) {
     const { device, n } = gpu
-    const kernels = encoderKernels(device)
-    this.layout = kernels.layout
-    this.hashLayout = kernels.hashLayout
-    this.hash = kernels.hash
-    this.pipelines = kernels.pipelines
+    const layouts = encoderLayouts(device)
+    this.layout = layouts.layout
+    this.hashLayout = layouts.hashLayout
+    this.hash = { chain: pipelineOf(device, ENCODE_KERNELS.chain), xof: pipelineOf(device, ENCODE_KERNELS.xof) }
+    this.pipelines = Object.fromEntries(ENTRIES.map((e) => [e, pipelineOf(device, ENCODE_KERNELS[e])])) as Record<Entry, GPUComputePipeline>
     const words = weightTable(radiusCells)
     this.table = device.createBuffer({ size: words.byteLength, usage: STORAGE })
     gpu.transfers.write(this.table, 0, words)
@@ -307,9 +307,9 @@ export class GpuEncoder3 {
   }
 }
 
-/** The encoder's layouts and pipelines, made once per device (context.ts perDevice). */
-function encoderKernels(device: GPUDevice) {
-  return perDevice(device, 'encode3', () => {
+/** The encoder's bind group layouts, made once per device (context.ts perDevice). */
+function encoderLayouts(device: GPUDevice) {
+  return perDevice(device, 'encode3/layouts', () => {
     // the bindings in shaders/encode3.wgsl's order; the uniform takes a part's slot by dynamic offset
     const types: GPUBufferBindingType[] = [
       'uniform',
@@ -329,20 +329,26 @@ function encoderKernels(device: GPUDevice) {
           buffer: binding ? { type } : { type, hasDynamicOffset: true },
         })),
       })
-    const layout = layoutOf(types)
     // shaders/blake3.wgsl's: the uniform, the inputs and where each lies, the roots, the streams
-    const hashLayout = layoutOf(types.slice(0, 5))
-    const hashModule = device.createShaderModule({ code: wgslStruct('Blake3', BLAKE3_LAYOUT) + SHADERS.blake3 })
-    const hashPipeline = device.createPipelineLayout({ bindGroupLayouts: [hashLayout] })
-    const hash = {
-      chain: device.createComputePipeline({ layout: hashPipeline, compute: { module: hashModule, entryPoint: 'chain' } }),
-      xof: device.createComputePipeline({ layout: hashPipeline, compute: { module: hashModule, entryPoint: 'xof' } }),
-    }
-    const module = kernelModule(device, wgslStruct('Encode3', ENCODE3_LAYOUT), SHADERS.encode3)
-    const pipelineLayout = device.createPipelineLayout({ bindGroupLayouts: [layout] })
-    const pipelines = Object.fromEntries(
-      ENTRIES.map((e) => [e, device.createComputePipeline({ layout: pipelineLayout, compute: { module, entryPoint: e } })]),
-    ) as Record<Entry, GPUComputePipeline>
-    return { layout, hashLayout, hash, pipelines }
+    return { layout: layoutOf(types), hashLayout: layoutOf(types.slice(0, 5)) }
   })
+}
+
+const encoderKernel = (entryPoint: string, blake3: boolean): Kernel => ({
+  key: `encode3:${entryPoint}`,
+  describe: (device) => {
+    const layouts = encoderLayouts(device)
+    const module = blake3
+      ? perDevice(device, 'encode3/blake3', () => device.createShaderModule({ code: wgslStruct('Blake3', BLAKE3_LAYOUT) + SHADERS.blake3 }))
+      : perDevice(device, 'encode3/module', () => kernelModule(device, wgslStruct('Encode3', ENCODE3_LAYOUT), SHADERS.encode3))
+    const layout = device.createPipelineLayout({ bindGroupLayouts: [blake3 ? layouts.hashLayout : layouts.layout] })
+    return { layout, compute: { module, entryPoint } }
+  },
+})
+
+/** The encoder's kernels (context.ts Kernel), made once a device, in the order a text uses them: blake3's, then encode3's. */
+export const ENCODE_KERNELS = {
+  chain: encoderKernel('chain', true),
+  xof: encoderKernel('xof', true),
+  ...(Object.fromEntries(ENTRIES.map((e) => [e, encoderKernel(e, false)])) as Record<Entry, Kernel>),
 }
