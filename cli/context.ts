@@ -66,9 +66,10 @@ export function contextOf(cli: Command): CliContext {
 const n = (v: number) => v.toLocaleString('en-US')
 
 type Shape = { size: number; fields: number; engines: number; counts: TransferCounts }
-let shapes: Map<string, Shape> | null = null
+const shapes = new Map<string, Shape>()
 /** Each engine not yet destroyed: books its counts. */
 const live = new Set<() => void>()
+let listening = false
 
 /**
  * --debug: the GPU engines' host-device traffic, on stderr when the process ends, a line for each
@@ -79,19 +80,18 @@ const live = new Set<() => void>()
 function reportTransfersAtExit(engine: Engine): void {
   const book = () => {
     const t = engine.transfers()
-    if (!t || !shapes) return
+    if (!t) return
     const key = `${engine.size}x${engine.fields}`
     const shape = shapes.get(key) ?? { size: engine.size, fields: engine.fields, engines: 0, counts: zeroCounts() }
     shape.engines++
     for (const k of Object.keys(t) as (keyof TransferCounts)[]) shape.counts[k] += t[k]
     shapes.set(key, shape)
   }
-  if (!shapes) {
-    const all = new Map<string, Shape>()
-    shapes = all
+  if (!listening) {
+    listening = true
     process.once('exit', () => {
       for (const e of live) e()
-      for (const s of all.values()) process.stderr.write(transfersLine(s))
+      for (const s of shapes.values()) process.stderr.write(transfersLine(s))
       reportPollsOnce()
     })
   }

@@ -109,6 +109,25 @@ test('workers practise on made-up windows while no call has work for them, and a
   }
 }, 120_000)
 
+test('a call goes before the practice rounds still to run: it waits for the round in hand at most', async () => {
+  const one = new DetectPool(1, WORKER)
+  try {
+    await one.warm(1, { n: 96, frames: RECORD_FRAMES, dt: RECORD_DT, windows: 6 })
+    // one core: nothing practises (the caller's core is left to it)
+    if (availableParallelism() < 2) return
+    const rand = rng(2)
+    const genomes = Array.from({ length: 2 }, () => randomGenome(rand, bounds))
+    // asked while the first round runs; had practice gone first, all 10 would be done by its answer
+    await one.waves(genomes, 96)
+    expect(one.posted).toBe(1)
+    expect(one.practised).toBeLessThanOrEqual(2)
+    for (let waited = 0; one.practised < PRACTICE_ROUNDS && waited < 20_000; waited += 50) await new Promise((r) => setTimeout(r, 50))
+    expect(one.practised).toBe(PRACTICE_ROUNDS)
+  } finally {
+    one.close()
+  }
+}, 60_000)
+
 test("a search at a large side practises at evolve's default side: its rounds done in seconds, not gigabytes of frames", async () => {
   const large = new DetectPool(1, WORKER)
   try {

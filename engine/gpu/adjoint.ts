@@ -157,7 +157,8 @@ export async function openSweep(
   path?: PathPlan,
   kept: KeptPatterns = { from: patterns.length, bytes: 0 },
 ): Promise<GpuAdjointRunner> {
-  await compiling(gpu.device, Object.values(ADJOINT_KERNELS))
+  const compiled = compiling(gpu.device, Object.values(ADJOINT_KERNELS))
+  if (compiled !== undefined) await compiled
   const resident = residentOf(gpu)
   // the sweep's own, the question's too (it may read a kept copy), are not dropped to make room
   const inUse = new Set(patterns.map(keyOf))
@@ -226,7 +227,7 @@ export function releasePatterns(gpu: GpuContext): void {
 const ENTRIES = ['init', 'step', 'product', 'readout', 'step_k', 'secant', 'scale'] as const
 type Entry = (typeof ENTRIES)[number]
 
-/** Recall's sweep's kernels (context.ts Kernel) by entry point, made once a device: those every sweep uses first. */
+/** Recall's sweep's kernels (context.ts Kernel) by entry point, made once a device: the four every sweep uses first, then the rest. */
 export const ADJOINT_KERNELS = Object.fromEntries(
   ENTRIES.map((entry): [Entry, Kernel] => [
     entry,

@@ -159,14 +159,18 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const kernels = backendKernels(rows)
     const own = [stepFor(device, rows, sampling), kernels.energy, kernels.potential, kernels.sum, kernels.fold, kernels.chunks]
     const [, modules] = scoped(device, () => compileAhead(device, own))
-    await compiling(device, own)
+    // awaited below unless the constructor throws
+    modules.catch(() => {})
+    const compiled = compiling(device, own)
+    if (compiled !== undefined) await compiled
     const [backend, scopes] = scoped(
       device,
       () => new GpuFieldBackend(device, n, fields, description, ringBytes, bindingBytes, rows, sampling),
     )
     const [memory, validation] = await scopes
     const [moduleMemory, moduleValidation] = await modules
-    const error = memory ?? validation ?? moduleMemory ?? moduleValidation
+    // the modules' first: a module that failed makes the constructor's pipelines fail after it
+    const error = moduleMemory ?? moduleValidation ?? memory ?? validation
     if (error) {
       backend.destroy()
       // a kernel that failed to build is not kept for the next engine
@@ -511,7 +515,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
 
   async inject(fields: readonly number[], waves: readonly Float32Array[]): Promise<void> {
     distinctFields(fields)
-    await compiling(this.device, [INJECT_KERNELS.inject])
+    const compiled = compiling(this.device, [INJECT_KERNELS.inject])
+    if (compiled !== undefined) await compiled
     const per = this.injector.perDispatch
     for (let from = 0; from < fields.length; from += per) {
       const src = this.injector.upload(waves.slice(from, from + per))
@@ -528,7 +533,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   async kick(fields: readonly number[], pattern: Float32Array, inverseRms: number): Promise<void> {
     distinctFields(fields)
     if (fields.length > 65535) throw new CrystalError('bad_argument', `a kick takes at most 65,535 fields at once, got ${fields.length}`)
-    await compiling(this.device, [INJECT_KERNELS.scale, INJECT_KERNELS.kick])
+    const compiled = compiling(this.device, [INJECT_KERNELS.scale, INJECT_KERNELS.kick])
+    if (compiled !== undefined) await compiled
     const src = this.injector.upload([pattern])
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
@@ -584,7 +590,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     into: readonly (GPUBuffer | undefined)[],
     then?: (pass: GPUComputePassEncoder) => void,
   ): Promise<void> {
-    await compiling(this.device, Object.values(ENCODE_KERNELS))
+    const compiled = compiling(this.device, [...Object.values(ENCODE_KERNELS), INJECT_KERNELS.inject])
+    if (compiled !== undefined) await compiled
     this.encoder3 ??= new GpuEncoder3(this, this.wave, SOURCE_RADIUS_CELLS)
     await this.encoder3.encodeInto(texts, into, then)
     this.check()
@@ -699,7 +706,7 @@ function scoped<T>(device: GPUDevice, work: () => T): [T, Promise<(GPUError | nu
   try {
     result = work()
   } catch (e) {
-    void pop()
+    pop().catch(() => {})
     throw e
   }
   return [result, pop()]
@@ -732,27 +739,29 @@ function reduceModule(device: GPUDevice): GPUShaderModule {
 /** The backend's kernels for a step of `rows` rows an invocation (context.ts Kernel): made once per device. */
 function backendKernels(rows: number) {
   const kernel = (
-    name: string,
+    key: string,
     module: (device: GPUDevice) => GPUShaderModule,
     entryPoint: string,
     layout: keyof ReturnType<typeof backendLayouts>,
     constants?: Record<string, number>,
   ): Kernel => ({
-    key: `backend/${rows}/${name}`,
+    key,
     describe: (device) => ({
       layout: device.createPipelineLayout({ bindGroupLayouts: [backendLayouts(device)[layout]] }),
       compute: { module: module(device), entryPoint, constants },
     }),
   })
   const field = (device: GPUDevice) => fieldStepModule(device, rows)
+  const step = (sampled: boolean) => `backend/${rows}/step/${sampled ? 'sampled' : 'plain'}`
   return {
     /** The field step, with a timeline sample's energy (SAMPLED) or without. */
-    step: (sampled: boolean) => kernel(`step/${sampled ? 'sampled' : 'plain'}`, field, 'step', 'step', { SAMPLED: sampled ? 1 : 0 }),
-    energy: kernel('energy', field, 'energy', 'energy'),
-    potential: kernel('potential', field, 'potential', 'energy'),
-    sum: kernel('sum', reduceModule, 'sum_rows', 'reduce'),
-    fold: kernel('fold', reduceModule, 'fold_ledger', 'fold'),
-    chunks: kernel('chunks', reduceModule, 'sum_chunks', 'reduce'),
+    step: (sampled: boolean) => kernel(step(sampled), field, 'step', 'step', { SAMPLED: sampled ? 1 : 0 }),
+    energy: kernel(`backend/${rows}/energy`, field, 'energy', 'energy'),
+    potential: kernel(`backend/${rows}/potential`, field, 'potential', 'energy'),
+    // the sums do not depend on the step's rows
+    sum: kernel('backend/reduce/sum_rows', reduceModule, 'sum_rows', 'reduce'),
+    fold: kernel('backend/reduce/fold_ledger', reduceModule, 'fold_ledger', 'fold'),
+    chunks: kernel('backend/reduce/sum_chunks', reduceModule, 'sum_chunks', 'reduce'),
   }
 }
 
@@ -762,5 +771,5 @@ function backendKernels(rows: number) {
  */
 function stepFor(device: GPUDevice, rows: number, sampling: boolean): Kernel {
   const { step } = backendKernels(rows)
-  return sampling || madeOn(device, step(true).key) ? step(true) : step(false)
+  return sampling || madeOn(device, step(true).key) || compiling(device, [step(true)]) !== undefined ? step(true) : step(false)
 }

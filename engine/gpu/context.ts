@@ -76,7 +76,7 @@ const ahead = new WeakMap<GPUDevice, Map<string, Promise<void>>>()
  * time, so the calling thread, the device and the detection pool go on meanwhile: a first generation
  * compiles 22 kernels, 0.5 s of the H200 box's main thread and 6.5 s of SwiftShader's asked for one
  * by one where each is first used (docs/gpu.md, "Compiling ahead"). A kernel whose compile fails is
- * compiled again where it is used (pipelineOf), which reports its error as it would have.
+ * compiled again where it is used (pipelineOf), which reports its error there.
  */
 export function compileAhead(device: GPUDevice, kernels: readonly Kernel[]): void {
   let compiling = ahead.get(device)

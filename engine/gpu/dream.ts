@@ -118,7 +118,8 @@ export class GpuDreamOps implements DreamOps {
   }
 
   async scale(mask: Float32Array): Promise<void> {
-    await compiling(this.gpu.device, USES.scale)
+    const compiled = compiling(this.gpu.device, USES.scale)
+    if (compiled !== undefined) await compiled
     const s = this.buffers()
     this.gpu.transfers.write(s.masks[0], 0, mask)
     const encoder = this.gpu.device.createCommandEncoder()
@@ -131,7 +132,8 @@ export class GpuDreamOps implements DreamOps {
   }
 
   async accumulateStability(reset: boolean): Promise<void> {
-    await compiling(this.gpu.device, USES.accumulate)
+    const compiled = compiling(this.gpu.device, USES.accumulate)
+    if (compiled !== undefined) await compiled
     const s = this.buffers()
     const encoder = this.gpu.device.createCommandEncoder()
     if (reset) encoder.clearBuffer(s.acc)
@@ -154,7 +156,8 @@ export class GpuDreamOps implements DreamOps {
     report: boolean,
   ): Promise<{ outcomes: EditOutcome[]; masks: (DeviceMask | null)[] }> {
     const { device, n, fields, transfers } = this.gpu
-    await compiling(device, USES.edit)
+    const compiled = compiling(device, USES.edit)
+    if (compiled !== undefined) await compiled
     const s = this.buffers()
     const cells = n * n
     if (this.preview?.side !== side) {

@@ -197,6 +197,8 @@ export class GpuRecorder implements WindowRecorder {
    * memory (reusedFloats): worker threads detect on it without a copy, and `release` gives it back.
    */
   async collect(): Promise<WindowRecording> {
+    const compiled = this.chunks.length ? undefined : compiling(this.gpu.device, [RECORD_KERNELS.accumulate])
+    if (compiled !== undefined) await compiled
     if (!this.chunks.length) this.allocate(0)
     const bytes = this.planeBytes
     const floats = bytes / 4
@@ -241,7 +243,8 @@ export class GpuRecorder implements WindowRecorder {
   private async gather(reads: readonly WindowReads[], held: HeldPlanes[]): Promise<Float32Array | undefined> {
     const { device, transfers } = this.gpu
     const { gather, power_sums, mode_planes } = RECORD_KERNELS
-    await compiling(device, [gather, power_sums, mode_planes])
+    const compiled = compiling(device, [gather, power_sums, mode_planes])
+    if (compiled !== undefined) await compiled
     const cells = this.gpu.n * this.gpu.n
     const planes = this.planes
     const bins = (planes - 2) / 2
@@ -369,7 +372,8 @@ export class GpuRecorder implements WindowRecorder {
    */
   async perturbationSums({ pattern, basins, windows }: PerturbationQuery): Promise<PerturbationSums> {
     const { device, transfers, n, fields } = this.gpu
-    await compiling(device, [RECORD_KERNELS.basin, RECORD_KERNELS.gather])
+    const compiled = compiling(device, [RECORD_KERNELS.basin, RECORD_KERNELS.gather])
+    if (compiled !== undefined) await compiled
     const cells = n * n
     const listed = new Uint32Array(windows.reduce((a, w) => a + w.cells.length, 0))
     let at = 0
