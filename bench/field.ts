@@ -10,6 +10,7 @@ import { createNodeEngine } from '../engine/node.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'
 import { findAdapter, keptDevice } from '../engine/gpu/device.js'
 import { DEFAULT_SIZES, SOFTWARE_MAX_N } from './dream.js'
+import { STEPS_PER_DISPATCH } from '../engine/field/params.js'
 
 /** Steps between timeline samples as users run the engine. */
 const TIMELINE = 10
@@ -25,6 +26,8 @@ interface Case {
   subgroups?: boolean
   /** GPU only: the control, a plain WGSL kernel of the same update without the books (plainStep). */
   plain?: boolean
+  /** GPU only, no timeline: steps a dispatch (EngineOptions.gpu_steps_per_dispatch; default the engine's). */
+  steps_per_dispatch?: number
 }
 
 interface Result extends Case {
@@ -70,6 +73,7 @@ async function measure(c: Case, budget: number): Promise<Result> {
     threads: c.threads,
     timeline_interval: c.timeline_interval,
     gpu_subgroups: c.subgroups,
+    gpu_steps_per_dispatch: c.steps_per_dispatch,
   })
   try {
     for (let f = 0; f < c.fields; f++) await engine.write(`benchmark pattern ${f}`, 0.8, f)
@@ -95,7 +99,8 @@ async function measure(c: Case, budget: number): Promise<Result> {
 const label = (c: Case) =>
   `${c.backend} N = ${c.n}${c.fields > 1 ? ` x ${c.fields} fields` : ''}${c.backend === 'cpu' ? `, ${c.threads} thread${c.threads === 1 ? '' : 's'}` : ''}` +
   `${c.plain ? ', plain WGSL kernel (the control: no books, no sponge)' : ''}${c.timeline_interval || c.plain ? '' : ', no timeline'}` +
-  `${c.subgroups === false ? ', shared-memory tile sums' : ''}`
+  `${c.subgroups === false ? ', shared-memory tile sums' : ''}` +
+  `${c.steps_per_dispatch ? `, ${c.steps_per_dispatch} step${c.steps_per_dispatch === 1 ? '' : 's'} a dispatch` : ''}`
 
 /** How the GPU step summed its tiles' ledger terms. */
 const tileSums = (c: Case, subgroupsOffered: boolean) =>
@@ -123,6 +128,9 @@ export async function runFieldBench(o: FieldBenchOptions, say: (line: string) =>
       }
     }
     cases.push({ backend: 'gpu', n: 96, fields: 64, timeline_interval: TIMELINE })
+    // evolve's defaults' batch: one step a dispatch against several (shaders/field_steps.wgsl)
+    for (const steps of [1, STEPS_PER_DISPATCH])
+      cases.push({ backend: 'gpu', n: 96, fields: 24, timeline_interval: 0, steps_per_dispatch: steps })
   } else if (o.backend !== 'cpu') skipped.push('gpu: no WebGPU adapter')
   const results: Result[] = []
   for (const c of cases) {
@@ -157,7 +165,12 @@ export function fieldTable(r: FieldBenchReport): Record<string, string | number>
     threads: x.backend === 'cpu' ? (x.threads ?? 1) : '-',
     timeline: x.timeline_interval ? `every ${x.timeline_interval}` : 'off',
     'tile sums': x.tile_sums ?? '-',
-    'step kernel': x.backend === 'cpu' ? 'WASM SIMD' : x.plain ? 'plain WGSL (control)' : 'engine',
+    'step kernel':
+      x.backend === 'cpu'
+        ? 'WASM SIMD'
+        : x.plain
+          ? 'plain WGSL (control)'
+          : `engine${x.steps_per_dispatch ? `, ${x.steps_per_dispatch} a dispatch` : ''}`,
     steps: x.steps,
     'M cell-updates/s': (x.cell_updates_per_second / 1e6).toFixed(1),
     'G cell-updates/s': (x.cell_updates_per_second / 1e9).toFixed(3),

@@ -54,12 +54,15 @@ fn sponge(x: u32, y: u32) -> f32 {
   return sponge_strength(P.n, P.sponge_width, P.sponge_inv_width, P.sponge_max, x, y);
 }
 
-// One cell's update from its 4 neighbours in u (nu) and in u_prev (np), left, right, up, down, its
-// sponge strength s, and its field's noise (amplitude, and `drawn`: what the cell's draw's index
-// is less than i); writes u_next[i] and returns the cell's 4 ledger terms.
-fn cell(i: u32, nu: vec4<f32>, np: vec4<f32>, s: f32, noise_amp: f32, drawn: u32) -> vec4<f32> {
-  let uc = u[i];
-  let pc = u_prev[i];
+// One cell's update from its value uc and u_prev's pc, its 4 neighbours in u (nu) and in u_prev (np),
+// left, right, up, down, its sponge strength s and its noise: the next value and the cell's 4 ledger
+// terms. The single step (`cell`) and the several-step kernel (shaders/field_steps.wgsl) both take it.
+struct Update {
+  next: f32,
+  work: vec4<f32>,
+}
+
+fn update(uc: f32, pc: f32, nu: vec4<f32>, np: vec4<f32>, s: f32, noise: f32) -> Update {
   let lap_u = ((nu.x + nu.y) + (nu.z + nu.w)) - 4.0 * uc;
   let lap_p = ((np.x + np.y) + (np.z + np.w)) - 4.0 * pc;
   let vel = uc - pc;
@@ -67,11 +70,28 @@ fn cell(i: u32, nu: vec4<f32>, np: vec4<f32>, s: f32, noise_amp: f32, drawn: u32
   let f_sponge = -(s * vel);
   let u2 = uc * uc;
   let sat = (P.nonlinearity * (u2 * uc)) / (1.0 + u2);
-  let noise = noise_amp * xi(i - drawn, P.noise_key);
   let next = (((((uc + vel) + P.c2 * lap_u) + f_bulk) + f_sponge) - sat) + noise;
-  u_next[i] = next;
   let dw = next - pc;
-  return vec4<f32>(-(f_bulk * dw), -(f_sponge * dw), sat * dw, noise * dw);
+  return Update(next, vec4<f32>(-(f_bulk * dw), -(f_sponge * dw), sat * dw, noise * dw));
+}
+
+// A field's noise: its amplitude, and what the index of a cell's draw is less than the cell's: a rerun's
+// field draws the noise of the field rerun_from before it (engine/field/params.ts Rerun).
+struct FieldNoise {
+  amp: f32,
+  drawn: u32,
+}
+
+fn field_noise(field: u32) -> FieldNoise {
+  let rerun = field >= P.rerun_from;
+  return FieldNoise(select(P.noise, P.rerun_noise, rerun), select(0u, P.rerun_from * P.n * P.n, rerun));
+}
+
+// Cell i's update, with its field's noise, into u_next[i]; returns the cell's 4 ledger terms.
+fn cell(i: u32, nu: vec4<f32>, np: vec4<f32>, s: f32, noise: FieldNoise) -> vec4<f32> {
+  let r = update(u[i], u_prev[i], nu, np, s, noise.amp * xi(i - noise.drawn, P.noise_key));
+  u_next[i] = r.next;
+  return r.work;
 }
 
 // The staggered energy of one cell of the state (u, u_prev): its values uc, pc, and those of its right
@@ -90,10 +110,7 @@ fn step(@builtin(local_invocation_id) local: vec3<u32>, lanes: Lanes,
         @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
   let field = wid.z;
   let base = field * P.n * P.n;
-  // a rerun's field draws the noise of the field rerun_from before it (engine/field/params.ts Rerun)
-  let rerun = field >= P.rerun_from;
-  let noise_amp = select(P.noise, P.rerun_noise, rerun);
-  let drawn = select(0u, P.rerun_from * P.n * P.n, rerun);
+  let noise = field_noise(field);
   let x0 = wid.x * STEP_W;
   let y0 = wid.y * STEP_H;
   let gx = x0 + local.x;
@@ -115,7 +132,7 @@ fn step(@builtin(local_invocation_id) local: vec3<u32>, lanes: Lanes,
       let nu = vec4<f32>(u[i - 1u], u[i + 1u], u[i - P.n], u[i + P.n]);
       let np = vec4<f32>(u_prev[i - 1u], u_prev[i + 1u], u_prev[i - P.n], u_prev[i + P.n]);
       if (sampled) { e += cell_energy(u[i], u_prev[i], nu.y, np.y, nu.w, np.w, gx, gy); }
-      work += cell(i, nu, np, s, noise_amp, drawn);
+      work += cell(i, nu, np, s, noise);
     }
   } else {
     for (var r = 0u; r < ROWS; r++) {
@@ -127,7 +144,7 @@ fn step(@builtin(local_invocation_id) local: vec3<u32>, lanes: Lanes,
         let nu = vec4<f32>(read_u(base, x - 1, y), read_u(base, x + 1, y), read_u(base, x, y - 1), read_u(base, x, y + 1));
         let np = vec4<f32>(read_prev(base, x - 1, y), read_prev(base, x + 1, y), read_prev(base, x, y - 1), read_prev(base, x, y + 1));
         if (sampled) { e += cell_energy(u[i], u_prev[i], nu.y, np.y, nu.w, np.w, gx, gy); }
-        work += cell(i, nu, np, sponge(gx, gy), noise_amp, drawn);
+        work += cell(i, nu, np, sponge(gx, gy), noise);
       }
     }
   }

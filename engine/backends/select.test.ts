@@ -6,7 +6,9 @@ import { CrystalError } from '../errors.js'
 import { findAdapter } from '../gpu/device.js'
 import { nodeGpu } from '../gpu/webgpu.node.js'
 import { createEngine } from '../field/engine.js'
-import { selectBackend } from './select.js'
+import { defaultStepsPerDispatch, selectBackend } from './select.js'
+import type { GpuFieldBackend } from '../gpu/backend.js'
+import { STEPS_PER_DISPATCH } from '../field/params.js'
 
 /** A stand-in for navigator.gpu whose one adapter describes itself as `info` says. */
 const gpuWith = (info: Partial<GPUAdapterInfo> & { isFallbackAdapter?: boolean }) =>
@@ -46,6 +48,15 @@ describe('backend selection', () => {
     expect((await findAdapter(gpuWith({ vendor: 'x', isFallbackAdapter: true })))?.software).toBe(true)
   })
 
+  test('the GPU step takes several steps a dispatch by default on a hardware adapter, for batches of at most 2^20 cells', () => {
+    // evolve's defaults: 24 fields of 96 x 96; at population 1,000, 2,000 of them
+    expect(defaultStepsPerDispatch(false, 96 * 96 * 24)).toBe(STEPS_PER_DISPATCH)
+    expect(defaultStepsPerDispatch(false, 2 ** 20)).toBe(STEPS_PER_DISPATCH)
+    expect(defaultStepsPerDispatch(false, 2 ** 20 + 1)).toBe(1)
+    expect(defaultStepsPerDispatch(false, 96 * 96 * 2000)).toBe(1)
+    expect(defaultStepsPerDispatch(true, 96 * 96 * 24)).toBe(1)
+  })
+
   test('auto without any WebGPU takes the CPU backend', async () => {
     const { backend, reason } = await selectBackend({ backend: 'auto', n: 16, fields: 1, gpu: async () => undefined })
     expect(backend.kind).toBe('cpu')
@@ -58,6 +69,8 @@ describe('backend selection', () => {
     const { backend, reason } = await selectBackend({ backend: 'gpu', n: 16, fields: 1, gpu: nodeGpu })
     expect(backend.kind).toBe('gpu')
     expect(reason).toBe(`gpu backend: asked for (${adapter.name}${adapter.software ? ', software' : ''})`)
+    // several steps a dispatch on a hardware adapter only, for this small batch
+    expect((backend as GpuFieldBackend).stepsPerDispatch).toBe(adapter.software ? 1 : STEPS_PER_DISPATCH)
     backend.destroy()
     const none = await selectBackend({ backend: 'gpu', n: 16, fields: 1, gpu: async () => undefined }).catch((e) => e)
     expect(none).toBeInstanceOf(CrystalError)

@@ -7,6 +7,7 @@ import { ENCODING_VERSION, textWavefront } from '../encode/text.js'
 import { engineOn } from '../../testing/backends.js'
 import { EVERYTHING_ON } from '../../testing/fixtures.js'
 import type { Engine, EngineOptions } from './engine.js'
+import { STEPS_PER_DISPATCH } from './params.js'
 
 const open: Engine[] = []
 afterEach(() => open.splice(0).forEach((e) => e.destroy()))
@@ -204,6 +205,28 @@ describe("a rerun: a batch's later fields run its first ones again with more noi
       expect(maxDiff(noisy.state.u, clean.state.u)).toBeGreaterThan(1e-4)
     },
   )
+
+  test('gpu, 4 steps a dispatch (shaders/field_steps.wgsl): the rerun batch written, stepped and dreamt is the same, bit for bit, in fewer dispatches', {
+    timeout: 300_000,
+  }, async () => {
+    const o = { size: 24, material: 'europium_crystal', seed: 5, timeline_interval: 0, recall_history: false } as const
+    const wave = (k: number) => Float32Array.from({ length: 24 * 24 }, (_, i) => Math.sin(i * (0.01 + 0.003 * k)) * 0.5)
+    const run = async (steps: number) => {
+      const e = await engine('gpu', { ...o, fields: 4, rerun: { from: 2, noise: 0.003 }, gpu_steps_per_dispatch: steps })
+      await e.injectMany([wave(1), wave(2), wave(1), wave(2)])
+      // 30 and 21 steps: runs that are not multiples of 4
+      await e.step(30)
+      await e.dream(['deep', 'light', 'deep', 'light'])
+      await e.step(21)
+      return { state: await e.read(), books: await e.books(), dispatches: e.transfers()!.dispatches }
+    }
+    const [one, several] = [await run(1), await run(STEPS_PER_DISPATCH)]
+    expect(maxDiff(one.state.u, new Float32Array(one.state.u.length))).toBeGreaterThan(1e-3)
+    expect(several.state.u).toEqual(one.state.u)
+    expect(several.state.prev).toEqual(one.state.prev)
+    expect(several.books).toEqual(one.books)
+    expect(several.dispatches).toBeLessThan(one.dispatches)
+  })
 
   test('a rerun needs as many fields before it as it has', async () => {
     await expect(engine('cpu', { size: 16, fields: 4, rerun: { from: 1, noise: 0 } })).rejects.toThrow(

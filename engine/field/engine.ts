@@ -107,6 +107,7 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
     fields,
     gpu: o.gpu,
     subgroups: o.gpu_subgroups,
+    stepsPerDispatch: o.gpu_steps_per_dispatch,
     sampling: interval > 0,
     threads: o.threads,
     spawnThread: o.spawnThread,

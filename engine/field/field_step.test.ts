@@ -7,7 +7,7 @@ import { cpuBackend, gpuBackend, watchCompiles } from '../../testing/backends.js
 import { paramsFor, randomField } from '../../testing/fixtures.js'
 import type { FieldBackend, LedgerSample } from './backend.js'
 import { noiseKey } from './noise.js'
-import { STEP_TILE, type StepParams, stepGroups } from './params.js'
+import { STEP_TILE, STEPS_PER_DISPATCH, type StepParams, stepGroups } from './params.js'
 import { type AdapterChoice, findAdapter, openDevice } from '../gpu/device.js'
 import { GpuFieldBackend } from '../gpu/backend.js'
 import { forgetKernels } from '../gpu/context.js'
@@ -316,5 +316,74 @@ describe('a rerun: fields from `rerun_from` on run the fields before them again 
     const got = await run(gpu, 1000, rerun, SAMPLE_INTERVAL, start)
     expect(maxDiff(got.u, want.u)).toBeLessThanOrEqual(1e-5 * maxAbs(want.u))
     for (let i = 0; i < want.ledger.length; i++) expect(relative(got.ledger[i], want.ledger[i])).toBeLessThan(1e-4)
+  })
+})
+
+describe('several steps a dispatch (shaders/field_steps.wgsl): the same field and books as one step a dispatch', () => {
+  // N = 100: the field's edge cuts its last tiles of 32 x 16; a sponge 20 wide; two fields and their
+  // rerun with more noise; runs that start at steps that are not multiples of 4 and end past them; a
+  // ring of 6 slots, so that a dispatch of 4 steps that would not fit folds the books first.
+  const [n, first] = [100, 2]
+  const fields = 2 * first
+  const base = { ...paramsFor(n, fields), sponge_width: 20, sponge_inv_width: Math.fround(1 / 20) }
+  const params: StepParams = { ...base, rerun_from: first, rerun_noise: Math.fround(base.noise + 0.02) }
+  const [tx, ty] = stepGroups(n)
+  const ringBytes = 6 * 4 * fields * tx * ty * 4
+  // steps and timeline interval: two runs without a timeline, then one with (its steps one a dispatch)
+  const runs = [
+    [7, 0],
+    [263, 0],
+    [20, 5],
+  ] as const
+
+  async function runOn(device: GPUDevice, stepsPerDispatch: number) {
+    const gpu = await GpuFieldBackend.create(device, n, fields, 'the test adapter', { ringBytes, stepsPerDispatch, sampling: false })
+    opened.push(gpu)
+    await gpu.load(...startOf(n, fields))
+    const dispatches: number[] = []
+    const samples: LedgerSample[] = []
+    let at = 0
+    for (const [steps, interval] of runs) {
+      const before = gpu.transfers.dispatches
+      samples.push(...(await gpu.step({ steps, first_step: at, seed: SEED, sample_interval: interval, params })))
+      dispatches.push(gpu.transfers.dispatches - before)
+      at += steps
+    }
+    return { ...(await gpu.read()), ledger: await gpu.ledger(), samples, dispatches }
+  }
+
+  for (const subgroups of [true, false]) {
+    test(`tile sums ${subgroups ? 'by subgroups where offered' : 'through shared memory (forced)'}: bit for bit, in fewer dispatches`, async () => {
+      // one device for both, which compiles each kernel once
+      const choice = (await findAdapter(await nodeGpu()))!
+      const device = await openDevice({ ...choice, subgroups: subgroups && choice.subgroups })
+      opened.push(device)
+      const one = await runOn(device, 1)
+      const several = await runOn(device, STEPS_PER_DISPATCH)
+      expect(maxAbs(one.u)).toBeGreaterThan(0.01)
+      expect(maxDiff(several.u, one.u)).toBe(0)
+      expect(maxDiff(several.prev, one.prev)).toBe(0)
+      expect([...several.ledger]).toEqual([...one.ledger])
+      expect(several.samples).toEqual(one.samples)
+      expect(several.samples.map((s) => s.step)).toEqual([275, 280, 285, 290])
+      // steps and folds. 7 steps: 7 and 2 folds (at 6, at the end), against 4 + 3 and 2 (at 6, at the
+      // end). 263, in submits of 256 and 7: 263 and 43 + 2 folds, against 64 + (4 + 3) and 64 + 2 (before
+      // each dispatch of 4 but a submit's first, at 6, at a submit's end). The run with a timeline takes
+      // its steps one by one on both.
+      expect(one.dispatches.slice(0, 2)).toEqual([9, 308])
+      expect(several.dispatches).toEqual([6, 134, one.dispatches[2]])
+      // the rerun's louder noise is in play: its fields are not the first ones'
+      const cells = n * n * first
+      expect(maxDiff(one.u.subarray(cells), one.u.subarray(0, cells))).toBeGreaterThan(1e-3)
+    }, 300_000)
+  }
+
+  test('only 1 or STEPS_PER_DISPATCH steps a dispatch', async () => {
+    const choice = (await findAdapter(await nodeGpu()))!
+    const device = await openDevice(choice)
+    opened.push(device)
+    await expect(GpuFieldBackend.create(device, n, 1, choice.name, { stepsPerDispatch: 3 })).rejects.toThrow(
+      /steps a dispatch: 1 or 4, got 3/,
+    )
   })
 })

@@ -27,7 +27,17 @@ export const STEP_PARAM_LAYOUT = [
    */
   ['rerun_from', 'u32'],
   ['rerun_noise', 'f32'],
+  /**
+   * The noise keys of the 2nd, 3rd and 4th steps of a dispatch that takes STEPS_PER_DISPATCH of them
+   * (shaders/field_steps.wgsl; `noise_key` is the first's). The host sets them; a single step reads none.
+   */
+  ['key_1', 'u32'],
+  ['key_2', 'u32'],
+  ['key_3', 'u32'],
 ] as const
+
+/** Steps a dispatch of shaders/field_steps.wgsl takes: `noise_key` and the three keys after it. */
+export const STEPS_PER_DISPATCH = 4
 
 /** Uniforms of shaders/reduce.wgsl (row sums, wave injection, and `count` steps of tile sums folded into the books). */
 export const REDUCE_PARAM_LAYOUT = [

@@ -3,10 +3,10 @@
 import { SPONGE_MAX, viscosityAt, type Material } from '../contracts/material.js'
 import type { STEP_PARAM_LAYOUT } from './layouts.js'
 
-export { DREAM_PARAM_LAYOUT, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT } from './layouts.js'
+export { DREAM_PARAM_LAYOUT, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, STEPS_PER_DISPATCH } from './layouts.js'
 
-/** The step's constants: every member of its uniform block but the ring slot the GPU host sets per step. */
-export type StepParamName = Exclude<(typeof STEP_PARAM_LAYOUT)[number][0], 'ledger_slot' | 'energy_at'>
+/** The step's constants: every member of its uniform block but those the GPU host sets per dispatch. */
+export type StepParamName = Exclude<(typeof STEP_PARAM_LAYOUT)[number][0], 'ledger_slot' | 'energy_at' | 'key_1' | 'key_2' | 'key_3'>
 export type StepParams = Record<StepParamName, number>
 
 type Layout = readonly (readonly [string, 'u32' | 'f32'])[]

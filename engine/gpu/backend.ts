@@ -22,6 +22,7 @@ import {
   packStruct,
   REDUCE_PARAM_LAYOUT,
   STEP_PARAM_LAYOUT,
+  STEPS_PER_DISPATCH,
   stepGroups,
   stepRows,
   TILE,
@@ -38,6 +39,7 @@ import {
   compileAhead,
   compiling,
   fieldStepModule,
+  fieldStepsModule,
   forgetKernels,
   type GpuContext,
   type Kernel,
@@ -54,8 +56,13 @@ const MAX_STEPS_PER_SUBMIT = 256
 /** The step's uniform block's bytes, and where the members it sets per step sit in it. */
 const STEP_BYTES = STEP_PARAM_LAYOUT.length * 4
 const STEP_WORD = Object.fromEntries(
-  (['noise_key', 'ledger_slot', 'energy_at'] as const).map((k) => [k, 4 * STEP_PARAM_LAYOUT.findIndex(([name]) => name === k)]),
-) as Record<'noise_key' | 'ledger_slot' | 'energy_at', number>
+  (['noise_key', 'ledger_slot', 'energy_at', 'key_1', 'key_2', 'key_3'] as const).map((k) => [
+    k,
+    4 * STEP_PARAM_LAYOUT.findIndex(([name]) => name === k),
+  ]),
+) as Record<'noise_key' | 'ledger_slot' | 'energy_at' | 'key_1' | 'key_2' | 'key_3', number>
+/** The keys of a several-step dispatch's later steps (shaders/field_steps.wgsl), in step order. */
+const LATER_KEYS = [STEP_WORD.key_1, STEP_WORD.key_2, STEP_WORD.key_3]
 const SAMPLE_COLUMNS = 5 // energy, bulk, boundary, saturation, noise
 /** Entries a workgroup of shaders/reduce.wgsl's sum_chunks adds: longer rows are summed in two passes. */
 const CHUNK = 2048
@@ -116,11 +123,14 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private readonly reduceUniforms: GPUBuffer
   private readonly stepLayout: GPUBindGroupLayout
   /** The step kernels this backend has used (stepKernel): with samples, and for steps without. */
-  private readonly stepKernels: { sampled?: GPUComputePipeline; plain?: GPUComputePipeline } = {}
+  private readonly stepKernels: { sampled?: GPUComputePipeline; plain?: GPUComputePipeline; several?: GPUComputePipeline } = {}
   private readonly energyPipeline: GPUComputePipeline
   private readonly sumPipeline: GPUComputePipeline
-  private readonly stepGroups: GPUBindGroup[]
-  private readonly energyGroups: GPUBindGroup[]
+  /** The bind groups of the step, the several-step kernel and the energy, by the buffers they bind (bindingsOf). */
+  private readonly bindGroups = new Map<string, GPUBindGroup>()
+  private readonly bindGroupOf: (layout: 'step' | 'steps' | 'energy', buffers: readonly number[]) => GPUBindGroup
+  /** Steps a dispatch where a run samples no timeline: 1, or STEPS_PER_DISPATCH (shaders/field_steps.wgsl). */
+  readonly stepsPerDispatch: number
   /** Where a sample's energy per tile lies: the energy pass's (TILE x TILE tiles) or the next step's (step tiles). */
   private readonly passEnergy: SampleEnergy
   private readonly stepEnergy: SampleEnergy
@@ -133,7 +143,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private readonly chunkPipeline: GPUComputePipeline
   private readonly injector: GpuInjector
   private encoder3?: GpuEncoder3
-  private rotation = 0 // bufs[rotation] is u_prev, bufs[rotation + 1] is u
+  /** bufs[current[0]] is u_prev, bufs[current[1]] is u; a step writes a buffer that is neither (3 buffers, 4 for several steps a dispatch). */
+  private current: [number, number] = [0, 1]
   /** The ends of the latest submits, oldest first (keepUp). */
   private readonly unseen: Promise<void>[] = []
   private failed: string | undefined
@@ -153,11 +164,15 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       bindingBytes = device.limits.maxStorageBufferBindingSize,
       rows = stepRows(n * n * fields),
       sampling = true,
-    }: { ringBytes?: number; bindingBytes?: number; rows?: number; sampling?: boolean } = {},
+      stepsPerDispatch = 1,
+    }: { ringBytes?: number; bindingBytes?: number; rows?: number; sampling?: boolean; stepsPerDispatch?: number } = {},
   ): Promise<GpuFieldBackend> {
     // the kernels compile off this thread (a first step's is 6 s of SwiftShader's), their modules in scopes of their own
+    if (stepsPerDispatch !== 1 && stepsPerDispatch !== STEPS_PER_DISPATCH)
+      throw new CrystalError('bad_argument', `steps a dispatch: 1 or ${STEPS_PER_DISPATCH}, got ${stepsPerDispatch}`)
     const kernels = backendKernels(rows)
     const own = [stepFor(device, rows, sampling), kernels.energy, kernels.potential, kernels.sum, kernels.fold, kernels.chunks]
+    if (stepsPerDispatch > 1) own.push(kernels.steps)
     const [, modules] = scoped(device, () => compileAhead(device, own))
     // awaited below unless the constructor throws
     modules.catch(() => {})
@@ -165,7 +180,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     if (compiled !== undefined) await compiled
     const [backend, scopes] = scoped(
       device,
-      () => new GpuFieldBackend(device, n, fields, description, ringBytes, bindingBytes, rows, sampling),
+      () => new GpuFieldBackend(device, n, fields, description, ringBytes, bindingBytes, rows, sampling, stepsPerDispatch),
     )
     const [memory, validation] = await scopes
     const [moduleMemory, moduleValidation] = await modules
@@ -189,6 +204,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     readonly bindingBytes: number,
     private readonly rows: number,
     sampling: boolean,
+    stepsPerDispatch: number,
   ) {
     this.stopListening = onDeviceError(device, (message) => void (this.failed ??= message))
     this.transfers = new Transfers(device)
@@ -198,12 +214,15 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.ledgerTiles = this.stepDispatch[0] * this.stepDispatch[1]
     const cells = n * n * fields
     const buffer = (size: number, usage: number) => device.createBuffer({ size: Math.max(16, Math.ceil(size / 4) * 4), usage })
-    this.bufs = [0, 1, 2].map(() => buffer(cells * 4, STORAGE))
+    // a fourth state where a dispatch takes several steps: its tiles' halos are read from the two it starts from
+    this.bufs = [...Array(stepsPerDispatch > 1 ? 4 : 3)].map(() => buffer(cells * 4, STORAGE))
     // ledger sums and their Kahan compensations, each [column][field][tile]
     this.ledgerBuf = buffer(4 * fields * this.ledgerTiles * 4, STORAGE)
     this.ledgerComp = buffer(4 * fields * this.ledgerTiles * 4, STORAGE)
     const slotBytes = 4 * fields * this.ledgerTiles * 4
     this.ringSlots = Math.max(1, Math.min(MAX_STEPS_PER_SUBMIT, Math.floor(ringBytes / slotBytes)))
+    // a dispatch's steps store their tile sums into consecutive slots of the ring
+    this.stepsPerDispatch = this.ringSlots >= stepsPerDispatch ? stepsPerDispatch : 1
     const align = device.limits.minStorageBufferOffsetAlignment
     this.energyAt = Math.ceil((this.ringSlots * slotBytes) / align) * align
     this.tileSums = buffer(this.energyAt + fields * this.ledgerTiles * 4, STORAGE)
@@ -233,18 +252,19 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const stepUniform = uniform(this.stepUniforms, STEP_PARAM_LAYOUT.length * 4)
     const reduceUniform = uniform(this.reduceUniforms, 16)
     const res = (binding: number, buf: GPUBuffer, offset = 0, size?: number) => ({ binding, resource: { buffer: buf, offset, size } })
-    this.stepGroups = [0, 1, 2].map((r) =>
-      device.createBindGroup({
-        layout: stepLayout,
-        entries: [stepUniform, res(1, this.bufs[r]), res(2, this.bufs[(r + 1) % 3]), res(3, this.bufs[(r + 2) % 3]), res(4, this.tileSums)],
-      }),
-    )
-    this.energyGroups = [0, 1, 2].map((r) =>
-      device.createBindGroup({
-        layout: energyLayout,
-        entries: [stepUniform, res(1, this.bufs[r]), res(2, this.bufs[(r + 1) % 3]), res(4, this.partials)],
-      }),
-    )
+    // u_prev, u, then what the kernel writes: a step's u_next; the several steps' last two states
+    const stateBindings = { step: [1, 2, 3], steps: [1, 2, 3, 5], energy: [1, 2] }
+    const sums = { step: this.tileSums, steps: this.tileSums, energy: this.partials }
+    this.bindGroupOf = (layout, buffers) => {
+      const key = `${layout}/${buffers.join()}`
+      let group = this.bindGroups.get(key)
+      if (!group) {
+        const states = buffers.map((b, i) => res(stateBindings[layout][i], this.bufs[b]))
+        group = device.createBindGroup({ layout: layouts[layout], entries: [stepUniform, ...states, res(4, sums[layout])] })
+        this.bindGroups.set(key, group)
+      }
+      return group
+    }
     // reduce.wgsl's row sums: src (binding 1) into dst (binding 2)
     const reduceGroup = (src: GPUBuffer, dst: GPUBuffer, offset = 0) =>
       device.createBindGroup({ layout: reduceLayout, entries: [reduceUniform, res(1, src, offset), res(2, dst)] })
@@ -284,7 +304,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   }
 
   state(): { u: GPUBuffer; prev: GPUBuffer } {
-    return { u: this.bufs[(this.rotation + 1) % 3], prev: this.bufs[this.rotation] }
+    return { u: this.bufs[this.current[1]], prev: this.bufs[this.current[0]] }
   }
 
   keepMask(buffer: GPUBuffer): DeviceMask {
@@ -333,6 +353,11 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
    * evolve's batches (no timeline) compile the step without samples alone, a field with a timeline opened
    * first the whole kernel alone; an engine without a timeline opened before one with compiles both.
    */
+  /** shaders/field_steps.wgsl's kernel, STEPS_PER_DISPATCH steps a dispatch (compiled ahead by create). */
+  private severalSteps(): GPUComputePipeline {
+    return (this.stepKernels.several ??= pipelineOf(this.device, backendKernels(this.rows).steps))
+  }
+
   private stepKernel(sampled: boolean): GPUComputePipeline {
     // kept on the backend once had: the device's cache is cleared when another backend fails to open (forgetKernels)
     const k = this.stepKernels
@@ -384,39 +409,57 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
     const kernel = this.stepKernel(req.sample_interval > 0)
-    let stepSet = false
+    // a run without a timeline takes its steps STEPS_PER_DISPATCH a dispatch where the backend does, the rest one by one
+    const several = this.stepsPerDispatch > 1 && req.sample_interval === 0 ? this.severalSteps() : undefined
+    let set: GPUComputePipeline | undefined
     // the constants packed once (the ring's tiles are this backend's step tiles, whatever the caller's
-    // params say), each step's slot a copy with its own noise key, ring slot and energy: the defaults'
+    // params say), each dispatch's slot a copy with its own noise keys, ring slot and energy: the defaults'
     // evolve encodes some 25,000 steps, where packing each whole took 11 us of the host's
     packStruct(STEP_PARAM_LAYOUT, { ...req.params, tiles_per_field: this.ledgerTiles }, stepBytes)
     const [slots, bytes] = [new DataView(stepBytes), new Uint8Array(stepBytes)]
-    for (let i = 0; i < steps; i++) {
+    for (let i = 0; i < steps; ) {
+      const take = several && i + this.stepsPerDispatch <= steps ? this.stepsPerDispatch : 1
+      // a dispatch's steps go to consecutive ring slots
+      if (folds.pending + take > this.ringSlots) {
+        this.encodeFold(pass, folds, steps, reduceBytes)
+        set = undefined
+      }
       const at = i * SLOT
       if (i > 0) bytes.copyWithin(at, 0, STEP_BYTES)
       slots.setUint32(at + STEP_WORD.noise_key, noiseKey(req.seed, first + i) >>> 0, true)
+      for (let k = 1; k < take; k++) slots.setUint32(at + LATER_KEYS[k - 1], noiseKey(req.seed, first + i + k) >>> 0, true)
       slots.setUint32(at + STEP_WORD.ledger_slot, folds.pending, true)
       slots.setUint32(at + STEP_WORD.energy_at, sampled ? this.energyAt / 4 : 0, true)
-      // the pass keeps its pipeline between dispatches: set again only after a fold's or a sample's
-      if (!stepSet) pass.setPipeline(kernel)
-      stepSet = true
-      pass.setBindGroup(0, this.stepGroups[this.rotation], [i * SLOT])
+      const [prev, u] = this.current
+      const free = [...this.bufs.keys()].filter((b) => b !== prev && b !== u)
+      const pipeline = take > 1 ? several! : kernel
+      // the pass keeps its pipeline between dispatches: set again only after a fold's or a sample's, or the other kernel's
+      if (set !== pipeline) pass.setPipeline(pipeline)
+      set = pipeline
+      if (take > 1) {
+        pass.setBindGroup(0, this.bindGroupOf('steps', [prev, u, free[0], free[1]]), [at])
+        this.current = [free[0], free[1]]
+      } else {
+        pass.setBindGroup(0, this.bindGroupOf('step', [prev, u, free[0]]), [at])
+        this.current = [u, free[0]]
+      }
       this.transfers.dispatch(pass, ...this.stepDispatch, this.fields)
-      this.rotation = (this.rotation + 1) % 3
+      i += take
       // the books were folded at the sample and this step's terms are in the ring: summed before the next fold
       if (sampled) {
         this.encodeSample(pass, sampleSteps.length - 1, reduceBytes, this.stepEnergy)
-        stepSet = false
+        set = undefined
       }
-      folds.pending++
-      const absolute = first + i + 1
+      folds.pending += take
+      const absolute = first + i
       sampled = req.sample_interval > 0 && absolute % req.sample_interval === 0
-      if (sampled || folds.pending === this.ringSlots || i === steps - 1) {
+      if (sampled || folds.pending === this.ringSlots || i === steps) {
         this.encodeFold(pass, folds, steps, reduceBytes)
-        stepSet = false
+        set = undefined
       }
       if (sampled) sampleSteps.push(absolute)
-      if (sampled && i === steps - 1) {
-        this.encodeEnergy(pass, i * SLOT)
+      if (sampled && i === steps) {
+        this.encodeEnergy(pass, at)
         this.encodeSample(pass, sampleSteps.length - 1, reduceBytes, this.passEnergy)
       }
     }
@@ -459,7 +502,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   /** The energy per TILE x TILE tile of the current state into `partials` (a step's constants at `stepSlotOffset`). */
   private encodeEnergy(pass: GPUComputePassEncoder, stepSlotOffset: number): void {
     pass.setPipeline(this.energyPipeline)
-    pass.setBindGroup(0, this.energyGroups[this.rotation], [stepSlotOffset])
+    pass.setBindGroup(0, this.bindGroupOf('energy', this.current), [stepSlotOffset])
     this.transfers.dispatch(pass, this.groups, this.groups, this.fields)
   }
 
@@ -538,7 +581,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const src = this.injector.upload([pattern])
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
-    this.injector.encodeKick(pass, src, fields, inverseRms, this.bufs[(this.rotation + 1) % 3], this.bufs[this.rotation])
+    this.injector.encodeKick(pass, src, fields, inverseRms, this.state().u, this.state().prev)
     pass.end()
     this.transfers.submit(encoder)
     await this.keepUp()
@@ -567,7 +610,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
 
   /** The waves in `src` added to u and u_prev of `fields` (./inject.ts). */
   private encodeAdd(pass: GPUComputePassEncoder, src: GPUBuffer, fields: readonly number[]): void {
-    this.injector.encode(pass, src, fields, this.bufs[(this.rotation + 1) % 3], this.bufs[this.rotation])
+    this.injector.encode(pass, src, fields, this.state().u, this.state().prev)
   }
 
   /**
@@ -598,8 +641,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   }
 
   async load(u: Float32Array, prev: Float32Array): Promise<void> {
-    this.transfers.write(this.bufs[(this.rotation + 1) % 3], 0, u)
-    this.transfers.write(this.bufs[this.rotation], 0, prev)
+    this.transfers.write(this.state().u, 0, u)
+    this.transfers.write(this.state().prev, 0, prev)
     await this.keepUp()
   }
 
@@ -610,15 +653,15 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     if (fields.length > 1 && fields.every((f, i) => f === fields[0] + i)) {
       const [offset, bytes] = [fields[0] * cells * 4, fields.length * cells * 4]
       return {
-        u: await this.readBuffer(this.bufs[(this.rotation + 1) % 3], offset, bytes),
-        prev: await this.readBuffer(this.bufs[this.rotation], offset, bytes),
+        u: await this.readBuffer(this.state().u, offset, bytes),
+        prev: await this.readBuffer(this.state().prev, offset, bytes),
       }
     }
     const u = new Float32Array(fields.length * cells)
     const prev = new Float32Array(fields.length * cells)
     for (const [i, f] of fields.entries()) {
-      u.set(await this.readBuffer(this.bufs[(this.rotation + 1) % 3], f * cells * 4, cells * 4), i * cells)
-      prev.set(await this.readBuffer(this.bufs[this.rotation], f * cells * 4, cells * 4), i * cells)
+      u.set(await this.readBuffer(this.state().u, f * cells * 4, cells * 4), i * cells)
+      prev.set(await this.readBuffer(this.state().prev, f * cells * 4, cells * 4), i * cells)
     }
     return { u, prev }
   }
@@ -651,7 +694,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
     pass.setPipeline(kernel)
-    pass.setBindGroup(0, this.energyGroups[this.rotation], [0])
+    pass.setBindGroup(0, this.bindGroupOf('energy', this.current), [0])
     this.transfers.dispatch(pass, this.groups, this.groups, this.fields)
     pass.setPipeline(this.sumPipeline)
     pass.setBindGroup(0, this.passEnergy.sum, [0])
@@ -723,6 +766,7 @@ function backendLayouts(device: GPUDevice) {
       device.createBindGroupLayout({ entries: types.map(([type, binding]) => entry(binding, type)) })
     return {
       step: layout(['uniform', 0], ['read-only-storage', 1], ['read-only-storage', 2], ['storage', 3], ['storage', 4]),
+      steps: layout(['uniform', 0], ['read-only-storage', 1], ['read-only-storage', 2], ['storage', 3], ['storage', 4], ['storage', 5]),
       energy: layout(['uniform', 0], ['read-only-storage', 1], ['read-only-storage', 2], ['storage', 4]),
       reduce: layout(['uniform', 0], ['read-only-storage', 1], ['storage', 2]),
       fold: layout(['uniform', 0], ['read-only-storage', 1], ['storage', 2], ['storage', 3]),
@@ -752,10 +796,13 @@ function backendKernels(rows: number) {
     }),
   })
   const field = (device: GPUDevice) => fieldStepModule(device, rows)
+  const fieldSteps = (device: GPUDevice) => fieldStepsModule(device, rows)
   const step = (sampled: boolean) => `backend/${rows}/step/${sampled ? 'sampled' : 'plain'}`
   return {
     /** The field step, with a timeline sample's energy (SAMPLED) or without. */
     step: (sampled: boolean) => kernel(step(sampled), field, 'step', 'step', { SAMPLED: sampled ? 1 : 0 }),
+    /** STEPS_PER_DISPATCH steps a dispatch, without samples (shaders/field_steps.wgsl). */
+    steps: kernel(`backend/${rows}/steps`, fieldSteps, 'steps', 'steps'),
     energy: kernel(`backend/${rows}/energy`, field, 'energy', 'energy'),
     potential: kernel(`backend/${rows}/potential`, field, 'potential', 'energy'),
     // the sums do not depend on the step's rows

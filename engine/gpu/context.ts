@@ -2,7 +2,7 @@
 // the transfer counts, the rotating state and the kernel-module builder. Its own file, so those parts
 // import it rather than the backend that constructs them.
 import type { DeviceMask } from '../field/backend.js'
-import { STEP_PARAM_LAYOUT, STEP_TILE, TILE, wgslStruct } from '../field/params.js'
+import { STEP_PARAM_LAYOUT, STEP_TILE, STEPS_PER_DISPATCH, TILE, wgslStruct } from '../field/params.js'
 import { SHADERS } from './shaders.gen.js'
 import type { Transfers } from './transfers.js'
 
@@ -119,12 +119,24 @@ export function kernelModule(device: GPUDevice, struct: string, kernel: string, 
  * `subgroups` (engine/gpu/device.ts asks for it when offered), shared memory otherwise.
  */
 export function fieldStepModule(device: GPUDevice, rows = STEP_TILE.rows): GPUShaderModule {
-  return perDevice(device, `field_step/${rows}`, () => {
-    const params = wgslStruct('Params', STEP_PARAM_LAYOUT) + stepShape({ ...STEP_TILE, rows })
-    return device.features.has('subgroups')
-      ? kernelModule(device, `enable subgroups;\n${params}`, SHADERS.field_step, SHADERS.tile_sum_subgroups)
-      : kernelModule(device, params, SHADERS.field_step, SHADERS.tile_sum)
-  })
+  return perDevice(device, `field_step/${rows}`, () => stepModule(device, rows, SHADERS.field_step))
+}
+
+/**
+ * fieldStepModule's code with shaders/field_steps.wgsl after it (STEPS_PER_DISPATCH steps a dispatch):
+ * a module of its own, so that the single step's stays as it was where the other is never used.
+ */
+export function fieldStepsModule(device: GPUDevice, rows = STEP_TILE.rows): GPUShaderModule {
+  return perDevice(device, `field_steps/${rows}`, () =>
+    stepModule(device, rows, `${SHADERS.field_step}\nconst STEPS: u32 = ${STEPS_PER_DISPATCH}u;\n${SHADERS.field_steps}`),
+  )
+}
+
+function stepModule(device: GPUDevice, rows: number, code: string): GPUShaderModule {
+  const params = wgslStruct('Params', STEP_PARAM_LAYOUT) + stepShape({ ...STEP_TILE, rows })
+  return device.features.has('subgroups')
+    ? kernelModule(device, `enable subgroups;\n${params}`, code, SHADERS.tile_sum_subgroups)
+    : kernelModule(device, params, code, SHADERS.tile_sum)
 }
 
 /** What the dream and the adjoint runner need of the backend. */
