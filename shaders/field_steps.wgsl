@@ -52,6 +52,8 @@ fn steps(@builtin(local_invocation_id) local: vec3<u32>, lanes: Lanes,
     let y = ry + i32(j / REGION_W);
     states[0][j] = read_prev(base, x, y);
     states[1][j] = read_u(base, x, y);
+    // 0 past the border without counting on WebGPU's zeroing of workgroup memory (Dawn can turn it off)
+    states[2][j] = 0.0;
   }
   var keys = array<u32, STEPS>(P.noise_key, P.key_1, P.key_2, P.key_3);
   let tile = wid.y * groups.x + wid.x;
@@ -67,7 +69,10 @@ fn steps(@builtin(local_invocation_id) local: vec3<u32>, lanes: Lanes,
         work += advance(k, (ty + STEPS) * REGION_W + local.x + STEPS, x, y, base, noise, keys[k]);
       }
     }
-    // the ring round the tile that the later sub-steps read
+    // the ring round the tile that the later sub-steps read. Its ledger terms are summed too, though
+    // never kept: a compiler that fuses a multiply into an add where the product has no other use
+    // (NVIDIA's may) would otherwise round the ring's noise term otherwise than the tile's cells'.
+    var ring = vec4<f32>(0.0);
     let reach = STEPS - 1u - k;
     let w = STEP_W + 2u * reach;
     let h = STEP_H + 2u * reach;
@@ -78,9 +83,11 @@ fn steps(@builtin(local_invocation_id) local: vec3<u32>, lanes: Lanes,
       let x = rx + i32(STEPS - reach + ox);
       let y = ry + i32(STEPS - reach + oy);
       if (!own && inside(x, y)) {
-        advance(k, (STEPS - reach + oy) * REGION_W + STEPS - reach + ox, u32(x), u32(y), base, noise, keys[k]);
+        ring += advance(k, (STEPS - reach + oy) * REGION_W + STEPS - reach + ox, u32(x), u32(y), base, noise, keys[k]);
       }
     }
+    // never true (these dispatches sample nothing: the host sets energy_at 0), but not known to the compiler
+    if (P.energy_at == 0xffffffffu) { tile_sums[lanes.lid] = ring.x + ring.y + ring.z + ring.w; }
     let total = tile_total(lanes, work);
     if (lanes.lid == 0u) {
       let at = 4u * (((P.ledger_slot + k) * P.fields + field) * P.tiles_per_field + tile);

@@ -7,7 +7,10 @@ import { ENCODING_VERSION, textWavefront } from '../encode/text.js'
 import { engineOn } from '../../testing/backends.js'
 import { EVERYTHING_ON } from '../../testing/fixtures.js'
 import type { Engine, EngineOptions } from './engine.js'
+import type { EnergyBooks } from './engine_api.js'
 import { STEPS_PER_DISPATCH } from './params.js'
+import { findAdapter } from '../gpu/device.js'
+import { nodeGpu } from '../gpu/webgpu.node.js'
 
 const open: Engine[] = []
 afterEach(() => open.splice(0).forEach((e) => e.destroy()))
@@ -222,10 +225,19 @@ describe("a rerun: a batch's later fields run its first ones again with more noi
     }
     const [one, several] = [await run(1), await run(STEPS_PER_DISPATCH)]
     expect(maxDiff(one.state.u, new Float32Array(one.state.u.length))).toBeGreaterThan(1e-3)
-    expect(several.state.u).toEqual(one.state.u)
-    expect(several.state.prev).toEqual(one.state.prev)
-    expect(several.books).toEqual(one.books)
     expect(several.dispatches).toBeLessThan(one.dispatches)
+    if ((await findAdapter(await nodeGpu()))!.software) {
+      expect(several.state.u).toEqual(one.state.u)
+      expect(several.state.prev).toEqual(one.state.prev)
+      expect(several.books).toEqual(one.books)
+    } else {
+      // a GPU's compiler may fuse multiply-adds in one kernel and not the other: the twins' tolerances
+      expect(maxDiff(several.state.u, one.state.u)).toBeLessThanOrEqual(1e-5 * maxDiff(one.state.u, new Float32Array(one.state.u.length)))
+      one.books.forEach((b, f) => {
+        for (const [k, v] of Object.entries(b) as [keyof EnergyBooks, number][])
+          expect(Math.abs(several.books[f][k] - v), `field ${f} ${k}`).toBeLessThanOrEqual(1e-4 * Math.abs(v) + 1e-12)
+      })
+    }
   })
 
   test('a rerun needs as many fields before it as it has', async () => {

