@@ -24,8 +24,8 @@ const openMarket = async (url: string, body: Record<string, unknown>, token: str
   return r.body
 }
 /** Ten shares of "yes" in market `id` for `trader`. */
-const buy = (url: string, id: string, trader: string, token: string) =>
-  call(url, 'POST', `/api/markets/${id}/trade`, { trader_id: trader, outcome: 'yes', shares: 10 }, auth(token))
+const buy = (url: string, id: string, trader: string, token: string, outcome = 'yes', shares = 10) =>
+  call(url, 'POST', `/api/markets/${id}/trade`, { trader_id: trader, outcome, shares }, auth(token))
 const register = async (url: string, id: string, headers: Record<string, string> = {}) => {
   const r = await call(url, 'POST', '/api/agents/register', { id, display_name: id, kind: 'bot' }, headers)
   expect(r.status).toBe(201)
@@ -96,13 +96,7 @@ describe('markets over HTTP', () => {
     expect(m.status).toBe(201)
     expect(m.body.escrow).toBe(Math.ceil(50 * Math.log(3) * 100))
     const t = await register(server.url, 'lab-trader')
-    const trade = await call(
-      server.url,
-      'POST',
-      `/api/markets/${m.body.id}/trade`,
-      { trader_id: 'lab-trader', outcome: 'yes', shares: 20 },
-      auth(t),
-    )
+    const trade = await buy(server.url, m.body.id, 'lab-trader', t, 'yes', 20)
     expect(trade.status).toBe(200)
     expect((await call(server.url, 'POST', `/api/markets/${m.body.id}/resolve`, { outcome: 'yes' }, auth('wrong'))).status).toBe(401)
     const settled = await call(server.url, 'POST', `/api/markets/${m.body.id}/resolve`, { outcome: 'yes' }, auth(ORACLE))
@@ -181,14 +175,7 @@ describe('markets over HTTP', () => {
       auth(maker),
     )
     expect(m.status).toBe(201)
-    const trade = await call(
-      server.url,
-      'POST',
-      `/api/markets/${m.body.id}/trade`,
-      { trader_id: 'ttl-trader', outcome: 'a', shares: 50 },
-      auth(trader),
-    )
-    expect(trade.status).toBe(200)
+    expect((await buy(server.url, m.body.id, 'ttl-trader', trader, 'a', 50)).status).toBe(200)
     let state
     for (let i = 0; i < 100; i++) {
       await new Promise((r) => setTimeout(r, 100))
