@@ -385,12 +385,29 @@ describe('several steps a dispatch (shaders/field_steps.wgsl): the same field an
     }, 300_000)
   }
 
-  test('only 1 or STEPS_PER_DISPATCH steps a dispatch', async () => {
+  test('only 1 or STEPS_PER_DISPATCH steps a dispatch, and 1 where the ring holds fewer slots', async () => {
     const choice = (await findAdapter(await nodeGpu()))!
     const device = await openDevice(choice)
     opened.push(device)
     await expect(GpuFieldBackend.create(device, n, 1, choice.name, { stepsPerDispatch: 3 })).rejects.toThrow(
       /steps a dispatch: 1 or 4, got 3/,
     )
+    const slot = 4 * fields * tx * ty * 4
+    for (const [slots, taken] of [
+      [STEPS_PER_DISPATCH - 1, 1],
+      [STEPS_PER_DISPATCH, STEPS_PER_DISPATCH],
+    ]) {
+      const gpu = await GpuFieldBackend.create(device, n, fields, choice.name, {
+        ringBytes: slots * slot,
+        stepsPerDispatch: STEPS_PER_DISPATCH,
+      })
+      opened.push(gpu)
+      expect(gpu.stepsPerDispatch).toBe(taken)
+      await gpu.load(...startOf(n, fields))
+      const before = gpu.transfers.dispatches
+      await gpu.step({ steps: 8, first_step: 0, seed: SEED, sample_interval: 0, params })
+      // 8 steps and their folds: a fold a full ring (3 slots: at 3, 6 and the end) or at the end alone
+      expect(gpu.transfers.dispatches - before).toBe(taken === 1 ? 8 + 3 : 2 + 2)
+    }
   })
 })

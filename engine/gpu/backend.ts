@@ -74,6 +74,14 @@ interface SampleEnergy {
 }
 /** Reduce uniform slots a timeline sample takes: the two first passes of its sums and the second. */
 const SAMPLE_SLOTS = 3
+/** The kernels that bind the field's states: one step, STEPS_PER_DISPATCH steps, a state's energy. */
+const STATE_KINDS = ['step', 'steps', 'energy'] as const
+type StateKind = (typeof STATE_KINDS)[number]
+/** A kernel's bind group from the current (u_prev, u), and the (u_prev, u) it leaves current. */
+interface StateGroup {
+  group: GPUBindGroup
+  next: [number, number]
+}
 /** The ring of per-step tile sums: at most this many bytes (N = 2048, one field: 64 steps a fold). */
 const RING_BYTES = 16 << 20
 /** Submits of a step(n) queued ahead of the one whose samples the host is waiting for. */
@@ -126,9 +134,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private readonly stepKernels: { sampled?: GPUComputePipeline; plain?: GPUComputePipeline; several?: GPUComputePipeline } = {}
   private readonly energyPipeline: GPUComputePipeline
   private readonly sumPipeline: GPUComputePipeline
-  /** The bind groups of the step, the several-step kernel and the energy, by the buffers they bind (bindingsOf). */
-  private readonly bindGroups = new Map<string, GPUBindGroup>()
-  private readonly bindGroupOf: (layout: 'step' | 'steps' | 'energy', buffers: readonly number[]) => GPUBindGroup
+  /** What a kernel binds from the current states (u_prev, u) and the states it leaves current (statesOf). */
+  private readonly statesOf: (kind: StateKind, [prev, u]: readonly [number, number]) => StateGroup
   /** Steps a dispatch where a run samples no timeline: 1, or STEPS_PER_DISPATCH (shaders/field_steps.wgsl). */
   readonly stepsPerDispatch: number
   /** Where a sample's energy per tile lies: the energy pass's (TILE x TILE tiles) or the next step's (step tiles). */
@@ -214,15 +221,15 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.ledgerTiles = this.stepDispatch[0] * this.stepDispatch[1]
     const cells = n * n * fields
     const buffer = (size: number, usage: number) => device.createBuffer({ size: Math.max(16, Math.ceil(size / 4) * 4), usage })
-    // a fourth state where a dispatch takes several steps: its tiles' halos are read from the two it starts from
-    this.bufs = [...Array(stepsPerDispatch > 1 ? 4 : 3)].map(() => buffer(cells * 4, STORAGE))
-    // ledger sums and their Kahan compensations, each [column][field][tile]
-    this.ledgerBuf = buffer(4 * fields * this.ledgerTiles * 4, STORAGE)
-    this.ledgerComp = buffer(4 * fields * this.ledgerTiles * 4, STORAGE)
     const slotBytes = 4 * fields * this.ledgerTiles * 4
     this.ringSlots = Math.max(1, Math.min(MAX_STEPS_PER_SUBMIT, Math.floor(ringBytes / slotBytes)))
     // a dispatch's steps store their tile sums into consecutive slots of the ring
     this.stepsPerDispatch = this.ringSlots >= stepsPerDispatch ? stepsPerDispatch : 1
+    // a fourth state where a dispatch takes several steps: its tiles' halos are read from the two it starts from
+    this.bufs = [...Array(this.stepsPerDispatch > 1 ? 4 : 3)].map(() => buffer(cells * 4, STORAGE))
+    // ledger sums and their Kahan compensations, each [column][field][tile]
+    this.ledgerBuf = buffer(4 * fields * this.ledgerTiles * 4, STORAGE)
+    this.ledgerComp = buffer(4 * fields * this.ledgerTiles * 4, STORAGE)
     const align = device.limits.minStorageBufferOffsetAlignment
     this.energyAt = Math.ceil((this.ringSlots * slotBytes) / align) * align
     this.tileSums = buffer(this.energyAt + fields * this.ledgerTiles * 4, STORAGE)
@@ -255,15 +262,22 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     // u_prev, u, then what the kernel writes: a step's u_next; the several steps' last two states
     const stateBindings = { step: [1, 2, 3], steps: [1, 2, 3, 5], energy: [1, 2] }
     const sums = { step: this.tileSums, steps: this.tileSums, energy: this.partials }
-    this.bindGroupOf = (layout, buffers) => {
-      const key = `${layout}/${buffers.join()}`
-      let group = this.bindGroups.get(key)
-      if (!group) {
-        const states = buffers.map((b, i) => res(stateBindings[layout][i], this.bufs[b]))
-        group = device.createBindGroup({ layout: layouts[layout], entries: [stepUniform, ...states, res(4, sums[layout])] })
-        this.bindGroups.set(key, group)
+    // made as each (kind, u_prev, u) first occurs, then looked up: the defaults' evolve dispatches some 600 times a generation
+    const table = new Map<number, StateGroup>()
+    const count = this.bufs.length
+    this.statesOf = (kind, [prev, u]) => {
+      const key = (STATE_KINDS.indexOf(kind) * count + prev) * count + u
+      let entry = table.get(key)
+      if (!entry) {
+        const free = [...this.bufs.keys()].filter((b) => b !== prev && b !== u)
+        const bound = [prev, u, ...free].slice(0, stateBindings[kind].length)
+        const states = bound.map((b, i) => res(stateBindings[kind][i], this.bufs[b]))
+        const group = device.createBindGroup({ layout: layouts[kind], entries: [stepUniform, ...states, res(4, sums[kind])] })
+        const next: [number, number] = kind === 'steps' ? [free[0], free[1]] : kind === 'step' ? [u, free[0]] : [prev, u]
+        entry = { group, next }
+        table.set(key, entry)
       }
-      return group
+      return entry
     }
     // reduce.wgsl's row sums: src (binding 1) into dst (binding 2)
     const reduceGroup = (src: GPUBuffer, dst: GPUBuffer, offset = 0) =>
@@ -430,19 +444,13 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       for (let k = 1; k < take; k++) slots.setUint32(at + LATER_KEYS[k - 1], noiseKey(req.seed, first + i + k) >>> 0, true)
       slots.setUint32(at + STEP_WORD.ledger_slot, folds.pending, true)
       slots.setUint32(at + STEP_WORD.energy_at, sampled ? this.energyAt / 4 : 0, true)
-      const [prev, u] = this.current
-      const free = [...this.bufs.keys()].filter((b) => b !== prev && b !== u)
       const pipeline = take > 1 ? several! : kernel
       // the pass keeps its pipeline between dispatches: set again only after a fold's or a sample's, or the other kernel's
       if (set !== pipeline) pass.setPipeline(pipeline)
       set = pipeline
-      if (take > 1) {
-        pass.setBindGroup(0, this.bindGroupOf('steps', [prev, u, free[0], free[1]]), [at])
-        this.current = [free[0], free[1]]
-      } else {
-        pass.setBindGroup(0, this.bindGroupOf('step', [prev, u, free[0]]), [at])
-        this.current = [u, free[0]]
-      }
+      const { group, next } = this.statesOf(take > 1 ? 'steps' : 'step', this.current)
+      pass.setBindGroup(0, group, [at])
+      this.current = next
       this.transfers.dispatch(pass, ...this.stepDispatch, this.fields)
       i += take
       // the books were folded at the sample and this step's terms are in the ring: summed before the next fold
@@ -502,7 +510,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   /** The energy per TILE x TILE tile of the current state into `partials` (a step's constants at `stepSlotOffset`). */
   private encodeEnergy(pass: GPUComputePassEncoder, stepSlotOffset: number): void {
     pass.setPipeline(this.energyPipeline)
-    pass.setBindGroup(0, this.bindGroupOf('energy', this.current), [stepSlotOffset])
+    pass.setBindGroup(0, this.statesOf('energy', this.current).group, [stepSlotOffset])
     this.transfers.dispatch(pass, this.groups, this.groups, this.fields)
   }
 
@@ -694,7 +702,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
     pass.setPipeline(kernel)
-    pass.setBindGroup(0, this.bindGroupOf('energy', this.current), [0])
+    pass.setBindGroup(0, this.statesOf('energy', this.current).group, [0])
     this.transfers.dispatch(pass, this.groups, this.groups, this.fields)
     pass.setPipeline(this.sumPipeline)
     pass.setBindGroup(0, this.passEnergy.sum, [0])
