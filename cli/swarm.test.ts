@@ -6,15 +6,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
-import { heldPrimitives, runCrystal, startNats, type RunningNats } from '../testing/services.js'
-
-const FLOOR = 0.3
-
-const run = (env: Record<string, string>, ...args: string[]) =>
-  runCrystal(args, { SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: String(FLOOR), ...env })
-
-/** What an explorer found itself and should have announced: its own finds at or above the floor. */
-const ownAnnounceable = (dir: string) => heldPrimitives(dir).filter((p) => p.provenance === null && p.persistence >= FLOOR)
+import { heldPrimitives, startNats, type RunningNats } from '../testing/services.js'
+import { exploreTogether, FLOOR, ownAnnounceable, runAnnouncing, smallRounds } from '../testing/swarm.js'
 
 let nats: RunningNats
 afterEach(async () => {
@@ -29,27 +22,7 @@ describe('the swarm', () => {
       node: `explorer-${k + 1}`,
       dir: mkdtempSync(join(tmpdir(), `crystal-swarm-${k}-`)),
     }))
-    const results = await Promise.all(
-      explorers.map((e) =>
-        run(
-          { SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: e.node, SVC_CRYSTAL_DATA_DIR: e.dir },
-          'explore',
-          '--material',
-          e.material,
-          '--rounds',
-          '2',
-          '--interval',
-          '0',
-          '--generations',
-          '1',
-          '--population',
-          '6',
-          '--size',
-          '32',
-          '--json',
-        ),
-      ),
-    )
+    const results = await exploreTogether(nats.url, explorers)
     for (const r of results) expect(r.status, r.stderr).toBe(0)
     // explorers merged each other's finds (those that finished a round before another's later round)
     const rounds = results.flatMap((r) =>
@@ -61,7 +34,7 @@ describe('the swarm', () => {
     expect(rounds.every((l) => typeof l.merged === 'number' && l.waiting === 0)).toBe(true)
 
     const archive = mkdtempSync(join(tmpdir(), 'crystal-archive-'))
-    const a = await run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_DATA_DIR: archive }, 'archive', '--catch-up')
+    const a = await runAnnouncing({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_DATA_DIR: archive }, 'archive', '--catch-up')
     expect(a.status, a.stderr).toBe(0)
     const archived = heldPrimitives(archive)
     const announced = explorers.flatMap((e) => ownAnnounceable(e.dir).map((p) => ({ ...p, node: e.node })))
@@ -82,22 +55,12 @@ describe('the swarm', () => {
   test('nats-server killed and restarted mid-run: nothing announced is lost or doubled', async () => {
     nats = await startNats()
     const dir = mkdtempSync(join(tmpdir(), 'crystal-swarm-restart-'))
-    const explorer = run(
+    const explorer = runAnnouncing(
       { SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: 'survivor', SVC_CRYSTAL_DATA_DIR: dir },
       'explore',
       '--material',
       'vacuum,europium_crystal',
-      '--rounds',
-      '6',
-      '--interval',
-      '0.4',
-      '--generations',
-      '1',
-      '--population',
-      '6',
-      '--size',
-      '32',
-      '--json',
+      ...smallRounds(6, 0.4),
     )
     await new Promise((r) => setTimeout(r, 1200))
     await nats.restart(1500)
@@ -110,7 +73,7 @@ describe('the swarm', () => {
     expect(lines).toHaveLength(6)
     expect(lines.at(-1).waiting).toBe(0) // the backlog drained once the bus was back
     const archive = mkdtempSync(join(tmpdir(), 'crystal-archive-'))
-    const a = await run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_DATA_DIR: archive }, 'archive', '--catch-up', '--json')
+    const a = await runAnnouncing({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_DATA_DIR: archive }, 'archive', '--catch-up', '--json')
     expect(a.status, a.stderr).toBe(0)
     const own = ownAnnounceable(dir)
     expect(own.length).toBeGreaterThan(0)
@@ -131,22 +94,12 @@ describe('the swarm', () => {
     nats = await startNats({ auth: true })
     const dir = mkdtempSync(join(tmpdir(), 'crystal-swarm-creds-'))
     const explore = (creds: string) =>
-      run(
+      runAnnouncing(
         { SVC_NATS_URL: nats.url, SVC_NATS_CREDS: creds, SVC_CRYSTAL_NODE: 'trusted', SVC_CRYSTAL_DATA_DIR: dir },
         'explore',
         '--material',
         'vacuum',
-        '--rounds',
-        '1',
-        '--interval',
-        '0',
-        '--generations',
-        '1',
-        '--population',
-        '6',
-        '--size',
-        '32',
-        '--json',
+        ...smallRounds(1),
       )
     const r = await explore(nats.creds!)
     expect(r.status, r.stderr).toBe(0)
@@ -154,7 +107,11 @@ describe('the swarm', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ merged: 0, waiting: 0 })
     // the archivist with the same creds reads back what the explorer announced through the authenticated bus
     const archive = mkdtempSync(join(tmpdir(), 'crystal-archive-creds-'))
-    const a = await run({ SVC_NATS_URL: nats.url, SVC_NATS_CREDS: nats.creds!, SVC_CRYSTAL_DATA_DIR: archive }, 'archive', '--catch-up')
+    const a = await runAnnouncing(
+      { SVC_NATS_URL: nats.url, SVC_NATS_CREDS: nats.creds!, SVC_CRYSTAL_DATA_DIR: archive },
+      'archive',
+      '--catch-up',
+    )
     expect(a.status, a.stderr).toBe(0)
     expect(
       heldPrimitives(archive)
@@ -173,7 +130,7 @@ describe('the swarm', () => {
       ['archive', '--catch-up'],
       ['explore', '--material', 'vacuum', '--rounds', '1'],
     ]) {
-      const m = await run({ SVC_NATS_URL: nats.url, SVC_NATS_CREDS: missing, SVC_CRYSTAL_DATA_DIR: dir }, ...args)
+      const m = await runAnnouncing({ SVC_NATS_URL: nats.url, SVC_NATS_CREDS: missing, SVC_CRYSTAL_DATA_DIR: dir }, ...args)
       expect(m.status).toBe(1)
       expect(m.stderr.trim()).toBe(`crystal: cannot read the NATS credentials file ${missing} named by SVC_NATS_CREDS (ENOENT)`)
     }
@@ -192,34 +149,14 @@ describe('the swarm', () => {
     // two levels that are not there yet, as a new user's --data-dir would be
     const root = join(mkdtempSync(join(tmpdir(), 'crystal-swarm-new-')), 'not', 'yet')
     const explorers = ['vacuum', 'silicon'].map((material, k) => ({ material, node: `new-${k + 1}`, dir: join(root, `explorer-${k + 1}`) }))
-    const results = await Promise.all(
-      explorers.map((e) =>
-        run(
-          { SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: e.node, SVC_CRYSTAL_DATA_DIR: e.dir },
-          'explore',
-          '--material',
-          e.material,
-          '--rounds',
-          '2',
-          '--interval',
-          '0',
-          '--generations',
-          '1',
-          '--population',
-          '6',
-          '--size',
-          '32',
-          '--json',
-        ),
-      ),
-    )
+    const results = await exploreTogether(nats.url, explorers)
     for (const r of results) expect(r.status, r.stderr).toBe(0)
     for (const r of results) expect(r.stderr).not.toContain('ENOENT')
     const announced = explorers.flatMap((e) => ownAnnounceable(e.dir))
     expect(announced.length).toBeGreaterThan(0)
 
     const archive = join(root, 'archive')
-    const a = await run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_DATA_DIR: archive }, 'archive', '--catch-up')
+    const a = await runAnnouncing({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_DATA_DIR: archive }, 'archive', '--catch-up')
     expect(a.status, a.stderr).toBe(0)
     expect(
       heldPrimitives(archive)
@@ -237,7 +174,7 @@ describe('the swarm', () => {
     const joined = new Promise<void>((resolve) =>
       nc.subscribe('svc.crystal.events', { callback: (_e, m) => void (m.string().includes('"round.started"') && resolve()) }),
     )
-    const explorer = run(
+    const explorer = runAnnouncing(
       { SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: 'steady', SVC_CRYSTAL_DATA_DIR: dir },
       'explore',
       '--material',

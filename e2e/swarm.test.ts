@@ -7,19 +7,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { call, heldPrimitives, runCrystal, startNats, startServer, type RunningNats, type RunningServer } from '../testing/services.js'
+import { call, heldPrimitives, startNats, startServer, type RunningNats, type RunningServer } from '../testing/services.js'
+import { exploreTogether, FLOOR, ownAnnounceable, runAnnouncing } from '../testing/swarm.js'
 import { openObservatory } from './browser.js'
 
-const FLOOR = 0.3
 const SHOTS = new URL('./screenshots/', import.meta.url).pathname
 let nats: RunningNats
 let server: RunningServer
 let browser: Browser
 let page: Page
 const consoleErrors: string[] = []
-
-const run = (env: Record<string, string>, ...args: string[]) =>
-  runCrystal(args, { SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: String(FLOOR), ...env })
 
 beforeAll(async () => {
   nats = await startNats()
@@ -49,29 +46,9 @@ describe('the swarm, with a browser tab among the explorers', () => {
       node: `explorer-${k + 1}`,
       dir: mkdtempSync(join(tmpdir(), `crystal-e2e-swarm-${k}-`)),
     }))
-    const processes = Promise.all(
-      explorers.map((e) =>
-        run(
-          { SVC_NATS_URL: nats.url, SVC_CRYSTAL_NODE: e.node, SVC_CRYSTAL_DATA_DIR: e.dir },
-          'explore',
-          '--material',
-          e.material,
-          '--rounds',
-          '2',
-          '--interval',
-          '0',
-          '--generations',
-          '1',
-          '--population',
-          '6',
-          '--size',
-          '32',
-          '--json',
-        ),
-      ),
-    )
+    const processes = exploreTogether(nats.url, explorers)
     // the same round as `crystal explore` runs it alone, for the chart's figures to be held to
-    const alone = run(
+    const alone = runAnnouncing(
       { SVC_CRYSTAL_DATA_DIR: mkdtempSync(join(tmpdir(), 'crystal-e2e-alone-')) },
       'explore',
       '--material',
@@ -148,15 +125,11 @@ describe('the swarm, with a browser tab among the explorers', () => {
     const tabPrimitives = await Promise.all(tabAnnounced.map(async (id) => (await call(server.url, 'GET', `/primitives/${id}`)).body))
 
     const archive = mkdtempSync(join(tmpdir(), 'crystal-e2e-archive-'))
-    const a = await run({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_DATA_DIR: archive }, 'archive', '--catch-up')
+    const a = await runAnnouncing({ SVC_NATS_URL: nats.url, SVC_CRYSTAL_DATA_DIR: archive }, 'archive', '--catch-up')
     expect(a.status, a.stderr).toBe(0)
     const archived = heldPrimitives(archive)
     const announced = [
-      ...explorers.flatMap((e) =>
-        heldPrimitives(e.dir)
-          .filter((p) => p.provenance === null && p.persistence >= FLOOR)
-          .map((p) => ({ ...p, node: e.node })),
-      ),
+      ...explorers.flatMap((e) => ownAnnounceable(e.dir).map((p) => ({ ...p, node: e.node }))),
       ...tabPrimitives.map((p) => ({ ...p, node: tabNode })),
     ]
     expect(tabPrimitives.length).toBeGreaterThan(0)
