@@ -50,7 +50,7 @@ export function contextOf(cli: Command): CliContext {
     open: async (o) => {
       const engine = await createNodeEngine({
         backend: g.backend,
-        recall_cache_bytes: settings.recall_cache_bytes,
+        ...settings.engine,
         ...o,
         report: (line) => {
           if (!reported) say(line)

@@ -503,6 +503,35 @@ describe('--debug', () => {
     // issue 22's target: at most 12 reads a generation
     expect(Number(lines[0][3].replaceAll(',', ''))).toBeLessThanOrEqual(3 * 12)
   }, 240_000)
+
+  test('SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH reaches the GPU engines: 4 steps a dispatch, fewer dispatches, the same search; a bad value is refused', () => {
+    const small = ['--debug', '--backend', 'gpu', 'evolve', '--material', 'europium_crystal', '--size', '16', '--population', '2']
+    const run = (steps?: string) => {
+      const r = crystal(
+        { SVC_CRYSTAL_DATA_DIR: fresh(`steps-${steps}`), SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH: steps },
+        ...small,
+        ...['--generations', '1', '--json'],
+      )
+      expect(r.status, r.stderr).toBe(0)
+      const dispatches = r.stderr.match(/^crystal: gpu transfers \(.*\): .* ([\d,]+) dispatches in/m)
+      const { result } = JSON.parse(r.stdout.trim().split('\n').at(-1)!)
+      return { dispatches: Number(dispatches![1].replaceAll(',', '')), result }
+    }
+    // unset, a software adapter takes one step a dispatch (engine/backends/select.ts defaultStepsPerDispatch)
+    const [unset, one, four] = [run(undefined), run('1'), run('4')]
+    expect(one.dispatches).toBe(unset.dispatches)
+    expect(four.dispatches).toBeLessThan(0.6 * one.dispatches)
+    const search = (r: typeof one) => ({ ...r.result, registered: r.result.registered.map((p: { hash: string }) => p.hash) })
+    expect(search(four)).toEqual(search(one))
+    const bad = crystal(
+      { SVC_CRYSTAL_DATA_DIR: fresh('steps-bad'), SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH: '2' },
+      ...small,
+      '--generations',
+      '1',
+    )
+    expect(bad.status).not.toBe(0)
+    expect(bad.stderr).toContain('SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH must be 1 or 4, got "2"')
+  }, 360_000)
 })
 
 describe('optional packages not installed', () => {

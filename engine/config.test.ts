@@ -25,7 +25,7 @@ describe('settings from the environment', () => {
       },
       station: { alerts: {}, dj: { off: false } },
       work: DEFAULT_WORK,
-      recall_cache_bytes: undefined,
+      engine: { recall_cache_bytes: undefined, gpu_steps_per_dispatch: undefined },
     })
     // an empty variable counts as unset (as a shell's `VAR= crystal ...` means)
     expect(settingsFrom({ SVC_NATS_URL: '', SVC_CRYSTAL_API_TOKEN: '' })).toMatchObject({ token: undefined, bus: { url: undefined } })
@@ -45,6 +45,7 @@ describe('settings from the environment', () => {
       SVC_CRYSTAL_MAX_JOBS: '1',
       SVC_CRYSTAL_JOB_RETENTION_S: '60',
       SVC_CRYSTAL_RECALL_CACHE_MB: '4096',
+      SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH: '4',
       SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE: '0.6',
       SVC_GALLERY_URL: 'https://gallery.example',
       GALLERY_JWT: 'jwt',
@@ -87,7 +88,7 @@ describe('settings from the environment', () => {
         dj: { off: true, min_interval_s: 0, max_share: 0.05 },
       },
       work: { max_runs: 3, max_jobs: 1, job_retention_s: 60 },
-      recall_cache_bytes: 4 * 2 ** 30,
+      engine: { recall_cache_bytes: 4 * 2 ** 30, gpu_steps_per_dispatch: 4 },
     })
   })
 
@@ -126,6 +127,7 @@ describe('settings from the environment', () => {
     expect(refusal({ SVC_CRYSTAL_RECALL_CACHE_MB: '1.5GB' })).toBe(
       'SVC_CRYSTAL_RECALL_CACHE_MB must be a whole number of at least 0, got "1.5GB"',
     )
+    expect(refusal({ SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH: '3' })).toBe('SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH must be 1 or 4, got "3"')
     expect(refusal({ SVC_CRYSTAL_MAX_JOBS: ' ' })).toBe('SVC_CRYSTAL_MAX_JOBS must be a whole number of at least 1, got " "')
     expect(refusal({ SVC_CONSCIOUSNESS_PERIOD_MS: '1e3', SVC_STATION_PACE: '.5' })).toBe('accepted')
   })

@@ -4,6 +4,7 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { CrystalError } from './errors.js'
+import { STEPS_PER_DISPATCH } from './field/layouts.js'
 import { DEFAULT_LIMITS, type RegistryLimits } from './registry/registry.js'
 
 /** Announce only finds at least this persistent (SVC_CRYSTAL_ANNOUNCE_MIN_PERSISTENCE overrides it). */
@@ -34,11 +35,19 @@ export interface Settings {
   markets: MarketsSettings
   station: StationSettings
   work: WorkSettings
+  /** What every engine the product opens takes from the environment. */
+  engine: EngineSettings
+}
+
+/** The engine's options (EngineOptions) the environment sets; unset, the engine's defaults. */
+export interface EngineSettings {
   /**
    * SVC_CRYSTAL_RECALL_CACHE_MB, in bytes: the patterns recall keeps between questions, in each of its
-   * caches (the engine's `recall_cache_bytes`); unset, the engine's default (keptPatternBytes).
+   * caches (keptPatternBytes).
    */
   recall_cache_bytes?: number
+  /** SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH: the GPU step's steps a dispatch where no timeline is sampled (defaultStepsPerDispatch). */
+  gpu_steps_per_dispatch?: number
 }
 
 /** The server's long work (docs/api.md, "Bounded work"). */
@@ -117,6 +126,7 @@ export const ENV = Type.Object({
   SVC_CRYSTAL_MAX_JOBS: whole(1),
   SVC_CRYSTAL_JOB_RETENTION_S: whole(1),
   SVC_CRYSTAL_RECALL_CACHE_MB: whole(0),
+  SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH: choice('1', String(STEPS_PER_DISPATCH)),
   SVC_GALLERY_URL: text(),
   GALLERY_JWT: text(),
   HUB_ORACLE_TOKEN: text(),
@@ -222,6 +232,9 @@ export function settingsFrom(env: Record<string, string | undefined>): Settings 
       max_jobs: e.SVC_CRYSTAL_MAX_JOBS ?? DEFAULT_WORK.max_jobs,
       job_retention_s: e.SVC_CRYSTAL_JOB_RETENTION_S ?? DEFAULT_WORK.job_retention_s,
     },
-    recall_cache_bytes: e.SVC_CRYSTAL_RECALL_CACHE_MB === undefined ? undefined : e.SVC_CRYSTAL_RECALL_CACHE_MB * 2 ** 20,
+    engine: {
+      recall_cache_bytes: e.SVC_CRYSTAL_RECALL_CACHE_MB === undefined ? undefined : e.SVC_CRYSTAL_RECALL_CACHE_MB * 2 ** 20,
+      gpu_steps_per_dispatch: e.SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH === undefined ? undefined : Number(e.SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH),
+    },
   }
 }

@@ -81,7 +81,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
     material: catalog.get(o.material),
     seed: o.seed,
     report: o.report,
-    recall_cache_bytes: o.settings.recall_cache_bytes,
+    ...o.settings.engine,
   })
   // on the GPU backend the first write, recall and dream find their kernels compiled (docs/gpu.md, "Compiling ahead")
   engine.compileAhead(['write', 'recall', 'dream', 'report'])
@@ -91,7 +91,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
     backend: engine.backend,
     registryLimits: o.settings.registry_limits,
     work: o.settings.work,
-    recallCacheBytes: o.settings.recall_cache_bytes,
+    engineSettings: o.settings.engine,
   })
   const publisher = await startPublisher(engine, o.settings, o.report ?? (() => {}))
   const station = o.station ? await openStation(o.station, o.report ?? (() => {}), publisher?.bus) : undefined

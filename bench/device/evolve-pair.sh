@@ -6,7 +6,7 @@
 # and on the CPU, each build in turn. summary.txt has every generation's seconds, each command's
 # time, the bytes it read back from the device and the registries' sizes and QD-scores (the two
 # builds must agree), after this build's `bench open` table. POP=0 leaves out the population runs;
-# VARIANTS adds runs of this build's defaults with other flags; PROFILE=1 adds a run of this build's defaults on the GPU under node --cpu-prof (main.cpuprofile, its
+# VARIANTS adds runs of this build's defaults with other flags or variables (by default one step a dispatch); PROFILE=1 adds a run of this build's defaults on the GPU under node --cpu-prof (main.cpuprofile, its
 # main thread).
 set -uo pipefail
 out=${1:?usage: evolve-pair.sh OUT}
@@ -16,8 +16,9 @@ rounds=${ROUNDS:-2} pop=${POP:-1000} gens=${GENS:-3} size=${SIZE:-96}
 # the defaults run (DEFAULTS: other flags, to try the script on a software adapter)
 read -ra defaults <<<"${DEFAULTS:---generations 10}"
 # VARIANTS: flag sets separated by ';', each one more run of this build's defaults on the GPU a round
-# (say '--detect-threads 0;--detect-threads 4')
-IFS=';' read -ra variants <<<"${VARIANTS:-}"
+# (say '--detect-threads 0;--detect-threads 4'); a word NAME=value sets that variable for the run. By
+# default one step a GPU dispatch, the control of the several steps a dispatch the defaults take
+IFS=';' read -ra variants <<<"${VARIANTS-SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH=1}"
 # the base build: the same project with its own dist/ and bin/
 rm -rf /tmp/base && mkdir -p /tmp/base
 cp -r materials shaders examples package.json /tmp/base/
@@ -27,12 +28,14 @@ declare -A dirs=([head]=$PWD [base]=/tmp/base)
 declare -A names=([head]="$(cat "$here/head.txt" 2>/dev/null || echo head)" [base]="$(cat "$here/base.txt" 2>/dev/null || echo base)")
 summary=$out/summary.txt
 : >"$summary"
+# variables set for a run (a variant's NAME=value words)
+run_env=()
 evolve() { # build backend tag args...
   local build=$1 backend=$2 tag=$3; shift 3
   local log=$out/$tag.log data
   data=$(mktemp -d)
   local t0=$(date +%s.%N)
-  (cd "${dirs[$build]}" && SVC_CRYSTAL_DATA_DIR=$data node bin/crystal.js --debug --backend "$backend" evolve \
+  (cd "${dirs[$build]}" && env "${run_env[@]}" SVC_CRYSTAL_DATA_DIR=$data node bin/crystal.js --debug --backend "$backend" evolve \
     --material europium_crystal --seed 1 "$@") >"$log" 2>&1
   local rc=$? t1=$(date +%s.%N)
   local gensec registry back
@@ -58,8 +61,11 @@ for r in $(seq 1 "$rounds"); do
     evolve "$build" cpu "r$r-$build-defaults-cpu" "${defaults[@]}"
   done
   for v in "${variants[@]}"; do
-    read -ra flags <<<"$v"
+    read -ra words <<<"$v"
+    flags=() run_env=()
+    for w in "${words[@]}"; do if [[ $w =~ ^[A-Z_]+= ]]; then run_env+=("$w"); else flags+=("$w"); fi; done
     evolve head gpu "r$r-head-gpu${v// /}" "${defaults[@]}" "${flags[@]}"
+    run_env=()
   done
 done
 if [ "${PROFILE:-0}" = 1 ]; then

@@ -2,6 +2,7 @@
 // lock keeps it safe beside the server), progress and the outcome posted back to the service.
 import { availableParallelism } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
+import type { EngineSettings } from '../../engine/config.js'
 import { SEARCH_DEFAULTS, type Job } from '../../engine/contracts/api.js'
 import type { Material } from '../../engine/contracts/material.js'
 import { discover } from '../../engine/discovery/discovery.js'
@@ -18,10 +19,12 @@ export interface EvolveWork {
   dataDir: string
   /** The server engine's backend: the worker's engines run on the same kind. */
   backend: Engine['backend']
+  /** What the environment sets of its engines (SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH above all). */
+  engineSettings: EngineSettings
   limits: RegistryLimits
 }
 
-const { request, material, dataDir, backend, limits } = workerData as EvolveWork
+const { request, material, dataDir, backend, limits, engineSettings } = workerData as EvolveWork
 const population = request.population ?? SEARCH_DEFAULTS.population
 const size = request.size ?? SEARCH_DEFAULTS.size
 // each generation's detection on the cores (docs/discovery.md)
@@ -34,7 +37,7 @@ try {
     size,
     seed: request.seed ?? SEARCH_DEFAULTS.seed,
     registry: new Registry(new FileRegistryStore(dataDir), limits),
-    open: (o) => createNodeEngine({ ...o, backend, threads: 1 }),
+    open: (o) => createNodeEngine({ ...o, ...engineSettings, backend, threads: 1 }),
     detector,
     onProgress: (progress) => parentPort!.postMessage({ type: 'progress', progress }),
   })

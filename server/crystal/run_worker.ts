@@ -1,6 +1,7 @@
 // A .crystal program off the server's event loop (POST /crystal/run): its own engine, the registry on
 // disk (the registry's lock keeps it safe beside the server), the trace or the error posted back.
 import { parentPort, workerData } from 'node:worker_threads'
+import type { EngineSettings } from '../../engine/config.js'
 import { isCrystalError, type CrystalError } from '../../engine/errors.js'
 import type { Engine } from '../../engine/field/engine.js'
 import { MaterialCatalog, type CatalogEntry } from '../../engine/field/materials.js'
@@ -19,7 +20,7 @@ export interface RunWork {
   dataDir: string
   backend: Engine['backend']
   limits: RegistryLimits
-  recallCacheBytes?: number
+  engineSettings: EngineSettings
 }
 
 export type RunOutcome =
@@ -27,11 +28,11 @@ export type RunOutcome =
   | { type: 'failed'; error: Pick<CrystalError, 'code' | 'message' | 'where' | 'hint'> }
   | { type: 'crashed'; message: string }
 
-const { commands, size, materials, dataDir, backend, limits, recallCacheBytes } = workerData as RunWork
+const { commands, size, materials, dataDir, backend, limits, engineSettings } = workerData as RunWork
 let outcome: RunOutcome
 try {
   const trace = await interpret(commands, {
-    open: (o) => createNodeEngine({ ...o, backend, threads: 1, recall_cache_bytes: recallCacheBytes }),
+    open: (o) => createNodeEngine({ ...o, ...engineSettings, backend, threads: 1 }),
     catalog: new MaterialCatalog(materials),
     registry: new Registry(new FileRegistryStore(dataDir), limits),
     size,

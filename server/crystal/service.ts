@@ -8,7 +8,7 @@ import { progressed, runningJob, type BooksType, type GenerationReport, type Job
 import type { Material } from '../../engine/contracts/material.js'
 import type { Engine } from '../../engine/field/engine.js'
 import { fieldState, STATE_TIMELINE_POINTS, type FieldMoment } from '../../engine/field/state.js'
-import type { WorkSettings } from '../../engine/config.js'
+import type { EngineSettings, WorkSettings } from '../../engine/config.js'
 import { CrystalError } from '../../engine/errors.js'
 import type { RegistryLimits } from '../../engine/registry/registry.js'
 import type { TraceEntry } from '../../engine/lang/interpret.js'
@@ -29,8 +29,8 @@ export interface ServiceOptions {
   registryLimits: RegistryLimits
   /** How much long work may run at once, and how long a finished job stays readable. */
   work: WorkSettings
-  /** Recall's pattern caches in a program's engine (SVC_CRYSTAL_RECALL_CACHE_MB; unset: the default rule). */
-  recallCacheBytes?: number
+  /** What the environment sets of the engines that programs and evolve jobs open (recall's caches, the GPU step). */
+  engineSettings: EngineSettings
 }
 
 interface Snapshot extends FieldMoment {
@@ -132,7 +132,14 @@ export class CrystalService {
     const id = `job-${++this.jobSerial}`
     const job = runningJob(id, request)
     this.jobs.set(id, job)
-    const work: EvolveWork = { request, material, dataDir: this.o.dataDir, backend: this.o.backend, limits: this.o.registryLimits }
+    const work: EvolveWork = {
+      request,
+      material,
+      dataDir: this.o.dataDir,
+      backend: this.o.backend,
+      limits: this.o.registryLimits,
+      engineSettings: this.o.engineSettings,
+    }
     const worker = new Worker(new URL('./evolve_worker.js', import.meta.url), { workerData: work })
     this.workers.set(id, worker)
     const finish = (status: Job['status'], error: string | null = null) => {
@@ -195,7 +202,7 @@ export class CrystalService {
       dataDir: this.o.dataDir,
       backend: this.o.backend,
       limits: this.o.registryLimits,
-      recallCacheBytes: this.o.recallCacheBytes,
+      engineSettings: this.o.engineSettings,
     }
     const worker = new Worker(new URL('./run_worker.js', import.meta.url), { workerData: work })
     this.runs.add(worker)
