@@ -513,16 +513,19 @@ describe('--debug', () => {
         ...['--generations', '1', '--json'],
       )
       expect(r.status, r.stderr).toBe(0)
+      const software = /gpu backend: asked for \(.*, software\)/.test(r.stderr)
       const dispatches = r.stderr.match(/^crystal: gpu transfers \(.*\): .* ([\d,]+) dispatches in/m)
       const { result } = JSON.parse(r.stdout.trim().split('\n').at(-1)!)
-      return { dispatches: Number(dispatches![1].replaceAll(',', '')), result }
+      return { software, dispatches: Number(dispatches![1].replaceAll(',', '')), result }
     }
-    // unset, a software adapter takes one step a dispatch (engine/backends/select.ts defaultStepsPerDispatch)
+    // unset, a software adapter takes one step a dispatch, a hardware one 4 at this size (engine/backends/select.ts defaultStepsPerDispatch)
     const [unset, one, four] = [run(undefined), run('1'), run('4')]
-    expect(one.dispatches).toBe(unset.dispatches)
+    expect(unset.dispatches).toBe(unset.software ? one.dispatches : four.dispatches)
     expect(four.dispatches).toBeLessThan(0.6 * one.dispatches)
+    // the same bits on a software adapter; a GPU compiler may fuse multiply-adds in one kernel and not the other
+    // (engine/field/field_step.test.ts), and a search follows any difference
     const search = (r: typeof one) => ({ ...r.result, registered: r.result.registered.map((p: { hash: string }) => p.hash) })
-    expect(search(four)).toEqual(search(one))
+    if (unset.software) expect(search(four)).toEqual(search(one))
     const bad = crystal(
       { SVC_CRYSTAL_DATA_DIR: fresh('steps-bad'), SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH: '2' },
       ...small,

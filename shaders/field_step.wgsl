@@ -158,7 +158,7 @@ fn step(@builtin(local_invocation_id) local: vec3<u32>, lanes: Lanes,
     tile_sums[k + 3u] = total.w;
   }
   if (sampled) {
-    // the ledger's sum is read by every invocation before the shared memory takes the energy's
+    // the ledger's sum is read (by invocation 0) before the shared memory takes the energy's
     workgroupBarrier();
     let energy = tile_total(lanes, vec4<f32>(e, 0.0, 0.0, 0.0));
     if (lanes.lid == 0u) { tile_sums[P.energy_at + field * P.tiles_per_field + tile] = energy.x; }

@@ -63,8 +63,8 @@ for r in $(seq 1 "$rounds"); do
   for v in "${variants[@]}"; do
     read -ra words <<<"$v"
     flags=() run_env=()
-    for w in "${words[@]}"; do if [[ $w =~ ^[A-Z_]+= ]]; then run_env+=("$w"); else flags+=("$w"); fi; done
-    evolve head gpu "r$r-head-gpu${v// /}" "${defaults[@]}" "${flags[@]}"
+    for w in "${words[@]}"; do if [[ $w =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; then run_env+=("$w"); else flags+=("$w"); fi; done
+    evolve head gpu "r$r-head-gpu${v//[^A-Za-z0-9._-]/}" "${defaults[@]}" "${flags[@]}"
     run_env=()
   done
 done

@@ -406,7 +406,8 @@ describe('several steps a dispatch (shaders/field_steps.wgsl): the same field an
       await gpu.load(...startOf(n, fields))
       const before = gpu.transfers.dispatches
       await gpu.step({ steps: 8, first_step: 0, seed: SEED, sample_interval: 0, params })
-      // 8 steps and their folds: a fold a full ring (3 slots: at 3, 6 and the end) or at the end alone
+      // 8 steps and their folds, at each full ring: one a dispatch (3 slots: folds at 3, 6 and the end), or two
+      // dispatches of 4 (4 slots: folds at 4 and 8)
       expect(gpu.transfers.dispatches - before).toBe(taken === 1 ? 8 + 3 : 2 + 2)
     }
   })

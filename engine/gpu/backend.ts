@@ -80,12 +80,18 @@ type StateKind = (typeof STATE_KINDS)[number]
 /** A kernel's bind group from the current (u_prev, u), and the (u_prev, u) it leaves current. */
 interface StateGroup {
   group: GPUBindGroup
-  next: [number, number]
+  next: readonly [number, number]
 }
 /** The ring of per-step tile sums: at most this many bytes (N = 2048, one field: 64 steps a fold). */
 const RING_BYTES = 16 << 20
 /** Submits of a step(n) queued ahead of the one whose samples the host is waiting for. */
 const SUBMITS_AHEAD = 2
+
+/** The ring's slots, one a step's tile sums of every field: as many as `ringBytes` holds, from 1 to a submit's steps. */
+function ringSlotsOf(n: number, fields: number, ringBytes: number): number {
+  const [tx, ty] = stepGroups(n)
+  return Math.max(1, Math.min(MAX_STEPS_PER_SUBMIT, Math.floor(ringBytes / (4 * fields * tx * ty * 4))))
+}
 
 // The spec's flag values, so this module loads before Dawn has defined the GPU* globals.
 const U = { MAP_READ: 0x1, COPY_SRC: 0x4, COPY_DST: 0x8, UNIFORM: 0x40, STORAGE: 0x80 } as const
@@ -135,7 +141,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private readonly energyPipeline: GPUComputePipeline
   private readonly sumPipeline: GPUComputePipeline
   /** What a kernel binds from the current states (u_prev, u) and the states it leaves current (statesOf). */
-  private readonly statesOf: (kind: StateKind, [prev, u]: readonly [number, number]) => StateGroup
+  private readonly statesOf: (kind: StateKind, current: readonly [number, number]) => StateGroup
   /** Steps a dispatch where a run samples no timeline: 1, or STEPS_PER_DISPATCH (shaders/field_steps.wgsl). */
   readonly stepsPerDispatch: number
   /** Where a sample's energy per tile lies: the energy pass's (TILE x TILE tiles) or the next step's (step tiles). */
@@ -151,7 +157,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private readonly injector: GpuInjector
   private encoder3?: GpuEncoder3
   /** bufs[current[0]] is u_prev, bufs[current[1]] is u; a step writes a buffer that is neither (3 buffers, 4 for several steps a dispatch). */
-  private current: [number, number] = [0, 1]
+  private current: readonly [number, number] = [0, 1]
   /** The ends of the latest submits, oldest first (keepUp). */
   private readonly unseen: Promise<void>[] = []
   private failed: string | undefined
@@ -177,9 +183,11 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     // the kernels compile off this thread (a first step's is 6 s of SwiftShader's), their modules in scopes of their own
     if (stepsPerDispatch !== 1 && stepsPerDispatch !== STEPS_PER_DISPATCH)
       throw new CrystalError('bad_argument', `steps a dispatch: 1 or ${STEPS_PER_DISPATCH}, got ${stepsPerDispatch}`)
+    // a dispatch's steps store their tile sums into consecutive slots of the ring: one a dispatch where it holds fewer
+    const steps = ringSlotsOf(n, fields, ringBytes) >= stepsPerDispatch ? stepsPerDispatch : 1
     const kernels = backendKernels(rows)
     const own = [stepFor(device, rows, sampling), kernels.energy, kernels.potential, kernels.sum, kernels.fold, kernels.chunks]
-    if (stepsPerDispatch > 1) own.push(kernels.steps)
+    if (steps > 1) own.push(kernels.steps)
     const [, modules] = scoped(device, () => compileAhead(device, own))
     // awaited below unless the constructor throws
     modules.catch(() => {})
@@ -187,7 +195,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     if (compiled !== undefined) await compiled
     const [backend, scopes] = scoped(
       device,
-      () => new GpuFieldBackend(device, n, fields, description, ringBytes, bindingBytes, rows, sampling, stepsPerDispatch),
+      () => new GpuFieldBackend(device, n, fields, description, ringBytes, bindingBytes, rows, sampling, steps),
     )
     const [memory, validation] = await scopes
     const [moduleMemory, moduleValidation] = await modules
@@ -222,11 +230,10 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const cells = n * n * fields
     const buffer = (size: number, usage: number) => device.createBuffer({ size: Math.max(16, Math.ceil(size / 4) * 4), usage })
     const slotBytes = 4 * fields * this.ledgerTiles * 4
-    this.ringSlots = Math.max(1, Math.min(MAX_STEPS_PER_SUBMIT, Math.floor(ringBytes / slotBytes)))
-    // a dispatch's steps store their tile sums into consecutive slots of the ring
-    this.stepsPerDispatch = this.ringSlots >= stepsPerDispatch ? stepsPerDispatch : 1
+    this.ringSlots = ringSlotsOf(n, fields, ringBytes)
+    this.stepsPerDispatch = stepsPerDispatch
     // a fourth state where a dispatch takes several steps: its tiles' halos are read from the two it starts from
-    this.bufs = [...Array(this.stepsPerDispatch > 1 ? 4 : 3)].map(() => buffer(cells * 4, STORAGE))
+    this.bufs = [...Array(stepsPerDispatch > 1 ? 4 : 3)].map(() => buffer(cells * 4, STORAGE))
     // ledger sums and their Kahan compensations, each [column][field][tile]
     this.ledgerBuf = buffer(4 * fields * this.ledgerTiles * 4, STORAGE)
     this.ledgerComp = buffer(4 * fields * this.ledgerTiles * 4, STORAGE)

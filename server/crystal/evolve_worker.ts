@@ -37,7 +37,7 @@ try {
     size,
     seed: request.seed ?? SEARCH_DEFAULTS.seed,
     registry: new Registry(new FileRegistryStore(dataDir), limits),
-    open: (o) => createNodeEngine({ ...o, ...engineSettings, backend, threads: 1 }),
+    open: (o) => createNodeEngine({ ...engineSettings, ...o, backend, threads: 1 }),
     detector,
     onProgress: (progress) => parentPort!.postMessage({ type: 'progress', progress }),
   })

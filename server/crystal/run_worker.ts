@@ -32,7 +32,7 @@ const { commands, size, materials, dataDir, backend, limits, engineSettings } = 
 let outcome: RunOutcome
 try {
   const trace = await interpret(commands, {
-    open: (o) => createNodeEngine({ ...o, ...engineSettings, backend, threads: 1 }),
+    open: (o) => createNodeEngine({ ...engineSettings, ...o, backend, threads: 1 }),
     catalog: new MaterialCatalog(materials),
     registry: new Registry(new FileRegistryStore(dataDir), limits),
     size,
