@@ -87,10 +87,15 @@ const RING_BYTES = 16 << 20
 /** Submits of a step(n) queued ahead of the one whose samples the host is waiting for. */
 const SUBMITS_AHEAD = 2
 
-/** The ring's slots, one a step's tile sums of every field: as many as `ringBytes` holds, from 1 to a submit's steps. */
-function ringSlotsOf(n: number, fields: number, ringBytes: number): number {
+/** The bytes of one step's four ledger terms per step tile of every field: a slot of the ring, and the books' size. */
+function ledgerBytesOf(n: number, fields: number): number {
   const [tx, ty] = stepGroups(n)
-  return Math.max(1, Math.min(MAX_STEPS_PER_SUBMIT, Math.floor(ringBytes / (4 * fields * tx * ty * 4))))
+  return 4 * fields * tx * ty * 4
+}
+
+/** The ring's slots, one a step's tile sums: as many as `ringBytes` holds, from 1 to a submit's steps. */
+function ringSlotsOf(n: number, fields: number, ringBytes: number): number {
+  return Math.max(1, Math.min(MAX_STEPS_PER_SUBMIT, Math.floor(ringBytes / ledgerBytesOf(n, fields))))
 }
 
 // The spec's flag values, so this module loads before Dawn has defined the GPU* globals.
@@ -229,14 +234,14 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.ledgerTiles = this.stepDispatch[0] * this.stepDispatch[1]
     const cells = n * n * fields
     const buffer = (size: number, usage: number) => device.createBuffer({ size: Math.max(16, Math.ceil(size / 4) * 4), usage })
-    const slotBytes = 4 * fields * this.ledgerTiles * 4
+    const slotBytes = ledgerBytesOf(n, fields)
     this.ringSlots = ringSlotsOf(n, fields, ringBytes)
     this.stepsPerDispatch = stepsPerDispatch
     // a fourth state where a dispatch takes several steps: its tiles' halos are read from the two it starts from
     this.bufs = [...Array(stepsPerDispatch > 1 ? 4 : 3)].map(() => buffer(cells * 4, STORAGE))
     // ledger sums and their Kahan compensations, each [column][field][tile]
-    this.ledgerBuf = buffer(4 * fields * this.ledgerTiles * 4, STORAGE)
-    this.ledgerComp = buffer(4 * fields * this.ledgerTiles * 4, STORAGE)
+    this.ledgerBuf = buffer(slotBytes, STORAGE)
+    this.ledgerComp = buffer(slotBytes, STORAGE)
     const align = device.limits.minStorageBufferOffsetAlignment
     this.energyAt = Math.ceil((this.ringSlots * slotBytes) / align) * align
     this.tileSums = buffer(this.energyAt + fields * this.ledgerTiles * 4, STORAGE)

@@ -23,7 +23,7 @@ const openMarket = async (url: string, body: Record<string, unknown>, token: str
   expect(r.status).toBe(201)
   return r.body
 }
-/** Ten shares of "yes" in market `id` for `trader`. */
+/** `shares` shares (10) of `outcome` ("yes") in market `id` for `trader`. */
 const buy = (url: string, id: string, trader: string, token: string, outcome = 'yes', shares = 10) =>
   call(url, 'POST', `/api/markets/${id}/trade`, { trader_id: trader, outcome, shares }, auth(token))
 const register = async (url: string, id: string, headers: Record<string, string> = {}) => {
