@@ -85,7 +85,10 @@ test('/player plays /stream in Chromium and shows what is on, and the swarm fres
   await expect.poll(() => page.locator('.mark').count(), { timeout: 20_000 }).toBe(5)
   expect(await row('consciousness phi').getAttribute('class')).toBe('stale')
   expect(await row('consciousness phi').locator('.value').textContent()).toBe('0.420')
-  expect(Number.parseFloat((await row('consciousness phi').locator('.age').textContent()) ?? '')).toBeGreaterThan((3 * PERIOD_MS) / 1000)
+  // stale past three periods, the age shown to 0.1 s: 3.04 s shows as 3.0 (CI saw it)
+  expect(Number.parseFloat((await row('consciousness phi').locator('.age').textContent()) ?? '')).toBeGreaterThanOrEqual(
+    (3 * PERIOD_MS) / 1000,
+  )
   await page.screenshot({ path: `${SHOTS}player-stale.png` })
   expect(errors).toEqual([])
 }, 120_000)
