@@ -8,7 +8,8 @@ import { settingsFrom, type Settings } from '../engine/config.js'
 import type { Engine, EngineOptions } from '../engine/field/engine.js'
 import { loadCatalog } from '../engine/field/materials.node.js'
 import type { MaterialCatalog } from '../engine/field/materials.js'
-import type { BackendChoice, TransferCounts } from '../engine/field/backend.js'
+import { TransferTally } from '../engine/field/transfer_tally.js'
+import type { BackendChoice } from '../engine/field/backend.js'
 import { dawnLoop } from '../engine/gpu/wait.node.js'
 import { createNodeEngine } from '../engine/node.js'
 import { FileRegistryStore } from '../engine/registry/file_store.node.js'
@@ -65,49 +66,22 @@ export function contextOf(cli: Command): CliContext {
 
 const n = (v: number) => v.toLocaleString('en-US')
 
-type Shape = { size: number; fields: number; engines: number; counts: TransferCounts }
-const shapes = new Map<string, Shape>()
-/** Each engine not yet destroyed: books its counts. */
-const live = new Set<() => void>()
+const tally = new TransferTally()
 let listening = false
 
 /**
  * --debug: the GPU engines' host-device traffic, on stderr when the process ends, a line for each
- * shape (N, fields) summed over its engines. One exit listener a process (evolve opens an engine a
- * generation), and an engine's counts are taken as it is destroyed (they outlive the device), so no
- * engine is held until the end (explore opens engines for days).
+ * shape (N, fields) summed over its engines (engine/field/transfer_tally.ts). One exit listener a process.
  */
 function reportTransfersAtExit(engine: Engine): void {
-  const book = () => {
-    const t = engine.transfers()
-    if (!t) return
-    const key = `${engine.size}x${engine.fields}`
-    const shape = shapes.get(key) ?? { size: engine.size, fields: engine.fields, engines: 0, counts: zeroCounts() }
-    shape.engines++
-    for (const k of Object.keys(t) as (keyof TransferCounts)[]) shape.counts[k] += t[k]
-    shapes.set(key, shape)
-  }
   if (!listening) {
     listening = true
     process.once('exit', () => {
-      for (const e of live) e()
-      for (const s of shapes.values()) process.stderr.write(transfersLine(s))
+      for (const line of tally.lines()) process.stderr.write(`crystal: ${line}\n`)
       reportPollsOnce()
     })
   }
-  const destroy = engine.destroy.bind(engine)
-  live.add(book)
-  engine.destroy = () => {
-    if (live.delete(book)) book()
-    destroy()
-  }
-}
-
-const zeroCounts = (): TransferCounts => ({ bytes_read: 0, reads: 0, bytes_written: 0, writes: 0, submits: 0, dispatches: 0 })
-
-function transfersLine({ size, fields, engines, counts: t }: Shape): string {
-  const shape = `N = ${size}, ${fields} field${fields === 1 ? '' : 's'}${engines === 1 ? '' : `, ${n(engines)} engines`}`
-  return `crystal: gpu transfers (${shape}): read back ${n(t.bytes_read)} bytes in ${n(t.reads)} reads, wrote ${n(t.bytes_written)} bytes in ${n(t.writes)} writes, ${n(t.dispatches)} dispatches in ${n(t.submits)} submits\n`
+  tally.track(engine)
 }
 
 let pollsReported = false

@@ -54,6 +54,8 @@ export interface ServerOptions {
   materialFiles?: string[]
   /** Told once which backend runs. */
   report?: (line: string) => void
+  /** `crystal --debug serve`: each evolve job's and program's GPU transfers, a line a shape as it ends. */
+  transfersTo?: (line: string) => void
   /** The station (DESIGN.md section 12): on air at /stream when given. */
   station?: StationConfig
 }
@@ -92,6 +94,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
     registryLimits: o.settings.registry_limits,
     work: o.settings.work,
     engineSettings: o.settings.engine,
+    transfersTo: o.transfersTo,
   })
   const publisher = await startPublisher(engine, o.settings, o.report ?? (() => {}))
   const station = o.station ? await openStation(o.station, o.report ?? (() => {}), publisher?.bus) : undefined

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import * as api from '../engine/contracts/api.js'
 import { ARCHIVE_CELLS } from '../engine/discovery/archive.js'
 import { ENCODING_VERSION } from '../engine/encode/text.js'
+import { CRYSTAL_BIN } from '../bench/harness.js'
 import { call, SERVER_ENTRY, startServer, type RunningServer } from '../testing/services.js'
 
 function conforms(schema: TSchema, value: unknown): void {
@@ -23,6 +24,15 @@ function isProblem(r: { status: number; type: string; body: any }, status: numbe
   conforms(api.Problem, r.body)
   expect(r.body.status).toBe(status)
   if (words) expect(r.body.detail).toContain(words)
+}
+
+/** The job once it has left 'running' (polled every 0.1 s, for at most 30 s). */
+async function ended(url: string, job: { id: string; status: string }): Promise<any> {
+  for (let i = 0; i < 300 && job.status === 'running'; i++) {
+    await new Promise((w) => setTimeout(w, 100))
+    job = (await call(url, 'GET', `/crystal/jobs/${job.id}`)).body
+  }
+  return job
 }
 
 let s: RunningServer
@@ -164,11 +174,7 @@ describe('every route', () => {
     const r = await call(s.url, 'POST', '/crystal/evolve', { material: 'diamond_nv', generations: 2, population: 4, size: 32, seed: 2 })
     expect(r.status).toBe(202)
     conforms(api.JobSchema, r.body)
-    let job = r.body
-    for (let i = 0; i < 300 && job.status === 'running'; i++) {
-      await new Promise((w) => setTimeout(w, 100))
-      job = (await call(s.url, 'GET', `/crystal/jobs/${job.id}`)).body
-    }
+    const job = await ended(s.url, r.body)
     conforms(api.JobSchema, job)
     expect(job.status).toBe('done')
     expect(job.progress.generation).toBe(2)
@@ -280,11 +286,7 @@ describe('evolve jobs: bounded and pruned', () => {
         429,
         '1 evolve job is running, the most at once (SVC_CRYSTAL_MAX_JOBS)',
       )
-      let job = first.body
-      for (let i = 0; i < 300 && job.status === 'running'; i++) {
-        await new Promise((w) => setTimeout(w, 100))
-        job = (await call(own.url, 'GET', `/crystal/jobs/${job.id}`)).body
-      }
+      const job = await ended(own.url, first.body)
       expect(job.status).toBe('done')
       expect((await call(own.url, 'POST', '/crystal/evolve', small)).status).toBe(202)
       // kept for a second after it finished, then pruned
@@ -294,6 +296,50 @@ describe('evolve jobs: bounded and pruned', () => {
       await own.stop()
     }
   })
+})
+
+describe('crystal --debug serve', () => {
+  test("each evolve job's and program's GPU transfers go to stderr as it ends, and SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH reaches the job's engines: at 4, fewer dispatches", async () => {
+    const served = async (steps: string) => {
+      const own = await startServer([], { SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH: steps }, undefined, [
+        CRYSTAL_BIN,
+        '--debug',
+        '--backend',
+        'gpu',
+        'serve',
+      ])
+      try {
+        const started = await call(own.url, 'POST', '/crystal/evolve', {
+          material: 'europium_crystal',
+          generations: 1,
+          population: 2,
+          size: 16,
+        })
+        expect(started.status).toBe(202)
+        const job = await ended(own.url, started.body)
+        expect(job.status).toBe('done')
+        expect((await call(own.url, 'POST', '/crystal/run', { program: 'MATERIAL vacuum\nWRITE "x"\nRESONATE 20' })).status).toBe(200)
+        // the lines are written before the job is done and the reply sent, on another pipe
+        const lines = async (pattern: RegExp) => {
+          for (let i = 0; i < 50 && !pattern.test(own.stderr()); i++) await new Promise((w) => setTimeout(w, 100))
+          return own.stderr().match(pattern)
+        }
+        const evolve = await lines(
+          new RegExp(`^crystal: evolve ${job.id}: gpu transfers \\(N = 16, 4 fields.*\\): .* ([\\d,]+) dispatches in`, 'm'),
+        )
+        const program = await lines(
+          /^crystal: POST \/crystal\/run: gpu transfers \(N = 48, 1 field\): read back [\d,]+ bytes in \d+ reads/m,
+        )
+        expect(evolve, own.stderr()).not.toBeNull()
+        expect(program, own.stderr()).not.toBeNull()
+        return Number(evolve![1].replaceAll(',', ''))
+      } finally {
+        await own.stop()
+      }
+    }
+    const [one, four] = [await served('1'), await served('4')]
+    expect(four).toBeLessThan(0.6 * one)
+  }, 240_000)
 })
 
 describe('a user material (--material-file)', () => {
@@ -319,11 +365,7 @@ describe('a user material (--material-file)', () => {
       expect((await call(glass.url, 'GET', '/crystal/state?size=8')).body.material).toBe('my_glass')
       const r = await call(glass.url, 'POST', '/crystal/evolve', { material: 'my_glass', generations: 1, population: 4, size: 24, seed: 3 })
       expect(r.status).toBe(202)
-      let job = r.body
-      for (let i = 0; i < 300 && job.status === 'running'; i++) {
-        await new Promise((w) => setTimeout(w, 100))
-        job = (await call(glass.url, 'GET', `/crystal/jobs/${job.id}`)).body
-      }
+      const job = await ended(glass.url, r.body)
       expect(job.error).toBeNull()
       expect(job.status).toBe('done')
       const held = (await call(glass.url, 'GET', '/primitives?material=my_glass&limit=500')).body

@@ -53,6 +53,7 @@ export function registerServe(cli: Command, ctx: () => CliContext): void {
             logLevel: o.logLevel,
             materialFiles: o.materialFile,
             report: c.say,
+            transfersTo: c.debug ? (line) => process.stderr.write(`${line}\n`) : undefined,
             station: stationConfig(o.music, c.settings.station, process.cwd()),
           },
           (line) => process.stderr.write(line + '\n'),

@@ -14,6 +14,7 @@ import type { RegistryLimits } from '../../engine/registry/registry.js'
 import type { TraceEntry } from '../../engine/lang/interpret.js'
 import type { EvolveWork } from './evolve_worker.js'
 import type { RunOutcome, RunWork } from './run_worker.js'
+import type { WorkerEngineSettings } from './worker_engines.js'
 
 /** Steps run between two looks at the event loop (about 6 ms at N = 128 on one core). */
 export const STEP_CHUNK = 100
@@ -31,6 +32,8 @@ export interface ServiceOptions {
   work: WorkSettings
   /** What the environment sets of the engines that programs and evolve jobs open (recall's caches, the GPU step). */
   engineSettings: EngineSettings
+  /** Where the GPU transfers of each job's and program's engines go, a line a shape as it ends (`crystal --debug serve`); not counted without it. */
+  transfersTo?: (line: string) => void
 }
 
 interface Snapshot extends FieldMoment {
@@ -132,14 +135,7 @@ export class CrystalService {
     const id = `job-${++this.jobSerial}`
     const job = runningJob(id, request)
     this.jobs.set(id, job)
-    const work: EvolveWork = {
-      request,
-      material,
-      dataDir: this.o.dataDir,
-      backend: this.o.backend,
-      limits: this.o.registryLimits,
-      engineSettings: this.o.engineSettings,
-    }
+    const work: EvolveWork = { request, material, dataDir: this.o.dataDir, limits: this.o.registryLimits, ...this.workerEngines() }
     const worker = new Worker(new URL('./evolve_worker.js', import.meta.url), { workerData: work })
     this.workers.set(id, worker)
     const finish = (status: Job['status'], error: string | null = null) => {
@@ -155,9 +151,10 @@ export class CrystalService {
       (
         m:
           | { type: 'progress'; progress: GenerationReport }
-          | { type: 'done'; registered: string[]; registered_archive: Job['registered_archive'] }
-          | { type: 'failed'; message: string },
+          | { type: 'done'; registered: string[]; registered_archive: Job['registered_archive']; transfers: string[] }
+          | { type: 'failed'; message: string; transfers: string[] },
       ) => {
+        if (m.type !== 'progress') this.reportTransfers(`evolve ${id}`, m.transfers)
         if (m.type === 'progress') {
           Object.assign(job, progressed(job, m.progress))
           this.emit({ event: 'job', job })
@@ -172,6 +169,15 @@ export class CrystalService {
     worker.on('exit', (code) => finish(code === 0 ? 'done' : 'cancelled'))
     this.emit({ event: 'job', job })
     return job
+  }
+
+  /** What every worker is handed of its engines. */
+  private workerEngines(): WorkerEngineSettings {
+    return { backend: this.o.backend, engineSettings: this.o.engineSettings, tallyTransfers: !!this.o.transfersTo }
+  }
+
+  private reportTransfers(whose: string, lines: string[]): void {
+    for (const line of lines) this.o.transfersTo?.(`crystal: ${whose}: ${line}`)
   }
 
   /** A job, unless it finished longer ago than the retention allows (then it is gone). */
@@ -197,17 +203,12 @@ export class CrystalService {
         `${max_runs} program${max_runs === 1 ? ' is' : 's are'} running, the most at once (SVC_CRYSTAL_MAX_RUNS)`,
         'try again when one has finished',
       )
-    const work: RunWork = {
-      ...program,
-      dataDir: this.o.dataDir,
-      backend: this.o.backend,
-      limits: this.o.registryLimits,
-      engineSettings: this.o.engineSettings,
-    }
+    const work: RunWork = { ...program, dataDir: this.o.dataDir, limits: this.o.registryLimits, ...this.workerEngines() }
     const worker = new Worker(new URL('./run_worker.js', import.meta.url), { workerData: work })
     this.runs.add(worker)
     return new Promise<TraceEntry[]>((resolve, reject) => {
       worker.once('message', (m: RunOutcome) => {
+        this.reportTransfers('POST /crystal/run', m.transfers)
         if (m.type === 'done') resolve(m.trace)
         else if (m.type === 'failed') reject(new CrystalError(m.error.code, m.error.message, m.error.where, m.error.hint))
         else reject(new Error(`the program's worker failed: ${m.message}`))
