@@ -16,6 +16,7 @@ import type { Settings } from '../engine/config.js'
 import { API_LIMITS } from '../engine/contracts/api.js'
 import { CrystalError } from '../engine/errors.js'
 import { loadCatalog } from '../engine/field/materials.node.js'
+import { TransferTally } from '../engine/field/transfer_tally.js'
 import type { BackendChoice } from '../engine/field/backend.js'
 import { createNodeEngine } from '../engine/node.js'
 import type { Engine } from '../engine/field/engine.js'
@@ -54,7 +55,7 @@ export interface ServerOptions {
   materialFiles?: string[]
   /** Told once which backend runs. */
   report?: (line: string) => void
-  /** `crystal --debug serve`: each evolve job's and program's GPU transfers, a line a shape as it ends. */
+  /** `crystal --debug serve`: each evolve job's and program's GPU transfers, a line a shape as it ends, and the field's as the server closes. */
   transfersTo?: (line: string) => void
   /** The station (DESIGN.md section 12): on air at /stream when given. */
   station?: StationConfig
@@ -85,6 +86,9 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
     report: o.report,
     ...o.settings.engine,
   })
+  // --debug: the field's transfers, written as the server closes (the workers' as each job ends)
+  const tally = o.transfersTo && new TransferTally()
+  tally?.track(engine)
   // on the GPU backend the first write, recall and dream find their kernels compiled (docs/gpu.md, "Compiling ahead")
   engine.compileAhead(['write', 'recall', 'dream', 'report'])
   const service = await CrystalService.start({
@@ -157,6 +161,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
     station?.stop()
     await publisher?.close()
     await service.close()
+    for (const line of tally ? tally.lines() : []) o.transfersTo?.(`crystal: the server's field: ${line}`)
   })
   return { app, service }
 }

@@ -299,7 +299,7 @@ describe('evolve jobs: bounded and pruned', () => {
 })
 
 describe('crystal --debug serve', () => {
-  test("each evolve job's and program's GPU transfers go to stderr as it ends, and SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH reaches the job's engines: at 4, fewer dispatches", async () => {
+  test("each evolve job's and program's GPU transfers go to stderr as it ends, the field's as the server closes; SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH reaches the job's engines: at 4, fewer dispatches", async () => {
     const served = async (steps: string) => {
       const own = await startServer([], { SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH: steps }, undefined, [
         CRYSTAL_BIN,
@@ -332,6 +332,15 @@ describe('crystal --debug serve', () => {
         )
         expect(evolve, own.stderr()).not.toBeNull()
         expect(program, own.stderr()).not.toBeNull()
+        // the server's own field: a write, and its transfers as the server closes
+        expect((await call(own.url, 'POST', '/crystal/write', { text: 'x' })).status).toBe(200)
+        expect(await own.stop()).toBe(0)
+        expect(
+          await lines(
+            /^crystal: the server's field: gpu transfers \(N = 48, 1 field\): read back [\d,]+ bytes in \d+ reads, wrote [\d,]+ bytes/m,
+          ),
+          own.stderr(),
+        ).not.toBeNull()
         return Number(evolve![1].replaceAll(',', ''))
       } finally {
         await own.stop()
