@@ -117,6 +117,13 @@ export interface RunningNats {
   stop(): Promise<void>
 }
 
+/** SIGTERM to a child process that still runs; resolves once it has exited. */
+export function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) =>
+    child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM')),
+  )
+}
+
 /**
  * A real nats-server (Debian's /usr/sbin/nats-server) with JetStream and a websocket listener, on free
  * ports. With `auth` (the server's configuration lines and a user's creds file; testing/ makes them) it
@@ -153,10 +160,7 @@ export async function startNats(o: { auth?: () => Promise<{ conf: string; creds:
       await new Promise((r) => setTimeout(r, 50))
     }
   }
-  const stop = () =>
-    new Promise<void>((resolve) =>
-      child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM')),
-    )
+  const stop = () => stopChild(child)
   await start()
   return {
     url: `nats://127.0.0.1:${port}`,

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { CRYSTAL_BIN, freePort, startNats as startNatsWith, type RunningNats } from '../bench/harness.js'
+import { CRYSTAL_BIN, freePort, startNats as startNatsWith, stopChild, type RunningNats } from '../bench/harness.js'
 
 export { call, demoLibrary, freePort, startServer, type RunningNats, type RunningServer } from '../bench/harness.js'
 
@@ -137,10 +137,7 @@ export async function startIcecast(): Promise<RunningIcecast> {
       await new Promise((r) => setTimeout(r, 50))
     }
   }
-  const stop = () =>
-    new Promise<void>((resolve) =>
-      child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM')),
-    )
+  const stop = () => stopChild(child)
   await start()
   return {
     url: `http://127.0.0.1:${port}`,
