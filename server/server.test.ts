@@ -567,17 +567,17 @@ describe('security and shutdown', () => {
       // is open, but only with this token does it come with money, which a proposal's escrow needs
       const anonymous = await call(t.url, 'POST', '/api/agents/register', { display_name: 'A', kind: 'bot' })
       expect(anonymous.status).toBe(201)
-      expect(
+      const propose = async (token: string) =>
         (
           await call(
             t.url,
             'POST',
             '/api/proposals',
             { text: 'propose: x | by 2099-01-01 | category t' },
-            { authorization: `Bearer ${anonymous.body.token}` },
+            { authorization: `Bearer ${token}` },
           )
-        ).status,
-      ).toBe(422)
+        ).status
+      expect(await propose(anonymous.body.token)).toBe(422)
       const agent = await call(
         t.url,
         'POST',
@@ -586,17 +586,7 @@ describe('security and shutdown', () => {
         { authorization: 'Bearer sesame' },
       )
       expect(agent.status).toBe(201)
-      expect(
-        (
-          await call(
-            t.url,
-            'POST',
-            '/api/proposals',
-            { text: 'propose: x | by 2099-01-01 | category t' },
-            { authorization: `Bearer ${agent.body.token}` },
-          )
-        ).status,
-      ).toBe(201)
+      expect(await propose(agent.body.token)).toBe(201)
       const read = await call(t.url, 'GET', '/crystal/state', undefined, { origin: 'http://elsewhere.example' })
       expect(read.status).toBe(200)
       expect(read.headers.get('access-control-allow-origin')).toBeNull()
