@@ -105,6 +105,18 @@ const spreads: Perturbed = (before, s, rand) => {
   return { regrowth: regrowthOf(before, windowOf(s), at(windowOf(s), jitter(after, rand))) }
 }
 
+/** A broad standing mode that keeps its stability (an attractor, or its control). */
+function broadMode(r: () => number) {
+  const [cx, cy, p] = [0.45 + 0.1 * r(), 0.45 + 0.1 * r(), 6 * r()]
+  return { u: (x: number, y: number, t: number) => gauss((x - cx) ** 2 + (y - cy) ** 2, 0.28) * Math.cos(bin(3) * t + p), kept: 1 }
+}
+
+/** A small standing spot (a seed, or its control). */
+function smallSpot(r: () => number) {
+  const [cx, cy, p] = [0.3 + 0.4 * r(), 0.3 + 0.4 * r(), 6 * r()]
+  return { u: (x: number, y: number, t: number) => gauss((x - cx) ** 2 + (y - cy) ** 2, 0.02) * Math.cos(bin(6) * t + p), kept: 1 }
+}
+
 /**
  * Synthetic dynamics, one per class, placed and phased by the generator; `kept` is the share of
  * stability the later window keeps, `perturbed` how it answers a perturbation, `expect` the class it
@@ -115,20 +127,9 @@ const KNOWN: Record<
   (rand: () => number) => { u: (x: number, y: number, t: number) => number; kept: number; perturbed?: Perturbed; expect?: string }
 > = {
   // a broad standing mode that keeps its stability: a basin
-  attractor_field: (r) => {
-    const [cx, cy, p] = [0.45 + 0.1 * r(), 0.45 + 0.1 * r(), 6 * r()]
-    return { u: (x, y, t) => gauss((x - cx) ** 2 + (y - cy) ** 2, 0.28) * Math.cos(bin(3) * t + p), kept: 1, perturbed: returns }
-  },
+  attractor_field: (r) => ({ ...broadMode(r), perturbed: returns }),
   // the control: the same broad mode, but after a kick the field holds the kick's pattern, not its own: no basin, one standing mode
-  kicked_away: (r) => {
-    const [cx, cy, p] = [0.45 + 0.1 * r(), 0.45 + 0.1 * r(), 6 * r()]
-    return {
-      u: (x, y, t) => gauss((x - cx) ** 2 + (y - cy) ** 2, 0.28) * Math.cos(bin(3) * t + p),
-      kept: 1,
-      perturbed: keepsKick,
-      expect: 'standing_echo',
-    }
-  },
+  kicked_away: (r) => ({ ...broadMode(r), perturbed: keepsKick, expect: 'standing_echo' }),
   // a rotating vortex: amplitude zero at the core, phase turning once round it
   phase_knot: (r) => {
     const [cx, cy] = [0.4 + 0.2 * r(), 0.4 + 0.2 * r()]
@@ -156,20 +157,9 @@ const KNOWN: Record<
     return { u: (x, y, t) => gauss((Math.hypot(x - cx, y - cy) - 0.2) ** 2, 0.025) * Math.cos(bin(5) * t + p), kept: 1 }
   },
   // a small standing spot
-  memory_seed: (r) => {
-    const [cx, cy, p] = [0.3 + 0.4 * r(), 0.3 + 0.4 * r(), 6 * r()]
-    return { u: (x, y, t) => gauss((x - cx) ** 2 + (y - cy) ** 2, 0.02) * Math.cos(bin(6) * t + p), kept: 1, perturbed: regrows }
-  },
+  memory_seed: (r) => ({ ...smallSpot(r), perturbed: regrows }),
   // the control: the same spot, but half erased it does not re-form: no seed, one standing mode
-  spread_away: (r) => {
-    const [cx, cy, p] = [0.3 + 0.4 * r(), 0.3 + 0.4 * r(), 6 * r()]
-    return {
-      u: (x, y, t) => gauss((x - cx) ** 2 + (y - cy) ** 2, 0.02) * Math.cos(bin(6) * t + p),
-      kept: 1,
-      perturbed: spreads,
-      expect: 'standing_echo',
-    }
-  },
+  spread_away: (r) => ({ ...smallSpot(r), perturbed: spreads, expect: 'standing_echo' }),
   // a compact standing mode
   standing_echo: (r) => {
     const [cx, cy, p] = [0.4 + 0.2 * r(), 0.4 + 0.2 * r(), 6 * r()]
