@@ -1,6 +1,6 @@
 // What GPU engines moved between the host and the device, summed a shape (N, fields) at a time:
 // `crystal --debug`'s lines at exit, and `crystal --debug serve`'s for each evolve job and program its
-// workers run (docs/gpu.md, "Counting transfers").
+// workers run (docs/gpu.md, "The transfer counter").
 import type { TransferCounts } from './backend.js'
 import type { Engine } from './engine.js'
 
@@ -9,41 +9,42 @@ type Shape = { size: number; fields: number; engines: number; counts: TransferCo
 const n = (v: number) => v.toLocaleString('en-US')
 
 /**
- * The engines it tracks, their counts taken as each is destroyed (the counts outlive the device), so
- * that no engine is held until the end (explore opens engines for days; evolve one a generation).
- * Engines on the CPU backend count nothing.
+ * The engines it tracks, all that each moved since it opened, taken as each is destroyed (the counts
+ * outlive the device), so that no engine is held until the end (explore opens engines for days;
+ * evolve one a generation). Engines on the CPU backend count nothing.
  */
 export class TransferTally {
   private readonly shapes = new Map<string, Shape>()
-  /** Each tracked engine not yet destroyed: books its counts. */
-  private readonly live = new Set<() => void>()
+  /** The tracked engines not yet destroyed. */
+  private readonly live = new Set<Engine>()
 
-  /** Counts `engine`'s transfers from now on; returns it. */
+  /** Counts all `engine`'s transfers (since it opened); returns it. */
   track(engine: Engine): Engine {
-    const book = () => {
-      const t = engine.transfers()
-      if (!t) return
-      const key = `${engine.size}x${engine.fields}`
-      const shape = this.shapes.get(key) ?? { size: engine.size, fields: engine.fields, engines: 0, counts: zeroCounts() }
-      shape.engines++
-      for (const k of Object.keys(t) as (keyof TransferCounts)[]) shape.counts[k] += t[k]
-      this.shapes.set(key, shape)
-    }
     const destroy = engine.destroy.bind(engine)
-    this.live.add(book)
+    this.live.add(engine)
     engine.destroy = () => {
-      if (this.live.delete(book)) book()
+      if (this.live.delete(engine)) book(this.shapes, engine)
       destroy()
     }
     return engine
   }
 
-  /** A line a shape, the engines still open counted as they stand (and not again when destroyed). */
+  /** A line a shape: the destroyed engines' counts and the open ones' as they stand now. */
   lines(): string[] {
-    for (const book of this.live) book()
-    this.live.clear()
-    return [...this.shapes.values()].map(line)
+    const shapes = new Map([...this.shapes].map(([key, s]) => [key, { ...s, counts: { ...s.counts } }]))
+    for (const engine of this.live) book(shapes, engine)
+    return [...shapes.values()].map(line)
   }
+}
+
+function book(shapes: Map<string, Shape>, engine: Engine): void {
+  const t = engine.transfers()
+  if (!t) return
+  const key = `${engine.size}x${engine.fields}`
+  const shape = shapes.get(key) ?? { size: engine.size, fields: engine.fields, engines: 0, counts: zeroCounts() }
+  shape.engines++
+  for (const k of Object.keys(t) as (keyof TransferCounts)[]) shape.counts[k] += t[k]
+  shapes.set(key, shape)
 }
 
 const zeroCounts = (): TransferCounts => ({ bytes_read: 0, reads: 0, bytes_written: 0, writes: 0, submits: 0, dispatches: 0 })

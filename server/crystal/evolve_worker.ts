@@ -2,7 +2,7 @@
 // lock keeps it safe beside the server), progress and the outcome posted back to the service.
 import { availableParallelism } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
-import { SEARCH_DEFAULTS, type Job } from '../../engine/contracts/api.js'
+import { SEARCH_DEFAULTS, type GenerationReport, type Job } from '../../engine/contracts/api.js'
 import type { Material } from '../../engine/contracts/material.js'
 import { discover } from '../../engine/discovery/discovery.js'
 import { searchPool } from '../../engine/discovery/pool.node.js'
@@ -18,6 +18,13 @@ export interface EvolveWork extends WorkerEngineSettings {
   limits: RegistryLimits
 }
 
+/** What the worker posts back: each generation's progress, then how it ended and its engines' GPU transfers (a line a shape; none unless asked for). */
+export type EvolveMessage =
+  | { type: 'progress'; progress: GenerationReport }
+  | { type: 'done'; registered: string[]; registered_archive: Job['registered_archive']; transfers: string[] }
+  | { type: 'failed'; message: string; transfers: string[] }
+
+const post = (m: EvolveMessage) => parentPort!.postMessage(m)
 const work = workerData as EvolveWork
 const { request, material, dataDir, limits } = work
 const engines = workerEngines(work)
@@ -35,16 +42,16 @@ try {
     registry: new Registry(new FileRegistryStore(dataDir), limits),
     open: engines.open,
     detector,
-    onProgress: (progress) => parentPort!.postMessage({ type: 'progress', progress }),
+    onProgress: (progress) => post({ type: 'progress', progress }),
   })
-  parentPort!.postMessage({
+  post({
     type: 'done',
     registered: result.registered.map((p) => p.id),
     registered_archive: result.registered_archive,
     transfers: engines.transfers(),
   })
 } catch (e) {
-  parentPort!.postMessage({ type: 'failed', message: (e as Error).message, transfers: engines.transfers() })
+  post({ type: 'failed', message: (e as Error).message, transfers: engines.transfers() })
 } finally {
   detector.close()
 }

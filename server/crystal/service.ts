@@ -4,7 +4,7 @@
 // number at once; finished jobs are pruned), and every change goes out on the feed.
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { Worker } from 'node:worker_threads'
-import { progressed, runningJob, type BooksType, type GenerationReport, type Job } from '../../engine/contracts/api.js'
+import { progressed, runningJob, type BooksType, type Job } from '../../engine/contracts/api.js'
 import type { Material } from '../../engine/contracts/material.js'
 import type { Engine } from '../../engine/field/engine.js'
 import { fieldState, STATE_TIMELINE_POINTS, type FieldMoment } from '../../engine/field/state.js'
@@ -12,7 +12,7 @@ import type { EngineSettings, WorkSettings } from '../../engine/config.js'
 import { CrystalError } from '../../engine/errors.js'
 import type { RegistryLimits } from '../../engine/registry/registry.js'
 import type { TraceEntry } from '../../engine/lang/interpret.js'
-import type { EvolveWork } from './evolve_worker.js'
+import type { EvolveMessage, EvolveWork } from './evolve_worker.js'
 import type { RunOutcome, RunWork } from './run_worker.js'
 import type { WorkerEngineSettings } from './worker_engines.js'
 
@@ -146,25 +146,19 @@ export class CrystalService {
       this.workers.delete(id)
       this.emit({ event: 'job', job })
     }
-    worker.on(
-      'message',
-      (
-        m:
-          | { type: 'progress'; progress: GenerationReport }
-          | { type: 'done'; registered: string[]; registered_archive: Job['registered_archive']; transfers: string[] }
-          | { type: 'failed'; message: string; transfers: string[] },
-      ) => {
-        if (m.type !== 'progress') this.reportTransfers(`evolve ${id}`, m.transfers)
-        if (m.type === 'progress') {
-          Object.assign(job, progressed(job, m.progress))
-          this.emit({ event: 'job', job })
-        } else if (m.type === 'done') {
-          job.registered = m.registered
-          job.registered_archive = m.registered_archive
-          finish('done')
-        } else finish('failed', m.message)
-      },
-    )
+    worker.on('message', (m: EvolveMessage) => {
+      if (m.type === 'progress') {
+        Object.assign(job, progressed(job, m.progress))
+        this.emit({ event: 'job', job })
+        return
+      }
+      this.reportTransfers(`evolve ${id}`, m.transfers)
+      if (m.type === 'done') {
+        job.registered = m.registered
+        job.registered_archive = m.registered_archive
+        finish('done')
+      } else finish('failed', m.message)
+    })
     worker.on('error', (e) => finish('failed', e.message))
     worker.on('exit', (code) => finish(code === 0 ? 'done' : 'cancelled'))
     this.emit({ event: 'job', job })
@@ -176,7 +170,7 @@ export class CrystalService {
     return { backend: this.o.backend, engineSettings: this.o.engineSettings, tallyTransfers: !!this.o.transfersTo }
   }
 
-  private reportTransfers(whose: string, lines: string[]): void {
+  private reportTransfers(whose: string, lines: readonly string[] = []): void {
     for (const line of lines) this.o.transfersTo?.(`crystal: ${whose}: ${line}`)
   }
 
