@@ -49,12 +49,7 @@ export async function startServer(
     dataDir,
     child,
     stderr: () => stderr,
-    stop: (signal = 'SIGTERM') =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode)
-        child.once('exit', (code) => resolve(code))
-        child.kill(signal)
-      }),
+    stop: (signal = 'SIGTERM') => stopChild(child, signal),
   }
 }
 
@@ -114,14 +109,17 @@ export interface RunningNats {
   creds?: string
   /** Kills the server (SIGKILL: no clean shutdown) and starts it again on the same ports and store. */
   restart(downMs?: number): Promise<void>
-  stop(): Promise<void>
+  /** SIGTERM; resolves to its exit code once it has exited. */
+  stop(): Promise<number | null>
 }
 
-/** SIGTERM to a child process that still runs; resolves once it has exited. */
-export function stopChild(child: ChildProcess): Promise<void> {
-  return new Promise<void>((resolve) =>
-    child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM')),
-  )
+/** `signal` to a child process that still runs; resolves to its exit code (null where a signal ended it) once it has exited. */
+export function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode)
+    child.once('exit', (code) => resolve(code))
+    child.kill(signal)
+  })
 }
 
 /**

@@ -89,7 +89,8 @@ export interface RunningIcecast {
   sourceUrl: string
   log: () => string
   restart(downMs?: number): Promise<void>
-  stop(): Promise<void>
+  /** SIGTERM; resolves to its exit code once it has exited. */
+  stop(): Promise<number | null>
 }
 
 /** A real Icecast (Debian's icecast2) on a free loopback port. As root it must drop to the icecast2
