@@ -249,6 +249,60 @@ describe("a rerun: a batch's later fields run its first ones again with more noi
   })
 })
 
+describe("keep and rewind (evolve's batch goes back where it perturbed a field in the wrong place)", () => {
+  test.each(['cpu', 'gpu'] as const)(
+    '%s: the steps after a rewind repeat those after the keep, bit for bit, noise and all; the books are refused after it; control, the same steps without going back differ',
+    { timeout: 300_000 },
+    async (backend) => {
+      const o = {
+        size: 24,
+        material: 'europium_crystal',
+        seed: 5,
+        noise: 0.01,
+        fields: 3,
+        timeline_interval: 0,
+        recall_history: false,
+      } as const
+      const e = await engine(backend, o)
+      const wave = (k: number) => Float32Array.from({ length: 24 * 24 }, (_, i) => Math.sin(i * (0.01 + 0.003 * k)) * 0.5)
+      await e.injectMany([wave(1), wave(2), wave(3)])
+      await e.step(30)
+      const kept = await e.keep()
+      expect(kept.step).toBe(30)
+      // what happens after the keep: a kick on one field (as the perturbation's), then steps
+      const pattern = wave(4)
+      await e.kick(pattern, [1])
+      await e.step(25)
+      const first = await e.read()
+      await e.step(10)
+      const onward = await e.read()
+      await kept.rewind()
+      expect(e.step_count).toBe(30)
+      await e.kick(pattern, [1])
+      await e.step(25)
+      const again = await e.read()
+      expect(again.u).toEqual(first.u)
+      expect(again.prev).toEqual(first.prev)
+      // the copy stays kept: a second rewind, the steps without the kick
+      await kept.rewind()
+      await e.step(25)
+      const unkicked = await e.read()
+      expect(unkicked.u.subarray(0, 24 * 24)).toEqual(first.u.subarray(0, 24 * 24))
+      expect(maxDiff(unkicked.u, first.u)).toBeGreaterThan(1e-4)
+      kept.release()
+      // the control: the fields moved on between the keep and the rewind
+      expect(maxDiff(onward.u, first.u)).toBeGreaterThan(1e-4)
+      await expect(e.books()).rejects.toMatchObject({ code: 'conflict' })
+      expect(() => e.booksLater()).toThrow(/books of a rewound engine/)
+    },
+  )
+
+  test('an engine with a timeline or a history for recall cannot keep', async () => {
+    for (const o of [{ timeline_interval: 10, recall_history: false }, { timeline_interval: 0 }])
+      await expect((await engine('cpu', { size: 16, ...o })).keep()).rejects.toThrow(/no timeline and no history for recall/)
+  })
+})
+
 describe('bad input is refused with a clear error', () => {
   const refused = async (make: () => Promise<unknown>, code: string, words: string) => {
     const error = await make().then(

@@ -34,7 +34,17 @@ import { openAdjoint } from '../recall/runner.js'
 import { HostDreamOps } from '../cpu/dream.js'
 import { HostRecorder } from '../cpu/record.js'
 import { rms } from '../util/vector.js'
-import type { EnergyBooks, Engine, EngineOptions, HistoryEvent, Memory, Moment, MomentReading, SavedField } from './engine_api.js'
+import type {
+  EnergyBooks,
+  Engine,
+  EngineOptions,
+  HistoryEvent,
+  KeptFields,
+  Memory,
+  Moment,
+  MomentReading,
+  SavedField,
+} from './engine_api.js'
 
 export const MIN_SIZE = FIELD_SIZE.minimum
 export const MAX_SIZE = FIELD_SIZE.maximum
@@ -160,6 +170,8 @@ class FieldEngine implements Engine {
   private pending: { fields: number[]; slots: number[] }[] = []
   /** Books taken by booksLater whose values have not been booked yet: settle books them first. */
   private deferred: (() => Promise<EnergyBooks[]>) | undefined
+  /** Gone back to kept fields (keep): the books would count the steps gone back over. */
+  private rewound = false
 
   constructor(
     private readonly core: FieldBackend,
@@ -574,7 +586,33 @@ class FieldEngine implements Engine {
     })
   }
 
+  async keep(): Promise<KeptFields> {
+    if (this.timeline_interval || this.recallHistory)
+      throw new CrystalError('bad_argument', 'only an engine with no timeline and no history for recall can keep its fields to rewind them')
+    const step = this.step_count
+    const kept = this.core.snapshot ? this.core.snapshot() : await this.core.read()
+    return {
+      step,
+      rewind: async () => {
+        await ('device_mask' in kept ? this.core.restore!(kept) : this.core.load(kept.u, kept.prev))
+        this.step_count = step
+        this.revision++
+        this.rewound = true
+      },
+      release: () => {
+        if ('device_mask' in kept) this.core.releaseMask?.(kept)
+      },
+    }
+  }
+
+  /** The books after a rewind would count the steps gone back over: refused. */
+  private booksKept(): void {
+    if (this.rewound)
+      throw new CrystalError('conflict', 'the books of a rewound engine are not kept: the steps it went back over are in them')
+  }
+
   async books(): Promise<EnergyBooks[]> {
+    this.booksKept()
     const held = this.core.held
     // the host backend's are summed as they are asked for
     if (!held) return this.booksLater()()
@@ -587,6 +625,7 @@ class FieldEngine implements Engine {
   }
 
   booksLater(): () => Promise<EnergyBooks[]> {
+    this.booksKept()
     const held = this.core.held
     if (!held) {
       // everything taken before anything else can run: the host backend sums as it is asked

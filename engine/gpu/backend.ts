@@ -345,15 +345,32 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     return buffer
   }
 
-  snapshot(field: number): DeviceMask {
-    const bytes = this.n * this.n * 4
+  snapshot(field?: number): DeviceMask {
+    const fieldBytes = this.n * this.n * 4
+    const bytes = field === undefined ? this.fields * fieldBytes : fieldBytes
     const copy = this.device.createBuffer({ size: 2 * bytes, usage: 0x80 | 0x4 | 0x8 }) // storage, copy source and destination
     const { u, prev } = this.state()
     const encoder = this.device.createCommandEncoder()
-    encoder.copyBufferToBuffer(u, field * bytes, copy, 0, bytes)
-    encoder.copyBufferToBuffer(prev, field * bytes, copy, bytes, bytes)
+    encoder.copyBufferToBuffer(u, (field ?? 0) * fieldBytes, copy, 0, bytes)
+    encoder.copyBufferToBuffer(prev, (field ?? 0) * fieldBytes, copy, bytes, bytes)
     this.transfers.submit(encoder)
     return this.keepMask(copy)
+  }
+
+  async restore(saved: DeviceMask): Promise<void> {
+    const bytes = this.fields * this.n * this.n * 4
+    const copy = this.mask(saved)
+    if (copy.size !== 2 * bytes)
+      throw new CrystalError(
+        'bad_argument',
+        `device copy ${saved.device_mask} holds ${copy.size} bytes, not every field's state (${2 * bytes})`,
+      )
+    const { u, prev } = this.state()
+    const encoder = this.device.createCommandEncoder()
+    encoder.copyBufferToBuffer(copy, 0, u, 0, bytes)
+    encoder.copyBufferToBuffer(copy, bytes, prev, 0, bytes)
+    this.transfers.submit(encoder)
+    await this.keepUp()
   }
 
   releaseMask(m: DeviceMask): void {
