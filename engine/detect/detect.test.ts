@@ -7,6 +7,7 @@ import { rng } from '../util/rng.js'
 import {
   cellsRead,
   detect,
+  measure,
   regrowthOf,
   spectraFor,
   stabilityMap,
@@ -254,7 +255,7 @@ describe('the cells detection reads', () => {
     })
   }
 
-  test('detection reads no plane but the stability map, only the power sums and the cells at a mode cellsRead names, and finds the same structures', async () => {
+  test('detection reads no plane but the stability map, only the power sums and the cells at a mode cellsRead names, and finds the same structures; the part it plans to perturb is the first structure wherever the shape decides', async () => {
     const kinds = Object.keys(KNOWN) as (keyof typeof KNOWN)[]
     // each known dynamics alone, and two of them side by side (a second component: regions, a second structure)
     const pairs: [keyof typeof KNOWN, keyof typeof KNOWN | undefined][] = [
@@ -263,6 +264,7 @@ describe('the cells detection reads', () => {
       ['fading', 'memory_seed'],
     ]
     let found = 0
+    const [decided, undecided]: string[][] = [[], []]
     for (const [i, [a, b]] of pairs.entries()) {
       const rand = rng(300 + i)
       const [ka, kb] = [KNOWN[a](rand), b && KNOWN[b](rand)]
@@ -275,6 +277,24 @@ describe('the cells detection reads', () => {
         const want = await detect(spec, later, limit)
         expect(await detect(only(spec, reads), later, limit), `${a} ${b ?? ''} limit ${limit}`).toEqual(want)
         found += want.length
+        if (limit === 1) {
+          // the part a perturbation would act on, from the maps alone: where its shape classes it, the first
+          // structure, measured alike; where no part holds, none is found
+          const { planned } = reads
+          if (!planned) expect(want).toEqual([])
+          else if (planned.decided) {
+            const first = want[0]
+            expect(first.cells).toContain(planned.cell)
+            const { axis, mean_radius } = measure(spec.stability(), N, first.cells)
+            expect(planned).toMatchObject({
+              area: first.features.area,
+              centroid: [first.features.centroid_x, first.features.centroid_y],
+              axis,
+              mean_radius,
+            })
+            decided.push(first.class)
+          } else undecided.push(want[0]?.class ?? 'none')
+        }
         if (want.length) {
           // the controls: without the cells read at a mode's bin detection fails, and so it does without the lists' sums
           await expect(detect(only(spec, { ...reads, modes: new Int32Array(0) }), later, limit)).rejects.toThrow(/read at its mode's bin/)
@@ -286,6 +306,9 @@ describe('the cells detection reads', () => {
       }
     }
     expect(found).toBeGreaterThan(pairs.length)
+    // both kinds of plan met: shapes that decide, and parts only their spectra class
+    expect(decided.length).toBeGreaterThan(0)
+    expect(undecided.length).toBeGreaterThan(0)
   })
 })
 

@@ -497,6 +497,25 @@ export interface WindowReads {
   ends: Int32Array
   /** The cells it reads at their mode's bin (WindowSpectra.amplitudeAt), a pair each: the cell, and the index of its mode's list. */
   modes: Int32Array
+  /** The part a perturbation would act on, as the stability maps tell; none where no part holds (then detection finds nothing). */
+  planned?: PlannedPart
+}
+
+/**
+ * The part a perturbation of the field acts on (the first structure detection finds), as far as the
+ * stability maps alone tell: the first part, by mass, that holds. `decided`: its shape alone classes it
+ * (field-wide, compact or a ring), so detection's first structure is this part whatever the other
+ * planes say; else the spectra decide, and detection may find a later part, or none.
+ */
+export interface PlannedPart {
+  /** Its first cell: the structure detection finds is this part when it holds this cell. */
+  cell: number
+  decided: boolean
+  area: number
+  /** Its centroid, x and y as shares of the side (ShapeFeatures' centroid_x and centroid_y). */
+  centroid: [number, number]
+  axis: [number, number]
+  mean_radius: number
 }
 
 /**
@@ -536,12 +555,23 @@ export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infi
   })
   const map = spec.stability()
   let classed = 0
+  let planned: PlannedPart | undefined
   if (limit >= 1)
     for (const part of partsOf(map, spec.n)) {
       const features = featuresOf(zeros, map, later, part)
       if (!features) continue
       signature(zeros, map, part.cells, features)
-      if (classify(features) && ++classed >= limit) break
+      const byShape = classify(features) !== undefined
+      const { area, centroid_x, centroid_y } = part.shape
+      planned ??= {
+        cell: part.cells[0],
+        decided: byShape,
+        area,
+        centroid: [centroid_x, centroid_y],
+        axis: part.axis,
+        mean_radius: part.mean_radius,
+      }
+      if (byShape && ++classed >= limit) break
     }
   // as typed ints: they cross worker threads twice as a copy of their bytes
   const ends = new Int32Array(listed.length)
@@ -556,7 +586,7 @@ export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infi
     pairs[k++] = key % cellCount
     pairs[k++] = (key - (key % cellCount)) / cellCount
   }
-  return { lists: all, ends, modes: pairs }
+  return { lists: all, ends, modes: pairs, planned }
 }
 
 /**

@@ -130,16 +130,19 @@ export async function runJob(op: DetectOp, job: DetectJob): Promise<CellsAnswer 
   if (job.measured) holdMeasured(spectra.stability(), job.n, job.measured)
   const w = { spectra, later: job.later }
   if (op === 'first') return (await IN_THREAD.first([w], job.limit))[0]
-  const { lists, ends, modes } = (await IN_THREAD.cellsRead([w], job.limit))[0]
+  const { lists, ends, modes, planned } = (await IN_THREAD.cellsRead([w], job.limit))[0]
   const m = measuredOf(spectra.stability())
   // on shared memory, the answer goes to the main thread and the measure on to the first job without a copy
   // (28.5 KB a window at N = 96: at population 1,000 the copies were some 110 MB a generation on the main thread)
   if (!m) {
     const [l, e, c] = onShared([lists, ends, modes] as const)
-    return { reads: { lists: l, ends: e, modes: c }, measured: undefined }
+    return { reads: { lists: l, ends: e, modes: c, planned }, measured: undefined }
   }
   const [l, e, c, ...parts] = onShared([lists, ends, modes, m.cells, m.ends, m.masses, m.parts] as const)
-  return { reads: { lists: l, ends: e, modes: c }, measured: { cells: parts[0], ends: parts[1], masses: parts[2], parts: parts[3] } }
+  return {
+    reads: { lists: l, ends: e, modes: c, planned },
+    measured: { cells: parts[0], ends: parts[1], masses: parts[2], parts: parts[3] },
+  }
 }
 
 /**

@@ -6,7 +6,17 @@
 import type { Genome } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
 import { BASIN_SUMS, basinFrom } from '../detect/basin.js'
-import { CLASS_RULES, measure, regrowthOf, withResponse, type Response, type Structure } from '../detect/detect.js'
+import {
+  CLASS_RULES,
+  measure,
+  regrowthOf,
+  withResponse,
+  type PlannedPart,
+  type Response,
+  type Structure,
+  type WindowReads,
+} from '../detect/detect.js'
+import { CrystalError } from '../errors.js'
 import { WindowSpectra } from '../detect/spectra.js'
 import { addPulse } from '../encode/pulse.js'
 import { yieldToEventLoop } from '../dream/dream.js'
@@ -44,11 +54,11 @@ export interface EvaluationConditions {
 /**
  * The phases of a batch, in order: its engine opened (the device's buffers made); injections and steps
  * to the batch's end; the dreams; the window recorded, observed and read back; detection naming the
- * cells whose planes it reads (where the planes stay on the device); those planes read back; the clean
- * fields' books taken; the structures detected; the perturbation experiment (plans, steps, its
- * window read back and the classing).
+ * cells whose planes it reads (where the planes stay on the device); the clean fields' books taken;
+ * those planes read back (on the GPU while the perturbation is queued); the structures detected; the
+ * perturbation experiment (its waits: steps, its window read back, the classing).
  */
-export const BATCH_PHASES = ['open', 'resonate', 'dream', 'record', 'cells', 'gather', 'books', 'detect', 'perturb'] as const
+export const BATCH_PHASES = ['open', 'resonate', 'dream', 'record', 'cells', 'books', 'gather', 'detect', 'perturb'] as const
 export type BatchPhase = (typeof BATCH_PHASES)[number]
 /** A batch's wall milliseconds per phase, the phases it ran. */
 export type BatchTimes = Partial<Record<BatchPhase, number>>
@@ -123,8 +133,26 @@ async function observeHeld(engine: Engine, steps: number, samples: number): Prom
 export async function recordWindows(
   engine: Engine,
   limit = Infinity,
-  { detector = IN_THREAD, laps }: { detector?: Detector; laps?: Laps } = {},
+  options: { detector?: Detector; laps?: Laps } = {},
 ): Promise<{ windows: Window[]; release: () => void }> {
+  const { windows, release, gathered } = await recorded(engine, limit, options)
+  if (gathered !== undefined) {
+    await gathered
+    options.laps?.lap('gather')
+  }
+  return { windows, release }
+}
+
+/**
+ * recordWindows up to the read of what detection names, which it starts: `gathered` settles when that
+ * has come back, and `reads` says what it is and, per window, the part a perturbation would act on
+ * (neither where every plane is at hand, the CPU, which names nothing).
+ */
+async function recorded(
+  engine: Engine,
+  limit: number,
+  { detector = IN_THREAD, laps }: { detector?: Detector; laps?: Laps },
+): Promise<{ windows: Window[]; release: () => void; reads: WindowReads[] | undefined; gathered: Promise<void> | undefined }> {
   const n = engine.size
   const cells = n * n
   for (let t = 0; t < RECORD_FRAMES; t++) {
@@ -142,13 +170,15 @@ export async function recordWindows(
     taken,
   )
   laps?.lap('record')
-  if (recording.gather) {
-    const read = await detector.cellsRead(windows, limit)
-    laps?.lap('cells')
-    await recording.gather(read)
-    laps?.lap('gather')
-  }
-  return { windows, release: () => recording.release?.() }
+  const release = () => recording.release?.()
+  if (!recording.gather) return { windows, release, reads: undefined, gathered: undefined }
+  const reads = await detector.cellsRead(windows, limit)
+  laps?.lap('cells')
+  // submitted now (once its kernels are compiled), so that work queued after it does not hold its read up
+  const gathered = recording.gather(reads)
+  // handled here, awaited by the caller: it failing while the caller queues more must not end the process
+  gathered.catch(() => {})
+  return { windows, release, reads, gathered }
 }
 
 /** Steps between a perturbation and the window that sees what came back. */
@@ -173,6 +203,34 @@ interface Batch {
   times: BatchTimes
 }
 
+/** A perturbation of one field: a kick, or the cells of a disc (its window) and the half of them erased. */
+interface Plan {
+  kicked: boolean
+  window: number[]
+  erased: number[]
+}
+
+/**
+ * The plan for a part: a field-wide one (area >= 20%) is kicked; a smaller one has the half of a disc
+ * twice its mean radius round its centroid erased, on one side of its principal axis (`shape`: its
+ * axis and mean radius, measured only for such a part).
+ */
+function planFor(
+  n: number,
+  area: number,
+  [x, y]: readonly [number, number],
+  shape: () => { axis: [number, number]; mean_radius: number },
+): Plan {
+  if (area >= CLASS_RULES.field_wide) return { kicked: true, window: [], erased: [] }
+  const { axis, mean_radius } = shape()
+  return { kicked: false, ...erasePlan(n, [x * n - 0.5, y * n - 0.5], 2 * mean_radius + 1, axis) }
+}
+
+/** The plan for a structure found on `map`, its stability map. */
+function planOf(n: number, s: Structure, map: Float32Array): Plan {
+  return planFor(n, s.features.area, [s.features.centroid_x, s.features.centroid_y], () => measure(map, n, s.cells))
+}
+
 /**
  * The perturbation experiment (docs/detection.md), on every field at once: a field-wide structure is
  * kicked by random pulses as strong (rms) as the field; a smaller one has the half of it on one side
@@ -187,28 +245,37 @@ export async function perturb(
   /** The engine's stability sums are still those the windows' later maps were made from (evolve's batch); else the maps go up. */
   { sumsAreLater = false }: { sumsAreLater?: boolean } = {},
 ): Promise<(Structure | undefined)[]> {
+  const plans = found.map((s, f) => s && planOf(engine.size, s, windows[f].spectra.stability()))
+  const response = await perturbPlans(engine, plans, windows, { before: sumsAreLater ? 'sums' : 'maps' })
+  return found.map((s, f) => (s && plans[f] ? withResponse(s, response.get(f)!) : s))
+}
+
+/**
+ * The experiment as `plans` say, per field (none: left alone); per field perturbed, its response.
+ * `before`: where the stability map before comes from: the engine's sums ('sums', still those of the
+ * windows' later maps), the windows' later maps ('maps', sent up), or the engine holds it already
+ * ('held': a batch rewound to perturb again).
+ */
+async function perturbPlans(
+  engine: Engine,
+  plans: readonly (Plan | undefined)[],
+  windows: readonly Window[],
+  { before }: { before: 'sums' | 'maps' | 'held' },
+): Promise<Map<number, Response>> {
   const n = engine.size
   const cells = n * n
   const rand = rng(KICK_SEED)
   const kick = new Float32Array(cells)
   for (let k = 0; k < KICK_PULSES; k++) addPulse(kick, n, randomPulse(rand))
   // a field-wide structure is kicked as strongly as its field: scaled where the fields live (engine.kick)
-  const wide = found.flatMap((s, f) => (s && s.features.area >= CLASS_RULES.field_wide ? [f] : []))
-  const kicked = new Set(wide)
-  const plans = found.map((s, f) => {
-    if (!s) return undefined
-    if (kicked.has(f)) return { kicked: true, window: [], erased: [] }
-    const shape = measure(windows[f].spectra.stability(), n, s.cells)
-    const centre: [number, number] = [s.features.centroid_x * n - 0.5, s.features.centroid_y * n - 0.5]
-    return { kicked: false, ...erasePlan(n, centre, 2 * shape.mean_radius + 1, shape.axis) }
-  })
-  if (!plans.some(Boolean)) return [...found]
+  const wide = plans.flatMap((p, f) => (p?.kicked ? [f] : []))
+  if (!plans.some(Boolean)) return new Map()
   // the stability map before, kept where the fields live: the basins compare with it there
-  if (sumsAreLater) await engine.holdStability()
-  else {
-    const before = new Float32Array(cells * engine.fields)
-    windows.forEach((w, f) => before.set(w.later, f * cells))
-    await engine.holdStability(before)
+  if (before === 'sums') await engine.holdStability()
+  else if (before === 'maps') {
+    const maps = new Float32Array(cells * engine.fields)
+    windows.forEach((w, f) => maps.set(w.later, f * cells))
+    await engine.holdStability(maps)
   }
   if (plans.some((p) => p?.erased.length)) {
     const mask = new Float32Array(cells * engine.fields).fill(1)
@@ -229,7 +296,7 @@ export async function perturb(
   let at = 0
   for (const { field, cells: window } of windowed)
     response.set(field, { regrowth: regrowthOf(windows[field].later, window, sums.windows.subarray(at, (at += window.length))) })
-  return found.map((s, f) => (s && plans[f] ? withResponse(s, response.get(f)!) : s))
+  return response
 }
 
 /**
@@ -306,24 +373,27 @@ async function runBatch(
       laps.lap('dream')
     }
     const detector = c.detector ?? IN_THREAD
-    const { windows, release } = await recordWindows(engine, 1, { detector, laps })
+    const { windows, release, reads, gathered } = await recorded(engine, 1, { detector, laps })
     // the retention is the clean fields' (the books as the windows end): taken on the device now, they
     // come back with the perturbation's read
     const books = engine.booksLater()
     laps.lap('books')
-    // the clean fields' structures first: only they are perturbed, and the perturbation runs on the
-    // device while a pool finds the rerun's (on the H200 detection was half of a generation at the defaults)
     const clean = windows.slice(0, population)
-    const found = detector.first(clean, 1)
-    const shaken = detector.first(windows.slice(population), 1)
-    // handled now, awaited below: it failing while the clean fields are perturbed must not end the process
-    shaken.catch(() => {})
-    const answered = await perturb(engine, await laps.timed('detect', found), clean, { sumsAreLater: true })
+    const planned = reads?.slice(0, population).map((r) => r.planned)
+    // the structures are found once what detection names is back, the clean fields' first: only they are
+    // perturbed, and the rerun's are found while that runs on the device
+    const [detected, shaken] = [clean, windows.slice(population)].map((w) =>
+      gathered !== undefined ? gathered.then(() => detector.first(w, 1)) : detector.first(w, 1),
+    )
+    // handled now, awaited below: one failing while the clean fields are perturbed must not end the process
+    for (const d of [detected, shaken]) d.catch(() => {})
+    const finding = { gathered, detected, laps }
+    const { found, answered } = planned ? await perturbedFirst(engine, clean, planned, finding) : await foundFirst(engine, clean, finding)
     const retention = (await books()).slice(0, population).map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0))
     laps.lap('perturb')
     return {
       windows: clean,
-      found: await found,
+      found,
       answered,
       shaken: await laps.timed('detect', shaken),
       retention,
@@ -332,6 +402,69 @@ async function runBatch(
     }
   } finally {
     engine.destroy()
+  }
+}
+
+/** What the clean fields' structures wait on: what detection names coming back (where it is named), then detection. */
+interface Finding {
+  gathered: Promise<void> | undefined
+  detected: Promise<(Structure | undefined)[]>
+  laps: Laps
+}
+
+/** The clean fields' structures found, then perturbed: where the window's planes are at hand (the CPU). */
+async function foundFirst(engine: Engine, clean: readonly Window[], { gathered, detected, laps }: Finding) {
+  if (gathered !== undefined) await laps.timed('gather', gathered)
+  const found = await laps.timed('detect', detected)
+  const answered = await perturb(engine, found, clean, { sumsAreLater: true })
+  laps.lap('perturb')
+  return { found, answered }
+}
+
+/**
+ * The clean fields perturbed where the stability maps say (`planned`: cellsRead's first holding part)
+ * while what detection names comes back and their structures are found, so that the device runs the
+ * recovery steps while detection runs (docs/detection.md, "The perturbation planned from the stability
+ * maps"). The maps decide the part in nearly every field; where the spectra then class another part,
+ * the batch goes back to its state before the perturbation (engine.keep) and perturbs again where the
+ * structures are: the same steps with the same noise, so the same answers as perturbing after detection.
+ */
+async function perturbedFirst(
+  engine: Engine,
+  clean: readonly Window[],
+  planned: readonly (PlannedPart | undefined)[],
+  { gathered, detected, laps }: Finding,
+) {
+  const n = engine.size
+  // kept only where a guess can be wrong
+  const kept = planned.some((p) => p && !p.decided) ? await engine.keep() : undefined
+  try {
+    const plans = planned.map((p) => p && planFor(n, p.area, p.centroid, () => p))
+    const answering = perturbPlans(engine, plans, clean, { before: 'sums' })
+    answering.catch(() => {})
+    if (gathered !== undefined) await laps.timed('gather', gathered)
+    const found = await laps.timed('detect', detected)
+    let response = await answering
+    laps.lap('perturb')
+    const wrong = found.flatMap((s, f) => (s && !(planned[f] && s.cells.includes(planned[f].cell)) ? [f] : []))
+    if (wrong.length) {
+      if (!kept)
+        throw new CrystalError(
+          'internal',
+          `detection found a structure in field ${wrong[0]} where the stability maps decided on another part, or none`,
+        )
+      await kept.rewind()
+      response = await perturbPlans(
+        engine,
+        found.map((s, f) => s && planOf(n, s, clean[f].spectra.stability())),
+        clean,
+        { before: 'held' },
+      )
+      laps.lap('perturb')
+    }
+    return { found, answered: found.map((s, f) => s && withResponse(s, response.get(f)!)) }
+  } finally {
+    kept?.release()
   }
 }
 

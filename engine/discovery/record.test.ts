@@ -19,6 +19,8 @@ import { MaterialCatalog } from '../field/materials.js'
 import { engineOn, gpuBackend, pulsedEngine, softwareGpu } from '../../testing/backends.js'
 import { randomField } from '../../testing/fixtures.js'
 import { rng } from '../util/rng.js'
+import { CLASS_RULES } from '../detect/detect.js'
+import { type Detector, IN_THREAD } from './detector.js'
 import { evaluate, OBSERVE_SAMPLES, OBSERVE_STEPS, RECORD_DT, RECORD_FRAMES, recordWindows } from './evaluate.js'
 import { randomGenome, randomPulse } from './genome.js'
 
@@ -185,6 +187,52 @@ test('a window larger than one buffer of the device: its lists summed in groups 
   }
   expect(want.sums.some((v) => v > 0)).toBe(true)
 })
+
+// europium_crystal at N = 24 makes field-wide structures here (kicked), metamaterial at N = 32 compact ones (erased)
+test.each([
+  ['europium_crystal', 24, 'basin'],
+  ['metamaterial', 32, 'regrowth'],
+] as const)(
+  'on the GPU the clean fields are perturbed where the stability maps say before their structures are found; where that guessed wrong the batch goes back and perturbs where they are: the same evaluations, bit for bit, one read more (%s, N = %i, %s)',
+  { timeout: GPU_TEST_TIMEOUT },
+  async (name, size, answer) => {
+    const rand = rng(4)
+    const genomes = Array.from({ length: 6 }, () => randomGenome(rand, { min_steps: 60, max_steps: 200 }))
+    const material = new MaterialCatalog().get(name)
+    const run = async (detector: Detector) => {
+      let reads = () => 0
+      const evaluations = await evaluate(genomes, {
+        size,
+        material,
+        seed: 1,
+        detector,
+        open: async (o) => {
+          const e = await engineOn('gpu', o)
+          reads = () => e.transfers()?.reads ?? 0
+          return e
+        },
+      })
+      return { evaluations, reads: reads() }
+    }
+    // maps that guess every part wrong: each perturbed the other way (kicked where it is erased and the
+    // other way round, the other half erased), and not the part found
+    const misled: Detector = {
+      ...IN_THREAD,
+      cellsRead: async (windows, limit) =>
+        (await IN_THREAD.cellsRead(windows, limit)).map((r) => {
+          const p = r.planned
+          if (!p) return r
+          const area = p.area >= CLASS_RULES.field_wide ? 0 : 1
+          return { ...r, planned: { ...p, cell: -1, decided: false, area, axis: [-p.axis[0], -p.axis[1]] as [number, number] } }
+        }),
+    }
+    const [right, wrong] = [await run(IN_THREAD), await run(misled)]
+    expect(right.reads).toBe(3)
+    expect(wrong.reads).toBe(4)
+    expect(wrong.evaluations).toEqual(right.evaluations)
+    expect(right.evaluations.some((e) => e.structure?.response?.[answer] !== undefined)).toBe(true)
+  },
+)
 
 test("a scaling on the GPU (the dream's apply kernel) reads nothing back and scales and books as the CPU engine does, every field or one", {
   timeout: GPU_TEST_TIMEOUT,
