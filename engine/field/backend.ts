@@ -78,13 +78,16 @@ export interface FieldBackend {
   ): Promise<AdjointRunner>
   /** Frees a device mask the history no longer holds. */
   releaseMask?(mask: DeviceMask): void
+  /** A copy of one field's u and u_prev kept on the device (released by releaseMask), so a saturating field's history costs no read-back. */
+  snapshot?(field: number): DeviceMask
   /**
-   * A copy of one field's u and u_prev (every field's where none is named) kept on the device (released
-   * by releaseMask), so a saturating field's history, or a batch kept to go back to, costs no read-back.
+   * Every field's u and u_prev copied on the device, nothing read back (the engine's keep): two copies,
+   * each the size of a state buffer (one of both could pass the device's largest buffer), each
+   * released by releaseMask.
    */
-  snapshot?(field?: number): DeviceMask
-  /** u and u_prev put back as `snapshot()` kept them, every field (the engine's rewind), on the device. */
-  restore?(saved: DeviceMask): Promise<void>
+  keepState?(): { u: DeviceMask; prev: DeviceMask }
+  /** u and u_prev put back as keepState kept them (the engine's rewind). */
+  restoreState?(kept: { u: DeviceMask; prev: DeviceMask }): Promise<void>
   /** Host-device traffic so far (GPU only). */
   readonly transfers?: TransferCounts
   /** Starts compiling the kernels `work` will use, in the background, in this order (the GPU backend). */

@@ -251,7 +251,7 @@ describe("a rerun: a batch's later fields run its first ones again with more noi
 
 describe("keep and rewind (evolve's batch goes back where it perturbed a field in the wrong place)", () => {
   test.each(['cpu', 'gpu'] as const)(
-    '%s: the steps after a rewind repeat those after the keep, bit for bit, noise and all; the books are refused after it; control, the same steps without going back differ',
+    '%s: the steps after a rewind repeat those after the keep, bit for bit, noise and all, with nothing read back for either; the books are refused after it; control, the same steps without going back differ',
     { timeout: 300_000 },
     async (backend) => {
       const o = {
@@ -267,8 +267,12 @@ describe("keep and rewind (evolve's batch goes back where it perturbed a field i
       const wave = (k: number) => Float32Array.from({ length: 24 * 24 }, (_, i) => Math.sin(i * (0.01 + 0.003 * k)) * 0.5)
       await e.injectMany([wave(1), wave(2), wave(3)])
       await e.step(30)
+      // on the GPU neither the keep nor the rewind reads anything back
+      const reads = () => e.transfers()?.reads
+      const before = reads()
       const kept = await e.keep()
       expect(kept.step).toBe(30)
+      expect(reads()).toBe(before)
       // what happens after the keep: a kick on one field (as the perturbation's), then steps
       const pattern = wave(4)
       await e.kick(pattern, [1])
@@ -276,7 +280,9 @@ describe("keep and rewind (evolve's batch goes back where it perturbed a field i
       const first = await e.read()
       await e.step(10)
       const onward = await e.read()
+      const beforeRewind = reads()
       await kept.rewind()
+      expect(reads()).toBe(beforeRewind)
       expect(e.step_count).toBe(30)
       await e.kick(pattern, [1])
       await e.step(25)

@@ -590,17 +590,20 @@ class FieldEngine implements Engine {
     if (this.timeline_interval || this.recallHistory)
       throw new CrystalError('bad_argument', 'only an engine with no timeline and no history for recall can keep its fields to rewind them')
     const step = this.step_count
-    const kept = this.core.snapshot ? this.core.snapshot() : await this.core.read()
+    const core = this.core
+    // where the fields live: a device copy (nothing read back), else the host's copy of them
+    const onDevice = core.keepState?.()
+    const onHost = onDevice ? undefined : await core.read()
     return {
       step,
       rewind: async () => {
-        await ('device_mask' in kept ? this.core.restore!(kept) : this.core.load(kept.u, kept.prev))
+        await (onDevice ? core.restoreState!(onDevice) : core.load(onHost!.u, onHost!.prev))
         this.step_count = step
         this.revision++
         this.rewound = true
       },
       release: () => {
-        if ('device_mask' in kept) this.core.releaseMask?.(kept)
+        if (onDevice) for (const m of [onDevice.u, onDevice.prev]) core.releaseMask?.(m)
       },
     }
   }

@@ -345,30 +345,40 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     return buffer
   }
 
-  snapshot(field?: number): DeviceMask {
-    const fieldBytes = this.n * this.n * 4
-    const bytes = field === undefined ? this.fields * fieldBytes : fieldBytes
+  snapshot(field: number): DeviceMask {
+    const bytes = this.n * this.n * 4
     const copy = this.device.createBuffer({ size: 2 * bytes, usage: 0x80 | 0x4 | 0x8 }) // storage, copy source and destination
     const { u, prev } = this.state()
     const encoder = this.device.createCommandEncoder()
-    encoder.copyBufferToBuffer(u, (field ?? 0) * fieldBytes, copy, 0, bytes)
-    encoder.copyBufferToBuffer(prev, (field ?? 0) * fieldBytes, copy, bytes, bytes)
+    encoder.copyBufferToBuffer(u, field * bytes, copy, 0, bytes)
+    encoder.copyBufferToBuffer(prev, field * bytes, copy, bytes, bytes)
     this.transfers.submit(encoder)
     return this.keepMask(copy)
   }
 
-  async restore(saved: DeviceMask): Promise<void> {
-    const bytes = this.fields * this.n * this.n * 4
-    const copy = this.mask(saved)
-    if (copy.size !== 2 * bytes)
-      throw new CrystalError(
-        'bad_argument',
-        `device copy ${saved.device_mask} holds ${copy.size} bytes, not every field's state (${2 * bytes})`,
-      )
-    const { u, prev } = this.state()
+  keepState(): { u: DeviceMask; prev: DeviceMask } {
+    const state = this.state()
     const encoder = this.device.createCommandEncoder()
-    encoder.copyBufferToBuffer(copy, 0, u, 0, bytes)
-    encoder.copyBufferToBuffer(copy, bytes, prev, 0, bytes)
+    const [u, prev] = [state.u, state.prev].map((from) => {
+      const copy = this.device.createBuffer({ size: from.size, usage: U.COPY_SRC | U.COPY_DST })
+      encoder.copyBufferToBuffer(from, 0, copy, 0, from.size)
+      return this.keepMask(copy)
+    })
+    this.transfers.submit(encoder)
+    return { u, prev }
+  }
+
+  async restoreState(kept: { u: DeviceMask; prev: DeviceMask }): Promise<void> {
+    const state = this.state()
+    const encoder = this.device.createCommandEncoder()
+    for (const [copy, to] of [
+      [this.mask(kept.u), state.u],
+      [this.mask(kept.prev), state.prev],
+    ] as const) {
+      if (copy.size !== to.size)
+        throw new CrystalError('bad_argument', `a kept state of ${copy.size} bytes cannot restore this backend's ${to.size}`)
+      encoder.copyBufferToBuffer(copy, 0, to, 0, to.size)
+    }
     this.transfers.submit(encoder)
     await this.keepUp()
   }
