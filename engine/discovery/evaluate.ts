@@ -56,9 +56,10 @@ export interface EvaluationConditions {
  * to the batch's end; the dreams; the window recorded, observed and read back; detection naming the
  * cells whose planes it reads (where the planes stay on the device); the clean fields' books taken;
  * those planes read back (on the GPU while the perturbation is queued); the structures detected; the
- * perturbation experiment (its waits: steps, its window read back, the classing).
+ * perturbation experiment (its waits: steps, its window read back, the classing); on the GPU, the
+ * perturbation again where the stability maps guessed a part wrong (perturbedFirst).
  */
-export const BATCH_PHASES = ['open', 'resonate', 'dream', 'record', 'cells', 'books', 'gather', 'detect', 'perturb'] as const
+export const BATCH_PHASES = ['open', 'resonate', 'dream', 'record', 'cells', 'books', 'gather', 'detect', 'perturb', 'again'] as const
 export type BatchPhase = (typeof BATCH_PHASES)[number]
 /** A batch's wall milliseconds per phase, the phases it ran. */
 export type BatchTimes = Partial<Record<BatchPhase, number>>
@@ -460,7 +461,7 @@ async function perturbedFirst(
         clean,
         { before: 'held' },
       )
-      laps.lap('perturb')
+      laps.lap('again')
     }
     return { found, answered: found.map((s, f) => s && withResponse(s, response.get(f)!)) }
   } finally {

@@ -201,6 +201,7 @@ test.each([
     const material = new MaterialCatalog().get(name)
     const run = async (detector: Detector) => {
       let reads = () => 0
+      let again: number | undefined
       const evaluations = await evaluate(genomes, {
         size,
         material,
@@ -211,8 +212,9 @@ test.each([
           reads = () => e.transfers()?.reads ?? 0
           return e
         },
+        onTimes: (t) => (again = t.batch.again),
       })
-      return { evaluations, reads: reads() }
+      return { evaluations, reads: reads(), again }
     }
     // maps that guess every part wrong: each perturbed the other way (kicked where it is erased and the
     // other way round, the other half erased), and not the part found
@@ -229,6 +231,9 @@ test.each([
     const [right, wrong] = [await run(IN_THREAD), await run(misled)]
     expect(right.reads).toBe(3)
     expect(wrong.reads).toBe(4)
+    // evolve --debug shows the second try as a phase of its own
+    expect(right.again).toBeUndefined()
+    expect(wrong.again).toBeGreaterThan(0)
     expect(wrong.evaluations).toEqual(right.evaluations)
     expect(right.evaluations.some((e) => e.structure?.response?.[answer] !== undefined)).toBe(true)
   },
