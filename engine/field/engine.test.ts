@@ -250,10 +250,15 @@ describe("a rerun: a batch's later fields run its first ones again with more noi
 })
 
 describe("keep and rewind (evolve's batch goes back where it perturbed a field in the wrong place)", () => {
-  test.each(['cpu', 'gpu'] as const)(
-    '%s: the steps after a rewind repeat those after the keep, bit for bit, noise and all, with nothing read back for either; the books are refused after it; control, the same steps without going back differ',
+  // the GPU at 4 steps a dispatch too (evolve's batches on a hardware adapter), whose steps rotate among 4 state buffers
+  test.each([
+    ['cpu', 1],
+    ['gpu', 1],
+    ['gpu', STEPS_PER_DISPATCH],
+  ] as const)(
+    '%s, %i step(s) a dispatch: the steps after a rewind repeat those after the keep, bit for bit, noise and all, with nothing read back for either; the books are refused after it; control, the same steps without going back differ',
     { timeout: 300_000 },
-    async (backend) => {
+    async (backend, steps) => {
       const o = {
         size: 24,
         material: 'europium_crystal',
@@ -262,6 +267,7 @@ describe("keep and rewind (evolve's batch goes back where it perturbed a field i
         fields: 3,
         timeline_interval: 0,
         recall_history: false,
+        ...(backend === 'gpu' ? { gpu_steps_per_dispatch: steps } : {}),
       } as const
       const e = await engine(backend, o)
       const wave = (k: number) => Float32Array.from({ length: 24 * 24 }, (_, i) => Math.sin(i * (0.01 + 0.003 * k)) * 0.5)
