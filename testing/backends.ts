@@ -19,6 +19,11 @@ export async function softwareGpu(): Promise<boolean> {
   return (await findAdapter(await nodeGpu()))?.software ?? true
 }
 
+/** The backend `auto` picks on this machine: the GPU where its adapter is a hardware one, else the CPU. */
+export async function autoBackend(): Promise<'cpu' | 'gpu'> {
+  return (await softwareGpu()) ? 'cpu' : 'gpu'
+}
+
 export async function gpuBackend(n: number, fields: number): Promise<FieldBackend> {
   return (await selectBackend({ backend: 'gpu', n, fields, gpu: nodeGpu })).backend
 }
