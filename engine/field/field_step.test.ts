@@ -10,6 +10,7 @@ import { noiseKey } from './noise.js'
 import { STEP_TILE, STEPS_PER_DISPATCH, type StepParams, stepGroups } from './params.js'
 import { type AdapterChoice, findAdapter, openDevice } from '../gpu/device.js'
 import { GpuFieldBackend } from '../gpu/backend.js'
+import { DEFERRED_MAX } from '../gpu/transfers.js'
 import { forgetKernels } from '../gpu/context.js'
 import { nodeGpu } from '../gpu/webgpu.node.js'
 
@@ -410,5 +411,36 @@ describe('several steps a dispatch (shaders/field_steps.wgsl): the same field an
       // dispatches of 4 (4 slots: folds at 4 and 8)
       expect(gpu.transfers.dispatches - before).toBe(taken === 1 ? 8 + 3 : 2 + 2)
     }
+  })
+})
+
+describe('short runs of steps go in one submit with the work after them (Transfers.submitWithNext)', () => {
+  test('100 runs of 3 steps, then 15 of 20 whose uniform slots come round to those of runs not yet submitted: the field and books of one run of 600, in a few submits', async () => {
+    const [n, fields] = [32, 2]
+    const gpu = (await gpuBackend(n, fields)) as GpuFieldBackend
+    opened.push(gpu)
+    const params = paramsFor(n, fields)
+    await gpu.load(...startOf(n, fields))
+    const runs = async (count: number, steps: number, from: number) => {
+      const submits = gpu.transfers.submits
+      for (let k = 0; k < count; k++) await gpu.step({ steps, first_step: from + k * steps, seed: SEED, sample_interval: 0, params })
+      return gpu.transfers.submits - submits
+    }
+    // each run had a submit of its own before; now DEFERRED_MAX (16) go in one
+    expect(await runs(100, 3, 0)).toBe(Math.floor(100 / DEFERRED_MAX))
+    // 20 steps a run: the 13th run's slots are the 1st run's again (256 in the buffer), so the 12 runs
+    // handed over go first (a write to slots still to be read would change their steps' noise keys)
+    expect(await runs(15, 20, 300)).toBe(1)
+    const short = { ...(await gpu.read()), ledger: await gpu.ledger() }
+    const other = await gpuBackend(n, fields)
+    opened.push(other)
+    await other.load(...startOf(n, fields))
+    await other.step({ steps: 600, first_step: 0, seed: SEED, sample_interval: 0, params })
+    const long = { ...(await other.read()), ledger: await other.ledger() }
+    expect(maxAbs(long.u)).toBeGreaterThan(0.01)
+    // the same kernel, dispatch for dispatch: the same bits on any adapter
+    expect(maxDiff(short.u, long.u)).toBe(0)
+    expect(maxDiff(short.prev, long.prev)).toBe(0)
+    expect([...short.ledger]).toEqual([...long.ledger])
   })
 })

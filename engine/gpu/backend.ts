@@ -84,6 +84,8 @@ interface StateGroup {
 }
 /** The ring of per-step tile sums: at most this many bytes (N = 2048, one field: 64 steps a fold). */
 const RING_BYTES = 16 << 20
+/** Runs of steps (without samples) at least this long are submitted at once; shorter ones go with the work after them. */
+const SUBMIT_AT_ONCE = 64
 /** Submits of a step(n) queued ahead of the one whose samples the host is waiting for. */
 const SUBMITS_AHEAD = 2
 
@@ -163,6 +165,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private encoder3?: GpuEncoder3
   /** bufs[current[0]] is u_prev, bufs[current[1]] is u; a step writes a buffer that is neither (3 buffers, 4 for several steps a dispatch). */
   private current: readonly [number, number] = [0, 1]
+  /** The next free slot of the step's and the reduction's uniform buffers (claimSlots). */
+  private readonly slotCursor = { step: 0, reduce: 0 }
   /** The ends of the latest submits, oldest first (keepUp). */
   private readonly unseen: Promise<void>[] = []
   private failed: string | undefined
@@ -428,11 +432,14 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const out: LedgerSample[] = []
     for (let done = 0; done < req.steps; ) {
       const steps = Math.min(MAX_STEPS_PER_SUBMIT, req.steps - done)
+      const submits = this.transfers.submits
       chunks.push(this.submitSteps(req, req.first_step + done, steps))
       done += steps
       if (chunks.length > SUBMITS_AHEAD) out.push(...(await chunks.shift()!))
-      // submits without samples wait on nothing above: keep every run within SUBMITS_AHEAD submits of the device
-      await this.keepUp()
+      // submits without samples wait on nothing above: keep every run within SUBMITS_AHEAD submits of the
+      // device. A run handed over to go with later work submitted nothing: the host goes on encoding while
+      // the device runs what was submitted (waiting here would leave the device idle while it encodes)
+      if (this.transfers.submits !== submits) await this.keepUp()
     }
     for (const chunk of chunks) out.push(...(await chunk))
     this.check()
@@ -455,6 +462,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const stepBytes = new ArrayBuffer(steps * SLOT)
     const sampleSteps: number[] = []
     const reduceBytes = new ArrayBuffer((SAMPLE_SLOTS + 1) * steps * SLOT)
+    const [stepBase, reduceBase] = [this.claimSlots('step', steps), this.claimSlots('reduce', (SAMPLE_SLOTS + 1) * steps)]
     const folds = { count: 0, pending: 0 }
     // a sample's state is the one the next step reads: that step takes its energy on the way (its tiles,
     // with the same constants), but for the run's last sample, which the energy pass takes
@@ -474,7 +482,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       const take = several && i + this.stepsPerDispatch <= steps ? this.stepsPerDispatch : 1
       // a dispatch's steps go to consecutive ring slots
       if (folds.pending + take > this.ringSlots) {
-        this.encodeFold(pass, folds, steps, reduceBytes)
+        this.encodeFold(pass, folds, steps, reduceBytes, reduceBase)
         set = undefined
       }
       const at = i * SLOT
@@ -488,35 +496,48 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       if (set !== pipeline) pass.setPipeline(pipeline)
       set = pipeline
       const { group, next } = this.statesOf(take > 1 ? 'steps' : 'step', this.current)
-      pass.setBindGroup(0, group, [at])
+      pass.setBindGroup(0, group, [stepBase + at])
       this.current = next
       this.transfers.dispatch(pass, ...this.stepDispatch, this.fields)
       i += take
       // the books were folded at the sample and this step's terms are in the ring: summed before the next fold
       if (sampled) {
-        this.encodeSample(pass, sampleSteps.length - 1, reduceBytes, this.stepEnergy)
+        this.encodeSample(pass, sampleSteps.length - 1, reduceBytes, reduceBase, this.stepEnergy)
         set = undefined
       }
       folds.pending += take
       const absolute = first + i
       sampled = req.sample_interval > 0 && absolute % req.sample_interval === 0
       if (sampled || folds.pending === this.ringSlots || i === steps) {
-        this.encodeFold(pass, folds, steps, reduceBytes)
+        this.encodeFold(pass, folds, steps, reduceBytes, reduceBase)
         set = undefined
       }
       if (sampled) sampleSteps.push(absolute)
       if (sampled && i === steps) {
-        this.encodeEnergy(pass, at)
-        this.encodeSample(pass, sampleSteps.length - 1, reduceBytes, this.passEnergy)
+        this.encodeEnergy(pass, stepBase + at)
+        this.encodeSample(pass, sampleSteps.length - 1, reduceBytes, reduceBase, this.passEnergy)
       }
     }
     pass.end()
-    this.transfers.write(this.stepUniforms, 0, stepBytes)
-    if (sampleSteps.length) this.transfers.write(this.reduceUniforms, 0, reduceBytes, 0, SAMPLE_SLOTS * sampleSteps.length * SLOT)
+    this.transfers.write(this.stepUniforms, stepBase, stepBytes)
+    const samplesBytes = SAMPLE_SLOTS * sampleSteps.length * SLOT
+    if (sampleSteps.length) this.transfers.write(this.reduceUniforms, reduceBase, reduceBytes, 0, samplesBytes)
     const foldSlots = SAMPLE_SLOTS * steps * SLOT
-    this.transfers.write(this.reduceUniforms, foldSlots, reduceBytes, foldSlots, folds.count * SLOT)
+    this.transfers.write(this.reduceUniforms, reduceBase + foldSlots, reduceBytes, foldSlots, folds.count * SLOT)
     if (!sampleSteps.length) {
-      this.transfers.submit(encoder)
+      // a short run goes with the work after it (Transfers.submitWithNext): the window's 32 runs of 4
+      // steps and their frames in a few submits. It names the state and the books' buffers and its own
+      // uniform slots, which the next run's do not overlap (claimSlots)
+      if (steps < SUBMIT_AT_ONCE)
+        this.transfers.submitWithNext(encoder, [
+          ...this.bufs,
+          this.ledgerBuf,
+          this.ledgerComp,
+          this.tileSums,
+          { buffer: this.stepUniforms, offset: stepBase, size: steps * SLOT },
+          { buffer: this.reduceUniforms, offset: reduceBase + foldSlots, size: folds.count * SLOT },
+        ])
+      else this.transfers.submit(encoder)
       return []
     }
     const values = await this.readSamples(encoder, sampleSteps.length)
@@ -528,18 +549,32 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     }))
   }
 
+  /**
+   * The byte offset of `count` uniform slots of `kind`'s buffer for a run: after the last run's, from 0
+   * again where they would not fit. A run handed over unsubmitted (submitWithNext) keeps its slots
+   * until the next runs' reach them again, and a write there submits it first.
+   */
+  private claimSlots(kind: 'step' | 'reduce', count: number): number {
+    const capacity = (kind === 'step' ? 1 : SAMPLE_SLOTS + 1) * MAX_STEPS_PER_SUBMIT
+    if (this.slotCursor[kind] + count > capacity) this.slotCursor[kind] = 0
+    const first = this.slotCursor[kind]
+    this.slotCursor[kind] += count
+    return first * SLOT
+  }
+
   /** Adds the ring's pending steps into the books (reduce uniform slot 2 x steps + fold number). */
   private encodeFold(
     pass: GPUComputePassEncoder,
     folds: { count: number; pending: number },
     steps: number,
     reduceBytes: ArrayBuffer,
+    base: number,
   ): void {
     const offset = (SAMPLE_SLOTS * steps + folds.count) * SLOT
     const len = this.fields * this.ledgerTiles
     packStruct(REDUCE_PARAM_LAYOUT, { len, dst_offset: 0, count: folds.pending }, reduceBytes, offset)
     pass.setPipeline(this.foldPipeline)
-    pass.setBindGroup(0, this.foldGroup, [offset])
+    pass.setBindGroup(0, this.foldGroup, [base + offset])
     const groups = Math.ceil(len / 256)
     this.transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535))
     folds.count++
@@ -558,16 +593,17 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
    * ([column][field]): each row of tiles summed, in two passes where a row is longer than a chunk
    * (the energy's rows, then the books', into [row][chunk] of chunkSums; then every row's chunks at once).
    */
-  private encodeSample(pass: GPUComputePassEncoder, s: number, reduceBytes: ArrayBuffer, energy: SampleEnergy): void {
+  private encodeSample(pass: GPUComputePassEncoder, s: number, reduceBytes: ArrayBuffer, uniformAt: number, energy: SampleEnergy): void {
     const base = s * SAMPLE_COLUMNS * this.fields
+    // slot k is written at `slot(k)` of `reduceBytes`, which goes to `uniformAt` of the uniform buffer
     const slot = (k: number) => (SAMPLE_SLOTS * s + k) * SLOT
     if (this.chunks === 1) {
       packStruct(REDUCE_PARAM_LAYOUT, { len: energy.len, dst_offset: base }, reduceBytes, slot(0))
       packStruct(REDUCE_PARAM_LAYOUT, { len: this.ledgerTiles, dst_offset: base + this.fields }, reduceBytes, slot(1))
       pass.setPipeline(this.sumPipeline)
-      pass.setBindGroup(0, energy.sum, [slot(0)])
+      pass.setBindGroup(0, energy.sum, [uniformAt + slot(0)])
       this.transfers.dispatch(pass, this.fields)
-      pass.setBindGroup(0, this.sumLedger, [slot(1)])
+      pass.setBindGroup(0, this.sumLedger, [uniformAt + slot(1)])
       this.transfers.dispatch(pass, 4 * this.fields)
       return
     }
@@ -580,12 +616,12 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     )
     packStruct(REDUCE_PARAM_LAYOUT, { len: this.chunks, dst_offset: base }, reduceBytes, slot(2))
     pass.setPipeline(this.chunkPipeline)
-    pass.setBindGroup(0, energy.chunk, [slot(0)])
+    pass.setBindGroup(0, energy.chunk, [uniformAt + slot(0)])
     this.transfers.dispatch(pass, this.chunks, this.fields)
-    pass.setBindGroup(0, this.chunkLedger, [slot(1)])
+    pass.setBindGroup(0, this.chunkLedger, [uniformAt + slot(1)])
     this.transfers.dispatch(pass, this.chunks, 4 * this.fields)
     pass.setPipeline(this.sumPipeline)
-    pass.setBindGroup(0, this.sumChunks, [slot(2)])
+    pass.setBindGroup(0, this.sumChunks, [uniformAt + slot(2)])
     this.transfers.dispatch(pass, SAMPLE_COLUMNS * this.fields)
   }
 

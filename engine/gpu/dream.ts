@@ -144,7 +144,7 @@ export class GpuDreamOps implements DreamOps {
     if (!group) this.accumulateGroups.set(u, (group = this.group('accumulate', resources)))
     this.dispatchCells(pass, 'accumulate', resources, group)
     pass.end()
-    // a sample is taken between steps: it rides with the next step's submit
+    // a sample is taken between steps: it goes with the steps after it (in a submit with others)
     this.gpu.transfers.submitWithNext(encoder, [s.uniform, u, s.acc])
   }
 

@@ -11,13 +11,14 @@ import type { WindowReads } from '../detect/detect.js'
 import { giveBack, HeldPlanes, reusedFloats, windowCoefficients, windowPlanes, windowTotals } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
 import { packStruct, wgslStruct } from '../field/params.js'
-import { compiling, type GpuContext, type Kernel, kernelModule, pipelineOf } from './context.js'
+import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 
 const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST
 const UNIFORM = 0x40 | 0x8
+const COMPUTE_STAGE = 0x4
 const WG = 256
-/** The uniform's slots, one per chunk of planes, at the 256-byte offsets a dynamic offset needs. */
+/** The uniform's slots, one per frame and chunk of planes, at the 256-byte offsets a dynamic offset needs. */
 const SLOT = 256
 /** shaders/gather.wgsl's uniform: cells listed, floats a plane, the chunk's first plane and planes held, planes a cell, the first listed cell. */
 const GATHER_LAYOUT = [
@@ -68,7 +69,7 @@ export const RECORD_KERNELS = {
   accumulate: {
     key: 'spectra:accumulate',
     describe: (device: GPUDevice): GPUComputePipelineDescriptor => ({
-      layout: 'auto',
+      layout: device.createPipelineLayout({ bindGroupLayouts: [accumulateLayout(device)] }),
       compute: { module: kernelModule(device, '', SHADERS.spectra), entryPoint: 'accumulate' },
     }),
   },
@@ -77,6 +78,22 @@ export const RECORD_KERNELS = {
   mode_planes: listKernel('mode_planes', 'ModePlanes', MODE_PLANES_LAYOUT),
   basin: listKernel('basin', 'Basin', BASIN_LAYOUT),
 } satisfies Record<string, Kernel>
+
+/**
+ * shaders/spectra.wgsl's `accumulate`: its uniform a frame's slot (a dynamic offset: every frame's
+ * slots are written at the window's start, so a frame's capture can go in one submit with the next's).
+ */
+function accumulateLayout(device: GPUDevice): GPUBindGroupLayout {
+  return perDevice(device, 'spectra/accumulate', () =>
+    device.createBindGroupLayout({
+      entries: (['uniform', 'read-only-storage', 'read-only-storage', 'storage'] as const).map((type, binding) => ({
+        binding,
+        visibility: COMPUTE_STAGE,
+        buffer: binding ? { type } : { type, hasDynamicOffset: true },
+      })),
+    }),
+  )
+}
 
 /** Planes of the tail read back first: the stability plane (sum |u|), the stability sums. */
 const TAIL = 2
@@ -139,7 +156,8 @@ export class GpuRecorder implements WindowRecorder {
     const factors = windowCoefficients(Math.max(1, frames))
     const coef = transfers.buffer(factors.byteLength, STORAGE)
     transfers.write(coef, 0, factors.buffer as ArrayBuffer)
-    const uniform = transfers.buffer(count * SLOT, UNIFORM)
+    // a slot a frame and chunk ([frame][chunk]), written once a window (capture's slot 0)
+    const uniform = transfers.buffer(Math.max(1, frames) * count * SLOT, UNIFORM)
     const pipeline = pipelineOf(device, RECORD_KERNELS.accumulate)
     this.window = { coef, uniform, pipeline, groups: new WeakMap() }
   }
@@ -152,27 +170,31 @@ export class GpuRecorder implements WindowRecorder {
     const { coef, uniform: slots, pipeline, groups: made } = this.window
     const { device, n, fields, transfers } = this.gpu
     const size = n * n * fields
-    const uniform = new ArrayBuffer(this.chunks.length * SLOT)
-    for (let c = 0; c < this.chunks.length; c++)
-      new Uint32Array(uniform, c * SLOT, 5).set([
-        size,
-        slot,
-        c * this.perChunk,
-        Math.min(this.perChunk, this.planes - c * this.perChunk),
-        this.planes,
-      ])
-    transfers.write(slots, 0, uniform)
+    const count = this.chunks.length
+    if (slot === 0) {
+      const uniform = new ArrayBuffer(frames * count * SLOT)
+      for (let t = 0; t < frames; t++)
+        for (let c = 0; c < count; c++)
+          new Uint32Array(uniform, (t * count + c) * SLOT, 5).set([
+            size,
+            t,
+            c * this.perChunk,
+            Math.min(this.perChunk, this.planes - c * this.perChunk),
+            this.planes,
+          ])
+      transfers.write(slots, 0, uniform)
+    }
     const { u } = this.gpu.state()
     let bound = made.get(u)
     if (!bound) {
       bound = this.chunks.map((chunk, c) => {
         const entries = [
-          { binding: 0, resource: { buffer: slots, offset: c * SLOT, size: 32 } },
+          { binding: 0, resource: { buffer: slots, size: 32 } },
           { binding: 1, resource: { buffer: u } },
           { binding: 2, resource: { buffer: coef } },
           { binding: 3, resource: { buffer: chunk, size: Math.min(this.perChunk, this.planes - c * this.perChunk) * this.planeBytes } },
         ]
-        return device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries })
+        return device.createBindGroup({ layout: accumulateLayout(device), entries })
       })
       made.set(u, bound)
     }
@@ -180,12 +202,12 @@ export class GpuRecorder implements WindowRecorder {
     const pass = encoder.beginComputePass()
     pass.setPipeline(pipeline)
     const groups = Math.ceil(size / WG)
-    for (const group of bound) {
-      pass.setBindGroup(0, group)
+    for (const [c, group] of bound.entries()) {
+      pass.setBindGroup(0, group, [(slot * count + c) * SLOT])
       transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535))
     }
     pass.end()
-    // a frame is taken between steps: it rides with the next step's submit
+    // a frame is taken between steps: it goes with the steps after it (in a submit with others)
     transfers.submitWithNext(encoder, [slots, u, coef, ...this.chunks])
     return Promise.resolve()
   }

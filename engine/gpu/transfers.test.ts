@@ -4,7 +4,7 @@
 // exactly their size, zero-filled. On this machine's real WebGPU, whatever its adapter is.
 import { expect, test } from 'vitest'
 import { keptDevice } from './device.js'
-import { Transfers } from './transfers.js'
+import { DEFERRED_MAX, Transfers } from './transfers.js'
 import { nodeGpu } from './webgpu.node.js'
 
 const MAP_READ = 0x1
@@ -186,5 +186,37 @@ test('work handed over with submitWithNext runs in the next submit, ahead of its
     expect(await read(b)).toEqual(filled(4, FLOATS))
   } finally {
     for (const x of [a, b, c]) x.destroy()
+  }
+})
+
+test('work handed over that names bytes of a buffer is submitted first only by a write to those bytes; DEFERRED_MAX handed over go in one submit', async () => {
+  const { device } = (await keptDevice(await nodeGpu()))!
+  const [a, b] = [0, 1].map(() => device.createBuffer({ size: FLOATS * 4, usage: STORAGE }))
+  const t = new Transfers(device)
+  const half = (FLOATS / 2) * 4
+  // the first half of a copied to the first half of b, handed over naming only a's first half
+  const copyHalf = () => {
+    const encoder = device.createCommandEncoder()
+    encoder.copyBufferToBuffer(a, 0, b, 0, half)
+    return encoder
+  }
+  const read = async (src: GPUBuffer) => new Float32Array(await t.read(src, 0, half, device.createCommandEncoder(), () => undefined))
+  try {
+    t.write(a, 0, filled(1, FLOATS))
+    t.submitWithNext(copyHalf(), [{ buffer: a, offset: 0, size: half }, b])
+    // a write to a's other half: the work stays handed over
+    t.write(a, half, filled(2, FLOATS / 2))
+    expect(t.submits).toBe(0)
+    // a write that reaches into the named bytes (its last float): submitted first, so it copies the 1s
+    t.write(a, half - 4, filled(3, 1))
+    expect(t.submits).toBe(1)
+    expect(await read(b)).toEqual(filled(1, FLOATS / 2))
+    // handed over DEFERRED_MAX times, they go in one submit without waiting for another
+    const submits = t.submits
+    for (let k = 0; k < DEFERRED_MAX; k++) t.submitWithNext(copyHalf(), [])
+    expect(t.submits).toBe(submits + 1)
+    expect((await read(b)).at(-1)).toBe(3)
+  } finally {
+    for (const x of [a, b]) x.destroy()
   }
 })

@@ -51,6 +51,16 @@ function keepStaging(device: GPUDevice, buffer: GPUBuffer): void {
   keptOf(device, MAP_READ | COPY_DST).give(buffer)
 }
 
+/** A buffer that work handed over (submitWithNext) uses: the whole of it, or the bytes [offset, offset + size). */
+export type BufferUse = GPUBuffer | { buffer: GPUBuffer; offset: number; size: number }
+
+/**
+ * Command buffers handed over (submitWithNext) that go in one submit once this many wait: short runs of
+ * steps and the frames and samples taken between them (evolve's window: 32 runs of 4 steps, each with a
+ * frame) go in a few submits, not one a run, and the device is fed at least every so many.
+ */
+export const DEFERRED_MAX = 16
+
 /** Bytes copied aside to come back with a later read (Transfers.ride), and who waits for them. */
 interface Ride {
   aside: GPUBuffer
@@ -70,7 +80,8 @@ export class Transfers implements TransferCounts {
   private rides: Ride[] = []
   /** Work handed over by `submitWithNext`, and the buffers it uses. */
   private deferred: GPUCommandBuffer[] = []
-  private deferredUses = new Set<GPUBuffer>()
+  /** Per buffer, the byte ranges of it that work handed over uses ([0, its size) where it uses the whole). */
+  private deferredUses = new Map<GPUBuffer, [number, number][]>()
 
   constructor(private readonly device: GPUDevice) {}
 
@@ -113,9 +124,9 @@ export class Transfers implements TransferCounts {
   }
 
   write(buffer: GPUBuffer, offset: number, data: ArrayBuffer | ArrayBufferView, dataOffset = 0, size?: number): void {
-    // a write lands before the next submit: work handed over that uses the buffer goes first
-    if (this.deferredUses.has(buffer)) this.flush()
     const bytes = size ?? (ArrayBuffer.isView(data) ? data.byteLength : data.byteLength) - dataOffset
+    // a write lands before the next submit: work handed over that uses those bytes goes first
+    if (this.deferredUses.get(buffer)?.some(([from, to]) => from < offset + bytes && offset < to)) this.flush()
     this.bytes_written += bytes
     this.writes++
     const view = ArrayBuffer.isView(data)
@@ -154,15 +165,24 @@ export class Transfers implements TransferCounts {
   }
 
   /**
-   * Hands `encoder`'s work to the queue with the next submit (or read), ahead of that one's work: a
-   * frame captured or a stability sample taken between two steps rides with the second step's submit
-   * (a submit of its own each cost evolve some 60 submits a generation of 165 at N = 32). `uses`: every
-   * buffer the work reads or writes. A write to one of them (or its return to the kept ones) first
-   * submits the work, so it still sees the buffers as they were when it was handed over.
+   * Hands `encoder`'s work to the queue with the next submit (or read), ahead of that one's work, or
+   * with others handed over once DEFERRED_MAX wait: a frame captured or a stability sample taken
+   * between two steps rides with the steps after it, and short runs of steps with each other (a submit
+   * of its own each cost evolve some 60 submits a generation of 165 at N = 32, then 67 of 95). `uses`:
+   * every buffer the work reads or writes, or the bytes of one (a uniform's slots). A write to them (or
+   * the buffer's return to the kept ones) first submits the work, so it still sees them as they were
+   * when it was handed over.
    */
-  submitWithNext(encoder: GPUCommandEncoder, uses: readonly GPUBuffer[]): void {
+  submitWithNext(encoder: GPUCommandEncoder, uses: readonly BufferUse[]): void {
     this.deferred.push(encoder.finish())
-    for (const b of uses) this.deferredUses.add(b)
+    for (const use of uses) {
+      const [buffer, range] =
+        'buffer' in use ? [use.buffer, [use.offset, use.offset + use.size] as [number, number]] : [use, [0, use.size] as [number, number]]
+      const ranges = this.deferredUses.get(buffer)
+      if (ranges) ranges.push(range)
+      else this.deferredUses.set(buffer, [range])
+    }
+    if (this.deferred.length >= DEFERRED_MAX) this.flush()
   }
 
   /** Submits the work `submitWithNext` handed over, if any. */
