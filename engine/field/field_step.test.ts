@@ -428,8 +428,9 @@ describe('short runs of steps go in one submit with the work after them (Transfe
     }
     // each run had a submit of its own before; now DEFERRED_MAX (16) go in one
     expect(await runs(100, 3, 0)).toBe(Math.floor(100 / DEFERRED_MAX))
-    // 20 steps a run: the 13th run's slots are the 1st run's again (256 in the buffer), so the 12 runs
-    // handed over go first (a write to slots still to be read would change their steps' noise keys)
+    // 20 steps a run: the slots (256 in the buffer) come round, and the 12th run's reach those of the
+    // last 3-step runs, still handed over: they go first (a write to slots still to be read would change
+    // their steps' noise keys)
     expect(await runs(15, 20, 300)).toBe(1)
     const short = { ...(await gpu.read()), ledger: await gpu.ledger() }
     const other = await gpuBackend(n, fields)
@@ -442,5 +443,39 @@ describe('short runs of steps go in one submit with the work after them (Transfe
     expect(maxDiff(short.u, long.u)).toBe(0)
     expect(maxDiff(short.prev, long.prev)).toBe(0)
     expect([...short.ledger]).toEqual([...long.ledger])
+  })
+
+  test("a run handed over is submitted before a write to what it uses: a field loaded after it is the one loaded, an energy taken after it is the stepped field's", async () => {
+    const [n, fields] = [32, 2]
+    const params = paramsFor(n, fields)
+    const [gpu, other] = [await gpuBackend(n, fields), await gpuBackend(n, fields)] as GpuFieldBackend[]
+    opened.push(gpu, other)
+    const start = startOf(n, fields)
+    const stepped = async (b: GpuFieldBackend) => {
+      await b.load(...start)
+      await b.step({ steps: 5, first_step: 0, seed: SEED, sample_interval: 0, params })
+    }
+    // the energy's constants go to the step's first uniform slot, which the run waiting holds: the
+    // control reads the field first (a read submits what waits), then takes the energy
+    await Promise.all([stepped(gpu), stepped(other)])
+    const submits = gpu.transfers.submits
+    const energy = await gpu.energy(params)
+    expect(gpu.transfers.submits).toBeGreaterThan(submits)
+    await other.read()
+    expect([...energy]).toEqual([...(await other.energy(params))])
+    expect([...energy]).not.toEqual([...(await gpuEnergyOf(start))])
+    // a load lands on the states the run waiting steps: it goes first, so the field read is the one loaded
+    await gpu.step({ steps: 5, first_step: 5, seed: SEED, sample_interval: 0, params })
+    await gpu.load(...start)
+    const back = await gpu.read()
+    expect(maxDiff(back.u, start[0])).toBe(0)
+    expect(maxDiff(back.prev, start[1])).toBe(0)
+
+    async function gpuEnergyOf([u, prev]: [Float32Array, Float32Array]): Promise<Float64Array> {
+      const fresh = await gpuBackend(n, fields)
+      opened.push(fresh)
+      await fresh.load(u, prev)
+      return fresh.energy(params)
+    }
   })
 })

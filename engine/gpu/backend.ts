@@ -165,6 +165,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private encoder3?: GpuEncoder3
   /** bufs[current[0]] is u_prev, bufs[current[1]] is u; a step writes a buffer that is neither (3 buffers, 4 for several steps a dispatch). */
   private current: readonly [number, number] = [0, 1]
+  /** The submits counted when keepUp last waited on the device. */
+  private keptUpTo = -1
   /** The next free slot of the step's and the reduction's uniform buffers (claimSlots). */
   private readonly slotCursor = { step: 0, reduce: 0 }
   /** The ends of the latest submits, oldest first (keepUp). */
@@ -432,14 +434,11 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const out: LedgerSample[] = []
     for (let done = 0; done < req.steps; ) {
       const steps = Math.min(MAX_STEPS_PER_SUBMIT, req.steps - done)
-      const submits = this.transfers.submits
       chunks.push(this.submitSteps(req, req.first_step + done, steps))
       done += steps
       if (chunks.length > SUBMITS_AHEAD) out.push(...(await chunks.shift()!))
-      // submits without samples wait on nothing above: keep every run within SUBMITS_AHEAD submits of the
-      // device. A run handed over to go with later work submitted nothing: the host goes on encoding while
-      // the device runs what was submitted (waiting here would leave the device idle while it encodes)
-      if (this.transfers.submits !== submits) await this.keepUp()
+      // submits without samples wait on nothing above: keep every run within SUBMITS_AHEAD submits of the device
+      await this.keepUp()
     }
     for (const chunk of chunks) out.push(...(await chunk))
     this.check()
@@ -452,8 +451,14 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
    * steps each). The queue runs in order, so a later read sees the work; its errors show at the next check.
    */
   private async keepUp(): Promise<void> {
-    // a device lost rejects these: say so at the next check rather than as an unhandled rejection
-    this.unseen.push(this.device.queue.onSubmittedWorkDone().catch((e: Error) => void (this.failed ??= e.message)))
+    // where nothing was submitted since the last call (a run handed over to go with later work), nothing
+    // new to wait for: the host goes on encoding while the device runs what was submitted (waiting would
+    // leave the device idle meanwhile). A submit anywhere since (a frame's, a sample's) counts.
+    if (this.transfers.submits !== this.keptUpTo) {
+      this.keptUpTo = this.transfers.submits
+      // a device lost rejects these: say so at the next check rather than as an unhandled rejection
+      this.unseen.push(this.device.queue.onSubmittedWorkDone().catch((e: Error) => void (this.failed ??= e.message)))
+    }
     while (this.unseen.length > SUBMITS_AHEAD) await this.unseen.shift()
   }
 
@@ -527,8 +532,10 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     if (!sampleSteps.length) {
       // a short run goes with the work after it (Transfers.submitWithNext): the window's 32 runs of 4
       // steps and their frames in a few submits. It names the state and the books' buffers and its own
-      // uniform slots, which the next run's do not overlap (claimSlots)
-      if (steps < SUBMIT_AT_ONCE)
+      // uniform slots, which the next run's do not overlap (claimSlots). Runs waiting hold distinct slots
+      // of the 256, so at most 256 steps wait, as many as a run submitted at once takes (a long submit at
+      // a large N could outlast a driver's watchdog)
+      if (steps < SUBMIT_AT_ONCE) {
         this.transfers.submitWithNext(encoder, [
           ...this.bufs,
           this.ledgerBuf,
@@ -537,7 +544,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
           { buffer: this.stepUniforms, offset: stepBase, size: steps * SLOT },
           { buffer: this.reduceUniforms, offset: reduceBase + foldSlots, size: folds.count * SLOT },
         ])
-      else this.transfers.submit(encoder)
+      } else this.transfers.submit(encoder)
       return []
     }
     const values = await this.readSamples(encoder, sampleSteps.length)

@@ -167,6 +167,8 @@ export class GpuRecorder implements WindowRecorder {
     if (wait !== undefined) return wait.then(() => this.capture(slot, frames))
     if (slot === 0 && frames !== this.frames) this.allocate(frames)
     if (!this.window) throw new CrystalError('bad_argument', `captureFrame: slot ${slot} of a window that slot 0 did not start`)
+    // a frame's uniform slot is written at the window's start
+    if (slot >= this.frames) throw new CrystalError('bad_argument', `captureFrame: slot ${slot} of a window of ${this.frames} frames`)
     const { coef, uniform: slots, pipeline, groups: made } = this.window
     const { device, n, fields, transfers } = this.gpu
     const size = n * n * fields
