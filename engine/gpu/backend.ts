@@ -575,13 +575,14 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     folds: { count: number; pending: number },
     steps: number,
     reduceBytes: ArrayBuffer,
-    base: number,
+    uniformAt: number,
   ): void {
+    // written at `offset` of `reduceBytes`, which goes to `uniformAt` of the uniform buffer
     const offset = (SAMPLE_SLOTS * steps + folds.count) * SLOT
     const len = this.fields * this.ledgerTiles
     packStruct(REDUCE_PARAM_LAYOUT, { len, dst_offset: 0, count: folds.pending }, reduceBytes, offset)
     pass.setPipeline(this.foldPipeline)
-    pass.setBindGroup(0, this.foldGroup, [base + offset])
+    pass.setBindGroup(0, this.foldGroup, [uniformAt + offset])
     const groups = Math.ceil(len / 256)
     this.transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535))
     folds.count++
