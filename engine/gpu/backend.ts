@@ -656,9 +656,10 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       const src = this.injector.upload(waves.slice(from, from + per))
       const encoder = this.device.createCommandEncoder()
       const pass = encoder.beginComputePass()
-      this.encodeAdd(pass, src, fields.slice(from, from + per))
+      const uses = this.encodeAdd(pass, src, fields.slice(from, from + per))
       pass.end()
-      this.transfers.submit(encoder)
+      // with the work after it (the held sums after, the steps): the next upload's write submits it
+      this.transfers.submitWithNext(encoder, uses)
       await this.keepUp()
     }
     this.check()
@@ -672,9 +673,9 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const src = this.injector.upload([pattern])
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
-    this.injector.encodeKick(pass, src, fields, inverseRms, this.state().u, this.state().prev)
+    const uses = this.injector.encodeKick(pass, src, fields, inverseRms, this.state().u, this.state().prev)
     pass.end()
-    this.transfers.submit(encoder)
+    this.transfers.submitWithNext(encoder, uses)
     await this.keepUp()
     this.check()
   }
@@ -699,9 +700,9 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     )
   }
 
-  /** The waves in `src` added to u and u_prev of `fields` (./inject.ts). */
-  private encodeAdd(pass: GPUComputePassEncoder, src: GPUBuffer, fields: readonly number[]): void {
-    this.injector.encode(pass, src, fields, this.state().u, this.state().prev)
+  /** The waves in `src` added to u and u_prev of `fields` (./inject.ts); the buffers it binds. */
+  private encodeAdd(pass: GPUComputePassEncoder, src: GPUBuffer, fields: readonly number[]): GPUBuffer[] {
+    return this.injector.encode(pass, src, fields, this.state().u, this.state().prev)
   }
 
   /**

@@ -126,9 +126,11 @@ export class GpuDreamOps implements DreamOps {
     encoder.clearBuffer(s.kicks)
     const pass = encoder.beginComputePass()
     const { u, prev } = this.gpu.state()
-    this.dispatchCells(pass, 'apply', { 0: s.uniform, 1: u, 2: prev, 8: s.masks[0], 10: s.kicks })
+    const resources = { 0: s.uniform, 1: u, 2: prev, 8: s.masks[0], 10: s.kicks }
+    this.dispatchCells(pass, 'apply', resources)
     pass.end()
-    this.gpu.transfers.submit(encoder)
+    // with the work after it (the held sums after, the recovery steps)
+    this.gpu.transfers.submitWithNext(encoder, Object.values(resources))
   }
 
   async accumulateStability(reset: boolean): Promise<void> {

@@ -1,6 +1,7 @@
 // Waves added to fields on the GPU (shaders/inject.wgsl): a call's waves go up into one buffer and one
-// dispatch adds each to u and u_prev of its field, one submit for each 64 MiB of waves: evolve injects
-// a generation's genomes that start together so, where each was a submit, two dispatches and a wait. CPU twin:
+// dispatch adds each to u and u_prev of its field, one dispatch for each 64 MiB of waves, handed over to
+// go with the next submit: evolve injects a generation's genomes that start together so, where each was
+// a submit, two dispatches and a wait. CPU twin:
 // WasmFieldBackend.inject (engine/cpu/wasm.ts); test: engine/gpu/inject.test.ts. And the perturbation's
 // kick, a pattern scaled to each field's rms of u there (shaders/kick.wgsl; twin WasmFieldBackend.kick,
 // test engine/gpu/kick.test.ts).
@@ -89,9 +90,9 @@ export class GpuInjector {
   /**
    * Encodes adding wave k of `src` ([wave][cell]) to u (`cur`) and u_prev (`prev`) of fields[k]; each
    * field once (distinctFields), or two adds to one field would race. `src` is upload's buffer or one
-   * holding a single wave.
+   * holding a single wave. Returns the buffers it binds (what a submit handed over uses).
    */
-  encode(pass: GPUComputePassEncoder, src: GPUBuffer, fields: readonly number[], cur: GPUBuffer, prev: GPUBuffer): void {
+  encode(pass: GPUComputePassEncoder, src: GPUBuffer, fields: readonly number[], cur: GPUBuffer, prev: GPUBuffer): GPUBuffer[] {
     const targets = (this.targets = this.room(this.targets, fields.length * 4))
     this.transfers.write(targets, 0, Uint32Array.from(fields))
     const pipeline = pipelineOf(this.device, INJECT_KERNELS.inject)
@@ -106,12 +107,13 @@ export class GpuInjector {
     )
     const groups = Math.ceil(this.cells / WG)
     this.transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535), fields.length)
+    return buffers
   }
 
   /**
    * Encodes the perturbation's kick (shaders/kick.wgsl): `pattern` (a buffer holding one wave) times
    * each listed field's rms of u times `inverseRms` added to u (`cur`) and u_prev (`prev`) of that
-   * field; each field once.
+   * field; each field once. Returns the buffers it binds.
    */
   encodeKick(
     pass: GPUComputePassEncoder,
@@ -120,7 +122,7 @@ export class GpuInjector {
     inverseRms: number,
     cur: GPUBuffer,
     prev: GPUBuffer,
-  ): void {
+  ): GPUBuffer[] {
     const targets = (this.targets = this.room(this.targets, fields.length * 4))
     this.transfers.write(targets, 0, Uint32Array.from(fields))
     const scales = (this.scales = this.room(this.scales, fields.length * 4))
@@ -140,12 +142,13 @@ export class GpuInjector {
     run('scale', [0, 2, 3, 4], fields.length, 1, 1)
     const groups = Math.ceil(this.cells / WG)
     run('kick', [0, 1, 2, 3, 4, 5], Math.min(groups, 65535), Math.ceil(groups / 65535), fields.length)
+    return buffers
   }
 
   /** `held` where it has `bytes`, else a larger buffer in its place (the queue finishes what reads the old). */
   private room(held: GPUBuffer | undefined, bytes: number): GPUBuffer {
     if (held && held.size >= bytes) return held
-    held?.destroy()
+    if (held) this.transfers.destroy(held)
     return this.device.createBuffer({ size: Math.max(16, bytes), usage: STORAGE })
   }
 

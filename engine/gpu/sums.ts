@@ -12,6 +12,11 @@ const UNIFORM = 0x40 | 0x8
 const SLOT = 256 // the uniforms' dynamic offsets are multiples of this
 /** energy, potential, ledger: what one `hold` may ask for at once */
 const HELD_KINDS = 3
+/**
+ * Uniform slots the holds take in turn: a hold goes with the work after it (Transfers.submitWithNext),
+ * so the next one must not write the slots it reads until it is submitted (a write there submits it).
+ */
+const UNIFORM_SLOTS = 64 * HELD_KINDS
 const FIRST_CAPACITY = 64
 
 export class GpuHeldSums implements HeldSums {
@@ -22,6 +27,8 @@ export class GpuHeldSums implements HeldSums {
   private slots: GPUBuffer
   private capacity = FIRST_CAPACITY
   private used = 0
+  /** The uniforms' next free slot (UNIFORM_SLOTS, in turn). */
+  private uniformCursor = 0
 
   /**
    * `ledger`: the step's per-tile ledger, [column][field][tile], `ledgerTiles` tiles a field (STEP_TILE's);
@@ -37,8 +44,8 @@ export class GpuHeldSums implements HeldSums {
     const { device, n, fields } = gpu
     this.tiles = Math.ceil(n / TILE) ** 2
     this.partials = device.createBuffer({ size: fields * this.tiles * 4, usage: STORAGE })
-    this.stepUniform = device.createBuffer({ size: HELD_KINDS * SLOT, usage: UNIFORM })
-    this.reduceUniform = device.createBuffer({ size: HELD_KINDS * SLOT, usage: UNIFORM })
+    this.stepUniform = device.createBuffer({ size: UNIFORM_SLOTS * SLOT, usage: UNIFORM })
+    this.reduceUniform = device.createBuffer({ size: UNIFORM_SLOTS * SLOT, usage: UNIFORM })
     this.slots = this.slotBuffer(this.capacity)
   }
 
@@ -53,18 +60,14 @@ export class GpuHeldSums implements HeldSums {
     const width = (kind: HeldKind) => (kind === 'ledger' ? 4 : 1)
     const needed = kinds.reduce((sum, k) => sum + width(k), 0)
     const encoder = device.createCommandEncoder()
-    if (this.used + needed > this.capacity) {
-      const bigger = this.slotBuffer(2 * this.capacity + needed)
-      encoder.copyBufferToBuffer(this.slots, 0, bigger, 0, this.used * fields * 4)
-      const old = this.slots
-      this.slots = bigger
+    // the slots so far copied into a larger buffer where these would not fit
+    const outgrown = this.used + needed > this.capacity ? this.slots : undefined
+    if (outgrown) {
       this.capacity = 2 * this.capacity + needed
-      device.queue.onSubmittedWorkDone().then(
-        () => old.destroy(),
-        () => old.destroy(),
-      )
+      this.slots = this.slotBuffer(this.capacity)
+      encoder.copyBufferToBuffer(outgrown, 0, this.slots, 0, this.used * fields * 4)
     }
-    // each kind its own uniform slot (a dynamic offset), all written at once: one submit for the lot
+    // each kind its own uniform slot (a dynamic offset), all written at once: one command buffer for the lot
     const reduce = new ArrayBuffer(kinds.length * SLOT)
     const step = new ArrayBuffer(kinds.length * SLOT)
     const slots = kinds.map((kind, i) => {
@@ -79,8 +82,12 @@ export class GpuHeldSums implements HeldSums {
       if (kind !== 'ledger') packStruct(STEP_PARAM_LAYOUT, params, step, i * SLOT)
       return slot
     })
-    transfers.write(this.reduceUniform, 0, reduce)
-    if (kinds.some((k) => k !== 'ledger')) transfers.write(this.stepUniform, 0, step)
+    if (this.uniformCursor + kinds.length > UNIFORM_SLOTS) this.uniformCursor = 0
+    const at = this.uniformCursor * SLOT
+    this.uniformCursor += kinds.length
+    transfers.write(this.reduceUniform, at, reduce)
+    const stepped = kinds.some((k) => k !== 'ledger')
+    if (stepped) transfers.write(this.stepUniform, at, step)
     const { u, prev } = this.gpu.state()
     const pass = encoder.beginComputePass()
     kinds.forEach((kind, i) => {
@@ -97,7 +104,7 @@ export class GpuHeldSums implements HeldSums {
               { binding: 4, resource: { buffer: this.partials } },
             ],
           }),
-          [i * SLOT],
+          [at + i * SLOT],
         )
         const groups = Math.ceil(this.gpu.n / TILE)
         transfers.dispatch(pass, groups, groups, fields)
@@ -113,12 +120,29 @@ export class GpuHeldSums implements HeldSums {
             { binding: 2, resource: { buffer: this.slots } },
           ],
         }),
-        [i * SLOT],
+        [at + i * SLOT],
       )
       transfers.dispatch(pass, width(kind) * fields)
     })
     pass.end()
-    transfers.submit(encoder)
+    // a hold goes with the work after it (the change it books, the steps): two of them and an injection
+    // were three submits. Where the slots grew, at once, and the old buffer goes (the queue finishes
+    // what was submitted with it)
+    if (outgrown) {
+      transfers.submit(encoder)
+      outgrown.destroy()
+    } else {
+      const uniform = (buffer: GPUBuffer) => ({ buffer, offset: at, size: kinds.length * SLOT })
+      transfers.submitWithNext(encoder, [
+        u,
+        prev,
+        this.ledger,
+        this.partials,
+        this.slots,
+        uniform(this.reduceUniform),
+        ...(stepped ? [uniform(this.stepUniform)] : []),
+      ])
+    }
     return slots
   }
 

@@ -158,6 +158,12 @@ export class Transfers implements TransferCounts {
     else buffer.destroy()
   }
 
+  /** `buffer` destroyed, after the work handed over that uses it is submitted (work submitted keeps it until done). */
+  destroy(buffer: GPUBuffer): void {
+    if (this.deferredUses.has(buffer)) this.flush()
+    buffer.destroy()
+  }
+
   /** Hands `encoder`'s work to the queue, counted (after any handed over by `submitWithNext`, in one submit). */
   submit(encoder: GPUCommandEncoder): void {
     this.submits++
@@ -168,7 +174,8 @@ export class Transfers implements TransferCounts {
    * Hands `encoder`'s work to the queue with the next submit (or read), ahead of that one's work, or
    * with others handed over once DEFERRED_MAX wait: a frame captured or a stability sample taken
    * between two steps rides with the steps after it, and short runs of steps with each other (a submit
-   * of its own each cost evolve some 60 submits a generation of 165 at N = 32, then 67 of 95). `uses`:
+   * of its own each cost evolve some 60 submits a generation of 165 at N = 32, then 67 of 95), and so
+   * do the changes booked and their held sums (39 of 71 at the defaults). `uses`:
    * every buffer the work reads or writes, or the bytes of one (a uniform's slots). A write to them (or
    * the buffer's return to the kept ones) first submits the work, so it still sees them as they were
    * when it was handed over.
