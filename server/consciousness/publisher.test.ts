@@ -6,6 +6,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
 import { ContractBus } from '../../engine/bus/contract_bus.js'
 import { natsConnection } from '../../engine/bus/nats.node.js'
+import { CRYSTAL_BIN } from '../../bench/harness.js'
 import { call, startNats, startServer, type RunningNats, type RunningServer } from '../../testing/services.js'
 
 let nats: RunningNats
@@ -21,11 +22,14 @@ beforeAll(async () => {
   for (const subject of ['SVC.>', 'QUEEN.>', 'queen.>'])
     bus.subscribe(subject, (message, concrete) => seen.push({ subject: concrete, message, at: Date.now() }))
   await nc.flush()
-  server = await startServer(['--size', '256', '--material', 'ideal_resonator'], {
-    SVC_NATS_URL: nats.url,
-    SVC_CONSCIOUSNESS_PERIOD_MS: '10',
-    SVC_CRYSTAL_NODE: 'node-x',
-  })
+  // on the CPU backend whatever the adapter: on a GPU a deep dream at this size can end inside one 10 ms
+  // period, leaving nothing published during it to check
+  server = await startServer(
+    ['--size', '256', '--material', 'ideal_resonator'],
+    { SVC_NATS_URL: nats.url, SVC_CONSCIOUSNESS_PERIOD_MS: '10', SVC_CRYSTAL_NODE: 'node-x' },
+    undefined,
+    [CRYSTAL_BIN, '--backend', 'cpu', 'serve'],
+  )
 })
 afterAll(async () => {
   await server?.stop()
