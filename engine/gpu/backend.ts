@@ -658,7 +658,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       const pass = encoder.beginComputePass()
       const uses = this.encodeAdd(pass, src, fields.slice(from, from + per))
       pass.end()
-      // with the work after it (the held sums after, the steps): the next upload's write submits it
+      // with the work after it (the held sums after, the steps): the next upload's write submits it, so
+      // its errors show at a later check than this call's
       this.transfers.submitWithNext(encoder, uses)
       await this.keepUp()
     }

@@ -1,6 +1,7 @@
 // shaders/inject.wgsl (engine/gpu/inject.ts) against its CPU twin, WasmFieldBackend.inject: the waves of
 // a call land in their own fields, in u and u_prev, bit for bit as the CPU adds them (an addition is
-// correctly rounded on any adapter), in one submit and one dispatch however many fields they go to.
+// correctly rounded on any adapter), in one dispatch however many fields they go to, handed over to go
+// with the next submit.
 import { expect, test } from 'vitest'
 import { cpuBackend, gpuBackend } from '../../testing/backends.js'
 import { sharedFloats } from '../detect/spectra.js'
@@ -78,3 +79,22 @@ test('more waves than one dispatch holds (64 MiB of them) go in as many dispatch
     gpu.destroy()
   }
 }, 120_000)
+
+test('an injection handed over is submitted before a load: the field read after is the one loaded', async () => {
+  const [n, fields] = [16, 2]
+  const cells = n * n
+  const gpu = (await gpuBackend(n, fields)) as GpuFieldBackend
+  try {
+    const [u, prev] = waves(2, fields * cells, 5)
+    const submits = gpu.transfers.submits
+    await gpu.inject([1], waves(1, cells, 6))
+    expect(gpu.transfers.submits).toBe(submits) // handed over
+    // the load's writes reach the states the injection adds to: it goes first, so the load is last
+    await gpu.load(u, prev)
+    const back = await gpu.read()
+    expect(bits(back.u).equals(bits(u))).toBe(true)
+    expect(bits(back.prev).equals(bits(prev))).toBe(true)
+  } finally {
+    gpu.destroy()
+  }
+})

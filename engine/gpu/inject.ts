@@ -145,7 +145,10 @@ export class GpuInjector {
     return buffers
   }
 
-  /** `held` where it has `bytes`, else a larger buffer in its place (the queue finishes what reads the old). */
+  /**
+   * `held` where it has `bytes`, else a larger buffer in its place: work handed over that binds the old
+   * one is submitted first, and the queue finishes what reads it.
+   */
   private room(held: GPUBuffer | undefined, bytes: number): GPUBuffer {
     if (held && held.size >= bytes) return held
     if (held) this.transfers.destroy(held)
@@ -153,11 +156,7 @@ export class GpuInjector {
   }
 
   destroy(): void {
-    this.waves?.destroy()
-    this.targets?.destroy()
-    this.scales?.destroy()
-    this.kickUniform?.destroy()
-    this.uniform.destroy()
+    for (const b of [this.waves, this.targets, this.scales, this.kickUniform, this.uniform]) if (b) this.transfers.destroy(b)
   }
 }
 

@@ -170,6 +170,6 @@ export class GpuHeldSums implements HeldSums {
   }
 
   destroy(): void {
-    for (const b of [this.partials, this.stepUniform, this.reduceUniform, this.slots]) b.destroy()
+    for (const b of [this.partials, this.stepUniform, this.reduceUniform, this.slots]) this.gpu.transfers.destroy(b)
   }
 }

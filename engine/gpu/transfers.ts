@@ -177,8 +177,8 @@ export class Transfers implements TransferCounts {
    * of its own each cost evolve some 60 submits a generation of 165 at N = 32, then 67 of 95), and so
    * do the changes booked and their held sums (39 of 71 at the defaults). `uses`:
    * every buffer the work reads or writes, or the bytes of one (a uniform's slots). A write to them (or
-   * the buffer's return to the kept ones) first submits the work, so it still sees them as they were
-   * when it was handed over.
+   * the buffer's return to the kept ones, or its `destroy` here) first submits the work, so it still
+   * sees them as they were when it was handed over. Its errors show at a check after that submit.
    */
   submitWithNext(encoder: GPUCommandEncoder, uses: readonly BufferUse[]): void {
     this.deferred.push(encoder.finish())
