@@ -49,7 +49,7 @@ import {
   pipelineOf,
 } from './context.js'
 import { SHADERS } from './shaders.gen.js'
-import { Transfers } from './transfers.js'
+import { SlotRing, Transfers } from './transfers.js'
 
 const SLOT = 256 // minUniformBufferOffsetAlignment's largest allowed value
 const MAX_STEPS_PER_SUBMIT = 256
@@ -167,8 +167,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private current: readonly [number, number] = [0, 1]
   /** The submits counted when keepUp last waited on the device. */
   private keptUpTo = -1
-  /** The next free slot of the step's and the reduction's uniform buffers (claimSlots). */
-  private readonly slotCursor = { step: 0, reduce: 0 }
+  /** The step's and the reduction's uniform slots, a run's in turn (a run handed over keeps its own). */
+  private readonly slotRings = { step: new SlotRing(MAX_STEPS_PER_SUBMIT), reduce: new SlotRing((SAMPLE_SLOTS + 1) * MAX_STEPS_PER_SUBMIT) }
   /** The ends of the latest submits, oldest first (keepUp). */
   private readonly unseen: Promise<void>[] = []
   private failed: string | undefined
@@ -467,7 +467,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const stepBytes = new ArrayBuffer(steps * SLOT)
     const sampleSteps: number[] = []
     const reduceBytes = new ArrayBuffer((SAMPLE_SLOTS + 1) * steps * SLOT)
-    const [stepBase, reduceBase] = [this.claimSlots('step', steps), this.claimSlots('reduce', (SAMPLE_SLOTS + 1) * steps)]
+    const [stepBase, reduceBase] = [this.slotRings.step.claim(steps) * SLOT, this.slotRings.reduce.claim((SAMPLE_SLOTS + 1) * steps) * SLOT]
     const folds = { count: 0, pending: 0 }
     // a sample's state is the one the next step reads: that step takes its energy on the way (its tiles,
     // with the same constants), but for the run's last sample, which the energy pass takes
@@ -532,7 +532,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     if (!sampleSteps.length) {
       // a short run goes with the work after it (Transfers.submitWithNext): the window's 32 runs of 4
       // steps and their frames in a few submits. It names the state and the books' buffers and its own
-      // uniform slots, which the next run's do not overlap (claimSlots). Runs waiting hold distinct slots
+      // uniform slots, which the next run's do not overlap (slotRings). Runs waiting hold distinct slots
       // of the 256, so at most 256 steps wait, as many as a run submitted at once takes (a long submit at
       // a large N could outlast a driver's watchdog)
       if (steps < SUBMIT_AT_ONCE) {
@@ -554,19 +554,6 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
         Float64Array.from({ length: SAMPLE_COLUMNS }, (_, c) => values[(s * SAMPLE_COLUMNS + c) * this.fields + f]),
       ),
     }))
-  }
-
-  /**
-   * The byte offset of `count` uniform slots of `kind`'s buffer for a run: after the last run's, from 0
-   * again where they would not fit. A run handed over unsubmitted (submitWithNext) keeps its slots
-   * until the next runs' reach them again, and a write there submits it first.
-   */
-  private claimSlots(kind: 'step' | 'reduce', count: number): number {
-    const capacity = (kind === 'step' ? 1 : SAMPLE_SLOTS + 1) * MAX_STEPS_PER_SUBMIT
-    if (this.slotCursor[kind] + count > capacity) this.slotCursor[kind] = 0
-    const first = this.slotCursor[kind]
-    this.slotCursor[kind] += count
-    return first * SLOT
   }
 
   /** Adds the ring's pending steps into the books (reduce uniform slot 2 x steps + fold number). */

@@ -6,16 +6,14 @@
 import type { HeldKind, HeldSums } from '../field/backend.js'
 import { packStruct, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, TILE, type StepParams } from '../field/params.js'
 import type { GpuContext } from './context.js'
+import { SlotRing } from './transfers.js'
 
 const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST
 const UNIFORM = 0x40 | 0x8
 const SLOT = 256 // the uniforms' dynamic offsets are multiples of this
 /** energy, potential, ledger: what one `hold` may ask for at once */
 const HELD_KINDS = 3
-/**
- * Uniform slots the holds take in turn: a hold goes with the work after it (Transfers.submitWithNext),
- * so the next one must not write the slots it reads until it is submitted (a write there submits it).
- */
+/** Uniform slots the holds take in turn (SlotRing): a hold goes with the work after it (Transfers.submitWithNext). */
 const UNIFORM_SLOTS = 64 * HELD_KINDS
 const FIRST_CAPACITY = 64
 
@@ -27,8 +25,7 @@ export class GpuHeldSums implements HeldSums {
   private slots: GPUBuffer
   private capacity = FIRST_CAPACITY
   private used = 0
-  /** The uniforms' next free slot (UNIFORM_SLOTS, in turn). */
-  private uniformCursor = 0
+  private readonly uniformSlots = new SlotRing(UNIFORM_SLOTS)
 
   /**
    * `ledger`: the step's per-tile ledger, [column][field][tile], `ledgerTiles` tiles a field (STEP_TILE's);
@@ -82,9 +79,7 @@ export class GpuHeldSums implements HeldSums {
       if (kind !== 'ledger') packStruct(STEP_PARAM_LAYOUT, params, step, i * SLOT)
       return slot
     })
-    if (this.uniformCursor + kinds.length > UNIFORM_SLOTS) this.uniformCursor = 0
-    const at = this.uniformCursor * SLOT
-    this.uniformCursor += kinds.length
+    const at = this.uniformSlots.claim(kinds.length) * SLOT
     transfers.write(this.reduceUniform, at, reduce)
     const stepped = kinds.some((k) => k !== 'ledger')
     if (stepped) transfers.write(this.stepUniform, at, step)

@@ -55,6 +55,24 @@ function keepStaging(device: GPUDevice, buffer: GPUBuffer): void {
 export type BufferUse = GPUBuffer | { buffer: GPUBuffer; offset: number; size: number }
 
 /**
+ * Uniform slots taken in turn, `count` at a time, from 0 again where they would not fit: work handed
+ * over (submitWithNext) keeps its slots until later work's come round to them, and a write there
+ * submits it first, so the next work's write need not wait for it.
+ */
+export class SlotRing {
+  private next = 0
+  constructor(private readonly capacity: number) {}
+
+  /** The first of `count` slots in a row. */
+  claim(count: number): number {
+    if (this.next + count > this.capacity) this.next = 0
+    const first = this.next
+    this.next += count
+    return first
+  }
+}
+
+/**
  * Command buffers handed over (submitWithNext) that go in one submit once this many wait: short runs of
  * steps and the frames and samples taken between them (evolve's window: 32 runs of 4 steps, each with a
  * frame) go in a few submits, not one a run, and the device is fed at least every so many.
@@ -124,7 +142,7 @@ export class Transfers implements TransferCounts {
   }
 
   write(buffer: GPUBuffer, offset: number, data: ArrayBuffer | ArrayBufferView, dataOffset = 0, size?: number): void {
-    const bytes = size ?? (ArrayBuffer.isView(data) ? data.byteLength : data.byteLength) - dataOffset
+    const bytes = size ?? data.byteLength - dataOffset
     // a write lands before the next submit: work handed over that uses those bytes goes first
     if (this.deferredUses.get(buffer)?.some(([from, to]) => from < offset + bytes && offset < to)) this.flush()
     this.bytes_written += bytes
