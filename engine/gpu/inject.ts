@@ -17,6 +17,12 @@ const WG = 256
 /** Waves a dispatch adds at most: its z-dimension's limit, and this many bytes of waves held for it. */
 const MAX_WAVES = 65535
 const MAX_BYTES = 64 << 20
+/**
+ * The injector's sides (GpuInjector.sides) taken in turn. Evolve's generation at the defaults injects 11
+ * times with few steps between, handed over: 2 sides left 3 uploads submitting the call two before, 4
+ * none. The waves' memory is at most this many uploads' (of MAX_BYTES each).
+ */
+export const SIDES = 4
 /** shaders/kick.wgsl's uniform: cells a field, 1 / cells, 1 / the pattern's rms. */
 const KICK_LAYOUT = [
   ['cells', 'u32'],
@@ -45,15 +51,28 @@ export const INJECT_KERNELS = {
   kick: kickKernel('kick'),
 } satisfies Record<string, Kernel>
 
+/**
+ * The buffers one injection or kick writes from the host or binds: the waves of a dispatch
+ * ([wave][cell]) and where each goes, each made for the largest dispatch so far; the kick's scales, one
+ * a field, and its uniform.
+ */
+interface Side {
+  waves?: GPUBuffer
+  targets?: GPUBuffer
+  scales?: GPUBuffer
+  kickUniform?: GPUBuffer
+}
+
 export class GpuInjector {
   private readonly cells: number
   private readonly uniform: GPUBuffer
-  /** The waves of a dispatch ([wave][cell]) and where each goes, each made for the largest dispatch so far. */
-  private waves?: GPUBuffer
-  private targets?: GPUBuffer
-  /** The kick's scales, one a field, and its uniform. */
-  private scales?: GPUBuffer
-  private kickUniform?: GPUBuffer
+  /**
+   * SIDES sides taken in turn, one an upload: a call's waves and targets go up where the last calls'
+   * (handed over, not yet submitted) are not read, so they do not submit them (with one, 8 of evolve's
+   * 32 submits a generation at the defaults did). Work still waiting on the side taken goes first.
+   */
+  private readonly sides: Side[] = Array.from({ length: SIDES }, () => ({}))
+  private turn = 0
   /** Where upload lays the waves side by side, made for the largest upload so far. */
   private host?: Float32Array
 
@@ -80,7 +99,9 @@ export class GpuInjector {
    */
   upload(waves: readonly Float32Array[]): GPUBuffer {
     const floats = waves.length * this.cells
-    const buffer = (this.waves = this.room(this.waves, floats * 4))
+    this.turn = (this.turn + 1) % this.sides.length
+    const side = this.side
+    const buffer = (side.waves = this.room(side.waves, floats * 4))
     if (!this.host || this.host.length < floats) this.host = new Float32Array(floats)
     waves.forEach((w, k) => this.host!.set(w.subarray(0, this.cells), k * this.cells))
     this.transfers.write(buffer, 0, this.host.subarray(0, floats))
@@ -93,7 +114,8 @@ export class GpuInjector {
    * holding a single wave. Returns the buffers it binds (what a submit handed over uses).
    */
   encode(pass: GPUComputePassEncoder, src: GPUBuffer, fields: readonly number[], cur: GPUBuffer, prev: GPUBuffer): GPUBuffer[] {
-    const targets = (this.targets = this.room(this.targets, fields.length * 4))
+    const side = this.side
+    const targets = (side.targets = this.room(side.targets, fields.length * 4))
     this.transfers.write(targets, 0, Uint32Array.from(fields))
     const pipeline = pipelineOf(this.device, INJECT_KERNELS.inject)
     const buffers = [this.uniform, src, targets, cur, prev]
@@ -123,10 +145,11 @@ export class GpuInjector {
     cur: GPUBuffer,
     prev: GPUBuffer,
   ): GPUBuffer[] {
-    const targets = (this.targets = this.room(this.targets, fields.length * 4))
+    const side = this.side
+    const targets = (side.targets = this.room(side.targets, fields.length * 4))
     this.transfers.write(targets, 0, Uint32Array.from(fields))
-    const scales = (this.scales = this.room(this.scales, fields.length * 4))
-    const uniform = (this.kickUniform ??= this.device.createBuffer({ size: 16, usage: UNIFORM }))
+    const scales = (side.scales = this.room(side.scales, fields.length * 4))
+    const uniform = (side.kickUniform ??= this.device.createBuffer({ size: 16, usage: UNIFORM }))
     const values = new ArrayBuffer(16)
     packStruct(KICK_LAYOUT, { cells: this.cells, inverse_cells: 1 / this.cells, inverse_rms: inverseRms }, values)
     this.transfers.write(uniform, 0, values)
@@ -145,6 +168,11 @@ export class GpuInjector {
     return buffers
   }
 
+  /** The side the last upload took (an encode without one, the server's write, takes it too). */
+  private get side(): Side {
+    return this.sides[this.turn]
+  }
+
   /**
    * `held` where it has `bytes`, else a larger buffer in its place: work handed over that binds the old
    * one is submitted first, and the queue finishes what reads it.
@@ -156,7 +184,8 @@ export class GpuInjector {
   }
 
   destroy(): void {
-    for (const b of [this.waves, this.targets, this.scales, this.kickUniform, this.uniform]) if (b) this.transfers.destroy(b)
+    const held = this.sides.flatMap((s) => [s.waves, s.targets, s.scales, s.kickUniform])
+    for (const b of [...held, this.uniform]) if (b) this.transfers.destroy(b)
   }
 }
 
