@@ -35,15 +35,19 @@ async function dreamOn(
   ops: DreamOps,
   keep = EDITS.length,
   report = true,
-): Promise<{ outcomes: EditOutcome[]; masks: boolean[]; u: Float32Array; prev: Float32Array }> {
+): Promise<{ outcomes: EditOutcome[]; masks: boolean[]; submits: number; u: Float32Array; prev: Float32Array }> {
   const snapshots = states()
   for (const [k, s] of snapshots.entries()) {
     await backend.load(s.u, s.prev)
     await ops.accumulateStability(k === 0)
   }
+  const counter = backend.transfers
+  const before = counter?.submits ?? 0
   const { outcomes, masks } = await ops.edit(EDITS, 3, PREVIEW_SIDE, keep, report)
+  const submits = (counter?.submits ?? 0) - before
+  // released at once: on the GPU an edit handed over still copies into them
   for (const m of masks) if (m && !(m instanceof Float32Array)) backend.releaseMask?.(m)
-  return { outcomes, masks: masks.map(Boolean), ...(await backend.read()) }
+  return { outcomes, masks: masks.map(Boolean), submits, ...(await backend.read()) }
 }
 
 describe('the dream kernels against their CPU twin', () => {
@@ -98,9 +102,11 @@ describe('the dream kernels against their CPU twin', () => {
       const one = await dreamOn(backend, ops, 1)
       expect(one.masks).toEqual([false, true, false])
       expect(one.u).toEqual(backend === gpu ? got.u : want.u)
-      // without the report: no outcomes, the same edit
+      // without the report: no outcomes, the same edit; on the GPU nothing submitted (it goes with the
+      // next submit: here the read's), the masks it copies into released before that
       const quiet = await dreamOn(backend, ops, EDITS.length, false)
       expect(quiet.outcomes).toEqual([])
+      expect(quiet.submits).toBe(0)
       expect([quiet.u, quiet.prev]).toEqual(backend === gpu ? [got.u, got.prev] : [want.u, want.prev])
     }
   })

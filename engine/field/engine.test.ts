@@ -256,7 +256,7 @@ describe("keep and rewind (evolve's batch goes back where it perturbed a field i
     ['gpu', 1],
     ['gpu', STEPS_PER_DISPATCH],
   ] as const)(
-    '%s, %i step(s) a dispatch: the steps after a rewind repeat those after the keep, bit for bit, noise and all, with nothing read back for either; the books are refused after it; control, the same steps without going back differ',
+    '%s, %i step(s) a dispatch: the steps after a rewind repeat those after the keep, bit for bit, noise and all, with nothing read back or submitted for either; the books are refused after it; control, the same steps without going back differ',
     { timeout: 300_000 },
     async (backend, steps) => {
       const o = {
@@ -273,12 +273,12 @@ describe("keep and rewind (evolve's batch goes back where it perturbed a field i
       const wave = (k: number) => Float32Array.from({ length: 24 * 24 }, (_, i) => Math.sin(i * (0.01 + 0.003 * k)) * 0.5)
       await e.injectMany([wave(1), wave(2), wave(3)])
       await e.step(30)
-      // on the GPU neither the keep nor the rewind reads anything back
-      const reads = () => e.transfers()?.reads
+      // on the GPU neither the keep nor the rewind reads anything back or submits: each goes with the work after it
+      const reads = () => [e.transfers()?.reads, e.transfers()?.submits]
       const before = reads()
       const kept = await e.keep()
       expect(kept.step).toBe(30)
-      expect(reads()).toBe(before)
+      expect(reads()).toEqual(before)
       // what happens after the keep: a kick on one field (as the perturbation's), then steps
       const pattern = wave(4)
       await e.kick(pattern, [1])
@@ -288,7 +288,7 @@ describe("keep and rewind (evolve's batch goes back where it perturbed a field i
       const onward = await e.read()
       const beforeRewind = reads()
       await kept.rewind()
-      expect(reads()).toBe(beforeRewind)
+      expect(reads()).toEqual(beforeRewind)
       expect(e.step_count).toBe(30)
       await e.kick(pattern, [1])
       await e.step(25)

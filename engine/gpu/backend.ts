@@ -365,32 +365,38 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   keepState(): { u: DeviceMask; prev: DeviceMask } {
     const state = this.state()
     const encoder = this.device.createCommandEncoder()
-    const [u, prev] = [state.u, state.prev].map((from) => {
+    const copies = [state.u, state.prev].map((from) => {
       const copy = this.device.createBuffer({ size: from.size, usage: U.COPY_SRC | U.COPY_DST })
       encoder.copyBufferToBuffer(from, 0, copy, 0, from.size)
-      return this.keepMask(copy)
+      return copy
     })
-    this.transfers.submit(encoder)
+    // with the work after it (the perturbation): the copies are made before any later step
+    this.transfers.submitWithNext(encoder, [state.u, state.prev, ...copies])
+    const [u, prev] = copies.map((copy) => this.keepMask(copy))
     return { u, prev }
   }
 
   async restoreState(kept: { u: DeviceMask; prev: DeviceMask }): Promise<void> {
     const state = this.state()
     const encoder = this.device.createCommandEncoder()
-    for (const [copy, to] of [
+    const pairs = [
       [this.mask(kept.u), state.u],
       [this.mask(kept.prev), state.prev],
-    ] as const) {
+    ] as const
+    for (const [copy, to] of pairs) {
       if (copy.size !== to.size)
         throw new CrystalError('bad_argument', `a kept state of ${copy.size} bytes cannot restore this backend's ${to.size}`)
       encoder.copyBufferToBuffer(copy, 0, to, 0, to.size)
     }
-    this.transfers.submit(encoder)
+    // with the steps after it, which read the state it restores
+    this.transfers.submitWithNext(encoder, pairs.flat())
     await this.keepUp()
   }
 
   releaseMask(m: DeviceMask): void {
-    this.masks.get(m.device_mask)?.destroy()
+    const mask = this.masks.get(m.device_mask)
+    // a dream's edit handed over may copy into it still
+    if (mask) this.transfers.destroy(mask)
     this.masks.delete(m.device_mask)
   }
 

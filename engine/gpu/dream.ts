@@ -59,6 +59,8 @@ interface Scratch {
   masks: [GPUBuffer, GPUBuffer]
   kicks: GPUBuffer
   uniform: GPUBuffer
+  /** The preview's side the uniform holds: an edit with the same, or without a preview, writes nothing (a write would submit the samples handed over that read it). */
+  uniformSide: number
 }
 
 export class GpuDreamOps implements DreamOps {
@@ -88,6 +90,7 @@ export class GpuDreamOps implements DreamOps {
       masks: [buffer(cells * 4), buffer(cells * 4)],
       kicks: buffer(cells * 4),
       uniform: buffer(16, UNIFORM),
+      uniformSide: 0,
     }
     const bytes = new ArrayBuffer(16)
     packStruct(DREAM_PARAM_LAYOUT, { n, fields, cells: n * n, side: 0 }, bytes)
@@ -163,13 +166,17 @@ export class GpuDreamOps implements DreamOps {
     const s = this.buffers()
     const cells = n * n
     if (this.preview?.side !== side) {
-      this.preview?.buffer.destroy()
+      if (this.preview) transfers.destroy(this.preview.buffer)
       this.preview = { side, buffer: device.createBuffer({ size: fields * side * side * 4, usage: STORAGE }) }
     }
     const previewBuf = this.preview.buffer
-    const uniform = new ArrayBuffer(16)
-    packStruct(DREAM_PARAM_LAYOUT, { n, fields, cells, side }, uniform)
-    transfers.write(s.uniform, 0, uniform)
+    // the side is the preview's alone: an edit without it leaves the uniform as it is
+    if (report && s.uniformSide !== side) {
+      const uniform = new ArrayBuffer(16)
+      packStruct(DREAM_PARAM_LAYOUT, { n, fields, cells, side }, uniform)
+      transfers.write(s.uniform, 0, uniform)
+      s.uniformSide = side
+    }
     const plan = new ArrayBuffer(fields * PLAN_WORDS * 4)
     const words = new Uint32Array(plan)
     const floats = new Float32Array(plan)
@@ -217,14 +224,18 @@ export class GpuDreamOps implements DreamOps {
     pass.end()
     // the history keeps each edited field's mask on the device, for recall's sweep (the last `keep` of them)
     const kept = keptEdits(edits, keep)
+    const copies: GPUBuffer[] = []
     const masks = edits.map((_, f) => {
       if (!kept.has(f)) return null
       const mask = device.createBuffer({ size: cells * 4, usage: STORAGE })
       encoder.copyBufferToBuffer(smooth, f * cells * 4, mask, 0, cells * 4)
+      copies.push(mask)
       return this.gpu.keepMask(mask)
     })
     if (!report) {
-      transfers.submit(encoder)
+      // evolve's: nothing to read, so it goes with the work after it (the held sums, the settling steps)
+      const { acc, hist, plan, picks, tally, masks: pair, kicks } = s
+      transfers.submitWithNext(encoder, [s.uniform, u, prev, acc, hist, plan, picks, tally, ...pair, kicks, previewBuf, ...copies])
       return { outcomes: [], masks }
     }
     // the report: tally, picks and preview gathered into one buffer, one read-back

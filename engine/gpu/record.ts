@@ -383,7 +383,8 @@ export class GpuRecorder implements WindowRecorder {
     else {
       const encoder = this.gpu.device.createCommandEncoder()
       encoder.copyBufferToBuffer(this.sums(), 0, this.held, 0, bytes)
-      this.gpu.transfers.submit(encoder)
+      // with the work after it (the perturbation's steps and samples, which add to the sums anew)
+      this.gpu.transfers.submitWithNext(encoder, [this.sums(), this.held])
     }
     return Promise.resolve()
   }
