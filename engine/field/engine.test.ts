@@ -274,11 +274,11 @@ describe("keep and rewind (evolve's batch goes back where it perturbed a field i
       await e.injectMany([wave(1), wave(2), wave(3)])
       await e.step(30)
       // on the GPU neither the keep nor the rewind reads anything back or submits: each goes with the work after it
-      const reads = () => [e.transfers()?.reads, e.transfers()?.submits]
-      const before = reads()
+      const counts = () => [e.transfers()?.reads, e.transfers()?.submits]
+      const before = counts()
       const kept = await e.keep()
       expect(kept.step).toBe(30)
-      expect(reads()).toEqual(before)
+      expect(counts()).toEqual(before)
       // what happens after the keep: a kick on one field (as the perturbation's), then steps
       const pattern = wave(4)
       await e.kick(pattern, [1])
@@ -286,9 +286,9 @@ describe("keep and rewind (evolve's batch goes back where it perturbed a field i
       const first = await e.read()
       await e.step(10)
       const onward = await e.read()
-      const beforeRewind = reads()
+      const beforeRewind = counts()
       await kept.rewind()
-      expect(reads()).toEqual(beforeRewind)
+      expect(counts()).toEqual(beforeRewind)
       expect(e.step_count).toBe(30)
       await e.kick(pattern, [1])
       await e.step(25)

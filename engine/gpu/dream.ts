@@ -63,6 +63,18 @@ interface Scratch {
   uniformSide: number
 }
 
+/** Every buffer of the scratch (what an edit handed over names, and what goes back to the kept ones). */
+const scratchBuffers = ({ acc, hist, plan, picks, tally, masks, kicks, uniform }: Scratch): GPUBuffer[] => [
+  acc,
+  hist,
+  plan,
+  picks,
+  tally,
+  ...masks,
+  kicks,
+  uniform,
+]
+
 export class GpuDreamOps implements DreamOps {
   private scratch: Scratch | undefined
   /** accumulate's bind group by the state buffer it reads (one of the step's three), with the scratch */
@@ -234,8 +246,7 @@ export class GpuDreamOps implements DreamOps {
     })
     if (!report) {
       // evolve's: nothing to read, so it goes with the work after it (the held sums, the settling steps)
-      const { acc, hist, plan, picks, tally, masks: pair, kicks } = s
-      transfers.submitWithNext(encoder, [s.uniform, u, prev, acc, hist, plan, picks, tally, ...pair, kicks, previewBuf, ...copies])
+      transfers.submitWithNext(encoder, [...scratchBuffers(s), u, prev, previewBuf, ...copies])
       return { outcomes: [], masks }
     }
     // the report: tally, picks and preview gathered into one buffer, one read-back
@@ -265,11 +276,10 @@ export class GpuDreamOps implements DreamOps {
   }
 
   destroy(): void {
-    this.preview?.buffer.destroy()
+    if (this.preview) this.gpu.transfers.destroy(this.preview.buffer)
     this.preview = undefined
     if (!this.scratch) return
-    const { acc, hist, plan, picks, tally, masks, kicks, uniform } = this.scratch
-    for (const b of [acc, hist, plan, picks, tally, ...masks, kicks, uniform]) this.gpu.transfers.keep(b)
+    for (const b of scratchBuffers(this.scratch)) this.gpu.transfers.keep(b)
     this.scratch = undefined
     this.accumulateGroups = new WeakMap()
   }
