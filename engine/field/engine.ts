@@ -169,7 +169,7 @@ class FieldEngine implements Engine {
   /** Changes booked from sums the backend still holds: their fields and slots (before, kept, left, after; -1: none). */
   private pending: { fields: number[]; slots: number[] }[] = []
   /** Books taken by booksLater whose values have not been booked yet: settle books them first. */
-  private deferred: (() => Promise<EnergyBooks[]>) | undefined
+  private deferred: (() => Promise<unknown>) | undefined
   /** Gone back to kept fields (keep): the books would count the steps gone back over. */
   private rewound = false
 
@@ -557,6 +557,14 @@ class FieldEngine implements Engine {
 
   async step(steps: number): Promise<void> {
     requireInteger('steps', steps, 0, 10_000_000)
+    const every = this.timeline_interval
+    const held = this.core.held
+    // where the run takes a timeline sample, the changes' held sums before it ride with its samples' read:
+    // one read, where settling after it read them on their own
+    const settled =
+      held && every && Math.floor((this.step_count + steps) / every) > Math.floor(this.step_count / every)
+        ? this.settleLater(held, () => undefined)
+        : () => this.settle()
     const samples = await this.core.step({
       steps,
       first_step: this.step_count,
@@ -566,7 +574,7 @@ class FieldEngine implements Engine {
     })
     this.step_count += steps
     this.revision++
-    if (samples.length) await this.settle()
+    if (samples.length) await settled()
     for (const s of samples) this.record(s)
   }
 
@@ -641,18 +649,26 @@ class FieldEngine implements Engine {
     }
     const slots = this.holdBooks(held)
     const step = this.step_count
+    return this.settleLater(held, (v) => this.heldBooks(slots, v, step))
+  }
+
+  /**
+   * The held sums released now (`settle`'s), booked once a later read brings them (Transfers.ride), after
+   * the books taken before them; `then` makes what the caller takes from their values.
+   */
+  private settleLater<T>(held: HeldSums, then: (values: Float32Array) => T): () => Promise<T> {
     const pending = this.pending.splice(0)
     const earlier = this.deferred
     const values = held.releaseLater()
-    let books: Promise<EnergyBooks[]> | undefined
+    let result: Promise<T> | undefined
     // booked once, after the books taken before them: settle and the caller may both ask
     const take = () =>
-      (books ??= (async () => {
+      (result ??= (async () => {
         try {
           await earlier?.()
           const v = await values()
           this.bookPending(pending, v)
-          return this.heldBooks(slots, v, step)
+          return then(v)
         } finally {
           // a failed read fails this call, not every later settle
           if (this.deferred === take) this.deferred = undefined

@@ -358,7 +358,9 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const encoder = this.device.createCommandEncoder()
     encoder.copyBufferToBuffer(u, field * bytes, copy, 0, bytes)
     encoder.copyBufferToBuffer(prev, field * bytes, copy, bytes, bytes)
-    this.transfers.submit(encoder)
+    // with the work after it (a write's held sums, the steps): the copy is made before any later step
+    const from = { offset: field * bytes, size: bytes }
+    this.transfers.submitWithNext(encoder, [{ buffer: u, ...from }, { buffer: prev, ...from }, copy])
     return this.keepMask(copy)
   }
 
@@ -806,8 +808,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
 
   /** Frees every buffer the backend holds; the device stays open for the next backend (keptDevice). */
   destroy(): void {
-    this.transfers.dropRides()
     this.transfers.dropDeferred()
+    this.transfers.dropRides()
     this.dream.destroy()
     this.recorder.destroy()
     this.held.destroy()

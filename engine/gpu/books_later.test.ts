@@ -89,3 +89,59 @@ test('books taken for later, then steps, an injection and the books now asked fo
     expect(got.now[1].injected).toBeGreaterThan(got.taken[1].injected)
   }
 })
+
+test("a run that takes a timeline sample brings the held sums of the changes before it in its samples' read: one read, the CPU engine's timeline", async () => {
+  const opened = await Promise.all(
+    (['gpu', 'cpu'] as const).map((backend) =>
+      engineOn(backend, {
+        size: 24,
+        fields: 2,
+        material: 'europium_crystal',
+        seed: 4,
+        noise: 0,
+        timeline_interval: 10,
+        recall_history: false,
+      }),
+    ),
+  )
+  try {
+    const runs = []
+    for (const engine of opened) {
+      const rand = rng(9)
+      const wave = () => Float32Array.from({ length: 24 * 24 }, () => rand() - 0.5)
+      const reads = () => engine.transfers()?.reads ?? 0
+      const at = reads()
+      // a change, then a run that samples
+      await engine.injectMany([wave(), wave()])
+      await engine.step(10)
+      const changed = reads() - at
+      // the control: a run that samples with no change before it
+      await engine.step(10)
+      const quiet = reads() - at - changed
+      // a change, a run too short to sample (nothing read), then one that samples: its read brings them
+      await engine.injectMany([undefined, wave()])
+      await engine.step(4)
+      const short = reads() - at - changed - quiet
+      await engine.step(6)
+      const later = reads() - at - changed - quiet - short
+      runs.push({ counts: [changed, quiet, short, later], timeline: [0, 1].map((f) => engine.timeline(f)) })
+    }
+    const [g, c] = runs
+    expect(g.counts).toEqual([1, 1, 0, 1])
+    expect(c.counts).toEqual([0, 0, 0, 0])
+    // the books of each sample, the changes before it booked, alike on both backends (the books' tolerance)
+    for (let f = 0; f < 2; f++) {
+      expect(g.timeline[f].map((b) => b.step)).toEqual([10, 20, 30])
+      g.timeline[f].forEach((b, k) => {
+        const want = c.timeline[f][k]
+        for (const key of ['energy', 'injected', 'saturation'] as const)
+          expect(Math.abs(b[key] - want[key])).toBeLessThanOrEqual(1e-4 * Math.abs(want.injected))
+      })
+    }
+    // the second change is in the third sample's books, not in the second's
+    expect(g.timeline[1][2].injected).toBeGreaterThan(g.timeline[1][1].injected)
+    expect(g.timeline[0][2].injected).toBe(g.timeline[0][1].injected)
+  } finally {
+    for (const e of opened) e.destroy()
+  }
+})

@@ -147,11 +147,10 @@ describe('a write on the GPU engine encodes on the device', () => {
     expect(host.reads).toBe(0)
     expect(write.reads).toBe(1)
     expect(write.bytes_read).toBe(8 * parts)
-    // both keep the saturating field's state for recall (a copy, a submit). Beside it the write submits its
-    // encoding's two (the held sums before it go with the first); the host's injection and its held sums
+    // the write submits its encoding's two (the held sums before it go with the first); the copy of the
+    // saturating field's state kept for recall, the held sums after it, and all of the host's injection
     // go with the work after them (Transfers.submitWithNext)
-    expect([write.submits, host.submits]).toEqual([3, 1])
-    // up: the parts' streams, a uniform slot and a scale each, not the wavefront
+    expect([write.submits, host.submits]).toEqual([2, 0])
     // up: the parts' inputs (one 64-byte block each), their places, two uniform slots and a scale each, not the wavefront
     expect(write.bytes_written - host.bytes_written).toBe(parts * (64 + 8 + 2 * 256 + 4) - 4 * cells)
     expect(write.writes - host.writes).toBe(5 - 2)

@@ -102,15 +102,19 @@ test("an engine's buffers given back are taken again at exactly their size, zero
   }
 })
 
-test('bytes that ride come back with the next read as they were when asked for, in no read of their own; alone where no read comes', async () => {
+test('bytes that ride come back with the next read as they were when asked for, in no read or submit of their own; alone where no read comes', async () => {
   const { device, read, done } = await counted()
   try {
     const t = new Transfers(device)
     const held = device.createBuffer({ size: 64, usage: STORAGE })
     t.write(held, 0, filled(8, 16))
+    const submits = t.submits
     const first = t.ride(held, 16, 32, () => undefined)
-    // changed after: the ride has the values of its moment
+    // its copy aside goes with the next submit (submitWithNext), not in one of its own
+    expect(t.submits).toBe(submits)
+    // changed after: the ride has the values of its moment (the write submits the copy first)
     t.write(held, 0, filled(9, 16))
+    expect(t.submits).toBe(submits + 1)
     const second = t.ride(held, 0, 8, () => undefined)
     const reads = t.reads
     // the next read, of something else, brings its own bytes and both rides'
