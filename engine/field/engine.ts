@@ -168,7 +168,7 @@ class FieldEngine implements Engine {
   private readonly recorder: WindowRecorder
   /** Changes booked from sums the backend still holds: their fields and slots (before, kept, left, after; -1: none). */
   private pending: { fields: number[]; slots: number[] }[] = []
-  /** Books taken by booksLater whose values have not been booked yet: settle books them first. */
+  /** Held sums released to ride (booksLater, a sampled step) whose values have not been booked yet: settle books them first. */
   private deferred: (() => Promise<unknown>) | undefined
   /** Gone back to kept fields (keep): the books would count the steps gone back over. */
   private rewound = false

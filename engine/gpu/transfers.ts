@@ -106,8 +106,8 @@ export class Transfers implements TransferCounts {
   /**
    * `bytes` of `src` at `offset`, as they are once the work queued so far is done, brought back with
    * the next read rather than on a read of their own: copied aside on the device, with the next submit
-   * (that read's; submitWithNext). Returns how to take them: as that read brought them, or, where none has come yet, by a read
-   * of their own then (so nothing waits for a read that may never come).
+   * (that read's; submitWithNext). Returns how to take them: as that read brought them, or, where none
+   * has come yet, by a read of their own then (so nothing waits for a read that may never come).
    */
   ride(src: GPUBuffer, offset: number, bytes: number, failure: () => string | undefined): () => Promise<ArrayBuffer> {
     const aside = this.device.createBuffer({ size: Math.max(4, bytes), usage: COPY_SRC | COPY_DST })
