@@ -7,7 +7,7 @@ import type { DreamOps, EditOutcome, FieldBackend, FieldEdit } from '../field/ba
 import type { Engine } from '../field/engine.js'
 import { cpuBackend, engineOn, gpuBackend } from '../../testing/backends.js'
 import { randomField } from '../../testing/fixtures.js'
-import { DREAM_PARAMS, PREVIEW_SIDE } from './dream.js'
+import { DREAM_PARAMS, dream, PREVIEW_SIDE } from './dream.js'
 
 // SwiftShader takes up to ~0.1 s a dispatch on a loaded 2-core machine, and a dream is 300 steps
 const GPU_TEST_TIMEOUT = 300_000
@@ -143,6 +143,53 @@ describe('the transfer counter', () => {
     const cpu = await engineOn('cpu', { size: 16 })
     opened.push(cpu)
     expect(cpu.transfers()).toBeNull()
+  })
+
+  test("a dream's runs bring their timeline samples back with its later reads: 3 reads where each run read on its own made 14, the same timeline to the bit", {
+    timeout: GPU_TEST_TIMEOUT,
+  }, async () => {
+    const opening = { size: 32, fields: 2, material: 'graphene_model', seed: 4 }
+    const prepared = async (backend: 'gpu' | 'cpu') => {
+      const e = await engineOn(backend, opening)
+      opened.push(e)
+      await e.write('the river keeps its stones', 1, 0)
+      await e.step(15)
+      return e
+    }
+    const reads = async (e: Engine, work: () => Promise<unknown>) => {
+      const before = e.transfers()?.reads ?? 0
+      await work()
+      return (e.transfers()?.reads ?? 0) - before
+    }
+    // the engine's dream, then one without its report (its samples still in the timeline as it returns);
+    // the control: the same dream run through the engine's step, each sampled run read at its end
+    const [later, control, cpu] = await Promise.all([prepared('gpu'), prepared('gpu'), prepared('cpu')])
+    const counts = [
+      [await reads(later, () => later.dream(['deep', 'light'])), await reads(later, () => later.dream('light', { report: false }))],
+      [
+        await reads(control, () => dream(control, ['deep', 'light'])),
+        await reads(control, () => dream(control, 'light', { report: false })),
+      ],
+    ]
+    await cpu.dream(['deep', 'light'])
+    await cpu.dream('light', { report: false })
+    // the report's books before, the edit's report, the books after; the one without them: its samples' read
+    expect(counts).toEqual([
+      [3, 1],
+      [14, 11],
+    ])
+    for (let f = 0; f < 2; f++) {
+      const line = later.timeline(f)
+      expect(line.map((b) => b.step)).toEqual(Array.from({ length: 61 }, (_, k) => 10 * (k + 1)))
+      expect(line).toEqual(control.timeline(f))
+      // and the CPU engine's, within the books' tolerance
+      line.forEach((b, k) => {
+        const want = cpu.timeline(f)[k]
+        for (const key of ['energy', 'injected', 'saturation'] as const)
+          expect(Math.abs(b[key] - want[key])).toBeLessThanOrEqual(1e-4 * Math.max(1, Math.abs(want.injected)))
+      })
+    }
+    expect(await later.read()).toEqual(await control.read())
   })
 
   test('a dream without its report (evolve) reads nothing back, and leaves the fields and the books as the dream with it', {

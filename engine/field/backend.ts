@@ -30,6 +30,11 @@ export interface FieldBackend {
   readonly fields: number
   step(req: StepRequest): Promise<LedgerSample[]>
   /**
+   * step's run with its samples brought back by the backend's next read (Transfers.ride), where the
+   * backend reads back at all: the function takes them, by a read of their own where none came.
+   */
+  stepSamplesLater?(req: StepRequest): Promise<() => Promise<LedgerSample[]>>
+  /**
    * Adds each wave (n*n) to u and u_prev of its field (waves[k] to fields[k], each field once): a
    * displacement at rest. The GPU backend sends them up and adds them in one submit a 64 MiB of waves.
    */

@@ -168,10 +168,12 @@ class FieldEngine implements Engine {
   private readonly recorder: WindowRecorder
   /** Changes booked from sums the backend still holds: their fields and slots (before, kept, left, after; -1: none). */
   private pending: { fields: number[]; slots: number[] }[] = []
-  /** Held sums released to ride (booksLater, a sampled step) whose values have not been booked yet: settle books them first. */
+  /** Work waiting for values that ride on a later read (held sums released by booksLater or a sampled step, a dream's samples): settle does it first. */
   private deferred: (() => Promise<unknown>) | undefined
   /** Gone back to kept fields (keep): the books would count the steps gone back over. */
   private rewound = false
+  /** A sampled run's timeline samples are recorded once a later read brings them (a dream's runs, on a backend that reads back). */
+  private samplesLater = false
 
   constructor(
     private readonly core: FieldBackend,
@@ -559,19 +561,22 @@ class FieldEngine implements Engine {
     requireInteger('steps', steps, 0, 10_000_000)
     const every = this.timeline_interval
     const held = this.core.held
+    const sampled = every > 0 && Math.floor((this.step_count + steps) / every) > Math.floor(this.step_count / every)
     // where the run takes a timeline sample, the changes' held sums before it ride with its samples' read:
     // one read, where settling after it read them on their own
-    const settled =
-      held && every && Math.floor((this.step_count + steps) / every) > Math.floor(this.step_count / every)
-        ? this.settleLater(held, () => undefined)
-        : () => this.settle()
-    const samples = await this.core.step({
-      steps,
-      first_step: this.step_count,
-      seed: this.seed,
-      sample_interval: this.timeline_interval,
-      params: this.params,
-    })
+    const settled = held && sampled ? this.settleLater(held, () => undefined) : () => this.settle()
+    const req = { steps, first_step: this.step_count, seed: this.seed, sample_interval: every, params: this.params }
+    if (sampled && this.samplesLater && this.core.stepSamplesLater) {
+      const samples = await this.core.stepSamplesLater(req)
+      this.step_count += steps
+      this.revision++
+      // recorded after what was taken before them (the held sums above among it), once a read brings them
+      this.later(async () => {
+        for (const s of await samples()) this.record(s)
+      })
+      return
+    }
+    const samples = await this.core.step(req)
     this.step_count += steps
     this.revision++
     if (samples.length) await settled()
@@ -658,17 +663,24 @@ class FieldEngine implements Engine {
    */
   private settleLater<T>(held: HeldSums, then: (values: Float32Array) => T): () => Promise<T> {
     const pending = this.pending.splice(0)
-    const earlier = this.deferred
     const values = held.releaseLater()
+    return this.later(async () => {
+      const v = await values()
+      this.bookPending(pending, v)
+      return then(v)
+    })
+  }
+
+  /** `work` done once, after what was taken later before it (`deferred`), when settle or a caller asks for it. */
+  private later<T>(work: () => Promise<T>): () => Promise<T> {
+    const earlier = this.deferred
     let result: Promise<T> | undefined
-    // booked once, after the books taken before them: settle and the caller may both ask
+    // done once: settle and the caller may both ask
     const take = () =>
       (result ??= (async () => {
         try {
           await earlier?.()
-          const v = await values()
-          this.bookPending(pending, v)
-          return then(v)
+          return await work()
         } finally {
           // a failed read fails this call, not every later settle
           if (this.deferred === take) this.deferred = undefined
@@ -722,8 +734,18 @@ class FieldEngine implements Engine {
     return this.core.read(fields)
   }
 
-  dream(modes: DreamMode | readonly (DreamMode | 'none')[], options?: { report?: boolean }): Promise<DreamReport[]> {
-    return dream(this, modes, options)
+  async dream(modes: DreamMode | readonly (DreamMode | 'none')[], options?: { report?: boolean }): Promise<DreamReport[]> {
+    // its runs' timeline samples come back with its later reads (the edit's, the books'), not each on a
+    // read of its own that empties the device's queue: a light dream reads 3 times where 14. Recorded in
+    // order, the last of them before it returns
+    this.samplesLater = true
+    try {
+      const reports = await dream(this, modes, options)
+      await this.deferred?.()
+      return reports
+    } finally {
+      this.samplesLater = false
+    }
   }
 
   probe(text: string, field = 0): Promise<ProbeResult> {

@@ -438,19 +438,28 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
    * of the chunk SUBMITS_AHEAD back (so that the queue never runs dry), and for the last ones.
    */
   async step(req: StepRequest): Promise<LedgerSample[]> {
-    const chunks: Promise<LedgerSample[]>[] = []
-    const out: LedgerSample[] = []
+    return (await this.run(req, false))()
+  }
+
+  /** step's run, its samples brought back by a later read (Transfers.ride): no wait for them here. */
+  stepSamplesLater(req: StepRequest): Promise<() => Promise<LedgerSample[]>> {
+    return this.run(req, true)
+  }
+
+  private async run(req: StepRequest, later: boolean): Promise<() => Promise<LedgerSample[]>> {
+    const chunks: Promise<() => Promise<LedgerSample[]>>[] = []
+    const taken: (() => Promise<LedgerSample[]>)[] = []
     for (let done = 0; done < req.steps; ) {
       const steps = Math.min(MAX_STEPS_PER_SUBMIT, req.steps - done)
-      chunks.push(this.submitSteps(req, req.first_step + done, steps))
+      chunks.push(this.submitSteps(req, req.first_step + done, steps, later))
       done += steps
-      if (chunks.length > SUBMITS_AHEAD) out.push(...(await chunks.shift()!))
+      if (chunks.length > SUBMITS_AHEAD) taken.push(await chunks.shift()!)
       // submits without samples wait on nothing above: keep every run within SUBMITS_AHEAD submits of the device
       await this.keepUp()
     }
-    for (const chunk of chunks) out.push(...(await chunk))
+    for (const chunk of chunks) taken.push(await chunk)
     this.check()
-    return out
+    return async () => (await Promise.all(taken.map((samples) => samples()))).flat()
   }
 
   /**
@@ -470,8 +479,11 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     while (this.unseen.length > SUBMITS_AHEAD) await this.unseen.shift()
   }
 
-  /** Encodes and submits `steps` steps at once (all of it before the first await); resolves to their samples once read back. */
-  private async submitSteps(req: StepRequest, first: number, steps: number): Promise<LedgerSample[]> {
+  /**
+   * Encodes and submits `steps` steps at once (all of it before the first await); resolves once their
+   * samples are read back (`later`: at once, their samples to ride on a later read) to how to take them.
+   */
+  private async submitSteps(req: StepRequest, first: number, steps: number, later: boolean): Promise<() => Promise<LedgerSample[]>> {
     const stepBytes = new ArrayBuffer(steps * SLOT)
     const sampleSteps: number[] = []
     const reduceBytes = new ArrayBuffer((SAMPLE_SLOTS + 1) * steps * SLOT)
@@ -553,15 +565,24 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
           { buffer: this.reduceUniforms, offset: reduceBase + foldSlots, size: folds.count * SLOT },
         ])
       } else this.transfers.submit(encoder)
-      return []
+      return async () => []
     }
-    const values = await this.readSamples(encoder, sampleSteps.length)
-    return sampleSteps.map((step, s) => ({
-      step,
-      fields: [...Array(this.fields).keys()].map((f) =>
-        Float64Array.from({ length: SAMPLE_COLUMNS }, (_, c) => values[(s * SAMPLE_COLUMNS + c) * this.fields + f]),
-      ),
-    }))
+    const samplesOf = (values: Float32Array): LedgerSample[] =>
+      sampleSteps.map((step, s) => ({
+        step,
+        fields: [...Array(this.fields).keys()].map((f) =>
+          Float64Array.from({ length: SAMPLE_COLUMNS }, (_, c) => values[(s * SAMPLE_COLUMNS + c) * this.fields + f]),
+        ),
+      }))
+    const sampleBytes = sampleSteps.length * SAMPLE_COLUMNS * this.fields * 4
+    if (later) {
+      this.transfers.submit(encoder)
+      // copied aside before the next run's samples take the buffer: the copy goes first in the next submit
+      const back = this.transfers.ride(this.samples, 0, sampleBytes, () => this.failed)
+      return async () => samplesOf(new Float32Array(await back()))
+    }
+    const samples = samplesOf(await this.readBuffer(this.samples, 0, sampleBytes, encoder))
+    return async () => samples
   }
 
   /** Adds the ring's pending steps into the books (reduce uniform slot 2 x steps + fold number). */
@@ -626,11 +647,6 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     pass.setPipeline(this.sumPipeline)
     pass.setBindGroup(0, this.sumChunks, [uniformAt + slot(2)])
     this.transfers.dispatch(pass, SAMPLE_COLUMNS * this.fields)
-  }
-
-  private async readSamples(encoder: GPUCommandEncoder, count: number): Promise<Float32Array> {
-    const bytes = count * SAMPLE_COLUMNS * this.fields * 4
-    return this.readBuffer(this.samples, 0, bytes, encoder)
   }
 
   private async readBuffer(
