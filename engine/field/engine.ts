@@ -172,7 +172,11 @@ class FieldEngine implements Engine {
   private deferred: (() => Promise<unknown>) | undefined
   /** Gone back to kept fields (keep): the books would count the steps gone back over. */
   private rewound = false
-  /** A sampled run's timeline samples are recorded once a later read brings them (a dream's runs, on a backend that reads back). */
+  /**
+   * A sampled run's timeline samples are recorded once a later read brings them (a dream's runs, on a
+   * backend that reads back). The whole engine's while a dream runs: its callers do one thing at a time
+   * (the server's queue, the tab's worker), so no other step runs meanwhile.
+   */
   private samplesLater = false
 
   constructor(

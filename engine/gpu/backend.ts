@@ -579,7 +579,12 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       this.transfers.submit(encoder)
       // copied aside before the next run's samples take the buffer: the copy goes first in the next submit
       const back = this.transfers.ride(this.samples, 0, sampleBytes, () => this.failed)
-      return async () => samplesOf(new Float32Array(await back()))
+      return async () => {
+        const values = new Float32Array(await back())
+        // an error of the run's shows before its samples are taken, as where the run read its own
+        this.check()
+        return samplesOf(values)
+      }
     }
     const samples = samplesOf(await this.readBuffer(this.samples, 0, sampleBytes, encoder))
     return async () => samples
