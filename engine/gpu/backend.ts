@@ -433,10 +433,6 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     return k.plain
   }
 
-  /**
-   * Submits every chunk of the run without waiting in between: the host waits only for the samples
-   * of the chunk SUBMITS_AHEAD back (so that the queue never runs dry), and for the last ones.
-   */
   async step(req: StepRequest): Promise<LedgerSample[]> {
     return (await this.run(req, false))()
   }
@@ -446,6 +442,11 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     return this.run(req, true)
   }
 
+  /**
+   * Submits every chunk of the run without waiting in between: the host waits only for the samples
+   * of the chunk SUBMITS_AHEAD back (so that the queue never runs dry), and for the last ones; `later`,
+   * for none of them (they ride on a later read). Returns how to take the run's samples, in order.
+   */
   private async run(req: StepRequest, later: boolean): Promise<() => Promise<LedgerSample[]>> {
     const chunks: Promise<() => Promise<LedgerSample[]>>[] = []
     const taken: (() => Promise<LedgerSample[]>)[] = []
