@@ -332,15 +332,18 @@ describe('crystal --debug serve', () => {
         )
         expect(evolve, own.stderr()).not.toBeNull()
         expect(program, own.stderr()).not.toBeNull()
-        // the server's own field: a write, and its transfers as the server closes
+        // the server's own field: a write and 1,000 steps (100 timeline samples, 10 chunks), and its transfers as the server closes
         expect((await call(own.url, 'POST', '/crystal/write', { text: 'x' })).status).toBe(200)
+        expect((await call(own.url, 'POST', '/crystal/step', { steps: 1000 })).status).toBe(200)
         expect(await own.stop()).toBe(0)
-        expect(
-          await lines(
-            /^crystal: the server's field: gpu transfers \(N = 48, 1 field\): read back [\d,]+ bytes in \d+ reads, wrote [\d,]+ bytes/m,
-          ),
-          own.stderr(),
-        ).not.toBeNull()
+        const field = await lines(
+          /^crystal: the server's field: gpu transfers \(N = 48, 1 field\): read back [\d,]+ bytes in (\d+) reads, wrote [\d,]+ bytes/m,
+        )
+        expect(field, own.stderr()).not.toBeNull()
+        // each change's timeline samples, books and field come back in its snapshot's one read: the start's
+        // snapshot, the write's (and its parts' energies), the steps' (where each chunk read its samples,
+        // and the books, u and u_prev each their own, it was 3 + 4 + 13)
+        expect(Number(field![1])).toBe(4)
         return Number(evolve![1].replaceAll(',', ''))
       } finally {
         await own.stop()

@@ -6,7 +6,7 @@ import { ENCODINGS } from '../contracts/api.js'
 import { ENCODING_VERSION, textWavefront } from '../encode/text.js'
 import { engineOn } from '../../testing/backends.js'
 import { EVERYTHING_ON } from '../../testing/fixtures.js'
-import type { Engine, EngineOptions } from './engine.js'
+import { SAMPLES_WAITING_MAX, type Engine, type EngineOptions } from './engine.js'
 import type { EnergyBooks } from './engine_api.js'
 import { STEPS_PER_DISPATCH } from './params.js'
 import { findAdapter } from '../gpu/device.js'
@@ -312,6 +312,75 @@ describe("keep and rewind (evolve's batch goes back where it perturbed a field i
   test('an engine with a timeline or a history for recall cannot keep', async () => {
     for (const o of [{ timeline_interval: 10, recall_history: false }, { timeline_interval: 0 }])
       await expect((await engine('cpu', { size: 16, ...o })).keep()).rejects.toThrow(/no timeline and no history for recall/)
+  })
+})
+
+describe('timeline samples ride (samplingLater): a row of sampled runs on the GPU reads back now and then, not a run at a time', () => {
+  test(`40 runs of 10 steps and the books: ${Math.ceil(40 / SAMPLES_WAITING_MAX)} reads (the waiting samples read every ${SAMPLES_WAITING_MAX} runs) where each run read its own made 41; the same timeline, books and field to the bit, and the CPU's timeline within the books' tolerance`, {
+    timeout: 300_000,
+  }, async () => {
+    const RUNS = 40
+    const o = { size: 24, fields: 2, material: 'europium_crystal', seed: 3, noise: 0.002 } as const
+    const prepared = async (backend: 'gpu' | 'cpu') => {
+      const e = await engine(backend, o)
+      await e.write('the river keeps its stones', 1, 1)
+      await e.step(5)
+      return e
+    }
+    // what the server's step does: its chunks, then the snapshot's books and field, taken together
+    const work = async (e: Engine) => {
+      for (let k = 0; k < RUNS; k++) await e.step(10)
+      const books = e.booksLater()
+      const state = await e.read()
+      return { books: await books(), state }
+    }
+    const reads = async (e: Engine, run: () => Promise<unknown>) => {
+      const before = e.transfers()!.reads
+      const result = await run()
+      return { reads: e.transfers()!.reads - before, result }
+    }
+    const [later, control, cpu] = await Promise.all([prepared('gpu'), prepared('gpu'), prepared('cpu')])
+    const rode = await reads(later, () => later.samplingLater(() => work(later)))
+    const own = await reads(control, () => work(control))
+    expect([rode.reads, own.reads]).toEqual([Math.ceil(RUNS / SAMPLES_WAITING_MAX), RUNS + 1])
+    expect(rode.result).toEqual(own.result)
+    await work(cpu)
+    for (let f = 0; f < 2; f++) {
+      const line = later.timeline(f)
+      // every sample recorded by the time samplingLater returns, in order
+      expect(line.map((b) => b.step)).toEqual(Array.from({ length: RUNS }, (_, k) => 10 * (k + 1)))
+      expect(line).toEqual(control.timeline(f))
+      line.forEach((b, k) => {
+        const want = cpu.timeline(f)[k]
+        for (const key of ['energy', 'injected', 'saturation', 'bulk_loss'] as const)
+          expect(Math.abs(b[key] - want[key])).toBeLessThanOrEqual(1e-4 * Math.max(1, Math.abs(want.injected)))
+      })
+    }
+  })
+
+  test("a read of the fields is one read back, whichever fields and in whatever order (u's and u_prev's were two, a field's each)", {
+    timeout: 300_000,
+  }, async () => {
+    const e = await engine('gpu', { size: 16, fields: 3, material: 'europium_crystal', seed: 2, timeline_interval: 0 })
+    const wave = (k: number) => Float32Array.from({ length: 16 * 16 }, (_, i) => Math.sin(i * (0.02 + 0.005 * k)) * 0.3)
+    await e.injectMany([wave(1), wave(2), wave(3)])
+    await e.step(7)
+    const counted = async (fields?: number[]) => {
+      const before = e.transfers()!
+      const read = await e.read(fields)
+      const after = e.transfers()!
+      return { read, reads: after.reads - before.reads, bytes: after.bytes_read - before.bytes_read }
+    }
+    const all = await counted()
+    const some = await counted([2, 0])
+    const plane = (a: Float32Array, f: number) => a.subarray(f * 256, (f + 1) * 256)
+    expect([all.reads, all.bytes, some.reads, some.bytes]).toEqual([1, 2 * 3 * 256 * 4, 1, 2 * 2 * 256 * 4])
+    for (const key of ['u', 'prev'] as const) {
+      expect([plane(some.read[key], 0), plane(some.read[key], 1)]).toEqual([plane(all.read[key], 2), plane(all.read[key], 0)])
+      // the planes differ: a mix-up of fields or of u and u_prev would show
+      expect(maxDiff(plane(all.read[key], 0), plane(all.read[key], 2))).toBeGreaterThan(1e-3)
+    }
+    expect(maxDiff(all.read.u, all.read.prev)).toBeGreaterThan(1e-4)
   })
 })
 

@@ -50,6 +50,16 @@ export const MIN_SIZE = FIELD_SIZE.minimum
 export const MAX_SIZE = FIELD_SIZE.maximum
 /** Timeline points kept per field; older ones are dropped first. */
 export const TIMELINE_CAP = 20_000
+/**
+ * The most sampled runs whose timeline samples wait for a later read (samplingLater): the next run reads
+ * them first. A dream makes 11; the server's step chunks may make thousands, each holding a copy.
+ */
+export const SAMPLES_WAITING_MAX = 16
+/**
+ * Longer runs read their samples as they go even within samplingLater (the GPU's a submit or two
+ * behind): such a run keeps the device busy between its reads, and its samples would wait in a copy a submit.
+ */
+export const SAMPLES_LATER_MAX_STEPS = 1024
 
 /** Scalings kept in the history (each is n*n floats); older ones are dropped first. */
 export const SCALE_HISTORY_CAP = 256
@@ -173,11 +183,13 @@ class FieldEngine implements Engine {
   /** Gone back to kept fields (keep): the books would count the steps gone back over. */
   private rewound = false
   /**
-   * A sampled run's timeline samples are recorded once a later read brings them (a dream's runs, on a
-   * backend that reads back). The whole engine's while a dream runs: its callers do one thing at a time
-   * (the server's queue, the tab's worker), so no other step runs meanwhile.
+   * A sampled run's timeline samples are recorded once a later read brings them (within samplingLater,
+   * on a backend that reads back). The whole engine's while its work runs: its callers do one thing at a
+   * time (the server's queue, the tab's worker), so no other step runs meanwhile.
    */
   private samplesLater = false
+  /** Runs whose samples wait for a later read (at most SAMPLES_WAITING_MAX). */
+  private samplesWaiting = 0
 
   constructor(
     private readonly core: FieldBackend,
@@ -570,13 +582,17 @@ class FieldEngine implements Engine {
     // one read, where settling after it read them on their own
     const settled = held && sampled ? this.settleLater(held, () => undefined) : () => this.settle()
     const req = { steps, first_step: this.step_count, seed: this.seed, sample_interval: every, params: this.params }
-    if (sampled && this.samplesLater && this.core.stepSamplesLater) {
+    if (sampled && this.samplesLater && steps <= SAMPLES_LATER_MAX_STEPS && this.core.stepSamplesLater) {
+      // a long row of runs (the server's step chunks) reads the waiting ones now and then: each holds a copy on the device
+      if (this.samplesWaiting >= SAMPLES_WAITING_MAX) await this.deferred?.()
       const samples = await this.core.stepSamplesLater(req)
       this.step_count += steps
       this.revision++
+      this.samplesWaiting++
       // recorded after what was taken before them (the held sums above among it), once a read brings them
       this.later(async () => {
-        for (const s of await samples()) this.record(s)
+        const taken = await samples().finally(() => this.samplesWaiting--)
+        for (const s of taken) this.record(s)
       })
       return
     }
@@ -738,18 +754,25 @@ class FieldEngine implements Engine {
     return this.core.read(fields)
   }
 
-  async dream(modes: DreamMode | readonly (DreamMode | 'none')[], options?: { report?: boolean }): Promise<DreamReport[]> {
-    // its runs' timeline samples come back with its later reads (the edit's, the books'), not each on a
-    // read of its own that empties the device's queue: a light dream reads 3 times where 14. Recorded in
-    // order, the last of them before it returns
+  async samplingLater<T>(work: () => Promise<T>): Promise<T> {
+    // within an outer one, whose end records them
+    if (this.samplesLater) return work()
     this.samplesLater = true
     try {
-      const reports = await dream(this, modes, options)
+      const result = await work()
       await this.deferred?.()
-      return reports
+      return result
     } finally {
       this.samplesLater = false
+      // none waits now (or a failed read left them to no one)
+      this.samplesWaiting = 0
     }
+  }
+
+  dream(modes: DreamMode | readonly (DreamMode | 'none')[], options?: { report?: boolean }): Promise<DreamReport[]> {
+    // its runs' timeline samples come back with its later reads (the edit's, the books'), not each on a
+    // read of its own that empties the device's queue: a light dream reads 3 times where 14
+    return this.samplingLater(() => dream(this, modes, options))
   }
 
   probe(text: string, field = 0): Promise<ProbeResult> {

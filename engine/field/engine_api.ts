@@ -235,6 +235,15 @@ export interface Engine {
   /** u (and u_prev) of the fields asked for, n*n each. */
   read(fields?: number[]): Promise<{ u: Float32Array; prev: Float32Array }>
   /**
+   * Runs `work` (this engine's steps, dreams, reads, one after another) with the timeline samples of its
+   * runs brought back by its later reads where the fields live on a device (the GPU), not each by a read
+   * of its own that empties the device's queue (runs of up to SAMPLES_LATER_MAX_STEPS steps; a longer one
+   * reads its own as it goes); all recorded by the time it returns. Until then the
+   * timeline lags (what reads the books, books or booksLater, brings it up to date). A dream does it itself;
+   * the server's changes do (docs/gpu.md, "Timeline samples ride").
+   */
+  samplingLater<T>(work: () => Promise<T>): Promise<T>
+  /**
    * Consolidates every field (docs/dream.md); one report per field. `report: false`: the same
    * consolidation with no reports (an empty list), so nothing is read back for them (evolve's batches).
    */

@@ -758,22 +758,23 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
 
   async read(fields = [...Array(this.fields).keys()]): Promise<{ u: Float32Array; prev: Float32Array }> {
     fieldsWithin(fields, this.fields)
-    const cells = this.n * this.n
-    // consecutive fields (all of them, say) come back in one read per buffer, not two per field
-    if (fields.length > 1 && fields.every((f, i) => f === fields[0] + i)) {
-      const [offset, bytes] = [fields[0] * cells * 4, fields.length * cells * 4]
-      return {
-        u: await this.readBuffer(this.state().u, offset, bytes),
-        prev: await this.readBuffer(this.state().prev, offset, bytes),
-      }
+    const bytes = this.n * this.n * 4
+    // consecutive fields (all of them, say) as one range a buffer, else a range a field
+    const ranges =
+      fields.length > 1 && fields.every((f, i) => f === fields[0] + i)
+        ? [[fields[0] * bytes, fields.length * bytes]]
+        : fields.map((f) => [f * bytes, bytes])
+    // every range rides, and the first taken reads them all: one read back (u's and u_prev's were two, a field's each)
+    const { u, prev } = this.state()
+    const rides = [u, prev].map((buffer) => ranges.map(([at, size]) => this.transfers.ride(buffer, at, size, () => this.failed)))
+    const [us, prevs] = await Promise.all(rides.map((taken) => Promise.all(taken.map((take) => take()))))
+    this.check()
+    const joined = (parts: ArrayBuffer[]) => {
+      const out = new Float32Array((fields.length * bytes) / 4)
+      parts.reduce((at, part) => (out.set(new Float32Array(part), at), at + part.byteLength / 4), 0)
+      return out
     }
-    const u = new Float32Array(fields.length * cells)
-    const prev = new Float32Array(fields.length * cells)
-    for (const [i, f] of fields.entries()) {
-      u.set(await this.readBuffer(this.state().u, f * cells * 4, cells * 4), i * cells)
-      prev.set(await this.readBuffer(this.state().prev, f * cells * 4, cells * 4), i * cells)
-    }
-    return { u, prev }
+    return { u: joined(us), prev: joined(prevs) }
   }
 
   /** Every field's energy is one dispatch on the GPU; the fields listed are picked from it. */

@@ -116,8 +116,11 @@ export async function interpret(commands: readonly Command[], ctx: InterpretCont
           }
           case 'RESONATE': {
             const e = await field()
-            await e.step(Number(a))
-            const books = await energy()
+            // the run's timeline samples come back with the books: one read where two
+            const books = await e.samplingLater(async () => {
+              await e.step(Number(a))
+              return energy()
+            })
             result = { steps: a, ...books }
             text = `resonated ${a} steps (step ${e.step_count}); energy ${fmt(books.energy)}, bulk loss ${fmt(books.bulk_loss)}, boundary leakage ${fmt(books.boundary_loss)}`
             break
