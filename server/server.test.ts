@@ -335,6 +335,9 @@ describe('crystal --debug serve', () => {
         // the server's own field: a write and 1,000 steps (100 timeline samples, 10 chunks), and its transfers as the server closes
         expect((await call(own.url, 'POST', '/crystal/write', { text: 'x' })).status).toBe(200)
         expect((await call(own.url, 'POST', '/crystal/step', { steps: 1000 })).status).toBe(200)
+        // the snapshot's timeline has the samples that rode with its read, to the last step
+        const state = (await call(own.url, 'GET', '/crystal/state')).body
+        expect([state.step, state.timeline.at(-1).step, state.timeline.at(-1).energy]).toEqual([1000, 1000, state.books.energy])
         expect(await own.stop()).toBe(0)
         const field = await lines(
           /^crystal: the server's field: gpu transfers \(N = 48, 1 field\): read back [\d,]+ bytes in (\d+) reads, wrote [\d,]+ bytes/m,

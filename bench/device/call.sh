@@ -7,10 +7,10 @@
 #   2. the field step at N = 2048 and 4096 on the GPU backend, and stencil_ref.py's CUDA kernel;
 #   3. the GPU-touching test files of engine/ and cli/ (those that need no nats-server, Icecast or
 #      browser) with vitest, run in the checkout CHECKOUT on the packed node_modules and generated files;
-#   4. (servertests) server/'s and app/'s test files that need none of those nor espeak-ng, the same way.
+#   4. (servertests) server/'s and app/'s test files that need none of those nor espeak-ng, the same way;
+#   5. (served) served.mjs: a served field's write, steps and dreams at N = 2048, this build beside the base one.
 # PARTS ("evolve field tests"; "open" adds adapter-time.mjs, dawn-calls.mjs, the shader cache and
-# first-compiles.mjs, run first; "servertests"
-# part 4) names the parts to run; evolve-pair.sh's ROUNDS, POP, GENS, PROFILE pass through.
+# first-compiles.mjs, run first; "servertests" part 4, "served" part 5) names the parts to run; evolve-pair.sh's ROUNDS, POP, GENS, PROFILE pass through.
 # OUT gets summary.txt (what to read), tests.txt and results.tar.xz (every log and JSON): the device
 # brings back 8 files at most.
 set -uo pipefail
@@ -113,6 +113,12 @@ run_tests() {
 has tests && {
   say "== 3. the GPU test files with vitest ($(left) s left)"
   run_tests tests test-files.txt $((server_s + 15))
+}
+
+has served && {
+  say "== 5. a served field's changes, $(cat "$here/head.txt") beside $(cat "$here/base.txt") ($(left) s left)"
+  bash "$here/base.sh" /tmp/base
+  timeout "$(within $((server_s + 15)))" node "$here/served.mjs" "$PWD" /tmp/base "$res/served.json" 2>"$res/served.log" | tee -a "$summary"
 }
 
 has servertests && {

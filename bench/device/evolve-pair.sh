@@ -19,11 +19,7 @@ read -ra defaults <<<"${DEFAULTS:---generations 10}"
 # (say '--detect-threads 0;--detect-threads 4'); a word NAME=value sets that variable for the run. By
 # default one step a GPU dispatch, the control of the several steps a dispatch the defaults take
 IFS=';' read -ra variants <<<"${VARIANTS-SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH=1}"
-# the base build: the same project with its own dist/ and bin/
-rm -rf /tmp/base && mkdir -p /tmp/base
-cp -r materials shaders examples package.json /tmp/base/
-ln -s "$PWD/node_modules" /tmp/base/node_modules
-tar -C /tmp/base -xJf "$here/base.tar.xz"
+bash "$here/base.sh" /tmp/base
 declare -A dirs=([head]=$PWD [base]=/tmp/base)
 declare -A names=([head]="$(cat "$here/head.txt" 2>/dev/null || echo head)" [base]="$(cat "$here/base.txt" 2>/dev/null || echo base)")
 summary=$out/summary.txt

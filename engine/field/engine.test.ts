@@ -6,7 +6,7 @@ import { ENCODINGS } from '../contracts/api.js'
 import { ENCODING_VERSION, textWavefront } from '../encode/text.js'
 import { engineOn } from '../../testing/backends.js'
 import { EVERYTHING_ON } from '../../testing/fixtures.js'
-import { SAMPLES_WAITING_MAX, type Engine, type EngineOptions } from './engine.js'
+import { SAMPLES_LATER_MAX_STEPS, SAMPLES_WAITING_MAX, type Engine, type EngineOptions } from './engine.js'
 import type { EnergyBooks } from './engine_api.js'
 import { STEPS_PER_DISPATCH } from './params.js'
 import { findAdapter } from '../gpu/device.js'
@@ -356,6 +356,45 @@ describe('timeline samples ride (samplingLater): a row of sampled runs on the GP
           expect(Math.abs(b[key] - want[key])).toBeLessThanOrEqual(1e-4 * Math.max(1, Math.abs(want.injected)))
       })
     }
+  })
+
+  test(`a run longer than ${SAMPLES_LATER_MAX_STEPS} steps reads its samples as it goes, as outside samplingLater; after work that threw, the samples left waiting count toward the ${SAMPLES_WAITING_MAX}`, {
+    timeout: 300_000,
+  }, async () => {
+    const o = { size: 16, material: 'europium_crystal', seed: 6 } as const
+    const [inside, outside] = [await engine('gpu', o), await engine('gpu', o)]
+    for (const e of [inside, outside]) await e.write('a lantern in the rain')
+    const reads = async (e: Engine, run: () => Promise<unknown>) => {
+      const before = e.transfers()!.reads
+      await run().catch(() => undefined)
+      return e.transfers()!.reads - before
+    }
+    const long = async (e: Engine) => {
+      await e.step(2 * SAMPLES_LATER_MAX_STEPS)
+      return e.books()
+    }
+    expect(await reads(inside, () => inside.samplingLater(() => long(inside)))).toBe(await reads(outside, () => long(outside)))
+    expect(inside.timeline(0)).toEqual(outside.timeline(0))
+    // 12 runs, then a failure: their samples still wait (no read), and count; of the next 40 runs, 5, 21 and
+    // 37 find 16 waiting and read them, then the books read the rest: 4 reads (the 12 forgotten, the count
+    // would fall below zero as they were taken: 2)
+    const threw = await reads(inside, () =>
+      inside.samplingLater(async () => {
+        for (let k = 0; k < 12; k++) await inside.step(10)
+        throw new Error('a change that failed')
+      }),
+    )
+    const after = await reads(inside, () =>
+      inside.samplingLater(async () => {
+        for (let k = 0; k < 40; k++) await inside.step(10)
+        return inside.books()
+      }),
+    )
+    expect([threw, after]).toEqual([0, 4])
+    const steps = inside.timeline(0).map((b) => b.step)
+    expect(steps.slice(-52)).toEqual(Array.from({ length: 52 }, (_, k) => steps.at(-52)! + 10 * k))
+    // every sample, to the last run's (a sample every 10 steps of the engine's count)
+    expect(steps.at(-1)).toBe(10 * Math.floor(inside.step_count / 10))
   })
 
   test("a read of the fields is one read back, whichever fields and in whatever order (u's and u_prev's were two, a field's each)", {

@@ -188,7 +188,7 @@ class FieldEngine implements Engine {
    * time (the server's queue, the tab's worker), so no other step runs meanwhile.
    */
   private samplesLater = false
-  /** Runs whose samples wait for a later read (at most SAMPLES_WAITING_MAX). */
+  /** Runs whose samples wait for a later read (at most SAMPLES_WAITING_MAX): counted up to the chain's last taking. */
   private samplesWaiting = 0
 
   constructor(
@@ -591,8 +591,7 @@ class FieldEngine implements Engine {
       this.samplesWaiting++
       // recorded after what was taken before them (the held sums above among it), once a read brings them
       this.later(async () => {
-        const taken = await samples().finally(() => this.samplesWaiting--)
-        for (const s of taken) this.record(s)
+        for (const s of await samples()) this.record(s)
       })
       return
     }
@@ -702,8 +701,11 @@ class FieldEngine implements Engine {
           await earlier?.()
           return await work()
         } finally {
-          // a failed read fails this call, not every later settle
-          if (this.deferred === take) this.deferred = undefined
+          // a failed read fails this call, not every later settle; the chain taken whole, no samples wait
+          if (this.deferred === take) {
+            this.deferred = undefined
+            this.samplesWaiting = 0
+          }
         }
       })())
     this.deferred = take
@@ -764,8 +766,6 @@ class FieldEngine implements Engine {
       return result
     } finally {
       this.samplesLater = false
-      // none waits now (or a failed read left them to no one)
-      this.samplesWaiting = 0
     }
   }
 

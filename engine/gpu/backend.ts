@@ -764,17 +764,19 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       fields.length > 1 && fields.every((f, i) => f === fields[0] + i)
         ? [[fields[0] * bytes, fields.length * bytes]]
         : fields.map((f) => [f * bytes, bytes])
-    // every range rides, and the first taken reads them all: one read back (u's and u_prev's were two, a field's each)
+    // every range in one read (u's and u_prev's were a read each, a field's each where not consecutive)
     const { u, prev } = this.state()
-    const rides = [u, prev].map((buffer) => ranges.map(([at, size]) => this.transfers.ride(buffer, at, size, () => this.failed)))
-    const [us, prevs] = await Promise.all(rides.map((taken) => Promise.all(taken.map((take) => take()))))
+    const parts = await this.transfers.readRanges(
+      [u, prev].flatMap((src) => ranges.map(([offset, size]) => ({ src, offset, bytes: size }))),
+      () => this.failed,
+    )
     this.check()
-    const joined = (parts: ArrayBuffer[]) => {
+    const joined = (of: ArrayBuffer[]) => {
       const out = new Float32Array((fields.length * bytes) / 4)
-      parts.reduce((at, part) => (out.set(new Float32Array(part), at), at + part.byteLength / 4), 0)
+      of.reduce((at, part) => (out.set(new Float32Array(part), at), at + part.byteLength / 4), 0)
       return out
     }
-    return { u: joined(us), prev: joined(prevs) }
+    return { u: joined(parts.slice(0, ranges.length)), prev: joined(parts.slice(ranges.length)) }
   }
 
   /** Every field's energy is one dispatch on the GPU; the fields listed are picked from it. */

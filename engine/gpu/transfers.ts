@@ -79,6 +79,13 @@ export class SlotRing {
  */
 export const DEFERRED_MAX = 16
 
+/** Bytes of a buffer to read back. */
+export interface ReadRange {
+  src: GPUBuffer
+  offset: number
+  bytes: number
+}
+
 /** Bytes copied aside to come back with a later read (Transfers.ride), and who waits for them. */
 interface Ride {
   aside: GPUBuffer
@@ -131,7 +138,7 @@ export class Transfers implements TransferCounts {
     back.catch(() => {})
     return async () => {
       // not yet on a read (one under way carries it already): a read of its own
-      if (this.rides.includes(ride!)) await this.mapped(src, 0, 0, this.device.createCommandEncoder(), failure, () => undefined)
+      if (this.rides.includes(ride!)) await this.mapped([], this.device.createCommandEncoder(), failure, () => undefined)
       return back
     }
   }
@@ -236,7 +243,28 @@ export class Transfers implements TransferCounts {
 
   /** Copies `bytes` of `src` at `offset` back to the host, after the work `encoder` holds. */
   read(src: GPUBuffer, offset: number, bytes: number, encoder: GPUCommandEncoder, failure: () => string | undefined): Promise<ArrayBuffer> {
-    return this.mapped(src, offset, bytes, encoder, failure, (range) => range.slice(0, bytes))
+    return this.mapped([{ src, offset, bytes }], encoder, failure, (range) => range.slice(0, bytes))
+  }
+
+  /**
+   * Ranges of any buffers, as they are once the work queued so far is done, copied straight into one
+   * staging buffer and read back at once (with the rides waiting); in as many reads as keep each within
+   * the device's largest buffer. One array a range, in order.
+   */
+  async readRanges(ranges: readonly ReadRange[], failure: () => string | undefined): Promise<ArrayBuffer[]> {
+    const room = this.device.limits.maxBufferSize
+    const out: ArrayBuffer[] = []
+    for (let from = 0, to = 0; from < ranges.length; from = to) {
+      let total = ranges[from].bytes
+      for (to = from + 1; to < ranges.length && total + ranges[to].bytes <= room; to++) total += ranges[to].bytes
+      const group = ranges.slice(from, to)
+      const parts = await this.mapped(group, this.device.createCommandEncoder(), failure, (range) => {
+        let at = 0
+        return group.map((r) => range.slice(at, (at += r.bytes)))
+      })
+      out.push(...parts)
+    }
+    return out
   }
 
   /** read's bytes copied straight into `into` (memory of the caller's, such as one shared with worker threads): one copy, not two. */
@@ -247,25 +275,29 @@ export class Transfers implements TransferCounts {
     failure: () => string | undefined,
     into: Float32Array,
   ): Promise<void> {
-    return this.mapped(src, offset, into.byteLength, encoder, failure, (range) => into.set(new Float32Array(range, 0, into.length)))
+    return this.mapped([{ src, offset, bytes: into.byteLength }], encoder, failure, (range) =>
+      into.set(new Float32Array(range, 0, into.length)),
+    )
   }
 
-  /** `bytes` of `src` (none: only the rides) and every ride waiting, copied into one staging buffer after `encoder`'s work, in one read. */
+  /** `ranges` (none: only the rides) and every ride waiting, copied into one staging buffer after `encoder`'s work, in one read. */
   private async mapped<T>(
-    src: GPUBuffer,
-    offset: number,
-    bytes: number,
+    ranges: readonly ReadRange[],
     encoder: GPUCommandEncoder,
     failure: () => string | undefined,
     use: (range: ArrayBuffer) => T,
   ): Promise<T> {
+    const bytes = ranges.reduce((sum, r) => sum + r.bytes, 0)
     // the rides that fit beside the read in one staging buffer; the others wait for the next
     const room = this.device.limits.maxBufferSize
     let total = bytes
     const rides = this.rides.filter((r) => (total + r.bytes <= room || total === 0 ? ((total += r.bytes), true) : false))
     this.rides = this.rides.filter((r) => !rides.includes(r))
     const buffer = staging(this.device, total)
-    if (bytes) encoder.copyBufferToBuffer(src, offset, buffer, 0, bytes)
+    ranges.reduce((at, r) => {
+      encoder.copyBufferToBuffer(r.src, r.offset, buffer, at, r.bytes)
+      return at + r.bytes
+    }, 0)
     rides.reduce((at, r) => {
       encoder.copyBufferToBuffer(r.aside, 0, buffer, at, r.bytes)
       return at + r.bytes
