@@ -13,7 +13,7 @@ import {
 import { discover, type DiscoveryOptions, type DiscoveryProgress, type DiscoveryResult } from '../engine/discovery/discovery.js'
 import { createEngine, type Engine } from '../engine/field/engine.js'
 import { MaterialCatalog } from '../engine/field/materials.js'
-import { fieldState } from '../engine/field/state.js'
+import { fieldState, momentOf } from '../engine/field/state.js'
 import { serverRegistry } from './registry'
 
 const gpu = () => (navigator as Navigator & { gpu?: GPU }).gpu
@@ -26,9 +26,7 @@ export type LabEvolve = EvolveRequest & Required<Pick<EvolveRequest, 'population
 
 /** The tab's field as the Observatory shows it: the same shape as the server's GET /crystal/state. */
 export async function tabState(e: Engine, side: number): Promise<State> {
-  const { u } = await e.read([0])
-  const [books] = await e.books()
-  return fieldState(e, { u, books, timeline: e.timeline(0) }, side, e.backend)
+  return fieldState(e, await momentOf(e), side, e.backend)
 }
 
 /**

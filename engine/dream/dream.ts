@@ -102,7 +102,7 @@ export function previewOf(blockSums: Float64Array, n: number, side = PREVIEW_SID
  * Dreams every field of the engine; `modes` gives each field's mode ('none' leaves a field alone,
  * though it still steps with the others). Observation and settling are the same length for both
  * modes so that a batch stays in step. Returns one report per field; `report: false`, none, and the
- * books before and after and the edit's outcomes are not read (on the GPU: three reads fewer).
+ * books before and after and the edit's outcomes are not read (on the GPU: two reads fewer).
  */
 export async function dream(
   engine: Engine,
@@ -113,7 +113,8 @@ export async function dream(
   const cells = n * n
   const perField = typeof modes === 'string' ? Array<DreamMode>(engine.fields).fill(modes) : [...modes]
   const { observe_steps, observe_samples, settle_steps } = DREAM_PARAMS.light
-  const before = report ? await engine.books() : []
+  // taken now, brought back with the edit's report (on the GPU a read fewer)
+  const before = report ? engine.booksLater() : async () => []
   // the stability sums of |u| over the snapshots: a sum, not a mean, ranks the cells the same way
   const stride = Math.max(1, Math.floor(observe_steps / observe_samples))
   for (let done = 0; done < observe_steps; done += stride) {
@@ -132,11 +133,11 @@ export async function dream(
   const outcomes = await engine.dreamEdit(edits, MASK_SMOOTHING_PASSES, PREVIEW_SIDE, report)
   await engine.step(settle_steps)
   if (!report) return []
-  const after = await engine.books()
+  const [books, after] = [await before(), await engine.books()]
   return perField.map((mode, f) => ({
     mode,
     steps_observed: observe_steps,
-    energy_before: before[f].energy,
+    energy_before: books[f].energy,
     energy_after: after[f].energy,
     pruned_fraction: mode === 'none' ? 0 : outcomes[f].pruned / cells,
     amplified_fraction: mode === 'none' ? 0 : outcomes[f].amplified / cells,

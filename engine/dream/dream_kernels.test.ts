@@ -145,7 +145,7 @@ describe('the transfer counter', () => {
     expect(cpu.transfers()).toBeNull()
   })
 
-  test("a dream's runs bring their timeline samples back with its later reads: 3 reads where each run read on its own made 14, the same timeline to the bit", {
+  test("a dream's runs bring their timeline samples back with its later reads, and the books before with its edit's: 2 reads where each run read on its own made 13, the same timeline to the bit", {
     timeout: GPU_TEST_TIMEOUT,
   }, async () => {
     const opening = { size: 32, fields: 2, material: 'graphene_model', seed: 4 }
@@ -164,8 +164,13 @@ describe('the transfer counter', () => {
     // the engine's dream, then one without its report (its samples still in the timeline as it returns);
     // the control: the same dream run through the engine's step, each sampled run read at its end
     const [later, control, cpu] = await Promise.all([prepared('gpu'), prepared('gpu'), prepared('cpu')])
+    const booksBefore = await later.books()
+    let reports: Awaited<ReturnType<Engine['dream']>> = []
     const counts = [
-      [await reads(later, () => later.dream(['deep', 'light'])), await reads(later, () => later.dream('light', { report: false }))],
+      [
+        await reads(later, async () => (reports = await later.dream(['deep', 'light']))),
+        await reads(later, () => later.dream('light', { report: false })),
+      ],
       [
         await reads(control, () => dream(control, ['deep', 'light'])),
         await reads(control, () => dream(control, 'light', { report: false })),
@@ -173,11 +178,13 @@ describe('the transfer counter', () => {
     ]
     await cpu.dream(['deep', 'light'])
     await cpu.dream('light', { report: false })
-    // the report's books before, the edit's report, the books after; the one without them: its samples' read
+    // the edit's report (the books before with it), the books after; the one without them: its samples' read
     expect(counts).toEqual([
-      [3, 1],
-      [14, 11],
+      [2, 1],
+      [13, 11],
     ])
+    // the books before, taken as the dream began, are those of the engine then
+    expect(reports.map((r) => r.energy_before)).toEqual(booksBefore.map((b) => b.energy))
     for (let f = 0; f < 2; f++) {
       const line = later.timeline(f)
       expect(line.map((b) => b.step)).toEqual(Array.from({ length: 61 }, (_, k) => 10 * (k + 1)))

@@ -9,6 +9,7 @@ import { EVERYTHING_ON } from '../../testing/fixtures.js'
 import { SAMPLES_LATER_MAX_STEPS, SAMPLES_WAITING_MAX, type Engine, type EngineOptions } from './engine.js'
 import type { EnergyBooks } from './engine_api.js'
 import { STEPS_PER_DISPATCH } from './params.js'
+import { momentOf } from './state.js'
 import { findAdapter } from '../gpu/device.js'
 import { nodeGpu } from '../gpu/webgpu.node.js'
 
@@ -395,6 +396,23 @@ describe('timeline samples ride (samplingLater): a row of sampled runs on the GP
     expect(steps.slice(-52)).toEqual(Array.from({ length: 52 }, (_, k) => steps.at(-52)! + 10 * k))
     // every sample, to the last run's (a sample every 10 steps of the engine's count)
     expect(steps.at(-1)).toBe(10 * Math.floor(inside.step_count / 10))
+  })
+
+  test("a moment of the field (the server's snapshot, a tab's state) is one read: the books, field and timeline books(), read() and timeline() give, which read twice", {
+    timeout: 300_000,
+  }, async () => {
+    const e = await engine('gpu', { size: 16, material: 'europium_crystal', seed: 8, noise: 0.001 })
+    await e.write('a moth at the window')
+    await e.step(25)
+    const reads = () => e.transfers()!.reads
+    const before = reads()
+    const moment = await momentOf(e)
+    const once = reads() - before
+    const [books] = await e.books()
+    const { u } = await e.read([0])
+    expect([once, reads() - before - once]).toEqual([1, 2])
+    expect(moment).toEqual({ u, books, timeline: e.timeline(0) })
+    expect(moment.timeline.at(-1)?.step).toBe(20)
   })
 
   test("a read of the fields is one read back, whichever fields and in whatever order (u's and u_prev's were two, a field's each)", {

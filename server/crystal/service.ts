@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads'
 import { progressed, runningJob, type BooksType, type Job } from '../../engine/contracts/api.js'
 import type { Material } from '../../engine/contracts/material.js'
 import type { Engine } from '../../engine/field/engine.js'
-import { fieldState, STATE_TIMELINE_POINTS, type FieldMoment } from '../../engine/field/state.js'
+import { fieldState, momentOf, type FieldMoment } from '../../engine/field/state.js'
 import type { EngineSettings, WorkSettings } from '../../engine/config.js'
 import { CrystalError } from '../../engine/errors.js'
 import type { RegistryLimits } from '../../engine/registry/registry.js'
@@ -94,11 +94,8 @@ export class CrystalService {
   }
 
   private async takeSnapshot(): Promise<void> {
-    // the books (and the samples before them) come back with the field's read
-    const books = this.engine.booksLater()
-    const { u } = await this.engine.read([0])
-    const [book] = await books()
-    this.snapshot = { version: ++this.version, u, books: book, timeline: this.engine.timeline(0).slice(-STATE_TIMELINE_POINTS) }
+    const moment = await momentOf(this.engine)
+    this.snapshot = { version: ++this.version, ...moment }
     this.stateCache.clear()
     this.emit({ event: 'state', version: this.version })
   }
