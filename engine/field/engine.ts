@@ -771,7 +771,7 @@ class FieldEngine implements Engine {
 
   dream(modes: DreamMode | readonly (DreamMode | 'none')[], options?: { report?: boolean }): Promise<DreamReport[]> {
     // its runs' timeline samples come back with its later reads (the edit's, the books'), not each on a
-    // read of its own that empties the device's queue: a light dream reads 3 times where 14
+    // read of its own that empties the device's queue: a light dream reads twice where 14
     return this.samplingLater(() => dream(this, modes, options))
   }
 
