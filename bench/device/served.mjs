@@ -7,9 +7,7 @@
 // POST /crystal/dream deep, light, deep. A line of JSON each server: its build, the milliseconds of
 // each request, and the reads and submits its field made in its life (the --debug line at its close).
 // Every figure beside the other build's from the same machine, minutes apart.
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -18,19 +16,12 @@ if (!head || !base) {
   console.error('usage: node served.mjs HEAD_DIR BASE_DIR [OUT_JSON]  (env: SIZE, STEPS, ROUNDS, BACKEND)')
   process.exit(2)
 }
+// the built server started as the benchmarks and tests start it (this build's harness, either build's bin/)
+const { startServer } = await import(join(head, 'dist/bench/harness.js'))
 const size = Number(process.env.SIZE ?? 2048)
 const steps = Number(process.env.STEPS ?? 1000)
 const rounds = Number(process.env.ROUNDS ?? 2)
 const backend = process.env.BACKEND ?? 'gpu'
-
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address()
-      s.close(() => resolve(port))
-    })
-    s.on('error', reject)
-  })
 
 async function timed(url, path, body) {
   const t0 = performance.now()
@@ -42,35 +33,20 @@ async function timed(url, path, body) {
 
 async function served(build, dir) {
   const data = mkdtempSync(join(tmpdir(), 'crystal-served-'))
-  const port = await freePort()
-  const child = spawn(
-    process.execPath,
-    [join(dir, 'bin/crystal.js'), '--debug', '--backend', backend, 'serve', '--size', String(size), '--port', String(port)],
-    { cwd: dir, env: { ...process.env, HOME: data, SVC_CRYSTAL_DATA_DIR: data }, stdio: ['ignore', 'pipe', 'pipe'] },
-  )
-  let stderr = ''
-  let stdout = ''
-  child.stderr.on('data', (d) => (stderr += d))
-  child.stdout.on('data', (d) => (stdout += d))
-  const closed = new Promise((resolve) => child.on('exit', resolve))
+  const entry = [join(dir, 'bin/crystal.js'), '--debug', '--backend', backend, 'serve']
+  const server = await startServer(['--size', String(size)], { HOME: data }, data, entry)
   try {
-    const url = `http://127.0.0.1:${port}`
-    for (let t = 0; !`${stdout}${stderr}`.includes('listening on'); t++) {
-      if (t > 1200 || child.exitCode !== null) throw new Error(`the ${build} server did not start: ${stderr.slice(-500)}`)
-      await new Promise((w) => setTimeout(w, 100))
-    }
-    const write_ms = await timed(url, '/crystal/write', { text: 'the river keeps its stones' })
+    const write_ms = await timed(server.url, '/crystal/write', { text: 'the river keeps its stones' })
     const step_ms = []
-    for (let k = 0; k < 3; k++) step_ms.push(await timed(url, '/crystal/step', { steps }))
+    for (let k = 0; k < 3; k++) step_ms.push(await timed(server.url, '/crystal/step', { steps }))
     const dream_ms = []
-    for (const mode of ['deep', 'light', 'deep']) dream_ms.push(await timed(url, '/crystal/dream', { mode }))
-    child.kill('SIGINT')
-    await closed
-    const m = stderr.match(/the server's field: .*?read back ([\d,]+) bytes in ([\d,]+) reads.* in ([\d,]+) submits/)
+    for (const mode of ['deep', 'light', 'deep']) dream_ms.push(await timed(server.url, '/crystal/dream', { mode }))
+    await server.stop()
+    const m = server.stderr().match(/the server's field: .*?read back ([\d,]+) bytes in ([\d,]+) reads.* in ([\d,]+) submits/)
     const count = (i) => (m ? Number(m[i].replaceAll(',', '')) : null)
     return { build, size, steps, write_ms, step_ms, dream_ms, reads: count(2), submits: count(3), bytes_read: count(1) }
   } finally {
-    if (child.exitCode === null) child.kill('SIGKILL')
+    await server.stop('SIGKILL')
     rmSync(data, { recursive: true, force: true })
   }
 }

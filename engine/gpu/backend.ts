@@ -772,6 +772,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     )
     this.check()
     const joined = (of: ArrayBuffer[]) => {
+      // one range a buffer (consecutive fields, the usual read): its bytes as they came, not copied again
+      if (of.length === 1) return new Float32Array(of[0])
       const out = new Float32Array((fields.length * bytes) / 4)
       of.reduce((at, part) => (out.set(new Float32Array(part), at), at + part.byteLength / 4), 0)
       return out
