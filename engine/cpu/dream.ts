@@ -21,6 +21,12 @@ export function accumulateAbs(acc: Float32Array, u: Float32Array): void {
   for (let i = 0; i < acc.length; i++) acc[i] = f(acc[i] + Math.abs(u[i]))
 }
 
+/** The sums of `taken` samples as their mean, in place (float32). */
+export function meanOf(sums: Float32Array, taken: number): Float32Array {
+  for (let i = 0; i < sums.length; i++) sums[i] /= taken || 1
+  return sums
+}
+
 /** One field's mask (prune below `low`, amplify at or above `high`) and kicks, with the counts. */
 export function editMask(map: Float32Array, low: number, high: number, peak: number, e: FieldEdit) {
   const mask = new Float32Array(map.length).fill(1)
@@ -72,6 +78,10 @@ export class HostDreamOps implements DreamOps {
   /** The stability sums as they are now (the recorder's twin reads them). */
   sums(): Float32Array {
     return this.stability
+  }
+
+  async stabilitySums(): Promise<Float32Array> {
+    return this.stability.slice()
   }
 
   async accumulateStability(reset: boolean): Promise<void> {

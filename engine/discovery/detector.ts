@@ -3,6 +3,7 @@
 // in Node), each sent a field's window as data on shared memory (engine/detect/spectra.ts PlaneData)
 // and running the same functions on it, so that both give the same structures.
 import type { Genome } from '../contracts/registry.js'
+import { meanOf } from '../cpu/dream.js'
 import { FramePlanes } from '../cpu/spectra.js'
 import { cellsRead, detect, holdMeasured, measuredOf, type PackedMeasured, type Structure, type WindowReads } from '../detect/detect.js'
 import { HeldPlanes, type PlaneData, WindowSpectra } from '../detect/spectra.js'
@@ -31,12 +32,6 @@ export interface Detector {
    * main thread 0.2 s, on an H200 where it was the busiest thread.
    */
   means(sums: readonly Float32Array[], taken: number): Promise<void>
-}
-
-/** The sums of `taken` samples as their mean, in place (float32, as observeStability divides). */
-export function meanOf(sums: Float32Array, taken: number): Float32Array {
-  for (let i = 0; i < sums.length; i++) sums[i] /= taken || 1
-  return sums
 }
 
 /** A genome's pulses added into `into`, a field of side n. */

@@ -19,11 +19,12 @@ import {
 import { CrystalError } from '../errors.js'
 import { WindowSpectra } from '../detect/spectra.js'
 import { addPulse } from '../encode/pulse.js'
-import { yieldToEventLoop } from '../dream/dream.js'
+import { observeHeld } from '../dream/dream.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
 import { rng } from '../util/rng.js'
 import { cosine } from '../util/vector.js'
-import { type Detector, IN_THREAD, meanOf, type Window } from './detector.js'
+import { meanOf } from '../cpu/dream.js'
+import { type Detector, IN_THREAD, type Window } from './detector.js'
 import { randomPulse } from './genome.js'
 
 /**
@@ -104,23 +105,6 @@ export interface Evaluation {
   noise_tolerance: number
   /** Energy at the end over energy injected. */
   energy_retention: number
-}
-
-/**
- * observeStability's window (the same samples, the same float32 sums) with the sums kept where the
- * fields live (engine.accumulateStability); collectRecording brings them back. Returns the samples taken.
- */
-async function observeHeld(engine: Engine, steps: number, samples: number): Promise<number> {
-  const stride = Math.max(1, Math.floor(steps / samples))
-  let taken = 0
-  for (let done = 0; done < steps; done += stride) {
-    await engine.step(Math.min(stride, steps - done))
-    await engine.accumulateStability(taken === 0)
-    taken++
-    // timers and a server's other requests run between samples, as in observeStability
-    await yieldToEventLoop()
-  }
-  return taken
 }
 
 /**

@@ -2,16 +2,17 @@
 // (a narrow pulse that runs off and rings around), as two fields of one batch.
 import { afterEach, describe, expect, test } from 'vitest'
 import type { Engine } from '../field/engine.js'
-import { engineOn } from '../../testing/backends.js'
-import { DREAM_PARAMS, dream, PREVIEW_SIDE } from './dream.js'
+import { engineOn, softwareGpu } from '../../testing/backends.js'
+import { accumulateAbs, meanOf } from '../cpu/dream.js'
+import { DREAM_PARAMS, dream, observeStability, PREVIEW_SIDE } from './dream.js'
 
 const N = 48
 const open: Engine[] = []
 afterEach(() => open.splice(0).forEach((e) => e.destroy()))
 
 /** Field 0: the (2, 1) eigenmode of the mirror box, an exact standing wave; field 1: a narrow pulse. */
-async function standingAndTransient(backend: 'cpu' | 'gpu' = 'cpu'): Promise<Engine> {
-  const e = await engineOn(backend, { size: N, fields: 2, material: 'ideal_resonator', seed: 5 })
+async function standingAndTransient(backend: 'cpu' | 'gpu' = 'cpu', timeline_interval?: number): Promise<Engine> {
+  const e = await engineOn(backend, { size: N, fields: 2, material: 'ideal_resonator', seed: 5, timeline_interval })
   open.push(e)
   const mode = new Float32Array(N * N)
   for (let y = 0; y < N; y++)
@@ -71,4 +72,31 @@ describe('dream', () => {
     const peak = fields[0].reduce((m, v) => Math.max(m, Math.abs(v)), 0)
     expect(fields[1].every((v, i) => Math.abs(v - fields[0][i]) <= 1e-5 * peak)).toBe(true)
   })
+
+  for (const backend of ['cpu', 'gpu'] as const)
+    test(`observeStability on the ${backend}: the mean |u| of its samples, the sums kept where the fields live and read once`, async () => {
+      // no timeline: its samples would be reads of their own, the same in both
+      const [held, control] = [await standingAndTransient(backend, 0), await standingAndTransient(backend, 0)]
+      const [steps, samples] = [100, 10]
+      const reads = () => held.transfers()?.reads ?? 0
+      const before = reads()
+      const got = await observeStability(held, steps, samples)
+      const readsHeld = reads() - before
+      // the control: u read back a sample at a time, its |u| summed and averaged here
+      const want = new Float32Array(2 * N * N)
+      const controlBefore = control.transfers()?.reads ?? 0
+      for (let done = 0; done < steps; done += steps / samples) {
+        await control.step(steps / samples)
+        accumulateAbs(want, (await control.read()).u)
+      }
+      const readsControl = (control.transfers()?.reads ?? 0) - controlBefore
+      meanOf(want, samples)
+      expect(got.some((v) => v > 0)).toBe(true)
+      const peak = want.reduce((m, v) => Math.max(m, v), 0)
+      // float32 |u| summed in the same order on both: bit for bit on the CPU and a software adapter
+      if (backend === 'cpu' || (await softwareGpu())) expect(new Uint32Array(got.buffer)).toEqual(new Uint32Array(want.buffer))
+      else expect(got.every((v, i) => Math.abs(v - want[i]) <= 1e-6 * peak)).toBe(true)
+      if (backend === 'gpu') expect([readsHeld, readsControl]).toEqual([1, samples])
+      expect(held.step_count).toBe(control.step_count)
+    })
 })

@@ -8,7 +8,7 @@ import type { EditFactors } from '../field/backend.js'
 import type { Engine } from '../field/engine_api.js'
 import { lowbias32 } from '../field/noise.js'
 import { drawnBy } from '../field/params.js'
-import { accumulateAbs } from '../cpu/dream.js'
+import { meanOf } from '../cpu/dream.js'
 
 export interface DreamParams extends EditFactors {
   /** Steps over which stability is averaged, and how many snapshots of |u| that average takes. */
@@ -59,22 +59,31 @@ export interface DreamReport {
   stability_preview: number[]
 }
 
-/** Mean |u| of every field over `steps` steps, from `samples` snapshots spread evenly across them. */
-export async function observeStability(engine: Engine, steps: number, samples: number): Promise<Float32Array> {
-  const cells = engine.size * engine.size * engine.fields
-  const sum = new Float32Array(cells)
+/**
+ * |u| of every field added to the stability sums where the fields live (engine.accumulateStability),
+ * `samples` times spread evenly across `steps` steps, the first clearing them. Returns the samples taken.
+ */
+export async function observeHeld(engine: Engine, steps: number, samples: number): Promise<number> {
   const stride = Math.max(1, Math.floor(steps / samples))
   let taken = 0
   for (let done = 0; done < steps; done += stride) {
     await engine.step(Math.min(stride, steps - done))
-    accumulateAbs(sum, (await engine.read()).u)
+    await engine.accumulateStability(taken === 0)
     taken++
     // a macrotask turn: on the CPU backend every await above resolves at once, and timers (a
     // publisher, a server's other requests) would otherwise wait for the whole observation
     await yieldToEventLoop()
   }
-  for (let i = 0; i < cells; i++) sum[i] /= taken || 1
-  return sum
+  return taken
+}
+
+/**
+ * Mean |u| of every field over `steps` steps, from `samples` snapshots spread evenly across them: the
+ * sums kept where the fields live and read back once (on the GPU one read where there was one a sample).
+ */
+export async function observeStability(engine: Engine, steps: number, samples: number): Promise<Float32Array> {
+  const taken = await observeHeld(engine, steps, samples)
+  return meanOf(await engine.stabilitySums(), taken)
 }
 
 /** Box-blur passes applied to the edit mask. */
@@ -116,14 +125,7 @@ export async function dream(
   // taken now, brought back with the edit's report (on the GPU a read fewer)
   const before = report ? engine.booksLater() : async () => []
   // the stability sums of |u| over the snapshots: a sum, not a mean, ranks the cells the same way
-  const stride = Math.max(1, Math.floor(observe_steps / observe_samples))
-  for (let done = 0; done < observe_steps; done += stride) {
-    await engine.step(Math.min(stride, observe_steps - done))
-    await engine.accumulateStability(done === 0)
-    // a macrotask turn: on the CPU backend every await above resolves at once, and timers (a
-    // publisher, a server's other requests) would otherwise wait for the whole observation
-    await yieldToEventLoop()
-  }
+  await observeHeld(engine, observe_steps, observe_samples)
   const edits = perField.map((mode, f) => {
     if (mode === 'none') return null
     const { prune_percentile, prune_factor, amplify_percentile, amplify_factor, mutate_fraction, mutate_amplitude } = DREAM_PARAMS[mode]

@@ -157,6 +157,8 @@ export interface EditOutcome {
 export interface DreamOps {
   /** Adds |u| of every field to the stability sums (cleared first when `reset`). */
   accumulateStability(reset: boolean): Promise<void>
+  /** A copy of the stability sums, [field][cell] (on the GPU one read). */
+  stabilitySums(): Promise<Float32Array>
   /**
    * Per field (null: left alone): the percentile thresholds of the stability sums, the prune/amplify
    * mask and the kicks, `passes` 3 x 3 box blurs of the mask, then u and u_prev scaled by it in

@@ -519,6 +519,10 @@ class FieldEngine implements Engine {
     await this.dreamOps.accumulateStability(reset)
   }
 
+  stabilitySums(): Promise<Float32Array> {
+    return this.dreamOps.stabilitySums()
+  }
+
   async dreamEdit(edits: readonly (FieldEdit | null)[], passes: number, side: number, report = true): Promise<EditOutcome[]> {
     if (edits.length !== this.core.fields)
       throw new CrystalError('bad_argument', `a dream edit here has ${this.core.fields} fields, got ${edits.length}`)

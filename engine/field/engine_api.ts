@@ -180,6 +180,8 @@ export interface Engine {
   scale(mask: Float32Array, field?: number): Promise<void>
   /** Adds |u| of every field to stability sums kept where the field lives (cleared first when `reset`): a dream's observation. */
   accumulateStability(reset: boolean): Promise<void>
+  /** Those sums as they are now, [field][cell]: a copy, read back once (observeStability's window). */
+  stabilitySums(): Promise<Float32Array>
   /**
    * A dream's edit of every field from those sums (null: left alone), in place where the field lives
    * (engine/field/backend.ts DreamOps); booked like a scaling and kept in the history. `report: false`

@@ -148,6 +148,13 @@ export class GpuDreamOps implements DreamOps {
     this.gpu.transfers.submitWithNext(encoder, Object.values(resources))
   }
 
+  async stabilitySums(): Promise<Float32Array> {
+    const { device, n, fields, transfers } = this.gpu
+    const read = await transfers.read(this.sums(), 0, n * n * fields * 4, device.createCommandEncoder(), () => this.gpu.failure())
+    this.gpu.check()
+    return new Float32Array(read)
+  }
+
   async accumulateStability(reset: boolean): Promise<void> {
     const compiled = compiling(this.gpu.device, USES.accumulate)
     if (compiled !== undefined) await compiled

@@ -1,6 +1,7 @@
 // STABILIZE registers what crystallized: through the same detection and novelty as discovery, with
 // the ids in its line, "nothing crystallized" when nothing did, and nothing twice.
 import { describe, expect, test } from 'vitest'
+import type { Engine } from '../field/engine.js'
 import { MaterialCatalog } from '../field/materials.js'
 import { createNodeEngine } from '../node.js'
 import { MemoryRegistryStore, Registry } from '../registry/registry.js'
@@ -27,6 +28,35 @@ describe('STABILIZE', () => {
     expect(again.text).toContain('nothing crystallized')
     expect(again.text).toContain(`a duplicate of ${ids[0]}`)
     expect(await registry.list()).toHaveLength(ids.length)
+  })
+
+  test("on the GPU the same lines and registry as the CPU, in a few reads: a window's map is one, the timeline samples ride", {
+    timeout: 300_000,
+  }, async () => {
+    const source = `SEED 3\n${program('europium_crystal')}`
+    const traces: string[][] = []
+    const ids: string[][] = []
+    let reads = 0
+    for (const backend of ['cpu', 'gpu'] as const) {
+      const registry = new Registry(new MemoryRegistryStore())
+      let engine: Engine | undefined
+      const lines = await interpret(parse(source).commands, {
+        open: async (o) => (engine = await createNodeEngine({ ...o, backend })),
+        catalog,
+        registry,
+        size: 32,
+      })
+      if (backend === 'gpu') reads = engine!.transfers()!.reads
+      engine!.destroy()
+      traces.push(lines.map((l) => l.text))
+      ids.push((await registry.list()).map((p) => `${p.id} ${p.class} ${p.hash}`))
+    }
+    expect(traces[1]).toEqual(traces[0])
+    expect(ids[1]).toEqual(ids[0])
+    expect(traces[0].at(-1)).toMatch(/^stabilized after \d+ steps/)
+    // 2 to 10 windows (a read each), two recorded windows (2 reads each), the perturbation's twin and
+    // the books; each of the run's timeline samples and each window's 20 samples were a read of its own
+    expect(reads).toBeLessThanOrEqual(20)
   })
 
   test('an absorbing vacuum crystallizes nothing', async () => {

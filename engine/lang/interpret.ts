@@ -141,25 +141,28 @@ export async function interpret(commands: readonly Command[], ctx: InterpretCont
           case 'STABILIZE': {
             // settled when the stability map (mean |u| over a window) stops changing between windows
             const e = await field()
-            let previous = await observeStability(e, STABILIZE.window_steps, STABILIZE.window_samples)
-            let similarity = 0
-            let windows = 1
-            while (windows < STABILIZE.max_windows && similarity < STABILIZE.similarity) {
-              const next = await observeStability(e, STABILIZE.window_steps, STABILIZE.window_samples)
-              similarity = cosine(previous, next)
-              previous = next
-              windows++
-            }
+            // a window's map is one read on the GPU, and the steps' timeline samples come back with the reads after them
+            const { similarity, windows, found, books } = await e.samplingLater(async () => {
+              let previous = await observeStability(e, STABILIZE.window_steps, STABILIZE.window_samples)
+              let [similarity, windows] = [0, 1]
+              while (windows < STABILIZE.max_windows && similarity < STABILIZE.similarity) {
+                const next = await observeStability(e, STABILIZE.window_steps, STABILIZE.window_samples)
+                similarity = cosine(previous, next)
+                previous = next
+                windows++
+              }
+              const found = await crystallize(e, ctx.registry, history, STABILIZE.max_structures)
+              return { similarity, windows, found, books: await energy() }
+            })
             const settled = similarity >= STABILIZE.similarity
             const steps = windows * STABILIZE.window_steps
-            const found = await crystallize(e, ctx.registry, history, STABILIZE.max_structures)
             const made = found.registered.map((p) => `${p.id} (${CLASS_NAMES[p.class]}, persistence ${pct(p.persistence)})`)
             const dups = found.rejected.map((r) => `a duplicate of ${r.duplicate_of}`)
             result = {
               steps,
               settled,
               similarity,
-              energy: (await energy()).energy,
+              energy: books.energy,
               structures: found.structures.length,
               registered: found.registered.map((p) => p.id),
               rejected: found.rejected,
