@@ -13,8 +13,8 @@ const N = 48
 const open: Engine[] = []
 afterEach(() => open.splice(0).forEach((e) => e.destroy()))
 
-async function setup() {
-  const engine = await engineOn('cpu', { size: N, material: 'ideal_resonator', seed: 3 })
+async function setup(backend: 'cpu' | 'gpu' = 'cpu') {
+  const engine = await engineOn(backend, { size: N, material: 'ideal_resonator', seed: 3 })
   open.push(engine)
   const sent: { subject: string; message: Record<string, unknown> }[] = []
   // the contract bus over a connection that keeps what it is given: every message is checked
@@ -78,6 +78,36 @@ describe('the consciousness publisher', () => {
     const still = sent.filter((s) => s.subject === 'SVC.consciousness').map((s) => s.message)
     for (const m of still) expect(m).toMatchObject({ phi: 0, xi: 0, consciousness_level: ConsciousnessLevel.Dormant })
     expect(warnings).toEqual([])
+  })
+
+  test("on the GPU the window is the CPU's, its 127 samples brought back in one read (and the twin's energy as it resumes)", {
+    timeout: 300_000,
+  }, async () => {
+    const windows: (readonly Float64Array[])[] = []
+    let reads = 0
+    for (const backend of ['cpu', 'gpu'] as const) {
+      const { engine, publisher, warnings } = await setup(backend)
+      await engine.write('the cold glyph remembers', 1)
+      await engine.step(50)
+      // the twin the window is observed in counts its own reads
+      const twin = engine.twin.bind(engine)
+      let twinReads = () => 0
+      engine.twin = async (fields) => {
+        const t = await twin(fields)
+        twinReads = () => t.transfers()?.reads ?? 0
+        return t
+      }
+      await publisher.tick()
+      expect(warnings).toEqual([])
+      windows.push(publisher.window)
+      if (backend === 'gpu') reads = twinReads()
+    }
+    expect(windows[1]).toHaveLength(PHI_WINDOW)
+    const peak = Math.max(...windows[0].flatMap((w) => [...w].map(Math.abs)))
+    expect(peak).toBeGreaterThan(0)
+    windows[1].forEach((w, t) => w.forEach((v, i) => expect(Math.abs(v - windows[0][t][i])).toBeLessThanOrEqual(1e-5 * peak)))
+    // the resumed state's energy (its books start balanced), then the samples: 128 reads before, one a sample
+    expect(reads).toBe(2)
   })
 
   test('a field larger than 256 x 256 is observed in one moving period in (n / 256)^2, and keeps its last phi between', async () => {

@@ -40,6 +40,7 @@ export interface PublishedEngine {
   readonly step_count: number
   readonly memories: readonly { text: string; importance: number; field: number }[]
   read(fields?: number[]): Promise<{ u: Float32Array; prev: Float32Array }>
+  readU(fields?: number[]): Promise<Float32Array>
   probe(text: string, field?: number): Promise<{ resonance: number }>
   twin(fields: number): Promise<PublisherTwin>
 }
@@ -49,7 +50,8 @@ export interface PublisherTwin {
   resume(saved: SavedField): Promise<void>
   step(steps: number): Promise<void>
   write(text: string, importance?: number): Promise<void>
-  read(): Promise<{ u: Float32Array }>
+  readU(): Promise<Float32Array>
+  cellsLater(cells: readonly number[]): () => Promise<Float32Array>
   destroy(): void
 }
 
@@ -157,12 +159,14 @@ export class ConsciousnessPublisher {
     const twin = await this.engine.twin(1)
     try {
       await twin.resume({ u, prev, step_count: 0, memories: [] })
-      const window = [Float64Array.from(cells, (c) => u[c])]
-      while (window.length < PHI_WINDOW) {
+      // the samples come back together: on the GPU one read where there was one a sample, of the whole field
+      const later: (() => Promise<Float32Array>)[] = []
+      while (later.length < PHI_WINDOW - 1) {
         await twin.step(PHI_STRIDE)
-        const now = (await twin.read()).u
-        window.push(Float64Array.from(cells, (c) => now[c]))
+        later.push(twin.cellsLater(cells))
       }
+      const window = [Float64Array.from(cells, (c) => u[c])]
+      for (const sample of later) window.push(Float64Array.from(await sample()))
       return window
     } finally {
       twin.destroy()
@@ -174,7 +178,7 @@ export class ConsciousnessPublisher {
     const started = Date.now()
     const memories = this.engine.memories.filter((m) => m.field === 0).slice(-DREAM_MEMORIES)
     const before = await this.scores(memories)
-    const energyBefore = patchEnergy((await this.engine.read([0])).u, this.engine.size)
+    const energyBefore = patchEnergy(await this.engine.readU([0]), this.engine.size)
     this.bus.publish('queen.event.dream.start', { mode, reason: 'requested' })
     this.dreaming = true
     try {
@@ -227,7 +231,7 @@ export class ConsciousnessPublisher {
    */
   private async unexplained(before: Float64Array, memories: readonly { text: string; importance: number }[]): Promise<number> {
     const n = this.engine.size
-    const after = patchEnergy((await this.engine.read([0])).u, n)
+    const after = patchEnergy(await this.engine.readU([0]), n)
     const mean = after.reduce((a, x) => a + x, 0) / after.length
     const created = Array.from(after, (e, p) => e >= 2 * before[p] && e > mean)
     if (!created.some(Boolean)) return 0
@@ -237,7 +241,7 @@ export class ConsciousnessPublisher {
       for (const m of memories) {
         // written and taken back out: the quiet twin holds one memory at a time
         await twin.write(m.text, 1)
-        const e = patchEnergy((await twin.read()).u, n)
+        const e = patchEnergy(await twin.readU(), n)
         await twin.write(m.text, -1)
         const share = e.reduce((a, x) => a + x, 0) / e.length
         e.forEach((x, p) => x >= share && (covered[p] = 1))

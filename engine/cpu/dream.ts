@@ -86,7 +86,7 @@ export class HostDreamOps implements DreamOps {
 
   async accumulateStability(reset: boolean): Promise<void> {
     if (reset) this.stability.fill(0)
-    accumulateAbs(this.stability, (await this.core.read()).u)
+    accumulateAbs(this.stability, await this.core.readU())
   }
 
   async edit(
@@ -95,7 +95,7 @@ export class HostDreamOps implements DreamOps {
     side: number,
     keep: number,
     report: boolean,
-  ): Promise<{ outcomes: EditOutcome[]; masks: (EditMask | null)[] }> {
+  ): Promise<{ outcomes: () => Promise<EditOutcome[]>; masks: (EditMask | null)[] }> {
     const { n } = this.core
     const kept = keptEdits(edits, keep)
     const cells = n * n
@@ -126,6 +126,6 @@ export class HostDreamOps implements DreamOps {
       masks.push(kept.has(field) ? smooth : null)
     })
     await this.core.load(u, prev)
-    return { outcomes: report ? outcomes : [], masks }
+    return { outcomes: async () => (report ? outcomes : []), masks }
   }
 }

@@ -21,7 +21,7 @@ export class HostRecorder implements WindowRecorder {
 
   async capture(slot: number, frames: number): Promise<void> {
     if (slot === 0) this.frames = Array.from({ length: frames })
-    const { u } = await this.core.read()
+    const u = await this.core.readU()
     const frame = sharedFloats(u.length)
     frame.set(u)
     this.frames[slot] = frame

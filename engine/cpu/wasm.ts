@@ -181,15 +181,29 @@ export class WasmFieldBackend implements FieldBackend {
   }
 
   async read(fields = [...Array(this.fields).keys()]): Promise<{ u: Float32Array; prev: Float32Array }> {
+    return { u: this.copied(this.curBuf, fields), prev: this.copied(this.prevBuf, fields) }
+  }
+
+  async readU(fields = [...Array(this.fields).keys()]): Promise<Float32Array> {
+    return this.copied(this.curBuf, fields)
+  }
+
+  cellsLater(field: number, cells: readonly number[]): () => Promise<Float32Array> {
+    fieldsWithin([field], this.fields)
+    const { n } = this
+    const padded = this.f32(this.curBuf + field * this.padded * 4, this.padded)
+    // taken now: the padded row of cell c is its row + 1, its column + 1
+    const now = Float32Array.from(cells, (c) => padded[(Math.floor(c / n) + 1) * (n + 2) + (c % n) + 1])
+    return () => Promise.resolve(now)
+  }
+
+  /** A copy of the fields listed of one plane. */
+  private copied(plane: number, fields: number[]): Float32Array {
     fieldsWithin(fields, this.fields)
     const cells = this.n * this.n
-    const u = new Float32Array(fields.length * cells)
-    const prev = new Float32Array(fields.length * cells)
-    fields.forEach((f, i) => {
-      this.copy(f, this.curBuf, u, i * cells, false)
-      this.copy(f, this.prevBuf, prev, i * cells, false)
-    })
-    return { u, prev }
+    const out = new Float32Array(fields.length * cells)
+    fields.forEach((f, i) => this.copy(f, plane, out, i * cells, false))
+    return out
   }
 
   /**

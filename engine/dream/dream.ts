@@ -111,7 +111,7 @@ export function previewOf(blockSums: Float64Array, n: number, side = PREVIEW_SID
  * Dreams every field of the engine; `modes` gives each field's mode ('none' leaves a field alone,
  * though it still steps with the others). Observation and settling are the same length for both
  * modes so that a batch stays in step. Returns one report per field; `report: false`, none, and the
- * books before and after and the edit's outcomes are not read (on the GPU: two reads fewer).
+ * books before and after and the edit's outcomes are not read (on the GPU: the one read they share).
  */
 export async function dream(
   engine: Engine,
@@ -122,7 +122,7 @@ export async function dream(
   const cells = n * n
   const perField = typeof modes === 'string' ? Array<DreamMode>(engine.fields).fill(modes) : [...modes]
   const { observe_steps, observe_samples, settle_steps } = DREAM_PARAMS.light
-  // taken now, brought back with the edit's report (on the GPU a read fewer)
+  // taken now, brought back with the books after (on the GPU a read fewer)
   const before = report ? engine.booksLater() : async () => []
   // the stability sums of |u| over the snapshots: a sum, not a mean, ranks the cells the same way
   await observeHeld(engine, observe_steps, observe_samples)
@@ -132,10 +132,12 @@ export async function dream(
     const key = lowbias32(engine.seed ^ lowbias32(engine.step_count + drawnBy(f, engine.rerun)))
     return { prune_percentile, prune_factor, amplify_percentile, amplify_factor, mutate_fraction, mutate_amplitude, key }
   })
-  const outcomes = await engine.dreamEdit(edits, MASK_SMOOTHING_PASSES, PREVIEW_SIDE, report)
+  const edited = await engine.dreamEdit(edits, MASK_SMOOTHING_PASSES, PREVIEW_SIDE, report)
   await engine.step(settle_steps)
   if (!report) return []
-  const [books, after] = [await before(), await engine.books()]
+  // the books before, the edit's outcomes and the books after: on the GPU one read brings them all
+  const later = engine.booksLater()
+  const [books, outcomes, after] = [await before(), await edited(), await later()]
   return perField.map((mode, f) => ({
     mode,
     steps_observed: observe_steps,

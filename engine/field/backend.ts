@@ -49,6 +49,14 @@ export interface FieldBackend {
   load(u: Float32Array, prev: Float32Array): Promise<void>
   /** Reads back u and u_prev of the fields asked for (all when omitted), n*n each, in field order. */
   read(fields?: number[]): Promise<{ u: Float32Array; prev: Float32Array }>
+  /** u alone of the fields asked for (all when omitted): half read's bytes, where u_prev is not needed. */
+  readU(fields?: number[]): Promise<Float32Array>
+  /**
+   * u of one field at the cells listed, as it is now, brought back with the backend's next read (the
+   * GPU: a copy of their span that rides, Transfers.ride; taken at once elsewhere). The function takes
+   * them, in the order listed, by a read of its own where none came.
+   */
+  cellsLater(field: number, cells: readonly number[]): () => Promise<Float32Array>
   /** Energy of each field now (or of the fields listed, in their order); c2 from params. */
   energy(params: StepParams, fields?: readonly number[]): Promise<Float64Array>
   /** Running totals per field, 4 each: bulk, boundary, saturation, noise. */
@@ -164,9 +172,10 @@ export interface DreamOps {
    * mask and the kicks, `passes` 3 x 3 box blurs of the mask, then u and u_prev scaled by it in
    * place and the kicks added. Returns each field's outcome and its smoothed mask: null for a field
    * left alone, and for the edited fields before the last `keep` (the history holds no more: a batch
-   * of 1,000 fields made 1,000 device masks a dream, 744 of them dropped at once). Without `report`
-   * no outcomes are returned (an empty list), the previews are not made and the GPU reads nothing back
-   * (evolve's dreams).
+   * of 1,000 fields made 1,000 device masks a dream, 744 of them dropped at once). The outcomes come
+   * later: on the GPU with the next read (Transfers.ride), by a read of their own where none came.
+   * Without `report` there are none (an empty list), the previews are not made and the GPU reads
+   * nothing back for them (evolve's dreams).
    */
   edit(
     edits: readonly (FieldEdit | null)[],
@@ -174,7 +183,7 @@ export interface DreamOps {
     side: number,
     keep: number,
     report: boolean,
-  ): Promise<{ outcomes: EditOutcome[]; masks: (EditMask | null)[] }>
+  ): Promise<{ outcomes: () => Promise<EditOutcome[]>; masks: (EditMask | null)[] }>
   /**
    * u and u_prev of every field multiplied by `mask` ([field][cell]) in place, nothing read back (the
    * GPU's `apply` without kicks); absent where the engine scales the state it reads (the CPU: its

@@ -406,8 +406,13 @@ describe('timeline samples ride (samplingLater): a row of sampled runs on the GP
     await e.step(25)
     const reads = () => e.transfers()!.reads
     const before = reads()
+    const bytesBefore = e.transfers()!.bytes_read
     const moment = await momentOf(e)
     const once = reads() - before
+    // u and the books' few bytes, not u_prev: a snapshot shows the field, it does not resume it
+    const bytes = e.transfers()!.bytes_read - bytesBefore
+    expect(bytes).toBeGreaterThanOrEqual(16 * 16 * 4)
+    expect(bytes).toBeLessThan(2 * 16 * 16 * 4)
     const [books] = await e.books()
     const { u } = await e.read([0])
     expect([once, reads() - before - once]).toEqual([1, 2])
@@ -439,6 +444,59 @@ describe('timeline samples ride (samplingLater): a row of sampled runs on the GP
     }
     expect(maxDiff(all.read.u, all.read.prev)).toBeGreaterThan(1e-4)
   })
+
+  for (const backend of ['cpu', 'gpu'] as const)
+    test(`cellsLater on the ${backend}: u at the cells listed after each run, as readU has it, all in one read`, {
+      timeout: 300_000,
+    }, async () => {
+      const open = () => engine(backend, { size: 16, fields: 2, material: 'europium_crystal', seed: 4, timeline_interval: 0 })
+      const [e, control] = [await open(), await open()]
+      const wave = Float32Array.from({ length: 16 * 16 }, (_, i) => Math.sin(i * 0.03) * 0.3)
+      for (const x of [e, control]) await x.injectMany([wave, wave.map((v) => -v)])
+      // a 4 x 3 block and, out of order, two cells far apart; field 1
+      const cells = [...[0, 1, 2].flatMap((r) => [0, 1, 2, 3].map((c) => (6 + r) * 16 + 5 + c)), 255, 3]
+      const reads = (x: Engine) => x.transfers()?.reads ?? 0
+      const [before, controlBefore] = [reads(e), reads(control)]
+      const later: (() => Promise<Float32Array>)[] = []
+      const want: Float32Array[] = []
+      for (let k = 0; k < 20; k++) {
+        await e.step(3)
+        later.push(e.cellsLater(cells, 1))
+        await control.step(3)
+        const u = await control.readU([1])
+        want.push(Float32Array.from(cells, (c) => u[c]))
+      }
+      const got = []
+      for (const sample of later) got.push(await sample())
+      expect(got).toEqual(want)
+      expect(new Set(got.map((g) => g[0])).size).toBeGreaterThan(10)
+      if (backend === 'gpu') expect([reads(e) - before, reads(control) - controlBefore]).toEqual([1, 20])
+    })
+
+  test('cellsLater refuses a cell outside the field, naming it', async () => {
+    const e = await engine('cpu', { size: 16 })
+    expect(() => e.cellsLater([3, 256])).toThrow(/cell 256 is outside field 0's 0 to 255/)
+    expect(() => e.cellsLater([1.5])).toThrow(/cell 1.5/)
+    expect(() => e.cellsLater([])).toThrow(/at least one cell/)
+    expect(() => e.cellsLater([0], 1)).toThrow(/field/)
+  })
+
+  for (const backend of ['cpu', 'gpu'] as const)
+    test(`readU on the ${backend} is read's u, of whichever fields, for half its bytes`, { timeout: 300_000 }, async () => {
+      const e = await engine(backend, { size: 16, fields: 3, material: 'europium_crystal', seed: 2, timeline_interval: 0 })
+      const wave = (k: number) => Float32Array.from({ length: 16 * 16 }, (_, i) => Math.sin(i * (0.02 + 0.005 * k)) * 0.3)
+      await e.injectMany([wave(1), wave(2), wave(3)])
+      await e.step(7)
+      for (const fields of [undefined, [2, 0], [1]]) {
+        const before = e.transfers()
+        const u = await e.readU(fields)
+        const after = e.transfers()
+        const { u: want, prev } = await e.read(fields)
+        expect(u).toEqual(want)
+        expect(maxDiff(u, prev)).toBeGreaterThan(1e-4)
+        if (before && after) expect([after.reads - before.reads, after.bytes_read - before.bytes_read]).toEqual([1, want.byteLength])
+      }
+    })
 })
 
 describe('bad input is refused with a clear error', () => {

@@ -523,11 +523,16 @@ class FieldEngine implements Engine {
     return this.dreamOps.stabilitySums()
   }
 
-  async dreamEdit(edits: readonly (FieldEdit | null)[], passes: number, side: number, report = true): Promise<EditOutcome[]> {
+  async dreamEdit(
+    edits: readonly (FieldEdit | null)[],
+    passes: number,
+    side: number,
+    report = true,
+  ): Promise<() => Promise<EditOutcome[]>> {
     if (edits.length !== this.core.fields)
       throw new CrystalError('bad_argument', `a dream edit here has ${this.core.fields} fields, got ${edits.length}`)
     const all = [...Array(this.core.fields).keys()]
-    let outcomes: EditOutcome[] = []
+    let outcomes: () => Promise<EditOutcome[]> = async () => []
     await this.booked(all, async () => {
       // masks the history would drop at once are not made (a batch of 1,000 fields made 1,000 a dream)
       const edited = await this.dreamOps.edit(edits, passes, side, this.recallHistory ? SCALE_HISTORY_CAP : 0, report)
@@ -758,6 +763,20 @@ class FieldEngine implements Engine {
   read(fields?: number[]) {
     fields?.forEach((f) => this.field(f))
     return this.core.read(fields)
+  }
+
+  readU(fields?: number[]) {
+    fields?.forEach((f) => this.field(f))
+    return this.core.readU(fields)
+  }
+
+  cellsLater(cells: readonly number[], field = 0): () => Promise<Float32Array> {
+    const f = this.field(field)
+    const all = this.core.n * this.core.n
+    if (cells.length === 0) throw new CrystalError('bad_argument', 'cellsLater needs at least one cell')
+    const wrong = cells.find((c) => !Number.isInteger(c) || c < 0 || c >= all)
+    if (wrong !== undefined) throw new CrystalError('bad_argument', `cell ${wrong} is outside field ${field}'s 0 to ${all - 1}`)
+    return this.core.cellsLater(f, cells)
   }
 
   async samplingLater<T>(work: () => Promise<T>): Promise<T> {

@@ -184,10 +184,12 @@ export interface Engine {
   stabilitySums(): Promise<Float32Array>
   /**
    * A dream's edit of every field from those sums (null: left alone), in place where the field lives
-   * (engine/field/backend.ts DreamOps); booked like a scaling and kept in the history. `report: false`
-   * returns no outcomes (an empty list), and the GPU reads nothing back for them.
+   * (engine/field/backend.ts DreamOps); booked like a scaling and kept in the history. The function
+   * returned has the outcomes, brought back with the engine's next read on the GPU (the dream's books
+   * after), by a read of their own where none came. `report: false`: no outcomes (an empty list), and
+   * the GPU reads nothing back for them.
    */
-  dreamEdit(edits: readonly (FieldEdit | null)[], passes: number, side: number, report?: boolean): Promise<EditOutcome[]>
+  dreamEdit(edits: readonly (FieldEdit | null)[], passes: number, side: number, report?: boolean): Promise<() => Promise<EditOutcome[]>>
   /**
    * Adds every field's u as frame `slot` of a recorded window `frames` long, where the fields live
    * (slot 0 starts a new window); `collectRecording` reads the window's stability plane back with the
@@ -236,6 +238,14 @@ export interface Engine {
   timeline(field?: number): readonly EnergyBooks[]
   /** u (and u_prev) of the fields asked for, n*n each. */
   read(fields?: number[]): Promise<{ u: Float32Array; prev: Float32Array }>
+  /** u alone of the fields asked for: half read's bytes (a picture, a stability sample, a patch's energy). */
+  readU(fields?: number[]): Promise<Float32Array>
+  /**
+   * u of one field at the cells listed (row-major indices), as it is now, brought back with the
+   * engine's next read where the fields live on a device (a sample a step apart need not empty the
+   * queue: phi's window, docs/consciousness.md). The function returned has them, in the order listed.
+   */
+  cellsLater(cells: readonly number[], field?: number): () => Promise<Float32Array>
   /**
    * Runs `work` (this engine's steps, dreams, reads, one after another) with the timeline samples of its
    * runs brought back by its later reads where the fields live on a device (the GPU), not each by a read

@@ -28,7 +28,7 @@ export async function fingerprint(material: Material): Promise<Fingerprint> {
     await quiet.pulse(CENTRE_PULSE)
     const injected = (await quiet.books())[0].injected
     await quiet.step(40)
-    dispersion = rmsRadius(quiet, (await quiet.read()).u)
+    dispersion = rmsRadius(quiet, await quiet.readU())
     await quiet.step(1960)
     retention = (await quiet.books())[0].energy / injected
   } finally {
@@ -37,7 +37,7 @@ export async function fingerprint(material: Material): Promise<Fingerprint> {
   const warm = await open(material.temperature_k)
   try {
     await warm.step(500)
-    const { u } = await warm.read()
+    const u = await warm.readU()
     return { energy_retention: retention, dispersion, noise: rms(u) }
   } finally {
     warm.destroy()

@@ -18,9 +18,9 @@ export interface FieldMoment {
  * Field 0's moment now: the books are taken first and come back with the field's read (`booksLater`:
  * one read on the GPU, with any timeline samples waiting), and the timeline is read once they are in.
  */
-export async function momentOf(e: Pick<Engine, 'booksLater' | 'read' | 'timeline'>): Promise<FieldMoment> {
+export async function momentOf(e: Pick<Engine, 'booksLater' | 'readU' | 'timeline'>): Promise<FieldMoment> {
   const books = e.booksLater()
-  const { u } = await e.read([0])
+  const u = await e.readU([0])
   const [now] = await books()
   return { u, books: now, timeline: e.timeline(0).slice(-STATE_TIMELINE_POINTS) }
 }

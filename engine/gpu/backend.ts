@@ -757,6 +757,30 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   }
 
   async read(fields = [...Array(this.fields).keys()]): Promise<{ u: Float32Array; prev: Float32Array }> {
+    const { u, prev } = this.state()
+    const [readU, readPrev] = await this.readPlanes([u, prev], fields)
+    return { u: readU, prev: readPrev }
+  }
+
+  async readU(fields = [...Array(this.fields).keys()]): Promise<Float32Array> {
+    const [u] = await this.readPlanes([this.state().u], fields)
+    return u
+  }
+
+  cellsLater(field: number, cells: readonly number[]): () => Promise<Float32Array> {
+    fieldsWithin([field], this.fields)
+    // the span from the first cell listed to the last: a few rows for a compact block
+    const [from, to] = [Math.min(...cells), Math.max(...cells)]
+    const span = this.transfers.ride(this.state().u, (field * this.n * this.n + from) * 4, (to - from + 1) * 4, () => this.failed)
+    return async () => {
+      const values = new Float32Array(await span())
+      this.check()
+      return Float32Array.from(cells, (c) => values[c - from])
+    }
+  }
+
+  /** The fields listed of each plane buffer, in one read (they were a read a plane, a field each where the fields were not consecutive). */
+  private async readPlanes(planes: readonly GPUBuffer[], fields: number[]): Promise<Float32Array[]> {
     fieldsWithin(fields, this.fields)
     const bytes = this.n * this.n * 4
     // consecutive fields (all of them, say) as one range a buffer, else a range a field
@@ -764,10 +788,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       fields.length > 1 && fields.every((f, i) => f === fields[0] + i)
         ? [[fields[0] * bytes, fields.length * bytes]]
         : fields.map((f) => [f * bytes, bytes])
-    // every range in one read (u's and u_prev's were a read each, a field's each where not consecutive)
-    const { u, prev } = this.state()
     const parts = await this.transfers.readRanges(
-      [u, prev].flatMap((src) => ranges.map(([offset, size]) => ({ src, offset, bytes: size }))),
+      planes.flatMap((src) => ranges.map(([offset, size]) => ({ src, offset, bytes: size }))),
       () => this.failed,
     )
     this.check()
@@ -778,7 +800,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       of.reduce((at, part) => (out.set(new Float32Array(part), at), at + part.byteLength / 4), 0)
       return out
     }
-    return { u: joined(parts.slice(0, ranges.length)), prev: joined(parts.slice(ranges.length)) }
+    return planes.map((_, p) => joined(parts.slice(p * ranges.length, (p + 1) * ranges.length)))
   }
 
   /** Every field's energy is one dispatch on the GPU; the fields listed are picked from it. */

@@ -178,7 +178,7 @@ export class GpuDreamOps implements DreamOps {
     side: number,
     keep: number,
     report: boolean,
-  ): Promise<{ outcomes: EditOutcome[]; masks: (DeviceMask | null)[] }> {
+  ): Promise<{ outcomes: () => Promise<EditOutcome[]>; masks: (DeviceMask | null)[] }> {
     const { device, n, fields, transfers } = this.gpu
     const compiled = compiling(device, USES.edit)
     if (compiled !== undefined) await compiled
@@ -254,31 +254,33 @@ export class GpuDreamOps implements DreamOps {
     if (!report) {
       // evolve's: nothing to read, so it goes with the work after it (the held sums, the settling steps)
       transfers.submitWithNext(encoder, [...scratchBuffers(s), u, prev, previewBuf, ...copies])
-      return { outcomes: [], masks }
+      return { outcomes: async () => [], masks }
     }
-    // the report: tally, picks and preview gathered into one buffer, one read-back
-    const tallyBytes = fields * 16
-    const picksBytes = fields * 24
-    const previewBytes = fields * side * side * 4
-    const back = device.createBuffer({ size: tallyBytes + picksBytes + previewBytes, usage: STORAGE })
-    encoder.copyBufferToBuffer(s.tally, 0, back, 0, tallyBytes)
-    encoder.copyBufferToBuffer(s.picks, 0, back, tallyBytes, picksBytes)
-    encoder.copyBufferToBuffer(previewBuf, 0, back, tallyBytes + picksBytes, previewBytes)
-    const bytes = await transfers.read(back, 0, tallyBytes + picksBytes + previewBytes, encoder, () => this.gpu.failure())
-    back.destroy()
-    this.gpu.check()
-    const tally = new Uint32Array(bytes, 0, fields * 4)
-    const picks = new Uint32Array(bytes, tallyBytes, fields * 6)
-    const pickedValue = (bits: number) => new Float32Array(Uint32Array.of(bits).buffer)[0]
-    const preview = new Float32Array(bytes, tallyBytes + picksBytes, fields * side * side)
-    const outcomes = edits.map((e, f) => ({
-      low: e ? pickedValue(picks[f * 6 + 2]) : 0,
-      high: e ? pickedValue(picks[f * 6 + 5]) : 0,
-      pruned: tally[f * 4 + 1],
-      amplified: tally[f * 4 + 2],
-      mutated: tally[f * 4 + 3],
-      preview: Float64Array.from(preview.subarray(f * side * side, (f + 1) * side * side)),
-    }))
+    // the report: tally, picks and preview, copies that ride on the next read (the dream's books after)
+    transfers.submitWithNext(encoder, [...scratchBuffers(s), u, prev, previewBuf, ...copies])
+    const failure = () => this.gpu.failure()
+    const [tallyBack, picksBack, previewBack] = [
+      transfers.ride(s.tally, 0, fields * 16, failure),
+      transfers.ride(s.picks, 0, fields * 24, failure),
+      transfers.ride(previewBuf, 0, fields * side * side * 4, failure),
+    ]
+    const outcomes = async () => {
+      const [tally, picks, preview] = [
+        new Uint32Array(await tallyBack()),
+        new Uint32Array(await picksBack()),
+        new Float32Array(await previewBack()),
+      ]
+      this.gpu.check()
+      const pickedValue = (bits: number) => new Float32Array(Uint32Array.of(bits).buffer)[0]
+      return edits.map((e, f) => ({
+        low: e ? pickedValue(picks[f * 6 + 2]) : 0,
+        high: e ? pickedValue(picks[f * 6 + 5]) : 0,
+        pruned: tally[f * 4 + 1],
+        amplified: tally[f * 4 + 2],
+        mutated: tally[f * 4 + 3],
+        preview: Float64Array.from(preview.subarray(f * side * side, (f + 1) * side * side)),
+      }))
+    }
     return { outcomes, masks }
   }
 
