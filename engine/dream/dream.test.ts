@@ -98,5 +98,7 @@ describe('dream', () => {
       else expect(got.every((v, i) => Math.abs(v - want[i]) <= 1e-6 * peak)).toBe(true)
       if (backend === 'gpu') expect([readsHeld, readsControl]).toEqual([1, samples])
       expect(held.step_count).toBe(control.step_count)
+      // no steps, no samples: zeros, not the sums of the window before
+      expect((await observeStability(held, 0, samples)).every((v) => v === 0)).toBe(true)
     })
 })

@@ -83,6 +83,8 @@ export async function observeHeld(engine: Engine, steps: number, samples: number
  */
 export async function observeStability(engine: Engine, steps: number, samples: number): Promise<Float32Array> {
   const taken = await observeHeld(engine, steps, samples)
+  // no sample taken (no steps): nothing cleared the sums, which are another window's
+  if (!taken) return new Float32Array(engine.size * engine.size * engine.fields)
   return meanOf(await engine.stabilitySums(), taken)
 }
 

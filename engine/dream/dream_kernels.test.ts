@@ -44,6 +44,7 @@ async function dreamOn(
   const counter = backend.transfers
   const before = counter?.submits ?? 0
   const { outcomes: later, masks } = await ops.edit(EDITS, 3, PREVIEW_SIDE, keep, report)
+  // with the report its read submits the edit before the masks go; without it the edit is still handed over
   const outcomes = await later()
   const submits = (counter?.submits ?? 0) - before
   // released at once: on the GPU an edit handed over still copies into them

@@ -770,7 +770,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   cellsLater(field: number, cells: readonly number[]): () => Promise<Float32Array> {
     fieldsWithin([field], this.fields)
     // the span from the first cell listed to the last: a few rows for a compact block
-    const [from, to] = [Math.min(...cells), Math.max(...cells)]
+    const [from, to] = cells.reduce(([lo, hi], c) => [Math.min(lo, c), Math.max(hi, c)], [cells[0], cells[0]])
     const span = this.transfers.ride(this.state().u, (field * this.n * this.n + from) * 4, (to - from + 1) * 4, () => this.failed)
     return async () => {
       const values = new Float32Array(await span())
