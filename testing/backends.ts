@@ -1,5 +1,6 @@
 // Backends for tests: the real ones. The GPU one is WebGPU on whatever adapter Dawn finds (SwiftShader
 // on CI, installed by scripts/install-system-deps.sh); a machine without one fails these tests loudly.
+import { accumulateAbs, meanOf } from '../engine/cpu/dream.js'
 import { spawnNodeThread } from '../engine/cpu/threads.node.js'
 import type { FieldBackend } from '../engine/field/backend.js'
 import type { Engine, EngineOptions } from '../engine/field/engine.js'
@@ -34,6 +35,19 @@ export async function cpuBackend(n: number, fields: number, threads = 1): Promis
 
 export function engineOn(backend: 'gpu' | 'cpu', o: EngineOptions = {}): Promise<Engine> {
   return createNodeEngine({ backend, ...o })
+}
+
+/**
+ * The control for observeStability's window: `engine` stepped `steps` in `samples` equal runs, u read
+ * back after each and |u| summed and averaged here (float32, in observeStability's order).
+ */
+export async function meanAbsReadBack(engine: Engine, steps: number, samples: number): Promise<Float32Array> {
+  const sum = new Float32Array(engine.size * engine.size * engine.fields)
+  for (let done = 0; done < steps; done += steps / samples) {
+    await engine.step(steps / samples)
+    accumulateAbs(sum, (await engine.read()).u)
+  }
+  return meanOf(sum, samples)
 }
 
 /**

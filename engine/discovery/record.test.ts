@@ -4,7 +4,6 @@
 // on the GPU; a whole evaluation's read backs and its agreement with the CPU's; the sums the GPU holds for the books (engine/gpu/sums.ts) against those it reads at
 // once; and a batched injection books what injecting field by field books.
 import { afterAll, describe, expect, test } from 'vitest'
-import { accumulateAbs, meanOf } from '../cpu/dream.js'
 import { spectraOf } from '../cpu/spectra.js'
 import { cellsRead, type WindowReads } from '../detect/detect.js'
 import { modalSamples } from '../detect/modal.js'
@@ -16,7 +15,7 @@ import { addPulse } from '../encode/pulse.js'
 import type { Engine } from '../field/engine.js'
 import { stepParams } from '../field/params.js'
 import { MaterialCatalog } from '../field/materials.js'
-import { engineOn, gpuBackend, pulsedEngine, softwareGpu } from '../../testing/backends.js'
+import { engineOn, gpuBackend, meanAbsReadBack, pulsedEngine, softwareGpu } from '../../testing/backends.js'
 import { randomField } from '../../testing/fixtures.js'
 import { rng } from '../util/rng.js'
 import { CLASS_RULES } from '../detect/detect.js'
@@ -72,13 +71,7 @@ describe('the recorded window', () => {
       frames.push((await read.read()).u)
     }
     // the later window read back sample by sample, its mean made here
-    const later = new Float32Array(FIELDS * N * N)
-    const stride = OBSERVE_STEPS / OBSERVE_SAMPLES
-    for (let done = 0; done < OBSERVE_STEPS; done += stride) {
-      await read.step(stride)
-      accumulateAbs(later, (await read.read()).u)
-    }
-    meanOf(later, OBSERVE_SAMPLES)
+    const later = await meanAbsReadBack(read, OBSERVE_STEPS, OBSERVE_SAMPLES)
     const cells = N * N
     for (let f = 0; f < FIELDS; f++) {
       const spectra = windows[f].spectra

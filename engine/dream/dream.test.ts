@@ -2,8 +2,7 @@
 // (a narrow pulse that runs off and rings around), as two fields of one batch.
 import { afterEach, describe, expect, test } from 'vitest'
 import type { Engine } from '../field/engine.js'
-import { engineOn, softwareGpu } from '../../testing/backends.js'
-import { accumulateAbs, meanOf } from '../cpu/dream.js'
+import { engineOn, meanAbsReadBack, softwareGpu } from '../../testing/backends.js'
 import { DREAM_PARAMS, dream, observeStability, PREVIEW_SIDE } from './dream.js'
 
 const N = 48
@@ -83,14 +82,9 @@ describe('dream', () => {
       const got = await observeStability(held, steps, samples)
       const readsHeld = reads() - before
       // the control: u read back a sample at a time, its |u| summed and averaged here
-      const want = new Float32Array(2 * N * N)
       const controlBefore = control.transfers()?.reads ?? 0
-      for (let done = 0; done < steps; done += steps / samples) {
-        await control.step(steps / samples)
-        accumulateAbs(want, (await control.read()).u)
-      }
+      const want = await meanAbsReadBack(control, steps, samples)
       const readsControl = (control.transfers()?.reads ?? 0) - controlBefore
-      meanOf(want, samples)
       expect(got.some((v) => v > 0)).toBe(true)
       const peak = want.reduce((m, v) => Math.max(m, v), 0)
       // float32 |u| summed in the same order on both: bit for bit on the CPU and a software adapter
