@@ -1,6 +1,10 @@
 // Phases read off a field whose phases are known, and clusters on the circle.
 import { describe, expect, test } from 'vitest'
-import { fieldPhases, GRID_SIDE, phaseClusters } from './field_phases.js'
+import { fieldMotion } from '../field/motion.js'
+import { GRID_SIDE, gridCells, motionPhases, phaseClusters } from './field_phases.js'
+
+/** The phases of a field given whole, on the host (the CPU backend's motion). */
+const fieldPhases = (u: Float32Array, prev: Float32Array, n: number) => motionPhases(fieldMotion(u, prev, gridCells(n)))
 
 describe('field phases', () => {
   test('recovers the phase of every grid point of a field oscillating at a known phase and frequency', () => {

@@ -2,6 +2,7 @@
 // oscillates as u = A cos(phase); with v = u - u_prev ~ -A w sin(phase) per step, the phase is
 // atan2(-v / w, u). The frequency w is the field's own, from the balance of its kinetic and
 // displacement content: w^2 = sum v^2 / sum u^2.
+import type { FieldMotion } from '../field/motion.js'
 import { orderParameter, type OrderParameter, type PhaseCluster } from './kuramoto.js'
 
 export const GRID_SIDE = 8
@@ -13,21 +14,18 @@ export interface FieldPhases {
   order: OrderParameter
 }
 
-export function fieldPhases(u: Float32Array, prev: Float32Array, n: number, side = GRID_SIDE): FieldPhases {
-  let uu = 0
-  let vv = 0
-  for (let i = 0; i < u.length; i++) {
-    uu += u[i] * u[i]
-    vv += (u[i] - prev[i]) ** 2
-  }
-  const w = uu > 0 ? Math.sqrt(vv / uu) || 1e-6 : 1e-6
-  const phases = new Float64Array(side * side)
-  for (let j = 0; j < side; j++) {
-    for (let i = 0; i < side; i++) {
-      const k = Math.floor(((j + 0.5) * n) / side) * n + Math.floor(((i + 0.5) * n) / side)
-      phases[j * side + i] = Math.atan2(-(u[k] - prev[k]) / w, u[k])
-    }
-  }
+/** The grid's points: the cells (row-major) at the centres of side x side equal blocks of an n x n field. */
+export function gridCells(n: number, side = GRID_SIDE): number[] {
+  return Array.from({ length: side * side }, (_, k) => {
+    const [j, i] = [Math.floor(k / side), k % side]
+    return Math.floor(((j + 0.5) * n) / side) * n + Math.floor(((i + 0.5) * n) / side)
+  })
+}
+
+/** The phases of a field's motion (engine/field/motion.ts) taken at its gridCells, in their order. */
+export function motionPhases(m: FieldMotion): FieldPhases {
+  const w = m.uu > 0 ? Math.sqrt(m.vv / m.uu) || 1e-6 : 1e-6
+  const phases = Float64Array.from(m.u, (u, k) => Math.atan2(-(u - m.prev[k]) / w, u))
   return { phases, frequency: w, order: orderParameter(phases) }
 }
 

@@ -80,16 +80,17 @@ describe('the consciousness publisher', () => {
     expect(warnings).toEqual([])
   })
 
-  test("on the GPU the window is the CPU's, its 127 samples brought back in one read (and the twin's energy as it resumes)", {
+  test("on the GPU the window and the phases are the CPU's; the live field reads 520 bytes a period, its fork the samples in one read (and its energy as it starts)", {
     timeout: 300_000,
   }, async () => {
     const windows: (readonly Float64Array[])[] = []
-    let reads = 0
+    const messages: Record<string, unknown>[] = []
+    let [reads, live] = [0, { reads: 0, bytes: 0 }]
     for (const backend of ['cpu', 'gpu'] as const) {
-      const { engine, publisher, warnings } = await setup(backend)
+      const { engine, publisher, warnings, sent } = await setup(backend)
       await engine.write('the cold glyph remembers', 1)
       await engine.step(50)
-      // the twin the window is observed in counts its own reads
+      // the fork the window is observed in counts its own reads
       const twin = engine.twin.bind(engine)
       let twinReads = () => 0
       engine.twin = async (fields) => {
@@ -97,16 +98,27 @@ describe('the consciousness publisher', () => {
         twinReads = () => t.transfers()?.reads ?? 0
         return t
       }
+      const before = engine.transfers()
       await publisher.tick()
+      const after = engine.transfers()
       expect(warnings).toEqual([])
       windows.push(publisher.window)
-      if (backend === 'gpu') reads = twinReads()
+      messages.push(sent.find((s) => s.subject === 'QUEEN.phase.node-t')!.message)
+      if (backend === 'gpu') {
+        reads = twinReads()
+        live = { reads: after!.reads - before!.reads, bytes: after!.bytes_read - before!.bytes_read }
+      }
     }
     expect(windows[1]).toHaveLength(PHI_WINDOW)
     const peak = Math.max(...windows[0].flatMap((w) => [...w].map(Math.abs)))
     expect(peak).toBeGreaterThan(0)
     windows[1].forEach((w, t) => w.forEach((v, i) => expect(Math.abs(v - windows[0][t][i])).toBeLessThanOrEqual(1e-5 * peak)))
-    // the resumed state's energy (its books start balanced), then the samples: 128 reads before, one a sample
+    // the phase and frequency from the GPU's float32 sums, the CPU's float64 ones
+    for (const key of ['phase', 'frequency', 'order'])
+      expect(Math.abs((messages[1][key] as number) - (messages[0][key] as number))).toBeLessThanOrEqual(1e-5)
+    // the motion: 2 sums and 64 cells' u and u_prev, where the field's u and u_prev came back (18,432 bytes at N = 48)
+    expect(live).toEqual({ reads: 1, bytes: (2 + 2 * 64) * 4 })
+    // the fork's energy (its books start balanced), then the samples: 128 reads before, one a sample
     expect(reads).toBe(2)
   })
 

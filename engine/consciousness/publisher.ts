@@ -1,10 +1,10 @@
-// The consciousness publisher (docs/consciousness.md): every period it reads the live field and
-// publishes SVC.consciousness, QUEEN.phase.<node> and SVC.exemplar.<node>.<cluster>; around each
+// The consciousness publisher (docs/consciousness.md): every period it reads the live field's motion
+// (engine/field/motion.ts: two sums and 64 cells' u and u_prev, taken where the field lives) and publishes SVC.consciousness, QUEEN.phase.<node> and SVC.exemplar.<node>.<cluster>; around each
 // dream, queen.event.dream.start, SVC.dreams and queen.event.dream.end. It takes the engine and the
 // bus through the small interfaces below (no process, no files), so it runs wherever the engine runs.
 import type { DreamReport } from '../dream/dream.js'
-import type { SavedField } from '../field/engine_api.js'
-import { fieldPhases, phaseClusters } from './field_phases.js'
+import type { FieldMotion } from '../field/motion.js'
+import { gridCells, motionPhases, phaseClusters } from './field_phases.js'
 import { phi, type PhiReport } from './iit.js'
 import { differentiation } from './metrics.js'
 
@@ -39,15 +39,15 @@ export interface PublishedEngine {
   readonly size: number
   readonly step_count: number
   readonly memories: readonly { text: string; importance: number; field: number }[]
-  read(fields?: number[]): Promise<{ u: Float32Array; prev: Float32Array }>
+  motion(cells: readonly number[], field?: number): Promise<FieldMotion>
   readU(fields?: number[]): Promise<Float32Array>
   probe(text: string, field?: number): Promise<{ resonance: number }>
   twin(fields: number): Promise<PublisherTwin>
+  fork(field?: number): Promise<PublisherTwin>
 }
 
-/** A quiet twin of the engine: phi's window is observed in one, a dream's memories rendered in another. */
+/** A quiet twin of the engine: phi's window is observed in a fork of the live field, a dream's memories rendered in another. */
 export interface PublisherTwin {
-  resume(saved: SavedField): Promise<void>
   step(steps: number): Promise<void>
   write(text: string, importance?: number): Promise<void>
   readU(): Promise<Float32Array>
@@ -97,8 +97,7 @@ export class ConsciousnessPublisher {
     this.busy = true
     try {
       const n = this.engine.size
-      const { u, prev } = await this.engine.read([0])
-      const f = fieldPhases(u, prev, n)
+      const f = motionPhases(await this.engine.motion(gridCells(n), 0))
       // a field that has not moved since the last period has no dynamics: an empty window, phi 0
       const change = `${this.engine.step_count}/${this.engine.memories.length}`
       const still = change === this.lastChange
@@ -108,7 +107,7 @@ export class ConsciousnessPublisher {
       // a field that moved keeps its last measurement until its next observation is due
       const due = !still && (this.window.length === 0 || ++this.movedSinceObservation >= observationEvery(n))
       if (still || due || !this.last) {
-        this.window = still ? [] : await this.observe(u, prev)
+        this.window = still ? [] : await this.observe()
         this.last = phi(this.window)
         this.movedSinceObservation = 0
       }
@@ -150,22 +149,21 @@ export class ConsciousnessPublisher {
 
   /**
    * The field's own continuation from its state now, sampled at phiCells every PHI_STRIDE steps: a
-   * quiet twin (the live material, no thermal noise) resumes the live state, so the live field is
-   * left alone and the window does not depend on how often, or in what chunks, clients step it.
+   * quiet twin (the live material, no thermal noise) forked from the live field where it lives, so the
+   * live field is left alone and the window does not depend on how often, or in what chunks, clients
+   * step it.
    */
-  private async observe(u: Float32Array, prev: Float32Array): Promise<Float64Array[]> {
-    const n = this.engine.size
-    const cells = phiCells(n)
-    const twin = await this.engine.twin(1)
+  private async observe(): Promise<Float64Array[]> {
+    const cells = phiCells(this.engine.size)
+    const twin = await this.engine.fork(0)
     try {
-      await twin.resume({ u, prev, step_count: 0, memories: [] })
       // the samples come back together: on the GPU one read where there was one a sample, of the whole field
-      const later: (() => Promise<Float32Array>)[] = []
-      while (later.length < PHI_WINDOW - 1) {
+      const later = [twin.cellsLater(cells)]
+      while (later.length < PHI_WINDOW) {
         await twin.step(PHI_STRIDE)
         later.push(twin.cellsLater(cells))
       }
-      const window = [Float64Array.from(cells, (c) => u[c])]
+      const window: Float64Array[] = []
       for (const sample of later) window.push(Float64Array.from(await sample()))
       return window
     } finally {

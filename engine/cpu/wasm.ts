@@ -5,6 +5,7 @@ import { CrystalError } from '../errors.js'
 import { fieldsWithin, type FieldBackend, type LedgerSample, type StepRequest, type ThreadSpawner } from '../field/backend.js'
 import { JOB_PARAMS, JOB_WORDS as JOB } from '../field/layouts.js'
 import { kickScale } from '../field/kick.js'
+import { type FieldMotion, fieldMotion } from '../field/motion.js'
 import type { StepParams } from '../field/params.js'
 import { energyReference } from './field_step.js'
 import { FIELD_WASM_BASE64 } from './simd/field_wasm.gen.js'
@@ -195,6 +196,10 @@ export class WasmFieldBackend implements FieldBackend {
     // taken now: the padded row of cell c is its row + 1, its column + 1
     const now = Float32Array.from(cells, (c) => padded[(Math.floor(c / n) + 1) * (n + 2) + (c % n) + 1])
     return () => Promise.resolve(now)
+  }
+
+  async motion(field: number, cells: readonly number[]): Promise<FieldMotion> {
+    return fieldMotion(this.copied(this.curBuf, [field]), this.copied(this.prevBuf, [field]), cells)
   }
 
   /** A copy of the fields listed of one plane. */

@@ -29,12 +29,10 @@ async function answered(
   structures: Structure[],
   window: { spectra: WindowSpectra; later: Float32Array },
 ): Promise<{ found: Structure; answered: Structure }[]> {
-  const { u, prev } = await engine.read([0])
   const out: { found: Structure; answered: Structure }[] = []
   for (const s of structures) {
-    const copy = await engine.twin(1)
+    const copy = await engine.fork(0)
     try {
-      await copy.resume({ u, prev, step_count: engine.step_count, memories: [] })
       const [r] = await perturb(copy, [s], [window])
       if (r) out.push({ found: s, answered: r })
     } finally {

@@ -3,6 +3,7 @@
 import type { WindowReads } from '../detect/detect.js'
 import type { PlaneSource } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
+import type { FieldMotion } from './motion.js'
 import type { StepParams } from './params.js'
 
 /** One timeline sample: for each field, the energy and the ledger totals after `step` steps. */
@@ -57,6 +58,17 @@ export interface FieldBackend {
    * them, in the order listed, by a read of its own where none came.
    */
   cellsLater(field: number, cells: readonly number[]): () => Promise<Float32Array>
+  /**
+   * One field's motion now (engine/field/motion.ts): sum u^2 and sum (u - u_prev)^2 over its cells, u and
+   * u_prev at the cells listed (the GPU: summed and gathered there, one read of a few hundred bytes).
+   */
+  motion(field: number, cells: readonly number[]): Promise<FieldMotion>
+  /**
+   * Copies u and u_prev of `field` into `target`'s only field where both live on one device, nothing
+   * read back (the GPU: a copy on the queue, after the work either has queued); false where it cannot
+   * (the caller reads and loads).
+   */
+  copyInto?(field: number, target: FieldBackend): boolean
   /** Energy of each field now (or of the fields listed, in their order); c2 from params. */
   energy(params: StepParams, fields?: readonly number[]): Promise<Float64Array>
   /** Running totals per field, 4 each: bulk, boundary, saturation, noise. */

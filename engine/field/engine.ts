@@ -22,6 +22,7 @@ import type {
   WindowRecording,
 } from './backend.js'
 import { MaterialCatalog } from './materials.js'
+import type { FieldMotion } from './motion.js'
 import { stepParams, type Rerun, type StepParams } from './params.js'
 import { selectBackend } from '../backends/select.js'
 import { saturationPotential } from '../cpu/field_step.js'
@@ -771,12 +772,21 @@ class FieldEngine implements Engine {
   }
 
   cellsLater(cells: readonly number[], field = 0): () => Promise<Float32Array> {
+    if (cells.length === 0) throw new CrystalError('bad_argument', 'cellsLater needs at least one cell')
+    return this.core.cellsLater(this.cellsOf(cells, field), cells)
+  }
+
+  motion(cells: readonly number[], field = 0): Promise<FieldMotion> {
+    return this.core.motion(this.cellsOf(cells, field), cells)
+  }
+
+  /** The field's index, once every cell listed is one of its cells (row-major). */
+  private cellsOf(cells: readonly number[], field: number): number {
     const f = this.field(field)
     const all = this.core.n * this.core.n
-    if (cells.length === 0) throw new CrystalError('bad_argument', 'cellsLater needs at least one cell')
     const wrong = cells.find((c) => !Number.isInteger(c) || c < 0 || c >= all)
     if (wrong !== undefined) throw new CrystalError('bad_argument', `cell ${wrong} is outside field ${field}'s 0 to ${all - 1}`)
-    return this.core.cellsLater(f, cells)
+    return f
   }
 
   async samplingLater<T>(work: () => Promise<T>): Promise<T> {
@@ -842,11 +852,33 @@ class FieldEngine implements Engine {
       throw new CrystalError('bad_argument', `a saved field here has ${cells} cells, got ${saved.u.length}`)
     await this.settle()
     await this.core.load(saved.u, saved.prev)
-    this.revision++
-    this.step_count = saved.step_count
     this.encoding = encoding
+    await this.resumed(saved.step_count, saved.memories)
+  }
+
+  async fork(field = 0): Promise<Engine> {
+    const f = this.field(field)
+    const twin = (await this.twin(1)) as FieldEngine
+    try {
+      // on one device a copy there; else (another device, the CPU) read and loaded
+      if (!this.core.copyInto?.(f, twin.core)) {
+        const { u, prev } = await this.core.read([f])
+        await twin.core.load(u, prev)
+      }
+      await twin.resumed(this.step_count, [])
+      return twin
+    } catch (e) {
+      twin.destroy()
+      throw e
+    }
+  }
+
+  /** The bookkeeping of a fresh one-field engine whose state was just put in place (resume, fork). */
+  private async resumed(step: number, memories: readonly Omit<Memory, 'field'>[]): Promise<void> {
+    this.revision++
+    this.step_count = step
     await this.remember([0])
-    for (const m of saved.memories) {
+    for (const m of memories) {
       this.history.push({ kind: 'write', step: m.step, field: 0, memory: this.memories.length })
       this.memories.push({ ...m, field: 0 })
     }

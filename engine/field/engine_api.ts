@@ -20,6 +20,7 @@ import type {
   WindowRecording,
 } from './backend.js'
 import type { Rerun, StepParams } from './params.js'
+import type { FieldMotion } from './motion.js'
 import type { MaterialCatalog } from './materials.js'
 
 export interface EngineOptions {
@@ -247,6 +248,12 @@ export interface Engine {
    */
   cellsLater(cells: readonly number[], field?: number): () => Promise<Float32Array>
   /**
+   * One field's motion now (engine/field/motion.ts): sum u^2 and sum (u - u_prev)^2 over its cells, and u
+   * and u_prev at the cells listed, summed and gathered where the field lives (the consciousness
+   * publisher's period: one read of a few hundred bytes on the GPU, not the field's u and u_prev).
+   */
+  motion(cells: readonly number[], field?: number): Promise<FieldMotion>
+  /**
    * Runs `work` (this engine's steps, dreams, reads, one after another) with the timeline samples of its
    * runs brought back by its later reads where the fields live on a device (the GPU), not each by a read
    * of its own that empties the device's queue (runs of up to SAMPLES_LATER_MAX_STEPS steps; a longer one
@@ -280,6 +287,13 @@ export interface Engine {
    * noise, no timeline, and `fields` fields (the consciousness publisher renders memories alone in one).
    */
   twin(fields: number): Promise<Engine>
+  /**
+   * A quiet one-field twin (as `twin`) holding this engine's field now: its u and u_prev copied where
+   * the fields live (nothing read back on one device), at this engine's step, no memories, its books
+   * balanced from there. The consciousness publisher observes phi's window in one, and STABILIZE
+   * perturbs each structure it found in one.
+   */
+  fork(field?: number): Promise<Engine>
   /**
    * Continues a saved field in this fresh engine: its state, step count and the memories written
    * into field 0 (at their steps, with no dream edits since), and the encoding they were written with

@@ -17,6 +17,7 @@ import {
   type LedgerSample,
   type StepRequest,
 } from '../field/backend.js'
+import type { FieldMotion } from '../field/motion.js'
 import { noiseKey } from '../field/noise.js'
 import {
   packStruct,
@@ -33,6 +34,7 @@ import { ADJOINT_KERNELS, keepWritten, openSweep, releasePatterns } from './adjo
 import { DREAM_KERNELS, GpuDreamOps } from './dream.js'
 import { ENCODE_KERNELS, GpuEncoder3 } from './encode3.js'
 import { distinctFields, GpuInjector, INJECT_KERNELS } from './inject.js'
+import { GpuMotion } from './motion.js'
 import { GpuRecorder, RECORD_KERNELS } from './record.js'
 import { GpuHeldSums } from './sums.js'
 import {
@@ -163,6 +165,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private readonly chunkPipeline: GPUComputePipeline
   private readonly injector: GpuInjector
   private encoder3?: GpuEncoder3
+  private motionOf?: GpuMotion
   /** bufs[current[0]] is u_prev, bufs[current[1]] is u; a step writes a buffer that is neither (3 buffers, 4 for several steps a dispatch). */
   private current: readonly [number, number] = [0, 1]
   /** The submits counted when keepUp last waited on the device. */
@@ -779,6 +782,28 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     }
   }
 
+  motion(field: number, cells: readonly number[]): Promise<FieldMotion> {
+    fieldsWithin([field], this.fields)
+    this.motionOf ??= new GpuMotion(this)
+    return this.motionOf.measure(field, cells)
+  }
+
+  copyInto(field: number, target: FieldBackend): boolean {
+    if (!(target instanceof GpuFieldBackend) || target.device !== this.device || target.n !== this.n || target.fields !== 1) return false
+    fieldsWithin([field], this.fields)
+    const bytes = this.n * this.n * 4
+    const [from, to] = [this.state(), target.state()]
+    const encoder = this.device.createCommandEncoder()
+    encoder.copyBufferToBuffer(from.u, field * bytes, to.u, 0, bytes)
+    encoder.copyBufferToBuffer(from.prev, field * bytes, to.prev, 0, bytes)
+    // one queue: the target's work handed over first, then this backend's, then the copy (submit takes
+    // this one's first); whatever either queues after runs after it
+    target.transfers.flush()
+    this.transfers.submit(encoder)
+    this.check()
+    return true
+  }
+
   /** The fields listed of each plane buffer, in one read (they were a read a plane, a field each where the fields were not consecutive). */
   private async readPlanes(planes: readonly GPUBuffer[], fields: number[]): Promise<Float32Array[]> {
     fieldsWithin(fields, this.fields)
@@ -863,6 +888,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.recorder.destroy()
     this.held.destroy()
     this.encoder3?.destroy()
+    this.motionOf?.destroy()
     this.injector.destroy()
     releasePatterns(this)
     for (const b of this.masks.values()) b.destroy()

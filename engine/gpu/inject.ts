@@ -101,7 +101,7 @@ export class GpuInjector {
     const floats = waves.length * this.cells
     this.turn = (this.turn + 1) % this.sides.length
     const side = this.side
-    const buffer = (side.waves = this.room(side.waves, floats * 4))
+    const buffer = (side.waves = this.transfers.room(side.waves, floats * 4, STORAGE))
     if (!this.host || this.host.length < floats) this.host = new Float32Array(floats)
     waves.forEach((w, k) => this.host!.set(w.subarray(0, this.cells), k * this.cells))
     this.transfers.write(buffer, 0, this.host.subarray(0, floats))
@@ -115,7 +115,7 @@ export class GpuInjector {
    */
   encode(pass: GPUComputePassEncoder, src: GPUBuffer, fields: readonly number[], cur: GPUBuffer, prev: GPUBuffer): GPUBuffer[] {
     const side = this.side
-    const targets = (side.targets = this.room(side.targets, fields.length * 4))
+    const targets = (side.targets = this.transfers.room(side.targets, fields.length * 4, STORAGE))
     this.transfers.write(targets, 0, Uint32Array.from(fields))
     const pipeline = pipelineOf(this.device, INJECT_KERNELS.inject)
     const buffers = [this.uniform, src, targets, cur, prev]
@@ -146,9 +146,9 @@ export class GpuInjector {
     prev: GPUBuffer,
   ): GPUBuffer[] {
     const side = this.side
-    const targets = (side.targets = this.room(side.targets, fields.length * 4))
+    const targets = (side.targets = this.transfers.room(side.targets, fields.length * 4, STORAGE))
     this.transfers.write(targets, 0, Uint32Array.from(fields))
-    const scales = (side.scales = this.room(side.scales, fields.length * 4))
+    const scales = (side.scales = this.transfers.room(side.scales, fields.length * 4, STORAGE))
     const uniform = (side.kickUniform ??= this.device.createBuffer({ size: 16, usage: UNIFORM }))
     const values = new ArrayBuffer(16)
     packStruct(KICK_LAYOUT, { cells: this.cells, inverse_cells: 1 / this.cells, inverse_rms: inverseRms }, values)
@@ -171,16 +171,6 @@ export class GpuInjector {
   /** The side the last upload took (an encode without one, the server's write, takes it too). */
   private get side(): Side {
     return this.sides[this.turn]
-  }
-
-  /**
-   * `held` where it has `bytes`, else a larger buffer in its place: work handed over that binds the old
-   * one is submitted first, and the queue finishes what reads it.
-   */
-  private room(held: GPUBuffer | undefined, bytes: number): GPUBuffer {
-    if (held && held.size >= bytes) return held
-    if (held) this.transfers.destroy(held)
-    return this.device.createBuffer({ size: Math.max(16, bytes), usage: STORAGE })
   }
 
   destroy(): void {

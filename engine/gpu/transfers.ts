@@ -177,6 +177,16 @@ export class Transfers implements TransferCounts {
     return reused
   }
 
+  /**
+   * `held` where it has `bytes`, else a larger buffer of `usage` in its place: work handed over that
+   * binds the old one is submitted first, and the queue finishes what reads it.
+   */
+  room(held: GPUBuffer | undefined, bytes: number, usage: number): GPUBuffer {
+    if (held && held.size >= bytes) return held
+    if (held) this.destroy(held)
+    return this.device.createBuffer({ size: Math.max(16, bytes), usage })
+  }
+
   /** A buffer from `buffer` given back (nothing may use it after: work already queued on it runs first). */
   keep(buffer: GPUBuffer): void {
     if (this.deferredUses.has(buffer)) this.flush()

@@ -1,0 +1,83 @@
+// shaders/motion.wgsl (engine/gpu/motion.ts) against its CPU twin, fieldMotion (engine/field/motion.ts),
+// the consciousness publisher's reading of the live field; and an engine's fork, which copies a field
+// into a quiet twin where the fields live. Both read back only what is asked for.
+import { afterEach, expect, test } from 'vitest'
+import { cpuBackend, engineOn, gpuBackend } from '../../testing/backends.js'
+import { randomField } from '../../testing/fixtures.js'
+import type { Engine } from '../field/engine.js'
+import { fieldMotion } from '../field/motion.js'
+import type { GpuFieldBackend } from './backend.js'
+
+const bits = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength)
+const open: Engine[] = []
+afterEach(() => open.splice(0).forEach((e) => e.destroy()))
+
+// N = 40: a field of 7 workgroups, the last part-full; N = 70: chunks of 245 cells, not 256; N = 600:
+// more than the first pass's 64 workgroups would take a cell a lane (5,625 cells each)
+test.each([40, 70, 600])(
+  "a field's motion at N = %i: the GPU's sums within float32 round-off of the twin's float64, its cells' bits, one read of only those",
+  {
+    timeout: 120_000,
+  },
+  async (n) => {
+    const fields = 3
+    const cells = n * n
+    const [gpu, cpu] = [await gpuBackend(n, fields), await cpuBackend(n, fields)]
+    try {
+      const [u, prev] = [randomField(n, fields, 5), randomField(n, fields, 6)]
+      for (const b of [gpu, cpu]) await b.load(u, prev)
+      const listed = [0, 1, n, cells - 1, Math.floor(cells / 2), 3 * n + 7]
+      const counts = (gpu as GpuFieldBackend).transfers
+      for (const field of [2, 0]) {
+        const before = counts.snapshot()
+        const [g, c] = [await gpu.motion(field, listed), await cpu.motion(field, listed)]
+        const after = counts.snapshot()
+        expect([after.reads - before.reads, after.bytes_read - before.bytes_read]).toEqual([1, (2 + 2 * listed.length) * 4])
+        // the twin from the field given whole: the CPU backend's is it
+        const whole = fieldMotion(u.subarray(field * cells, (field + 1) * cells), prev.subarray(field * cells, (field + 1) * cells), listed)
+        expect(c).toEqual(whole)
+        expect(bits(g.u).equals(bits(c.u))).toBe(true)
+        expect(bits(g.prev).equals(bits(c.prev))).toBe(true)
+        expect(Math.abs(g.uu - c.uu)).toBeLessThanOrEqual(1e-6 * c.uu)
+        expect(Math.abs(g.vv - c.vv)).toBeLessThanOrEqual(1e-6 * c.vv)
+        // the control: another field's sums are not these (the kernel read the field asked for)
+        const other = fieldMotion(u.subarray(cells, 2 * cells), prev.subarray(cells, 2 * cells), listed)
+        expect(Math.abs(g.uu - other.uu)).toBeGreaterThan(1e-3 * c.uu)
+      }
+      // a field of rest: v = 0 exactly
+      await gpu.load(u, u)
+      expect((await gpu.motion(1, [5])).vv).toBe(0)
+    } finally {
+      for (const b of [gpu, cpu]) b.destroy()
+    }
+  },
+)
+
+for (const backend of ['gpu', 'cpu'] as const)
+  test(`a fork on the ${backend} holds the field asked for as it is now, at its step, and goes on as it would (noise off); ${backend === 'gpu' ? 'nothing read back from the source' : 'read and loaded'}`, {
+    timeout: 300_000,
+  }, async () => {
+    const source = await engineOn(backend, { size: 32, fields: 2, material: 'europium_crystal', temperature_k: 0, noise: 0, seed: 4 })
+    open.push(source)
+    await source.write('the river keeps its stones', 1, 1)
+    await source.step(30)
+    const reads = source.transfers()?.reads
+    const fork = await source.fork(1)
+    open.push(fork)
+    expect(source.transfers()?.reads).toBe(reads)
+    expect([fork.step_count, fork.memories.length, fork.timeline().length]).toEqual([30, 0, 0])
+    const field = async (e: Engine, f: number) => e.read([f])
+    const [a, b] = [await field(source, 1), await field(fork, 0)]
+    expect(bits(b.u).equals(bits(a.u))).toBe(true)
+    expect(bits(b.prev).equals(bits(a.prev))).toBe(true)
+    // the control: field 0 (nothing written) is not what the fork holds
+    expect((await field(source, 0)).u.some((v, i) => v !== b.u[i])).toBe(true)
+    // its books start balanced, and both go on alike
+    const books = await fork.books()
+    expect(books[0].energy).toBeGreaterThan(0)
+    expect(books[0].injected).toBeCloseTo(books[0].energy + books[0].saturation, 6)
+    for (const e of [source, fork]) await e.step(25)
+    const [c, d] = [await field(source, 1), await field(fork, 0)]
+    expect(bits(d.u).equals(bits(c.u))).toBe(true)
+    await expect(source.fork(2)).rejects.toThrow(/field/)
+  })
