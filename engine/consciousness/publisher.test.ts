@@ -91,10 +91,10 @@ describe('the consciousness publisher', () => {
       await engine.write('the cold glyph remembers', 1)
       await engine.step(50)
       // the fork the window is observed in counts its own reads
-      const twin = engine.twin.bind(engine)
+      const fork = engine.fork.bind(engine)
       let twinReads = () => 0
-      engine.twin = async (fields) => {
-        const t = await twin(fields)
+      engine.fork = async (field) => {
+        const t = await fork(field)
         twinReads = () => t.transfers()?.reads ?? 0
         return t
       }

@@ -473,12 +473,14 @@ describe('timeline samples ride (samplingLater): a row of sampled runs on the GP
       if (backend === 'gpu') expect([reads(e) - before, reads(control) - controlBefore]).toEqual([1, 20])
     })
 
-  test('cellsLater refuses a cell outside the field, naming it', async () => {
+  test('cellsLater and motion refuse a cell outside the field, naming it', async () => {
     const e = await engine('cpu', { size: 16 })
     expect(() => e.cellsLater([3, 256])).toThrow(/cell 256 is outside field 0's 0 to 255/)
     expect(() => e.cellsLater([1.5])).toThrow(/cell 1.5/)
     expect(() => e.cellsLater([])).toThrow(/at least one cell/)
     expect(() => e.cellsLater([0], 1)).toThrow(/field/)
+    await expect(e.motion([0, 256])).rejects.toThrow(/cell 256 is outside field 0's 0 to 255/)
+    await expect(e.motion([0], 1)).rejects.toThrow(/field/)
   })
 
   for (const backend of ['cpu', 'gpu'] as const)

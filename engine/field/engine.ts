@@ -776,7 +776,7 @@ class FieldEngine implements Engine {
     return this.core.cellsLater(this.cellsOf(cells, field), cells)
   }
 
-  motion(cells: readonly number[], field = 0): Promise<FieldMotion> {
+  async motion(cells: readonly number[], field = 0): Promise<FieldMotion> {
     return this.core.motion(this.cellsOf(cells, field), cells)
   }
 
@@ -858,14 +858,17 @@ class FieldEngine implements Engine {
 
   async fork(field = 0): Promise<Engine> {
     const f = this.field(field)
-    const twin = (await this.twin(1)) as FieldEngine
+    // createEngine's own engine, whose core the copy goes into
+    const twin = (await this.openTwin(this.material, 1, this.encoding)) as FieldEngine
     try {
+      // the step the state is taken at: a client's step may run while it is read
+      const step = this.step_count
       // on one device a copy there; else (another device, the CPU) read and loaded
       if (!this.core.copyInto?.(f, twin.core)) {
         const { u, prev } = await this.core.read([f])
         await twin.core.load(u, prev)
       }
-      await twin.resumed(this.step_count, [])
+      await twin.resumed(step, [])
       return twin
     } catch (e) {
       twin.destroy()

@@ -801,6 +801,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     target.transfers.flush()
     this.transfers.submit(encoder)
     this.check()
+    target.check()
     return true
   }
 

@@ -33,7 +33,7 @@ test.each([40, 70, 600])(
         const [g, c] = [await gpu.motion(field, listed), await cpu.motion(field, listed)]
         const after = counts.snapshot()
         expect([after.reads - before.reads, after.bytes_read - before.bytes_read]).toEqual([1, (2 + 2 * listed.length) * 4])
-        // the twin from the field given whole: the CPU backend's is it
+        // the CPU backend's is the twin's of the field given whole: its field, its cells
         const whole = fieldMotion(u.subarray(field * cells, (field + 1) * cells), prev.subarray(field * cells, (field + 1) * cells), listed)
         expect(c).toEqual(whole)
         expect(bits(g.u).equals(bits(c.u))).toBe(true)
@@ -54,7 +54,7 @@ test.each([40, 70, 600])(
 )
 
 for (const backend of ['gpu', 'cpu'] as const)
-  test(`a fork on the ${backend} holds the field asked for as it is now, at its step, and goes on as it would (noise off); ${backend === 'gpu' ? 'nothing read back from the source' : 'read and loaded'}`, {
+  test(`a fork on the ${backend} holds the field asked for as it is now, at its step, and goes on as it would (noise off)${backend === 'gpu' ? '; nothing read back from the source' : ''}`, {
     timeout: 300_000,
   }, async () => {
     const source = await engineOn(backend, { size: 32, fields: 2, material: 'europium_crystal', temperature_k: 0, noise: 0, seed: 4 })
@@ -64,7 +64,8 @@ for (const backend of ['gpu', 'cpu'] as const)
     const reads = source.transfers()?.reads
     const fork = await source.fork(1)
     open.push(fork)
-    expect(source.transfers()?.reads).toBe(reads)
+    // a copy on the device (read and loaded, it would read once)
+    if (backend === 'gpu') expect(source.transfers()!.reads).toBe(reads)
     expect([fork.step_count, fork.memories.length, fork.timeline().length]).toEqual([30, 0, 0])
     const field = async (e: Engine, f: number) => e.read([f])
     const [a, b] = [await field(source, 1), await field(fork, 0)]

@@ -2,15 +2,15 @@
 // docs/consciousness.md): two dispatches and one read of 2 + 2 x (cells listed) floats, where the
 // publisher read the field's whole u and u_prev back every period. CPU twin: fieldMotion
 // (engine/field/motion.ts); test: engine/gpu/motion.test.ts.
-import { packStruct, wgslStruct } from '../field/params.js'
+import { packStruct, TILE, wgslStruct } from '../field/params.js'
 import type { FieldMotion } from '../field/motion.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 
 const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST
 const UNIFORM = 0x40 | 0x8
-/** The kernels' workgroup size (TILE x TILE). */
-const WG = 256
+/** The kernels' workgroup size. */
+const WG = TILE * TILE
 /**
  * First-pass workgroups at most: the second adds their sums in one workgroup. SwiftShader spends some
  * 0.3 ms a workgroup whatever its cells (N = 512: 1,024 took 350 ms, 64 took 37 ms); 64 x 256 lanes
