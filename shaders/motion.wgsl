@@ -1,10 +1,11 @@
-// A field's motion summed where it lives, for the consciousness publisher (engine/gpu/motion.ts;
-// docs/consciousness.md): sum u^2 and sum (u - u_prev)^2 over one field (its own frequency comes from
-// their ratio), and u and u_prev at the cells listed (the phase grid), into
+// What the consciousness publisher reads of a field, summed where it lives (engine/gpu/motion.ts;
+// docs/consciousness.md). Every period its motion: sum u^2 and sum (u - u_prev)^2 over one field (its
+// own frequency comes from their ratio), and u and u_prev at the cells listed (the phase grid), into
 // out = [sum u^2, sum v^2, u of each listed cell, u_prev of each], which one read brings back: some
-// 520 bytes a period where the field's whole u and u_prev came back (32 MB at N = 2048).
-// `struct Motion` is generated (engine/gpu/motion.ts). CPU twin: fieldMotion (engine/field/motion.ts),
-// in float64; test: engine/gpu/motion.test.ts.
+// 520 bytes a period where the field's whole u and u_prev came back (32 MB at N = 2048). Around a
+// dream, its energy by patches (`patches`): 64 floats where the field's u came back.
+// `struct Motion` is generated (engine/gpu/motion.ts). CPU twins: fieldMotion and patchEnergy
+// (engine/field/motion.ts), in float64; test: engine/gpu/motion.test.ts.
 
 @group(0) @binding(0) var<uniform> M: Motion;
 @group(0) @binding(1) var<storage, read> u: array<f32>;
@@ -46,4 +47,24 @@ fn total(@builtin(local_invocation_index) lid: u32) {
     out[2u + j] = u[at];
     out[2u + M.count + j] = prev[at];
   }
+}
+
+// workgroup p: sum u^2 over patch p of side x side (row-major) into out[p]; cell (x, y) is in patch
+// (x * side / n, y * side / n), so patch (i, j) holds columns ceil(i n / side) to ceil((i + 1) n / side) - 1
+@compute @workgroup_size(TILE * TILE)
+fn patches(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
+  let i = wid.x % M.side;
+  let j = wid.x / M.side;
+  let x0 = (i * M.n + M.side - 1u) / M.side;
+  let y0 = (j * M.n + M.side - 1u) / M.side;
+  let w = ((i + 1u) * M.n + M.side - 1u) / M.side - x0;
+  let h = ((j + 1u) * M.n + M.side - 1u) / M.side - y0;
+  var acc = 0.0;
+  for (var k = lid; k < w * h; k += TILE * TILE) {
+    let a = u[M.base + (y0 + k / w) * M.n + x0 + k % w];
+    acc += a * a;
+  }
+  partial[lid] = vec4<f32>(acc, 0.0, 0.0, 0.0);
+  reduce_workgroup(lid);
+  if (lid == 0u) { out[wid.x] = partial[0].x; }
 }

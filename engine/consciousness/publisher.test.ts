@@ -7,7 +7,8 @@ import type { Engine } from '../field/engine.js'
 import { engineOn } from '../../testing/backends.js'
 import { rng } from '../util/rng.js'
 import { ConsciousnessLevel, phi } from './iit.js'
-import { ConsciousnessPublisher, observationEvery, PATCH_SIDE, patchEnergy, PHI_WINDOW } from './publisher.js'
+import { patchEnergy } from '../field/motion.js'
+import { ConsciousnessPublisher, observationEvery, PATCH_SIDE, PHI_WINDOW } from './publisher.js'
 
 const N = 48
 const open: Engine[] = []
@@ -169,24 +170,30 @@ describe('the consciousness publisher', () => {
     expect(sent.find((s) => s.subject === 'SVC.dreams')!.message).toMatchObject({ memories_strengthened: 0, hallucinations: 0 })
   })
 
-  test('hallucinations: a structure the dream puts where no memory is counts; a memory made stronger does not', async () => {
-    const { engine, sent, publisher } = await setup()
-    await engine.write('cold glyph', 1)
-    // a memory strengthened in place: what rises is what the memory explains
-    await publisher.around('light', async () => (await engine.write('cold glyph', 1), nothing()))
-    expect(sent.find((s) => s.subject === 'SVC.dreams')!.message.hallucinations).toBe(0)
-    // find a patch the memory leaves (nearly) empty, and dream a pulse into it
-    const twin = await engine.twin(1)
-    await twin.write('cold glyph', 1)
-    const e = patchEnergy((await twin.read()).u, N)
-    twin.destroy()
-    const p = e.indexOf(Math.min(...e))
-    const [x, y] = [((p % PATCH_SIDE) + 0.5) / PATCH_SIDE, (Math.floor(p / PATCH_SIDE) + 0.5) / PATCH_SIDE]
-    sent.length = 0
-    await publisher.around(
-      'light',
-      async () => (await engine.pulse({ x, y, radius: 0.02, amplitude: 5, frequency: 0, phase: 0 }), nothing()),
-    )
-    expect(sent.find((s) => s.subject === 'SVC.dreams')!.message.hallucinations).toBeGreaterThanOrEqual(1)
-  })
+  test.each(['cpu', 'gpu'] as const)(
+    'hallucinations on the %s: a structure the dream puts where no memory is counts; a memory made stronger does not',
+    {
+      timeout: 300_000,
+    },
+    async (backend) => {
+      const { engine, sent, publisher } = await setup(backend)
+      await engine.write('cold glyph', 1)
+      // a memory strengthened in place: what rises is what the memory explains
+      await publisher.around('light', async () => (await engine.write('cold glyph', 1), nothing()))
+      expect(sent.find((s) => s.subject === 'SVC.dreams')!.message.hallucinations).toBe(0)
+      // find a patch the memory leaves (nearly) empty, and dream a pulse into it
+      const twin = await engine.twin(1)
+      await twin.write('cold glyph', 1)
+      const e = patchEnergy((await twin.read()).u, N, PATCH_SIDE)
+      twin.destroy()
+      const p = e.indexOf(Math.min(...e))
+      const [x, y] = [((p % PATCH_SIDE) + 0.5) / PATCH_SIDE, (Math.floor(p / PATCH_SIDE) + 0.5) / PATCH_SIDE]
+      sent.length = 0
+      await publisher.around(
+        'light',
+        async () => (await engine.pulse({ x, y, radius: 0.02, amplitude: 5, frequency: 0, phase: 0 }), nothing()),
+      )
+      expect(sent.find((s) => s.subject === 'SVC.dreams')!.message.hallucinations).toBeGreaterThanOrEqual(1)
+    },
+  )
 })

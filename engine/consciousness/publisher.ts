@@ -40,7 +40,7 @@ export interface PublishedEngine {
   readonly step_count: number
   readonly memories: readonly { text: string; importance: number; field: number }[]
   motion(cells: readonly number[], field?: number): Promise<FieldMotion>
-  readU(fields?: number[]): Promise<Float32Array>
+  patchEnergy(side?: number, field?: number): Promise<Float64Array>
   probe(text: string, field?: number): Promise<{ resonance: number }>
   twin(fields: number): Promise<PublisherTwin>
   fork(field?: number): Promise<PublisherTwin>
@@ -50,7 +50,7 @@ export interface PublishedEngine {
 export interface PublisherTwin {
   step(steps: number): Promise<void>
   write(text: string, importance?: number): Promise<void>
-  readU(): Promise<Float32Array>
+  patchEnergy(side?: number): Promise<Float64Array>
   cellsLater(cells: readonly number[]): () => Promise<Float32Array>
   destroy(): void
 }
@@ -176,7 +176,7 @@ export class ConsciousnessPublisher {
     const started = Date.now()
     const memories = this.engine.memories.filter((m) => m.field === 0).slice(-DREAM_MEMORIES)
     const before = await this.scores(memories)
-    const energyBefore = patchEnergy(await this.engine.readU([0]), this.engine.size)
+    const energyBefore = await this.engine.patchEnergy(PATCH_SIDE, 0)
     this.bus.publish('queen.event.dream.start', { mode, reason: 'requested' })
     this.dreaming = true
     try {
@@ -228,8 +228,7 @@ export class ConsciousnessPublisher {
    * holds its uniform share of that memory's energy.
    */
   private async unexplained(before: Float64Array, memories: readonly { text: string; importance: number }[]): Promise<number> {
-    const n = this.engine.size
-    const after = patchEnergy(await this.engine.readU([0]), n)
+    const after = await this.engine.patchEnergy(PATCH_SIDE, 0)
     const mean = after.reduce((a, x) => a + x, 0) / after.length
     const created = Array.from(after, (e, p) => e >= 2 * before[p] && e > mean)
     if (!created.some(Boolean)) return 0
@@ -239,7 +238,7 @@ export class ConsciousnessPublisher {
       for (const m of memories) {
         // written and taken back out: the quiet twin holds one memory at a time
         await twin.write(m.text, 1)
-        const e = patchEnergy(await twin.readU(), n)
+        const e = await twin.patchEnergy(PATCH_SIDE)
         await twin.write(m.text, -1)
         const share = e.reduce((a, x) => a + x, 0) / e.length
         e.forEach((x, p) => x >= share && (covered[p] = 1))
@@ -255,14 +254,4 @@ export class ConsciousnessPublisher {
 export function phiCells(n: number): number[] {
   const [x0, y0] = [Math.floor(n / 2) - 2, Math.floor(n / 2) - 1]
   return Array.from({ length: 12 }, (_, k) => (y0 + Math.floor(k / 4)) * n + x0 + (k % 4))
-}
-
-/** Sum of u^2 over each of PATCH_SIDE x PATCH_SIDE patches (row-major). */
-export function patchEnergy(u: Float32Array, n: number): Float64Array {
-  const e = new Float64Array(PATCH_SIDE * PATCH_SIDE)
-  for (let y = 0; y < n; y++) {
-    const py = Math.floor((y * PATCH_SIDE) / n)
-    for (let x = 0; x < n; x++) e[py * PATCH_SIDE + Math.floor((x * PATCH_SIDE) / n)] += u[y * n + x] ** 2
-  }
-  return e
 }

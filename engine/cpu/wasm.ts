@@ -5,7 +5,7 @@ import { CrystalError } from '../errors.js'
 import { fieldsWithin, type FieldBackend, type LedgerSample, type StepRequest, type ThreadSpawner } from '../field/backend.js'
 import { JOB_PARAMS, JOB_WORDS as JOB } from '../field/layouts.js'
 import { kickScale } from '../field/kick.js'
-import { type FieldMotion, fieldMotion } from '../field/motion.js'
+import { type FieldMotion, fieldMotion, patchEnergy } from '../field/motion.js'
 import type { StepParams } from '../field/params.js'
 import { energyReference } from './field_step.js'
 import { FIELD_WASM_BASE64 } from './simd/field_wasm.gen.js'
@@ -200,6 +200,10 @@ export class WasmFieldBackend implements FieldBackend {
 
   async motion(field: number, cells: readonly number[]): Promise<FieldMotion> {
     return fieldMotion(this.copied(this.curBuf, [field]), this.copied(this.prevBuf, [field]), cells)
+  }
+
+  async patchEnergy(field: number, side: number): Promise<Float64Array> {
+    return patchEnergy(this.copied(this.curBuf, [field]), this.n, side)
   }
 
   /** A copy of the fields listed of one plane. */

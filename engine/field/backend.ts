@@ -63,6 +63,8 @@ export interface FieldBackend {
    * u_prev at the cells listed (the GPU: summed and gathered there, one read of a few hundred bytes).
    */
   motion(field: number, cells: readonly number[]): Promise<FieldMotion>
+  /** Sum of u^2 over each of `side` x `side` patches of one field, row-major (engine/field/motion.ts patchEnergy; the GPU: one read of side^2 floats). */
+  patchEnergy(field: number, side: number): Promise<Float64Array>
   /**
    * Copies u and u_prev of `field` into `target`'s only field where both live on one device, nothing
    * read back (the GPU: a copy on the queue, after the work either has queued); false where it cannot

@@ -473,7 +473,7 @@ describe('timeline samples ride (samplingLater): a row of sampled runs on the GP
       if (backend === 'gpu') expect([reads(e) - before, reads(control) - controlBefore]).toEqual([1, 20])
     })
 
-  test('cellsLater and motion refuse a cell outside the field, naming it', async () => {
+  test('cellsLater and motion refuse a cell outside the field, naming it; patchEnergy a side that is no whole number of patches up to N', async () => {
     const e = await engine('cpu', { size: 16 })
     expect(() => e.cellsLater([3, 256])).toThrow(/cell 256 is outside field 0's 0 to 255/)
     expect(() => e.cellsLater([1.5])).toThrow(/cell 1.5/)
@@ -481,6 +481,8 @@ describe('timeline samples ride (samplingLater): a row of sampled runs on the GP
     expect(() => e.cellsLater([0], 1)).toThrow(/field/)
     await expect(e.motion([0, 256])).rejects.toThrow(/cell 256 is outside field 0's 0 to 255/)
     await expect(e.motion([0], 1)).rejects.toThrow(/field/)
+    for (const side of [0, 1.5, 17])
+      await expect(e.patchEnergy(side)).rejects.toThrow(`side must be a whole number from 1 to 16, got ${side}`)
   })
 
   for (const backend of ['cpu', 'gpu'] as const)

@@ -780,6 +780,13 @@ class FieldEngine implements Engine {
     return this.core.motion(this.cellsOf(cells, field), cells)
   }
 
+  async patchEnergy(side = 8, field = 0): Promise<Float64Array> {
+    const f = this.field(field)
+    // a workgroup a patch on the GPU: at most 255 x 255 of them, and none empty
+    requireInteger('side', side, 1, Math.min(255, this.core.n))
+    return this.core.patchEnergy(f, side)
+  }
+
   /** The field's index, once every cell listed is one of its cells (row-major). */
   private cellsOf(cells: readonly number[], field: number): number {
     const f = this.field(field)

@@ -254,6 +254,12 @@ export interface Engine {
    */
   motion(cells: readonly number[], field?: number): Promise<FieldMotion>
   /**
+   * Sum of u^2 over each of side x side (default 8 x 8) patches of one field, row-major: cell (x, y) is
+   * in patch (floor(x side / n), floor(y side / n)). Summed where the field lives (the GPU: one read of
+   * side^2 floats, float32 sums). The consciousness publisher's dream counts use it.
+   */
+  patchEnergy(side?: number, field?: number): Promise<Float64Array>
+  /**
    * Runs `work` (this engine's steps, dreams, reads, one after another) with the timeline samples of its
    * runs brought back by its later reads where the fields live on a device (the GPU), not each by a read
    * of its own that empties the device's queue (runs of up to SAMPLES_LATER_MAX_STEPS steps; a longer one

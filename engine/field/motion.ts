@@ -1,7 +1,8 @@
-// A field's motion, what the consciousness publisher reads of the live field each period
-// (engine/consciousness/field_phases.ts, docs/consciousness.md): two sums over the whole field and
-// u and u_prev at a few cells. On the GPU they are taken where the field lives (shaders/motion.wgsl,
-// engine/gpu/motion.ts), in float32; this is their CPU twin, in float64. Test: engine/gpu/motion.test.ts.
+// What the consciousness publisher reads of a field (docs/consciousness.md): its motion each period
+// (engine/consciousness/field_phases.ts), two sums over the whole field and u and u_prev at a few
+// cells, and its energy by patches around a dream. On the GPU they are taken where the field lives
+// (shaders/motion.wgsl, engine/gpu/motion.ts), in float32; these are their CPU twins, in float64.
+// Test: engine/gpu/motion.test.ts.
 
 export interface FieldMotion {
   /** sum of u^2 over the field's cells */
@@ -23,4 +24,14 @@ export function fieldMotion(u: Float32Array, prev: Float32Array, cells: readonly
     vv += (u[i] - prev[i]) ** 2
   }
   return { uu, vv, u: Float32Array.from(cells, (c) => u[c]), prev: Float32Array.from(cells, (c) => prev[c]) }
+}
+
+/** Sum of u^2 over each of side x side patches (row-major) of one field given whole (`u`: its n*n cells). */
+export function patchEnergy(u: Float32Array, n: number, side: number): Float64Array {
+  const e = new Float64Array(side * side)
+  for (let y = 0; y < n; y++) {
+    const py = Math.floor((y * side) / n)
+    for (let x = 0; x < n; x++) e[py * side + Math.floor((x * side) / n)] += u[y * n + x] ** 2
+  }
+  return e
 }

@@ -784,8 +784,17 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
 
   motion(field: number, cells: readonly number[]): Promise<FieldMotion> {
     fieldsWithin([field], this.fields)
+    return this.motionReader().motion(field, cells)
+  }
+
+  async patchEnergy(field: number, side: number): Promise<Float64Array> {
+    fieldsWithin([field], this.fields)
+    return Float64Array.from(await this.motionReader().patches(field, side))
+  }
+
+  private motionReader(): GpuMotion {
     this.motionOf ??= new GpuMotion(this)
-    return this.motionOf.measure(field, cells)
+    return this.motionOf
   }
 
   copyInto(field: number, target: FieldBackend): boolean {

@@ -1,11 +1,11 @@
-// shaders/motion.wgsl (engine/gpu/motion.ts) against its CPU twin, fieldMotion (engine/field/motion.ts),
-// the consciousness publisher's reading of the live field; and an engine's fork, which copies a field
+// shaders/motion.wgsl (engine/gpu/motion.ts) against its CPU twins, fieldMotion and patchEnergy
+// (engine/field/motion.ts), what the consciousness publisher reads of the live field; and an engine's fork, which copies a field
 // into a quiet twin where the fields live. Both read back only what is asked for.
 import { afterEach, expect, test } from 'vitest'
 import { cpuBackend, engineOn, gpuBackend } from '../../testing/backends.js'
 import { randomField } from '../../testing/fixtures.js'
 import type { Engine } from '../field/engine.js'
-import { fieldMotion } from '../field/motion.js'
+import { fieldMotion, patchEnergy } from '../field/motion.js'
 import type { GpuFieldBackend } from './backend.js'
 
 const bits = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength)
@@ -47,6 +47,50 @@ test.each([40, 70, 600])(
       // a field of rest: v = 0 exactly
       await gpu.load(u, u)
       expect((await gpu.motion(1, [5])).vv).toBe(0)
+    } finally {
+      for (const b of [gpu, cpu]) b.destroy()
+    }
+  },
+)
+
+// N = 40 in 8 x 8 patches of 5 x 5 and 3 x 3 of 14 or 13 a side; N = 70, patches of 8 or 9; N = 600, 5,625 cells a patch
+test.each([
+  [40, 8],
+  [40, 3],
+  [70, 8],
+  [600, 8],
+])(
+  "a field's energy by patches at N = %i, %i a side: the GPU's within float32 round-off of the twin's, one read of only those",
+  {
+    timeout: 120_000,
+  },
+  async (n, side) => {
+    const fields = 3
+    const cells = n * n
+    const [gpu, cpu] = [await gpuBackend(n, fields), await cpuBackend(n, fields)]
+    try {
+      const [u, prev] = [randomField(n, fields, 7), randomField(n, fields, 8)]
+      for (const b of [gpu, cpu]) await b.load(u, prev)
+      const counts = (gpu as GpuFieldBackend).transfers
+      for (const field of [2, 0]) {
+        const before = counts.snapshot()
+        const [g, c] = [await gpu.patchEnergy(field, side), await cpu.patchEnergy(field, side)]
+        const after = counts.snapshot()
+        expect([after.reads - before.reads, after.bytes_read - before.bytes_read]).toEqual([1, side * side * 4])
+        const own = u.subarray(field * cells, (field + 1) * cells)
+        expect(c).toEqual(patchEnergy(own, n, side))
+        expect(g).toHaveLength(side * side)
+        // each patch within 1e-5 of itself, plus 1e-7 of the largest: a far patch's squares of a bump's
+        // tail fall below float32's least number there and read 0 on the device
+        const peak = Math.max(...c)
+        g.forEach((e, p) => expect(Math.abs(e - c[p])).toBeLessThanOrEqual(1e-5 * c[p] + 1e-7 * peak))
+        // the patches cover the field once: their sum is the motion's sum of u^2
+        const whole = fieldMotion(own, prev.subarray(field * cells, (field + 1) * cells), []).uu
+        expect(c.reduce((a, e) => a + e, 0) / whole).toBeCloseTo(1, 12)
+        // the control: another field's patches are not these
+        const other = patchEnergy(u.subarray(cells, 2 * cells), n, side)
+        expect(g.some((e, p) => Math.abs(e - other[p]) > 1e-3 * peak)).toBe(true)
+      }
     } finally {
       for (const b of [gpu, cpu]) b.destroy()
     }

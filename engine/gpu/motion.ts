@@ -1,7 +1,8 @@
-// A field's motion taken where it lives (shaders/motion.wgsl; the consciousness publisher's period,
-// docs/consciousness.md): two dispatches and one read of 2 + 2 x (cells listed) floats, where the
-// publisher read the field's whole u and u_prev back every period. CPU twin: fieldMotion
-// (engine/field/motion.ts); test: engine/gpu/motion.test.ts.
+// What the consciousness publisher reads of a field, taken where it lives (shaders/motion.wgsl;
+// docs/consciousness.md): its motion every period, two dispatches and one read of 2 + 2 x (cells
+// listed) floats, and its energy by patches around a dream, one dispatch and one read of 64 floats,
+// where the publisher read the field's whole u (and u_prev) back each time. CPU twins: fieldMotion and
+// patchEnergy (engine/field/motion.ts); test: engine/gpu/motion.test.ts.
 import { packStruct, TILE, wgslStruct } from '../field/params.js'
 import type { FieldMotion } from '../field/motion.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
@@ -23,15 +24,20 @@ const MOTION_LAYOUT = [
   ['chunk', 'u32'],
   ['groups', 'u32'],
   ['count', 'u32'],
+  ['n', 'u32'],
+  ['side', 'u32'],
 ] as const
 
 const motionModule = (device: GPUDevice) =>
   perDevice(device, 'motion:module', () => kernelModule(device, wgslStruct('Motion', MOTION_LAYOUT), SHADERS.motion))
-const motionKernel = (entry: 'partials' | 'total'): Kernel => ({
+const motionKernel = (entry: 'partials' | 'total' | 'patches'): Kernel => ({
   key: `motion:${entry}`,
   describe: (device) => ({ layout: 'auto', compute: { module: motionModule(device), entryPoint: entry } }),
 })
-export const MOTION_KERNELS = { partials: motionKernel('partials'), total: motionKernel('total') }
+export const MOTION_KERNELS = { partials: motionKernel('partials'), total: motionKernel('total'), patches: motionKernel('patches') }
+
+/** A kernel of shaders/motion.wgsl, the bindings it uses and its workgroups. */
+type Run = [Kernel, readonly number[], number]
 
 export class GpuMotion {
   private readonly uniform: GPUBuffer
@@ -46,36 +52,61 @@ export class GpuMotion {
   }
 
   /** `field`'s motion now, at `cells` (row-major, within the field): one submit and one read. */
-  async measure(field: number, cells: readonly number[]): Promise<FieldMotion> {
-    const { device, transfers, n } = this.gpu
-    const compiled = compiling(device, Object.values(MOTION_KERNELS))
-    if (compiled !== undefined) await compiled
-    const area = n * n
+  async motion(field: number, cells: readonly number[]): Promise<FieldMotion> {
+    const area = this.gpu.n * this.gpu.n
     const groups = Math.min(GROUPS, Math.ceil(area / WG))
-    const values = new ArrayBuffer(32)
     const count = cells.length
-    packStruct(MOTION_LAYOUT, { base: field * area, cells: area, chunk: Math.ceil(area / groups), groups, count }, values)
+    const back = await this.measure(
+      { base: field * area, cells: area, chunk: Math.ceil(area / groups), groups, count },
+      cells,
+      2 + 2 * count,
+      [
+        [MOTION_KERNELS.partials, [0, 1, 2, 4], groups],
+        [MOTION_KERNELS.total, [0, 1, 2, 3, 4, 5], 1],
+      ],
+    )
+    return { uu: back[0], vv: back[1], u: back.slice(2, 2 + count), prev: back.slice(2 + count, 2 + 2 * count) }
+  }
+
+  /** Sum of u^2 over each of `side` x `side` patches of `field` (row-major): one workgroup a patch, one read. */
+  async patches(field: number, side: number): Promise<Float32Array> {
+    const { n } = this.gpu
+    return this.measure({ base: field * n * n, n, side }, [], side * side, [[MOTION_KERNELS.patches, [0, 1, 5], side * side]])
+  }
+
+  /** The uniform and the cells listed sent, `runs` dispatched, and `floats` of the output read back: one submit, one read. */
+  private async measure(
+    uniform: Record<string, number>,
+    cells: readonly number[],
+    floats: number,
+    runs: readonly Run[],
+  ): Promise<Float32Array> {
+    const { device, transfers } = this.gpu
+    const compiled = compiling(
+      device,
+      runs.map(([kernel]) => kernel),
+    )
+    if (compiled !== undefined) await compiled
+    const values = new ArrayBuffer(32)
+    packStruct(MOTION_LAYOUT, uniform, values)
     transfers.write(this.uniform, 0, values)
-    this.listed = transfers.room(this.listed, count * 4, STORAGE)
-    if (count) transfers.write(this.listed, 0, Uint32Array.from(cells))
-    const bytes = (2 + 2 * count) * 4
-    const out = (this.out = transfers.room(this.out, bytes, STORAGE))
+    this.listed = transfers.room(this.listed, cells.length * 4, STORAGE)
+    if (cells.length) transfers.write(this.listed, 0, Uint32Array.from(cells))
+    const out = (this.out = transfers.room(this.out, floats * 4, STORAGE))
     const buffers = [this.uniform, this.gpu.state().u, this.gpu.state().prev, this.listed, this.sums, out]
     const encoder = device.createCommandEncoder()
     const pass = encoder.beginComputePass()
-    const run = (kernel: Kernel, bindings: readonly number[], x: number) => {
+    for (const [kernel, bindings, x] of runs) {
       const pipeline = pipelineOf(device, kernel)
       pass.setPipeline(pipeline)
       const entries = bindings.map((binding) => ({ binding, resource: { buffer: buffers[binding] } }))
       pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }))
       transfers.dispatch(pass, x)
     }
-    run(MOTION_KERNELS.partials, [0, 1, 2, 4], groups)
-    run(MOTION_KERNELS.total, [0, 1, 2, 3, 4, 5], 1)
     pass.end()
-    const back = new Float32Array(await transfers.read(out, 0, bytes, encoder, () => this.gpu.failure()))
+    const back = new Float32Array(await transfers.read(out, 0, floats * 4, encoder, () => this.gpu.failure()))
     this.gpu.check()
-    return { uu: back[0], vv: back[1], u: back.slice(2, 2 + count), prev: back.slice(2 + count, 2 + 2 * count) }
+    return back
   }
 
   destroy(): void {
