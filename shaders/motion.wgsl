@@ -3,7 +3,7 @@
 // own frequency comes from their ratio), and u and u_prev at the cells listed (the phase grid), into
 // out = [sum u^2, sum v^2, u of each listed cell, u_prev of each], which one read brings back: some
 // 520 bytes a period where the field's whole u and u_prev came back (32 MB at N = 2048). Around a
-// dream, its energy by patches (`patches`): 64 floats where the field's u came back.
+// dream, its energy by patches (`patches`): side^2 floats (64 at 8 x 8) where the field's u came back.
 // `struct Motion` is generated (engine/gpu/motion.ts). CPU twins: fieldMotion and patchEnergy
 // (engine/field/motion.ts), in float64; test: engine/gpu/motion.test.ts.
 

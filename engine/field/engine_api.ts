@@ -256,7 +256,8 @@ export interface Engine {
   /**
    * Sum of u^2 over each of side x side (default 8 x 8) patches of one field, row-major: cell (x, y) is
    * in patch (floor(x side / n), floor(y side / n)). Summed where the field lives (the GPU: one read of
-   * side^2 floats, float32 sums). The consciousness publisher's dream counts use it.
+   * side^2 floats; float32 sums, each lane adding a patch's cells / 256 of them, so a large patch, one
+   * side at N = 4096, is good to some 1e-4). The consciousness publisher's dream counts use it.
    */
   patchEnergy(side?: number, field?: number): Promise<Float64Array>
   /**

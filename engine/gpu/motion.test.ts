@@ -53,12 +53,16 @@ test.each([40, 70, 600])(
   },
 )
 
-// N = 40 in 8 x 8 patches of 5 x 5 and 3 x 3 of 14 or 13 a side; N = 70, patches of 8 or 9; N = 600, 5,625 cells a patch
+// N = 40 in 8 x 8 patches of 5 x 5 and 3 x 3 of 14 or 13 a side; N = 70, patches of 8 or 9; N = 600,
+// 5,625 cells a patch; a cell a patch (16), one patch of two columns (17 in 16), one patch of all (64 in 1)
 test.each([
   [40, 8],
   [40, 3],
   [70, 8],
   [600, 8],
+  [16, 16],
+  [17, 16],
+  [64, 1],
 ])(
   "a field's energy by patches at N = %i, %i a side: the GPU's within float32 round-off of the twin's, one read of only those",
   {
