@@ -49,12 +49,12 @@ fn total(@builtin(local_invocation_index) lid: u32) {
   }
 }
 
-// workgroup p: sum u^2 over patch p of side x side (row-major) into out[p]; cell (x, y) is in patch
-// (x * side / n, y * side / n), so patch (i, j) holds columns ceil(i n / side) to ceil((i + 1) n / side) - 1
+// workgroup (i, j): sum u^2 over patch (i, j) of side x side into out[j * side + i]; cell (x, y) is in
+// patch (x * side / n, y * side / n), so patch (i, j) holds columns ceil(i n / side) to ceil((i + 1) n / side) - 1
 @compute @workgroup_size(TILE * TILE)
 fn patches(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
-  let i = wid.x % M.side;
-  let j = wid.x / M.side;
+  let i = wid.x;
+  let j = wid.y;
   let x0 = (i * M.n + M.side - 1u) / M.side;
   let y0 = (j * M.n + M.side - 1u) / M.side;
   let w = ((i + 1u) * M.n + M.side - 1u) / M.side - x0;
@@ -66,5 +66,5 @@ fn patches(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid
   }
   partial[lid] = vec4<f32>(acc, 0.0, 0.0, 0.0);
   reduce_workgroup(lid);
-  if (lid == 0u) { out[wid.x] = partial[0].x; }
+  if (lid == 0u) { out[j * M.side + i] = partial[0].x; }
 }

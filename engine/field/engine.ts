@@ -782,8 +782,8 @@ class FieldEngine implements Engine {
 
   async patchEnergy(side = 8, field = 0): Promise<Float64Array> {
     const f = this.field(field)
-    // a workgroup a patch on the GPU: at most 255 x 255 of them, and none empty
-    requireInteger('side', side, 1, Math.min(255, this.core.n))
+    // none empty
+    requireInteger('side', side, 1, this.core.n)
     return this.core.patchEnergy(f, side)
   }
 

@@ -37,8 +37,8 @@ const motionKernel = (entry: 'partials' | 'total' | 'patches'): Kernel => ({
 })
 export const MOTION_KERNELS = { partials: motionKernel('partials'), total: motionKernel('total'), patches: motionKernel('patches') }
 
-/** A kernel of shaders/motion.wgsl, the bindings it uses and its workgroups. */
-type Run = [Kernel, readonly number[], number]
+/** A kernel of shaders/motion.wgsl, the bindings it uses and its workgroups along x and y. */
+type Run = [Kernel, readonly number[], number, number?]
 
 export class GpuMotion {
   private readonly uniform: GPUBuffer
@@ -72,7 +72,7 @@ export class GpuMotion {
   /** Sum of u^2 over each of `side` x `side` patches of `field` (row-major): one workgroup a patch, one read. */
   async patches(field: number, side: number): Promise<Float32Array> {
     const { n } = this.gpu
-    return this.measure({ base: field * n * n, n, side }, [], side * side, [[MOTION_KERNELS.patches, [0, 1, 5], side * side]])
+    return this.measure({ base: field * n * n, n, side }, [], side * side, [[MOTION_KERNELS.patches, [0, 1, 5], side, side]])
   }
 
   /** The uniform and the cells listed sent, `runs` dispatched, and `floats` of the output read back: one submit, one read. */
@@ -97,12 +97,12 @@ export class GpuMotion {
     const buffers = [this.uniform, this.gpu.state().u, this.gpu.state().prev, this.listed, this.sums, out]
     const encoder = device.createCommandEncoder()
     const pass = encoder.beginComputePass()
-    for (const [kernel, bindings, x] of runs) {
+    for (const [kernel, bindings, x, y] of runs) {
       const pipeline = pipelineOf(device, kernel)
       pass.setPipeline(pipeline)
       const entries = bindings.map((binding) => ({ binding, resource: { buffer: buffers[binding] } }))
       pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }))
-      transfers.dispatch(pass, x)
+      transfers.dispatch(pass, x, y)
     }
     pass.end()
     const back = new Float32Array(await transfers.read(out, 0, floats * 4, encoder, () => this.gpu.failure()))
