@@ -1,5 +1,6 @@
 // The consciousness publisher (docs/consciousness.md): every period it reads the live field's motion
-// (engine/field/motion.ts: two sums and 64 cells' u and u_prev, taken where the field lives) and publishes SVC.consciousness, QUEEN.phase.<node> and SVC.exemplar.<node>.<cluster>; around each
+// (engine/field/motion.ts: two sums and 64 cells' u and u_prev, taken where the field lives) and
+// publishes SVC.consciousness, QUEEN.phase.<node> and SVC.exemplar.<node>.<cluster>; around each
 // dream, queen.event.dream.start, SVC.dreams and queen.event.dream.end. It takes the engine and the
 // bus through the small interfaces below (no process, no files), so it runs wherever the engine runs.
 import type { DreamReport } from '../dream/dream.js'

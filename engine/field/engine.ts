@@ -782,7 +782,7 @@ class FieldEngine implements Engine {
 
   async patchEnergy(side = 8, field = 0): Promise<Float64Array> {
     const f = this.field(field)
-    // none empty
+    // at most a cell a side: no patch without cells
     requireInteger('side', side, 1, this.core.n)
     return this.core.patchEnergy(f, side)
   }

@@ -1,9 +1,8 @@
 // What the consciousness publisher reads of a field, taken where it lives (shaders/motion.wgsl;
 // docs/consciousness.md): its motion every period, two dispatches and one read of 2 + 2 x (cells
 // listed) floats, and its energy by patches around a dream, one dispatch and one read of side^2
-// floats (64 at the publisher's 8 x 8),
-// where the publisher read the field's whole u (and u_prev) back each time. CPU twins: fieldMotion and
-// patchEnergy (engine/field/motion.ts); test: engine/gpu/motion.test.ts.
+// floats (64 at the publisher's 8 x 8), where the publisher read the field's whole u (and u_prev) back
+// each time. CPU twins: fieldMotion and patchEnergy (engine/field/motion.ts); test: engine/gpu/motion.test.ts.
 import { packStruct, TILE, wgslStruct } from '../field/params.js'
 import type { FieldMotion } from '../field/motion.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
