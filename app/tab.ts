@@ -26,7 +26,7 @@ export type LabEvolve = EvolveRequest & Required<Pick<EvolveRequest, 'population
 
 /** The tab's field as the Observatory shows it: the same shape as the server's GET /crystal/state. */
 export async function tabState(e: Engine, side: number): Promise<State> {
-  return fieldState(e, await momentOf(e), side, e.backend)
+  return fieldState(e, await momentOf(e, [Math.min(side, e.size)]), side, e.backend)
 }
 
 /**

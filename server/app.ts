@@ -90,7 +90,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   const tally = o.transfersTo && new TransferTally()
   tally?.track(engine)
   // on the GPU backend the first write, recall and dream find their kernels compiled (docs/gpu.md, "Compiling ahead")
-  engine.compileAhead(['write', 'recall', 'dream', 'report'])
+  engine.compileAhead(['show', 'write', 'recall', 'dream', 'report'])
   const service = await CrystalService.start({
     engine,
     dataDir: o.dataDir,

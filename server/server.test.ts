@@ -338,15 +338,21 @@ describe('crystal --debug serve', () => {
         // the snapshot's timeline has the samples that rode with its read, to the last step
         const state = (await call(own.url, 'GET', '/crystal/state')).body
         expect([state.step, state.timeline.at(-1).step, state.timeline.at(-1).energy]).toEqual([1000, 1000, state.books.energy])
+        // a side asked for lately is averaged with the next change's snapshot, in its read
+        expect((await call(own.url, 'POST', '/crystal/step', { steps: 10 })).status).toBe(200)
+        expect((await call(own.url, 'GET', '/crystal/state')).body.step).toBe(1010)
         expect(await own.stop()).toBe(0)
         const field = await lines(
-          /^crystal: the server's field: gpu transfers \(N = 48, 1 field\): read back [\d,]+ bytes in (\d+) reads, wrote [\d,]+ bytes/m,
+          /^crystal: the server's field: gpu transfers \(N = 48, 1 field\): read back ([\d,]+) bytes in (\d+) reads, wrote [\d,]+ bytes/m,
         )
         expect(field, own.stderr()).not.toBeNull()
-        // each change's timeline samples, books and field come back in its snapshot's one read: the start's
+        // each change's timeline samples and books come back in its snapshot's one read: the start's
         // snapshot, the write's (and its parts' energies), the steps' (where each chunk read its samples,
-        // and the books, u and u_prev each their own, it was 3 + 4 + 13)
-        expect(Number(field![1])).toBe(4)
+        // and the books, u and u_prev each their own, it was 3 + 4 + 13); then the state asked for (the
+        // field, 48 x 48 at the default 64) and the last steps' snapshot, which averaged it too
+        expect(Number(field![2])).toBe(6)
+        // the field twice, not with each of the four snapshots
+        expect(Number(field![1].replaceAll(',', ''))).toBeLessThan(3 * 48 * 48 * 4)
         return Number(evolve![1].replaceAll(',', ''))
       } finally {
         await own.stop()

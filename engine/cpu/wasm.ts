@@ -6,6 +6,7 @@ import { fieldsWithin, type FieldBackend, type LedgerSample, type StepRequest, t
 import { JOB_PARAMS, JOB_WORDS as JOB } from '../field/layouts.js'
 import { kickScale } from '../field/kick.js'
 import { type FieldMotion, fieldMotion, patchEnergy } from '../field/motion.js'
+import { downsample } from '../util/downsample.js'
 import type { StepParams } from '../field/params.js'
 import { energyReference } from './field_step.js'
 import { FIELD_WASM_BASE64 } from './simd/field_wasm.gen.js'
@@ -204,6 +205,10 @@ export class WasmFieldBackend implements FieldBackend {
 
   async patchEnergy(field: number, side: number): Promise<Float64Array> {
     return patchEnergy(this.copied(this.curBuf, [field]), this.n, side)
+  }
+
+  async downsampled(field: number, side: number): Promise<Float32Array> {
+    return downsample(this.copied(this.curBuf, [field]), this.n, side)
   }
 
   /** A copy of the fields listed of one plane. */

@@ -65,6 +65,8 @@ export interface FieldBackend {
   motion(field: number, cells: readonly number[]): Promise<FieldMotion>
   /** Sum of u^2 over each of `side` x `side` patches of one field, row-major (engine/field/motion.ts patchEnergy; the GPU: one read of side^2 floats). */
   patchEnergy(field: number, side: number): Promise<Float64Array>
+  /** u of one field box-averaged onto `side` x `side`, row-major, as engine/util/downsample.ts averages it (the GPU: one read of side^2 floats). */
+  downsampled(field: number, side: number): Promise<Float32Array>
   /**
    * Copies u and u_prev of `field` into `target`'s only field where both live on one device, nothing
    * read back (the GPU: a copy on the queue, after the work either has queued); false where it cannot
@@ -124,9 +126,9 @@ export interface FieldBackend {
 
 /**
  * What an engine will be asked for, whose kernels a backend may compile ahead (Engine.compileAhead):
- * 'report' is a dream's report (its stability preview) beyond the dream.
+ * 'report' is a dream's report (its stability preview) beyond the dream; 'show' the field downsampled (Engine.downsampled).
  */
-export type KernelWork = 'inject' | 'dream' | 'record' | 'perturb' | 'write' | 'recall' | 'report'
+export type KernelWork = 'inject' | 'dream' | 'record' | 'perturb' | 'write' | 'recall' | 'report' | 'show'
 
 /** Starts a thread that runs the WASM kernel on shared memory; the Node and browser entries differ. */
 export type ThreadSpawner = (init: { module: WebAssembly.Module; memory: WebAssembly.Memory; job: number; go: number; thread: number }) => {

@@ -10,6 +10,7 @@ import { SAMPLES_LATER_MAX_STEPS, SAMPLES_WAITING_MAX, type Engine, type EngineO
 import type { EnergyBooks } from './engine_api.js'
 import { STEPS_PER_DISPATCH } from './params.js'
 import { momentOf } from './state.js'
+import { downsample } from '../util/downsample.js'
 import { findAdapter } from '../gpu/device.js'
 import { nodeGpu } from '../gpu/webgpu.node.js'
 
@@ -398,26 +399,37 @@ describe('timeline samples ride (samplingLater): a row of sampled runs on the GP
     expect(steps.at(-1)).toBe(10 * Math.floor(inside.step_count / 10))
   })
 
-  test("a moment of the field (the server's snapshot, a tab's state) is one read: the books, field and timeline books(), read() and timeline() give, which read twice", {
+  test("a moment of the field (the server's snapshot, a tab's state) is one read: the books, field averaged where it lives, and timeline that books(), read() and downsample give, which read twice", {
     timeout: 300_000,
   }, async () => {
-    const e = await engine('gpu', { size: 16, material: 'europium_crystal', seed: 8, noise: 0.001 })
+    const e = await engine('gpu', { size: 32, material: 'europium_crystal', seed: 8, noise: 0.001 })
     await e.write('a moth at the window')
     await e.step(25)
     const reads = () => e.transfers()!.reads
-    const before = reads()
-    const bytesBefore = e.transfers()!.bytes_read
-    const moment = await momentOf(e)
+    const bytesRead = () => e.transfers()!.bytes_read
+    const [before, bytesBefore] = [reads(), bytesRead()]
+    const moment = await momentOf(e, [8])
     const once = reads() - before
-    // u and the books' few bytes, not u_prev: a snapshot shows the field, it does not resume it
-    const bytes = e.transfers()!.bytes_read - bytesBefore
-    expect(bytes).toBeGreaterThanOrEqual(16 * 16 * 4)
-    expect(bytes).toBeLessThan(2 * 16 * 16 * 4)
+    // the 8 x 8 image and the books' few bytes, not u (32 x 32): a snapshot shows the field at the sides asked
+    const bytes = bytesRead() - bytesBefore
+    expect(bytes).toBeGreaterThanOrEqual(8 * 8 * 4)
+    expect(bytes).toBeLessThan(32 * 32 * 4)
     const [books] = await e.books()
     const { u } = await e.read([0])
     expect([once, reads() - before - once]).toEqual([1, 2])
-    expect(moment).toEqual({ u, books, timeline: e.timeline(0) })
+    expect({ ...moment, images: [...moment.images.keys()] }).toEqual({ images: [8], books, timeline: e.timeline(0) })
+    // the twin's image (its bits on a software adapter; a hardware one's division may be an ulp off)
+    const twin = downsample(u, 32, 8)
+    moment.images.get(8)!.forEach((v, k) => expect(Math.abs(v - twin[k])).toBeLessThanOrEqual(3e-7 * Math.abs(twin[k])))
     expect(moment.timeline.at(-1)?.step).toBe(20)
+    // no side asked: the books alone; two sides: a read each, the books with the first
+    const [again, bytesAgain] = [reads(), bytesRead()]
+    expect((await momentOf(e, [])).books).toEqual(books)
+    expect([reads() - again, bytesRead() - bytesAgain < 8 * 8 * 4]).toEqual([1, true])
+    const both = await momentOf(e, [8, 32])
+    expect([...both.images.keys()]).toEqual([8, 32])
+    expect(both.images.get(32)).toEqual(u)
+    expect(reads() - again).toBe(3)
   })
 
   test("a read of the fields is one read back, whichever fields and in whatever order (u's and u_prev's were two, a field's each)", {
@@ -473,7 +485,7 @@ describe('timeline samples ride (samplingLater): a row of sampled runs on the GP
       if (backend === 'gpu') expect([reads(e) - before, reads(control) - controlBefore]).toEqual([1, 20])
     })
 
-  test('cellsLater and motion refuse a cell outside the field, naming it; patchEnergy a side that is no whole number of patches up to N', async () => {
+  test('cellsLater and motion refuse a cell outside the field, naming it; patchEnergy and downsampled a side that is no whole number of patches up to N', async () => {
     const e = await engine('cpu', { size: 16 })
     expect(() => e.cellsLater([3, 256])).toThrow(/cell 256 is outside field 0's 0 to 255/)
     expect(() => e.cellsLater([1.5])).toThrow(/cell 1.5/)
@@ -482,7 +494,9 @@ describe('timeline samples ride (samplingLater): a row of sampled runs on the GP
     await expect(e.motion([0, 256])).rejects.toThrow(/cell 256 is outside field 0's 0 to 255/)
     await expect(e.motion([0], 1)).rejects.toThrow(/field/)
     for (const side of [0, 1.5, 17])
-      await expect(e.patchEnergy(side)).rejects.toThrow(`side must be a whole number from 1 to 16, got ${side}`)
+      for (const read of [() => e.patchEnergy(side), () => e.downsampled(side)])
+        await expect(read()).rejects.toThrow(`side must be a whole number from 1 to 16, got ${side}`)
+    await expect(e.downsampled(4, 1)).rejects.toThrow(/field/)
   })
 
   for (const backend of ['cpu', 'gpu'] as const)

@@ -787,6 +787,12 @@ class FieldEngine implements Engine {
     return this.core.patchEnergy(f, side)
   }
 
+  async downsampled(side: number, field = 0): Promise<Float32Array> {
+    const f = this.field(field)
+    requireInteger('side', side, 1, this.core.n)
+    return this.core.downsampled(f, side)
+  }
+
   /** The field's index, once every cell listed is one of its cells (row-major). */
   private cellsOf(cells: readonly number[], field: number): number {
     const f = this.field(field)

@@ -261,6 +261,13 @@ export interface Engine {
    */
   patchEnergy(side?: number, field?: number): Promise<Float64Array>
   /**
+   * u of one field box-averaged onto side x side (1 to N), row-major, as engine/util/downsample.ts
+   * averages it: what the Observatory shows. Averaged where the field lives (the GPU: one read of side^2
+   * floats, the same f32 sums in the same order, so equal to the CPU's on an adapter that divides
+   * exactly) where reading u and averaging it on the host read N^2 (16 MB at N = 2048).
+   */
+  downsampled(side: number, field?: number): Promise<Float32Array>
+  /**
    * Runs `work` (this engine's steps, dreams, reads, one after another) with the timeline samples of its
    * runs brought back by its later reads where the fields live on a device (the GPU), not each by a read
    * of its own that empties the device's queue (runs of up to SAMPLES_LATER_MAX_STEPS steps; a longer one

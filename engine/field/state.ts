@@ -1,7 +1,6 @@
 // The field as the Observatory shows it (GET /crystal/state, the feed, a tab's own engine): one
 // builder for the server's snapshot and for the tab, so both speak the same StateReply.
 import type { BooksType, State } from '../contracts/api.js'
-import { downsample } from '../util/downsample.js'
 import type { Engine } from './engine.js'
 
 /** Timeline points a state carries (the newest). */
@@ -9,23 +8,27 @@ export const STATE_TIMELINE_POINTS = 500
 
 /** What a state is read from: the books and field of one moment (a snapshot, or the engine now). */
 export interface FieldMoment {
-  u: Float32Array
+  /** u averaged onto each side taken (Engine.downsampled); a side taken later is added where the field is still this moment's. */
+  images: Map<number, Float32Array>
   books: BooksType
   timeline: readonly BooksType[]
 }
 
 /**
- * Field 0's moment now: the books are taken first and come back with the field's read (`booksLater`:
- * one read on the GPU, with any timeline samples waiting), and the timeline is read once they are in.
+ * Field 0's moment now, its u averaged onto each of `sides` where the field lives (on the GPU one read
+ * of side^2 floats, where the whole u came back): the books are taken first and come back with the first
+ * such read (`booksLater`: with any timeline samples waiting), and the timeline is read once they are in.
  */
-export async function momentOf(e: Pick<Engine, 'booksLater' | 'readU' | 'timeline'>): Promise<FieldMoment> {
+export async function momentOf(e: Pick<Engine, 'booksLater' | 'downsampled' | 'timeline'>, sides: readonly number[]): Promise<FieldMoment> {
   const books = e.booksLater()
-  const u = await e.readU([0])
+  const images = new Map<number, Float32Array>()
+  // one after another: the GPU's averaging has one output buffer
+  for (const side of sides) images.set(side, await e.downsampled(side))
   const [now] = await books()
-  return { u, books: now, timeline: e.timeline(0).slice(-STATE_TIMELINE_POINTS) }
+  return { images, books: now, timeline: e.timeline(0).slice(-STATE_TIMELINE_POINTS) }
 }
 
-/** The state downsampled to `side` (capped at the field's own size); values to 5 decimals, enough for a picture. */
+/** The state at `side` (capped at the field's own size), from the moment's image at that side; values to 5 decimals, enough for a picture. */
 export function fieldState(
   e: Pick<Engine, 'size' | 'material' | 'temperature_k' | 'memories' | 'encoding'>,
   m: FieldMoment,
@@ -33,6 +36,8 @@ export function fieldState(
   backend: string,
 ): State {
   const s = Math.min(side, e.size)
+  const image = m.images.get(s)
+  if (!image) throw new Error(`the moment has no image at ${s} x ${s} (it has ${[...m.images.keys()].join(', ') || 'none'})`)
   return {
     step: m.books.step,
     size: s,
@@ -42,7 +47,7 @@ export function fieldState(
     backend,
     memories: e.memories.length,
     encoding: e.encoding,
-    field: Array.from(downsample(m.u, e.size, s), (v) => Math.round(v * 1e5) / 1e5),
+    field: Array.from(image, (v) => Math.round(v * 1e5) / 1e5),
     books: m.books,
     timeline: m.timeline.slice(-STATE_TIMELINE_POINTS),
   }

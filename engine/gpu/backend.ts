@@ -34,7 +34,7 @@ import { ADJOINT_KERNELS, keepWritten, openSweep, releasePatterns } from './adjo
 import { DREAM_KERNELS, GpuDreamOps } from './dream.js'
 import { ENCODE_KERNELS, GpuEncoder3 } from './encode3.js'
 import { distinctFields, GpuInjector, INJECT_KERNELS } from './inject.js'
-import { GpuMotion } from './motion.js'
+import { GpuMotion, MOTION_KERNELS } from './motion.js'
 import { GpuRecorder, RECORD_KERNELS } from './record.js'
 import { GpuHeldSums } from './sums.js'
 import {
@@ -714,6 +714,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       // the question is encoded as the memories were; the sweeps past a saturating path or a scaling are rarer
       recall: [...write, a.init, a.step, a.product, a.readout],
       report: [d.preview],
+      show: [MOTION_KERNELS.means],
     }
     compileAhead(
       this.device,
@@ -790,6 +791,11 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   async patchEnergy(field: number, side: number): Promise<Float64Array> {
     fieldsWithin([field], this.fields)
     return Float64Array.from(await this.motionReader().patches(field, side))
+  }
+
+  downsampled(field: number, side: number): Promise<Float32Array> {
+    fieldsWithin([field], this.fields)
+    return this.motionReader().means(field, side)
   }
 
   private motionReader(): GpuMotion {

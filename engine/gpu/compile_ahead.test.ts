@@ -108,14 +108,15 @@ describe('kernels compiled ahead', () => {
     expect(message).not.toMatch(/Invalid ShaderModule/i)
   }, 60_000)
 
-  test("an engine asked ahead for writes, recalls and dreams (the server's) compiles none of their kernels on the calling thread", async () => {
+  test("an engine asked ahead for its states, writes, recalls and dreams (the server's) compiles none of their kernels on the calling thread", async () => {
     const { device } = (await keptDevice(await nodeGpu()))!
     forgetKernels(device)
     const sync: string[] = []
     const stop = watchCompiles(device, (d, ahead) => void (ahead || sync.push(`${d.compute.entryPoint}`)))
     try {
       const engine = await createNodeEngine({ backend: 'gpu', size: 32, material: new MaterialCatalog().get('ideal_resonator'), seed: 1 })
-      engine.compileAhead(['write', 'recall', 'dream', 'report'])
+      engine.compileAhead(['show', 'write', 'recall', 'dream', 'report'])
+      expect(await engine.downsampled(16)).toHaveLength(256)
       await engine.write('the first memory', 1)
       await engine.write('a second memory', 1)
       expect((await engine.recall('the first memory', 2)).memories).toBe(2)

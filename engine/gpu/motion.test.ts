@@ -1,16 +1,50 @@
 // shaders/motion.wgsl (engine/gpu/motion.ts) against its CPU twins, fieldMotion and patchEnergy
-// (engine/field/motion.ts), what the consciousness publisher reads of the live field; and an engine's fork, which copies a field
-// into a quiet twin where the fields live. Both read back only what is asked for.
+// (engine/field/motion.ts), what the consciousness publisher reads of the live field, and downsample
+// (engine/util/downsample.ts), what the Observatory shows of it; and an engine's fork, which copies a
+// field into a quiet twin where the fields live. All read back only what is asked for.
 import { afterEach, expect, test } from 'vitest'
-import { cpuBackend, engineOn, gpuBackend } from '../../testing/backends.js'
+import { cpuBackend, engineOn, gpuBackend, softwareGpu } from '../../testing/backends.js'
 import { randomField } from '../../testing/fixtures.js'
 import type { Engine } from '../field/engine.js'
+import type { FieldBackend } from '../field/backend.js'
 import { fieldMotion, patchEnergy } from '../field/motion.js'
+import { downsample } from '../util/downsample.js'
 import type { GpuFieldBackend } from './backend.js'
 
 const bits = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength)
 const open: Engine[] = []
 afterEach(() => open.splice(0).forEach((e) => e.destroy()))
+
+const FIELDS = 3
+interface Pair {
+  gpu: FieldBackend
+  cpu: FieldBackend
+  u: Float32Array
+  prev: Float32Array
+  /** the GPU backend's transfers */
+  counts: GpuFieldBackend['transfers']
+}
+
+/** A GPU and a CPU backend at N = n holding the same three random fields (u from `seed`, u_prev from seed + 1), for `check`. */
+async function onBoth(n: number, seed: number, check: (pair: Pair) => Promise<void>): Promise<void> {
+  const [gpu, cpu] = [await gpuBackend(n, FIELDS), await cpuBackend(n, FIELDS)]
+  try {
+    const [u, prev] = [randomField(n, FIELDS, seed), randomField(n, FIELDS, seed + 1)]
+    for (const b of [gpu, cpu]) await b.load(u, prev)
+    await check({ gpu, cpu, u, prev, counts: (gpu as GpuFieldBackend).transfers })
+  } finally {
+    for (const b of [gpu, cpu]) b.destroy()
+  }
+}
+
+/** `take` of the GPU backend, in one read of exactly `floats` floats, and of the CPU backend. */
+async function bothOnce<T>({ gpu, cpu, counts }: Pair, floats: number, take: (b: FieldBackend) => Promise<T>): Promise<[T, T]> {
+  const before = counts.snapshot()
+  const g = await take(gpu)
+  const after = counts.snapshot()
+  expect([after.reads - before.reads, after.bytes_read - before.bytes_read]).toEqual([1, floats * 4])
+  return [g, await take(cpu)]
+}
 
 // N = 40: a field of 7 workgroups, the last part-full; N = 70: chunks of 245 cells, not 256; N = 600:
 // more than the first pass's 64 workgroups would take a cell a lane (5,625 cells each)
@@ -20,19 +54,12 @@ test.each([40, 70, 600])(
     timeout: 120_000,
   },
   async (n) => {
-    const fields = 3
-    const cells = n * n
-    const [gpu, cpu] = [await gpuBackend(n, fields), await cpuBackend(n, fields)]
-    try {
-      const [u, prev] = [randomField(n, fields, 5), randomField(n, fields, 6)]
-      for (const b of [gpu, cpu]) await b.load(u, prev)
+    await onBoth(n, 5, async (pair) => {
+      const { gpu, u, prev } = pair
+      const cells = n * n
       const listed = [0, 1, n, cells - 1, Math.floor(cells / 2), 3 * n + 7]
-      const counts = (gpu as GpuFieldBackend).transfers
       for (const field of [2, 0]) {
-        const before = counts.snapshot()
-        const [g, c] = [await gpu.motion(field, listed), await cpu.motion(field, listed)]
-        const after = counts.snapshot()
-        expect([after.reads - before.reads, after.bytes_read - before.bytes_read]).toEqual([1, (2 + 2 * listed.length) * 4])
+        const [g, c] = await bothOnce(pair, 2 + 2 * listed.length, (b) => b.motion(field, listed))
         // the CPU backend's is the twin's of the field given whole: its field, its cells
         const whole = fieldMotion(u.subarray(field * cells, (field + 1) * cells), prev.subarray(field * cells, (field + 1) * cells), listed)
         expect(c).toEqual(whole)
@@ -47,9 +74,7 @@ test.each([40, 70, 600])(
       // a field of rest: v = 0 exactly
       await gpu.load(u, u)
       expect((await gpu.motion(1, [5])).vv).toBe(0)
-    } finally {
-      for (const b of [gpu, cpu]) b.destroy()
-    }
+    })
   },
 )
 
@@ -69,18 +94,11 @@ test.each([
     timeout: 120_000,
   },
   async (n, side) => {
-    const fields = 3
-    const cells = n * n
-    const [gpu, cpu] = [await gpuBackend(n, fields), await cpuBackend(n, fields)]
-    try {
-      const [u, prev] = [randomField(n, fields, 7), randomField(n, fields, 8)]
-      for (const b of [gpu, cpu]) await b.load(u, prev)
-      const counts = (gpu as GpuFieldBackend).transfers
+    await onBoth(n, 7, async (pair) => {
+      const { u, prev } = pair
+      const cells = n * n
       for (const field of [2, 0]) {
-        const before = counts.snapshot()
-        const [g, c] = [await gpu.patchEnergy(field, side), await cpu.patchEnergy(field, side)]
-        const after = counts.snapshot()
-        expect([after.reads - before.reads, after.bytes_read - before.bytes_read]).toEqual([1, side * side * 4])
+        const [g, c] = await bothOnce(pair, side * side, (b) => b.patchEnergy(field, side))
         const own = u.subarray(field * cells, (field + 1) * cells)
         expect(c).toEqual(patchEnergy(own, n, side))
         expect(g).toHaveLength(side * side)
@@ -95,9 +113,40 @@ test.each([
         const other = patchEnergy(u.subarray(cells, 2 * cells), n, side)
         expect(g.some((e, p) => Math.abs(e - other[p]) > 1e-3 * peak)).toBe(true)
       }
-    } finally {
-      for (const b of [gpu, cpu]) b.destroy()
-    }
+    })
+  },
+)
+
+// 40 at 8 a side: 5 x 5 boxes; 70 at 64 and 600 at 7: boxes of two sizes; 600 at 256: 65,536 boxes,
+// 256 workgroups; 17 at 16 and 16 at 16 (a box a cell, the field as it is); 64 at 1: one box of all
+test.each([
+  [40, 8],
+  [70, 64],
+  [600, 7],
+  [600, 256],
+  [17, 16],
+  [16, 16],
+  [64, 1],
+])(
+  "a field downsampled at N = %i to %i a side: the GPU's the twin's bits on a software adapter (an ulp or two of the division elsewhere), one read of only those",
+  {
+    timeout: 120_000,
+  },
+  async (n, side) => {
+    const software = await softwareGpu()
+    await onBoth(n, 9, async (pair) => {
+      const { u } = pair
+      const cells = n * n
+      for (const field of [2, 0]) {
+        const [g, c] = await bothOnce(pair, side * side, (b) => b.downsampled(field, side))
+        expect(c).toEqual(downsample(u.subarray(field * cells, (field + 1) * cells), n, side))
+        if (software) expect(bits(g).equals(bits(c))).toBe(true)
+        else g.forEach((v, k) => expect(Math.abs(v - c[k])).toBeLessThanOrEqual(3e-7 * Math.abs(c[k])))
+        // the control: another field's boxes are not these
+        const other = downsample(u.subarray(cells, 2 * cells), n, side)
+        expect(g.some((v, k) => v !== other[k])).toBe(true)
+      }
+    })
   },
 )
 

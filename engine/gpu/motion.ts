@@ -2,7 +2,10 @@
 // docs/consciousness.md): its motion every period, two dispatches and one read of 2 + 2 x (cells
 // listed) floats, and its energy by patches around a dream, one dispatch and one read of side^2
 // floats (64 at the publisher's 8 x 8), where the publisher read the field's whole u (and u_prev) back
-// each time. CPU twins: fieldMotion and patchEnergy (engine/field/motion.ts); test: engine/gpu/motion.test.ts.
+// each time; and what the Observatory shows of it, u box-averaged onto side x side, one dispatch and
+// one read of side^2 floats, where the server's snapshot read the whole u after every change. CPU
+// twins: fieldMotion and patchEnergy (engine/field/motion.ts), downsample (engine/util/downsample.ts);
+// test: engine/gpu/motion.test.ts.
 import { packStruct, TILE, wgslStruct } from '../field/params.js'
 import type { FieldMotion } from '../field/motion.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
@@ -30,11 +33,16 @@ const MOTION_LAYOUT = [
 
 const motionModule = (device: GPUDevice) =>
   perDevice(device, 'motion:module', () => kernelModule(device, wgslStruct('Motion', MOTION_LAYOUT), SHADERS.motion))
-const motionKernel = (entry: 'partials' | 'total' | 'patches'): Kernel => ({
+const motionKernel = (entry: 'partials' | 'total' | 'patches' | 'means'): Kernel => ({
   key: `motion:${entry}`,
   describe: (device) => ({ layout: 'auto', compute: { module: motionModule(device), entryPoint: entry } }),
 })
-export const MOTION_KERNELS = { partials: motionKernel('partials'), total: motionKernel('total'), patches: motionKernel('patches') }
+export const MOTION_KERNELS = {
+  partials: motionKernel('partials'),
+  total: motionKernel('total'),
+  patches: motionKernel('patches'),
+  means: motionKernel('means'),
+}
 
 /** A kernel of shaders/motion.wgsl, the bindings it uses and its workgroups along x and y. */
 type Run = [Kernel, readonly number[], number, number?]
@@ -72,6 +80,13 @@ export class GpuMotion {
   async patches(field: number, side: number): Promise<Float32Array> {
     const { n } = this.gpu
     return this.measure({ base: field * n * n, n, side }, [], side * side, [[MOTION_KERNELS.patches, [0, 1, 5], side, side]])
+  }
+
+  /** u of `field` box-averaged onto `side` x `side` (row-major), as `downsample` averages it: one read of side^2 floats. */
+  means(field: number, side: number): Promise<Float32Array> {
+    const { n } = this.gpu
+    const boxes = side * side
+    return this.measure({ base: field * n * n, n, side }, [], boxes, [[MOTION_KERNELS.means, [0, 1, 5], Math.ceil(boxes / WG)]])
   }
 
   /** The uniform and the cells listed sent, `runs` dispatched, and `floats` of the output read back: one submit, one read. */

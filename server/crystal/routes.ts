@@ -192,7 +192,7 @@ export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = as
       return reply
         .type('application/json')
         .serializer((s: unknown) => s as string)
-        .send(service.state(size) as never)
+        .send((await service.state(size)) as never)
     },
   )
 
@@ -238,19 +238,27 @@ export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = as
       reply.hijack()
       const out = reply.raw
       out.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
-      const send = (event: string, data: string) => out.write(`event: ${event}\ndata: ${data}\n\n`)
-      send('state', service.state(size))
+      let closed = false
+      const send = (event: string, data: string) => closed || out.write(`event: ${event}\ndata: ${data}\n\n`)
+      // a state that cannot be read (the device lost) ends the stream: the client's EventSource sees it and retries
+      const sendState = () =>
+        void service.state(size).then(
+          (body) => send('state', body),
+          () => out.end(),
+        )
       let pending: NodeJS.Timeout | undefined
       const unsubscribe = service.subscribe((e) => {
         if (e.event === 'job') send('job', JSON.stringify(e.job))
-        else pending ??= setTimeout(() => ((pending = undefined), send('state', service.state(size))), FEED_INTERVAL_MS)
+        else pending ??= setTimeout(() => ((pending = undefined), sendState()), FEED_INTERVAL_MS)
       })
       const heartbeat = setInterval(() => out.write(': keep-alive\n\n'), 15_000)
       req.raw.on('close', () => {
+        closed = true
         unsubscribe()
         clearInterval(heartbeat)
         clearTimeout(pending)
       })
+      sendState()
     },
   )
 }

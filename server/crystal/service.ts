@@ -1,6 +1,7 @@
 // The server's one engine and the work around it: mutations are serialized through one queue, big
 // step counts run in chunks that let other requests in between, the state is snapshotted after each
-// change so reads never wait, evolve jobs and .crystal programs run in worker threads (a bounded
+// change (its books, and the field averaged where it lives onto each side asked for lately) so reads
+// seldom wait, evolve jobs and .crystal programs run in worker threads (a bounded
 // number at once; finished jobs are pruned), and every change goes out on the feed.
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { Worker } from 'node:worker_threads'
@@ -20,6 +21,8 @@ import type { WorkerEngineSettings } from './worker_engines.js'
 export const STEP_CHUNK = 100
 /** The feed sends a state at most this often. */
 export const FEED_INTERVAL_MS = 100
+/** A state's side asked for within this long is averaged with each change's snapshot (the feed's, a poller's). */
+export const WATCHED_MS = 10_000
 
 export type FeedEvent = { event: 'state'; version: number } | { event: 'job'; job: Job }
 
@@ -45,6 +48,8 @@ export class CrystalService {
   private readonly workers = new Map<string, Worker>()
   private readonly listeners = new Set<(e: FeedEvent) => void>()
   private readonly stateCache = new Map<number, string>()
+  /** The sides states were asked at, and when last. */
+  private readonly watched = new Map<number, number>()
   private queue: Promise<unknown> = Promise.resolve()
   private snapshot!: Snapshot
   private version = 0
@@ -94,7 +99,9 @@ export class CrystalService {
   }
 
   private async takeSnapshot(): Promise<void> {
-    const moment = await momentOf(this.engine)
+    const now = Date.now()
+    for (const [side, asked] of this.watched) if (now - asked > WATCHED_MS) this.watched.delete(side)
+    const moment = await momentOf(this.engine, [...this.watched.keys()])
     this.snapshot = { version: ++this.version, ...moment }
     this.stateCache.clear()
     this.emit({ event: 'state', version: this.version })
@@ -104,14 +111,25 @@ export class CrystalService {
     return this.snapshot.books
   }
 
-  /** The state as JSON text, downsampled to `size` (capped at the field's own size), cached per version. */
-  state(size: number): string {
+  /**
+   * The state as JSON text, downsampled to `size` (capped at the field's own size), cached per version.
+   * A side the snapshot has no image at (not asked within WATCHED_MS) is averaged in turn with the
+   * changes: the live field is the last snapshot's whenever no change runs. Later snapshots take it too.
+   */
+  async state(size: number): Promise<string> {
     const side = Math.min(size, this.engine.size)
-    let body = this.stateCache.get(side)
-    if (body === undefined) {
-      body = JSON.stringify(fieldState(this.engine, this.snapshot, side, this.o.backend))
-      this.stateCache.set(side, body)
-    }
+    this.watched.set(side, Date.now())
+    const cached = this.stateCache.get(side)
+    if (cached !== undefined) return cached
+    let snapshot = this.snapshot
+    if (!snapshot.images.has(side))
+      snapshot = await this.exclusive(async (e) => {
+        const now = this.snapshot
+        if (!now.images.has(side)) now.images.set(side, await e.downsampled(side))
+        return now
+      })
+    const body = JSON.stringify(fieldState(this.engine, snapshot, side, this.o.backend))
+    if (snapshot === this.snapshot) this.stateCache.set(side, body)
     return body
   }
 
