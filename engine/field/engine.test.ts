@@ -417,7 +417,14 @@ describe('timeline samples ride (samplingLater): a row of sampled runs on the GP
     const [books] = await e.books()
     const { u } = await e.read([0])
     expect([once, reads() - before - once]).toEqual([1, 2])
-    expect({ ...moment, images: [...moment.images.keys()] }).toEqual({ images: [8], books, timeline: e.timeline(0) })
+    expect({ ...moment, images: [...moment.images.keys()] }).toEqual({
+      images: [8],
+      books,
+      timeline: e.timeline(0),
+      memories: 1,
+      material: 'europium_crystal',
+      temperature_k: e.temperature_k,
+    })
     // the twin's image (its bits on a software adapter; a hardware one's division may be an ulp off)
     const twin = downsample(u, 32, 8)
     moment.images.get(8)!.forEach((v, k) => expect(Math.abs(v - twin[k])).toBeLessThanOrEqual(3e-7 * Math.abs(twin[k])))

@@ -238,26 +238,32 @@ export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = as
       reply.hijack()
       const out = reply.raw
       out.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
-      let closed = false
-      const send = (event: string, data: string) => closed || out.write(`event: ${event}\ndata: ${data}\n\n`)
-      // a state that cannot be read (the device lost) ends the stream: the client's EventSource sees it and retries
-      const sendState = () =>
-        void service.state(size).then(
-          (body) => send('state', body),
-          () => out.end(),
-        )
       let pending: NodeJS.Timeout | undefined
+      let closed = false
+      const write = (text: string) => closed || out.writableEnded || out.write(text)
+      const send = (event: string, data: string) => write(`event: ${event}\ndata: ${data}\n\n`)
       const unsubscribe = service.subscribe((e) => {
         if (e.event === 'job') send('job', JSON.stringify(e.job))
         else pending ??= setTimeout(() => ((pending = undefined), sendState()), FEED_INTERVAL_MS)
-      })
-      const heartbeat = setInterval(() => out.write(': keep-alive\n\n'), 15_000)
-      req.raw.on('close', () => {
+      }, size)
+      const heartbeat = setInterval(() => write(': keep-alive\n\n'), 15_000)
+      const close = () => {
         closed = true
         unsubscribe()
         clearInterval(heartbeat)
         clearTimeout(pending)
-      })
+      }
+      req.raw.on('close', close)
+      // a state that cannot be read (the device lost) ends the stream: the client's EventSource sees it and retries
+      const sendState = () =>
+        void service.state(size).then(
+          (body) => send('state', body),
+          (error: Error) => {
+            req.log.warn({ err: error }, 'the feed could not read a state: ending the stream')
+            close()
+            out.end()
+          },
+        )
       sendState()
     },
   )

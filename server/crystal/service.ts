@@ -21,8 +21,10 @@ import type { WorkerEngineSettings } from './worker_engines.js'
 export const STEP_CHUNK = 100
 /** The feed sends a state at most this often. */
 export const FEED_INTERVAL_MS = 100
-/** A state's side asked for within this long is averaged with each change's snapshot (the feed's, a poller's). */
+/** A state's side asked for within this long is averaged with each change's snapshot (a poller's), as an open feed's is. */
 export const WATCHED_MS = 10_000
+/** At most this many sides are averaged with each snapshot (open feeds' first, then the latest asked): any other is averaged as it is asked. */
+export const WATCHED_MAX = 4
 
 export type FeedEvent = { event: 'state'; version: number } | { event: 'job'; job: Job }
 
@@ -48,8 +50,10 @@ export class CrystalService {
   private readonly workers = new Map<string, Worker>()
   private readonly listeners = new Set<(e: FeedEvent) => void>()
   private readonly stateCache = new Map<number, string>()
-  /** The sides states were asked at, and when last. */
-  private readonly watched = new Map<number, number>()
+  /** The sides states were asked at, and when last (the latest last). */
+  private readonly asked = new Map<number, number>()
+  /** The sides of the open feeds, and how many are open at each. */
+  private readonly feeds = new Map<number, number>()
   private queue: Promise<unknown> = Promise.resolve()
   private snapshot!: Snapshot
   private version = 0
@@ -81,7 +85,15 @@ export class CrystalService {
   mutate<T>(change: (e: Engine) => Promise<T>): Promise<T> {
     return this.exclusive((e) =>
       e.samplingLater(async () => {
-        const result = await change(e)
+        let result: T
+        try {
+          result = await change(e)
+        } catch (error) {
+          // a change that failed part way may have moved the field: the snapshot follows it, so that the
+          // live field is the last snapshot's between changes (state's averaging of a side relies on it)
+          await this.takeSnapshot().catch(() => undefined)
+          throw error
+        }
         await this.takeSnapshot()
         return result
       }),
@@ -99,9 +111,7 @@ export class CrystalService {
   }
 
   private async takeSnapshot(): Promise<void> {
-    const now = Date.now()
-    for (const [side, asked] of this.watched) if (now - asked > WATCHED_MS) this.watched.delete(side)
-    const moment = await momentOf(this.engine, [...this.watched.keys()])
+    const moment = await momentOf(this.engine, this.watchedSides())
     this.snapshot = { version: ++this.version, ...moment }
     this.stateCache.clear()
     this.emit({ event: 'state', version: this.version })
@@ -118,7 +128,8 @@ export class CrystalService {
    */
   async state(size: number): Promise<string> {
     const side = Math.min(size, this.engine.size)
-    this.watched.set(side, Date.now())
+    this.asked.delete(side)
+    this.asked.set(side, Date.now())
     const cached = this.stateCache.get(side)
     if (cached !== undefined) return cached
     let snapshot = this.snapshot
@@ -133,9 +144,25 @@ export class CrystalService {
     return body
   }
 
-  subscribe(listener: (e: FeedEvent) => void): () => void {
+  /** The sides each snapshot averages the field onto: the open feeds', then those asked within WATCHED_MS, latest first; WATCHED_MAX at most. */
+  private watchedSides(): number[] {
+    const now = Date.now()
+    for (const [side, at] of this.asked) if (now - at > WATCHED_MS) this.asked.delete(side)
+    return [...new Set([...this.feeds.keys(), ...[...this.asked.keys()].reverse()])].slice(0, WATCHED_MAX)
+  }
+
+  /** Tells `listener` of every change; a feed's `side` (capped at the field's size) is averaged with every snapshot while it is open. */
+  subscribe(listener: (e: FeedEvent) => void, side?: number): () => void {
     this.listeners.add(listener)
-    return () => this.listeners.delete(listener)
+    const watched = side === undefined ? undefined : Math.min(side, this.engine.size)
+    if (watched !== undefined) this.feeds.set(watched, (this.feeds.get(watched) ?? 0) + 1)
+    return () => {
+      this.listeners.delete(listener)
+      if (watched === undefined) return
+      const open = (this.feeds.get(watched) ?? 1) - 1
+      if (open > 0) this.feeds.set(watched, open)
+      else this.feeds.delete(watched)
+    }
   }
 
   private emit(e: FeedEvent): void {
