@@ -123,8 +123,9 @@ export class CrystalService {
 
   /**
    * The state as JSON text, downsampled to `size` (capped at the field's own size), cached per version.
-   * A side the snapshot has no image at (not asked within WATCHED_MS) is averaged in turn with the
-   * changes: the live field is the last snapshot's whenever no change runs. Later snapshots take it too.
+   * A side the snapshot has no image at (none of its watched sides) is averaged in turn with the
+   * changes: the live field is the last snapshot's whenever no change runs. Later snapshots take it
+   * while it is one of the watched (watchedSides).
    */
   async state(size: number): Promise<string> {
     const side = Math.min(size, this.engine.size)
