@@ -781,16 +781,18 @@ class FieldEngine implements Engine {
   }
 
   async patchEnergy(side = 8, field = 0): Promise<Float64Array> {
-    const f = this.field(field)
-    // at most a cell a side: no patch without cells
-    requireInteger('side', side, 1, this.core.n)
-    return this.core.patchEnergy(f, side)
+    return this.core.patchEnergy(this.patchesOf(side, field), side)
   }
 
   async downsampled(side: number, field = 0): Promise<Float32Array> {
+    return this.core.downsampled(this.patchesOf(side, field), side)
+  }
+
+  /** The field's index, once `side` patches a side fit it: at most a cell a side, so no patch is without cells. */
+  private patchesOf(side: number, field: number): number {
     const f = this.field(field)
     requireInteger('side', side, 1, this.core.n)
-    return this.core.downsampled(f, side)
+    return f
   }
 
   /** The field's index, once every cell listed is one of its cells (row-major). */
