@@ -6,7 +6,9 @@ import { cosine } from '../util/vector.js'
 import { rng } from '../util/rng.js'
 import {
   cellsRead,
+  components,
   detect,
+  labels,
   measure,
   regrowthOf,
   spectraFor,
@@ -183,6 +185,65 @@ async function labelOf(kind: keyof typeof KNOWN, seed: number): Promise<string> 
   return s?.class ?? 'fading'
 }
 const expected = (kind: keyof typeof KNOWN) => KNOWN[kind](rng(0)).expect ?? kind
+
+/** The reference labelling: a flood fill from each unlabelled cell in index order, its label that first cell. */
+function floodLabels(mask: Uint8Array, n: number): Int32Array {
+  const label = new Int32Array(mask.length).fill(-1)
+  for (let start = 0; start < mask.length; start++) {
+    if (!mask[start] || label[start] >= 0) continue
+    const todo = [start]
+    label[start] = start
+    while (todo.length) {
+      const i = todo.pop()!
+      const x = i % n
+      for (const j of [x > 0 ? i - 1 : -1, x < n - 1 ? i + 1 : -1, i - n, i + n])
+        if (j >= 0 && j < mask.length && mask[j] && label[j] < 0) todo.push(j), (label[j] = start)
+    }
+  }
+  return label
+}
+
+describe('components', () => {
+  test("each cell is labelled with its component's smallest cell, as a flood fill labels it: random masks near percolation, a snake whose unions run against the scan, no wrap at the edges", () => {
+    const rand = rng(5)
+    const masks: [Uint8Array, number][] = []
+    for (const [n, p] of [
+      [1, 1],
+      [7, 0.5],
+      [33, 0.55],
+      [64, 0.6],
+      [96, 0.45],
+    ] as const)
+      masks.push([Uint8Array.from({ length: n * n }, () => (rand() < p ? 1 : 0)), n])
+    const n = 41
+    // a snake down the columns: joined at alternate ends, its cells' order far from the scan's
+    const snake = new Uint8Array(n * n)
+    for (let x = 0; x < n; x += 2) {
+      for (let y = 0; y < n; y++) snake[y * n + x] = 1
+      if (x + 1 < n) snake[(x % 4 ? 0 : n - 1) * n + x + 1] = 1
+    }
+    masks.push([snake, n])
+    // a row's last cell and the next row's first are not neighbours
+    masks.push([Uint8Array.from([0, 0, 1, 1, 0, 0, 0, 0, 1]), 3])
+    for (const [mask, side] of masks) {
+      const want = floodLabels(mask, side)
+      expect(labels(mask, side)).toEqual(want)
+      // components: largest first, ties by their smallest cell, cells in index order
+      const found = components(mask, side)
+      const sizes = new Map<number, number>()
+      for (const r of want) if (r >= 0) sizes.set(r, (sizes.get(r) ?? 0) + 1)
+      const roots = [...sizes.keys()].sort((a, b) => sizes.get(b)! - sizes.get(a)! || a - b)
+      expect(found.map((cells) => cells[0])).toEqual(roots)
+      for (const cells of found) {
+        expect(cells).toEqual([...cells].sort((a, b) => a - b))
+        expect(cells.every((i) => want[i] === cells[0])).toBe(true)
+        expect(cells.length).toBe(sizes.get(cells[0]))
+      }
+    }
+    expect(components(masks[masks.length - 1][0], 3)).toEqual([[2], [3], [8]])
+    expect(components(snake, n)).toHaveLength(1)
+  })
+})
 
 describe('classes from dynamics', () => {
   test('the confusion matrix over 8 noisy, moved and rephased copies of each known dynamics is at least 90% diagonal, every row at least 7 of 8', async () => {

@@ -78,34 +78,55 @@ function massOf(map: Float32Array, cells: number[]): number {
   return s
 }
 
-/** 4-connected components of the cells where mask is set, largest first. */
-export function components(mask: Uint8Array, n: number): number[][] {
-  const seen = new Uint8Array(mask.length)
-  const out: number[][] = []
-  const stack: number[] = []
-  for (let start = 0; start < mask.length; start++) {
-    if (!mask[start] || seen[start]) continue
-    const cells: number[] = []
-    seen[start] = 1
-    stack.push(start)
-    while (stack.length) {
-      const i = stack.pop()!
-      cells.push(i)
-      const x = i % n
-      const y = (i - x) / n
-      // the four neighbours, without an array a cell (the garbage of a field's thousands of cells)
-      for (let d = 0; d < 4; d++) {
-        const j =
-          d === 0 ? (x > 0 ? i - 1 : -1) : d === 1 ? (x < n - 1 ? i + 1 : -1) : d === 2 ? (y > 0 ? i - n : -1) : y < n - 1 ? i + n : -1
-        if (j >= 0 && mask[j] && !seen[j]) {
-          seen[j] = 1
-          stack.push(j)
-        }
-      }
+/**
+ * Each cell's component: the smallest index among the 4-connected cells where mask is set, -1 where it
+ * is not. The smallest index is every labelling's answer whatever order its unions run in (a device's
+ * atomicMin on each root is one), so the labels are the same wherever they are made.
+ */
+export function labels(mask: Uint8Array, n: number): Int32Array {
+  const root = new Int32Array(mask.length).fill(-1)
+  const find = (i: number) => {
+    let r = i
+    while (root[r] !== r) r = root[r]
+    // every cell on the way now points at the root: later finds are one hop
+    for (let j = i; root[j] !== r; ) {
+      const next = root[j]
+      root[j] = r
+      j = next
     }
-    out.push(cells)
+    return r
   }
-  return out.sort((a, b) => b.length - a.length)
+  const union = (a: number, b: number) => {
+    const ra = find(a)
+    const rb = find(b)
+    if (ra < rb) root[rb] = ra
+    else if (rb < ra) root[ra] = rb
+  }
+  for (let i = 0; i < mask.length; i++) {
+    if (!mask[i]) continue
+    root[i] = i
+    if (i % n > 0 && mask[i - 1]) union(i, i - 1)
+    if (i >= n && mask[i - n]) union(i, i - n)
+  }
+  for (let i = 0; i < mask.length; i++) if (root[i] >= 0) root[i] = find(i)
+  return root
+}
+
+/**
+ * 4-connected components of the cells where mask is set, largest first (ties by their smallest cell),
+ * each one's cells in index order: the order sums over them go in on every backend (docs/detection.md).
+ */
+export function components(mask: Uint8Array, n: number): number[][] {
+  const label = labels(mask, n)
+  const of = new Map<number, number[]>()
+  for (let i = 0; i < label.length; i++) {
+    const r = label[i]
+    if (r < 0) continue
+    const cells = of.get(r)
+    cells ? cells.push(i) : of.set(r, [i])
+  }
+  // a Map keeps its first insertions' order: the roots ascending
+  return [...of.values()].sort((a, b) => b.length - a.length)
 }
 
 export function measure(map: Float32Array, n: number, cells: number[]): ShapeFeatures & { axis: [number, number]; mean_radius: number } {
@@ -438,7 +459,9 @@ function* partsOf(map: Float32Array, n: number): Generator<Part> {
     let peak = 0
     for (let i = 0; i < map.length && !Number.isNaN(peak); i++) if (map[i] > peak || Number.isNaN(map[i])) peak = map[i]
     const mask = new Uint8Array(map.length)
-    for (let i = 0; i < map.length; i++) mask[i] = peak > 0 && map[i] >= THRESHOLD_OF_PEAK * peak ? 1 : 0
+    // a float32 rule, as a kernel makes it (WGSL's f32 product is correctly rounded)
+    const threshold = Math.fround(Math.fround(THRESHOLD_OF_PEAK) * peak)
+    for (let i = 0; i < map.length; i++) mask[i] = peak > 0 && map[i] >= threshold ? 1 : 0
     const found = components(mask, n)
       .filter((cells) => cells.length >= MIN_AREA_CELLS)
       .map((cells) => ({ cells, mass: massOf(map, cells) }))
