@@ -79,54 +79,72 @@ function massOf(map: Float32Array, cells: number[]): number {
 }
 
 /**
+ * A union-find over the scan: each cell where mask is set joins its left and upper neighbours, every
+ * link pointing to a smaller cell, so that one pass in index order (`root[i] = root[root[i]]`) takes
+ * each such cell to its component's smallest. Cells outside the mask are left at 0.
+ */
+function links(mask: Uint8Array, n: number): Int32Array {
+  const root = new Int32Array(mask.length)
+  const find = (i: number) => {
+    let r = i
+    while (root[r] !== r) {
+      // path halving
+      root[r] = root[root[r]]
+      r = root[r]
+    }
+    return r
+  }
+  for (let i = 0; i < mask.length; i++) {
+    if (!mask[i]) continue
+    const left = i % n > 0 && mask[i - 1] ? i - 1 : -1
+    const up = i >= n && mask[i - n] ? i - n : -1
+    if (left < 0 && up < 0) root[i] = i
+    else if (up < 0) root[i] = root[left]
+    else if (left < 0) root[i] = root[up]
+    else {
+      const a = find(left)
+      const b = find(up)
+      root[i] = a < b ? a : b
+      if (a !== b) root[a < b ? b : a] = root[i]
+    }
+  }
+  return root
+}
+
+/**
  * Each cell's component: the smallest index among the 4-connected cells where mask is set, -1 where it
  * is not. The smallest index is every labelling's answer whatever order its unions run in (a device's
  * atomicMin on each root is one), so the labels are the same wherever they are made.
  */
 export function labels(mask: Uint8Array, n: number): Int32Array {
-  const root = new Int32Array(mask.length).fill(-1)
-  const find = (i: number) => {
-    let r = i
-    while (root[r] !== r) r = root[r]
-    // every cell on the way now points at the root: later finds are one hop
-    for (let j = i; root[j] !== r; ) {
-      const next = root[j]
-      root[j] = r
-      j = next
-    }
-    return r
-  }
-  const union = (a: number, b: number) => {
-    const ra = find(a)
-    const rb = find(b)
-    if (ra < rb) root[rb] = ra
-    else if (rb < ra) root[ra] = rb
-  }
-  for (let i = 0; i < mask.length; i++) {
-    if (!mask[i]) continue
-    root[i] = i
-    if (i % n > 0 && mask[i - 1]) union(i, i - 1)
-    if (i >= n && mask[i - n]) union(i, i - n)
-  }
-  for (let i = 0; i < mask.length; i++) if (root[i] >= 0) root[i] = find(i)
+  const root = links(mask, n)
+  for (let i = 0; i < mask.length; i++) root[i] = mask[i] ? root[root[i]] : -1
   return root
 }
 
 /**
  * 4-connected components of the cells where mask is set, largest first (ties by their smallest cell),
  * each one's cells in index order: the order sums over them go in on every backend (docs/detection.md).
+ * The components of `labels`, made in the same pass that ends it.
  */
 export function components(mask: Uint8Array, n: number): number[][] {
-  const label = labels(mask, n)
-  const of = new Map<number, number[]>()
-  for (let i = 0; i < label.length; i++) {
-    const r = label[i]
-    if (r < 0) continue
-    const cells = of.get(r)
-    cells ? cells.push(i) : of.set(r, [i])
+  const root = links(mask, n)
+  // labels' pass: a cell met before this one is its root (a root holds -1 - its component's number) or
+  // holds its root
+  const out: number[][] = []
+  for (let i = 0; i < mask.length; i++) {
+    if (!mask[i]) continue
+    const p = root[i]
+    if (p === i) {
+      root[i] = -1 - out.length
+      out.push([i])
+      continue
+    }
+    const r = root[p] < 0 ? p : root[p]
+    out[-1 - root[r]].push(i)
+    root[i] = r
   }
-  // a Map keeps its first insertions' order: the roots ascending
-  return [...of.values()].sort((a, b) => b.length - a.length)
+  return out.sort((a, b) => b.length - a.length)
 }
 
 export function measure(map: Float32Array, n: number, cells: number[]): ShapeFeatures & { axis: [number, number]; mean_radius: number } {
