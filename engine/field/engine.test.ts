@@ -13,6 +13,8 @@ import { momentOf } from './state.js'
 import { downsample } from '../util/downsample.js'
 import { findAdapter } from '../gpu/device.js'
 import { nodeGpu } from '../gpu/webgpu.node.js'
+import { cellSpans } from '../gpu/backend.js'
+import { phiCells } from '../consciousness/publisher.js'
 
 const open: Engine[] = []
 afterEach(() => open.splice(0).forEach((e) => e.destroy()))
@@ -476,6 +478,7 @@ describe('timeline samples ride (samplingLater): a row of sampled runs on the GP
       const cells = [...[0, 1, 2].flatMap((r) => [0, 1, 2, 3].map((c) => (6 + r) * 16 + 5 + c)), 255, 3]
       const reads = (x: Engine) => x.transfers()?.reads ?? 0
       const [before, controlBefore] = [reads(e), reads(control)]
+      const bytesBefore = e.transfers()?.bytes_read ?? 0
       const later: (() => Promise<Float32Array>)[] = []
       const want: Float32Array[] = []
       for (let k = 0; k < 20; k++) {
@@ -490,7 +493,30 @@ describe('timeline samples ride (samplingLater): a row of sampled runs on the GP
       expect(got).toEqual(want)
       expect(new Set(got.map((g) => g[0])).size).toBeGreaterThan(10)
       if (backend === 'gpu') expect([reads(e) - before, reads(control) - controlBefore]).toEqual([1, 20])
+      // the block's three rows are one run, 3 and 255 a run each: 38 floats a sample where the span from 3 to 255 was 253
+      if (backend === 'gpu') expect(e.transfers()!.bytes_read - bytesBefore).toBe(20 * 38 * 4)
     })
+
+  test("the runs of cells a GPU read copies: cells at most 64 apart share one, each cell found where it lands, repeats and order kept; the phi window's 12 cells at N = 2048 are 48 bytes", () => {
+    expect(cellSpans([7, 3, 3, 70, 5, 200])).toEqual({
+      spans: [
+        [3, 68],
+        [200, 1],
+      ],
+      at: Int32Array.from([4, 0, 0, 67, 2, 68]),
+    })
+    expect(cellSpans([0, 66, 65])).toEqual({
+      spans: [
+        [0, 1],
+        [65, 2],
+      ],
+      at: Int32Array.from([0, 2, 1]),
+    })
+    expect(cellSpans([0, 64]).spans).toEqual([[0, 65]])
+    const phi = cellSpans(phiCells(2048))
+    expect(phi.spans).toEqual([0, 1, 2].map((r) => [(1023 + r) * 2048 + 1022, 4]))
+    expect(phi.spans.reduce((sum, [, count]) => sum + count, 0) * 4).toBe(48)
+  })
 
   test('cellsLater and motion refuse a cell outside the field, naming it; patchEnergy and downsampled a side that is no whole number of patches up to N', async () => {
     const e = await engine('cpu', { size: 16 })

@@ -773,13 +773,17 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
 
   cellsLater(field: number, cells: readonly number[]): () => Promise<Float32Array> {
     fieldsWithin([field], this.fields)
-    // the span from the first cell listed to the last: a few rows for a compact block
-    const [from, to] = cells.reduce(([lo, hi], c) => [Math.min(lo, c), Math.max(hi, c)], [cells[0], cells[0]])
-    const span = this.transfers.ride(this.state().u, (field * this.n * this.n + from) * 4, (to - from + 1) * 4, () => this.failed)
+    const { spans, at } = cellSpans(cells)
+    const base = field * this.n * this.n
+    const back = this.transfers.rideSpans(
+      this.state().u,
+      spans.map(([from, count]) => [(base + from) * 4, count * 4] as const),
+      () => this.failed,
+    )
     return async () => {
-      const values = new Float32Array(await span())
+      const values = new Float32Array(await back())
       this.check()
-      return Float32Array.from(cells, (c) => values[c - from])
+      return Float32Array.from(at, (k) => values[k])
     }
   }
 
@@ -998,4 +1002,30 @@ function backendKernels(rows: number) {
 function stepFor(device: GPUDevice, rows: number, sampling: boolean): Kernel {
   const { step } = backendKernels(rows)
   return sampling || madeOn(device, step(true).key) || compiling(device, [step(true)]) !== undefined ? step(true) : step(false)
+}
+
+/** Cells apart by at most this many are copied with those between: a copy more costs more than 256 bytes. */
+const SPAN_GAP = 64
+
+/**
+ * The runs of cells a read copies for `cells` ([first cell, count] each, ascending; cells at most
+ * SPAN_GAP apart share one), and where each cell listed lands among the runs' values, in the order listed.
+ */
+export function cellSpans(cells: readonly number[]): { spans: [number, number][]; at: Int32Array } {
+  const sorted = [...new Set(cells)].sort((a, b) => a - b)
+  const spans: [number, number][] = []
+  const start = new Map<number, number>()
+  let floats = 0
+  for (const c of sorted) {
+    const last = spans.at(-1)
+    if (last && c - (last[0] + last[1]) < SPAN_GAP) {
+      floats += c - (last[0] + last[1]) + 1
+      last[1] = c - last[0] + 1
+    } else {
+      spans.push([c, 1])
+      floats++
+    }
+    start.set(c, floats - 1)
+  }
+  return { spans, at: Int32Array.from(cells, (c) => start.get(c)!) }
 }

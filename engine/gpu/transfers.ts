@@ -117,10 +117,19 @@ export class Transfers implements TransferCounts {
    * has come yet, by a read of their own then (so nothing waits for a read that may never come).
    */
   ride(src: GPUBuffer, offset: number, bytes: number, failure: () => string | undefined): () => Promise<ArrayBuffer> {
+    return this.rideSpans(src, [[offset, bytes]], failure)
+  }
+
+  /** As `ride`, several spans of `src` ([offset, bytes] each), back one after another in one buffer. */
+  rideSpans(src: GPUBuffer, spans: readonly (readonly [number, number])[], failure: () => string | undefined): () => Promise<ArrayBuffer> {
+    const bytes = spans.reduce((sum, [, b]) => sum + b, 0)
     const aside = this.device.createBuffer({ size: Math.max(4, bytes), usage: COPY_SRC | COPY_DST })
     const encoder = this.device.createCommandEncoder()
-    encoder.copyBufferToBuffer(src, offset, aside, 0, bytes)
-    this.submitWithNext(encoder, [{ buffer: src, offset, size: bytes }, aside])
+    spans.reduce((at, [offset, b]) => {
+      encoder.copyBufferToBuffer(src, offset, aside, at, b)
+      return at + b
+    }, 0)
+    this.submitWithNext(encoder, [...spans.map(([offset, size]) => ({ buffer: src, offset, size })), aside])
     let ride: Ride | undefined
     const back = new Promise<ArrayBuffer>((resolve, reject) => {
       ride = {
