@@ -9,6 +9,8 @@ import {
   components,
   detect,
   labels,
+  structureMask,
+  THRESHOLD_OF_PEAK,
   measure,
   regrowthOf,
   spectraFor,
@@ -242,6 +244,17 @@ describe('components', () => {
     }
     expect(components(masks[masks.length - 1][0], 3)).toEqual([[2], [3], [8]])
     expect(components(snake, n)).toHaveLength(1)
+  })
+
+  test("the threshold is a float32 rule, as a kernel's f32 product makes it: a cell at fround(fround(0.45) x peak) is in, the float below it out; no cell where the peak is 0 or NaN", () => {
+    const at = Math.fround(Math.fround(THRESHOLD_OF_PEAK) * 3)
+    const below = at - 2 ** -23 // the float32 below `at` (in [1, 2) an ulp is 2^-23)
+    expect(Math.fround(below)).toBe(below)
+    // the float64 rule would leave `at` out: the two rules differ here
+    expect(at < THRESHOLD_OF_PEAK * 3).toBe(true)
+    expect([...structureMask(Float32Array.from([3, at, below, 0]))]).toEqual([1, 1, 0, 0])
+    expect([...structureMask(new Float32Array(4))]).toEqual([0, 0, 0, 0])
+    expect([...structureMask(Float32Array.from([3, Number.NaN, 3, 2]))]).toEqual([0, 0, 0, 0])
   })
 })
 

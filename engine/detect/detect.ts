@@ -464,6 +464,18 @@ export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured): v
   measured.set(map, { found, parts })
 }
 
+/** The cells of a stability map at or above THRESHOLD_OF_PEAK of its peak (none where the peak is 0 or NaN). */
+export function structureMask(map: Float32Array): Uint8Array {
+  // Math.max's peak (a NaN anywhere makes it NaN) without a call a cell
+  let peak = 0
+  for (let i = 0; i < map.length && !Number.isNaN(peak); i++) if (map[i] > peak || Number.isNaN(map[i])) peak = map[i]
+  const mask = new Uint8Array(map.length)
+  // a float32 rule, as a kernel makes it (WGSL's f32 product is correctly rounded)
+  const threshold = Math.fround(Math.fround(THRESHOLD_OF_PEAK) * peak)
+  for (let i = 0; i < map.length; i++) mask[i] = peak > 0 && map[i] >= threshold ? 1 : 0
+  return mask
+}
+
 /**
  * The components of a stability map above the threshold, the one holding most stability mass first,
  * each measured only when first reached (a field's first structure is often its first component).
@@ -473,14 +485,7 @@ export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured): v
 function* partsOf(map: Float32Array, n: number): Generator<Part> {
   let held = measured.get(map)
   if (!held) {
-    // Math.max's peak (a NaN anywhere makes it NaN) without a call a cell
-    let peak = 0
-    for (let i = 0; i < map.length && !Number.isNaN(peak); i++) if (map[i] > peak || Number.isNaN(map[i])) peak = map[i]
-    const mask = new Uint8Array(map.length)
-    // a float32 rule, as a kernel makes it (WGSL's f32 product is correctly rounded)
-    const threshold = Math.fround(Math.fround(THRESHOLD_OF_PEAK) * peak)
-    for (let i = 0; i < map.length; i++) mask[i] = peak > 0 && map[i] >= threshold ? 1 : 0
-    const found = components(mask, n)
+    const found = components(structureMask(map), n)
       .filter((cells) => cells.length >= MIN_AREA_CELLS)
       .map((cells) => ({ cells, mass: massOf(map, cells) }))
       .sort((a, b) => b.mass - a.mass)
