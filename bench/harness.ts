@@ -131,7 +131,6 @@ export async function startNats(o: { auth?: () => Promise<{ conf: string; creds:
   const { writeFileSync } = await import('node:fs')
   const { connect } = await import('node:net')
   const dir = mkdtempSync(join(tmpdir(), 'crystal-nats-'))
-  const [port, wsPort] = [await freePort(), await freePort()]
   const conf = join(dir, 'nats.conf')
   let auth = ''
   let creds: string | undefined
@@ -141,10 +140,16 @@ export async function startNats(o: { auth?: () => Promise<{ conf: string; creds:
     creds = join(dir, 'explorer.creds')
     writeFileSync(creds, made.creds, { mode: 0o600 })
   }
-  writeFileSync(
-    conf,
-    `listen: 127.0.0.1:${port}\njetstream { store_dir: "${join(dir, 'js')}" }\nwebsocket { host: 127.0.0.1, port: ${wsPort}, no_tls: true }\n${auth}`,
-  )
+  let [port, wsPort] = [0, 0]
+  const configure = async () => {
+    port = await freePort()
+    do wsPort = await freePort()
+    while (wsPort === port)
+    writeFileSync(
+      conf,
+      `listen: 127.0.0.1:${port}\njetstream { store_dir: "${join(dir, 'js')}" }\nwebsocket { host: 127.0.0.1, port: ${wsPort}, no_tls: true }\n${auth}`,
+    )
+  }
   const up = () =>
     new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1', () => (socket.end(), resolve(true)))
@@ -152,14 +157,27 @@ export async function startNats(o: { auth?: () => Promise<{ conf: string; creds:
     })
   let child: ChildProcess
   const start = async () => {
-    child = spawn('/usr/sbin/nats-server', ['-c', conf], { stdio: 'ignore' })
+    let said = ''
+    child = spawn('/usr/sbin/nats-server', ['-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] })
+    for (const out of [child.stdout!, child.stderr!]) out.on('data', (d) => (said = (said + d).slice(-2000)))
     for (let i = 0; !(await up()); i++) {
-      if (i > 100 || child.exitCode !== null) throw new Error('nats-server did not start')
+      if (i > 100 || child.exitCode !== null)
+        throw new Error(`nats-server did not start on ${port} and ${wsPort}: ${said.trim().split('\n').slice(-3).join(' | ')}`)
       await new Promise((r) => setTimeout(r, 50))
     }
   }
   const stop = () => stopChild(child)
-  await start()
+  // a port free when chosen can be taken before the server binds it (test files start services side by
+  // side): then it exits at once, and it starts again on other ports
+  for (let attempt = 1; ; attempt++) {
+    await configure()
+    try {
+      await start()
+      break
+    } catch (e) {
+      if (attempt === 3) throw e
+    }
+  }
   return {
     url: `nats://127.0.0.1:${port}`,
     wsUrl: `ws://127.0.0.1:${wsPort}`,
