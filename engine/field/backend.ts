@@ -55,8 +55,7 @@ export interface FieldBackend {
   /**
    * u of one field at the cells listed, as it is now, brought back with the backend's next read (the
    * GPU: a copy of the runs of the cells listed that rides, cellSpans and Transfers.rideSpans; taken at
-   * once elsewhere). The function takes
-   * them, in the order listed, by a read of its own where none came.
+   * once elsewhere). The function takes them, in the order listed, by a read of its own where none came.
    */
   cellsLater(field: number, cells: readonly number[]): () => Promise<Float32Array>
   /**
