@@ -104,8 +104,8 @@ function links(mask: Uint8Array, n: number): Int32Array {
     else {
       const a = find(left)
       const b = find(up)
-      root[i] = a < b ? a : b
-      if (a !== b) root[a < b ? b : a] = root[i]
+      root[i] = Math.min(a, b)
+      root[Math.max(a, b)] = root[i]
     }
   }
   return root
