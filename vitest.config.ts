@@ -9,6 +9,7 @@ export default defineConfig({
       'server/**/*.test.ts',
       'e2e/**/*.test.ts',
       'scripts/*.test.ts',
+      'testing/*.test.ts',
     ],
     testTimeout: 120_000,
     hookTimeout: 120_000,

@@ -123,11 +123,29 @@ export function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM
 }
 
 /**
+ * A server started on ports `configure` chooses, up to `tries` times: a port free when chosen can be
+ * taken before the server binds it (test files start services side by side), and then the server
+ * exits at once (`start` throws), so it starts again on other ports. The last try's error is thrown.
+ */
+export async function onFreshPorts(configure: () => Promise<void>, start: () => Promise<void>, tries = 3): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    await configure()
+    try {
+      return await start()
+    } catch (e) {
+      if (attempt >= tries) throw e
+    }
+  }
+}
+
+/**
  * A real nats-server (Debian's /usr/sbin/nats-server) with JetStream and a websocket listener, on free
  * ports. With `auth` (the server's configuration lines and a user's creds file; testing/ makes them) it
  * runs in operator mode, as a managed swarm does.
  */
-export async function startNats(o: { auth?: () => Promise<{ conf: string; creds: string }> } = {}): Promise<RunningNats> {
+export async function startNats(
+  o: { auth?: () => Promise<{ conf: string; creds: string }>; pickPort?: () => Promise<number> } = {},
+): Promise<RunningNats> {
   const { writeFileSync } = await import('node:fs')
   const { connect } = await import('node:net')
   const dir = mkdtempSync(join(tmpdir(), 'crystal-nats-'))
@@ -142,18 +160,23 @@ export async function startNats(o: { auth?: () => Promise<{ conf: string; creds:
   }
   let [port, wsPort] = [0, 0]
   const configure = async () => {
-    port = await freePort()
-    do wsPort = await freePort()
+    const pick = o.pickPort ?? freePort
+    port = await pick()
+    do wsPort = await pick()
     while (wsPort === port)
     writeFileSync(
       conf,
       `listen: 127.0.0.1:${port}\njetstream { store_dir: "${join(dir, 'js')}" }\nwebsocket { host: 127.0.0.1, port: ${wsPort}, no_tls: true }\n${auth}`,
     )
   }
+  // up where the port greets as NATS does (INFO first): a port that answers may be another server's
   const up = () =>
     new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => (socket.end(), resolve(true)))
-      socket.on('error', () => resolve(false))
+      const socket = connect(port, '127.0.0.1')
+      const done = (ok: boolean) => (socket.destroy(), resolve(ok))
+      socket.setTimeout(1000, () => done(false))
+      socket.once('data', (d) => done(d.toString().startsWith('INFO')))
+      socket.on('error', () => done(false))
     })
   let child: ChildProcess
   const start = async () => {
@@ -161,23 +184,15 @@ export async function startNats(o: { auth?: () => Promise<{ conf: string; creds:
     child = spawn('/usr/sbin/nats-server', ['-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] })
     for (const out of [child.stdout!, child.stderr!]) out.on('data', (d) => (said = (said + d).slice(-2000)))
     for (let i = 0; !(await up()); i++) {
-      if (i > 100 || child.exitCode !== null)
+      if (i > 100 || child.exitCode !== null) {
+        child.kill('SIGKILL') // a slow one is not left running past its test
         throw new Error(`nats-server did not start on ${port} and ${wsPort}: ${said.trim().split('\n').slice(-3).join(' | ')}`)
+      }
       await new Promise((r) => setTimeout(r, 50))
     }
   }
   const stop = () => stopChild(child)
-  // a port free when chosen can be taken before the server binds it (test files start services side by
-  // side): then it exits at once, and it starts again on other ports
-  for (let attempt = 1; ; attempt++) {
-    await configure()
-    try {
-      await start()
-      break
-    } catch (e) {
-      if (attempt === 3) throw e
-    }
-  }
+  await onFreshPorts(configure, start)
   return {
     url: `nats://127.0.0.1:${port}`,
     wsUrl: `ws://127.0.0.1:${wsPort}`,

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { CRYSTAL_BIN, freePort, startNats as startNatsWith, stopChild, type RunningNats } from '../bench/harness.js'
+import { CRYSTAL_BIN, freePort, onFreshPorts, startNats as startNatsWith, stopChild, type RunningNats } from '../bench/harness.js'
 
 export { call, demoLibrary, freePort, startServer, type RunningNats, type RunningServer } from '../bench/harness.js'
 
@@ -17,7 +17,8 @@ export const SERVER_ENTRY = new URL('../server/index.js', import.meta.url).pathn
  * operator mode (decentralized JWT auth, as a managed swarm does): an operator, a system account and
  * one account with JetStream are made here, with a user's creds file.
  */
-export const startNats = (o: { auth?: boolean } = {}): Promise<RunningNats> => startNatsWith({ auth: o.auth ? operatorAuth : undefined })
+export const startNats = (o: { auth?: boolean; pickPort?: () => Promise<number> } = {}): Promise<RunningNats> =>
+  startNatsWith({ auth: o.auth ? operatorAuth : undefined, pickPort: o.pickPort })
 
 /** NATS JWTs (ed25519-nkey signed claims, as `nsc` makes them) for an operator-mode server, and a user's creds file. */
 async function operatorAuth(): Promise<{ conf: string; creds: string }> {
@@ -96,16 +97,18 @@ export interface RunningIcecast {
 /** A real Icecast (Debian's icecast2) on a free loopback port. As root it must drop to the icecast2
  * user (DESIGN.md section 9), so its log folder is writable by that user. The mount's in-stream titles
  * are UTF-8 (Icecast's default for MP3 mounts is ISO-8859-1, whatever the source sends). */
-export async function startIcecast(): Promise<RunningIcecast> {
+export async function startIcecast(o: { pickPort?: () => Promise<number> } = {}): Promise<RunningIcecast> {
   const { writeFileSync, chmodSync } = await import('node:fs')
   const dir = mkdtempSync(join(tmpdir(), 'crystal-icecast-'))
   chmodSync(dir, 0o777)
-  const port = await freePort()
+  let port = 0
   const conf = join(dir, 'icecast.xml')
   const owner = process.getuid?.() === 0 ? '<changeowner><user>icecast2</user><group>icecast</group></changeowner>' : ''
-  writeFileSync(
-    conf,
-    `<icecast><location>test</location><admin>test@localhost</admin><hostname>127.0.0.1</hostname>
+  const configure = async () => {
+    port = await (o.pickPort ?? freePort)()
+    writeFileSync(
+      conf,
+      `<icecast><location>test</location><admin>test@localhost</admin><hostname>127.0.0.1</hostname>
 <limits><clients>50</clients><sources>4</sources><source-timeout>10</source-timeout><burst-on-connect>1</burst-on-connect><burst-size>65535</burst-size></limits>
 <authentication><source-password>hackme</source-password><admin-user>admin</admin-user><admin-password>adminpw</admin-password></authentication>
 <listen-socket><port>${port}</port><bind-address>127.0.0.1</bind-address></listen-socket>
@@ -113,13 +116,16 @@ export async function startIcecast(): Promise<RunningIcecast> {
 <mount><mount-name>/radio.mp3</mount-name><charset>UTF-8</charset></mount>
 <logging><accesslog>access.log</accesslog><errorlog>error.log</errorlog><loglevel>3</loglevel></logging>
 <security><chroot>0</chroot>${owner}</security></icecast>\n`,
-  )
+    )
+  }
   let child: ChildProcess
   let out = ''
   const logs = () => (existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8') : '')
   const up = async () => {
     try {
-      return (await fetch(`http://127.0.0.1:${port}/status-json.xsl`)).ok
+      // a port that answers may be another server's, one that never replies among them
+      const res = await fetch(`http://127.0.0.1:${port}/status-json.xsl`, { signal: AbortSignal.timeout(1000) })
+      return res.ok && (res.headers.get('server') ?? '').startsWith('Icecast')
     } catch {
       return false
     }
@@ -133,13 +139,13 @@ export async function startIcecast(): Promise<RunningIcecast> {
     while (!(await up())) {
       if (Date.now() > deadline || child.exitCode !== null) {
         child.kill('SIGKILL') // a slow one is not left running past its test
-        throw new Error(`icecast2 did not start: ${out}${logs()}`)
+        throw new Error(`icecast2 did not start on ${port}: ${out}${logs()}`)
       }
       await new Promise((r) => setTimeout(r, 50))
     }
   }
   const stop = () => stopChild(child)
-  await start()
+  await onFreshPorts(configure, start)
   return {
     url: `http://127.0.0.1:${port}`,
     sourceUrl: `http://source:hackme@127.0.0.1:${port}/radio.mp3`,
