@@ -14,7 +14,7 @@ import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { Settings } from '../engine/config.js'
 import { API_LIMITS } from '../engine/contracts/api.js'
-import { CrystalError } from '../engine/errors.js'
+import { CrystalError, type ErrorCode } from '../engine/errors.js'
 import { loadCatalog } from '../engine/field/materials.node.js'
 import { TransferTally } from '../engine/field/transfer_tally.js'
 import type { BackendChoice } from '../engine/field/backend.js'
@@ -216,7 +216,14 @@ function validatorCompiler() {
 /** Starts the server and closes it cleanly on SIGINT/SIGTERM (jobs cancelled, engine released). */
 export async function serve(o: ServerOptions, say: (line: string) => void): Promise<void> {
   const { app } = await buildServer(o)
-  const address = await app.listen({ host: o.host, port: o.port })
+  let address: string
+  try {
+    address = await app.listen({ host: o.host, port: o.port })
+  } catch (e) {
+    // the engine, the station and the jobs are let go, so that the process ends with its error
+    await app.close()
+    throw listenError(e, o)
+  }
   say(
     `crystal service listening on ${address} (the Observatory at ${address}/${o.station ? `, the player at ${address}/player` : ''}, API docs at ${address}/docs)`,
   )
@@ -228,6 +235,20 @@ export async function serve(o: ServerOptions, say: (line: string) => void): Prom
     process.once('SIGINT', () => stop('SIGINT'))
     process.once('SIGTERM', () => stop('SIGTERM'))
   })
+}
+
+/** Why the server could not listen, as the person who chose the address would put it. */
+function listenError(e: unknown, o: Pick<ServerOptions, 'host' | 'port'>): unknown {
+  const at = `${o.host}:${o.port}`
+  const anAddress = 'give one of its addresses with --host, or 0.0.0.0 for all'
+  const why: Record<string, [ErrorCode, string, 'host' | 'port', string]> = {
+    EADDRINUSE: ['busy', `${at} is in use by another process`, 'port', 'stop what holds it, or choose another with --port'],
+    EACCES: ['bad_argument', `listening on ${at} is not permitted`, 'port', 'ports below 1024 need privileges: choose another with --port'],
+    EADDRNOTAVAIL: ['bad_argument', `${o.host} is not an address of this machine`, 'host', anAddress],
+    ENOTFOUND: ['bad_argument', `the host name ${o.host} is not known`, 'host', anAddress],
+  }
+  const known = why[(e as NodeJS.ErrnoException).code ?? '']
+  return known ? new CrystalError(known[0], known[1], { field: known[2] }, known[3]) : e
 }
 
 /** With a bus (SVC_NATS_URL), publishes the consciousness subjects from the live field; without it, nothing. */

@@ -5,6 +5,7 @@ import SwaggerParser from '@apidevtools/swagger-parser'
 import { Value } from '@sinclair/typebox/value'
 import type { TSchema } from '@sinclair/typebox'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
@@ -12,7 +13,7 @@ import * as api from '../engine/contracts/api.js'
 import { ARCHIVE_CELLS } from '../engine/discovery/archive.js'
 import { ENCODING_VERSION } from '../engine/encode/text.js'
 import { CRYSTAL_BIN } from '../bench/harness.js'
-import { call, SERVER_ENTRY, startServer, type RunningServer } from '../testing/services.js'
+import { call, runCrystal, SERVER_ENTRY, startServer, type RunningServer } from '../testing/services.js'
 
 function conforms(schema: TSchema, value: unknown): void {
   const first = Value.Errors(schema, value).First()
@@ -361,6 +362,29 @@ describe('crystal --debug serve', () => {
     const [one, four] = [await served('1'), await served('4')]
     expect(four).toBeLessThan(0.6 * one)
   }, 240_000)
+})
+
+describe('crystal serve where it cannot listen', () => {
+  test('a port in use or an address not of this machine: the error says which and the process ends (it hung before)', async () => {
+    const held = createServer()
+    await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve))
+    const { port } = held.address() as { port: number }
+    const env = { SVC_CRYSTAL_DATA_DIR: mkdtempSync(join(tmpdir(), 'crystal-listen-')), SVC_CRYSTAL_API_TOKEN: 'secret' }
+    const serving = (...args: string[]) => runCrystal(['--backend', 'cpu', 'serve', '--size', '16', ...args], env)
+    try {
+      const inUse = await serving('--port', String(port))
+      expect(inUse.stderr).toContain(
+        `crystal: 127.0.0.1:${port} is in use by another process (stop what holds it, or choose another with --port)`,
+      )
+      expect(inUse.status).toBe(1)
+      // TEST-NET-1 (RFC 5737): documentation's own addresses, no machine's
+      const elsewhere = await serving('--host', '192.0.2.1', '--port', String(port))
+      expect(elsewhere.stderr).toContain('crystal: 192.0.2.1 is not an address of this machine (give one of its addresses with --host')
+      expect(elsewhere.status).toBe(2)
+    } finally {
+      held.close()
+    }
+  })
 })
 
 describe('a user material (--material-file)', () => {
