@@ -42,7 +42,7 @@ describe('services started where their first port was taken', () => {
   })
 
   it('nats-server gives up after three tries, naming the port and what the server said', async () => {
-    // every pick the held port: the websocket port is picked again until it differs, so only the client port repeats
+    // each try's client port the held one, its websocket port a free one
     let picks = 0
     const pickPort = () => (picks++ % 2 === 0 ? Promise.resolve(heldPort) : freePort())
     await expect(startNats({ pickPort })).rejects.toThrow(new RegExp(`nats-server did not start on ${heldPort} .*address already in use`))
