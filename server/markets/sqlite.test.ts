@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect, test } from 'vitest'
-import { openSqlite } from './sqlite.js'
+import { openSqlite, withoutSqliteWarning } from './sqlite.js'
 
 test('Node 22.13 and later use node:sqlite, older Nodes better-sqlite3 (which aborts on Node 24)', () => {
   const [major, minor] = process.versions.node.split('.').map(Number)
@@ -34,4 +34,24 @@ test('a refused inner transaction leaves no trace and the outer one commits; a r
   const rows = db.prepare<[], { x: number }>('SELECT x FROM t ORDER BY x').all()
   expect(rows.map((r) => r.x)).toEqual([1, 3])
   db.close()
+})
+
+test("Node 22's warning that SQLite is experimental is not printed; other warnings are", async () => {
+  const seen: string[] = []
+  const listen = (w: Error) => seen.push(w.message)
+  process.on('warning', listen)
+  try {
+    const loaded = withoutSqliteWarning(() => {
+      // the words Node 22 emits when node:sqlite is loaded
+      process.emitWarning('SQLite is an experimental feature and might change at any time', 'ExperimentalWarning')
+      process.emitWarning('something else', 'ExperimentalWarning')
+      return 7
+    })
+    expect(loaded).toBe(7)
+    process.emitWarning('SQLite is an experimental feature, after the load', 'ExperimentalWarning')
+    await new Promise((r) => setImmediate(r)) // warnings are emitted on the next tick
+    expect(seen).toEqual(['something else', 'SQLite is an experimental feature, after the load'])
+  } finally {
+    process.off('warning', listen)
+  }
 })

@@ -47,9 +47,28 @@ interface NodeSqliteModule {
 }
 
 function nodeSqlite(): NodeSqliteModule | undefined {
-  const m = process.getBuiltinModule?.('node:sqlite') as NodeSqliteModule | undefined
+  const m = withoutSqliteWarning(() => process.getBuiltinModule?.('node:sqlite')) as NodeSqliteModule | undefined
   // iterate() arrived with 22.13, the release that also dropped the flag
   return m && 'iterate' in m.StatementSync.prototype ? m : undefined
+}
+
+/**
+ * `load()` with Node 22's "SQLite is an experimental feature" warning dropped: `crystal serve` printed
+ * it on stderr at every start, though the store chose node:sqlite knowingly and its tests hold it to
+ * better-sqlite3's behaviour (Node 24 no longer warns). Every other warning passes as before.
+ */
+export function withoutSqliteWarning<T>(load: () => T): T {
+  const emit = process.emitWarning
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    const text = typeof warning === 'string' ? warning : warning.message
+    if (text.startsWith('SQLite is an experimental feature')) return
+    return (emit as (...args: unknown[]) => void).call(process, warning, ...rest)
+  }) as typeof process.emitWarning
+  try {
+    return load()
+  } finally {
+    process.emitWarning = emit
+  }
 }
 
 export function openSqlite(file: string, o: OpenOptions = {}): Sqlite {
