@@ -9,9 +9,22 @@ Module._resolveFilename = function (request, ...rest) {
   if (hidden.includes(request)) throw Object.assign(new Error(`Cannot find module '${request}'`), { code: 'MODULE_NOT_FOUND' })
   return resolveFilename.call(this, request, ...rest)
 }
-const hook = `const hidden = ${JSON.stringify(hidden)}
+const missing = (specifier, parent) =>
+  Object.assign(new Error(`Cannot find package '${specifier}' imported from ${parent}`), { code: 'ERR_MODULE_NOT_FOUND' })
+if (Module.registerHooks) {
+  // Node 22.15 and later: hooks on this thread (Node 26 deprecates module.register, with a warning the tests read)
+  Module.registerHooks({
+    resolve: (specifier, context, next) => {
+      if (hidden.includes(specifier)) throw missing(specifier, context.parentURL)
+      return next(specifier, context)
+    },
+  })
+} else {
+  const hook = `const hidden = ${JSON.stringify(hidden)}
+const missing = ${missing}
 export async function resolve(specifier, context, next) {
-  if (hidden.includes(specifier)) throw Object.assign(new Error("Cannot find package '" + specifier + "' imported from " + context.parentURL), { code: 'ERR_MODULE_NOT_FOUND' })
+  if (hidden.includes(specifier)) throw missing(specifier, context.parentURL)
   return next(specifier, context)
 }`
-Module.register(`data:text/javascript,${encodeURIComponent(hook)}`)
+  Module.register(`data:text/javascript,${encodeURIComponent(hook)}`)
+}
