@@ -11,20 +11,15 @@ Module._resolveFilename = function (request, ...rest) {
 }
 const missing = (specifier, parent) =>
   Object.assign(new Error(`Cannot find package '${specifier}' imported from ${parent}`), { code: 'ERR_MODULE_NOT_FOUND' })
-if (Module.registerHooks) {
-  // Node 22.15 and later: hooks on this thread (Node 26 deprecates module.register, with a warning the tests read)
-  Module.registerHooks({
-    resolve: (specifier, context, next) => {
-      if (hidden.includes(specifier)) throw missing(specifier, context.parentURL)
-      return next(specifier, context)
-    },
-  })
-} else {
-  const hook = `const hidden = ${JSON.stringify(hidden)}
-const missing = ${missing}
-export async function resolve(specifier, context, next) {
+const resolve = (specifier, context, next) => {
   if (hidden.includes(specifier)) throw missing(specifier, context.parentURL)
   return next(specifier, context)
-}`
+}
+if (Module.registerHooks) {
+  // Node 22.15 and later: hooks on this thread (Node 26 deprecates module.register, with a warning the tests read)
+  Module.registerHooks({ resolve })
+} else {
+  // the same hook on the loader's thread: its source, with what it uses
+  const hook = `const hidden = ${JSON.stringify(hidden)}\nconst missing = ${missing}\nexport const resolve = ${resolve}`
   Module.register(`data:text/javascript,${encodeURIComponent(hook)}`)
 }
