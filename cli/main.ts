@@ -69,6 +69,9 @@ export function endsAtOnce(): boolean {
 
 export async function main(argv = process.argv): Promise<number> {
   const cli = program()
+  // commander takes a variable that is set but empty as the option's value ('' for --data-dir: the
+  // registry would go to the working directory); an empty value counts as unset (README "Environment")
+  for (const { envVar } of cli.options) if (envVar && process.env[envVar] === '') delete process.env[envVar]
   cli.hook('postAction', (_, action) => {
     done = DONE_WHEN_RETURNED.has(action.name())
   })
