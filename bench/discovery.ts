@@ -13,20 +13,20 @@ import { findAdapter } from '../engine/gpu/device.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'
 import { createNodeEngine } from '../engine/node.js'
 import { MemoryRegistryStore, Registry } from '../engine/registry/registry.js'
+import { benchEnv } from './env.js'
 
 /** The comparison's scale: the issue's (10 seeds of 1,200 evaluations at N = 96) unless the environment asks for less. */
-export const SEARCH_SCALE = {
-  seeds: Number(process.env.CRYSTAL_BENCH_SEEDS ?? 10),
-  evaluations: Number(process.env.CRYSTAL_BENCH_EVALUATIONS ?? 1200),
-  size: Number(process.env.CRYSTAL_BENCH_SIZE ?? 96),
-  population: 12,
+export function searchScale() {
+  const e = benchEnv()
+  return {
+    seeds: e.CRYSTAL_BENCH_SEEDS ?? 10,
+    evaluations: e.CRYSTAL_BENCH_EVALUATIONS ?? 1200,
+    size: e.CRYSTAL_BENCH_SIZE ?? 96,
+    population: 12,
+    /** The three materials compared, or those `CRYSTAL_BENCH_MATERIALS` names (comma-separated). */
+    materials: e.CRYSTAL_BENCH_MATERIALS?.split(',').map((m) => m.trim()) ?? ['europium_crystal', 'silicon', 'metamaterial'],
+  }
 }
-/** The three materials compared, or those `CRYSTAL_BENCH_MATERIALS` names (comma-separated). */
-export const SEARCH_MATERIALS = process.env.CRYSTAL_BENCH_MATERIALS?.split(',').map((m) => m.trim()) ?? [
-  'europium_crystal',
-  'silicon',
-  'metamaterial',
-]
 
 export interface Interval {
   mean: number
@@ -128,7 +128,7 @@ const holds = (f: { map_elites: Interval; random: Interval }) => f.map_elites.lo
 
 /** Both searches on every seed, as many runs at once as the machine has cores. */
 export async function compareSearch(material: string, progress: (what: string) => void): Promise<SearchComparison> {
-  const { seeds, evaluations, size, population } = SEARCH_SCALE
+  const { seeds, evaluations, size, population } = searchScale()
   const queue: SearchRun[] = []
   for (let seed = 1; seed <= seeds; seed++)
     for (const search of ['map_elites', 'random'] as const)
@@ -207,7 +207,7 @@ export async function recallLatency() {
 export async function runDiscoveryBench(progress: (what: string) => void = () => {}): Promise<DiscoveryBenchReport> {
   const skipped: string[] = []
   const search: SearchComparison[] = []
-  for (const material of SEARCH_MATERIALS) search.push(await compareSearch(material, progress))
+  for (const material of searchScale().materials) search.push(await compareSearch(material, progress))
   progress('genome evaluations (cpu)')
   const evaluations = [await evaluationRate('cpu')]
   const adapter = await findAdapter(await nodeGpu().catch(() => undefined))

@@ -10,6 +10,7 @@ import type { Engine } from '../engine/field/engine.js'
 import { createNodeEngine } from '../engine/node.js'
 import { negLaplacian } from '../engine/recall/adjoint.js'
 import { MemoryReader } from '../engine/recall/recall.js'
+import { benchEnv } from './env.js'
 
 export const MEMORY_BENCH = {
   size: 64,
@@ -205,6 +206,8 @@ async function capacityRow(size: number, noise: number, say: (line: string) => v
 }
 
 export async function runMemoryBench(say: (line: string) => void = () => {}): Promise<MemoryBenchReport> {
+  // read first: a bad value stops the benchmark before its half hour, not after
+  const long = benchEnv().CRYSTAL_BENCH_LONG === '1'
   const t0 = performance.now()
   const margins: MarginRow[] = []
   const europium = new Map<string, number[]>()
@@ -244,7 +247,7 @@ export async function runMemoryBench(say: (line: string) => void = () => {}): Pr
   })
   const capacity: CapacityRow[] = []
   // N = 512 takes half an hour on 2 cores: only with CRYSTAL_BENCH_LONG=1
-  const sizes = [...MEMORY_BENCH.capacity.sizes, ...(process.env.CRYSTAL_BENCH_LONG === '1' ? MEMORY_BENCH.capacity.long_sizes : [])]
+  const sizes = [...MEMORY_BENCH.capacity.sizes, ...(long ? MEMORY_BENCH.capacity.long_sizes : [])]
   for (const size of sizes)
     for (const noise of MEMORY_BENCH.capacity.noise) if (noise === 0 || size === 128) capacity.push(await capacityRow(size, noise, say))
   return { protocol: MEMORY_BENCH, margins, dephasing, capacity, seconds: (performance.now() - t0) / 1000 }

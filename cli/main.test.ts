@@ -646,6 +646,36 @@ describe('usage', () => {
     expect(backend.stderr).toContain('Allowed choices are auto, gpu, cpu')
   })
 
+  test('a bad CRYSTAL_BENCH_ value stops its benchmark before any work, naming it; exit 2', () => {
+    const seeds = crystal({ ...env, CRYSTAL_BENCH_SEEDS: 'abc' }, '--backend', 'cpu', 'bench', 'discovery')
+    expect(seeds.status).toBe(2)
+    expect(seeds.stderr).toContain('CRYSTAL_BENCH_SEEDS must be a whole number of at least 1, got "abc"')
+    const size = crystal({ ...env, CRYSTAL_BENCH_SIZE: '8' }, '--backend', 'cpu', 'bench', 'discovery')
+    expect(size.stderr).toContain('CRYSTAL_BENCH_SIZE must be a whole number from 16 to 4096, got "8"')
+    // the memory benchmark reads CRYSTAL_BENCH_LONG before its first row (the half hour), not after its last
+    const long = crystal({ ...env, CRYSTAL_BENCH_LONG: 'yes' }, '--backend', 'cpu', 'bench', 'memory')
+    expect(long.status).toBe(2)
+    expect(long.stderr).toContain('CRYSTAL_BENCH_LONG must be 0 or 1, got "yes"')
+    expect(long.stderr).not.toContain('margin ideal_resonator')
+  })
+
+  test('CRYSTAL_BACKEND and SVC_CRYSTAL_DATA_DIR set but empty count as unset, as every other variable does', () => {
+    // run in a fresh working directory with HOME there too: the default data dir is its .svc-crystal
+    const home = fresh('empty-env')
+    const run = (vars: Record<string, string>, ...args: string[]) =>
+      spawnSync(process.execPath, [BIN, ...args], { cwd: home, encoding: 'utf8', env: { ...process.env, HOME: home, ...vars } })
+    const r = run({ CRYSTAL_BACKEND: '', SVC_CRYSTAL_DATA_DIR: '' }, 'write', 'an empty variable', '--size', '16')
+    expect(r.stderr).not.toContain('invalid')
+    expect(r.status).toBe(0)
+    // the medium went to the default data dir, not to the working directory
+    expect(existsSync(join(home, '.svc-crystal', 'medium.bin'))).toBe(true)
+    expect(existsSync(join(home, 'medium.bin'))).toBe(false)
+    // control: a value that is set is still checked
+    const bad = run({ CRYSTAL_BACKEND: 'tpu' }, 'materials')
+    expect(bad.status).toBe(2)
+    expect(bad.stderr).toContain("from env 'CRYSTAL_BACKEND' is invalid")
+  })
+
   test('starting the CLI loads no benchmark, server, market store or bus client: each waits for the command that uses it', () => {
     // a module hook that names every chunk of dist/bundle/ and every module of Fastify and NATS that the command
     // resolves; a chunk stands for the compiled modules it holds (dist/bundle/chunks.json), of which those of
