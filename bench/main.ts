@@ -1,6 +1,7 @@
 // The benchmarks: `npm run bench` (all of them) and `crystal bench <field|memory|discovery|all>`.
 // Each prints a table and writes JSON to bench/results/<name>.json (and a timestamped copy).
 import { mkdirSync, writeFileSync } from 'node:fs'
+import { writableFolder } from '../engine/util/folder.node.js'
 import { availableParallelism, cpus } from 'node:os'
 import { join } from 'node:path'
 import type { BackendChoice } from '../engine/field/backend.js'
@@ -52,6 +53,7 @@ const sidesRun = (cpu: boolean, gpu: boolean) => (cpu && gpu ? 'CPU and GPU side
 
 export async function runBench(which: BenchName | 'all', o: BenchOptions): Promise<Record<string, object>> {
   const reports: Record<string, object> = {}
+  await writableFolder(o.out, 'the reports folder', 'choose another with --out')
   if (o.backend === 'gpu' && (which === 'all' || ['field', 'dream', 'recall', 'open'].includes(which))) await requireAdapter()
   const show = (title: string, rows: object[]) => {
     if (o.json) return

@@ -14,6 +14,7 @@ import { dawnLoop } from '../engine/gpu/wait.node.js'
 import { createNodeEngine } from '../engine/node.js'
 import { FileRegistryStore } from '../engine/registry/file_store.node.js'
 import { Registry } from '../engine/registry/registry.js'
+import { writableFolder } from '../engine/util/folder.node.js'
 
 /** Without --data-dir or SVC_CRYSTAL_DATA_DIR (commander reads that one). */
 export const DEFAULT_DATA_DIR = join(homedir(), '.svc-crystal')
@@ -29,6 +30,8 @@ export interface CliContext {
   say(line: string): void
   catalog(files?: string[]): MaterialCatalog
   registry(): Registry
+  /** Makes the data dir and checks it can be written: asked before long work that registers what it finds. */
+  writable(): Promise<void>
   open(o: EngineOptions): Promise<Engine>
 }
 
@@ -48,6 +51,7 @@ export function contextOf(cli: Command): CliContext {
     say,
     catalog: (files) => loadCatalog(g.dataDir, files),
     registry: () => new Registry(new FileRegistryStore(g.dataDir), settings.registry_limits),
+    writable: () => writableFolder(g.dataDir, 'the data dir', 'choose another with --data-dir or SVC_CRYSTAL_DATA_DIR'),
     open: async (o) => {
       const engine = await createNodeEngine({
         backend: g.backend,

@@ -646,6 +646,33 @@ describe('usage', () => {
     expect(backend.stderr).toContain('Allowed choices are auto, gpu, cpu')
   })
 
+  test('a data dir or reports folder that cannot be written is said before the work, not after it; an empty --data-dir is refused', () => {
+    const file = join(env.SVC_CRYSTAL_DATA_DIR, 'a-file')
+    writeFileSync(file, '')
+    const evolve = crystal(
+      env,
+      '--backend',
+      'cpu',
+      '--data-dir',
+      join(file, 'data'),
+      'evolve',
+      '--material',
+      'silicon',
+      '--generations',
+      '50',
+    )
+    expect(evolve.status).toBe(2)
+    expect(evolve.stderr).toContain(`the data dir ${join(file, 'data')} cannot be written (ENOTDIR); choose another with --data-dir`)
+    // no generation ran: the progress would name one
+    expect(evolve.stderr).not.toMatch(/generation|gen \d/i)
+    const bench = crystal(env, '--backend', 'cpu', 'bench', 'field', '--sizes', '16', '--out', file)
+    expect(bench.status).toBe(2)
+    expect(bench.stderr).toContain(`the reports folder ${file} cannot be written (EEXIST); choose another with --out`)
+    const empty = crystal(env, '--data-dir', '', 'primitives')
+    expect(empty.status).toBe(2)
+    expect(empty.stderr).toContain("option '--data-dir <dir>' argument '' is invalid. takes a folder, got an empty value")
+  })
+
   test('a bad CRYSTAL_BENCH_ value stops its benchmark before any work, naming it; exit 2', () => {
     const seeds = crystal({ ...env, CRYSTAL_BENCH_SEEDS: 'abc' }, '--backend', 'cpu', 'bench', 'discovery')
     expect(seeds.status).toBe(2)

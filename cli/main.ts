@@ -1,7 +1,7 @@
 // `crystal` (also `svc-crystal`): the command line. Tables for people, --json for machines, progress
 // on stderr, one sentence on stderr for an error (a stack trace only with --debug), and exit codes
 // from one table (cli/errors.ts): 0 success, 1 the work failed, 2 the command was misused.
-import { Command, CommanderError, Option } from 'commander'
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { isCrystalError } from '../engine/errors.js'
 import { BACKEND_CHOICES } from '../engine/field/backend.js'
 import pkg from '../package.json' with { type: 'json' }
@@ -28,6 +28,11 @@ function program(): Command {
     .addOption(
       new Option('--data-dir <dir>', 'where materials and the registry live')
         .env('SVC_CRYSTAL_DATA_DIR')
+        .argParser((dir) => {
+          // '' would be the working directory, unasked
+          if (!dir.trim()) throw new InvalidArgumentError('takes a folder, got an empty value')
+          return dir
+        })
         .default(DEFAULT_DATA_DIR, '~/.svc-crystal'),
     )
     .option('-q, --quiet', 'no progress or notices on stderr (errors still)')

@@ -37,6 +37,7 @@ export function registerArchive(cli: Command, ctx: () => CliContext): void {
         const held = (await jsm.streams.info(DISCOVERY_STREAM)).state.messages
         c.say(`archive: ${held} announcement${held === 1 ? '' : 's'} held in ${DISCOVERY_STREAM}; merging into ${c.dataDir}`)
         if (o.catchUp && held === 0) return
+        await c.writable()
         const registry = c.registry()
         const merge = async (taken: DiscoveredMessage[]) => {
           const out = await registry.register(

@@ -124,6 +124,7 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
     .action(async (o: SearchOptions & { material: string }) => {
       const c = ctx()
       const material = c.catalog(o.materialFile).get(o.material)
+      await c.writable()
       const progress = progressReporter(c, material.name, o.generations, !!o.json)
       const t0 = performance.now()
       const detector = pool(o)
@@ -172,6 +173,7 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
               .filter(Boolean)
       if (!names.length) throw new CrystalError('bad_argument', '--material names no material', { field: 'material' })
       const materials = names.map((n) => catalog.get(n))
+      await c.writable()
       let stopping = false
       // the pause between rounds ends at once on Ctrl-C (and leaves no timer holding the process)
       const pause = new AbortController()
