@@ -20,6 +20,8 @@ export const API_LIMITS = {
   text_length: 10_000,
   program_length: 100_000,
   state_size: 256,
+  /** Memories the live field holds: recall tells the memories of one moment apart pair by pair, on the server's thread (docs/api.md). */
+  memories: 256,
 } as const
 
 /** The side N of a field, for every engine (CLI flags, API bodies and the engine check the same range). */

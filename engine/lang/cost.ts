@@ -14,6 +14,15 @@ const PERTURB = RECOVERY_STEPS + OBSERVE_STEPS
 /** A dream: observe, then settle (the longer of the two modes). */
 const DREAM = Math.max(...Object.values(DREAM_PARAMS).map((p) => p.observe_steps + p.settle_steps))
 
+/**
+ * Recall's work beyond its sweep, in field steps a pair of memories: the memories written at one
+ * moment are told apart pair by pair (each pair a product over the field), so a recall over M of them
+ * costs some M^2 such products. Measured (N = 128, CPU backend, 2 cores): 400 memories at one moment,
+ * 3.1 s a recall, where 20,000 steps took 0.89 s: 0.44 step a pair. Counted as if every memory
+ * were written at one moment, as a program's WRITEs between steps may be.
+ */
+const RECALL_STEPS_PER_PAIR = 0.5
+
 /** One genome's evaluation (MERGE, SPLIT): a clean field that is perturbed and its rerun under noise, stepping beside it. */
 const evaluation = (resonateSteps: number) => 2 * (resonateSteps + DREAM + WINDOW + PERTURB)
 
@@ -33,10 +42,14 @@ export interface CommandCost {
  */
 export function programCost(commands: readonly Command[], genomeSteps: (id: string) => number): CommandCost[] {
   let age = 0
+  let memories = 0
   return commands.map((c) => {
     let steps = 0
     switch (c.name) {
       case 'WRITE':
+        memories += 1
+        steps = 1
+        break
       case 'PULSE':
         steps = 1
         break
@@ -53,8 +66,10 @@ export function programCost(commands: readonly Command[], genomeSteps: (id: stri
         age += steps
         break
       case 'PROBE':
-      case 'RECALL':
         steps = 1 + Math.min(age, MAX_LOOKBACK)
+        break
+      case 'RECALL':
+        steps = 1 + Math.min(age, MAX_LOOKBACK) + Math.ceil(RECALL_STEPS_PER_PAIR * memories ** 2)
         break
       case 'MERGE':
         steps = evaluation(Math.max(genomeSteps(String(c.args[0])), genomeSteps(String(c.args[1]))))

@@ -31,7 +31,11 @@ export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = as
     '/crystal/write',
     { schema: { tags, summary: 'Write text into the field', body: api.WriteBody, response: { 200: api.MutationReply, ...problems } } },
     async (req) => {
-      await service.mutate((e) => e.write(req.body.text, req.body.importance ?? 1))
+      await service.mutate((e) => {
+        const held = e.memories.length
+        if (held >= api.API_LIMITS.memories) throw limit('memories', held + 1, api.API_LIMITS.memories, 'memories')
+        return e.write(req.body.text, req.body.importance ?? 1)
+      })
       return changed()
     },
   )
@@ -170,7 +174,10 @@ export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = as
         programCost(commands, (id) => genomes.get(id) ?? 0),
         size,
       )
-      const trace = await service.runProgram({ commands, size, materials: catalog.list() })
+      // a client that goes away ends its program: its worker is not left running to the end
+      const left = new AbortController()
+      reply.raw.once('close', () => reply.raw.writableFinished || left.abort())
+      const trace = await service.runProgram({ commands, size, materials: catalog.list() }, left.signal)
       return { trace }
     },
   )
