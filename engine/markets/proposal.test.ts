@@ -64,4 +64,18 @@ describe('proposals', () => {
       expect(e.hint).toBe(PROPOSAL_FORMAT)
     }
   })
+
+  it('the last date is 9999-12-30: 9999-12-31 would close in the year 10000 in UTC and is refused, naming the date', () => {
+    const now = at('2026-06-01T12:00:00Z')
+    const p = parseProposal('propose: x | by 9999-12-30 | category t', now)
+    expect(new Date(p.closes_at).toISOString()).toBe('9999-12-31T06:00:00.000Z')
+    const e = refusal('propose: x | by 9999-12-31 | category t', now)
+    expect(e.code).toBe('bad_proposal')
+    expect(e.message).toContain('9999-12-31 would close at +010000-01-01T06:00:00.000Z')
+    expect(e.message).toContain(PROPOSAL_FORMAT)
+    // year 0000 is a calendar year (not 1900, as Date.UTC reads it), and long past
+    expect(refusal('propose: x | by 0000-01-01 | category t', now).message).toContain('not in the future')
+    expect(refusal('propose: x | by 0000-02-29 | category t', now).message).toContain('not in the future')
+    expect(refusal('propose: x | by 2027-02-29 | category t', now).message).toContain('not a calendar date')
+  })
 })

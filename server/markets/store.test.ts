@@ -148,6 +148,28 @@ describe('market store', () => {
     expect(s.conservation().ok).toBe(true)
   })
 
+  it('a close is a date-time with a four-digit year in UTC: past 9999 or off the calendar is refused, and nothing is escrowed', async () => {
+    const s = open()
+    const a = await s.register({ id: 'a', display_name: 'A', kind: 'human' })
+    const play = (closes_at: string) =>
+      s.createMarket({ question: 'q', outcomes: ['yes', 'no'], tier: 'play', closes_at }, s.authenticate(a.token))
+    // 23:59:59 at UTC-12 on the last day of 9999 is 11:59:59 on 1 January 10000 in UTC
+    const late = await refused(play('9999-12-31T23:59:59-12:00'))
+    expect(late).toMatchObject({ code: 'bad_argument', where: { field: 'closes_at' } })
+    expect(late.message).toContain('+010000-01-01T11:59:59.000Z')
+    // Date.parse would carry 30 February over to 2 March
+    expect((await refused(play('2027-02-30T00:00:00Z'))).message).toContain('2027-02-30 is not a calendar date')
+    // a proposal for the last day of 9999 is refused as a proposal, before any escrow
+    const proposed = await refused((async () => s.propose(s.authenticate(a.token), 'propose: x | by 9999-12-31 | category t'))())
+    expect(proposed.code).toBe('bad_proposal')
+    expect(s.agent('a').balance).toBe(100_000)
+    expect(s.markets({})).toEqual([])
+    // the last instant of 9999 in UTC is still a date-time, and is written back as one
+    expect((await play('9999-12-31T23:59:59.999Z')).closes_at).toBe('9999-12-31T23:59:59.999Z')
+    expect((await s.propose(s.authenticate(a.token), 'propose: x | by 9999-12-30 | category t')).closes_at).toBe('9999-12-31T06:00:00.000Z')
+    expect(s.conservation().ok).toBe(true)
+  })
+
   it('one flipped byte in a ledger entry on disk: verify names that entry', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'crystal-markets-'))
     const s = open(dir)

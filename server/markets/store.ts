@@ -17,6 +17,7 @@ import {
   type TradeBody,
 } from '../../engine/contracts/markets.js'
 import { CrystalError } from '../../engine/errors.js'
+import { parseInstant } from '../../engine/markets/instant.js'
 import { entryText, GENESIS, verifyChain, type LedgerEntry, type LedgerKind, type Verdict } from '../../engine/markets/ledger.js'
 import {
   escrowMinor,
@@ -435,7 +436,8 @@ export class MarketStore {
   /** Opens a market funded by `funder` (escrow b ln n from their balance); a labs market is funded by the house. */
   createMarket(body: CreateMarketBody, proposer: AgentRow | null): Promise<MarketReply> {
     return this.write(() => {
-      const closes = Date.parse(body.closes_at)
+      // the schema's date-time format lets through 2026-02-30 and instants past 9999 in UTC; replies could not write them back
+      const closes = parseInstant(body.closes_at, 'closes_at')
       if (!(closes > this.now()))
         throw new CrystalError('bad_argument', `closes_at ${body.closes_at} is not in the future`, { field: 'closes_at' })
       const b = body.b ?? DEFAULT_B
