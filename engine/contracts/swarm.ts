@@ -4,6 +4,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { FormatRegistry } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { PrimitiveSchema } from './registry.js'
+import { directionProblem } from '../util/vector.js'
 
 // TypeBox checks only the formats it is told about: an ISO 8601 date and time, e.g. 2026-11-20T22:53:06.000Z.
 if (!FormatRegistry.Has('date-time'))
@@ -44,7 +45,11 @@ export function readAnnouncement(m: { json(): unknown }): { message: DiscoveredM
   } catch {
     return { error: 'not JSON' }
   }
-  if (discoveredCheck.Check(value)) return { message: value }
+  if (discoveredCheck.Check(value)) {
+    // the registry refuses a signature with no direction (engine/registry): such an announcement is dropped here, as a malformed one is
+    const problem = directionProblem(value.primitive.signature)
+    return problem ? { error: `/primitive/signature: ${problem}` } : { message: value }
+  }
   const first = discoveredCheck.Errors(value).First()
   return { error: first ? `${first.path || '/'}: ${first.message}` : 'does not match its contract' }
 }

@@ -8,7 +8,7 @@ import { describe, expect, test } from 'vitest'
 import { CrystalError } from '../errors.js'
 import { candidate } from '../../testing/fixtures.js'
 import { FileRegistryStore } from './file_store.node.js'
-import { DEFAULT_LIMITS, MemoryRegistryStore, quality, Registry } from './registry.js'
+import { contentHash, DEFAULT_LIMITS, MemoryRegistryStore, quality, Registry } from './registry.js'
 
 const WRITER = new URL('../../testing/registry_writer.mjs', import.meta.url).pathname
 const freshDir = () => mkdtempSync(join(tmpdir(), 'crystal-registry-'))
@@ -53,6 +53,63 @@ describe('registration', () => {
     expect(hits[0].primitive.id).toBe('CRY-000003')
     expect(hits[0].similarity).toBeGreaterThan(hits[1].similarity)
     await expect(r.similar('CRY-999999')).rejects.toThrow('no primitive CRY-999999 in the registry')
+  })
+})
+
+describe('signatures', () => {
+  test('a signature with no direction (all zeros, non-finite, a norm beyond float64) is refused before anything is written, naming the candidate', async () => {
+    const r = new Registry(new MemoryRegistryStore())
+    const huge = candidate(2, { signature: candidate(2).signature.map(() => 1e308) })
+    const bad = [
+      candidate(2, { signature: candidate(2).signature.map(() => 0) }),
+      huge,
+      candidate(2, { signature: [Number.NaN, ...candidate(2).signature.slice(1)] }),
+      candidate(2, { signature: [] }),
+    ]
+    for (const c of bad) {
+      const error = await r.register([candidate(1), c]).catch((e) => e)
+      expect(error).toBeInstanceOf(CrystalError)
+      expect(error.code).toBe('bad_argument')
+      expect(error.where).toEqual({ field: 'candidates[1].signature' })
+    }
+    // two twins of 1e308 used to pass each other (their cosine was NaN): now neither is held
+    await expect(r.register([huge, huge])).rejects.toThrow('candidates[0]: the signature has a norm beyond float64')
+    expect(await r.list()).toEqual([])
+    expect((await r.file()).next_serial).toBe(1)
+  })
+
+  test('an import with a bad signature is refused naming its uuid (the archivist path, novelty off)', async () => {
+    const r = new Registry(new MemoryRegistryStore())
+    const uuid = '0f0e0d0c-0b0a-4908-8706-050403020100'
+    const zero = candidate(3, { uuid, signature: candidate(3).signature.map(() => 0) })
+    await expect(r.register([zero], { novelty: false })).rejects.toThrow(`candidates[0] (uuid ${uuid}): the signature is all zeros`)
+  })
+
+  test('a registry written before the check, holding a zero signature, still loads; similar() to it is refused, and it ranks as unlike everything', async () => {
+    const dir = freshDir()
+    await new Registry(new FileRegistryStore(dir)).register([candidate(1), candidate(2), candidate(3)])
+    const path = join(dir, 'registry.json')
+    const file = JSON.parse(readFileSync(path, 'utf8'))
+    file.primitives[1].signature = file.primitives[1].signature.map(() => 0)
+    file.content_hash = await contentHash(file.primitives)
+    writeFileSync(path, JSON.stringify(file))
+    const r = new Registry(new FileRegistryStore(dir))
+    expect(await r.list()).toHaveLength(3)
+    const error = await r.similar('CRY-000002', 5, 'similar_to').catch((e) => e)
+    expect(error).toMatchObject({ code: 'bad_argument', where: { field: 'similar_to' } })
+    expect(error.message).toContain('nothing can be ranked by similarity to CRY-000002: its signature is all zeros')
+    const hits = await r.similar('CRY-000001')
+    expect(hits.every((h) => Number.isFinite(h.similarity))).toBe(true)
+    expect(hits.find((h) => h.primitive.id === 'CRY-000002')?.similarity).toBe(0)
+    expect(hits.map((h) => h.similarity)).toEqual([...hits.map((h) => h.similarity)].sort((a, b) => b - a))
+    // new registrations still go through beside it
+    expect((await r.register([candidate(4)])).registered).toHaveLength(1)
+  })
+
+  test('a primitive not held is not_found, naming the field the caller asked by', async () => {
+    const r = new Registry(new MemoryRegistryStore())
+    await expect(r.similar('CRY-999999')).rejects.toMatchObject({ code: 'not_found', where: { field: 'id' } })
+    await expect(r.similar('CRY-999999', 5, 'similar_to')).rejects.toMatchObject({ code: 'not_found', where: { field: 'similar_to' } })
   })
 })
 

@@ -4,7 +4,7 @@
 import { REGISTRY_FORMAT, type ClassToken, type Genome, type Primitive, type RegistryFile } from '../contracts/registry.js'
 import { CrystalError } from '../errors.js'
 import { canonicalAndHash } from '../util/canonical.js'
-import { cosine } from '../util/vector.js'
+import { cosine, directionProblem } from '../util/vector.js'
 
 export interface RegistryLimits {
   /** Per class x material (SVC_CRYSTAL_BUCKET_CAP). */
@@ -145,15 +145,24 @@ export class Registry {
     return (await this.store.read()).primitives
   }
 
-  async get(id: string): Promise<Primitive> {
+  /** The primitive of that id or uuid; `field` names the argument in the not_found error (a query's `similar_to`). */
+  async get(id: string, field = 'id'): Promise<Primitive> {
     const p = (await this.list()).find((q) => q.id === id || q.uuid === id)
-    if (!p) throw new CrystalError('not_found', `no primitive ${id} in the registry`, { field: 'id' })
+    if (!p) throw new CrystalError('not_found', `no primitive ${id} in the registry`, { field })
     return p
   }
 
-  /** The k held primitives most similar to `id` (by signature), most similar first. */
-  async similar(id: string, k = 5): Promise<{ primitive: Primitive; similarity: number }[]> {
-    const target = await this.get(id)
+  /**
+   * The k held primitives most similar to `id` (by signature), most similar first. A primitive kept
+   * from before signatures were checked on registration may have none to compare by (all zeros):
+   * ranking by it would only give id order, so that is refused, naming it.
+   */
+  async similar(id: string, k = 5, field = 'id'): Promise<{ primitive: Primitive; similarity: number }[]> {
+    const target = await this.get(id, field)
+    const problem = directionProblem(target.signature)
+    if (problem) {
+      throw new CrystalError('bad_argument', `nothing can be ranked by similarity to ${target.id}: its signature ${problem}`, { field })
+    }
     return (await this.list())
       .filter((p) => p.id !== target.id)
       .map((primitive) => ({ primitive, similarity: cosine(target.signature, primitive.signature) }))
@@ -166,8 +175,23 @@ export class Registry {
    * to one registered earlier in the same call) is rejected naming it; an import whose uuid is held
    * is merged once (rejected as a duplicate of that primitive). Then the caps are applied. With
    * `novelty: false` only the uuid check applies (the archivist's way).
+   *
+   * A signature with no direction (all zeros, a non-finite value, a norm beyond float64) is refused
+   * before anything is written: cosine against it is 0 for everything, so it would pass every
+   * novelty check and twin itself without end. Every registration comes through here (discovery, the
+   * REST route, swarm merges, the archivist), so the check is here; reading a file does not repeat
+   * it, so a registry written before the check still loads.
    */
-  register(candidates: readonly Candidate[], options: { novelty?: boolean } = {}): Promise<RegisterOutcome> {
+  async register(candidates: readonly Candidate[], options: { novelty?: boolean } = {}): Promise<RegisterOutcome> {
+    candidates.forEach((c, index) => {
+      const problem = directionProblem(c.signature)
+      if (problem) {
+        const who = c.uuid ? ` (uuid ${c.uuid})` : ''
+        throw new CrystalError('bad_argument', `candidates[${index}]${who}: the signature ${problem}`, {
+          field: `candidates[${index}].signature`,
+        })
+      }
+    })
     // an archivist keeps every discovery once by uuid: it skips the similarity check
     const novelty = options.novelty ?? true
     return this.store.update(async (current) => {

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import * as api from '../../engine/contracts/api.js'
 import type { MaterialCatalog } from '../../engine/field/materials.js'
+import { CrystalError, isCrystalError } from '../../engine/errors.js'
 import { quality, type Registry } from '../../engine/registry/registry.js'
 
 export interface RegistryRoutesOptions {
@@ -23,7 +24,7 @@ export const registryRoutes: FastifyPluginAsyncTypebox<RegistryRoutesOptions> = 
     async (req) => {
       const q = req.query
       const reg = registry()
-      const base = q.similar_to ? (await reg.similar(q.similar_to, 500)).map((h) => h.primitive) : await reg.list()
+      const base = q.similar_to ? (await reg.similar(q.similar_to, 500, 'similar_to')).map((h) => h.primitive) : await reg.list()
       const all = base.filter(
         (p) =>
           (!q.material || p.material === q.material) &&
@@ -63,10 +64,22 @@ export const registryRoutes: FastifyPluginAsyncTypebox<RegistryRoutesOptions> = 
         tags: ['registry'],
         summary: 'Register discoveries made elsewhere (a browser tab): novelty and caps apply',
         body: api.RegisterBody,
-        response: { 200: api.RegisterReply, 400: api.Problem, 401: api.Problem, 413: api.Problem },
+        response: { 200: api.RegisterReply, 400: api.Problem, 401: api.Problem, 413: api.Problem, 422: api.Problem },
       },
     },
     async (req) => {
+      // A tab's own find was made with one of this server's materials (it reads them from /materials);
+      // an import (with provenance) is another node's find, whose material may be that node's own file,
+      // so it is taken as `crystal archive` takes it. The registry then checks every signature.
+      req.body.candidates.forEach((c, index) => {
+        if (c.provenance) return
+        try {
+          catalog.get(c.material)
+        } catch (e) {
+          if (!isCrystalError(e)) throw e
+          throw new CrystalError(e.code, `candidates[${index}]: ${e.message}`, { field: `candidates[${index}].material` }, e.hint)
+        }
+      })
       const out = await registry().register(req.body.candidates)
       return {
         assigned: out.assigned,
