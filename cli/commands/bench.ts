@@ -46,7 +46,9 @@ function positive(v: string, flag: string): number {
 }
 
 function sizeList(v: string): number[] {
-  const sizes = v.split(',').map((s) => positive(s.trim(), '--sizes'))
-  for (const n of sizes) if (n < 16 || n > 4096) throw new InvalidArgumentError(`--sizes takes sides from 16 to 4096, got ${n}`)
-  return sizes
+  return v.split(',').map((s) => {
+    const n = Number(s.trim())
+    if (!Number.isInteger(n) || n < 16 || n > 4096) throw new InvalidArgumentError(`--sizes takes sides from 16 to 4096, got ${s.trim()}`)
+    return n
+  })
 }

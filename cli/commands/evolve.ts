@@ -114,8 +114,8 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
     cli
       .command('evolve')
       .description('search for persistent structures by evolution and register the novel ones')
-      .requiredOption('--material <name>', 'the material to search in')
-      .requiredOption('--generations <n>', 'generations to run', wholeNumber('--generations', 1, 10_000)),
+      .requiredOption('--material <name>', 'the material to search in (required)')
+      .requiredOption('--generations <n>', 'generations to run (required)', wholeNumber('--generations', 1, 10_000)),
   )
     .addHelpText(
       'after',
@@ -152,7 +152,7 @@ export function registerEvolve(cli: Command, ctx: () => CliContext): void {
     cli
       .command('explore')
       .description('search round after round, rotating materials, until stopped (Ctrl-C finishes the round and exits)')
-      .requiredOption('--material <names>', 'a material, several separated by commas, or all')
+      .requiredOption('--material <names>', 'a material, several separated by commas, or all (required)')
       .option('--interval <seconds>', 'pause between rounds', realNumber('--interval', 0, 86_400), 10)
       .option('--generations <n>', 'generations per round', wholeNumber('--generations', 1, 10_000), 3)
       .option('--rounds <n>', 'stop after this many rounds (default: until stopped)', wholeNumber('--rounds', 1, 1_000_000)),

@@ -1,7 +1,7 @@
 // `crystal primitives` and `crystal prune`: the registry for people (tables, one in full) and for
 // machines (--json, --export), and the quality-ranked sweep down to the caps.
 import Table from 'cli-table3'
-import type { Command } from 'commander'
+import { Option, type Command } from 'commander'
 import { CLASS_NAMES, CLASS_TOKENS, type Primitive } from '../../engine/contracts/registry.js'
 import { CrystalError } from '../../engine/errors.js'
 import { quality } from '../../engine/registry/registry.js'
@@ -61,7 +61,15 @@ export function registerPrimitives(cli: Command, ctx: () => CliContext): void {
     .command('primitives')
     .description('list the registry, show one primitive in full, or export it as JSON')
     .argument('[id]', 'a primitive to show in full (CRY-000001, or its uuid)')
-    .option('--export', 'print the whole registry file as JSON on stdout')
+    .addOption(
+      new Option('--export', 'print the whole registry file as JSON on stdout').conflicts([
+        'json',
+        'class',
+        'material',
+        'minPersistence',
+        'similar',
+      ]),
+    )
     .option('--json', 'print the (filtered) primitives as JSON')
     .option('--class <token>', `only this class: ${CLASS_TOKENS.join(', ')}`)
     .option('--material <name>', 'only this material')
@@ -76,7 +84,22 @@ export function registerPrimitives(cli: Command, ctx: () => CliContext): void {
         id: string | undefined,
         o: { export?: boolean; json?: boolean; class?: string; material?: string; minPersistence?: number; similar?: string },
       ) => {
-        const registry = ctx().registry()
+        const c = ctx()
+        const registry = c.registry()
+        // an id shows that one primitive whole: a filter or a ranking beside it would be silently ignored
+        const beside = [
+          o.export && '--export',
+          o.similar && '--similar',
+          o.class && '--class',
+          o.material && '--material',
+          o.minPersistence !== undefined && '--min-persistence',
+        ].filter(Boolean)
+        if (id && beside.length)
+          throw new CrystalError(
+            'bad_argument',
+            `${beside.join(', ')} cannot be used with an id (${id}): the id shows that one primitive`,
+            { field: 'id' },
+          )
         if (o.export) {
           process.stdout.write(JSON.stringify(await registry.file(), null, 2) + '\n')
           return
@@ -96,6 +119,8 @@ export function registerPrimitives(cli: Command, ctx: () => CliContext): void {
           list = hits.map((h) => h.primitive)
           similarity = new Map(hits.map((h) => [h.primitive.id, h.similarity]))
         } else list = await registry.list()
+        // a material neither known here nor held (an import may hold a peer's own) is a typo, not an empty answer
+        if (o.material && !(await registry.list()).some((p) => p.material === o.material)) c.catalog().get(o.material)
         list = list.filter(
           (p) =>
             (!o.class || p.class === o.class) &&

@@ -1,6 +1,6 @@
 // `crystal serve`: the REST API and the Observatory on 127.0.0.1:3339. `node server/index.js` runs
 // this same command, so its flags are declared here once.
-import type { Command } from 'commander'
+import { Option, type Command } from 'commander'
 import { FIELD_SIZE } from '../../engine/contracts/api.js'
 import { wholeNumber, type CliContext } from '../context.js'
 
@@ -14,7 +14,7 @@ export function registerServe(cli: Command, ctx: () => CliContext): void {
     .option('--material <name>', 'the material of the field', 'ideal_resonator')
     .option('--seed <n>', 'noise seed', wholeNumber('--seed', 0, 2 ** 32 - 1), 1)
     .option('--cors <origin...>', 'allow these origins (CORS is off by default)')
-    .option('--log-level <level>', 'request log level (fatal, error, warn, info, debug); off by default')
+    .addOption(new Option('--log-level <level>', 'request log level; off by default').choices(['fatal', 'error', 'warn', 'info', 'debug']))
     .option('--material-file <file...>', 'also load these material files')
     .option(
       '--music <dir>',

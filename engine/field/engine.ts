@@ -415,7 +415,14 @@ class FieldEngine implements Engine {
 
   async writeMany(items: readonly { text: string; importance?: number }[], field = 0): Promise<void> {
     this.field(field)
-    items.forEach(({ importance = 1 }) => requireFinite('importance', importance, -10, 10))
+    items.forEach(({ importance = 1 }) => {
+      requireFinite('importance', importance, -10, 10)
+      // recall reads a memory's strength as its resonance over its importance: one of 0 could never be recalled
+      if (importance === 0)
+        throw new CrystalError('bad_argument', 'importance must not be 0: a memory written with none could never be recalled', {
+          field: 'importance',
+        })
+    })
     // recall reads each memory by the pattern written: kept, it is not encoded again
     const superpose = this.encoding === 3 && this.core.superpose3?.bind(this.core)
     if (superpose) {

@@ -26,7 +26,7 @@ export async function scanLibrary(dir: string): Promise<Library> {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
     throw new CrystalError(
       'no_music',
-      `music directory ${dir} does not exist (expected ${dir}/<artist>/<album>/*.mp3; npm run demo-library -- DIR writes a demo one)`,
+      `music directory ${dir} ${existsSync(dir) ? 'is a file, not a directory' : 'does not exist'} (expected ${dir}/<artist>/<album>/*.mp3; npm run demo-library -- DIR writes a demo one)`,
       { file: dir },
     )
   }
