@@ -106,6 +106,8 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
   const app = Fastify({
     bodyLimit: API_LIMITS.body_bytes,
     logger: o.logLevel ? { level: o.logLevel } : false,
+    // a URL Fastify cannot decode (%E0%A4%A) is answered before any route or error handler: as problem+json too
+    frameworkErrors: (error, _request, reply) => problem(reply, error.statusCode ?? 400, error.message, { code: 'bad_request' }),
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(validatorCompiler())
   refuseDuplicateKeys(app)

@@ -79,14 +79,18 @@ export function registerErrors(app: FastifyInstance): void {
         : v?.params?.missingProperty
           ? `${where} is missing the field "${v.params.missingProperty}"`
           : `${where} ${v?.message ?? e.message}`
-      return problem(reply, 400, detail, { code: 'bad_request' })
+      // the field as a handler's errors name it: body/candidates/0/material is candidates[0].material
+      const path = [...(v?.instancePath ?? '').split('/').filter(Boolean), v?.params?.missingProperty ?? v?.params?.additionalProperty]
+        .filter((p): p is string => p !== undefined)
+        .reduce((field, p) => (/^\d+$/.test(p) ? `${field}[${p}]` : field ? `${field}.${p}` : p), '')
+      return problem(reply, 400, detail, { code: 'bad_request', ...(path ? { where: { field: path } } : {}) })
     }
     if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
       return problem(reply, 413, `the body is over the limit of ${app.initialConfig.bodyLimit} bytes (body_bytes)`, {
         code: 'limit_exceeded',
       })
-    if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500)
-      return problem(reply, e.statusCode, e.message, { code: e.code ?? 'bad_request' })
+    // Fastify's own refusals (a body that is not JSON, a media type it does not read) in the product's one code for bad input
+    if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return problem(reply, e.statusCode, e.message, { code: 'bad_request' })
     request.log.error(e)
     return problem(reply, 500, 'the server failed on this request; see its log', { code: 'internal' })
   })

@@ -268,6 +268,24 @@ describe('every route', () => {
     controller.abort()
   })
 
+  test("every refusal has one shape: the schema's name the field in `where`, Fastify's own are bad_request, a URL it cannot decode is problem+json too", async () => {
+    const wrong = await call(s.url, 'POST', '/crystal/write', { text: 42 })
+    isProblem(wrong, 400)
+    expect(wrong.body).toMatchObject({ code: 'bad_request', where: { field: 'text' } })
+    const missing = await call(s.url, 'POST', '/primitives', { candidates: [{ class: 'echo_ring' }] })
+    isProblem(missing, 400)
+    expect(missing.body.where.field).toMatch(/^candidates\[0\]\.\w+$/)
+    const notJson = await call(s.url, 'POST', '/crystal/write', '{"text": ', { 'content-type': 'application/json' })
+    isProblem(notJson, 400)
+    expect(notJson.body.code).toBe('bad_request')
+    const media = await call(s.url, 'POST', '/crystal/write', '<text/>', { 'content-type': 'application/xml' })
+    isProblem(media, 415)
+    expect(media.body.code).toBe('bad_request')
+    const url = await call(s.url, 'GET', '/api/agents/%E0%A4%A')
+    isProblem(url, 400)
+    expect(url.body.code).toBe('bad_request')
+  })
+
   test('unknown routes and the docs', async () => {
     isProblem(await call(s.url, 'GET', '/nowhere'), 404, 'no route GET /nowhere')
     expect((await fetch(`${s.url}/docs/`)).status).toBe(200)
