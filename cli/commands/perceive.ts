@@ -2,23 +2,22 @@
 // table of its named features or as JSON (the layout in docs/station.md).
 import Table from 'cli-table3'
 import type { Command } from 'commander'
-import { requireFinite } from '../../engine/errors.js'
 import { at, PERCEPTION_LAYOUT, PITCH_CLASSES } from '../../engine/station/perception.js'
+import { realNumber } from '../context.js'
 
 export function registerPerceive(cli: Command): void {
   cli
     .command('perceive <source>')
     .description("the station's 296-number perception of an MP3 file or stream URL (docs/station.md)")
-    .option('--seconds <s>', 'how long to listen to a stream URL', '10')
+    .option('--seconds <s>', 'how long to listen to a stream URL', realNumber('--seconds', 1, 3600), 10)
     .option('--json', 'print the layout and all 296 numbers as JSON')
     .addHelpText(
       'after',
       '\nExamples:\n  crystal perceive "music/Lattice Choir/First Light/01 Europium Dawn.mp3"\n  crystal perceive http://127.0.0.1:3339/stream --seconds 20 --json',
     )
-    .action(async (source: string, o: { seconds: string; json?: boolean }) => {
-      const seconds = requireFinite('seconds', Number(o.seconds), 1, 3600)
+    .action(async (source: string, o: { seconds: number; json?: boolean }) => {
       const { perceiveSource } = await import('../../server/station/perception.js')
-      const v = await perceiveSource(source, seconds)
+      const v = await perceiveSource(source, o.seconds)
       if (o.json) {
         const features = Object.fromEntries(
           PERCEPTION_LAYOUT.map(([name, from, length]) => [name, length === 1 ? v[from] : Array.from(v.subarray(from, from + length))]),

@@ -31,7 +31,7 @@ export async function decodeMp3(bytes: Uint8Array, file: string): Promise<Pcm> {
     const right: Float32Array[] = []
     let rate = 0
     for (let at = 0; at < bytes.length; at += SLICE_BYTES) {
-      const out = decoder.decode(bytes.subarray(at, at + SLICE_BYTES))
+      const out = quietly(() => decoder.decode(bytes.subarray(at, at + SLICE_BYTES)))
       if (out.samplesDecoded > 0) {
         rate = out.sampleRate
         const pcm = { left: out.channelData[0], right: out.channelData[1] ?? out.channelData[0] }
@@ -46,6 +46,19 @@ export async function decodeMp3(bytes: Uint8Array, file: string): Promise<Pcm> {
     return { left: l, right: r }
   } finally {
     decoder.free()
+  }
+}
+
+/** Runs `f` with console.error silenced: mpg123-decoder writes each decoding error there
+ * ("mpg123-decoder: -1 MPG123_ERR", on bytes that are not MPEG audio) as well as returning it in
+ * `errors`, which is where decodeMp3 reads it. `f` is synchronous, so nothing else's output is lost. */
+function quietly<T>(f: () => T): T {
+  const write = console.error
+  console.error = () => {}
+  try {
+    return f()
+  } finally {
+    console.error = write
   }
 }
 

@@ -39,25 +39,66 @@ export async function perceiveFile(dir: string, id: string): Promise<Float64Arra
   return perceiveMp3(await readFile(join(dir, id)), id)
 }
 
-/** The perception vector of an MP3 file, or of an MP3 stream URL listened to for `seconds` (or to its end). */
+/** The perception vector of an MP3 file, or of an MP3 stream URL listened to for `seconds` (or to its end).
+ * What cannot be read or heard is a CrystalError naming the file or URL and why. */
 export async function perceiveSource(source: string, seconds: number): Promise<Float64Array> {
-  if (!/^https?:\/\//.test(source)) {
-    const bytes = await readFile(source).catch((e: NodeJS.ErrnoException) => {
-      throw e.code === 'ENOENT' ? new CrystalError('not_found', `${source}: no such file`, { file: source }) : e
-    })
-    return perceiveMp3(bytes, source)
+  if (!/^https?:\/\//.test(source)) return perceiveMp3(await readSource(source), source)
+  return perceiveMp3(await listenTo(source, seconds), source)
+}
+
+async function readSource(file: string): Promise<Buffer> {
+  try {
+    return await readFile(file)
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') throw new CrystalError('not_found', `${file}: no such file`, { file })
+    if (code === 'EISDIR') throw new CrystalError('bad_audio', `${file} is a directory, not an MP3 file`, { file })
+    throw new CrystalError('bad_audio', `cannot read ${file}: ${code ?? (e as Error).message}`, { file })
   }
-  const res = await fetch(source, { signal: AbortSignal.timeout(seconds * 1000 + 10_000) })
-  if (!res.ok || !res.body) throw new CrystalError('bad_audio', `${source}: HTTP ${res.status}`, { file: source })
+}
+
+/** Content types that are certainly not an MP3 stream (a page, a document, an API's answer). */
+const NOT_AUDIO = /^(text\/|application\/([\w.-]+\+)?(json|xml)\b)/i
+
+/** The bytes of an MP3 stream for `seconds` (or to its end, or until it stalls past the deadline). */
+async function listenTo(url: string, seconds: number): Promise<Buffer> {
+  const timeout = seconds * 1000 + 10_000
+  const failed = (e: unknown, doing: string) => {
+    if ((e as Error).name === 'TimeoutError')
+      return new CrystalError('bad_audio', `${url}: no answer within ${timeout / 1000} s`, { file: url })
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause
+    const why = cause?.code ?? cause?.message ?? (e as Error).message
+    return new CrystalError(
+      'not_found',
+      `${url}: cannot ${doing} (${why})`,
+      { file: url },
+      'is a station serving there? `crystal serve --music DIR` starts one',
+    )
+  }
+  const signal = AbortSignal.timeout(timeout)
+  const res = await fetch(url, { signal }).catch((e) => {
+    throw failed(e, 'connect')
+  })
+  if (!res.ok || !res.body) throw new CrystalError('bad_audio', `${url}: HTTP ${res.status}`, { file: url })
+  const type = res.headers.get('content-type') ?? ''
+  if (NOT_AUDIO.test(type)) {
+    await res.body.cancel()
+    throw new CrystalError('bad_audio', `${url} serves ${type.split(';')[0]}, not MP3 audio`, { file: url })
+  }
   const parts: Uint8Array[] = []
   const until = Date.now() + seconds * 1000
   const reader = res.body.getReader()
-  for (let r = await reader.read(); !r.done; r = await reader.read()) {
-    parts.push(r.value)
-    if (Date.now() >= until) break
+  try {
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      parts.push(r.value)
+      if (Date.now() >= until) break
+    }
+  } catch (e) {
+    // a stream that stalls or drops after some audio: perceive what arrived
+    if (parts.length === 0) throw failed(e, 'read from it')
   }
-  await reader.cancel()
-  return perceiveMp3(Buffer.concat(parts), source)
+  await reader.cancel().catch(() => {})
+  return Buffer.concat(parts)
 }
 
 /** `none`: fewer than two tracks could be perceived, so there is nothing to rank (the rules and recency pick). */
