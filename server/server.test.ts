@@ -266,6 +266,8 @@ describe('every route', () => {
     await call(s.url, 'POST', '/crystal/step', { steps: 10 })
     await until(() => states().some((x) => x.step === first.step + 10))
     controller.abort()
+    // a size over the limit is refused as GET /crystal/state refuses it (it was quietly made 256)
+    isProblem(await call(s.url, 'GET', '/crystal/feed?size=99999'), 413, 'size is 99999, over the limit of 256 (state_size)')
   })
 
   test("every refusal has one shape: the schema's name the field in `where`, Fastify's own are bad_request, a URL it cannot decode is problem+json too", async () => {

@@ -237,11 +237,13 @@ export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = as
         tags,
         summary: 'Server-sent events: `state` (as GET /crystal/state) on every change, at most every 100 ms; `job` on job progress',
         querystring: api.StateQuery,
-        response: { 200: Type.String({ description: 'text/event-stream' }) },
+        response: { 200: Type.String({ description: 'text/event-stream' }), ...problems },
       },
     },
     async (req, reply) => {
-      const size = Math.min(req.query.size ?? 64, api.API_LIMITS.state_size)
+      const size = req.query.size ?? 64
+      // as GET /crystal/state: refused, not quietly made smaller
+      if (size > api.API_LIMITS.state_size) throw limit('size', size, api.API_LIMITS.state_size, 'state_size')
       reply.hijack()
       const out = reply.raw
       out.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
