@@ -310,6 +310,34 @@ describe('crystal run', () => {
     )
   })
 
+  test('--json: an error while the program runs still prints the lines that ran, with the error', () => {
+    const program = join(env.SVC_CRYSTAL_DATA_DIR, 'hot-json.crystal')
+    writeFileSync(program, 'MATERIAL europium_crystal\nTEMPERATURE 10000\n  WRITE "too hot"\n')
+    const r = crystal(env, 'run', program, '--size', '32', '--json')
+    expect(r.status).toBe(1)
+    const out = JSON.parse(r.stdout)
+    expect(out.trace.map((t: { line: number; command: string }) => [t.line, t.command])).toEqual([
+      [1, 'MATERIAL'],
+      [2, 'TEMPERATURE'],
+    ])
+    expect(out.error).toEqual({
+      code: 'bad_program',
+      message: expect.stringMatching(/:3:3: europium_crystal is unstable at 10000 K/),
+      where: { field: 'temperature_k', file: program, line: 3, column: 3 },
+      hint: 'set by TEMPERATURE 10000 on line 2',
+    })
+    expect(r.stderr.trim()).toMatch(/^crystal: .*:3:3: europium_crystal is unstable at 10000 K: .* \(set by TEMPERATURE 10000 on line 2\)$/)
+  })
+
+  test('--material replaces every MATERIAL, so the names in the program are not looked up', () => {
+    const program = join(env.SVC_CRYSTAL_DATA_DIR, 'elsewhere.crystal')
+    writeFileSync(program, 'MATERIAL unobtainium\nRESONATE 5\n')
+    const r = crystal(env, 'run', program, '--size', '32', '--material', 'silicon')
+    expect(r.status).toBe(0)
+    expect(r.stdout).toMatch(/^ {2}1 {2}material silicon .*\[--material\]$/m)
+    expect(crystal(env, 'run', program, '--size', '32').stderr).toContain('unknown material "unobtainium"')
+  })
+
   test('a missing program file is a clear error', () => {
     const r = crystal(env, 'run', '/nowhere/x.crystal')
     expect(r.status).toBe(1)

@@ -1,11 +1,11 @@
 // `crystal run <file.crystal>`: parse and check the whole program first (every error with file, line
 // and column; nothing runs and nothing is registered if there is one), then interpret it, a line per
-// command (or a JSON trace).
+// command (or a JSON trace, which holds the error too when the program fails partway).
 import type { Command } from 'commander'
 import { FIELD_SIZE } from '../../engine/contracts/api.js'
 import { readFile } from 'node:fs/promises'
-import { CrystalError } from '../../engine/errors.js'
-import { interpret } from '../../engine/lang/interpret.js'
+import { CrystalError, isCrystalError } from '../../engine/errors.js'
+import { interpret, type TraceEntry } from '../../engine/lang/interpret.js'
 import { check, formatError, parse } from '../../engine/lang/parse.js'
 import { wholeNumber, type CliContext } from '../context.js'
 
@@ -39,7 +39,9 @@ export function registerRun(cli: Command, ctx: () => CliContext): void {
       const registry = c.registry()
       const { commands, errors } = parse(source, file)
       const ids = new Set((await registry.list()).map((p) => p.id))
-      errors.push(...check(commands, { materials: catalog.list().map((e) => e.material.name), primitiveIds: ids }, file))
+      // --material replaces every MATERIAL of the program: their names are not looked up
+      const world = { materials: catalog.list().map((e) => e.material.name), primitiveIds: ids, material: o.material }
+      errors.push(...check(commands, world, file))
       if (errors.length) {
         errors.sort((a, b) => a.line - b.line || a.column - b.column)
         for (const e of errors.slice(0, -1)) process.stderr.write(`crystal: ${formatError(e)}\n`)
@@ -50,24 +52,45 @@ export function registerRun(cli: Command, ctx: () => CliContext): void {
           { file, line: last.line, column: last.column },
         )
       }
-      const trace = await interpret(commands, {
-        open: c.open,
-        catalog,
-        registry,
-        size: o.size,
-        material: o.material,
-        file,
-        onResult: (entry) => {
-          if (!o.json) process.stdout.write(`${String(entry.line).padStart(3)}  ${entry.text}\n`)
-        },
-      })
-      if (o.json)
+      // the lines that ran, so that a failure partway still reports them (text mode has printed them)
+      const trace: TraceEntry[] = []
+      const printJson = (error?: Record<string, unknown>) =>
         process.stdout.write(
           JSON.stringify(
-            { file, material_override: o.material ?? null, size: o.size, trace: trace.map(({ text: _, ...rest }) => rest) },
+            {
+              file,
+              material_override: o.material ?? null,
+              size: o.size,
+              trace: trace.map(({ text: _, ...rest }) => rest),
+              ...(error ? { error } : {}),
+            },
             null,
             2,
           ) + '\n',
         )
+      try {
+        await interpret(commands, {
+          open: c.open,
+          catalog,
+          registry,
+          size: o.size,
+          material: o.material,
+          file,
+          onResult: (entry) => {
+            trace.push(entry)
+            if (!o.json) process.stdout.write(`${String(entry.line).padStart(3)}  ${entry.text}\n`)
+          },
+        })
+      } catch (e) {
+        // --json: the completed lines and the error on stdout; the error on stderr and the exit status as ever
+        if (o.json)
+          printJson(
+            isCrystalError(e)
+              ? { code: e.code, message: e.message, where: e.where, ...(e.hint ? { hint: e.hint } : {}) }
+              : { code: 'internal', message: (e as Error).message ?? String(e), where: {} },
+          )
+        throw e
+      }
+      if (o.json) printJson()
     })
 }

@@ -264,27 +264,50 @@ export interface DeriveOptions {
   open: (o: EngineOptions) => Promise<Engine>
 }
 
+/**
+ * What became of one derived genome (MERGE's child, each of SPLIT's halves): registered under `id`;
+ * `no_structure`, its evaluation found none to register; `duplicate` of a held primitive; or
+ * `pruned`, registered and at once removed again by the registry's caps.
+ */
+export type DerivedChild =
+  | { index: number; outcome: 'registered'; id: string }
+  | { index: number; outcome: 'no_structure' }
+  | { index: number; outcome: 'duplicate'; duplicate_of: string; similarity: number }
+  | { index: number; outcome: 'pruned' }
+
+/**
+ * The registry's outcome, with `assigned` and each rejection's `index` counted over the derived
+ * genomes (not over those offered), their evaluations, and what became of each (`children`).
+ */
+export type Derived = RegisterOutcome & { evaluations: Evaluation[]; children: DerivedChild[] }
+
 /** Evaluates derived genomes and registers those with a structure; lineage names the parents. */
-async function deriveAndRegister(
-  genomes: Genome[],
-  lineage: string[],
-  o: DeriveOptions,
-): Promise<RegisterOutcome & { evaluations: Evaluation[] }> {
+async function deriveAndRegister(genomes: Genome[], lineage: string[], o: DeriveOptions): Promise<Derived> {
   const evaluations = await evaluate(genomes, { size: o.size, material: o.material, seed: o.seed, open: o.open })
-  const offers = genomes.flatMap((genome, i) => {
-    const e = evaluations[i]
-    if (!e.structure) return []
-    return [candidateOf(genome, lineage, e, o.material.name)]
+  // the genome each offer is of: a genome without a structure is not offered
+  const offered = genomes.flatMap((_, i) => (evaluations[i].structure ? [i] : []))
+  const offers = offered.map((i) => candidateOf(genomes[i], lineage, evaluations[i], o.material.name))
+  const out = await o.registry.register(offers)
+  const rejected = out.rejected.map((r) => ({ ...r, index: offered[r.index] }))
+  const assigned: (string | null)[] = genomes.map(() => null)
+  out.assigned.forEach((id, k) => (assigned[offered[k]] = id))
+  const children = genomes.map((_, index): DerivedChild => {
+    const k = offered.indexOf(index)
+    if (k < 0) return { index, outcome: 'no_structure' }
+    const id = out.assigned[k]
+    if (id) return { index, outcome: 'registered', id }
+    const r = rejected.find((r) => r.index === index)
+    return r ? { index, outcome: 'duplicate', duplicate_of: r.duplicate_of, similarity: r.similarity } : { index, outcome: 'pruned' }
   })
-  return { ...(await o.registry.register(offers)), evaluations }
+  return { ...out, assigned, rejected, evaluations, children }
 }
 
-export async function merge(aId: string, bId: string, o: DeriveOptions): Promise<RegisterOutcome & { evaluations: Evaluation[] }> {
+export async function merge(aId: string, bId: string, o: DeriveOptions): Promise<Derived> {
   const [a, b] = [await o.registry.get(aId), await o.registry.get(bId)]
   return deriveAndRegister([mergeGenomes(a.genome, b.genome)], [a.id, b.id], o)
 }
 
-export async function split(id: string, o: DeriveOptions): Promise<RegisterOutcome & { evaluations: Evaluation[] }> {
+export async function split(id: string, o: DeriveOptions): Promise<Derived> {
   const parent = await o.registry.get(id)
   return deriveAndRegister(splitGenome(parent.genome), [parent.id], o)
 }

@@ -1,10 +1,12 @@
 // STABILIZE registers what crystallized: through the same detection and novelty as discovery, with
 // the ids in its line, "nothing crystallized" when nothing did, and nothing twice.
+// MERGE and SPLIT say what became of each child, a child with no structure too.
 import { describe, expect, test } from 'vitest'
 import type { Engine } from '../field/engine.js'
 import { MaterialCatalog } from '../field/materials.js'
 import { createNodeEngine } from '../node.js'
 import { MemoryRegistryStore, Registry } from '../registry/registry.js'
+import { candidate } from '../../testing/fixtures.js'
 import { interpret } from './interpret.js'
 import { parse } from './parse.js'
 
@@ -85,5 +87,57 @@ describe('RECALL', () => {
       ),
     )
     expect(recalls[3]).toBe('recall "quartz": nothing resonates above the noise floor')
+  })
+})
+
+describe('MERGE and SPLIT', () => {
+  const pulse = (x: number, amplitude: number) => ({ x, y: 0.5, radius: 0.1, amplitude, frequency: 2, phase: 0 })
+
+  test('SPLIT says what became of each half: one registered, the other with no structure (not dropped unsaid)', async () => {
+    const registry = new Registry(new MemoryRegistryStore())
+    // in diamond_nv at N = 32 a pulse of amplitude 1.2 leaves a structure, one of 0.01 none
+    const genome = { pulses: [pulse(0.3, 1.2), pulse(0.7, 0.01)], resonate_steps: 200, dream: 'none' as const }
+    const [parent] = (await registry.register([candidate(1, { material: 'diamond_nv', genome })])).registered
+    const [line] = await run(`MATERIAL diamond_nv\nSEED 11\nSPLIT ${parent.id}\n`, registry).then((t) => t.slice(-1))
+    const [child] = (await registry.list()).filter((p) => p.id !== parent.id)
+    expect(child.genome.pulses).toEqual([genome.pulses[0]])
+    expect(line.result).toMatchObject({
+      parent: parent.id,
+      registered: [child.id],
+      rejected: [],
+      children: [
+        { index: 0, outcome: 'registered', id: child.id },
+        { index: 1, outcome: 'no_structure' },
+      ],
+    })
+    expect(line.text).toMatch(
+      new RegExp(
+        `^split ${parent.id} -> first half: ${child.id} \\(\\w+, persistence \\d+%\\); second half: no structure found, not registered$`,
+      ),
+    )
+    // again: the first half is now a duplicate, named as such, and its index is the half's
+    const [again] = await run(`MATERIAL diamond_nv\nSEED 11\nSPLIT ${parent.id}\n`, registry).then((t) => t.slice(-1))
+    expect(again.result).toMatchObject({
+      registered: [],
+      rejected: [{ index: 0, duplicate_of: child.id }],
+      children: [
+        { index: 0, outcome: 'duplicate', duplicate_of: child.id },
+        { index: 1, outcome: 'no_structure' },
+      ],
+    })
+    expect(again.text).toBe(
+      `split ${parent.id} -> first half: a duplicate of ${child.id}, not registered; second half: no structure found, not registered`,
+    )
+  })
+
+  test('MERGE says so when its child has no structure', async () => {
+    const registry = new Registry(new MemoryRegistryStore())
+    const weak = (x: number) =>
+      candidate(x, { material: 'diamond_nv', genome: { pulses: [pulse(x / 10, 0.01)], resonate_steps: 200, dream: 'none' } })
+    const [a, b] = (await registry.register([weak(3), weak(7)])).registered
+    const [line] = await run(`MATERIAL diamond_nv\nSEED 11\nMERGE ${a.id} ${b.id}\n`, registry).then((t) => t.slice(-1))
+    expect(line.result).toMatchObject({ registered: [], rejected: [], children: [{ index: 0, outcome: 'no_structure' }] })
+    expect(line.text).toBe(`merged ${a.id} + ${b.id} -> no structure found, not registered`)
+    expect(await registry.list()).toHaveLength(2)
   })
 })

@@ -4,11 +4,11 @@
 import type { Material } from '../contracts/material.js'
 import { CLASS_NAMES } from '../contracts/registry.js'
 import { crystallize, type FieldHistory } from '../discovery/crystallize.js'
-import { merge, split, type DeriveOptions } from '../discovery/discovery.js'
+import { merge, split, type DeriveOptions, type Derived } from '../discovery/discovery.js'
 import { CrystalError, isCrystalError } from '../errors.js'
 import type { Engine, EngineOptions } from '../field/engine.js'
 import type { MaterialCatalog } from '../field/materials.js'
-import type { RegisterOutcome, Registry } from '../registry/registry.js'
+import type { Registry } from '../registry/registry.js'
 import { cosine } from '../util/vector.js'
 import { observeStability } from '../dream/dream.js'
 import { formatError, type Command, type CommandName } from './parse.js'
@@ -57,10 +57,21 @@ export async function interpret(commands: readonly Command[], ctx: InterpretCont
   const field = async () => (engine ??= await ctx.open({ size: ctx.size, material, seed, temperature_k: temperature, noise }))
   const derive = (): DeriveOptions => ({ registry: ctx.registry, size: ctx.size, seed, material, open: ctx.open })
   const energy = async () => (await (await field()).books())[0]
-  const describeDerived = (out: RegisterOutcome, what: string) => {
-    const made = out.registered.map((p) => `${p.id} (${p.class}, persistence ${pct(p.persistence)})`)
-    const dups = out.rejected.map((r) => `a duplicate of ${r.duplicate_of}`)
-    return `${what} -> ${[...made, ...dups].join(', ') || 'no structure found'}`
+  // what became of each child: registered (its id), or why not
+  const describeDerived = (out: Derived, what: string, names: readonly string[] = []) => {
+    const told = out.children.map((child, i) => {
+      const p = child.outcome === 'registered' ? out.registered.find((r) => r.id === child.id) : undefined
+      const said =
+        child.outcome === 'registered'
+          ? `${child.id}${p ? ` (${p.class}, persistence ${pct(p.persistence)})` : ''}`
+          : child.outcome === 'duplicate'
+            ? `a duplicate of ${child.duplicate_of}, not registered`
+            : child.outcome === 'no_structure'
+              ? 'no structure found, not registered'
+              : "registered, then removed at once by the registry's caps"
+      return names[i] ? `${names[i]}: ${said}` : said
+    })
+    return `${what} -> ${told.join('; ')}`
   }
 
   try {
@@ -185,14 +196,14 @@ export async function interpret(commands: readonly Command[], ctx: InterpretCont
           }
           case 'MERGE': {
             const out = await merge(String(a), String(b), derive())
-            result = { parents: [a, b], registered: out.registered.map((p) => p.id), rejected: out.rejected }
+            result = { parents: [a, b], registered: out.registered.map((p) => p.id), rejected: out.rejected, children: out.children }
             text = describeDerived(out, `merged ${a} + ${b}`)
             break
           }
           case 'SPLIT': {
             const out = await split(String(a), derive())
-            result = { parent: a, registered: out.registered.map((p) => p.id), rejected: out.rejected }
-            text = describeDerived(out, `split ${a}`)
+            result = { parent: a, registered: out.registered.map((p) => p.id), rejected: out.rejected, children: out.children }
+            text = describeDerived(out, `split ${a}`, ['first half', 'second half'])
             break
           }
         }

@@ -57,6 +57,20 @@ describe('golden parse', () => {
     expect(commands[0].at.map((a) => a.column)).toEqual([9, 32])
     expect(commands[1].args).toEqual([100])
   })
+
+  test('a leading UTF-8 byte order mark is skipped; columns count from after it', () => {
+    const { commands, errors } = parse('\ufeffRESONATE 5\nPROBE "a\ufeffb"\n', 'bom.crystal')
+    expect(errors).toEqual([])
+    expect(commands.map((c) => [c.name, ...c.args])).toEqual([
+      ['RESONATE', 5],
+      ['PROBE', 'a\ufeffb'],
+    ])
+    expect(commands[0]).toMatchObject({ line: 1, column: 1, source: 'RESONATE 5' })
+    // only the leading one: a mark further in is text, and an unknown command reports it
+    expect(parse('RESONATE 5\n\ufeffSTABILIZE', 'x.crystal').errors.map(formatError)).toEqual([
+      'x.crystal:2:1: unknown command \ufeffSTABILIZE (did you mean STABILIZE?)',
+    ])
+  })
 })
 
 describe('every kind of error gives the line and column', () => {
@@ -107,6 +121,15 @@ describe('every kind of error gives the line and column', () => {
       'w.crystal:1:10: unknown material "unobtainum" (materials: europium_crystal, ideal_resonator)',
       'w.crystal:3:1: SEED must come before the first command that uses the field (move it above the first WRITE/PULSE/RESONATE/PROBE/DREAM/STABILIZE/RECALL)',
       'w.crystal:4:18: unknown primitive CRY-000009 (crystal primitives lists the registry)',
+    ])
+  })
+
+  test('with --material the MATERIALs of the program are replaced, so their names are not looked up', () => {
+    const { commands } = parse('MATERIAL unobtainum\nWRITE "x"\nSPLIT CRY-000009', 'w.crystal')
+    const world = { materials: ['europium_crystal'], primitiveIds: new Set<string>(), material: 'europium_crystal' }
+    // the other checks still apply
+    expect(check(commands, world, 'w.crystal').map(formatError)).toEqual([
+      'w.crystal:3:7: unknown primitive CRY-000009 (crystal primitives lists the registry)',
     ])
   })
 })

@@ -241,6 +241,8 @@ function parseArg(
 export function parse(source: string, file = '<program>'): { commands: Command[]; errors: ProgramError[] } {
   const commands: Command[] = []
   const errors: ProgramError[] = []
+  // a leading byte order mark (editors on Windows write one) is not part of the first command
+  if (source.startsWith('\ufeff')) source = source.slice(1)
   source.split('\n').forEach((text, index) => {
     const line = index + 1
     const tokens = tokenize(text, line, file, errors)
@@ -296,17 +298,22 @@ export function parse(source: string, file = '<program>'): { commands: Command[]
 export interface World {
   materials: readonly string[]
   primitiveIds: ReadonlySet<string>
+  /** --material: it replaces every MATERIAL of the program, so the program's names are not looked up. */
+  material?: string
 }
 
 /** Commands that need the field to exist; SEED must come before the first of them. */
 export const FIELD_COMMANDS: readonly CommandName[] = ['WRITE', 'PULSE', 'RESONATE', 'PROBE', 'DREAM', 'STABILIZE', 'RECALL']
 
-/** The errors that need to know the world: unknown materials and primitive ids, SEED too late. */
+/**
+ * The errors that need to know the world: unknown materials (unless `world.material` replaces them
+ * all) and primitive ids, SEED too late.
+ */
 export function check(commands: readonly Command[], world: World, file = '<program>'): ProgramError[] {
   const errors: ProgramError[] = []
   let fieldStarted = false
   for (const c of commands) {
-    if (c.name === 'MATERIAL' && !world.materials.includes(String(c.args[0]))) {
+    if (c.name === 'MATERIAL' && world.material === undefined && !world.materials.includes(String(c.args[0]))) {
       errors.push({
         file,
         line: c.line,
