@@ -89,8 +89,10 @@ export function registerErrors(app: FastifyInstance): void {
       return problem(reply, 413, `the body is over the limit of ${app.initialConfig.bodyLimit} bytes (body_bytes)`, {
         code: 'limit_exceeded',
       })
-    // Fastify's own refusals (a body that is not JSON, a media type it does not read) in the product's one code for bad input
-    if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return problem(reply, e.statusCode, e.message, { code: 'bad_request' })
+    // Fastify's own refusals (a body that is not JSON, a media type it does not read) in the product's one code for bad
+    // input; a plugin's refusal keeps the code the product gave it (the markets' rate limit: rate_limited)
+    if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500)
+      return problem(reply, e.statusCode, e.message, { code: e.code && !e.code.startsWith('FST_') ? e.code : 'bad_request' })
     request.log.error(e)
     return problem(reply, 500, 'the server failed on this request; see its log', { code: 'internal' })
   })
