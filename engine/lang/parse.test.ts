@@ -97,6 +97,11 @@ describe('every kind of error gives the line and column', () => {
     expect(errorsOf('RESONATE 10.5')[0]).toBe('bad.crystal:1:10: RESONATE steps: expected a whole number, got 10.5')
     expect(errorsOf('WRITE hello')[0]).toBe('bad.crystal:1:7: WRITE text: expected a double-quoted string, got hello (WRITE "hello")')
     expect(errorsOf('DREAM sideways')[0]).toBe('bad.crystal:1:7: DREAM mode: expected light or deep, got "sideways"')
+    // in range, but a memory of importance 0 could never be recalled: refused before the program runs
+    expect(errorsOf('WRITE "x" 0')[0]).toBe(
+      'bad.crystal:1:11: WRITE importance must not be 0: a memory written with none could never be recalled',
+    )
+    expect(errorsOf('WRITE "x" -0.5')).toEqual([])
   })
 
   test('unterminated string and bad escapes', () => {

@@ -13,6 +13,8 @@ export interface ArgSpec {
   max?: number
   /** Present when the argument may be omitted (trailing arguments only). */
   default?: number
+  /** A value in range that is still refused, and why (WRITE's importance of 0). */
+  not?: { value: number; why: string }
 }
 
 const num = (name: string, min: number, max: number, dflt?: number): ArgSpec => ({
@@ -28,7 +30,10 @@ export const COMMANDS = {
   SEED: [{ name: 'seed', type: 'int', min: 0, max: 2 ** 32 - 1 }],
   TEMPERATURE: [num('kelvin', 0, 10000)],
   NOISE: [num('amplitude', 0, 1)],
-  WRITE: [{ name: 'text', type: 'string' }, num('importance', -10, 10, 1)],
+  WRITE: [
+    { name: 'text', type: 'string' },
+    { ...num('importance', -10, 10, 1), not: { value: 0, why: 'a memory written with none could never be recalled' } },
+  ],
   PULSE: [
     num('x', 0, 1),
     num('y', 0, 1),
@@ -222,6 +227,7 @@ function parseArg(
       return { error: { ...at, message: `${what}: expected a whole number, got ${tok.text}` } }
     if (v < spec.min! || v > spec.max!)
       return { error: { ...at, message: `${what} must be between ${spec.min} and ${spec.max}, got ${tok.text}` } }
+    if (spec.not && v === spec.not.value) return { error: { ...at, message: `${what} must not be ${spec.not.value}: ${spec.not.why}` } }
     return { value: v }
   }
   if (spec.type === 'mode') {
