@@ -4,7 +4,10 @@
 // attack and its control, the rate limit, repeated JSON keys; a server that will not start on
 // forged books unless told to.
 import { connect } from '@nats-io/transport-node'
-import { readFileSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ContractBus } from '../../engine/bus/contract_bus.js'
 import { natsConnection } from '../../engine/bus/nats.node.js'
@@ -599,6 +602,37 @@ describe('the server and its books at start', () => {
       await server.stop()
     }
   }, 90_000)
+})
+
+describe('the server and a damaged data dir at start', () => {
+  it('does not start on a markets.sqlite that is not a database, naming it and leaving it untouched', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'crystal-server-'))
+    const file = join(dataDir, 'markets.sqlite')
+    const bytes = randomBytes(4096)
+    bytes.write('not SQLite', 0)
+    writeFileSync(file, bytes)
+    const failed = await startServer([], {}, dataDir).then(
+      async (s) => {
+        await s.stop()
+        return ''
+      },
+      (e: Error) => e.message,
+    )
+    expect(failed).toContain(
+      `crystal: the market database ${file} is not a SQLite database (file is not a database); the file was left untouched`,
+    )
+    expect(failed).not.toMatch(/unexpected failure|writer thread stopped|\n\s+at /)
+    expect(readFileSync(file).equals(bytes)).toBe(true)
+  }, 60_000)
+
+  it('does not start on a malformed head file, and says it is malformed', async () => {
+    const server = await startServer([])
+    await server.stop()
+    writeFileSync(join(server.dataDir, 'markets.head.json'), '{"x":1}\n')
+    await expect(startServer([], {}, server.dataDir)).rejects.toThrow(
+      `fails its check, so the server does not start: the head file ${join(server.dataDir, 'markets.head.json')} is malformed (expected`,
+    )
+  }, 60_000)
 })
 
 describe('the books while trades commit', () => {

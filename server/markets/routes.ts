@@ -47,9 +47,18 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRoutesOptions> = asyn
     faucetGrant: settings.starting_balance,
     faucetPeriodMs: settings.faucet_period_s * 1000,
   })
-  const store = new MarketStore({ dataDir, faucetGrant: settings.starting_balance, readonly: true })
-  // the chain, its anchor, and money and holdings replayed from the ledger, before serving anything
-  const { problems } = store.audit()
+  let store: MarketStore | undefined
+  let problems: string[]
+  try {
+    store = new MarketStore({ dataDir, faucetGrant: settings.starting_balance, readonly: true })
+    // the chain, its anchor, and money and holdings replayed from the ledger, before serving anything
+    problems = store.audit().problems
+  } catch (e) {
+    // a database damaged past what the writer read when it opened: the server does not start, and ends its writer
+    store?.close()
+    await writer.close()
+    throw e
+  }
   if (problems.length > 0) {
     if (!settings.allow_broken_ledger) {
       store.close()

@@ -1,10 +1,10 @@
 // The store's SQLite connection behaves the same on either module: the one this Node should use, and
 // transactions whose nested levels roll back alone.
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect, test } from 'vitest'
-import { openSqlite, withoutSqliteWarning } from './sqlite.js'
+import { openSqlite, sqliteFileFault, withoutSqliteWarning } from './sqlite.js'
 
 test('Node 22.13 and later use node:sqlite, older Nodes better-sqlite3 (which aborts on Node 24)', () => {
   const [major, minor] = process.versions.node.split('.').map(Number)
@@ -54,4 +54,29 @@ test("Node 22's warning that SQLite is experimental is not printed; other warnin
   } finally {
     process.off('warning', listen)
   }
+})
+
+test("a file that is not a database, or a damaged one, is told apart in either module's error shape", () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'sqlite-')), 'a.sqlite')
+  writeFileSync(file, 'not SQLite '.repeat(400))
+  let thrown: unknown
+  try {
+    openSqlite(file, { readonly: true }).prepare('SELECT * FROM sqlite_master').all()
+  } catch (e) {
+    thrown = e
+  }
+  // this Node's module, as it throws
+  expect(sqliteFileFault(thrown)).toBe('notadb')
+  // better-sqlite3's SqliteError and node:sqlite's error (ERR_SQLITE_ERROR with the number, extended or not)
+  expect(sqliteFileFault(Object.assign(new Error('file is not a database'), { code: 'SQLITE_NOTADB' }))).toBe('notadb')
+  expect(sqliteFileFault(Object.assign(new Error('file is not a database'), { code: 'ERR_SQLITE_ERROR', errcode: 26 }))).toBe('notadb')
+  expect(sqliteFileFault(Object.assign(new Error('database disk image is malformed'), { code: 'SQLITE_CORRUPT' }))).toBe('corrupt')
+  expect(sqliteFileFault(Object.assign(new Error('database disk image is malformed'), { code: 'ERR_SQLITE_ERROR', errcode: 11 }))).toBe(
+    'corrupt',
+  )
+  expect(sqliteFileFault(Object.assign(new Error('x'), { code: 'ERR_SQLITE_ERROR', errcode: 267 }))).toBe('corrupt') // SQLITE_CORRUPT_VTAB
+  // the control: other failures are not the file's
+  expect(sqliteFileFault(Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }))).toBeNull()
+  expect(sqliteFileFault(Object.assign(new Error('no such table: t'), { code: 'ERR_SQLITE_ERROR', errcode: 1 }))).toBeNull()
+  expect(sqliteFileFault(undefined)).toBeNull()
 })

@@ -128,3 +128,25 @@ function fromBetterSqlite(file: string, o: OpenOptions): Sqlite {
     transaction: (fn) => db.transaction(fn),
   }
 }
+
+/**
+ * What a SQLite error says of the file itself, in either module's shape: 'notadb' when it is not a
+ * SQLite database at all (SQLITE_NOTADB: "file is not a database"), 'corrupt' when it is one that is
+ * damaged (SQLITE_CORRUPT: "database disk image is malformed"), null for anything else. better-sqlite3
+ * names the code (`code: 'SQLITE_NOTADB'`); node:sqlite has `code: 'ERR_SQLITE_ERROR'` and the number
+ * (`errcode`, possibly extended: its low byte is the primary code).
+ */
+export function sqliteFileFault(e: unknown): 'notadb' | 'corrupt' | null {
+  if (typeof e !== 'object' || e === null) return null
+  const { code, errcode, message } = e as { code?: unknown; errcode?: unknown; message?: unknown }
+  const primary = typeof errcode === 'number' ? errcode & 0xff : undefined
+  const text = typeof message === 'string' ? message : ''
+  if (code === 'SQLITE_NOTADB' || primary === 26 || text.startsWith('file is not a database')) return 'notadb'
+  if (
+    (typeof code === 'string' && code.startsWith('SQLITE_CORRUPT')) ||
+    primary === 11 ||
+    text.startsWith('database disk image is malformed')
+  )
+    return 'corrupt'
+  return null
+}

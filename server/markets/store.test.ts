@@ -4,8 +4,8 @@
 // ids, reputation from self-dealing and dust bets, forged holdings, a deleted entry and a rewritten
 // chain; and the remedies' own rules: fractional shares, buying by amount, cancel, N/A, early close
 // and 409 quotes.
-import { createHash } from 'node:crypto'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createHash, randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -358,6 +358,37 @@ describe('books that include holdings', () => {
     expect(reopen(t).audit().problems).toEqual([])
   })
 
+  it('a malformed head file is named as malformed, not as deleted entries; one that is not JSON likewise', async () => {
+    const { s } = await setup()
+    const shapes = [
+      '{"x":1}',
+      'null',
+      '[]',
+      `{"seq":"1","hash":"${'0'.repeat(64)}"}`,
+      `{"seq":1.5,"hash":"${'0'.repeat(64)}"}`,
+      '{"seq":1,"hash":"abc"}',
+    ]
+    for (const text of shapes) {
+      writeFileSync(s.headFile, `${text}\n`)
+      const problem = s.anchor()
+      expect(problem, text).toContain(`the head file ${s.headFile} is malformed (expected {"seq"`)
+      expect(problem, text).toContain(`found ${text})`)
+      expect(problem, text).not.toContain('deleted')
+    }
+    writeFileSync(s.headFile, 'nope{\n')
+    expect(s.anchor()).toMatch(/^the head file .* is malformed \(not JSON: [^\n]+\)$/)
+    // and `crystal markets check` says so, exit 1, and leaves the file as it was
+    writeFileSync(s.headFile, '{"x":1}\n')
+    const cli = await runCrystal(['--data-dir', join(s.file, '..'), 'markets', 'check'])
+    expect(cli.status).toBe(1)
+    expect(cli.stderr).toContain(`crystal: the head file ${s.headFile} is malformed (expected`)
+    expect(cli.stderr).not.toContain('entries were deleted')
+    expect(readFileSync(s.headFile, 'utf8')).toBe('{"x":1}\n')
+    // the control: the next commit writes the head again, and it agrees
+    await s.register({ id: 'b', display_name: 'B', kind: 'human' })
+    expect(s.anchor()).toBeNull()
+  })
+
   it('a consistently rewritten chain verifies, and the head file catches it', async () => {
     const { s } = await setup()
     const db = raw(s)
@@ -544,5 +575,59 @@ describe('a database made by an older version', () => {
     stores.push(read)
     expect(read.olderSchema).toEqual([])
     expect(read.audit().problems).toEqual([])
+  })
+})
+
+describe('a database file that is not one, or is damaged', () => {
+  const refusal = (f: () => unknown) => {
+    try {
+      f()
+    } catch (e) {
+      return e as CrystalError
+    }
+    throw new Error('not refused')
+  }
+
+  it('is refused as ledger_corrupt naming the file, by the store and by `crystal markets check`, and left untouched', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crystal-markets-'))
+    const file = join(dir, 'markets.sqlite')
+    const bytes = randomBytes(4096)
+    bytes.write('not SQLite', 0) // never the SQLite header, whatever the random bytes
+    writeFileSync(file, bytes)
+    for (const readonly of [true, false]) {
+      const e = refusal(() => new MarketStore({ dataDir: dir, faucetGrant: 0, readonly }))
+      expect(e.code).toBe('ledger_corrupt')
+      expect(e.where).toEqual({ file })
+      expect(e.message).toBe(`the market database ${file} is not a SQLite database (file is not a database); the file was left untouched`)
+    }
+    const cli = await runCrystal(['--data-dir', dir, 'markets', 'check'])
+    expect(cli.status).toBe(1)
+    expect(cli.stderr).toContain(`crystal: the market database ${file} is not a SQLite database`)
+    expect(cli.stderr).not.toContain('unexpected failure')
+    expect(readFileSync(file).equals(bytes)).toBe(true)
+    expect(readdirSync(dir)).toEqual(['markets.sqlite'])
+  })
+
+  it('a database whose pages past the schema are garbage is named as damaged when the check reads them', async () => {
+    const s = open()
+    await s.register({ id: 'a', display_name: 'A', kind: 'human' })
+    s.close()
+    stores.pop()
+    const bytes = readFileSync(s.file)
+    expect(bytes.length).toBeGreaterThan(4096)
+    bytes.fill(0xab, 4096) // every page but the first, which holds the header and the schema
+    writeFileSync(s.file, bytes)
+    const read = new MarketStore({ dataDir: join(s.file, '..'), faucetGrant: 0, readonly: true })
+    try {
+      const e = refusal(() => read.audit())
+      expect(e.code).toBe('ledger_corrupt')
+      expect(e.message).toMatch(/^the market database .* is a damaged SQLite database \(.+\); the file was left untouched$/)
+    } finally {
+      read.close()
+    }
+    const cli = await runCrystal(['--data-dir', join(s.file, '..'), 'markets', 'check'])
+    expect(cli.status).toBe(1)
+    expect(cli.stderr).toContain(`crystal: the market database ${s.file} is a damaged SQLite database`)
+    expect(readFileSync(s.file).equals(bytes)).toBe(true)
   })
 })

@@ -34,7 +34,7 @@ import {
 } from '../../engine/markets/lmsr.js'
 import { parseProposal } from '../../engine/markets/proposal.js'
 import { MIN_INDEPENDENT_OWNERS, reputation, traderForecast, type Reputation, type Scored } from '../../engine/markets/reputation.js'
-import { openSqlite, type Sqlite, type Statement } from './sqlite.js'
+import { openSqlite, sqliteFileFault, type Sqlite, type Statement } from './sqlite.js'
 
 /** The house account that funds labs markets (minted on demand) and takes their remainders; it holds no token. */
 export const HOUSE_ID = 'oracle'
@@ -62,6 +62,15 @@ export interface MarketStoreOptions {
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 const iso = (ms: number) => new Date(ms).toISOString()
+/** The head file's shape, as writeHead() writes it: {seq, hash} of the ledger's last entry (0 and the genesis when empty). */
+const isHead = (v: unknown): v is { seq: number; hash: string } =>
+  typeof v === 'object' &&
+  v !== null &&
+  !Array.isArray(v) &&
+  Number.isSafeInteger((v as { seq?: unknown }).seq) &&
+  (v as { seq: number }).seq >= 0 &&
+  typeof (v as { hash?: unknown }).hash === 'string' &&
+  /^[0-9a-f]{64}$/.test((v as { hash: string }).hash)
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
 interface AgentRow {
@@ -143,39 +152,66 @@ export class MarketStore {
         file: this.file,
       })
     mkdirSync(o.dataDir, { recursive: true })
-    this.db = openSqlite(this.file, { readonly: o.readonly, busyTimeoutMs: 5000 })
-    this.now = o.now ?? Date.now
-    // a database made before the head was anchored has no faucet table (they came together)
-    const unanchored = !this.db
-      .prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'faucet'")
-      .get()!.n
-    if (o.readonly) {
-      // an older database is read as the current one, in memory: what it lacks, at its defaults (see olderSchema)
-      this.olderSchema = upgradeInMemory(this.db)
-      this.preAnchor = unanchored
-    } else {
-      this.db.exec('PRAGMA journal_mode = WAL')
-      // FULL: a commit in WAL mode is on the disk when it returns, so an acknowledged trade survives a crash
-      this.db.exec('PRAGMA synchronous = FULL')
-      this.db.exec(TABLES)
-      upgrade(this.db, this.file)
-      this.db.exec(INDEXES)
+    let db: Sqlite | undefined
+    // whether this open has begun writing to the file: a damaged database found before then was left as it was
+    let writing = false
+    try {
+      db = this.db = openSqlite(this.file, { readonly: o.readonly, busyTimeoutMs: 5000 })
+      this.now = o.now ?? Date.now
+      // a database made before the head was anchored has no faucet table (they came together)
+      const unanchored = !this.db
+        .prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'faucet'")
+        .get()!.n
+      if (o.readonly) {
+        // an older database is read as the current one, in memory: what it lacks, at its defaults (see olderSchema)
+        this.olderSchema = upgradeInMemory(this.db)
+        this.preAnchor = unanchored
+      } else {
+        writing = true
+        this.db.exec('PRAGMA journal_mode = WAL')
+        // FULL: a commit in WAL mode is on the disk when it returns, so an acknowledged trade survives a crash
+        this.db.exec('PRAGMA synchronous = FULL')
+        this.db.exec(TABLES)
+        upgrade(this.db, this.file)
+        this.db.exec(INDEXES)
+      }
+      this.s = statements(this.db)
+      const savepoint = this.db.transaction((job: () => unknown) => job())
+      this.batch = this.db.transaction((jobs: (() => unknown)[]) =>
+        jobs.map((job): Outcome => {
+          try {
+            return { ok: true, value: savepoint(job) }
+          } catch (error) {
+            return { ok: false, error }
+          }
+        }),
+      )
+      if (!o.readonly && !this.s.agent.get(HOUSE_ID))
+        this.s.insertAgent.run(HOUSE_ID, HOUSE_ID, 'the house (funds labs markets)', 'lab', null, null, this.now())
+      // a new database, or one from before the anchor, is anchored where it stands; any other is checked against its head file by audit()
+      if (!o.readonly && unanchored && !existsSync(this.headFile)) this.writeHead()
+    } catch (e) {
+      try {
+        db?.close()
+      } catch {}
+      throw this.damaged(e, !writing)
     }
-    this.s = statements(this.db)
-    const savepoint = this.db.transaction((job: () => unknown) => job())
-    this.batch = this.db.transaction((jobs: (() => unknown)[]) =>
-      jobs.map((job): Outcome => {
-        try {
-          return { ok: true, value: savepoint(job) }
-        } catch (error) {
-          return { ok: false, error }
-        }
-      }),
+  }
+
+  /**
+   * A SQLite error that says the database file is not one, or is a damaged one, as a ledger_corrupt
+   * error naming the file (and whether it was left untouched); any other error as it is.
+   */
+  private damaged(e: unknown, untouched: boolean): unknown {
+    const fault = sqliteFileFault(e)
+    if (!fault) return e
+    const what = fault === 'notadb' ? 'is not a SQLite database' : 'is a damaged SQLite database'
+    return new CrystalError(
+      'ledger_corrupt',
+      `the market database ${this.file} ${what} (${(e as Error).message})${untouched ? '; the file was left untouched' : ''}`,
+      { file: this.file },
+      'restore it from a backup, or move it and markets.head.json away for the server to start new, empty books',
     )
-    if (!o.readonly && !this.s.agent.get(HOUSE_ID))
-      this.s.insertAgent.run(HOUSE_ID, HOUSE_ID, 'the house (funds labs markets)', 'lab', null, null, this.now())
-    // a new database, or one from before the anchor, is anchored where it stands; any other is checked against its head file by audit()
-    if (!o.readonly && unanchored && !existsSync(this.headFile)) this.writeHead()
   }
 
   close(): void {
@@ -262,15 +298,26 @@ export class MarketStore {
    * Null when they agree; otherwise what is wrong.
    */
   anchor(): string | null {
-    let head: { seq: number; hash: string }
+    let text: string
     try {
-      head = JSON.parse(readFileSync(this.headFile, 'utf8'))
+      text = readFileSync(this.headFile, 'utf8')
     } catch (e) {
       const last = this.s.head.get()
       // a database from before the anchor, read before the server's next start: there is no head yet to check
       return last && !this.preAnchor
         ? `the head file ${this.headFile} is missing or unreadable (${(e as Error).message}) while the ledger holds ${last.seq} entries`
         : null
+    }
+    // a head file that is there is checked, whatever the database's age (the server anchors at start only where there is none)
+    let head: unknown
+    try {
+      head = JSON.parse(text)
+    } catch (e) {
+      return `the head file ${this.headFile} is malformed (not JSON: ${(e as Error).message.replace(/\s+/g, ' ')})`
+    }
+    if (!isHead(head)) {
+      const shown = JSON.stringify(head)
+      return `the head file ${this.headFile} is malformed (expected {"seq": a whole number from 0, "hash": 64 lowercase hex digits}, found ${shown.length > 160 ? `${shown.slice(0, 157)}...` : shown})`
     }
     if (head.seq === 0)
       return head.hash === GENESIS ? null : `the head file ${this.headFile} names entry 0 with a hash other than the genesis`
@@ -284,11 +331,14 @@ export class MarketStore {
   /** Everything `crystal markets check` and the server's start check: the chain, its anchor, and money, positions, q and trades replayed from the ledger. Empty when all hold. */
   audit(): { chain: Verdict; anchor: string | null; conservation: ConservationReply; problems: string[] } {
     // the anchor first: it reads the head file before the snapshot starts, so the file can only lag it
-    const { chain, anchor, conservation } = this.snapshot(() => ({
-      anchor: this.anchor(),
-      chain: this.verify(),
-      conservation: this.conservation(),
-    }))
+    let read: { chain: Verdict; anchor: string | null; conservation: ConservationReply }
+    try {
+      read = this.snapshot(() => ({ anchor: this.anchor(), chain: this.verify(), conservation: this.conservation() }))
+    } catch (e) {
+      // a page damaged past the schema shows only when it is read; a read-only store has written nothing
+      throw this.damaged(e, this.o.readonly === true)
+    }
+    const { chain, anchor, conservation } = read
     const problems = [
       ...(chain.ok ? [] : [`the ledger chain breaks at entry ${chain.first_bad}: ${chain.reason}`]),
       ...(anchor ? [anchor] : []),

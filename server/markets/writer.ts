@@ -24,8 +24,10 @@ export class MarketWriter {
       if (r.ok) p?.resolve(r.value)
       else p?.reject(new CrystalError(r.error.code, r.error.message, r.error.where, r.error.hint))
     })
-    const fail = (e: Error) => {
-      this.failure = new CrystalError('internal', `the market writer thread stopped: ${e.message}`)
+    const fail = (e: unknown) => {
+      // what a thread throws arrives cloned, perhaps as no Error at all (better-sqlite3's SqliteError had no message)
+      const why = (e as { message?: unknown } | null)?.message
+      this.failure = new CrystalError('internal', `the market writer thread stopped: ${typeof why === 'string' ? why : String(e)}`)
       for (const p of this.pending.values()) p.reject(this.failure)
       this.pending.clear()
     }
