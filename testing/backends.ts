@@ -25,8 +25,9 @@ export async function autoBackend(): Promise<'cpu' | 'gpu'> {
   return (await softwareGpu()) ? 'cpu' : 'gpu'
 }
 
-export async function gpuBackend(n: number, fields: number): Promise<FieldBackend> {
-  return (await selectBackend({ backend: 'gpu', n, fields, gpu: nodeGpu })).backend
+/** `options.stepsPerDispatch` pins what selectBackend picks by the adapter (4 on a hardware one, 1 on software). */
+export async function gpuBackend(n: number, fields: number, options: { stepsPerDispatch?: number } = {}): Promise<FieldBackend> {
+  return (await selectBackend({ backend: 'gpu', n, fields, gpu: nodeGpu, ...options })).backend
 }
 
 export async function cpuBackend(n: number, fields: number, threads = 1): Promise<FieldBackend> {

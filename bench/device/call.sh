@@ -93,7 +93,9 @@ ready=0
 prepare() {
   [ $ready = 1 ] && return
   ln -sfn /tmp/proj/node_modules "$checkout/node_modules"
-  rm -rf "$checkout/dist" && cp -r /tmp/proj/dist "$checkout/dist"
+  # -a keeps the build's times: bin runs dist/bundle/ only when it is no older than dist/cli/ (cp -r made the
+  # tree the newer there, so the CLI ran tsc's modules and its test of what the chunks load failed on the H200)
+  rm -rf "$checkout/dist" && cp -a /tmp/proj/dist "$checkout/dist"
   for f in $(cd /tmp/proj && find engine -name '*.gen.ts'); do cp "/tmp/proj/$f" "$checkout/$f"; done
   ready=1
 }
