@@ -174,10 +174,7 @@ export const crystalRoutes: FastifyPluginAsyncTypebox<CrystalRoutesOptions> = as
         programCost(commands, (id) => genomes.get(id) ?? 0),
         size,
       )
-      // a client that goes away ends its program: its worker is not left running to the end
-      const left = new AbortController()
-      reply.raw.once('close', () => reply.raw.writableFinished || left.abort())
-      const trace = await service.runProgram({ commands, size, materials: catalog.list() }, left.signal)
+      const trace = await service.runProgram({ commands, size, materials: catalog.list() })
       return { trace }
     },
   )

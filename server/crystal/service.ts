@@ -240,7 +240,7 @@ export class CrystalService {
    * Runs a checked program in a worker thread (its own engine, off the event loop) when fewer than
    * max_runs are running; else refuses (429). The program's own errors come back as they were thrown.
    */
-  runProgram(program: Pick<RunWork, 'commands' | 'size' | 'materials'>, signal?: AbortSignal): Promise<TraceEntry[]> {
+  runProgram(program: Pick<RunWork, 'commands' | 'size' | 'materials'>): Promise<TraceEntry[]> {
     const { max_runs } = this.o.work
     if (this.runs.size >= max_runs)
       throw busy(
@@ -259,8 +259,6 @@ export class CrystalService {
       })
       worker.once('error', reject)
       worker.once('exit', (code) => reject(new Error(`the program's worker stopped (exit ${code})`)))
-      // the program's client went away: its slot is free again at once
-      signal?.addEventListener('abort', () => void worker.terminate(), { once: true })
     }).finally(() => this.runs.delete(worker))
   }
 
