@@ -429,7 +429,7 @@ async function perturbedFirst(
     answering.catch(() => {})
     if (gathered !== undefined) await laps.timed('gather', gathered)
     const found = await laps.timed('detect', detected)
-    let response = await answering
+    const response = await answering
     laps.lap('perturb')
     const wrong = found.flatMap((s, f) => (s && !(planned[f] && s.cells.includes(planned[f].cell)) ? [f] : []))
     if (wrong.length) {
@@ -439,12 +439,16 @@ async function perturbedFirst(
           `detection found a structure in field ${wrong[0]} where the stability maps decided on another part, or none`,
         )
       await kept.rewind()
-      response = await perturbPlans(
+      // only the fields guessed wrong: the others' answers stand (each field's steps and noise are its
+      // own), and the plans, the erasing mask and the sums read stay as small as the fields perturbed
+      const guessedWrong = new Set(wrong)
+      const again = await perturbPlans(
         engine,
-        found.map((s, f) => s && planOf(n, s, clean[f].spectra.stability())),
+        found.map((s, f) => (s && guessedWrong.has(f) ? planOf(n, s, clean[f].spectra.stability()) : undefined)),
         clean,
         { before: 'held' },
       )
+      for (const [f, r] of again) response.set(f, r)
       laps.lap('again')
     }
     return { found, answered: found.map((s, f) => s && withResponse(s, response.get(f)!)) }

@@ -218,23 +218,28 @@ test.each([
     }
     // maps that guess every part wrong: each perturbed the other way (kicked where it is erased and the
     // other way round, the other half erased), and not the part found
-    const misled: Detector = {
+    const misled = (which: (field: number) => boolean): Detector => ({
       ...IN_THREAD,
       cellsRead: async (windows, limit) =>
-        (await IN_THREAD.cellsRead(windows, limit)).map((r) => {
+        (await IN_THREAD.cellsRead(windows, limit)).map((r, f) => {
           const p = r.planned
-          if (!p) return r
+          if (!p || !which(f)) return r
           const area = p.area >= CLASS_RULES.field_wide ? 0 : 1
           return { ...r, planned: { ...p, cell: -1, decided: false, area, axis: [-p.axis[0], -p.axis[1]] as [number, number] } }
         }),
-    }
-    const [right, wrong] = [await run(IN_THREAD), await run(misled)]
+    })
+    // every field guessed wrong, and every other one: the second try perturbs those alone, and the
+    // answers of the others, from the first try, stand beside them
+    const [right, wrong, someWrong] = [await run(IN_THREAD), await run(misled(() => true)), await run(misled((f) => f % 2 === 1))]
     expect(right.reads).toBe(3)
     expect(wrong.reads).toBe(4)
+    expect(someWrong.reads).toBe(4)
     // evolve --debug shows the second try as a phase of its own
     expect(right.again).toBeUndefined()
     expect(wrong.again).toBeGreaterThan(0)
+    expect(someWrong.again).toBeGreaterThan(0)
     expect(wrong.evaluations).toEqual(right.evaluations)
+    expect(someWrong.evaluations).toEqual(right.evaluations)
     expect(right.evaluations.some((e) => e.structure?.response?.[answer] !== undefined)).toBe(true)
   },
 )
