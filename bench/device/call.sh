@@ -9,9 +9,10 @@
 #      browser) with vitest, run in the checkout CHECKOUT on the packed node_modules and generated files;
 #   4. (servertests) server/'s and app/'s test files that need none of those nor espeak-ng, the same way;
 #   5. (served) served.mjs: a served field's write, steps and dreams at N = 2048, this build beside the base one;
-#   6. (publisher) publisher.mjs: the consciousness publisher's periods at N = 2048, this build beside the base one.
+#   6. (publisher) publisher.mjs: the consciousness publisher's periods at N = 2048, this build beside the base one;
+#   7. (probe) perturb-probe.mjs: each operation of a perturbation timed on batches of 2,000, 1,000 and 24 fields.
 # PARTS ("evolve field tests"; "open" adds adapter-time.mjs, dawn-calls.mjs, the shader cache and
-# first-compiles.mjs, run first; "servertests" part 4, "served" part 5, "publisher" part 6) names the parts to run; evolve-pair.sh's ROUNDS, POP, GENS, PROFILE pass through.
+# first-compiles.mjs, run first; "servertests" part 4, "served" part 5, "publisher" part 6, "probe" part 7) names the parts to run; evolve-pair.sh's ROUNDS, POP, GENS, PROFILE pass through.
 # OUT gets summary.txt (what to read), tests.txt and results.tar.xz (every log and JSON): the device
 # brings back 8 files at most.
 set -uo pipefail
@@ -128,6 +129,11 @@ has publisher && {
   say "== 6. the publisher's periods, $(cat "$here/head.txt") beside $(cat "$here/base.txt") ($(left) s left)"
   bash "$here/base.sh" /tmp/base
   timeout "$(within $((server_s + 15)))" node "$here/publisher.mjs" "$PWD" /tmp/base "$res/publisher.json" 2>"$res/publisher.log" | tee -a "$summary"
+}
+
+has probe && {
+  say "== 7. a perturbation's operations on one batch, each timed to the device's end (perturb-probe.mjs) ($(left) s left)"
+  for f in 2000 1000 24; do timeout 100 node "$here/perturb-probe.mjs" $f 96 2>&1 | tail -3 | tee -a "$summary"; done
 }
 
 has servertests && {

@@ -7,7 +7,7 @@
 # time, the bytes it read back from the device and the registries' sizes and QD-scores (the two
 # builds must agree), after this build's `bench open` table. POP=0 leaves out the population runs;
 # VARIANTS adds runs of this build's defaults with other flags or variables (by default one step a dispatch); PROFILE=1 adds a run of this build's defaults on the GPU under node --cpu-prof (main.cpuprofile, its
-# main thread).
+# main thread); PROFILE=pop profiles a population run instead.
 set -uo pipefail
 out=${1:?usage: evolve-pair.sh OUT}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -64,10 +64,11 @@ for r in $(seq 1 "$rounds"); do
     run_env=()
   done
 done
-if [ "${PROFILE:-0}" = 1 ]; then
+if [ "${PROFILE:-0}" != 0 ]; then
+  profiled=("${defaults[@]}") && [ "$PROFILE" = pop ] && profiled=(--population "$pop" --size "$size" --generations "$gens")
   data=$(mktemp -d)
   SVC_CRYSTAL_DATA_DIR=$data node --cpu-prof --cpu-prof-dir="$data/prof" bin/crystal.js --debug --backend gpu evolve \
-    --material europium_crystal --seed 1 "${defaults[@]}" >"$out/profiled.log" 2>&1
+    --material europium_crystal --seed 1 "${profiled[@]}" >"$out/profiled.log" 2>&1
   # the main thread's profile is thread 0's (its name's second number); the workers' are 1 onwards
   cp "$(ls "$data"/prof/*.0.*.cpuprofile | head -1)" "$out/main.cpuprofile"
   rm -rf "$data"
