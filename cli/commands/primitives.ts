@@ -60,7 +60,7 @@ export function registerPrimitives(cli: Command, ctx: () => CliContext): void {
   cli
     .command('primitives')
     .description('list the registry, show one primitive in full, or export it as JSON')
-    .argument('[id]', 'a primitive to show in full (CRY-000001, or its uuid)')
+    .argument('[id]', 'a primitive to show in full (CRY-000001 or cry-000001, or its uuid)')
     .addOption(
       new Option('--export', 'print the whole registry file as JSON on stdout').conflicts([
         'json',

@@ -106,6 +106,15 @@ describe('signatures', () => {
     expect((await r.register([candidate(4)])).registered).toHaveLength(1)
   })
 
+  test("an id or uuid is found whatever its letters' case", async () => {
+    const r = new Registry(new MemoryRegistryStore())
+    await r.register([candidate(1)])
+    const held = await r.get('CRY-000001')
+    expect((await r.get('cry-000001')).uuid).toBe(held.uuid)
+    expect((await r.get(held.uuid.toUpperCase())).id).toBe('CRY-000001')
+    await expect(r.get('cry-000002')).rejects.toThrow('no primitive cry-000002 in the registry')
+  })
+
   test('a primitive not held is not_found, naming the field the caller asked by', async () => {
     const r = new Registry(new MemoryRegistryStore())
     await expect(r.similar('CRY-999999')).rejects.toMatchObject({ code: 'not_found', where: { field: 'id' } })

@@ -147,7 +147,9 @@ export class Registry {
 
   /** The primitive of that id or uuid; `field` names the argument in the not_found error (a query's `similar_to`). */
   async get(id: string, field = 'id'): Promise<Primitive> {
-    const p = (await this.list()).find((q) => q.id === id || q.uuid === id)
+    // as typed: `cry-000001` is CRY-000001, and a uuid in capitals its lower-case self
+    const asked = id.toUpperCase()
+    const p = (await this.list()).find((q) => q.id === asked || q.uuid.toUpperCase() === asked)
     if (!p) throw new CrystalError('not_found', `no primitive ${id} in the registry`, { field })
     return p
   }
