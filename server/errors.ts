@@ -60,6 +60,26 @@ export function limit(field: string, value: number, max: number, limitName: stri
   return new CrystalError('limit_exceeded', `${field} is ${value}, over the limit of ${max} (${limitName})`, { field })
 }
 
+/** One of Ajv's errors, as far as the refusal reads it. */
+interface SchemaError {
+  keyword?: string
+  instancePath?: string
+  message?: string
+  params?: { additionalProperty?: string; missingProperty?: string; allowedValue?: unknown; allowedValues?: unknown[] }
+}
+
+/**
+ * The values a field allows where it failed as one of a list (an enum, or TypeBox's union of literals,
+ * which fails once a literal: "must be equal to constant" said nothing of the choices), else undefined.
+ */
+function choicesAt(errors: readonly SchemaError[], path: string | undefined): string | undefined {
+  const here = errors.filter((x) => x.instancePath === path)
+  const values = here.flatMap((x) =>
+    x.keyword === 'enum' ? (x.params?.allowedValues ?? []) : x.keyword === 'const' ? [x.params?.allowedValue] : [],
+  )
+  return values.length ? values.map((x) => JSON.stringify(x)).join(', ') : undefined
+}
+
 export function registerErrors(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | CrystalError, request, reply) => {
     if (isCrystalError(error)) {
@@ -70,15 +90,16 @@ export function registerErrors(app: FastifyInstance): void {
     }
     const e = error as FastifyError
     if (e.validation) {
-      const v = e.validation[0] as
-        | { instancePath?: string; message?: string; params?: { additionalProperty?: string; missingProperty?: string } }
-        | undefined
+      const v = e.validation[0] as SchemaError | undefined
       const where = `${e.validationContext ?? 'request'}${v?.instancePath ?? ''}`
+      const choices = choicesAt(e.validation as SchemaError[], v?.instancePath)
       const detail = v?.params?.additionalProperty
         ? `${where} has an unknown field "${v.params.additionalProperty}"`
         : v?.params?.missingProperty
           ? `${where} is missing the field "${v.params.missingProperty}"`
-          : `${where} ${v?.message ?? e.message}`
+          : choices
+            ? `${where} must be one of ${choices}`
+            : `${where} ${v?.message ?? e.message}`
       // the field as a handler's errors name it: body/candidates/0/material is candidates[0].material
       const path = [...(v?.instancePath ?? '').split('/').filter(Boolean), v?.params?.missingProperty ?? v?.params?.additionalProperty]
         .filter((p): p is string => p !== undefined)

@@ -286,6 +286,10 @@ describe('every route', () => {
     const url = await call(s.url, 'GET', '/api/agents/%E0%A4%A')
     isProblem(url, 400)
     expect(url.body.code).toBe('bad_request')
+    // a value off a list names the list (it read "must be equal to constant")
+    const mode = await call(s.url, 'POST', '/crystal/dream', { mode: 'bogus' })
+    isProblem(mode, 400, 'body/mode must be one of "light", "deep"')
+    expect(mode.body.where).toEqual({ field: 'mode' })
   })
 
   test('unknown routes and the docs', async () => {
