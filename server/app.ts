@@ -123,6 +123,7 @@ export async function buildServer(o: ServerOptions): Promise<{ app: FastifyInsta
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: token ? [{ bearer: [] }] : [],
     },
+    transformObject: (doc) => problemsAsSent(('openapiObject' in doc ? doc.openapiObject : doc.swaggerObject) as OpenApiPaths),
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
@@ -273,4 +274,25 @@ async function startPublisher(
   publisher.start()
   say(`publishing the consciousness subjects to ${settings.bus.url} every ${period} ms as ${bus.sender}`)
   return { publisher, bus, close: () => nc.drain().catch(() => nc.close()) }
+}
+
+/** The parts of an OpenAPI document problemsAsSent reads. */
+interface OpenApiPaths {
+  paths?: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, unknown> }> }>>
+}
+
+/**
+ * The refusals as the server sends them (server/errors.ts): the generator gives every response the
+ * route's JSON media type, where a 4xx or 5xx goes out as application/problem+json.
+ */
+function problemsAsSent<T extends OpenApiPaths>(doc: T): T {
+  for (const ops of Object.values(doc.paths ?? {}))
+    for (const op of Object.values(ops))
+      for (const [status, response] of Object.entries(op.responses ?? {})) {
+        const json = response.content?.['application/json']
+        if (!json || !/^[45]/.test(status)) continue
+        delete response.content!['application/json']
+        response.content!['application/problem+json'] = json
+      }
+  return doc
 }

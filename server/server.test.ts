@@ -449,6 +449,13 @@ describe('the OpenAPI document', () => {
   test('validates and lists every route', async () => {
     const doc = (await call(s.url, 'GET', '/openapi.json')).body
     await SwaggerParser.validate(structuredClone(doc))
+    // the refusals in the media type they are sent in (isProblem checks it on the wire)
+    const refusals = Object.values(doc.paths).flatMap((ops: any) =>
+      Object.values(ops).flatMap((op: any) => Object.entries(op.responses).filter(([status]) => /^[45]/.test(status))),
+    )
+    expect(refusals.length).toBeGreaterThan(20)
+    for (const [, response] of refusals as [string, any][])
+      expect(Object.keys(response.content ?? {})).toEqual(['application/problem+json'])
     const routes = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops as object).map((m) => `${m.toUpperCase()} ${path}`))
     expect(routes.sort()).toEqual(
       [
