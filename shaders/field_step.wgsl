@@ -24,6 +24,9 @@ override SAMPLED: bool = true;
 // the step before, so the sample needs no pass over the field of its own) at P.energy_at, [field][tile].
 // energy, potential: one float per TILE x TILE tile, [field][tile].
 @group(0) @binding(4) var<storage, read_write> tile_sums: array<f32>;
+// step, steps: the field whose random numbers each field draws (its own; a rerun's first run's; or,
+// in a batch extracted from another, its field's there: engine/field/params.ts drawTable).
+@group(0) @binding(6) var<storage, read> draws: array<u32>;
 
 // The step's tile is STEP_W x STEP_H cells (host constants, engine/gpu/context.ts; the energy
 // kernels keep TILE x TILE): a workgroup of STEP_W x (STEP_H / ROWS) invocations, each computing ROWS
@@ -75,8 +78,9 @@ fn update(uc: f32, pc: f32, nu: vec4<f32>, np: vec4<f32>, s: f32, noise: f32) ->
   return Update(next, vec4<f32>(-(f_bulk * dw), -(f_sponge * dw), sat * dw, noise * dw));
 }
 
-// A field's noise: its amplitude, and what the index of a cell's draw is less than the cell's: a rerun's
-// field draws the noise of the field rerun_from before it (engine/field/params.ts Rerun).
+// A field's noise: its amplitude (a rerun's field's louder: engine/field/params.ts Rerun), and what the
+// index of a cell's draw is less than the cell's: the field drawn's cells stand in for the field's
+// (u32 arithmetic wraps, so a field drawn after its own gives the same index as in the float64 twin).
 struct FieldNoise {
   amp: f32,
   drawn: u32,
@@ -84,7 +88,7 @@ struct FieldNoise {
 
 fn field_noise(field: u32) -> FieldNoise {
   let rerun = field >= P.rerun_from;
-  return FieldNoise(select(P.noise, P.rerun_noise, rerun), select(0u, P.rerun_from * P.n * P.n, rerun));
+  return FieldNoise(select(P.noise, P.rerun_noise, rerun), (field - draws[field]) * P.n * P.n);
 }
 
 // Cell i's update, with its field's noise, into u_next[i]; returns the cell's 4 ledger terms.

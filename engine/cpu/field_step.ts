@@ -2,7 +2,7 @@
 // Same arithmetic in the same order, rounded to float32 after every operation (Math.fround), on
 // unpadded N x N fields with zero outside (a Dirichlet mirror; the sponge does the absorbing).
 import { xi } from '../field/noise.js'
-import type { StepParams } from '../field/params.js'
+import { drawTable, type StepParams } from '../field/params.js'
 
 const f = Math.fround
 
@@ -25,14 +25,21 @@ export function sponge(p: StepParams, x: number, y: number): number {
  * + v (L(u) - L(prev)) - sponge (u - prev) + s xi. Each term's work on (next - prev) is added to
  * `ledger` (float64), which is what makes the energy books balance exactly (docs/physics.md).
  */
-export function stepReference(prev: Float32Array, cur: Float32Array, next: Float32Array, p: StepParams, ledger: Float64Array): void {
+export function stepReference(
+  prev: Float32Array,
+  cur: Float32Array,
+  next: Float32Array,
+  p: StepParams,
+  ledger: Float64Array,
+  /** The field whose random numbers each field draws (params.ts drawTable); its own, or a rerun's first run's, where not given. */
+  draws: ArrayLike<number> = drawTable(p.fields, p.rerun_from),
+): void {
   const n = p.n
   for (let field = 0; field < p.fields; field++) {
     const base = field * n * n
-    // a rerun's field draws the noise of the field rerun_from before it (params.ts Rerun)
-    const rerun = field >= p.rerun_from
-    const noiseAmp = rerun ? p.rerun_noise : p.noise
-    const drawn = rerun ? p.rerun_from * n * n : 0
+    // a rerun's field has a louder noise (params.ts Rerun); each draws the numbers of the field its table names
+    const noiseAmp = field >= p.rerun_from ? p.rerun_noise : p.noise
+    const drawn = (field - draws[field]) * n * n
     for (let y = 0; y < n; y++) {
       for (let x = 0; x < n; x++) {
         const i = base + y * n + x

@@ -42,6 +42,15 @@ export class HostRecorder implements WindowRecorder {
     return Promise.resolve()
   }
 
+  copyHeld(fields: readonly number[], target: WindowRecorder): Promise<void> {
+    const held = this.held
+    if (!held) return Promise.resolve()
+    const cells = this.core.n * this.core.n
+    const sums = new Float32Array(fields.length * cells)
+    fields.forEach((f, k) => sums.set(held.subarray(f * cells, (f + 1) * cells), k * cells))
+    return target.holdSums(sums)
+  }
+
   /** The twin of engine/gpu/record.ts perturbationSums: basinSums over each kicked field, the windows' cells as they are. */
   async perturbationSums({ pattern, basins, windows }: PerturbationQuery): Promise<PerturbationSums> {
     const now = this.sums()

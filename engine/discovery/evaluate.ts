@@ -439,16 +439,21 @@ async function perturbedFirst(
           `detection found a structure in field ${wrong[0]} where the stability maps decided on another part, or none`,
         )
       await kept.rewind()
-      // only the fields guessed wrong: the others' answers stand (each field's steps and noise are its
-      // own), and the plans, the erasing mask and the sums read stay as small as the fields perturbed
-      const guessedWrong = new Set(wrong)
-      const again = await perturbPlans(
-        engine,
-        found.map((s, f) => (s && guessedWrong.has(f) ? planOf(n, s, clean[f].spectra.stability()) : undefined)),
-        clean,
-        { before: 'held' },
-      )
-      for (const [f, r] of again) response.set(f, r)
+      // only the fields guessed wrong, in a batch of their own that steps on as they would in this one
+      // (engine.extract: their state, the sums held and the noise they draw here): the others' answers
+      // stand, and the steps are as many as the fields perturbed, where the whole batch stepped again
+      const part = await engine.extract(wrong)
+      try {
+        const again = await perturbPlans(
+          part,
+          wrong.map((f) => planOf(n, found[f]!, clean[f].spectra.stability())),
+          wrong.map((f) => clean[f]),
+          { before: 'held' },
+        )
+        for (const [k, r] of again) response.set(wrong[k], r)
+      } finally {
+        part.destroy()
+      }
       laps.lap('again')
     }
     return { found, answered: found.map((s, f) => s && withResponse(s, response.get(f)!)) }

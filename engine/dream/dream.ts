@@ -7,7 +7,6 @@ import type { DreamMode } from '../contracts/registry.js'
 import type { EditFactors } from '../field/backend.js'
 import type { Engine } from '../field/engine_api.js'
 import { lowbias32 } from '../field/noise.js'
-import { drawnBy } from '../field/params.js'
 import { meanOf } from '../cpu/dream.js'
 
 export interface DreamParams extends EditFactors {
@@ -131,7 +130,7 @@ export async function dream(
   const edits = perField.map((mode, f) => {
     if (mode === 'none') return null
     const { prune_percentile, prune_factor, amplify_percentile, amplify_factor, mutate_fraction, mutate_amplitude } = DREAM_PARAMS[mode]
-    const key = lowbias32(engine.seed ^ lowbias32(engine.step_count + drawnBy(f, engine.rerun)))
+    const key = lowbias32(engine.seed ^ lowbias32(engine.step_count + engine.draws[f]))
     return { prune_percentile, prune_factor, amplify_percentile, amplify_factor, mutate_fraction, mutate_amplitude, key }
   })
   const edited = await engine.dreamEdit(edits, MASK_SMOOTHING_PASSES, PREVIEW_SIDE, report)

@@ -21,6 +21,8 @@ export interface StepRequest {
   /** Take a sample after every step whose absolute number is a multiple of this (0: never). */
   sample_interval: number
   params: StepParams
+  /** The field whose random numbers each field draws (params.ts drawTable); its own, or a rerun's first run's, where not given. */
+  draws?: Uint32Array
 }
 
 export interface FieldBackend {
@@ -68,11 +70,11 @@ export interface FieldBackend {
   /** u of one field box-averaged onto `side` x `side`, row-major, as engine/util/downsample.ts averages it (the GPU: one read of side^2 floats). */
   downsampled(field: number, side: number): Promise<Float32Array>
   /**
-   * Copies u and u_prev of `field` into `target`'s only field where both live on one device, nothing
-   * read back (the GPU: a copy on the queue, after the work either has queued); false where it cannot
-   * (the caller reads and loads).
+   * Copies u and u_prev of `fields` into `target`'s fields, in order (it has as many), where both live
+   * on one device, nothing read back (the GPU: copies on the queue, after the work either has queued);
+   * false where it cannot (the caller reads and loads).
    */
-  copyInto?(field: number, target: FieldBackend): boolean
+  copyInto?(fields: readonly number[], target: FieldBackend): boolean
   /** Energy of each field now (or of the fields listed, in their order); c2 from params. */
   energy(params: StepParams, fields?: readonly number[]): Promise<Float64Array>
   /** Running totals per field, 4 each: bulk, boundary, saturation, noise. */
@@ -243,6 +245,11 @@ export interface WindowRecorder {
   collect(): Promise<WindowRecording>
   /** Keeps a copy of the stability sums as they are now (or of `sums`), where they are: the window before a perturbation. */
   holdSums(sums?: Float32Array): Promise<void>
+  /**
+   * The stability sums held of `fields`, in order, as `target`'s held sums (Engine.extract; `target` a
+   * recorder of the same kind, as many fields as listed): a copy where they are. None held, none given.
+   */
+  copyHeld(fields: readonly number[], target: WindowRecorder): Promise<void>
   /** What a perturbation's answers need of the stability sums now and those held, made where they are, in one read back. */
   perturbationSums(query: PerturbationQuery): Promise<PerturbationSums>
   destroy(): void

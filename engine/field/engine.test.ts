@@ -11,6 +11,7 @@ import type { EnergyBooks } from './engine_api.js'
 import { STEPS_PER_DISPATCH } from './params.js'
 import { momentOf } from './state.js'
 import { downsample } from '../util/downsample.js'
+import { observeHeld } from '../dream/dream.js'
 import { findAdapter } from '../gpu/device.js'
 import { nodeGpu } from '../gpu/webgpu.node.js'
 import { cellSpans } from '../gpu/backend.js'
@@ -310,6 +311,62 @@ describe("keep and rewind (evolve's batch goes back where it perturbed a field i
       expect(maxDiff(onward.u, first.u)).toBeGreaterThan(1e-4)
       await expect(e.books()).rejects.toMatchObject({ code: 'conflict' })
       expect(() => e.booksLater()).toThrow(/books of a rewound engine/)
+    },
+  )
+
+  test.each(['cpu', 'gpu'] as const)(
+    '%s: extract gives fields a batch of their own that steps on as they would have here, bit for bit, with the sums held; nothing read back for it on the GPU',
+    { timeout: 300_000 },
+    async (backend) => {
+      const o = {
+        size: 24,
+        material: 'europium_crystal',
+        seed: 5,
+        noise: 0.01,
+        fields: 6,
+        rerun: { from: 3, noise: 0.01 },
+        timeline_interval: 0,
+        recall_history: false,
+      } as const
+      const e = await engine(backend, o)
+      const wave = (k: number) => Float32Array.from({ length: 24 * 24 }, (_, i) => Math.sin(i * (0.01 + 0.003 * k)) * 0.5)
+      await e.injectMany([1, 2, 3, 1, 2, 3].map(wave))
+      await e.step(30)
+      await observeHeld(e, 20, 4)
+      await e.holdStability()
+      const reads = e.transfers()?.reads
+      const part = await e.extract([2, 0])
+      expect(e.transfers()?.reads).toBe(reads)
+      expect(part.transfers()?.reads ?? 0).toBe(0)
+      expect([part.fields, part.step_count, [...part.draws]]).toEqual([2, e.step_count, [2, 0]])
+      const taken = await part.read()
+      // the same kick and steps on both: the fields and what a perturbation's answers read agree
+      const pattern = wave(4)
+      for (const [engine, kicked] of [
+        [e, [2]],
+        [part, [0]],
+      ] as const) {
+        await engine.kick(pattern, kicked)
+        await engine.step(25)
+        await observeHeld(engine, 20, 4)
+      }
+      const [mine, theirs] = [await part.read(), await e.read([2, 0])]
+      expect(mine.u).toEqual(theirs.u)
+      expect(mine.prev).toEqual(theirs.prev)
+      const window = [5, 77, 300]
+      const asked = await part.perturbationSums({ pattern, basins: [0], windows: [{ field: 1, cells: window }] })
+      const here = await e.perturbationSums({ pattern, basins: [2], windows: [{ field: 0, cells: window }] })
+      expect(asked).toEqual(here)
+      expect((await part.books())[0].energy).toBeCloseTo((await e.books())[2].energy, 5)
+      // the control: the kick and steps moved them (engine/field/field_step.test.ts holds the draws to
+      // their twin, and fields drawing their own numbers apart from them); the rerun's fields, whose
+      // noise is louder, are refused
+      expect(maxDiff(mine.u, taken.u)).toBeGreaterThan(1e-3)
+      await expect(e.extract([4])).rejects.toThrow("field 4 is a rerun's (its noise louder): extract takes fields of the first run")
+      await expect(e.extract([1, 1])).rejects.toThrow('extract lists a field twice (1, 1)')
+      await expect(e.extract([])).rejects.toThrow('extract takes at least one field')
+      part.destroy()
+      e.destroy()
     },
   )
 

@@ -23,7 +23,7 @@ import type {
 } from './backend.js'
 import { MaterialCatalog } from './materials.js'
 import type { FieldMotion } from './motion.js'
-import { stepParams, type Rerun, type StepParams } from './params.js'
+import { drawTable, stepParams, type Rerun, type StepParams } from './params.js'
 import { selectBackend } from '../backends/select.js'
 import { saturationPotential } from '../cpu/field_step.js'
 import { ENCODINGS, FIELD_SIZE } from '../contracts/api.js'
@@ -116,6 +116,13 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
     from: requireInteger('rerun.from', o.rerun.from, Math.ceil(fields / 2), fields - 1),
     noise: requireFinite('rerun.noise', o.rerun.noise, 0, 1),
   }
+  if (o.draws !== undefined && (!Array.isArray(o.draws) || o.draws.length !== fields)) {
+    const given = Array.isArray(o.draws) ? `${o.draws.length}` : JSON.stringify(o.draws)
+    throw new CrystalError('bad_argument', `draws names the field each of the ${fields} fields draws: got ${given}`, { field: 'draws' })
+  }
+  // a cell's draw is a u32 index over the fields (drawn field x cells + cell)
+  o.draws?.forEach((d, k) => requireInteger(`draws[${k}]`, d, 0, Math.floor(2 ** 32 / (size * size)) - 1))
+  const draws = drawTable(fields, rerun?.from ?? fields, o.draws)
   const encoding = requireEncoding(o.encoding ?? ENCODING_VERSION)
   const recallCache =
     o.recall_cache_bytes === undefined ? undefined : requireInteger('recall_cache_bytes', o.recall_cache_bytes, 0, Number.MAX_SAFE_INTEGER)
@@ -134,19 +141,8 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
     spawnThread: o.spawnThread,
   })
   o.report?.(selected.reason)
-  const twin = (m: Material, count: number, encoding: EncodingVersion) =>
-    createEngine({
-      ...o,
-      backend: selected.backend.kind,
-      fields: count,
-      encoding,
-      material: m,
-      temperature_k: 0,
-      noise: 0,
-      rerun: undefined,
-      timeline_interval: 0,
-      report: undefined,
-    })
+  // another engine on the same kind of backend (the same device), as this one was opened but for `other`
+  const open = (other: EngineOptions) => createEngine({ ...o, backend: selected.backend.kind, report: undefined, ...other })
   return new FieldEngine(
     selected.backend,
     selected.reason,
@@ -156,9 +152,10 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
     temperature,
     noise,
     rerun,
+    draws,
     encoding,
     resolve,
-    twin,
+    open,
     recallCache,
     o.recall_history ?? true,
   )
@@ -201,9 +198,10 @@ class FieldEngine implements Engine {
     public temperature_k: number,
     public noise: number,
     readonly rerun: Rerun | undefined,
+    readonly draws: Uint32Array,
     public encoding: EncodingVersion,
     private readonly resolve: (m: Material | string) => Material,
-    private readonly openTwin: (m: Material, fields: number, encoding: EncodingVersion) => Promise<Engine>,
+    private readonly open: (o: EngineOptions) => Promise<Engine>,
     recallCache: number | undefined,
     /** The history recall's sweep replays is kept (EngineOptions.recall_history). */
     private readonly recallHistory: boolean,
@@ -598,7 +596,7 @@ class FieldEngine implements Engine {
     // where the run takes a timeline sample, the changes' held sums before it ride with its samples' read:
     // one read, where settling after it read them on their own
     const settled = held && sampled ? this.settleLater(held, () => undefined) : () => this.settle()
-    const req = { steps, first_step: this.step_count, seed: this.seed, sample_interval: every, params: this.params }
+    const req = { steps, first_step: this.step_count, seed: this.seed, sample_interval: every, params: this.params, draws: this.draws }
     if (sampled && this.samplesLater && steps <= SAMPLES_LATER_MAX_STEPS && this.core.stepSamplesLater) {
       // a long row of runs (the server's step chunks) reads the waiting ones now and then: each holds a copy on the device
       if (this.samplesWaiting >= SAMPLES_WAITING_MAX) await this.deferred?.()
@@ -855,7 +853,43 @@ class FieldEngine implements Engine {
   }
 
   twin(fields: number): Promise<Engine> {
-    return this.openTwin(this.material, fields, this.encoding)
+    const quiet = { temperature_k: 0, noise: 0, rerun: undefined, draws: undefined, timeline_interval: 0 }
+    return this.open({ ...quiet, fields, material: this.material, encoding: this.encoding })
+  }
+
+  async extract(fields: readonly number[]): Promise<Engine> {
+    if (!fields.length) throw new CrystalError('bad_argument', 'extract takes at least one field')
+    if (new Set(fields).size !== fields.length)
+      throw new CrystalError('bad_argument', `extract lists a field twice (${fields.join(', ')}): list each field once`)
+    fields.forEach((f) => this.field(f))
+    const rerun = fields.find((f) => this.rerun && f >= this.rerun.from)
+    if (rerun !== undefined)
+      throw new CrystalError('bad_argument', `field ${rerun} is a rerun's (its noise louder): extract takes fields of the first run`)
+    const part = (await this.open({
+      fields: fields.length,
+      material: this.material,
+      temperature_k: this.temperature_k,
+      noise: this.noise,
+      rerun: undefined,
+      draws: fields.map((f) => this.draws[f]),
+      encoding: this.encoding,
+      timeline_interval: 0,
+      recall_history: false,
+    })) as FieldEngine
+    try {
+      // the step the state is taken at; on one device copies there, else read and loaded
+      const step = this.step_count
+      if (!this.core.copyInto?.(fields, part.core)) {
+        const { u, prev } = await this.core.read([...fields])
+        await part.core.load(u, prev)
+      }
+      await this.recorder.copyHeld(fields, part.recorder)
+      await part.resumed(step, [])
+      return part
+    } catch (e) {
+      part.destroy()
+      throw e
+    }
   }
 
   async resume(saved: SavedField): Promise<void> {
@@ -881,12 +915,12 @@ class FieldEngine implements Engine {
   async fork(field = 0): Promise<Engine> {
     const f = this.field(field)
     // createEngine's own engine, whose core the copy goes into
-    const twin = (await this.openTwin(this.material, 1, this.encoding)) as FieldEngine
+    const twin = (await this.twin(1)) as FieldEngine
     try {
       // the step the state is taken at: a client's step may run while it is read
       const step = this.step_count
       // on one device a copy there; else (another device, the CPU) read and loaded
-      if (!this.core.copyInto?.(f, twin.core)) {
+      if (!this.core.copyInto?.([f], twin.core)) {
         const { u, prev } = await this.core.read([f])
         await twin.core.load(u, prev)
       }
@@ -898,18 +932,26 @@ class FieldEngine implements Engine {
     }
   }
 
-  /** The bookkeeping of a fresh one-field engine whose state was just put in place (resume, fork). */
+  /** The bookkeeping of a fresh engine whose state was just put in place (resume, fork, extract); `memories` go into field 0. */
   private async resumed(step: number, memories: readonly Omit<Memory, 'field'>[]): Promise<void> {
     this.revision++
     this.step_count = step
-    await this.remember([0])
+    const all = [...Array(this.core.fields).keys()]
+    await this.remember(all)
     for (const m of memories) {
       this.history.push({ kind: 'write', step: m.step, field: 0, memory: this.memories.length })
       this.memories.push({ ...m, field: 0 })
     }
-    // the energy held counts as injected, so the books of this session start balanced
-    this.deposited[0] = (await this.potential([0]))[0]
-    this.injected[0] = (await this.core.energy(this.params, [0]))[0] + this.deposited[0]
+    // the energy held counts as injected, so the books of this session start balanced: booked as a
+    // change from nothing to the state now (where the backend holds sums, read with the next books)
+    const held = this.core.held
+    if (held) {
+      const [after, left = -1] = held.hold(this.params.nonlinearity ? ['energy', 'potential'] : ['energy'], this.params)
+      this.pending.push({ fields: all, slots: [-1, -1, left, after] })
+      return
+    }
+    const none = new Float64Array(all.length)
+    this.book(all, none, none, await this.potential(all), await this.core.energy(this.params, all))
   }
 
   setMaterial(m: Material | string): void {

@@ -42,6 +42,12 @@ export interface EngineOptions {
    * (engine/field/params.ts Rerun). At most as many as there are before them.
    */
   rerun?: Rerun
+  /**
+   * The field whose random numbers (thermal noise, a dream's mutations) each field draws, one a field:
+   * its own (or a rerun's first run's) where not given. Engine.extract gives its batch its fields'
+   * fields in the engine they came from, so they step on as they would have there.
+   */
+  draws?: readonly number[]
   /** Steps between energy timeline samples (0: no timeline). */
   timeline_interval?: number
   /** The text encoding writes and recall use (ENCODING_VERSION unless given; a resumed field brings its own). */
@@ -152,6 +158,8 @@ export interface Engine {
   readonly noise: number
   /** EngineOptions.rerun, where the engine was opened with one. */
   readonly rerun: Rerun | undefined
+  /** The field whose random numbers each field draws (EngineOptions.draws made whole: engine/field/params.ts drawTable). */
+  readonly draws: Uint32Array
   readonly step_count: number
   /** The text encoding of this engine's memories: writes, recall and probe encode texts with it. */
   readonly encoding: EncodingVersion
@@ -308,6 +316,15 @@ export interface Engine {
    * perturbs each structure it found in one.
    */
   fork(field?: number): Promise<Engine>
+  /**
+   * The fields listed (of the first run, where there is a rerun), in their order, as a batch of its
+   * own that steps on as they would here, to the bit: the same material, temperature, noise and seed,
+   * each field drawing its random numbers here (EngineOptions.draws), at this engine's step, its state
+   * and the stability sums held (holdStability) copied where the fields live, no timeline and no
+   * history for recall, its books balanced from there. Evolve perturbs again in one only the fields
+   * whose stability maps guessed wrong, where the whole batch stepped again before.
+   */
+  extract(fields: readonly number[]): Promise<Engine>
   /**
    * Continues a saved field in this fresh engine: its state, step count and the memories written
    * into field 0 (at their steps, with no dream edits since), and the encoding they were written with

@@ -320,6 +320,52 @@ describe('a rerun: fields from `rerun_from` on run the fields before them again 
   })
 })
 
+describe('draws: each field of a batch draws the random numbers of the field its table names (Engine.extract)', () => {
+  const [n, fields] = [24, 4]
+  const cells = n * n
+  const params = { ...paramsFor(n, fields), noise: Math.fround(0.02) }
+  const start = startOf(n, fields)
+  const want = reference(n, fields, 600, params, SAMPLE_INTERVAL, start)
+  // fields 3 and 0 of the batch, alone in a batch of two, each drawing its field's numbers there
+  const draws = Uint32Array.of(3, 0)
+  const pick = (a: Float32Array) => Float32Array.of(...a.subarray(3 * cells, 4 * cells), ...a.subarray(0, cells))
+  const apart = { ...paramsFor(n, 2), noise: params.noise }
+  const partStart = start.map(pick) as [Float32Array, Float32Array]
+
+  /** The reference over the two fields, with the draw table. */
+  function part(table: Uint32Array) {
+    let [cur, prev] = partStart.map((a) => a.slice())
+    let next = new Float32Array(cur.length)
+    const ledger = new Float64Array(2 * 4)
+    for (let i = 0; i < 600; i++) {
+      stepReference(prev, cur, next, { ...apart, noise_key: noiseKey(SEED, i) }, ledger, table)
+      ;[prev, cur, next] = [cur, next, prev]
+    }
+    return { u: cur, ledger }
+  }
+
+  test('the CPU twin: the two run as they did in the batch, bit for bit; control, drawing their own numbers they do not', () => {
+    const got = part(draws)
+    expect(maxDiff(got.u, pick(want.u))).toBe(0)
+    expect([...got.ledger]).toEqual([...want.ledger.subarray(12, 16), ...want.ledger.subarray(0, 4)])
+    expect(maxDiff(part(Uint32Array.of(0, 1)).u, pick(want.u))).toBeGreaterThan(1e-3)
+  })
+
+  test.each([
+    ['WASM SIMD, two threads', 0],
+    ['WGSL, a step a dispatch', 1],
+    ['WGSL, several steps a dispatch', STEPS_PER_DISPATCH],
+  ])('the %s kernel: the same numbers', async (_, stepsPerDispatch) => {
+    const backend = stepsPerDispatch ? await gpuBackend(n, 2, { stepsPerDispatch }) : await cpuBackend(n, 2, 2)
+    opened.push(backend)
+    await backend.load(...partStart)
+    await backend.step({ steps: 600, first_step: 0, seed: SEED, sample_interval: 0, params: apart, draws })
+    const u = (await backend.read()).u
+    if (stepsPerDispatch) expect(maxDiff(u, pick(want.u))).toBeLessThanOrEqual(1e-5 * maxAbs(want.u))
+    else expect(maxDiff(u, pick(want.u))).toBe(0)
+  })
+})
+
 describe('several steps a dispatch (shaders/field_steps.wgsl): the same field and books as one step a dispatch', () => {
   // N = 100: the field's edge cuts its last tiles of 32 x 16; a sponge 20 wide; two fields and their
   // rerun with more noise; runs that start at steps that are not multiples of 4 and end past them; a

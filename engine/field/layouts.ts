@@ -79,6 +79,8 @@ export const JOB_HEADER = [
   'barrier_phase',
   /** STEP_PARAM_LAYOUT's one u32 constant the kernel reads */
   'rerun_from',
+  /** u32 [fields]: the field whose random numbers each field draws (params.ts drawTable) */
+  'draws',
 ] as const
 
 /** The step constants the job block carries, in STEP_PARAM_LAYOUT's order. */

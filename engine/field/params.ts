@@ -72,9 +72,19 @@ export interface Rerun {
   noise: number
 }
 
-/** The field whose random numbers field `field` draws: its own, or a rerun's first run's. */
-export function drawnBy(field: number, rerun: Rerun | undefined): number {
-  return rerun && field >= rerun.from ? field - rerun.from : field
+/**
+ * The field whose random numbers (thermal noise, a dream's mutations) each field of a batch draws:
+ * `draws` where given (a batch extracted from another, Engine.extract: each field draws its field's
+ * there, so it runs on as it would have there), else its own or a rerun's first run's (field - rerunFrom).
+ * The kernels take it as a table (shaders/field_step.wgsl `draws`); a rerun's amplitude stays by index.
+ */
+export function drawTable(fields: number, rerunFrom: number, draws?: ArrayLike<number>): Uint32Array {
+  return Uint32Array.from({ length: fields }, (_, f) => draws?.[f] ?? (f >= rerunFrom ? f - rerunFrom : f))
+}
+
+/** Whether a backend's kernels hold `table` already (`held`): a request's is usually the engine's same one. */
+export function sameDraws(table: Uint32Array, held: Uint32Array | undefined): boolean {
+  return table === held || (held !== undefined && table.length === held.length && table.every((v, i) => v === held[i]))
 }
 
 /** Width of the boundary sponge in cells: 6% of the side, so a boundary means the same at every N. */

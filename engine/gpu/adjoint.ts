@@ -443,6 +443,8 @@ export class GpuAdjointRunner implements AdjointRunner {
           res(2, s[(r + 1) % 3]),
           res(3, s[(r + 2) % 3]),
           res(4, ledger),
+          // one field, drawing its own random numbers (the path's params have fields: 1)
+          res(6, this.gpu.fieldStep.draws),
         ],
       }),
     )

@@ -27,6 +27,8 @@ import {
   stepGroups,
   stepRows,
   TILE,
+  drawTable,
+  sameDraws,
   wgslStruct,
   type StepParams,
 } from '../field/params.js'
@@ -115,8 +117,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   readonly held: GpuHeldSums
   readonly sumRows: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }
   /** The step without samples, for recall to rerun a path (GpuContext). */
-  get fieldStep(): { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout } {
-    return { pipeline: this.stepKernel(false), layout: this.stepLayout }
+  get fieldStep(): { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout; draws: GPUBuffer } {
+    return { pipeline: this.stepKernel(false), layout: this.stepLayout, draws: this.ownDraws }
   }
   private readonly potentialPipeline: GPUComputePipeline
   private readonly masks = new Map<number, GPUBuffer>()
@@ -142,6 +144,11 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private readonly partials: GPUBuffer
   private readonly samples: GPUBuffer
   private readonly wave: GPUBuffer
+  /** The field whose random numbers each field draws (params.ts drawTable), as the step kernels read it; `drawsHeld` what it holds. */
+  private readonly draws: GPUBuffer
+  private drawsHeld: Uint32Array | undefined
+  /** One field drawing its own: recall's rerun of a path binds it (fieldStep). */
+  private readonly ownDraws: GPUBuffer
   private readonly stepUniforms: GPUBuffer
   private readonly reduceUniforms: GPUBuffer
   private readonly stepLayout: GPUBindGroupLayout
@@ -257,6 +264,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.partials = buffer(fields * this.tiles * 4, STORAGE)
     this.samples = buffer(MAX_STEPS_PER_SUBMIT * SAMPLE_COLUMNS * fields * 4, STORAGE)
     this.wave = buffer(n * n * 4, STORAGE)
+    this.draws = buffer(fields * 4, STORAGE)
+    this.ownDraws = buffer(4, STORAGE)
     this.stepUniforms = buffer(MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
     // SAMPLE_SLOTS per timeline sample, then one per fold
     this.reduceUniforms = buffer((SAMPLE_SLOTS + 1) * MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
@@ -293,7 +302,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
         const free = [...this.bufs.keys()].filter((b) => b !== prev && b !== u)
         const bound = [prev, u, ...free].slice(0, stateBindings[kind].length)
         const states = bound.map((b, i) => res(stateBindings[kind][i], this.bufs[b]))
-        const group = device.createBindGroup({ layout: layouts[kind], entries: [stepUniform, ...states, res(4, sums[kind])] })
+        const draws = kind === 'energy' ? [] : [res(6, this.draws)]
+        const group = device.createBindGroup({ layout: layouts[kind], entries: [stepUniform, ...states, res(4, sums[kind]), ...draws] })
         const next: [number, number] = kind === 'steps' ? [free[0], free[1]] : kind === 'step' ? [u, free[0]] : [prev, u]
         entry = { group, next }
         table.set(key, entry)
@@ -506,6 +516,9 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     // params say), each dispatch's slot a copy with its own noise keys, ring slot and energy: the defaults'
     // evolve encodes some 25,000 steps, where packing each whole took 11 us of the host's
     packStruct(STEP_PARAM_LAYOUT, { ...req.params, tiles_per_field: this.ledgerTiles }, stepBytes)
+    // the draw table, where it is not the one the kernels hold (written ahead of this submit's dispatches)
+    const draws = req.draws ?? drawTable(this.fields, req.params.rerun_from)
+    if (!sameDraws(draws, this.drawsHeld)) this.transfers.write(this.draws, 0, (this.drawsHeld = draws))
     const [slots, bytes] = [new DataView(stepBytes), new Uint8Array(stepBytes)]
     for (let i = 0; i < steps; ) {
       const take = several && i + this.stepsPerDispatch <= steps ? this.stepsPerDispatch : 1
@@ -562,6 +575,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       if (steps < SUBMIT_AT_ONCE) {
         this.transfers.submitWithNext(encoder, [
           ...this.bufs,
+          this.draws,
           this.ledgerBuf,
           this.ledgerComp,
           this.tileSums,
@@ -807,14 +821,17 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     return this.motionOf
   }
 
-  copyInto(field: number, target: FieldBackend): boolean {
-    if (!(target instanceof GpuFieldBackend) || target.device !== this.device || target.n !== this.n || target.fields !== 1) return false
-    fieldsWithin([field], this.fields)
+  copyInto(fields: readonly number[], target: FieldBackend): boolean {
+    if (!(target instanceof GpuFieldBackend) || target.device !== this.device || target.n !== this.n || target.fields !== fields.length)
+      return false
+    fieldsWithin([...fields], this.fields)
     const bytes = this.n * this.n * 4
     const [from, to] = [this.state(), target.state()]
     const encoder = this.device.createCommandEncoder()
-    encoder.copyBufferToBuffer(from.u, field * bytes, to.u, 0, bytes)
-    encoder.copyBufferToBuffer(from.prev, field * bytes, to.prev, 0, bytes)
+    fields.forEach((field, k) => {
+      encoder.copyBufferToBuffer(from.u, field * bytes, to.u, k * bytes, bytes)
+      encoder.copyBufferToBuffer(from.prev, field * bytes, to.prev, k * bytes, bytes)
+    })
     // one queue: the target's work handed over first, then this backend's, then the copy (submit takes
     // this one's first); whatever either queues after runs after it
     target.transfers.flush()
@@ -913,7 +930,18 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     releasePatterns(this)
     for (const b of this.masks.values()) b.destroy()
     this.masks.clear()
-    const own = [...this.bufs, this.ledgerBuf, this.ledgerComp, this.tileSums, this.partials, this.samples, this.wave, this.chunkSums]
+    const own = [
+      ...this.bufs,
+      this.ledgerBuf,
+      this.ledgerComp,
+      this.tileSums,
+      this.partials,
+      this.samples,
+      this.wave,
+      this.draws,
+      this.ownDraws,
+      this.chunkSums,
+    ]
     for (const b of [...own, this.stepUniforms, this.reduceUniforms]) b.destroy()
     this.stopListening()
   }
@@ -948,8 +976,23 @@ function backendLayouts(device: GPUDevice) {
     const layout = (...types: ['uniform' | 'read-only-storage' | 'storage', number][]) =>
       device.createBindGroupLayout({ entries: types.map(([type, binding]) => entry(binding, type)) })
     return {
-      step: layout(['uniform', 0], ['read-only-storage', 1], ['read-only-storage', 2], ['storage', 3], ['storage', 4]),
-      steps: layout(['uniform', 0], ['read-only-storage', 1], ['read-only-storage', 2], ['storage', 3], ['storage', 4], ['storage', 5]),
+      step: layout(
+        ['uniform', 0],
+        ['read-only-storage', 1],
+        ['read-only-storage', 2],
+        ['storage', 3],
+        ['storage', 4],
+        ['read-only-storage', 6],
+      ),
+      steps: layout(
+        ['uniform', 0],
+        ['read-only-storage', 1],
+        ['read-only-storage', 2],
+        ['storage', 3],
+        ['storage', 4],
+        ['storage', 5],
+        ['read-only-storage', 6],
+      ),
       energy: layout(['uniform', 0], ['read-only-storage', 1], ['read-only-storage', 2], ['storage', 4]),
       reduce: layout(['uniform', 0], ['read-only-storage', 1], ['storage', 2]),
       fold: layout(['uniform', 0], ['read-only-storage', 1], ['storage', 2], ['storage', 3]),

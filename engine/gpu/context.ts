@@ -158,5 +158,5 @@ export interface GpuContext {
   /** shaders/reduce.wgsl's sum_rows and its layout (binding 0: a dynamic-offset uniform). */
   readonly sumRows: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }
   /** shaders/field_step.wgsl's step and its layout (binding 0: a dynamic-offset uniform), for recall to rerun a path. */
-  readonly fieldStep: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }
+  readonly fieldStep: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout; draws: GPUBuffer }
 }

@@ -389,6 +389,21 @@ export class GpuRecorder implements WindowRecorder {
     return Promise.resolve()
   }
 
+  /** The held sums of `fields` into `target`'s (a recorder on this device), field by field on the queue: nothing read back. */
+  copyHeld(fields: readonly number[], target: WindowRecorder): Promise<void> {
+    if (!this.held) return Promise.resolve()
+    if (!(target instanceof GpuRecorder) || target.gpu.device !== this.gpu.device || target.gpu.fields !== fields.length)
+      throw new CrystalError('bad_argument', `held stability sums go to a recorder of ${fields.length} field(s) on this device`)
+    const bytes = this.gpu.n * this.gpu.n * 4
+    target.held ??= target.gpu.transfers.buffer(target.planeBytes, STORAGE)
+    const encoder = this.gpu.device.createCommandEncoder()
+    fields.forEach((f, k) => encoder.copyBufferToBuffer(this.held!, f * bytes, target.held!, k * bytes, bytes))
+    // the target's work handed over first (the copy of its state), then this one's, then the copy
+    target.gpu.transfers.flush()
+    this.gpu.transfers.submit(encoder)
+    return Promise.resolve()
+  }
+
   /**
    * The perturbation's answers made on the device, in one submit and one read: each kicked field's
    * basin sums from the sums held and those now (shaders/basin.wgsl, a workgroup a field), and the

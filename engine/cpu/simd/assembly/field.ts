@@ -6,7 +6,7 @@
 
 // Job block: i32 words at `job`, written by engine/cpu/wasm.ts; their indices are generated from
 // engine/field/layouts.ts (JOB_HEADER, JOB_PARAMS), the declaration the WGSL uniform struct comes from.
-import { BARRIER_COUNT, BARRIER_PHASE, BUF0, BUF1, BUF2, FIELDS, FIRST_STEP, LEDGER, N, PARAM_C2, PARAM_DAMPING, PARAM_NOISE, PARAM_NONLINEARITY, PARAM_RERUN_NOISE, PARAM_SPONGE_INV_WIDTH, PARAM_SPONGE_MAX, PARAM_SPONGE_WIDTH, PARAM_VISCOSITY, PARAMS, RERUN_FROM, SAMPLE_INTERVAL, SAMPLES, SEED, STEPS, THREADS } from './job.gen'
+import { BARRIER_COUNT, BARRIER_PHASE, BUF0, BUF1, BUF2, DRAWS, FIELDS, FIRST_STEP, LEDGER, N, PARAM_C2, PARAM_DAMPING, PARAM_NOISE, PARAM_NONLINEARITY, PARAM_RERUN_NOISE, PARAM_SPONGE_INV_WIDTH, PARAM_SPONGE_MAX, PARAM_SPONGE_WIDTH, PARAM_VISCOSITY, PARAMS, RERUN_FROM, SAMPLE_INTERVAL, SAMPLES, SEED, STEPS, THREADS } from './job.gen'
 
 @inline function word(job: usize, i: i32): i32 {
   return load<i32>(job + (<usize>i << 2))
@@ -43,8 +43,10 @@ function stepRows(job: usize, prev: usize, cur: usize, next: usize, r0: i32, r1:
   const nonlin = f32x4.splat(param(job, PARAM_NONLINEARITY))
   const visc = f32x4.splat(param(job, PARAM_VISCOSITY))
   const fieldNoise = f32x4.splat(param(job, PARAM_NOISE))
-  // a rerun's field draws the noise of the field rerunFrom before it (engine/field/params.ts Rerun)
+  // a rerun's field has a louder noise (engine/field/params.ts Rerun); each field draws the random
+  // numbers of the field its table names (params.ts drawTable)
   const rerunFrom = word(job, RERUN_FROM)
+  const draws = <usize>word(job, DRAWS)
   const rerunNoise = f32x4.splat(param(job, PARAM_RERUN_NOISE))
   const spongeMax = f32x4.splat(param(job, PARAM_SPONGE_MAX))
   const spongeWidth = f32x4.splat(param(job, PARAM_SPONGE_WIDTH))
@@ -64,7 +66,7 @@ function stepRows(job: usize, prev: usize, cur: usize, next: usize, r0: i32, r1:
     const row = <usize>(field * s * s + (y + 1) * s + 1) << 2
     const rerun = field >= rerunFrom
     const noiseAmp = rerun ? rerunNoise : fieldNoise
-    const cellBase = (rerun ? field - rerunFrom : field) * n * n + y * n
+    const cellBase = load<i32>(draws + (<usize>field << 2)) * n * n + y * n
     const yf = f32x4.splat(<f32>y)
     const edgeRow = y < width || y > n - 1 - width
     let bulk = zero
