@@ -43,3 +43,28 @@ test('two GPU engines of one shape make one line with their sums, a third shape 
   open.length = 0
   expect(tally.lines()).toEqual(later)
 })
+
+test("the engines made from a tracked one (a batch extracted, a fork) are counted in its line, each once: evolve's perturbation reads in such a batch", async () => {
+  const tally = new TransferTally()
+  const e = tally.track(await engineOn('gpu', { size: 16, fields: 3, material: 'vacuum', timeline_interval: 0, recall_history: false }))
+  open.push(e)
+  await e.step(5)
+  const [part, fork] = [await e.extract([2, 0]), await e.fork(1)]
+  for (const made of [part, fork]) {
+    await made.step(5)
+    await made.books()
+  }
+  const counts = [e, part, fork].map((x) => x.transfers()!)
+  expect(counts[1].reads * counts[2].reads).toBeGreaterThan(0)
+  const reads = counts.reduce((sum, t) => sum + t.reads, 0)
+  const lines = tally.lines()
+  expect(lines).toEqual([
+    expect.stringMatching(
+      new RegExp(`^gpu transfers \\(N = 16, 3 fields, 2 more made from it\\): read back [\\d,]+ bytes in ${reads} reads`),
+    ),
+  ])
+  // destroyed, each is booked once, as it stood
+  part.destroy()
+  fork.destroy()
+  expect(tally.lines()).toEqual(lines)
+})
