@@ -20,7 +20,7 @@ import { CrystalError } from '../errors.js'
 import { WindowSpectra } from '../detect/spectra.js'
 import { addPulse } from '../encode/pulse.js'
 import { observeHeld } from '../dream/dream.js'
-import type { Engine, EngineOptions } from '../field/engine.js'
+import type { EnergyBooks, Engine, EngineOptions } from '../field/engine.js'
 import { rng } from '../util/rng.js'
 import { cosine } from '../util/vector.js'
 import { meanOf } from '../cpu/dream.js'
@@ -54,13 +54,14 @@ export interface EvaluationConditions {
 
 /**
  * The phases of a batch, in order: its engine opened (the device's buffers made); injections and steps
- * to the batch's end; the dreams; the window recorded, observed and read back; detection naming the
- * cells whose planes it reads (where the planes stay on the device); the clean fields' books taken;
+ * to the batch's end; the dreams; the window recorded, observed and read back; the clean fields' books
+ * taken; detection naming the cells whose planes it reads (where the planes stay on the device);
  * those planes read back (on the GPU while the perturbation is queued); the structures detected; the
- * perturbation experiment (its waits: steps, its window read back, the classing); on the GPU, the
- * perturbation again where the stability maps guessed a part wrong (perturbedFirst).
+ * perturbation experiment (its waits: the fields extracted, steps, its window read back, the
+ * classing); on the GPU, the perturbation again where the stability maps guessed a part wrong
+ * (perturbedFirst).
  */
-export const BATCH_PHASES = ['open', 'resonate', 'dream', 'record', 'cells', 'books', 'gather', 'detect', 'perturb', 'again'] as const
+export const BATCH_PHASES = ['open', 'resonate', 'dream', 'record', 'books', 'cells', 'gather', 'detect', 'perturb', 'again'] as const
 export type BatchPhase = (typeof BATCH_PHASES)[number]
 /** A batch's wall milliseconds per phase, the phases it ran. */
 export type BatchTimes = Partial<Record<BatchPhase, number>>
@@ -136,8 +137,14 @@ export async function recordWindows(
 async function recorded(
   engine: Engine,
   limit: number,
-  { detector = IN_THREAD, laps }: { detector?: Detector; laps?: Laps },
-): Promise<{ windows: Window[]; release: () => void; reads: WindowReads[] | undefined; gathered: Promise<void> | undefined }> {
+  { detector = IN_THREAD, laps, books = false }: { detector?: Detector; laps?: Laps; books?: boolean },
+): Promise<{
+  windows: Window[]
+  release: () => void
+  reads: WindowReads[] | undefined
+  gathered: Promise<void> | undefined
+  books: (() => Promise<EnergyBooks[]>) | undefined
+}> {
   const n = engine.size
   const cells = n * n
   for (let t = 0; t < RECORD_FRAMES; t++) {
@@ -156,14 +163,18 @@ async function recorded(
   )
   laps?.lap('record')
   const release = () => recording.release?.()
-  if (!recording.gather) return { windows, release, reads: undefined, gathered: undefined }
+  // the books as the windows end, where asked: taken before the read of what detection names, which
+  // brings them back (on the GPU; nothing after the windows reads the batch itself)
+  const booksLater = books ? engine.booksLater() : undefined
+  if (books) laps?.lap('books')
+  if (!recording.gather) return { windows, release, reads: undefined, gathered: undefined, books: booksLater }
   const reads = await detector.cellsRead(windows, limit)
   laps?.lap('cells')
   // submitted now (once its kernels are compiled), so that work queued after it does not hold its read up
   const gathered = recording.gather(reads)
   // handled here, awaited by the caller: it failing while the caller queues more must not end the process
   gathered.catch(() => {})
-  return { windows, release, reads, gathered }
+  return { windows, release, reads, gathered, books: booksLater }
 }
 
 /** Steps between a perturbation and the window that sees what came back. */
@@ -221,31 +232,70 @@ function planOf(n: number, s: Structure, map: Float32Array): Plan {
  * kicked by random pulses as strong (rms) as the field; a smaller one has the half of it on one side
  * of its principal axis erased (u and u_prev zeroed within twice its mean radius). RECOVERY_STEPS
  * later a stability window says whether the field went back to its pattern (basin) or the structure
- * regrew (regrowth), and the structure is classed again with that answer.
+ * regrew (regrowth), and the structure is classed again with that answer. The windows' later maps are
+ * the stability map before.
  */
 export async function perturb(
   engine: Engine,
   found: readonly (Structure | undefined)[],
   windows: readonly Window[],
-  /** The engine's stability sums are still those the windows' later maps were made from (evolve's batch); else the maps go up. */
-  { sumsAreLater = false }: { sumsAreLater?: boolean } = {},
 ): Promise<(Structure | undefined)[]> {
-  const plans = found.map((s, f) => s && planOf(engine.size, s, windows[f].spectra.stability()))
-  const response = await perturbPlans(engine, plans, windows, { before: sumsAreLater ? 'sums' : 'maps' })
+  const plans = plansOf(engine.size, found, windows)
+  return answeredBy(found, plans, await perturbPlans(engine, plans, windows, { before: 'maps' }))
+}
+
+/** Per field, the plan for the structure found there (none where none was). */
+function plansOf(n: number, found: readonly (Structure | undefined)[], windows: readonly Window[]): (Plan | undefined)[] {
+  return found.map((s, f) => s && planOf(n, s, windows[f].spectra.stability()))
+}
+
+/** The structures found, each perturbed classed again with its field's response. */
+function answeredBy(
+  found: readonly (Structure | undefined)[],
+  plans: readonly (Plan | undefined)[],
+  response: ReadonlyMap<number, Response>,
+): (Structure | undefined)[] {
   return found.map((s, f) => (s && plans[f] ? withResponse(s, response.get(f)!) : s))
 }
 
 /**
+ * The experiment as `plans` say, on the fields that have one, in a batch of their own
+ * (engine.extract: their state, the stability sums held and the noise they draw here, so the same
+ * answers, bit for bit, as perturbing them where they are): neither the fields left alone nor a
+ * rerun's step with them, and the engine itself stays as it was, to extract from again. Its held sums
+ * must be the stability map before (engine.holdStability). Per field perturbed, its response.
+ */
+async function perturbedApart(
+  engine: Engine,
+  plans: readonly (Plan | undefined)[],
+  windows: readonly Window[],
+): Promise<Map<number, Response>> {
+  const fields = plans.flatMap((p, f) => (p ? [f] : []))
+  if (!fields.length) return new Map()
+  const part = await engine.extract(fields)
+  try {
+    const response = await perturbPlans(
+      part,
+      fields.map((f) => plans[f]),
+      fields.map((f) => windows[f]),
+      { before: 'held' },
+    )
+    return new Map([...response].map(([k, r]) => [fields[k], r]))
+  } finally {
+    part.destroy()
+  }
+}
+
+/**
  * The experiment as `plans` say, per field (none: left alone); per field perturbed, its response.
- * `before`: where the stability map before comes from: the engine's sums ('sums', still those of the
- * windows' later maps), the windows' later maps ('maps', sent up), or the engine holds it already
- * ('held': a batch rewound to perturb again).
+ * `before`: where the stability map before comes from: the windows' later maps ('maps', sent up), or
+ * the engine holds it already ('held': a batch extracted with the sums held).
  */
 async function perturbPlans(
   engine: Engine,
   plans: readonly (Plan | undefined)[],
   windows: readonly Window[],
-  { before }: { before: 'sums' | 'maps' | 'held' },
+  { before }: { before: 'maps' | 'held' },
 ): Promise<Map<number, Response>> {
   const n = engine.size
   const cells = n * n
@@ -256,8 +306,7 @@ async function perturbPlans(
   const wide = plans.flatMap((p, f) => (p?.kicked ? [f] : []))
   if (!plans.some(Boolean)) return new Map()
   // the stability map before, kept where the fields live: the basins compare with it there
-  if (before === 'sums') await engine.holdStability()
-  else if (before === 'maps') {
+  if (before === 'maps') {
     const maps = new Float32Array(cells * engine.fields)
     windows.forEach((w, f) => maps.set(w.later, f * cells))
     await engine.holdStability(maps)
@@ -358,11 +407,8 @@ async function runBatch(
       laps.lap('dream')
     }
     const detector = c.detector ?? IN_THREAD
-    const { windows, release, reads, gathered } = await recorded(engine, 1, { detector, laps })
-    // the retention is the clean fields' (the books as the windows end): taken on the device now, they
-    // come back with the perturbation's read
-    const books = engine.booksLater()
-    laps.lap('books')
+    // the retention is the clean fields' (the books as the windows end)
+    const { windows, release, reads, gathered, books } = await recorded(engine, 1, { detector, laps, books: true })
     const clean = windows.slice(0, population)
     const planned = reads?.slice(0, population).map((r) => r.planned)
     // the structures are found once what detection names is back, the clean fields' first: only they are
@@ -374,7 +420,7 @@ async function runBatch(
     for (const d of [detected, shaken]) d.catch(() => {})
     const finding = { gathered, detected, laps }
     const { found, answered } = planned ? await perturbedFirst(engine, clean, planned, finding) : await foundFirst(engine, clean, finding)
-    const retention = (await books()).slice(0, population).map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0))
+    const retention = (await books!()).slice(0, population).map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0))
     laps.lap('perturb')
     return {
       windows: clean,
@@ -401,7 +447,10 @@ interface Finding {
 async function foundFirst(engine: Engine, clean: readonly Window[], { gathered, detected, laps }: Finding) {
   if (gathered !== undefined) await laps.timed('gather', gathered)
   const found = await laps.timed('detect', detected)
-  const answered = await perturb(engine, found, clean, { sumsAreLater: true })
+  // the stability map before: the batch's sums, still those of the windows' later maps
+  await engine.holdStability()
+  const plans = plansOf(engine.size, found, clean)
+  const answered = answeredBy(found, plans, await perturbedApart(engine, plans, clean))
   laps.lap('perturb')
   return { found, answered }
 }
@@ -411,8 +460,9 @@ async function foundFirst(engine: Engine, clean: readonly Window[], { gathered, 
  * while what detection names comes back and their structures are found, so that the device runs the
  * recovery steps while detection runs (docs/detection.md, "The perturbation planned from the stability
  * maps"). The maps decide the part in nearly every field; where the spectra then class another part,
- * the batch goes back to its state before the perturbation (engine.keep) and perturbs again where the
- * structures are: the same steps with the same noise, so the same answers as perturbing after detection.
+ * that field is perturbed again where the structure is, extracted anew from the batch, which the first
+ * try left as it was: the same steps with the same noise, so the same answers as perturbing after
+ * detection.
  */
 async function perturbedFirst(
   engine: Engine,
@@ -421,45 +471,30 @@ async function perturbedFirst(
   { gathered, detected, laps }: Finding,
 ) {
   const n = engine.size
-  // kept only where a guess can be wrong
-  const kept = planned.some((p) => p && !p.decided) ? await engine.keep() : undefined
-  try {
-    const plans = planned.map((p) => p && planFor(n, p.area, p.centroid, () => p))
-    const answering = perturbPlans(engine, plans, clean, { before: 'sums' })
-    answering.catch(() => {})
-    if (gathered !== undefined) await laps.timed('gather', gathered)
-    const found = await laps.timed('detect', detected)
-    const response = await answering
-    laps.lap('perturb')
-    const wrong = found.flatMap((s, f) => (s && !(planned[f] && s.cells.includes(planned[f].cell)) ? [f] : []))
-    if (wrong.length) {
-      if (!kept)
-        throw new CrystalError(
-          'internal',
-          `detection found a structure in field ${wrong[0]} where the stability maps decided on another part, or none`,
-        )
-      await kept.rewind()
-      // only the fields guessed wrong, in a batch of their own that steps on as they would in this one
-      // (engine.extract: their state, the sums held and the noise they draw here): the others' answers
-      // stand, and the steps are as many as the fields perturbed, where the whole batch stepped again
-      const part = await engine.extract(wrong)
-      try {
-        const again = await perturbPlans(
-          part,
-          wrong.map((f) => planOf(n, found[f]!, clean[f].spectra.stability())),
-          wrong.map((f) => clean[f]),
-          { before: 'held' },
-        )
-        for (const [k, r] of again) response.set(wrong[k], r)
-      } finally {
-        part.destroy()
-      }
-      laps.lap('again')
-    }
-    return { found, answered: found.map((s, f) => s && withResponse(s, response.get(f)!)) }
-  } finally {
-    kept?.release()
+  // the stability map before: the batch's sums, still those of the windows' later maps
+  await engine.holdStability()
+  const plans = planned.map((p) => p && planFor(n, p.area, p.centroid, () => p))
+  const answering = perturbedApart(engine, plans, clean)
+  answering.catch(() => {})
+  if (gathered !== undefined) await laps.timed('gather', gathered)
+  const found = await laps.timed('detect', detected)
+  const response = await answering
+  laps.lap('perturb')
+  const wrong = new Set(found.flatMap((s, f) => (s && !(planned[f] && s.cells.includes(planned[f].cell)) ? [f] : [])))
+  // a part its shape classes is the first structure detection finds (cellsRead): never guessed wrong
+  const broken = [...wrong].find((f) => planned[f]?.decided)
+  if (broken !== undefined)
+    throw new CrystalError('internal', `detection found a structure in field ${broken} where the stability maps decided on another part`)
+  if (wrong.size) {
+    const again = await perturbedApart(
+      engine,
+      found.map((s, f) => (wrong.has(f) ? planOf(n, s!, clean[f].spectra.stability()) : undefined)),
+      clean,
+    )
+    for (const [f, r] of again) response.set(f, r)
+    laps.lap('again')
   }
+  return { found, answered: found.map((s, f) => s && withResponse(s, response.get(f)!)) }
 }
 
 /**

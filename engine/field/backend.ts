@@ -111,14 +111,6 @@ export interface FieldBackend {
   releaseMask?(mask: DeviceMask): void
   /** A copy of one field's u and u_prev kept on the device (released by releaseMask), so a saturating field's history costs no read-back. */
   snapshot?(field: number): DeviceMask
-  /**
-   * Every field's u and u_prev copied on the device, nothing read back (the engine's keep): two copies,
-   * each the size of a state buffer (one of both could pass the device's largest buffer), each
-   * released by releaseMask.
-   */
-  keepState?(): { u: DeviceMask; prev: DeviceMask }
-  /** u and u_prev put back as keepState kept them (the engine's rewind). */
-  restoreState?(kept: { u: DeviceMask; prev: DeviceMask }): Promise<void>
   /** Host-device traffic so far (GPU only). */
   readonly transfers?: TransferCounts
   /** Starts compiling the kernels `work` will use, in the background, in this order (the GPU backend). */

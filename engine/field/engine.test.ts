@@ -254,70 +254,16 @@ describe("a rerun: a batch's later fields run its first ones again with more noi
   })
 })
 
-describe("keep and rewind (evolve's batch goes back where it perturbed a field in the wrong place)", () => {
+describe("extract (evolve's perturbation steps only the fields it perturbs)", () => {
   // the GPU at 4 steps a dispatch too (evolve's batches on a hardware adapter), whose steps rotate among 4 state buffers
   test.each([
     ['cpu', 1],
     ['gpu', 1],
     ['gpu', STEPS_PER_DISPATCH],
   ] as const)(
-    '%s, %i step(s) a dispatch: the steps after a rewind repeat those after the keep, bit for bit, noise and all, with nothing read back or submitted for either; the books are refused after it; control, the same steps without going back differ',
+    '%s, %i step(s) a dispatch: extract gives fields a batch of their own that steps on as they would have here, bit for bit, with the sums held; nothing read back for it on the GPU',
     { timeout: 300_000 },
     async (backend, steps) => {
-      const o = {
-        size: 24,
-        material: 'europium_crystal',
-        seed: 5,
-        noise: 0.01,
-        fields: 3,
-        timeline_interval: 0,
-        recall_history: false,
-        ...(backend === 'gpu' ? { gpu_steps_per_dispatch: steps } : {}),
-      } as const
-      const e = await engine(backend, o)
-      const wave = (k: number) => Float32Array.from({ length: 24 * 24 }, (_, i) => Math.sin(i * (0.01 + 0.003 * k)) * 0.5)
-      await e.injectMany([wave(1), wave(2), wave(3)])
-      await e.step(30)
-      // on the GPU neither the keep nor the rewind reads anything back or submits: each goes with the work after it
-      const counts = () => [e.transfers()?.reads, e.transfers()?.submits]
-      const before = counts()
-      const kept = await e.keep()
-      expect(kept.step).toBe(30)
-      expect(counts()).toEqual(before)
-      // what happens after the keep: a kick on one field (as the perturbation's), then steps
-      const pattern = wave(4)
-      await e.kick(pattern, [1])
-      await e.step(25)
-      const first = await e.read()
-      await e.step(10)
-      const onward = await e.read()
-      const beforeRewind = counts()
-      await kept.rewind()
-      expect(counts()).toEqual(beforeRewind)
-      expect(e.step_count).toBe(30)
-      await e.kick(pattern, [1])
-      await e.step(25)
-      const again = await e.read()
-      expect(again.u).toEqual(first.u)
-      expect(again.prev).toEqual(first.prev)
-      // the copy stays kept: a second rewind, the steps without the kick
-      await kept.rewind()
-      await e.step(25)
-      const unkicked = await e.read()
-      expect(unkicked.u.subarray(0, 24 * 24)).toEqual(first.u.subarray(0, 24 * 24))
-      expect(maxDiff(unkicked.u, first.u)).toBeGreaterThan(1e-4)
-      kept.release()
-      // the control: the fields moved on between the keep and the rewind
-      expect(maxDiff(onward.u, first.u)).toBeGreaterThan(1e-4)
-      await expect(e.books()).rejects.toMatchObject({ code: 'conflict' })
-      expect(() => e.booksLater()).toThrow(/books of a rewound engine/)
-    },
-  )
-
-  test.each(['cpu', 'gpu'] as const)(
-    '%s: extract gives fields a batch of their own that steps on as they would have here, bit for bit, with the sums held; nothing read back for it on the GPU',
-    { timeout: 300_000 },
-    async (backend) => {
       const o = {
         size: 24,
         material: 'europium_crystal',
@@ -327,6 +273,7 @@ describe("keep and rewind (evolve's batch goes back where it perturbed a field i
         rerun: { from: 3, noise: 0.01 },
         timeline_interval: 0,
         recall_history: false,
+        ...(backend === 'gpu' ? { gpu_steps_per_dispatch: steps } : {}),
       } as const
       const e = await engine(backend, o)
       const wave = (k: number) => Float32Array.from({ length: 24 * 24 }, (_, i) => Math.sin(i * (0.01 + 0.003 * k)) * 0.5)
@@ -369,11 +316,6 @@ describe("keep and rewind (evolve's batch goes back where it perturbed a field i
       e.destroy()
     },
   )
-
-  test('an engine with a timeline or a history for recall cannot keep', async () => {
-    for (const o of [{ timeline_interval: 10, recall_history: false }, { timeline_interval: 0 }])
-      await expect((await engine('cpu', { size: 16, ...o })).keep()).rejects.toThrow(/no timeline and no history for recall/)
-  })
 })
 
 describe('timeline samples ride (samplingLater): a row of sampled runs on the GPU reads back now and then, not a run at a time', () => {

@@ -35,17 +35,7 @@ import { openAdjoint } from '../recall/runner.js'
 import { HostDreamOps } from '../cpu/dream.js'
 import { HostRecorder } from '../cpu/record.js'
 import { rms } from '../util/vector.js'
-import type {
-  EnergyBooks,
-  Engine,
-  EngineOptions,
-  HistoryEvent,
-  KeptFields,
-  Memory,
-  Moment,
-  MomentReading,
-  SavedField,
-} from './engine_api.js'
+import type { EnergyBooks, Engine, EngineOptions, HistoryEvent, Memory, Moment, MomentReading, SavedField } from './engine_api.js'
 
 export const MIN_SIZE = FIELD_SIZE.minimum
 export const MAX_SIZE = FIELD_SIZE.maximum
@@ -178,8 +168,6 @@ class FieldEngine implements Engine {
   private pending: { fields: number[]; slots: number[] }[] = []
   /** Work waiting for values that ride on a later read (held sums released by booksLater or a sampled step, a dream's samples): settle does it first. */
   private deferred: (() => Promise<unknown>) | undefined
-  /** Gone back to kept fields (keep): the books would count the steps gone back over. */
-  private rewound = false
   /**
    * A sampled run's timeline samples are recorded once a later read brings them (within samplingLater,
    * on a backend that reads back). The whole engine's while its work runs: its callers do one thing at a
@@ -633,36 +621,7 @@ class FieldEngine implements Engine {
     })
   }
 
-  async keep(): Promise<KeptFields> {
-    if (this.timeline_interval || this.recallHistory)
-      throw new CrystalError('bad_argument', 'only an engine with no timeline and no history for recall can keep its fields to rewind them')
-    const step = this.step_count
-    const core = this.core
-    // where the fields live: a device copy (nothing read back), else the host's copy of them
-    const onDevice = core.keepState?.()
-    const onHost = onDevice ? undefined : await core.read()
-    return {
-      step,
-      rewind: async () => {
-        await (onDevice ? core.restoreState!(onDevice) : core.load(onHost!.u, onHost!.prev))
-        this.step_count = step
-        this.revision++
-        this.rewound = true
-      },
-      release: () => {
-        if (onDevice) for (const m of [onDevice.u, onDevice.prev]) core.releaseMask?.(m)
-      },
-    }
-  }
-
-  /** The books after a rewind would count the steps gone back over: refused. */
-  private booksKept(): void {
-    if (this.rewound)
-      throw new CrystalError('conflict', 'the books of a rewound engine are not kept: the steps it went back over are in them')
-  }
-
   async books(): Promise<EnergyBooks[]> {
-    this.booksKept()
     const held = this.core.held
     // the host backend's are summed as they are asked for
     if (!held) return this.booksLater()()
@@ -675,7 +634,6 @@ class FieldEngine implements Engine {
   }
 
   booksLater(): () => Promise<EnergyBooks[]> {
-    this.booksKept()
     const held = this.core.held
     if (!held) {
       // everything taken before anything else can run: the host backend sums as it is asked

@@ -104,16 +104,6 @@ export interface Memory {
   field: number
 }
 
-/** What Engine.keep kept. */
-export interface KeptFields {
-  /** The step count kept. */
-  readonly step: number
-  /** Every field's u and u_prev and the step count as kept (which stays kept, for another rewind). */
-  rewind(): Promise<void>
-  /** Frees the copy. */
-  release(): void
-}
-
 /** A field as the persisted medium keeps it. */
 export interface SavedField {
   u: Float32Array
@@ -217,15 +207,6 @@ export interface Engine {
    */
   holdStability(sums?: Float32Array): Promise<void>
   perturbationSums(query: PerturbationQuery): Promise<PerturbationSums>
-  /**
-   * Every field's u and u_prev and the step count, kept (a device copy on the GPU, nothing read back)
-   * to go back to. Steps after a rewind draw the noise the steps after the keep drew, so they repeat
-   * them to the bit: evolve's batch perturbs its fields before detection has said where, and goes back
-   * where the stability maps guessed wrong (docs/detection.md). The books are not taken back: after a
-   * rewind they cannot be read. An engine with a timeline or a history for recall cannot keep (those
-   * would have to go back too).
-   */
-  keep(): Promise<KeptFields>
   /** Host-device traffic so far; null on the CPU backend, whose fields are in host memory. */
   transfers(): TransferCounts | null
   /**

@@ -377,37 +377,6 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     return this.keepMask(copy)
   }
 
-  keepState(): { u: DeviceMask; prev: DeviceMask } {
-    const state = this.state()
-    const encoder = this.device.createCommandEncoder()
-    const copies = [state.u, state.prev].map((from) => {
-      const copy = this.device.createBuffer({ size: from.size, usage: U.COPY_SRC | U.COPY_DST })
-      encoder.copyBufferToBuffer(from, 0, copy, 0, from.size)
-      return copy
-    })
-    // with the work after it (the perturbation): the copies are made before any later step
-    this.transfers.submitWithNext(encoder, [state.u, state.prev, ...copies])
-    const [u, prev] = copies.map((copy) => this.keepMask(copy))
-    return { u, prev }
-  }
-
-  async restoreState(kept: { u: DeviceMask; prev: DeviceMask }): Promise<void> {
-    const state = this.state()
-    const encoder = this.device.createCommandEncoder()
-    const pairs = [
-      [this.mask(kept.u), state.u],
-      [this.mask(kept.prev), state.prev],
-    ] as const
-    for (const [copy, to] of pairs) {
-      if (copy.size !== to.size)
-        throw new CrystalError('bad_argument', `a kept state of ${copy.size} bytes cannot restore this backend's ${to.size}`)
-      encoder.copyBufferToBuffer(copy, 0, to, 0, to.size)
-    }
-    // with the steps after it, which read the state it restores
-    this.transfers.submitWithNext(encoder, pairs.flat())
-    await this.keepUp()
-  }
-
   releaseMask(m: DeviceMask): void {
     const mask = this.masks.get(m.device_mask)
     // a dream's edit handed over may copy into it still
