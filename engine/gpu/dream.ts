@@ -52,7 +52,8 @@ const USES = {
 /** The buffers a dream needs beyond the field: made on the first dream, kept for the next. */
 interface Scratch {
   acc: GPUBuffer
-  hist: GPUBuffer
+  /** The edit's histograms (768 KiB a field), made on the first edit: an engine that only records stability or scales (a batch extracted to be perturbed) never uses them. */
+  hist: GPUBuffer | undefined
   plan: GPUBuffer
   picks: GPUBuffer
   tally: GPUBuffer
@@ -66,7 +67,7 @@ interface Scratch {
 /** Every buffer of the scratch (what an edit handed over names, and what goes back to the kept ones). */
 const scratchBuffers = ({ acc, hist, plan, picks, tally, masks, kicks, uniform }: Scratch): GPUBuffer[] => [
   acc,
-  hist,
+  ...(hist ? [hist] : []),
   plan,
   picks,
   tally,
@@ -95,7 +96,7 @@ export class GpuDreamOps implements DreamOps {
     const buffer = (bytes: number, usage = STORAGE) => this.gpu.transfers.buffer(bytes, usage)
     this.scratch = {
       acc: buffer(cells * 4),
-      hist: buffer(3 * fields * BINS * 4),
+      hist: undefined,
       plan: buffer(fields * PLAN_WORDS * 4),
       picks: buffer(fields * 6 * 4),
       tally: buffer(fields * 4 * 4),
@@ -183,6 +184,7 @@ export class GpuDreamOps implements DreamOps {
     const compiled = compiling(device, USES.edit)
     if (compiled !== undefined) await compiled
     const s = this.buffers()
+    const hist = (s.hist ??= transfers.buffer(3 * fields * BINS * 4, STORAGE))
     const cells = n * n
     if (this.preview?.side !== side) {
       if (this.preview) transfers.destroy(this.preview.buffer)
@@ -214,16 +216,16 @@ export class GpuDreamOps implements DreamOps {
     transfers.write(s.plan, 0, plan)
     const { u, prev } = this.gpu.state()
     const encoder = device.createCommandEncoder()
-    encoder.clearBuffer(s.hist)
+    encoder.clearBuffer(hist)
     encoder.clearBuffer(s.tally)
     const pass = encoder.beginComputePass()
-    this.dispatchCells(pass, 'histogram_high', { 0: s.uniform, 1: u, 3: s.acc, 4: s.hist, 7: s.tally })
+    this.dispatchCells(pass, 'histogram_high', { 0: s.uniform, 1: u, 3: s.acc, 4: hist, 7: s.tally })
     pass.setPipeline(this.pipeline('select_high'))
-    pass.setBindGroup(0, this.group('select_high', { 4: s.hist, 5: s.plan, 6: s.picks }))
+    pass.setBindGroup(0, this.group('select_high', { 4: hist, 5: s.plan, 6: s.picks }))
     this.gpu.transfers.dispatch(pass, 2 * fields)
-    this.dispatchCells(pass, 'histogram_low', { 0: s.uniform, 3: s.acc, 4: s.hist, 6: s.picks })
+    this.dispatchCells(pass, 'histogram_low', { 0: s.uniform, 3: s.acc, 4: hist, 6: s.picks })
     pass.setPipeline(this.pipeline('select_low'))
-    pass.setBindGroup(0, this.group('select_low', { 0: s.uniform, 4: s.hist, 6: s.picks }))
+    pass.setBindGroup(0, this.group('select_low', { 0: s.uniform, 4: hist, 6: s.picks }))
     this.gpu.transfers.dispatch(pass, 2 * fields)
     this.dispatchCells(pass, 'edit_mask', { 0: s.uniform, 3: s.acc, 5: s.plan, 6: s.picks, 7: s.tally, 9: s.masks[0], 10: s.kicks })
     // ping-pong: pass k reads masks[k % 2] and writes the other
