@@ -6,7 +6,7 @@ import { CrystalError } from '../errors.js'
 import { findAdapter } from '../gpu/device.js'
 import { nodeGpu } from '../gpu/webgpu.node.js'
 import { createEngine } from '../field/engine.js'
-import { defaultStepsPerDispatch, selectBackend } from './select.js'
+import { selectBackend } from './select.js'
 import type { GpuFieldBackend } from '../gpu/backend.js'
 import { STEPS_PER_DISPATCH } from '../field/params.js'
 
@@ -48,13 +48,32 @@ describe('backend selection', () => {
     expect((await findAdapter(gpuWith({ vendor: 'x', isFallbackAdapter: true })))?.software).toBe(true)
   })
 
-  test('the GPU step takes several steps a dispatch by default on a hardware adapter, for batches of at most 2^20 cells', () => {
-    // evolve's defaults: 24 fields of 96 x 96; at population 1,000, 2,000 of them
-    expect(defaultStepsPerDispatch(false, 96 * 96 * 24)).toBe(STEPS_PER_DISPATCH)
-    expect(defaultStepsPerDispatch(false, 2 ** 20)).toBe(STEPS_PER_DISPATCH)
-    expect(defaultStepsPerDispatch(false, 2 ** 20 + 1)).toBe(1)
-    expect(defaultStepsPerDispatch(false, 96 * 96 * 2000)).toBe(1)
-    expect(defaultStepsPerDispatch(true, 96 * 96 * 24)).toBe(1)
+  test('the GPU step takes one step a dispatch unless asked, on a hardware adapter too (4 did not pay on the H200); asked, 4', async () => {
+    // this machine's adapter, saying it is an H200: the choice reads what the adapter says of itself
+    const real = await nodeGpu()
+    const h200 = { vendor: 'nvidia', architecture: 'hopper', description: 'NVIDIA H200' }
+    const hardware = {
+      requestAdapter: async (options?: GPURequestAdapterOptions) => {
+        const adapter = (await real.requestAdapter(options))!
+        return new Proxy(adapter, {
+          get: (target, key) => {
+            if (key === 'info') return h200
+            const value = Reflect.get(target, key)
+            return typeof value === 'function' ? value.bind(target) : value
+          },
+        })
+      },
+    } as unknown as GPU
+    expect((await findAdapter(hardware))?.software).toBe(false)
+    // evolve's defaults: 24 fields of 96 x 96
+    for (const [asked, want] of [
+      [undefined, 1],
+      [STEPS_PER_DISPATCH, STEPS_PER_DISPATCH],
+    ] as const) {
+      const { backend } = await selectBackend({ backend: 'gpu', n: 96, fields: 24, gpu: async () => hardware, stepsPerDispatch: asked })
+      expect((backend as GpuFieldBackend).stepsPerDispatch).toBe(want)
+      backend.destroy()
+    }
   })
 
   test('auto without any WebGPU takes the CPU backend', async () => {

@@ -7,19 +7,6 @@ import { CrystalError, isCrystalError } from '../errors.js'
 import { GpuFieldBackend } from '../gpu/backend.js'
 import { keptAdapter, keptDevice } from '../gpu/device.js'
 import type { BackendChoice, FieldBackend, ThreadSpawner } from '../field/backend.js'
-import { STEPS_PER_DISPATCH } from '../field/params.js'
-
-/**
- * The most cells (n x n x fields) a batch has for the GPU to take several steps a dispatch by default:
- * a step of 2^20 cells is some 7 us of an H200 (150 G cell-updates/s), about what a dispatch costs;
- * the defaults' evolve batch is 221,184 (96 x 96 x 24), population 1,000's 18.4 M.
- */
-const SEVERAL_STEPS_MAX_CELLS = 2 ** 20
-
-/** The GPU step's steps a dispatch unless asked (EngineOptions.gpu_steps_per_dispatch). */
-export function defaultStepsPerDispatch(software: boolean, cells: number): number {
-  return software || cells > SEVERAL_STEPS_MAX_CELLS ? 1 : STEPS_PER_DISPATCH
-}
 
 export interface BackendOptions {
   backend: BackendChoice
@@ -63,10 +50,12 @@ export async function selectBackend(o: BackendOptions): Promise<SelectedBackend>
   const open = async () => {
     const kept = await keptDevice(gpu!, o.subgroups !== false)
     if (!kept) throw new CrystalError('backend_unavailable', 'the WebGPU adapter went away')
-    // several steps a dispatch where a step is short enough that its dispatch is what it costs (not yet
-    // measured on a GPU: docs/gpu.md, "Several steps a dispatch")
-    const stepsPerDispatch = o.stepsPerDispatch ?? defaultStepsPerDispatch(kept.choice.software, o.n * o.n * o.fields)
-    return GpuFieldBackend.create(kept.device, o.n, o.fields, kept.choice.name, { sampling: o.sampling, stepsPerDispatch })
+    // one step a dispatch unless asked, on any adapter: on the H200 4 did not pay (the defaults' evolve
+    // 1.58 to 1.60 s at 4, 1.54 to 1.79 s at 1; docs/gpu.md, "On the H200 a seventh time")
+    return GpuFieldBackend.create(kept.device, o.n, o.fields, kept.choice.name, {
+      sampling: o.sampling,
+      stepsPerDispatch: o.stepsPerDispatch,
+    })
   }
   if (o.backend === 'gpu') {
     if (!choice)

@@ -255,7 +255,7 @@ describe("a rerun: a batch's later fields run its first ones again with more noi
 })
 
 describe("extract (evolve's perturbation steps only the fields it perturbs)", () => {
-  // the GPU at 4 steps a dispatch too (evolve's batches on a hardware adapter), whose steps rotate among 4 state buffers
+  // the GPU at 4 steps a dispatch too (as SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH=4 asks), whose steps rotate among 4 state buffers
   test.each([
     ['cpu', 1],
     ['gpu', 1],
