@@ -49,6 +49,11 @@ await time('holdStability', () => engine.holdStability())
 const mask = new Float32Array(cells * fields).fill(1)
 for (let f = 0; f < fields / 2; f += 2) for (let c = 0; c < Math.min(300, cells / 2); c++) mask[f * cells + ((cells / 3) | 0) + c] = 0
 await time('scale (dense mask)', () => engine.scale(mask))
+// the same cells erased as evolve erases them now (engine.erase: the cells sent, not the mask)
+const erasures = []
+for (let f = 0; f < fields / 2; f += 2)
+  erasures.push({ field: f, cells: Array.from({ length: Math.min(300, cells / 2) }, (_, c) => ((cells / 3) | 0) + c) })
+await time(`erase (${erasures.length} fields)`, () => engine.erase(erasures))
 const kicked = Array.from({ length: fields / 4 }, (_, k) => 4 * k + 1)
 await time(`kick (${kicked.length} fields)`, () => engine.kick(pattern, kicked))
 await time('step 200 after the changes', () => engine.step(200))
@@ -60,7 +65,7 @@ await time(`perturbationSums (${kicked.length} basins, ${windows.length} windows
   engine.perturbationSums({ pattern, basins: kicked, windows }),
 )
 await time('step 200 again', () => engine.step(200))
-await time('the whole perturbation', async () => {
+await time('the whole perturbation, as before 2026-12-05 (the whole batch, a dense mask)', async () => {
   await engine.holdStability()
   await engine.scale(mask)
   await engine.kick(pattern, kicked)
@@ -76,7 +81,7 @@ let clean
 await engine.holdStability()
 await time(`extract (${first.length} fields)`, async () => (clean = await engine.extract(first)))
 await time(`the perturbation of the ${first.length} fields extracted`, async () => {
-  await clean.scale(mask.subarray(0, first.length * cells))
+  await clean.erase(erasures)
   await clean.kick(pattern, inFirst(kicked))
   await clean.step(100)
   await observeHeld(clean, 100, 10)

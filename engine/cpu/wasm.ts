@@ -182,6 +182,17 @@ export class WasmFieldBackend implements FieldBackend {
     }
   }
 
+  async erase(cells: Uint32Array): Promise<void> {
+    const [n, plain] = [this.n, this.n * this.n]
+    const [cur, prev] = [this.curBuf, this.prevBuf].map((buf) => this.f32(buf, this.fields * this.padded))
+    for (const i of cells) {
+      const [field, cell] = [Math.floor(i / plain), i % plain]
+      const at = field * this.padded + (Math.floor(cell / n) + 1) * (n + 2) + (cell % n) + 1
+      cur[at] = 0
+      prev[at] = 0
+    }
+  }
+
   async load(u: Float32Array, prev: Float32Array): Promise<void> {
     for (let f = 0; f < this.fields; f++) {
       this.copy(f, this.curBuf, u, f * this.n * this.n, true)

@@ -48,6 +48,11 @@ export interface FieldBackend {
    * `inject` adds a wave; each field once. Where the fields live, so that u need not come back.
    */
   kick(fields: readonly number[], pattern: Float32Array, inverseRms: number): Promise<void>
+  /**
+   * The perturbation's erasure: u and u_prev set to 0 at each of `cells`, indices into [field][cell].
+   * Where the fields live: the cells go up, not a mask of every cell.
+   */
+  erase(cells: Uint32Array): Promise<void>
   /** Replaces the state of every field (n*n*fields each). */
   load(u: Float32Array, prev: Float32Array): Promise<void>
   /** Reads back u and u_prev of the fields asked for (all when omitted), n*n each, in field order. */

@@ -281,6 +281,32 @@ class FieldEngine implements Engine {
     await this.booked([...fields], () => this.core.kick(fields, pattern, inverseRms))
   }
 
+  async erase(lists: readonly { field: number; cells: readonly number[] }[]): Promise<void> {
+    const cells = this.core.n * this.core.n
+    const fields = lists.map(({ field }) => this.field(field))
+    if (new Set(fields).size !== fields.length)
+      throw new CrystalError('bad_argument', `an erasure lists a field twice (${fields.join(', ')}): list each field once`)
+    const listed = new Uint32Array(lists.reduce((sum, l) => sum + l.cells.length, 0))
+    let at = 0
+    for (const { field, cells: erased } of lists)
+      for (const c of erased) {
+        if (!Number.isInteger(c) || c < 0 || c >= cells)
+          throw new CrystalError('bad_argument', `field ${field}'s erasure lists cell ${c}, outside 0 to ${cells - 1}`)
+        listed[at++] = field * cells + c
+      }
+    if (!listed.length) return
+    await this.booked(fields, () => this.core.erase(listed))
+    // recall's sweep runs back through it as through a scaling by 0 there (a kick, added, needs nothing)
+    if (this.recallHistory) {
+      for (const { field, cells: erased } of lists) {
+        const mask = new Float32Array(cells).fill(1)
+        for (const c of erased) mask[c] = 0
+        this.history.push({ kind: 'scale', step: this.step_count, field, mask })
+      }
+      this.trimHistory()
+    }
+  }
+
   /**
    * Books what `change` (injections, a dream edit) adds to the energy and potential of `fields` as
    * injected and deposited. Their sums are taken before and after (where the backend holds sums, every

@@ -669,6 +669,18 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.check()
   }
 
+  async erase(cells: Uint32Array): Promise<void> {
+    const compiled = compiling(this.device, [INJECT_KERNELS.erase])
+    if (compiled !== undefined) await compiled
+    const encoder = this.device.createCommandEncoder()
+    const pass = encoder.beginComputePass()
+    const uses = this.injector.encodeErase(pass, cells, this.state().u, this.state().prev)
+    pass.end()
+    this.transfers.submitWithNext(encoder, uses)
+    await this.keepUp()
+    this.check()
+  }
+
   async kick(fields: readonly number[], pattern: Float32Array, inverseRms: number): Promise<void> {
     distinctFields(fields)
     if (fields.length > 65535) throw new CrystalError('bad_argument', `a kick takes at most 65,535 fields at once, got ${fields.length}`)
@@ -692,7 +704,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       inject: [k.inject],
       dream: [d.accumulate, d.histogram_high, d.select_high, d.histogram_low, d.select_low, d.edit_mask, d.blur, d.apply],
       record: [d.accumulate, r.accumulate, r.gather, r.power_sums, r.mode_planes],
-      perturb: [d.apply, k.scale, k.kick, r.basin, r.gather],
+      perturb: [k.erase, k.scale, k.kick, r.basin, r.gather],
       write,
       // the question is encoded as the memories were; the sweeps past a saturating path or a scaling are rarer
       recall: [...write, a.init, a.step, a.product, a.readout],

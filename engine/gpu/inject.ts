@@ -23,22 +23,23 @@ const MAX_BYTES = 64 << 20
  * none. The waves' memory is at most this many uploads' (of MAX_BYTES each).
  */
 export const SIDES = 4
-/** shaders/kick.wgsl's uniform: cells a field, 1 / cells, 1 / the pattern's rms. */
+/** shaders/kick.wgsl's uniform: cells a field, 1 / cells, 1 / the pattern's rms; the cells an erasure lists. */
 const KICK_LAYOUT = [
   ['cells', 'u32'],
   ['inverse_cells', 'f32'],
   ['inverse_rms', 'f32'],
+  ['listed', 'u32'],
 ] as const
 
-// both of kick.wgsl's entry points from one module
+// kick.wgsl's entry points from one module
 const kickModule = (device: GPUDevice) =>
   perDevice(device, 'kick:module', () => kernelModule(device, wgslStruct('Kick', KICK_LAYOUT), SHADERS.kick))
-const kickKernel = (entry: 'scale' | 'kick'): Kernel => ({
+const kickKernel = (entry: 'scale' | 'kick' | 'erase'): Kernel => ({
   key: `kick:${entry}`,
   describe: (device) => ({ layout: 'auto', compute: { module: kickModule(device), entryPoint: entry } }),
 })
 
-/** The injector's kernels (context.ts Kernel), made once a device: the waves' add, and the kick's two. */
+/** The injector's kernels (context.ts Kernel), made once a device: the waves' add, the kick's two, the erasure. */
 export const INJECT_KERNELS = {
   inject: {
     key: 'inject:inject',
@@ -49,6 +50,7 @@ export const INJECT_KERNELS = {
   },
   scale: kickKernel('scale'),
   kick: kickKernel('kick'),
+  erase: kickKernel('erase'),
 } satisfies Record<string, Kernel>
 
 /**
@@ -114,9 +116,7 @@ export class GpuInjector {
    * holding a single wave. Returns the buffers it binds (what a submit handed over uses).
    */
   encode(pass: GPUComputePassEncoder, src: GPUBuffer, fields: readonly number[], cur: GPUBuffer, prev: GPUBuffer): GPUBuffer[] {
-    const side = this.side
-    const targets = (side.targets = this.transfers.room(side.targets, fields.length * 4, STORAGE))
-    this.transfers.write(targets, 0, Uint32Array.from(fields))
+    const targets = this.targets(Uint32Array.from(fields))
     const pipeline = pipelineOf(this.device, INJECT_KERNELS.inject)
     const buffers = [this.uniform, src, targets, cur, prev]
     pass.setPipeline(pipeline)
@@ -127,8 +127,7 @@ export class GpuInjector {
         entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
       }),
     )
-    const groups = Math.ceil(this.cells / WG)
-    this.transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535), fields.length)
+    this.transfers.dispatch(pass, ...spread(Math.ceil(this.cells / WG)), fields.length)
     return buffers
   }
 
@@ -146,26 +145,56 @@ export class GpuInjector {
     prev: GPUBuffer,
   ): GPUBuffer[] {
     const side = this.side
-    const targets = (side.targets = this.transfers.room(side.targets, fields.length * 4, STORAGE))
-    this.transfers.write(targets, 0, Uint32Array.from(fields))
+    const targets = this.targets(Uint32Array.from(fields))
     const scales = (side.scales = this.transfers.room(side.scales, fields.length * 4, STORAGE))
-    const uniform = (side.kickUniform ??= this.device.createBuffer({ size: 16, usage: UNIFORM }))
-    const values = new ArrayBuffer(16)
-    packStruct(KICK_LAYOUT, { cells: this.cells, inverse_cells: 1 / this.cells, inverse_rms: inverseRms }, values)
-    this.transfers.write(uniform, 0, values)
+    const uniform = this.kickUniform({ cells: this.cells, inverse_cells: 1 / this.cells, inverse_rms: inverseRms })
     const buffers = [uniform, pattern, targets, scales, cur, prev]
-    const run = (entry: 'scale' | 'kick', bindings: number[], x: number, y: number, z: number) => {
-      const pipeline = pipelineOf(this.device, INJECT_KERNELS[entry])
-      pass.setPipeline(pipeline)
-      const entries = bindings.map((binding) => ({ binding, resource: { buffer: buffers[binding] } }))
-      pass.setBindGroup(0, this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }))
-      this.transfers.dispatch(pass, x, y, z)
-    }
     // the scales first, from u as it is, then the adds
-    run('scale', [0, 2, 3, 4], fields.length, 1, 1)
-    const groups = Math.ceil(this.cells / WG)
-    run('kick', [0, 1, 2, 3, 4, 5], Math.min(groups, 65535), Math.ceil(groups / 65535), fields.length)
+    this.runKick(pass, 'scale', buffers, [0, 2, 3, 4], [fields.length, 1, 1])
+    this.runKick(pass, 'kick', buffers, [0, 1, 2, 3, 4, 5], [...spread(Math.ceil(this.cells / WG)), fields.length])
     return buffers
+  }
+
+  /**
+   * Encodes the perturbation's erasure (shaders/kick.wgsl `erase`): u (`cur`) and u_prev (`prev`) set
+   * to 0 at each of `cells`, indices into [field][cell]. Returns the buffers it binds.
+   */
+  encodeErase(pass: GPUComputePassEncoder, cells: Uint32Array, cur: GPUBuffer, prev: GPUBuffer): GPUBuffer[] {
+    const buffers = [this.kickUniform({ cells: this.cells, listed: cells.length }), undefined, this.targets(cells), undefined, cur, prev]
+    this.runKick(pass, 'erase', buffers, [0, 2, 4, 5], [...spread(Math.ceil(cells.length / WG)), 1])
+    return buffers.filter((b) => b !== undefined)
+  }
+
+  /** `list` written into this side's targets buffer (the kick's fields, the erasure's cells). */
+  private targets(list: Uint32Array): GPUBuffer {
+    const side = this.side
+    const targets = (side.targets = this.transfers.room(side.targets, list.byteLength, STORAGE))
+    this.transfers.write(targets, 0, list)
+    return targets
+  }
+
+  /** shaders/kick.wgsl's uniform, as `values` say (KICK_LAYOUT), written into this side's. */
+  private kickUniform(values: Record<string, number>): GPUBuffer {
+    const uniform = (this.side.kickUniform ??= this.device.createBuffer({ size: 16, usage: UNIFORM }))
+    const bytes = new ArrayBuffer(16)
+    packStruct(KICK_LAYOUT, values, bytes)
+    this.transfers.write(uniform, 0, bytes)
+    return uniform
+  }
+
+  /** One of kick.wgsl's entry points over `groups` workgroups (x, y, z), bound to `buffers` by binding number. */
+  private runKick(
+    pass: GPUComputePassEncoder,
+    entry: 'scale' | 'kick' | 'erase',
+    buffers: readonly (GPUBuffer | undefined)[],
+    bindings: readonly number[],
+    [x, y, z]: readonly number[],
+  ): void {
+    const pipeline = pipelineOf(this.device, INJECT_KERNELS[entry])
+    pass.setPipeline(pipeline)
+    const entries = bindings.map((binding) => ({ binding, resource: { buffer: buffers[binding]! } }))
+    pass.setBindGroup(0, this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }))
+    this.transfers.dispatch(pass, x, y, z)
   }
 
   /** The side the last upload took (an encode without one, the server's write, takes it too). */
@@ -183,4 +212,9 @@ export class GpuInjector {
 export function distinctFields(fields: readonly number[]): void {
   if (new Set(fields).size !== fields.length)
     throw new CrystalError('bad_argument', `one injection lists a field twice (${fields.join(', ')}): list each field once`)
+}
+
+/** `groups` workgroups as x and y of a dispatch: past 65,535 on a second row (the kernels' 2D grid). */
+function spread(groups: number): [number, number] {
+  return [Math.min(groups, 65535), Math.ceil(groups / 65535)]
 }

@@ -1,8 +1,10 @@
-// shaders/kick.wgsl (engine/gpu/inject.ts encodeKick) against its CPU twin, WasmFieldBackend.kick and
-// kickScale (engine/field/kick.ts): the perturbation's kick scaled to each listed field's rms of u
-// where the fields live, as the twin scales it (bit for bit on a software adapter), with nothing read
-// back; and an engine's kick booked as an injection on either backend.
+// shaders/kick.wgsl (engine/gpu/inject.ts encodeKick, encodeErase) against its CPU twins,
+// WasmFieldBackend.kick and .erase and kickScale (engine/field/kick.ts): the perturbation's kick scaled
+// to each listed field's rms of u where the fields live, as the twin scales it (bit for bit on a
+// software adapter), with nothing read back; an engine's kick booked as an injection on either
+// backend; and the erasure, the cells zeroed as a mask of 0 there would, only the cells sent up.
 import { expect, test } from 'vitest'
+import type { Engine } from '../field/engine.js'
 import { cpuBackend, engineOn, gpuBackend, softwareGpu } from '../../testing/backends.js'
 import { randomField } from '../../testing/fixtures.js'
 import { kickScale } from '../field/kick.js'
@@ -81,6 +83,71 @@ test("an engine's kick is booked as an injection, alike on both backends", async
     // within the books' tolerance between backends (engine/field/engine.test.ts)
     const [g, c] = books
     for (let f = 0; f < 3; f++) expect(Math.abs(g[f].injected - c[f].injected)).toBeLessThanOrEqual(1e-4 * c[f].injected)
+  } finally {
+    for (const e of opened) e.destroy()
+  }
+})
+
+test('an erasure zeroes u and u_prev at the cells listed, as a scaling by a mask of 0 there does, on both backends and booked alike; on the GPU only the cells go up and nothing comes back', async () => {
+  const [n, fields] = [32, 3]
+  const cells = n * n
+  const lists = [
+    { field: 2, cells: Array.from({ length: 200 }, (_, k) => 200 + k) },
+    { field: 0, cells: [0, 5, 100, cells - 1] },
+  ]
+  const listed = lists.reduce((sum, l) => sum + l.cells.length, 0)
+  const mask = new Float32Array(cells * fields).fill(1)
+  for (const l of lists) for (const c of l.cells) mask[l.field * cells + c] = 0
+  const opened: Engine[] = []
+  const prepared = async (backend: 'gpu' | 'cpu') => {
+    const e = await engineOn(backend, { size: n, fields, material: 'europium_crystal', seed: 2, noise: 0, timeline_interval: 0 })
+    opened.push(e)
+    const rand = rng(6)
+    await e.injectMany([0, 1, 2].map(() => Float32Array.from({ length: cells }, () => rand() - 0.5)))
+    await e.step(20)
+    return e
+  }
+  // zeros compared as numbers: a scaling by 0 leaves -0 where u was negative, the erasure +0
+  const same = (a: Float32Array, b: Float32Array) => a.length === b.length && a.every((v, i) => v === b[i])
+  try {
+    const results = []
+    for (const backend of ['gpu', 'cpu'] as const) {
+      const [erased, scaled] = [await prepared(backend), await prepared(backend)]
+      const before = await erased.read()
+      const booked = await erased.books()
+      const counts = () => erased.transfers() ?? { reads: 0, bytes_written: 0 }
+      const [reads, written] = [counts().reads, counts().bytes_written]
+      await erased.erase(lists)
+      const sent = counts().bytes_written - written
+      expect(counts().reads).toBe(reads)
+      const scaledWritten = scaled.transfers()?.bytes_written ?? 0
+      await scaled.scale(mask)
+      if (backend === 'gpu') {
+        // the cells and a uniform, and the books' held sums' uniforms; the control, the mask, is every cell
+        expect(sent).toBeLessThan(4 * listed + 4096)
+        expect(scaled.transfers()!.bytes_written - scaledWritten).toBeGreaterThanOrEqual(4 * cells * fields)
+      }
+      const [e, s] = [await erased.read(), await scaled.read()]
+      expect(same(e.u, s.u) && same(e.prev, s.prev)).toBe(true)
+      // the control: the cells erased held values, and the others are as they were
+      expect(lists.every((l) => l.cells.some((c) => before.u[l.field * cells + c] !== 0))).toBe(true)
+      expect(mask.every((m, i) => m === 0 || e.u[i] === before.u[i])).toBe(true)
+      const [eb, sb] = [await erased.books(), await scaled.books()]
+      eb.forEach((b, f) => expect(Math.abs(b.energy - sb[f].energy)).toBeLessThanOrEqual(1e-6 * sb[f].energy))
+      // booked as a change: the energy it took out, as injected; a field not listed is not touched
+      expect(eb[2].injected).toBeLessThan(booked[2].injected)
+      expect(eb[1].injected).toBe(booked[1].injected)
+      results.push({ state: e, books: eb })
+      await expect(erased.erase([lists[1], lists[1]])).rejects.toThrow('an erasure lists a field twice (0, 0)')
+      await expect(erased.erase([{ field: 1, cells: [cells] }])).rejects.toThrow(
+        `field 1's erasure lists cell ${cells}, outside 0 to ${cells - 1}`,
+      )
+      await expect(erased.erase([{ field: 3, cells: [0] }])).rejects.toThrow('field must be a whole number from 0 to 2')
+    }
+    // the backends agree: the same zeros, and fields within the step's tolerance between them
+    const [g, c] = results
+    for (let i = 0; i < mask.length; i++) if (mask[i] === 0) expect(g.state.u[i]).toBe(0)
+    g.books.forEach((b, f) => expect(Math.abs(b.energy - c.books[f].energy)).toBeLessThanOrEqual(1e-4 * c.books[f].energy))
   } finally {
     for (const e of opened) e.destroy()
   }
