@@ -527,7 +527,8 @@ describe('--debug', () => {
     const gpu = crystal(env, '--debug', '--backend', 'gpu', ...small, '--generations', '3')
     expect(gpu.status).toBe(0)
     const lines = [...gpu.stderr.matchAll(/^crystal: gpu transfers \((.*)\): read back ([\d,]+) bytes in ([\d,]+) reads/gm)]
-    expect(lines.map((l) => l[1])).toEqual(['N = 16, 4 fields, 3 engines'])
+    // and the batches each generation extracts to perturb, counted in its line
+    expect(lines.map((l) => l[1])).toEqual(['N = 16, 4 fields, 3 engines, 3 more made from them'])
     // issue 22's target: at most 12 reads a generation
     expect(Number(lines[0][3].replaceAll(',', ''))).toBeLessThanOrEqual(3 * 12)
   }, 240_000)
