@@ -547,9 +547,9 @@ describe('--debug', () => {
       const { result } = JSON.parse(r.stdout.trim().split('\n').at(-1)!)
       return { software, dispatches: Number(dispatches![1].replaceAll(',', '')), result }
     }
-    // unset, a software adapter takes one step a dispatch, a hardware one 4 at this size (engine/backends/select.ts defaultStepsPerDispatch)
+    // unset, one step a dispatch on any adapter (engine/backends/select.ts)
     const [unset, one, four] = [run(undefined), run('1'), run('4')]
-    expect(unset.dispatches).toBe(unset.software ? one.dispatches : four.dispatches)
+    expect(unset.dispatches).toBe(one.dispatches)
     expect(four.dispatches).toBeLessThan(0.6 * one.dispatches)
     // the same bits on a software adapter; a GPU compiler may fuse multiply-adds in one kernel and not the other
     // (engine/field/field_step.test.ts), and a search follows any difference

@@ -46,7 +46,7 @@ export interface EngineSettings {
    * caches (keptPatternBytes).
    */
   recall_cache_bytes?: number
-  /** SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH: the GPU step's steps a dispatch where no timeline is sampled (defaultStepsPerDispatch). */
+  /** SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH: the GPU step's steps a dispatch where no timeline is sampled (1 unless set). */
   gpu_steps_per_dispatch?: number
 }
 

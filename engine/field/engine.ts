@@ -295,16 +295,18 @@ class FieldEngine implements Engine {
         listed[at++] = field * cells + c
       }
     if (!listed.length) return
-    await this.booked(fields, () => this.core.erase(listed))
-    // recall's sweep runs back through it as through a scaling by 0 there (a kick, added, needs nothing)
-    if (this.recallHistory) {
-      for (const { field, cells: erased } of lists) {
-        const mask = new Float32Array(cells).fill(1)
-        for (const c of erased) mask[c] = 0
-        this.history.push({ kind: 'scale', step: this.step_count, field, mask })
-      }
-      this.trimHistory()
-    }
+    await this.booked(fields, async () => {
+      await this.core.erase(listed)
+      // recall's sweep runs back through it as through a scaling by 0 there (a kick, added, needs
+      // nothing); recorded as `scale` records it, before the state after it
+      if (this.recallHistory)
+        for (const { field, cells: erased } of lists) {
+          const mask = new Float32Array(cells).fill(1)
+          for (const c of erased) mask[c] = 0
+          this.history.push({ kind: 'scale', step: this.step_count, field, mask })
+        }
+    })
+    this.trimHistory()
   }
 
   /**

@@ -56,10 +56,9 @@ export interface EngineOptions {
   /** false: the GPU step sums its tiles through shared memory even where the adapter offers subgroups (the bench's control). */
   gpu_subgroups?: boolean
   /**
-   * Steps a dispatch of the GPU step where no timeline is sampled: 1, or 4 (shaders/field_steps.wgsl).
-   * Default: 4 on a hardware adapter for batches of up to 2^20 cells (evolve's defaults), where a step
-   * is a few microseconds and its dispatch costs as much; 1 elsewhere (the halo's extra cells, 31% more
-   * updates, cost more than the dispatches saved on a big batch or a software adapter).
+   * Steps a dispatch of the GPU step where no timeline is sampled: 1 (the default), or 4
+   * (shaders/field_steps.wgsl: the halo's extra cells, 31% more updates, for a quarter of the
+   * dispatches; on the H200 evolve's defaults were no faster at 4, docs/gpu.md).
    */
   gpu_steps_per_dispatch?: number
   threads?: number
