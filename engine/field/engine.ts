@@ -281,6 +281,14 @@ class FieldEngine implements Engine {
     await this.booked([...fields], () => this.core.kick(fields, pattern, inverseRms))
   }
 
+  /** Refuses a list (`what` of `field`) holding something other than a cell of a field here. */
+  private requireCells(field: number, listed: readonly number[], what: 'erasure' | 'window'): void {
+    const cells = this.core.n * this.core.n
+    const wrong = listed.find((c) => !Number.isInteger(c) || c < 0 || c >= cells)
+    if (wrong !== undefined)
+      throw new CrystalError('bad_argument', `field ${field}'s ${what} lists cell ${wrong}, outside 0 to ${cells - 1}`)
+  }
+
   async erase(lists: readonly { field: number; cells: readonly number[] }[]): Promise<void> {
     const cells = this.core.n * this.core.n
     const fields = lists.map(({ field }) => this.field(field))
@@ -288,12 +296,10 @@ class FieldEngine implements Engine {
       throw new CrystalError('bad_argument', `an erasure lists a field twice (${fields.join(', ')}): list each field once`)
     const listed = new Uint32Array(lists.reduce((sum, l) => sum + l.cells.length, 0))
     let at = 0
-    for (const { field, cells: erased } of lists)
-      for (const c of erased) {
-        if (!Number.isInteger(c) || c < 0 || c >= cells)
-          throw new CrystalError('bad_argument', `field ${field}'s erasure lists cell ${c}, outside 0 to ${cells - 1}`)
-        listed[at++] = field * cells + c
-      }
+    for (const { field, cells: erased } of lists) {
+      this.requireCells(field, erased, 'erasure')
+      for (const c of erased) listed[at++] = field * cells + c
+    }
     if (!listed.length) return
     await this.booked(fields, async () => {
       await this.core.erase(listed)
@@ -530,9 +536,7 @@ class FieldEngine implements Engine {
       throw new CrystalError('bad_argument', `a perturbation lists a kicked field twice (${query.basins.join(', ')}): list each field once`)
     for (const { field, cells: listed } of query.windows) {
       this.field(field)
-      const wrong = listed.find((c) => !Number.isInteger(c) || c < 0 || c >= cells)
-      if (wrong !== undefined)
-        throw new CrystalError('bad_argument', `field ${field}'s window lists cell ${wrong}, outside 0 to ${cells - 1}`)
+      this.requireCells(field, listed, 'window')
     }
     return this.recorder.perturbationSums(query)
   }
