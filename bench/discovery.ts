@@ -3,7 +3,11 @@
 // time of a 10 x 12 evolve at N = 96, and recall latency over 10,000 memories.
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
-import { evaluate } from '../engine/discovery/evaluate.js'
+import { evaluate, RECORD_DT, RECORD_FRAMES } from '../engine/discovery/evaluate.js'
+import { type Detector, IN_THREAD, type Window } from '../engine/discovery/detector.js'
+import { heldOf } from '../engine/discovery/practice.js'
+import { HeldPlanes, WindowSpectra } from '../engine/detect/spectra.js'
+import type { EngineOptions } from '../engine/field/engine.js'
 import { discover, type DiscoveryResult, type SearchKind } from '../engine/discovery/discovery.js'
 import { CLASS_NAMES, CLASS_TOKENS } from '../engine/contracts/registry.js'
 import { randomGenome } from '../engine/discovery/genome.js'
@@ -66,6 +70,7 @@ export interface DiscoveryBenchReport {
   }[]
   evolve: { generations: number; population: number; size: number; seconds: number; registered: number }
   recall: { memories: number; size: number; k: number; queries: number; p50_ms: number; p95_ms: number; max_ms: number }
+  detection: DetectionCost[]
   skipped: string[]
 }
 
@@ -204,6 +209,56 @@ export async function recallLatency() {
   }
 }
 
+/** Detection's host work per window on the GPU path, on one thread (the best of REPEATS passes). */
+export interface DetectionCost {
+  material: string
+  size: number
+  windows: number
+  /** Naming the cells whose planes detection reads (cellsRead), from the stability maps. */
+  cells_ms: number
+  /** Finding each window's first structure from the stability maps and what was gathered. */
+  structures_ms: number
+}
+
+/**
+ * What the GPU backend's evolve asks of its detection pool, per window: real windows (the clean fields
+ * and their rerun of 48 random genomes at N = 96, recorded on the CPU backend), held as the GPU
+ * backend holds them once gathered (practice.ts heldOf), each pass on fresh copies of their maps, so
+ * that no part is measured once for all passes.
+ */
+export async function detectionCost(material: string): Promise<DetectionCost> {
+  const REPEATS = 5
+  const size = 96
+  const rand = rng(7)
+  const genomes = Array.from({ length: 48 }, () => randomGenome(rand, { min_steps: 60, max_steps: 200 }))
+  const windows: Window[] = []
+  const keeping: Detector = {
+    ...IN_THREAD,
+    first: (w, limit) => {
+      windows.push(...w)
+      return IN_THREAD.first(w, limit)
+    },
+  }
+  const open = (o: EngineOptions) => createNodeEngine({ ...o, backend: 'cpu' })
+  await evaluate(genomes, { size, material: catalog.get(material), seed: 1, open, detector: keeping })
+  const held = await Promise.all(windows.map((w) => heldOf(w, 1)))
+  const best = { cells: Infinity, structures: Infinity }
+  for (let pass = 0; pass < REPEATS; pass++) {
+    const fresh = held.map((d, k) => ({
+      spectra: new WindowSpectra(size, RECORD_DT, RECORD_FRAMES, HeldPlanes.of({ ...d, stability: d.stability.slice() })),
+      later: windows[k].later,
+    }))
+    const t0 = performance.now()
+    await IN_THREAD.cellsRead(fresh, 1)
+    const t1 = performance.now()
+    await IN_THREAD.first(fresh, 1)
+    const t2 = performance.now()
+    best.cells = Math.min(best.cells, (t1 - t0) / held.length)
+    best.structures = Math.min(best.structures, (t2 - t1) / held.length)
+  }
+  return { material, size, windows: held.length, cells_ms: best.cells, structures_ms: best.structures }
+}
+
 export async function runDiscoveryBench(progress: (what: string) => void = () => {}): Promise<DiscoveryBenchReport> {
   const skipped: string[] = []
   const search: SearchComparison[] = []
@@ -229,7 +284,12 @@ export async function runDiscoveryBench(progress: (what: string) => void = () =>
   const evolve = { generations: 10, population: 12, size: 96, seconds: (performance.now() - t0) / 1000, registered: run.registered.length }
   progress('recall over 10,000 memories')
   const recall = await recallLatency()
-  return { search, evaluations, evolve, recall, skipped }
+  const detection: DetectionCost[] = []
+  for (const material of searchScale().materials) {
+    progress(`detection per window on the GPU path, ${material}`)
+    detection.push(await detectionCost(material))
+  }
+  return { search, evaluations, evolve, recall, detection, skipped }
 }
 
 const ci = (i: Interval, digits: number) => `${i.mean.toFixed(digits)} (${i.low.toFixed(digits)}..${i.high.toFixed(digits)})`
@@ -272,6 +332,14 @@ export function discoveryTables(r: DiscoveryBenchReport): Record<string, Record<
       'evaluations/s': e.evaluations_per_second.toFixed(2),
     })),
     'evolve (10 generations of 12, N = 96, europium_crystal)': [{ seconds: r.evolve.seconds.toFixed(2), registered: r.evolve.registered }],
+    "detection's host work per window on the GPU path (one thread; the pool's workers share a generation's windows)": r.detection.map(
+      (d) => ({
+        material: d.material,
+        windows: `${d.windows} at N = ${d.size}`,
+        'cells named, ms': d.cells_ms.toFixed(3),
+        'structures found, ms': d.structures_ms.toFixed(3),
+      }),
+    ),
     'recall top-10 over 10,000 memories (N = 64)': [
       { p50_ms: r.recall.p50_ms.toFixed(1), p95_ms: r.recall.p95_ms.toFixed(1), max_ms: r.recall.max_ms.toFixed(1) },
     ],

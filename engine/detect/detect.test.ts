@@ -246,6 +246,72 @@ describe('components', () => {
     expect(components(snake, n)).toHaveLength(1)
   })
 
+  test("a part's shape is measured as a plain pass over a mask of every cell measures it, bit for bit (random maps' parts, discs, rings, a part at an edge); cells out of index order are refused", () => {
+    // the control: a mask of the part, the masses in one pass over the map, every cell's sector in
+    // index order, Math.hypot at every cell of the inner disc
+    const plain = (map: Float32Array, n: number, cells: number[]) => {
+      const inside = new Uint8Array(map.length)
+      for (const i of cells) inside[i] = 1
+      const [cx, cy] = [0, 1].map((axis) => cells.reduce((a, i) => a + (axis ? Math.floor(i / n) : i % n), 0) / cells.length)
+      const meanR = cells.reduce((a, i) => a + Math.sqrt(((i % n) - cx) ** 2 + (Math.floor(i / n) - cy) ** 2), 0) / cells.length
+      let reached = 0
+      for (const i of cells) {
+        const [dx, dy] = [(i % n) - cx, Math.floor(i / n) - cy]
+        if (Math.sqrt(dx * dx + dy * dy) >= 0.5 * meanR)
+          reached |= 1 << (Math.floor(((Math.atan2(dy, dx) + Math.PI) / (2 * Math.PI)) * 16) % 16)
+      }
+      const rIn = 0.5 * meanR
+      let [innerCells, innerEmpty] = [0, 0]
+      for (let y = Math.max(0, Math.floor(cy - rIn)); y <= Math.min(n - 1, Math.ceil(cy + rIn)); y++)
+        for (let x = Math.max(0, Math.floor(cx - rIn)); x <= Math.min(n - 1, Math.ceil(cx + rIn)); x++)
+          if (Math.hypot(x - cx, y - cy) <= rIn) [innerCells, innerEmpty] = [innerCells + 1, innerEmpty + (inside[y * n + x] ? 0 : 1)]
+      let [massIn, massOut] = [0, 0]
+      for (let i = 0; i < map.length; i++) inside[i] ? (massIn += map[i]) : (massOut += map[i])
+      const [meanIn, meanOut] = [massIn / cells.length, massOut / Math.max(1, map.length - cells.length)]
+      let gaps = 0
+      for (let b = 0; b < 16; b++) gaps += (reached >> b) & 1 ? 0 : 1
+      return {
+        annularity: innerCells ? innerEmpty / innerCells : 0,
+        angular_gaps: gaps / 16,
+        stability_ratio: meanOut > 0 ? meanIn / meanOut : 1,
+      }
+    }
+    const rand = rng(8)
+    const n = 64
+    const maps: Float32Array[] = []
+    // smooth random maps (many parts of every shape), and discs and rings of radii on and off the cells' grid
+    for (let k = 0; k < 6; k++) {
+      const waves = Array.from({ length: 6 }, () => [rand() * 0.4, rand() * 0.4, rand() * 6])
+      maps.push(
+        Float32Array.from({ length: n * n }, (_, i) =>
+          Math.abs(waves.reduce((a, [p, q, o]) => a + Math.sin(p * (i % n) + q * Math.floor(i / n) + o), 0)),
+        ),
+      )
+    }
+    for (const [cx, cy, r, ring] of [
+      [20, 30, 9.5, 0],
+      [31.5, 31.5, 12, 1],
+      [0, 40, 14, 0],
+      [50.25, 10.75, 7.3, 1],
+    ])
+      maps.push(
+        Float32Array.from({ length: n * n }, (_, i) => {
+          const d = Math.hypot((i % n) - cx, Math.floor(i / n) - cy)
+          return ring ? Math.exp(-(((d - r) / 2) ** 2)) : Math.max(0, 1 - d / r) + 0.01 * rand()
+        }),
+      )
+    let parts = 0
+    for (const map of maps)
+      for (const cells of components(structureMask(map), n)) {
+        const { annularity, angular_gaps, stability_ratio } = measure(map, n, cells)
+        expect({ annularity, angular_gaps, stability_ratio }).toEqual(plain(map, n, cells))
+        parts++
+      }
+    expect(parts).toBeGreaterThan(40)
+    expect(() => measure(maps[0], n, [5, 3, 9])).toThrow(/index order: cell 3 after 5/)
+    expect(() => measure(maps[0], n, [5, 5])).toThrow(/index order/)
+  })
+
   test("the threshold is a float32 rule, as a kernel's f32 product makes it: a cell at fround(fround(0.45) x peak) is in, the float below it out; no cell where the peak is 0 or NaN", () => {
     const at = Math.fround(Math.fround(THRESHOLD_OF_PEAK) * 3)
     const below = at - 2 ** -23 // the float32 below `at` (in [1, 2) an ulp is 2^-23)

@@ -148,11 +148,14 @@ export function components(mask: Uint8Array, n: number): number[][] {
 }
 
 export function measure(map: Float32Array, n: number, cells: number[]): ShapeFeatures & { axis: [number, number]; mean_radius: number } {
-  const inside = new Uint8Array(map.length)
   let cx = 0
   let cy = 0
-  for (const i of cells) {
-    inside[i] = 1
+  for (let k = 0; k < cells.length; k++) {
+    const i = cells[k]
+    // the sums below walk the map and the cells together (no mask of every cell a part: at N = 96 it and
+    // its pass were some 40% of measuring, and a window of europium_crystal has up to 35 parts)
+    if (k && i <= cells[k - 1])
+      throw new CrystalError('internal', `a part's cells must be listed in index order: cell ${i} after ${cells[k - 1]}`)
     cx += i % n
     cy += Math.floor(i / n)
   }
@@ -172,14 +175,20 @@ export function measure(map: Float32Array, n: number, cells: number[]): ShapeFea
     meanR += Math.sqrt(dx * dx + dy * dy)
   }
   meanR /= cells.length
-  // the sectors reached, a bit each; once all are, the other cells cannot change the count
+  // the sectors reached, a bit each; once all are, the other cells cannot change the count. The cells
+  // are visited every stride-th first, so that the first visits span the part's rows (in index order a
+  // compact part's upper sectors came first and the lower ones only past its middle: most of measuring)
   let reached = 0
-  for (const i of cells) {
-    if (reached === ALL_SECTORS) break
-    const dx = (i % n) - cx
-    const dy = Math.floor(i / n) - cy
-    if (Math.sqrt(dx * dx + dy * dy) >= 0.5 * meanR)
-      reached |= 1 << (Math.floor(((Math.atan2(dy, dx) + Math.PI) / (2 * Math.PI)) * SECTORS) % SECTORS)
+  const stride = Math.max(1, Math.floor(Math.sqrt(cells.length)))
+  for (let start = 0; start < stride && reached !== ALL_SECTORS; start++) {
+    for (let k = start; k < cells.length; k += stride) {
+      const i = cells[k]
+      const dx = (i % n) - cx
+      const dy = Math.floor(i / n) - cy
+      if (Math.sqrt(dx * dx + dy * dy) >= 0.5 * meanR)
+        reached |= 1 << (Math.floor(((Math.atan2(dy, dx) + Math.PI) / (2 * Math.PI)) * SECTORS) % SECTORS)
+      if (reached === ALL_SECTORS) break
+    }
   }
   // principal second moments: eigenvalues of [[sxx, sxy], [sxy, syy]]
   const tr = (sxx + syy) / cells.length
@@ -191,16 +200,32 @@ export function measure(map: Float32Array, n: number, cells: number[]): ShapeFea
   const rIn = 0.5 * meanR
   let innerCells = 0
   let innerEmpty = 0
-  for (let y = Math.max(0, Math.floor(cy - rIn)); y <= Math.min(n - 1, Math.ceil(cy + rIn)); y++) {
-    for (let x = Math.max(0, Math.floor(cx - rIn)); x <= Math.min(n - 1, Math.ceil(cx + rIn)); x++) {
-      if (Math.hypot(x - cx, y - cy) > rIn) continue
+  // the disc's cells come in index order, as the part's do: one walk through both
+  let next = 0
+  const [x0, x1] = [Math.max(0, Math.floor(cx - rIn)), Math.min(n - 1, Math.ceil(cx + rIn))]
+  const [y0, y1] = [Math.max(0, Math.floor(cy - rIn)), Math.min(n - 1, Math.ceil(cy + rIn))]
+  // Math.hypot only near the circle, where its rounding may differ from a square root's (far off it both agree)
+  const [near, far] = [rIn * rIn * (1 - 1e-9), rIn * rIn * (1 + 1e-9)]
+  for (let y = y0; y <= y1; y++) {
+    for (let x = x0; x <= x1; x++) {
+      const d2 = (x - cx) * (x - cx) + (y - cy) * (y - cy)
+      if (d2 > far || (d2 >= near && Math.hypot(x - cx, y - cy) > rIn)) continue
       innerCells++
-      if (!inside[y * n + x]) innerEmpty++
+      const i = y * n + x
+      while (next < cells.length && cells[next] < i) next++
+      if (cells[next] !== i) innerEmpty++
     }
   }
+  // each mass summed in index order, as a pass over the map adds them
   let massIn = 0
   let massOut = 0
-  for (let i = 0; i < map.length; i++) inside[i] ? (massIn += map[i]) : (massOut += map[i])
+  let from = 0
+  for (const i of cells) {
+    for (let j = from; j < i; j++) massOut += map[j]
+    massIn += map[i]
+    from = i + 1
+  }
+  for (let j = from; j < map.length; j++) massOut += map[j]
   const meanIn = massIn / cells.length
   const meanOut = massOut / Math.max(1, map.length - cells.length)
   return {
@@ -315,10 +340,7 @@ export function signature(
   f: Pick<ShapeFeatures, 'centroid_x' | 'centroid_y'>,
 ): number[] {
   const n = spec.n
-  const cx = f.centroid_x * n - 0.5
-  const cy = f.centroid_y * n - 0.5
-  let half = 1
-  for (const i of cells) half = Math.max(half, Math.abs((i % n) - cx) + 1, Math.abs(Math.floor(i / n) - cy) + 1)
+  const { cx, cy, half } = signatureWindow(n, cells, f)
   // the whole map inside the window, not only the component: the component's edge moves with the noise
   const at = (x: number, y: number) => (x < 0 || y < 0 || x >= n || y >= n ? 0 : map[y * n + x])
   const out: number[] = []
@@ -336,6 +358,19 @@ export function signature(
   const norm = Math.hypot(...out) || 1
   const [a, b] = [Math.sqrt(1 - MODAL_WEIGHT), Math.sqrt(MODAL_WEIGHT)]
   return [...out.map((v) => (a * v) / norm), ...modalMap(spec, cx, cy, half).map((v) => b * v)]
+}
+
+/** The square window a signature samples: its centre and half side, in cells, holding every cell of the component. */
+export function signatureWindow(
+  n: number,
+  cells: readonly number[],
+  f: Pick<ShapeFeatures, 'centroid_x' | 'centroid_y'>,
+): { cx: number; cy: number; half: number } {
+  const cx = f.centroid_x * n - 0.5
+  const cy = f.centroid_y * n - 0.5
+  let half = 1
+  for (const i of cells) half = Math.max(half, Math.abs((i % n) - cx) + 1, Math.abs(Math.floor(i / n) - cy) + 1)
+  return { cx, cy, half }
 }
 
 /** blake3 of the signature quantized to int16 (little-endian), so float noise below 1/32767 does not change it. */
@@ -405,7 +440,9 @@ function regionsOf(
   const { cells, mass } = found[k]
   const next = found[k + 1]
   if (next && next.mass >= SECOND_REGION_MASS * mass) return [cells, next.cells]
-  return cells.length >= 2 * MIN_AREA_CELLS ? halves(cells, n, { ...shape, axis }) : undefined
+  return cells.length >= 2 * MIN_AREA_CELLS
+    ? halves(cells, n, { centroid_x: shape.centroid_x, centroid_y: shape.centroid_y, axis })
+    : undefined
 }
 
 /**
@@ -571,7 +608,7 @@ export interface PlannedPart {
  * live only those sums and those cells' planes at that bin come back. Which lists and cells follows
  * from the stability maps alone; the other planes only say whether a part is classed, and a part
  * classed with every other plane read as 0 is classed by its shape alone, so with the real planes
- * too. So a run over zeros that measures every part it reaches (and its signature, classed or not)
+ * too. So a run over zeros that measures every part it reaches (and its signature's modal map, classed or not)
  * until `limit` are classed reaches every part detection reaches, and reads a superset of what it
  * reads. Detection reads no plane of a cell but these (the run fails where it would).
  */
@@ -606,7 +643,9 @@ export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infi
     for (const part of partsOf(map, spec.n)) {
       const features = featuresOf(zeros, map, later, part)
       if (!features) continue
-      signature(zeros, map, part.cells, features)
+      // what the signature reads beyond the map: its modal map's blocks (the map's samples need nothing)
+      const { cx, cy, half } = signatureWindow(spec.n, part.cells, features)
+      modalMap(zeros, cx, cy, half)
       const byShape = classify(features) !== undefined
       const { area, centroid_x, centroid_y } = part.shape
       planned ??= {

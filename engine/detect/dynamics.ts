@@ -119,8 +119,10 @@ export function measureDynamics(
   const reached = new Uint8Array(n * n)
   for (const c of cells) reached[c] = 1
   const r = Math.max(1, centre.radius)
-  for (let y = Math.max(0, Math.floor(centre.y - 1.5 * r)); y <= Math.min(n - 1, Math.ceil(centre.y + 1.5 * r)); y++) {
-    for (let x = Math.max(0, Math.floor(centre.x - 1.5 * r)); x <= Math.min(n - 1, Math.ceil(centre.x + 1.5 * r)); x++) {
+  const [x0, x1] = [Math.max(0, Math.floor(centre.x - 1.5 * r)), Math.min(n - 1, Math.ceil(centre.x + 1.5 * r))]
+  const [y0, y1] = [Math.max(0, Math.floor(centre.y - 1.5 * r)), Math.min(n - 1, Math.ceil(centre.y + 1.5 * r))]
+  for (let y = y0; y <= y1; y++) {
+    for (let x = x0; x <= x1; x++) {
       const c = y * n + x
       if (!reached[c]) reach.push(c)
       reached[c] = 1

@@ -224,16 +224,23 @@ export class HeldPlanes implements PlaneSource {
   }
 }
 
-/** Each list's hash, by the list itself: a mode's list is asked for once a cell read at it (some 250 a part). */
-const hashes = new WeakMap<ArrayLike<number>, number>()
+/** The cells a list's hash reads: at most this many, spread over it. */
+const HASHED_CELLS = 8
 
-/** FNV-1a over a list's cells (32-bit), made once a list (lists are not changed once made). */
+/**
+ * FNV-1a (32-bit) over a list's length and at most HASHED_CELLS of its cells, spread from its first to
+ * its last: a bucket key, each bucket's lists told apart by all their cells (sameCells), which a list
+ * found compares anyway. Hashing every cell (cached per array) was the largest part of detection on
+ * the GPU path: 0.6 of 4.4 s over 3,000 windows at N = 96, naming their cells and detecting.
+ */
 export function hashOf(cells: ArrayLike<number>): number {
-  let h = hashes.get(cells)
-  if (h !== undefined) return h
-  h = 0x811c9dc5 ^ cells.length
-  for (let k = 0; k < cells.length; k++) h = Math.imul(h ^ cells[k], 0x01000193)
-  hashes.set(cells, h)
+  const length = cells.length
+  let h = Math.imul(0x811c9dc5 ^ length, 0x01000193)
+  if (length <= HASHED_CELLS) {
+    for (let k = 0; k < length; k++) h = Math.imul(h ^ cells[k], 0x01000193)
+    return h
+  }
+  for (let k = 0; k < HASHED_CELLS; k++) h = Math.imul(h ^ cells[Math.floor((k * (length - 1)) / (HASHED_CELLS - 1))], 0x01000193)
   return h
 }
 

@@ -7,8 +7,8 @@
 // recorder hands it over.
 import { FramePlanes } from '../cpu/spectra.js'
 import { cellsRead, detect, type WindowReads } from '../detect/detect.js'
-import { type HeldReads, ListIndex, sharedFloats, WindowSpectra } from '../detect/spectra.js'
-import { type CellsAnswer, type DetectJob, jobOf, type PracticeTask, runTask } from './detector.js'
+import { type HeldReads, ListIndex, type PlaneData, sharedFloats, WindowSpectra } from '../detect/spectra.js'
+import { type CellsAnswer, type DetectJob, jobOf, type PracticeTask, runTask, type Window } from './detector.js'
 
 let made: { key: string; jobs: Promise<DetectJob[]> } | undefined
 
@@ -66,12 +66,19 @@ export function practiceWindow(n: number, frames: number, dt: number): { spectra
  */
 export async function practiceJobs(n: number, frames: number, dt: number): Promise<DetectJob[]> {
   const window = practiceWindow(n, frames, dt)
-  const { spectra, later } = window
-  const reads = cellsRead(spectra, later)
+  return [jobOf(window, Infinity), { ...jobOf(window, Infinity), source: await heldOf(window) }]
+}
+
+/**
+ * A window of frames as the GPU backend holds it once detection's cells are gathered (`limit`: as
+ * detection is asked): its stability sums, and what detection reads beyond them, made from the frames.
+ */
+export async function heldOf({ spectra, later }: Window, limit = Infinity): Promise<Extract<PlaneData, { kind: 'held' }>> {
+  const n = spectra.n
+  const reads = cellsRead(spectra, later, limit)
   const stability = sharedFloats(n * n)
   stability.forEach((_, c) => (stability[c] = spectra.source.plane(1, c)))
-  const data = { kind: 'held' as const, field: 0, stability, ...(await gathered(spectra, later, reads)) }
-  return [jobOf(window, Infinity), { ...jobOf(window, Infinity), source: data }]
+  return { kind: 'held', field: 0, stability, ...(await gathered(spectra, later, reads, limit)) }
 }
 
 /**
@@ -79,7 +86,7 @@ export async function practiceJobs(n: number, frames: number, dt: number): Promi
  * its mode's bin (the bin detection asks for, found by detecting once on the planes) with its planes
  * 0, 2 bin and 2 bin + 1.
  */
-async function gathered(spectra: WindowSpectra, later: Float32Array, reads: WindowReads): Promise<HeldReads> {
+async function gathered(spectra: WindowSpectra, later: Float32Array, reads: WindowReads, limit: number): Promise<HeldReads> {
   const cells = spectra.n * spectra.n
   const lists = new ListIndex()
   const listed = Array.from(reads.ends, (end, l) => reads.lists.subarray(l ? reads.ends[l - 1] : 0, end))
@@ -89,7 +96,7 @@ async function gathered(spectra: WindowSpectra, later: Float32Array, reads: Wind
     plane: (p, cell) => spectra.source.plane(p, cell),
     modePlanes: (cell, mode, bin) => void bins.set(lists.get(mode)! * cells + cell, bin),
   })
-  await detect(asking, later)
+  await detect(asking, later, limit)
   const powersLength = listed.length * spectra.bins
   const out = sharedFloats(powersLength + 2 * reads.modes.length)
   listed.forEach((list, l) => out.set(spectra.powerSums(list), l * spectra.bins))
