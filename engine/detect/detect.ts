@@ -479,10 +479,10 @@ export function measuredOf(map: Float32Array): PackedMeasured | undefined {
   return { cells, ends, masses: Float64Array.from(m.found, (f) => f.mass), parts }
 }
 
-/** ints[from, to) as an array of numbers: a loop, some 3 times faster than Array.from of a view (a fifth of a first job's time was it). */
-function numbers(ints: Int32Array, from: number, to: number): number[] {
+/** values[from, to) as an array of numbers: a loop, some 3 times faster than Array.from of a view (a fifth of a first job's time was it). */
+export function numbers(values: ArrayLike<number>, from = 0, to = values.length): number[] {
   const out = new Array<number>(to - from)
-  for (let i = from; i < to; i++) out[i - from] = ints[i]
+  for (let i = from; i < to; i++) out[i - from] = values[i]
   return out
 }
 

@@ -4,15 +4,14 @@
 // the same structure as a first job that measures it itself.
 import { expect, test } from 'vitest'
 import { pulsedEngine } from '../../testing/backends.js'
-import type { PackedMeasured, Structure } from '../detect/detect.js'
-import { type CellsAnswer, jobOf, onShared, runJob } from './detector.js'
+import { type CellsAnswer, IN_THREAD, jobOf, onShared, received, runJob, type SentStructure } from './detector.js'
 import { recordWindows } from './evaluate.js'
 
 const N = 32
 const FIELDS = 4
 
 /** What a worker thread is sent: as postMessage makes it (a copy of anything not on shared memory). */
-const sent = (m: PackedMeasured | undefined) => structuredClone(m)
+const posted = <T>(m: T): T => structuredClone(m)
 
 test("a window's first job takes the parts its cells job measured: the same structure, and no component measured again", async () => {
   const engine = await pulsedEngine('cpu', N, FIELDS)
@@ -26,18 +25,41 @@ test("a window's first job takes the parts its cells job measured: the same stru
     expect(views.every((v) => ArrayBuffer.isView(v) && v.buffer instanceof SharedArrayBuffer)).toBe(true)
     // all of it on one buffer: one SharedArrayBuffer an answer
     expect(new Set(views.map((v) => v.buffer)).size).toBe(1)
-    const bare = (await runJob('first', jobOf(w, 1))) as Structure | undefined
-    const held = (await runJob('first', jobOf(w, 1, sent(cells.measured)))) as Structure | undefined
+    const bare = (await runJob('first', jobOf(w, 1))) as SentStructure | undefined
+    const held = (await runJob('first', jobOf(w, 1, posted(cells.measured)))) as SentStructure | undefined
     expect(held).toEqual(bare)
     if (!bare) continue
     // the features in the same order too: the registry's JSON lists them so
     expect(Object.keys(held!.features)).toEqual(Object.keys(bare.features))
     structures++
     // the control: parts doctored on the way (their masses doubled) show through, so they were not measured again
-    const doctored = sent(cells.measured)!
+    const doctored = posted(cells.measured)!
     doctored.masses.forEach((m, k) => (doctored.masses[k] = 2 * m))
-    const taken = (await runJob('first', jobOf(w, 1, doctored))) as Structure
+    const taken = (await runJob('first', jobOf(w, 1, doctored))) as SentStructure
     expect(taken.mass).toBe(2 * bare.mass)
+  }
+  expect(structures).toBeGreaterThan(0)
+})
+
+test("a first job's structure crosses threads with its cells and signature typed, and is received as the structure detection made: the same keys in the same order, arrays of the same numbers", async () => {
+  const engine = await pulsedEngine('cpu', N, FIELDS)
+  const { windows } = await recordWindows(engine, 1).finally(() => engine.destroy())
+  let structures = 0
+  for (const w of windows) {
+    const made = (await IN_THREAD.first([w], 1))[0]
+    const answer = posted((await runJob('first', jobOf(w, 1))) as SentStructure | undefined)
+    if (!made) {
+      expect(answer).toBeUndefined()
+      continue
+    }
+    expect(answer!.cells).toBeInstanceOf(Int32Array)
+    expect(answer!.signature).toBeInstanceOf(Float64Array)
+    const back = received(answer)!
+    expect(back).toEqual(made)
+    expect(Array.isArray(back.cells) && Array.isArray(back.signature)).toBe(true)
+    expect(Object.keys(back)).toEqual(Object.keys(made))
+    expect(Object.is(back.signature[0], made.signature[0])).toBe(true)
+    structures++
   }
   expect(structures).toBeGreaterThan(0)
 })

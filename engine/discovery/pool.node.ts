@@ -17,7 +17,9 @@ import {
   type Detector,
   IN_THREAD,
   jobOf,
+  received,
   runTask,
+  type SentStructure,
   type PracticeTask,
   type Window,
   type WorkerTask,
@@ -96,8 +98,8 @@ export class DetectPool implements Detector {
     return answers.map((a) => a.reads)
   }
 
-  first(windows: readonly Window[], limit: number): Promise<(Structure | undefined)[]> {
-    return this.map('first', windows, limit) as Promise<(Structure | undefined)[]>
+  async first(windows: readonly Window[], limit: number): Promise<(Structure | undefined)[]> {
+    return ((await this.map('first', windows, limit)) as (SentStructure | undefined)[]).map(received)
   }
 
   /**
