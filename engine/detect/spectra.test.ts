@@ -3,7 +3,7 @@
 // mean-removed, Hann-windowed DFT in float64 that detection read before the frames stayed on the device.
 import { expect, test } from 'vitest'
 import { spectraOf } from '../cpu/spectra.js'
-import { giveBack, hashOf, ListIndex, reusedFloats } from './spectra.js'
+import { giveBack, HeldPlanes, hashOf, ListIndex, reusedFloats, WindowSpectra } from './spectra.js'
 import { rng } from '../util/rng.js'
 
 const [N, T] = [6, 32]
@@ -42,6 +42,27 @@ test('the planes give every cell the windowed DFT of its series, the mean taken 
     const peak = Math.max(...powers)
     expect(powers.indexOf(peak)).toBe(c % 5)
     expect(spec.stability()[c]).toBeCloseTo(series.reduce((a, v) => a + Math.abs(v), 0) / T, 5)
+  }
+})
+
+test("the stability map at some cells is the whole map's there, bit for bit, before and after the map is made: from frames (the CPU's) and from held sums (the GPU's), over 32 frames and 7", () => {
+  const rand = rng(9)
+  for (const count of [32, 7]) {
+    const frames = Array.from({ length: count }, () => Float32Array.from({ length: N * N }, () => 3 * (rand() - 0.5)))
+    const framed = () => spectraOf({ n: N, dt: 4, frames })
+    const sums = Float32Array.from({ length: N * N }, (_, c) => frames.reduce((a, f) => a + Math.abs(f[c]), 0))
+    const held = () => new WindowSpectra(N, 4, count, new HeldPlanes(0, sums))
+    const cells = Array.from({ length: 40 }, () => Math.floor(rand() * N * N))
+    for (const make of [framed, held]) {
+      const at = make().stabilityAt(cells)
+      const spec = make()
+      const map = spec.stability()
+      expect([...at]).toEqual(cells.map((c) => map[c]))
+      expect([...spec.stabilityAt(cells)]).toEqual([...at])
+    }
+    // the control: each cell's mean in float64, the sum not rounded to float32 as the map's is, differs somewhere
+    const at = held().stabilityAt(cells)
+    expect(cells.some((c, k) => frames.reduce((a, f) => a + Math.abs(f[c]), 0) / count !== at[k])).toBe(true)
   }
 })
 

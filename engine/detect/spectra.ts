@@ -375,6 +375,25 @@ export class WindowSpectra {
   }
 
   /** Mean |u| over the window (float32, as a sum of the frames divided by their count). */
+  /** The stability map at `cells` (stability()[c] for each, the same bits), without making the whole map where it is not made. */
+  stabilityAt(cells: ArrayLike<number>): Float32Array {
+    const out = new Float32Array(cells.length)
+    const map = this.map
+    const sums = map ? undefined : this.source.stabilitySums?.()
+    const frames = this.frames || 1
+    for (let k = 0; k < cells.length; k++) {
+      const c = cells[k]
+      if (map) out[k] = map[c]
+      else if (sums) out[k] = sums[c] / frames
+      else {
+        // as stability() makes it: the plane rounded to float32, then divided
+        out[k] = this.plane(1, c)
+        out[k] /= frames
+      }
+    }
+    return out
+  }
+
   stability(): Float32Array {
     if (!this.map) {
       const cells = this.n * this.n

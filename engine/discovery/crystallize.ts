@@ -58,10 +58,9 @@ export async function crystallize(
   // each structure found is perturbed in a twin of the field: `limit` (the strongest first) bounds that work
   const found = await answered(engine, await detect(first.spectra, first.later, limit), { spectra: first.spectra, later: second.later })
   const again = await detect(second.spectra, second.later)
-  const map = first.spectra.stability()
   const candidates: Candidate[] = []
   for (const { found: before, answered: s } of found) {
-    const persistence = persistenceOf(s, map, first.later)
+    const persistence = persistenceOf(s.cells, first.spectra.stabilityAt(s.cells), first.later)
     if (persistence < DEFAULT_MIN_PERSISTENCE) continue
     const f = s.features
     const near = again.length

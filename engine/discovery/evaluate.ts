@@ -500,20 +500,26 @@ async function perturbedFirst(
 
 /**
  * Persistence of a structure found in the first window: how much of its shape (cosine over its
- * cells) and of its strength (stability mass, capped at 1) the second window still shows.
+ * cells) and of its strength (stability mass, capped at 1) the second window still shows. `first[k]`
+ * is the first window's stability at cells[k] (WindowSpectra.stabilityAt: at population 1,000 the
+ * main thread made every clean field's whole map for this, some 0.1 ms a window), `second` the
+ * later window's map.
  */
-export function persistenceOf(s: Structure, first: Float32Array, second: Float32Array): number {
+export function persistenceOf(cells: readonly number[], first: ArrayLike<number>, second: Float32Array): number {
   let ab = 0,
     aa = 0,
     bb = 0,
     m1 = 0,
     m2 = 0
-  for (const i of s.cells) {
-    ab += first[i] * second[i]
-    aa += first[i] * first[i]
-    bb += second[i] * second[i]
-    m1 += first[i]
-    m2 += second[i]
+  // indexed: a for-of slowed to some 4 times this where the cells came as arrays of more than one kind
+  for (let k = 0; k < cells.length; k++) {
+    const a = first[k]
+    const b = second[cells[k]]
+    ab += a * b
+    aa += a * a
+    bb += b * b
+    m1 += a
+    m2 += b
   }
   const shape = aa && bb ? ab / Math.sqrt(aa * bb) : 0
   return Math.max(0, Math.min(1, shape * Math.min(1, m2 / (m1 || 1))))
@@ -559,7 +565,7 @@ export async function evaluate(genomes: readonly Genome[], c: EvaluationConditio
     const shaken = batch.shaken[f]
     return {
       structure,
-      persistence: persistenceOf(structure, spectra.stability(), later),
+      persistence: persistenceOf(structure.cells, spectra.stabilityAt(structure.cells), later),
       noise_tolerance: shaken ? likenessOf(batch.found[f]!, shaken) : 0,
       energy_retention: batch.retention[f],
     }
