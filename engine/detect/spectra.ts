@@ -374,7 +374,6 @@ export class WindowSpectra {
     return this.scratch
   }
 
-  /** Mean |u| over the window (float32, as a sum of the frames divided by their count). */
   /** The stability map at `cells` (stability()[c] for each, the same bits), without making the whole map where it is not made. */
   stabilityAt(cells: ArrayLike<number>): Float32Array {
     const out = new Float32Array(cells.length)
@@ -394,6 +393,7 @@ export class WindowSpectra {
     return out
   }
 
+  /** Mean |u| over the window (float32, as a sum of the frames divided by their count). */
   stability(): Float32Array {
     if (!this.map) {
       const cells = this.n * this.n
