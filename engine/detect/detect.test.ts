@@ -5,8 +5,12 @@ import { CLASS_TOKENS, type ClassToken } from '../contracts/registry.js'
 import { cosine } from '../util/vector.js'
 import { rng } from '../util/rng.js'
 import {
+  CLASS_RULES,
   cellsRead,
   components,
+  mapSums,
+  outshone,
+  signatureWindow,
   detect,
   labels,
   structureMask,
@@ -21,7 +25,7 @@ import {
   type WindowReads,
 } from './detect.js'
 import { basinOf } from './basin.js'
-import type { Recording } from './dynamics.js'
+import { MAX_SAMPLED_CELLS, reachSample, type Recording } from './dynamics.js'
 import { powerSumsOf, WindowSpectra } from './spectra.js'
 
 const N = 48
@@ -225,6 +229,9 @@ describe('components', () => {
       if (x + 1 < n) snake[(x % 4 ? 0 : n - 1) * n + x + 1] = 1
     }
     masks.push([snake, n])
+    // cells that touch only at corners are apart; a run under two runs joins them
+    masks.push([Uint8Array.from({ length: 15 * 15 }, (_, i) => (((i % 15) + Math.floor(i / 15)) % 2 === 0 ? 1 : 0)), 15])
+    masks.push([Uint8Array.from([1, 0, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 1, 0]), 4])
     // a row's last cell and the next row's first are not neighbours
     masks.push([Uint8Array.from([0, 0, 1, 1, 0, 0, 0, 0, 1]), 3])
     for (const [mask, side] of masks) {
@@ -244,6 +251,8 @@ describe('components', () => {
     }
     expect(components(masks[masks.length - 1][0], 3)).toEqual([[2], [3], [8]])
     expect(components(snake, n)).toHaveLength(1)
+    expect(components(masks[masks.length - 2][0], 4)).toEqual([[0, 2, 4, 5, 6, 7], [12], [14]])
+    expect(components(masks[masks.length - 3][0], 15)).toHaveLength(113)
   })
 
   test("a part's shape is measured as a plain pass over a mask of every cell measures it, bit for bit (random maps' parts, discs, rings, a part at an edge); cells out of index order are refused", () => {
@@ -310,6 +319,122 @@ describe('components', () => {
     expect(parts).toBeGreaterThan(40)
     expect(() => measure(maps[0], n, [5, 3, 9])).toThrow(/index order: cell 3 after 5/)
     expect(() => measure(maps[0], n, [5, 5])).toThrow(/index order/)
+  })
+
+  test("the cells a part's mode is taken over: its cells, then its box's others in scan order, sampled as sample() samples the whole list, made without it (parts of random masks, boxes at the edges and past the part); cells out of index order are refused", () => {
+    const rand = rng(11)
+    // the control: the list made, then 256 of it strided where it is longer
+    const plain = (cells: number[], n: number, [x0, x1, y0, y1]: number[]) => {
+      const list = [...cells]
+      for (let y = y0; y <= y1; y++) for (let x = x0; x <= x1; x++) if (!cells.includes(y * n + x)) list.push(y * n + x)
+      return list.length <= MAX_SAMPLED_CELLS
+        ? list
+        : Array.from({ length: MAX_SAMPLED_CELLS }, (_, i) => list[Math.floor((i * list.length) / MAX_SAMPLED_CELLS)])
+    }
+    let [short, long] = [0, 0]
+    for (const [n, p] of [
+      [12, 0.6],
+      [40, 0.55],
+      [64, 0.7],
+    ] as const) {
+      const parts = components(
+        Uint8Array.from({ length: n * n }, () => (rand() < p ? 1 : 0)),
+        n,
+      ).slice(0, 6)
+      for (const cells of parts) {
+        const [a, b, c, d] = [0, 1, 2, 3].map(() => Math.floor(rand() * n))
+        const box = [Math.min(a, b), Math.max(a, b), Math.min(c, d), Math.max(c, d)]
+        const want = plain(cells, n, box)
+        expect(reachSample(cells, n, box)).toEqual(want)
+        expect(reachSample(cells, n, [0, n - 1, 0, n - 1])).toEqual(plain(cells, n, [0, n - 1, 0, n - 1]))
+        if (want.length === MAX_SAMPLED_CELLS) long++
+        else short++
+      }
+    }
+    expect(short).toBeGreaterThan(2)
+    expect(long).toBeGreaterThan(2)
+    expect(() => reachSample([5, 3], 8, [0, 7, 0, 7])).toThrow(/index order/)
+  })
+
+  test("a part outshone by the map is one whose measured stability ratio fails the contrast rule, whatever the cells' scale: ratios within 1e-9 of the rule, maps of one value and of values over 60 binades, negative cells; most faint parts are outshone", () => {
+    const rand = rng(13)
+    const n = 48
+    const cells = n * n
+    let [outshoneCount, faint] = [0, 0]
+    const check = (map: Float32Array, part: number[]) => {
+      const mass = part.reduce((a, i) => a + map[i], 0)
+      const skipped = outshone(mass, part.length, mapSums(map), cells)
+      const ratio = measure(map, n, part).stability_ratio
+      if (skipped) expect(ratio).toBeLessThan(CLASS_RULES.contrast)
+      if (ratio < CLASS_RULES.contrast) faint++
+      if (skipped) outshoneCount++
+      return skipped
+    }
+    // a block of cells at `inside` on a map of `outside`: the ratio set at the rule and a hair either side
+    const block = Array.from({ length: 36 }, (_, k) => (10 + Math.floor(k / 6)) * n + 10 + (k % 6))
+    for (const scale of [1e-30, 1e-3, 1, 1e25]) {
+      for (const off of [-1e-6, -1e-9, -1e-12, -1e-15, 0, 1e-15, 1e-12, 1e-9]) {
+        const outside = Math.fround(scale)
+        const map = new Float32Array(cells).fill(outside)
+        const inside = Math.fround(outside * CLASS_RULES.contrast * (1 + off))
+        for (const i of block) map[i] = inside
+        const skipped = check(map, block)
+        // at the rule or a float32 step past it (6e-8): not told without measuring
+        if (inside / outside >= CLASS_RULES.contrast * (1 - 1e-10)) expect(skipped).toBe(false)
+      }
+      // well short of the rule: outshone
+      const map = new Float32Array(cells).fill(Math.fround(scale))
+      for (const i of block) map[i] = Math.fround(scale * 1.2)
+      expect(check(map, block)).toBe(true)
+    }
+    // random maps whose cells span 60 binades, and some below 0; their components' parts
+    for (let k = 0; k < 30; k++) {
+      const signed = k % 3 === 0
+      const map = Float32Array.from({ length: cells }, () => (signed && rand() < 0.2 ? -1 : 1) * 2 ** (-60 * rand() ** 3) * (0.5 + rand()))
+      const peak = map.reduce((a, v) => Math.max(a, v), 0)
+      for (const part of components(
+        Uint8Array.from(map, (v) => (v >= 0.3 * peak ? 1 : 0)),
+        n,
+      ))
+        check(map, part)
+    }
+    expect(outshoneCount).toBeGreaterThan(0.5 * faint)
+    // the margin: a ratio a rounding away from the rule is left to measure, one a millionth short is not
+    const atRatio = (r: number) => {
+      const outsideMass = 3000
+      const mass = (r * 4 * outsideMass) / (cells - 4)
+      return outshone(mass, 4, { total: mass + outsideMass, magnitude: mass + outsideMass }, cells)
+    }
+    expect([1, 1 - 1e-14, 1 - 1e-12, 1 - 1e-6].map((k) => atRatio(CLASS_RULES.contrast * k))).toEqual([false, false, false, true])
+    // the magnitudes of a map with cells below 0
+    const signed = Float32Array.from({ length: 1001 }, (_, i) => (i % 2 ? -1 : 1) * (i + 0.5))
+    expect(mapSums(signed).total).toBe(signed.reduce((a, v) => a + v, 0))
+    expect(mapSums(signed).magnitude).toBe(signed.reduce((a, v) => a + Math.abs(v), 0))
+    // a sum that cannot be trusted outshines nothing
+    expect(outshone(1, 4, { total: Infinity, magnitude: Infinity }, cells)).toBe(false)
+    expect(outshone(1, cells, { total: 1, magnitude: 1 }, cells)).toBe(false)
+  })
+
+  test("a signature's window is the farthest cell's distance from the centroid plus one, as measured cell by cell, bit for bit (parts of random masks, in any order; none)", () => {
+    const rand = rng(17)
+    const plain = (n: number, cells: number[], f: { centroid_x: number; centroid_y: number }) => {
+      const [cx, cy] = [f.centroid_x * n - 0.5, f.centroid_y * n - 0.5]
+      let half = 1
+      for (const i of cells) half = Math.max(half, Math.abs((i % n) - cx) + 1, Math.abs(Math.floor(i / n) - cy) + 1)
+      return { cx, cy, half }
+    }
+    for (const n of [7, 33, 96]) {
+      for (const part of components(
+        Uint8Array.from({ length: n * n }, () => (rand() < 0.6 ? 1 : 0)),
+        n,
+      ).slice(0, 8)) {
+        const f = { centroid_x: rand(), centroid_y: rand() }
+        expect(signatureWindow(n, part, f)).toEqual(plain(n, part, f))
+        const shuffled = [...part].sort(() => rand() - 0.5)
+        expect(signatureWindow(n, shuffled, f)).toEqual(plain(n, shuffled, f))
+      }
+    }
+    expect(signatureWindow(9, [], { centroid_x: 0.9, centroid_y: 0.1 })).toEqual(plain(9, [], { centroid_x: 0.9, centroid_y: 0.1 }))
   })
 
   test("the threshold is a float32 rule, as a kernel's f32 product makes it: a cell at fround(fround(0.45) x peak) is in, the float below it out; no cell where the peak is 0 or NaN", () => {

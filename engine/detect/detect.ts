@@ -78,37 +78,71 @@ function massOf(map: Float32Array, cells: number[]): number {
   return s
 }
 
+/** Each run's first cell, the cell after it and its parent: made once a thread and grown as needed (three zeroed arrays a call were a sixth of components' time). */
+let runs = { start: new Int32Array(0), end: new Int32Array(0), parent: new Int32Array(0) }
+function runScratch(count: number): typeof runs {
+  if (runs.start.length < count) runs = { start: new Int32Array(count), end: new Int32Array(count), parent: new Int32Array(count) }
+  return runs
+}
+
 /**
- * A union-find over the scan: each cell where mask is set joins its left and upper neighbours, every
- * link pointing to a smaller cell, so that one pass in index order (`root[i] = root[root[i]]`) takes
- * each such cell to its component's smallest. Cells outside the mask are left at 0.
+ * 4-connected components of the cells where mask is set, largest first (ties by their smallest cell),
+ * each one's cells in index order: the order sums over them go in on every backend (docs/detection.md).
+ * A union-find over each row's runs of set cells, a run joined to the runs of the row above that it
+ * touches, each set's root its first run in the scan, which holds the component's smallest cell (a
+ * union-find over cells took twice as long: a field's largest component is thousands of cells).
  */
-function links(mask: Uint8Array, n: number): Int32Array {
-  const root = new Int32Array(mask.length)
-  const find = (i: number) => {
-    let r = i
-    while (root[r] !== r) {
+export function components(mask: Uint8Array, n: number): number[][] {
+  const rows = mask.length / n
+  // at most half a row's cells, rounded up, start a run
+  const { start, end, parent } = runScratch(rows * ((n + 1) >> 1))
+  const find = (r: number) => {
+    while (parent[r] !== r) {
       // path halving
-      root[r] = root[root[r]]
-      r = root[r]
+      parent[r] = parent[parent[r]]
+      r = parent[r]
     }
     return r
   }
-  for (let i = 0; i < mask.length; i++) {
-    if (!mask[i]) continue
-    const left = i % n > 0 && mask[i - 1] ? i - 1 : -1
-    const up = i >= n && mask[i - n] ? i - n : -1
-    if (left < 0 && up < 0) root[i] = i
-    else if (up < 0) root[i] = root[left]
-    else if (left < 0) root[i] = root[up]
-    else {
-      const a = find(left)
-      const b = find(up)
-      root[i] = Math.min(a, b)
-      root[Math.max(a, b)] = root[i]
+  let count = 0
+  let above = 0
+  for (let y = 0; y < rows; y++) {
+    const [row, base] = [count, y * n]
+    // the first run of the row above that may touch this row's next run
+    let first = above
+    for (let x = 0; x < n; ) {
+      if (!mask[base + x]) {
+        x++
+        continue
+      }
+      const from = x
+      while (x < n && mask[base + x]) x++
+      const r = count++
+      start[r] = base + from
+      end[r] = base + x
+      parent[r] = r
+      // the runs above over columns [from, x): the roots linked, the larger to the smaller
+      while (first < row && end[first] - base + n <= from) first++
+      for (let q = first; q < row && start[q] - base + n < x; q++) {
+        const [a, b] = [find(q), find(r)]
+        if (a !== b) parent[Math.max(a, b)] = Math.min(a, b)
+      }
     }
+    above = row
   }
-  return root
+  const out: number[][] = []
+  // each root's component, numbered as its first run comes
+  const id = new Int32Array(count)
+  for (let r = 0; r < count; r++) {
+    const root = find(r)
+    if (root === r) {
+      id[r] = out.length
+      out.push([])
+    }
+    const cells = out[id[root]]
+    for (let i = start[r]; i < end[r]; i++) cells.push(i)
+  }
+  return out.sort((a, b) => b.length - a.length)
 }
 
 /**
@@ -117,34 +151,9 @@ function links(mask: Uint8Array, n: number): Int32Array {
  * atomicMin on each root is one), so the labels are the same wherever they are made.
  */
 export function labels(mask: Uint8Array, n: number): Int32Array {
-  const root = links(mask, n)
-  for (let i = 0; i < mask.length; i++) root[i] = mask[i] ? root[root[i]] : -1
-  return root
-}
-
-/**
- * 4-connected components of the cells where mask is set, largest first (ties by their smallest cell),
- * each one's cells in index order: the order sums over them go in on every backend (docs/detection.md).
- * The components of `labels`, made in the same pass that ends it.
- */
-export function components(mask: Uint8Array, n: number): number[][] {
-  const root = links(mask, n)
-  // labels' pass: a cell met before this one is its root (a root holds -1 - its component's number) or
-  // holds its root
-  const out: number[][] = []
-  for (let i = 0; i < mask.length; i++) {
-    if (!mask[i]) continue
-    const p = root[i]
-    if (p === i) {
-      root[i] = -1 - out.length
-      out.push([i])
-      continue
-    }
-    const r = root[p] < 0 ? p : root[p]
-    out[-1 - root[r]].push(i)
-    root[i] = r
-  }
-  return out.sort((a, b) => b.length - a.length)
+  const out = new Int32Array(mask.length).fill(-1)
+  for (const cells of components(mask, n)) for (const i of cells) out[i] = cells[0]
+  return out
 }
 
 export function measure(map: Float32Array, n: number, cells: number[]): ShapeFeatures & { axis: [number, number]; mean_radius: number } {
@@ -368,8 +377,20 @@ export function signatureWindow(
 ): { cx: number; cy: number; half: number } {
   const cx = f.centroid_x * n - 0.5
   const cy = f.centroid_y * n - 0.5
+  // the farthest cells are at the part's extreme columns and rows (a rounded difference grows with the
+  // exact one): a pass for those, not a distance a cell
+  let [minX, maxX, minI, maxI] = [n, -1, Infinity, -1]
+  for (const i of cells) {
+    const x = i % n
+    if (x < minX) minX = x
+    if (x > maxX) maxX = x
+    if (i < minI) minI = i
+    if (i > maxI) maxI = i
+  }
   let half = 1
-  for (const i of cells) half = Math.max(half, Math.abs((i % n) - cx) + 1, Math.abs(Math.floor(i / n) - cy) + 1)
+  if (!cells.length) return { cx, cy, half }
+  for (const x of [minX, maxX]) half = Math.max(half, Math.abs(x - cx) + 1)
+  for (const i of [minI, maxI]) half = Math.max(half, Math.abs(Math.floor(i / n) - cy) + 1)
   return { cx, cy, half }
 }
 
@@ -414,13 +435,70 @@ export interface Part {
   shape: ShapeFeatures
   axis: [number, number]
   mean_radius: number
-  regions: [number[], number[]] | undefined
+  /** Its regions (regionsOf), made when first asked for: only a part that holds is asked (some 8% of naming a window's cells made them for every part). */
+  regions: () => [number[], number[]] | undefined
 }
 
-/** A stability map's components above the threshold, most mass first, and those of them measured so far. */
+/** f's answer, made on the first call only. */
+function once<T>(f: () => T): () => T {
+  let made: { value: T } | undefined
+  return () => (made ??= { value: f() }).value
+}
+
+/**
+ * A stability map's components above the threshold, most mass first, and those of them measured so
+ * far: null for one that cannot stand out of the map (`outshone`), which is not measured.
+ */
 interface Measured {
   found: { cells: number[]; mass: number }[]
-  parts: Part[]
+  parts: (Part | null)[]
+  /** The map's sum and the sum of its magnitudes, once a part asks (outshone). */
+  sums?: { total: number; magnitude: number }
+}
+
+/**
+ * Whether a part of `count` cells holding `mass` cannot stand out of a map of `cells` cells whose sum
+ * is `total` (`magnitude`: the sum of their magnitudes): holds' contrast rule fails even for the least
+ * mass outside it can have, so measure need not sum every other cell of the map for its stability ratio
+ * (some 9 in 10 of europium_crystal's parts fail that rule). Three float64 sums of `cells` terms (the
+ * map's, the part's, measure's outside it) each round off at most cells x 2^-53 of the magnitudes, so
+ * the mass outside is at least total - mass less cells x 1e-15 of them (some 9 times that), and the
+ * stability ratio no more than that gives, which must fall short of the rule by more than the
+ * divisions' rounding: a part outshone here is one whose measured ratio fails, and detection drops it
+ * all the same.
+ */
+export function outshone(mass: number, count: number, { total, magnitude }: { total: number; magnitude: number }, cells: number): boolean {
+  if (!Number.isFinite(magnitude) || count >= cells) return false
+  const outside = total - mass - cells * 1e-15 * magnitude
+  if (!(outside > 0)) return false
+  return mass / count / (outside / (cells - count)) < CLASS_RULES.contrast * (1 - 1e-9)
+}
+
+/**
+ * A map's sum and the sum of its magnitudes (outshone's: any order of adding keeps within its margin),
+ * in four running sums, where one waited on each add in turn; the magnitudes summed only where a cell is
+ * below 0 (a stability map has none).
+ */
+export function mapSums(map: Float32Array): { total: number; magnitude: number } {
+  let [a, b, c, d] = [0, 0, 0, 0]
+  let least = 0
+  const whole = map.length - (map.length % 4)
+  for (let i = 0; i < whole; i += 4) {
+    a += map[i]
+    b += map[i + 1]
+    c += map[i + 2]
+    d += map[i + 3]
+    least = Math.min(least, map[i], map[i + 1], map[i + 2], map[i + 3])
+  }
+  for (let i = whole; i < map.length; i++) {
+    a += map[i]
+    least = Math.min(least, map[i])
+  }
+  const total = a + b + c + d
+  if (least >= 0) return { total, magnitude: total }
+  let magnitude = 0
+  for (let i = 0; i < map.length; i++) magnitude += Math.abs(map[i])
+  return { total, magnitude }
 }
 
 /** Per stability map, its components and those measured so far, so that cellsRead and detect measure each once. */
@@ -475,7 +553,10 @@ export function measuredOf(map: Float32Array): PackedMeasured | undefined {
   const cells = new Int32Array(end)
   m.found.forEach((f, k) => cells.set(f.cells, ends[k] - f.cells.length))
   const parts = new Float64Array(m.parts.length * PART_FLOATS)
-  m.parts.forEach((p, k) => parts.set([...SHAPE_KEYS.map((key) => p.shape[key]), ...p.axis, p.mean_radius], k * PART_FLOATS))
+  // an outshone part (not measured) as NaNs
+  m.parts.forEach((p, k) =>
+    parts.set(p ? [...SHAPE_KEYS.map((key) => p.shape[key]), ...p.axis, p.mean_radius] : new Array(PART_FLOATS).fill(NaN), k * PART_FLOATS),
+  )
   return { cells, ends, masses: Float64Array.from(m.found, (f) => f.mass), parts }
 }
 
@@ -489,14 +570,15 @@ export function numbers(values: ArrayLike<number>, from = 0, to = values.length)
 /** Takes what was measured of a map of the same values elsewhere (`measuredOf`), in place of measuring it here. */
 export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured): void {
   const found = Array.from(p.ends, (end, k) => ({ cells: numbers(p.cells, k ? p.ends[k - 1] : 0, end), mass: p.masses[k] }))
-  const parts = Array.from({ length: p.parts.length / PART_FLOATS }, (_, k): Part => {
+  const parts = Array.from({ length: p.parts.length / PART_FLOATS }, (_, k): Part | null => {
     const v = p.parts.subarray(k * PART_FLOATS, (k + 1) * PART_FLOATS)
+    if (Number.isNaN(v[0])) return null
     // the keys in SHAPE_KEYS' order (measure's), so that features list them alike either way
     const shape = {} as ShapeFeatures
     SHAPE_KEYS.forEach((key, i) => (shape[key] = v[i]))
     const axis: [number, number] = [v[SHAPE_KEYS.length], v[SHAPE_KEYS.length + 1]]
     const { cells, mass } = found[k]
-    return { cells, mass, shape, axis, mean_radius: v[SHAPE_KEYS.length + 2], regions: regionsOf(found, k, n, shape, axis) }
+    return { cells, mass, shape, axis, mean_radius: v[SHAPE_KEYS.length + 2], regions: once(() => regionsOf(found, k, n, shape, axis)) }
   })
   measured.set(map, { found, parts })
 }
@@ -505,17 +587,23 @@ export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured): v
 export function structureMask(map: Float32Array): Uint8Array {
   // Math.max's peak (a NaN anywhere makes it NaN) without a call a cell
   let peak = 0
-  for (let i = 0; i < map.length && !Number.isNaN(peak); i++) if (map[i] > peak || Number.isNaN(map[i])) peak = map[i]
+  for (let i = 0; i < map.length; i++) {
+    const v = map[i]
+    if (v > peak) peak = v
+    else if (Number.isNaN(v)) return new Uint8Array(map.length)
+  }
   const mask = new Uint8Array(map.length)
+  if (!(peak > 0)) return mask
   // a float32 rule, as a kernel makes it (WGSL's f32 product is correctly rounded)
   const threshold = Math.fround(Math.fround(THRESHOLD_OF_PEAK) * peak)
-  for (let i = 0; i < map.length; i++) mask[i] = peak > 0 && map[i] >= threshold ? 1 : 0
+  for (let i = 0; i < map.length; i++) if (map[i] >= threshold) mask[i] = 1
   return mask
 }
 
 /**
  * The components of a stability map above the threshold, the one holding most stability mass first,
- * each measured only when first reached (a field's first structure is often its first component).
+ * each measured only when first reached (a field's first structure is often its first component), and
+ * those that cannot stand out of the map (outshone) neither measured nor given.
  * The regions of a component for a frequency ratio are it and the next component when that one is
  * strong enough, else its two halves along its principal axis.
  */
@@ -531,11 +619,16 @@ function* partsOf(map: Float32Array, n: number): Generator<Part> {
   }
   const { found, parts } = held
   for (const [k, { cells, mass }] of found.entries()) {
-    if (!parts[k]) {
-      const { axis, mean_radius, ...shape } = measure(map, n, cells)
-      parts[k] = { cells, mass, shape, axis, mean_radius, regions: regionsOf(found, k, n, shape, axis) }
+    if (parts[k] === undefined) {
+      held.sums ??= mapSums(map)
+      if (outshone(mass, cells.length, held.sums, map.length)) parts[k] = null
+      else {
+        const { axis, mean_radius, ...shape } = measure(map, n, cells)
+        parts[k] = { cells, mass, shape, axis, mean_radius, regions: once(() => regionsOf(found, k, n, shape, axis)) }
+      }
     }
-    yield parts[k]
+    const part = parts[k]
+    if (part) yield part
   }
 }
 
@@ -548,7 +641,7 @@ function featuresOf(spec: WindowSpectra, map: Float32Array, later: Float32Array,
   if (!holds({ sustain: sustainOf(p.cells, map, later), stability_ratio: p.shape.stability_ratio })) return undefined
   const n = spec.n
   const centre = { x: p.shape.centroid_x * n - 0.5, y: p.shape.centroid_y * n - 0.5, radius: p.mean_radius }
-  return { ...p.shape, ...measureDynamics(spec, p.cells, map, later, centre, p.regions).features }
+  return { ...p.shape, ...measureDynamics(spec, p.cells, map, later, centre, p.regions()).features }
 }
 
 /**

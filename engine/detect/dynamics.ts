@@ -1,6 +1,7 @@
 // Classes from dynamics (docs/detection.md): a structure found on a stability map is measured over a
 // recorded window of the field itself (how it oscillates, whether it stands or rotates, what it keeps),
 // as its per-cell spectra (engine/detect/spectra.ts): the frames themselves stay where they were made.
+import { CrystalError } from '../errors.js'
 import type { WindowSpectra } from './spectra.js'
 
 /** A recorded window of one field: `frames` snapshots of u (n x n each), `dt` steps apart. */
@@ -61,6 +62,48 @@ export function strongestBin(power: Float32Array, spec: Pick<WindowSpectra, 'bin
   return { bin, frequency: bin / (spec.frames * spec.dt) }
 }
 
+/**
+ * sample() of a structure's cells (in index order) followed by the cells of a box round it (x0..x1,
+ * y0..y1) that are not among them, in scan order, each once: made without the whole list, which is
+ * thousands of cells where a field-wide structure's box is the field (the list, a flag a cell and the
+ * ring's pushes were a tenth of naming a window's cells).
+ */
+export function reachSample(cells: readonly number[], n: number, [x0, x1, y0, y1]: readonly number[]): readonly number[] {
+  for (let k = 1; k < cells.length; k++)
+    if (cells[k] <= cells[k - 1])
+      throw new CrystalError('internal', `a structure's cells must be listed in index order: cell ${cells[k]} after ${cells[k - 1]}`)
+  // the structure's cells in the box: row by row, those from the row's x0 to its x1 (sorted: a walk)
+  let inBox = 0
+  let k = 0
+  for (let y = y0; y <= y1; y++) {
+    while (k < cells.length && cells[k] < y * n + x0) k++
+    const from = k
+    while (k < cells.length && cells[k] <= y * n + x1) k++
+    inBox += k - from
+  }
+  const length = cells.length + (x1 - x0 + 1) * (y1 - y0 + 1) - inBox
+  const taken = Math.min(length, MAX_SAMPLED_CELLS)
+  // the list's entry for each of sample()'s picks, ascending: the cells', then the ring's, whose cells
+  // come from one walk through the box beside the structure's
+  const at = (s: number) => (length <= MAX_SAMPLED_CELLS ? s : Math.floor((s * length) / MAX_SAMPLED_CELLS))
+  const out: number[] = []
+  let s = 0
+  for (; s < taken && at(s) < cells.length; s++) out.push(cells[at(s)])
+  let [ring, wanted, next] = [cells.length, at(s), 0]
+  for (let y = y0; y <= y1 && s < taken; y++) {
+    for (let x = x0; x <= x1 && s < taken; x++) {
+      const c = y * n + x
+      while (next < cells.length && cells[next] < c) next++
+      if (cells[next] === c) continue
+      if (ring++ === wanted) {
+        out.push(c)
+        wanted = at(++s)
+      }
+    }
+  }
+  return out
+}
+
 /** Turns of the mode's phase along a circle of radius r around (cx, cy), skipping weak cells; 0 when too little of the circle is strong. */
 function windingOf(n: number, amp: (cell: number) => [number, number], cx: number, cy: number, r: number): number {
   const POINTS = 32
@@ -113,22 +156,11 @@ export function measureDynamics(
 ): Dynamics {
   // the mode over the structure and a ring of cells around it, so that the winding circle sees it all
   const n = spec.n
-  // the cells, then the ring's in scan order, each once: flags, not a Set (a field-wide structure's
-  // thousands of cells made a Set the most of detection's time)
-  const reach = [...cells]
-  const reached = new Uint8Array(n * n)
-  for (const c of cells) reached[c] = 1
   const r = Math.max(1, centre.radius)
   const [x0, x1] = [Math.max(0, Math.floor(centre.x - 1.5 * r)), Math.min(n - 1, Math.ceil(centre.x + 1.5 * r))]
   const [y0, y1] = [Math.max(0, Math.floor(centre.y - 1.5 * r)), Math.min(n - 1, Math.ceil(centre.y + 1.5 * r))]
-  for (let y = y0; y <= y1; y++) {
-    for (let x = x0; x <= x1; x++) {
-      const c = y * n + x
-      if (!reached[c]) reach.push(c)
-      reached[c] = 1
-    }
-  }
-  const mode = dominantMode(spec, reach)
+  const sampled = reachSample(cells, n, [x0, x1, y0, y1])
+  const mode = { ...strongestBin(spec.powerSums(sampled), spec), cells: sampled }
   const amp = (cell: number) => spec.amplitudeAt(cell, mode)
   let sr = 0
   let si = 0
