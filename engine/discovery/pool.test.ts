@@ -15,7 +15,8 @@ import { MemoryRegistryStore, Registry } from '../registry/registry.js'
 import { rng } from '../util/rng.js'
 import { discover } from './discovery.js'
 import { meanOf } from '../cpu/dream.js'
-import { IN_THREAD } from './detector.js'
+import type { Structure } from '../detect/detect.js'
+import { IN_THREAD, type Window } from './detector.js'
 import { BATCH_PHASES, evaluate, type EvaluationTimes, RECORD_DT, RECORD_FRAMES } from './evaluate.js'
 import { randomGenome } from './genome.js'
 import { DetectPool, PRACTICE_ROUNDS } from './pool.node.js'
@@ -162,6 +163,29 @@ pool.close()
   const r = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 60_000 })
   expect([r.status, r.stdout.trim()]).toEqual([0, 'answered'])
 }, 90_000)
+
+test("the structures the workers find are the main thread's, with plain arrays of cells and signature, chunk by chunk from the workers and from the calling thread", async () => {
+  const genomes = Array.from({ length: 12 }, (_, k) => randomGenome(rng(300 + k), bounds))
+  const windows: Window[] = []
+  // the real windows of a batch (the clean fields and their rerun), as evaluate hands them over
+  const capturing = { ...IN_THREAD, first: (w: readonly Window[], limit: number) => (windows.push(...w), IN_THREAD.first(w, limit)) }
+  await evaluate(genomes, { size: 24, material, seed: 4, open: (o) => createNodeEngine({ ...o, backend: 'cpu' }), detector: capturing })
+  const want = await IN_THREAD.first(windows, 1)
+  expect(want.filter(Boolean).length).toBeGreaterThan(2)
+  const plain = (found: (Structure | undefined)[]) => found.every((s) => !s || (Array.isArray(s.cells) && Array.isArray(s.signature)))
+  const fresh = new DetectPool(2, WORKER)
+  try {
+    // workers still loading: the calling thread takes chunks; then ready workers take them all
+    for (const pooled of [fresh, pool]) {
+      const got = await pooled.first(windows, 1)
+      expect(got).toEqual(want)
+      expect(plain(got)).toBe(true)
+    }
+    expect(fresh.ranHere).toBeGreaterThan(0)
+  } finally {
+    fresh.close()
+  }
+}, 120_000)
 
 test("the genomes' waves made on the workers are the main thread's, bit for bit, on memory the threads share", async () => {
   const rand = rng(12)
