@@ -1,6 +1,6 @@
 // Detection and classes on synthetic recordings of known dynamics (a confusion matrix over noisy
 // reseeded copies), and signatures that do not depend on where a shape sits.
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import { CLASS_TOKENS, type ClassToken } from '../contracts/registry.js'
 import { cosine } from '../util/vector.js'
 import { rng } from '../util/rng.js'
@@ -210,7 +210,7 @@ function floodLabels(mask: Uint8Array, n: number): Int32Array {
 }
 
 describe('components', () => {
-  test("each cell is labelled with its component's smallest cell, as a flood fill labels it: random masks near percolation, a snake whose unions run against the scan, no wrap at the edges", () => {
+  test("each cell is labelled with its component's smallest cell, as a flood fill labels it: random masks near percolation, a snake whose unions run against the scan, no wrap at the edges", async () => {
     const rand = rng(5)
     const masks: [Uint8Array, number][] = []
     for (const [n, p] of [
@@ -250,6 +250,14 @@ describe('components', () => {
       }
     }
     expect(components(masks[masks.length - 1][0], 3)).toEqual([[2], [3], [8]])
+    // a mask whose last row is cut short (its cells past the end unset), in a fresh module that met no
+    // larger mask yet (its runs' arrays made to the size of this one)
+    vi.resetModules()
+    const fresh = (await import('./detect.js')).components
+    expect(fresh(Uint8Array.from([1, 0, 1, 1, 0, 1, 1, 0, 1, 1]), 3)).toEqual([
+      [0, 3, 6, 9],
+      [2, 5, 8],
+    ])
     expect(components(snake, n)).toHaveLength(1)
     expect(components(masks[masks.length - 2][0], 4)).toEqual([[0, 2, 4, 5, 6, 7], [12], [14]])
     expect(components(masks[masks.length - 3][0], 15)).toHaveLength(113)

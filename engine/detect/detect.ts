@@ -93,7 +93,8 @@ function runScratch(count: number): typeof runs {
  * union-find over cells took twice as long: a field's largest component is thousands of cells).
  */
 export function components(mask: Uint8Array, n: number): number[][] {
-  const rows = mask.length / n
+  // a last row cut short is a row (the cells past the mask are not set)
+  const rows = Math.ceil(mask.length / n)
   // at most half a row's cells, rounded up, start a run
   const { start, end, parent } = runScratch(rows * ((n + 1) >> 1))
   const find = (r: number) => {
@@ -462,7 +463,7 @@ interface Measured {
  * mass outside it can have, so measure need not sum every other cell of the map for its stability ratio
  * (some 9 in 10 of europium_crystal's parts fail that rule). Three float64 sums of `cells` terms (the
  * map's, the part's, measure's outside it) each round off at most cells x 2^-53 of the magnitudes, so
- * the mass outside is at least total - mass less cells x 1e-15 of them (some 9 times that), and the
+ * the mass outside is at least total - mass less cells x 1e-15 of them (some 3 times the three together), and the
  * stability ratio no more than that gives, which must fall short of the rule by more than the
  * divisions' rounding: a part outshone here is one whose measured ratio fails, and detection drops it
  * all the same.
