@@ -2,11 +2,12 @@
 // the same ones found from either backend's form of the window, as the workers find them.
 import { expect, test } from 'vitest'
 import { FramePlanes } from '../cpu/spectra.js'
-import { detect } from '../detect/detect.js'
+import { CLASS_RULES, components, detect, MIN_AREA_CELLS, mapSums, outshone, structureMask } from '../detect/detect.js'
+import { sustainOf } from '../detect/dynamics.js'
 import { HeldPlanes, WindowSpectra } from '../detect/spectra.js'
-import { runJob } from './detector.js'
+import { runJob, sent } from './detector.js'
 import { RECORD_DT, RECORD_FRAMES } from './evaluate.js'
-import { practiceJobs } from './practice.js'
+import { practiceJobs, speckleWindow } from './practice.js'
 
 test('the practice windows hold structures of several classes, found alike from the frames and from what the GPU gathers', async () => {
   const [frames, held] = await practiceJobs(96, RECORD_FRAMES, RECORD_DT)
@@ -19,4 +20,33 @@ test('the practice windows hold structures of several classes, found alike from 
   // as a worker runs them: the cells job, then the first job
   expect(await runJob('cells', held)).toHaveProperty('reads')
   expect(await runJob('first', held)).toEqual(await runJob('first', frames))
+})
+
+test("the speckled window is like a random genome's: dozens of parts, most too faint to stand out, some fading; a structure found from what the GPU gathers, at a limit of 1 and of every part", async () => {
+  const jobs = await practiceJobs(96, RECORD_FRAMES, RECORD_DT)
+  expect(jobs).toHaveLength(4)
+  const { spectra, later } = speckleWindow(96, RECORD_FRAMES, RECORD_DT)
+  const map = spectra.stability()
+  const parts = components(structureMask(map), 96).filter((c) => c.length >= MIN_AREA_CELLS)
+  const sums = mapSums(map)
+  const faint = parts.filter((c) =>
+    outshone(
+      c.reduce((a, i) => a + map[i], 0),
+      c.length,
+      sums,
+      map.length,
+    ),
+  )
+  expect(parts.length).toBeGreaterThanOrEqual(20)
+  expect(faint.length).toBeGreaterThan(parts.length / 2)
+  expect(parts.some((c) => sustainOf(c, map, later) < CLASS_RULES.persists)).toBe(true)
+  const found = await detect(spectra, later)
+  expect(found.length).toBeGreaterThanOrEqual(2)
+  for (const [k, limit] of [
+    [2, 1],
+    [3, Infinity],
+  ]) {
+    expect(jobs[k].limit).toBe(limit)
+    expect(await runJob('first', jobs[k])).toEqual(sent(found[0]))
+  }
 })

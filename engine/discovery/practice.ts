@@ -4,7 +4,8 @@
 // (docs/detection.md). At evolve's defaults a generation hands the pool 24 windows, in chunks of 6 to
 // a few workers, so those workers stayed that slow for most of a run. The pool lets them practise on
 // these while they wait for the first generation (DetectPool.warm): a window as each backend's
-// recorder hands it over.
+// recorder hands it over, and a speckled one like a random genome's field (real windows took a thread
+// practised on the first alone some 3 times its warm time on their first pass).
 import { FramePlanes } from '../cpu/spectra.js'
 import { cellsRead, detect, type WindowReads } from '../detect/detect.js'
 import { type HeldReads, ListIndex, type PlaneData, sharedFloats, WindowSpectra } from '../detect/spectra.js'
@@ -19,11 +20,11 @@ let made: { key: string; jobs: Promise<DetectJob[]> } | undefined
 export async function practise({ n, frames, dt }: PracticeTask): Promise<unknown[]> {
   const key = `${n}/${frames}/${dt}`
   if (made?.key !== key) made = { key, jobs: practiceJobs(n, frames, dt) }
-  const [framed, held] = await made.jobs
+  const [framed, ...held] = await made.jobs
   // as the pool runs them: the CPU backend's first jobs alone, the GPU backend's after their cells
   // job, handed what it measured
-  const cells = (await runTask({ op: 'cells', jobs: [held] })) as CellsAnswer[]
-  await runTask({ op: 'first', jobs: [framed, { ...held, measured: cells[0].measured }] })
+  const cells = (await runTask({ op: 'cells', jobs: held })) as CellsAnswer[]
+  await runTask({ op: 'first', jobs: [framed, ...held.map((h, k) => ({ ...h, measured: cells[k].measured }))] })
   return []
 }
 
@@ -62,11 +63,46 @@ export function practiceWindow(n: number, frames: number, dt: number): { spectra
 /**
  * The practice window twice, as detection is handed a window on each backend: its frames (the CPU
  * backend's), and its stability sums with what detection reads beyond them gathered (the GPU
- * backend's, gathered here as shaders/gather.wgsl gathers them where the fields live).
+ * backend's, gathered here as shaders/gather.wgsl gathers them where the fields live); then the
+ * speckled window as the GPU backend holds it, asked for one structure (as evolve asks) and for all.
  */
 export async function practiceJobs(n: number, frames: number, dt: number): Promise<DetectJob[]> {
   const window = practiceWindow(n, frames, dt)
-  return [jobOf(window, Infinity), { ...jobOf(window, Infinity), source: await heldOf(window) }]
+  const speckled = speckleWindow(n, frames, dt)
+  return [
+    jobOf(window, Infinity),
+    { ...jobOf(window, Infinity), source: await heldOf(window) },
+    ...(await Promise.all([1, Infinity].map(async (limit) => ({ ...jobOf(speckled, limit), source: await heldOf(speckled, limit) })))),
+  ]
+}
+
+/**
+ * A window like a random genome's field: 24 standing waves of many wavenumbers and frequencies, whose
+ * map breaks into some 30 parts of every shape, most too faint to stand out, some fading in the later
+ * window: the paths real windows take that the window above does not.
+ */
+export function speckleWindow(n: number, frames: number, dt: number): { spectra: WindowSpectra; later: Float32Array } {
+  const cells = n * n
+  const all = sharedFloats(frames * cells)
+  const series = Array.from({ length: frames }, (_, t) => all.subarray(t * cells, (t + 1) * cells))
+  // fixed pseudo-random numbers: the fractional parts of multiples of the golden ratio
+  const r = (k: number) => (k * 0.6180339887498949) % 1
+  const waves = Array.from({ length: 24 }, (_, k) => {
+    const [p, q, o] = [0.6 * r(4 * k + 1), 0.6 * r(4 * k + 2), 6 * r(4 * k + 3)]
+    const bin = 1 + Math.floor(8 * r(4 * k + 4))
+    return {
+      shape: Float64Array.from({ length: cells }, (_, i) => Math.cos(p * (i % n) + q * Math.floor(i / n) + o)),
+      beat: Float64Array.from({ length: frames }, (_, t) => Math.cos((2 * Math.PI * bin * t) / frames)),
+    }
+  })
+  for (let t = 0; t < frames; t++) {
+    const frame = series[t]
+    for (const { shape, beat } of waves) for (let i = 0; i < cells; i++) frame[i] += shape[i] * beat[t]
+  }
+  const spectra = new WindowSpectra(n, dt, frames, new FramePlanes(series))
+  const later = sharedFloats(cells)
+  spectra.stability().forEach((v, i) => (later[i] = v * (0.55 + 0.45 * Math.sin((i % n) / 9))))
+  return { spectra, later }
 }
 
 /**
