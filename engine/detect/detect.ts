@@ -378,6 +378,8 @@ export function signatureWindow(
 ): { cx: number; cy: number; half: number } {
   const cx = f.centroid_x * n - 0.5
   const cy = f.centroid_y * n - 0.5
+  let half = 1
+  if (!cells.length) return { cx, cy, half }
   // the farthest cells are at the part's extreme columns and rows (a rounded difference grows with the
   // exact one): a pass for those, not a distance a cell
   let [minX, maxX, minI, maxI] = [n, -1, Infinity, -1]
@@ -388,8 +390,6 @@ export function signatureWindow(
     if (i < minI) minI = i
     if (i > maxI) maxI = i
   }
-  let half = 1
-  if (!cells.length) return { cx, cy, half }
   for (const x of [minX, maxX]) half = Math.max(half, Math.abs(x - cx) + 1)
   for (const i of [minI, maxI]) half = Math.max(half, Math.abs(Math.floor(i / n) - cy) + 1)
   return { cx, cy, half }

@@ -38,18 +38,29 @@ export const MIN_RATIO_BIN = 3
  */
 export const MAX_SAMPLED_CELLS = 256
 
-function sample(cells: readonly number[], cap = MAX_SAMPLED_CELLS): readonly number[] {
-  if (cells.length <= cap) return cells
+/** Where the i-th of a sample of a list of `length` entries is taken (all of them where it is short). */
+function sampledAt(i: number, length: number): number {
+  return length <= MAX_SAMPLED_CELLS ? i : Math.floor((i * length) / MAX_SAMPLED_CELLS)
+}
+
+function sample(cells: readonly number[]): readonly number[] {
+  if (cells.length <= MAX_SAMPLED_CELLS) return cells
   // a loop, not Array.from with a function a cell (a fifth of dominantMode's time)
   const out: number[] = []
-  for (let i = 0; i < cap; i++) out.push(cells[Math.floor((i * cells.length) / cap)])
+  for (let i = 0; i < MAX_SAMPLED_CELLS; i++) out.push(cells[sampledAt(i, cells.length)])
   return out
 }
 
-/** The strongest DFT bin (1..T/2; DC removed) of the powers summed over a sample of `cells` (WindowSpectra.powerSums), and its frequency. */
-export function dominantMode(spec: WindowSpectra, cells: readonly number[]): { bin: number; frequency: number; cells: readonly number[] } {
-  const sampled = sample(cells)
+type Mode = { bin: number; frequency: number; cells: readonly number[] }
+
+/** The strongest bin of the powers summed over cells already sampled, its frequency, and those cells. */
+function modeOver(spec: WindowSpectra, sampled: readonly number[]): Mode {
   return { ...strongestBin(spec.powerSums(sampled), spec), cells: sampled }
+}
+
+/** The strongest DFT bin (1..T/2; DC removed) of the powers summed over a sample of `cells` (WindowSpectra.powerSums), and its frequency. */
+export function dominantMode(spec: WindowSpectra, cells: readonly number[]): Mode {
+  return modeOver(spec, sample(cells))
 }
 
 /**
@@ -85,7 +96,7 @@ export function reachSample(cells: readonly number[], n: number, [x0, x1, y0, y1
   const taken = Math.min(length, MAX_SAMPLED_CELLS)
   // the list's entry for each of sample()'s picks, ascending: the cells', then the ring's, whose cells
   // come from one walk through the box beside the structure's
-  const at = (s: number) => (length <= MAX_SAMPLED_CELLS ? s : Math.floor((s * length) / MAX_SAMPLED_CELLS))
+  const at = (s: number) => sampledAt(s, length)
   const out: number[] = []
   let s = 0
   for (; s < taken && at(s) < cells.length; s++) out.push(cells[at(s)])
@@ -159,8 +170,7 @@ export function measureDynamics(
   const r = Math.max(1, centre.radius)
   const [x0, x1] = [Math.max(0, Math.floor(centre.x - 1.5 * r)), Math.min(n - 1, Math.ceil(centre.x + 1.5 * r))]
   const [y0, y1] = [Math.max(0, Math.floor(centre.y - 1.5 * r)), Math.min(n - 1, Math.ceil(centre.y + 1.5 * r))]
-  const sampled = reachSample(cells, n, [x0, x1, y0, y1])
-  const mode = { ...strongestBin(spec.powerSums(sampled), spec), cells: sampled }
+  const mode = modeOver(spec, reachSample(cells, n, [x0, x1, y0, y1]))
   const amp = (cell: number) => spec.amplitudeAt(cell, mode)
   let sr = 0
   let si = 0
