@@ -14,6 +14,12 @@ import { randomGenome } from '../engine/discovery/genome.js'
 import { rng } from '../engine/util/rng.js'
 import { MaterialCatalog } from '../engine/field/materials.js'
 import { findAdapter } from '../engine/gpu/device.js'
+import type { GpuFieldBackend } from '../engine/gpu/backend.js'
+import { labelMaps } from '../engine/gpu/components.js'
+import type { GpuContext } from '../engine/gpu/context.js'
+import { selectBackend } from '../engine/backends/select.js'
+import type { FieldBackend } from '../engine/field/backend.js'
+import { rankedComponents } from '../engine/detect/detect.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'
 import { createNodeEngine } from '../engine/node.js'
 import { MemoryRegistryStore, Registry } from '../engine/registry/registry.js'
@@ -218,6 +224,21 @@ export interface DetectionCost {
   cells_ms: number
   /** Finding each window's first structure from the stability maps and what was gathered. */
   structures_ms: number
+  /** Of naming the cells: a map's components found and ranked by mass (partsOf's list), on the host. */
+  components_ms: number
+  /**
+   * The same on the device (engine/gpu/components.ts labelMaps): one call over `maps` maps (the windows'
+   * repeated to a population of 1,000's 2,000 on a hardware adapter), its upload, kernels and read, a map;
+   * `same`: every window's list equal to the host's. Absent without a WebGPU adapter.
+   */
+  device?: { adapter: string; maps: number; ms: number; same: boolean }
+}
+
+/** The device's part of detectionCost: where a WebGPU adapter is, a backend on it for labelMaps. */
+interface DeviceLabelling {
+  adapter: string
+  software: boolean
+  backend: FieldBackend & GpuContext
 }
 
 /**
@@ -226,7 +247,7 @@ export interface DetectionCost {
  * backend holds them once gathered (practice.ts heldOf), each pass on fresh copies of their maps, so
  * that no part is measured once for all passes.
  */
-export async function detectionCost(material: string): Promise<DetectionCost> {
+export async function detectionCost(material: string, device?: DeviceLabelling): Promise<DetectionCost> {
   const REPEATS = 5
   const size = 96
   const rand = rng(7)
@@ -256,7 +277,29 @@ export async function detectionCost(material: string): Promise<DetectionCost> {
     best.cells = Math.min(best.cells, (t1 - t0) / held.length)
     best.structures = Math.min(best.structures, (t2 - t1) / held.length)
   }
-  return { material, size, windows: held.length, cells_ms: best.cells, structures_ms: best.structures }
+  const maps = held.map((d) => d.stability)
+  const ranked = (map: Float32Array) =>
+    rankedComponents(map, size).map(({ cells, mass }) => ({ root: cells[0], cells: cells.length, mass }))
+  let components_ms = Infinity
+  for (let pass = 0; pass < REPEATS; pass++) {
+    const t0 = performance.now()
+    for (const map of maps) ranked(map)
+    components_ms = Math.min(components_ms, (performance.now() - t0) / maps.length)
+  }
+  const cost = { material, size, windows: held.length, cells_ms: best.cells, structures_ms: best.structures, components_ms }
+  if (!device) return cost
+  const count = device.software ? maps.length : 2000
+  const all = new Float32Array(count * size * size)
+  for (let k = 0; k < count; k++) all.set(maps[k % maps.length], k * size * size)
+  let ms = Infinity
+  let same = true
+  for (let pass = 0; pass < REPEATS; pass++) {
+    const t0 = performance.now()
+    const got = await labelMaps(device.backend, all, size)
+    ms = Math.min(ms, (performance.now() - t0) / count)
+    same &&= maps.every((map, k) => JSON.stringify(got[k].found) === JSON.stringify(ranked(map)))
+  }
+  return { ...cost, device: { adapter: device.adapter, maps: count, ms, same } }
 }
 
 export async function runDiscoveryBench(progress: (what: string) => void = () => {}): Promise<DiscoveryBenchReport> {
@@ -285,9 +328,16 @@ export async function runDiscoveryBench(progress: (what: string) => void = () =>
   progress('recall over 10,000 memories')
   const recall = await recallLatency()
   const detection: DetectionCost[] = []
-  for (const material of searchScale().materials) {
-    progress(`detection per window on the GPU path, ${material}`)
-    detection.push(await detectionCost(material))
+  const device = adapter && (await selectBackend({ backend: 'gpu', n: 96, fields: 1, gpu: nodeGpu }).catch(() => undefined))
+  try {
+    for (const material of searchScale().materials) {
+      progress(`detection per window on the GPU path, ${material}`)
+      const labelling = adapter &&
+        device && { adapter: adapter.name, software: adapter.software, backend: device.backend as GpuFieldBackend }
+      detection.push(await detectionCost(material, labelling || undefined))
+    }
+  } finally {
+    device?.backend.destroy()
   }
   return { search, evaluations, evolve, recall, detection, skipped }
 }
@@ -338,6 +388,10 @@ export function discoveryTables(r: DiscoveryBenchReport): Record<string, Record<
         windows: `${d.windows} at N = ${d.size}`,
         'cells named, ms': d.cells_ms.toFixed(3),
         'structures found, ms': d.structures_ms.toFixed(3),
+        'of cells named: components ranked, ms': d.components_ms.toFixed(3),
+        'the same on the device, ms a map': d.device
+          ? `${d.device.ms.toFixed(3)} (${d.device.maps} maps${d.device.same ? '' : ', NOT the same'}; ${d.device.adapter})`
+          : 'no adapter',
       }),
     ),
     'recall top-10 over 10,000 memories (N = 64)': [

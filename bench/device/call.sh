@@ -10,9 +10,11 @@
 #   4. (servertests) server/'s and app/'s test files that need none of those nor espeak-ng, the same way;
 #   5. (served) served.mjs: a served field's write, steps and dreams at N = 2048, this build beside the base one;
 #   6. (publisher) publisher.mjs: the consciousness publisher's periods at N = 2048, this build beside the base one;
-#   7. (probe) perturb-probe.mjs: each operation of a perturbation timed on batches of 2,000, 1,000 and 24 fields.
+#   7. (probe) perturb-probe.mjs: each operation of a perturbation timed on batches of 2,000, 1,000 and 24 fields;
+#   8. (labels) labels-probe.mjs: one thread's detection a window, and 2,000 maps' components labelled on the device.
 # PARTS ("evolve field tests"; "open" adds adapter-time.mjs, dawn-calls.mjs, the shader cache and
-# first-compiles.mjs, run first; "servertests" part 4, "served" part 5, "publisher" part 6, "probe" part 7) names the parts to run; evolve-pair.sh's ROUNDS, POP, GENS, PROFILE pass through.
+# first-compiles.mjs, run first; "servertests" part 4, "served" part 5, "publisher" part 6, "probe" part 7,
+# "labels" part 8) names the parts to run; evolve-pair.sh's ROUNDS, POP, GENS, PROFILE pass through.
 # OUT gets summary.txt (what to read), tests.txt and results.tar.xz (every log and JSON): the device
 # brings back 8 files at most.
 set -uo pipefail
@@ -134,6 +136,11 @@ has publisher && {
 has probe && {
   say "== 7. a perturbation's operations on one batch, each timed to the device's end (perturb-probe.mjs) ($(left) s left)"
   for f in 2000 1000 24; do timeout 100 node "$here/perturb-probe.mjs" $f 96 2>&1 | tail -3 | tee -a "$summary"; done
+}
+
+has labels && {
+  say "== 8. one thread's detection a window, and 2,000 maps labelled on the device (labels-probe.mjs) ($(left) s left)"
+  timeout "$(within $((tests_s + 10)))" node "$here/labels-probe.mjs" 2>&1 | tail -3 | tee -a "$summary"
 }
 
 has servertests && {

@@ -41,5 +41,5 @@ git ls-files 'server/*.test.ts' 'app/*.test.ts' | xargs grep -L -E 'nats-server|
   > .device/server-test-files.txt
 git describe --always --dirty > .device/head.txt
 git rev-parse --short "$commit" > .device/base.txt
-cp bench/device/evolve-pair.sh bench/device/base.sh bench/device/served.mjs bench/device/publisher.mjs bench/device/call.sh bench/device/adapter-time.mjs bench/device/dawn-calls.mjs bench/device/first-compiles.mjs bench/device/perturb-probe.mjs .device/
+cp bench/device/evolve-pair.sh bench/device/base.sh bench/device/served.mjs bench/device/publisher.mjs bench/device/call.sh bench/device/adapter-time.mjs bench/device/dawn-calls.mjs bench/device/first-compiles.mjs bench/device/perturb-probe.mjs bench/device/labels-probe.mjs .device/
 du -sh .device

@@ -602,6 +602,18 @@ export function structureMask(map: Float32Array): Uint8Array {
 }
 
 /**
+ * A stability map's components of MIN_AREA_CELLS cells or more and their stability masses, the most
+ * mass first, then the smallest cell (a stable sort of `components`' order): the order detection takes
+ * them in, and what shaders/components.wgsl lists on the device (engine/gpu/components.ts labelMaps).
+ */
+export function rankedComponents(map: Float32Array, n: number): { cells: number[]; mass: number }[] {
+  return components(structureMask(map), n)
+    .filter((cells) => cells.length >= MIN_AREA_CELLS)
+    .map((cells) => ({ cells, mass: massOf(map, cells) }))
+    .sort((a, b) => b.mass - a.mass)
+}
+
+/**
  * The components of a stability map above the threshold, the one holding most stability mass first,
  * each measured only when first reached (a field's first structure is often its first component), and
  * those that cannot stand out of the map (outshone) neither measured nor given.
@@ -611,11 +623,7 @@ export function structureMask(map: Float32Array): Uint8Array {
 function* partsOf(map: Float32Array, n: number): Generator<Part> {
   let held = measured.get(map)
   if (!held) {
-    const found = components(structureMask(map), n)
-      .filter((cells) => cells.length >= MIN_AREA_CELLS)
-      .map((cells) => ({ cells, mass: massOf(map, cells) }))
-      .sort((a, b) => b.mass - a.mass)
-    held = { found, parts: [] }
+    held = { found: rankedComponents(map, n), parts: [] }
     measured.set(map, held)
   }
   const { found, parts } = held

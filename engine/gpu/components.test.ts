@@ -1,0 +1,135 @@
+// shaders/components.wgsl (engine/gpu/components.ts labelMaps) against its CPU twin: the labels
+// labels(structureMask(map), n) makes, and each component's cells and massOf, equal on any adapter
+// (integers and correctly rounded products only), over maps that make a labelling go wrong: noise near
+// percolation, a spiral whose unions run against the scan, rows that would join if the edges wrapped,
+// a field at rest and one with a NaN.
+import { expect, test } from 'vitest'
+import { gpuBackend } from '../../testing/backends.js'
+import { labels, rankedComponents, structureMask } from '../detect/detect.js'
+import { rng } from '../util/rng.js'
+import type { GpuFieldBackend } from './backend.js'
+import { LISTED, labelMaps } from './components.js'
+
+/** A map of waves: |sum of a few plane waves|, smooth, a few components. */
+function waves(n: number, seed: number): Float32Array {
+  const rand = rng(seed)
+  const k = Array.from({ length: 4 }, () => [rand() * 0.6, rand() * 0.6, rand() * 6])
+  return Float32Array.from({ length: n * n }, (_, i) =>
+    Math.abs(k.reduce((s, [a, b, p]) => s + Math.sin(a * (i % n) + b * Math.floor(i / n) + p), 0)),
+  )
+}
+
+/** Noise of which some 59% is over the threshold: 4-connected site percolation, components of every size. */
+function percolating(n: number, seed: number): Float32Array {
+  const rand = rng(seed)
+  return Float32Array.from({ length: n * n }, () => (rand() < 0.593 ? 0.5 + rand() * 0.5 : rand() * 0.4))
+}
+
+/** A one-cell-wide spiral walked inwards from the top left: its cells join against the scan's order. */
+function spiral(n: number): Float32Array {
+  const map = new Float32Array(n * n).fill(0.1)
+  let [x0, y0, x1, y1] = [0, 0, n - 1, n - 1]
+  while (x0 <= x1 && y0 <= y1) {
+    for (let x = x0; x <= x1; x++) map[y0 * n + x] = 1
+    for (let y = y0; y <= y1; y++) map[y * n + x1] = 1
+    for (let x = x1; x >= x0; x--) map[y1 * n + x] = 1
+    for (let y = y1; y >= y0 + 2; y--)
+      map[y * n + x0] = 1
+      // the next turn two cells in, so that the rings do not touch
+    ;[x0, y0, x1, y1] = [x0 + 2, y0 + 2, x1 - 2, y1 - 2]
+    if (x0 <= x1 && y0 <= y1) map[y0 * n + x0 - 1] = 1
+  }
+  return map
+}
+
+/** Masked cells at each row's ends only: joined across the edge were a row's end its next row's start. */
+function edges(n: number): Float32Array {
+  return Float32Array.from({ length: n * n }, (_, i) => (i % n === 0 || i % n === n - 1 ? 1 : 0))
+}
+
+/** 2 x 2 blocks 3 cells apart: 169 components of 4 cells at N = 40 (and cut-short ones at the edges), more than a list holds at N = 40. */
+function blocks(n: number): Float32Array {
+  return Float32Array.from({ length: n * n }, (_, i) => ((i % n) % 3 < 2 && Math.floor(i / n) % 3 < 2 ? 1 + (i % 7) / 8 : 0.2))
+}
+
+/** Columns at the threshold exactly and a float32 step under it, under a peak of `peak`: the rule is >= of a float32 product. */
+function atThreshold(n: number, peak: number): Float32Array {
+  const t = Math.fround(Math.fround(0.45) * Math.fround(peak))
+  const under = new Float32Array(new Uint32Array([new Uint32Array(new Float32Array([t]).buffer)[0] - 1]).buffer)[0]
+  const map = Float32Array.from({ length: n * n }, (_, i) => ((i % n) % 3 === 0 ? t : under))
+  map[n * n - 1] = peak
+  return map
+}
+
+test('the device labels stability maps as labels(structureMask) does, and lists and ranks their components as components, massOf and partsOf do', async () => {
+  const n = 40
+  const maps = [
+    waves(n, 1),
+    waves(n, 2),
+    percolating(n, 3),
+    percolating(n, 4),
+    spiral(n),
+    edges(n),
+    new Float32Array(n * n),
+    atThreshold(n, 1.3),
+    waves(n, 5).map((v, i) => (i === 777 ? Number.NaN : v)),
+    // three binades of magnitude under a large peak and a tiny one: the masses' units follow the peak
+    waves(n, 6).map((v) => v * 3e12),
+    waves(n, 7).map((v) => v * 2e-30),
+    blocks(n),
+  ]
+  const backend = await gpuBackend(n, 1)
+  try {
+    const got = await labelMaps(backend as GpuFieldBackend, Float32Array.from(maps.flatMap((m) => [...m])), n, { labels: true })
+    expect(got).toHaveLength(maps.length)
+    const largest: number[] = []
+    maps.forEach((map, f) => {
+      const mask = structureMask(map)
+      expect(Array.from(got[f].labels ?? []), `map ${f}'s labels`).toEqual(Array.from(labels(mask, n)))
+      const want = rankedComponents(map, n).map(({ cells, mass }) => ({ root: cells[0], cells: cells.length, mass }))
+      expect(got[f].components, `map ${f}'s components`).toBe(want.length)
+      if (want.length <= LISTED) expect(got[f].found, `map ${f}'s components`).toEqual(want)
+      largest.push(want[0]?.cells ?? 0)
+    })
+    // the spiral is one component of some 800 cells, joined against the scan
+    expect(largest[4]).toBeGreaterThan(700)
+    expect(got[6].labels?.every((l) => l === -1)).toBe(true)
+    // the columns at the threshold are masked, those a step under not
+    expect(got[7].labels?.filter((l) => l >= 0)).toHaveLength(14 * n)
+    expect(got[8].labels?.every((l) => l === -1)).toBe(true)
+    // more components than a list holds: LISTED of them listed, all counted
+    expect([got[11].components, got[11].found.length]).toEqual([13 * 13, LISTED])
+    expect(got[11].found.every((c) => c.cells === 4)).toBe(true)
+  } finally {
+    backend.destroy()
+  }
+})
+
+test('maps that do not fill a storage binding go in groups that do, one read each, with the same labels', async () => {
+  const n = 24
+  const maps = Array.from({ length: 7 }, (_, f) => (f % 2 ? percolating(n, 10 + f) : waves(n, 10 + f)))
+  const backend = (await gpuBackend(n, 1)) as GpuFieldBackend
+  try {
+    const flat = Float32Array.from(maps.flatMap((m) => [...m]))
+    // room for 3 fields a binding: groups of 3, 3 and 1 (a field's list, peak, labels and tallies)
+    const narrow = {
+      device: backend.device,
+      transfers: backend.transfers,
+      failure: () => backend.failure(),
+      check: () => backend.check(),
+      bindingBytes: (1 + 4 * LISTED + 1 + 4 * n * n) * 4 * 3,
+    }
+    const reads = backend.transfers.snapshot().reads
+    const got = await labelMaps(narrow, flat, n, { labels: true })
+    expect(backend.transfers.snapshot().reads - reads).toBe(3)
+    maps.forEach((map, f) => expect(Array.from(got[f].labels ?? [])).toEqual(Array.from(labels(structureMask(map), n))))
+    // without the labels, the lists and peaks alone come back: some 2 KB a field
+    const before = backend.transfers.snapshot().bytes_read
+    const lists = await labelMaps(backend, flat, n)
+    expect(backend.transfers.snapshot().bytes_read - before).toBe(7 * (1 + 4 * LISTED + 1) * 4)
+    expect(lists.map((l) => l.found)).toEqual(got.map((l) => l.found))
+    await expect(labelMaps(backend, flat.subarray(1), n)).rejects.toThrow('not a whole number')
+  } finally {
+    backend.destroy()
+  }
+})
