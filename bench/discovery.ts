@@ -278,8 +278,7 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
     best.structures = Math.min(best.structures, (t2 - t1) / held.length)
   }
   const maps = held.map((d) => d.stability)
-  const ranked = (map: Float32Array) =>
-    rankedComponents(map, size).map(({ cells, mass }) => ({ root: cells[0], cells: cells.length, mass }))
+  const ranked = (map: Float32Array) => rankedComponents(map, size)
   let components_ms = Infinity
   for (let pass = 0; pass < REPEATS; pass++) {
     const t0 = performance.now()
@@ -297,7 +296,14 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
     const t0 = performance.now()
     const got = await labelMaps(device.backend, all, size)
     ms = Math.min(ms, (performance.now() - t0) / count)
-    same &&= maps.every((map, k) => JSON.stringify(got[k].found) === JSON.stringify(ranked(map)))
+    // the host's ranking: each listed component's root, cells and mass
+    same &&= maps.every((map, k) => {
+      const list = got[k].listed
+      return (
+        !!list &&
+        JSON.stringify(Array.from(list.subarray(1))) === JSON.stringify(ranked(map).flatMap((c) => [c.cells[0], c.cells.length, c.mass]))
+      )
+    })
   }
   return { ...cost, device: { adapter: device.adapter, maps: count, ms, same } }
 }

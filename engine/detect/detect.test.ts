@@ -7,7 +7,11 @@ import { rng } from '../util/rng.js'
 import {
   CLASS_RULES,
   cellsRead,
+  componentFrom,
   components,
+  holdMeasured,
+  measuredOf,
+  rankedComponents,
   mapSums,
   outshone,
   signatureWindow,
@@ -209,6 +213,16 @@ function floodLabels(mask: Uint8Array, n: number): Int32Array {
   return label
 }
 
+/** A snake down the columns of an n x n mask, joined at alternate ends: its cells' order far from the scan's. */
+function snakeMask(n: number): Uint8Array {
+  const snake = new Uint8Array(n * n)
+  for (let x = 0; x < n; x += 2) {
+    for (let y = 0; y < n; y++) snake[y * n + x] = 1
+    if (x + 1 < n) snake[(x % 4 ? 0 : n - 1) * n + x + 1] = 1
+  }
+  return snake
+}
+
 describe('components', () => {
   test("each cell is labelled with its component's smallest cell, as a flood fill labels it: random masks near percolation, a snake whose unions run against the scan, no wrap at the edges", async () => {
     const rand = rng(5)
@@ -222,12 +236,7 @@ describe('components', () => {
     ] as const)
       masks.push([Uint8Array.from({ length: n * n }, () => (rand() < p ? 1 : 0)), n])
     const n = 41
-    // a snake down the columns: joined at alternate ends, its cells' order far from the scan's
-    const snake = new Uint8Array(n * n)
-    for (let x = 0; x < n; x += 2) {
-      for (let y = 0; y < n; y++) snake[y * n + x] = 1
-      if (x + 1 < n) snake[(x % 4 ? 0 : n - 1) * n + x + 1] = 1
-    }
+    const snake = snakeMask(n)
     masks.push([snake, n])
     // cells that touch only at corners are apart; a run under two runs joins them
     masks.push([Uint8Array.from({ length: 15 * 15 }, (_, i) => (((i % 15) + Math.floor(i / 15)) % 2 === 0 ? 1 : 0)), 15])
@@ -261,6 +270,38 @@ describe('components', () => {
     expect(components(snake, n)).toHaveLength(1)
     expect(components(masks[masks.length - 2][0], 4)).toEqual([[0, 2, 4, 5, 6, 7], [12], [14]])
     expect(components(masks[masks.length - 3][0], 15)).toHaveLength(113)
+  })
+
+  test("a component filled from its smallest cell (componentFrom) is what components lists for it, in index order, where the device listed the map's components: random maps near percolation, smooth ones, a snake, a map's edges", () => {
+    const rand = rng(9)
+    const maps: [Float32Array, number][] = []
+    for (const [n, p] of [
+      [7, 0.5],
+      [33, 0.59],
+      [64, 0.62],
+      [96, 0.5],
+    ] as const)
+      maps.push([Float32Array.from({ length: n * n }, () => (rand() < p ? 0.5 + rand() / 2 : rand() * 0.4)), n])
+    maps.push([
+      Float32Array.from({ length: 96 * 96 }, (_, i) => Math.abs(Math.sin((i % 96) * 0.21) + Math.cos(Math.floor(i / 96) * 0.17))),
+      96,
+    ])
+    // a snake, its fill far from the scan's order; cells on both edges of each row
+    const n = 41
+    maps.push(
+      [Float32Array.from(snakeMask(n)), n],
+      [Float32Array.from({ length: n * n }, (_, i) => (i % n === 0 || i % n === n - 1 ? 1 : 0)), n],
+    )
+    let filled = 0
+    for (const [map, side] of maps) {
+      const peak = map.reduce((a, b) => Math.max(a, b), 0)
+      const threshold = Math.fround(Math.fround(THRESHOLD_OF_PEAK) * peak)
+      for (const cells of components(structureMask(map), side)) {
+        expect(componentFrom(map, side, cells[0], threshold)).toEqual(cells)
+        filled++
+      }
+    }
+    expect(filled).toBeGreaterThan(100)
   })
 
   test("a part's shape is measured as a plain pass over a mask of every cell measures it, bit for bit (random maps' parts, discs, rings, a part at an edge); cells out of index order are refused", () => {
@@ -528,6 +569,49 @@ describe('the cells detection reads', () => {
     })
   }
 
+  /** The map's components as the device lists them (engine/gpu/components.ts): the threshold, then rankedComponents' root, cells and mass each. */
+  const listedOf = (map: Float32Array) => {
+    const peak = map.reduce((a, b) => Math.max(a, b), 0)
+    const ranked = rankedComponents(map, N).flatMap(({ cells, mass }) => [cells[0], cells.length, mass])
+    return Float64Array.from([Math.fround(Math.fround(THRESHOLD_OF_PEAK) * peak), ...ranked])
+  }
+  /** The window with its map's components listed (PlaneSource.listed). */
+  const withList = (spec: WindowSpectra, list: Float64Array) =>
+    new WindowSpectra(spec.n, spec.dt, spec.frames, {
+      plane: (p, c) => spec.source.plane(p, c),
+      listed: () => list,
+    })
+
+  test("a part's second region, a component outshone, is filled from the device's list where the measure handed on did not make its cells", () => {
+    // a bright disc that stands out, and a dimmer square of more cells (over half its mass) that does not: the disc's regions are both
+    const n = 48
+    const map = new Float32Array(n * n).fill(0.4)
+    for (let i = 0; i < n * n; i++) {
+      const [x, y] = [i % n, Math.floor(i / n)]
+      if ((x - 12) ** 2 + (y - 12) ** 2 <= 25) map[i] = 1
+      if (x >= 30 && x < 41 && y >= 30 && y < 41) map[i] = 0.46
+    }
+    const spectra = (list?: Float64Array) =>
+      new WindowSpectra(n, DT, T, { plane: (p, c) => (p === 1 ? map[c] * T : 0), listed: list && (() => list) })
+    const list = Float64Array.from([
+      Math.fround(Math.fround(THRESHOLD_OF_PEAK) * 1),
+      ...rankedComponents(map, n).flatMap(({ cells, mass }) => [cells[0], cells.length, mass]),
+    ])
+    expect(list.length).toBe(7)
+    const want = cellsRead(spectra(), map, 1)
+    const first = spectra(list)
+    expect(cellsRead(first, map, 1)).toEqual(want)
+    const packed = measuredOf(first.stability())!
+    // the disc's 81 cells, then the square's 121, made for the disc's regions; handed on as if they were not
+    expect(Array.from(packed.ends)).toEqual([81, 202])
+    const handed = spectra(list)
+    holdMeasured(handed.stability(), n, { ...packed, cells: packed.cells.subarray(0, 81), ends: Int32Array.from([81, 81]) }, list)
+    expect(cellsRead(handed, map, 1)).toEqual(want)
+    // the square is a list the window reads (the disc's second region)
+    const square = rankedComponents(map, n)[1].cells
+    expect(Array.from(want.ends, (end, l) => want.lists.subarray(l ? want.ends[l - 1] : 0, end).join())).toContain(square.join())
+  })
+
   test('detection reads no plane but the stability map, only the power sums and the cells at a mode cellsRead names, and finds the same structures; the part it plans to perturb is the first structure wherever the shape decides', async () => {
     const kinds = Object.keys(KNOWN) as (keyof typeof KNOWN)[]
     // each known dynamics alone, and two of them side by side (a second component: regions, a second structure)
@@ -536,7 +620,7 @@ describe('the cells detection reads', () => {
       ['phase_knot', 'standing_echo'],
       ['fading', 'memory_seed'],
     ]
-    let found = 0
+    let [found, unmade] = [0, 0]
     const [decided, undecided]: string[][] = [[], []]
     for (const [i, [a, b]] of pairs.entries()) {
       const rand = rng(300 + i)
@@ -549,6 +633,20 @@ describe('the cells detection reads', () => {
         const reads = cellsRead(spec, later, limit)
         const want = await detect(spec, later, limit)
         expect(await detect(only(spec, reads), later, limit), `${a} ${b ?? ''} limit ${limit}`).toEqual(want)
+        // with the map's components as the device lists them: the same reads and structures, no map labelled;
+        // handed on after a cells job (measuredOf, holdMeasured) with the cells of outshone parts never made
+        const list = listedOf(spec.stability())
+        expect(cellsRead(withList(spec, list), later, limit)).toEqual(reads)
+        expect(await detect(withList(spec, list), later, limit)).toEqual(want)
+        const measuredFirst = withList(spec, list)
+        cellsRead(measuredFirst, later, limit)
+        const packed = measuredOf(measuredFirst.stability())!
+        unmade += Array.from(packed.ends).filter((end, k) => end === (k ? packed.ends[k - 1] : 0)).length
+        const handed = withList(spec, list)
+        holdMeasured(handed.stability(), N, packed, list)
+        expect(await detect(handed, later, limit)).toEqual(want)
+        // the control: a list of no components finds nothing, so the list is what detection took
+        if (want.length) expect(await detect(withList(spec, list.subarray(0, 1)), later, limit)).toEqual([])
         found += want.length
         if (limit === 1) {
           // the part a perturbation would act on, from the maps alone: where its shape classes it, the first
@@ -579,6 +677,8 @@ describe('the cells detection reads', () => {
       }
     }
     expect(found).toBeGreaterThan(pairs.length)
+    // components outshone whose cells a listed map never made
+    expect(unmade).toBeGreaterThan(0)
     // both kinds of plan met: shapes that decide, and parts only their spectra class
     expect(decided.length).toBeGreaterThan(0)
     expect(undecided.length).toBeGreaterThan(0)

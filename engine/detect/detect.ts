@@ -146,6 +146,58 @@ export function components(mask: Uint8Array, n: number): number[][] {
   return out.sort((a, b) => b.length - a.length)
 }
 
+let fill = { seen: new Uint8Array(0), stack: new Int32Array(0) }
+
+/**
+ * The cells of the 4-connected component of the cells at or above `threshold` whose smallest cell is
+ * `root`, in index order: what `components` lists for it, made without labelling the rest of the map
+ * (where the device listed the components: engine/gpu/components.ts). A fill from the root, then its
+ * box scanned in index order for the cells it reached.
+ */
+export function componentFrom(map: Float32Array, n: number, root: number, threshold: number): number[] {
+  const len = map.length
+  if (fill.seen.length < len) fill = { seen: new Uint8Array(len), stack: new Int32Array(len) }
+  const { seen, stack } = fill
+  let top = 0
+  stack[top++] = root
+  seen[root] = 1
+  let [left, right, bottom, count] = [root % n, root % n, Math.floor(root / n), 0]
+  while (top) {
+    const i = stack[--top]
+    count++
+    const x = i % n
+    if (x < left) left = x
+    else if (x > right) right = x
+    const y = (i - x) / n
+    if (y > bottom) bottom = y
+    if (x > 0 && !seen[i - 1] && map[i - 1] >= threshold) {
+      seen[i - 1] = 1
+      stack[top++] = i - 1
+    }
+    if (x < n - 1 && i + 1 < len && !seen[i + 1] && map[i + 1] >= threshold) {
+      seen[i + 1] = 1
+      stack[top++] = i + 1
+    }
+    if (i >= n && !seen[i - n] && map[i - n] >= threshold) {
+      seen[i - n] = 1
+      stack[top++] = i - n
+    }
+    if (i + n < len && !seen[i + n] && map[i + n] >= threshold) {
+      seen[i + n] = 1
+      stack[top++] = i + n
+    }
+  }
+  const out = new Array<number>(count)
+  // its box in index order, from the root's row (no cell of it is above the root, its smallest)
+  for (let y = Math.floor(root / n), k = 0; y <= bottom; y++)
+    for (let i = y * n + left, end = Math.min(y * n + right + 1, len); i < end; i++)
+      if (seen[i]) {
+        out[k++] = i
+        seen[i] = 0
+      }
+  return out
+}
+
 /**
  * Each cell's component: the smallest index among the 4-connected cells where mask is set, -1 where it
  * is not. The smallest index is every labelling's answer whatever order its unions run in (a device's
@@ -447,11 +499,45 @@ function once<T>(f: () => T): () => T {
 }
 
 /**
+ * A component as detection takes them: its mass, how many cells it has, and its cells in index order,
+ * made when first asked for where the device listed the map's components (`listedFound`): then a part
+ * that is outshone never has its cells made.
+ */
+interface Found {
+  mass: number
+  count: number
+  readonly cells: number[]
+  /** Whether its cells are made (what measuredOf sends on). */
+  readonly made: boolean
+}
+
+const madeFound = ({ cells, mass }: { cells: number[]; mass: number }): Found => ({ cells, mass, count: cells.length, made: true })
+
+/** The components the device listed (PlaneSource.listed: the threshold, then root, cells and mass each), each one's cells filled from its root when asked for. */
+function listedFound(map: Float32Array, n: number, listed: Float64Array): Found[] {
+  const threshold = listed[0]
+  return Array.from({ length: (listed.length - 1) / 3 }, (_, k) => {
+    const [root, count, mass] = listed.subarray(1 + 3 * k, 4 + 3 * k)
+    let cells: number[] | undefined
+    return {
+      mass,
+      count,
+      get cells() {
+        return (cells ??= componentFrom(map, n, root, threshold))
+      },
+      get made() {
+        return cells !== undefined
+      },
+    }
+  })
+}
+
+/**
  * A stability map's components above the threshold, most mass first, and those of them measured so
  * far: null for one that cannot stand out of the map (`outshone`), which is not measured.
  */
 interface Measured {
-  found: { cells: number[]; mass: number }[]
+  found: Found[]
   parts: (Part | null)[]
   /** The map's sum and the sum of its magnitudes, once a part asks (outshone). */
   sums?: { total: number; magnitude: number }
@@ -516,12 +602,10 @@ function regionsOf(
   shape: ShapeFeatures,
   axis: [number, number],
 ): [number[], number[]] | undefined {
-  const { cells, mass } = found[k]
+  const { cells, mass, count } = found[k]
   const next = found[k + 1]
   if (next && next.mass >= SECOND_REGION_MASS * mass) return [cells, next.cells]
-  return cells.length >= 2 * MIN_AREA_CELLS
-    ? halves(cells, n, { centroid_x: shape.centroid_x, centroid_y: shape.centroid_y, axis })
-    : undefined
+  return count >= 2 * MIN_AREA_CELLS ? halves(cells, n, { centroid_x: shape.centroid_x, centroid_y: shape.centroid_y, axis }) : undefined
 }
 
 /**
@@ -550,9 +634,10 @@ export function measuredOf(map: Float32Array): PackedMeasured | undefined {
   if (!m) return undefined
   const ends = new Int32Array(m.found.length)
   let end = 0
-  m.found.forEach((f, k) => (ends[k] = end += f.cells.length))
+  // a component whose cells were never made (listed by the device, outshone) as none: it has 4 or more
+  m.found.forEach((f, k) => (ends[k] = end += f.made ? f.count : 0))
   const cells = new Int32Array(end)
-  m.found.forEach((f, k) => cells.set(f.cells, ends[k] - f.cells.length))
+  m.found.forEach((f, k) => f.made && cells.set(f.cells, ends[k] - f.count))
   const parts = new Float64Array(m.parts.length * PART_FLOATS)
   // an outshone part (not measured) as NaNs
   m.parts.forEach((p, k) =>
@@ -568,9 +653,17 @@ export function numbers(values: ArrayLike<number>, from = 0, to = values.length)
   return out
 }
 
-/** Takes what was measured of a map of the same values elsewhere (`measuredOf`), in place of measuring it here. */
-export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured): void {
-  const found = Array.from(p.ends, (end, k) => ({ cells: numbers(p.cells, k ? p.ends[k - 1] : 0, end), mass: p.masses[k] }))
+/**
+ * Takes what was measured of a map of the same values elsewhere (`measuredOf`), in place of measuring it
+ * here; the components whose cells it did not make, from the device's list (`listed`) where it listed them.
+ */
+export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured, listed?: Float64Array): void {
+  const lazy = listed && listedFound(map, n, listed)
+  const found = Array.from(p.ends, (end, k): Found => {
+    const from = k ? p.ends[k - 1] : 0
+    if (end > from || !lazy) return madeFound({ cells: numbers(p.cells, from, end), mass: p.masses[k] })
+    return lazy[k]
+  })
   const parts = Array.from({ length: p.parts.length / PART_FLOATS }, (_, k): Part | null => {
     const v = p.parts.subarray(k * PART_FLOATS, (k + 1) * PART_FLOATS)
     if (Number.isNaN(v[0])) return null
@@ -620,18 +713,19 @@ export function rankedComponents(map: Float32Array, n: number): { cells: number[
  * The regions of a component for a frequency ratio are it and the next component when that one is
  * strong enough, else its two halves along its principal axis.
  */
-function* partsOf(map: Float32Array, n: number): Generator<Part> {
+function* partsOf(map: Float32Array, n: number, listed: Float64Array | undefined): Generator<Part> {
   let held = measured.get(map)
   if (!held) {
-    held = { found: rankedComponents(map, n), parts: [] }
+    held = { found: listed ? listedFound(map, n, listed) : rankedComponents(map, n).map(madeFound), parts: [] }
     measured.set(map, held)
   }
   const { found, parts } = held
-  for (const [k, { cells, mass }] of found.entries()) {
+  for (const [k, f] of found.entries()) {
     if (parts[k] === undefined) {
       held.sums ??= mapSums(map)
-      if (outshone(mass, cells.length, held.sums, map.length)) parts[k] = null
+      if (outshone(f.mass, f.count, held.sums, map.length)) parts[k] = null
       else {
+        const { cells, mass } = f
         const { axis, mean_radius, ...shape } = measure(map, n, cells)
         parts[k] = { cells, mass, shape, axis, mean_radius, regions: once(() => regionsOf(found, k, n, shape, axis)) }
       }
@@ -662,7 +756,7 @@ export async function detect(window: Recording | WindowSpectra, later: Float32Ar
   const map = spec.stability()
   const found: Structure[] = []
   if (limit < 1) return found
-  for (const part of partsOf(map, spec.n)) {
+  for (const part of partsOf(map, spec.n, spec.source.listed?.())) {
     const features = featuresOf(spec, map, later, part)
     if (!features) continue
     const classed = classify(features)
@@ -742,7 +836,7 @@ export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infi
   let classed = 0
   let planned: PlannedPart | undefined
   if (limit >= 1)
-    for (const part of partsOf(map, spec.n)) {
+    for (const part of partsOf(map, spec.n, spec.source.listed?.())) {
       const features = featuresOf(zeros, map, later, part)
       if (!features) continue
       // what the signature reads beyond the map: its modal map's blocks (the map's samples need nothing)

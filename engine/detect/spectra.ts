@@ -59,7 +59,9 @@ export function windowTotals(frames: number): { exact: Float64Array; float32: Fl
  * rebuild its source from: the frames themselves (engine/cpu/spectra.ts FramePlanes), or the
  * stability plane with what detection reads beyond it, taken where the fields live (HeldPlanes).
  */
-export type PlaneData = { kind: 'frames'; frames: Float32Array[] } | ({ kind: 'held'; field: number; stability: Float32Array } & HeldReads)
+export type PlaneData =
+  | { kind: 'frames'; frames: Float32Array[] }
+  | ({ kind: 'held'; field: number; stability: Float32Array; listed?: Float64Array } & HeldReads)
 
 /**
  * What a window holds of what detection reads beyond its stability map, made where its planes live
@@ -104,6 +106,12 @@ export interface PlaneSource {
   modePlanes?(cell: number, mode: ArrayLike<number>, bin: number): ArrayLike<number> | undefined
   /** The source as data (absent where it cannot be sent: detection then stays on the thread that holds it). */
   data?(): PlaneData
+  /**
+   * The stability map's components as the device listed them (engine/gpu/components.ts ListedComponents:
+   * the threshold, then each one's smallest cell, cells and mass, ranked as rankedComponents ranks
+   * them), where it did: detection then labels no map.
+   */
+  listed?(): Float64Array | undefined
 }
 
 /**
@@ -150,7 +158,13 @@ export class HeldPlanes implements PlaneSource {
   constructor(
     private readonly field: number,
     private readonly stability: Float32Array,
+    /** Its map's components as the device listed them (PlaneSource.listed), where it did. */
+    private readonly components?: Float64Array,
   ) {}
+
+  listed(): Float64Array | undefined {
+    return this.components
+  }
 
   hold(reads: HeldReads): void {
     this.reads = reads
@@ -213,12 +227,12 @@ export class HeldPlanes implements PlaneSource {
       modes: new Int32Array(0),
       modesFrom: 0,
     }
-    return { kind: 'held', field, stability, ...(this.reads ?? none) }
+    return { kind: 'held', field, stability, listed: this.components, ...(this.reads ?? none) }
   }
 
   /** A window held as `data` describes it. */
   static of(d: Extract<PlaneData, { kind: 'held' }>): HeldPlanes {
-    const held = new HeldPlanes(d.field, d.stability)
+    const held = new HeldPlanes(d.field, d.stability, d.listed)
     if (d.gathered.length) held.hold(d)
     return held
   }

@@ -15,7 +15,7 @@ import {
   type Structure,
   type WindowReads,
 } from '../detect/detect.js'
-import { HeldPlanes, type PlaneData, WindowSpectra } from '../detect/spectra.js'
+import { HeldPlanes, type PlaneData, type PlaneSource, WindowSpectra } from '../detect/spectra.js'
 import { addPulse } from '../encode/pulse.js'
 import { CrystalError } from '../errors.js'
 
@@ -145,9 +145,9 @@ export function jobOf(w: Window, limit: number, measured?: PackedMeasured): Dete
  * path, docs/gpu.md).
  */
 export async function runJob(op: DetectOp, job: DetectJob): Promise<CellsAnswer | SentStructure | undefined> {
-  const source = job.source.kind === 'frames' ? new FramePlanes(job.source.frames) : HeldPlanes.of(job.source)
+  const source: PlaneSource = job.source.kind === 'frames' ? new FramePlanes(job.source.frames) : HeldPlanes.of(job.source)
   const spectra = new WindowSpectra(job.n, job.dt, job.frames, source)
-  if (job.measured) holdMeasured(spectra.stability(), job.n, job.measured)
+  if (job.measured) holdMeasured(spectra.stability(), job.n, job.measured, source.listed?.())
   const w = { spectra, later: job.later }
   if (op === 'first') return sent((await IN_THREAD.first([w], job.limit))[0])
   const { lists, ends, modes, planned } = (await IN_THREAD.cellsRead([w], job.limit))[0]

@@ -5,11 +5,12 @@
 // once; and a batched injection books what injecting field by field books.
 import { afterAll, describe, expect, test } from 'vitest'
 import { spectraOf } from '../cpu/spectra.js'
-import { cellsRead, type WindowReads } from '../detect/detect.js'
+import { cellsRead, rankedComponents, type WindowReads } from '../detect/detect.js'
 import { modalSamples } from '../detect/modal.js'
 import { strongestBin } from '../detect/dynamics.js'
 import { powerSumsOf, type WindowSpectra } from '../detect/spectra.js'
 import type { GpuFieldBackend } from '../gpu/backend.js'
+import { LIST_AND_PEAK_WORDS } from '../gpu/components.js'
 import { GpuRecorder } from '../gpu/record.js'
 import { addPulse } from '../encode/pulse.js'
 import type { Engine } from '../field/engine.js'
@@ -101,6 +102,12 @@ describe('the recorded window', () => {
       const reads = cellsRead(w, want.windows[f].later, 1)
       same(g.stability(), w.stability())
       expectClose(got.windows[f].later, want.windows[f].later)
+      // its map's components as the device lists them: the host's threshold and ranking (any adapter)
+      const map = w.stability()
+      const peak = map.reduce((a, b) => Math.max(a, b), 0)
+      const ranked = rankedComponents(map, N).flatMap(({ cells, mass }) => [cells[0], cells.length, mass])
+      expect(ranked.length).toBeGreaterThan(0)
+      expect(Array.from(g.source.listed?.() ?? [])).toEqual([Math.fround(Math.fround(0.45) * peak), ...ranked])
       // the lists' power sums, made on the device, against the twin over the CPU's planes
       const listed = listsOf(reads)
       for (const list of listed) {
@@ -125,9 +132,10 @@ describe('the recorded window', () => {
     }
     expect(lists).toBeGreaterThan(0)
     expect(modes).toBeGreaterThan(0)
-    // two planes of every field (the stability map, the later window's sums), then 16 sums a list and 4 floats a cell at its mode
+    // two planes of every field (the stability map, the later window's sums) and each field's list of
+    // components, then 16 sums a list and 4 floats a cell at its mode
     const plane = N * N * FIELDS * 4
-    expect(after.bytes_read - before.bytes_read).toBe(2 * plane + (16 * lists + 4 * modes) * 4)
+    expect(after.bytes_read - before.bytes_read).toBe(2 * plane + FIELDS * LIST_AND_PEAK_WORDS * 4 + (16 * lists + 4 * modes) * 4)
   })
 })
 
@@ -176,6 +184,9 @@ test('a window larger than one buffer of the device: its lists summed in groups 
     expect(gpu.transfers!.reads - before).toBe(Math.ceil(2 / Math.floor(limit / plane)) + 1)
     for (let f = 0; f < FIELDS; f++) {
       const [g, w] = [got.window(f), want.window(f)]
+      // the components listed where the tail comes back in one read, else none (the host labels the map)
+      expect(w.listed?.()).toBeDefined()
+      expect(g.listed?.()).toEqual(Math.floor(limit / plane) >= 2 ? w.listed?.() : undefined)
       for (const list of lists) expect(bits(g.powers!(list)!)).toEqual(bits(w.powers!(list)!))
       const bins = lists.slice(0, 2).map((l) => strongestBin(w.powers!(l)!, { bins: 16, frames: RECORD_FRAMES, dt: 2 }).bin)
       for (let m = 0; m < modes.length; m += 2) {

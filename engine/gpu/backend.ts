@@ -37,6 +37,7 @@ import { DREAM_KERNELS, GpuDreamOps } from './dream.js'
 import { ENCODE_KERNELS, GpuEncoder3 } from './encode3.js'
 import { distinctFields, GpuInjector, INJECT_KERNELS } from './inject.js'
 import { GpuMotion, MOTION_KERNELS } from './motion.js'
+import { GpuLabeller } from './components.js'
 import { GpuRecorder, RECORD_KERNELS } from './record.js'
 import { GpuHeldSums } from './sums.js'
 import {
@@ -703,7 +704,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     const kernels: Record<KernelWork, Kernel[]> = {
       inject: [k.inject],
       dream: [d.accumulate, d.histogram_high, d.select_high, d.histogram_low, d.select_low, d.edit_mask, d.blur, d.apply],
-      record: [d.accumulate, r.accumulate, r.gather, r.power_sums, r.mode_planes],
+      record: [d.accumulate, r.accumulate, ...GpuLabeller.kernels, r.gather, r.power_sums, r.mode_planes],
       perturb: [k.erase, k.scale, k.kick, r.basin, r.gather],
       write,
       // the question is encoded as the memories were; the sweeps past a saturating path or a scaling are rarer

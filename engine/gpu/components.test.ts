@@ -8,7 +8,7 @@ import { gpuBackend } from '../../testing/backends.js'
 import { labels, rankedComponents, structureMask } from '../detect/detect.js'
 import { rng } from '../util/rng.js'
 import type { GpuFieldBackend } from './backend.js'
-import { LISTED, labelMaps } from './components.js'
+import { LIST_AND_PEAK_WORDS, LISTED, labelMaps } from './components.js'
 
 /** A map of waves: |sum of a few plane waves|, smooth, a few components. */
 function waves(n: number, seed: number): Float32Array {
@@ -61,6 +61,13 @@ function atThreshold(n: number, peak: number): Float32Array {
   return map
 }
 
+/** What the device should list of `map`: its threshold, then rankedComponents' root, cells and mass each. */
+function listed(map: Float32Array, n: number): number[] {
+  const peak = map.reduce((a, b) => Math.max(a, b), 0)
+  const ranked = rankedComponents(map, n).flatMap(({ cells, mass }) => [cells[0], cells.length, mass])
+  return [Math.fround(Math.fround(0.45) * peak), ...ranked]
+}
+
 test('the device labels stability maps as labels(structureMask) does, and lists and ranks their components as components, massOf and partsOf do', async () => {
   const n = 40
   const maps = [
@@ -86,10 +93,9 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
     maps.forEach((map, f) => {
       const mask = structureMask(map)
       expect(Array.from(got[f].labels ?? []), `map ${f}'s labels`).toEqual(Array.from(labels(mask, n)))
-      const want = rankedComponents(map, n).map(({ cells, mass }) => ({ root: cells[0], cells: cells.length, mass }))
-      expect(got[f].components, `map ${f}'s components`).toBe(want.length)
-      if (want.length <= LISTED) expect(got[f].found, `map ${f}'s components`).toEqual(want)
-      largest.push(want[0]?.cells ?? 0)
+      const ranked = rankedComponents(map, n)
+      if (ranked.length <= LISTED) expect(Array.from(got[f].listed ?? []), `map ${f}'s list`).toEqual(listed(map, n))
+      largest.push(ranked[0]?.cells.length ?? 0)
     })
     // the spiral is one component of some 800 cells, joined against the scan
     expect(largest[4]).toBeGreaterThan(700)
@@ -97,15 +103,16 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
     // the columns at the threshold are masked, those a step under not
     expect(got[7].labels?.filter((l) => l >= 0)).toHaveLength(14 * n)
     expect(got[8].labels?.every((l) => l === -1)).toBe(true)
-    // more components than a list holds: LISTED of them listed, all counted
-    expect([got[11].components, got[11].found.length]).toEqual([13 * 13, LISTED])
-    expect(got[11].found.every((c) => c.cells === 4)).toBe(true)
+    // a NaN: nothing listed; more components than a list holds: no list (the host labels that map)
+    expect(got[8].listed?.length).toBe(1)
+    expect(rankedComponents(maps[11], n)).toHaveLength(13 * 13)
+    expect(got[11].listed).toBeUndefined()
   } finally {
     backend.destroy()
   }
 })
 
-test('maps that do not fill a storage binding go in groups that do, one read each, with the same labels', async () => {
+test('maps that do not fill a storage binding go in groups that do, with the same labels and lists', async () => {
   const n = 24
   const maps = Array.from({ length: 7 }, (_, f) => (f % 2 ? percolating(n, 10 + f) : waves(n, 10 + f)))
   const backend = (await gpuBackend(n, 1)) as GpuFieldBackend
@@ -117,17 +124,20 @@ test('maps that do not fill a storage binding go in groups that do, one read eac
       transfers: backend.transfers,
       failure: () => backend.failure(),
       check: () => backend.check(),
-      bindingBytes: (1 + 4 * LISTED + 1 + 4 * n * n) * 4 * 3,
+      bindingBytes: (LIST_AND_PEAK_WORDS + 4 * n * n) * 4 * 3,
     }
     const reads = backend.transfers.snapshot().reads
     const got = await labelMaps(narrow, flat, n, { labels: true })
-    expect(backend.transfers.snapshot().reads - reads).toBe(3)
+    // the groups' lists and labels in one read
+    expect(backend.transfers.snapshot().reads - reads).toBe(1)
     maps.forEach((map, f) => expect(Array.from(got[f].labels ?? [])).toEqual(Array.from(labels(structureMask(map), n))))
-    // without the labels, the lists and peaks alone come back: some 2 KB a field
-    const before = backend.transfers.snapshot().bytes_read
-    const lists = await labelMaps(backend, flat, n)
-    expect(backend.transfers.snapshot().bytes_read - before).toBe(7 * (1 + 4 * LISTED + 1) * 4)
-    expect(lists.map((l) => l.found)).toEqual(got.map((l) => l.found))
+    maps.forEach((map, f) => expect(Array.from(got[f].listed ?? [])).toEqual(listed(map, n)))
+    // without the labels, the lists and peaks alone come back, in one read: some 2 KB a field
+    const before = backend.transfers.snapshot()
+    const lists = await labelMaps(narrow, flat, n)
+    const after = backend.transfers.snapshot()
+    expect([after.reads - before.reads, after.bytes_read - before.bytes_read]).toEqual([1, 7 * LIST_AND_PEAK_WORDS * 4])
+    expect(lists.map((l) => l.listed)).toEqual(got.map((l) => l.listed))
     await expect(labelMaps(backend, flat.subarray(1), n)).rejects.toThrow('not a whole number')
   } finally {
     backend.destroy()

@@ -1,11 +1,11 @@
 // Stability maps' components and their masses made where the maps live (shaders/components.wgsl):
 // the first bricks of detection on the device (docs/detection.md, "What one read a generation would
-// take", items 1 and 2). Not yet in evolve's path: `crystal bench discovery` times it against the
-// host's labelling of the same maps, the figure that says what moving detection to the device buys.
-// CPU twin: labels(structureMask(map), n) and rankedComponents (engine/detect/detect.ts); test:
-// engine/gpu/components.test.ts.
+// take", items 1 and 2). The recorder labels each window's map as it reads it back (engine/gpu/record.ts
+// collect), so the detection pool ranks no map's components itself (PlaneSource.listed). CPU twin:
+// labels(structureMask(map), n) and rankedComponents (engine/detect/detect.ts); tests:
+// engine/gpu/components.test.ts, engine/discovery/record.test.ts.
 import { wgslStruct, packStruct } from '../field/params.js'
-import { MIN_AREA_CELLS } from '../detect/detect.js'
+import { MIN_AREA_CELLS, THRESHOLD_OF_PEAK } from '../detect/detect.js'
 import { CrystalError } from '../errors.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
 import { SHADERS } from './shaders.gen.js'
@@ -54,44 +54,132 @@ const componentsKernel = (entry: Entry): Kernel => ({
 })
 export const COMPONENTS_KERNELS = Object.fromEntries(ENTRIES.map((e) => [e, componentsKernel(e)])) as Record<Entry, Kernel>
 
-/** A component as the device lists it: its smallest cell, its cells and its stability mass (massOf's float64 sum, exactly). */
-export interface ListedComponent {
-  root: number
-  cells: number
-  mass: number
-}
-
-/** A field's map labelled on the device. */
-export interface LabelledMap {
-  /**
-   * Its components of MIN_AREA_CELLS cells or more, the most mass first, then the smallest root: the
-   * order partsOf (engine/detect/detect.ts) takes components and massOf in. Only LISTED of them where
-   * it has more (`components` says how many).
-   */
-  found: ListedComponent[]
-  /** How many components of MIN_AREA_CELLS or more the map has. */
-  components: number
-  /** labels(structureMask(map), n), where asked for. */
-  labels?: Int32Array
-}
-
 /** Components a field's list holds: a field of europium_crystal has up to some 35 (docs/detection.md, item 3). */
 export const LISTED = 128
 const LIST_WORDS = 1 + 4 * LISTED
+/** The words a field's list and peak take in what comes back. */
+export const LIST_AND_PEAK_WORDS = LIST_WORDS + 1
+
+/** Where maps lie on the device: `buffer`'s floats from `base`, each field's `stride` floats after the last, each value times `scale`. */
+export interface MapsOnDevice {
+  buffer: GPUBuffer
+  base: number
+  stride: number
+  /** Exact (a map's bits) where a power of two, as 1 / a window's 32 frames is. */
+  scale: number
+}
+
+/** A group of fields labelled in one binding: its first field, its fields, and the byte offset in `out` of its lists and peaks ([lists][peaks]). */
+export interface LabelledGroup {
+  first: number
+  fields: number
+  offset: number
+}
 
 /**
- * Labels `fields` stability maps of `n` x `n` cells (`maps`, [field][cell]) on `gpu`'s device and
- * reads back each one's components, ranked, in some 2 KB a field; with `labels`, each cell's label too.
- * One submit and one read a group of fields that fits a storage binding (at N = 96, some 2,000 fields
- * where a binding holds 128 MiB). A map with an infinite cell is outside the contract (its masses are
- * not exact).
+ * Labels stability maps where they lie (shaders/components.wgsl): `encode` adds the passes to an
+ * encoder, in groups of fields that fit a storage binding, and says where each group's lists lie in
+ * `out`, to be copied into a read (`listsOf` makes them what detection takes). Its buffers are kept
+ * for the next call.
+ */
+export class GpuLabeller {
+  private uniform: GPUBuffer | undefined
+  out: GPUBuffer | undefined
+
+  constructor(private readonly gpu: Pick<GpuContext, 'device' | 'transfers' | 'bindingBytes'>) {}
+
+  /** The kernels, compiled (or still compiling ahead: what to wait for first). */
+  static readonly kernels = Object.values(COMPONENTS_KERNELS)
+
+  encode(encoder: GPUCommandEncoder, maps: MapsOnDevice, n: number, fields: number): LabelledGroup[] {
+    const { device, transfers, bindingBytes } = this.gpu
+    const cells = n * n
+    // out's words a field: its list, its peak, its labels and its cells' tallies (shaders/components.wgsl)
+    const words = LIST_AND_PEAK_WORDS + 4 * cells
+    const most = Math.max(1, Math.min(fields, Math.floor(bindingBytes / 4 / words), 65535))
+    // a group's binding starts at a multiple of 256 bytes (minStorageBufferOffsetAlignment)
+    const groupBytes = Math.ceil((most * words * 4) / 256) * 256
+    const count = Math.ceil(fields / most)
+    // kept between engines (Transfers.buffer): at population 1,000 some 300 MB, which evolve's two engines a
+    // generation would otherwise make anew; every word a pass reads, an earlier pass wrote
+    if (!this.out || this.out.size !== count * groupBytes) {
+      if (this.out) transfers.keep(this.out)
+      this.out = transfers.buffer(count * groupBytes, STORAGE, { cleared: false })
+    }
+    this.uniform = transfers.room(this.uniform, count * 256, UNIFORM)
+    const values = new ArrayBuffer(count * 256)
+    const groups = Array.from({ length: count }, (_, g): LabelledGroup => {
+      const first = g * most
+      const k = Math.min(most, fields - first)
+      const at = { cells, n, fields: k, stride: maps.stride, base: maps.base + first * maps.stride, scale: maps.scale }
+      packStruct(COMPONENTS_LAYOUT, at, values, g * 256)
+      return { first, fields: k, offset: g * groupBytes }
+    })
+    transfers.write(this.uniform, 0, values)
+    const pass = encoder.beginComputePass()
+    const spread = Math.ceil(cells / WG)
+    for (const { fields: k, offset } of groups) {
+      const entries = [
+        { binding: 0, resource: { buffer: this.uniform, offset: (offset / groupBytes) * 256, size: 32 } },
+        { binding: 1, resource: { buffer: maps.buffer } },
+        { binding: 2, resource: { buffer: this.out, offset, size: k * words * 4 } },
+      ]
+      pass.setBindGroup(0, device.createBindGroup({ layout: componentsLayout(device), entries }))
+      for (const entry of ENTRIES) {
+        pass.setPipeline(pipelineOf(device, COMPONENTS_KERNELS[entry]))
+        if (entry === 'peak') transfers.dispatch(pass, k)
+        else transfers.dispatch(pass, Math.min(spread, 65535), Math.ceil(spread / 65535), k)
+      }
+    }
+    pass.end()
+    return groups
+  }
+
+  destroy(): void {
+    if (this.uniform) this.gpu.transfers.destroy(this.uniform)
+    if (this.out) this.gpu.transfers.keep(this.out)
+    this.uniform = this.out = undefined
+  }
+}
+
+/**
+ * A field's components as detection takes them where the device listed them (PlaneSource.listed):
+ * the threshold, then each component's smallest cell, cells and mass, the most mass first, then the
+ * smallest cell (rankedComponents' order); undefined where the map has more than LISTED.
+ */
+export type ListedComponents = Float64Array
+
+/**
+ * Field f's list from a group's lists and peaks as they came back (`words`, from the group's offset:
+ * `fields` lists, then their peaks).
+ */
+export function listOf(words: Uint32Array, fields: number, f: number): ListedComponents | undefined {
+  const at = f * LIST_WORDS
+  const count = words[at]
+  if (count > LISTED) return undefined
+  const peakBits = words[fields * LIST_WORDS + f]
+  // a mass is in units of 2^(e - 25), e the peak's binade (the least normal one's for a subnormal peak)
+  const unit = 2 ** (Math.max((peakBits >>> 23) & 0xff, 1) - 127 - 25)
+  const listed = Array.from({ length: count }, (_, s) => {
+    const entry = at + 1 + 4 * s
+    return [words[entry], words[entry + 1], (words[entry + 3] * 2 ** 32 + words[entry + 2]) * unit]
+  }).sort((a, b) => b[2] - a[2] || a[0] - b[0])
+  const peak = new Float32Array(new Uint32Array([peakBits]).buffer)[0]
+  return Float64Array.from([Math.fround(Math.fround(THRESHOLD_OF_PEAK) * peak), ...listed.flat()])
+}
+
+/**
+ * Labels `fields` stability maps of `n` x `n` cells (`maps`, [field][cell]) and reads back each one's
+ * list (ListedComponents), some 2 KB a field, in one submit and one read; with `labels`, each cell's
+ * label too (labels(structureMask(map), n)). What the recorder does where the maps lie, for a test and
+ * a benchmark.
  */
 export async function labelMaps(
   gpu: Pick<GpuContext, 'device' | 'transfers' | 'bindingBytes' | 'failure' | 'check'>,
   maps: Float32Array,
   n: number,
   { labels = false }: { labels?: boolean } = {},
-): Promise<LabelledMap[]> {
+): Promise<{ listed: ListedComponents | undefined; labels?: Int32Array }[]> {
   const cells = n * n
   if (!cells || maps.length % cells)
     throw new CrystalError(
@@ -100,62 +188,31 @@ export async function labelMaps(
     )
   const fields = maps.length / cells
   const { device, transfers } = gpu
-  const compiled = compiling(device, Object.values(COMPONENTS_KERNELS))
+  const compiled = compiling(device, GpuLabeller.kernels)
   if (compiled !== undefined) await compiled
-  // out's words a field: its list, its peak, its labels and its cells' tallies (shaders/components.wgsl)
-  const wordsA = LIST_WORDS + 1 + 4 * cells
-  const group = Math.max(1, Math.min(fields, Math.floor(gpu.bindingBytes / 4 / wordsA), 65535))
-  const input = device.createBuffer({ size: group * cells * 4, usage: STORAGE })
-  const uniform = device.createBuffer({ size: 32, usage: UNIFORM })
-  const out = device.createBuffer({ size: group * wordsA * 4, usage: STORAGE })
-  const labelled: LabelledMap[] = []
+  const input = device.createBuffer({ size: maps.byteLength, usage: STORAGE })
+  const labeller = new GpuLabeller(gpu)
   try {
-    for (let first = 0; first < fields; first += group) {
-      const k = Math.min(group, fields - first)
-      const values = new ArrayBuffer(32)
-      packStruct(COMPONENTS_LAYOUT, { cells, n, fields: k, stride: cells, base: 0, scale: 1 }, values)
-      transfers.write(uniform, 0, values)
-      transfers.write(input, 0, maps.subarray(first * cells, (first + k) * cells))
-      const encoder = device.createCommandEncoder()
-      const pass = encoder.beginComputePass()
-      const entries = [
-        { binding: 0, resource: { buffer: uniform } },
-        { binding: 1, resource: { buffer: input, size: k * cells * 4 } },
-        { binding: 2, resource: { buffer: out, size: k * wordsA * 4 } },
-      ]
-      pass.setBindGroup(0, device.createBindGroup({ layout: componentsLayout(device), entries }))
-      const groups = Math.ceil(cells / WG)
-      for (const entry of ENTRIES) {
-        pass.setPipeline(pipelineOf(device, COMPONENTS_KERNELS[entry]))
-        if (entry === 'peak') transfers.dispatch(pass, k)
-        else transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535), k)
-      }
-      pass.end()
-      // the lists and the peaks lead `out`, the labels after them
-      const words = new Uint32Array(
-        await transfers.read(out, 0, k * (LIST_WORDS + 1 + (labels ? cells : 0)) * 4, encoder, () => gpu.failure()),
-      )
-      gpu.check()
-      for (let f = 0; f < k; f++) labelled.push(unpack(words, k, f, labels ? cells : 0))
-    }
+    transfers.write(input, 0, maps)
+    const encoder = device.createCommandEncoder()
+    const groups = labeller.encode(encoder, { buffer: input, base: 0, stride: cells, scale: 1 }, n, fields)
+    transfers.submit(encoder)
+    const out = labeller.out as GPUBuffer
+    const bytes = (g: LabelledGroup) => g.fields * (LIST_AND_PEAK_WORDS + (labels ? cells : 0)) * 4
+    const back = await transfers.readRanges(
+      groups.map((g) => ({ src: out, offset: g.offset, bytes: bytes(g) })),
+      () => gpu.failure(),
+    )
+    gpu.check()
+    return groups.flatMap((g, k) => {
+      const words = new Uint32Array(back[k])
+      return Array.from({ length: g.fields }, (_, f) => ({
+        listed: listOf(words, g.fields, f),
+        ...(labels && { labels: new Int32Array(words.buffer, (g.fields * LIST_AND_PEAK_WORDS + f * cells) * 4, cells).slice() }),
+      }))
+    })
   } finally {
-    for (const b of [input, uniform, out]) transfers.destroy(b)
+    transfers.destroy(input)
+    labeller.destroy()
   }
-  return labelled
-}
-
-/** Field `f` of a group of `fields` from `out`'s leading words (its labels where `cells` of them were read). */
-function unpack(words: Uint32Array, fields: number, f: number, cells: number): LabelledMap {
-  // a mass is in units of 2^(e - 25), e the peak's binade (the least normal one's for a subnormal peak)
-  const e = Math.max((words[fields * LIST_WORDS + f] >>> 23) & 0xff, 1) - 127
-  const unit = 2 ** (e - 25)
-  const at = f * LIST_WORDS
-  const components = words[at]
-  const found = Array.from({ length: Math.min(components, LISTED) }, (_, s) => {
-    const entry = at + 1 + 4 * s
-    return { root: words[entry], cells: words[entry + 1], mass: (words[entry + 3] * 2 ** 32 + words[entry + 2]) * unit }
-  }).sort((a, b) => b.mass - a.mass || a.root - b.root)
-  const listed: LabelledMap = { found, components }
-  if (cells) listed.labels = new Int32Array(words.buffer, (fields * (LIST_WORDS + 1) + f * cells) * 4, cells).slice()
-  return listed
 }

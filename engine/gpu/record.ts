@@ -12,6 +12,7 @@ import { giveBack, HeldPlanes, reusedFloats, windowCoefficients, windowPlanes, w
 import { CrystalError } from '../errors.js'
 import { packStruct, wgslStruct } from '../field/params.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
+import { GpuLabeller, type LabelledGroup, LIST_AND_PEAK_WORDS, listOf } from './components.js'
 import { SHADERS } from './shaders.gen.js'
 
 const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST
@@ -112,6 +113,8 @@ export class GpuRecorder implements WindowRecorder {
     | undefined
   /** The stability sums as holdSums found them. */
   private held: GPUBuffer | undefined
+  /** Labels the stability maps where they lie, for the first read (engine/gpu/components.ts). */
+  private labeller: GpuLabeller | undefined
 
   constructor(
     private readonly gpu: GpuContext,
@@ -139,6 +142,17 @@ export class GpuRecorder implements WindowRecorder {
     return Math.max(1, Math.floor(this.limit / this.planeBytes))
   }
 
+  /**
+   * The labeller, where the stability maps are labelled on the device and their components' lists come
+   * back with them: where the map is the plane times 1 / frames exactly (frames a power of two: a
+   * window has 32) and the planes come back in one read.
+   */
+  private labels(): GpuLabeller | undefined {
+    const { frames } = this
+    if (!(frames > 0 && (frames & (frames - 1)) === 0 && this.perTail >= TAIL && this.gpu.fields <= 65535)) return undefined
+    return (this.labeller ??= new GpuLabeller(this.gpu))
+  }
+
   /** Chunks for a window `frames` long (its planes), each within the device's limits, and the tail. */
   private allocate(frames: number): void {
     this.release()
@@ -152,7 +166,9 @@ export class GpuRecorder implements WindowRecorder {
     this.chunks = Array.from({ length: count }, (_, c) =>
       transfers.buffer(Math.min(this.perChunk, this.planes - c * this.perChunk) * bytes, STORAGE),
     )
-    this.tail = transfers.buffer(Math.min(TAIL, this.perTail) * bytes, STORAGE)
+    // the lists of components come back after the planes (`labels`)
+    const lists = this.labels() ? this.gpu.fields * LIST_AND_PEAK_WORDS * 4 : 0
+    this.tail = transfers.buffer(Math.min(TAIL, this.perTail) * bytes + lists, STORAGE)
     const factors = windowCoefficients(Math.max(1, frames))
     const coef = transfers.buffer(factors.byteLength, STORAGE)
     transfers.write(coef, 0, factors.buffer as ArrayBuffer)
@@ -221,29 +237,54 @@ export class GpuRecorder implements WindowRecorder {
    * memory (reusedFloats): worker threads detect on it without a copy, and `release` gives it back.
    */
   async collect(): Promise<WindowRecording> {
-    const compiled = this.chunks.length ? undefined : compiling(this.gpu.device, [RECORD_KERNELS.accumulate])
+    const labelling = this.labels()
+    const compiled = compiling(this.gpu.device, [
+      ...(this.chunks.length ? [] : [RECORD_KERNELS.accumulate]),
+      ...(labelling ? GpuLabeller.kernels : []),
+    ])
     if (compiled !== undefined) await compiled
     if (!this.chunks.length) this.allocate(0)
     const bytes = this.planeBytes
     const floats = bytes / 4
     const tail = this.tail!
     // the planes in the order they come back: plane 1 (sum |u|) from the chunk that holds it, the sums
-    const planes: [GPUBuffer, number][] = [
-      [this.chunks[Math.floor(1 / this.perChunk)], (1 % this.perChunk) * bytes],
-      [this.sums(), 0],
-    ]
-    const back = reusedFloats(planes.length * floats)
+    const stabilityAt: [GPUBuffer, number] = [this.chunks[Math.floor(1 / this.perChunk)], (1 % this.perChunk) * bytes]
+    const planes: [GPUBuffer, number][] = [stabilityAt, [this.sums(), 0]]
+    const { fields, n } = this.gpu
+    const cells = n * n
+    // then, where the maps are labelled on the device, each field's list of components after them
+    const listWords = labelling ? fields * LIST_AND_PEAK_WORDS : 0
+    const back = reusedFloats(planes.length * floats + listWords)
     const used = [back]
+    let groups: LabelledGroup[] = []
     for (let first = 0; first < planes.length; first += this.perTail) {
       const group = planes.slice(first, first + this.perTail)
       const encoder = this.gpu.device.createCommandEncoder()
       group.forEach(([source, offset], k) => encoder.copyBufferToBuffer(source, offset, tail, k * bytes, bytes))
-      const into = back.subarray(first * floats, (first + group.length) * floats)
+      let into = back.subarray(first * floats, (first + group.length) * floats)
+      if (labelling) {
+        // the maps as stability() makes them: the sums times 1 / frames, exact for a power of two
+        const maps = { buffer: stabilityAt[0], base: stabilityAt[1] / 4, stride: cells, scale: 1 / this.frames }
+        groups = labelling.encode(encoder, maps, n, fields)
+        let at = planes.length * bytes
+        for (const g of groups) {
+          const length = g.fields * LIST_AND_PEAK_WORDS * 4
+          encoder.copyBufferToBuffer(labelling.out!, g.offset, tail, at, length)
+          at += length
+        }
+        into = back
+      }
       await this.gpu.transfers.readInto(tail, 0, encoder, () => this.gpu.failure(), into)
     }
     this.gpu.check()
-    const cells = this.gpu.n * this.gpu.n
-    const held = Array.from({ length: this.gpu.fields }, (_, f) => new HeldPlanes(f, back.subarray(f * cells, (f + 1) * cells)))
+    const lists = new Array<Float64Array | undefined>(fields)
+    let at = back.byteOffset + planes.length * bytes
+    for (const g of groups) {
+      const words = new Uint32Array(back.buffer, at, g.fields * LIST_AND_PEAK_WORDS)
+      for (let f = 0; f < g.fields; f++) lists[g.first + f] = listOf(words, g.fields, f)
+      at += words.byteLength
+    }
+    const held = Array.from({ length: fields }, (_, f) => new HeldPlanes(f, back.subarray(f * cells, (f + 1) * cells), lists[f]))
     return {
       frames: this.frames,
       window: (f) => held[f],
@@ -506,6 +547,8 @@ export class GpuRecorder implements WindowRecorder {
 
   destroy(): void {
     this.release()
+    this.labeller?.destroy()
+    this.labeller = undefined
     // the sums held outlive a window's planes (a new window may start between the hold and its use)
     if (this.held) this.gpu.transfers.keep(this.held)
     this.held = undefined

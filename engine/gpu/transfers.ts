@@ -174,12 +174,14 @@ export class Transfers implements TransferCounts {
 
   /**
    * A zero-filled buffer of `bytes` for an engine's life: one of the device's kept ones (cleared on the
-   * queue, before any later work) where `usage` lets it be cleared, else a new one. `keep` gives it back.
+   * queue, before any later work) where `usage` lets it be cleared, else a new one; with `cleared`
+   * false, a kept one as it was left (scratch its kernels write before they read). `keep` gives it back.
    */
-  buffer(bytes: number, usage: number): GPUBuffer {
+  buffer(bytes: number, usage: number, { cleared = true }: { cleared?: boolean } = {}): GPUBuffer {
     const size = Math.max(16, Math.ceil(bytes / 4) * 4)
     const reused = usage & COPY_DST ? keptOf(this.device, usage).take(size) : undefined
     if (!reused) return this.device.createBuffer({ size, usage })
+    if (!cleared) return reused
     const encoder = this.device.createCommandEncoder()
     encoder.clearBuffer(reused)
     this.submit(encoder)
