@@ -19,7 +19,7 @@ import { labelMaps } from '../engine/gpu/components.js'
 import type { GpuContext } from '../engine/gpu/context.js'
 import { selectBackend } from '../engine/backends/select.js'
 import type { FieldBackend } from '../engine/field/backend.js'
-import { rankedComponents } from '../engine/detect/detect.js'
+import { listedComponents, rankedComponents } from '../engine/detect/detect.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'
 import { createNodeEngine } from '../engine/node.js'
 import { MemoryRegistryStore, Registry } from '../engine/registry/registry.js'
@@ -277,12 +277,12 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
     best.cells = Math.min(best.cells, (t1 - t0) / held.length)
     best.structures = Math.min(best.structures, (t2 - t1) / held.length)
   }
-  const maps = held.map((d) => d.stability)
-  const ranked = (map: Float32Array) => rankedComponents(map, size)
+  // the maps as stability() makes them from the sums held
+  const maps = held.map((d) => Float32Array.from(d.stability, (v) => v / RECORD_FRAMES))
   let components_ms = Infinity
   for (let pass = 0; pass < REPEATS; pass++) {
     const t0 = performance.now()
-    for (const map of maps) ranked(map)
+    for (const map of maps) rankedComponents(map, size)
     components_ms = Math.min(components_ms, (performance.now() - t0) / maps.length)
   }
   const cost = { material, size, windows: held.length, cells_ms: best.cells, structures_ms: best.structures, components_ms }
@@ -296,14 +296,10 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
     const t0 = performance.now()
     const got = await labelMaps(device.backend, all, size)
     ms = Math.min(ms, (performance.now() - t0) / count)
-    // the host's ranking: each listed component's root, cells and mass
-    same &&= maps.every((map, k) => {
-      const list = got[k].listed
-      return (
-        !!list &&
-        JSON.stringify(Array.from(list.subarray(1))) === JSON.stringify(ranked(map).flatMap((c) => [c.cells[0], c.cells.length, c.mass]))
-      )
-    })
+    // the twin's list (listedComponents) for every window
+    same &&= maps.every(
+      (map, k) => JSON.stringify(Array.from(got[k].listed ?? [])) === JSON.stringify(Array.from(listedComponents(map, size) ?? [])),
+    )
   }
   return { ...cost, device: { adapter: device.adapter, maps: count, ms, same } }
 }

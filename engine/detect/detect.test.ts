@@ -10,6 +10,7 @@ import {
   componentFrom,
   components,
   holdMeasured,
+  listedComponents,
   measuredOf,
   rankedComponents,
   mapSums,
@@ -569,12 +570,6 @@ describe('the cells detection reads', () => {
     })
   }
 
-  /** The map's components as the device lists them (engine/gpu/components.ts): the threshold, then rankedComponents' root, cells and mass each. */
-  const listedOf = (map: Float32Array) => {
-    const peak = map.reduce((a, b) => Math.max(a, b), 0)
-    const ranked = rankedComponents(map, N).flatMap(({ cells, mass }) => [cells[0], cells.length, mass])
-    return Float64Array.from([Math.fround(Math.fround(THRESHOLD_OF_PEAK) * peak), ...ranked])
-  }
   /** The window with its map's components listed (PlaneSource.listed). */
   const withList = (spec: WindowSpectra, list: Float64Array) =>
     new WindowSpectra(spec.n, spec.dt, spec.frames, {
@@ -593,10 +588,7 @@ describe('the cells detection reads', () => {
     }
     const spectra = (list?: Float64Array) =>
       new WindowSpectra(n, DT, T, { plane: (p, c) => (p === 1 ? map[c] * T : 0), listed: list && (() => list) })
-    const list = Float64Array.from([
-      Math.fround(Math.fround(THRESHOLD_OF_PEAK) * 1),
-      ...rankedComponents(map, n).flatMap(({ cells, mass }) => [cells[0], cells.length, mass]),
-    ])
+    const list = listedComponents(map, n)!
     expect(list.length).toBe(7)
     const want = cellsRead(spectra(), map, 1)
     const first = spectra(list)
@@ -635,7 +627,7 @@ describe('the cells detection reads', () => {
         expect(await detect(only(spec, reads), later, limit), `${a} ${b ?? ''} limit ${limit}`).toEqual(want)
         // with the map's components as the device lists them: the same reads and structures, no map labelled;
         // handed on after a cells job (measuredOf, holdMeasured) with the cells of outshone parts never made
-        const list = listedOf(spec.stability())
+        const list = listedComponents(spec.stability(), N)!
         expect(cellsRead(withList(spec, list), later, limit)).toEqual(reads)
         expect(await detect(withList(spec, list), later, limit)).toEqual(want)
         const measuredFirst = withList(spec, list)

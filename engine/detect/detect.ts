@@ -706,6 +706,30 @@ export function rankedComponents(map: Float32Array, n: number): { cells: number[
     .sort((a, b) => b.mass - a.mass)
 }
 
+/** Components a field's list holds where the device lists them: a field of europium_crystal has up to some 35. */
+export const LISTED = 128
+
+/**
+ * A map's components as the device lists them (engine/gpu/components.ts, PlaneSource.listed): the
+ * threshold, then each one's smallest cell, cells and mass, in rankedComponents' order; undefined where
+ * it has more than LISTED. The kernels' twin, and how a window made on the host is held as the GPU
+ * backend holds it (practice.ts heldOf).
+ */
+export function listedComponents(map: Float32Array, n: number): Float64Array | undefined {
+  let peak = 0
+  for (let i = 0; i < map.length; i++) {
+    const v = map[i]
+    if (v > peak) peak = v
+    else if (Number.isNaN(v)) return Float64Array.of(Number.NaN)
+  }
+  const ranked = rankedComponents(map, n)
+  if (ranked.length > LISTED) return undefined
+  const listed = new Float64Array(1 + 3 * ranked.length)
+  listed[0] = Math.fround(Math.fround(THRESHOLD_OF_PEAK) * peak)
+  ranked.forEach(({ cells, mass }, k) => listed.set([cells[0], cells.length, mass], 1 + 3 * k))
+  return listed
+}
+
 /**
  * The components of a stability map above the threshold, the one holding most stability mass first,
  * each measured only when first reached (a field's first structure is often its first component), and

@@ -7,7 +7,7 @@
 // recorder hands it over, and a speckled one like a random genome's field (real windows took a thread
 // practised on the first alone some 3 times its warm time on their first pass).
 import { FramePlanes } from '../cpu/spectra.js'
-import { cellsRead, detect, type WindowReads } from '../detect/detect.js'
+import { cellsRead, detect, listedComponents, type WindowReads } from '../detect/detect.js'
 import { type HeldReads, ListIndex, type PlaneData, sharedFloats, WindowSpectra } from '../detect/spectra.js'
 import { type CellsAnswer, type DetectJob, jobOf, type PracticeTask, runTask, type Window } from './detector.js'
 
@@ -107,14 +107,20 @@ export function speckleWindow(n: number, frames: number, dt: number): { spectra:
 
 /**
  * A window of frames as the GPU backend holds it once detection's cells are gathered (`limit`: as
- * detection is asked): its stability sums, and what detection reads beyond them, made from the frames.
+ * detection is asked): its stability sums, its map's components listed, and what detection reads
+ * beyond them, made from the frames.
  */
 export async function heldOf({ spectra, later }: Window, limit = Infinity): Promise<Extract<PlaneData, { kind: 'held' }>> {
   const n = spectra.n
   const reads = cellsRead(spectra, later, limit)
   const stability = sharedFloats(n * n)
   stability.forEach((_, c) => (stability[c] = spectra.source.plane(1, c)))
-  return { kind: 'held', field: 0, stability, ...(await gathered(spectra, later, reads, limit)) }
+  // its map's components listed, as the GPU backend's recorder lists them (the map as stability() makes it)
+  const listed = listedComponents(
+    Float32Array.from(stability, (v) => v / (spectra.frames || 1)),
+    n,
+  )
+  return { kind: 'held', field: 0, stability, listed, ...(await gathered(spectra, later, reads, limit)) }
 }
 
 /**

@@ -5,7 +5,7 @@
 // labels(structureMask(map), n) and rankedComponents (engine/detect/detect.ts); tests:
 // engine/gpu/components.test.ts, engine/discovery/record.test.ts.
 import { wgslStruct, packStruct } from '../field/params.js'
-import { MIN_AREA_CELLS, THRESHOLD_OF_PEAK } from '../detect/detect.js'
+import { LISTED, MIN_AREA_CELLS, THRESHOLD_OF_PEAK } from '../detect/detect.js'
 import { CrystalError } from '../errors.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
 import { SHADERS } from './shaders.gen.js'
@@ -54,8 +54,6 @@ const componentsKernel = (entry: Entry): Kernel => ({
 })
 export const COMPONENTS_KERNELS = Object.fromEntries(ENTRIES.map((e) => [e, componentsKernel(e)])) as Record<Entry, Kernel>
 
-/** Components a field's list holds: a field of europium_crystal has up to some 35 (docs/detection.md, item 3). */
-export const LISTED = 128
 const LIST_WORDS = 1 + 4 * LISTED
 /** The words a field's list and peak take in what comes back. */
 export const LIST_AND_PEAK_WORDS = LIST_WORDS + 1
@@ -145,7 +143,8 @@ export class GpuLabeller {
 /**
  * A field's components as detection takes them where the device listed them (PlaneSource.listed):
  * the threshold, then each component's smallest cell, cells and mass, the most mass first, then the
- * smallest cell (rankedComponents' order); undefined where the map has more than LISTED.
+ * smallest cell (rankedComponents' order); undefined where the map has more than LISTED. Its twin:
+ * listedComponents (engine/detect/detect.ts).
  */
 export type ListedComponents = Float64Array
 
