@@ -3,7 +3,9 @@
 // Every value here is an integer or a correctly rounded f32 product, so any adapter gives the CPU
 // twin's numbers bit for bit, whatever order its invocations run in.
 // - `peak`: one workgroup a field, the map's largest value (a max is exact), or NO_PEAK where a cell
-//   is NaN (the host's structureMask then masks nothing);
+//   is NaN or infinite (found by their bits: an implementation may assume neither); such a map is
+//   left to the host (engine/gpu/components.ts listOf), as is one whose peak is under 2^-102, where
+//   the threshold or a cell could be subnormal and flushed to zero;
 // - `mask`: each cell's label its own index where map >= f32(0.45) x peak (the float32 rule of
 //   structureMask), NONE elsewhere, and its tally zeroed;
 // - `link`: each masked cell joined to its left and upper masked neighbours (a lock-free union-find:
@@ -13,7 +15,8 @@
 // - `tally`: each component's cells and stability mass added at its root, the mass as a 64-bit
 //   fixed-point integer (two u32 words, the carry added to the high one): a masked cell is at least
 //   0.45 of the peak, so its f32 value is a whole number of units of 2^(e - 25) (e the peak's binade)
-//   below 2^27, and the sum of a field's cells is exact in any order, as the host's float64 massOf is;
+//   below 2^26, made from its bits (no float operation), and the sum of a field's cells is exact in
+//   any order, as the host's float64 massOf is;
 // - `list`: each component of MIN_AREA cells or more listed in its field's list (root, cells, mass low,
 //   mass high), in the order the roots came (the host ranks them by mass, then root): what comes back.
 // `struct Components`, MIN_AREA and LISTED (entries a list holds) are generated
@@ -23,7 +26,8 @@
 
 const NONE: u32 = 0xffffffffu;
 const NO_PEAK: u32 = 0xffffffffu;
-const THRESHOLD_OF_PEAK: f32 = 0.45;
+// fround(0.45) by its bits: how an abstract float literal rounds to f32 is not pinned
+const THRESHOLD_OF_PEAK: f32 = bitcast<f32>(0x3ee66666u);
 
 @group(0) @binding(0) var<uniform> C: Components;
 @group(0) @binding(1) var<storage, read> maps: array<f32>;
@@ -50,9 +54,9 @@ fn tally_at(field: u32, cell: u32) -> u32 {
   return C.fields * (LIST_WORDS + 1u + C.cells) + 3u * (field * C.cells + cell);
 }
 
-fn is_nan(v: f32) -> bool {
-  // by the bits: an implementation may assume no NaN in its float comparisons
-  return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
+fn finite(v: f32) -> bool {
+  // by the bits: an implementation may assume no NaN or infinity in its float operations
+  return (bitcast<u32>(v) & 0x7fffffffu) < 0x7f800000u;
 }
 
 @compute @workgroup_size(256)
@@ -61,7 +65,7 @@ fn peak(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: vec3
   var m = 0.0;
   for (var c = i; c < C.cells; c += 256u) {
     let v = value(field, c);
-    if (is_nan(v)) { atomicStore(&nan_seen, 1u); } else { m = max(m, v); }
+    if (!finite(v)) { atomicStore(&nan_seen, 1u); } else { m = max(m, v); }
   }
   lanes[i] = m;
   workgroupBarrier();
@@ -153,9 +157,11 @@ fn tally(@builtin(global_invocation_id) gid: vec3<u32>) {
   let field = gid.z;
   let r = atomicLoad(&out[label_at(field) + c]);
   if (r == NONE) { return; }
-  // the unit 2^(e - 25), e the peak's binade (a subnormal peak's taken as the least normal one's)
-  let e = max(i32((atomicLoad(&out[peak_at(field)]) >> 23u) & 0xffu), 1) - 127;
-  let q = u32(ldexp(value(field, c), 25 - e));
+  // the cell in units of 2^(e - 25), e the peak's binade: its 24-bit significand shifted by 2 less the
+  // binades it lies under the peak (0 to 2: a masked cell is over a quarter of the peak)
+  let top = (atomicLoad(&out[peak_at(field)]) >> 23u) & 0xffu;
+  let bits = bitcast<u32>(value(field, c));
+  let q = ((bits & 0x7fffffu) | 0x800000u) << (((bits >> 23u) & 0xffu) + 2u - top);
   let t = tally_at(field, r);
   atomicAdd(&out[t], 1u);
   let low = atomicAdd(&out[t + 1u], q);

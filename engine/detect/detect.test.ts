@@ -637,8 +637,13 @@ describe('the cells detection reads', () => {
         const handed = withList(spec, list)
         holdMeasured(handed.stability(), N, packed, list)
         expect(await detect(handed, later, limit)).toEqual(want)
-        // the control: a list of no components finds nothing, so the list is what detection took
-        if (want.length) expect(await detect(withList(spec, list.subarray(0, 1)), later, limit)).toEqual([])
+        // the control: a list of no components finds nothing, so the list is what detection took; one that
+        // is not this map's (a count off by one) is refused where its cells are made
+        if (want.length) {
+          expect(await detect(withList(spec, list.subarray(0, 1)), later, limit)).toEqual([])
+          const wrong = list.map((v, k) => (k % 3 === 2 ? v + 1 : v))
+          await expect(detect(withList(spec, wrong), later, limit)).rejects.toThrow(/has \d+ cells, but \d+ in this map/)
+        }
         found += want.length
         if (limit === 1) {
           // the part a perturbation would act on, from the maps alone: where its shape classes it, the first

@@ -149,10 +149,10 @@ export function components(mask: Uint8Array, n: number): number[][] {
 let fill = { seen: new Uint8Array(0), stack: new Int32Array(0) }
 
 /**
- * The cells of the 4-connected component of the cells at or above `threshold` whose smallest cell is
- * `root`, in index order: what `components` lists for it, made without labelling the rest of the map
- * (where the device listed the components: engine/gpu/components.ts). A fill from the root, then its
- * box scanned in index order for the cells it reached.
+ * The cells of the 4-connected component of the cells at or above `threshold` that holds `root` (its
+ * smallest cell, where the device listed it), in index order: what `components` lists for it, made
+ * without labelling the rest of the map (engine/gpu/components.ts). A fill from the root, then its box
+ * scanned in index order for the cells it reached.
  */
 export function componentFrom(map: Float32Array, n: number, root: number, threshold: number): number[] {
   const len = map.length
@@ -161,7 +161,7 @@ export function componentFrom(map: Float32Array, n: number, root: number, thresh
   let top = 0
   stack[top++] = root
   seen[root] = 1
-  let [left, right, bottom, count] = [root % n, root % n, Math.floor(root / n), 0]
+  let [left, right, upper, bottom, count] = [root % n, root % n, Math.floor(root / n), Math.floor(root / n), 0]
   while (top) {
     const i = stack[--top]
     count++
@@ -170,6 +170,7 @@ export function componentFrom(map: Float32Array, n: number, root: number, thresh
     else if (x > right) right = x
     const y = (i - x) / n
     if (y > bottom) bottom = y
+    else if (y < upper) upper = y
     if (x > 0 && !seen[i - 1] && map[i - 1] >= threshold) {
       seen[i - 1] = 1
       stack[top++] = i - 1
@@ -188,8 +189,8 @@ export function componentFrom(map: Float32Array, n: number, root: number, thresh
     }
   }
   const out = new Array<number>(count)
-  // its box in index order, from the root's row (no cell of it is above the root, its smallest)
-  for (let y = Math.floor(root / n), k = 0; y <= bottom; y++)
+  // its box in index order (from the root's row where the root is its smallest cell), every mark cleared
+  for (let y = upper, k = 0; y <= bottom; y++)
     for (let i = y * n + left, end = Math.min(y * n + right + 1, len); i < end; i++)
       if (seen[i]) {
         out[k++] = i
@@ -523,7 +524,12 @@ function listedFound(map: Float32Array, n: number, listed: Float64Array): Found[
       mass,
       count,
       get cells() {
-        return (cells ??= componentFrom(map, n, root, threshold))
+        if (cells) return cells
+        cells = componentFrom(map, n, root, threshold)
+        // a list that is not this map's would make wrong parts
+        if (cells.length !== count || cells[0] !== root)
+          throw new CrystalError('internal', `the component listed at cell ${root} has ${count} cells, but ${cells.length} in this map`)
+        return cells
       },
       get made() {
         return cells !== undefined
@@ -661,7 +667,9 @@ export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured, li
   const lazy = listed && listedFound(map, n, listed)
   const found = Array.from(p.ends, (end, k): Found => {
     const from = k ? p.ends[k - 1] : 0
-    if (end > from || !lazy) return madeFound({ cells: numbers(p.cells, from, end), mass: p.masses[k] })
+    if (end > from) return madeFound({ cells: numbers(p.cells, from, end), mass: p.masses[k] })
+    if (!lazy)
+      throw new CrystalError('internal', `component ${k} was handed on without its cells, and the map has no list to fill them from`)
     return lazy[k]
   })
   const parts = Array.from({ length: p.parts.length / PART_FLOATS }, (_, k): Part | null => {
@@ -696,8 +704,8 @@ export function structureMask(map: Float32Array): Uint8Array {
 
 /**
  * A stability map's components of MIN_AREA_CELLS cells or more and their stability masses, the most
- * mass first, then the smallest cell (a stable sort of `components`' order): the order detection takes
- * them in, and what shaders/components.wgsl lists on the device (engine/gpu/components.ts labelMaps).
+ * mass first, then the most cells, then the smallest cell (a stable sort of `components`' order): the
+ * order detection takes them in, and what the device lists (engine/gpu/components.ts listOf).
  */
 export function rankedComponents(map: Float32Array, n: number): { cells: number[]; mass: number }[] {
   return components(structureMask(map), n)
@@ -708,20 +716,27 @@ export function rankedComponents(map: Float32Array, n: number): { cells: number[
 
 /** Components a field's list holds where the device lists them: a field of europium_crystal has up to some 35. */
 export const LISTED = 128
+/**
+ * The least binade (biased exponent) of a peak whose map the device lists: from 25 on, the threshold
+ * and every cell over it are normal floats, which no adapter flushes to zero.
+ */
+export const LEAST_LISTED_BINADE = 25
 
 /**
  * A map's components as the device lists them (engine/gpu/components.ts, PlaneSource.listed): the
  * threshold, then each one's smallest cell, cells and mass, in rankedComponents' order; undefined where
- * it has more than LISTED. The kernels' twin, and how a window made on the host is held as the GPU
+ * the device leaves the map to the host (a NaN or infinite cell, a peak under 2^-102 or of 0, more
+ * than LISTED components). The kernels' twin, and how a window made on the host is held as the GPU
  * backend holds it (practice.ts heldOf).
  */
 export function listedComponents(map: Float32Array, n: number): Float64Array | undefined {
   let peak = 0
   for (let i = 0; i < map.length; i++) {
     const v = map[i]
+    if (!Number.isFinite(v)) return undefined
     if (v > peak) peak = v
-    else if (Number.isNaN(v)) return Float64Array.of(Number.NaN)
   }
+  if (((new Uint32Array(Float32Array.of(peak).buffer)[0] >>> 23) & 0xff) < LEAST_LISTED_BINADE) return undefined
   const ranked = rankedComponents(map, n)
   if (ranked.length > LISTED) return undefined
   const listed = new Float64Array(1 + 3 * ranked.length)

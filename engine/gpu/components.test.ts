@@ -8,7 +8,7 @@ import { gpuBackend } from '../../testing/backends.js'
 import { labels, LISTED, listedComponents, rankedComponents, structureMask } from '../detect/detect.js'
 import { rng } from '../util/rng.js'
 import type { GpuFieldBackend } from './backend.js'
-import { LIST_AND_PEAK_WORDS, labelMaps } from './components.js'
+import { GpuLabeller, LIST_AND_PEAK_WORDS, labelMaps } from './components.js'
 
 /** A map of waves: |sum of a few plane waves|, smooth, a few components. */
 function waves(n: number, seed: number): Float32Array {
@@ -52,6 +52,21 @@ function blocks(n: number): Float32Array {
   return Float32Array.from({ length: n * n }, (_, i) => ((i % n) % 3 < 2 && Math.floor(i / n) % 3 < 2 ? 1 + (i % 7) / 8 : 0.2))
 }
 
+/** Two components of mass 4: four cells of 1 (from cell 85), and five of 1, 1, 1, 0.5, 0.5 (from cell 405). */
+function equalMasses(n: number): Float32Array {
+  const map = new Float32Array(n * n).fill(0.1)
+  for (const c of [85, 86, 125, 126]) map[c] = 1
+  for (const [c, v] of [
+    [405, 1],
+    [406, 1],
+    [407, 1],
+    [445, 0.5],
+    [446, 0.5],
+  ])
+    map[c] = v
+  return map
+}
+
 /** Columns at the threshold exactly and a float32 step under it, under a peak of `peak`: the rule is >= of a float32 product. */
 function atThreshold(n: number, peak: number): Float32Array {
   const t = Math.fround(Math.fround(0.45) * Math.fround(peak))
@@ -77,6 +92,12 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
     waves(n, 6).map((v) => v * 3e12),
     waves(n, 7).map((v) => v * 2e-30),
     blocks(n),
+    equalMasses(n),
+    // left to the host: a peak whose threshold is subnormal (an adapter may flush it), one at the least
+    // binade listed, an infinite cell
+    waves(n, 8).map((v) => v * 1.5e-38),
+    waves(n, 9).map((v) => (v / 2.1) * 2 ** -102),
+    waves(n, 10).map((v, i) => (i === 5 ? Number.POSITIVE_INFINITY : v)),
   ]
   const backend = await gpuBackend(n, 1)
   try {
@@ -85,7 +106,9 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
     const largest: number[] = []
     maps.forEach((map, f) => {
       const mask = structureMask(map)
-      expect(Array.from(got[f].labels ?? []), `map ${f}'s labels`).toEqual(Array.from(labels(mask, n)))
+      // a map with an infinity is the host's alone: the device labels none of it
+      const want = map.some((v) => v === Number.POSITIVE_INFINITY) ? new Int32Array(n * n).fill(-1) : labels(mask, n)
+      expect(Array.from(got[f].labels ?? []), `map ${f}'s labels`).toEqual(Array.from(want))
       // the twin's list: undefined past LISTED components, only a NaN threshold for a map with a NaN
       expect(got[f].listed, `map ${f}'s list`).toEqual(listedComponents(map, n))
       largest.push(rankedComponents(map, n)[0]?.cells.length ?? 0)
@@ -96,10 +119,12 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
     // the columns at the threshold are masked, those a step under not
     expect(got[7].labels?.filter((l) => l >= 0)).toHaveLength(14 * n)
     expect(got[8].labels?.every((l) => l === -1)).toBe(true)
-    // a NaN: nothing listed; more components than a list holds: no list (the host labels that map)
-    expect(got[8].listed?.length).toBe(1)
+    // left to the host: a map at rest, a NaN, more components than a list holds, a subnormal threshold, an infinity
+    expect([6, 8, 11, 13, 15].map((f) => got[f].listed)).toEqual([undefined, undefined, undefined, undefined, undefined])
     expect(rankedComponents(maps[11], n).length).toBeGreaterThan(LISTED)
-    expect(got[11].listed).toBeUndefined()
+    // listed: the least binade's peak; two components of equal mass, the one of more cells first
+    expect(got[14].listed?.length).toBeGreaterThan(1)
+    expect(Array.from(got[12].listed ?? []).slice(1)).toEqual([405, 5, 4, 85, 4, 4])
   } finally {
     backend.destroy()
   }
@@ -135,4 +160,17 @@ test('maps that do not fill a storage binding go in groups that do, with the sam
   } finally {
     backend.destroy()
   }
+})
+
+test("the groups' layout: offsets a multiple of 256 bytes, within a binding; none where one field exceeds it", () => {
+  // N = 96 at population 1,000 in one 2 GiB binding: one group, some 16 bytes a cell
+  const bytes = Math.ceil((2000 * (LIST_AND_PEAK_WORDS + 4 * 96 * 96) * 4) / 256) * 256
+  expect(GpuLabeller.layout(96, 2000, 2 ** 31)).toEqual({ most: 2000, groupBytes: bytes, bytes })
+  // N = 256, 256 fields, WebGPU's default 128 MiB binding: groups of 127, over 256 MiB in all (the recorder then leaves the maps to the host)
+  const layout = GpuLabeller.layout(256, 256, 2 ** 27)!
+  expect(layout.most).toBe(127)
+  expect(layout.groupBytes % 256).toBe(0)
+  expect(layout.groupBytes).toBeLessThanOrEqual(2 ** 27)
+  expect(layout.bytes).toBeGreaterThan(2 ** 28)
+  expect(GpuLabeller.layout(4096, 1, 2 ** 27)).toBeUndefined()
 })

@@ -5,7 +5,7 @@
 // labels(structureMask(map), n) and rankedComponents (engine/detect/detect.ts); tests:
 // engine/gpu/components.test.ts, engine/discovery/record.test.ts.
 import { wgslStruct, packStruct } from '../field/params.js'
-import { LISTED, MIN_AREA_CELLS, THRESHOLD_OF_PEAK } from '../detect/detect.js'
+import { LEAST_LISTED_BINADE, LISTED, MIN_AREA_CELLS, THRESHOLD_OF_PEAK } from '../detect/detect.js'
 import { CrystalError } from '../errors.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
 import { SHADERS } from './shaders.gen.js'
@@ -89,20 +89,33 @@ export class GpuLabeller {
   /** The kernels, compiled (or still compiling ahead: what to wait for first). */
   static readonly kernels = Object.values(COMPONENTS_KERNELS)
 
+  /**
+   * How `fields` maps of n x n cells go in groups: fields a group, its bytes (at a multiple of 256, a
+   * binding's offset) and the bytes of `out`; undefined where one field's exceeds a binding.
+   */
+  static layout(n: number, fields: number, bindingBytes: number): { most: number; groupBytes: number; bytes: number } | undefined {
+    // out's words a field: its list, its peak, its labels and its cells' tallies (shaders/components.wgsl)
+    const words = LIST_AND_PEAK_WORDS + 4 * n * n
+    const most = Math.min(fields, Math.floor(bindingBytes / 4 / words), 65535)
+    if (most < 1) return undefined
+    const groupBytes = Math.ceil((most * words * 4) / 256) * 256
+    return { most, groupBytes, bytes: Math.ceil(fields / most) * groupBytes }
+  }
+
   encode(encoder: GPUCommandEncoder, maps: MapsOnDevice, n: number, fields: number): LabelledGroup[] {
     const { device, transfers, bindingBytes } = this.gpu
     const cells = n * n
-    // out's words a field: its list, its peak, its labels and its cells' tallies (shaders/components.wgsl)
     const words = LIST_AND_PEAK_WORDS + 4 * cells
-    const most = Math.max(1, Math.min(fields, Math.floor(bindingBytes / 4 / words), 65535))
-    // a group's binding starts at a multiple of 256 bytes (minStorageBufferOffsetAlignment)
-    const groupBytes = Math.ceil((most * words * 4) / 256) * 256
+    const layout = GpuLabeller.layout(n, fields, bindingBytes)
+    if (!layout)
+      throw new CrystalError('internal', `a map of ${n} x ${n} cells does not fit one storage binding of ${bindingBytes} bytes to label`)
+    const { most, groupBytes, bytes } = layout
     const count = Math.ceil(fields / most)
     // kept between engines (Transfers.buffer): at population 1,000 some 300 MB, which evolve's two engines a
     // generation would otherwise make anew; every word a pass reads, an earlier pass wrote
-    if (!this.out || this.out.size !== count * groupBytes) {
+    if (!this.out || this.out.size !== bytes) {
       if (this.out) transfers.keep(this.out)
-      this.out = transfers.buffer(count * groupBytes, STORAGE, { cleared: false })
+      this.out = transfers.buffer(bytes, STORAGE, { cleared: false })
     }
     this.uniform = transfers.room(this.uniform, count * 256, UNIFORM)
     const values = new ArrayBuffer(count * 256)
@@ -142,9 +155,8 @@ export class GpuLabeller {
 
 /**
  * A field's components as detection takes them where the device listed them (PlaneSource.listed):
- * the threshold, then each component's smallest cell, cells and mass, the most mass first, then the
- * smallest cell (rankedComponents' order); undefined where the map has more than LISTED. Its twin:
- * listedComponents (engine/detect/detect.ts).
+ * the threshold, then each component's smallest cell, cells and mass, in rankedComponents' order;
+ * undefined where the host labels the map itself. Its twin: listedComponents (engine/detect/detect.ts).
  */
 export type ListedComponents = Float64Array
 
@@ -155,14 +167,18 @@ export type ListedComponents = Float64Array
 export function listOf(words: Uint32Array, fields: number, f: number): ListedComponents | undefined {
   const at = f * LIST_WORDS
   const count = words[at]
-  if (count > LISTED) return undefined
   const peakBits = words[fields * LIST_WORDS + f]
-  // a mass is in units of 2^(e - 25), e the peak's binade (the least normal one's for a subnormal peak)
-  const unit = 2 ** (Math.max((peakBits >>> 23) & 0xff, 1) - 127 - 25)
+  const binade = (peakBits >>> 23) & 0xff
+  // left to the host: a map with a NaN or an infinity (NO_PEAK), one whose threshold or cells could be
+  // subnormal (a peak under 2^-102: an adapter may flush them to zero), and one of more than LISTED
+  if (count > LISTED || peakBits === 0xffffffff || binade < LEAST_LISTED_BINADE) return undefined
+  // a mass is in units of 2^(e - 25), e the peak's binade
+  const unit = 2 ** (binade - 127 - 25)
+  // rankedComponents' order: the most mass, then the most cells, then the smallest cell
   const listed = Array.from({ length: count }, (_, s) => {
     const entry = at + 1 + 4 * s
     return [words[entry], words[entry + 1], (words[entry + 3] * 2 ** 32 + words[entry + 2]) * unit]
-  }).sort((a, b) => b[2] - a[2] || a[0] - b[0])
+  }).sort((a, b) => b[2] - a[2] || b[1] - a[1] || a[0] - b[0])
   const peak = new Float32Array(new Uint32Array([peakBits]).buffer)[0]
   return Float64Array.from([Math.fround(Math.fround(THRESHOLD_OF_PEAK) * peak), ...listed.flat()])
 }

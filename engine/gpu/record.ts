@@ -145,11 +145,15 @@ export class GpuRecorder implements WindowRecorder {
   /**
    * The labeller, where the stability maps are labelled on the device and their components' lists come
    * back with them: where the map is the plane times 1 / frames exactly (frames a power of two: a
-   * window has 32) and the planes come back in one read.
+   * window has 32), the planes come back in one read and the labels and tallies (4 planes' worth) fit
+   * the device's buffers.
    */
   private labels(): GpuLabeller | undefined {
     const { frames } = this
-    if (!(frames > 0 && (frames & (frames - 1)) === 0 && this.perTail >= TAIL && this.gpu.fields <= 65535)) return undefined
+    const { n, fields, bindingBytes, device } = this.gpu
+    const layout = GpuLabeller.layout(n, fields, bindingBytes)
+    const fits = layout !== undefined && layout.bytes <= device.limits.maxBufferSize
+    if (!(frames > 0 && (frames & (frames - 1)) === 0 && this.perTail >= TAIL && fits)) return undefined
     return (this.labeller ??= new GpuLabeller(this.gpu))
   }
 
