@@ -9,6 +9,7 @@ import {
   cellsRead,
   componentFrom,
   components,
+  halves,
   holdMeasured,
   listedComponents,
   measuredOf,
@@ -305,7 +306,7 @@ describe('components', () => {
     expect(filled).toBeGreaterThan(100)
   })
 
-  test("a part's shape is measured as a plain pass over a mask of every cell measures it, bit for bit (random maps' parts, discs, rings, a part at an edge); cells out of index order are refused", () => {
+  test("a part's shape and halves are measured as a plain pass over a mask of every cell measures them, bit for bit (random maps' parts, discs, rings, a part at an edge); cells out of index order are refused", () => {
     // the control: a mask of the part, the masses in one pass over the map, every cell's sector in
     // index order, Math.hypot at every cell of the inner disc
     const plain = (map: Float32Array, n: number, cells: number[]) => {
@@ -329,11 +330,28 @@ describe('components', () => {
       const [meanIn, meanOut] = [massIn / cells.length, massOut / Math.max(1, map.length - cells.length)]
       let gaps = 0
       for (let b = 0; b < 16; b++) gaps += (reached >> b) & 1 ? 0 : 1
+      let [sxx, syy, sxy] = [0, 0, 0]
+      for (const i of cells) {
+        const [dx, dy] = [(i % n) - cx, Math.floor(i / n) - cy]
+        ;[sxx, syy, sxy] = [sxx + dx * dx, syy + dy * dy, sxy + dx * dy]
+      }
+      const [tr, det] = [(sxx + syy) / cells.length, (sxx * syy - sxy * sxy) / cells.length ** 2]
+      const disc = Math.sqrt(Math.max(0, (tr * tr) / 4 - det))
       return {
         annularity: innerCells ? innerEmpty / innerCells : 0,
         angular_gaps: gaps / 16,
         stability_ratio: meanOut > 0 ? meanIn / meanOut : 1,
+        centroid_x: (cx + 0.5) / n,
+        centroid_y: (cy + 0.5) / n,
+        mean_radius: meanR,
+        elongation: Math.sqrt((tr / 2 + disc) / Math.max(tr / 2 - disc, 1e-9)),
       }
+    }
+    // the halves across the axis, a division a cell
+    const plainHalves = (cells: number[], n: number, f: Parameters<typeof halves>[2]) => {
+      const [cx, cy] = [f.centroid_x * n - 0.5, f.centroid_y * n - 0.5]
+      const side = (i: number) => ((i % n) - cx) * f.axis[0] + (Math.floor(i / n) - cy) * f.axis[1] < 0
+      return [cells.filter(side), cells.filter((i) => !side(i))]
     }
     const rand = rng(8)
     const n = 64
@@ -362,13 +380,16 @@ describe('components', () => {
     let parts = 0
     for (const map of maps)
       for (const cells of components(structureMask(map), n)) {
-        const { annularity, angular_gaps, stability_ratio } = measure(map, n, cells)
-        expect({ annularity, angular_gaps, stability_ratio }).toEqual(plain(map, n, cells))
+        const shape = measure(map, n, cells)
+        const { annularity, angular_gaps, stability_ratio, centroid_x, centroid_y, mean_radius, elongation } = shape
+        expect({ annularity, angular_gaps, stability_ratio, centroid_x, centroid_y, mean_radius, elongation }).toEqual(plain(map, n, cells))
+        expect(halves(cells, n, shape)).toEqual(plainHalves(cells, n, shape))
         parts++
       }
     expect(parts).toBeGreaterThan(40)
     expect(() => measure(maps[0], n, [5, 3, 9])).toThrow(/index order: cell 3 after 5/)
     expect(() => measure(maps[0], n, [5, 5])).toThrow(/index order/)
+    expect(() => halves([5, 3], n, { centroid_x: 0.5, centroid_y: 0.5, axis: [1, 0] })).toThrow(/index order: cell 3 after 5/)
   })
 
   test("the cells a part's mode is taken over: its cells, then its box's others in scan order, sampled as sample() samples the whole list, made without it (parts of random masks, boxes at the edges and past the part); cells out of index order are refused", () => {

@@ -161,16 +161,16 @@ export function componentFrom(map: Float32Array, n: number, root: number, thresh
   let top = 0
   stack[top++] = root
   seen[root] = 1
-  let [left, right, upper, bottom, count] = [root % n, root % n, Math.floor(root / n), Math.floor(root / n), 0]
+  // the box: its columns from each cell's, its rows from the least and the greatest cell (no division a cell)
+  let [left, right, least, most, count] = [root % n, root % n, root, root, 0]
   while (top) {
     const i = stack[--top]
     count++
     const x = i % n
     if (x < left) left = x
     else if (x > right) right = x
-    const y = (i - x) / n
-    if (y > bottom) bottom = y
-    else if (y < upper) upper = y
+    if (i > most) most = i
+    else if (i < least) least = i
     if (x > 0 && !seen[i - 1] && map[i - 1] >= threshold) {
       seen[i - 1] = 1
       stack[top++] = i - 1
@@ -190,7 +190,7 @@ export function componentFrom(map: Float32Array, n: number, root: number, thresh
   }
   const out = new Array<number>(count)
   // its box in index order (from the root's row where the root is its smallest cell), every mark cleared
-  for (let y = upper, k = 0; y <= bottom; y++)
+  for (let y = Math.floor(least / n), bottom = Math.floor(most / n), k = 0; y <= bottom; y++)
     for (let i = y * n + left, end = Math.min(y * n + right + 1, len); i < end; i++)
       if (seen[i]) {
         out[k++] = i
@@ -210,17 +210,31 @@ export function labels(mask: Uint8Array, n: number): Int32Array {
   return out
 }
 
+/** measure's columns and rows of a part's cells, kept between calls (a window measures up to some 35 parts). */
+let coords = { x: new Float64Array(0), y: new Float64Array(0) }
+
 export function measure(map: Float32Array, n: number, cells: number[]): ShapeFeatures & { axis: [number, number]; mean_radius: number } {
+  if (coords.x.length < cells.length) coords = { x: new Float64Array(map.length), y: new Float64Array(map.length) }
+  const { x: xs, y: ys } = coords
   let cx = 0
   let cy = 0
+  // each cell's column and row, found by walking the rows as the cells come (a division and a remainder
+  // a cell were a quarter of measuring), kept for the sums below
+  let [row, rowStart] = [0, 0]
   for (let k = 0; k < cells.length; k++) {
     const i = cells[k]
     // the sums below walk the map and the cells together (no mask of every cell a part: at N = 96 it and
     // its pass were some 40% of measuring, and a window of europium_crystal has up to 35 parts)
     if (k && i <= cells[k - 1])
       throw new CrystalError('internal', `a part's cells must be listed in index order: cell ${i} after ${cells[k - 1]}`)
-    cx += i % n
-    cy += Math.floor(i / n)
+    while (i >= rowStart + n) {
+      row++
+      rowStart += n
+    }
+    xs[k] = i - rowStart
+    ys[k] = row
+    cx += i - rowStart
+    cy += row
   }
   cx /= cells.length
   cy /= cells.length
@@ -229,9 +243,9 @@ export function measure(map: Float32Array, n: number, cells: number[]): ShapeFea
   let sxy = 0
   let meanR = 0
   // a field's largest component is thousands of cells: square roots, not Math.hypot (half of measure's time)
-  for (const i of cells) {
-    const dx = (i % n) - cx
-    const dy = Math.floor(i / n) - cy
+  for (let k = 0; k < cells.length; k++) {
+    const dx = xs[k] - cx
+    const dy = ys[k] - cy
     sxx += dx * dx
     syy += dy * dy
     sxy += dx * dy
@@ -245,9 +259,8 @@ export function measure(map: Float32Array, n: number, cells: number[]): ShapeFea
   const stride = Math.max(1, Math.floor(Math.sqrt(cells.length)))
   for (let start = 0; start < stride && reached !== ALL_SECTORS; start++) {
     for (let k = start; k < cells.length; k += stride) {
-      const i = cells[k]
-      const dx = (i % n) - cx
-      const dy = Math.floor(i / n) - cy
+      const dx = xs[k] - cx
+      const dy = ys[k] - cy
       if (Math.sqrt(dx * dx + dy * dy) >= 0.5 * meanR)
         reached |= 1 << (Math.floor(((Math.atan2(dy, dx) + Math.PI) / (2 * Math.PI)) * SECTORS) % SECTORS)
       if (reached === ALL_SECTORS) break
@@ -475,7 +488,17 @@ export function halves(
   const cy = f.centroid_y * n - 0.5
   const a: number[] = []
   const b: number[] = []
-  for (const i of cells) (((i % n) - cx) * f.axis[0] + (Math.floor(i / n) - cy) * f.axis[1] < 0 ? a : b).push(i)
+  // the rows walked as the cells come (in index order), not a division a cell
+  let [row, rowStart, last] = [0, 0, -1]
+  for (const i of cells) {
+    if (i <= last) throw new CrystalError('internal', `a component's cells must be listed in index order: cell ${i} after ${last}`)
+    last = i
+    while (i >= rowStart + n) {
+      row++
+      rowStart += n
+    }
+    ;((i - rowStart - cx) * f.axis[0] + (row - cy) * f.axis[1] < 0 ? a : b).push(i)
+  }
   return [a, b]
 }
 
@@ -685,6 +708,14 @@ export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured, li
   measured.set(map, { found, parts })
 }
 
+/**
+ * The least value of a structure's cell in a map whose peak is `peak`: a float32 rule, as a kernel makes
+ * it (WGSL's f32 product is correctly rounded; shaders/components.wgsl `mask`).
+ */
+export function thresholdOf(peak: number): number {
+  return Math.fround(Math.fround(THRESHOLD_OF_PEAK) * peak)
+}
+
 /** The cells of a stability map at or above THRESHOLD_OF_PEAK of its peak (none where the peak is 0 or NaN). */
 export function structureMask(map: Float32Array): Uint8Array {
   // Math.max's peak (a NaN anywhere makes it NaN) without a call a cell
@@ -696,8 +727,7 @@ export function structureMask(map: Float32Array): Uint8Array {
   }
   const mask = new Uint8Array(map.length)
   if (!(peak > 0)) return mask
-  // a float32 rule, as a kernel makes it (WGSL's f32 product is correctly rounded)
-  const threshold = Math.fround(Math.fround(THRESHOLD_OF_PEAK) * peak)
+  const threshold = thresholdOf(peak)
   for (let i = 0; i < map.length; i++) if (map[i] >= threshold) mask[i] = 1
   return mask
 }
@@ -740,7 +770,7 @@ export function listedComponents(map: Float32Array, n: number): Float64Array | u
   const ranked = rankedComponents(map, n)
   if (ranked.length > LISTED) return undefined
   const listed = new Float64Array(1 + 3 * ranked.length)
-  listed[0] = Math.fround(Math.fround(THRESHOLD_OF_PEAK) * peak)
+  listed[0] = thresholdOf(peak)
   ranked.forEach(({ cells, mass }, k) => listed.set([cells[0], cells.length, mass], 1 + 3 * k))
   return listed
 }

@@ -5,7 +5,7 @@
 // labels(structureMask(map), n) and rankedComponents (engine/detect/detect.ts); tests:
 // engine/gpu/components.test.ts, engine/discovery/record.test.ts.
 import { wgslStruct, packStruct } from '../field/params.js'
-import { LEAST_LISTED_BINADE, LISTED, MIN_AREA_CELLS, THRESHOLD_OF_PEAK } from '../detect/detect.js'
+import { LEAST_LISTED_BINADE, LISTED, MIN_AREA_CELLS, thresholdOf } from '../detect/detect.js'
 import { CrystalError } from '../errors.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
 import { SHADERS } from './shaders.gen.js'
@@ -180,7 +180,7 @@ export function listOf(words: Uint32Array, fields: number, f: number): ListedCom
     return [words[entry], words[entry + 1], (words[entry + 3] * 2 ** 32 + words[entry + 2]) * unit]
   }).sort((a, b) => b[2] - a[2] || b[1] - a[1] || a[0] - b[0])
   const peak = new Float32Array(new Uint32Array([peakBits]).buffer)[0]
-  return Float64Array.from([Math.fround(Math.fround(THRESHOLD_OF_PEAK) * peak), ...listed.flat()])
+  return Float64Array.from([thresholdOf(peak), ...listed.flat()])
 }
 
 /**
