@@ -102,14 +102,14 @@ export function reachSample(cells: readonly number[], n: number, [x0, x1, y0, y1
   for (; s < taken && at(s) < cells.length; s++) out.push(cells[at(s)])
   // the ring's cells come a gap at a time: each row's run between two of the structure's cells, whose
   // entries are counted, not visited (a field-wide structure's box is the field)
-  let [ring, next] = [cells.length, 0]
+  let [ring, next, wanted] = [cells.length, 0, at(s)]
   for (let y = y0; y <= y1 && s < taken; y++) {
     const [start, end] = [y * n + x0, y * n + x1 + 1]
     while (next < cells.length && cells[next] < start) next++
     for (let from = start; from < end && s < taken; ) {
       const to = next < cells.length && cells[next] < end ? cells[next] : end
       // the gap [from, to) holds ring entries ring .. ring + (to - from)
-      for (let wanted = at(s); s < taken && wanted < ring + (to - from); wanted = at(++s)) out.push(from + wanted - ring)
+      for (; s < taken && wanted < ring + (to - from); wanted = at(++s)) out.push(from + wanted - ring)
       ring += to - from
       from = to + 1
       if (to < end) next++
