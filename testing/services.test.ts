@@ -58,6 +58,24 @@ describe('services started where their first port was taken', () => {
     }
   })
 
+  it('icecast2 restarted where its port was taken meanwhile tries once more on that port, then names both failures', async () => {
+    const icecast = await startIcecast()
+    const port = Number(new URL(icecast.url).port)
+    await icecast.stop()
+    // another listener on its port meanwhile; its callers (the restart's tries to greet it) ended before it closes
+    const mine = new Set<Socket>()
+    const holder = createServer((socket) => mine.add(socket))
+    await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve))
+    try {
+      await expect(icecast.restart(0)).rejects.toThrow(
+        new RegExp(`did not start again, twice: icecast2 did not start on ${port}[^]*\\nicecast2 did not start on ${port}`),
+      )
+    } finally {
+      for (const socket of mine) socket.destroy()
+      await new Promise<void>((resolve) => holder.close(() => resolve()))
+    }
+  })
+
   it('icecast2 gives up after three tries, naming the port', async () => {
     await expect(startIcecast({ pickPort: takenFirst(3) })).rejects.toThrow(`icecast2 did not start on ${heldPort}`)
   })
