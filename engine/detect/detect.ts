@@ -210,31 +210,41 @@ export function labels(mask: Uint8Array, n: number): Int32Array {
   return out
 }
 
-/** measure's columns and rows of a part's cells, kept between calls (a window measures up to some 35 parts). */
+/** The columns and rows of a part's cells (placed), kept between calls: a window measures up to some 35 parts. */
 let coords = { x: new Float64Array(0), y: new Float64Array(0) }
 
-export function measure(map: Float32Array, n: number, cells: number[]): ShapeFeatures & { axis: [number, number]; mean_radius: number } {
-  if (coords.x.length < cells.length) coords = { x: new Float64Array(map.length), y: new Float64Array(map.length) }
-  const { x: xs, y: ys } = coords
-  let cx = 0
-  let cy = 0
-  // each cell's column and row, found by walking the rows as the cells come (a division and a remainder
-  // a cell were a quarter of measuring), kept for the sums below
+/**
+ * Each of a part's cells' column and row (valid up to cells.length, until the next call), found by
+ * walking the rows as the cells come, in index order (a division and a remainder a cell were a quarter
+ * of measuring).
+ */
+function placed(cells: readonly number[], n: number): { x: Float64Array; y: Float64Array } {
+  if (coords.x.length < cells.length) coords = { x: new Float64Array(2 * cells.length), y: new Float64Array(2 * cells.length) }
+  const { x, y } = coords
   let [row, rowStart] = [0, 0]
   for (let k = 0; k < cells.length; k++) {
     const i = cells[k]
-    // the sums below walk the map and the cells together (no mask of every cell a part: at N = 96 it and
-    // its pass were some 40% of measuring, and a window of europium_crystal has up to 35 parts)
     if (k && i <= cells[k - 1])
       throw new CrystalError('internal', `a part's cells must be listed in index order: cell ${i} after ${cells[k - 1]}`)
     while (i >= rowStart + n) {
       row++
       rowStart += n
     }
-    xs[k] = i - rowStart
-    ys[k] = row
-    cx += i - rowStart
-    cy += row
+    x[k] = i - rowStart
+    y[k] = row
+  }
+  return coords
+}
+
+export function measure(map: Float32Array, n: number, cells: number[]): ShapeFeatures & { axis: [number, number]; mean_radius: number } {
+  // the sums below walk the map and the cells together (no mask of every cell a part: at N = 96 it and
+  // its pass were some 40% of measuring, and a window of europium_crystal has up to 35 parts)
+  const { x: xs, y: ys } = placed(cells, n)
+  let cx = 0
+  let cy = 0
+  for (let k = 0; k < cells.length; k++) {
+    cx += xs[k]
+    cy += ys[k]
   }
   cx /= cells.length
   cy /= cells.length
@@ -488,17 +498,8 @@ export function halves(
   const cy = f.centroid_y * n - 0.5
   const a: number[] = []
   const b: number[] = []
-  // the rows walked as the cells come (in index order), not a division a cell
-  let [row, rowStart, last] = [0, 0, -1]
-  for (const i of cells) {
-    if (i <= last) throw new CrystalError('internal', `a component's cells must be listed in index order: cell ${i} after ${last}`)
-    last = i
-    while (i >= rowStart + n) {
-      row++
-      rowStart += n
-    }
-    ;((i - rowStart - cx) * f.axis[0] + (row - cy) * f.axis[1] < 0 ? a : b).push(i)
-  }
+  const { x, y } = placed(cells, n)
+  for (let k = 0; k < cells.length; k++) ((x[k] - cx) * f.axis[0] + (y[k] - cy) * f.axis[1] < 0 ? a : b).push(cells[k])
   return [a, b]
 }
 
