@@ -2,7 +2,8 @@
 // `accumulate` adds |u| to the stability sums at every snapshot of the observation window; then
 // `histogram_high` / `select_high` / `histogram_low` / `select_low` find each field's two
 // percentile thresholds exactly (a radix select on the float bits: the top 16 bits, then the low
-// 16 within the chosen bin; non-negative floats order as their bits do); `edit_mask` builds the
+// 16 within the chosen bin; non-negative floats order as their bits do), for the group of fields
+// D.first .. D.first + D.count (the histograms of a big batch exceed a buffer); `edit_mask` builds the
 // prune/amplify mask and the deep dream's kicks; `blur` smooths the mask (ping-pong between
 // mask_in and mask_out, one pass a dispatch); `apply` scales u and u_prev in place and adds the
 // kicks; `preview` sums the stability map onto the report's side x side blocks.
@@ -13,7 +14,7 @@
 @group(0) @binding(1) var<storage, read_write> u: array<f32>;
 @group(0) @binding(2) var<storage, read_write> u_prev: array<f32>;
 @group(0) @binding(3) var<storage, read_write> acc: array<f32>;
-// [field][65536] for the top bits, then [field][2][65536] for the low bits of each threshold
+// for the group's fields: [field][65536] for the top bits, then [field][2][65536] for the low bits of each threshold
 @group(0) @binding(4) var<storage, read_write> hist: array<atomic<u32>>;
 // per field, PLAN_WORDS words: active, key, prune_factor, amplify_factor, mutate_fraction,
 // mutate_amplitude (f32 as bits), rank_low, rank_high (the sorted positions the percentiles pick)
@@ -43,10 +44,11 @@ fn accumulate(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 @compute @workgroup_size(256)
 fn histogram_high(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let i = cell_of(gid);
-  if (i >= D.cells * D.fields) { return; }
+  // a dispatch over the group's cells
+  let i = D.first * D.cells + cell_of(gid);
+  if (i >= (D.first + D.count) * D.cells) { return; }
   let field = i / D.cells;
-  atomicAdd(&hist[field * BINS + (bitcast<u32>(acc[i]) >> 16u)], 1u);
+  atomicAdd(&hist[(field - D.first) * BINS + (bitcast<u32>(acc[i]) >> 16u)], 1u);
   atomicMax(&tally[field * 4u], bitcast<u32>(abs(u[i])));
 }
 
@@ -81,34 +83,37 @@ fn select_bin(base: u32, rank: u32, lid: u32) -> vec2<u32> {
   return found;
 }
 
-// One workgroup per (field, threshold): workgroup_id.x = field * 2 + which.
+// One workgroup per (field, threshold) of the group: workgroup_id.x = (field - D.first) * 2 + which.
 @compute @workgroup_size(256)
 fn select_high(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
-  let field = wid.x / 2u;
-  let rank = plan[field * PLAN_WORDS + 6u + wid.x % 2u];
-  let found = select_bin(field * BINS, rank, lid);
+  let k = D.first * 2u + wid.x;
+  let rank = plan[(k / 2u) * PLAN_WORDS + 6u + k % 2u];
+  let found = select_bin((wid.x / 2u) * BINS, rank, lid);
   if (lid == 0u) {
-    picks[wid.x * 3u] = found.x;
-    picks[wid.x * 3u + 1u] = found.y;
+    picks[k * 3u] = found.x;
+    picks[k * 3u + 1u] = found.y;
   }
 }
 
 @compute @workgroup_size(256)
 fn histogram_low(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let i = cell_of(gid);
-  if (i >= D.cells * D.fields) { return; }
+  // a dispatch over the group's cells
+  let i = D.first * D.cells + cell_of(gid);
+  if (i >= (D.first + D.count) * D.cells) { return; }
   let field = i / D.cells;
   let bits = bitcast<u32>(acc[i]);
   for (var which = 0u; which < 2u; which++) {
     let k = field * 2u + which;
-    if ((bits >> 16u) == picks[k * 3u]) { atomicAdd(&hist[(D.fields + k) * BINS + (bits & 0xffffu)], 1u); }
+    let bank = D.count + (field - D.first) * 2u + which;
+    if ((bits >> 16u) == picks[k * 3u]) { atomicAdd(&hist[bank * BINS + (bits & 0xffffu)], 1u); }
   }
 }
 
 @compute @workgroup_size(256)
 fn select_low(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
-  let found = select_bin((D.fields + wid.x) * BINS, picks[wid.x * 3u + 1u], lid);
-  if (lid == 0u) { picks[wid.x * 3u + 2u] = (picks[wid.x * 3u] << 16u) | found.x; }
+  let k = D.first * 2u + wid.x;
+  let found = select_bin((D.count + wid.x) * BINS, picks[k * 3u + 1u], lid);
+  if (lid == 0u) { picks[k * 3u + 2u] = (picks[k * 3u] << 16u) | found.x; }
 }
 
 @compute @workgroup_size(256)

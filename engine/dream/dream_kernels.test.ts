@@ -5,6 +5,9 @@ import { afterAll, describe, expect, test } from 'vitest'
 import { HostDreamOps, percentile } from '../cpu/dream.js'
 import type { DreamOps, EditOutcome, FieldBackend, FieldEdit } from '../field/backend.js'
 import type { Engine } from '../field/engine.js'
+import { GpuFieldBackend } from '../gpu/backend.js'
+import { keptDevice } from '../gpu/device.js'
+import { nodeGpu } from '../gpu/webgpu.node.js'
 import { cpuBackend, engineOn, gpuBackend } from '../../testing/backends.js'
 import { randomField } from '../../testing/fixtures.js'
 import { DREAM_PARAMS, dream, PREVIEW_SIDE } from './dream.js'
@@ -110,6 +113,30 @@ describe('the dream kernels against their CPU twin', () => {
       expect(quiet.outcomes).toEqual([])
       expect(quiet.submits).toBe(0)
       expect([quiet.u, quiet.prev]).toEqual(backend === gpu ? [got.u, got.prev] : [want.u, want.prev])
+    }
+  })
+})
+
+describe('a batch whose histograms exceed a buffer', () => {
+  test('its thresholds are found a group of fields at a time, with the same edit as in one group, bit for bit', {
+    timeout: GPU_TEST_TIMEOUT,
+  }, async () => {
+    // a binding of one field's histograms (768 KiB), then of two: the three fields go in groups of 1, 1
+    // and 1, then of 2 and 1, as a population of 1,000 (1.5 GB of them) goes on a device whose buffers
+    // stop at 1 GiB
+    const kept = (await keptDevice(await nodeGpu()))!
+    const open = (bindingBytes?: number) => GpuFieldBackend.create(kept.device, N, FIELDS, kept.choice.name, { bindingBytes })
+    const whole = await open()
+    opened.push(whole)
+    const one = await dreamOn(whole, whole.dream!)
+    // fields past the first group are edited: both thresholds of the light dream's field matter
+    expect(one.outcomes[1].amplified).toBeGreaterThan(0)
+    for (const fields of [1, 2]) {
+      const grouped = await open(fields * 3 * 65536 * 4)
+      opened.push(grouped)
+      const groups = await dreamOn(grouped, grouped.dream!)
+      expect(groups.outcomes).toEqual(one.outcomes)
+      expect([groups.u, groups.prev]).toEqual([one.u, one.prev])
     }
   })
 })

@@ -52,6 +52,12 @@ export const DREAM_PARAM_LAYOUT = [
   ['fields', 'u32'],
   ['cells', 'u32'],
   ['side', 'u32'],
+  /**
+   * The fields the thresholds' histograms are made for, from `first` on, `count` of them: as many as
+   * one histogram buffer holds (768 KiB a field), a group at a time where the batch has more.
+   */
+  ['first', 'u32'],
+  ['count', 'u32'],
 ] as const
 
 /**

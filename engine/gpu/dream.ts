@@ -13,6 +13,10 @@ const UNIFORM = 0x40 | 0x8
 const BINS = 65536
 const PLAN_WORDS = 8
 const WG = 256
+/** A field's histograms: the top bits', then the low bits' of each of its two thresholds. */
+const HISTOGRAM_BYTES = 3 * BINS * 4
+/** The uniform block: DREAM_PARAM_LAYOUT's 4-byte members in 16-byte rows. */
+const UNIFORM_BYTES = Math.ceil(DREAM_PARAM_LAYOUT.length / 4) * 16
 
 const ENTRIES = [
   'accumulate',
@@ -52,8 +56,15 @@ const USES = {
 /** The buffers a dream needs beyond the field: made on the first dream, kept for the next. */
 interface Scratch {
   acc: GPUBuffer
-  /** The edit's histograms (768 KiB a field), made on the first edit: an engine that only records stability or scales (a batch extracted to be perturbed) never uses them. */
+  /**
+   * The edit's histograms (768 KiB a field) for a group of `grouped` fields, made on the first edit: an
+   * engine that only records stability or scales (a batch extracted to be perturbed) never uses them.
+   */
   hist: GPUBuffer | undefined
+  /** Fields a group's histograms hold: all of them unless they exceed a buffer or a binding (at population 1,000, 1.5 GB). */
+  grouped: number
+  /** Each group's uniform, the first group's `uniform` itself (the one the other entries read). */
+  groups: GPUBuffer[]
   plan: GPUBuffer
   picks: GPUBuffer
   tally: GPUBuffer
@@ -64,8 +75,15 @@ interface Scratch {
   uniformSide: number
 }
 
+/** The uniform of the group of fields from `first` on, with the preview's `side`. */
+function uniformBytes(n: number, fields: number, grouped: number, first: number, side: number): ArrayBuffer {
+  const bytes = new ArrayBuffer(UNIFORM_BYTES)
+  packStruct(DREAM_PARAM_LAYOUT, { n, fields, cells: n * n, side, first, count: Math.min(grouped, fields - first) }, bytes)
+  return bytes
+}
+
 /** Every buffer of the scratch (what an edit handed over names, and what goes back to the kept ones). */
-const scratchBuffers = ({ acc, hist, plan, picks, tally, masks, kicks, uniform }: Scratch): GPUBuffer[] => [
+const scratchBuffers = ({ acc, hist, plan, picks, tally, masks, kicks, groups }: Scratch): GPUBuffer[] => [
   acc,
   ...(hist ? [hist] : []),
   plan,
@@ -73,7 +91,7 @@ const scratchBuffers = ({ acc, hist, plan, picks, tally, masks, kicks, uniform }
   tally,
   ...masks,
   kicks,
-  uniform,
+  ...groups,
 ]
 
 export class GpuDreamOps implements DreamOps {
@@ -92,22 +110,29 @@ export class GpuDreamOps implements DreamOps {
     if (this.scratch) return this.scratch
     const { n, fields } = this.gpu
     const cells = n * n * fields
-    // kept between engines (Transfers.buffer): the histograms alone are 786 MB at population 1,000
+    // kept between engines (Transfers.buffer): the histograms alone are 1.5 GB at population 1,000
     const buffer = (bytes: number, usage = STORAGE) => this.gpu.transfers.buffer(bytes, usage)
+    // a select's workgroups are a dispatch's x: two a field of the group
+    const room = Math.min(this.gpu.bindingBytes, this.gpu.device.limits.maxBufferSize)
+    const grouped = Math.min(fields, Math.max(1, Math.floor(room / HISTOGRAM_BYTES)), 32767)
+    const groups = Array.from({ length: Math.ceil(fields / grouped) }, (_, g) => {
+      const uniform = buffer(UNIFORM_BYTES, UNIFORM)
+      this.gpu.transfers.write(uniform, 0, uniformBytes(n, fields, grouped, g * grouped, 0))
+      return uniform
+    })
     this.scratch = {
       acc: buffer(cells * 4),
       hist: undefined,
+      grouped,
+      groups,
       plan: buffer(fields * PLAN_WORDS * 4),
       picks: buffer(fields * 6 * 4),
       tally: buffer(fields * 4 * 4),
       masks: [buffer(cells * 4), buffer(cells * 4)],
       kicks: buffer(cells * 4),
-      uniform: buffer(16, UNIFORM),
+      uniform: groups[0],
       uniformSide: 0,
     }
-    const bytes = new ArrayBuffer(16)
-    packStruct(DREAM_PARAM_LAYOUT, { n, fields, cells: n * n, side: 0 }, bytes)
-    this.gpu.transfers.write(this.scratch.uniform, 0, bytes)
     return this.scratch
   }
 
@@ -120,9 +145,15 @@ export class GpuDreamOps implements DreamOps {
     })
   }
 
-  /** `entry` over every cell, bound to `resources` (or a bind group made of them before). */
-  private dispatchCells(pass: GPUComputePassEncoder, entry: Entry, resources: Record<number, GPUBuffer>, group?: GPUBindGroup): void {
-    const groups = Math.ceil((this.gpu.n * this.gpu.n * this.gpu.fields) / WG)
+  /** `entry` over every cell (or the first `cells`), bound to `resources` (or a bind group made of them before). */
+  private dispatchCells(
+    pass: GPUComputePassEncoder,
+    entry: Entry,
+    resources: Record<number, GPUBuffer>,
+    group?: GPUBindGroup,
+    cells = this.gpu.n * this.gpu.n * this.gpu.fields,
+  ): void {
+    const groups = Math.ceil(cells / WG)
     pass.setPipeline(this.pipeline(entry))
     pass.setBindGroup(0, group ?? this.group(entry, resources))
     this.gpu.transfers.dispatch(pass, Math.min(groups, 65535), Math.ceil(groups / 65535))
@@ -184,7 +215,7 @@ export class GpuDreamOps implements DreamOps {
     const compiled = compiling(device, USES.edit)
     if (compiled !== undefined) await compiled
     const s = this.buffers()
-    const hist = (s.hist ??= transfers.buffer(3 * fields * BINS * 4, STORAGE))
+    const hist = (s.hist ??= transfers.buffer(s.grouped * HISTOGRAM_BYTES, STORAGE))
     const cells = n * n
     if (this.preview?.side !== side) {
       if (this.preview) transfers.destroy(this.preview.buffer)
@@ -193,9 +224,7 @@ export class GpuDreamOps implements DreamOps {
     const previewBuf = this.preview.buffer
     // the side is the preview's alone: an edit without it leaves the uniform as it is
     if (report && s.uniformSide !== side) {
-      const uniform = new ArrayBuffer(16)
-      packStruct(DREAM_PARAM_LAYOUT, { n, fields, cells, side }, uniform)
-      transfers.write(s.uniform, 0, uniform)
+      transfers.write(s.uniform, 0, uniformBytes(n, fields, s.grouped, 0, side))
       s.uniformSide = side
     }
     const plan = new ArrayBuffer(fields * PLAN_WORDS * 4)
@@ -216,17 +245,23 @@ export class GpuDreamOps implements DreamOps {
     transfers.write(s.plan, 0, plan)
     const { u, prev } = this.gpu.state()
     const encoder = device.createCommandEncoder()
-    encoder.clearBuffer(hist)
     encoder.clearBuffer(s.tally)
+    // the thresholds, a group of fields at a time, each group's histograms in the one buffer
+    s.groups.forEach((uniform, g) => {
+      const count = Math.min(s.grouped, fields - g * s.grouped)
+      encoder.clearBuffer(hist)
+      const pass = encoder.beginComputePass()
+      this.dispatchCells(pass, 'histogram_high', { 0: uniform, 1: u, 3: s.acc, 4: hist, 7: s.tally }, undefined, count * cells)
+      pass.setPipeline(this.pipeline('select_high'))
+      pass.setBindGroup(0, this.group('select_high', { 0: uniform, 4: hist, 5: s.plan, 6: s.picks }))
+      this.gpu.transfers.dispatch(pass, 2 * count)
+      this.dispatchCells(pass, 'histogram_low', { 0: uniform, 3: s.acc, 4: hist, 6: s.picks }, undefined, count * cells)
+      pass.setPipeline(this.pipeline('select_low'))
+      pass.setBindGroup(0, this.group('select_low', { 0: uniform, 4: hist, 6: s.picks }))
+      this.gpu.transfers.dispatch(pass, 2 * count)
+      pass.end()
+    })
     const pass = encoder.beginComputePass()
-    this.dispatchCells(pass, 'histogram_high', { 0: s.uniform, 1: u, 3: s.acc, 4: hist, 7: s.tally })
-    pass.setPipeline(this.pipeline('select_high'))
-    pass.setBindGroup(0, this.group('select_high', { 4: hist, 5: s.plan, 6: s.picks }))
-    this.gpu.transfers.dispatch(pass, 2 * fields)
-    this.dispatchCells(pass, 'histogram_low', { 0: s.uniform, 3: s.acc, 4: hist, 6: s.picks })
-    pass.setPipeline(this.pipeline('select_low'))
-    pass.setBindGroup(0, this.group('select_low', { 0: s.uniform, 4: hist, 6: s.picks }))
-    this.gpu.transfers.dispatch(pass, 2 * fields)
     this.dispatchCells(pass, 'edit_mask', { 0: s.uniform, 3: s.acc, 5: s.plan, 6: s.picks, 7: s.tally, 9: s.masks[0], 10: s.kicks })
     // ping-pong: pass k reads masks[k % 2] and writes the other
     const tiles = Math.ceil(n / TILE)
