@@ -205,6 +205,16 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     // the kernels compile off this thread (a first step's is 6 s of SwiftShader's), their modules in scopes of their own
     if (stepsPerDispatch !== 1 && stepsPerDispatch !== STEPS_PER_DISPATCH)
       throw new CrystalError('bad_argument', `steps a dispatch: 1 or ${STEPS_PER_DISPATCH}, got ${stepsPerDispatch}`)
+    // every kernel binds a state whole: say what fits, where Dawn would name a buffer's size alone
+    const room = Math.min(device.limits.maxBufferSize, device.limits.maxStorageBufferBindingSize)
+    if (n * n * fields * 4 > room) {
+      const most = Math.floor(room / (n * n * 4))
+      throw new CrystalError(
+        'backend_unavailable',
+        `${fields} fields of ${n} x ${n} cells take ${n * n * fields * 4} bytes a state, more than a buffer holds on ${description} ` +
+          `(${room} bytes): at most ${most} fields at this size (evolve runs 2 a genome: --population ${Math.floor(most / 2)} at most)`,
+      )
+    }
     // a dispatch's steps store their tile sums into consecutive slots of the ring: one a dispatch where it holds fewer
     const steps = ringSlotsOf(n, fields, ringBytes) >= stepsPerDispatch ? stepsPerDispatch : 1
     const kernels = backendKernels(rows)

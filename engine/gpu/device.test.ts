@@ -5,7 +5,7 @@ import { describe, expect, test } from 'vitest'
 import { selectBackend } from '../backends/select.js'
 import { MaterialCatalog } from '../field/materials.js'
 import { stepParams } from '../field/params.js'
-import type { GpuFieldBackend } from './backend.js'
+import { GpuFieldBackend } from './backend.js'
 import { forgetKernels } from './context.js'
 import { keptDevice } from './device.js'
 import { nodeGpu } from './webgpu.node.js'
@@ -31,6 +31,22 @@ describe('the kept device', () => {
     expect(c.device).not.toBe(a.device)
     expect(c.device.features.has('subgroups')).toBe(false)
     c.destroy()
+  })
+
+  test("a batch whose state exceeds the device's buffers is refused before anything is made, naming how many fields fit", async () => {
+    const { device, choice } = (await keptDevice(await nodeGpu()))!
+    const n = 512
+    const room = Math.min(device.limits.maxBufferSize, device.limits.maxStorageBufferBindingSize)
+    const most = Math.floor(room / (n * n * 4))
+    const opening = GpuFieldBackend.create(device, n, most + 1, choice.name)
+    await expect(opening).rejects.toMatchObject({ code: 'backend_unavailable' })
+    await expect(opening).rejects.toThrow(
+      `at most ${most} fields at this size (evolve runs 2 a genome: --population ${Math.floor(most / 2)} at most)`,
+    )
+    // the device is left as it was: a batch that fits opens on it
+    const fits = await open()
+    expect(fits.device).toBe(device)
+    fits.destroy()
   })
 
   test('a lost device is forgotten: the next engine opens a new one', async () => {
