@@ -32,6 +32,10 @@ for (const which of ['firstPipeline', 'secondPipeline']) {
   })
   times[which] = ms(t)
 }
-console.log(JSON.stringify({ flags, adapter: adapter.info.description || adapter.info.vendor, ...times }))
+// the buffer limits the engine requests whole (engine/gpu/device.ts): they bound a batch's fields (docs/discovery.md)
+const { maxBufferSize, maxStorageBufferBindingSize } = adapter.limits
+console.log(
+  JSON.stringify({ flags, adapter: adapter.info.description || adapter.info.vendor, ...times, maxBufferSize, maxStorageBufferBindingSize }),
+)
 device.destroy()
 process.exit(0)

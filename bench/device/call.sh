@@ -39,6 +39,9 @@ tests_s=$server_s && has tests && tests_s=$((150 + server_s))
 after_field=$((60 + tests_s + 10))
 after_evolve=$((tests_s + 10)) && has field && after_evolve=$((50 + after_field))
 
+say "== the adapter and its buffer limits, which bound a batch's fields"
+timeout 30 node "$here/adapter-time.mjs" 2>&1 | grep '^{' | tee -a "$summary"
+
 has open && {
   say "== 0. opening WebGPU in a fresh process, Dawn's default backends against backend=vulkan ($(left) s left)"
   for r in 1 2 3; do
