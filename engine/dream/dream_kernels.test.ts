@@ -6,6 +6,7 @@ import { HostDreamOps, percentile } from '../cpu/dream.js'
 import type { DreamOps, EditOutcome, FieldBackend, FieldEdit } from '../field/backend.js'
 import type { Engine } from '../field/engine.js'
 import { GpuFieldBackend } from '../gpu/backend.js'
+import { HISTOGRAM_BYTES } from '../gpu/dream.js'
 import { keptDevice } from '../gpu/device.js'
 import { nodeGpu } from '../gpu/webgpu.node.js'
 import { cpuBackend, engineOn, gpuBackend } from '../../testing/backends.js'
@@ -132,7 +133,7 @@ describe('a batch whose histograms exceed a buffer', () => {
     // fields past the first group are edited: both thresholds of the light dream's field matter
     expect(one.outcomes[1].amplified).toBeGreaterThan(0)
     for (const fields of [1, 2]) {
-      const grouped = await open(fields * 3 * 65536 * 4)
+      const grouped = await open(fields * HISTOGRAM_BYTES)
       opened.push(grouped)
       const groups = await dreamOn(grouped, grouped.dream!)
       expect(groups.outcomes).toEqual(one.outcomes)

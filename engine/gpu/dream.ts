@@ -14,7 +14,7 @@ const BINS = 65536
 const PLAN_WORDS = 8
 const WG = 256
 /** A field's histograms: the top bits', then the low bits' of each of its two thresholds. */
-const HISTOGRAM_BYTES = 3 * BINS * 4
+export const HISTOGRAM_BYTES = 3 * BINS * 4
 /** The uniform block: DREAM_PARAM_LAYOUT's 4-byte members in 16-byte rows. */
 const UNIFORM_BYTES = Math.ceil(DREAM_PARAM_LAYOUT.length / 4) * 16
 
@@ -63,8 +63,8 @@ interface Scratch {
   hist: GPUBuffer | undefined
   /** Fields a group's histograms hold: all of them unless they exceed a buffer or a binding (at population 1,000, 1.5 GB). */
   grouped: number
-  /** Each group's uniform, the first group's `uniform` itself (the one the other entries read). */
-  groups: GPUBuffer[]
+  /** Each group's fields and uniform, the first group's `uniform` itself (the one the other entries read). */
+  groups: { first: number; count: number; uniform: GPUBuffer }[]
   plan: GPUBuffer
   picks: GPUBuffer
   tally: GPUBuffer
@@ -75,10 +75,10 @@ interface Scratch {
   uniformSide: number
 }
 
-/** The uniform of the group of fields from `first` on, with the preview's `side`. */
-function uniformBytes(n: number, fields: number, grouped: number, first: number, side: number): ArrayBuffer {
+/** The uniform of the group of `count` fields from `first` on, with the preview's `side`. */
+function uniformBytes(n: number, fields: number, { first, count }: { first: number; count: number }, side: number): ArrayBuffer {
   const bytes = new ArrayBuffer(UNIFORM_BYTES)
-  packStruct(DREAM_PARAM_LAYOUT, { n, fields, cells: n * n, side, first, count: Math.min(grouped, fields - first) }, bytes)
+  packStruct(DREAM_PARAM_LAYOUT, { n, fields, cells: n * n, side, first, count }, bytes)
   return bytes
 }
 
@@ -91,7 +91,7 @@ const scratchBuffers = ({ acc, hist, plan, picks, tally, masks, kicks, groups }:
   tally,
   ...masks,
   kicks,
-  ...groups,
+  ...groups.map((g) => g.uniform),
 ]
 
 export class GpuDreamOps implements DreamOps {
@@ -116,9 +116,9 @@ export class GpuDreamOps implements DreamOps {
     const room = Math.min(this.gpu.bindingBytes, this.gpu.device.limits.maxBufferSize)
     const grouped = Math.min(fields, Math.max(1, Math.floor(room / HISTOGRAM_BYTES)), 32767)
     const groups = Array.from({ length: Math.ceil(fields / grouped) }, (_, g) => {
-      const uniform = buffer(UNIFORM_BYTES, UNIFORM)
-      this.gpu.transfers.write(uniform, 0, uniformBytes(n, fields, grouped, g * grouped, 0))
-      return uniform
+      const group = { first: g * grouped, count: Math.min(grouped, fields - g * grouped), uniform: buffer(UNIFORM_BYTES, UNIFORM) }
+      this.gpu.transfers.write(group.uniform, 0, uniformBytes(n, fields, group, 0))
+      return group
     })
     this.scratch = {
       acc: buffer(cells * 4),
@@ -130,7 +130,7 @@ export class GpuDreamOps implements DreamOps {
       tally: buffer(fields * 4 * 4),
       masks: [buffer(cells * 4), buffer(cells * 4)],
       kicks: buffer(cells * 4),
-      uniform: groups[0],
+      uniform: groups[0].uniform,
       uniformSide: 0,
     }
     return this.scratch
@@ -224,7 +224,7 @@ export class GpuDreamOps implements DreamOps {
     const previewBuf = this.preview.buffer
     // the side is the preview's alone: an edit without it leaves the uniform as it is
     if (report && s.uniformSide !== side) {
-      transfers.write(s.uniform, 0, uniformBytes(n, fields, s.grouped, 0, side))
+      transfers.write(s.uniform, 0, uniformBytes(n, fields, s.groups[0], side))
       s.uniformSide = side
     }
     const plan = new ArrayBuffer(fields * PLAN_WORDS * 4)
@@ -247,8 +247,7 @@ export class GpuDreamOps implements DreamOps {
     const encoder = device.createCommandEncoder()
     encoder.clearBuffer(s.tally)
     // the thresholds, a group of fields at a time, each group's histograms in the one buffer
-    s.groups.forEach((uniform, g) => {
-      const count = Math.min(s.grouped, fields - g * s.grouped)
+    for (const { count, uniform } of s.groups) {
       encoder.clearBuffer(hist)
       const pass = encoder.beginComputePass()
       this.dispatchCells(pass, 'histogram_high', { 0: uniform, 1: u, 3: s.acc, 4: hist, 7: s.tally }, undefined, count * cells)
@@ -260,7 +259,7 @@ export class GpuDreamOps implements DreamOps {
       pass.setBindGroup(0, this.group('select_low', { 0: uniform, 4: hist, 6: s.picks }))
       this.gpu.transfers.dispatch(pass, 2 * count)
       pass.end()
-    })
+    }
     const pass = encoder.beginComputePass()
     this.dispatchCells(pass, 'edit_mask', { 0: s.uniform, 3: s.acc, 5: s.plan, 6: s.picks, 7: s.tally, 9: s.masks[0], 10: s.kicks })
     // ping-pong: pass k reads masks[k % 2] and writes the other
