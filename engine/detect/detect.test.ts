@@ -22,6 +22,7 @@ import {
   structureMask,
   THRESHOLD_OF_PEAK,
   measure,
+  sectorOf,
   regrowthOf,
   spectraFor,
   stabilityMap,
@@ -306,35 +307,88 @@ describe('components', () => {
     expect(filled).toBeGreaterThan(100)
   })
 
-  test("a part's shape and halves are measured as a plain pass over a mask of every cell measures them, bit for bit (random maps' parts, discs, rings, a part at an edge); cells out of index order are refused", () => {
-    // the control: a mask of the part, the masses in one pass over the map, every cell's sector in
-    // index order, Math.hypot at every cell of the inner disc
+  test("a cell's sector comes from integer comparisons that agree with atan2's everywhere, the 45 degree diagonals and the axes included (every offset of a grid, and large random ones)", () => {
+    const byAngle = (dx: number, dy: number) => Math.floor(((Math.atan2(dy, dx) + Math.PI) / (2 * Math.PI)) * 16) % 16
+    let checked = 0
+    for (let dx = -60; dx <= 60; dx++)
+      for (let dy = -60; dy <= 60; dy++) {
+        expect(sectorOf(dx, dy)).toBe(byAngle(dx, dy))
+        checked++
+      }
+    const rand = rng(3)
+    for (let k = 0; k < 20000; k++) {
+      const [dx, dy] = [Math.round((rand() - 0.5) * 2 ** 26), Math.round((rand() - 0.5) * 2 ** 26)]
+      expect(sectorOf(dx, dy)).toBe(byAngle(dx, dy))
+    }
+    // each of the 16 sectors, and both sides of each boundary the diagonals and axes make
+    expect(
+      new Set(
+        Array.from({ length: 16 }, (_, s) =>
+          sectorOf(
+            Math.round(1000 * Math.cos(-Math.PI + (s + 0.5) * (Math.PI / 8))),
+            Math.round(1000 * Math.sin(-Math.PI + (s + 0.5) * (Math.PI / 8))),
+          ),
+        ),
+      ),
+    ).toEqual(new Set(Array.from({ length: 16 }, (_, s) => s)))
+    expect([
+      sectorOf(5, 0),
+      sectorOf(5, 5),
+      sectorOf(0, 5),
+      sectorOf(-5, 5),
+      sectorOf(-5, 0),
+      sectorOf(-5, -5),
+      sectorOf(0, -5),
+      sectorOf(5, -5),
+      sectorOf(0, 0),
+    ]).toEqual([8, 10, 12, 14, 0, 2, 4, 6, 8])
+    expect(checked).toBe(121 * 121)
+  })
+
+  test("a part's shape and halves are measured as a plain pass over a mask of every cell measures them, bit for bit, in integers where docs/detection.md's exact forms say (random maps' parts, discs, rings, a part at an edge); cells out of index order are refused", () => {
+    // the control: a mask of the part, the masses in one pass over the map, the moments, offsets and
+    // radii in BigInt, every cell's sector by atan2, every cell of the field tested for the inner disc
     const plain = (map: Float32Array, n: number, cells: number[]) => {
       const inside = new Uint8Array(map.length)
       for (const i of cells) inside[i] = 1
-      const [cx, cy] = [0, 1].map((axis) => cells.reduce((a, i) => a + (axis ? Math.floor(i / n) : i % n), 0) / cells.length)
-      const meanR = cells.reduce((a, i) => a + Math.sqrt(((i % n) - cx) ** 2 + (Math.floor(i / n) - cy) ** 2), 0) / cells.length
-      let reached = 0
-      for (const i of cells) {
-        const [dx, dy] = [(i % n) - cx, Math.floor(i / n) - cy]
-        if (Math.sqrt(dx * dx + dy * dy) >= 0.5 * meanR)
-          reached |= 1 << (Math.floor(((Math.atan2(dy, dx) + Math.PI) / (2 * Math.PI)) * 16) % 16)
+      const c = BigInt(cells.length)
+      const at = cells.map((i) => [BigInt(i % n), BigInt(Math.floor(i / n))])
+      const sum = (f: (p: bigint[]) => bigint) => at.reduce((a, p) => a + f(p), 0n)
+      const [X, Y] = [sum(([x]) => x), sum(([, y]) => y)]
+      const [cx, cy] = [Number(X) / cells.length, Number(Y) / cells.length]
+      const [sxx, syy, sxy] = [c * sum(([x]) => x * x) - X * X, c * sum(([, y]) => y * y) - Y * Y, c * sum(([x, y]) => x * y) - X * Y].map(
+        (m) => Number(m) / cells.length,
+      )
+      const ONE = 2n ** 13n
+      const [fx, fy] = [(2n * X * ONE + c) / (2n * c), (2n * Y * ONE + c) / (2n * c)]
+      const root = (d: bigint) => {
+        let r = BigInt(Math.floor(Math.sqrt(Number(d))))
+        while (r * r > d) r--
+        while ((r + 1n) * (r + 1n) <= d) r++
+        return r
       }
-      const rIn = 0.5 * meanR
+      const offset = (x: bigint, y: bigint) => [x * ONE - fx, y * ONE - fy]
+      const radius = (x: bigint, y: bigint) => {
+        const [dx, dy] = offset(x, y)
+        return root(dx * dx + dy * dy)
+      }
+      const radii = at.map(([x, y]) => radius(x, y))
+      const total = radii.reduce((a, r) => a + r, 0n)
+      const meanR = Number(total) / (cells.length * 2 ** 13)
+      let reached = 0
+      at.forEach(([x, y], k) => {
+        const [dx, dy] = offset(x, y).map(Number)
+        if (2n * c * radii[k] >= total) reached |= 1 << (Math.floor(((Math.atan2(dy, dx) + Math.PI) / (2 * Math.PI)) * 16) % 16)
+      })
       let [innerCells, innerEmpty] = [0, 0]
-      for (let y = Math.max(0, Math.floor(cy - rIn)); y <= Math.min(n - 1, Math.ceil(cy + rIn)); y++)
-        for (let x = Math.max(0, Math.floor(cx - rIn)); x <= Math.min(n - 1, Math.ceil(cx + rIn)); x++)
-          if (Math.hypot(x - cx, y - cy) <= rIn) [innerCells, innerEmpty] = [innerCells + 1, innerEmpty + (inside[y * n + x] ? 0 : 1)]
+      for (let i = 0; i < map.length; i++)
+        if (2n * c * radius(BigInt(i % n), BigInt(Math.floor(i / n))) <= total)
+          [innerCells, innerEmpty] = [innerCells + 1, innerEmpty + (inside[i] ? 0 : 1)]
       let [massIn, massOut] = [0, 0]
       for (let i = 0; i < map.length; i++) inside[i] ? (massIn += map[i]) : (massOut += map[i])
       const [meanIn, meanOut] = [massIn / cells.length, massOut / Math.max(1, map.length - cells.length)]
       let gaps = 0
       for (let b = 0; b < 16; b++) gaps += (reached >> b) & 1 ? 0 : 1
-      let [sxx, syy, sxy] = [0, 0, 0]
-      for (const i of cells) {
-        const [dx, dy] = [(i % n) - cx, Math.floor(i / n) - cy]
-        ;[sxx, syy, sxy] = [sxx + dx * dx, syy + dy * dy, sxy + dx * dy]
-      }
       const [tr, det] = [(sxx + syy) / cells.length, (sxx * syy - sxy * sxy) / cells.length ** 2]
       const disc = Math.sqrt(Math.max(0, (tr * tr) / 4 - det))
       return {
@@ -387,6 +441,45 @@ describe('components', () => {
         parts++
       }
     expect(parts).toBeGreaterThan(40)
+    // a part whose inner disc's edge passes exactly through cells: the four at 1 from its centre (half
+    // the mean radius: four cells at 1 and four at 3) are inside, where r equals the bound
+    const cross = [
+      [0, -3],
+      [0, -1],
+      [-3, 0],
+      [-1, 0],
+      [1, 0],
+      [3, 0],
+      [0, 1],
+      [0, 3],
+    ].map(([dx, dy]) => (20 + dy) * n + 20 + dx)
+    const edge = measure(maps[0], n, cross)
+    expect(edge.mean_radius).toBe(2)
+    expect(edge.annularity).toBe(1 / 5)
+    expect(edge.annularity).toBe(plain(maps[0], n, cross).annularity)
+    // and one where half the mean radius falls just under a whole r (16,383.875 of 2^-13): the four
+    // cells at 2 from the centre, at r = 16,384, are outside (found by a search over symmetric parts)
+    const turns = ([a, b]: number[]) => [
+      [a, b],
+      [-b, a],
+      [-a, -b],
+      [b, -a],
+    ]
+    const ringed = [
+      [1, 2],
+      [1, 4],
+      [2, 4],
+      [3, 4],
+      [4, 2],
+      [4, 3],
+      [6, 0],
+    ]
+      .flatMap(turns)
+      .map(([dx, dy]) => (20 + dy) * n + 20 + dx)
+    ringed.sort((a, b) => a - b)
+    const under = measure(maps[0], n, ringed)
+    expect(under.annularity).toBe(1)
+    expect(under.annularity).toBe(plain(maps[0], n, ringed).annularity)
     expect(() => measure(maps[0], n, [5, 3, 9])).toThrow(/index order: cell 3 after 5/)
     expect(() => measure(maps[0], n, [5, 5])).toThrow(/index order/)
     expect(() => halves([5, 3], n, { centroid_x: 0.5, centroid_y: 0.5, axis: [1, 0] })).toThrow(/index order: cell 3 after 5/)

@@ -236,69 +236,118 @@ function placed(cells: readonly number[], n: number): { x: Float64Array; y: Floa
   return coords
 }
 
+/** Fractional bits of a cell's offset from its part's centroid (docs/detection.md, item 2's exact forms). */
+const OFFSET_BITS = 13
+const ONE = 2 ** OFFSET_BITS
+
+/** c s - a b exactly (BigInt only past 2^53), as a float64: c times a second moment about the centroid. */
+function momentTimesCount(c: number, s: number, a: number, b: number): number {
+  const [cs, ab] = [c * s, a * b]
+  if (cs < 2 ** 53 && Math.abs(ab) < 2 ** 53) return cs - ab
+  return Number(BigInt(c) * BigInt(s) - BigInt(a) * BigInt(b))
+}
+
+/**
+ * floor(sqrt(d)) of an integer d < 2^52: exact from float64's correctly rounded root (where d < m^2 the
+ * root is under m - 1/(2m), more than the half ulp it can round by).
+ */
+function isqrt(d: number): number {
+  return Math.floor(Math.sqrt(d))
+}
+
+/**
+ * Which of the 16 sectors (atan2's angle from -pi, 22.5 degrees each) the integer offset (dx, dy) lies in,
+ * by integer comparisons only: b < (sqrt 2 - 1) a is (a + b)^2 < 2 a^2, and b > (sqrt 2 + 1) a is
+ * (b - a)^2 > 2 a^2 (every square under 2^52 for offsets under 2^25, as at N = 4096 with 13 fractional bits).
+ */
+export function sectorOf(dx: number, dy: number): number {
+  // psi = atan2(|dy|, dx) in [0, pi] as 8 steps of 22.5 degrees: exactly m, or strictly between m and m + 1
+  const [a, b] = [Math.abs(dx), Math.abs(dy)]
+  let m: number
+  let exact: boolean
+  if (a === 0) [m, exact] = [b === 0 ? 0 : 4, true]
+  else if (b === 0) [m, exact] = [0, true]
+  else if (b === a) [m, exact] = [2, true]
+  else if (b < a) [m, exact] = [(a + b) ** 2 < 2 * a * a ? 0 : 1, false]
+  else [m, exact] = [(b - a) ** 2 < 2 * a * a ? 2 : 3, false]
+  // the left half mirrors the right: psi = pi - psi'
+  if (dx < 0) [m, exact] = exact ? [8 - m, true] : [7 - m, false]
+  // floor(theta / 22.5 degrees) with theta = psi above the axis and -psi below it
+  const k = dy >= 0 ? m : exact ? -m : -(m + 1)
+  return (((k + 8) % SECTORS) + SECTORS) % SECTORS
+}
+
 export function measure(map: Float32Array, n: number, cells: number[]): ShapeFeatures & { axis: [number, number]; mean_radius: number } {
   // the sums below walk the map and the cells together (no mask of every cell a part: at N = 96 it and
-  // its pass were some 40% of measuring, and a window of europium_crystal has up to 35 parts)
+  // its pass were some 40% of measuring, and a window of europium_crystal has up to 35 parts).
+  // Every shape number is a function of integers (docs/detection.md, item 2's exact forms), so a kernel
+  // can make the same bits on any adapter.
   const { x: xs, y: ys } = placed(cells, n)
-  let cx = 0
-  let cy = 0
-  for (let k = 0; k < cells.length; k++) {
-    cx += xs[k]
-    cy += ys[k]
+  const c = cells.length
+  let [sx, sy, sxx2, syy2, sxy2] = [0, 0, 0, 0, 0]
+  for (let k = 0; k < c; k++) {
+    const x = xs[k]
+    const y = ys[k]
+    sx += x
+    sy += y
+    sxx2 += x * x
+    syy2 += y * y
+    sxy2 += x * y
   }
-  cx /= cells.length
-  cy /= cells.length
-  let sxx = 0
-  let syy = 0
-  let sxy = 0
-  let meanR = 0
-  // a field's largest component is thousands of cells: square roots, not Math.hypot (half of measure's time)
-  for (let k = 0; k < cells.length; k++) {
-    const dx = xs[k] - cx
-    const dy = ys[k] - cy
-    sxx += dx * dx
-    syy += dy * dy
-    sxy += dx * dy
-    meanR += Math.sqrt(dx * dx + dy * dy)
+  const cx = sx / c
+  const cy = sy / c
+  const sxx = momentTimesCount(c, sxx2, sx, sx) / c
+  const syy = momentTimesCount(c, syy2, sy, sy) / c
+  const sxy = momentTimesCount(c, sxy2, sx, sy) / c
+  // the centroid in fixed point, rounded once by an integer rule; each cell's offset from it and floor of its distance
+  const [fx, fy] = [Math.floor((2 * sx * ONE + c) / (2 * c)), Math.floor((2 * sy * ONE + c) / (2 * c))]
+  let radiusSum = 0
+  for (let k = 0; k < c; k++) {
+    const dx = xs[k] * ONE - fx
+    const dy = ys[k] * ONE - fy
+    radiusSum += isqrt(dx * dx + dy * dy)
   }
-  meanR /= cells.length
-  // the sectors reached, a bit each; once all are, the other cells cannot change the count. The cells
-  // are visited every stride-th first, so that the first visits span the part's rows (in index order a
-  // compact part's upper sectors came first and the lower ones only past its middle: most of measuring)
+  const meanR = radiusSum / (c * ONE)
+  // half the mean radius as a bound on r: 2 c r >= sum r is r >= out, so D >= out^2 (no root a cell);
+  // 2 c r <= sum r is r <= inside
+  const out = Math.ceil(radiusSum / (2 * c))
+  const outSquared = out * out
+  const inside = Math.floor(radiusSum / (2 * c))
+  // the sectors reached by cells at least half the mean radius out, a bit each; once all are, the other
+  // cells cannot change the count. The cells are visited every stride-th first, so that the first
+  // visits span the part's rows
   let reached = 0
-  const stride = Math.max(1, Math.floor(Math.sqrt(cells.length)))
+  const stride = Math.max(1, Math.floor(Math.sqrt(c)))
   for (let start = 0; start < stride && reached !== ALL_SECTORS; start++) {
-    for (let k = start; k < cells.length; k += stride) {
-      const dx = xs[k] - cx
-      const dy = ys[k] - cy
-      if (Math.sqrt(dx * dx + dy * dy) >= 0.5 * meanR)
-        reached |= 1 << (Math.floor(((Math.atan2(dy, dx) + Math.PI) / (2 * Math.PI)) * SECTORS) % SECTORS)
+    for (let k = start; k < c; k += stride) {
+      const dx = xs[k] * ONE - fx
+      const dy = ys[k] * ONE - fy
+      if (dx * dx + dy * dy >= outSquared) reached |= 1 << sectorOf(dx, dy)
       if (reached === ALL_SECTORS) break
     }
   }
   // principal second moments: eigenvalues of [[sxx, sxy], [sxy, syy]]
-  const tr = (sxx + syy) / cells.length
-  const det = (sxx * syy - sxy * sxy) / cells.length ** 2
+  const tr = (sxx + syy) / c
+  const det = (sxx * syy - sxy * sxy) / c ** 2
   const disc = Math.sqrt(Math.max(0, (tr * tr) / 4 - det))
   const l1 = tr / 2 + disc
   const l2 = Math.max(tr / 2 - disc, 1e-9)
-  // the inner disc: cells within half the mean radius of the centroid
-  const rIn = 0.5 * meanR
+  // the inner disc: lattice cells within half the mean radius (2 c r <= sum r), in a box that holds them all
   let innerCells = 0
   let innerEmpty = 0
   // the disc's cells come in index order, as the part's do: one walk through both
   let next = 0
+  const rIn = 0.5 * meanR + 1
   const [x0, x1] = [Math.max(0, Math.floor(cx - rIn)), Math.min(n - 1, Math.ceil(cx + rIn))]
   const [y0, y1] = [Math.max(0, Math.floor(cy - rIn)), Math.min(n - 1, Math.ceil(cy + rIn))]
-  // Math.hypot only near the circle, where its rounding may differ from a square root's (far off it both agree)
-  const [near, far] = [rIn * rIn * (1 - 1e-9), rIn * rIn * (1 + 1e-9)]
   for (let y = y0; y <= y1; y++) {
+    const dy = y * ONE - fy
     for (let x = x0; x <= x1; x++) {
-      const d2 = (x - cx) * (x - cx) + (y - cy) * (y - cy)
-      if (d2 > far || (d2 >= near && Math.hypot(x - cx, y - cy) > rIn)) continue
+      const dx = x * ONE - fx
+      if (isqrt(dx * dx + dy * dy) > inside) continue
       innerCells++
       const i = y * n + x
-      while (next < cells.length && cells[next] < i) next++
+      while (next < c && cells[next] < i) next++
       if (cells[next] !== i) innerEmpty++
     }
   }
@@ -324,7 +373,7 @@ export function measure(map: Float32Array, n: number, cells: number[]): ShapeFea
     centroid_x: (cx + 0.5) / n,
     centroid_y: (cy + 0.5) / n,
     // the principal axis (unit vector of the larger second moment), for halving the structure
-    axis: Math.abs(sxy) > 1e-12 ? unit(l1 * cells.length - syy, sxy) : sxx >= syy ? [1, 0] : [0, 1],
+    axis: Math.abs(sxy) > 1e-12 ? unit(l1 * c - syy, sxy) : sxx >= syy ? [1, 0] : [0, 1],
     mean_radius: meanR,
   }
 }
