@@ -258,7 +258,9 @@ function isqrt(d: number): number {
 /**
  * Which of the 16 sectors (atan2's angle from -pi, 22.5 degrees each) the integer offset (dx, dy) lies in,
  * by integer comparisons only: b < (sqrt 2 - 1) a is (a + b)^2 < 2 a^2, and b > (sqrt 2 + 1) a is
- * (b - a)^2 > 2 a^2 (every square under 2^52 for offsets under 2^25, as at N = 4096 with 13 fractional bits).
+ * (b - a)^2 > 2 a^2 (every square under 2^52 for offsets under 2^25, as at N = 4096 with 13 fractional bits:
+ * integers only, and larger ones would round). -0 counts as 0 (atan2 would put (-0, 0) in sector 0; an
+ * offset made as a difference is never -0).
  */
 export function sectorOf(dx: number, dy: number): number {
   // psi = atan2(|dy|, dx) in [0, pi] as 8 steps of 22.5 degrees: exactly m, or strictly between m and m + 1
