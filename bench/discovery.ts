@@ -19,7 +19,7 @@ import { labelMaps } from '../engine/gpu/components.js'
 import type { GpuContext } from '../engine/gpu/context.js'
 import { selectBackend } from '../engine/backends/select.js'
 import type { FieldBackend } from '../engine/field/backend.js'
-import { listedComponents, rankedComponents } from '../engine/detect/detect.js'
+import { listedComponents, listedShapes, rankedComponents, shapeSums } from '../engine/detect/detect.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'
 import { createNodeEngine } from '../engine/node.js'
 import { MemoryRegistryStore, Registry } from '../engine/registry/registry.js'
@@ -226,12 +226,15 @@ export interface DetectionCost {
   structures_ms: number
   /** Of naming the cells: a map's components found and ranked by mass (partsOf's list), on the host. */
   components_ms: number
+  /** A map's listed components' shapes as integers (shapeSums, what measure takes), on the host. */
+  shapes_ms: number
   /**
    * The same on the device (engine/gpu/components.ts labelMaps): one call over `maps` maps (the windows'
    * repeated to a population of 1,000's 2,000 on a hardware adapter), its upload, kernels and read, a map;
-   * `same`: every window's list equal to the host's. Absent without a WebGPU adapter.
+   * `same`: every window's list equal to the host's. `shapes_ms` and `shapes_same`: the same with each
+   * listed component's shape summed too (the shapes equal to listedShapes'). Absent without a WebGPU adapter.
    */
-  device?: { adapter: string; maps: number; ms: number; same: boolean }
+  device?: { adapter: string; maps: number; ms: number; same: boolean; shapes_ms: number; shapes_same: boolean }
 }
 
 /** The device's part of detectionCost: where a WebGPU adapter is, a backend on it for labelMaps. */
@@ -285,23 +288,38 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
     for (const map of maps) rankedComponents(map, size)
     components_ms = Math.min(components_ms, (performance.now() - t0) / maps.length)
   }
-  const cost = { material, size, windows: held.length, cells_ms: best.cells, structures_ms: best.structures, components_ms }
+  const listed = maps.map((map) => rankedComponents(map, size).map(({ cells }) => cells))
+  let shapes_ms = Infinity
+  for (let pass = 0; pass < REPEATS; pass++) {
+    const t0 = performance.now()
+    for (const parts of listed) for (const cells of parts) shapeSums(cells, size)
+    shapes_ms = Math.min(shapes_ms, (performance.now() - t0) / maps.length)
+  }
+  const cost = { material, size, windows: held.length, cells_ms: best.cells, structures_ms: best.structures, components_ms, shapes_ms }
   if (!device) return cost
   const count = device.software ? maps.length : 2000
   const all = new Float32Array(count * size * size)
   for (let k = 0; k < count; k++) all.set(maps[k % maps.length], k * size * size)
-  let ms = Infinity
+  const twins = maps.map((map) => [
+    JSON.stringify(Array.from(listedComponents(map, size) ?? [])),
+    JSON.stringify([...(listedShapes(map, size) ?? [])]),
+  ])
+  const time = { lists: Infinity, shapes: Infinity }
   let same = true
-  for (let pass = 0; pass < REPEATS; pass++) {
-    const t0 = performance.now()
-    const got = await labelMaps(device.backend, all, size)
-    ms = Math.min(ms, (performance.now() - t0) / count)
-    // the twin's list (listedComponents) for every window
-    same &&= maps.every(
-      (map, k) => JSON.stringify(Array.from(got[k].listed ?? [])) === JSON.stringify(Array.from(listedComponents(map, size) ?? [])),
-    )
-  }
-  return { ...cost, device: { adapter: device.adapter, maps: count, ms, same } }
+  let shapes_same = true
+  for (let pass = 0; pass < REPEATS; pass++)
+    for (const shapes of [false, true]) {
+      const t0 = performance.now()
+      const got = await labelMaps(device.backend, all, size, { shapes })
+      const ms = (performance.now() - t0) / count
+      // the twins' lists (listedComponents) and shapes (listedShapes) for every window
+      if (shapes) {
+        time.shapes = Math.min(time.shapes, ms)
+        shapes_same &&= maps.every((_, k) => JSON.stringify([...(got[k].shapes ?? [])]) === twins[k][1])
+      } else time.lists = Math.min(time.lists, ms)
+      same &&= maps.every((_, k) => JSON.stringify(Array.from(got[k].listed ?? [])) === twins[k][0])
+    }
+  return { ...cost, device: { adapter: device.adapter, maps: count, ms: time.lists, same, shapes_ms: time.shapes, shapes_same } }
 }
 
 export async function runDiscoveryBench(progress: (what: string) => void = () => {}): Promise<DiscoveryBenchReport> {
@@ -393,6 +411,10 @@ export function discoveryTables(r: DiscoveryBenchReport): Record<string, Record<
         'of cells named: components ranked, ms': d.components_ms.toFixed(3),
         'the same on the device, ms a map': d.device
           ? `${d.device.ms.toFixed(3)} (${d.device.maps} maps${d.device.same ? '' : ', NOT the same'}; ${d.device.adapter})`
+          : 'no adapter',
+        "the listed components' shapes as integers, ms": d.shapes_ms.toFixed(3),
+        'with the shapes on the device, ms a map': d.device
+          ? `${d.device.shapes_ms.toFixed(3)}${d.device.shapes_same ? '' : ' (NOT the same)'}`
           : 'no adapter',
       }),
     ),

@@ -19,10 +19,21 @@
 //   any order, as the host's float64 massOf is;
 // - `list`: each component of MIN_AREA cells or more listed in its field's list (root, cells, mass low,
 //   mass high), in the order the roots came (the host ranks them by mass, then root): what comes back.
-// `struct Components`, MIN_AREA and LISTED (entries a list holds) are generated
+// Then, where C.shapes is set, each listed component's shape as integers (docs/detection.md, item 2's
+// exact forms; the CPU twin: shapeSums in engine/detect/detect.ts), at its slot of the field's shapes:
+// - `list` also marks the root's tally with SLOT | its slot and zeroes the slot's sums;
+// - `moments`: each cell's x, y, x^2, y^2 and x y added at its component's slot;
+// - `centre` (the roots): the centroid in fixed point, floor((2 X 2^F + c) / (2 c)), F = OFFSET_BITS;
+// - `radii`: each cell's floored distance from it, isqrt(dx^2 + dy^2), added;
+// - `bounds` (the roots): half the mean radius as bounds on a squared distance;
+// - `sectors`: the sectors reached by cells at least that far out (atomicOr), and the cells within it.
+// Sums and squares pass 2^32 (x^2 summed over 2^24 cells at N = 4096; D < 2^51), so they are 64-bit
+// integers of two u32 words (wide_*).
+// `struct Components`, MIN_AREA, LISTED (entries a list holds), OFFSET_BITS and SHAPE_WORDS are generated
 // (engine/gpu/components.ts). `out` is [lists: fields x (length, LISTED x 4 words)] [peaks: fields]
-// [labels: fields x cells] [tally: fields x cells x (cells, mass low, mass high)]; a list's length
-// counts every component listed, those past LISTED left out.
+// [labels: fields x cells] [tally: fields x cells x (cells, mass low, mass high)] and, where C.shapes is
+// set, [shapes: fields x LISTED x SHAPE_WORDS]; a list's length counts every component listed, those past
+// LISTED left out.
 
 const NONE: u32 = 0xffffffffu;
 const NO_PEAK: u32 = 0xffffffffu;
@@ -185,4 +196,224 @@ fn list(@builtin(global_invocation_id) gid: vec3<u32>) {
   atomicStore(&out[entry + 1u], cells);
   atomicStore(&out[entry + 2u], atomicLoad(&out[t + 1u]));
   atomicStore(&out[entry + 3u], atomicLoad(&out[t + 2u]));
+  if (C.shapes == 0u) { return; }
+  // the cells find their slot at their root (its tally is in the entry now)
+  atomicStore(&out[t], SLOT | slot);
+  let s = shape_at(field, slot);
+  for (var w = 0u; w < SHAPE_WORDS; w++) { atomicStore(&out[s + w], 0u); }
+}
+
+// ---- the listed components' shapes ----
+
+const SLOT: u32 = 0x80000000u;
+// a slot's words: the sums of x, y, x^2, y^2, x y and the radii (two words each, low first), then the
+// centroid (x, y), half the mean radius as bounds (out, within), the sectors reached and the cells within
+const SUM_X: u32 = 0u;
+const SUM_Y: u32 = 2u;
+const SUM_XX: u32 = 4u;
+const SUM_YY: u32 = 6u;
+const SUM_XY: u32 = 8u;
+const RADII: u32 = 10u;
+const CENTRE_X: u32 = 12u;
+const CENTRE_Y: u32 = 13u;
+const OUT: u32 = 14u;
+const WITHIN: u32 = 15u;
+const REACHED: u32 = 16u;
+const INNER: u32 = 17u;
+const ONE: u32 = 1u << OFFSET_BITS;
+
+fn shape_at(field: u32, slot: u32) -> u32 {
+  return C.fields * (LIST_WORDS + 1u + 4u * C.cells) + (field * LISTED + slot) * SHAPE_WORDS;
+}
+
+/** The shape slot of a masked cell's component, or NONE where it has none (unmasked, under MIN_AREA, past LISTED). */
+fn slot_of(field: u32, c: u32) -> u32 {
+  let r = atomicLoad(&out[label_at(field) + c]);
+  if (r == NONE) { return NONE; }
+  let mark = atomicLoad(&out[tally_at(field, r)]);
+  if ((mark & SLOT) == 0u) { return NONE; }
+  return shape_at(field, mark & ~SLOT);
+}
+
+/** a + b where a is two words at `at` (low first), by the carry. */
+fn add_wide(at: u32, b: u32) {
+  let low = atomicAdd(&out[at], b);
+  if (low + b < low) { atomicAdd(&out[at + 1u], 1u); }
+}
+
+fn wide_at(at: u32) -> vec2<u32> {
+  return vec2<u32>(atomicLoad(&out[at]), atomicLoad(&out[at + 1u]));
+}
+
+/** a b as 64 bits (low, high), from 16-bit halves. */
+fn wide_mul(a: u32, b: u32) -> vec2<u32> {
+  let a0 = a & 0xffffu;
+  let a1 = a >> 16u;
+  let b0 = b & 0xffffu;
+  let b1 = b >> 16u;
+  let cross0 = a0 * b1;
+  let cross1 = a1 * b0;
+  let low0 = a0 * b0;
+  let low1 = low0 + (cross0 << 16u);
+  let low = low1 + (cross1 << 16u);
+  let carries = select(0u, 1u, low1 < low0) + select(0u, 1u, low < low1);
+  return vec2<u32>(low, a1 * b1 + (cross0 >> 16u) + (cross1 >> 16u) + carries);
+}
+
+fn wide_add(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  let low = a.x + b.x;
+  return vec2<u32>(low, a.y + b.y + select(0u, 1u, low < a.x));
+}
+
+fn wide_less(a: vec2<u32>, b: vec2<u32>) -> bool {
+  return a.y < b.y || (a.y == b.y && a.x < b.x);
+}
+
+/** floor(a / d) and its remainder, by long division: d under 2^31, the quotient under 2^32. */
+fn wide_div(a: vec2<u32>, d: u32) -> vec2<u32> {
+  var q = 0u;
+  var r = 0u;
+  for (var bit = 63i; bit >= 0i; bit--) {
+    let word = select(a.x, a.y, bit >= 32i);
+    r = (r << 1u) | ((word >> (u32(bit) & 31u)) & 1u);
+    q = q << 1u;
+    if (r >= d) {
+      r -= d;
+      q |= 1u;
+    }
+  }
+  return vec2<u32>(q, r);
+}
+
+/** floor(sqrt(d)): an f32 root (good to a few units under 2^26), corrected in integers until r^2 <= d < (r + 1)^2. */
+fn wide_sqrt(d: vec2<u32>) -> u32 {
+  var r = u32(sqrt(f32(d.y) * 4294967296.0 + f32(d.x)));
+  loop {
+    if (!wide_less(d, wide_mul(r, r))) { break; }
+    r -= 1u;
+  }
+  loop {
+    if (wide_less(d, wide_mul(r + 1u, r + 1u))) { break; }
+    r += 1u;
+  }
+  return r;
+}
+
+/** A cell's offset from its component's fixed-point centroid (|dx|, |dy| under 2^25 at N = 4096). */
+fn offset(c: u32, s: u32) -> vec2<i32> {
+  let x = c % C.n;
+  let y = c / C.n;
+  return vec2<i32>(i32(x * ONE) - i32(atomicLoad(&out[s + CENTRE_X])), i32(y * ONE) - i32(atomicLoad(&out[s + CENTRE_Y])));
+}
+
+fn squared(d: vec2<i32>) -> vec2<u32> {
+  let a = u32(abs(d.x));
+  let b = u32(abs(d.y));
+  return wide_add(wide_mul(a, a), wide_mul(b, b));
+}
+
+/** sectorOf (engine/detect/detect.ts): which of 16 sectors of atan2's angle from -pi, by integer comparisons. */
+fn sector_of(d: vec2<i32>) -> u32 {
+  let a = u32(abs(d.x));
+  let b = u32(abs(d.y));
+  // psi = atan2(|dy|, dx) in [0, pi] as steps of 22.5 degrees: exactly m, or strictly between m and m + 1;
+  // b < (sqrt 2 - 1) a is (a + b)^2 < 2 a^2, b > (sqrt 2 + 1) a is (b - a)^2 > 2 a^2
+  var m = 0i;
+  var exact = true;
+  if (a == 0u) {
+    m = select(4i, 0i, b == 0u);
+  } else if (b == 0u) {
+    m = 0i;
+  } else if (b == a) {
+    m = 2i;
+  } else if (b < a) {
+    m = select(1i, 0i, wide_less(wide_mul(a + b, a + b), wide_mul(2u * a, a)));
+    exact = false;
+  } else {
+    m = select(3i, 2i, wide_less(wide_mul(b - a, b - a), wide_mul(2u * a, a)));
+    exact = false;
+  }
+  // the left half mirrors the right: psi = pi - psi'
+  if (d.x < 0i) { m = select(7i - m, 8i - m, exact); }
+  // floor(theta / 22.5 degrees), theta = psi above the axis and -psi below it
+  var k = m;
+  if (d.y < 0i) { k = select(-(m + 1i), -m, exact); }
+  return u32((k + 24i) % 16i);
+}
+
+@compute @workgroup_size(256)
+fn moments(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let c = cell_of(gid);
+  if (c >= C.cells) { return; }
+  let s = slot_of(gid.z, c);
+  if (s == NONE) { return; }
+  let x = c % C.n;
+  let y = c / C.n;
+  add_wide(s + SUM_X, x);
+  add_wide(s + SUM_Y, y);
+  add_wide(s + SUM_XX, x * x);
+  add_wide(s + SUM_YY, y * y);
+  add_wide(s + SUM_XY, x * y);
+}
+
+/** The listed slot whose root c is, or NONE. */
+fn root_slot(field: u32, c: u32) -> u32 {
+  if (atomicLoad(&out[label_at(field) + c]) != c) { return NONE; }
+  return slot_of(field, c);
+}
+
+/** A root's cell count, from its list entry (the tally's first word is its slot now). */
+fn count_of(field: u32, c: u32) -> u32 {
+  let slot = atomicLoad(&out[tally_at(field, c)]) & ~SLOT;
+  return atomicLoad(&out[field * LIST_WORDS + 2u + 4u * slot]);
+}
+
+@compute @workgroup_size(256)
+fn centre(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let c = cell_of(gid);
+  if (c >= C.cells) { return; }
+  let s = root_slot(gid.z, c);
+  if (s == NONE) { return; }
+  let count = count_of(gid.z, c);
+  // 2 X 2^F + c, X a sum of two words
+  for (var axis = 0u; axis < 2u; axis++) {
+    let sum = wide_at(s + select(SUM_X, SUM_Y, axis == 1u));
+    let twice = vec2<u32>(sum.x << (OFFSET_BITS + 1u), (sum.y << (OFFSET_BITS + 1u)) | (sum.x >> (31u - OFFSET_BITS)));
+    atomicStore(&out[s + CENTRE_X + axis], wide_div(wide_add(twice, vec2<u32>(count, 0u)), 2u * count).x);
+  }
+}
+
+@compute @workgroup_size(256)
+fn radii(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let c = cell_of(gid);
+  if (c >= C.cells) { return; }
+  let s = slot_of(gid.z, c);
+  if (s == NONE) { return; }
+  add_wide(s + RADII, wide_sqrt(squared(offset(c, s))));
+}
+
+@compute @workgroup_size(256)
+fn bounds(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let c = cell_of(gid);
+  if (c >= C.cells) { return; }
+  let s = root_slot(gid.z, c);
+  if (s == NONE) { return; }
+  // 2 c r >= sum r is r >= ceil(sum r / 2c); 2 c r <= sum r is r <= floor(sum r / 2c)
+  let q = wide_div(wide_at(s + RADII), 2u * count_of(gid.z, c));
+  atomicStore(&out[s + OUT], q.x + select(0u, 1u, q.y != 0u));
+  atomicStore(&out[s + WITHIN], q.x);
+}
+
+@compute @workgroup_size(256)
+fn sectors(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let c = cell_of(gid);
+  if (c >= C.cells) { return; }
+  let s = slot_of(gid.z, c);
+  if (s == NONE) { return; }
+  let d = offset(c, s);
+  let dd = squared(d);
+  let out_bound = atomicLoad(&out[s + OUT]);
+  if (!wide_less(dd, wide_mul(out_bound, out_bound))) { atomicOr(&out[s + REACHED], 1u << sector_of(d)); }
+  let within = atomicLoad(&out[s + WITHIN]) + 1u;
+  if (wide_less(dd, wide_mul(within, within))) { atomicAdd(&out[s + INNER], 1u); }
 }

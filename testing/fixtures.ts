@@ -71,3 +71,23 @@ export const WORDS = [
   'cedar',
   'lighthouse',
 ]
+
+/**
+ * A part of ten cells (their offsets from its cell (0, 0), in index order) whose half mean radius is not
+ * whole: 139,010 / 20 = 6,950.5 of 2^-13 of a cell. Its cell at (1, -1), on the diagonal below the
+ * centroid, lies at r = 6,950 (the floor): inside the inner disc, and not out as far as the sectors' cut,
+ * though the only cell of its sector past the floor (found by a search over random parts). Were the cut
+ * floored, or the inner bound not the floor plus one, its shape would differ.
+ */
+export const AT_THE_FLOOR: readonly (readonly [number, number])[] = [
+  [0, -3],
+  [1, -3],
+  [0, -2],
+  [0, -1],
+  [1, -1],
+  [0, 0],
+  [0, 1],
+  [1, 1],
+  [0, 2],
+  [1, 2],
+]

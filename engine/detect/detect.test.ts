@@ -4,6 +4,7 @@ import { describe, expect, test, vi } from 'vitest'
 import { CLASS_TOKENS, type ClassToken } from '../contracts/registry.js'
 import { cosine } from '../util/vector.js'
 import { rng } from '../util/rng.js'
+import { AT_THE_FLOOR } from '../../testing/fixtures.js'
 import {
   CLASS_RULES,
   cellsRead,
@@ -22,6 +23,7 @@ import {
   structureMask,
   THRESHOLD_OF_PEAK,
   measure,
+  shapeSums,
   sectorOf,
   regrowthOf,
   spectraFor,
@@ -480,6 +482,13 @@ describe('components', () => {
     const under = measure(maps[0], n, ringed)
     expect(under.annularity).toBe(1)
     expect(under.annularity).toBe(plain(maps[0], n, ringed).annularity)
+    // and one whose half mean radius is not whole (AT_THE_FLOOR), with a cell at its floor
+    const diagonal = AT_THE_FLOOR.map(([dx, dy]) => (20 + dy) * n + 20 + dx)
+    const sums = shapeSums(diagonal, n)
+    expect([sums.radii, sums.reached & (1 << 6), sums.inner]).toEqual([139010, 0, 3])
+    const { annularity, angular_gaps } = measure(maps[0], n, diagonal)
+    const want = plain(maps[0], n, diagonal)
+    expect([annularity, angular_gaps]).toEqual([want.annularity, want.angular_gaps])
     expect(() => measure(maps[0], n, [5, 3, 9])).toThrow(/index order: cell 3 after 5/)
     expect(() => measure(maps[0], n, [5, 5])).toThrow(/index order/)
     expect(() => halves([5, 3], n, { centroid_x: 0.5, centroid_y: 0.5, axis: [1, 0] })).toThrow(/index order: cell 3 after 5/)

@@ -237,7 +237,7 @@ function placed(cells: readonly number[], n: number): { x: Float64Array; y: Floa
 }
 
 /** Fractional bits of a cell's offset from its part's centroid (docs/detection.md, item 2's exact forms). */
-const OFFSET_BITS = 13
+export const OFFSET_BITS = 13
 const ONE = 2 ** OFFSET_BITS
 
 /** c s - a b exactly (BigInt only past 2^53), as a float64: c times a second moment about the centroid. */
@@ -279,80 +279,108 @@ export function sectorOf(dx: number, dy: number): number {
   return (((k + 8) % SECTORS) + SECTORS) % SECTORS
 }
 
-export function measure(map: Float32Array, n: number, cells: number[]): ShapeFeatures & { axis: [number, number]; mean_radius: number } {
-  // the sums below walk the map and the cells together (no mask of every cell a part: at N = 96 it and
-  // its pass were some 40% of measuring, and a window of europium_crystal has up to 35 parts).
-  // Every shape number is a function of integers (docs/detection.md, item 2's exact forms), so a kernel
-  // can make the same bits on any adapter.
+/**
+ * A part's shape as integers (docs/detection.md, item 2's exact forms): what measure() makes its shape
+ * features of, and what the device sums at each listed component's slot (shaders/components.wgsl,
+ * `moments` to `sectors`), bit for bit.
+ */
+export interface ShapeSums {
+  cells: number
+  /** Sums over the cells of x, y, x^2, y^2 and x y (x the column, y the row): integers under 2^53. */
+  sx: number
+  sy: number
+  sxx: number
+  syy: number
+  sxy: number
+  /** The centroid in fixed point (OFFSET_BITS fractional bits), rounded once: floor((2 X 2^F + c) / (2 c)). */
+  fx: number
+  fy: number
+  /** The sum of the cells' distances from it, each floored in the same units: isqrt(dx^2 + dy^2). */
+  radii: number
+  /** Bit s set where a cell at least half the mean radius out (2 c r >= radii) lies in sector s (sectorOf). */
+  reached: number
+  /** The cells within half the mean radius (2 c r <= radii). */
+  inner: number
+}
+
+/** Half the mean radius as bounds on a squared distance D: a cell is out where D >= out, within where D < within. */
+function halfMeanRadius(radii: number, c: number): { out: number; within: number } {
+  // 2 c r >= sum r is r >= ceil(sum r / 2c); 2 c r <= sum r is r <= floor(sum r / 2c), so D < (that + 1)^2
+  const [out, inside] = [Math.ceil(radii / (2 * c)), Math.floor(radii / (2 * c))]
+  return { out: out * out, within: (inside + 1) * (inside + 1) }
+}
+
+/** The ShapeSums of a part's cells (in index order) on a field of n x n. */
+export function shapeSums(cells: readonly number[], n: number): ShapeSums {
   const { x: xs, y: ys } = placed(cells, n)
   const c = cells.length
-  let [sx, sy, sxx2, syy2, sxy2] = [0, 0, 0, 0, 0]
+  let [sx, sy, sxx, syy, sxy] = [0, 0, 0, 0, 0]
   for (let k = 0; k < c; k++) {
     const x = xs[k]
     const y = ys[k]
     sx += x
     sy += y
-    sxx2 += x * x
-    syy2 += y * y
-    sxy2 += x * y
+    sxx += x * x
+    syy += y * y
+    sxy += x * y
   }
-  const cx = sx / c
-  const cy = sy / c
-  const sxx = momentTimesCount(c, sxx2, sx, sx) / c
-  const syy = momentTimesCount(c, syy2, sy, sy) / c
-  const sxy = momentTimesCount(c, sxy2, sx, sy) / c
-  // the centroid in fixed point, rounded once by an integer rule; each cell's offset from it and floor of its distance
   const [fx, fy] = [Math.floor((2 * sx * ONE + c) / (2 * c)), Math.floor((2 * sy * ONE + c) / (2 * c))]
-  let radiusSum = 0
+  let radii = 0
   for (let k = 0; k < c; k++) {
     const dx = xs[k] * ONE - fx
     const dy = ys[k] * ONE - fy
-    radiusSum += isqrt(dx * dx + dy * dy)
+    radii += isqrt(dx * dx + dy * dy)
   }
-  const meanR = radiusSum / (c * ONE)
-  // half the mean radius as a bound on r: 2 c r >= sum r is r >= out, so D >= out^2 (no root a cell);
-  // 2 c r <= sum r is r <= inside
-  const out = Math.ceil(radiusSum / (2 * c))
-  const outSquared = out * out
-  const inside = Math.floor(radiusSum / (2 * c))
-  // the sectors reached by cells at least half the mean radius out, a bit each; once all are, the other
-  // cells cannot change the count. The cells are visited every stride-th first, so that the first
-  // visits span the part's rows
+  // the cut compares squared offsets, so it takes no root a cell; once every sector is reached, the
+  // other cells cannot change them, so the cells are visited every stride-th first (the first visits
+  // span the part's rows)
+  const { out, within } = halfMeanRadius(radii, c)
   let reached = 0
+  let inner = 0
   const stride = Math.max(1, Math.floor(Math.sqrt(c)))
-  for (let start = 0; start < stride && reached !== ALL_SECTORS; start++) {
+  for (let start = 0; start < stride; start++)
     for (let k = start; k < c; k += stride) {
       const dx = xs[k] * ONE - fx
       const dy = ys[k] * ONE - fy
-      if (dx * dx + dy * dy >= outSquared) reached |= 1 << sectorOf(dx, dy)
-      if (reached === ALL_SECTORS) break
+      const d = dx * dx + dy * dy
+      if (d >= out && reached !== ALL_SECTORS) reached |= 1 << sectorOf(dx, dy)
+      if (d < within) inner++
     }
-  }
+  return { cells: c, sx, sy, sxx, syy, sxy, fx, fy, radii, reached, inner }
+}
+
+export function measure(map: Float32Array, n: number, cells: number[]): ShapeFeatures & { axis: [number, number]; mean_radius: number } {
+  // Every shape number is a function of integers (ShapeSums), so a kernel can make the same bits on
+  // any adapter; only the masses are float64 sums over the map
+  const s = shapeSums(cells, n)
+  const c = cells.length
+  const cx = s.sx / c
+  const cy = s.sy / c
+  const sxx = momentTimesCount(c, s.sxx, s.sx, s.sx) / c
+  const syy = momentTimesCount(c, s.syy, s.sy, s.sy) / c
+  const sxy = momentTimesCount(c, s.sxy, s.sx, s.sy) / c
+  const meanR = s.radii / (c * ONE)
   // principal second moments: eigenvalues of [[sxx, sxy], [sxy, syy]]
   const tr = (sxx + syy) / c
   const det = (sxx * syy - sxy * sxy) / c ** 2
   const disc = Math.sqrt(Math.max(0, (tr * tr) / 4 - det))
   const l1 = tr / 2 + disc
   const l2 = Math.max(tr / 2 - disc, 1e-9)
-  // the inner disc: lattice cells within half the mean radius (2 c r <= sum r), in a box that holds them all
+  // the inner disc: the lattice cells within half the mean radius, in a box that holds them all (the
+  // part's own among them counted in ShapeSums)
+  const { within } = halfMeanRadius(s.radii, c)
   let innerCells = 0
-  let innerEmpty = 0
-  // the disc's cells come in index order, as the part's do: one walk through both
-  let next = 0
   const rIn = 0.5 * meanR + 1
   const [x0, x1] = [Math.max(0, Math.floor(cx - rIn)), Math.min(n - 1, Math.ceil(cx + rIn))]
   const [y0, y1] = [Math.max(0, Math.floor(cy - rIn)), Math.min(n - 1, Math.ceil(cy + rIn))]
   for (let y = y0; y <= y1; y++) {
-    const dy = y * ONE - fy
+    const dy = y * ONE - s.fy
     for (let x = x0; x <= x1; x++) {
-      const dx = x * ONE - fx
-      if (isqrt(dx * dx + dy * dy) > inside) continue
-      innerCells++
-      const i = y * n + x
-      while (next < c && cells[next] < i) next++
-      if (cells[next] !== i) innerEmpty++
+      const dx = x * ONE - s.fx
+      if (dx * dx + dy * dy < within) innerCells++
     }
   }
+  const innerEmpty = innerCells - s.inner
   // each mass summed in index order, as a pass over the map adds them
   let massIn = 0
   let massOut = 0
@@ -369,7 +397,7 @@ export function measure(map: Float32Array, n: number, cells: number[]): ShapeFea
     area: cells.length / (n * n),
     elongation: Math.sqrt(l1 / l2),
     annularity: innerCells ? innerEmpty / innerCells : 0,
-    angular_gaps: 1 - bitsSet(reached) / SECTORS,
+    angular_gaps: 1 - bitsSet(s.reached) / SECTORS,
     // a component that covers the whole field stands out of nothing
     stability_ratio: meanOut > 0 ? meanIn / meanOut : 1,
     centroid_x: (cx + 0.5) / n,
@@ -825,6 +853,17 @@ export function listedComponents(map: Float32Array, n: number): Float64Array | u
   listed[0] = thresholdOf(peak)
   ranked.forEach(({ cells, mass }, k) => listed.set([cells[0], cells.length, mass], 1 + 3 * k))
   return listed
+}
+
+/**
+ * Each listed component's ShapeSums by its smallest cell, in listedComponents' order, where the device
+ * lists the map: the twin of its shapes (engine/gpu/components.ts shapesOf).
+ */
+export function listedShapes(map: Float32Array, n: number): Map<number, ShapeSums> | undefined {
+  const listed = listedComponents(map, n)
+  if (!listed) return undefined
+  const roots = Array.from({ length: (listed.length - 1) / 3 }, (_, k) => listed[1 + 3 * k])
+  return new Map(roots.map((root) => [root, shapeSums(componentFrom(map, n, root, listed[0]), n)]))
 }
 
 /**

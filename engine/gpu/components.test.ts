@@ -5,7 +5,8 @@
 // a field at rest and one with a NaN.
 import { expect, test } from 'vitest'
 import { gpuBackend } from '../../testing/backends.js'
-import { labels, LISTED, listedComponents, rankedComponents, structureMask } from '../detect/detect.js'
+import { labels, LISTED, listedComponents, listedShapes, rankedComponents, structureMask } from '../detect/detect.js'
+import { AT_THE_FLOOR } from '../../testing/fixtures.js'
 import { rng } from '../util/rng.js'
 import type { GpuFieldBackend } from './backend.js'
 import { GpuLabeller, LIST_AND_PEAK_WORDS, labelMaps } from './components.js'
@@ -67,6 +68,27 @@ function equalMasses(n: number): Float32Array {
   return map
 }
 
+/**
+ * Parts whose half mean radius (the sectors' cut and the inner disc's edge) falls on their cells' radii:
+ * - two pluses, arms of 1 across and 4 up and down (from cell 20 n + 8), 2 across and 4 (from 20 n + 28):
+ *   each is 2 (a + b) + 1 cells whose radii sum to a (a + 1) + b (b + 1) cells' widths, so half their mean
+ *   is 1 cell exactly, and the cells one across are at the cut and inside the disc;
+ * - AT_THE_FLOOR (its cell (0, 0) at 32 n + 8), whose half mean radius is 6,950.5 of 2^-13 and a cell at 6,950:
+ *   inside, and not at the cut.
+ */
+function atTheCut(n: number): Float32Array {
+  const map = new Float32Array(n * n).fill(0.1)
+  for (const [centre, a, b] of [
+    [20 * n + 8, 1, 4],
+    [20 * n + 28, 2, 4],
+  ]) {
+    for (let x = -a; x <= a; x++) map[centre + x] = 1
+    for (let y = -b; y <= b; y++) map[centre + y * n] = 1
+  }
+  for (const [x, y] of AT_THE_FLOOR) map[(32 + y) * n + 8 + x] = 1
+  return map
+}
+
 /** Columns at the threshold exactly and a float32 step under it, under a peak of `peak`: the rule is >= of a float32 product. */
 function atThreshold(n: number, peak: number): Float32Array {
   const t = Math.fround(Math.fround(0.45) * Math.fround(peak))
@@ -98,10 +120,14 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
     waves(n, 8).map((v) => v * 1.5e-38),
     waves(n, 9).map((v) => (v / 2.1) * 2 ** -102),
     waves(n, 10).map((v, i) => (i === 5 ? Number.POSITIVE_INFINITY : v)),
+    atTheCut(n),
   ]
   const backend = await gpuBackend(n, 1)
   try {
-    const got = await labelMaps(backend as GpuFieldBackend, Float32Array.from(maps.flatMap((m) => [...m])), n, { labels: true })
+    const got = await labelMaps(backend as GpuFieldBackend, Float32Array.from(maps.flatMap((m) => [...m])), n, {
+      labels: true,
+      shapes: true,
+    })
     expect(got).toHaveLength(maps.length)
     const largest: number[] = []
     maps.forEach((map, f) => {
@@ -111,6 +137,7 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
       expect(Array.from(got[f].labels ?? []), `map ${f}'s labels`).toEqual(Array.from(want))
       // the twin's list: undefined past LISTED components, only a NaN threshold for a map with a NaN
       expect(got[f].listed, `map ${f}'s list`).toEqual(listedComponents(map, n))
+      expect(inOrder(got[f].shapes), `map ${f}'s shapes`).toEqual(inOrder(listedShapes(map, n)))
       largest.push(rankedComponents(map, n)[0]?.cells.length ?? 0)
     })
     // the spiral is one component of some 800 cells, joined against the scan
@@ -125,10 +152,22 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
     // listed: the least binade's peak; two components of equal mass, the one of more cells first
     expect(got[14].listed?.length).toBeGreaterThan(1)
     expect(Array.from(got[12].listed ?? []).slice(1)).toEqual([405, 5, 4, 85, 4, 4])
+    // the pluses (the larger first): half the mean radius is one cell (2^13 of 2^-13), and the cells one
+    // across, at it, reach the sectors at 0 and pi (0 and 8) and lie within it with the centre and those
+    // one up and down
+    const cut = [...(got[16].shapes?.values() ?? [])]
+    expect(cut.map((s) => [s.cells, s.radii / (2 * s.cells), s.reached & 0x101, s.inner])).toEqual([
+      [13, 2 ** 13, 0x101, 5],
+      [11, 2 ** 13, 0x101, 5],
+      [10, 139010 / 20, 0, 3],
+    ])
   } finally {
     backend.destroy()
   }
 })
+
+/** A map's entries in its order (toEqual takes two Maps' entries in any order; the shapes come in the list's). */
+const inOrder = <K, V>(m: Map<K, V> | undefined) => m && [...m]
 
 test('maps that do not fill a storage binding go in groups that do, with the same labels and lists', async () => {
   const n = 24
@@ -150,6 +189,11 @@ test('maps that do not fill a storage binding go in groups that do, with the sam
     expect(backend.transfers.snapshot().reads - reads).toBe(1)
     maps.forEach((map, f) => expect(Array.from(got[f].labels ?? [])).toEqual(Array.from(labels(structureMask(map), n))))
     maps.forEach((map, f) => expect(got[f].listed).toEqual(listedComponents(map, n)))
+    // with their shapes (a binding then holds 2 fields: groups of 2, 2, 2 and 1), still one read
+    const shaped = await labelMaps(narrow, flat, n, { shapes: true })
+    expect(backend.transfers.snapshot().reads - reads).toBe(2)
+    maps.forEach((map, f) => expect(inOrder(shaped[f].shapes)).toEqual(inOrder(listedShapes(map, n))))
+    expect(shaped.map((l) => l.listed)).toEqual(got.map((l) => l.listed))
     // without the labels, the lists and peaks alone come back, in one read: some 2 KB a field
     const before = backend.transfers.snapshot()
     const lists = await labelMaps(narrow, flat, n)
@@ -162,10 +206,38 @@ test('maps that do not fill a storage binding go in groups that do, with the sam
   }
 })
 
+test("at N = 512 the shapes' sums and squares pass 2^32 (two words each): a field-wide component, a disc and a ring off the grid", async () => {
+  const n = 512
+  const rand = rng(5)
+  const maps = [
+    Float32Array.from({ length: n * n }, () => 1 + rand() * 0.5),
+    ...[
+      [300.3, 200.7, 180, 0],
+      [255.5, 256.25, 140, 1],
+    ].map(([cx, cy, r, ring]) =>
+      Float32Array.from({ length: n * n }, (_, i) => {
+        const d = Math.hypot((i % n) - cx, Math.floor(i / n) - cy)
+        return ring ? Math.exp(-(((d - r) / 6) ** 2)) : Math.max(0, 1 - d / r) + 0.01 * rand()
+      }),
+    ),
+  ]
+  const backend = (await gpuBackend(32, 1)) as GpuFieldBackend
+  try {
+    const got = await labelMaps(backend, Float32Array.from(maps.flatMap((m) => [...m])), n, { shapes: true })
+    maps.forEach((map, f) => expect(inOrder(got[f].shapes), `map ${f}'s shapes`).toEqual(inOrder(listedShapes(map, n))))
+    const whole = [...(got[0].shapes?.values() ?? [])]
+    expect(whole.map((s) => s.cells)).toEqual([n * n])
+    expect(whole[0].sxx).toBeGreaterThan(2 ** 34)
+    expect(whole[0].radii).toBeGreaterThan(2 ** 38)
+  } finally {
+    backend.destroy()
+  }
+})
+
 test("the groups' layout: offsets a multiple of 256 bytes, within a binding; none where one field exceeds it", () => {
   // N = 96 at population 1,000 in one 2 GiB binding: one group, some 16 bytes a cell
   const bytes = Math.ceil((2000 * (LIST_AND_PEAK_WORDS + 4 * 96 * 96) * 4) / 256) * 256
-  expect(GpuLabeller.layout(96, 2000, 2 ** 31)).toEqual({ most: 2000, groupBytes: bytes, bytes })
+  expect(GpuLabeller.layout(96, 2000, 2 ** 31)).toEqual({ most: 2000, words: LIST_AND_PEAK_WORDS + 4 * 96 * 96, groupBytes: bytes, bytes })
   // N = 256, 256 fields, WebGPU's default 128 MiB binding: groups of 127, over 256 MiB in all (the recorder then leaves the maps to the host)
   const layout = GpuLabeller.layout(256, 256, 2 ** 27)!
   expect(layout.most).toBe(127)

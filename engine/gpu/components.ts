@@ -1,11 +1,12 @@
 // Stability maps' components and their masses made where the maps live (shaders/components.wgsl):
 // the first bricks of detection on the device (docs/detection.md, "What one read a generation would
 // take", items 1 and 2). The recorder labels each window's map as it reads it back (engine/gpu/record.ts
-// collect), so the detection pool ranks no map's components itself (PlaneSource.listed). CPU twin:
-// labels(structureMask(map), n) and rankedComponents (engine/detect/detect.ts); tests:
+// collect), so the detection pool ranks no map's components itself (PlaneSource.listed). Where asked,
+// each listed component's shape as integers too (shapesOf; not yet in the recorder's read). CPU twins:
+// labels(structureMask(map), n), rankedComponents and listedShapes (engine/detect/detect.ts); tests:
 // engine/gpu/components.test.ts, engine/discovery/record.test.ts.
 import { wgslStruct, packStruct } from '../field/params.js'
-import { LEAST_LISTED_BINADE, LISTED, MIN_AREA_CELLS, thresholdOf } from '../detect/detect.js'
+import { LEAST_LISTED_BINADE, LISTED, MIN_AREA_CELLS, OFFSET_BITS, type ShapeSums, thresholdOf } from '../detect/detect.js'
 import { CrystalError } from '../errors.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
 import { SHADERS } from './shaders.gen.js'
@@ -13,7 +14,10 @@ import { SHADERS } from './shaders.gen.js'
 const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST
 const UNIFORM = 0x40 | 0x8
 const WG = 256
-/** The uniform: cells a field, its side, fields, floats between fields in `maps`, the first field's float, what a map's value is multiplied by. */
+/**
+ * The uniform: cells a field, its side, fields, floats between fields in `maps`, the first field's float,
+ * what a map's value is multiplied by, and 1 where the listed components' shapes are summed too.
+ */
 const COMPONENTS_LAYOUT = [
   ['cells', 'u32'],
   ['n', 'u32'],
@@ -21,15 +25,21 @@ const COMPONENTS_LAYOUT = [
   ['stride', 'u32'],
   ['base', 'u32'],
   ['scale', 'f32'],
+  ['shapes', 'u32'],
 ] as const
 
-const ENTRIES = ['peak', 'mask', 'link', 'flatten', 'tally', 'list'] as const
+const LABELLING = ['peak', 'mask', 'link', 'flatten', 'tally', 'list'] as const
+const SHAPING = ['moments', 'centre', 'radii', 'bounds', 'sectors'] as const
+const ENTRIES = [...LABELLING, ...SHAPING] as const
 type Entry = (typeof ENTRIES)[number]
+/** The words of a listed component's shape (shaders/components.wgsl: sums of x, y, x^2, y^2, x y and the radii, two words each; centre x, y; bounds; reached; inner). */
+const SHAPE_WORDS = 18
 const componentsModule = (device: GPUDevice) =>
   perDevice(device, 'components:module', () =>
     kernelModule(
       device,
-      `${wgslStruct('Components', COMPONENTS_LAYOUT)}const MIN_AREA: u32 = ${MIN_AREA_CELLS}u;\nconst LISTED: u32 = ${LISTED}u;\n`,
+      `${wgslStruct('Components', COMPONENTS_LAYOUT)}const MIN_AREA: u32 = ${MIN_AREA_CELLS}u;\nconst LISTED: u32 = ${LISTED}u;\n` +
+        `const OFFSET_BITS: u32 = ${OFFSET_BITS}u;\nconst SHAPE_WORDS: u32 = ${SHAPE_WORDS}u;\n`,
       SHADERS.components,
     ),
   )
@@ -57,6 +67,8 @@ export const COMPONENTS_KERNELS = Object.fromEntries(ENTRIES.map((e) => [e, comp
 const LIST_WORDS = 1 + 4 * LISTED
 /** The words a field's list and peak take in what comes back. */
 export const LIST_AND_PEAK_WORDS = LIST_WORDS + 1
+/** The words a field's shapes take, where they are summed. */
+const SHAPES_WORDS = LISTED * SHAPE_WORDS
 
 /** Where maps lie on the device: `buffer`'s floats from `base`, each field's `stride` floats after the last, each value times `scale`. */
 export interface MapsOnDevice {
@@ -67,11 +79,15 @@ export interface MapsOnDevice {
   scale: number
 }
 
-/** A group of fields labelled in one binding: its first field, its fields, and the byte offset in `out` of its lists and peaks ([lists][peaks]). */
+/**
+ * A group of fields labelled in one binding: its first field, its fields, the byte offset in `out` of its
+ * lists and peaks ([lists][peaks]), and of its shapes where they are summed (shapesOf).
+ */
 export interface LabelledGroup {
   first: number
   fields: number
   offset: number
+  shapes?: number
 }
 
 /**
@@ -93,23 +109,28 @@ export class GpuLabeller {
    * How `fields` maps of n x n cells go in groups: fields a group, its bytes (at a multiple of 256, a
    * binding's offset) and the bytes of `out`; undefined where one field's exceeds a binding.
    */
-  static layout(n: number, fields: number, bindingBytes: number): { most: number; groupBytes: number; bytes: number } | undefined {
-    // out's words a field: its list, its peak, its labels and its cells' tallies (shaders/components.wgsl)
-    const words = LIST_AND_PEAK_WORDS + 4 * n * n
+  static layout(
+    n: number,
+    fields: number,
+    bindingBytes: number,
+    shapes = false,
+  ): { most: number; words: number; groupBytes: number; bytes: number } | undefined {
+    // out's words a field: its list, its peak, its labels, its cells' tallies and its shapes (shaders/components.wgsl)
+    const words = LIST_AND_PEAK_WORDS + 4 * n * n + (shapes ? SHAPES_WORDS : 0)
     const most = Math.min(fields, Math.floor(bindingBytes / 4 / words), 65535)
     if (most < 1) return undefined
     const groupBytes = Math.ceil((most * words * 4) / 256) * 256
-    return { most, groupBytes, bytes: Math.ceil(fields / most) * groupBytes }
+    return { most, words, groupBytes, bytes: Math.ceil(fields / most) * groupBytes }
   }
 
-  encode(encoder: GPUCommandEncoder, maps: MapsOnDevice, n: number, fields: number): LabelledGroup[] {
+  /** With `shapes`, each listed component's ShapeSums too (shapesOf reads them). */
+  encode(encoder: GPUCommandEncoder, maps: MapsOnDevice, n: number, fields: number, { shapes = false } = {}): LabelledGroup[] {
     const { device, transfers, bindingBytes } = this.gpu
     const cells = n * n
-    const words = LIST_AND_PEAK_WORDS + 4 * cells
-    const layout = GpuLabeller.layout(n, fields, bindingBytes)
+    const layout = GpuLabeller.layout(n, fields, bindingBytes, shapes)
     if (!layout)
       throw new CrystalError('internal', `a map of ${n} x ${n} cells does not fit one storage binding of ${bindingBytes} bytes to label`)
-    const { most, groupBytes, bytes } = layout
+    const { most, words, groupBytes, bytes } = layout
     const count = Math.ceil(fields / most)
     // kept between engines (Transfers.buffer): at population 1,000 some 300 MB, which evolve's two engines a
     // generation would otherwise make anew; every word a pass reads, an earlier pass wrote
@@ -122,9 +143,10 @@ export class GpuLabeller {
     const groups = Array.from({ length: count }, (_, g): LabelledGroup => {
       const first = g * most
       const k = Math.min(most, fields - first)
-      const at = { cells, n, fields: k, stride: maps.stride, base: maps.base + first * maps.stride, scale: maps.scale }
+      const at = { cells, n, fields: k, stride: maps.stride, base: maps.base + first * maps.stride, scale: maps.scale, shapes: +shapes }
       packStruct(COMPONENTS_LAYOUT, at, values, g * 256)
-      return { first, fields: k, offset: g * groupBytes }
+      const offset = g * groupBytes
+      return { first, fields: k, offset, ...(shapes && { shapes: offset + k * (LIST_AND_PEAK_WORDS + 4 * cells) * 4 }) }
     })
     transfers.write(this.uniform, 0, values)
     const pass = encoder.beginComputePass()
@@ -136,7 +158,7 @@ export class GpuLabeller {
         { binding: 2, resource: { buffer: this.out, offset, size: k * words * 4 } },
       ]
       pass.setBindGroup(0, device.createBindGroup({ layout: componentsLayout(device), entries }))
-      for (const entry of ENTRIES) {
+      for (const entry of shapes ? ENTRIES : LABELLING) {
         pass.setPipeline(pipelineOf(device, COMPONENTS_KERNELS[entry]))
         if (entry === 'peak') transfers.dispatch(pass, k)
         else transfers.dispatch(pass, Math.min(spread, 65535), Math.ceil(spread / 65535), k)
@@ -184,17 +206,52 @@ export function listOf(words: Uint32Array, fields: number, f: number): ListedCom
 }
 
 /**
+ * Field f's listed components' shapes by root, in its list's order (their twin: shapeSums of each
+ * component's cells), where listOf gives its list: from its group's lists and peaks (`lists`) and shapes
+ * (`shapes`) as they came back.
+ */
+export function shapesOf(lists: Uint32Array, shapes: Uint32Array, fields: number, f: number): Map<number, ShapeSums> | undefined {
+  const listed = listOf(lists, fields, f)
+  if (!listed) return undefined
+  const at = f * LIST_WORDS
+  // the slots are in the order the roots came on the device
+  const slots = new Map(Array.from({ length: lists[at] }, (_, slot) => [lists[at + 1 + 4 * slot], slot]))
+  const ranked = Array.from({ length: (listed.length - 1) / 3 }, (_, k) => listed[1 + 3 * k])
+  return new Map(
+    ranked.map((root) => {
+      const slot = slots.get(root) as number
+      const w = shapes.subarray((f * LISTED + slot) * SHAPE_WORDS)
+      const wide = (k: number) => w[k + 1] * 2 ** 32 + w[k]
+      const sums: ShapeSums = {
+        cells: lists[at + 2 + 4 * slot],
+        sx: wide(0),
+        sy: wide(2),
+        sxx: wide(4),
+        syy: wide(6),
+        sxy: wide(8),
+        fx: w[12],
+        fy: w[13],
+        radii: wide(10),
+        reached: w[16],
+        inner: w[17],
+      }
+      return [root, sums]
+    }),
+  )
+}
+
+/**
  * Labels `fields` stability maps of `n` x `n` cells (`maps`, [field][cell]) and reads back each one's
  * list (ListedComponents), some 2 KB a field, in one submit and one read; with `labels`, each cell's
- * label too (labels(structureMask(map), n)). What the recorder does where the maps lie, for a test and
- * a benchmark.
+ * label too (labels(structureMask(map), n)); with `shapes`, each listed component's ShapeSums by its root
+ * (shapesOf). What the recorder does where the maps lie, for a test and a benchmark.
  */
 export async function labelMaps(
   gpu: Pick<GpuContext, 'device' | 'transfers' | 'bindingBytes' | 'failure' | 'check'>,
   maps: Float32Array,
   n: number,
-  { labels = false }: { labels?: boolean } = {},
-): Promise<{ listed: ListedComponents | undefined; labels?: Int32Array }[]> {
+  { labels = false, shapes = false }: { labels?: boolean; shapes?: boolean } = {},
+): Promise<{ listed: ListedComponents | undefined; labels?: Int32Array; shapes?: Map<number, ShapeSums> }[]> {
   const cells = n * n
   if (!cells || maps.length % cells)
     throw new CrystalError(
@@ -210,20 +267,25 @@ export async function labelMaps(
   try {
     transfers.write(input, 0, maps)
     const encoder = device.createCommandEncoder()
-    const groups = labeller.encode(encoder, { buffer: input, base: 0, stride: cells, scale: 1 }, n, fields)
+    const groups = labeller.encode(encoder, { buffer: input, base: 0, stride: cells, scale: 1 }, n, fields, { shapes })
     transfers.submit(encoder)
     const out = labeller.out as GPUBuffer
     const bytes = (g: LabelledGroup) => g.fields * (LIST_AND_PEAK_WORDS + (labels ? cells : 0)) * 4
     const back = await transfers.readRanges(
-      groups.map((g) => ({ src: out, offset: g.offset, bytes: bytes(g) })),
+      groups.flatMap((g) => [
+        { src: out, offset: g.offset, bytes: bytes(g) },
+        ...(g.shapes === undefined ? [] : [{ src: out, offset: g.shapes, bytes: g.fields * SHAPES_WORDS * 4 }]),
+      ]),
       () => gpu.failure(),
     )
     gpu.check()
+    const reads = shapes ? 2 : 1
     return groups.flatMap((g, k) => {
-      const words = new Uint32Array(back[k])
+      const words = new Uint32Array(back[reads * k])
       return Array.from({ length: g.fields }, (_, f) => ({
         listed: listOf(words, g.fields, f),
         ...(labels && { labels: new Int32Array(words.buffer, (g.fields * LIST_AND_PEAK_WORDS + f * cells) * 4, cells).slice() }),
+        ...(shapes && { shapes: shapesOf(words, new Uint32Array(back[reads * k + 1]), g.fields, f) }),
       }))
     })
   } finally {
