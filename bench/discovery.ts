@@ -19,7 +19,7 @@ import { labelMaps } from '../engine/gpu/components.js'
 import type { GpuContext } from '../engine/gpu/context.js'
 import { selectBackend } from '../engine/backends/select.js'
 import type { FieldBackend } from '../engine/field/backend.js'
-import { listedComponents, listedShapes, rankedComponents, shapeSums } from '../engine/detect/detect.js'
+import { type FieldShapes, listedComponents, listedShapes, rankedComponents, shapeSums } from '../engine/detect/detect.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'
 import { createNodeEngine } from '../engine/node.js'
 import { MemoryRegistryStore, Registry } from '../engine/registry/registry.js'
@@ -237,6 +237,9 @@ export interface DetectionCost {
   device?: { adapter: string; maps: number; ms: number; same: boolean; shapes_ms: number; shapes_same: boolean }
 }
 
+/** A map's shapes as text to compare: its total's units and its parts in their order. */
+const shapesText = (shapes: FieldShapes | undefined) => JSON.stringify(shapes && [shapes.units, ...shapes.parts])
+
 /** The device's part of detectionCost: where a WebGPU adapter is, a backend on it for labelMaps. */
 interface DeviceLabelling {
   adapter: string
@@ -302,7 +305,7 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
   for (let k = 0; k < count; k++) all.set(maps[k % maps.length], k * size * size)
   const twins = maps.map((map) => [
     JSON.stringify(Array.from(listedComponents(map, size) ?? [])),
-    JSON.stringify([...(listedShapes(map, size) ?? [])]),
+    shapesText(listedShapes(map, size)),
   ])
   const time = { lists: Infinity, shapes: Infinity }
   let same = true
@@ -315,7 +318,7 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
       // the twins' lists (listedComponents) and shapes (listedShapes) for every window
       if (shapes) {
         time.shapes = Math.min(time.shapes, ms)
-        shapes_same &&= maps.every((_, k) => JSON.stringify([...(got[k].shapes ?? [])]) === twins[k][1])
+        shapes_same &&= maps.every((_, k) => shapesText(got[k].shapes) === twins[k][1])
       } else time.lists = Math.min(time.lists, ms)
       same &&= maps.every((_, k) => JSON.stringify(Array.from(got[k].listed ?? [])) === twins[k][0])
     }

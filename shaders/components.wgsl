@@ -19,8 +19,11 @@
 //   any order, as the host's float64 massOf is;
 // - `list`: each component of MIN_AREA cells or more listed in its field's list (root, cells, mass low,
 //   mass high), in the order the roots came (the host ranks them by mass, then root): what comes back.
-// Then, where C.shapes is set, each listed component's shape as integers (docs/detection.md, item 2's
-// exact forms; the CPU twin: shapeSums in engine/detect/detect.ts), at its slot of the field's shapes:
+// Then, where C.shapes is set, the field's total and each listed component's shape as integers
+// (docs/detection.md, item 2's exact forms; the CPU twins: fieldTotal and shapeSums in
+// engine/detect/detect.ts), at the start of the field's shapes and at the component's slot there:
+// - `mask` also adds each cell to the total, floored to 2^(e - 25 - TOTAL_BITS) (e the peak's binade),
+//   a workgroup's cells first, then the workgroup's sum (`peak` zeroes the total);
 // - `list` also marks the root's tally with SLOT | its slot and zeroes the slot's sums;
 // - `moments`: each cell's x, y, x^2, y^2 and x y added at its component's slot;
 // - `centre` (the roots): the centroid in fixed point, floor((2 X 2^F + c) / (2 c)), F = OFFSET_BITS;
@@ -32,8 +35,8 @@
 // `struct Components`, MIN_AREA, LISTED (entries a list holds), OFFSET_BITS and SHAPE_WORDS are generated
 // (engine/gpu/components.ts). `out` is [lists: fields x (length, LISTED x 4 words)] [peaks: fields]
 // [labels: fields x cells] [tally: fields x cells x (cells, mass low, mass high)] and, where C.shapes is
-// set, [shapes: fields x LISTED x SHAPE_WORDS]; a list's length counts every component listed, those past
-// LISTED left out.
+// set, [shapes: fields x (total low, total high, LISTED x SHAPE_WORDS)]; a list's length counts every
+// component listed, those past LISTED left out.
 
 const NONE: u32 = 0xffffffffu;
 const NO_PEAK: u32 = 0xffffffffu;
@@ -46,6 +49,9 @@ const THRESHOLD_OF_PEAK: f32 = bitcast<f32>(0x3ee66666u);
 
 var<workgroup> lanes: array<f32, 256>;
 var<workgroup> nan_seen: atomic<u32>;
+// a workgroup's cells' part of the field's total (mask), low and high words
+var<workgroup> total_low: atomic<u32>;
+var<workgroup> total_high: atomic<u32>;
 
 fn value(field: u32, cell: u32) -> f32 {
   return maps[C.base + field * C.stride + cell] * C.scale;
@@ -88,6 +94,10 @@ fn peak(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: vec3
   if (i == 0u) {
     if (nan != 0u) { atomicStore(&out[peak_at(field)], NO_PEAK); } else { atomicStore(&out[peak_at(field)], bitcast<u32>(lanes[0])); }
     atomicStore(&out[field * LIST_WORDS], 0u);
+    if (C.shapes != 0u) {
+      atomicStore(&out[shapes_of(field)], 0u);
+      atomicStore(&out[shapes_of(field) + 1u], 0u);
+    }
   }
 }
 
@@ -96,20 +106,52 @@ fn cell_of(gid: vec3<u32>) -> u32 {
   return min(gid.y * 65535u * 256u + gid.x, C.cells);
 }
 
+/** A cell of a field whose peak has the bits `top` in units of 2^(e - 25 - TOTAL_BITS) (fieldTotal's), floored, as (low, high). */
+fn total_units(top: u32, v: f32) -> vec2<u32> {
+  let b = bitcast<u32>(v);
+  let binade = b >> 23u;
+  // a subnormal cell (an adapter may have flushed it) or one below 0 counts 0
+  if (binade == 0u || binade > 0xffu) { return vec2<u32>(0u, 0u); }
+  let sig = (b & 0x7fffffu) | 0x800000u;
+  let d = (top >> 23u) - binade;
+  if (d <= LIFT) {
+    let s = LIFT - d;
+    return vec2<u32>(sig << s, select(0u, sig >> (32u - s), s > 0u));
+  }
+  if (d < LIFT + 24u) { return vec2<u32>(sig >> (d - LIFT), 0u); }
+  return vec2<u32>(0u, 0u);
+}
+
 @compute @workgroup_size(256)
-fn mask(@builtin(global_invocation_id) gid: vec3<u32>) {
+fn mask(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) i: u32) {
   let c = cell_of(gid);
-  if (c >= C.cells) { return; }
   let field = gid.z;
   let bits = atomicLoad(&out[peak_at(field)]);
-  let top = bitcast<f32>(bits);
-  var l = NONE;
-  if (bits != NO_PEAK && top > 0.0 && value(field, c) >= THRESHOLD_OF_PEAK * top) { l = c; }
-  atomicStore(&out[label_at(field) + c], l);
-  let t = tally_at(field, c);
-  atomicStore(&out[t], 0u);
-  atomicStore(&out[t + 1u], 0u);
-  atomicStore(&out[t + 2u], 0u);
+  if (c < C.cells) {
+    let top = bitcast<f32>(bits);
+    let v = value(field, c);
+    var l = NONE;
+    if (bits != NO_PEAK && top > 0.0 && v >= THRESHOLD_OF_PEAK * top) { l = c; }
+    atomicStore(&out[label_at(field) + c], l);
+    let t = tally_at(field, c);
+    atomicStore(&out[t], 0u);
+    atomicStore(&out[t + 1u], 0u);
+    atomicStore(&out[t + 2u], 0u);
+    if (C.shapes != 0u && bits != NO_PEAK) {
+      let q = total_units(bits, v);
+      let low = atomicAdd(&total_low, q.x);
+      atomicAdd(&total_high, q.y + select(0u, 1u, low + q.x < low));
+    }
+  }
+  if (C.shapes == 0u) { return; }
+  // the workgroup's sum (under 2^47) added once to the field's
+  workgroupBarrier();
+  if (i == 0u) {
+    let at = shapes_of(field);
+    let part = vec2<u32>(atomicLoad(&total_low), atomicLoad(&total_high));
+    let low = atomicAdd(&out[at], part.x);
+    atomicAdd(&out[at + 1u], part.y + select(0u, 1u, low + part.x < low));
+  }
 }
 
 fn root(base: u32, cell: u32) -> u32 {
@@ -221,9 +263,16 @@ const WITHIN: u32 = 15u;
 const REACHED: u32 = 16u;
 const INNER: u32 = 17u;
 const ONE: u32 = 1u << OFFSET_BITS;
+// a cell in the peak's binade is its 24-bit significand times 2^LIFT units of the total (fieldTotal's)
+const LIFT: u32 = 25u + TOTAL_BITS - 23u;
+
+/** A field's shapes: its total's two words, then its slots. */
+fn shapes_of(field: u32) -> u32 {
+  return C.fields * (LIST_WORDS + 1u + 4u * C.cells) + field * (2u + LISTED * SHAPE_WORDS);
+}
 
 fn shape_at(field: u32, slot: u32) -> u32 {
-  return C.fields * (LIST_WORDS + 1u + 4u * C.cells) + (field * LISTED + slot) * SHAPE_WORDS;
+  return shapes_of(field) + 2u + slot * SHAPE_WORDS;
 }
 
 /** The shape slot of a masked cell's component, or NONE where it has none (unmasked, under MIN_AREA, past LISTED). */

@@ -349,9 +349,15 @@ export function shapeSums(cells: readonly number[], n: number): ShapeSums {
   return { cells: c, sx, sy, sxx, syy, sxy, fx, fy, radii, reached, inner }
 }
 
-export function measure(map: Float32Array, n: number, cells: number[]): ShapeFeatures & { axis: [number, number]; mean_radius: number } {
-  // Every shape number is a function of integers (ShapeSums), so a kernel can make the same bits on
-  // any adapter; only the masses are float64 sums over the map
+/** A part's shape (`total`: its map's fieldTotal, where known). */
+export function measure(
+  map: Float32Array,
+  n: number,
+  cells: number[],
+  total = fieldTotal(map).total,
+): ShapeFeatures & { axis: [number, number]; mean_radius: number } {
+  // Every shape number is a function of integers (ShapeSums, the masses and fieldTotal), so a kernel can
+  // make the same bits on any adapter
   const s = shapeSums(cells, n)
   const c = cells.length
   const cx = s.sx / c
@@ -381,25 +387,13 @@ export function measure(map: Float32Array, n: number, cells: number[]): ShapeFea
     }
   }
   const innerEmpty = innerCells - s.inner
-  // each mass summed in index order, as a pass over the map adds them
-  let massIn = 0
-  let massOut = 0
-  let from = 0
-  for (const i of cells) {
-    for (let j = from; j < i; j++) massOut += map[j]
-    massIn += map[i]
-    from = i + 1
-  }
-  for (let j = from; j < map.length; j++) massOut += map[j]
-  const meanIn = massIn / cells.length
-  const meanOut = massOut / Math.max(1, map.length - cells.length)
   return {
     area: cells.length / (n * n),
     elongation: Math.sqrt(l1 / l2),
     annularity: innerCells ? innerEmpty / innerCells : 0,
     angular_gaps: 1 - bitsSet(s.reached) / SECTORS,
-    // a component that covers the whole field stands out of nothing
-    stability_ratio: meanOut > 0 ? meanIn / meanOut : 1,
+    // a component that covers the whole field stands out of nothing; its mass is exact in any order
+    stability_ratio: stabilityRatio(massOf(map, cells), c, total, map.length),
     centroid_x: (cx + 0.5) / n,
     centroid_y: (cy + 0.5) / n,
     // the principal axis (unit vector of the larger second moment), for halving the structure
@@ -648,53 +642,77 @@ function listedFound(map: Float32Array, n: number, listed: Float64Array): Found[
 interface Measured {
   found: Found[]
   parts: (Part | null)[]
-  /** The map's sum and the sum of its magnitudes, once a part asks (outshone). */
-  sums?: { total: number; magnitude: number }
+  /** The map's total (fieldTotal), once a part asks (outshone, measure). */
+  total?: number
 }
 
 /**
- * Whether a part of `count` cells holding `mass` cannot stand out of a map of `cells` cells whose sum
- * is `total` (`magnitude`: the sum of their magnitudes): holds' contrast rule fails even for the least
- * mass outside it can have, so measure need not sum every other cell of the map for its stability ratio
- * (some 9 in 10 of europium_crystal's parts fail that rule). Three float64 sums of `cells` terms (the
- * map's, the part's, measure's outside it) each round off at most cells x 2^-53 of the magnitudes, so
- * the mass outside is at least total - mass less cells x 1e-15 of them (some 3 times the three together), and the
- * stability ratio no more than that gives, which must fall short of the rule by more than the
- * divisions' rounding: a part outshone here is one whose measured ratio fails, and detection drops it
- * all the same.
+ * Whether a part of `count` cells holding `mass` cannot stand out of a map of `cells` cells whose total
+ * is `total` (fieldTotal): holds' contrast rule fails for the stability ratio measure would give it, so
+ * it need not be measured (some 9 in 10 of europium_crystal's parts). A part of the whole map, or with
+ * nothing outside it, is measured.
  */
-export function outshone(mass: number, count: number, { total, magnitude }: { total: number; magnitude: number }, cells: number): boolean {
-  if (!Number.isFinite(magnitude) || count >= cells) return false
-  const outside = total - mass - cells * 1e-15 * magnitude
-  if (!(outside > 0)) return false
-  return mass / count / (outside / (cells - count)) < CLASS_RULES.contrast * (1 - 1e-9)
+export function outshone(mass: number, count: number, total: number, cells: number): boolean {
+  if (count >= cells || !(total - mass > 0)) return false
+  return stabilityRatio(mass, count, total, cells) < CLASS_RULES.contrast
 }
 
+/** A part's mean stability over the mean of the rest of the map (`total` its fieldTotal); 1 where nothing is outside it. */
+function stabilityRatio(mass: number, count: number, total: number, cells: number): number {
+  const meanOut = (total - mass) / Math.max(1, cells - count)
+  return meanOut > 0 ? mass / count / meanOut : 1
+}
+
+/** Fractional bits of a map's total (fieldTotal) under its masked cells' units. */
+export const TOTAL_BITS = 13
+/** A cell in the peak's binade is its significand times 2^LIFT units of fieldTotal (2^(e - 25 - TOTAL_BITS), its significand's unit 2^(e - 23)). */
+const LIFT = 25 + TOTAL_BITS - 23
+
 /**
- * A map's sum and the sum of its magnitudes (outshone's: any order of adding keeps within its margin),
- * in four running sums, where one waited on each add in turn; the magnitudes summed only where a cell is
- * below 0 (a stability map has none).
+ * A stability map's sum, exact in any order, as the device adds it (shaders/components.wgsl `mask`):
+ * each cell floored to a whole number of `unit`, 2^(e - 25 - TOTAL_BITS) with e the peak's binade (a
+ * masked cell, at least a quarter of the peak, is a whole number of 2^(e - 25): massOf's sums are
+ * exact, and so is a part's mass taken from this total). A cell is its units from its bits (a subnormal
+ * one is 0: an adapter may flush it), under 2^39, so the sum is an integer under 2^63 at N = 4096 and
+ * `units` is it as a float64 (one rounding past 2^53, as the device's two words give it). A stability
+ * map is nonnegative (mean |u|): a cell below 0 counts 0. All 0 where the peak is 0 or a cell is NaN or
+ * infinite.
  */
-export function mapSums(map: Float32Array): { total: number; magnitude: number } {
-  let [a, b, c, d] = [0, 0, 0, 0]
-  let least = 0
-  const whole = map.length - (map.length % 4)
-  for (let i = 0; i < whole; i += 4) {
-    a += map[i]
-    b += map[i + 1]
-    c += map[i + 2]
-    d += map[i + 3]
-    least = Math.min(least, map[i], map[i + 1], map[i + 2], map[i + 3])
+export function fieldTotal(map: Float32Array): { units: number; unit: number; total: number } {
+  const bits = new Uint32Array(map.buffer, map.byteOffset, map.length)
+  // one pass: the peak's bits (nonnegative floats order as their bits) and the significands summed by
+  // binade (exact: under 2^48 at N = 4096)
+  const byBinade = new Float64Array(256)
+  let top = 0
+  for (let i = 0; i < bits.length; i++) {
+    const b = bits[i]
+    if (b >= 0x7f800000) {
+      // a NaN or an infinity; a cell below 0 (none in a stability map) counts 0
+      if ((b & 0x7fffffff) >= 0x7f800000) return { units: 0, unit: 0, total: 0 }
+      continue
+    }
+    if (b > top) top = b
+    byBinade[b >>> 23] += (b & 0x7fffff) | 0x800000
   }
-  for (let i = whole; i < map.length; i++) {
-    a += map[i]
-    least = Math.min(least, map[i])
+  const peak = top >>> 23
+  if (!peak) return { units: 0, unit: 0, total: 0 }
+  // a cell's units are its significand times 2^(LIFT - d), d its binades under the peak's: whole where
+  // d <= LIFT (a binade's sum scaled), else floored cell by cell (a second pass, where any such cell is);
+  // subnormal cells (binade 0) count 0
+  let exact = 0n
+  for (let d = 0; d <= LIFT && d < peak; d++) if (byBinade[peak - d]) exact += BigInt(byBinade[peak - d]) << BigInt(LIFT - d)
+  if (byBinade.subarray(1, Math.max(1, peak - LIFT)).some((sum) => sum > 0)) {
+    let floored = 0
+    for (let i = 0; i < bits.length; i++) {
+      const b = bits[i]
+      const d = peak - (b >>> 23)
+      if (d > LIFT && d < LIFT + 24 && b >>> 23 > 0 && b < 0x7f800000) floored += ((b & 0x7fffff) | 0x800000) >>> (d - LIFT)
+    }
+    exact += BigInt(floored)
   }
-  const total = a + b + c + d
-  if (least >= 0) return { total, magnitude: total }
-  let magnitude = 0
-  for (let i = 0; i < map.length; i++) magnitude += Math.abs(map[i])
-  return { total, magnitude }
+  const units = Number(exact)
+  const unit = 2 ** (peak - 127 - 25 - TOTAL_BITS)
+  return { units, unit, total: units * unit }
 }
 
 /** Per stability map, its components and those measured so far, so that cellsRead and detect measure each once. */
@@ -855,15 +873,24 @@ export function listedComponents(map: Float32Array, n: number): Float64Array | u
   return listed
 }
 
+/** A map's total's units (fieldTotal) and its listed components' ShapeSums by their smallest cells, in the list's order. */
+export interface FieldShapes {
+  units: number
+  parts: Map<number, ShapeSums>
+}
+
 /**
- * Each listed component's ShapeSums by its smallest cell, in listedComponents' order, where the device
- * lists the map: the twin of its shapes (engine/gpu/components.ts shapesOf).
+ * A map's FieldShapes where the device lists the map: the twin of its shapes (engine/gpu/components.ts
+ * shapesOf).
  */
-export function listedShapes(map: Float32Array, n: number): Map<number, ShapeSums> | undefined {
+export function listedShapes(map: Float32Array, n: number): FieldShapes | undefined {
   const listed = listedComponents(map, n)
   if (!listed) return undefined
   const roots = Array.from({ length: (listed.length - 1) / 3 }, (_, k) => listed[1 + 3 * k])
-  return new Map(roots.map((root) => [root, shapeSums(componentFrom(map, n, root, listed[0]), n)]))
+  return {
+    units: fieldTotal(map).units,
+    parts: new Map(roots.map((root) => [root, shapeSums(componentFrom(map, n, root, listed[0]), n)])),
+  }
 }
 
 /**
@@ -882,11 +909,11 @@ function* partsOf(map: Float32Array, n: number, listed: Float64Array | undefined
   const { found, parts } = held
   for (const [k, f] of found.entries()) {
     if (parts[k] === undefined) {
-      held.sums ??= mapSums(map)
-      if (outshone(f.mass, f.count, held.sums, map.length)) parts[k] = null
+      held.total ??= fieldTotal(map).total
+      if (outshone(f.mass, f.count, held.total, map.length)) parts[k] = null
       else {
         const { cells, mass } = f
-        const { axis, mean_radius, ...shape } = measure(map, n, cells)
+        const { axis, mean_radius, ...shape } = measure(map, n, cells, held.total)
         parts[k] = { cells, mass, shape, axis, mean_radius, regions: once(() => regionsOf(found, k, n, shape, axis)) }
       }
     }

@@ -2,7 +2,7 @@
 // the same ones found from either backend's form of the window, as the workers find them.
 import { expect, test } from 'vitest'
 import { FramePlanes } from '../cpu/spectra.js'
-import { CLASS_RULES, components, detect, MIN_AREA_CELLS, mapSums, outshone, structureMask } from '../detect/detect.js'
+import { CLASS_RULES, components, detect, fieldTotal, MIN_AREA_CELLS, outshone, structureMask } from '../detect/detect.js'
 import { sustainOf } from '../detect/dynamics.js'
 import { HeldPlanes, WindowSpectra } from '../detect/spectra.js'
 import { runJob, sent } from './detector.js'
@@ -28,12 +28,12 @@ test("the speckled window is like a random genome's: dozens of parts, most too f
   const { spectra, later } = speckleWindow(96, RECORD_FRAMES, RECORD_DT)
   const map = spectra.stability()
   const parts = components(structureMask(map), 96).filter((c) => c.length >= MIN_AREA_CELLS)
-  const sums = mapSums(map)
+  const { total } = fieldTotal(map)
   const faint = parts.filter((c) =>
     outshone(
       c.reduce((a, i) => a + map[i], 0),
       c.length,
-      sums,
+      total,
       map.length,
     ),
   )

@@ -5,7 +5,15 @@
 // a field at rest and one with a NaN.
 import { expect, test } from 'vitest'
 import { gpuBackend } from '../../testing/backends.js'
-import { labels, LISTED, listedComponents, listedShapes, rankedComponents, structureMask } from '../detect/detect.js'
+import {
+  type FieldShapes,
+  labels,
+  LISTED,
+  listedComponents,
+  listedShapes,
+  rankedComponents,
+  structureMask,
+} from '../detect/detect.js'
 import { AT_THE_FLOOR } from '../../testing/fixtures.js'
 import { rng } from '../util/rng.js'
 import type { GpuFieldBackend } from './backend.js'
@@ -155,7 +163,7 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
     // the pluses (the larger first): half the mean radius is one cell (2^13 of 2^-13), and the cells one
     // across, at it, reach the sectors at 0 and pi (0 and 8) and lie within it with the centre and those
     // one up and down
-    const cut = [...(got[16].shapes?.values() ?? [])]
+    const cut = [...(got[16].shapes?.parts.values() ?? [])]
     expect(cut.map((s) => [s.cells, s.radii / (2 * s.cells), s.reached & 0x101, s.inner])).toEqual([
       [13, 2 ** 13, 0x101, 5],
       [11, 2 ** 13, 0x101, 5],
@@ -166,8 +174,8 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
   }
 })
 
-/** A map's entries in its order (toEqual takes two Maps' entries in any order; the shapes come in the list's). */
-const inOrder = <K, V>(m: Map<K, V> | undefined) => m && [...m]
+/** A map's shapes with its parts in their order (toEqual takes two Maps' entries in any order; the shapes come in the list's). */
+const inOrder = (shapes: FieldShapes | undefined) => shapes && { units: shapes.units, parts: [...shapes.parts] }
 
 test('maps that do not fill a storage binding go in groups that do, with the same labels and lists', async () => {
   const n = 24
@@ -193,6 +201,9 @@ test('maps that do not fill a storage binding go in groups that do, with the sam
     const shaped = await labelMaps(narrow, flat, n, { shapes: true })
     expect(backend.transfers.snapshot().reads - reads).toBe(2)
     maps.forEach((map, f) => expect(inOrder(shaped[f].shapes)).toEqual(inOrder(listedShapes(map, n))))
+    // and again, in the buffer the last call kept: every sum starts from 0
+    const again = await labelMaps(narrow, flat, n, { shapes: true })
+    expect(again.map((l) => inOrder(l.shapes))).toEqual(shaped.map((l) => inOrder(l.shapes)))
     expect(shaped.map((l) => l.listed)).toEqual(got.map((l) => l.listed))
     // without the labels, the lists and peaks alone come back, in one read: some 2 KB a field
     const before = backend.transfers.snapshot()
@@ -225,10 +236,12 @@ test("at N = 512 the shapes' sums and squares pass 2^32 (two words each): a fiel
   try {
     const got = await labelMaps(backend, Float32Array.from(maps.flatMap((m) => [...m])), n, { shapes: true })
     maps.forEach((map, f) => expect(inOrder(got[f].shapes), `map ${f}'s shapes`).toEqual(inOrder(listedShapes(map, n))))
-    const whole = [...(got[0].shapes?.values() ?? [])]
+    const whole = [...(got[0].shapes?.parts.values() ?? [])]
     expect(whole.map((s) => s.cells)).toEqual([n * n])
     expect(whole[0].sxx).toBeGreaterThan(2 ** 34)
     expect(whole[0].radii).toBeGreaterThan(2 ** 38)
+    // the total of 2^18 cells of some 2^38 units each: past 2^53, one rounding
+    expect(got[0].shapes?.units).toBeGreaterThan(2 ** 55)
   } finally {
     backend.destroy()
   }

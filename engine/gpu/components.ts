@@ -6,7 +6,16 @@
 // labels(structureMask(map), n), rankedComponents and listedShapes (engine/detect/detect.ts); tests:
 // engine/gpu/components.test.ts, engine/discovery/record.test.ts.
 import { wgslStruct, packStruct } from '../field/params.js'
-import { LEAST_LISTED_BINADE, LISTED, MIN_AREA_CELLS, OFFSET_BITS, type ShapeSums, thresholdOf } from '../detect/detect.js'
+import {
+  type FieldShapes,
+  LEAST_LISTED_BINADE,
+  LISTED,
+  MIN_AREA_CELLS,
+  OFFSET_BITS,
+  type ShapeSums,
+  TOTAL_BITS,
+  thresholdOf,
+} from '../detect/detect.js'
 import { CrystalError } from '../errors.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
 import { SHADERS } from './shaders.gen.js'
@@ -39,7 +48,7 @@ const componentsModule = (device: GPUDevice) =>
     kernelModule(
       device,
       `${wgslStruct('Components', COMPONENTS_LAYOUT)}const MIN_AREA: u32 = ${MIN_AREA_CELLS}u;\nconst LISTED: u32 = ${LISTED}u;\n` +
-        `const OFFSET_BITS: u32 = ${OFFSET_BITS}u;\nconst SHAPE_WORDS: u32 = ${SHAPE_WORDS}u;\n`,
+        `const OFFSET_BITS: u32 = ${OFFSET_BITS}u;\nconst SHAPE_WORDS: u32 = ${SHAPE_WORDS}u;\nconst TOTAL_BITS: u32 = ${TOTAL_BITS}u;\n`,
       SHADERS.components,
     ),
   )
@@ -67,8 +76,8 @@ export const COMPONENTS_KERNELS = Object.fromEntries(ENTRIES.map((e) => [e, comp
 const LIST_WORDS = 1 + 4 * LISTED
 /** The words a field's list and peak take in what comes back. */
 export const LIST_AND_PEAK_WORDS = LIST_WORDS + 1
-/** The words a field's shapes take, where they are summed. */
-const SHAPES_WORDS = LISTED * SHAPE_WORDS
+/** The words a field's shapes take, where they are summed: its total's two, then a slot a listed component. */
+const SHAPES_WORDS = 2 + LISTED * SHAPE_WORDS
 
 /** Where maps lie on the device: `buffer`'s floats from `base`, each field's `stride` floats after the last, each value times `scale`. */
 export interface MapsOnDevice {
@@ -206,21 +215,21 @@ export function listOf(words: Uint32Array, fields: number, f: number): ListedCom
 }
 
 /**
- * Field f's listed components' shapes by root, in its list's order (their twin: shapeSums of each
- * component's cells), where listOf gives its list: from its group's lists and peaks (`lists`) and shapes
- * (`shapes`) as they came back.
+ * Field f's total and listed components' shapes (their twin: listedShapes), where listOf gives its list:
+ * from its group's lists and peaks (`lists`) and shapes (`shapes`) as they came back.
  */
-export function shapesOf(lists: Uint32Array, shapes: Uint32Array, fields: number, f: number): Map<number, ShapeSums> | undefined {
+export function shapesOf(lists: Uint32Array, shapes: Uint32Array, fields: number, f: number): FieldShapes | undefined {
   const listed = listOf(lists, fields, f)
   if (!listed) return undefined
   const at = f * LIST_WORDS
   // the slots are in the order the roots came on the device
   const slots = new Map(Array.from({ length: lists[at] }, (_, slot) => [lists[at + 1 + 4 * slot], slot]))
   const ranked = Array.from({ length: (listed.length - 1) / 3 }, (_, k) => listed[1 + 3 * k])
-  return new Map(
+  const field = shapes.subarray(f * SHAPES_WORDS)
+  const parts = new Map(
     ranked.map((root) => {
       const slot = slots.get(root) as number
-      const w = shapes.subarray((f * LISTED + slot) * SHAPE_WORDS)
+      const w = field.subarray(2 + slot * SHAPE_WORDS)
       const wide = (k: number) => w[k + 1] * 2 ** 32 + w[k]
       const sums: ShapeSums = {
         cells: lists[at + 2 + 4 * slot],
@@ -238,20 +247,22 @@ export function shapesOf(lists: Uint32Array, shapes: Uint32Array, fields: number
       return [root, sums]
     }),
   )
+  // the total's two words as one float64: one rounding past 2^53, as fieldTotal's
+  return { units: field[1] * 2 ** 32 + field[0], parts }
 }
 
 /**
  * Labels `fields` stability maps of `n` x `n` cells (`maps`, [field][cell]) and reads back each one's
  * list (ListedComponents), some 2 KB a field, in one submit and one read; with `labels`, each cell's
- * label too (labels(structureMask(map), n)); with `shapes`, each listed component's ShapeSums by its root
- * (shapesOf). What the recorder does where the maps lie, for a test and a benchmark.
+ * label too (labels(structureMask(map), n)); with `shapes`, its total and each listed component's
+ * ShapeSums (shapesOf). What the recorder does where the maps lie, for a test and a benchmark.
  */
 export async function labelMaps(
   gpu: Pick<GpuContext, 'device' | 'transfers' | 'bindingBytes' | 'failure' | 'check'>,
   maps: Float32Array,
   n: number,
   { labels = false, shapes = false }: { labels?: boolean; shapes?: boolean } = {},
-): Promise<{ listed: ListedComponents | undefined; labels?: Int32Array; shapes?: Map<number, ShapeSums> }[]> {
+): Promise<{ listed: ListedComponents | undefined; labels?: Int32Array; shapes?: FieldShapes }[]> {
   const cells = n * n
   if (!cells || maps.length % cells)
     throw new CrystalError(
