@@ -32,8 +32,8 @@
 // - `sectors`: the sectors reached by cells at least that far out (atomicOr), and the cells within it.
 // Sums and squares pass 2^32 (x^2 summed over 2^24 cells at N = 4096; D < 2^51), so they are 64-bit
 // integers of two u32 words (wide_*).
-// `struct Components`, MIN_AREA, LISTED (entries a list holds), OFFSET_BITS and SHAPE_WORDS are generated
-// (engine/gpu/components.ts). `out` is [lists: fields x (length, LISTED x 4 words)] [peaks: fields]
+// `struct Components`, MIN_AREA, LISTED (entries a list holds), OFFSET_BITS, SHAPE_WORDS and TOTAL_BITS are
+// generated (engine/gpu/components.ts COMPONENTS_HEADER). `out` is [lists: fields x (length, LISTED x 4 words)] [peaks: fields]
 // [labels: fields x cells] [tally: fields x cells x (cells, mass low, mass high)] and, where C.shapes is
 // set, [shapes: fields x (total low, total high, LISTED x SHAPE_WORDS)]; a list's length counts every
 // component listed, those past LISTED left out.

@@ -649,15 +649,16 @@ interface Measured {
 /**
  * Whether a part of `count` cells holding `mass` cannot stand out of a map of `cells` cells whose total
  * is `total` (fieldTotal): holds' contrast rule fails for the stability ratio measure would give it, so
- * it need not be measured (some 9 in 10 of europium_crystal's parts). A part of the whole map, or with
- * nothing outside it, is measured.
+ * it need not be measured (some 9 in 10 of europium_crystal's parts), and detection drops it all the same.
  */
 export function outshone(mass: number, count: number, total: number, cells: number): boolean {
-  if (count >= cells || !(total - mass > 0)) return false
   return stabilityRatio(mass, count, total, cells) < CLASS_RULES.contrast
 }
 
-/** A part's mean stability over the mean of the rest of the map (`total` its fieldTotal); 1 where nothing is outside it. */
+/**
+ * A part's mean stability over the mean of the rest of the map (`total` its fieldTotal); 1 where nothing
+ * is outside it at the total's resolution (2^-38 of the peak's binade a cell), as for a part of the whole map.
+ */
 function stabilityRatio(mass: number, count: number, total: number, cells: number): number {
   const meanOut = (total - mass) / Math.max(1, cells - count)
   return meanOut > 0 ? mass / count / meanOut : 1

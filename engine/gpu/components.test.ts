@@ -5,19 +5,13 @@
 // a field at rest and one with a NaN.
 import { expect, test } from 'vitest'
 import { gpuBackend } from '../../testing/backends.js'
-import {
-  type FieldShapes,
-  labels,
-  LISTED,
-  listedComponents,
-  listedShapes,
-  rankedComponents,
-  structureMask,
-} from '../detect/detect.js'
+import { type FieldShapes, labels, LISTED, listedComponents, listedShapes, rankedComponents, structureMask } from '../detect/detect.js'
 import { AT_THE_FLOOR } from '../../testing/fixtures.js'
 import { rng } from '../util/rng.js'
 import type { GpuFieldBackend } from './backend.js'
-import { GpuLabeller, LIST_AND_PEAK_WORDS, labelMaps } from './components.js'
+import { COMPONENTS_HEADER, GpuLabeller, LIST_AND_PEAK_WORDS, labelMaps } from './components.js'
+import { kernelModule } from './context.js'
+import { SHADERS } from './shaders.gen.js'
 
 /** A map of waves: |sum of a few plane waves|, smooth, a few components. */
 function waves(n: number, seed: number): Float32Array {
@@ -161,7 +155,7 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
     expect(got[14].listed?.length).toBeGreaterThan(1)
     expect(Array.from(got[12].listed ?? []).slice(1)).toEqual([405, 5, 4, 85, 4, 4])
     // the pluses (the larger first): half the mean radius is one cell (2^13 of 2^-13), and the cells one
-    // across, at it, reach the sectors at 0 and pi (0 and 8) and lie within it with the centre and those
+    // across, at it, reach the sectors at pi and 0 (0 and 8) and lie within it with the centre and those
     // one up and down
     const cut = [...(got[16].shapes?.parts.values() ?? [])]
     expect(cut.map((s) => [s.cells, s.radii / (2 * s.cells), s.reached & 0x101, s.inner])).toEqual([
@@ -242,6 +236,97 @@ test("at N = 512 the shapes' sums and squares pass 2^32 (two words each): a fiel
     expect(whole[0].radii).toBeGreaterThan(2 ** 38)
     // the total of 2^18 cells of some 2^38 units each: past 2^53, one rounding
     expect(got[0].shapes?.units).toBeGreaterThan(2 ** 55)
+  } finally {
+    backend.destroy()
+  }
+})
+
+test("the shapes' 64-bit helpers (wide_sqrt, wide_mul, wide_div) against BigInt, at the ends of their ranges: roots whose f32 estimate falls under the floor and over it, products of the largest words, quotients near 2^32", async () => {
+  // an entry point over `out` alone, in the module the kernels are in: each 8 words, D (two), a, b in and
+  // floor(sqrt(D)), a b (two), floor(D / b) out
+  const check = `
+@compute @workgroup_size(64)
+fn check_wide(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let at = 8u * gid.x;
+  if (at + 8u > arrayLength(&out)) { return; }
+  let d = vec2<u32>(atomicLoad(&out[at]), atomicLoad(&out[at + 1u]));
+  let a = atomicLoad(&out[at + 2u]);
+  let b = atomicLoad(&out[at + 3u]);
+  atomicStore(&out[at + 4u], wide_sqrt(d));
+  let m = wide_mul(a, b);
+  atomicStore(&out[at + 5u], m.x);
+  atomicStore(&out[at + 6u], m.y);
+  atomicStore(&out[at + 7u], wide_div(d, b).x);
+}`
+  const rand = rng(31)
+  const word = () => Math.floor(rand() * 2 ** 32)
+  // the device's estimate: an f32 root of D made in f32, truncated
+  const estimate = (d: bigint) =>
+    Math.trunc(Math.fround(Math.sqrt(Math.fround(Math.fround(Number(d >> 32n)) * 2 ** 32 + Math.fround(Number(d & 0xffffffffn))))))
+  const floorRoot = (d: bigint) => {
+    let r = BigInt(Math.floor(Math.sqrt(Number(d))))
+    while (r * r > d) r--
+    while ((r + 1n) * (r + 1n) <= d) r++
+    return r
+  }
+  // squared distances up to 2^51 (N = 4096): squares, one under and one over, and random ones
+  const roots: bigint[] = [0n, 1n, 2n, 3n, 2n ** 51n - 1n]
+  for (let k = 0; k < 200; k++) {
+    const r = BigInt(Math.floor(2 ** (10 + 15.5 * rand())))
+    roots.push(r * r, r * r - 1n, r * r + 2n * r)
+    roots.push(BigInt(Math.floor(rand() * 2 ** 51)))
+  }
+  const under = roots.filter((d) => BigInt(estimate(d)) < floorRoot(d)).length
+  const over = roots.filter((d) => BigInt(estimate(d)) > floorRoot(d)).length
+  expect([under, over].every((k) => k > 10)).toBe(true)
+  const cases = roots.map((d, k) => {
+    const edge = [0, 1, 0xffff, 0x10000, 0xffffffff]
+    const [a, b] = k < 25 ? [edge[k % 5], edge[Math.floor(k / 5)]] : [word(), word()]
+    // a divisor under 2^31 and a quotient under 2^32 (wide_div's terms)
+    const divisor = BigInt(1 + Math.floor(rand() * (2 ** 31 - 1)))
+    // random, or a power of two times the divisor (a partial remainder equal to it), or D over 2^19
+    const dividend = [
+      BigInt(Math.floor(rand() * 2 ** 32)) * divisor + BigInt(Math.floor(rand() * Number(divisor))),
+      divisor << BigInt(k % 32),
+      d >> 19n,
+    ][k % 3]
+    return { d, a, b, divisor, dividend }
+  })
+  const backend = (await gpuBackend(16, 1)) as GpuFieldBackend
+  try {
+    const { device, transfers } = backend
+    const module = kernelModule(device, COMPONENTS_HEADER, SHADERS.components + check)
+    const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'check_wide' } })
+    const run = async (inputs: [bigint, number, number][]) => {
+      const words = new Uint32Array(8 * inputs.length)
+      inputs.forEach(([d, a, b], k) => words.set([Number(d & 0xffffffffn), Number(d >> 32n), a, b], 8 * k))
+      const buffer = device.createBuffer({ size: words.byteLength, usage: 0x80 | 0x4 | 0x8 })
+      transfers.write(buffer, 0, words)
+      const encoder = device.createCommandEncoder()
+      const pass = encoder.beginComputePass()
+      pass.setPipeline(pipeline)
+      pass.setBindGroup(
+        0,
+        device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 2, resource: { buffer } }] }),
+      )
+      pass.dispatchWorkgroups(Math.ceil(inputs.length / 64))
+      pass.end()
+      transfers.submit(encoder)
+      const [back] = await transfers.readRanges([{ src: buffer, offset: 0, bytes: words.byteLength }], () => backend.failure())
+      transfers.destroy(buffer)
+      return new Uint32Array(back)
+    }
+    const squares = await run(cases.map(({ d, a, b }) => [d, a, b]))
+    const quotients = await run(cases.map(({ dividend, divisor }) => [dividend, 0, Number(divisor)]))
+    cases.forEach(({ d, a, b, divisor, dividend }, k) => {
+      const at = 8 * k
+      expect([squares[at + 4], squares[at + 5], squares[at + 6]], `case ${k}`).toEqual([
+        Number(floorRoot(d)),
+        Number((BigInt(a) * BigInt(b)) & 0xffffffffn),
+        Number((BigInt(a) * BigInt(b)) >> 32n),
+      ])
+      expect(quotients[at + 7], `case ${k}'s quotient`).toBe(Number(dividend / divisor))
+    })
   } finally {
     backend.destroy()
   }

@@ -43,15 +43,12 @@ const ENTRIES = [...LABELLING, ...SHAPING] as const
 type Entry = (typeof ENTRIES)[number]
 /** The words of a listed component's shape (shaders/components.wgsl: sums of x, y, x^2, y^2, x y and the radii, two words each; centre x, y; bounds; reached; inner). */
 const SHAPE_WORDS = 18
+/** The generated part of shaders/components.wgsl's module (kernelModule's struct): its uniform and constants. */
+export const COMPONENTS_HEADER =
+  `${wgslStruct('Components', COMPONENTS_LAYOUT)}const MIN_AREA: u32 = ${MIN_AREA_CELLS}u;\nconst LISTED: u32 = ${LISTED}u;\n` +
+  `const OFFSET_BITS: u32 = ${OFFSET_BITS}u;\nconst SHAPE_WORDS: u32 = ${SHAPE_WORDS}u;\nconst TOTAL_BITS: u32 = ${TOTAL_BITS}u;\n`
 const componentsModule = (device: GPUDevice) =>
-  perDevice(device, 'components:module', () =>
-    kernelModule(
-      device,
-      `${wgslStruct('Components', COMPONENTS_LAYOUT)}const MIN_AREA: u32 = ${MIN_AREA_CELLS}u;\nconst LISTED: u32 = ${LISTED}u;\n` +
-        `const OFFSET_BITS: u32 = ${OFFSET_BITS}u;\nconst SHAPE_WORDS: u32 = ${SHAPE_WORDS}u;\nconst TOTAL_BITS: u32 = ${TOTAL_BITS}u;\n`,
-      SHADERS.components,
-    ),
-  )
+  perDevice(device, 'components:module', () => kernelModule(device, COMPONENTS_HEADER, SHADERS.components))
 const COMPUTE_STAGE = 0x4
 /** One layout for every entry point (an 'auto' one leaves out what an entry does not use), so one bind group serves them all. */
 const componentsLayout = (device: GPUDevice) =>
