@@ -303,10 +303,7 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
   const count = device.software ? maps.length : 2000
   const all = new Float32Array(count * size * size)
   for (let k = 0; k < count; k++) all.set(maps[k % maps.length], k * size * size)
-  const twins = maps.map((map) => [
-    JSON.stringify(Array.from(listedComponents(map, size) ?? [])),
-    shapesText(listedShapes(map, size)),
-  ])
+  const twins = maps.map((map) => [JSON.stringify(Array.from(listedComponents(map, size) ?? [])), shapesText(listedShapes(map, size))])
   const time = { lists: Infinity, shapes: Infinity }
   let same = true
   let shapes_same = true
