@@ -874,6 +874,11 @@ export function listedComponents(map: Float32Array, n: number): Float64Array | u
   return listed
 }
 
+/** The smallest cells of a map's listed components (ListedComponents), in the list's order. */
+export function listedRoots(listed: Float64Array): number[] {
+  return Array.from({ length: (listed.length - 1) / 3 }, (_, k) => listed[1 + 3 * k])
+}
+
 /** A map's total's units (fieldTotal) and its listed components' ShapeSums by their smallest cells, in the list's order. */
 export interface FieldShapes {
   units: number
@@ -887,10 +892,9 @@ export interface FieldShapes {
 export function listedShapes(map: Float32Array, n: number): FieldShapes | undefined {
   const listed = listedComponents(map, n)
   if (!listed) return undefined
-  const roots = Array.from({ length: (listed.length - 1) / 3 }, (_, k) => listed[1 + 3 * k])
   return {
     units: fieldTotal(map).units,
-    parts: new Map(roots.map((root) => [root, shapeSums(componentFrom(map, n, root, listed[0]), n)])),
+    parts: new Map(listedRoots(listed).map((root) => [root, shapeSums(componentFrom(map, n, root, listed[0]), n)])),
   }
 }
 

@@ -10,6 +10,7 @@ import {
   type FieldShapes,
   LEAST_LISTED_BINADE,
   LISTED,
+  listedRoots,
   MIN_AREA_CELLS,
   OFFSET_BITS,
   type ShapeSums,
@@ -221,10 +222,9 @@ export function shapesOf(lists: Uint32Array, shapes: Uint32Array, fields: number
   const at = f * LIST_WORDS
   // the slots are in the order the roots came on the device
   const slots = new Map(Array.from({ length: lists[at] }, (_, slot) => [lists[at + 1 + 4 * slot], slot]))
-  const ranked = Array.from({ length: (listed.length - 1) / 3 }, (_, k) => listed[1 + 3 * k])
   const field = shapes.subarray(f * SHAPES_WORDS)
   const parts = new Map(
-    ranked.map((root) => {
+    listedRoots(listed).map((root) => {
       const slot = slots.get(root) as number
       const w = field.subarray(2 + slot * SHAPE_WORDS)
       const wide = (k: number) => w[k + 1] * 2 ** 32 + w[k]
