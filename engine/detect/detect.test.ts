@@ -16,11 +16,13 @@ import {
   measuredOf,
   rankedComponents,
   fieldTotal,
+  type Later,
   outshone,
   signatureWindow,
   detect,
   labels,
   structureMask,
+  sustainOf,
   THRESHOLD_OF_PEAK,
   measure,
   shapeSums,
@@ -73,6 +75,8 @@ const windowOf = (s: Structure) =>
 const jitter = (m: Float32Array, rand: () => number) => m.map((v) => v + 0.02 * (2 * rand() - 1))
 /** A map at the listed cells: what comes back of the map after a perturbation. */
 const at = (cells: number[], m: Float32Array) => cells.map((i) => m[i])
+/** A map made here as a later window's sums of one sample. */
+const oneSample = (sums: Float32Array): Later => ({ sums, taken: 1 })
 /** The field goes back to its pattern after a kick; or takes the kick's pattern instead (the control); a seed re-forms in place; or spreads away (the control). */
 const returns: Perturbed = (before, _, rand) => {
   const kick = kickAt(rand)
@@ -102,8 +106,7 @@ const keepsKick: Perturbed = (before, _, rand) => {
 }
 const regrows: Perturbed = (before, s, rand) => ({
   regrowth: regrowthOf(
-    before,
-    windowOf(s),
+    at(windowOf(s), before),
     at(
       windowOf(s),
       jitter(
@@ -120,7 +123,7 @@ const spreads: Perturbed = (before, s, rand) => {
     { length: N * N },
     (_, i) => 0.5 * gauss((((i % N) + 0.5) / N - cx) ** 2 + ((Math.floor(i / N) + 0.5) / N - cy) ** 2, 0.05),
   )
-  return { regrowth: regrowthOf(before, windowOf(s), at(windowOf(s), jitter(after, rand))) }
+  return { regrowth: regrowthOf(at(windowOf(s), before), at(windowOf(s), jitter(after, rand))) }
 }
 
 /** A broad standing mode that keeps its stability (an attractor, or its control). */
@@ -195,7 +198,7 @@ async function labelOf(kind: keyof typeof KNOWN, seed: number): Promise<string> 
   const { u, kept, perturbed } = KNOWN[kind](rand)
   const rec = record(u, rand)
   const later = stabilityMap(rec).map((v) => kept * v)
-  const [found] = await detect(rec, later)
+  const [found] = await detect(rec, oneSample(later))
   const s = found && perturbed ? withResponse(found, perturbed(later, found, rand)) : found
   return s?.class ?? 'fading'
 }
@@ -615,6 +618,51 @@ describe('components', () => {
     expect(fieldTotal(new Float32Array(9)).total).toBe(0)
   })
 
+  test("a part's sustain: its later sums each floored to fieldTotal's unit of those sums, summed exactly (a plain BigInt sum), over the samples taken, over its mass; in any order; past 2^53; cells under the unit, subnormal or below 0 count 0", () => {
+    const plainSustain = (cells: number[], first: Float32Array, later: Later, { unit } = plainTotal(later.sums)) => {
+      const units = cells.reduce((a, c) => a + (later.sums[c] >= 2 ** -126 ? BigInt(Math.floor(later.sums[c] / unit)) : 0n), 0n)
+      return (Number(units) * unit) / later.taken / cells.reduce((a, c) => a + first[c], 0)
+    }
+    const rand = rng(23)
+    let [parts, floored] = [0, 0]
+    for (const [n, spread] of [
+      [48, 60],
+      [96, 8],
+      [512, 30],
+    ]) {
+      const first = Float32Array.from({ length: n * n }, () => 2 ** (-spread * rand() ** 2) * (0.5 + rand()) * 3e4)
+      // ten samples' sums: most cells kept or faded a little, some by 2^40 and more
+      const later = { sums: first.map((v) => 10 * v * 2 ** (-50 * rand() ** 6)), taken: 10 }
+      const total = plainTotal(later.sums)
+      for (const part of components(structureMask(first), n)) {
+        const sustain = sustainOf(part, first, later)
+        expect(sustain).toBe(plainSustain(part, first, later, total))
+        expect(sustainOf([...part].reverse(), first, later)).toBe(sustain)
+        parts++
+        if (part.some((c) => later.sums[c] < total.unit)) floored++
+      }
+    }
+    // the control: parts with cells under the unit, which a plain sum would count
+    expect([parts > 20, floored > 0]).toEqual([true, true])
+    // 2^20 cells at the peak: units past 2^53, one rounding
+    const big = { sums: new Float32Array(1 << 20).fill(Math.fround(1 - 2 ** -24)), taken: 1 }
+    const all = Array.from({ length: 1 << 20 }, (_, c) => c)
+    expect(sustainOf(all, new Float32Array(1 << 20).fill(1), big)).toBe(plainSustain(all, new Float32Array(1 << 20).fill(1), big))
+    expect((2 ** 20 * (1 - 2 ** -24)) / fieldTotal(big.sums).unit).toBeGreaterThan(2 ** 53)
+    // the peak (1) is outside the part: 2^-40, under its unit 2^-38, a subnormal cell and one below 0 count 0
+    const odd = { sums: Float32Array.from([1, 2 ** -40, 2 ** -130, -1, 0.5]), taken: 2 }
+    const ones = new Float32Array(5).fill(1)
+    expect(sustainOf([1, 2, 3, 4], ones, odd)).toBe(0.5 / 2 / 4)
+    expect(sustainOf([1, 2, 3], ones, odd)).toBe(0)
+    // a subnormal cell counts 0 where the unit is under it too (an adapter may flush it to 0)
+    expect(sustainOf([1], ones, { sums: Float32Array.from([2 ** -100, 2 ** -130]), taken: 1 })).toBe(0)
+    // sums that are not a map (a NaN or an infinity), or all 0, or a part that held nothing: 0
+    for (const v of [Number.NaN, Number.POSITIVE_INFINITY])
+      expect(sustainOf([0], ones, { sums: Float32Array.from([1, v]), taken: 1 })).toBe(0)
+    expect(sustainOf([0], ones, { sums: new Float32Array(2), taken: 1 })).toBe(0)
+    expect(sustainOf([0], new Float32Array(2), { sums: Float32Array.from([1, 1]), taken: 1 })).toBe(0)
+  })
+
   test("a signature's window is the farthest cell's distance from the centroid plus one, as measured cell by cell, bit for bit (parts of random masks, in any order; none)", () => {
     const rand = rng(17)
     const plain = (n: number, cells: number[], f: { centroid_x: number; centroid_y: number }) => {
@@ -672,11 +720,11 @@ describe('classes from dynamics', () => {
   test('a vortex winds once, a standing mode stands and does not wind', async () => {
     const rand = rng(5)
     const knot = record(KNOWN.phase_knot(rand).u, rand)
-    const [k] = await detect(knot, stabilityMap(knot))
+    const [k] = await detect(knot, oneSample(stabilityMap(knot)))
     expect(Math.abs(k.features.winding)).toBe(1)
     expect(k.features.standing).toBeLessThan(0.5)
     const blob = record(KNOWN.standing_echo(rand).u, rand)
-    const [b] = await detect(blob, stabilityMap(blob))
+    const [b] = await detect(blob, oneSample(stabilityMap(blob)))
     expect(b.features.winding).toBe(0)
     expect(b.features.standing).toBeGreaterThan(0.8)
     expect(b.features.frequency).toBeCloseTo(4 / (T * DT), 6)
@@ -685,9 +733,9 @@ describe('classes from dynamics', () => {
   test('noise alone makes no structure; an empty recording has none', async () => {
     const rand = rng(9)
     const noise = record(() => 0, rand, 0.05)
-    expect(await detect(noise, stabilityMap(noise))).toEqual([])
+    expect(await detect(noise, oneSample(stabilityMap(noise)))).toEqual([])
     const empty = record(() => 0, rand, 0)
-    expect(await detect(empty, new Float32Array(N * N))).toEqual([])
+    expect(await detect(empty, oneSample(new Float32Array(N * N)))).toEqual([])
   })
 })
 
@@ -740,15 +788,15 @@ describe('the cells detection reads', () => {
       new WindowSpectra(n, DT, T, { plane: (p, c) => (p === 1 ? map[c] * T : 0), listed: list && (() => list) })
     const list = listedComponents(map, n)!
     expect(list.length).toBe(7)
-    const want = cellsRead(spectra(), map, 1)
+    const want = cellsRead(spectra(), oneSample(map), 1)
     const first = spectra(list)
-    expect(cellsRead(first, map, 1)).toEqual(want)
+    expect(cellsRead(first, oneSample(map), 1)).toEqual(want)
     const packed = measuredOf(first.stability())!
     // the disc's 81 cells, then the square's 121, made for the disc's regions; handed on as if they were not
     expect(Array.from(packed.ends)).toEqual([81, 202])
     const handed = spectra(list)
     holdMeasured(handed.stability(), n, { ...packed, cells: packed.cells.subarray(0, 81), ends: Int32Array.from([81, 81]) }, list)
-    expect(cellsRead(handed, map, 1)).toEqual(want)
+    expect(cellsRead(handed, oneSample(map), 1)).toEqual(want)
     // the square is a list the window reads (the disc's second region)
     const square = rankedComponents(map, n)[1].cells
     expect(Array.from(want.ends, (end, l) => want.lists.subarray(l ? want.ends[l - 1] : 0, end).join())).toContain(square.join())
@@ -770,7 +818,7 @@ describe('the cells detection reads', () => {
       // the second one moved to the other half of the field
       const rec = record((x, y, t) => ka.u(x, y, t) + (kb ? kb.u((x + 0.5) % 1, y, t) : 0), rand)
       const spec = spectraFor(rec)
-      const later = stabilityMap(rec).map((v) => ka.kept * v)
+      const later = oneSample(stabilityMap(rec).map((v) => ka.kept * v))
       for (const limit of [1, Infinity]) {
         const reads = cellsRead(spec, later, limit)
         const want = await detect(spec, later, limit)
@@ -886,8 +934,8 @@ describe('signatures', () => {
   test('the same shape elsewhere on the field has the same signature and hash', async () => {
     const a = ringAt(0.45, 0.45)
     const b = ringAt(0.45 + 5 / N, 0.45 + 3 / N) // moved by whole cells
-    const [sa] = await detect(a, stabilityMap(a))
-    const [sb] = await detect(b, stabilityMap(b))
+    const [sa] = await detect(a, oneSample(stabilityMap(a)))
+    const [sb] = await detect(b, oneSample(stabilityMap(b)))
     expect(cosine(sa.signature, sb.signature)).toBeGreaterThan(0.999)
     expect(sa.hash).toBe(sb.hash)
     expect(Math.hypot(...sa.signature)).toBeCloseTo(1, 9)
@@ -896,8 +944,8 @@ describe('signatures', () => {
   test('the same shape at another resolution has a nearly equal signature', async () => {
     const a = ringAt(0.5, 0.5)
     const b = ringAt(0.5, 0.5, 96)
-    const [sa] = await detect(a, stabilityMap(a))
-    const [sb] = await detect(b, stabilityMap(b))
+    const [sa] = await detect(a, oneSample(stabilityMap(a)))
+    const [sb] = await detect(b, oneSample(stabilityMap(b)))
     expect(cosine(sa.signature, sb.signature)).toBeGreaterThan(0.95)
     expect(sa.hash).toMatch(/^[0-9a-f]{64}$/)
   })
@@ -906,7 +954,7 @@ describe('signatures', () => {
 test('a recording with a NaN anywhere (a field that diverged) has no structure; the control without it has', async () => {
   const blob = (x: number, y: number, t: number) => gauss((x - 0.5) ** 2 + (y - 0.5) ** 2, 0.08) * Math.cos(bin(3) * t)
   const clean = record(blob, rng(3), 0.01)
-  const later = stabilityMap(clean)
+  const later = oneSample(stabilityMap(clean))
   expect(await detect(clean, later)).not.toHaveLength(0)
   // the NaN in the first frame's last cell, after the peak: the map's last cell is NaN
   const diverged = { ...clean, frames: clean.frames.map((f, k) => (k === 0 ? f.map((v, i) => (i === f.length - 1 ? Number.NaN : v)) : f)) }

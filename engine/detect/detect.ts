@@ -5,7 +5,7 @@ import type { ClassToken } from '../contracts/registry.js'
 import { blake3Hex } from '../util/hash.js'
 import { CrystalError } from '../errors.js'
 import { spectraOf } from '../cpu/spectra.js'
-import { measureDynamics, sustainOf, type DynamicsFeatures, type Recording } from './dynamics.js'
+import { measureDynamics, type DynamicsFeatures, type Recording } from './dynamics.js'
 import { modalMap } from './modal.js'
 import { ListIndex, WindowSpectra } from './spectra.js'
 
@@ -712,8 +712,75 @@ export function fieldTotal(map: Float32Array): { units: number; unit: number; to
     exact += BigInt(floored)
   }
   const units = Number(exact)
-  const unit = 2 ** (peak - 127 - 25 - TOTAL_BITS)
+  const unit = unitOfBinade(peak)
   return { units, unit, total: units * unit }
+}
+
+/** fieldTotal's unit for a map whose peak lies in binade `peak` (its biased exponent). */
+const unitOfBinade = (peak: number) => 2 ** (peak - 127 - 25 - TOTAL_BITS)
+
+/**
+ * A later window as it was recorded: each cell's |u| summed over `taken` samples. Its stability map
+ * is each sum's mean (laterAt); sustain reads the sums themselves, which a kernel can add exactly.
+ */
+export interface Later {
+  sums: Float32Array
+  taken: number
+}
+
+/** The later window's stability map at `cells`: each sum's mean, a float32 division (as meanOf makes a whole map). */
+export function laterAt(later: Later, cells: readonly number[]): Float32Array {
+  const out = new Float32Array(cells.length)
+  for (let k = 0; k < cells.length; k++) out[k] = later.sums[cells[k]] / (later.taken || 1)
+  return out
+}
+
+/** Per later window's sums, fieldTotal's unit for them (their peak's binade), found once: every part's sustain takes it. */
+const laterUnits = new WeakMap<Float32Array, number>()
+
+function laterUnit(sums: Float32Array): number {
+  let unit = laterUnits.get(sums)
+  if (unit !== undefined) return unit
+  const bits = new Uint32Array(sums.buffer, sums.byteOffset, sums.length)
+  let top = 0
+  for (let i = 0; i < bits.length; i++) {
+    const b = bits[i]
+    // a NaN or an infinity anywhere: no unit (the sums are not a map); a cell below 0 counts 0
+    if ((b & 0x7fffffff) >= 0x7f800000) {
+      top = 0
+      break
+    }
+    if (b < 0x80000000 && b > top) top = b
+  }
+  unit = top >>> 23 ? unitOfBinade(top >>> 23) : 0
+  laterUnits.set(sums, unit)
+  return unit
+}
+
+/**
+ * A part's sustain: its stability mass in the later window over its mass in the recorded one
+ * (`first`, the window's map). The later mass is taken from the raw sums as a kernel can add them in
+ * any order: each cell floored to fieldTotal's unit of the later sums (2^-38 of their peak's binade;
+ * a subnormal cell counts 0), summed as an integer, then over the samples taken. 0 where the part
+ * held nothing or the later sums are not finite.
+ */
+export function sustainOf(cells: readonly number[], first: Float32Array, later: Later): number {
+  let mass = 0
+  for (const c of cells) mass += first[c]
+  const unit = laterUnit(later.sums)
+  if (!(mass > 0) || unit === 0) return 0
+  // each cell's units under 2^39, split at 2^26 so that both sums stay exact past 2^53 (N = 4096)
+  let high = 0
+  let low = 0
+  for (const c of cells) {
+    const v = later.sums[c]
+    if (!(v >= 2 ** -126)) continue
+    const units = Math.floor(v / unit)
+    const h = Math.floor(units / 2 ** 26)
+    high += h
+    low += units - h * 2 ** 26
+  }
+  return ((high * 2 ** 26 + low) * unit) / (later.taken || 1) / mass
 }
 
 /** Per stability map, its components and those measured so far, so that cellsRead and detect measure each once. */
@@ -929,21 +996,22 @@ function* partsOf(map: Float32Array, n: number, listed: Float64Array | undefined
 
 /**
  * A part's features: its shape, and its dynamics over the window's spectra (`later`: the later
- * window's stability map); none where the part fades or does not stand out, which no spectrum can
+ * window's sums); none where the part fades or does not stand out, which no spectrum can
  * make a structure (`holds`), so that its spectra are not read.
  */
-function featuresOf(spec: WindowSpectra, map: Float32Array, later: Float32Array, p: Part): StructureFeatures | undefined {
-  if (!holds({ sustain: sustainOf(p.cells, map, later), stability_ratio: p.shape.stability_ratio })) return undefined
+function featuresOf(spec: WindowSpectra, map: Float32Array, later: Later, p: Part): StructureFeatures | undefined {
+  const sustain = sustainOf(p.cells, map, later)
+  if (!holds({ sustain, stability_ratio: p.shape.stability_ratio })) return undefined
   const n = spec.n
   const centre = { x: p.shape.centroid_x * n - 0.5, y: p.shape.centroid_y * n - 0.5, radius: p.mean_radius }
-  return { ...p.shape, ...measureDynamics(spec, p.cells, map, later, centre, p.regions()).features }
+  return { ...p.shape, ...measureDynamics(spec, p.cells, sustain, centre, p.regions()).features }
 }
 
 /**
  * The classed structures of a recorded window (n x n frames, or their spectra as evolve keeps them), the one holding most stability mass
- * first, at most `limit` of them. `later` is the stability map of a later window (what the structure kept).
+ * first, at most `limit` of them. `later` is a later window's sums (what the structure kept).
  */
-export async function detect(window: Recording | WindowSpectra, later: Float32Array, limit = Infinity): Promise<Structure[]> {
+export async function detect(window: Recording | WindowSpectra, later: Later, limit = Infinity): Promise<Structure[]> {
   const spec = spectraFor(window)
   const map = spec.stability()
   const found: Structure[] = []
@@ -1000,7 +1068,7 @@ export interface PlannedPart {
  * until `limit` are classed reaches every part detection reaches, and reads a superset of what it
  * reads. Detection reads no plane of a cell but these (the run fails where it would).
  */
-export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infinity): WindowReads {
+export function cellsRead(spec: WindowSpectra, later: Later, limit = Infinity): WindowReads {
   const zeroSums = new Float32Array(spec.bins)
   const zeroPlanes = [0, 0, 0]
   // each list once, numbered in the order first asked for; each cell read at a mode once (list l, cell c: l n^2 + c)
@@ -1064,16 +1132,16 @@ export function cellsRead(spec: WindowSpectra, later: Float32Array, limit = Infi
 
 /**
  * A smaller structure's regrowth after half of it was erased: how well the stability map over its
- * window (`cells`: both halves and a margin) correlates (Pearson) with the one before, `after[k]` the
- * map after at cells[k] (all that comes back of it from where the fields live). A seed that re-forms
- * in place gives 1; a half that spreads away or drifts gives little.
+ * window (both halves and a margin) correlates (Pearson) with the one before, `before[k]` and
+ * `after[k]` the maps at the window's k-th cell (all that comes back of the map after from where the
+ * fields live). A seed that re-forms in place gives 1; a half that spreads away or drifts gives little.
  */
-export function regrowthOf(before: Float32Array, cells: readonly number[], after: ArrayLike<number>): number {
-  const count = cells.length
+export function regrowthOf(before: ArrayLike<number>, after: ArrayLike<number>): number {
+  const count = before.length
   let ma = 0
   let mb = 0
   for (let k = 0; k < count; k++) {
-    ma += before[cells[k]]
+    ma += before[k]
     mb += after[k]
   }
   ma /= count || 1
@@ -1082,7 +1150,7 @@ export function regrowthOf(before: Float32Array, cells: readonly number[], after
   let aa = 0
   let bb = 0
   for (let k = 0; k < count; k++) {
-    const x = before[cells[k]] - ma
+    const x = before[k] - ma
     const y = after[k] - mb
     ab += x * y
     aa += x * x

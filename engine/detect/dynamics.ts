@@ -144,27 +144,15 @@ function windingOf(n: number, amp: (cell: number) => [number, number], cx: numbe
   return Math.round(turn / (2 * Math.PI))
 }
 
-/** Stability mass of `cells` in the later window's map (`second`) over the recorded one's (`first`). */
-export function sustainOf(cells: readonly number[], first: Float32Array, second: Float32Array): number {
-  let m1 = 0
-  let m2 = 0
-  for (const c of cells) {
-    m1 += first[c]
-    m2 += second[c]
-  }
-  return m1 > 0 ? m2 / m1 : 0
-}
-
 /**
  * Measures the structure (its `cells`, centroid in cells, mean radius in cells) over the recording;
- * `second` is the stability map of a later window (mean |u|), `regions` the structure's two halves
- * (or its two regions) when it has them.
+ * `sustain` is what it kept in a later window (engine/detect/detect.ts sustainOf), `regions` the
+ * structure's two halves (or its two regions) when it has them.
  */
 export function measureDynamics(
   spec: WindowSpectra,
   cells: readonly number[],
-  first: Float32Array,
-  second: Float32Array,
+  sustain: number,
   centre: { x: number; y: number; radius: number },
   regions?: [readonly number[], readonly number[]],
 ): Dynamics {
@@ -193,7 +181,7 @@ export function measureDynamics(
   // a winding counts when the circles at the mean radius and at 0.7 of it both see it
   const turns = [1, 0.7].map((k) => windingOf(n, amp, centre.x, centre.y, k * r))
   const features = {
-    sustain: sustainOf(cells, first, second),
+    sustain,
     frequency: mode.frequency,
     standing: total > 0 ? Math.hypot(sr, si) / total : 0,
     winding: turns[0] === turns[1] ? turns[0] : 0,

@@ -1,7 +1,7 @@
 // STABILIZE's registration (docs/language.md): what crystallized in a live field is found by the same
 // detection and perturbation experiment as discovery's and offered to the registry through the same novelty check.
 import type { Genome } from '../contracts/registry.js'
-import { detect, type Structure } from '../detect/detect.js'
+import { detect, laterAt, type Later, type Structure } from '../detect/detect.js'
 import type { WindowSpectra } from '../detect/spectra.js'
 import type { Engine } from '../field/engine.js'
 import { quality, type Candidate, type RegisterOutcome, type Registry } from '../registry/registry.js'
@@ -27,7 +27,7 @@ export interface FieldHistory {
 async function answered(
   engine: Engine,
   structures: Structure[],
-  window: { spectra: WindowSpectra; later: Float32Array },
+  window: { spectra: WindowSpectra; later: Later },
 ): Promise<{ found: Structure; answered: Structure }[]> {
   const out: { found: Structure; answered: Structure }[] = []
   for (const s of structures) {
@@ -60,7 +60,7 @@ export async function crystallize(
   const again = await detect(second.spectra, second.later)
   const candidates: Candidate[] = []
   for (const { found: before, answered: s } of found) {
-    const persistence = persistenceOf(s.cells, first.spectra.stabilityAt(s.cells), first.later)
+    const persistence = persistenceOf(first.spectra.stabilityAt(s.cells), laterAt(first.later, s.cells))
     if (persistence < DEFAULT_MIN_PERSISTENCE) continue
     const f = s.features
     const near = again.length

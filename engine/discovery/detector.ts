@@ -3,12 +3,12 @@
 // in Node), each sent a field's window as data on shared memory (engine/detect/spectra.ts PlaneData)
 // and running the same functions on it, so that both give the same structures.
 import type { Genome } from '../contracts/registry.js'
-import { meanOf } from '../cpu/dream.js'
 import { FramePlanes } from '../cpu/spectra.js'
 import {
   cellsRead,
   detect,
   holdMeasured,
+  type Later,
   measuredOf,
   numbers,
   type PackedMeasured,
@@ -19,10 +19,10 @@ import { HeldPlanes, type PlaneData, type PlaneSource, WindowSpectra } from '../
 import { addPulse } from '../encode/pulse.js'
 import { CrystalError } from '../errors.js'
 
-/** A field's window (its spectra) and the stability map of the later window. */
+/** A field's window (its spectra) and the later window's sums. */
 export interface Window {
   spectra: WindowSpectra
-  later: Float32Array
+  later: Later
 }
 
 export interface Detector {
@@ -35,12 +35,6 @@ export interface Detector {
    * generation's fields start (0.3 s of one thread at population 1,000, N = 96), where detection runs.
    */
   waves(genomes: readonly Pick<Genome, 'pulses'>[], n: number): Promise<Float32Array[]>
-  /**
-   * Each of `sums` (a stability window's sums of `taken` samples) made their mean in place (meanOf),
-   * where detection runs: at population 1,000, N = 96, dividing a generation's 27 M sums took the
-   * main thread 0.2 s, on an H200 where it was the busiest thread.
-   */
-  means(sums: readonly Float32Array[], taken: number): Promise<void>
 }
 
 /** A genome's pulses added into `into`, a field of side n. */
@@ -53,7 +47,6 @@ export const IN_THREAD: Detector = {
   cellsRead: (windows, limit) => Promise.resolve(windows.map((w) => cellsRead(w.spectra, w.later, limit))),
   first: (windows, limit) => Promise.all(windows.map(async (w) => (await detect(w.spectra, w.later, limit))[0])),
   waves: (genomes, n) => Promise.resolve(genomes.map((g) => waveOf(g, n))),
-  means: (sums, taken) => Promise.resolve(void sums.forEach((s) => meanOf(s, taken))),
 }
 
 export type DetectOp = 'cells' | 'first'
@@ -65,12 +58,6 @@ export interface WaveJob {
   into: Float32Array
 }
 
-/** Sums on memory the caller shares, to be made their mean in place. */
-export interface MeanJob {
-  sums: Float32Array
-  taken: number
-}
-
 /** Made-up windows of side n (`frames` frames, `dt` steps apart) for a worker to practise detection on (practice.ts). */
 export interface PracticeTask {
   op: 'practise'
@@ -79,12 +66,8 @@ export interface PracticeTask {
   dt: number
 }
 
-/** What a worker is sent: windows to detect on, waves to make, sums to make means, or a round of practice. */
-export type WorkerTask =
-  | { op: DetectOp; jobs: DetectJob[] }
-  | { op: 'waves'; jobs: WaveJob[] }
-  | { op: 'means'; jobs: MeanJob[] }
-  | PracticeTask
+/** What a worker is sent: windows to detect on, waves to make, or a round of practice. */
+export type WorkerTask = { op: DetectOp; jobs: DetectJob[] } | { op: 'waves'; jobs: WaveJob[] } | PracticeTask
 
 /** A task whose answers a call waits for: all but practice. */
 export type WorkTask = Exclude<WorkerTask, PracticeTask>
@@ -95,7 +78,9 @@ export interface DetectJob {
   dt: number
   frames: number
   source: PlaneData
+  /** The later window's sums, and the samples they took. */
   later: Float32Array
+  taken: number
   limit: number
   /** What the window's cells job measured of its stability map: a first job takes it instead of measuring again. */
   measured?: PackedMeasured
@@ -135,7 +120,7 @@ export function jobOf(w: Window, limit: number, measured?: PackedMeasured): Dete
     data.kind === 'frames'
       ? { kind: 'frames', frames: data.frames.map(sendable) }
       : { ...data, stability: sendable(data.stability), gathered: sendable(data.gathered) }
-  return { n, dt, frames, source: planes, later: sendable(w.later), limit, measured }
+  return { n, dt, frames, source: planes, later: sendable(w.later.sums), taken: w.later.taken, limit, measured }
 }
 
 /**
@@ -148,7 +133,7 @@ export async function runJob(op: DetectOp, job: DetectJob): Promise<CellsAnswer 
   const source: PlaneSource = job.source.kind === 'frames' ? new FramePlanes(job.source.frames) : HeldPlanes.of(job.source)
   const spectra = new WindowSpectra(job.n, job.dt, job.frames, source)
   if (job.measured) holdMeasured(spectra.stability(), job.n, job.measured, source.listed?.())
-  const w = { spectra, later: job.later }
+  const w = { spectra, later: { sums: job.later, taken: job.taken } }
   if (op === 'first') return sent((await IN_THREAD.first([w], job.limit))[0])
   const { lists, ends, modes, planned } = (await IN_THREAD.cellsRead([w], job.limit))[0]
   const m = measuredOf(spectra.stability())
@@ -186,10 +171,9 @@ export function onShared<T extends readonly (Int32Array | Float64Array)[]>(array
   }) as unknown as T
 }
 
-/** A worker's task, each job's answer in order (a wave and a mean are made in place: they answer nothing). */
+/** A worker's task, each job's answer in order (a wave is made in place: it answers nothing). */
 export async function runTask(task: WorkTask): Promise<unknown[]> {
   if (task.op === 'waves') return task.jobs.map((j) => void waveOf(j, j.n, j.into))
-  if (task.op === 'means') return task.jobs.map((j) => void meanOf(j.sums, j.taken))
   const results = []
   for (const job of task.jobs) results.push(await runJob(task.op, job))
   return results

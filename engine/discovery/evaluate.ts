@@ -9,6 +9,7 @@ import { BASIN_SUMS, basinFrom } from '../detect/basin.js'
 import {
   CLASS_RULES,
   measure,
+  laterAt,
   regrowthOf,
   withResponse,
   type PlannedPart,
@@ -153,14 +154,11 @@ async function recorded(
   }
   const taken = await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
   const recording = await engine.collectRecording()
+  // the later windows as summed: detection reads their sums, and the means where it needs a map (laterAt)
   const windows = Array.from({ length: engine.fields }, (_, f) => ({
     spectra: new WindowSpectra(n, RECORD_DT, RECORD_FRAMES, recording.window(f)),
-    later: recording.sums.subarray(f * cells, (f + 1) * cells),
+    later: { sums: recording.sums.subarray(f * cells, (f + 1) * cells), taken },
   }))
-  await detector.means(
-    windows.map((w) => w.later),
-    taken,
-  )
   laps?.lap('record')
   const release = () => recording.release?.()
   // the books as the windows end, where asked: taken before the read of what detection names, which
@@ -308,7 +306,11 @@ async function perturbPlans(
   // the stability map before, kept where the fields live: the basins compare with it there
   if (before === 'maps') {
     const maps = new Float32Array(cells * engine.fields)
-    windows.forEach((w, f) => maps.set(w.later, f * cells))
+    windows.forEach((w, f) => {
+      const map = maps.subarray(f * cells, (f + 1) * cells)
+      map.set(w.later.sums)
+      meanOf(map, w.later.taken)
+    })
     await engine.holdStability(maps)
   }
   // the halves erased, sent as their cells (a mask of every cell was 74 MB at population 1,000)
@@ -326,7 +328,7 @@ async function perturbPlans(
   const response = new Map<number, Response>(wide.map((f, k) => [f, { basin: basinFrom(sums.basins, k * BASIN_SUMS) }]))
   let at = 0
   for (const { field, cells: window } of windowed)
-    response.set(field, { regrowth: regrowthOf(windows[field].later, window, sums.windows.subarray(at, (at += window.length))) })
+    response.set(field, { regrowth: regrowthOf(laterAt(windows[field].later, window), sums.windows.subarray(at, (at += window.length))) })
   return response
 }
 
@@ -501,20 +503,20 @@ async function perturbedFirst(
 /**
  * Persistence of a structure found in the first window: how much of its shape (cosine over its
  * cells) and of its strength (stability mass, capped at 1) the second window still shows. `first[k]`
- * is the first window's stability at cells[k] (WindowSpectra.stabilityAt: at population 1,000 the
- * main thread made every clean field's whole map for this, some 0.1 ms a window), `second` the
- * later window's map.
+ * and `second[k]` are the two windows' maps at the structure's k-th cell (WindowSpectra.stabilityAt
+ * and laterAt: at population 1,000 the main thread made every clean field's whole map for this, some
+ * 0.1 ms a window).
  */
-export function persistenceOf(cells: readonly number[], first: ArrayLike<number>, second: Float32Array): number {
+export function persistenceOf(first: ArrayLike<number>, second: ArrayLike<number>): number {
   let ab = 0,
     aa = 0,
     bb = 0,
     m1 = 0,
     m2 = 0
   // indexed: a for-of slowed to some 4 times this where the cells came as arrays of more than one kind
-  for (let k = 0; k < cells.length; k++) {
+  for (let k = 0; k < first.length; k++) {
     const a = first[k]
-    const b = second[cells[k]]
+    const b = second[k]
     ab += a * b
     aa += a * a
     bb += b * b
@@ -565,7 +567,7 @@ export async function evaluate(genomes: readonly Genome[], c: EvaluationConditio
     const shaken = batch.shaken[f]
     return {
       structure,
-      persistence: persistenceOf(structure.cells, spectra.stabilityAt(structure.cells), later),
+      persistence: persistenceOf(spectra.stabilityAt(structure.cells), laterAt(later, structure.cells)),
       noise_tolerance: shaken ? likenessOf(batch.found[f]!, shaken) : 0,
       energy_retention: batch.retention[f],
     }

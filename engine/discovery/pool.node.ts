@@ -1,8 +1,7 @@
 // Detection of a generation's fields on a pool of worker threads (Node): each worker is sent chunks of
 // the fields' windows as data on shared memory (detector.ts jobOf; nothing copied where the windows
 // are on SharedArrayBuffers, as both recorders keep them) and runs detector.ts runJob on them. The
-// genomes' waves, made before the fields start, are made there too, into shared memory, and so are
-// evolve's other per-field chore past POOLED_FLOATS: the windows' means.
+// genomes' waves, made before the fields start, are made there too, into shared memory.
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import type { Genome } from '../contracts/registry.js'
@@ -15,7 +14,6 @@ import {
   type CellsAnswer,
   type DetectOp,
   type Detector,
-  IN_THREAD,
   jobOf,
   received,
   runTask,
@@ -35,11 +33,6 @@ const CHUNKS_PER_WORKER = 4
  * worker; on one warm thread here they took some 19 and 8 ms.
  */
 const MIN_CHUNK = 6
-/**
- * The fewest floats of means sent to the workers: less is done here, where it costs
- * less than a round of messages (the defaults' 12 fields at N = 96 are 110,592; population 1,000 is 9.2 M).
- */
-const POOLED_FLOATS = 1 << 20
 /**
  * Rounds a worker practises detection on made-up windows (practice.ts) while no call has work for it:
  * each round both windows' cells and first jobs. On the 2-core machine 10 rounds took 0.18 to 0.22 s
@@ -86,8 +79,6 @@ export class DetectPool implements Detector {
     readonly size = availableParallelism(),
     /** The worker's script: detect_worker.js beside this module (built: dist/). */
     private readonly script: URL = new URL('./detect_worker.js', import.meta.url),
-    /** Means of fewer floats than this are done on the calling thread (a test sends all). */
-    private readonly pooledFloats = POOLED_FLOATS,
   ) {
     if (!Number.isInteger(size) || size < 1) throw new CrystalError('bad_argument', `a detection pool needs at least 1 thread, got ${size}`)
   }
@@ -148,38 +139,6 @@ export class DetectPool implements Detector {
     return jobs.map((j) => j.into)
   }
 
-  async means(sums: readonly Float32Array[], taken: number): Promise<void> {
-    const jobs = sums.map((s) => ({ sums: s, taken }))
-    await this.inPlace(
-      'means',
-      jobs,
-      (j) => [j.sums],
-      (own) =>
-        IN_THREAD.means(
-          own.map((j) => j.sums),
-          taken,
-        ),
-    )
-  }
-
-  /**
-   * Jobs that write in place (`writes`: where) run on the workers where all they write is on memory the
-   * threads share, the others here (`here`): a worker sent memory of the caller's own writes in a copy.
-   * Where a chunk fails, the call rejects once the chunks already sent have answered (`run`), so
-   * nothing writes into the memory after it.
-   */
-  private async inPlace<J, Op extends 'means'>(
-    op: Op,
-    jobs: readonly J[],
-    writes: (j: J) => Float32Array[],
-    here: (own: J[]) => Promise<void>,
-  ): Promise<void> {
-    if (floatsOf(jobs, (j) => writes(j)[0]) < this.pooledFloats) return here([...jobs])
-    const shared = (j: J) => writes(j).every((a) => a.buffer instanceof SharedArrayBuffer)
-    await here(jobs.filter((j) => !shared(j)))
-    await this.run(this.chunks(jobs.filter(shared)).map((part) => ({ op, jobs: part }) as WorkTask))
-  }
-
   private map(op: DetectOp, windows: readonly Window[], limit: number, each?: (results: unknown[]) => unknown[]): Promise<unknown[]> {
     const jobs = windows.map((w) => jobOf(w, limit, this.measured.get(w.spectra)))
     return this.run(
@@ -229,7 +188,7 @@ export class DetectPool implements Detector {
       return results
     } catch (e) {
       // a chunk failed: the call's others still waiting are not worth the workers' time, and those out
-      // may be writing in place (means): the call ends once they are done with its memory
+      // may be writing into its memory (waves): the call ends once they are done with it
       for (const t of this.queue.filter((t) => mine.includes(t))) t.reject(e as Error)
       this.queue = this.queue.filter((t) => !mine.includes(t))
       this.holdWhileAwaited()
@@ -311,7 +270,7 @@ export class DetectPool implements Detector {
           p?.reject(
             new CrystalError(
               'internal',
-              `${{ waves: 'making waves', means: 'taking means' }[p.message.op as string] ?? 'detection'} in a worker thread failed: ${m.error}`,
+              `${p.message.op === 'waves' ? 'making waves' : 'detection'} in a worker thread failed: ${m.error}`,
             ),
           )
         else p?.resolve(m.results!)
@@ -348,9 +307,4 @@ export function searchPool(threads: number, { size, population }: { size: number
   const windows = 2 * population
   pool.warm(pool.workersFor(windows), { n: size, frames: RECORD_FRAMES, dt: RECORD_DT, windows }).catch(() => {})
   return pool
-}
-
-/** The floats of the jobs' maps (`map`: one of each). */
-function floatsOf<J>(jobs: readonly J[], map: (j: J) => Float32Array): number {
-  return jobs.reduce((sum, j) => sum + map(j).length, 0)
 }

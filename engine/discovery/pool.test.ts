@@ -7,14 +7,12 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { afterAll, expect, test } from 'vitest'
-import { sharedFloats } from '../detect/spectra.js'
 import { MaterialCatalog } from '../field/materials.js'
 import { createNodeEngine } from '../node.js'
 import type { Primitive } from '../contracts/registry.js'
 import { MemoryRegistryStore, Registry } from '../registry/registry.js'
 import { rng } from '../util/rng.js'
 import { discover } from './discovery.js'
-import { meanOf } from '../cpu/dream.js'
 import type { Structure } from '../detect/detect.js'
 import { IN_THREAD, type Window } from './detector.js'
 import { BATCH_PHASES, evaluate, type EvaluationTimes, RECORD_DT, RECORD_FRAMES } from './evaluate.js'
@@ -23,8 +21,7 @@ import { DetectPool, PRACTICE_ROUNDS } from './pool.node.js'
 
 const WORKER = new URL('../../dist/engine/discovery/detect_worker.js', import.meta.url)
 if (!existsSync(fileURLToPath(WORKER))) throw new Error(`${fileURLToPath(WORKER)} is missing: run npm run build before this test`)
-// every mean and basin goes to the workers, however small (the default floor is tested below)
-const pool = new DetectPool(2, WORKER, 0)
+const pool = new DetectPool(2, WORKER)
 afterAll(() => pool.close())
 const material = new MaterialCatalog().get('europium_crystal')
 const bounds = { min_steps: 40, max_steps: 120 }
@@ -200,26 +197,6 @@ test("the genomes' waves made on the workers are the main thread's, bit for bit,
   expect(main.every((w, k) => w.some((v) => v !== 0) && (k === 0 || w.some((v, i) => v !== main[k - 1][i])))).toBe(true)
 })
 
-test("stability sums made their means on the workers, in place on shared memory and on the caller's own, are the main thread's bit for bit", async () => {
-  const rand = rng(4)
-  // in place: map would make a copy on memory of its own
-  const fill = (a: Float32Array) => {
-    for (let i = 0; i < a.length; i++) a[i] = Math.fround(rand() * 7)
-    return a
-  }
-  const all = fill(sharedFloats(40 * 100))
-  const sums = [...Array.from({ length: 40 }, (_, k) => all.subarray(k * 100, (k + 1) * 100)), fill(new Float32Array(100))]
-  const before = sums.map((s) => s.slice())
-  const want = before.map((s) => meanOf(s.slice(), 10))
-  const posted = pool.posted
-  await pool.means(sums, 10)
-  expect(pool.posted).toBeGreaterThan(posted)
-  const bits = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength)
-  sums.forEach((s, k) => expect(bits(s).equals(bits(want[k]))).toBe(true))
-  // the control: every one was divided, the last (the caller's own memory) too
-  sums.forEach((s, k) => expect(s).not.toEqual(before[k]))
-})
-
 test('while the workers load their modules, the calling thread does the chunks, to the same bits; control: ready workers take them', async () => {
   const fresh = new DetectPool(2, WORKER)
   try {
@@ -238,23 +215,6 @@ test('while the workers load their modules, the calling thread does the chunks, 
   }
 })
 
-test('means under 2^20 floats stay on the calling thread, the same past it go to the workers', async () => {
-  const floored = new DetectPool(1, WORKER)
-  try {
-    // ready before the call, so that its one chunk goes to the worker (else this thread may take it)
-    await floored.warm()
-    const small = sharedFloats(1000).fill(5)
-    await floored.means([small], 10)
-    expect([floored.posted, small[0]]).toEqual([0, 0.5])
-    const large = sharedFloats(1 << 20).fill(5)
-    await floored.means([large.subarray(0, 1 << 19), large.subarray(1 << 19)], 10)
-    expect(floored.posted).toBeGreaterThan(0)
-    expect(large.every((v) => v === 0.5)).toBe(true)
-  } finally {
-    floored.close()
-  }
-})
-
 test('a pool whose worker cannot start fails its calls and names the script', async () => {
   const broken = new DetectPool(1, new URL('./no_such_worker.js', import.meta.url))
   const genomes = [randomGenome(rng(1), bounds), randomGenome(rng(2), bounds)]
@@ -266,39 +226,32 @@ test('a pool whose worker cannot start fails its calls and names the script', as
   broken.close()
 })
 
-test('a call with a failing chunk rejects only once its other chunks have written: nothing writes into its memory after', async () => {
-  // a worker that fails a chunk whose first mean is NaN at once, and writes the others 300 ms late
+test('a call with a failing chunk rejects only once its other chunks have answered: no worker is still at its memory after', async () => {
+  // a worker that fails a chunk whose first genome has no pulses at once, and answers the others 300 ms late
   const script = join(mkdtempSync(join(tmpdir(), 'crystal-pool-')), 'slow_worker.mjs')
   writeFileSync(
     script,
     `import { parentPort } from 'node:worker_threads'
 parentPort.postMessage({ ready: true })
 parentPort.on('message', (task) => {
-  if (Number.isNaN(task.jobs[0].sums[0])) return parentPort.postMessage({ error: 'this chunk fails' })
+  if (task.jobs[0].pulses.length === 0) return parentPort.postMessage({ error: 'this chunk fails' })
   setTimeout(() => {
-    for (const j of task.jobs) j.sums.fill(7)
+    for (const j of task.jobs) j.into.fill(7)
     parentPort.postMessage({ results: task.jobs.map(() => undefined) })
   }, 300)
 })
 `,
   )
-  const slow = new DetectPool(2, pathToFileURL(script), 0)
+  const slow = new DetectPool(2, pathToFileURL(script))
   try {
-    // both workers take a chunk at once, the failing one among them (this thread takes what is left)
+    // both workers take a chunk at once (4 chunks of six), the failing one among them
     await slow.warm()
-    const sums = Array.from({ length: 24 }, () => sharedFloats(16))
-    sums[0][0] = Number.NaN
-    await expect(slow.means(sums, 1)).rejects.toThrow('this chunk fails')
-    // every other chunk had been sent (2 workers, 4 chunks of six), run here (a mean of 1: still 0) or dropped
-    // unsent: those sent are written
-    const written = sums.slice(1).filter((s) => s.every((v) => v === 7)).length
-    const untouched = sums.slice(1).filter((s) => s.every((v) => v === 0)).length
-    expect(written).toBeGreaterThan(0)
-    expect(written + untouched).toBe(23)
-    // and nothing changes after the call has ended
-    const after = sums.map((s) => [...s])
-    await new Promise((r) => setTimeout(r, 700))
-    expect(sums.map((s) => [...s])).toEqual(after)
+    const genomes = Array.from({ length: 24 }, (_, k) => (k === 0 ? { pulses: [] } : randomGenome(rng(k), bounds)))
+    const start = performance.now()
+    await expect(slow.waves(genomes, 16)).rejects.toThrow('making waves in a worker thread failed: this chunk fails')
+    // the other worker's chunk answered first (a rejection at once would come in a few ms)
+    expect(performance.now() - start).toBeGreaterThanOrEqual(290)
+    expect(slow.posted).toBeGreaterThanOrEqual(2)
   } finally {
     slow.close()
   }

@@ -2,8 +2,7 @@
 // the same ones found from either backend's form of the window, as the workers find them.
 import { expect, test } from 'vitest'
 import { FramePlanes } from '../cpu/spectra.js'
-import { CLASS_RULES, components, detect, fieldTotal, MIN_AREA_CELLS, outshone, structureMask } from '../detect/detect.js'
-import { sustainOf } from '../detect/dynamics.js'
+import { CLASS_RULES, components, detect, fieldTotal, MIN_AREA_CELLS, outshone, structureMask, sustainOf } from '../detect/detect.js'
 import { HeldPlanes, WindowSpectra } from '../detect/spectra.js'
 import { runJob, sent } from './detector.js'
 import { RECORD_DT, RECORD_FRAMES } from './evaluate.js'
@@ -13,8 +12,8 @@ test('the practice windows hold structures of several classes, found alike from 
   const [frames, held] = await practiceJobs(96, RECORD_FRAMES, RECORD_DT)
   if (frames.source.kind !== 'frames' || held.source.kind !== 'held') throw new Error('one window of each kind')
   const spectra = (source: FramePlanes | HeldPlanes) => new WindowSpectra(96, RECORD_DT, RECORD_FRAMES, source)
-  const fromFrames = await detect(spectra(new FramePlanes(frames.source.frames)), frames.later)
-  const fromHeld = await detect(spectra(HeldPlanes.of(held.source)), held.later)
+  const fromFrames = await detect(spectra(new FramePlanes(frames.source.frames)), { sums: frames.later, taken: frames.taken })
+  const fromHeld = await detect(spectra(HeldPlanes.of(held.source)), { sums: held.later, taken: held.taken })
   expect(new Set(fromFrames.map((s) => s.class)).size).toBeGreaterThanOrEqual(3)
   expect(fromHeld.map((s) => [s.class, s.hash])).toEqual(fromFrames.map((s) => [s.class, s.hash]))
   // as a worker runs them: the cells job, then the first job

@@ -7,7 +7,7 @@
 // recorder hands it over, and a speckled one like a random genome's field (real windows took a thread
 // practised on the first alone some 3 times its warm time on their first pass).
 import { FramePlanes } from '../cpu/spectra.js'
-import { cellsRead, detect, listedComponents, type WindowReads } from '../detect/detect.js'
+import { cellsRead, detect, type Later, listedComponents, type WindowReads } from '../detect/detect.js'
 import { type HeldReads, ListIndex, type PlaneData, sharedFloats, WindowSpectra } from '../detect/spectra.js'
 import { type CellsAnswer, type DetectJob, jobOf, type PracticeTask, runTask, type Window } from './detector.js'
 
@@ -31,9 +31,9 @@ export async function practise({ n, frames, dt }: PracticeTask): Promise<unknown
 /**
  * Frames of side n, `dt` steps apart, of what detection classes: a standing disc, a ring whose phase
  * turns round its centre (a winding), two blobs at another pair of frequencies, over a faint floor.
- * The later window's map is the window's own a little faded (the structures hold).
+ * The later window's map is the window's own a little faded (the structures hold), as sums of one sample.
  */
-export function practiceWindow(n: number, frames: number, dt: number): { spectra: WindowSpectra; later: Float32Array } {
+export function practiceWindow(n: number, frames: number, dt: number): Window {
   const cells = n * n
   const all = sharedFloats(frames * cells)
   const series = Array.from({ length: frames }, (_, t) => all.subarray(t * cells, (t + 1) * cells))
@@ -57,7 +57,7 @@ export function practiceWindow(n: number, frames: number, dt: number): { spectra
   const spectra = new WindowSpectra(n, dt, frames, new FramePlanes(series))
   const later = sharedFloats(cells)
   spectra.stability().forEach((v, i) => (later[i] = 0.9 * v))
-  return { spectra, later }
+  return { spectra, later: { sums: later, taken: 1 } }
 }
 
 /**
@@ -81,7 +81,7 @@ export async function practiceJobs(n: number, frames: number, dt: number): Promi
  * map breaks into some 30 parts of every shape, most too faint to stand out, some fading in the later
  * window: the paths real windows take that the window above does not.
  */
-export function speckleWindow(n: number, frames: number, dt: number): { spectra: WindowSpectra; later: Float32Array } {
+export function speckleWindow(n: number, frames: number, dt: number): Window {
   const cells = n * n
   const all = sharedFloats(frames * cells)
   const series = Array.from({ length: frames }, (_, t) => all.subarray(t * cells, (t + 1) * cells))
@@ -102,7 +102,7 @@ export function speckleWindow(n: number, frames: number, dt: number): { spectra:
   const spectra = new WindowSpectra(n, dt, frames, new FramePlanes(series))
   const later = sharedFloats(cells)
   spectra.stability().forEach((v, i) => (later[i] = v * (0.55 + 0.45 * Math.sin((i % n) / 9))))
-  return { spectra, later }
+  return { spectra, later: { sums: later, taken: 1 } }
 }
 
 /**
@@ -128,7 +128,7 @@ export async function heldOf({ spectra, later }: Window, limit = Infinity): Prom
  * its mode's bin (the bin detection asks for, found by detecting once on the planes) with its planes
  * 0, 2 bin and 2 bin + 1.
  */
-async function gathered(spectra: WindowSpectra, later: Float32Array, reads: WindowReads, limit: number): Promise<HeldReads> {
+async function gathered(spectra: WindowSpectra, later: Later, reads: WindowReads, limit: number): Promise<HeldReads> {
   const cells = spectra.n * spectra.n
   const lists = new ListIndex()
   const listed = Array.from(reads.ends, (end, l) => reads.lists.subarray(l ? reads.ends[l - 1] : 0, end))

@@ -5,7 +5,7 @@
 // once; and a batched injection books what injecting field by field books.
 import { afterAll, describe, expect, test } from 'vitest'
 import { spectraOf } from '../cpu/spectra.js'
-import { cellsRead, listedComponents, type WindowReads } from '../detect/detect.js'
+import { cellsRead, laterAt, listedComponents, type WindowReads } from '../detect/detect.js'
 import { modalSamples } from '../detect/modal.js'
 import { strongestBin } from '../detect/dynamics.js'
 import { powerSumsOf, type WindowSpectra } from '../detect/spectra.js'
@@ -74,13 +74,16 @@ describe('the recorded window', () => {
     // the later window read back sample by sample, its mean made here
     const later = await meanAbsReadBack(read, OBSERVE_STEPS, OBSERVE_SAMPLES)
     const cells = N * N
+    const everyCell = Array.from({ length: cells }, (_, c) => c)
     for (let f = 0; f < FIELDS; f++) {
       const spectra = windows[f].spectra
       expect([spectra.frames, spectra.dt]).toEqual([RECORD_FRAMES, RECORD_DT])
       const want = spectraOf({ n: N, dt: RECORD_DT, frames: frames.map((u) => u.subarray(f * cells, (f + 1) * cells)) })
       expect(bits(readings(spectra))).toEqual(bits(readings(want)))
       expect(spectra.stability().some((v) => v > 0)).toBe(true)
-      expect(bits(windows[f].later)).toEqual(bits(later.subarray(f * cells, (f + 1) * cells)))
+      // kept as sums of the samples taken: their means are the map read back
+      expect(windows[f].later.taken).toBe(OBSERVE_SAMPLES)
+      expect(bits(laterAt(windows[f].later, everyCell))).toEqual(bits(later.subarray(f * cells, (f + 1) * cells)))
     }
   })
 
@@ -101,7 +104,8 @@ describe('the recorded window', () => {
       const [g, w] = [got.windows[f].spectra, want.windows[f].spectra]
       const reads = cellsRead(w, want.windows[f].later, 1)
       same(g.stability(), w.stability())
-      expectClose(got.windows[f].later, want.windows[f].later)
+      expectClose(got.windows[f].later.sums, want.windows[f].later.sums)
+      expect(got.windows[f].later.taken).toBe(want.windows[f].later.taken)
       // its map's components as the device lists them: the twin's threshold and ranking (any adapter)
       expect(g.source.listed?.()?.length).toBeGreaterThan(1)
       expect(g.source.listed?.()).toEqual(listedComponents(w.stability(), N))
