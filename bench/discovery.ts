@@ -19,7 +19,15 @@ import { labelMaps } from '../engine/gpu/components.js'
 import type { GpuContext } from '../engine/gpu/context.js'
 import { selectBackend } from '../engine/backends/select.js'
 import type { FieldBackend } from '../engine/field/backend.js'
-import { type FieldShapes, listedComponents, listedShapes, rankedComponents, shapeSums } from '../engine/detect/detect.js'
+import {
+  type FieldShapes,
+  laterUnit,
+  laterUnitsOf,
+  listedComponents,
+  listedShapes,
+  rankedComponents,
+  shapeSums,
+} from '../engine/detect/detect.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'
 import { createNodeEngine } from '../engine/node.js'
 import { MemoryRegistryStore, Registry } from '../engine/registry/registry.js'
@@ -226,19 +234,20 @@ export interface DetectionCost {
   structures_ms: number
   /** Of naming the cells: a map's components found and ranked by mass (partsOf's list), on the host. */
   components_ms: number
-  /** A map's listed components' shapes as integers (shapeSums, what measure takes), on the host. */
+  /** A map's listed components' shapes and later sums as integers (shapeSums, what measure takes; laterUnitsOf, sustain's), on the host. */
   shapes_ms: number
   /**
    * The same on the device (engine/gpu/components.ts labelMaps): one call over `maps` maps (the windows'
    * repeated to a population of 1,000's 2,000 on a hardware adapter), its upload, kernels and read, a map;
    * `same`: every window's list equal to the host's. `shapes_ms` and `shapes_same`: the same with each
-   * listed component's shape summed too (the shapes equal to listedShapes'). Absent without a WebGPU adapter.
+   * listed component's shape and later sums summed too (equal to listedShapes'). Absent without a WebGPU adapter.
    */
   device?: { adapter: string; maps: number; ms: number; same: boolean; shapes_ms: number; shapes_same: boolean }
 }
 
 /** A map's shapes as text to compare: its total's units and its parts in their order. */
-const shapesText = (shapes: FieldShapes | undefined) => JSON.stringify(shapes && [shapes.units, ...shapes.parts])
+const shapesText = (shapes: FieldShapes | undefined) =>
+  JSON.stringify(shapes && [shapes.units, ...shapes.parts, shapes.later?.unit, ...(shapes.later?.units ?? [])])
 
 /** The device's part of detectionCost: where a WebGPU adapter is, a backend on it for labelMaps. */
 interface DeviceLabelling {
@@ -295,22 +304,37 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
   let shapes_ms = Infinity
   for (let pass = 0; pass < REPEATS; pass++) {
     const t0 = performance.now()
-    for (const parts of listed) for (const cells of parts) shapeSums(cells, size)
+    listed.forEach((parts, k) => {
+      const sums = windows[k].later.sums
+      const unit = laterUnit(sums)
+      for (const cells of parts) {
+        shapeSums(cells, size)
+        laterUnitsOf(cells, sums, unit)
+      }
+    })
     shapes_ms = Math.min(shapes_ms, (performance.now() - t0) / maps.length)
   }
   const cost = { material, size, windows: held.length, cells_ms: best.cells, structures_ms: best.structures, components_ms, shapes_ms }
   if (!device) return cost
   const count = device.software ? maps.length : 2000
   const all = new Float32Array(count * size * size)
-  for (let k = 0; k < count; k++) all.set(maps[k % maps.length], k * size * size)
-  const twins = maps.map((map) => [JSON.stringify(Array.from(listedComponents(map, size) ?? [])), shapesText(listedShapes(map, size))])
+  // and each window's later sums, summed over its components with their shapes
+  const later = new Float32Array(count * size * size)
+  for (let k = 0; k < count; k++) {
+    all.set(maps[k % maps.length], k * size * size)
+    later.set(windows[k % maps.length].later.sums, k * size * size)
+  }
+  const twins = maps.map((map, k) => [
+    JSON.stringify(Array.from(listedComponents(map, size) ?? [])),
+    shapesText(listedShapes(map, size, windows[k].later.sums)),
+  ])
   const time = { lists: Infinity, shapes: Infinity }
   let same = true
   let shapes_same = true
   for (let pass = 0; pass < REPEATS; pass++)
     for (const shapes of [false, true]) {
       const t0 = performance.now()
-      const got = await labelMaps(device.backend, all, size, { shapes })
+      const got = await labelMaps(device.backend, all, size, { shapes, ...(shapes && { later }) })
       const ms = (performance.now() - t0) / count
       // the twins' lists (listedComponents) and shapes (listedShapes) for every window
       if (shapes) {
@@ -412,7 +436,7 @@ export function discoveryTables(r: DiscoveryBenchReport): Record<string, Record<
         'the same on the device, ms a map': d.device
           ? `${d.device.ms.toFixed(3)} (${d.device.maps} maps${d.device.same ? '' : ', NOT the same'}; ${d.device.adapter})`
           : 'no adapter',
-        "the listed components' shapes as integers, ms": d.shapes_ms.toFixed(3),
+        "the listed components' shapes and later sums as integers, ms": d.shapes_ms.toFixed(3),
         'with the shapes on the device, ms a map': d.device
           ? `${d.device.shapes_ms.toFixed(3)}${d.device.shapes_same ? '' : ' (NOT the same)'}`
           : 'no adapter',

@@ -30,12 +30,16 @@
 // - `radii`: each cell's floored distance from it, isqrt(dx^2 + dy^2), added;
 // - `bounds` (the roots): half the mean radius as bounds on a squared distance;
 // - `sectors`: the sectors reached by cells at least that far out (atomicOr), and the cells within it.
+// And where C.later is set too, a later window's sums (`later_sums`, raw: no scale) over each listed
+// component, for its sustain (the CPU twin: sustainOf's laterUnitsOf):
+// - `peak` also takes their peak (NO_PEAK where one is NaN or infinite), at word 2 of the field's shapes;
+// - `moments` also adds each cell's later sum floored to fieldTotal's unit of those sums at its slot.
 // Sums and squares pass 2^32 (x^2 summed over 2^24 cells at N = 4096; D < 2^51), so they are 64-bit
 // integers of two u32 words (wide_*).
 // `struct Components`, MIN_AREA, LISTED (entries a list holds), OFFSET_BITS, SHAPE_WORDS and TOTAL_BITS are
 // generated (engine/gpu/components.ts COMPONENTS_HEADER). `out` is [lists: fields x (length, LISTED x 4 words)] [peaks: fields]
 // [labels: fields x cells] [tally: fields x cells x (cells, mass low, mass high)] and, where C.shapes is
-// set, [shapes: fields x (total low, total high, LISTED x SHAPE_WORDS)]; a list's length counts every
+// set, [shapes: fields x (total low, total high, later peak, LISTED x SHAPE_WORDS)]; a list's length counts every
 // component listed, those past LISTED left out.
 
 const NONE: u32 = 0xffffffffu;
@@ -46,15 +50,22 @@ const THRESHOLD_OF_PEAK: f32 = bitcast<f32>(0x3ee66666u);
 @group(0) @binding(0) var<uniform> C: Components;
 @group(0) @binding(1) var<storage, read> maps: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<atomic<u32>>;
+// the maps again where no later window is asked for (C.later 0): nothing reads it then
+@group(0) @binding(3) var<storage, read> later_sums: array<f32>;
 
 var<workgroup> lanes: array<f32, 256>;
-var<workgroup> nan_seen: atomic<u32>;
+// a NaN or an infinity seen in the map (0) or the later sums (1): peak_of
+var<workgroup> nan_seen: array<atomic<u32>, 2>;
 // a workgroup's cells' part of the field's total (mask), low and high words
 var<workgroup> total_low: atomic<u32>;
 var<workgroup> total_high: atomic<u32>;
 
 fn value(field: u32, cell: u32) -> f32 {
   return maps[C.base + field * C.stride + cell] * C.scale;
+}
+
+fn later_value(field: u32, cell: u32) -> f32 {
+  return later_sums[C.later_base + field * C.later_stride + cell];
 }
 
 const LIST_WORDS: u32 = 1u + 4u * LISTED;
@@ -76,29 +87,46 @@ fn finite(v: f32) -> bool {
   return (bitcast<u32>(v) & 0x7fffffffu) < 0x7f800000u;
 }
 
-@compute @workgroup_size(256)
-fn peak(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: vec3<u32>) {
-  let field = wg.x;
+/**
+ * The largest value of a field's map (`which` 0) or of its later sums (1), as bits, or NO_PEAK where
+ * one is NaN or infinite: a tree in `lanes`, so every invocation of the workgroup calls it.
+ */
+fn peak_of(i: u32, field: u32, which: u32) -> u32 {
   var m = 0.0;
   for (var c = i; c < C.cells; c += 256u) {
-    let v = value(field, c);
-    if (!finite(v)) { atomicStore(&nan_seen, 1u); } else { m = max(m, v); }
+    var v: f32;
+    if (which == 0u) { v = value(field, c); } else { v = later_value(field, c); }
+    if (!finite(v)) { atomicStore(&nan_seen[which], 1u); } else { m = max(m, v); }
   }
+  // `lanes` free from an earlier call
+  workgroupBarrier();
   lanes[i] = m;
   workgroupBarrier();
   for (var stride = 128u; stride > 0u; stride = stride >> 1u) {
     if (i < stride) { lanes[i] = max(lanes[i], lanes[i + stride]); }
     workgroupBarrier();
   }
-  let nan = atomicLoad(&nan_seen);
+  if (atomicLoad(&nan_seen[which]) != 0u) { return NO_PEAK; }
+  return bitcast<u32>(lanes[0]);
+}
+
+@compute @workgroup_size(256)
+fn peak(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: vec3<u32>) {
+  let field = wg.x;
+  let top = peak_of(i, field, 0u);
   if (i == 0u) {
-    if (nan != 0u) { atomicStore(&out[peak_at(field)], NO_PEAK); } else { atomicStore(&out[peak_at(field)], bitcast<u32>(lanes[0])); }
+    atomicStore(&out[peak_at(field)], top);
     atomicStore(&out[field * LIST_WORDS], 0u);
     if (C.shapes != 0u) {
       atomicStore(&out[shapes_of(field)], 0u);
       atomicStore(&out[shapes_of(field) + 1u], 0u);
+      atomicStore(&out[shapes_of(field) + 2u], NO_PEAK);
     }
   }
+  // the later sums' peak (C.shapes and C.later are uniform: every invocation comes here or returns)
+  if (C.shapes == 0u || C.later == 0u) { return; }
+  let later_top = peak_of(i, field, 1u);
+  if (i == 0u) { atomicStore(&out[shapes_of(field) + 2u], later_top); }
 }
 
 /** The cell of the field's grid this invocation takes (a 2D grid past 65,535 workgroups), or C.cells past the end. */
@@ -262,17 +290,19 @@ const OUT: u32 = 14u;
 const WITHIN: u32 = 15u;
 const REACHED: u32 = 16u;
 const INNER: u32 = 17u;
+// the later window's sums over it, floored as the total's cells (two words)
+const LATER: u32 = 18u;
 const ONE: u32 = 1u << OFFSET_BITS;
 // a cell in the peak's binade is its 24-bit significand times 2^LIFT units of the total (fieldTotal's)
 const LIFT: u32 = 25u + TOTAL_BITS - 23u;
 
-/** A field's shapes: its total's two words, then its slots. */
+/** A field's shapes: its total's two words, the later sums' peak, then its slots. */
 fn shapes_of(field: u32) -> u32 {
-  return C.fields * (LIST_WORDS + 1u + 4u * C.cells) + field * (2u + LISTED * SHAPE_WORDS);
+  return C.fields * (LIST_WORDS + 1u + 4u * C.cells) + field * (3u + LISTED * SHAPE_WORDS);
 }
 
 fn shape_at(field: u32, slot: u32) -> u32 {
-  return shapes_of(field) + 2u + slot * SHAPE_WORDS;
+  return shapes_of(field) + 3u + slot * SHAPE_WORDS;
 }
 
 /** The shape slot of a masked cell's component, or NONE where it has none (unmasked, under MIN_AREA, past LISTED). */
@@ -403,6 +433,12 @@ fn moments(@builtin(global_invocation_id) gid: vec3<u32>) {
   add_wide(s + SUM_XX, x * x);
   add_wide(s + SUM_YY, y * y);
   add_wide(s + SUM_XY, x * y);
+  if (C.later == 0u) { return; }
+  let top = atomicLoad(&out[shapes_of(gid.z) + 2u]);
+  if (top == NO_PEAK) { return; }
+  let q = total_units(top, later_value(gid.z, c));
+  let low = atomicAdd(&out[s + LATER], q.x);
+  atomicAdd(&out[s + LATER + 1u], q.y + select(0u, 1u, low + q.x < low));
 }
 
 /** The listed slot whose root c is, or NONE. */

@@ -4,8 +4,9 @@
 // times, on real windows (bench/discovery.ts detectionCost), one thread's detection work a window
 // (naming the cells, finding the structure, and of the first the components ranked by mass), and
 // shaders/components.wgsl labelling and ranking 2,000 maps at N = 96 on the adapter in one call (its
-// upload, kernels and read), and again with each listed component's shape and the map's total summed
-// (item 2), checking each list and shape against the host's twins. One JSON line.
+// upload, kernels and read), and again with each listed component's shape, the map's total and the
+// later window's sums over each component summed (item 2), checking each list and shape against the
+// host's twins. One JSON line.
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 

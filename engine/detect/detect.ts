@@ -735,26 +735,55 @@ export function laterAt(later: Later, cells: readonly number[]): Float32Array {
   return out
 }
 
-/** Per later window's sums, fieldTotal's unit for them (their peak's binade), found once: every part's sustain takes it. */
+/**
+ * fieldTotal's unit for sums whose peak has the bits `top` (2^-38 of its binade); 0 where there is
+ * none: a peak of 0 or subnormal, or NO_PEAK (0xffffffff: a NaN or an infinity among them).
+ */
+export function unitOfPeak(top: number): number {
+  const binade = top >>> 23
+  return binade && top < 0x7f800000 ? unitOfBinade(binade) : 0
+}
+
+/** Per later window's sums, their unitOfPeak, found once: every part's sustain takes it. */
 const laterUnits = new WeakMap<Float32Array, number>()
 
-function laterUnit(sums: Float32Array): number {
+export function laterUnit(sums: Float32Array): number {
   let unit = laterUnits.get(sums)
   if (unit !== undefined) return unit
   const bits = new Uint32Array(sums.buffer, sums.byteOffset, sums.length)
   let top = 0
   for (let i = 0; i < bits.length; i++) {
     const b = bits[i]
-    // a NaN or an infinity anywhere: no unit (the sums are not a map); a cell below 0 counts 0
+    // a NaN or an infinity anywhere: NO_PEAK; a cell below 0 is passed over
     if ((b & 0x7fffffff) >= 0x7f800000) {
-      top = 0
+      top = 0xffffffff
       break
     }
     if (b < 0x80000000 && b > top) top = b
   }
-  unit = top >>> 23 ? unitOfBinade(top >>> 23) : 0
+  unit = unitOfPeak(top)
   laterUnits.set(sums, unit)
   return unit
+}
+
+/**
+ * A part's later sums in `unit`s (its laterUnit): each cell floored to a whole number of them (a
+ * subnormal cell or one below 0 counts 0), summed as an integer, as shaders/components.wgsl `moments`
+ * adds them; split at 2^26 so that both float64 sums stay exact past 2^53 (under 2^63 at N = 4096), one
+ * rounding at the end, as the device's two words give it.
+ */
+export function laterUnitsOf(cells: readonly number[], sums: Float32Array, unit: number): number {
+  let high = 0
+  let low = 0
+  for (const c of cells) {
+    const v = sums[c]
+    if (!(v >= 2 ** -126)) continue
+    const units = Math.floor(v / unit)
+    const h = Math.floor(units / 2 ** 26)
+    high += h
+    low += units - h * 2 ** 26
+  }
+  return high * 2 ** 26 + low
 }
 
 /**
@@ -769,18 +798,7 @@ export function sustainOf(cells: readonly number[], first: Float32Array, later: 
   for (const c of cells) mass += first[c]
   const unit = laterUnit(later.sums)
   if (!(mass > 0) || unit === 0) return 0
-  // each cell's units under 2^39, split at 2^26 so that both sums stay exact past 2^53 (N = 4096)
-  let high = 0
-  let low = 0
-  for (const c of cells) {
-    const v = later.sums[c]
-    if (!(v >= 2 ** -126)) continue
-    const units = Math.floor(v / unit)
-    const h = Math.floor(units / 2 ** 26)
-    high += h
-    low += units - h * 2 ** 26
-  }
-  return ((high * 2 ** 26 + low) * unit) / (later.taken || 1) / mass
+  return (laterUnitsOf(cells, later.sums, unit) * unit) / (later.taken || 1) / mass
 }
 
 /** Per stability map, its components and those measured so far, so that cellsRead and detect measure each once. */
@@ -946,23 +964,29 @@ export function listedRoots(listed: Float64Array): number[] {
   return Array.from({ length: (listed.length - 1) / 3 }, (_, k) => listed[1 + 3 * k])
 }
 
-/** A map's total's units (fieldTotal) and its listed components' ShapeSums by their smallest cells, in the list's order. */
+/**
+ * A map's total's units (fieldTotal) and its listed components' ShapeSums by their smallest cells, in
+ * the list's order; where a later window's sums were taken too, their laterUnit and each component's
+ * laterUnitsOf, by the same cells.
+ */
 export interface FieldShapes {
   units: number
   parts: Map<number, ShapeSums>
+  later?: { unit: number; units: Map<number, number> }
 }
 
 /**
- * A map's FieldShapes where the device lists the map: the twin of its shapes (engine/gpu/components.ts
- * shapesOf).
+ * A map's FieldShapes where the device lists the map, with a later window's sums (`later`) where
+ * given: the twin of its shapes (engine/gpu/components.ts shapesOf).
  */
-export function listedShapes(map: Float32Array, n: number): FieldShapes | undefined {
+export function listedShapes(map: Float32Array, n: number, later?: Float32Array): FieldShapes | undefined {
   const listed = listedComponents(map, n)
   if (!listed) return undefined
-  return {
-    units: fieldTotal(map).units,
-    parts: new Map(listedRoots(listed).map((root) => [root, shapeSums(componentFrom(map, n, root, listed[0]), n)])),
-  }
+  const cells = listedRoots(listed).map((root) => [root, componentFrom(map, n, root, listed[0])] as const)
+  const shaped = { units: fieldTotal(map).units, parts: new Map(cells.map(([root, part]) => [root, shapeSums(part, n)])) }
+  if (!later) return shaped
+  const unit = laterUnit(later)
+  return { ...shaped, later: { unit, units: new Map(cells.map(([root, part]) => [root, unit ? laterUnitsOf(part, later, unit) : 0])) } }
 }
 
 /**

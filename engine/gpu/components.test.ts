@@ -5,7 +5,16 @@
 // a field at rest and one with a NaN.
 import { expect, test } from 'vitest'
 import { gpuBackend } from '../../testing/backends.js'
-import { type FieldShapes, labels, LISTED, listedComponents, listedShapes, rankedComponents, structureMask } from '../detect/detect.js'
+import {
+  type FieldShapes,
+  labels,
+  LISTED,
+  listedComponents,
+  listedShapes,
+  rankedComponents,
+  structureMask,
+  sustainOf,
+} from '../detect/detect.js'
 import { AT_THE_FLOOR } from '../../testing/fixtures.js'
 import { rng } from '../util/rng.js'
 import type { GpuFieldBackend } from './backend.js'
@@ -124,14 +133,24 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
     waves(n, 10).map((v, i) => (i === 5 ? Number.POSITIVE_INFINITY : v)),
     atTheCut(n),
   ]
+  // a later window's sums of 10 samples for each: most cells kept or faded a little, some by 2^40 and
+  // more (under the unit: 0), one cell subnormal and one below 0; then sums with a NaN, and sums all 0
+  const rand = rng(12)
+  const later = maps.map((map) =>
+    map.map((v, i) => (i === 3 ? 2 ** -130 : i === 4 ? -1 : Math.abs(10 * v * 2 ** (-50 * rand() ** 6)) || 0)),
+  )
+  later[0][900] = Number.NaN
+  later[1].fill(0)
   const backend = await gpuBackend(n, 1)
   try {
     const got = await labelMaps(backend as GpuFieldBackend, Float32Array.from(maps.flatMap((m) => [...m])), n, {
       labels: true,
       shapes: true,
+      later: Float32Array.from(later.flatMap((l) => [...l])),
     })
     expect(got).toHaveLength(maps.length)
     const largest: number[] = []
+    let sustained = 0
     maps.forEach((map, f) => {
       const mask = structureMask(map)
       // a map with an infinity is the host's alone: the device labels none of it
@@ -139,9 +158,22 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
       expect(Array.from(got[f].labels ?? []), `map ${f}'s labels`).toEqual(Array.from(want))
       // the twin's list: undefined past LISTED components, only a NaN threshold for a map with a NaN
       expect(got[f].listed, `map ${f}'s list`).toEqual(listedComponents(map, n))
-      expect(inOrder(got[f].shapes), `map ${f}'s shapes`).toEqual(inOrder(listedShapes(map, n)))
+      expect(inOrder(got[f].shapes), `map ${f}'s shapes`).toEqual(inOrder(listedShapes(map, n, later[f])))
+      // each listed part's sustain from what came back: sustainOf's, bit for bit
+      const shapes = got[f].shapes
+      if (shapes?.later)
+        for (const { cells, mass } of rankedComponents(map, n)) {
+          const units = shapes.later.units.get(cells[0]) as number
+          const sustain = shapes.later.unit ? (units * shapes.later.unit) / 10 / mass : 0
+          expect(sustain, `map ${f}'s part at ${cells[0]}`).toBe(sustainOf(cells, map, { sums: later[f], taken: 10 }))
+          if (sustain > 0) sustained++
+        }
       largest.push(rankedComponents(map, n)[0]?.cells.length ?? 0)
     })
+    // sums with a NaN or all 0 give no unit and no units; the others sustain something
+    expect([got[0].shapes?.later?.unit, got[1].shapes?.later?.unit]).toEqual([0, 0])
+    expect([...(got[0].shapes?.later?.units.values() ?? [])].every((u) => u === 0)).toBe(true)
+    expect(sustained).toBeGreaterThan(20)
     // the spiral is one component of some 800 cells, joined against the scan
     expect(largest[4]).toBeGreaterThan(700)
     expect(got[6].labels?.every((l) => l === -1)).toBe(true)
@@ -169,7 +201,8 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
 })
 
 /** A map's shapes with its parts in their order (toEqual takes two Maps' entries in any order; the shapes come in the list's). */
-const inOrder = (shapes: FieldShapes | undefined) => shapes && { units: shapes.units, parts: [...shapes.parts] }
+const inOrder = (shapes: FieldShapes | undefined) =>
+  shapes && { units: shapes.units, parts: [...shapes.parts], later: shapes.later && { ...shapes.later, units: [...shapes.later.units] } }
 
 test('maps that do not fill a storage binding go in groups that do, with the same labels and lists', async () => {
   const n = 24
@@ -192,11 +225,16 @@ test('maps that do not fill a storage binding go in groups that do, with the sam
     maps.forEach((map, f) => expect(Array.from(got[f].labels ?? [])).toEqual(Array.from(labels(structureMask(map), n))))
     maps.forEach((map, f) => expect(got[f].listed).toEqual(listedComponents(map, n)))
     // with their shapes (a binding then holds 2 fields: groups of 2, 2, 2 and 1), still one read
-    const shaped = await labelMaps(narrow, flat, n, { shapes: true })
+    // and a later window's sums each, read in the group's fields
+    const later = flat.map((v, i) => v * (1 + (i % 7)))
+    const shaped = await labelMaps(narrow, flat, n, { shapes: true, later })
     expect(backend.transfers.snapshot().reads - reads).toBe(2)
-    maps.forEach((map, f) => expect(inOrder(shaped[f].shapes)).toEqual(inOrder(listedShapes(map, n))))
+    const cells = n * n
+    maps.forEach((map, f) =>
+      expect(inOrder(shaped[f].shapes)).toEqual(inOrder(listedShapes(map, n, later.subarray(f * cells, (f + 1) * cells)))),
+    )
     // and again, in the buffer the last call kept: every sum starts from 0
-    const again = await labelMaps(narrow, flat, n, { shapes: true })
+    const again = await labelMaps(narrow, flat, n, { shapes: true, later })
     expect(again.map((l) => inOrder(l.shapes))).toEqual(shaped.map((l) => inOrder(l.shapes)))
     expect(shaped.map((l) => l.listed)).toEqual(got.map((l) => l.listed))
     // without the labels, the lists and peaks alone come back, in one read: some 2 KB a field
@@ -228,8 +266,18 @@ test("at N = 512 the shapes' sums and squares pass 2^32 (two words each): a fiel
   ]
   const backend = (await gpuBackend(32, 1)) as GpuFieldBackend
   try {
-    const got = await labelMaps(backend, Float32Array.from(maps.flatMap((m) => [...m])), n, { shapes: true })
-    maps.forEach((map, f) => expect(inOrder(got[f].shapes), `map ${f}'s shapes`).toEqual(inOrder(listedShapes(map, n))))
+    // later sums of some 2^38 units a cell: the field-wide component's past 2^53
+    const later = Float32Array.from(
+      maps.flatMap((m) => [...m]),
+      (v) => 7 * v,
+    )
+    const got = await labelMaps(backend, Float32Array.from(maps.flatMap((m) => [...m])), n, { shapes: true, later })
+    maps.forEach((map, f) =>
+      expect(inOrder(got[f].shapes), `map ${f}'s shapes`).toEqual(
+        inOrder(listedShapes(map, n, later.subarray(f * n * n, (f + 1) * n * n))),
+      ),
+    )
+    expect([...(got[0].shapes?.later?.units.values() ?? [])][0]).toBeGreaterThan(2 ** 55)
     const whole = [...(got[0].shapes?.parts.values() ?? [])]
     expect(whole.map((s) => s.cells)).toEqual([n * n])
     expect(whole[0].sxx).toBeGreaterThan(2 ** 34)

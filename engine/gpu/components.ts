@@ -2,8 +2,9 @@
 // the first bricks of detection on the device (docs/detection.md, "What one read a generation would
 // take", items 1 and 2). The recorder labels each window's map as it reads it back (engine/gpu/record.ts
 // collect), so the detection pool ranks no map's components itself (PlaneSource.listed). Where asked,
-// each listed component's shape as integers too (shapesOf; not yet in the recorder's read). CPU twins:
-// labels(structureMask(map), n), rankedComponents and listedShapes (engine/detect/detect.ts); tests:
+// each listed component's shape as integers too, and a later window's sums over it (shapesOf; not yet
+// in the recorder's read). CPU twins: labels(structureMask(map), n), rankedComponents and listedShapes
+// (engine/detect/detect.ts); tests:
 // engine/gpu/components.test.ts, engine/discovery/record.test.ts.
 import { wgslStruct, packStruct } from '../field/params.js'
 import {
@@ -16,6 +17,7 @@ import {
   type ShapeSums,
   TOTAL_BITS,
   thresholdOf,
+  unitOfPeak,
 } from '../detect/detect.js'
 import { CrystalError } from '../errors.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
@@ -26,7 +28,8 @@ const UNIFORM = 0x40 | 0x8
 const WG = 256
 /**
  * The uniform: cells a field, its side, fields, floats between fields in `maps`, the first field's float,
- * what a map's value is multiplied by, and 1 where the listed components' shapes are summed too.
+ * what a map's value is multiplied by, 1 where the listed components' shapes are summed too, and 1
+ * where a later window's sums over them too (`later_sums`: its first field's float, floats between fields).
  */
 const COMPONENTS_LAYOUT = [
   ['cells', 'u32'],
@@ -36,14 +39,22 @@ const COMPONENTS_LAYOUT = [
   ['base', 'u32'],
   ['scale', 'f32'],
   ['shapes', 'u32'],
+  ['later', 'u32'],
+  ['later_base', 'u32'],
+  ['later_stride', 'u32'],
 ] as const
+/** The uniform's bytes as bound: its members' (4 each), to a multiple of 16. */
+const COMPONENTS_BYTES = Math.ceil((4 * COMPONENTS_LAYOUT.length) / 16) * 16
 
 const LABELLING = ['peak', 'mask', 'link', 'flatten', 'tally', 'list'] as const
 const SHAPING = ['moments', 'centre', 'radii', 'bounds', 'sectors'] as const
 const ENTRIES = [...LABELLING, ...SHAPING] as const
 type Entry = (typeof ENTRIES)[number]
-/** The words of a listed component's shape (shaders/components.wgsl: sums of x, y, x^2, y^2, x y and the radii, two words each; centre x, y; bounds; reached; inner). */
-const SHAPE_WORDS = 18
+/**
+ * The words of a listed component's shape (shaders/components.wgsl: sums of x, y, x^2, y^2, x y and
+ * the radii, two words each; centre x, y; bounds; reached; inner; the later sums' units, two words).
+ */
+const SHAPE_WORDS = 20
 /** The generated part of shaders/components.wgsl's module (kernelModule's struct): its uniform and constants. */
 export const COMPONENTS_HEADER =
   `${wgslStruct('Components', COMPONENTS_LAYOUT)}const MIN_AREA: u32 = ${MIN_AREA_CELLS}u;\nconst LISTED: u32 = ${LISTED}u;\n` +
@@ -59,6 +70,7 @@ const componentsLayout = (device: GPUDevice) =>
         { binding: 0, visibility: COMPUTE_STAGE, buffer: { type: 'uniform' } },
         { binding: 1, visibility: COMPUTE_STAGE, buffer: { type: 'read-only-storage' } },
         { binding: 2, visibility: COMPUTE_STAGE, buffer: { type: 'storage' } },
+        { binding: 3, visibility: COMPUTE_STAGE, buffer: { type: 'read-only-storage' } },
       ],
     }),
   )
@@ -74,8 +86,8 @@ export const COMPONENTS_KERNELS = Object.fromEntries(ENTRIES.map((e) => [e, comp
 const LIST_WORDS = 1 + 4 * LISTED
 /** The words a field's list and peak take in what comes back. */
 export const LIST_AND_PEAK_WORDS = LIST_WORDS + 1
-/** The words a field's shapes take, where they are summed: its total's two, then a slot a listed component. */
-const SHAPES_WORDS = 2 + LISTED * SHAPE_WORDS
+/** The words a field's shapes take, where they are summed: its total's two, its later sums' peak, then a slot a listed component. */
+const SHAPES_WORDS = 3 + LISTED * SHAPE_WORDS
 
 /** Where maps lie on the device: `buffer`'s floats from `base`, each field's `stride` floats after the last, each value times `scale`. */
 export interface MapsOnDevice {
@@ -130,8 +142,17 @@ export class GpuLabeller {
     return { most, words, groupBytes, bytes: Math.ceil(fields / most) * groupBytes }
   }
 
-  /** With `shapes`, each listed component's ShapeSums too (shapesOf reads them). */
-  encode(encoder: GPUCommandEncoder, maps: MapsOnDevice, n: number, fields: number, { shapes = false } = {}): LabelledGroup[] {
+  /**
+   * With `shapes`, each listed component's ShapeSums too, and with `later` (where each field's later
+   * window's sums lie, raw) those sums over it (shapesOf reads them).
+   */
+  encode(
+    encoder: GPUCommandEncoder,
+    maps: MapsOnDevice,
+    n: number,
+    fields: number,
+    { shapes = false, later }: { shapes?: boolean; later?: Omit<MapsOnDevice, 'scale'> } = {},
+  ): LabelledGroup[] {
     const { device, transfers, bindingBytes } = this.gpu
     const cells = n * n
     const layout = GpuLabeller.layout(n, fields, bindingBytes, shapes)
@@ -150,7 +171,10 @@ export class GpuLabeller {
     const groups = Array.from({ length: count }, (_, g): LabelledGroup => {
       const first = g * most
       const k = Math.min(most, fields - first)
-      const at = { cells, n, fields: k, stride: maps.stride, base: maps.base + first * maps.stride, scale: maps.scale, shapes: +shapes }
+      const at = {
+        ...{ cells, n, fields: k, stride: maps.stride, base: maps.base + first * maps.stride, scale: maps.scale, shapes: +shapes },
+        ...(shapes && later && { later: 1, later_base: later.base + first * later.stride, later_stride: later.stride }),
+      }
       packStruct(COMPONENTS_LAYOUT, at, values, g * 256)
       const offset = g * groupBytes
       return { first, fields: k, offset, ...(shapes && { shapes: offset + k * (LIST_AND_PEAK_WORDS + 4 * cells) * 4 }) }
@@ -160,9 +184,10 @@ export class GpuLabeller {
     const spread = Math.ceil(cells / WG)
     for (const { fields: k, offset } of groups) {
       const entries = [
-        { binding: 0, resource: { buffer: this.uniform, offset: (offset / groupBytes) * 256, size: 32 } },
+        { binding: 0, resource: { buffer: this.uniform, offset: (offset / groupBytes) * 256, size: COMPONENTS_BYTES } },
         { binding: 1, resource: { buffer: maps.buffer } },
         { binding: 2, resource: { buffer: this.out, offset, size: k * words * 4 } },
+        { binding: 3, resource: { buffer: later?.buffer ?? maps.buffer } },
       ]
       pass.setBindGroup(0, device.createBindGroup({ layout: componentsLayout(device), entries }))
       for (const entry of shapes ? ENTRIES : LABELLING) {
@@ -214,51 +239,57 @@ export function listOf(words: Uint32Array, fields: number, f: number): ListedCom
 
 /**
  * Field f's total and listed components' shapes (their twin: listedShapes), where listOf gives its list:
- * from its group's lists and peaks (`lists`) and shapes (`shapes`) as they came back.
+ * from its group's lists and peaks (`lists`) and shapes (`shapes`) as they came back; with `later`,
+ * where a later window's sums were summed too, those.
  */
-export function shapesOf(lists: Uint32Array, shapes: Uint32Array, fields: number, f: number): FieldShapes | undefined {
+export function shapesOf(lists: Uint32Array, shapes: Uint32Array, fields: number, f: number, later = false): FieldShapes | undefined {
   const listed = listOf(lists, fields, f)
   if (!listed) return undefined
   const at = f * LIST_WORDS
   // the slots are in the order the roots came on the device
   const slots = new Map(Array.from({ length: lists[at] }, (_, slot) => [lists[at + 1 + 4 * slot], slot]))
   const field = shapes.subarray(f * SHAPES_WORDS)
+  const words = listedRoots(listed).map((root) => {
+    const slot = slots.get(root) as number
+    return [root, slot, field.subarray(3 + slot * SHAPE_WORDS)] as const
+  })
+  const wide = (w: Uint32Array, k: number) => w[k + 1] * 2 ** 32 + w[k]
   const parts = new Map(
-    listedRoots(listed).map((root) => {
-      const slot = slots.get(root) as number
-      const w = field.subarray(2 + slot * SHAPE_WORDS)
-      const wide = (k: number) => w[k + 1] * 2 ** 32 + w[k]
-      const sums: ShapeSums = {
+    words.map(([root, slot, w]): [number, ShapeSums] => [
+      root,
+      {
         cells: lists[at + 2 + 4 * slot],
-        sx: wide(0),
-        sy: wide(2),
-        sxx: wide(4),
-        syy: wide(6),
-        sxy: wide(8),
+        sx: wide(w, 0),
+        sy: wide(w, 2),
+        sxx: wide(w, 4),
+        syy: wide(w, 6),
+        sxy: wide(w, 8),
         fx: w[12],
         fy: w[13],
-        radii: wide(10),
+        radii: wide(w, 10),
         reached: w[16],
         inner: w[17],
-      }
-      return [root, sums]
-    }),
+      },
+    ]),
   )
-  // the total's two words as one float64: one rounding past 2^53, as fieldTotal's
-  return { units: field[1] * 2 ** 32 + field[0], parts }
+  // the total's two words as one float64: one rounding past 2^53, as fieldTotal's (and so the later sums')
+  const shaped = { units: wide(field, 0), parts }
+  if (!later) return shaped
+  return { ...shaped, later: { unit: unitOfPeak(field[2]), units: new Map(words.map(([root, , w]) => [root, wide(w, 18)])) } }
 }
 
 /**
  * Labels `fields` stability maps of `n` x `n` cells (`maps`, [field][cell]) and reads back each one's
  * list (ListedComponents), some 2 KB a field, in one submit and one read; with `labels`, each cell's
  * label too (labels(structureMask(map), n)); with `shapes`, its total and each listed component's
- * ShapeSums (shapesOf). What the recorder does where the maps lie, for a test and a benchmark.
+ * ShapeSums, and with `later` (a later window's sums for each map, [field][cell]) those sums over
+ * each (shapesOf). What the recorder does where the maps lie, for a test and a benchmark.
  */
 export async function labelMaps(
   gpu: Pick<GpuContext, 'device' | 'transfers' | 'bindingBytes' | 'failure' | 'check'>,
   maps: Float32Array,
   n: number,
-  { labels = false, shapes = false }: { labels?: boolean; shapes?: boolean } = {},
+  { labels = false, shapes = false, later }: { labels?: boolean; shapes?: boolean; later?: Float32Array } = {},
 ): Promise<{ listed: ListedComponents | undefined; labels?: Int32Array; shapes?: FieldShapes }[]> {
   const cells = n * n
   if (!cells || maps.length % cells)
@@ -270,12 +301,19 @@ export async function labelMaps(
   const { device, transfers } = gpu
   const compiled = compiling(device, GpuLabeller.kernels)
   if (compiled !== undefined) await compiled
+  if (later && later.length !== maps.length)
+    throw new CrystalError('bad_argument', `labelMaps takes a later window's sums for each map: ${later.length} floats for ${maps.length}`)
   const input = device.createBuffer({ size: maps.byteLength, usage: STORAGE })
+  const laterInput = later && device.createBuffer({ size: later.byteLength, usage: STORAGE })
   const labeller = new GpuLabeller(gpu)
   try {
     transfers.write(input, 0, maps)
+    if (later && laterInput) transfers.write(laterInput, 0, later)
     const encoder = device.createCommandEncoder()
-    const groups = labeller.encode(encoder, { buffer: input, base: 0, stride: cells, scale: 1 }, n, fields, { shapes })
+    const groups = labeller.encode(encoder, { buffer: input, base: 0, stride: cells, scale: 1 }, n, fields, {
+      shapes,
+      later: laterInput && { buffer: laterInput, base: 0, stride: cells },
+    })
     transfers.submit(encoder)
     const out = labeller.out as GPUBuffer
     const bytes = (g: LabelledGroup) => g.fields * (LIST_AND_PEAK_WORDS + (labels ? cells : 0)) * 4
@@ -293,11 +331,12 @@ export async function labelMaps(
       return Array.from({ length: g.fields }, (_, f) => ({
         listed: listOf(words, g.fields, f),
         ...(labels && { labels: new Int32Array(words.buffer, (g.fields * LIST_AND_PEAK_WORDS + f * cells) * 4, cells).slice() }),
-        ...(shapes && { shapes: shapesOf(words, new Uint32Array(back[reads * k + 1]), g.fields, f) }),
+        ...(shapes && { shapes: shapesOf(words, new Uint32Array(back[reads * k + 1]), g.fields, f, later !== undefined) }),
       }))
     })
   } finally {
     transfers.destroy(input)
+    if (laterInput) transfers.destroy(laterInput)
     labeller.destroy()
   }
 }
