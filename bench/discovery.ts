@@ -247,7 +247,7 @@ export interface DetectionCost {
 
 /** A map's shapes as text to compare: its total's units and its parts in their order. */
 const shapesText = (shapes: FieldShapes | undefined) =>
-  JSON.stringify(shapes && [shapes.units, ...shapes.parts, shapes.later?.unit, ...(shapes.later?.units ?? [])])
+  JSON.stringify(shapes && [shapes.units, ...shapes.parts, shapes.later?.unit, ...(shapes.later?.parts ?? [])])
 
 /** The device's part of detectionCost: where a WebGPU adapter is, a backend on it for labelMaps. */
 interface DeviceLabelling {

@@ -33,7 +33,10 @@
 // And where C.later is set too, a later window's sums (`later_sums`, raw: no scale) over each listed
 // component, for its sustain (the CPU twin: sustainOf's laterUnitsOf):
 // - `peak` also takes their peak (NO_PEAK where one is NaN or infinite), at word 2 of the field's shapes;
-// - `moments` also adds each cell's later sum floored to fieldTotal's unit of those sums at its slot.
+// - `moments` also adds each cell's later sum floored to fieldTotal's unit of those sums at its slot,
+//   and persistence's sums (persistenceSums): with a the cell in the map's units 2^(e - 25) (tally's)
+//   and b its later sum floored to 2^(eL - 25), a b, a^2 and b^2, products under 2^52 summed in three
+//   words.
 // Sums and squares pass 2^32 (x^2 summed over 2^24 cells at N = 4096; D < 2^51), so they are 64-bit
 // integers of two u32 words (wide_*).
 // `struct Components`, MIN_AREA, LISTED (entries a list holds), OFFSET_BITS, SHAPE_WORDS and TOTAL_BITS are
@@ -134,19 +137,22 @@ fn cell_of(gid: vec3<u32>) -> u32 {
   return min(gid.y * 65535u * 256u + gid.x, C.cells);
 }
 
-/** A cell of a field whose peak has the bits `top` in units of 2^(e - 25 - TOTAL_BITS) (fieldTotal's), floored, as (low, high). */
-fn total_units(top: u32, v: f32) -> vec2<u32> {
+/**
+ * A cell of a field whose peak has the bits `top` in units of 2^(e - 23 - lift) (e the peak's binade;
+ * fieldTotal's at lift LIFT, persistence's 2^(e - 25) at 2), floored, as (low, high).
+ */
+fn units_of(top: u32, v: f32, lift: u32) -> vec2<u32> {
   let b = bitcast<u32>(v);
   let binade = b >> 23u;
   // a subnormal cell (an adapter may have flushed it) or one below 0 counts 0
   if (binade == 0u || binade > 0xffu) { return vec2<u32>(0u, 0u); }
   let sig = (b & 0x7fffffu) | 0x800000u;
   let d = (top >> 23u) - binade;
-  if (d <= LIFT) {
-    let s = LIFT - d;
+  if (d <= lift) {
+    let s = lift - d;
     return vec2<u32>(sig << s, select(0u, sig >> (32u - s), s > 0u));
   }
-  if (d < LIFT + 24u) { return vec2<u32>(sig >> (d - LIFT), 0u); }
+  if (d < lift + 24u) { return vec2<u32>(sig >> (d - lift), 0u); }
   return vec2<u32>(0u, 0u);
 }
 
@@ -166,7 +172,7 @@ fn mask(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation
     atomicStore(&out[t + 1u], 0u);
     atomicStore(&out[t + 2u], 0u);
     if (C.shapes != 0u && bits != NO_PEAK) {
-      let q = total_units(bits, v);
+      let q = units_of(bits, v, LIFT);
       let low = atomicAdd(&total_low, q.x);
       atomicAdd(&total_high, q.y + select(0u, 1u, low + q.x < low));
     }
@@ -290,8 +296,14 @@ const OUT: u32 = 14u;
 const WITHIN: u32 = 15u;
 const REACHED: u32 = 16u;
 const INNER: u32 = 17u;
-// the later window's sums over it, floored as the total's cells (two words)
+// the later window's sums over it, floored as the total's cells (two words), then persistence's
+// sums of a b, a^2 and b^2 (three words each)
 const LATER: u32 = 18u;
+const AB: u32 = 20u;
+const AA: u32 = 23u;
+const BB: u32 = 26u;
+// persistence's units: 2^(e - 25) of a binade e
+const PERSISTENCE_LIFT: u32 = 2u;
 const ONE: u32 = 1u << OFFSET_BITS;
 // a cell in the peak's binade is its 24-bit significand times 2^LIFT units of the total (fieldTotal's)
 const LIFT: u32 = 25u + TOTAL_BITS - 23u;
@@ -318,6 +330,15 @@ fn slot_of(field: u32, c: u32) -> u32 {
 fn add_wide(at: u32, b: u32) {
   let low = atomicAdd(&out[at], b);
   if (low + b < low) { atomicAdd(&out[at + 1u], 1u); }
+}
+
+/** a + b where a is three words at `at` (low first) and b a product under 2^52, by the carries. */
+fn add_wide3(at: u32, b: vec2<u32>) {
+  let low = atomicAdd(&out[at], b.x);
+  // b.y is under 2^20: with the carry it cannot wrap
+  let middle = b.y + select(0u, 1u, low + b.x < low);
+  let old = atomicAdd(&out[at + 1u], middle);
+  if (old + middle < old) { atomicAdd(&out[at + 2u], 1u); }
 }
 
 fn wide_at(at: u32) -> vec2<u32> {
@@ -434,11 +455,21 @@ fn moments(@builtin(global_invocation_id) gid: vec3<u32>) {
   add_wide(s + SUM_YY, y * y);
   add_wide(s + SUM_XY, x * y);
   if (C.later == 0u) { return; }
+  // no unit (unitOfPeak 0): sums with a NaN or an infinity, or whose peak is 0 or subnormal, add nothing
   let top = atomicLoad(&out[shapes_of(gid.z) + 2u]);
-  if (top == NO_PEAK) { return; }
-  let q = total_units(top, later_value(gid.z, c));
+  if (top == NO_PEAK || (top >> 23u) == 0u) { return; }
+  let v = later_value(gid.z, c);
+  let q = units_of(top, v, LIFT);
   let low = atomicAdd(&out[s + LATER], q.x);
   atomicAdd(&out[s + LATER + 1u], q.y + select(0u, 1u, low + q.x < low));
+  // a: the cell in the map's units, as tally takes it (whole, under 2^26: a masked cell); b: under 2^26
+  let map_top = (atomicLoad(&out[peak_at(gid.z)]) >> 23u) & 0xffu;
+  let bits = bitcast<u32>(value(gid.z, c));
+  let a = ((bits & 0x7fffffu) | 0x800000u) << (((bits >> 23u) & 0xffu) + 2u - map_top);
+  let b = units_of(top, v, PERSISTENCE_LIFT).x;
+  add_wide3(s + AB, wide_mul(a, b));
+  add_wide3(s + AA, wide_mul(a, a));
+  add_wide3(s + BB, wide_mul(b, b));
 }
 
 /** The listed slot whose root c is, or NONE. */

@@ -21,6 +21,7 @@ import {
   signatureWindow,
   detect,
   labels,
+  persistenceOf,
   structureMask,
   sustainOf,
   THRESHOLD_OF_PEAK,
@@ -242,6 +243,21 @@ function plainTotal(map: Float32Array): { units: number; unit: number } {
   while (2 ** binade > peak) binade--
   const unit = 2 ** (binade - 25 - 13)
   return { units: Number(map.reduce((a, v) => a + (v >= 2 ** -126 ? BigInt(Math.floor(v / unit)) : 0n), 0n)), unit }
+}
+
+/**
+ * Maps of sides 48, 96 and `last` whose cells spread over up to 60 binades, each with a later window's
+ * sums of ten samples: most cells kept or faded a little, some by 2^fade and more.
+ */
+function spreadMaps(rand: () => number, last: number, fade: number): { n: number; first: Float32Array; later: Later }[] {
+  return [
+    [48, 60],
+    [96, 8],
+    [last, 30],
+  ].map(([n, spread]) => {
+    const first = Float32Array.from({ length: n * n }, () => 2 ** (-spread * rand() ** 2) * (0.5 + rand()) * 3e4)
+    return { n, first, later: { sums: first.map((v) => 10 * v * 2 ** (-fade * rand() ** 6)), taken: 10 } }
+  })
 }
 
 describe('components', () => {
@@ -623,16 +639,9 @@ describe('components', () => {
       const units = cells.reduce((a, c) => a + (later.sums[c] >= 2 ** -126 ? BigInt(Math.floor(later.sums[c] / unit)) : 0n), 0n)
       return (Number(units) * unit) / later.taken / cells.reduce((a, c) => a + first[c], 0)
     }
-    const rand = rng(23)
     let [parts, floored] = [0, 0]
-    for (const [n, spread] of [
-      [48, 60],
-      [96, 8],
-      [512, 30],
-    ]) {
-      const first = Float32Array.from({ length: n * n }, () => 2 ** (-spread * rand() ** 2) * (0.5 + rand()) * 3e4)
-      // ten samples' sums: most cells kept or faded a little, some by 2^40 and more
-      const later = { sums: first.map((v) => 10 * v * 2 ** (-50 * rand() ** 6)), taken: 10 }
+    // some cells faded by 2^40 and more
+    for (const { n, first, later } of spreadMaps(rng(23), 512, 50)) {
       const total = plainTotal(later.sums)
       for (const part of components(structureMask(first), n)) {
         const sustain = sustainOf(part, first, later)
@@ -661,6 +670,60 @@ describe('components', () => {
       expect(sustainOf([0], ones, { sums: Float32Array.from([1, v]), taken: 1 })).toBe(0)
     expect(sustainOf([0], ones, { sums: new Float32Array(2), taken: 1 })).toBe(0)
     expect(sustainOf([0], new Float32Array(2), { sums: Float32Array.from([1, 1]), taken: 1 })).toBe(0)
+  })
+
+  test("a structure's persistence: the cosine of its cells' first and later values as whole units (exact sums, a plain BigInt sum's figure) times its sustain capped at 1; the same bits in the map's units as in the part's; near the float sums of the means", () => {
+    const bits = (v: number) => new Uint32Array(Float32Array.of(v).buffer)[0]
+    const unitOf = (top: number, lift: number) => 2 ** ((bits(top) >>> 23) - 127 - 23 - lift)
+    let parts = 0
+    for (const { n, first, later } of spreadMaps(rng(29), 256, 30)) {
+      const peak = first.reduce((a, v) => Math.max(a, v), 0)
+      const laterPeak = later.sums.reduce((a, v) => Math.max(a, v), 0)
+      for (const part of components(structureMask(first), n)) {
+        const a = part.map((c) => first[c])
+        const sustain = sustainOf(part, first, later)
+        const persistence = persistenceOf(a, part, later, sustain)
+        // the reference: BigInt sums of the units, each made a float64 once
+        const [qa, qb] = [
+          a.map((v) => BigInt(v / unitOf(peak, 2))),
+          part.map((c) => BigInt(Math.floor(later.sums[c] / unitOf(laterPeak, 2)))),
+        ]
+        const [ab, aa, bb] = [qa.map((x, k) => x * qb[k]), qa.map((x) => x * x), qb.map((x) => x * x)].map((p) =>
+          Number(p.reduce((x, y) => x + y, 0n)),
+        )
+        expect(persistence).toBe(Math.max(0, Math.min(1, (aa && bb ? ab / Math.sqrt(aa * bb) : 0) * Math.min(1, sustain))))
+        // the map's cells a power of two larger: the same bits
+        expect(
+          persistenceOf(
+            a.map((v) => v * 2 ** 20),
+            part,
+            later,
+            sustain,
+          ),
+        ).toBe(persistence)
+        // the rule before: float64 sums of the values and the means
+        const means = part.map((c) => Math.fround(later.sums[c] / 10))
+        const [fab, faa, fbb] = [
+          a.reduce((x, v, k) => x + v * means[k], 0),
+          a.reduce((x, v) => x + v * v, 0),
+          means.reduce((x, v) => x + v * v, 0),
+        ]
+        const before = Math.min(
+          1,
+          (fab / Math.sqrt(faa * fbb)) * Math.min(1, means.reduce((x, v) => x + v, 0) / a.reduce((x, v) => x + v, 0)),
+        )
+        expect(Math.abs(persistence - before)).toBeLessThan(1e-6)
+        parts++
+      }
+    }
+    expect(parts).toBeGreaterThan(20)
+    // no later unit (sums with a NaN, or all 0), no sustain or no first values: 0
+    const ones = new Float32Array(4).fill(1)
+    expect(persistenceOf(ones, [0, 1, 2, 3], { sums: Float32Array.from([1, 1, Number.NaN, 1]), taken: 1 }, 1)).toBe(0)
+    expect(persistenceOf(ones, [0, 1, 2, 3], { sums: new Float32Array(4), taken: 1 }, 1)).toBe(0)
+    expect(persistenceOf(ones, [0, 1, 2, 3], { sums: ones, taken: 1 }, 0)).toBe(0)
+    expect(persistenceOf(ones, [0, 1, 2, 3], { sums: ones, taken: 1 }, 1)).toBe(1)
+    expect(persistenceOf(new Float32Array(4), [0, 1, 2, 3], { sums: ones, taken: 1 }, 1)).toBe(0)
   })
 
   test("a signature's window is the farthest cell's distance from the centroid plus one, as measured cell by cell, bit for bit (parts of random masks, in any order; none)", () => {

@@ -744,25 +744,24 @@ export function unitOfPeak(top: number): number {
   return binade && top < 0x7f800000 ? unitOfBinade(binade) : 0
 }
 
+/** The bits of the largest of `values` (cells below 0 passed over), or NO_PEAK (0xffffffff) where one is NaN or infinite. */
+function peakBits(values: Float32Array): number {
+  const bits = new Uint32Array(values.buffer, values.byteOffset, values.length)
+  let top = 0
+  for (let i = 0; i < bits.length; i++) {
+    const b = bits[i]
+    if ((b & 0x7fffffff) >= 0x7f800000) return 0xffffffff
+    if (b < 0x80000000 && b > top) top = b
+  }
+  return top
+}
+
 /** Per later window's sums, their unitOfPeak, found once: every part's sustain takes it. */
 const laterUnits = new WeakMap<Float32Array, number>()
 
 export function laterUnit(sums: Float32Array): number {
   let unit = laterUnits.get(sums)
-  if (unit !== undefined) return unit
-  const bits = new Uint32Array(sums.buffer, sums.byteOffset, sums.length)
-  let top = 0
-  for (let i = 0; i < bits.length; i++) {
-    const b = bits[i]
-    // a NaN or an infinity anywhere: NO_PEAK; a cell below 0 is passed over
-    if ((b & 0x7fffffff) >= 0x7f800000) {
-      top = 0xffffffff
-      break
-    }
-    if (b < 0x80000000 && b > top) top = b
-  }
-  unit = unitOfPeak(top)
-  laterUnits.set(sums, unit)
+  if (unit === undefined) laterUnits.set(sums, (unit = unitOfPeak(peakBits(sums))))
   return unit
 }
 
@@ -784,6 +783,76 @@ export function laterUnitsOf(cells: readonly number[], sums: Float32Array, unit:
     low += units - h * 2 ** 26
   }
   return high * 2 ** 26 + low
+}
+
+/** Persistence's cosine's sums over a part (persistenceSums). */
+export interface PersistenceSums {
+  ab: number
+  aa: number
+  bb: number
+}
+
+/** The later sums' unit for persistence: 2^(eL - 25), eL their peak's binade (whole numbers under 2^26 a cell). */
+const PERSISTENCE_UNIT = 2 ** TOTAL_BITS
+
+/**
+ * A part's persistence sums, with a its cells in the first window's map (`first[k]`, the part's k-th
+ * cell) in units of `unitA`, and b its cells in the later sums (`sums` at `cells`) floored to `unitB`
+ * (a subnormal cell or one below 0 counts 0): the sums of a b, a^2 and b^2, exact in any order as
+ * shaders/components.wgsl `moments` adds them in three words. For a part's cells (at least a quarter of
+ * the map's peak) in units of 2^(e - 25), e the map's peak's binade or the part's, a is whole and under
+ * 2^26, and so is b: a product is under 2^52, split at 2^26 so that both float64 sums stay exact (to
+ * 2^24 cells), one rounding at the end, as the device's three words give it.
+ */
+export function persistenceSums(
+  first: ArrayLike<number>,
+  unitA: number,
+  cells: readonly number[],
+  sums: Float32Array,
+  unitB: number,
+): PersistenceSums {
+  const high = [0, 0, 0]
+  const low = [0, 0, 0]
+  const add = (k: number, p: number) => {
+    const h = Math.floor(p / 2 ** 26)
+    high[k] += h
+    low[k] += p - h * 2 ** 26
+  }
+  for (let k = 0; k < cells.length; k++) {
+    const qa = first[k] >= 2 ** -126 ? Math.floor(first[k] / unitA) : 0
+    const v = sums[cells[k]]
+    const qb = v >= 2 ** -126 ? Math.floor(v / unitB) : 0
+    add(0, qa * qb)
+    add(1, qa * qa)
+    add(2, qb * qb)
+  }
+  const [ab, aa, bb] = high.map((h, k) => h * 2 ** 26 + low[k])
+  return { ab, aa, bb }
+}
+
+/** The unit 2^(e - 25) of the binade e of a float32's bits `top` (a map's masses' unit, tally's); 0 for 0, a subnormal, NO_PEAK, a NaN or an infinity. */
+function massUnit(top: number): number {
+  const binade = top >>> 23
+  return binade && top < 0x7f800000 ? 2 ** (binade - 127 - 25) : 0
+}
+
+/**
+ * Persistence of a structure found in the first window: how much of its shape (cosine over its cells,
+ * from persistenceSums) and of its strength (its sustain, capped at 1) the later window still shows.
+ * `first[k]` is the first window's map at cells[k] (WindowSpectra.stabilityAt: at population 1,000 the
+ * main thread made every clean field's whole map for this, some 0.1 ms a window). Its cells are taken
+ * in units of the part's own peak binade, the device's in the map's: a power of two apart, which the
+ * cosine does not see, to the bit (each sum scales exactly, and the root of a square's scale is exact).
+ */
+export function persistenceOf(first: ArrayLike<number>, cells: readonly number[], later: Later, sustain: number): number {
+  const unit = laterUnit(later.sums)
+  let top = 0
+  for (let k = 0; k < first.length; k++) if (first[k] > top) top = first[k]
+  const unitA = massUnit(new Uint32Array(Float32Array.of(top).buffer)[0])
+  if (!unit || !unitA) return 0
+  const { ab, aa, bb } = persistenceSums(first, unitA, cells, later.sums, unit * PERSISTENCE_UNIT)
+  const shape = aa && bb ? ab / Math.sqrt(aa * bb) : 0
+  return Math.max(0, Math.min(1, shape * Math.min(1, sustain)))
 }
 
 /**
@@ -972,7 +1041,12 @@ export function listedRoots(listed: Float64Array): number[] {
 export interface FieldShapes {
   units: number
   parts: Map<number, ShapeSums>
-  later?: { unit: number; units: Map<number, number> }
+  later?: { unit: number; parts: Map<number, LaterSums> }
+}
+
+/** A part's sums over a later window: its laterUnitsOf, and its persistenceSums (a in the map's units 2^(e - 25)). */
+export interface LaterSums extends PersistenceSums {
+  units: number
 }
 
 /**
@@ -986,7 +1060,13 @@ export function listedShapes(map: Float32Array, n: number, later?: Float32Array)
   const shaped = { units: fieldTotal(map).units, parts: new Map(cells.map(([root, part]) => [root, shapeSums(part, n)])) }
   if (!later) return shaped
   const unit = laterUnit(later)
-  return { ...shaped, later: { unit, units: new Map(cells.map(([root, part]) => [root, unit ? laterUnitsOf(part, later, unit) : 0])) } }
+  const unitA = massUnit(peakBits(map))
+  const sumsOf = (part: number[]): LaterSums => {
+    if (!unit) return { units: 0, ab: 0, aa: 0, bb: 0 }
+    const first = part.map((c) => map[c])
+    return { units: laterUnitsOf(part, later, unit), ...persistenceSums(first, unitA, part, later, unit * PERSISTENCE_UNIT) }
+  }
+  return { ...shaped, later: { unit, parts: new Map(cells.map(([root, part]) => [root, sumsOf(part)])) } }
 }
 
 /**

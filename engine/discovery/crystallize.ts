@@ -1,13 +1,13 @@
 // STABILIZE's registration (docs/language.md): what crystallized in a live field is found by the same
 // detection and perturbation experiment as discovery's and offered to the registry through the same novelty check.
 import type { Genome } from '../contracts/registry.js'
-import { detect, laterAt, type Later, type Structure } from '../detect/detect.js'
+import { detect, type Later, persistenceOf, type Structure } from '../detect/detect.js'
 import type { WindowSpectra } from '../detect/spectra.js'
 import type { Engine } from '../field/engine.js'
 import { quality, type Candidate, type RegisterOutcome, type Registry } from '../registry/registry.js'
 import { DEFAULT_MIN_PERSISTENCE } from './discovery.js'
 import { MAX_PULSES } from './genome.js'
-import { likenessOf, perturb, persistenceOf, recordWindows } from './evaluate.js'
+import { likenessOf, perturb, recordWindows } from './evaluate.js'
 
 export interface Crystallized extends RegisterOutcome {
   /** Every structure detected, registered or not, strongest first. */
@@ -60,7 +60,7 @@ export async function crystallize(
   const again = await detect(second.spectra, second.later)
   const candidates: Candidate[] = []
   for (const { found: before, answered: s } of found) {
-    const persistence = persistenceOf(first.spectra.stabilityAt(s.cells), laterAt(first.later, s.cells))
+    const persistence = persistenceOf(first.spectra.stabilityAt(s.cells), s.cells, first.later, s.features.sustain)
     if (persistence < DEFAULT_MIN_PERSISTENCE) continue
     const f = s.features
     const near = again.length

@@ -10,6 +10,7 @@ import {
   CLASS_RULES,
   measure,
   laterAt,
+  persistenceOf,
   regrowthOf,
   withResponse,
   type PlannedPart,
@@ -500,33 +501,6 @@ async function perturbedFirst(
   return { found, answered: found.map((s, f) => s && withResponse(s, response.get(f)!)) }
 }
 
-/**
- * Persistence of a structure found in the first window: how much of its shape (cosine over its
- * cells) and of its strength (stability mass, capped at 1) the second window still shows. `first[k]`
- * and `second[k]` are the two windows' maps at the structure's k-th cell (WindowSpectra.stabilityAt
- * and laterAt: at population 1,000 the main thread made every clean field's whole map for this, some
- * 0.1 ms a window).
- */
-export function persistenceOf(first: ArrayLike<number>, second: ArrayLike<number>): number {
-  let ab = 0,
-    aa = 0,
-    bb = 0,
-    m1 = 0,
-    m2 = 0
-  // indexed: a for-of slowed to some 4 times this where the cells came as arrays of more than one kind
-  for (let k = 0; k < first.length; k++) {
-    const a = first[k]
-    const b = second[k]
-    ab += a * b
-    aa += a * a
-    bb += b * b
-    m1 += a
-    m2 += b
-  }
-  const shape = aa && bb ? ab / Math.sqrt(aa * bb) : 0
-  return Math.max(0, Math.min(1, shape * Math.min(1, m2 / (m1 || 1))))
-}
-
 /** How alike a structure and its counterpart under other conditions are: signature cosine, halved if the class changed. */
 export function likenessOf(s: Structure, other: Structure): number {
   return Math.max(0, cosine(s.signature, other.signature)) * (other.class === s.class ? 1 : 0.5)
@@ -567,7 +541,7 @@ export async function evaluate(genomes: readonly Genome[], c: EvaluationConditio
     const shaken = batch.shaken[f]
     return {
       structure,
-      persistence: persistenceOf(spectra.stabilityAt(structure.cells), laterAt(later, structure.cells)),
+      persistence: persistenceOf(spectra.stabilityAt(structure.cells), structure.cells, later, structure.features.sustain),
       noise_tolerance: shaken ? likenessOf(batch.found[f]!, shaken) : 0,
       energy_retention: batch.retention[f],
     }

@@ -12,6 +12,8 @@ import {
   listedComponents,
   listedShapes,
   rankedComponents,
+  type LaterSums,
+  persistenceOf,
   structureMask,
   sustainOf,
 } from '../detect/detect.js'
@@ -159,20 +161,31 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
       // the twin's list: undefined past LISTED components, only a NaN threshold for a map with a NaN
       expect(got[f].listed, `map ${f}'s list`).toEqual(listedComponents(map, n))
       expect(inOrder(got[f].shapes), `map ${f}'s shapes`).toEqual(inOrder(listedShapes(map, n, later[f])))
-      // each listed part's sustain from what came back: sustainOf's, bit for bit
+      // each listed part's sustain and persistence from what came back: sustainOf's and persistenceOf's,
+      // bit for bit (its cells in the part's own units there, in the map's here)
       const shapes = got[f].shapes
       if (shapes?.later)
         for (const { cells, mass } of rankedComponents(map, n)) {
-          const units = shapes.later.units.get(cells[0]) as number
+          const { units, ab, aa, bb } = shapes.later.parts.get(cells[0]) as LaterSums
           const sustain = shapes.later.unit ? (units * shapes.later.unit) / 10 / mass : 0
-          expect(sustain, `map ${f}'s part at ${cells[0]}`).toBe(sustainOf(cells, map, { sums: later[f], taken: 10 }))
-          if (sustain > 0) sustained++
+          const taken = { sums: later[f], taken: 10 }
+          expect(sustain, `map ${f}'s part at ${cells[0]}`).toBe(sustainOf(cells, map, taken))
+          const persistence = Math.max(0, Math.min(1, (aa && bb ? ab / Math.sqrt(aa * bb) : 0) * Math.min(1, sustain)))
+          expect(persistence, `map ${f}'s part at ${cells[0]}`).toBe(
+            persistenceOf(
+              Array.from(cells, (c) => map[c]),
+              cells,
+              taken,
+              sustain,
+            ),
+          )
+          if (sustain > 0 && persistence > 0) sustained++
         }
       largest.push(rankedComponents(map, n)[0]?.cells.length ?? 0)
     })
     // sums with a NaN or all 0 give no unit and no units; the others sustain something
     expect([got[0].shapes?.later?.unit, got[1].shapes?.later?.unit]).toEqual([0, 0])
-    expect([...(got[0].shapes?.later?.units.values() ?? [])].every((u) => u === 0)).toBe(true)
+    expect([...(got[0].shapes?.later?.parts.values() ?? [])].every((p) => p.units === 0 && p.ab === 0 && p.bb === 0)).toBe(true)
     expect(sustained).toBeGreaterThan(20)
     // the spiral is one component of some 800 cells, joined against the scan
     expect(largest[4]).toBeGreaterThan(700)
@@ -202,7 +215,7 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
 
 /** A map's shapes with its parts in their order (toEqual takes two Maps' entries in any order; the shapes come in the list's). */
 const inOrder = (shapes: FieldShapes | undefined) =>
-  shapes && { units: shapes.units, parts: [...shapes.parts], later: shapes.later && { ...shapes.later, units: [...shapes.later.units] } }
+  shapes && { units: shapes.units, parts: [...shapes.parts], later: shapes.later && { ...shapes.later, parts: [...shapes.later.parts] } }
 
 test('maps that do not fill a storage binding go in groups that do, with the same labels and lists', async () => {
   const n = 24
@@ -277,7 +290,10 @@ test("at N = 512 the shapes' sums and squares pass 2^32 (two words each): a fiel
         inOrder(listedShapes(map, n, later.subarray(f * n * n, (f + 1) * n * n))),
       ),
     )
-    expect([...(got[0].shapes?.later?.units.values() ?? [])][0]).toBeGreaterThan(2 ** 55)
+    // and persistence's sums past 2^64 (three words)
+    const [wide] = [...(got[0].shapes?.later?.parts.values() ?? [])]
+    expect([wide.units, wide.ab, wide.aa, wide.bb].every((sum) => sum > 2 ** 55)).toBe(true)
+    expect(wide.aa).toBeGreaterThan(2 ** 64)
     const whole = [...(got[0].shapes?.parts.values() ?? [])]
     expect(whole.map((s) => s.cells)).toEqual([n * n])
     expect(whole[0].sxx).toBeGreaterThan(2 ** 34)

@@ -9,6 +9,7 @@
 import { wgslStruct, packStruct } from '../field/params.js'
 import {
   type FieldShapes,
+  type LaterSums,
   LEAST_LISTED_BINADE,
   LISTED,
   listedRoots,
@@ -52,9 +53,10 @@ const ENTRIES = [...LABELLING, ...SHAPING] as const
 type Entry = (typeof ENTRIES)[number]
 /**
  * The words of a listed component's shape (shaders/components.wgsl: sums of x, y, x^2, y^2, x y and
- * the radii, two words each; centre x, y; bounds; reached; inner; the later sums' units, two words).
+ * the radii, two words each; centre x, y; bounds; reached; inner; the later sums' units, two words;
+ * persistence's sums, three words each).
  */
-const SHAPE_WORDS = 20
+const SHAPE_WORDS = 29
 /** The generated part of shaders/components.wgsl's module (kernelModule's struct): its uniform and constants. */
 export const COMPONENTS_HEADER =
   `${wgslStruct('Components', COMPONENTS_LAYOUT)}const MIN_AREA: u32 = ${MIN_AREA_CELLS}u;\nconst LISTED: u32 = ${LISTED}u;\n` +
@@ -275,7 +277,10 @@ export function shapesOf(lists: Uint32Array, shapes: Uint32Array, fields: number
   // the total's two words as one float64: one rounding past 2^53, as fieldTotal's (and so the later sums')
   const shaped = { units: wide(field, 0), parts }
   if (!later) return shaped
-  return { ...shaped, later: { unit: unitOfPeak(field[2]), units: new Map(words.map(([root, , w]) => [root, wide(w, 18)])) } }
+  // three words as one float64: the top two exact (under 2^85), one rounding, as persistenceSums'
+  const wide3 = (w: Uint32Array, k: number) => w[k + 2] * 2 ** 64 + w[k + 1] * 2 ** 32 + w[k]
+  const sums = (w: Uint32Array): LaterSums => ({ units: wide(w, 18), ab: wide3(w, 20), aa: wide3(w, 23), bb: wide3(w, 26) })
+  return { ...shaped, later: { unit: unitOfPeak(field[2]), parts: new Map(words.map(([root, , w]) => [root, sums(w)])) } }
 }
 
 /**
