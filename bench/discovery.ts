@@ -25,6 +25,7 @@ import {
   laterUnitsOf,
   listedComponents,
   listedShapes,
+  listedTop,
   rankedComponents,
   shapeSums,
 } from '../engine/detect/detect.js'
@@ -240,7 +241,8 @@ export interface DetectionCost {
    * The same on the device (engine/gpu/components.ts labelMaps): one call over `maps` maps (the windows'
    * repeated to a population of 1,000's 2,000 on a hardware adapter), its upload, kernels and read, a map;
    * `same`: every window's list equal to the host's. `shapes_ms` and `shapes_same`: the same with each
-   * listed component's shape and later sums summed too (equal to listedShapes'). Absent without a WebGPU adapter.
+   * listed component's shape and later sums summed too, and the first parts ranked (equal to listedShapes' and
+   * listedTop's). Absent without a WebGPU adapter.
    */
   device?: { adapter: string; maps: number; ms: number; same: boolean; shapes_ms: number; shapes_same: boolean }
 }
@@ -327,6 +329,7 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
   const twins = maps.map((map, k) => [
     JSON.stringify(Array.from(listedComponents(map, size) ?? [])),
     shapesText(listedShapes(map, size, windows[k].later.sums)),
+    JSON.stringify(listedTop(map, size, windows[k].later.sums)),
   ])
   const time = { lists: Infinity, shapes: Infinity }
   let same = true
@@ -339,7 +342,7 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
       // the twins' lists (listedComponents) and shapes (listedShapes) for every window
       if (shapes) {
         time.shapes = Math.min(time.shapes, ms)
-        shapes_same &&= maps.every((_, k) => shapesText(got[k].shapes) === twins[k][1])
+        shapes_same &&= maps.every((_, k) => shapesText(got[k].shapes) === twins[k][1] && JSON.stringify(got[k].top) === twins[k][2])
       } else time.lists = Math.min(time.lists, ms)
       same &&= maps.every((_, k) => JSON.stringify(Array.from(got[k].listed ?? [])) === twins[k][0])
     }

@@ -37,12 +37,17 @@
 //   and persistence's sums (persistenceSums): with a the cell in the map's units 2^(e - 25) (tally's)
 //   and b its later sum floored to 2^(eL - 25), a b, a^2 and b^2, products under 2^52 summed in three
 //   words.
+// - `rank` (a workgroup a field, after the rest): each listed component's rank as detection ranks them
+//   (the most mass, then the most cells, then the smallest root: the host's listOf), and the first
+//   TOP of them copied in that order, each its list entry and its slot, where a read can take them
+//   alone (item 3's first K parts by mass).
 // Sums and squares pass 2^32 (x^2 summed over 2^24 cells at N = 4096; D < 2^51), so they are 64-bit
 // integers of two u32 words (wide_*).
-// `struct Components`, MIN_AREA, LISTED (entries a list holds), OFFSET_BITS, SHAPE_WORDS and TOTAL_BITS are
+// `struct Components`, MIN_AREA, LISTED (entries a list holds), OFFSET_BITS, SHAPE_WORDS, TOTAL_BITS and TOP are
 // generated (engine/gpu/components.ts COMPONENTS_HEADER). `out` is [lists: fields x (length, LISTED x 4 words)] [peaks: fields]
 // [labels: fields x cells] [tally: fields x cells x (cells, mass low, mass high)] and, where C.shapes is
-// set, [shapes: fields x (total low, total high, later peak, LISTED x SHAPE_WORDS)]; a list's length counts every
+// set, [shapes: fields x (total low, total high, later peak, LISTED x SHAPE_WORDS)] [top: fields x TOP x
+// (4 + SHAPE_WORDS)]; a list's length counts every
 // component listed, those past LISTED left out.
 
 const NONE: u32 = 0xffffffffu;
@@ -532,4 +537,36 @@ fn sectors(@builtin(global_invocation_id) gid: vec3<u32>) {
   if (!wide_less(dd, wide_mul(out_bound, out_bound))) { atomicOr(&out[s + REACHED], 1u << sector_of(d)); }
   let within = atomicLoad(&out[s + WITHIN]) + 1u;
   if (wide_less(dd, wide_mul(within, within))) { atomicAdd(&out[s + INNER], 1u); }
+}
+
+/** A field's first TOP components by rank: each its list entry (4 words) and its slot's words. */
+fn top_of(field: u32) -> u32 {
+  return C.fields * (LIST_WORDS + 1u + 4u * C.cells + 3u + LISTED * SHAPE_WORDS) + field * TOP * (4u + SHAPE_WORDS);
+}
+
+@compute @workgroup_size(256)
+fn rank(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: vec3<u32>) {
+  let field = wg.x;
+  let at = field * LIST_WORDS;
+  let count = min(atomicLoad(&out[at]), LISTED);
+  // a list of LISTED entries at most, a workgroup of 256 invocations: one an entry
+  if (i >= count) { return; }
+  let entry = at + 1u + 4u * i;
+  let root = atomicLoad(&out[entry]);
+  let cells = atomicLoad(&out[entry + 1u]);
+  let mass = vec2<u32>(atomicLoad(&out[entry + 2u]), atomicLoad(&out[entry + 3u]));
+  var r = 0u;
+  for (var j = 0u; j < count; j++) {
+    let other = at + 1u + 4u * j;
+    let m = vec2<u32>(atomicLoad(&out[other + 2u]), atomicLoad(&out[other + 3u]));
+    let c = atomicLoad(&out[other + 1u]);
+    let same_mass = m.x == mass.x && m.y == mass.y;
+    // j goes first: more mass, or as much and more cells, or as much of both and a smaller root
+    if (wide_less(mass, m) || (same_mass && (c > cells || (c == cells && atomicLoad(&out[other]) < root)))) { r++; }
+  }
+  if (r >= TOP) { return; }
+  let to = top_of(field) + r * (4u + SHAPE_WORDS);
+  for (var w = 0u; w < 4u; w++) { atomicStore(&out[to + w], atomicLoad(&out[entry + w])); }
+  let s = shape_at(field, i);
+  for (var w = 0u; w < SHAPE_WORDS; w++) { atomicStore(&out[to + 4u + w], atomicLoad(&out[s + w])); }
 }

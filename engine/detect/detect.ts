@@ -1070,6 +1070,41 @@ export function listedShapes(map: Float32Array, n: number, later?: Float32Array)
 }
 
 /**
+ * How many of a field's components, the first by rank (rankedComponents' order), the device copies
+ * with their sums where a read can take them alone (shaders/components.wgsl `rank`; item 3's first K
+ * parts by mass).
+ */
+export const TOP_PARTS = 4
+
+/** One of a field's first parts by rank: its smallest cell, cells, mass, shape and, where taken, later sums. */
+export interface TopPart {
+  root: number
+  cells: number
+  mass: number
+  shape: ShapeSums
+  later?: LaterSums
+}
+
+/**
+ * A map's first TOP_PARTS parts by rank where the device lists the map, with a later window's sums
+ * where given: the twin of what the device copies (engine/gpu/components.ts topOf).
+ */
+export function listedTop(map: Float32Array, n: number, later?: Float32Array): TopPart[] | undefined {
+  const listed = listedComponents(map, n)
+  const shapes = listedShapes(map, n, later)
+  if (!listed || !shapes) return undefined
+  return listedRoots(listed)
+    .slice(0, TOP_PARTS)
+    .map((root, k) => ({
+      root,
+      cells: listed[2 + 3 * k],
+      mass: listed[3 + 3 * k],
+      shape: shapes.parts.get(root) as ShapeSums,
+      ...(shapes.later && { later: shapes.later.parts.get(root) }),
+    }))
+}
+
+/**
  * The components of a stability map above the threshold, the one holding most stability mass first,
  * each measured only when first reached (a field's first structure is often its first component), and
  * those that cannot stand out of the map (outshone) neither measured nor given.

@@ -11,6 +11,7 @@ import {
   LISTED,
   listedComponents,
   listedShapes,
+  listedTop,
   rankedComponents,
   type LaterSums,
   persistenceOf,
@@ -161,6 +162,7 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
       // the twin's list: undefined past LISTED components, only a NaN threshold for a map with a NaN
       expect(got[f].listed, `map ${f}'s list`).toEqual(listedComponents(map, n))
       expect(inOrder(got[f].shapes), `map ${f}'s shapes`).toEqual(inOrder(listedShapes(map, n, later[f])))
+      expect(got[f].top, `map ${f}'s first parts`).toEqual(listedTop(map, n, later[f]))
       // each listed part's sustain and persistence from what came back: sustainOf's and persistenceOf's,
       // bit for bit (its cells in the part's own units there, in the map's here)
       const shapes = got[f].shapes
@@ -243,9 +245,11 @@ test('maps that do not fill a storage binding go in groups that do, with the sam
     const shaped = await labelMaps(narrow, flat, n, { shapes: true, later })
     expect(backend.transfers.snapshot().reads - reads).toBe(2)
     const cells = n * n
-    maps.forEach((map, f) =>
-      expect(inOrder(shaped[f].shapes)).toEqual(inOrder(listedShapes(map, n, later.subarray(f * cells, (f + 1) * cells)))),
-    )
+    maps.forEach((map, f) => {
+      const own = later.subarray(f * cells, (f + 1) * cells)
+      expect(inOrder(shaped[f].shapes)).toEqual(inOrder(listedShapes(map, n, own)))
+      expect(shaped[f].top).toEqual(listedTop(map, n, own))
+    })
     // and again, in the buffer the last call kept: every sum starts from 0
     const again = await labelMaps(narrow, flat, n, { shapes: true, later })
     expect(again.map((l) => inOrder(l.shapes))).toEqual(shaped.map((l) => inOrder(l.shapes)))

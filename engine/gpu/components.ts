@@ -18,6 +18,8 @@ import {
   type ShapeSums,
   TOTAL_BITS,
   thresholdOf,
+  TOP_PARTS,
+  type TopPart,
   unitOfPeak,
 } from '../detect/detect.js'
 import { CrystalError } from '../errors.js'
@@ -48,7 +50,7 @@ const COMPONENTS_LAYOUT = [
 const COMPONENTS_BYTES = Math.ceil((4 * COMPONENTS_LAYOUT.length) / 16) * 16
 
 const LABELLING = ['peak', 'mask', 'link', 'flatten', 'tally', 'list'] as const
-const SHAPING = ['moments', 'centre', 'radii', 'bounds', 'sectors'] as const
+const SHAPING = ['moments', 'centre', 'radii', 'bounds', 'sectors', 'rank'] as const
 const ENTRIES = [...LABELLING, ...SHAPING] as const
 type Entry = (typeof ENTRIES)[number]
 /**
@@ -57,10 +59,13 @@ type Entry = (typeof ENTRIES)[number]
  * persistence's sums, three words each).
  */
 const SHAPE_WORDS = 29
+/** The words of a field's first parts: each its list entry's 4 and its slot's. */
+const TOP_WORDS = TOP_PARTS * (4 + SHAPE_WORDS)
 /** The generated part of shaders/components.wgsl's module (kernelModule's struct): its uniform and constants. */
 export const COMPONENTS_HEADER =
   `${wgslStruct('Components', COMPONENTS_LAYOUT)}const MIN_AREA: u32 = ${MIN_AREA_CELLS}u;\nconst LISTED: u32 = ${LISTED}u;\n` +
-  `const OFFSET_BITS: u32 = ${OFFSET_BITS}u;\nconst SHAPE_WORDS: u32 = ${SHAPE_WORDS}u;\nconst TOTAL_BITS: u32 = ${TOTAL_BITS}u;\n`
+  `const OFFSET_BITS: u32 = ${OFFSET_BITS}u;\nconst SHAPE_WORDS: u32 = ${SHAPE_WORDS}u;\nconst TOTAL_BITS: u32 = ${TOTAL_BITS}u;\n` +
+  `const TOP: u32 = ${TOP_PARTS}u;\n`
 const componentsModule = (device: GPUDevice) =>
   perDevice(device, 'components:module', () => kernelModule(device, COMPONENTS_HEADER, SHADERS.components))
 const COMPUTE_STAGE = 0x4
@@ -102,7 +107,8 @@ export interface MapsOnDevice {
 
 /**
  * A group of fields labelled in one binding: its first field, its fields, the byte offset in `out` of its
- * lists and peaks ([lists][peaks]), and of its shapes where they are summed (shapesOf).
+ * lists and peaks ([lists][peaks]), and of its shapes where they are summed (shapesOf), their first
+ * parts after them (topOf).
  */
 export interface LabelledGroup {
   first: number
@@ -137,7 +143,7 @@ export class GpuLabeller {
     shapes = false,
   ): { most: number; words: number; groupBytes: number; bytes: number } | undefined {
     // out's words a field: its list, its peak, its labels, its cells' tallies and its shapes (shaders/components.wgsl)
-    const words = LIST_AND_PEAK_WORDS + 4 * n * n + (shapes ? SHAPES_WORDS : 0)
+    const words = LIST_AND_PEAK_WORDS + 4 * n * n + (shapes ? SHAPES_WORDS + TOP_WORDS : 0)
     const most = Math.min(fields, Math.floor(bindingBytes / 4 / words), 65535)
     if (most < 1) return undefined
     const groupBytes = Math.ceil((most * words * 4) / 256) * 256
@@ -194,7 +200,7 @@ export class GpuLabeller {
       pass.setBindGroup(0, device.createBindGroup({ layout: componentsLayout(device), entries }))
       for (const entry of shapes ? ENTRIES : LABELLING) {
         pass.setPipeline(pipelineOf(device, COMPONENTS_KERNELS[entry]))
-        if (entry === 'peak') transfers.dispatch(pass, k)
+        if (entry === 'peak' || entry === 'rank') transfers.dispatch(pass, k)
         else transfers.dispatch(pass, Math.min(spread, 65535), Math.ceil(spread / 65535), k)
       }
     }
@@ -253,34 +259,52 @@ export function shapesOf(lists: Uint32Array, shapes: Uint32Array, fields: number
   const field = shapes.subarray(f * SHAPES_WORDS)
   const words = listedRoots(listed).map((root) => {
     const slot = slots.get(root) as number
-    return [root, slot, field.subarray(3 + slot * SHAPE_WORDS)] as const
+    return [root, lists[at + 2 + 4 * slot], field.subarray(3 + slot * SHAPE_WORDS)] as const
   })
-  const wide = (w: Uint32Array, k: number) => w[k + 1] * 2 ** 32 + w[k]
-  const parts = new Map(
-    words.map(([root, slot, w]): [number, ShapeSums] => [
-      root,
-      {
-        cells: lists[at + 2 + 4 * slot],
-        sx: wide(w, 0),
-        sy: wide(w, 2),
-        sxx: wide(w, 4),
-        syy: wide(w, 6),
-        sxy: wide(w, 8),
-        fx: w[12],
-        fy: w[13],
-        radii: wide(w, 10),
-        reached: w[16],
-        inner: w[17],
-      },
-    ]),
-  )
-  // the total's two words as one float64: one rounding past 2^53, as fieldTotal's (and so the later sums')
-  const shaped = { units: wide(field, 0), parts }
+  const shaped = { units: wide(field, 0), parts: new Map(words.map(([root, cells, w]) => [root, shapeOfSlot(w, cells)])) }
   if (!later) return shaped
-  // three words as one float64: the top two exact (under 2^85), one rounding, as persistenceSums'
-  const wide3 = (w: Uint32Array, k: number) => w[k + 2] * 2 ** 64 + w[k + 1] * 2 ** 32 + w[k]
-  const sums = (w: Uint32Array): LaterSums => ({ units: wide(w, 18), ab: wide3(w, 20), aa: wide3(w, 23), bb: wide3(w, 26) })
-  return { ...shaped, later: { unit: unitOfPeak(field[2]), parts: new Map(words.map(([root, , w]) => [root, sums(w)])) } }
+  return { ...shaped, later: { unit: unitOfPeak(field[2]), parts: new Map(words.map(([root, , w]) => [root, laterOfSlot(w)])) } }
+}
+
+/** Two words (low first) as one float64: one rounding past 2^53, as fieldTotal's (and so the later sums'). */
+const wide = (w: Uint32Array, k: number) => w[k + 1] * 2 ** 32 + w[k]
+/** Three words as one float64: the top two exact (under 2^85), one rounding, as persistenceSums'. */
+const wide3 = (w: Uint32Array, k: number) => w[k + 2] * 2 ** 64 + w[k + 1] * 2 ** 32 + w[k]
+
+/** A slot's shape (its words `w`) of a component of `cells` cells. */
+const shapeOfSlot = (w: Uint32Array, cells: number): ShapeSums => ({
+  cells,
+  sx: wide(w, 0),
+  sy: wide(w, 2),
+  sxx: wide(w, 4),
+  syy: wide(w, 6),
+  sxy: wide(w, 8),
+  fx: w[12],
+  fy: w[13],
+  radii: wide(w, 10),
+  reached: w[16],
+  inner: w[17],
+})
+
+/** A slot's later sums. */
+const laterOfSlot = (w: Uint32Array): LaterSums => ({ units: wide(w, 18), ab: wide3(w, 20), aa: wide3(w, 23), bb: wide3(w, 26) })
+
+/**
+ * Field f's first TOP_PARTS components by rank as the device copied them, where listOf gives its list:
+ * from its group's lists and peaks (`lists`) and first parts (`top`) as they came back. Their twin:
+ * listedTop.
+ */
+export function topOf(lists: Uint32Array, top: Uint32Array, fields: number, f: number, later = false): TopPart[] | undefined {
+  const listed = listOf(lists, fields, f)
+  if (!listed) return undefined
+  const field = top.subarray(f * TOP_WORDS)
+  // a mass is in units of 2^(e - 25), e the peak's binade (listOf's)
+  const unit = 2 ** (((lists[fields * LIST_WORDS + f] >>> 23) & 0xff) - 127 - 25)
+  return Array.from({ length: Math.min(lists[f * LIST_WORDS], TOP_PARTS) }, (_, r) => {
+    const w = field.subarray(r * (4 + SHAPE_WORDS))
+    const slot = w.subarray(4)
+    return { root: w[0], cells: w[1], mass: wide(w, 2) * unit, shape: shapeOfSlot(slot, w[1]), ...(later && { later: laterOfSlot(slot) }) }
+  })
 }
 
 /**
@@ -288,14 +312,15 @@ export function shapesOf(lists: Uint32Array, shapes: Uint32Array, fields: number
  * list (ListedComponents), some 2 KB a field, in one submit and one read; with `labels`, each cell's
  * label too (labels(structureMask(map), n)); with `shapes`, its total and each listed component's
  * ShapeSums, and with `later` (a later window's sums for each map, [field][cell]) those sums over
- * each (shapesOf). What the recorder does where the maps lie, for a test and a benchmark.
+ * each (shapesOf), and its first parts by rank (topOf). What the recorder does where the maps lie, for
+ * a test and a benchmark.
  */
 export async function labelMaps(
   gpu: Pick<GpuContext, 'device' | 'transfers' | 'bindingBytes' | 'failure' | 'check'>,
   maps: Float32Array,
   n: number,
   { labels = false, shapes = false, later }: { labels?: boolean; shapes?: boolean; later?: Float32Array } = {},
-): Promise<{ listed: ListedComponents | undefined; labels?: Int32Array; shapes?: FieldShapes }[]> {
+): Promise<{ listed: ListedComponents | undefined; labels?: Int32Array; shapes?: FieldShapes; top?: TopPart[] }[]> {
   const cells = n * n
   if (!cells || maps.length % cells)
     throw new CrystalError(
@@ -325,7 +350,7 @@ export async function labelMaps(
     const back = await transfers.readRanges(
       groups.flatMap((g) => [
         { src: out, offset: g.offset, bytes: bytes(g) },
-        ...(g.shapes === undefined ? [] : [{ src: out, offset: g.shapes, bytes: g.fields * SHAPES_WORDS * 4 }]),
+        ...(g.shapes === undefined ? [] : [{ src: out, offset: g.shapes, bytes: g.fields * (SHAPES_WORDS + TOP_WORDS) * 4 }]),
       ]),
       () => gpu.failure(),
     )
@@ -333,10 +358,14 @@ export async function labelMaps(
     const reads = shapes ? 2 : 1
     return groups.flatMap((g, k) => {
       const words = new Uint32Array(back[reads * k])
+      const shaped = shapes ? new Uint32Array(back[reads * k + 1]) : undefined
       return Array.from({ length: g.fields }, (_, f) => ({
         listed: listOf(words, g.fields, f),
         ...(labels && { labels: new Int32Array(words.buffer, (g.fields * LIST_AND_PEAK_WORDS + f * cells) * 4, cells).slice() }),
-        ...(shapes && { shapes: shapesOf(words, new Uint32Array(back[reads * k + 1]), g.fields, f, later !== undefined) }),
+        ...(shaped && {
+          shapes: shapesOf(words, shaped, g.fields, f, later !== undefined),
+          top: topOf(words, shaped.subarray(g.fields * SHAPES_WORDS), g.fields, f, later !== undefined),
+        }),
       }))
     })
   } finally {
