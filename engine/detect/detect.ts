@@ -774,8 +774,9 @@ export function laterUnit(sums: Float32Array): number {
 export function laterUnitsOf(cells: readonly number[], sums: Float32Array, unit: number): number {
   let high = 0
   let low = 0
-  for (const c of cells) {
-    const v = sums[c]
+  // indexed: a for-of slowed to some 4 times this where the cells came as arrays of more than one kind
+  for (let k = 0; k < cells.length; k++) {
+    const v = sums[cells[k]]
     if (!(v >= 2 ** -126)) continue
     const units = Math.floor(v / unit)
     const h = Math.floor(units / 2 ** 26)
@@ -831,7 +832,7 @@ export function persistenceSums(
 }
 
 /** The unit 2^(e - 25) of the binade e of a float32's bits `top` (a map's masses' unit, tally's); 0 for 0, a subnormal, NO_PEAK, a NaN or an infinity. */
-function massUnit(top: number): number {
+export function massUnit(top: number): number {
   const binade = top >>> 23
   return binade && top < 0x7f800000 ? 2 ** (binade - 127 - 25) : 0
 }
@@ -864,7 +865,7 @@ export function persistenceOf(first: ArrayLike<number>, cells: readonly number[]
  */
 export function sustainOf(cells: readonly number[], first: Float32Array, later: Later): number {
   let mass = 0
-  for (const c of cells) mass += first[c]
+  for (let k = 0; k < cells.length; k++) mass += first[cells[k]]
   const unit = laterUnit(later.sums)
   if (!(mass > 0) || unit === 0) return 0
   return (laterUnitsOf(cells, later.sums, unit) * unit) / (later.taken || 1) / mass

@@ -13,6 +13,7 @@ import {
   LEAST_LISTED_BINADE,
   LISTED,
   listedRoots,
+  massUnit,
   MIN_AREA_CELLS,
   OFFSET_BITS,
   type ShapeSums,
@@ -224,18 +225,14 @@ export type ListedComponents = Float64Array
 
 /**
  * Field f's list from a group's lists and peaks as they came back (`words`, from the group's offset:
- * `fields` lists, then their peaks).
+ * `fields` lists, then their peaks); undefined where the host takes the map (listedUnit).
  */
 export function listOf(words: Uint32Array, fields: number, f: number): ListedComponents | undefined {
   const at = f * LIST_WORDS
   const count = words[at]
   const peakBits = words[fields * LIST_WORDS + f]
-  const binade = (peakBits >>> 23) & 0xff
-  // left to the host: a map with a NaN or an infinity (NO_PEAK), one whose threshold or cells could be
-  // subnormal (a peak under 2^-102: an adapter may flush them to zero), and one of more than LISTED
-  if (count > LISTED || peakBits === 0xffffffff || binade < LEAST_LISTED_BINADE) return undefined
-  // a mass is in units of 2^(e - 25), e the peak's binade
-  const unit = 2 ** (binade - 127 - 25)
+  const unit = listedUnit(words, fields, f)
+  if (unit === undefined) return undefined
   // rankedComponents' order: the most mass, then the most cells, then the smallest cell
   const listed = Array.from({ length: count }, (_, s) => {
     const entry = at + 1 + 4 * s
@@ -243,6 +240,19 @@ export function listOf(words: Uint32Array, fields: number, f: number): ListedCom
   }).sort((a, b) => b[2] - a[2] || b[1] - a[1] || a[0] - b[0])
   const peak = new Float32Array(new Uint32Array([peakBits]).buffer)[0]
   return Float64Array.from([thresholdOf(peak), ...listed.flat()])
+}
+
+/**
+ * Field f's masses' unit (2^(e - 25), e its peak's binade: massUnit) where the device lists its map;
+ * undefined where the host takes it: a map with a NaN or an infinity (NO_PEAK), one whose threshold or
+ * cells could be subnormal (a peak under 2^-102: an adapter may flush them to zero), and one of more
+ * than LISTED components.
+ */
+function listedUnit(words: Uint32Array, fields: number, f: number): number | undefined {
+  const peakBits = words[fields * LIST_WORDS + f]
+  const binade = (peakBits >>> 23) & 0xff
+  if (words[f * LIST_WORDS] > LISTED || peakBits === 0xffffffff || binade < LEAST_LISTED_BINADE) return undefined
+  return massUnit(peakBits)
 }
 
 /**
@@ -295,11 +305,9 @@ const laterOfSlot = (w: Uint32Array): LaterSums => ({ units: wide(w, 18), ab: wi
  * listedTop.
  */
 export function topOf(lists: Uint32Array, top: Uint32Array, fields: number, f: number, later = false): TopPart[] | undefined {
-  const listed = listOf(lists, fields, f)
-  if (!listed) return undefined
+  const unit = listedUnit(lists, fields, f)
+  if (unit === undefined) return undefined
   const field = top.subarray(f * TOP_WORDS)
-  // a mass is in units of 2^(e - 25), e the peak's binade (listOf's)
-  const unit = 2 ** (((lists[fields * LIST_WORDS + f] >>> 23) & 0xff) - 127 - 25)
   return Array.from({ length: Math.min(lists[f * LIST_WORDS], TOP_PARTS) }, (_, r) => {
     const w = field.subarray(r * (4 + SHAPE_WORDS))
     const slot = w.subarray(4)
