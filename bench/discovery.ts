@@ -19,16 +19,8 @@ import { labelMaps } from '../engine/gpu/components.js'
 import type { GpuContext } from '../engine/gpu/context.js'
 import { selectBackend } from '../engine/backends/select.js'
 import type { FieldBackend } from '../engine/field/backend.js'
-import {
-  type FieldShapes,
-  laterUnit,
-  laterUnitsOf,
-  listedComponents,
-  listedShapes,
-  listedTop,
-  rankedComponents,
-  shapeSums,
-} from '../engine/detect/detect.js'
+import { laterUnit, laterUnitsOf, listedComponents, listedShapes, listedTop, rankedComponents, shapeSums } from '../engine/detect/detect.js'
+import type { FieldShapes } from '../engine/detect/sums.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'
 import { createNodeEngine } from '../engine/node.js'
 import { MemoryRegistryStore, Registry } from '../engine/registry/registry.js'

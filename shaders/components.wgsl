@@ -39,15 +39,15 @@
 //   words.
 // - `rank` (a workgroup a field, after the rest): each listed component's rank as detection ranks them
 //   (the most mass, then the most cells, then the smallest root: the host's listOf), and the first
-//   TOP of them copied in that order, each its list entry and its slot, where a read can take them
-//   alone (item 3's first K parts by mass).
+//   TOP of them copied in that order, each its list entry and its slot, after the field's total and
+//   later peak, where a read can take them alone (item 3's first K parts by mass).
 // Sums and squares pass 2^32 (x^2 summed over 2^24 cells at N = 4096; D < 2^51), so they are 64-bit
 // integers of two u32 words (wide_*).
 // `struct Components`, MIN_AREA, LISTED (entries a list holds), OFFSET_BITS, SHAPE_WORDS, TOTAL_BITS and TOP are
 // generated (engine/gpu/components.ts COMPONENTS_HEADER). `out` is [lists: fields x (length, LISTED x 4 words)] [peaks: fields]
 // [labels: fields x cells] [tally: fields x cells x (cells, mass low, mass high)] and, where C.shapes is
-// set, [shapes: fields x (total low, total high, later peak, LISTED x SHAPE_WORDS)] [top: fields x TOP x
-// (4 + SHAPE_WORDS)]; a list's length counts every
+// set, [shapes: fields x (total low, total high, later peak, LISTED x SHAPE_WORDS)] [top: fields x
+// (total low, total high, later peak, TOP x (4 + SHAPE_WORDS))]; a list's length counts every
 // component listed, those past LISTED left out.
 
 const NONE: u32 = 0xffffffffu;
@@ -539,9 +539,9 @@ fn sectors(@builtin(global_invocation_id) gid: vec3<u32>) {
   if (wide_less(dd, wide_mul(within, within))) { atomicAdd(&out[s + INNER], 1u); }
 }
 
-/** A field's first TOP components by rank: each its list entry (4 words) and its slot's words. */
+/** A field's total and later peak (3 words), then its first TOP components by rank: each its list entry (4 words) and its slot's words. */
 fn top_of(field: u32) -> u32 {
-  return C.fields * (LIST_WORDS + 1u + 4u * C.cells + 3u + LISTED * SHAPE_WORDS) + field * TOP * (4u + SHAPE_WORDS);
+  return C.fields * (LIST_WORDS + 1u + 4u * C.cells + 3u + LISTED * SHAPE_WORDS) + field * (3u + TOP * (4u + SHAPE_WORDS));
 }
 
 @compute @workgroup_size(256)
@@ -549,6 +549,7 @@ fn rank(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: vec3
   let field = wg.x;
   let at = field * LIST_WORDS;
   let count = min(atomicLoad(&out[at]), LISTED);
+  if (i < 3u) { atomicStore(&out[top_of(field) + i], atomicLoad(&out[shapes_of(field) + i])); }
   // a list of LISTED entries at most, a workgroup of 256 invocations: one an entry
   if (i >= count) { return; }
   let entry = at + 1u + 4u * i;
@@ -565,7 +566,7 @@ fn rank(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: vec3
     if (wide_less(mass, m) || (same_mass && (c > cells || (c == cells && atomicLoad(&out[other]) < root)))) { r++; }
   }
   if (r >= TOP) { return; }
-  let to = top_of(field) + r * (4u + SHAPE_WORDS);
+  let to = top_of(field) + 3u + r * (4u + SHAPE_WORDS);
   for (var w = 0u; w < 4u; w++) { atomicStore(&out[to + w], atomicLoad(&out[entry + w])); }
   let s = shape_at(field, i);
   for (var w = 0u; w < SHAPE_WORDS; w++) { atomicStore(&out[to + 4u + w], atomicLoad(&out[s + w])); }

@@ -8,6 +8,7 @@ import { spectraOf } from '../cpu/spectra.js'
 import { measureDynamics, type DynamicsFeatures, type Recording } from './dynamics.js'
 import { modalMap } from './modal.js'
 import { ListIndex, WindowSpectra } from './spectra.js'
+import type { FieldShapes, FieldTop, LaterSums, PersistenceSums, ShapeSums, TopPart } from './sums.js'
 
 /** Side of the square signature patch: SIGNATURE_SIDE^2 floats of shape (then the modal map's). */
 export const SIGNATURE_SIDE = 16
@@ -283,30 +284,6 @@ export function sectorOf(dx: number, dy: number): number {
   return (((k + 8) % SECTORS) + SECTORS) % SECTORS
 }
 
-/**
- * A part's shape as integers (docs/detection.md, item 2's exact forms): what measure() makes its shape
- * features of, and what the device sums at each listed component's slot (shaders/components.wgsl,
- * `moments` to `sectors`), bit for bit.
- */
-export interface ShapeSums {
-  cells: number
-  /** Sums over the cells of x, y, x^2, y^2 and x y (x the column, y the row): integers under 2^53. */
-  sx: number
-  sy: number
-  sxx: number
-  syy: number
-  sxy: number
-  /** The centroid in fixed point (OFFSET_BITS fractional bits), rounded once: floor((2 X 2^F + c) / (2 c)). */
-  fx: number
-  fy: number
-  /** The sum of the cells' distances from it, each floored in the same units: isqrt(dx^2 + dy^2). */
-  radii: number
-  /** Bit s set where a cell at least half the mean radius out (2 c r >= radii) lies in sector s (sectorOf). */
-  reached: number
-  /** The cells within half the mean radius (2 c r <= radii). */
-  inner: number
-}
-
 /** Half the mean radius as bounds on a squared distance D: a cell is out where D >= out, within where D < within. */
 function halfMeanRadius(radii: number, c: number): { out: number; within: number } {
   // 2 c r >= sum r is r >= ceil(sum r / 2c); 2 c r <= sum r is r <= floor(sum r / 2c), so D < (that + 1)^2
@@ -359,10 +336,11 @@ export function measure(
   n: number,
   cells: number[],
   total = fieldTotal(map).total,
+  /** Its ShapeSums where the device made them. */
+  s: ShapeSums = shapeSums(cells, n),
 ): ShapeFeatures & { axis: [number, number]; mean_radius: number } {
   // Every shape number is a function of integers (ShapeSums, the masses and fieldTotal), so a kernel can
   // make the same bits on any adapter
-  const s = shapeSums(cells, n)
   const c = cells.length
   const cx = s.sx / c
   const cy = s.sy / c
@@ -592,6 +570,8 @@ export interface Part {
   mean_radius: number
   /** Its regions (regionsOf), made when first asked for: only a part that holds is asked (some 8% of naming a window's cells made them for every part). */
   regions: () => [number[], number[]] | undefined
+  /** Its sums over the later window and their unit, where the device made them (PlaneSource.top). */
+  later: { sums: LaterSums; unit: number } | undefined
 }
 
 /** f's answer, made on the first call only. */
@@ -790,13 +770,6 @@ export function laterUnitsOf(cells: readonly number[], sums: Float32Array, unit:
   return high * 2 ** 26 + low
 }
 
-/** Persistence's cosine's sums over a part (persistenceSums). */
-export interface PersistenceSums {
-  ab: number
-  aa: number
-  bb: number
-}
-
 /** The later sums' unit for persistence: 2^(eL - 25), eL their peak's binade (whole numbers under 2^26 a cell). */
 const PERSISTENCE_UNIT = 2 ** TOTAL_BITS
 
@@ -855,7 +828,11 @@ export function persistenceOf(first: ArrayLike<number>, cells: readonly number[]
   for (let k = 0; k < first.length; k++) if (first[k] > top) top = first[k]
   const unitA = massUnit(new Uint32Array(Float32Array.of(top).buffer)[0])
   if (!unit || !unitA) return 0
-  const { ab, aa, bb } = persistenceSums(first, unitA, cells, later.sums, unit * PERSISTENCE_UNIT)
+  return persistenceFrom(persistenceSums(first, unitA, cells, later.sums, unit * PERSISTENCE_UNIT), sustain)
+}
+
+/** Persistence from a part's persistenceSums (in any units of a and b) and its sustain (persistenceOf's). */
+export function persistenceFrom({ ab, aa, bb }: PersistenceSums, sustain: number): number {
   const shape = aa && bb ? ab / Math.sqrt(aa * bb) : 0
   return Math.max(0, Math.min(1, shape * Math.min(1, sustain)))
 }
@@ -871,8 +848,13 @@ export function sustainOf(cells: readonly number[], first: Float32Array, later: 
   let mass = 0
   for (let k = 0; k < cells.length; k++) mass += first[cells[k]]
   const unit = laterUnit(later.sums)
+  return sustainFrom(unit && laterUnitsOf(cells, later.sums, unit), unit, later.taken, mass)
+}
+
+/** A part's sustain from its later units (laterUnitsOf, in `unit`), the samples taken and its mass (sustainOf's). */
+export function sustainFrom(units: number, unit: number, taken: number, mass: number): number {
   if (!(mass > 0) || unit === 0) return 0
-  return (laterUnitsOf(cells, later.sums, unit) * unit) / (later.taken || 1) / mass
+  return (units * unit) / (taken || 1) / mass
 }
 
 /** Per stability map, its components and those measured so far, so that cellsRead and detect measure each once. */
@@ -944,7 +926,7 @@ export function numbers(values: ArrayLike<number>, from = 0, to = values.length)
  * Takes what was measured of a map of the same values elsewhere (`measuredOf`), in place of measuring it
  * here; the components whose cells it did not make, from the device's list (`listed`) where it listed them.
  */
-export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured, listed?: Float64Array): void {
+export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured, listed?: Float64Array, top?: FieldTop): void {
   const lazy = listed && listedFound(map, n, listed)
   const found = Array.from(p.ends, (end, k): Found => {
     const from = k ? p.ends[k - 1] : 0
@@ -961,7 +943,10 @@ export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured, li
     SHAPE_KEYS.forEach((key, i) => (shape[key] = v[i]))
     const axis: [number, number] = [v[SHAPE_KEYS.length], v[SHAPE_KEYS.length + 1]]
     const { cells, mass } = found[k]
-    return { cells, mass, shape, axis, mean_radius: v[SHAPE_KEYS.length + 2], regions: once(() => regionsOf(found, k, n, shape, axis)) }
+    return {
+      ...{ cells, mass, shape, axis, mean_radius: v[SHAPE_KEYS.length + 2] },
+      ...{ regions: once(() => regionsOf(found, k, n, shape, axis)), later: deviceLater(top, listed, k) },
+    }
   })
   measured.set(map, { found, parts })
 }
@@ -1039,22 +1024,6 @@ export function listedRoots(listed: Float64Array): number[] {
 }
 
 /**
- * A map's total's units (fieldTotal) and its listed components' ShapeSums by their smallest cells, in
- * the list's order; where a later window's sums were taken too, their laterUnit and each component's
- * laterUnitsOf, by the same cells.
- */
-export interface FieldShapes {
-  units: number
-  parts: Map<number, ShapeSums>
-  later?: { unit: number; parts: Map<number, LaterSums> }
-}
-
-/** A part's sums over a later window: its laterUnitsOf, and its persistenceSums (a in the map's units 2^(e - 25)). */
-export interface LaterSums extends PersistenceSums {
-  units: number
-}
-
-/**
  * A map's FieldShapes where the device lists the map, with a later window's sums (`later`) where
  * given: the twin of its shapes (engine/gpu/components.ts shapesOf).
  */
@@ -1081,24 +1050,15 @@ export function listedShapes(map: Float32Array, n: number, later?: Float32Array)
  */
 export const TOP_PARTS = 4
 
-/** One of a field's first parts by rank: its smallest cell, cells, mass, shape and, where taken, later sums. */
-export interface TopPart {
-  root: number
-  cells: number
-  mass: number
-  shape: ShapeSums
-  later?: LaterSums
-}
-
 /**
  * A map's first TOP_PARTS parts by rank where the device lists the map, with a later window's sums
  * where given: the twin of what the device copies (engine/gpu/components.ts topOf).
  */
-export function listedTop(map: Float32Array, n: number, later?: Float32Array): TopPart[] | undefined {
+export function listedTop(map: Float32Array, n: number, later?: Float32Array): FieldTop | undefined {
   const listed = listedComponents(map, n)
   const shapes = listedShapes(map, n, later)
   if (!listed || !shapes) return undefined
-  return listedRoots(listed)
+  const parts = listedRoots(listed)
     .slice(0, TOP_PARTS)
     .map((root, k) => ({
       root,
@@ -1107,6 +1067,7 @@ export function listedTop(map: Float32Array, n: number, later?: Float32Array): T
       shape: shapes.parts.get(root) as ShapeSums,
       ...(shapes.later && { later: shapes.later.parts.get(root) }),
     }))
+  return { total: fieldTotal(map).total, ...(shapes.later && { laterUnit: shapes.later.unit }), parts }
 }
 
 /**
@@ -1116,7 +1077,19 @@ export function listedTop(map: Float32Array, n: number, later?: Float32Array): T
  * The regions of a component for a frequency ratio are it and the next component when that one is
  * strong enough, else its two halves along its principal axis.
  */
-function* partsOf(map: Float32Array, n: number, listed: Float64Array | undefined): Generator<Part> {
+/** The device's sums of the k-th part, where it made them: its first parts are the list's first, its roots the list's. */
+function devicePart(top: FieldTop | undefined, listed: Float64Array | undefined, k: number): TopPart | undefined {
+  const part = top?.parts[k]
+  return part && part.root === listed?.[1 + 3 * k] ? part : undefined
+}
+
+/** The device's later sums of the k-th part and their unit (Part.later), where it made them. */
+function deviceLater(top: FieldTop | undefined, listed: Float64Array | undefined, k: number): Part['later'] {
+  const sums = devicePart(top, listed, k)?.later
+  return sums && top?.laterUnit !== undefined ? { sums, unit: top.laterUnit } : undefined
+}
+
+function* partsOf(map: Float32Array, n: number, listed: Float64Array | undefined, top?: FieldTop): Generator<Part> {
   let held = measured.get(map)
   if (!held) {
     held = { found: listed ? listedFound(map, n, listed) : rankedComponents(map, n).map(madeFound), parts: [] }
@@ -1125,12 +1098,22 @@ function* partsOf(map: Float32Array, n: number, listed: Float64Array | undefined
   const { found, parts } = held
   for (const [k, f] of found.entries()) {
     if (parts[k] === undefined) {
-      held.total ??= fieldTotal(map).total
+      held.total ??= top?.total ?? fieldTotal(map).total
       if (outshone(f.mass, f.count, held.total, map.length)) parts[k] = null
       else {
         const { cells, mass } = f
-        const { axis, mean_radius, ...shape } = measure(map, n, cells, held.total)
-        parts[k] = { cells, mass, shape, axis, mean_radius, regions: once(() => regionsOf(found, k, n, shape, axis)) }
+        const device = devicePart(top, listed, k)
+        const { axis, mean_radius, ...shape } = measure(map, n, cells, held.total, device?.shape)
+        const later = deviceLater(top, listed, k)
+        parts[k] = {
+          cells,
+          mass,
+          shape,
+          axis,
+          mean_radius,
+          regions: once(() => regionsOf(found, k, n, shape, axis)),
+          later,
+        }
       }
     }
     const part = parts[k]
@@ -1144,7 +1127,7 @@ function* partsOf(map: Float32Array, n: number, listed: Float64Array | undefined
  * make a structure (`holds`), so that its spectra are not read.
  */
 function featuresOf(spec: WindowSpectra, map: Float32Array, later: Later, p: Part): StructureFeatures | undefined {
-  const sustain = sustainOf(p.cells, map, later)
+  const sustain = p.later ? sustainFrom(p.later.sums.units, p.later.unit, later.taken, p.mass) : sustainOf(p.cells, map, later)
   if (!holds({ sustain, stability_ratio: p.shape.stability_ratio })) return undefined
   const n = spec.n
   const centre = { x: p.shape.centroid_x * n - 0.5, y: p.shape.centroid_y * n - 0.5, radius: p.mean_radius }
@@ -1160,7 +1143,7 @@ export async function detect(window: Recording | WindowSpectra, later: Later, li
   const map = spec.stability()
   const found: Structure[] = []
   if (limit < 1) return found
-  for (const part of partsOf(map, spec.n, spec.source.listed?.())) {
+  for (const part of partsOf(map, spec.n, spec.source.listed?.(), spec.source.top?.())) {
     const features = featuresOf(spec, map, later, part)
     if (!features) continue
     const classed = classify(features)
@@ -1240,7 +1223,7 @@ export function cellsRead(spec: WindowSpectra, later: Later, limit = Infinity): 
   let classed = 0
   let planned: PlannedPart | undefined
   if (limit >= 1)
-    for (const part of partsOf(map, spec.n, spec.source.listed?.())) {
+    for (const part of partsOf(map, spec.n, spec.source.listed?.(), spec.source.top?.())) {
       const features = featuresOf(zeros, map, later, part)
       if (!features) continue
       // what the signature reads beyond the map: its modal map's blocks (the map's samples need nothing)

@@ -3,6 +3,7 @@
 // accumulated frame by frame where the fields live (shaders/spectra.wgsl, CPU twin
 // engine/cpu/spectra.ts), so that the frames themselves never reach the host. The mean is taken
 // out here, only for the cells detection reads: sum_t (u_t - m) c_t = sum_t u_t c_t - m sum_t c_t.
+import type { FieldTop } from './sums.js'
 import { CrystalError } from '../errors.js'
 import { FreeList, withSlack } from '../util/free_list.js'
 
@@ -61,7 +62,7 @@ export function windowTotals(frames: number): { exact: Float64Array; float32: Fl
  */
 export type PlaneData =
   | { kind: 'frames'; frames: Float32Array[] }
-  | ({ kind: 'held'; field: number; stability: Float32Array; listed?: Float64Array } & HeldReads)
+  | ({ kind: 'held'; field: number; stability: Float32Array; listed?: Float64Array; top?: FieldTop } & HeldReads)
 
 /**
  * What a window holds of what detection reads beyond its stability map, made where its planes live
@@ -112,6 +113,11 @@ export interface PlaneSource {
    * them), where it did: detection then labels no map.
    */
   listed?(): Float64Array | undefined
+  /**
+   * The map's first parts by rank with their exact sums, as the device made them (engine/gpu/components.ts
+   * topOf; where it listed the map): detection takes their shapes, sustain and persistence from them.
+   */
+  top?(): FieldTop | undefined
 }
 
 /**
@@ -160,10 +166,16 @@ export class HeldPlanes implements PlaneSource {
     private readonly stability: Float32Array,
     /** Its map's components as the device listed them (PlaneSource.listed), where it did. */
     private readonly components?: Float64Array,
+    /** Its map's first parts as the device summed them (PlaneSource.top), where it did. */
+    private readonly first?: FieldTop,
   ) {}
 
   listed(): Float64Array | undefined {
     return this.components
+  }
+
+  top(): FieldTop | undefined {
+    return this.first
   }
 
   hold(reads: HeldReads): void {
@@ -227,12 +239,12 @@ export class HeldPlanes implements PlaneSource {
       modes: new Int32Array(0),
       modesFrom: 0,
     }
-    return { kind: 'held', field, stability, listed: this.components, ...(this.reads ?? none) }
+    return { kind: 'held', field, stability, listed: this.components, top: this.first, ...(this.reads ?? none) }
   }
 
   /** A window held as `data` describes it. */
   static of(d: Extract<PlaneData, { kind: 'held' }>): HeldPlanes {
-    const held = new HeldPlanes(d.field, d.stability, d.listed)
+    const held = new HeldPlanes(d.field, d.stability, d.listed, d.top)
     if (d.gathered.length) held.hold(d)
     return held
   }

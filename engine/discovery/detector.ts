@@ -132,7 +132,7 @@ export function jobOf(w: Window, limit: number, measured?: PackedMeasured): Dete
 export async function runJob(op: DetectOp, job: DetectJob): Promise<CellsAnswer | SentStructure | undefined> {
   const source: PlaneSource = job.source.kind === 'frames' ? new FramePlanes(job.source.frames) : HeldPlanes.of(job.source)
   const spectra = new WindowSpectra(job.n, job.dt, job.frames, source)
-  if (job.measured) holdMeasured(spectra.stability(), job.n, job.measured, source.listed?.())
+  if (job.measured) holdMeasured(spectra.stability(), job.n, job.measured, source.listed?.(), source.top?.())
   const w = { spectra, later: { sums: job.later, taken: job.taken } }
   if (op === 'first') return sent((await IN_THREAD.first([w], job.limit))[0])
   const { lists, ends, modes, planned } = (await IN_THREAD.cellsRead([w], job.limit))[0]

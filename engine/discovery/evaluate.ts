@@ -9,7 +9,9 @@ import { BASIN_SUMS, basinFrom } from '../detect/basin.js'
 import {
   CLASS_RULES,
   measure,
+  type Later,
   laterAt,
+  persistenceFrom,
   persistenceOf,
   regrowthOf,
   withResponse,
@@ -501,6 +503,16 @@ async function perturbedFirst(
   return { found, answered: found.map((s, f) => s && withResponse(s, response.get(f)!)) }
 }
 
+/**
+ * A structure's persistence (persistenceOf): from the device's sums where it is one of the window's
+ * first parts (PlaneSource.top, on the GPU backend), else from its cells here.
+ */
+function persistenceAt(spectra: WindowSpectra, structure: Structure, later: Later): number {
+  const sustain = structure.features.sustain
+  const device = spectra.source.top?.()?.parts.find((p) => p.root === structure.cells[0])?.later
+  return device ? persistenceFrom(device, sustain) : persistenceOf(spectra.stabilityAt(structure.cells), structure.cells, later, sustain)
+}
+
 /** How alike a structure and its counterpart under other conditions are: signature cosine, halved if the class changed. */
 export function likenessOf(s: Structure, other: Structure): number {
   return Math.max(0, cosine(s.signature, other.signature)) * (other.class === s.class ? 1 : 0.5)
@@ -541,7 +553,7 @@ export async function evaluate(genomes: readonly Genome[], c: EvaluationConditio
     const shaken = batch.shaken[f]
     return {
       structure,
-      persistence: persistenceOf(spectra.stabilityAt(structure.cells), structure.cells, later, structure.features.sustain),
+      persistence: persistenceAt(spectra, structure, later),
       noise_tolerance: shaken ? likenessOf(batch.found[f]!, shaken) : 0,
       energy_retention: batch.retention[f],
     }

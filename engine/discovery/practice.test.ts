@@ -16,6 +16,25 @@ test('the practice windows hold structures of several classes, found alike from 
   const fromHeld = await detect(spectra(HeldPlanes.of(held.source)), { sums: held.later, taken: held.taken })
   expect(new Set(fromFrames.map((s) => s.class)).size).toBeGreaterThanOrEqual(3)
   expect(fromHeld.map((s) => [s.class, s.hash])).toEqual(fromFrames.map((s) => [s.class, s.hash]))
+  // the held window's first parts' sums, as the device makes them (PlaneSource.top), are what detection
+  // measures them by: the same structures above; a later sum and the inner disc's count changed there move its
+  // sustain and its annularity
+  const top = held.source.top
+  if (!top) throw new Error('the held window has its first parts')
+  const [first] = top.parts
+  const changed = {
+    ...first,
+    shape: { ...first.shape, inner: first.shape.inner - 1 },
+    later: first.later && { ...first.later, units: first.later.units * 1.25 },
+  }
+  const fromChanged = await detect(spectra(HeldPlanes.of({ ...held.source, top: { ...top, parts: [changed, ...top.parts.slice(1)] } })), {
+    sums: held.later,
+    taken: held.taken,
+  })
+  const at = (found: typeof fromHeld) => found.find((s) => s.cells[0] === first.root)
+  expect(at(fromHeld)).toBeDefined()
+  expect(at(fromChanged)?.features.sustain).toBeCloseTo(1.25 * (at(fromHeld)?.features.sustain ?? 0), 12)
+  expect(at(fromChanged)?.features.annularity).toBeGreaterThan(at(fromHeld)?.features.annularity ?? Infinity)
   // as a worker runs them: the cells job, then the first job
   expect(await runJob('cells', held)).toHaveProperty('reads')
   expect(await runJob('first', held)).toEqual(await runJob('first', frames))

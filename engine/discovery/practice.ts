@@ -7,7 +7,7 @@
 // recorder hands it over, and a speckled one like a random genome's field (real windows took a thread
 // practised on the first alone some 3 times its warm time on their first pass).
 import { FramePlanes } from '../cpu/spectra.js'
-import { cellsRead, detect, type Later, listedComponents, type WindowReads } from '../detect/detect.js'
+import { cellsRead, detect, type Later, listedComponents, listedTop, type WindowReads } from '../detect/detect.js'
 import { type HeldReads, ListIndex, type PlaneData, sharedFloats, WindowSpectra } from '../detect/spectra.js'
 import { type CellsAnswer, type DetectJob, jobOf, type PracticeTask, runTask, type Window } from './detector.js'
 
@@ -115,12 +115,11 @@ export async function heldOf({ spectra, later }: Window, limit = Infinity): Prom
   const reads = cellsRead(spectra, later, limit)
   const stability = sharedFloats(n * n)
   stability.forEach((_, c) => (stability[c] = spectra.source.plane(1, c)))
-  // its map's components listed, as the GPU backend's recorder lists them (the map as stability() makes it)
-  const listed = listedComponents(
-    Float32Array.from(stability, (v) => v / (spectra.frames || 1)),
-    n,
-  )
-  return { kind: 'held', field: 0, stability, listed, ...(await gathered(spectra, later, reads, limit)) }
+  // its map's components listed and its first parts summed, as the GPU backend's recorder lists and
+  // sums them (the map as stability() makes it)
+  const map = Float32Array.from(stability, (v) => v / (spectra.frames || 1))
+  const [listed, top] = [listedComponents(map, n), listedTop(map, n, later.sums)]
+  return { kind: 'held', field: 0, stability, listed, top, ...(await gathered(spectra, later, reads, limit)) }
 }
 
 /**

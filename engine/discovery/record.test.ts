@@ -5,12 +5,12 @@
 // once; and a batched injection books what injecting field by field books.
 import { afterAll, describe, expect, test } from 'vitest'
 import { spectraOf } from '../cpu/spectra.js'
-import { cellsRead, laterAt, listedComponents, type WindowReads } from '../detect/detect.js'
+import { cellsRead, laterAt, listedComponents, listedTop, type WindowReads } from '../detect/detect.js'
 import { modalSamples } from '../detect/modal.js'
 import { strongestBin } from '../detect/dynamics.js'
 import { powerSumsOf, type WindowSpectra } from '../detect/spectra.js'
 import type { GpuFieldBackend } from '../gpu/backend.js'
-import { LIST_AND_PEAK_WORDS } from '../gpu/components.js'
+import { LIST_AND_PEAK_WORDS, TOP_WORDS } from '../gpu/components.js'
 import { GpuRecorder } from '../gpu/record.js'
 import { addPulse } from '../encode/pulse.js'
 import type { Engine } from '../field/engine.js'
@@ -109,6 +109,9 @@ describe('the recorded window', () => {
       // its map's components as the device lists them: the twin's threshold and ranking (any adapter)
       expect(g.source.listed?.()?.length).toBeGreaterThan(1)
       expect(g.source.listed?.()).toEqual(listedComponents(w.stability(), N))
+      // and its first parts' sums over both windows: the twin's over the map and sums read back (any adapter)
+      expect(g.source.top?.()).toEqual(listedTop(g.stability(), N, got.windows[f].later.sums))
+      expect(g.source.top?.()?.parts.length).toBeGreaterThan(0)
       // the lists' power sums, made on the device, against the twin over the CPU's planes
       const listed = listsOf(reads)
       for (const list of listed) {
@@ -134,9 +137,11 @@ describe('the recorded window', () => {
     expect(lists).toBeGreaterThan(0)
     expect(modes).toBeGreaterThan(0)
     // two planes of every field (the stability map, the later window's sums) and each field's list of
-    // components, then 16 sums a list and 4 floats a cell at its mode
+    // components and first parts, then 16 sums a list and 4 floats a cell at its mode
     const plane = N * N * FIELDS * 4
-    expect(after.bytes_read - before.bytes_read).toBe(2 * plane + FIELDS * LIST_AND_PEAK_WORDS * 4 + (16 * lists + 4 * modes) * 4)
+    expect(after.bytes_read - before.bytes_read).toBe(
+      2 * plane + FIELDS * (LIST_AND_PEAK_WORDS + TOP_WORDS) * 4 + (16 * lists + 4 * modes) * 4,
+    )
   })
 })
 

@@ -6,18 +6,17 @@
 import { expect, test } from 'vitest'
 import { gpuBackend } from '../../testing/backends.js'
 import {
-  type FieldShapes,
   labels,
   LISTED,
   listedComponents,
   listedShapes,
   listedTop,
   rankedComponents,
-  type LaterSums,
   persistenceOf,
   structureMask,
   sustainOf,
 } from '../detect/detect.js'
+import type { FieldShapes, LaterSums } from '../detect/sums.js'
 import { AT_THE_FLOOR } from '../../testing/fixtures.js'
 import { rng } from '../util/rng.js'
 import type { GpuFieldBackend } from './backend.js'

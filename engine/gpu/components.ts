@@ -8,21 +8,18 @@
 // engine/gpu/components.test.ts, engine/discovery/record.test.ts.
 import { wgslStruct, packStruct } from '../field/params.js'
 import {
-  type FieldShapes,
-  type LaterSums,
   LEAST_LISTED_BINADE,
   LISTED,
   listedRoots,
   massUnit,
   MIN_AREA_CELLS,
   OFFSET_BITS,
-  type ShapeSums,
   TOTAL_BITS,
   thresholdOf,
   TOP_PARTS,
-  type TopPart,
   unitOfPeak,
 } from '../detect/detect.js'
+import type { FieldShapes, LaterSums, ShapeSums, TopPart, FieldTop } from '../detect/sums.js'
 import { CrystalError } from '../errors.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
 import { SHADERS } from './shaders.gen.js'
@@ -60,8 +57,8 @@ type Entry = (typeof ENTRIES)[number]
  * persistence's sums, three words each).
  */
 const SHAPE_WORDS = 29
-/** The words of a field's first parts: each its list entry's 4 and its slot's. */
-const TOP_WORDS = TOP_PARTS * (4 + SHAPE_WORDS)
+/** The words of a field's first parts: its total's 2 and later peak, then each part's list entry's 4 and its slot's. */
+export const TOP_WORDS = 3 + TOP_PARTS * (4 + SHAPE_WORDS)
 /** The generated part of shaders/components.wgsl's module (kernelModule's struct): its uniform and constants. */
 export const COMPONENTS_HEADER =
   `${wgslStruct('Components', COMPONENTS_LAYOUT)}const MIN_AREA: u32 = ${MIN_AREA_CELLS}u;\nconst LISTED: u32 = ${LISTED}u;\n` +
@@ -116,6 +113,7 @@ export interface LabelledGroup {
   fields: number
   offset: number
   shapes?: number
+  top?: number
 }
 
 /**
@@ -186,7 +184,8 @@ export class GpuLabeller {
       }
       packStruct(COMPONENTS_LAYOUT, at, values, g * 256)
       const offset = g * groupBytes
-      return { first, fields: k, offset, ...(shapes && { shapes: offset + k * (LIST_AND_PEAK_WORDS + 4 * cells) * 4 }) }
+      const shaped = offset + k * (LIST_AND_PEAK_WORDS + 4 * cells) * 4
+      return { first, fields: k, offset, ...(shapes && { shapes: shaped, top: shaped + k * SHAPES_WORDS * 4 }) }
     })
     transfers.write(this.uniform, 0, values)
     const pass = encoder.beginComputePass()
@@ -304,15 +303,16 @@ const laterOfSlot = (w: Uint32Array): LaterSums => ({ units: wide(w, 18), ab: wi
  * from its group's lists and peaks (`lists`) and first parts (`top`) as they came back. Their twin:
  * listedTop.
  */
-export function topOf(lists: Uint32Array, top: Uint32Array, fields: number, f: number, later = false): TopPart[] | undefined {
+export function topOf(lists: Uint32Array, top: Uint32Array, fields: number, f: number, later = false): FieldTop | undefined {
   const unit = listedUnit(lists, fields, f)
   if (unit === undefined) return undefined
   const field = top.subarray(f * TOP_WORDS)
-  return Array.from({ length: Math.min(lists[f * LIST_WORDS], TOP_PARTS) }, (_, r) => {
-    const w = field.subarray(r * (4 + SHAPE_WORDS))
+  const parts = Array.from({ length: Math.min(lists[f * LIST_WORDS], TOP_PARTS) }, (_, r): TopPart => {
+    const w = field.subarray(3 + r * (4 + SHAPE_WORDS))
     const slot = w.subarray(4)
     return { root: w[0], cells: w[1], mass: wide(w, 2) * unit, shape: shapeOfSlot(slot, w[1]), ...(later && { later: laterOfSlot(slot) }) }
   })
+  return { total: wide(field, 0) * unitOfPeak(lists[fields * LIST_WORDS + f]), ...(later && { laterUnit: unitOfPeak(field[2]) }), parts }
 }
 
 /**
@@ -328,7 +328,7 @@ export async function labelMaps(
   maps: Float32Array,
   n: number,
   { labels = false, shapes = false, later }: { labels?: boolean; shapes?: boolean; later?: Float32Array } = {},
-): Promise<{ listed: ListedComponents | undefined; labels?: Int32Array; shapes?: FieldShapes; top?: TopPart[] }[]> {
+): Promise<{ listed: ListedComponents | undefined; labels?: Int32Array; shapes?: FieldShapes; top?: FieldTop }[]> {
   const cells = n * n
   if (!cells || maps.length % cells)
     throw new CrystalError(

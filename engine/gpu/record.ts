@@ -5,6 +5,7 @@
 // then, in one more, the power sums over the lists of cells detection reads and the cells it reads
 // at a mode's bin (shaders/gather.wgsl, power_sums.wgsl, mode_planes.wgsl). CPU twin:
 // engine/cpu/record.ts; tests: engine/detect/spectra.test.ts, engine/discovery/record.test.ts.
+import type { FieldTop } from '../detect/sums.js'
 import type { PerturbationQuery, PerturbationSums, WindowRecorder, WindowRecording } from '../field/backend.js'
 import { BASIN_SUMS } from '../detect/basin.js'
 import type { WindowReads } from '../detect/detect.js'
@@ -12,7 +13,7 @@ import { giveBack, HeldPlanes, reusedFloats, windowCoefficients, windowPlanes, w
 import { CrystalError } from '../errors.js'
 import { packStruct, wgslStruct } from '../field/params.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
-import { GpuLabeller, type LabelledGroup, LIST_AND_PEAK_WORDS, listOf } from './components.js'
+import { GpuLabeller, type LabelledGroup, LIST_AND_PEAK_WORDS, listOf, TOP_WORDS, topOf } from './components.js'
 import { SHADERS } from './shaders.gen.js'
 
 const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST
@@ -151,7 +152,7 @@ export class GpuRecorder implements WindowRecorder {
   private labels(): GpuLabeller | undefined {
     const { frames } = this
     const { n, fields, bindingBytes, device } = this.gpu
-    const layout = GpuLabeller.layout(n, fields, bindingBytes)
+    const layout = GpuLabeller.layout(n, fields, bindingBytes, true)
     const fits = layout !== undefined && layout.bytes <= device.limits.maxBufferSize
     if (!(frames > 0 && (frames & (frames - 1)) === 0 && this.perTail >= TAIL && fits)) return undefined
     return (this.labeller ??= new GpuLabeller(this.gpu))
@@ -170,8 +171,8 @@ export class GpuRecorder implements WindowRecorder {
     this.chunks = Array.from({ length: count }, (_, c) =>
       transfers.buffer(Math.min(this.perChunk, this.planes - c * this.perChunk) * bytes, STORAGE),
     )
-    // the lists of components come back after the planes (`labels`)
-    const lists = this.labels() ? this.gpu.fields * LIST_AND_PEAK_WORDS * 4 : 0
+    // the lists of components and the first parts' sums come back after the planes (`labels`)
+    const lists = this.labels() ? this.gpu.fields * (LIST_AND_PEAK_WORDS + TOP_WORDS) * 4 : 0
     this.tail = transfers.buffer(Math.min(TAIL, this.perTail) * bytes + lists, STORAGE)
     const factors = windowCoefficients(Math.max(1, frames))
     const coef = transfers.buffer(factors.byteLength, STORAGE)
@@ -256,8 +257,9 @@ export class GpuRecorder implements WindowRecorder {
     const planes: [GPUBuffer, number][] = [stabilityAt, [this.sums(), 0]]
     const { fields, n } = this.gpu
     const cells = n * n
-    // then, where the maps are labelled on the device, each field's list of components after them
-    const listWords = labelling ? fields * LIST_AND_PEAK_WORDS : 0
+    // then, where the maps are labelled on the device, each field's list of components after them, and
+    // its first parts' sums over both windows (topOf)
+    const listWords = labelling ? fields * (LIST_AND_PEAK_WORDS + TOP_WORDS) : 0
     const back = reusedFloats(planes.length * floats + listWords)
     const used = [back]
     let groups: LabelledGroup[] = []
@@ -269,12 +271,13 @@ export class GpuRecorder implements WindowRecorder {
       if (labelling) {
         // the maps as stability() makes them: the sums times 1 / frames, exact for a power of two
         const maps = { buffer: stabilityAt[0], base: stabilityAt[1] / 4, stride: cells, scale: 1 / this.frames }
-        groups = labelling.encode(encoder, maps, n, fields)
+        groups = labelling.encode(encoder, maps, n, fields, { shapes: true, later: { buffer: this.sums(), base: 0, stride: cells } })
         let at = planes.length * bytes
         for (const g of groups) {
           const length = g.fields * LIST_AND_PEAK_WORDS * 4
           encoder.copyBufferToBuffer(labelling.out!, g.offset, tail, at, length)
-          at += length
+          encoder.copyBufferToBuffer(labelling.out!, g.top!, tail, at + length, g.fields * TOP_WORDS * 4)
+          at += length + g.fields * TOP_WORDS * 4
         }
         into = back
       }
@@ -282,13 +285,18 @@ export class GpuRecorder implements WindowRecorder {
     }
     this.gpu.check()
     const lists = new Array<Float64Array | undefined>(fields)
+    const tops = new Array<FieldTop | undefined>(fields)
     let at = back.byteOffset + planes.length * bytes
     for (const g of groups) {
       const words = new Uint32Array(back.buffer, at, g.fields * LIST_AND_PEAK_WORDS)
-      for (let f = 0; f < g.fields; f++) lists[g.first + f] = listOf(words, g.fields, f)
-      at += words.byteLength
+      const top = new Uint32Array(back.buffer, at + words.byteLength, g.fields * TOP_WORDS)
+      for (let f = 0; f < g.fields; f++) {
+        lists[g.first + f] = listOf(words, g.fields, f)
+        tops[g.first + f] = topOf(words, top, g.fields, f, true)
+      }
+      at += words.byteLength + top.byteLength
     }
-    const held = Array.from({ length: fields }, (_, f) => new HeldPlanes(f, back.subarray(f * cells, (f + 1) * cells), lists[f]))
+    const held = Array.from({ length: fields }, (_, f) => new HeldPlanes(f, back.subarray(f * cells, (f + 1) * cells), lists[f], tops[f]))
     return {
       frames: this.frames,
       window: (f) => held[f],

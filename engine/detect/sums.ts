@@ -1,0 +1,70 @@
+// The exact sums over a stability map's parts that the host and the device both make (docs/detection.md,
+// item 2's exact forms): integers in float64, equal to the bit on any adapter. Made on the host by
+// engine/detect/detect.ts (shapeSums, laterUnitsOf, persistenceSums, listedShapes, listedTop) and on
+// the device by shaders/components.wgsl (read by engine/gpu/components.ts shapesOf and topOf).
+
+/**
+ * A part's shape as integers (docs/detection.md, item 2's exact forms): what measure() makes its shape
+ * features of, and what the device sums at each listed component's slot (shaders/components.wgsl,
+ * `moments` to `sectors`), bit for bit.
+ */
+export interface ShapeSums {
+  cells: number
+  /** Sums over the cells of x, y, x^2, y^2 and x y (x the column, y the row): integers under 2^53. */
+  sx: number
+  sy: number
+  sxx: number
+  syy: number
+  sxy: number
+  /** The centroid in fixed point (OFFSET_BITS fractional bits), rounded once: floor((2 X 2^F + c) / (2 c)). */
+  fx: number
+  fy: number
+  /** The sum of the cells' distances from it, each floored in the same units: isqrt(dx^2 + dy^2). */
+  radii: number
+  /** Bit s set where a cell at least half the mean radius out (2 c r >= radii) lies in sector s (sectorOf). */
+  reached: number
+  /** The cells within half the mean radius (2 c r <= radii). */
+  inner: number
+}
+
+/** Persistence's cosine's sums over a part (persistenceSums). */
+export interface PersistenceSums {
+  ab: number
+  aa: number
+  bb: number
+}
+
+/**
+ * A map's total's units (fieldTotal) and its listed components' ShapeSums by their smallest cells, in
+ * the list's order; where a later window's sums were taken too, their laterUnit and each component's
+ * laterUnitsOf, by the same cells.
+ */
+export interface FieldShapes {
+  units: number
+  parts: Map<number, ShapeSums>
+  later?: { unit: number; parts: Map<number, LaterSums> }
+}
+
+/** A part's sums over a later window: its laterUnitsOf, and its persistenceSums (a in the map's units 2^(e - 25)). */
+export interface LaterSums extends PersistenceSums {
+  units: number
+}
+
+/** One of a field's first parts by rank: its smallest cell, cells, mass, shape and, where taken, later sums. */
+export interface TopPart {
+  root: number
+  cells: number
+  mass: number
+  shape: ShapeSums
+  later?: LaterSums
+}
+
+/**
+ * A field's first parts by rank as the device copied them, with its map's total (fieldTotal's) and,
+ * where a later window's sums were taken, their unit (laterUnit's).
+ */
+export interface FieldTop {
+  total: number
+  laterUnit?: number
+  parts: TopPart[]
+}
