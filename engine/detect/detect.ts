@@ -543,19 +543,78 @@ export function stabilityMap(window: Recording | WindowSpectra): Float32Array {
   return spectraFor(window).stability()
 }
 
-/** Both halves of a component, split across its principal axis at the centroid. */
-export function halves(
-  cells: number[],
-  n: number,
-  f: { centroid_x: number; centroid_y: number; axis: [number, number] },
-): [number[], number[]] {
-  const cx = f.centroid_x * n - 0.5
-  const cy = f.centroid_y * n - 0.5
-  const a: number[] = []
-  const b: number[] = []
+/**
+ * Both halves of a component (its cells in index order), split across its principal axis at the
+ * centroid, decided in integers (docs/detection.md item 3): with c its cells, dX = c x - Sx and
+ * dY = c y - Sy (c times a cell's offset from the centroid), A = Mxx - Myy and B = Mxy (c times the
+ * second moments about it), the principal axis is (A + sqrt(A^2 + 4 B^2), 2 B), or x where B = 0 and
+ * A >= 0, y where B = 0 and A < 0 (measure's `axis`, scaled); a cell is on the first half where
+ * dX A + 2 dY B + dX sqrt(A^2 + 4 B^2) < 0. That sign is float64's where it is clear of the terms'
+ * rounding, else BigInt's, comparing squares: the same halves on any machine, and a kernel can
+ * repeat it.
+ */
+export function halves(cells: number[], n: number): [number[], number[]] {
   const { x, y } = placed(cells, n)
-  for (let k = 0; k < cells.length; k++) ((x[k] - cx) * f.axis[0] + (y[k] - cy) * f.axis[1] < 0 ? a : b).push(cells[k])
-  return [a, b]
+  const c = cells.length
+  let [sx, sy, sxx, syy, sxy] = [0, 0, 0, 0, 0]
+  for (let k = 0; k < c; k++) {
+    sx += x[k]
+    sy += y[k]
+    sxx += x[k] * x[k]
+    syy += y[k] * y[k]
+    sxy += x[k] * y[k]
+  }
+  const [C, SX, SY] = [BigInt(c), BigInt(sx), BigInt(sy)]
+  const A = C * BigInt(sxx) - SX * SX - (C * BigInt(syy) - SY * SY)
+  const B = C * BigInt(sxy) - SX * SY
+  const axis = axisOf(A, B)
+  // where B = 0 the axis is x or y: the side is dX's or dY's sign (decided once, not a BigInt test a cell)
+  const along = B === 0n ? (A >= 0n ? 'x' : 'y') : undefined
+  const first: number[] = []
+  const second: number[] = []
+  for (let k = 0; k < c; k++) {
+    const dX = c * x[k] - sx
+    const dY = c * y[k] - sy
+    const side = along === 'x' ? dX : along === 'y' ? dY : sideOf(dX, dY, axis)
+    ;(side < 0 ? first : second).push(cells[k])
+  }
+  return [first, second]
+}
+
+/** An axis (A, B) as sideOf takes it: exact, and as float64s. */
+export interface Axis {
+  A: bigint
+  B: bigint
+  R: bigint
+  a: number
+  b: number
+  root: number
+}
+
+/** The axis (A, B) as sideOf takes it. */
+export function axisOf(A: bigint, B: bigint): Axis {
+  const R = A * A + 4n * B * B
+  return { A, B, R, a: Number(A), b: Number(B), root: Math.sqrt(Number(R)) }
+}
+
+/** The sign of dX A + 2 dY B + dX sqrt(R) (halves), R = A^2 + 4 B^2: float64's where clear of its rounding, else exact. */
+export function sideOf(dX: number, dY: number, axis: Axis): number {
+  const p = dX * axis.a + 2 * dY * axis.b
+  const q = dX * axis.root
+  // each term within a few ulps of itself (A, B and R rounded once, the products and the root once more)
+  if (Math.abs(p + q) > 2 ** -48 * (Math.abs(dX * axis.a) + Math.abs(2 * dY * axis.b) + Math.abs(q))) return p + q
+  return exactSide(dX, dY, axis)
+}
+
+/** sideOf's sign where float64 cannot tell it: in BigInt, comparing squares. */
+function exactSide(dX: number, dY: number, { A, B, R }: Axis): number {
+  const P = BigInt(dX) * A + 2n * BigInt(dY) * B
+  const Q = BigInt(dX)
+  const sign = (v: bigint) => (v > 0n ? 1 : v < 0n ? -1 : 0)
+  if (Q === 0n || sign(P) === sign(Q)) return sign(P) || sign(Q)
+  // P and Q of opposite signs: P + Q sqrt(R) takes the sign of the larger of |P| and |Q| sqrt(R)
+  const [pp, qqr] = [P * P, Q * Q * R]
+  return pp === qqr ? 0 : pp > qqr ? sign(P) : sign(Q)
 }
 
 /** A second region counts when it holds at least this share of the first one's stability mass. */
@@ -864,17 +923,11 @@ const measured = new WeakMap<Float32Array, Measured>()
  * The regions of component k for a frequency ratio: it and the next component where that one holds
  * enough mass, else its two halves across its principal axis (none for a component too small to halve).
  */
-function regionsOf(
-  found: Measured['found'],
-  k: number,
-  n: number,
-  shape: ShapeFeatures,
-  axis: [number, number],
-): [number[], number[]] | undefined {
+function regionsOf(found: Measured['found'], k: number, n: number): [number[], number[]] | undefined {
   const { cells, mass, count } = found[k]
   const next = found[k + 1]
   if (next && next.mass >= SECOND_REGION_MASS * mass) return [cells, next.cells]
-  return count >= 2 * MIN_AREA_CELLS ? halves(cells, n, { centroid_x: shape.centroid_x, centroid_y: shape.centroid_y, axis }) : undefined
+  return count >= 2 * MIN_AREA_CELLS ? halves(cells, n) : undefined
 }
 
 /**
@@ -945,7 +998,7 @@ export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured, li
     const { cells, mass } = found[k]
     return {
       ...{ cells, mass, shape, axis, mean_radius: v[SHAPE_KEYS.length + 2] },
-      ...{ regions: once(() => regionsOf(found, k, n, shape, axis)), later: deviceLater(top, listed, k) },
+      ...{ regions: once(() => regionsOf(found, k, n)), later: deviceLater(top, listed, k) },
     }
   })
   measured.set(map, { found, parts })
@@ -1111,7 +1164,7 @@ function* partsOf(map: Float32Array, n: number, listed: Float64Array | undefined
           shape,
           axis,
           mean_radius,
-          regions: once(() => regionsOf(found, k, n, shape, axis)),
+          regions: once(() => regionsOf(found, k, n)),
           later,
         }
       }
