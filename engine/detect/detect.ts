@@ -996,10 +996,8 @@ export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured, li
     SHAPE_KEYS.forEach((key, i) => (shape[key] = v[i]))
     const axis: [number, number] = [v[SHAPE_KEYS.length], v[SHAPE_KEYS.length + 1]]
     const { cells, mass } = found[k]
-    return {
-      ...{ cells, mass, shape, axis, mean_radius: v[SHAPE_KEYS.length + 2] },
-      ...{ regions: once(() => regionsOf(found, k, n)), later: deviceLater(top, listed, k) },
-    }
+    const later = laterOf(top, devicePart(top, listed, k))
+    return { cells, mass, shape, axis, mean_radius: v[SHAPE_KEYS.length + 2], regions: once(() => regionsOf(found, k, n)), later }
   })
   measured.set(map, { found, parts })
 }
@@ -1123,6 +1121,17 @@ export function listedTop(map: Float32Array, n: number, later?: Float32Array): F
   return { total: fieldTotal(map).total, ...(shapes.later && { laterUnit: shapes.later.unit }), parts }
 }
 
+/** The device's sums of the k-th part, where it made them: its first parts are the list's first, its roots the list's. */
+function devicePart(top: FieldTop | undefined, listed: Float64Array | undefined, k: number): TopPart | undefined {
+  const part = top?.parts[k]
+  return part && part.root === listed?.[1 + 3 * k] ? part : undefined
+}
+
+/** A part's later sums and their unit (Part.later), where the device made them (devicePart). */
+function laterOf(top: FieldTop | undefined, part: TopPart | undefined): Part['later'] {
+  return part?.later && top?.laterUnit !== undefined ? { sums: part.later, unit: top.laterUnit } : undefined
+}
+
 /**
  * The components of a stability map above the threshold, the one holding most stability mass first,
  * each measured only when first reached (a field's first structure is often its first component), and
@@ -1130,18 +1139,6 @@ export function listedTop(map: Float32Array, n: number, later?: Float32Array): F
  * The regions of a component for a frequency ratio are it and the next component when that one is
  * strong enough, else its two halves along its principal axis.
  */
-/** The device's sums of the k-th part, where it made them: its first parts are the list's first, its roots the list's. */
-function devicePart(top: FieldTop | undefined, listed: Float64Array | undefined, k: number): TopPart | undefined {
-  const part = top?.parts[k]
-  return part && part.root === listed?.[1 + 3 * k] ? part : undefined
-}
-
-/** The device's later sums of the k-th part and their unit (Part.later), where it made them. */
-function deviceLater(top: FieldTop | undefined, listed: Float64Array | undefined, k: number): Part['later'] {
-  const sums = devicePart(top, listed, k)?.later
-  return sums && top?.laterUnit !== undefined ? { sums, unit: top.laterUnit } : undefined
-}
-
 function* partsOf(map: Float32Array, n: number, listed: Float64Array | undefined, top?: FieldTop): Generator<Part> {
   let held = measured.get(map)
   if (!held) {
@@ -1157,16 +1154,7 @@ function* partsOf(map: Float32Array, n: number, listed: Float64Array | undefined
         const { cells, mass } = f
         const device = devicePart(top, listed, k)
         const { axis, mean_radius, ...shape } = measure(map, n, cells, held.total, device?.shape)
-        const later = deviceLater(top, listed, k)
-        parts[k] = {
-          cells,
-          mass,
-          shape,
-          axis,
-          mean_radius,
-          regions: once(() => regionsOf(found, k, n)),
-          later,
-        }
+        parts[k] = { cells, mass, shape, axis, mean_radius, regions: once(() => regionsOf(found, k, n)), later: laterOf(top, device) }
       }
     }
     const part = parts[k]
