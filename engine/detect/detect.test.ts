@@ -19,7 +19,6 @@ import {
   fieldTotal,
   type Later,
   outshone,
-  signatureWindow,
   detect,
   labels,
   persistenceOf,
@@ -764,28 +763,6 @@ describe('components', () => {
     expect(persistenceOf(ones, [0, 1, 2, 3], { sums: ones, taken: 1 }, 0)).toBe(0)
     expect(persistenceOf(ones, [0, 1, 2, 3], { sums: ones, taken: 1 }, 1)).toBe(1)
     expect(persistenceOf(new Float32Array(4), [0, 1, 2, 3], { sums: ones, taken: 1 }, 1)).toBe(0)
-  })
-
-  test("a signature's window is the farthest cell's distance from the centroid plus one, as measured cell by cell, bit for bit (parts of random masks, in any order; none)", () => {
-    const rand = rng(17)
-    const plain = (n: number, cells: number[], f: { centroid_x: number; centroid_y: number }) => {
-      const [cx, cy] = [f.centroid_x * n - 0.5, f.centroid_y * n - 0.5]
-      let half = 1
-      for (const i of cells) half = Math.max(half, Math.abs((i % n) - cx) + 1, Math.abs(Math.floor(i / n) - cy) + 1)
-      return { cx, cy, half }
-    }
-    for (const n of [7, 33, 96]) {
-      for (const part of components(
-        Uint8Array.from({ length: n * n }, () => (rand() < 0.6 ? 1 : 0)),
-        n,
-      ).slice(0, 8)) {
-        const f = { centroid_x: rand(), centroid_y: rand() }
-        expect(signatureWindow(n, part, f)).toEqual(plain(n, part, f))
-        const shuffled = [...part].sort(() => rand() - 0.5)
-        expect(signatureWindow(n, shuffled, f)).toEqual(plain(n, shuffled, f))
-      }
-    }
-    expect(signatureWindow(9, [], { centroid_x: 0.9, centroid_y: 0.1 })).toEqual(plain(9, [], { centroid_x: 0.9, centroid_y: 0.1 }))
   })
 
   test("the threshold is a float32 rule, as a kernel's f32 product makes it: a cell at fround(fround(0.45) x peak) is in, the float below it out; no cell where the peak is 0 or NaN", () => {

@@ -7,6 +7,7 @@ import { CrystalError } from '../errors.js'
 import { spectraOf } from '../cpu/spectra.js'
 import { measureDynamics, type DynamicsFeatures, type Recording } from './dynamics.js'
 import { modalMap } from './modal.js'
+import { centreOf, ONE, type Placement, placementOf, signatureWindow } from './placement.js'
 import { ListIndex, WindowSpectra } from './spectra.js'
 import type { FieldShapes, FieldTop, LaterSums, PersistenceSums, ShapeSums, TopPart } from './sums.js'
 
@@ -241,10 +242,6 @@ function placed(cells: readonly number[], n: number): { x: Float64Array; y: Floa
   return coords
 }
 
-/** Fractional bits of a cell's offset from its part's centroid (docs/detection.md, item 2's exact forms). */
-export const OFFSET_BITS = 13
-const ONE = 2 ** OFFSET_BITS
-
 /** c s - a b exactly (BigInt only past 2^53), as a float64: c times a second moment about the centroid. */
 function momentTimesCount(c: number, s: number, a: number, b: number): number {
   const [cs, ab] = [c * s, a * b]
@@ -474,14 +471,11 @@ export function classify(f: StructureFeatures, response: Response = {}): { class
  * window (weighted by MODAL_WEIGHT): the same structure anywhere on the field, at any resolution,
  * gives the same signature.
  */
-export function signature(
-  spec: WindowSpectra,
-  map: Float32Array,
-  cells: number[],
-  f: Pick<ShapeFeatures, 'centroid_x' | 'centroid_y'>,
-): number[] {
+export function signature(spec: WindowSpectra, map: Float32Array, cells: number[], place: Placement): number[] {
   const n = spec.n
-  const { cx, cy, half } = signatureWindow(n, cells, f)
+  const window = signatureWindow(n, cells, place)
+  const [cx, cy] = centreOf(window)
+  const half = window.hc / window.c
   // the whole map inside the window, not only the component: the component's edge moves with the noise
   const at = (x: number, y: number) => (x < 0 || y < 0 || x >= n || y >= n ? 0 : map[y * n + x])
   const out: number[] = []
@@ -498,32 +492,7 @@ export function signature(
   }
   const norm = Math.hypot(...out) || 1
   const [a, b] = [Math.sqrt(1 - MODAL_WEIGHT), Math.sqrt(MODAL_WEIGHT)]
-  return [...out.map((v) => (a * v) / norm), ...modalMap(spec, cx, cy, half).map((v) => b * v)]
-}
-
-/** The square window a signature samples: its centre and half side, in cells, holding every cell of the component. */
-export function signatureWindow(
-  n: number,
-  cells: readonly number[],
-  f: Pick<ShapeFeatures, 'centroid_x' | 'centroid_y'>,
-): { cx: number; cy: number; half: number } {
-  const cx = f.centroid_x * n - 0.5
-  const cy = f.centroid_y * n - 0.5
-  let half = 1
-  if (!cells.length) return { cx, cy, half }
-  // the farthest cells are at the part's extreme columns and rows (a rounded difference grows with the
-  // exact one): a pass for those, not a distance a cell
-  let [minX, maxX, minI, maxI] = [n, -1, Infinity, -1]
-  for (const i of cells) {
-    const x = i % n
-    if (x < minX) minX = x
-    if (x > maxX) maxX = x
-    if (i < minI) minI = i
-    if (i > maxI) maxI = i
-  }
-  for (const x of [minX, maxX]) half = Math.max(half, Math.abs(x - cx) + 1)
-  for (const i of [minI, maxI]) half = Math.max(half, Math.abs(Math.floor(i / n) - cy) + 1)
-  return { cx, cy, half }
+  return [...out.map((v) => (a * v) / norm), ...modalMap(spec, window).map((v) => b * v)]
 }
 
 /** blake3 of the signature quantized to int16 (little-endian), so float noise below 1/32767 does not change it. */
@@ -627,6 +596,8 @@ export interface Part {
   shape: ShapeFeatures
   axis: [number, number]
   mean_radius: number
+  /** Where it is placed, from its ShapeSums: where its mode, winding circles and signature are read. */
+  place: Placement
   /** Its regions (regionsOf), made when first asked for: only a part that holds is asked (some 8% of naming a window's cells made them for every part). */
   regions: () => [number[], number[]] | undefined
   /** Its sums over the later window and their unit, where the device made them (PlaneSource.top). */
@@ -945,7 +916,8 @@ export interface PackedMeasured {
 }
 
 const SHAPE_KEYS = ['area', 'elongation', 'annularity', 'angular_gaps', 'stability_ratio', 'centroid_x', 'centroid_y'] as const
-const PART_FLOATS = SHAPE_KEYS.length + 3
+/** A part packed: its shape, axis, mean radius and placement (sx, sy and rc; c is its cells' count). */
+const PART_FLOATS = SHAPE_KEYS.length + 6
 
 /**
  * What is measured of a map so far, packed: a worker thread that ran cellsRead sends it back, and the
@@ -963,7 +935,12 @@ export function measuredOf(map: Float32Array): PackedMeasured | undefined {
   const parts = new Float64Array(m.parts.length * PART_FLOATS)
   // an outshone part (not measured) as NaNs
   m.parts.forEach((p, k) =>
-    parts.set(p ? [...SHAPE_KEYS.map((key) => p.shape[key]), ...p.axis, p.mean_radius] : new Array(PART_FLOATS).fill(NaN), k * PART_FLOATS),
+    parts.set(
+      p
+        ? [...SHAPE_KEYS.map((key) => p.shape[key]), ...p.axis, p.mean_radius, p.place.sx, p.place.sy, p.place.rc]
+        : new Array(PART_FLOATS).fill(NaN),
+      k * PART_FLOATS,
+    ),
   )
   return { cells, ends, masses: Float64Array.from(m.found, (f) => f.mass), parts }
 }
@@ -994,10 +971,12 @@ export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured, li
     // the keys in SHAPE_KEYS' order (measure's), so that features list them alike either way
     const shape = {} as ShapeFeatures
     SHAPE_KEYS.forEach((key, i) => (shape[key] = v[i]))
-    const axis: [number, number] = [v[SHAPE_KEYS.length], v[SHAPE_KEYS.length + 1]]
-    const { cells, mass } = found[k]
+    const K = SHAPE_KEYS.length
+    const axis: [number, number] = [v[K], v[K + 1]]
+    const { cells, mass, count } = found[k]
+    const place = { n, c: count, sx: v[K + 3], sy: v[K + 4], rc: v[K + 5] }
     const later = laterOf(top, devicePart(top, listed, k))
-    return { cells, mass, shape, axis, mean_radius: v[SHAPE_KEYS.length + 2], regions: once(() => regionsOf(found, k, n)), later }
+    return { cells, mass, shape, axis, mean_radius: v[K + 2], place, regions: once(() => regionsOf(found, k, n)), later }
   })
   measured.set(map, { found, parts })
 }
@@ -1153,8 +1132,19 @@ function* partsOf(map: Float32Array, n: number, listed: Float64Array | undefined
       else {
         const { cells, mass } = f
         const device = devicePart(top, listed, k)
-        const { axis, mean_radius, ...shape } = measure(map, n, cells, held.total, device?.shape)
-        parts[k] = { cells, mass, shape, axis, mean_radius, regions: once(() => regionsOf(found, k, n)), later: laterOf(top, device) }
+        const sums = device?.shape ?? shapeSums(cells, n)
+        const { axis, mean_radius, ...shape } = measure(map, n, cells, held.total, sums)
+        const place = placementOf(n, sums)
+        parts[k] = {
+          cells,
+          mass,
+          shape,
+          axis,
+          mean_radius,
+          place,
+          regions: once(() => regionsOf(found, k, n)),
+          later: laterOf(top, device),
+        }
       }
     }
     const part = parts[k]
@@ -1170,9 +1160,7 @@ function* partsOf(map: Float32Array, n: number, listed: Float64Array | undefined
 function featuresOf(spec: WindowSpectra, map: Float32Array, later: Later, p: Part): StructureFeatures | undefined {
   const sustain = p.later ? sustainFrom(p.later.sums.units, p.later.unit, later.taken, p.mass) : sustainOf(p.cells, map, later)
   if (!holds({ sustain, stability_ratio: p.shape.stability_ratio })) return undefined
-  const n = spec.n
-  const centre = { x: p.shape.centroid_x * n - 0.5, y: p.shape.centroid_y * n - 0.5, radius: p.mean_radius }
-  return { ...p.shape, ...measureDynamics(spec, p.cells, sustain, centre, p.regions()).features }
+  return { ...p.shape, ...measureDynamics(spec, p.cells, sustain, p.place, p.regions()).features }
 }
 
 /**
@@ -1189,7 +1177,7 @@ export async function detect(window: Recording | WindowSpectra, later: Later, li
     if (!features) continue
     const classed = classify(features)
     if (!classed) continue
-    const sig = signature(spec, map, part.cells, features)
+    const sig = signature(spec, map, part.cells, part.place)
     found.push({ ...classed, features, mass: part.mass, cells: part.cells, signature: sig, hash: await signatureHash(sig) })
     // before the next part is measured
     if (found.length >= limit) break
@@ -1268,8 +1256,7 @@ export function cellsRead(spec: WindowSpectra, later: Later, limit = Infinity): 
       const features = featuresOf(zeros, map, later, part)
       if (!features) continue
       // what the signature reads beyond the map: its modal map's blocks (the map's samples need nothing)
-      const { cx, cy, half } = signatureWindow(spec.n, part.cells, features)
-      modalMap(zeros, cx, cy, half)
+      modalMap(zeros, signatureWindow(spec.n, part.cells, part.place))
       const byShape = classify(features) !== undefined
       const { area, centroid_x, centroid_y } = part.shape
       planned ??= {

@@ -2,6 +2,7 @@
 // recorded window of the field itself (how it oscillates, whether it stands or rotates, what it keeps),
 // as its per-cell spectra (engine/detect/spectra.ts): the frames themselves stay where they were made.
 import { CrystalError } from '../errors.js'
+import { circleCells, type Placement, reachBox } from './placement.js'
 import type { WindowSpectra } from './spectra.js'
 
 /** A recorded window of one field: `frames` snapshots of u (n x n each), `dt` steps apart. */
@@ -118,23 +119,19 @@ export function reachSample(cells: readonly number[], n: number, [x0, x1, y0, y1
   return out
 }
 
-/** Turns of the mode's phase along a circle of radius r around (cx, cy), skipping weak cells; 0 when too little of the circle is strong. */
-function windingOf(n: number, amp: (cell: number) => [number, number], cx: number, cy: number, r: number): number {
-  const POINTS = 32
+/** Turns of the mode's phase along a circle (its cells: circleCells), skipping weak cells; 0 when too little of the circle is strong. */
+function windingOf(amp: (cell: number) => [number, number], circle: Int32Array): number {
   const phases: number[] = []
   let peak = 0
   const samples: [number, number][] = []
-  for (let k = 0; k < POINTS; k++) {
-    const a = (2 * Math.PI * k) / POINTS
-    const x = Math.round(cx + r * Math.cos(a))
-    const y = Math.round(cy + r * Math.sin(a))
-    const v = x >= 0 && y >= 0 && x < n && y < n ? amp(y * n + x) : undefined
+  for (const cell of circle) {
+    const v = cell >= 0 ? amp(cell) : undefined
     samples.push(v ?? [0, 0])
     if (v) peak = Math.max(peak, Math.hypot(v[0], v[1]))
   }
   for (const [re, im] of samples) if (peak > 0 && Math.hypot(re, im) >= 0.2 * peak) phases.push(Math.atan2(im, re))
   // a winding needs the phase followed most of the way round
-  if (phases.length < 0.75 * POINTS) return 0
+  if (phases.length < 0.75 * circle.length) return 0
   let turn = 0
   for (let i = 0; i < phases.length; i++) {
     let d = phases[(i + 1) % phases.length] - phases[i]
@@ -145,23 +142,19 @@ function windingOf(n: number, amp: (cell: number) => [number, number], cx: numbe
 }
 
 /**
- * Measures the structure (its `cells`, centroid in cells, mean radius in cells) over the recording;
- * `sustain` is what it kept in a later window (engine/detect/detect.ts sustainOf), `regions` the
- * structure's two halves (or its two regions) when it has them.
+ * Measures the structure (its `cells`, and where it is placed) over the recording; `sustain` is what it
+ * kept in a later window (engine/detect/detect.ts sustainOf), `regions` the structure's two halves (or
+ * its two regions) when it has them.
  */
 export function measureDynamics(
   spec: WindowSpectra,
   cells: readonly number[],
   sustain: number,
-  centre: { x: number; y: number; radius: number },
+  place: Placement,
   regions?: [readonly number[], readonly number[]],
 ): Dynamics {
   // the mode over the structure and a ring of cells around it, so that the winding circle sees it all
-  const n = spec.n
-  const r = Math.max(1, centre.radius)
-  const [x0, x1] = [Math.max(0, Math.floor(centre.x - 1.5 * r)), Math.min(n - 1, Math.ceil(centre.x + 1.5 * r))]
-  const [y0, y1] = [Math.max(0, Math.floor(centre.y - 1.5 * r)), Math.min(n - 1, Math.ceil(centre.y + 1.5 * r))]
-  const mode = modeOver(spec, reachSample(cells, n, [x0, x1, y0, y1]))
+  const mode = modeOver(spec, reachSample(cells, spec.n, reachBox(place)))
   const amp = (cell: number) => spec.amplitudeAt(cell, mode)
   let sr = 0
   let si = 0
@@ -179,7 +172,7 @@ export function measureDynamics(
     if (Math.min(a, b) >= MIN_RATIO_BIN) region_ratio = Math.max(a, b) / Math.min(a, b)
   }
   // a winding counts when the circles at the mean radius and at 0.7 of it both see it
-  const turns = [1, 0.7].map((k) => windingOf(n, amp, centre.x, centre.y, k * r))
+  const turns = [10, 7].map((tenths) => windingOf(amp, circleCells(place, tenths)))
   const features = {
     sustain,
     frequency: mode.frequency,

@@ -2,6 +2,7 @@
 // structure cut into MODAL_BLOCKS^2 blocks, and in each the root mean power of every DFT bin over the
 // block's sampled cells. It reads some 1,000 cells a structure at N = 96, each block's as one list of
 // power sums (WindowSpectra.powerSums), which are made on the GPU where the planes live there.
+import { blockOffsets, type SquareWindow } from './placement.js'
 import type { WindowSpectra } from './spectra.js'
 
 /** Blocks per side of the modal map, and cells per side sampled in a block at most. */
@@ -20,23 +21,22 @@ export interface ModalSamples {
   counts: Int32Array
 }
 
-/** The cells sampled over a square window (centre and half side in cells) of a field of side n. */
-export function modalSamples(n: number, cx: number, cy: number, half: number): ModalSamples {
+/** The cells sampled over a square window (placement.ts signatureWindow) of a field of side n. */
+export function modalSamples(n: number, w: SquareWindow): ModalSamples {
   const B = MODAL_BLOCKS
-  const block = (2 * half) / B
-  const stride = Math.max(1, block / MODAL_SAMPLES)
-  // whole-cell offsets from the rounded centre, so that a structure moved by whole cells samples the same cells
-  const [ox, oy] = [Math.round(cx), Math.round(cy)]
+  // whole-cell offsets from the rounded centre (halves up), so that a structure moved by whole cells samples the same cells
+  const [ox, oy] = [w.sx, w.sy].map((s) => Math.floor((2 * s + w.c) / (2 * w.c)))
+  const offsets = Array.from({ length: B }, (_, b) => blockOffsets(w, b, B, MODAL_SAMPLES))
   const cells: number[] = []
   const ends = new Int32Array(MODAL_CELLS)
   const counts = new Int32Array(MODAL_CELLS)
   for (let by = 0; by < B; by++) {
     for (let bx = 0; bx < B; bx++) {
       const b = by * B + bx
-      for (let y = -half + by * block + stride / 2; y < -half + (by + 1) * block; y += stride) {
-        for (let x = -half + bx * block + stride / 2; x < -half + (bx + 1) * block; x += stride) {
-          counts[b]++
-          const [i, j] = [ox + Math.round(x), oy + Math.round(y)]
+      counts[b] = offsets[by].length * offsets[bx].length
+      for (const y of offsets[by]) {
+        for (const x of offsets[bx]) {
+          const [i, j] = [ox + x, oy + y]
           if (i >= 0 && j >= 0 && i < n && j < n) cells.push(j * n + i)
         }
       }
@@ -47,14 +47,14 @@ export function modalSamples(n: number, cx: number, cy: number, half: number): M
 }
 
 /**
- * Which modes a structure holds where: over a square window (centre and half side in cells), the
+ * Which modes a structure holds where: over a square window (its signature's), the
  * root mean power of every DFT bin 1..T/2 in each of MODAL_CELLS blocks, bin-major, unit length.
  * Two genomes that settle in the same box mostly share the box's frequencies and the shape of their
  * mean |u|, but not how their power divides among the modes and places: this tells them apart, and
  * a change of noise seed barely moves it (docs/detection.md has the figures).
  */
-export function modalMap(spec: WindowSpectra, cx: number, cy: number, half: number): number[] {
-  const { cells, ends, counts } = modalSamples(spec.n, cx, cy, half)
+export function modalMap(spec: WindowSpectra, w: SquareWindow): number[] {
+  const { cells, ends, counts } = modalSamples(spec.n, w)
   const out = new Array<number>(spec.bins * MODAL_CELLS)
   for (let b = 0; b < MODAL_CELLS; b++) {
     const sums = spec.powerSums(cells.subarray(b ? ends[b - 1] : 0, ends[b]))

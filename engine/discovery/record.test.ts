@@ -166,11 +166,11 @@ test('a window larger than one buffer of the device: its lists summed in groups 
   // lists: every cell (576: more than a group of either limit holds, 254 or 50), and the blocks of
   // modal maps over the field, a small window and one half outside it
   const blocks = [
-    [11.5, 11.5, 12],
-    [3, 20, 5],
-    [0, 1, 6],
-  ].flatMap(([cx, cy, half]) => {
-    const { cells, ends } = modalSamples(N, cx, cy, half)
+    { c: 2, sx: 23, sy: 23, hc: 24 },
+    { c: 1, sx: 3, sy: 20, hc: 5 },
+    { c: 1, sx: 0, sy: 1, hc: 6 },
+  ].flatMap((window) => {
+    const { cells, ends } = modalSamples(N, window)
     return Array.from(ends, (end, b) => cells.subarray(b ? ends[b - 1] : 0, end))
   })
   const lists = [every(N), ...blocks.filter((b) => b.length)]

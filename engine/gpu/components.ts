@@ -13,12 +13,12 @@ import {
   listedRoots,
   massUnit,
   MIN_AREA_CELLS,
-  OFFSET_BITS,
   TOTAL_BITS,
   thresholdOf,
   TOP_PARTS,
   unitOfPeak,
 } from '../detect/detect.js'
+import { OFFSET_BITS } from '../detect/placement.js'
 import type { FieldShapes, LaterSums, ShapeSums, TopPart, FieldTop } from '../detect/sums.js'
 import { CrystalError } from '../errors.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'

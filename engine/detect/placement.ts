@@ -1,0 +1,145 @@
+// Where a part's reads fall, from its sums (docs/detection.md, item 3): the box its mode is taken over,
+// the circles its winding is followed along and the square window its signature samples, each a
+// function of integers (the part's ShapeSums and its extreme cells), decided exactly: float64 where
+// clear of its rounding, BigInt where not. So the cells are the same on any machine, and a kernel
+// can name them alike.
+
+/** Fractional bits of a cell's offset from its part's centroid (docs/detection.md, item 2's exact forms). */
+export const OFFSET_BITS = 13
+export const ONE = 2 ** OFFSET_BITS
+
+/**
+ * A part's place on a field of side n, as integers: its centroid is (sx / c, sy / c) in cells, and its
+ * radius, max(1, its mean radius), is rc / (c ONE) (rc = max(c ONE, ShapeSums' radii)).
+ */
+export interface Placement {
+  n: number
+  c: number
+  sx: number
+  sy: number
+  rc: number
+}
+
+export function placementOf(n: number, s: { cells: number; sx: number; sy: number; radii: number }): Placement {
+  return { n, c: s.cells, sx: s.sx, sy: s.sy, rc: Math.max(s.cells * ONE, s.radii) }
+}
+
+/** The centroid in cells, x and y, as float64 (for what samples the map between cells: the signature's shape). */
+export function centreOf({ c, sx, sy }: Pick<Placement, 'c' | 'sx' | 'sy'>): [number, number] {
+  return [sx / c, sy / c]
+}
+
+/**
+ * floor(a / b) of integers, |a| < 2^53 and b > 0, exactly: a quotient that is not whole lies at least
+ * 1 / b from one, more than float64's rounding of it (under |a / b| 2^-53).
+ */
+function floorDiv(a: number, b: number): number {
+  return Math.floor(a / b)
+}
+
+/** floor(a / b) of BigInts, b > 0 (BigInt's division truncates toward 0). */
+function floorBig(a: bigint, b: bigint): bigint {
+  return a >= 0n ? a / b : -((-a + b - 1n) / b)
+}
+
+/** The box round a part its mode is taken over: its cells within 1.5 radii of its centroid, in the field ([x0, x1, y0, y1]). */
+export function reachBox({ n, c, sx, sy, rc }: Placement): [number, number, number, number] {
+  // x0 = floor(sx / c - 1.5 rc / (c ONE)), x1 = ceil(sx / c + 1.5 rc / (c ONE)): one denominator
+  const d = 2 * c * ONE
+  const span = (s: number): [number, number] => [
+    Math.max(0, floorDiv(2 * s * ONE - 3 * rc, d)),
+    Math.min(n - 1, -floorDiv(-(2 * s * ONE + 3 * rc), d)),
+  ]
+  return [...span(sx), ...span(sy)]
+}
+
+/** Points on a winding circle. */
+export const CIRCLE_POINTS = 32
+/** Fractional bits of COS_16THS. */
+const COS_BITS = 30
+/** cos(j pi / 16) for j = 0 to 8, rounded to 2^-30: the circles' angles, one table on any machine. */
+const COS_16THS = [1073741824, 1053110176, 992008094, 892783698, 759250125, 596538995, 410903207, 209476638, 0]
+
+/** cos(2 pi j / CIRCLE_POINTS) in 2^-COS_BITS, any integer j. */
+export function cosOf(j: number): number {
+  const k = ((j % CIRCLE_POINTS) + CIRCLE_POINTS) % CIRCLE_POINTS
+  const m = k <= 16 ? k : 32 - k
+  return m <= 8 ? COS_16THS[m] : -COS_16THS[16 - m]
+}
+
+const SCALE = ONE * 2 ** COS_BITS
+
+/**
+ * round(s / c + (tenths / 10) (rc / (c ONE)) (C 2^-COS_BITS)), rounding halves up as Math.round does:
+ * floor((20 SCALE s + 2 tenths rc C + 10 SCALE c) / (20 SCALE c)), whose numerator passes 2^53.
+ */
+function roundedAlong(s: number, c: number, rc: number, tenths: number, C: number): number {
+  const v = s / c + (tenths * rc * C) / (10 * c * SCALE) + 0.5
+  const f = Math.floor(v)
+  // each term within some 2^-50 of its magnitude (under the field's side): far from a whole number, floor is exact
+  if (v - f > 1e-9 && f + 1 - v > 1e-9) return f
+  const scale = BigInt(SCALE)
+  const num = 20n * scale * BigInt(s) + 2n * BigInt(tenths) * BigInt(rc) * BigInt(C) + 10n * scale * BigInt(c)
+  return Number(floorBig(num, 20n * scale * BigInt(c)))
+}
+
+/**
+ * The cells of a winding circle of (tenths / 10) radii round the part's centroid, CIRCLE_POINTS of them
+ * counterclockwise from +x (the point j at angle 2 pi j / CIRCLE_POINTS, rounded to the nearest cell),
+ * -1 where a point falls outside the field.
+ */
+export function circleCells({ n, c, sx, sy, rc }: Placement, tenths: number): Int32Array {
+  const out = new Int32Array(CIRCLE_POINTS)
+  for (let j = 0; j < CIRCLE_POINTS; j++) {
+    const x = roundedAlong(sx, c, rc, tenths, cosOf(j))
+    const y = roundedAlong(sy, c, rc, tenths, cosOf(j - CIRCLE_POINTS / 4))
+    out[j] = x >= 0 && y >= 0 && x < n && y < n ? y * n + x : -1
+  }
+  return out
+}
+
+/**
+ * The square window a signature samples, as integers: centred on the centroid (sx / c, sy / c), its half
+ * side hc / c holding every cell of the part (the farthest one's distance plus one, at least 1).
+ */
+export interface SquareWindow {
+  c: number
+  sx: number
+  sy: number
+  hc: number
+}
+
+/** A part's signature window (its cells, and where it is placed). */
+export function signatureWindow(n: number, cells: readonly number[], { c, sx, sy }: Pick<Placement, 'c' | 'sx' | 'sy'>): SquareWindow {
+  let hc = c
+  // the farthest cells are at the part's extreme columns and rows: a pass for those, not a distance a cell
+  let [minX, maxX, minI, maxI] = [n, -1, Infinity, -1]
+  for (const i of cells) {
+    const x = i % n
+    if (x < minX) minX = x
+    if (x > maxX) maxX = x
+    if (i < minI) minI = i
+    if (i > maxI) maxI = i
+  }
+  if (!cells.length) return { c, sx, sy, hc }
+  for (const x of [minX, maxX]) hc = Math.max(hc, Math.abs(x * c - sx) + c)
+  for (const i of [minI, maxI]) hc = Math.max(hc, Math.abs(Math.floor(i / n) * c - sy) + c)
+  return { c, sx, sy, hc }
+}
+
+/**
+ * Along one side, the offsets from the window's rounded centre of block b's samples (of `blocks` a
+ * side, `samples` at most a side of each): at the centres of `samples` equal steps where a step is
+ * over a cell, else of steps of one cell from half a cell in while they fall within the block, each
+ * rounded to the nearest cell (halves up).
+ */
+export function blockOffsets({ c, hc }: SquareWindow, b: number, blocks: number, samples: number): number[] {
+  const out: number[] = []
+  // the window's side is 2 hc / c, a block's 1 / blocks of it; where a step (of samples a block) is at least a cell,
+  // the block starts `start` steps from the centre and sample m is at (start + m + 1/2) steps
+  const [D, start] = [blocks * samples, (b - blocks / 2) * samples]
+  if (2 * hc >= D * c) for (let m = 0; m < samples; m++) out.push(floorDiv(2 * hc * (2 * (start + m) + 1) + D * c, 2 * D * c))
+  else
+    for (let m = 0; (2 * m + 1) * c * blocks < 4 * hc; m++) out.push(floorDiv(2 * hc * (b - blocks / 2) + c * blocks * (m + 1), c * blocks))
+  return out
+}
