@@ -25,7 +25,8 @@
 // - `mask` also adds each cell to the total, floored to 2^(e - 25 - TOTAL_BITS) (e the peak's binade),
 //   a workgroup's cells first, then the workgroup's sum (`peak` zeroes the total);
 // - `list` also marks the root's tally with SLOT | its slot and zeroes the slot's sums;
-// - `moments`: each cell's x, y, x^2, y^2 and x y added at its component's slot;
+// - `moments`: each cell's x, y, x^2, y^2 and x y added at its component's slot, and its least and
+//   greatest column and row taken (atomicMin, atomicMax);
 // - `centre` (the roots): the centroid in fixed point, floor((2 X 2^F + c) / (2 c)), F = OFFSET_BITS;
 // - `radii`: each cell's floored distance from it, isqrt(dx^2 + dy^2), added;
 // - `bounds` (the roots): half the mean radius as bounds on a squared distance;
@@ -282,6 +283,9 @@ fn list(@builtin(global_invocation_id) gid: vec3<u32>) {
   atomicStore(&out[t], SLOT | slot);
   let s = shape_at(field, slot);
   for (var w = 0u; w < SHAPE_WORDS; w++) { atomicStore(&out[s + w], 0u); }
+  // the extremes start past every cell: the least column and row at NONE
+  atomicStore(&out[s + EDGES], NONE);
+  atomicStore(&out[s + EDGES + 2u], NONE);
 }
 
 // ---- the listed components' shapes ----
@@ -307,6 +311,8 @@ const LATER: u32 = 18u;
 const AB: u32 = 20u;
 const AA: u32 = 23u;
 const BB: u32 = 26u;
+// its least and greatest column, then its least and greatest row
+const EDGES: u32 = 29u;
 // persistence's units: 2^(e - 25) of a binade e
 const PERSISTENCE_LIFT: u32 = 2u;
 const ONE: u32 = 1u << OFFSET_BITS;
@@ -459,6 +465,10 @@ fn moments(@builtin(global_invocation_id) gid: vec3<u32>) {
   add_wide(s + SUM_XX, x * x);
   add_wide(s + SUM_YY, y * y);
   add_wide(s + SUM_XY, x * y);
+  atomicMin(&out[s + EDGES], x);
+  atomicMax(&out[s + EDGES + 1u], x);
+  atomicMin(&out[s + EDGES + 2u], y);
+  atomicMax(&out[s + EDGES + 3u], y);
   if (C.later == 0u) { return; }
   // no unit (unitOfPeak 0): sums with a NaN or an infinity, or whose peak is 0 or subnormal, add nothing
   let top = atomicLoad(&out[shapes_of(gid.z) + 2u]);

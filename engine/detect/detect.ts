@@ -293,6 +293,7 @@ export function shapeSums(cells: readonly number[], n: number): ShapeSums {
   const { x: xs, y: ys } = placed(cells, n)
   const c = cells.length
   let [sx, sy, sxx, syy, sxy] = [0, 0, 0, 0, 0]
+  let [x0, x1] = [n, -1]
   for (let k = 0; k < c; k++) {
     const x = xs[k]
     const y = ys[k]
@@ -301,7 +302,11 @@ export function shapeSums(cells: readonly number[], n: number): ShapeSums {
     sxx += x * x
     syy += y * y
     sxy += x * y
+    if (x < x0) x0 = x
+    if (x > x1) x1 = x
   }
+  // in index order, the first cell is on the least row and the last on the greatest
+  const edges: ShapeSums['edges'] = c ? [x0, x1, ys[0], ys[c - 1]] : [n, -1, n, -1]
   const [fx, fy] = [Math.floor((2 * sx * ONE + c) / (2 * c)), Math.floor((2 * sy * ONE + c) / (2 * c))]
   let radii = 0
   for (let k = 0; k < c; k++) {
@@ -324,7 +329,7 @@ export function shapeSums(cells: readonly number[], n: number): ShapeSums {
       if (d >= out && reached !== ALL_SECTORS) reached |= 1 << sectorOf(dx, dy)
       if (d < within) inner++
     }
-  return { cells: c, sx, sy, sxx, syy, sxy, fx, fy, radii, reached, inner }
+  return { cells: c, sx, sy, sxx, syy, sxy, fx, fy, radii, reached, inner, edges }
 }
 
 /** A part's shape (`total`: its map's fieldTotal, where known). */
@@ -471,9 +476,9 @@ export function classify(f: StructureFeatures, response: Response = {}): { class
  * window (weighted by MODAL_WEIGHT): the same structure anywhere on the field, at any resolution,
  * gives the same signature.
  */
-export function signature(spec: WindowSpectra, map: Float32Array, cells: number[], place: Placement): number[] {
+export function signature(spec: WindowSpectra, map: Float32Array, place: Placement): number[] {
   const n = spec.n
-  const window = signatureWindow(n, cells, place)
+  const window = signatureWindow(place)
   const [cx, cy] = centreOf(window)
   const half = window.hc / window.c
   // the whole map inside the window, not only the component: the component's edge moves with the noise
@@ -916,8 +921,8 @@ export interface PackedMeasured {
 }
 
 const SHAPE_KEYS = ['area', 'elongation', 'annularity', 'angular_gaps', 'stability_ratio', 'centroid_x', 'centroid_y'] as const
-/** A part packed: its shape, axis, mean radius and placement (sx, sy and rc; c is its cells' count). */
-const PART_FLOATS = SHAPE_KEYS.length + 6
+/** A part packed: its shape, axis, mean radius and placement (sx, sy, rc and the edges; c is its cells' count). */
+const PART_FLOATS = SHAPE_KEYS.length + 10
 
 /**
  * What is measured of a map so far, packed: a worker thread that ran cellsRead sends it back, and the
@@ -937,7 +942,7 @@ export function measuredOf(map: Float32Array): PackedMeasured | undefined {
   m.parts.forEach((p, k) =>
     parts.set(
       p
-        ? [...SHAPE_KEYS.map((key) => p.shape[key]), ...p.axis, p.mean_radius, p.place.sx, p.place.sy, p.place.rc]
+        ? [...SHAPE_KEYS.map((key) => p.shape[key]), ...p.axis, p.mean_radius, p.place.sx, p.place.sy, p.place.rc, ...p.place.edges]
         : new Array(PART_FLOATS).fill(NaN),
       k * PART_FLOATS,
     ),
@@ -974,7 +979,8 @@ export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured, li
     const K = SHAPE_KEYS.length
     const axis: [number, number] = [v[K], v[K + 1]]
     const { cells, mass, count } = found[k]
-    const place = { n, c: count, sx: v[K + 3], sy: v[K + 4], rc: v[K + 5] }
+    const edges: Placement['edges'] = [v[K + 6], v[K + 7], v[K + 8], v[K + 9]]
+    const place = { n, c: count, sx: v[K + 3], sy: v[K + 4], rc: v[K + 5], edges }
     const later = laterOf(top, devicePart(top, listed, k))
     return { cells, mass, shape, axis, mean_radius: v[K + 2], place, regions: once(() => regionsOf(found, k, n)), later }
   })
@@ -1177,7 +1183,7 @@ export async function detect(window: Recording | WindowSpectra, later: Later, li
     if (!features) continue
     const classed = classify(features)
     if (!classed) continue
-    const sig = signature(spec, map, part.cells, part.place)
+    const sig = signature(spec, map, part.place)
     found.push({ ...classed, features, mass: part.mass, cells: part.cells, signature: sig, hash: await signatureHash(sig) })
     // before the next part is measured
     if (found.length >= limit) break
@@ -1256,7 +1262,7 @@ export function cellsRead(spec: WindowSpectra, later: Later, limit = Infinity): 
       const features = featuresOf(zeros, map, later, part)
       if (!features) continue
       // what the signature reads beyond the map: its modal map's blocks (the map's samples need nothing)
-      modalMap(zeros, signatureWindow(spec.n, part.cells, part.place))
+      modalMap(zeros, signatureWindow(part.place))
       const byShape = classify(features) !== undefined
       const { area, centroid_x, centroid_y } = part.shape
       planned ??= {

@@ -3,6 +3,7 @@
 // half cell's tie, which the float rules broke by their rounding.
 import { describe, expect, test } from 'vitest'
 import { rng } from '../util/rng.js'
+import { components, shapeSums } from './detect.js'
 import { modalSamples } from './modal.js'
 import { blockOffsets, CIRCLE_POINTS, circleCells, ONE, type Placement, placementOf, reachBox, signatureWindow } from './placement.js'
 
@@ -17,7 +18,7 @@ function placements(rand: () => number, n: number, count: number, most: number, 
     // small parts often (their centroids land on halves and whole cells), and parts of many cells
     const c = 1 + Math.floor(rand() * (rand() < 0.5 ? 8 : most))
     const [sx, sy] = [0, 0].map(() => Math.floor(rand() * (n - 1) * c))
-    return placementOf(n, { cells: c, sx, sy, radii: Math.floor(rand() * reach * c * ONE) })
+    return placementOf(n, { cells: c, sx, sy, radii: Math.floor(rand() * reach * c * ONE), edges: [0, n - 1, 0, n - 1] })
   })
 }
 
@@ -92,7 +93,7 @@ describe("where a part's reads fall", () => {
     expect(ties).toBeLessThan(points / 100)
     // the table is cos(j pi / 16) to 2^-30, the points counterclockwise from +x: a part of one cell at (10, 20)
     // with a radius of 2 cells: (12, 20), (10, 22), (8, 20), (10, 18); a half rounds up
-    const one = placementOf(96, { cells: 1, sx: 10, sy: 20, radii: 2 * ONE })
+    const one = placementOf(96, { cells: 1, sx: 10, sy: 20, radii: 2 * ONE, edges: [10, 10, 20, 20] })
     const circle = circleCells(one, 10)
     expect([0, 8, 16, 24].map((j) => [circle[j] % 96, Math.floor(circle[j] / 96)])).toEqual([
       [12, 20],
@@ -102,32 +103,40 @@ describe("where a part's reads fall", () => {
     ])
     // a tie float64 misses: a ring of 2,088 cells' radius at N = 4096, whose point 15 (cos 15 pi / 16) falls at
     // x = 2 exactly, where float64's sum of the centroid and the offset reads 1.99999999999977
-    const wide = placementOf(4096, { cells: 8035, sx: 16_466_899, sy: 8_035_000, radii: 137_438_953_472 })
+    const wide = placementOf(4096, { cells: 8035, sx: 16_466_899, sy: 8_035_000, radii: 137_438_953_472, edges: [0, 4095, 0, 4095] })
     const offset = (10 * wide.rc * -1053110176) / (10 * wide.c * ONE * 2 ** 30)
     expect(Math.floor(wide.sx / wide.c + offset + 0.5)).toBe(1)
     expect(circleCells(wide, 10)[15] % 4096).toBe(2)
     // 0.7 of 5 cells from 10.5: 14 and 7 (13.5 and 7.0 rounded up), across the field's edge -1
-    const half = placementOf(96, { cells: 2, sx: 21, sy: 0, radii: 2 * 5 * ONE })
+    const half = placementOf(96, { cells: 2, sx: 21, sy: 0, radii: 2 * 5 * ONE, edges: [10, 11, 0, 0] })
     expect([0, 16].map((j) => circleCells(half, 7)[j] % 96)).toEqual([14, 7])
     expect(circleCells(half, 7)[24]).toBe(-1)
   })
 
-  test("a signature's window: c times its half side is the farthest cell's distance from the centroid times c, plus c (at least c), measured cell by cell, in any order; none", () => {
+  test("a signature's window: c times its half side is the farthest cell's distance from the centroid times c, plus c (at least c), as measured cell by cell: from the edges shapeSums takes (parts of random masks)", () => {
     const rand = rng(17)
     const plain = (n: number, cells: number[], c: number, sx: number, sy: number) => {
       let hc = c
       for (const i of cells) hc = Math.max(hc, Math.abs((i % n) * c - sx) + c, Math.abs(Math.floor(i / n) * c - sy) + c)
       return hc
     }
+    let parts = 0
     for (const n of [7, 33, 96]) {
-      for (let k = 0; k < 40; k++) {
-        const cells = Array.from({ length: 1 + Math.floor(rand() * 60) }, () => Math.floor(rand() * n * n))
-        const c = cells.length
-        const [sx, sy] = [0, 0].map(() => Math.floor(rand() * n * c))
-        expect(signatureWindow(n, cells, { c, sx, sy })).toEqual({ c, sx, sy, hc: plain(n, cells, c, sx, sy) })
+      for (const cells of components(
+        Uint8Array.from({ length: n * n }, () => (rand() < 0.6 ? 1 : 0)),
+        n,
+      ).slice(0, 8)) {
+        const sums = shapeSums(cells, n)
+        const [xs, ys] = [cells.map((i) => i % n), cells.map((i) => Math.floor(i / n))]
+        expect(sums.edges).toEqual([Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)])
+        const { c, sx, sy } = placementOf(n, sums)
+        expect(signatureWindow(placementOf(n, sums))).toEqual({ c, sx, sy, hc: plain(n, cells, c, sx, sy) })
+        parts++
       }
     }
-    expect(signatureWindow(9, [], { c: 3, sx: 5, sy: 7 })).toEqual({ c: 3, sx: 5, sy: 7, hc: 3 })
+    expect(parts).toBeGreaterThan(12)
+    // a single cell: half a side of one cell
+    expect(signatureWindow(placementOf(9, shapeSums([40], 9)))).toEqual({ c: 1, sx: 4, sy: 4, hc: 1 })
   })
 
   test("a modal block's samples along a side: the float loop's cells (steps from half a step in, rounded) except at a half cell's tie, where halves round up; 8 a block where a step is a cell or more", () => {

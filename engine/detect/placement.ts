@@ -1,16 +1,19 @@
 // Where a part's reads fall, from its sums (docs/detection.md, item 3): the box its mode is taken over,
 // the circles its winding is followed along and the square window its signature samples, each a
-// function of integers (the part's ShapeSums and its extreme cells), decided exactly: float64 where
-// clear of its rounding, BigInt where not. So the cells are the same on any machine, and a kernel
-// can name them alike.
+// function of integers (the part's ShapeSums), decided exactly: float64 where clear of its rounding,
+// BigInt where not. So the cells are the same on any machine, and a kernel can name them alike from
+// the sums the device makes.
+
+import type { ShapeSums } from './sums.js'
 
 /** Fractional bits of a cell's offset from its part's centroid (docs/detection.md, item 2's exact forms). */
 export const OFFSET_BITS = 13
 export const ONE = 2 ** OFFSET_BITS
 
 /**
- * A part's place on a field of side n, as integers: its centroid is (sx / c, sy / c) in cells, and its
- * radius, max(1, its mean radius), is rc / (c ONE) (rc = max(c ONE, ShapeSums' radii)).
+ * A part's place on a field of side n, as integers: its centroid is (sx / c, sy / c) in cells, its
+ * radius, max(1, its mean radius), is rc / (c ONE) (rc = max(c ONE, ShapeSums' radii)), and its least
+ * and greatest column and row are `edges`.
  */
 export interface Placement {
   n: number
@@ -18,10 +21,11 @@ export interface Placement {
   sx: number
   sy: number
   rc: number
+  edges: ShapeSums['edges']
 }
 
-export function placementOf(n: number, s: { cells: number; sx: number; sy: number; radii: number }): Placement {
-  return { n, c: s.cells, sx: s.sx, sy: s.sy, rc: Math.max(s.cells * ONE, s.radii) }
+export function placementOf(n: number, s: Pick<ShapeSums, 'cells' | 'sx' | 'sy' | 'radii' | 'edges'>): Placement {
+  return { n, c: s.cells, sx: s.sx, sy: s.sy, rc: Math.max(s.cells * ONE, s.radii), edges: s.edges }
 }
 
 /** The centroid in cells, x and y, as float64 (for what samples the map between cells: the signature's shape). */
@@ -109,21 +113,9 @@ export interface SquareWindow {
   hc: number
 }
 
-/** A part's signature window (its cells, and where it is placed). */
-export function signatureWindow(n: number, cells: readonly number[], { c, sx, sy }: Pick<Placement, 'c' | 'sx' | 'sy'>): SquareWindow {
-  let hc = c
-  // the farthest cells are at the part's extreme columns and rows: a pass for those, not a distance a cell
-  let [minX, maxX, minI, maxI] = [n, -1, Infinity, -1]
-  for (const i of cells) {
-    const x = i % n
-    if (x < minX) minX = x
-    if (x > maxX) maxX = x
-    if (i < minI) minI = i
-    if (i > maxI) maxI = i
-  }
-  if (!cells.length) return { c, sx, sy, hc }
-  for (const x of [minX, maxX]) hc = Math.max(hc, Math.abs(x * c - sx) + c)
-  for (const i of [minI, maxI]) hc = Math.max(hc, Math.abs(Math.floor(i / n) * c - sy) + c)
+/** A part's signature window: its farthest cells are at its extreme columns and rows. */
+export function signatureWindow({ c, sx, sy, edges: [x0, x1, y0, y1] }: Omit<Placement, 'n' | 'rc'>): SquareWindow {
+  const hc = Math.max(c, Math.abs(x0 * c - sx) + c, Math.abs(x1 * c - sx) + c, Math.abs(y0 * c - sy) + c, Math.abs(y1 * c - sy) + c)
   return { c, sx, sy, hc }
 }
 

@@ -25,6 +25,8 @@ export interface ShapeSums {
   reached: number
   /** The cells within half the mean radius (2 c r <= radii). */
   inner: number
+  /** Its least and greatest column, then its least and greatest row (where its signature's window reaches). */
+  edges: [number, number, number, number]
 }
 
 /** Persistence's cosine's sums over a part (persistenceSums). */

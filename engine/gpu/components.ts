@@ -54,9 +54,9 @@ type Entry = (typeof ENTRIES)[number]
 /**
  * The words of a listed component's shape (shaders/components.wgsl: sums of x, y, x^2, y^2, x y and
  * the radii, two words each; centre x, y; bounds; reached; inner; the later sums' units, two words;
- * persistence's sums, three words each).
+ * persistence's sums, three words each; the least and greatest column and row).
  */
-const SHAPE_WORDS = 29
+const SHAPE_WORDS = 33
 /** The words of a field's first parts: its total's 2 and later peak, then each part's list entry's 4 and its slot's. */
 export const TOP_WORDS = 3 + TOP_PARTS * (4 + SHAPE_WORDS)
 /** The generated part of shaders/components.wgsl's module (kernelModule's struct): its uniform and constants. */
@@ -293,6 +293,7 @@ const shapeOfSlot = (w: Uint32Array, cells: number): ShapeSums => ({
   radii: wide(w, 10),
   reached: w[16],
   inner: w[17],
+  edges: [w[29], w[30], w[31], w[32]],
 })
 
 /** A slot's later sums. */
