@@ -44,11 +44,12 @@
 //   later peak, where a read can take them alone (item 3's first K parts by mass).
 // Sums and squares pass 2^32 (x^2 summed over 2^24 cells at N = 4096; D < 2^51), so they are 64-bit
 // integers of two u32 words (wide_*).
-// `struct Components`, MIN_AREA, LISTED (entries a list holds), OFFSET_BITS, SHAPE_WORDS, TOTAL_BITS and TOP are
+// `struct Components`, MIN_AREA, LISTED (entries a list holds), OFFSET_BITS, SHAPE_WORDS, TOTAL_BITS, TOP and PLACE_WORDS are
 // generated (engine/gpu/components.ts COMPONENTS_HEADER). `out` is [lists: fields x (length, LISTED x 4 words)] [peaks: fields]
 // [labels: fields x cells] [tally: fields x cells x (cells, mass low, mass high)] and, where C.shapes is
 // set, [shapes: fields x (total low, total high, later peak, LISTED x SHAPE_WORDS)] [top: fields x
-// (total low, total high, later peak, TOP x (4 + SHAPE_WORDS))]; a list's length counts every
+// (total low, total high, later peak, TOP x (4 + SHAPE_WORDS))] and, where `places` runs, [places: fields x TOP x
+// PLACE_WORDS]; a list's length counts every
 // component listed, those past LISTED left out.
 
 const NONE: u32 = 0xffffffffu;
@@ -580,4 +581,162 @@ fn rank(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: vec3
   for (var w = 0u; w < 4u; w++) { atomicStore(&out[to + w], atomicLoad(&out[entry + w])); }
   let s = shape_at(field, i);
   for (var w = 0u; w < SHAPE_WORDS; w++) { atomicStore(&out[to + 4u + w], atomicLoad(&out[s + w])); }
+}
+
+// ---- where the first parts' reads fall (`places`, where asked; the CPU twin: engine/detect/placement.ts) ----
+// Each of a field's first TOP parts by rank, from its slot's sums alone: PLACE_WORDS words, at BOX the box
+// its mode is taken over (x0, x1, y0, y1: reachBox), at HALF_SIDE c times its signature's window's half
+// side (two words: signatureWindow), at ROUNDED that window's centre rounded (x, y: modalSamples), at
+// BLOCKS per block of a side its samples' count and 8 offsets from that centre (blockOffsets, an i32
+// each), at CIRCLE the winding circles' 32 cells at the radius and 32 at 0.7 of it (circleCells), NONE
+// outside the field.
+const BOX: u32 = 0u;
+const HALF_SIDE: u32 = 4u;
+const ROUNDED: u32 = 6u;
+const BLOCKS: u32 = 8u;
+const CIRCLE: u32 = 44u;
+// cos(j pi / 16) for j = 0 to 8, to 2^-30 (placement.ts COS_16THS); private, so a runtime index may read it
+var<private> COS_16THS: array<u32, 9> = array<u32, 9>(1073741824u, 1053110176u, 992008094u, 892783698u, 759250125u, 596538995u, 410903207u, 209476638u, 0u);
+
+fn places_of(field: u32) -> u32 {
+  return top_of(C.fields) + field * TOP * PLACE_WORDS;
+}
+
+/** -a of a two's-complement 64-bit integer. */
+fn wide_neg(a: vec2<u32>) -> vec2<u32> {
+  let low = ~a.x + 1u;
+  return vec2<u32>(low, ~a.y + select(0u, 1u, low == 0u));
+}
+
+fn wide_negative(a: vec2<u32>) -> bool {
+  return (a.y >> 31u) != 0u;
+}
+
+/** a m (two's complement, m a word), where it fits 64 bits. */
+fn wide_times(a: vec2<u32>, m: u32) -> vec2<u32> {
+  let low = wide_mul(a.x, m);
+  return vec2<u32>(low.x, low.y + a.y * m);
+}
+
+/** floor(a / d) of a two's-complement a, d under 2^31, where the quotient is an i32. */
+fn floor_div(a: vec2<u32>, d: u32) -> i32 {
+  if (!wide_negative(a)) { return i32(wide_div(a, d).x); }
+  let q = wide_div(wide_neg(a), d);
+  return -i32(q.x + select(0u, 1u, q.y != 0u));
+}
+
+/** floor(a / d) of i32s, d > 0 (WGSL's division truncates toward 0). */
+fn floor_div32(a: i32, d: i32) -> i32 {
+  let q = a / d;
+  return q - select(0, 1, q * d != a && a < 0);
+}
+
+/** cos(2 pi j / 32) to 2^-30, any j (cosOf). */
+fn cos_of(j: i32) -> i32 {
+  let k = ((j % 32) + 32) % 32;
+  let m = select(32 - k, k, k <= 16);
+  if (m <= 8) { return i32(COS_16THS[m]); }
+  return -i32(COS_16THS[16 - m]);
+}
+
+/**
+ * round(s / c + (t / 10) (rc / (c ONE)) (cs 2^-30)), halves up (placement.ts roundedAlong), as
+ * floor((20 s + 10 c + floor(2 t rc cs / 2^43)) / (20 c)): the same floor as over the one denominator
+ * 20 c 2^43, with 2 t rc |cs| (under 2^85) in three words.
+ */
+fn rounded_along(s: vec2<u32>, c: u32, rc: vec2<u32>, t: u32, cs: i32) -> i32 {
+  let k = wide_mul(2u * t, u32(abs(cs)));
+  let ll = wide_mul(rc.x, k.x);
+  let lh = wide_mul(rc.x, k.y);
+  let hl = wide_mul(rc.y, k.x);
+  let w1 = ll.y + lh.x;
+  let w1b = w1 + hl.x;
+  let w2 = lh.y + hl.y + rc.y * k.y + select(0u, 1u, w1 < ll.y) + select(0u, 1u, w1b < w1);
+  // 2^43 is bit 11 of the middle word
+  let q = vec2<u32>((w1b >> 11u) | (w2 << 21u), w2 >> 11u);
+  let rest = ll.x != 0u || (w1b & 0x7ffu) != 0u;
+  var e = q;
+  if (cs < 0) { e = wide_neg(wide_add(q, vec2<u32>(select(0u, 1u, rest), 0u))); }
+  return floor_div(wide_add(wide_add(wide_times(s, 20u), vec2<u32>(10u * c, 0u)), e), 20u * c);
+}
+
+/** max(|e c - s| + c) over an edge e (a column or row) and a first moment s: a side's share of c times the half side. */
+fn reach_of(e: u32, c: u32, s: vec2<u32>) -> vec2<u32> {
+  var d = wide_add(wide_mul(e, c), wide_neg(s));
+  if (wide_negative(d)) { d = wide_neg(d); }
+  return wide_add(d, vec2<u32>(c, 0u));
+}
+
+fn wide_max(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  return select(a, b, wide_less(a, b));
+}
+
+@compute @workgroup_size(256)
+fn places(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: vec3<u32>) {
+  let field = wg.x;
+  let r = i / 64u;
+  let lane = i % 64u;
+  if (r >= min(atomicLoad(&out[field * LIST_WORDS]), TOP)) { return; }
+  let part = top_of(field) + 3u + r * (4u + SHAPE_WORDS);
+  let c = atomicLoad(&out[part + 1u]);
+  let s = part + 4u;
+  let sx = wide_at(s + SUM_X);
+  let sy = wide_at(s + SUM_Y);
+  let rc = wide_max(wide_mul(c, ONE), wide_at(s + RADII));
+  let at = places_of(field) + r * PLACE_WORDS;
+  // a lane a circle's point: 32 at the radius, 32 at 0.7 of it, counterclockwise from +x
+  let j = i32(lane % 32u);
+  let t = select(10u, 7u, lane >= 32u);
+  let x = rounded_along(sx, c, rc, t, cos_of(j));
+  let y = rounded_along(sy, c, rc, t, cos_of(j - 8));
+  var cell = NONE;
+  if (x >= 0 && y >= 0 && x < i32(C.n) && y < i32(C.n)) { cell = u32(y) * C.n + u32(x); }
+  atomicStore(&out[at + CIRCLE + lane], cell);
+  if (lane >= 4u) { return; }
+  // the signature's window: c times its half side, from the edges
+  var hc = vec2<u32>(c, 0u);
+  hc = wide_max(hc, reach_of(atomicLoad(&out[s + EDGES]), c, sx));
+  hc = wide_max(hc, reach_of(atomicLoad(&out[s + EDGES + 1u]), c, sx));
+  hc = wide_max(hc, reach_of(atomicLoad(&out[s + EDGES + 2u]), c, sy));
+  hc = wide_max(hc, reach_of(atomicLoad(&out[s + EDGES + 3u]), c, sy));
+  // block `lane`'s samples along a side: 8 at (start + m + 1/2) steps of 2 hc / (32 c) where that step is a
+  // cell or more, else steps of a cell from half a cell in while within the block (hc < 16 c: an i32)
+  let b = i32(lane);
+  let words = at + BLOCKS + lane * 9u;
+  let two_hc = wide_times(hc, 2u);
+  var count = 0u;
+  if (!wide_less(two_hc, vec2<u32>(32u * c, 0u))) {
+    for (var m = 0; m < 8; m++) {
+      let k = 2 * ((b - 2) * 8 + m) + 1;
+      var num = wide_times(two_hc, u32(abs(k)));
+      if (k < 0) { num = wide_neg(num); }
+      atomicStore(&out[words + 1u + count], bitcast<u32>(floor_div(wide_add(num, vec2<u32>(32u * c, 0u)), 64u * c)));
+      count++;
+    }
+  } else {
+    let h = i32(hc.x);
+    let ci = i32(c);
+    for (var m = 0; (2 * m + 1) * ci < h; m++) {
+      atomicStore(&out[words + 1u + count], bitcast<u32>(floor_div32(2 * h * (b - 2) + 4 * ci * (m + 1), 4 * ci)));
+      count++;
+    }
+  }
+  atomicStore(&out[words], count);
+  if (lane != 0u) { return; }
+  let twice_c = 2u * c;
+  // the box: 1.5 radii either side, x0 = floor((2 s - ceil(3 rc / ONE)) / (2 c)), x1 = ceil((2 s + ceil(3 rc / ONE)) / (2 c))
+  let r3 = wide_add(wide_times(rc, 3u), vec2<u32>(ONE - 1u, 0u));
+  let reach = vec2<u32>((r3.x >> OFFSET_BITS) | (r3.y << (32u - OFFSET_BITS)), r3.y >> OFFSET_BITS);
+  var sums = array<vec2<u32>, 2>(sx, sy);
+  for (var axis = 0u; axis < 2u; axis++) {
+    let twice = wide_times(sums[axis], 2u);
+    let low = max(0, floor_div(wide_add(twice, wide_neg(reach)), twice_c));
+    let high = min(i32(C.n) - 1, -floor_div(wide_neg(wide_add(twice, reach)), twice_c));
+    atomicStore(&out[at + BOX + 2u * axis], u32(low));
+    atomicStore(&out[at + BOX + 2u * axis + 1u], u32(high));
+    // the window's centre rounded, halves up: floor((2 s + c) / (2 c))
+    atomicStore(&out[at + ROUNDED + axis], u32(floor_div(wide_add(twice, vec2<u32>(c, 0u)), twice_c)));
+  }
+  atomicStore(&out[at + HALF_SIDE], hc.x);
+  atomicStore(&out[at + HALF_SIDE + 1u], hc.y);
 }

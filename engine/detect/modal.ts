@@ -2,12 +2,9 @@
 // structure cut into MODAL_BLOCKS^2 blocks, and in each the root mean power of every DFT bin over the
 // block's sampled cells. It reads some 1,000 cells a structure at N = 96, each block's as one list of
 // power sums (WindowSpectra.powerSums), which are made on the GPU where the planes live there.
-import { blockOffsets, type SquareWindow } from './placement.js'
+import { blockOffsets, MODAL_BLOCKS, MODAL_SAMPLES, roundedCentre, type SquareWindow } from './placement.js'
 import type { WindowSpectra } from './spectra.js'
 
-/** Blocks per side of the modal map, and cells per side sampled in a block at most. */
-const MODAL_BLOCKS = 4
-const MODAL_SAMPLES = 8
 /** Blocks of the modal map. */
 const MODAL_CELLS = MODAL_BLOCKS * MODAL_BLOCKS
 
@@ -25,7 +22,7 @@ export interface ModalSamples {
 export function modalSamples(n: number, w: SquareWindow): ModalSamples {
   const B = MODAL_BLOCKS
   // whole-cell offsets from the rounded centre (halves up), so that a structure moved by whole cells samples the same cells
-  const [ox, oy] = [w.sx, w.sy].map((s) => Math.floor((2 * s + w.c) / (2 * w.c)))
+  const [ox, oy] = roundedCentre(w)
   const offsets = Array.from({ length: B }, (_, b) => blockOffsets(w, b, B, MODAL_SAMPLES))
   const cells: number[] = []
   const ends = new Int32Array(MODAL_CELLS)

@@ -135,3 +135,37 @@ export function blockOffsets({ c, hc }: SquareWindow, b: number, blocks: number,
     for (let m = 0; (2 * m + 1) * c * blocks < 4 * hc; m++) out.push(floorDiv(2 * hc * (b - blocks / 2) + c * blocks * (m + 1), c * blocks))
   return out
 }
+
+/** Blocks per side of a modal map, and samples per side of a block at most (modal.ts). */
+export const MODAL_BLOCKS = 4
+export const MODAL_SAMPLES = 8
+
+/** The window's centre rounded to a cell, halves up: floor((2 s + c) / (2 c)) of each axis. */
+export function roundedCentre({ c, sx, sy }: SquareWindow): [number, number] {
+  return [floorDiv(2 * sx + c, 2 * c), floorDiv(2 * sy + c, 2 * c)]
+}
+
+/** Where a part's reads fall, all of it (what shaders/components.wgsl `places` makes for a field's first parts). */
+export interface PartPlaces {
+  box: [number, number, number, number]
+  /** c times its signature window's half side. */
+  hc: number
+  centre: [number, number]
+  /** Per block of a side, its samples' offsets from the centre. */
+  offsets: number[][]
+  /** The circles' cells, 32 at the radius then 32 at 0.7 of it, -1 outside the field. */
+  circles: number[]
+}
+
+/** A part's places from its ShapeSums: the twin of shaders/components.wgsl `places`. */
+export function partPlaces(n: number, sums: ShapeSums): PartPlaces {
+  const place = placementOf(n, sums)
+  const w = signatureWindow(place)
+  return {
+    box: reachBox(place),
+    hc: w.hc,
+    centre: roundedCentre(w),
+    offsets: Array.from({ length: MODAL_BLOCKS }, (_, b) => blockOffsets(w, b, MODAL_BLOCKS, MODAL_SAMPLES)),
+    circles: [...circleCells(place, 10), ...circleCells(place, 7)],
+  }
+}

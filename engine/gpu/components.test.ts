@@ -16,6 +16,7 @@ import {
   structureMask,
   sustainOf,
 } from '../detect/detect.js'
+import { partPlaces } from '../detect/placement.js'
 import type { FieldShapes, LaterSums } from '../detect/sums.js'
 import { AT_THE_FLOOR } from '../../testing/fixtures.js'
 import { rng } from '../util/rng.js'
@@ -149,6 +150,7 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
       labels: true,
       shapes: true,
       later: Float32Array.from(later.flatMap((l) => [...l])),
+      places: true,
     })
     expect(got).toHaveLength(maps.length)
     const largest: number[] = []
@@ -162,6 +164,8 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
       expect(got[f].listed, `map ${f}'s list`).toEqual(listedComponents(map, n))
       expect(inOrder(got[f].shapes), `map ${f}'s shapes`).toEqual(inOrder(listedShapes(map, n, later[f])))
       expect(got[f].top, `map ${f}'s first parts`).toEqual(listedTop(map, n, later[f]))
+      // where their reads fall: the twin's, from the same sums
+      expect(got[f].places, `map ${f}'s places`).toEqual(got[f].top?.parts.map((p) => partPlaces(n, p.shape)))
       // each listed part's sustain and persistence from what came back: sustainOf's and persistenceOf's,
       // bit for bit (its cells in the part's own units there, in the map's here)
       const shapes = got[f].shapes
@@ -287,12 +291,12 @@ test("at N = 512 the shapes' sums and squares pass 2^32 (two words each): a fiel
       maps.flatMap((m) => [...m]),
       (v) => 7 * v,
     )
-    const got = await labelMaps(backend, Float32Array.from(maps.flatMap((m) => [...m])), n, { shapes: true, later })
-    maps.forEach((map, f) =>
-      expect(inOrder(got[f].shapes), `map ${f}'s shapes`).toEqual(
-        inOrder(listedShapes(map, n, later.subarray(f * n * n, (f + 1) * n * n))),
-      ),
-    )
+    const got = await labelMaps(backend, Float32Array.from(maps.flatMap((m) => [...m])), n, { shapes: true, later, places: true })
+    maps.forEach((map, f) => {
+      expect(inOrder(got[f].shapes), `map ${f}'s shapes`).toEqual(inOrder(listedShapes(map, n, later.subarray(f * n * n, (f + 1) * n * n))))
+      // where the first parts' reads fall, from sums past 2^32: the twin's
+      expect(got[f].places, `map ${f}'s places`).toEqual(got[f].top?.parts.map((p) => partPlaces(n, p.shape)))
+    })
     // and persistence's sums past 2^64 (three words)
     const [wide] = [...(got[0].shapes?.later?.parts.values() ?? [])]
     expect([wide.units, wide.ab, wide.aa, wide.bb].every((sum) => sum > 2 ** 55)).toBe(true)
@@ -394,6 +398,72 @@ fn check_wide(@builtin(global_invocation_id) gid: vec3<u32>) {
       ])
       expect(quotients[at + 7], `case ${k}'s quotient`).toBe(Number(dividend / divisor))
     })
+  } finally {
+    backend.destroy()
+  }
+})
+
+test("a circle's point rounded on the device (rounded_along) is the exact rational's at N = 4096, past 2^64 in three words: random parts, a tie float64 misses, negative cosines, points off the field", async () => {
+  // an entry point over `out` alone: each 8 words, s (two), c, rc (two), t, the cosine (an i32) in and the cell's x out
+  const check = `
+@compute @workgroup_size(64)
+fn check_along(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let at = 8u * gid.x;
+  if (at + 8u > arrayLength(&out)) { return; }
+  let s = vec2<u32>(atomicLoad(&out[at]), atomicLoad(&out[at + 1u]));
+  let rc = vec2<u32>(atomicLoad(&out[at + 3u]), atomicLoad(&out[at + 4u]));
+  let x = rounded_along(s, atomicLoad(&out[at + 2u]), rc, atomicLoad(&out[at + 5u]), bitcast<i32>(atomicLoad(&out[at + 6u])));
+  atomicStore(&out[at + 7u], bitcast<u32>(x));
+}`
+  const rand = rng(41)
+  const ONE = 2 ** 13
+  const scale = 2n ** 43n
+  const floorBig = (a: bigint, b: bigint) => (a >= 0n ? a / b : -((-a + b - 1n) / b))
+  // cos(j pi / 16) to 2^-30, j = 0 to 8 (placement.ts's table), either sign
+  const table = [1073741824, 1053110176, 992008094, 892783698, 759250125, 596538995, 410903207, 209476638, 0]
+  type Case = { s: number; c: number; rc: number; t: number; cos: number }
+  const cases: Case[] = [{ s: 16_466_899, c: 8035, rc: 137_438_953_472, t: 10, cos: -1053110176 }]
+  for (let k = 0; k < 600; k++) {
+    const c = 1 + Math.floor(rand() * (k % 3 === 0 ? 40 : 2 ** 24))
+    const s = Math.floor(rand() * 4095 * c)
+    const rc = Math.max(c * ONE, Math.min(2 ** 50 - 1, Math.floor(rand() * 2000 * c * ONE)))
+    const cos = table[k % 9] * (rand() < 0.5 ? -1 : 1)
+    cases.push({ s, c, rc, t: k % 2 ? 10 : 7, cos })
+  }
+  const exact = ({ s, c, rc, t, cos }: Case) =>
+    Number(floorBig(20n * scale * BigInt(s) + 2n * BigInt(t) * BigInt(rc) * BigInt(cos) + 10n * scale * BigInt(c), 20n * scale * BigInt(c)))
+  // past 2^64: the products of most cases
+  expect(cases.filter(({ rc, t, cos }) => 2 * t * rc * Math.abs(cos) > 2 ** 64).length).toBeGreaterThan(300)
+  const backend = (await gpuBackend(16, 1)) as GpuFieldBackend
+  try {
+    const { device, transfers } = backend
+    const module = kernelModule(device, COMPONENTS_HEADER, SHADERS.components + check)
+    const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'check_along' } })
+    const words = new Uint32Array(8 * cases.length)
+    const low = (v: number) => v % 2 ** 32
+    const high = (v: number) => Math.floor(v / 2 ** 32)
+    cases.forEach(({ s, c, rc, t, cos }, k) => words.set([low(s), high(s), c, low(rc), high(rc), t, cos >>> 0], 8 * k))
+    const buffer = device.createBuffer({ size: words.byteLength, usage: 0x80 | 0x4 | 0x8 })
+    transfers.write(buffer, 0, words)
+    const encoder = device.createCommandEncoder()
+    const pass = encoder.beginComputePass()
+    pass.setPipeline(pipeline)
+    pass.setBindGroup(
+      0,
+      device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 2, resource: { buffer } }] }),
+    )
+    pass.dispatchWorkgroups(Math.ceil(cases.length / 64))
+    pass.end()
+    transfers.submit(encoder)
+    const [back] = await transfers.readRanges([{ src: buffer, offset: 0, bytes: words.byteLength }], () => backend.failure())
+    transfers.destroy(buffer)
+    const got = new Int32Array(back)
+    cases.forEach((one, k) => expect(got[8 * k + 7], `case ${k}`).toBe(exact(one)))
+    // the tie: x = 2 exactly, where float64 reads 1.99999999999977
+    expect(got[7]).toBe(2)
+    // points left of the field and past it
+    expect(cases.some((one) => exact(one) < 0)).toBe(true)
+    expect(cases.some((one) => exact(one) >= 4096)).toBe(true)
   } finally {
     backend.destroy()
   }

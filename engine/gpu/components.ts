@@ -18,7 +18,7 @@ import {
   TOP_PARTS,
   unitOfPeak,
 } from '../detect/detect.js'
-import { OFFSET_BITS } from '../detect/placement.js'
+import { MODAL_BLOCKS, OFFSET_BITS, type PartPlaces } from '../detect/placement.js'
 import type { FieldShapes, LaterSums, ShapeSums, TopPart, FieldTop } from '../detect/sums.js'
 import { CrystalError } from '../errors.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
@@ -49,7 +49,7 @@ const COMPONENTS_BYTES = Math.ceil((4 * COMPONENTS_LAYOUT.length) / 16) * 16
 
 const LABELLING = ['peak', 'mask', 'link', 'flatten', 'tally', 'list'] as const
 const SHAPING = ['moments', 'centre', 'radii', 'bounds', 'sectors', 'rank'] as const
-const ENTRIES = [...LABELLING, ...SHAPING] as const
+const ENTRIES = [...LABELLING, ...SHAPING, 'places'] as const
 type Entry = (typeof ENTRIES)[number]
 /**
  * The words of a listed component's shape (shaders/components.wgsl: sums of x, y, x^2, y^2, x y and
@@ -59,11 +59,17 @@ type Entry = (typeof ENTRIES)[number]
 const SHAPE_WORDS = 33
 /** The words of a field's first parts: its total's 2 and later peak, then each part's list entry's 4 and its slot's. */
 export const TOP_WORDS = 3 + TOP_PARTS * (4 + SHAPE_WORDS)
+/**
+ * The words of where a first part's reads fall (shaders/components.wgsl `places`): its box (4), c times
+ * its window's half side (2), the window's rounded centre (2), 4 blocks' counts and 8 offsets each (36),
+ * the circles' 64 cells.
+ */
+const PLACE_WORDS = 108
 /** The generated part of shaders/components.wgsl's module (kernelModule's struct): its uniform and constants. */
 export const COMPONENTS_HEADER =
   `${wgslStruct('Components', COMPONENTS_LAYOUT)}const MIN_AREA: u32 = ${MIN_AREA_CELLS}u;\nconst LISTED: u32 = ${LISTED}u;\n` +
   `const OFFSET_BITS: u32 = ${OFFSET_BITS}u;\nconst SHAPE_WORDS: u32 = ${SHAPE_WORDS}u;\nconst TOTAL_BITS: u32 = ${TOTAL_BITS}u;\n` +
-  `const TOP: u32 = ${TOP_PARTS}u;\n`
+  `const TOP: u32 = ${TOP_PARTS}u;\nconst PLACE_WORDS: u32 = ${PLACE_WORDS}u;\n`
 const componentsModule = (device: GPUDevice) =>
   perDevice(device, 'components:module', () => kernelModule(device, COMPONENTS_HEADER, SHADERS.components))
 const COMPUTE_STAGE = 0x4
@@ -106,7 +112,7 @@ export interface MapsOnDevice {
 /**
  * A group of fields labelled in one binding: its first field, its fields, the byte offset in `out` of its
  * lists and peaks ([lists][peaks]), and of its shapes where they are summed (shapesOf), their first
- * parts after them (topOf).
+ * parts after them (topOf), and where asked those parts' places after those (placesOf).
  */
 export interface LabelledGroup {
   first: number
@@ -114,6 +120,7 @@ export interface LabelledGroup {
   offset: number
   shapes?: number
   top?: number
+  places?: number
 }
 
 /**
@@ -128,8 +135,11 @@ export class GpuLabeller {
 
   constructor(private readonly gpu: Pick<GpuContext, 'device' | 'transfers' | 'bindingBytes'>) {}
 
-  /** The kernels, compiled (or still compiling ahead: what to wait for first). */
-  static readonly kernels = Object.values(COMPONENTS_KERNELS)
+  /**
+   * The kernels the recorder runs, compiled (or still compiling ahead: what to wait for first); not
+   * `places`, which nothing reads yet but labelMaps where asked (compiled when first run).
+   */
+  static readonly kernels = [...LABELLING, ...SHAPING].map((e) => COMPONENTS_KERNELS[e])
 
   /**
    * How `fields` maps of n x n cells go in groups: fields a group, its bytes (at a multiple of 256, a
@@ -140,9 +150,10 @@ export class GpuLabeller {
     fields: number,
     bindingBytes: number,
     shapes = false,
+    places = false,
   ): { most: number; words: number; groupBytes: number; bytes: number } | undefined {
-    // out's words a field: its list, its peak, its labels, its cells' tallies and its shapes (shaders/components.wgsl)
-    const words = LIST_AND_PEAK_WORDS + 4 * n * n + (shapes ? SHAPES_WORDS + TOP_WORDS : 0)
+    // out's words a field: its list, its peak, its labels, its cells' tallies, its shapes and its first parts' places (shaders/components.wgsl)
+    const words = LIST_AND_PEAK_WORDS + 4 * n * n + (shapes ? SHAPES_WORDS + TOP_WORDS : 0) + (places ? TOP_PARTS * PLACE_WORDS : 0)
     const most = Math.min(fields, Math.floor(bindingBytes / 4 / words), 65535)
     if (most < 1) return undefined
     const groupBytes = Math.ceil((most * words * 4) / 256) * 256
@@ -151,18 +162,20 @@ export class GpuLabeller {
 
   /**
    * With `shapes`, each listed component's ShapeSums too, and with `later` (where each field's later
-   * window's sums lie, raw) those sums over it (shapesOf reads them).
+   * window's sums lie, raw) those sums over it (shapesOf reads them); with `places` too, where its first
+   * parts' reads fall (placesOf).
    */
   encode(
     encoder: GPUCommandEncoder,
     maps: MapsOnDevice,
     n: number,
     fields: number,
-    { shapes = false, later }: { shapes?: boolean; later?: Omit<MapsOnDevice, 'scale'> } = {},
+    { shapes = false, later, places = false }: { shapes?: boolean; later?: Omit<MapsOnDevice, 'scale'>; places?: boolean } = {},
   ): LabelledGroup[] {
     const { device, transfers, bindingBytes } = this.gpu
     const cells = n * n
-    const layout = GpuLabeller.layout(n, fields, bindingBytes, shapes)
+    if (places && !shapes) throw new CrystalError('internal', "a map's places are made from its shapes: ask for both")
+    const layout = GpuLabeller.layout(n, fields, bindingBytes, shapes, places)
     if (!layout)
       throw new CrystalError('internal', `a map of ${n} x ${n} cells does not fit one storage binding of ${bindingBytes} bytes to label`)
     const { most, words, groupBytes, bytes } = layout
@@ -185,7 +198,8 @@ export class GpuLabeller {
       packStruct(COMPONENTS_LAYOUT, at, values, g * 256)
       const offset = g * groupBytes
       const shaped = offset + k * (LIST_AND_PEAK_WORDS + 4 * cells) * 4
-      return { first, fields: k, offset, ...(shapes && { shapes: shaped, top: shaped + k * SHAPES_WORDS * 4 }) }
+      const top = shaped + k * SHAPES_WORDS * 4
+      return { first, fields: k, offset, ...(shapes && { shapes: shaped, top }), ...(places && { places: top + k * TOP_WORDS * 4 }) }
     })
     transfers.write(this.uniform, 0, values)
     const pass = encoder.beginComputePass()
@@ -198,9 +212,9 @@ export class GpuLabeller {
         { binding: 3, resource: { buffer: later?.buffer ?? maps.buffer } },
       ]
       pass.setBindGroup(0, device.createBindGroup({ layout: componentsLayout(device), entries }))
-      for (const entry of shapes ? ENTRIES : LABELLING) {
+      for (const entry of shapes ? (places ? ENTRIES : [...LABELLING, ...SHAPING]) : LABELLING) {
         pass.setPipeline(pipelineOf(device, COMPONENTS_KERNELS[entry]))
-        if (entry === 'peak' || entry === 'rank') transfers.dispatch(pass, k)
+        if (entry === 'peak' || entry === 'rank' || entry === 'places') transfers.dispatch(pass, k)
         else transfers.dispatch(pass, Math.min(spread, 65535), Math.ceil(spread / 65535), k)
       }
     }
@@ -317,6 +331,25 @@ export function topOf(lists: Uint32Array, top: Uint32Array, fields: number, f: n
 }
 
 /**
+ * Where field f's first parts' reads fall as the device made them (their twin: partPlaces), from its
+ * group's places (`words`) as they came back: `parts` of them (topOf's).
+ */
+export function placesOf(words: Uint32Array, f: number, parts: number): PartPlaces[] {
+  const signed = new Int32Array(words.buffer, words.byteOffset, words.length)
+  return Array.from({ length: parts }, (_, r) => {
+    const at = (f * TOP_PARTS + r) * PLACE_WORDS
+    const w = signed.subarray(at, at + PLACE_WORDS)
+    return {
+      box: [w[0], w[1], w[2], w[3]],
+      hc: words[at + 5] * 2 ** 32 + words[at + 4],
+      centre: [w[6], w[7]],
+      offsets: Array.from({ length: MODAL_BLOCKS }, (_, b) => Array.from(w.subarray(9 + 9 * b, 9 + 9 * b + w[8 + 9 * b]))),
+      circles: Array.from(w.subarray(44, 108)),
+    }
+  })
+}
+
+/**
  * Labels `fields` stability maps of `n` x `n` cells (`maps`, [field][cell]) and reads back each one's
  * list (ListedComponents), some 2 KB a field, in one submit and one read; with `labels`, each cell's
  * label too (labels(structureMask(map), n)); with `shapes`, its total and each listed component's
@@ -328,8 +361,13 @@ export async function labelMaps(
   gpu: Pick<GpuContext, 'device' | 'transfers' | 'bindingBytes' | 'failure' | 'check'>,
   maps: Float32Array,
   n: number,
-  { labels = false, shapes = false, later }: { labels?: boolean; shapes?: boolean; later?: Float32Array } = {},
-): Promise<{ listed: ListedComponents | undefined; labels?: Int32Array; shapes?: FieldShapes; top?: FieldTop }[]> {
+  {
+    labels = false,
+    shapes = false,
+    later,
+    places = false,
+  }: { labels?: boolean; shapes?: boolean; later?: Float32Array; places?: boolean } = {},
+): Promise<{ listed: ListedComponents | undefined; labels?: Int32Array; shapes?: FieldShapes; top?: FieldTop; places?: PartPlaces[] }[]> {
   const cells = n * n
   if (!cells || maps.length % cells)
     throw new CrystalError(
@@ -352,6 +390,7 @@ export async function labelMaps(
     const groups = labeller.encode(encoder, { buffer: input, base: 0, stride: cells, scale: 1 }, n, fields, {
       shapes,
       later: laterInput && { buffer: laterInput, base: 0, stride: cells },
+      places,
     })
     transfers.submit(encoder)
     const out = labeller.out as GPUBuffer
@@ -359,22 +398,30 @@ export async function labelMaps(
     const back = await transfers.readRanges(
       groups.flatMap((g) => [
         { src: out, offset: g.offset, bytes: bytes(g) },
-        ...(g.shapes === undefined ? [] : [{ src: out, offset: g.shapes, bytes: g.fields * (SHAPES_WORDS + TOP_WORDS) * 4 }]),
+        ...(g.shapes === undefined
+          ? []
+          : [{ src: out, offset: g.shapes, bytes: g.fields * (SHAPES_WORDS + TOP_WORDS + (places ? TOP_PARTS * PLACE_WORDS : 0)) * 4 }]),
       ]),
       () => gpu.failure(),
     )
     gpu.check()
     const reads = shapes ? 2 : 1
+    // a field's shapes and first parts, and where asked, where those parts' reads fall (for the fields the device lists)
+    const shapedOf = (words: Uint32Array, shaped: Uint32Array, fields: number, f: number) => {
+      const top = topOf(words, shaped.subarray(fields * SHAPES_WORDS), fields, f, later !== undefined)
+      return {
+        shapes: shapesOf(words, shaped, fields, f, later !== undefined),
+        top,
+        ...(places && top && { places: placesOf(shaped.subarray(fields * (SHAPES_WORDS + TOP_WORDS)), f, top.parts.length) }),
+      }
+    }
     return groups.flatMap((g, k) => {
       const words = new Uint32Array(back[reads * k])
       const shaped = shapes ? new Uint32Array(back[reads * k + 1]) : undefined
       return Array.from({ length: g.fields }, (_, f) => ({
         listed: listOf(words, g.fields, f),
         ...(labels && { labels: new Int32Array(words.buffer, (g.fields * LIST_AND_PEAK_WORDS + f * cells) * 4, cells).slice() }),
-        ...(shaped && {
-          shapes: shapesOf(words, shaped, g.fields, f, later !== undefined),
-          top: topOf(words, shaped.subarray(g.fields * SHAPES_WORDS), g.fields, f, later !== undefined),
-        }),
+        ...(shaped && shapedOf(words, shaped, g.fields, f)),
       }))
     })
   } finally {
