@@ -312,6 +312,28 @@ test("at N = 512 the shapes' sums and squares pass 2^32 (two words each): a fiel
   }
 })
 
+/**
+ * Runs `entry` of `check` (an entry point over `out` alone, added to the module the kernels are in) over
+ * `words`, a 64-invocation workgroup a 512 words, and gives back `out` after it.
+ */
+async function runCheck(backend: GpuFieldBackend, check: string, entry: string, words: Uint32Array): Promise<Uint32Array> {
+  const { device, transfers } = backend
+  const module = kernelModule(device, COMPONENTS_HEADER, SHADERS.components + check)
+  const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: entry } })
+  const buffer = device.createBuffer({ size: words.byteLength, usage: 0x80 | 0x4 | 0x8 })
+  transfers.write(buffer, 0, words)
+  const encoder = device.createCommandEncoder()
+  const pass = encoder.beginComputePass()
+  pass.setPipeline(pipeline)
+  pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 2, resource: { buffer } }] }))
+  pass.dispatchWorkgroups(Math.ceil(words.length / 512))
+  pass.end()
+  transfers.submit(encoder)
+  const [back] = await transfers.readRanges([{ src: buffer, offset: 0, bytes: words.byteLength }], () => backend.failure())
+  transfers.destroy(buffer)
+  return new Uint32Array(back)
+}
+
 test("the shapes' 64-bit helpers (wide_sqrt, wide_mul, wide_div) against BigInt, at the ends of their ranges: roots whose f32 estimate falls under the floor and over it, products of the largest words, quotients near 2^32", async () => {
   // an entry point over `out` alone, in the module the kernels are in: each 8 words, D (two), a, b in and
   // floor(sqrt(D)), a b (two), floor(D / b) out
@@ -365,27 +387,10 @@ fn check_wide(@builtin(global_invocation_id) gid: vec3<u32>) {
   })
   const backend = (await gpuBackend(16, 1)) as GpuFieldBackend
   try {
-    const { device, transfers } = backend
-    const module = kernelModule(device, COMPONENTS_HEADER, SHADERS.components + check)
-    const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'check_wide' } })
-    const run = async (inputs: [bigint, number, number][]) => {
+    const run = (inputs: [bigint, number, number][]) => {
       const words = new Uint32Array(8 * inputs.length)
       inputs.forEach(([d, a, b], k) => words.set([Number(d & 0xffffffffn), Number(d >> 32n), a, b], 8 * k))
-      const buffer = device.createBuffer({ size: words.byteLength, usage: 0x80 | 0x4 | 0x8 })
-      transfers.write(buffer, 0, words)
-      const encoder = device.createCommandEncoder()
-      const pass = encoder.beginComputePass()
-      pass.setPipeline(pipeline)
-      pass.setBindGroup(
-        0,
-        device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 2, resource: { buffer } }] }),
-      )
-      pass.dispatchWorkgroups(Math.ceil(inputs.length / 64))
-      pass.end()
-      transfers.submit(encoder)
-      const [back] = await transfers.readRanges([{ src: buffer, offset: 0, bytes: words.byteLength }], () => backend.failure())
-      transfers.destroy(buffer)
-      return new Uint32Array(back)
+      return runCheck(backend, check, 'check_wide', words)
     }
     const squares = await run(cases.map(({ d, a, b }) => [d, a, b]))
     const quotients = await run(cases.map(({ dividend, divisor }) => [dividend, 0, Number(divisor)]))
@@ -436,28 +441,11 @@ fn check_along(@builtin(global_invocation_id) gid: vec3<u32>) {
   expect(cases.filter(({ rc, t, cos }) => 2 * t * rc * Math.abs(cos) > 2 ** 64).length).toBeGreaterThan(300)
   const backend = (await gpuBackend(16, 1)) as GpuFieldBackend
   try {
-    const { device, transfers } = backend
-    const module = kernelModule(device, COMPONENTS_HEADER, SHADERS.components + check)
-    const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'check_along' } })
     const words = new Uint32Array(8 * cases.length)
     const low = (v: number) => v % 2 ** 32
     const high = (v: number) => Math.floor(v / 2 ** 32)
     cases.forEach(({ s, c, rc, t, cos }, k) => words.set([low(s), high(s), c, low(rc), high(rc), t, cos >>> 0], 8 * k))
-    const buffer = device.createBuffer({ size: words.byteLength, usage: 0x80 | 0x4 | 0x8 })
-    transfers.write(buffer, 0, words)
-    const encoder = device.createCommandEncoder()
-    const pass = encoder.beginComputePass()
-    pass.setPipeline(pipeline)
-    pass.setBindGroup(
-      0,
-      device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 2, resource: { buffer } }] }),
-    )
-    pass.dispatchWorkgroups(Math.ceil(cases.length / 64))
-    pass.end()
-    transfers.submit(encoder)
-    const [back] = await transfers.readRanges([{ src: buffer, offset: 0, bytes: words.byteLength }], () => backend.failure())
-    transfers.destroy(buffer)
-    const got = new Int32Array(back)
+    const got = new Int32Array((await runCheck(backend, check, 'check_along', words)).buffer)
     cases.forEach((one, k) => expect(got[8 * k + 7], `case ${k}`).toBe(exact(one)))
     // the tie: x = 2 exactly, where float64 reads 1.99999999999977
     expect(got[7]).toBe(2)
