@@ -19,7 +19,17 @@ import { labelMaps } from '../engine/gpu/components.js'
 import type { GpuContext } from '../engine/gpu/context.js'
 import { selectBackend } from '../engine/backends/select.js'
 import type { FieldBackend } from '../engine/field/backend.js'
-import { laterUnit, laterUnitsOf, listedComponents, listedShapes, listedTop, rankedComponents, shapeSums } from '../engine/detect/detect.js'
+import {
+  laterUnit,
+  laterUnitsOf,
+  listedComponents,
+  listedShapes,
+  listedTop,
+  rankedComponents,
+  shapeSums,
+  topLists,
+} from '../engine/detect/detect.js'
+import { partPlaces } from '../engine/detect/placement.js'
 import type { FieldShapes } from '../engine/detect/sums.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'
 import { createNodeEngine } from '../engine/node.js'
@@ -234,9 +244,19 @@ export interface DetectionCost {
    * repeated to a population of 1,000's 2,000 on a hardware adapter), its upload, kernels and read, a map;
    * `same`: every window's list equal to the host's. `shapes_ms` and `shapes_same`: the same with each
    * listed component's shape and later sums summed too, and the first parts ranked (equal to listedShapes' and
-   * listedTop's). Absent without a WebGPU adapter.
+   * listedTop's). `places_ms` and `places_same`: the same with where the first parts' reads fall and
+   * their lists made too (equal to partPlaces' and topLists'). Absent without a WebGPU adapter.
    */
-  device?: { adapter: string; maps: number; ms: number; same: boolean; shapes_ms: number; shapes_same: boolean }
+  device?: {
+    adapter: string
+    maps: number
+    ms: number
+    same: boolean
+    shapes_ms: number
+    shapes_same: boolean
+    places_ms: number
+    places_same: boolean
+  }
 }
 
 /** A map's shapes as text to compare: its total's units and its parts in their order. */
@@ -323,22 +343,38 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
     shapesText(listedShapes(map, size, windows[k].later.sums)),
     JSON.stringify(listedTop(map, size, windows[k].later.sums)),
   ])
-  const time = { lists: Infinity, shapes: Infinity }
-  let same = true
-  let shapes_same = true
+  const time = { lists: Infinity, shapes: Infinity, places: Infinity }
+  let [same, shapes_same, places_same] = [true, true, true]
   for (let pass = 0; pass < REPEATS; pass++)
-    for (const shapes of [false, true]) {
+    for (const mode of ['lists', 'shapes', 'places'] as const) {
+      const [shapes, places] = [mode !== 'lists', mode === 'places']
       const t0 = performance.now()
-      const got = await labelMaps(device.backend, all, size, { shapes, ...(shapes && { later }) })
-      const ms = (performance.now() - t0) / count
-      // the twins' lists (listedComponents) and shapes (listedShapes) for every window
-      if (shapes) {
-        time.shapes = Math.min(time.shapes, ms)
+      const got = await labelMaps(device.backend, all, size, { shapes, ...(shapes && { later }), places })
+      time[mode] = Math.min(time[mode], (performance.now() - t0) / count)
+      // the twins' lists (listedComponents), shapes (listedShapes), places (partPlaces) and first parts' lists (topLists) for every window
+      if (shapes)
         shapes_same &&= maps.every((_, k) => shapesText(got[k].shapes) === twins[k][1] && JSON.stringify(got[k].top) === twins[k][2])
-      } else time.lists = Math.min(time.lists, ms)
+      if (places)
+        places_same &&= maps.every(
+          (map, k) =>
+            JSON.stringify(got[k].places) === JSON.stringify(got[k].top?.parts.map((p) => partPlaces(size, p.shape))) &&
+            JSON.stringify(got[k].lists) === JSON.stringify(topLists(map, size, got[k].top)),
+        )
       same &&= maps.every((_, k) => JSON.stringify(Array.from(got[k].listed ?? [])) === twins[k][0])
     }
-  return { ...cost, device: { adapter: device.adapter, maps: count, ms: time.lists, same, shapes_ms: time.shapes, shapes_same } }
+  return {
+    ...cost,
+    device: {
+      adapter: device.adapter,
+      maps: count,
+      ms: time.lists,
+      same,
+      shapes_ms: time.shapes,
+      shapes_same,
+      places_ms: time.places,
+      places_same,
+    },
+  }
 }
 
 export async function runDiscoveryBench(progress: (what: string) => void = () => {}): Promise<DiscoveryBenchReport> {
@@ -434,6 +470,9 @@ export function discoveryTables(r: DiscoveryBenchReport): Record<string, Record<
         "the listed components' shapes and later sums as integers, ms": d.shapes_ms.toFixed(3),
         'with the shapes on the device, ms a map': d.device
           ? `${d.device.shapes_ms.toFixed(3)}${d.device.shapes_same ? '' : ' (NOT the same)'}`
+          : 'no adapter',
+        "and the first parts' places and lists, ms a map": d.device
+          ? `${d.device.places_ms.toFixed(3)}${d.device.places_same ? '' : ' (NOT the same)'}`
           : 'no adapter',
       }),
     ),

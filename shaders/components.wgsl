@@ -44,12 +44,12 @@
 //   later peak, where a read can take them alone (item 3's first K parts by mass).
 // Sums and squares pass 2^32 (x^2 summed over 2^24 cells at N = 4096; D < 2^51), so they are 64-bit
 // integers of two u32 words (wide_*).
-// `struct Components`, MIN_AREA, LISTED (entries a list holds), OFFSET_BITS, SHAPE_WORDS, TOTAL_BITS, TOP and PLACE_WORDS are
+// `struct Components`, MIN_AREA, LISTED (entries a list holds), OFFSET_BITS, SHAPE_WORDS, TOTAL_BITS, TOP, PLACE_WORDS and SAMPLED are
 // generated (engine/gpu/components.ts COMPONENTS_HEADER). `out` is [lists: fields x (length, LISTED x 4 words)] [peaks: fields]
 // [labels: fields x cells] [tally: fields x cells x (cells, mass low, mass high)] and, where C.shapes is
 // set, [shapes: fields x (total low, total high, later peak, LISTED x SHAPE_WORDS)] [top: fields x
 // (total low, total high, later peak, TOP x (4 + SHAPE_WORDS))] and, where `places` runs, [places: fields x TOP x
-// PLACE_WORDS]; a list's length counts every
+// PLACE_WORDS] [lists: fields x TOP x LIST_PART_WORDS]; a list's length counts every
 // component listed, those past LISTED left out.
 
 const NONE: u32 = 0xffffffffu;
@@ -620,6 +620,7 @@ fn wide_times(a: vec2<u32>, m: u32) -> vec2<u32> {
 
 /** floor(a / d) of a two's-complement a, d under 2^31, where the quotient is an i32. */
 fn floor_div(a: vec2<u32>, d: u32) -> i32 {
+  if (a.y == 0u) { return i32(a.x / d); }
   if (!wide_negative(a)) { return i32(wide_div(a, d).x); }
   let q = wide_div(wide_neg(a), d);
   return -i32(q.x + select(0u, 1u, q.y != 0u));
@@ -739,4 +740,120 @@ fn places(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: ve
   }
   atomicStore(&out[at + HALF_SIDE], hc.x);
   atomicStore(&out[at + HALF_SIDE + 1u], hc.y);
+}
+
+// ---- the first parts' lists (`lists`, after `places`; the CPU twins: sample and reachSample, engine/detect/dynamics.ts) ----
+// Per first part, LIST_PART_WORDS words: at 0 its cells in index order sampled to SAMPLED (a count, then
+// the cells: `sample`), then the cells its mode is taken over (its cells, then its box's others in scan
+// order, sampled alike: `reachSample`). A workgroup a part; its cells found by their label within its
+// edges (in index order there too), each lane a run of cells, ranked by one prefix sum of the lanes'
+// counts (a prefix sum of every chunk of 256 cells took some 5 times as long on SwiftShader).
+const LIST_PART_WORDS: u32 = 2u * (1u + SAMPLED);
+
+fn lists_of(field: u32) -> u32 {
+  return places_of(C.fields) + field * TOP * LIST_PART_WORDS;
+}
+
+var<workgroup> scan: array<u32, 256>;
+// what every invocation branches on, loaded once so that the barriers stay in uniform control flow:
+// the parts listed, the box (x0, x1, y0, y1), the part's edges (x0, x1, y0, y1)
+var<workgroup> uniform_words: array<u32, 9>;
+
+/** The exclusive prefix sum of `flag` over the workgroup's lanes, and their total (Hillis and Steele). */
+fn prefix(i: u32, flag: u32) -> vec2<u32> {
+  workgroupBarrier();
+  scan[i] = flag;
+  workgroupBarrier();
+  for (var d = 1u; d < 256u; d = d << 1u) {
+    var v = 0u;
+    if (i >= d) { v = scan[i - d]; }
+    workgroupBarrier();
+    scan[i] += v;
+    workgroupBarrier();
+  }
+  return vec2<u32>(scan[i] - flag, scan[255]);
+}
+
+/**
+ * Where entry k of a list of `length` lands in its sample of SAMPLED (sampledAt: entry floor(i length /
+ * SAMPLED) at i where the list is longer), or NONE where the sample skips it.
+ */
+fn sampled_slot(k: u32, length: u32) -> u32 {
+  if (length <= SAMPLED) { return k; }
+  // the least i with floor(i length / SAMPLED) >= k, taken where that is k (k SAMPLED < 2^32: a list of a
+  // part and its box has at most a field's cells, 2^24 at N = 4096)
+  let i = (k * SAMPLED) / length + select(0u, 1u, (k * SAMPLED) % length != 0u);
+  if (i >= SAMPLED) { return NONE; }
+  // floor(i length / SAMPLED) without its product
+  if (i * (length / SAMPLED) + (i * (length % SAMPLED)) / SAMPLED != k) { return NONE; }
+  return i;
+}
+
+@compute @workgroup_size(256)
+fn lists(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: vec3<u32>) {
+  let field = wg.x / TOP;
+  let r = wg.x % TOP;
+  let place = places_of(field) + r * PLACE_WORDS;
+  if (i == 0u) {
+    uniform_words[0] = min(atomicLoad(&out[field * LIST_WORDS]), TOP);
+    let edges = top_of(field) + 3u + r * (4u + SHAPE_WORDS) + 4u + EDGES;
+    for (var k = 0u; k < 4u; k++) {
+      uniform_words[1u + k] = atomicLoad(&out[place + BOX + k]);
+      uniform_words[5u + k] = atomicLoad(&out[edges + k]);
+    }
+  }
+  let u = workgroupUniformLoad(&uniform_words);
+  if (r >= u[0]) { return; }
+  let part = top_of(field) + 3u + r * (4u + SHAPE_WORDS);
+  let root = atomicLoad(&out[part]);
+  let c = atomicLoad(&out[part + 1u]);
+  let w = u[2] - u[1] + 1u;
+  let area = w * (u[4] - u[3] + 1u);
+  let labels = label_at(field);
+  // the box a run of cells a lane, each lane's part's cells in it counted: the mode's list is the part's
+  // cells and the box's others
+  let ring_run = (area + 255u) / 256u;
+  let lo = min(area, i * ring_run);
+  let hi = min(area, lo + ring_run);
+  var inside = 0u;
+  for (var k = lo; k < hi; k++) {
+    if (atomicLoad(&out[labels + (u[3] + k / w) * C.n + u[1] + k % w]) == root) { inside++; }
+  }
+  let boxed = prefix(i, inside);
+  let length = c + area - boxed.y;
+  let at = lists_of(field) + r * LIST_PART_WORDS;
+  let reach = at + 1u + SAMPLED;
+  if (i == 0u) {
+    atomicStore(&out[at], min(c, SAMPLED));
+    atomicStore(&out[reach], min(length, SAMPLED));
+  }
+  // the part's cells in index order, row by row within its edges: the first of both lists. Each lane
+  // takes a run of them, counts its own, then ranks them from one prefix sum of the counts
+  let wp = u[6] - u[5] + 1u;
+  let spanned = wp * (u[8] - u[7] + 1u);
+  let run = (spanned + 255u) / 256u;
+  var mine = 0u;
+  for (var k = i * run; k < min(spanned, (i + 1u) * run); k++) {
+    if (atomicLoad(&out[labels + (u[7] + k / wp) * C.n + u[5] + k % wp]) == root) { mine++; }
+  }
+  var rank = prefix(i, mine).x;
+  for (var k = i * run; k < min(spanned, (i + 1u) * run); k++) {
+    let cell = (u[7] + k / wp) * C.n + u[5] + k % wp;
+    if (atomicLoad(&out[labels + cell]) != root) { continue; }
+    let s = sampled_slot(rank, c);
+    if (s != NONE) { atomicStore(&out[at + 1u + s], cell); }
+    let q = sampled_slot(rank, length);
+    if (q != NONE) { atomicStore(&out[reach + 1u + q], cell); }
+    rank++;
+  }
+  // then the box's cells not the part's, in scan order: the rest of the mode's (those before this lane's
+  // run, less the part's among them)
+  rank = c + lo - boxed.x;
+  for (var k = lo; k < hi; k++) {
+    let cell = (u[3] + k / w) * C.n + u[1] + k % w;
+    if (atomicLoad(&out[labels + cell]) == root) { continue; }
+    let q = sampled_slot(rank, length);
+    if (q != NONE) { atomicStore(&out[reach + 1u + q], cell); }
+    rank++;
+  }
 }

@@ -5,7 +5,8 @@
 // (naming the cells, finding the structure, and of the first the components ranked by mass), and
 // shaders/components.wgsl labelling and ranking 2,000 maps at N = 96 on the adapter in one call (its
 // upload, kernels and read), and again with each listed component's shape, the map's total and the
-// later window's sums over each component summed (item 2), checking each list and shape against the
+// later window's sums over each component summed (item 2), and again with where the first parts' reads
+// fall and their lists made (item 3: places, lists), checking each list, shape and place against the
 // host's twins. One JSON line.
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'

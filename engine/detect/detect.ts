@@ -5,9 +5,9 @@ import type { ClassToken } from '../contracts/registry.js'
 import { blake3Hex } from '../util/hash.js'
 import { CrystalError } from '../errors.js'
 import { spectraOf } from '../cpu/spectra.js'
-import { measureDynamics, type DynamicsFeatures, type Recording } from './dynamics.js'
+import { measureDynamics, type DynamicsFeatures, reachSample, type Recording, sample } from './dynamics.js'
 import { modalMap } from './modal.js'
-import { centreOf, ONE, type Placement, placementOf, signatureWindow } from './placement.js'
+import { centreOf, ONE, type Placement, placementOf, reachBox, signatureWindow } from './placement.js'
 import { ListIndex, WindowSpectra } from './spectra.js'
 import type { FieldShapes, FieldTop, LaterSums, PersistenceSums, ShapeSums, TopPart } from './sums.js'
 
@@ -1104,6 +1104,19 @@ export function listedTop(map: Float32Array, n: number, later?: Float32Array): F
       ...(shapes.later && { later: shapes.later.parts.get(root) }),
     }))
   return { total: fieldTotal(map).total, ...(shapes.later && { laterUnit: shapes.later.unit }), parts }
+}
+
+/**
+ * The lists of a map's first parts (`top`'s): each one's cells' sample and the cells its mode is taken
+ * over (sample and reachSample of its cells in index order): the twin of what the device makes
+ * (shaders/components.wgsl `lists`, engine/gpu/components.ts partListsOf).
+ */
+export function topLists(map: Float32Array, n: number, top: FieldTop | undefined): { sample: number[]; reach: number[] }[] | undefined {
+  const cellsOf = new Map(rankedComponents(map, n).map(({ cells }) => [cells[0], cells]))
+  return top?.parts.map(({ root, shape }) => {
+    const cells = cellsOf.get(root) as number[]
+    return { sample: [...sample(cells)], reach: [...reachSample(cells, n, reachBox(placementOf(n, shape)))] }
+  })
 }
 
 /** The device's sums of the k-th part, where it made them: its first parts are the list's first, its roots the list's. */

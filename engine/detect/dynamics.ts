@@ -44,7 +44,8 @@ function sampledAt(i: number, length: number): number {
   return length <= MAX_SAMPLED_CELLS ? i : Math.floor((i * length) / MAX_SAMPLED_CELLS)
 }
 
-function sample(cells: readonly number[]): readonly number[] {
+/** A list's sample: every entry where it is short, else MAX_SAMPLED_CELLS evenly strided (sampledAt). */
+export function sample(cells: readonly number[]): readonly number[] {
   if (cells.length <= MAX_SAMPLED_CELLS) return cells
   // a loop, not Array.from with a function a cell (a fifth of dominantMode's time)
   const out: number[] = []

@@ -15,7 +15,9 @@ import {
   persistenceOf,
   structureMask,
   sustainOf,
+  topLists,
 } from '../detect/detect.js'
+import { MAX_SAMPLED_CELLS } from '../detect/dynamics.js'
 import { partPlaces } from '../detect/placement.js'
 import type { FieldShapes, LaterSums } from '../detect/sums.js'
 import { AT_THE_FLOOR } from '../../testing/fixtures.js'
@@ -155,6 +157,7 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
     expect(got).toHaveLength(maps.length)
     const largest: number[] = []
     let sustained = 0
+    let parted = 0
     maps.forEach((map, f) => {
       const mask = structureMask(map)
       // a map with an infinity is the host's alone: the device labels none of it
@@ -164,8 +167,10 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
       expect(got[f].listed, `map ${f}'s list`).toEqual(listedComponents(map, n))
       expect(inOrder(got[f].shapes), `map ${f}'s shapes`).toEqual(inOrder(listedShapes(map, n, later[f])))
       expect(got[f].top, `map ${f}'s first parts`).toEqual(listedTop(map, n, later[f]))
-      // where their reads fall: the twin's, from the same sums
+      // where their reads fall, and the lists they read: the twins', from the same sums and cells
       expect(got[f].places, `map ${f}'s places`).toEqual(got[f].top?.parts.map((p) => partPlaces(n, p.shape)))
+      expect(got[f].lists, `map ${f}'s lists`).toEqual(topLists(map, n, got[f].top))
+      parted += got[f].lists?.length ?? 0
       // each listed part's sustain and persistence from what came back: sustainOf's and persistenceOf's,
       // bit for bit (its cells in the part's own units there, in the map's here)
       const shapes = got[f].shapes
@@ -192,6 +197,8 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
     expect([got[0].shapes?.later?.unit, got[1].shapes?.later?.unit]).toEqual([0, 0])
     expect([...(got[0].shapes?.later?.parts.values() ?? [])].every((p) => p.units === 0 && p.ab === 0 && p.bb === 0)).toBe(true)
     expect(sustained).toBeGreaterThan(20)
+    // lists made for many parts, not only for none
+    expect(parted).toBeGreaterThan(20)
     // the spiral is one component of some 800 cells, joined against the scan
     expect(largest[4]).toBeGreaterThan(700)
     expect(got[6].labels?.every((l) => l === -1)).toBe(true)
@@ -294,8 +301,9 @@ test("at N = 512 the shapes' sums and squares pass 2^32 (two words each): a fiel
     const got = await labelMaps(backend, Float32Array.from(maps.flatMap((m) => [...m])), n, { shapes: true, later, places: true })
     maps.forEach((map, f) => {
       expect(inOrder(got[f].shapes), `map ${f}'s shapes`).toEqual(inOrder(listedShapes(map, n, later.subarray(f * n * n, (f + 1) * n * n))))
-      // where the first parts' reads fall, from sums past 2^32: the twin's
+      // where the first parts' reads fall, from sums past 2^32, and their lists (sampled from 2^18 cells): the twins'
       expect(got[f].places, `map ${f}'s places`).toEqual(got[f].top?.parts.map((p) => partPlaces(n, p.shape)))
+      expect(got[f].lists, `map ${f}'s lists`).toEqual(topLists(map, n, got[f].top))
     })
     // and persistence's sums past 2^64 (three words)
     const [wide] = [...(got[0].shapes?.later?.parts.values() ?? [])]
@@ -314,9 +322,9 @@ test("at N = 512 the shapes' sums and squares pass 2^32 (two words each): a fiel
 
 /**
  * Runs `entry` of `check` (an entry point over `out` alone, added to the module the kernels are in) over
- * `words`, a 64-invocation workgroup a 512 words, and gives back `out` after it.
+ * `words`, `each` words an invocation in workgroups of 64, and gives back `out` after it.
  */
-async function runCheck(backend: GpuFieldBackend, check: string, entry: string, words: Uint32Array): Promise<Uint32Array> {
+async function runCheck(backend: GpuFieldBackend, check: string, entry: string, words: Uint32Array, each = 8): Promise<Uint32Array> {
   const { device, transfers } = backend
   const module = kernelModule(device, COMPONENTS_HEADER, SHADERS.components + check)
   const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: entry } })
@@ -326,7 +334,7 @@ async function runCheck(backend: GpuFieldBackend, check: string, entry: string, 
   const pass = encoder.beginComputePass()
   pass.setPipeline(pipeline)
   pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 2, resource: { buffer } }] }))
-  pass.dispatchWorkgroups(Math.ceil(words.length / 512))
+  pass.dispatchWorkgroups(Math.ceil(words.length / (64 * each)))
   pass.end()
   transfers.submit(encoder)
   const [back] = await transfers.readRanges([{ src: buffer, offset: 0, bytes: words.byteLength }], () => backend.failure())
@@ -452,6 +460,54 @@ fn check_along(@builtin(global_invocation_id) gid: vec3<u32>) {
     // points left of the field and past it
     expect(cases.some((one) => exact(one) < 0)).toBe(true)
     expect(cases.some((one) => exact(one) >= 4096)).toBe(true)
+  } finally {
+    backend.destroy()
+  }
+})
+
+test("a list's entry lands where sample() takes it (sampled_slot): every entry of lists of 1 to 2^24 entries (a part and its box are within the field: 4096^2 cells at most), those the sample skips nowhere", async () => {
+  // an entry point over `out` alone: each 4 words, k and a list's length in, the slot out
+  const check = `
+@compute @workgroup_size(64)
+fn check_sampled(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let at = 4u * gid.x;
+  if (at + 4u > arrayLength(&out)) { return; }
+  atomicStore(&out[at + 2u], sampled_slot(atomicLoad(&out[at]), atomicLoad(&out[at + 1u])));
+}`
+  const rand = rng(43)
+  const lengths = [
+    1,
+    255,
+    256,
+    257,
+    300,
+    511,
+    513,
+    9216,
+    9217,
+    262_143,
+    2 ** 24 - 1,
+    2 ** 24,
+    ...Array.from({ length: 20 }, () => 257 + Math.floor(rand() * 2 ** 20)),
+  ]
+  // sampledAt's picks: entry floor(i length / 256) at i, all entries where 256 or fewer
+  const slots = new Map<string, number>()
+  const cases: [number, number][] = []
+  for (const length of lengths) {
+    const picks =
+      length <= MAX_SAMPLED_CELLS
+        ? Array.from({ length }, (_, i) => i)
+        : Array.from({ length: MAX_SAMPLED_CELLS }, (_, i) => Math.floor((i * length) / MAX_SAMPLED_CELLS))
+    picks.forEach((k, i) => slots.set(`${k}/${length}`, i))
+    // each pick and the entries either side of it
+    for (const k of picks) for (const near of [k - 1, k, k + 1]) if (near >= 0 && near < length) cases.push([near, length])
+  }
+  const words = new Uint32Array(4 * cases.length)
+  cases.forEach(([k, length], c) => words.set([k, length], 4 * c))
+  const backend = (await gpuBackend(16, 1)) as GpuFieldBackend
+  try {
+    const got = await runCheck(backend, check, 'check_sampled', words, 4)
+    cases.forEach(([k, length], c) => expect(got[4 * c + 2], `entry ${k} of ${length}`).toBe(slots.get(`${k}/${length}`) ?? 0xffffffff))
   } finally {
     backend.destroy()
   }

@@ -18,6 +18,7 @@ import {
   TOP_PARTS,
   unitOfPeak,
 } from '../detect/detect.js'
+import { MAX_SAMPLED_CELLS } from '../detect/dynamics.js'
 import { MODAL_BLOCKS, OFFSET_BITS, type PartPlaces } from '../detect/placement.js'
 import type { FieldShapes, LaterSums, ShapeSums, TopPart, FieldTop } from '../detect/sums.js'
 import { CrystalError } from '../errors.js'
@@ -49,7 +50,9 @@ const COMPONENTS_BYTES = Math.ceil((4 * COMPONENTS_LAYOUT.length) / 16) * 16
 
 const LABELLING = ['peak', 'mask', 'link', 'flatten', 'tally', 'list'] as const
 const SHAPING = ['moments', 'centre', 'radii', 'bounds', 'sectors', 'rank'] as const
-const ENTRIES = [...LABELLING, ...SHAPING, 'places'] as const
+/** Where the first parts' reads fall, and the lists they read (where asked: nothing reads them yet but labelMaps). */
+const PLACING = ['places', 'lists'] as const
+const ENTRIES = [...LABELLING, ...SHAPING, ...PLACING] as const
 type Entry = (typeof ENTRIES)[number]
 /**
  * The words of a listed component's shape (shaders/components.wgsl: sums of x, y, x^2, y^2, x y and
@@ -65,11 +68,15 @@ export const TOP_WORDS = 3 + TOP_PARTS * (4 + SHAPE_WORDS)
  * the circles' 64 cells.
  */
 const PLACE_WORDS = 108
+/** The words of a first part's lists (shaders/components.wgsl `lists`): its cells' sample and its mode's cells, a count and MAX_SAMPLED_CELLS cells each. */
+const LIST_PART_WORDS = 2 * (1 + MAX_SAMPLED_CELLS)
+/** The words of a field's first parts' places and lists. */
+const PLACING_WORDS = TOP_PARTS * (PLACE_WORDS + LIST_PART_WORDS)
 /** The generated part of shaders/components.wgsl's module (kernelModule's struct): its uniform and constants. */
 export const COMPONENTS_HEADER =
   `${wgslStruct('Components', COMPONENTS_LAYOUT)}const MIN_AREA: u32 = ${MIN_AREA_CELLS}u;\nconst LISTED: u32 = ${LISTED}u;\n` +
   `const OFFSET_BITS: u32 = ${OFFSET_BITS}u;\nconst SHAPE_WORDS: u32 = ${SHAPE_WORDS}u;\nconst TOTAL_BITS: u32 = ${TOTAL_BITS}u;\n` +
-  `const TOP: u32 = ${TOP_PARTS}u;\nconst PLACE_WORDS: u32 = ${PLACE_WORDS}u;\n`
+  `const TOP: u32 = ${TOP_PARTS}u;\nconst PLACE_WORDS: u32 = ${PLACE_WORDS}u;\nconst SAMPLED: u32 = ${MAX_SAMPLED_CELLS}u;\n`
 const componentsModule = (device: GPUDevice) =>
   perDevice(device, 'components:module', () => kernelModule(device, COMPONENTS_HEADER, SHADERS.components))
 const COMPUTE_STAGE = 0x4
@@ -153,8 +160,9 @@ export class GpuLabeller {
     places = false,
   ): { most: number; words: number; groupBytes: number; bytes: number } | undefined {
     // out's words a field: its list, its peak, its labels, its cells' tallies, its shapes and its first parts' places (shaders/components.wgsl)
-    const words = LIST_AND_PEAK_WORDS + 4 * n * n + (shapes ? SHAPES_WORDS + TOP_WORDS : 0) + (places ? TOP_PARTS * PLACE_WORDS : 0)
-    const most = Math.min(fields, Math.floor(bindingBytes / 4 / words), 65535)
+    const words = LIST_AND_PEAK_WORDS + 4 * n * n + (shapes ? SHAPES_WORDS + TOP_WORDS : 0) + (places ? PLACING_WORDS : 0)
+    // `lists` takes a workgroup a part
+    const most = Math.min(fields, Math.floor(bindingBytes / 4 / words), places ? Math.floor(65535 / TOP_PARTS) : 65535)
     if (most < 1) return undefined
     const groupBytes = Math.ceil((most * words * 4) / 256) * 256
     return { most, words, groupBytes, bytes: Math.ceil(fields / most) * groupBytes }
@@ -214,7 +222,9 @@ export class GpuLabeller {
       pass.setBindGroup(0, device.createBindGroup({ layout: componentsLayout(device), entries }))
       for (const entry of shapes ? (places ? ENTRIES : [...LABELLING, ...SHAPING]) : LABELLING) {
         pass.setPipeline(pipelineOf(device, COMPONENTS_KERNELS[entry]))
+        // a workgroup a field, or a part of the field's first (`lists`), or a cell of a 2D grid
         if (entry === 'peak' || entry === 'rank' || entry === 'places') transfers.dispatch(pass, k)
+        else if (entry === 'lists') transfers.dispatch(pass, k * TOP_PARTS)
         else transfers.dispatch(pass, Math.min(spread, 65535), Math.ceil(spread / 65535), k)
       }
     }
@@ -349,6 +359,24 @@ export function placesOf(words: Uint32Array, f: number, parts: number): PartPlac
   })
 }
 
+/** A first part's lists as the device made them: its cells' sample (`sample`) and its mode's cells (`reachSample`). */
+export interface PartLists {
+  sample: number[]
+  reach: number[]
+}
+
+/** Field f's first parts' lists from its group's lists (`words`) as they came back: `parts` of them. */
+export function partListsOf(words: Uint32Array, f: number, parts: number): PartLists[] {
+  return Array.from({ length: parts }, (_, r) => {
+    const at = (f * TOP_PARTS + r) * LIST_PART_WORDS
+    const reach = at + 1 + MAX_SAMPLED_CELLS
+    return {
+      sample: Array.from(words.subarray(at + 1, at + 1 + words[at])),
+      reach: Array.from(words.subarray(reach + 1, reach + 1 + words[reach])),
+    }
+  })
+}
+
 /**
  * Labels `fields` stability maps of `n` x `n` cells (`maps`, [field][cell]) and reads back each one's
  * list (ListedComponents), some 2 KB a field, in one submit and one read; with `labels`, each cell's
@@ -367,7 +395,16 @@ export async function labelMaps(
     later,
     places = false,
   }: { labels?: boolean; shapes?: boolean; later?: Float32Array; places?: boolean } = {},
-): Promise<{ listed: ListedComponents | undefined; labels?: Int32Array; shapes?: FieldShapes; top?: FieldTop; places?: PartPlaces[] }[]> {
+): Promise<
+  {
+    listed: ListedComponents | undefined
+    labels?: Int32Array
+    shapes?: FieldShapes
+    top?: FieldTop
+    places?: PartPlaces[]
+    lists?: PartLists[]
+  }[]
+> {
   const cells = n * n
   if (!cells || maps.length % cells)
     throw new CrystalError(
@@ -400,7 +437,7 @@ export async function labelMaps(
         { src: out, offset: g.offset, bytes: bytes(g) },
         ...(g.shapes === undefined
           ? []
-          : [{ src: out, offset: g.shapes, bytes: g.fields * (SHAPES_WORDS + TOP_WORDS + (places ? TOP_PARTS * PLACE_WORDS : 0)) * 4 }]),
+          : [{ src: out, offset: g.shapes, bytes: g.fields * (SHAPES_WORDS + TOP_WORDS + (places ? PLACING_WORDS : 0)) * 4 }]),
       ]),
       () => gpu.failure(),
     )
@@ -412,7 +449,11 @@ export async function labelMaps(
       return {
         shapes: shapesOf(words, shaped, fields, f, later !== undefined),
         top,
-        ...(places && top && { places: placesOf(shaped.subarray(fields * (SHAPES_WORDS + TOP_WORDS)), f, top.parts.length) }),
+        ...(places &&
+          top && {
+            places: placesOf(shaped.subarray(fields * (SHAPES_WORDS + TOP_WORDS)), f, top.parts.length),
+            lists: partListsOf(shaped.subarray(fields * (SHAPES_WORDS + TOP_WORDS + TOP_PARTS * PLACE_WORDS)), f, top.parts.length),
+          }),
       }
     }
     return groups.flatMap((g, k) => {
