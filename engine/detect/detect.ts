@@ -7,7 +7,7 @@ import { CrystalError } from '../errors.js'
 import { spectraOf } from '../cpu/spectra.js'
 import { measureDynamics, type DynamicsFeatures, reachSample, type Recording, sample } from './dynamics.js'
 import { modalMap } from './modal.js'
-import { centreOf, ONE, type Placement, placementOf, reachBox, signatureWindow } from './placement.js'
+import { centreOf, ONE, type PartLists, type Placement, placementOf, reachBox, signatureWindow } from './placement.js'
 import { ListIndex, WindowSpectra } from './spectra.js'
 import type { FieldShapes, FieldTop, LaterSums, PersistenceSums, ShapeSums, TopPart } from './sums.js'
 
@@ -1111,7 +1111,7 @@ export function listedTop(map: Float32Array, n: number, later?: Float32Array): F
  * over (sample and reachSample of its cells in index order): the twin of what the device makes
  * (shaders/components.wgsl `lists`, engine/gpu/components.ts partListsOf).
  */
-export function topLists(map: Float32Array, n: number, top: FieldTop | undefined): { sample: number[]; reach: number[] }[] | undefined {
+export function topLists(map: Float32Array, n: number, top: FieldTop | undefined): PartLists[] | undefined {
   const cellsOf = new Map(rankedComponents(map, n).map(({ cells }) => [cells[0], cells]))
   return top?.parts.map(({ root, shape }) => {
     const cells = cellsOf.get(root) as number[]

@@ -65,7 +65,7 @@ const COS_BITS = 30
 const COS_16THS = [1073741824, 1053110176, 992008094, 892783698, 759250125, 596538995, 410903207, 209476638, 0]
 
 /** cos(2 pi j / CIRCLE_POINTS) in 2^-COS_BITS, any integer j. */
-export function cosOf(j: number): number {
+function cosOf(j: number): number {
   const k = ((j % CIRCLE_POINTS) + CIRCLE_POINTS) % CIRCLE_POINTS
   const m = k <= 16 ? k : 32 - k
   return m <= 8 ? COS_16THS[m] : -COS_16THS[16 - m]
@@ -155,6 +155,12 @@ export interface PartPlaces {
   offsets: number[][]
   /** The circles' cells, 32 at the radius then 32 at 0.7 of it, -1 outside the field. */
   circles: number[]
+}
+
+/** A first part's lists: its cells' sample (`sample`) and the cells its mode is taken over (`reachSample`). */
+export interface PartLists {
+  sample: number[]
+  reach: number[]
 }
 
 /** A part's places from its ShapeSums: the twin of shaders/components.wgsl `places`. */

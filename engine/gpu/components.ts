@@ -19,7 +19,7 @@ import {
   unitOfPeak,
 } from '../detect/detect.js'
 import { MAX_SAMPLED_CELLS } from '../detect/dynamics.js'
-import { MODAL_BLOCKS, OFFSET_BITS, type PartPlaces } from '../detect/placement.js'
+import { MODAL_BLOCKS, OFFSET_BITS, type PartLists, type PartPlaces } from '../detect/placement.js'
 import type { FieldShapes, LaterSums, ShapeSums, TopPart, FieldTop } from '../detect/sums.js'
 import { CrystalError } from '../errors.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
@@ -119,7 +119,7 @@ export interface MapsOnDevice {
 /**
  * A group of fields labelled in one binding: its first field, its fields, the byte offset in `out` of its
  * lists and peaks ([lists][peaks]), and of its shapes where they are summed (shapesOf), their first
- * parts after them (topOf), and where asked those parts' places after those (placesOf).
+ * parts after them (topOf); where asked, those parts' places and lists follow (placesOf, partListsOf).
  */
 export interface LabelledGroup {
   first: number
@@ -127,7 +127,6 @@ export interface LabelledGroup {
   offset: number
   shapes?: number
   top?: number
-  places?: number
 }
 
 /**
@@ -144,7 +143,7 @@ export class GpuLabeller {
 
   /**
    * The kernels the recorder runs, compiled (or still compiling ahead: what to wait for first); not
-   * `places`, which nothing reads yet but labelMaps where asked (compiled when first run).
+   * `places` and `lists`, which nothing runs yet but labelMaps where asked (compiled when first run).
    */
   static readonly kernels = [...LABELLING, ...SHAPING].map((e) => COMPONENTS_KERNELS[e])
 
@@ -207,7 +206,7 @@ export class GpuLabeller {
       const offset = g * groupBytes
       const shaped = offset + k * (LIST_AND_PEAK_WORDS + 4 * cells) * 4
       const top = shaped + k * SHAPES_WORDS * 4
-      return { first, fields: k, offset, ...(shapes && { shapes: shaped, top }), ...(places && { places: top + k * TOP_WORDS * 4 }) }
+      return { first, fields: k, offset, ...(shapes && { shapes: shaped, top }) }
     })
     transfers.write(this.uniform, 0, values)
     const pass = encoder.beginComputePass()
@@ -357,12 +356,6 @@ export function placesOf(words: Uint32Array, f: number, parts: number): PartPlac
       circles: Array.from(w.subarray(44, 108)),
     }
   })
-}
-
-/** A first part's lists as the device made them: its cells' sample (`sample`) and its mode's cells (`reachSample`). */
-export interface PartLists {
-  sample: number[]
-  reach: number[]
 }
 
 /** Field f's first parts' lists from its group's lists (`words`) as they came back: `parts` of them. */
