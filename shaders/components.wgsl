@@ -49,7 +49,7 @@
 // [labels: fields x cells] [tally: fields x cells x (cells, mass low, mass high)] and, where C.shapes is
 // set, [shapes: fields x (total low, total high, later peak, LISTED x SHAPE_WORDS)] [top: fields x
 // (total low, total high, later peak, TOP x (4 + SHAPE_WORDS))] and, where `places` runs, [places: fields x TOP x
-// PLACE_WORDS] [lists: fields x TOP x LIST_PART_WORDS]; a list's length counts every
+// PLACE_WORDS] [lists: fields x TOP x LIST_PART_WORDS] [regions: fields x TOP x REGION_WORDS]; a list's length counts every
 // component listed, those past LISTED left out.
 
 const NONE: u32 = 0xffffffffu;
@@ -855,5 +855,270 @@ fn lists(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: vec
     let q = sampled_slot(rank, length);
     if (q != NONE) { atomicStore(&out[reach + 1u + q], cell); }
     rank++;
+  }
+}
+
+// ---- the first parts' regions (`regions`, after `rank`; the CPU twin: topLists' regions, engine/detect/detect.ts) ----
+// What a first part's frequency ratio reads (detect.ts regionsOf): the next part by rank, where one ranked
+// after it holds 0.3 of its mass or more (the next holds the most of those), else its two halves across
+// its principal axis, where it has 2 MIN_AREA cells or more. REGION_WORDS words a part: at 0 which
+// (NO_REGIONS, NEXT_PART: the next first part's sample is the second region's list, PAST_PART: the next
+// part is past the first ones, so its list is not made here, HALVED), then where halved each half's
+// sample (a count, then SAMPLED cells: `sample` of its cells in index order).
+const REGION_WORDS: u32 = 1u + 2u * (1u + SAMPLED);
+const NO_REGIONS: u32 = 0u;
+const NEXT_PART: u32 = 1u;
+const PAST_PART: u32 = 2u;
+const HALVED: u32 = 3u;
+// how a halved part's cells are sided: by c times their offset from the centroid along x, along y (its
+// axis where B = 0), or across its axis (sideOf)
+const ACROSS: u32 = 0u;
+const ALONG_X: u32 = 1u;
+const ALONG_Y: u32 = 2u;
+// how clear of f32's rounding a side's sum must be to be taken: its terms are each a few ulps (2^-23)
+// from the exact ones at most (a root of some 5 ulps: WGSL's sqrt), so 2^-12 of their sum is far outside
+const SIDE_MARGIN: f32 = 0.000244140625;
+
+fn regions_of(field: u32) -> u32 {
+  return lists_of(C.fields) + field * TOP * REGION_WORDS;
+}
+
+// A signed integer of BIG words (two's complement, low first): the axis's A and B and the side test's
+// products, under 2^146 at N = 4096 (|c x - sx| < N^3, |A| < N^6).
+const BIG: u32 = 6u;
+alias Big = array<u32, 6>;
+
+/** A two's-complement 64-bit integer as a Big. */
+fn big_of(a: vec2<u32>) -> Big {
+  let fill = select(0u, 0xffffffffu, wide_negative(a));
+  return Big(a.x, a.y, fill, fill, fill, fill);
+}
+
+fn big_add(a: Big, b: Big) -> Big {
+  var x = a;
+  var y = b;
+  var sum: Big;
+  var carry = 0u;
+  for (var k = 0u; k < BIG; k++) {
+    let s = x[k] + y[k];
+    sum[k] = s + carry;
+    carry = select(0u, 1u, s < x[k]) + select(0u, 1u, sum[k] < s);
+  }
+  return sum;
+}
+
+fn big_neg(a: Big) -> Big {
+  var x = a;
+  var carry = 1u;
+  for (var k = 0u; k < BIG; k++) {
+    x[k] = ~x[k] + carry;
+    carry = select(0u, 1u, carry == 1u && x[k] == 0u);
+  }
+  return x;
+}
+
+/** a b modulo 2^(32 BIG): the two's-complement product, where it fits. */
+fn big_mul(a: Big, b: Big) -> Big {
+  var x = a;
+  var y = b;
+  var product: Big;
+  for (var i = 0u; i < BIG; i++) {
+    var carry = 0u;
+    for (var j = 0u; i + j < BIG; j++) {
+      // under 2^64: (2^32 - 1)^2 and two words more
+      let p = wide_add(wide_add(wide_mul(x[i], y[j]), vec2<u32>(product[i + j], 0u)), vec2<u32>(carry, 0u));
+      product[i + j] = p.x;
+      carry = p.y;
+    }
+  }
+  return product;
+}
+
+fn big_sign(a: Big) -> i32 {
+  var x = a;
+  if ((x[BIG - 1u] >> 31u) != 0u) { return -1; }
+  for (var k = 0u; k < BIG; k++) {
+    if (x[k] != 0u) { return 1; }
+  }
+  return 0;
+}
+
+/** a as an f32, to a few ulps (under 2^128). */
+fn big_f32(a: Big) -> f32 {
+  let negative = big_sign(a) < 0;
+  var x = a;
+  if (negative) { x = big_neg(a); }
+  var v = 0.0;
+  for (var k = BIG; k > 0u; k--) { v = v * 4294967296.0 + f32(x[k - 1u]); }
+  return select(v, -v, negative);
+}
+
+fn wide_sign(a: vec2<u32>) -> i32 {
+  if (wide_negative(a)) { return -1; }
+  return select(1, 0, a.x == 0u && a.y == 0u);
+}
+
+/** A two's-complement 64-bit integer as an f32, to a few ulps. */
+fn wide_f32(a: vec2<u32>) -> f32 {
+  let m = select(a, wide_neg(a), wide_negative(a));
+  let v = f32(m.y) * 4294967296.0 + f32(m.x);
+  return select(v, -v, wide_negative(a));
+}
+
+/**
+ * The sign of P + Q sqrt(R), P = dX A + 2 dY B, Q = dX, R = A^2 + 4 B^2 (detect.ts exactSide), B != 0:
+ * where P and Q differ in sign, that of the larger of P^2 and Q^2 R, whose difference is
+ * 4 B (dX dY A + B (dY^2 - dX^2)): no square of P.
+ */
+fn exact_side(dX: vec2<u32>, dY: vec2<u32>, A: Big, B: Big) -> i32 {
+  let x = big_of(dX);
+  let y = big_of(dY);
+  let sp = big_sign(big_add(big_mul(x, A), big_mul(big_of(wide_times(dY, 2u)), B)));
+  let sq = big_sign(x);
+  if (sq == 0 || sp == sq) { return select(sq, sp, sp != 0); }
+  let t = big_add(big_mul(big_mul(x, y), A), big_mul(B, big_add(big_mul(y, y), big_neg(big_mul(x, x)))));
+  let d = big_sign(B) * big_sign(t);
+  if (d == 0) { return 0; }
+  return select(sq, sp, d > 0);
+}
+
+/** exact_side's sign: f32's where clear of its rounding (`axis`: A, B and sqrt(R) as f32s), else exact_side's. */
+fn side_of(dX: vec2<u32>, dY: vec2<u32>, A: Big, B: Big, axis: vec3<f32>) -> i32 {
+  let dx = wide_f32(dX);
+  let p1 = dx * axis.x;
+  let p2 = (2.0 * wide_f32(dY)) * axis.y;
+  let q = dx * axis.z;
+  let s = (p1 + p2) + q;
+  if (abs(s) > SIDE_MARGIN * (abs(p1) + abs(p2) + abs(q))) { return select(-1, 1, s > 0.0); }
+  return exact_side(dX, dY, A, B);
+}
+
+// what every invocation of `regions` branches on (loaded once: the barriers stay in uniform control
+// flow): the parts listed, which regions, how the cells are sided, the part's edges (x0, x1, y0, y1)
+var<workgroup> region_words: array<u32, 7>;
+var<workgroup> paired: atomic<u32>;
+// a halved part's axis: A and B (BIG words each), and A, B and sqrt(A^2 + 4 B^2) as f32s
+var<workgroup> axis_words: array<u32, 12>;
+var<workgroup> axis_floats: vec3<f32>;
+
+/** Which side of its part's axis a cell lies (first where < 0: detect.ts halves), `along` and the axis as `regions` keeps them. */
+fn cell_side(cell: u32, c: u32, sx: vec2<u32>, sy: vec2<u32>, along: u32, A: Big, B: Big, axis: vec3<f32>) -> i32 {
+  let dX = wide_add(wide_mul(c, cell % C.n), wide_neg(sx));
+  let dY = wide_add(wide_mul(c, cell / C.n), wide_neg(sy));
+  if (along == ALONG_X) { return wide_sign(dX); }
+  if (along == ALONG_Y) { return wide_sign(dY); }
+  return side_of(dX, dY, A, B, axis);
+}
+
+@compute @workgroup_size(256)
+fn regions(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: vec3<u32>) {
+  let field = wg.x / TOP;
+  let r = wg.x % TOP;
+  let listed = min(atomicLoad(&out[field * LIST_WORDS]), LISTED);
+  let part = top_of(field) + 3u + r * (4u + SHAPE_WORDS);
+  let root = atomicLoad(&out[part]);
+  let c = atomicLoad(&out[part + 1u]);
+  let mass = vec2<u32>(atomicLoad(&out[part + 2u]), atomicLoad(&out[part + 3u]));
+  let s = part + 4u;
+  if (i == 0u) { atomicStore(&paired, 0u); }
+  workgroupBarrier();
+  // a lane a listed component: after this part by rank (less mass, or as much and fewer cells, or as much
+  // of both and a larger root), with 10 m >= 3 mass (the host's float64 m >= 0.3 mass, masses whole units
+  // under 2^51)
+  if (r < min(listed, TOP) && i < listed) {
+    let entry = field * LIST_WORDS + 1u + 4u * i;
+    let m = vec2<u32>(atomicLoad(&out[entry + 2u]), atomicLoad(&out[entry + 3u]));
+    let cells = atomicLoad(&out[entry + 1u]);
+    let same_mass = m.x == mass.x && m.y == mass.y;
+    let after = wide_less(m, mass) || (same_mass && (cells < c || (cells == c && atomicLoad(&out[entry]) > root)));
+    if (after && !wide_less(wide_times(m, 10u), wide_times(mass, 3u))) { atomicStore(&paired, 1u); }
+  }
+  workgroupBarrier();
+  if (i == 0u) {
+    region_words[0] = min(listed, TOP);
+    var kind = NO_REGIONS;
+    if (atomicLoad(&paired) != 0u) {
+      kind = select(PAST_PART, NEXT_PART, r + 1u < TOP);
+    } else if (c >= 2u * MIN_AREA) {
+      kind = HALVED;
+    }
+    region_words[1] = kind;
+    for (var k = 0u; k < 4u; k++) { region_words[3u + k] = atomicLoad(&out[s + EDGES + k]); }
+    if (kind == HALVED) {
+      // c times the second moments about the centroid: A = Mxx - Myy, B = Mxy
+      let cb = big_of(vec2<u32>(c, 0u));
+      let sx = big_of(wide_at(s + SUM_X));
+      let sy = big_of(wide_at(s + SUM_Y));
+      let mxx = big_add(big_mul(cb, big_of(wide_at(s + SUM_XX))), big_neg(big_mul(sx, sx)));
+      let myy = big_add(big_mul(cb, big_of(wide_at(s + SUM_YY))), big_neg(big_mul(sy, sy)));
+      var a = big_add(mxx, big_neg(myy));
+      var b = big_add(big_mul(cb, big_of(wide_at(s + SUM_XY))), big_neg(big_mul(sx, sy)));
+      for (var k = 0u; k < BIG; k++) {
+        axis_words[k] = a[k];
+        axis_words[BIG + k] = b[k];
+      }
+      var along = ACROSS;
+      if (big_sign(b) == 0) { along = select(ALONG_Y, ALONG_X, big_sign(a) >= 0); }
+      region_words[2] = along;
+      // sqrt(A^2 + 4 B^2) scaled by the larger term, so that no square passes f32's range
+      let af = big_f32(a);
+      let bf = big_f32(b);
+      let scale = max(abs(af), 2.0 * abs(bf));
+      var root = 0.0;
+      if (scale > 0.0) { root = scale * sqrt((af / scale) * (af / scale) + (2.0 * bf / scale) * (2.0 * bf / scale)); }
+      axis_floats = vec3<f32>(af, bf, root);
+    }
+  }
+  let u = workgroupUniformLoad(&region_words);
+  if (r >= u[0]) { return; }
+  let at = regions_of(field) + r * REGION_WORDS;
+  if (i == 0u) { atomicStore(&out[at], u[1]); }
+  if (u[1] != HALVED) { return; }
+  var a: Big;
+  var b: Big;
+  for (var k = 0u; k < BIG; k++) {
+    a[k] = axis_words[k];
+    b[k] = axis_words[BIG + k];
+  }
+  let axis = axis_floats;
+  let sx = wide_at(s + SUM_X);
+  let sy = wide_at(s + SUM_Y);
+  // the part's cells in index order within its edges, a run a lane (as `lists`): each lane counts its
+  // cells and those on the first side, then ranks them on each side from prefix sums of the counts
+  let labels = label_at(field);
+  let wp = u[4] - u[3] + 1u;
+  let spanned = wp * (u[6] - u[5] + 1u);
+  let run = (spanned + 255u) / 256u;
+  let lo = min(spanned, i * run);
+  let hi = min(spanned, lo + run);
+  var mine = 0u;
+  var firsts = 0u;
+  for (var k = lo; k < hi; k++) {
+    let cell = (u[5] + k / wp) * C.n + u[3] + k % wp;
+    if (atomicLoad(&out[labels + cell]) != root) { continue; }
+    mine++;
+    if (cell_side(cell, c, sx, sy, u[2], a, b, axis) < 0) { firsts++; }
+  }
+  let ranked = prefix(i, mine);
+  let first = prefix(i, firsts);
+  let lengths = vec2<u32>(first.y, c - first.y);
+  let second_at = at + 2u + SAMPLED;
+  if (i == 0u) {
+    atomicStore(&out[at + 1u], min(lengths.x, SAMPLED));
+    atomicStore(&out[second_at], min(lengths.y, SAMPLED));
+  }
+  var ranks = vec2<u32>(first.x, ranked.x - first.x);
+  for (var k = lo; k < hi; k++) {
+    let cell = (u[5] + k / wp) * C.n + u[3] + k % wp;
+    if (atomicLoad(&out[labels + cell]) != root) { continue; }
+    if (cell_side(cell, c, sx, sy, u[2], a, b, axis) < 0) {
+      let slot = sampled_slot(ranks.x, lengths.x);
+      if (slot != NONE) { atomicStore(&out[at + 2u + slot], cell); }
+      ranks.x++;
+    } else {
+      let slot = sampled_slot(ranks.y, lengths.y);
+      if (slot != NONE) { atomicStore(&out[second_at + 1u + slot], cell); }
+      ranks.y++;
+    }
   }
 }

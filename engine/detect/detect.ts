@@ -900,10 +900,21 @@ const measured = new WeakMap<Float32Array, Measured>()
  * enough mass, else its two halves across its principal axis (none for a component too small to halve).
  */
 function regionsOf(found: Measured['found'], k: number, n: number): [number[], number[]] | undefined {
-  const { cells, mass, count } = found[k]
+  const rule = regionRule(found, k)
+  if (rule === 'paired') return [found[k].cells, found[k + 1].cells]
+  return rule === 'halved' ? halves(found[k].cells, n) : undefined
+}
+
+/**
+ * Which regions component k has: the next component's where that one holds SECOND_REGION_MASS of its
+ * mass or more ('paired'; masses are whole units under 2^51, so this float64 rule is 10 next >= 3 mass
+ * in units, as the device takes it), else its halves where it can be halved.
+ */
+function regionRule(found: Pick<Found, 'mass' | 'count'>[], k: number): 'paired' | 'halved' | undefined {
+  const { mass, count } = found[k]
   const next = found[k + 1]
-  if (next && next.mass >= SECOND_REGION_MASS * mass) return [cells, next.cells]
-  return count >= 2 * MIN_AREA_CELLS ? halves(cells, n) : undefined
+  if (next && next.mass >= SECOND_REGION_MASS * mass) return 'paired'
+  return count >= 2 * MIN_AREA_CELLS ? 'halved' : undefined
 }
 
 /**
@@ -1107,15 +1118,25 @@ export function listedTop(map: Float32Array, n: number, later?: Float32Array): F
 }
 
 /**
- * The lists of a map's first parts (`top`'s): each one's cells' sample and the cells its mode is taken
- * over (sample and reachSample of its cells in index order): the twin of what the device makes
- * (shaders/components.wgsl `lists`, engine/gpu/components.ts partListsOf).
+ * The lists of a map's first parts (`top`'s): each one's cells' sample, the cells its mode is taken
+ * over (sample and reachSample of its cells in index order) and its regions (regionRule: the next
+ * part's, among the first parts or past them, or its halves' samples): the twin of what the device
+ * makes (shaders/components.wgsl `lists` and `regions`, engine/gpu/components.ts partListsOf).
  */
 export function topLists(map: Float32Array, n: number, top: FieldTop | undefined): PartLists[] | undefined {
-  const cellsOf = new Map(rankedComponents(map, n).map(({ cells }) => [cells[0], cells]))
-  return top?.parts.map(({ root, shape }) => {
-    const cells = cellsOf.get(root) as number[]
-    return { sample: [...sample(cells)], reach: [...reachSample(cells, n, reachBox(placementOf(n, shape)))] }
+  const found = rankedComponents(map, n).map(({ cells, mass }) => ({ cells, mass, count: cells.length }))
+  return top?.parts.map(({ shape }, k) => {
+    const { cells } = found[k]
+    const rule = regionRule(found, k)
+    const regions: PartLists['regions'] =
+      rule === 'paired'
+        ? k + 1 < TOP_PARTS
+          ? 'next'
+          : 'past'
+        : rule === 'halved'
+          ? (halves(cells, n).map((half) => [...sample(half)]) as [number[], number[]])
+          : 'none'
+    return { sample: [...sample(cells)], reach: [...reachSample(cells, n, reachBox(placementOf(n, shape)))], regions }
   })
 }
 

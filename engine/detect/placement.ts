@@ -157,10 +157,15 @@ export interface PartPlaces {
   circles: number[]
 }
 
-/** A first part's lists: its cells' sample (`sample`) and the cells its mode is taken over (`reachSample`). */
+/** A first part's lists: its cells' sample (`sample`), the cells its mode is taken over (`reachSample`) and its regions. */
 export interface PartLists {
   sample: number[]
   reach: number[]
+  /**
+   * What its frequency ratio reads (regionsOf): the next part's sample, the next part being among the
+   * first parts ('next') or past them ('past'); its halves' samples; or nothing ('none').
+   */
+  regions: 'none' | 'next' | 'past' | [number[], number[]]
 }
 
 /** A part's places from its ShapeSums: the twin of shaders/components.wgsl `places`. */

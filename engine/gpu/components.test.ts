@@ -6,6 +6,7 @@
 import { expect, test } from 'vitest'
 import { gpuBackend } from '../../testing/backends.js'
 import {
+  axisOf,
   labels,
   LISTED,
   listedComponents,
@@ -13,6 +14,7 @@ import {
   listedTop,
   rankedComponents,
   persistenceOf,
+  sideOf,
   structureMask,
   sustainOf,
   topLists,
@@ -105,6 +107,23 @@ function atTheCut(n: number): Float32Array {
   return map
 }
 
+/**
+ * A row of 10 cells of 1 and, apart, a 2 x 2 block whose mass is 3 less `under`: at 0, exactly 0.3 of the
+ * row's, so the row's regions are the block's (10 x 3 >= 3 x 10); under it, the row's halves.
+ */
+function atTheRatio(n: number, under: number): Float32Array {
+  const map = new Float32Array(n * n).fill(0.1)
+  for (let x = 0; x < 10; x++) map[5 * n + 4 + x] = 1
+  for (const [c, v] of [
+    [20 * n + 20, 0.75],
+    [20 * n + 21, 0.75],
+    [21 * n + 20, 0.75],
+    [21 * n + 21, 0.75 - under],
+  ])
+    map[c] = v
+  return map
+}
+
 /** Columns at the threshold exactly and a float32 step under it, under a peak of `peak`: the rule is >= of a float32 product. */
 function atThreshold(n: number, peak: number): Float32Array {
   const t = Math.fround(Math.fround(0.45) * Math.fround(peak))
@@ -137,6 +156,8 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
     waves(n, 9).map((v) => (v / 2.1) * 2 ** -102),
     waves(n, 10).map((v, i) => (i === 5 ? Number.POSITIVE_INFINITY : v)),
     atTheCut(n),
+    atTheRatio(n, 0),
+    atTheRatio(n, 2 ** -23),
   ]
   // a later window's sums of 10 samples for each: most cells kept or faded a little, some by 2^40 and
   // more (under the unit: 0), one cell subnormal and one below 0; then sums with a NaN, and sums all 0
@@ -156,6 +177,7 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
     })
     expect(got).toHaveLength(maps.length)
     const largest: number[] = []
+    const kinds: string[] = []
     let sustained = 0
     let parted = 0
     maps.forEach((map, f) => {
@@ -171,6 +193,7 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
       expect(got[f].places, `map ${f}'s places`).toEqual(got[f].top?.parts.map((p) => partPlaces(n, p.shape)))
       expect(got[f].lists, `map ${f}'s lists`).toEqual(topLists(map, n, got[f].top))
       parted += got[f].lists?.length ?? 0
+      for (const l of got[f].lists ?? []) kinds.push(typeof l.regions === 'string' ? l.regions : 'halved')
       // each listed part's sustain and persistence from what came back: sustainOf's and persistenceOf's,
       // bit for bit (its cells in the part's own units there, in the map's here)
       const shapes = got[f].shapes
@@ -197,8 +220,20 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
     expect([got[0].shapes?.later?.unit, got[1].shapes?.later?.unit]).toEqual([0, 0])
     expect([...(got[0].shapes?.later?.parts.values() ?? [])].every((p) => p.units === 0 && p.ab === 0 && p.bb === 0)).toBe(true)
     expect(sustained).toBeGreaterThan(20)
-    // lists made for many parts, not only for none
+    // lists made for many parts, not only for none, and every kind of regions among them
     expect(parted).toBeGreaterThan(20)
+    for (const kind of ['none', 'next', 'past', 'halved']) expect(kinds.filter((k) => k.startsWith(kind)).length, kind).toBeGreaterThan(0)
+    // a next part of 0.3 of the mass exactly is the second region, one of a float32 step less is not: the row is halved
+    expect([17, 18].map((f) => got[f].lists?.map((l) => l.regions))).toEqual([
+      ['next', 'none'],
+      [
+        [
+          [5 * n + 4, 5 * n + 5, 5 * n + 6, 5 * n + 7, 5 * n + 8],
+          [5 * n + 9, 5 * n + 10, 5 * n + 11, 5 * n + 12, 5 * n + 13],
+        ],
+        'none',
+      ],
+    ])
     // the spiral is one component of some 800 cells, joined against the scan
     expect(largest[4]).toBeGreaterThan(700)
     expect(got[6].labels?.every((l) => l === -1)).toBe(true)
@@ -508,6 +543,67 @@ fn check_sampled(@builtin(global_invocation_id) gid: vec3<u32>) {
   try {
     const got = await runCheck(backend, check, 'check_sampled', words, 4)
     cases.forEach(([k, length], c) => expect(got[4 * c + 2], `entry ${k} of ${length}`).toBe(slots.get(`${k}/${length}`) ?? 0xffffffff))
+  } finally {
+    backend.destroy()
+  }
+})
+
+test("a cell's side of its part's axis on the device (side_of, exact_side) is sideOf's at N = 4096 (A and B past 2^64): random axes, cells a few units off the axis, and cells on it where the root is whole", async () => {
+  // an entry point over `out` alone: each 20 words, dX and dY (two words each), A and B (BIG words each) in, side_of's and exact_side's signs out
+  const check = `
+@compute @workgroup_size(64)
+fn check_side(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let at = 20u * gid.x;
+  if (at + 20u > arrayLength(&out)) { return; }
+  let dX = vec2<u32>(atomicLoad(&out[at]), atomicLoad(&out[at + 1u]));
+  let dY = vec2<u32>(atomicLoad(&out[at + 2u]), atomicLoad(&out[at + 3u]));
+  var a: Big;
+  var b: Big;
+  for (var k = 0u; k < BIG; k++) {
+    a[k] = atomicLoad(&out[at + 4u + k]);
+    b[k] = atomicLoad(&out[at + 10u + k]);
+  }
+  let af = big_f32(a);
+  let bf = big_f32(b);
+  let scale = max(abs(af), 2.0 * abs(bf));
+  let root = scale * sqrt((af / scale) * (af / scale) + (2.0 * bf / scale) * (2.0 * bf / scale));
+  atomicStore(&out[at + 16u], bitcast<u32>(side_of(dX, dY, a, b, vec3<f32>(af, bf, root))));
+  atomicStore(&out[at + 17u], bitcast<u32>(exact_side(dX, dY, a, b)));
+}`
+  const rand = rng(47)
+  // a random integer under 2^bits
+  const big = (bits: number) => BigInt(Math.floor(rand() * 2 ** Math.min(30, bits))) << BigInt(Math.max(0, bits - 30))
+  const signed = (v: bigint) => (rand() < 0.5 ? -v : v)
+  const whole = (v: number) => BigInt(Math.round(v))
+  type Case = { dX: bigint; dY: bigint; A: bigint; B: bigint }
+  const cases: Case[] = []
+  for (let k = 0; k < 400; k++) {
+    const A = signed(big(10 + Math.floor(rand() * 62)))
+    const B = signed(big(10 + Math.floor(rand() * 62))) || 1n
+    // across the axis: (dX, dY) along (-2 B, A + sqrt R), a few units off it, within N^3 = 2^36
+    const [ux, uy] = [-2 * Number(B), Number(A) + Math.hypot(Number(A), 2 * Number(B))]
+    const t = (rand() * 2 ** 35) / Math.max(Math.abs(ux), Math.abs(uy))
+    const off = () => BigInt(Math.floor(rand() * 7) - 3)
+    cases.push({ dX: whole(t * ux) + off(), dY: whole(t * uy) + off(), A, B })
+    cases.push({ dX: signed(big(36)), dY: signed(big(36)), A, B })
+  }
+  // A = k (p^2 - q^2), B = k p q: sqrt R = k (p^2 + q^2) is whole, the axis along (p, q), and t (-q, p) on it
+  for (let k = 0; k < 200; k++) {
+    const [p, q] = [signed(big(14)) || 1n, signed(big(14)) || 1n]
+    const m = big(40)
+    const t = signed(big(20))
+    cases.push({ dX: -t * q, dY: t * p, A: m * (p * p - q * q), B: m * p * q })
+  }
+  const reference = ({ dX, dY, A, B }: Case) => Math.sign(sideOf(Number(dX), Number(dY), axisOf(A, B))) || 0
+  expect(cases.filter((one) => reference(one) === 0).length).toBeGreaterThan(150)
+  expect(cases.filter(({ A }) => A > 2n ** 64n || A < -(2n ** 64n)).length).toBeGreaterThan(50)
+  const words = new Uint32Array(20 * cases.length)
+  const limbs = (v: bigint, count: number) => Array.from({ length: count }, (_, k) => Number(BigInt.asUintN(32, v >> BigInt(32 * k))))
+  cases.forEach(({ dX, dY, A, B }, k) => words.set([...limbs(dX, 2), ...limbs(dY, 2), ...limbs(A, 6), ...limbs(B, 6)], 20 * k))
+  const backend = (await gpuBackend(16, 1)) as GpuFieldBackend
+  try {
+    const got = new Int32Array((await runCheck(backend, check, 'check_side', words, 20)).buffer)
+    cases.forEach((one, k) => expect([got[20 * k + 16], got[20 * k + 17]], `case ${k}`).toEqual([reference(one), reference(one)]))
   } finally {
     backend.destroy()
   }

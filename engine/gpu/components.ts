@@ -51,7 +51,7 @@ const COMPONENTS_BYTES = Math.ceil((4 * COMPONENTS_LAYOUT.length) / 16) * 16
 const LABELLING = ['peak', 'mask', 'link', 'flatten', 'tally', 'list'] as const
 const SHAPING = ['moments', 'centre', 'radii', 'bounds', 'sectors', 'rank'] as const
 /** Where the first parts' reads fall, and the lists they read (where asked: nothing reads them yet but labelMaps). */
-const PLACING = ['places', 'lists'] as const
+const PLACING = ['places', 'lists', 'regions'] as const
 const ENTRIES = [...LABELLING, ...SHAPING, ...PLACING] as const
 type Entry = (typeof ENTRIES)[number]
 /**
@@ -70,8 +70,15 @@ export const TOP_WORDS = 3 + TOP_PARTS * (4 + SHAPE_WORDS)
 const PLACE_WORDS = 108
 /** The words of a first part's lists (shaders/components.wgsl `lists`): its cells' sample and its mode's cells, a count and MAX_SAMPLED_CELLS cells each. */
 const LIST_PART_WORDS = 2 * (1 + MAX_SAMPLED_CELLS)
-/** The words of a field's first parts' places and lists. */
-const PLACING_WORDS = TOP_PARTS * (PLACE_WORDS + LIST_PART_WORDS)
+/**
+ * The words of a first part's regions (shaders/components.wgsl `regions`): which (REGION_KINDS), then
+ * where halved each half's sample, a count and MAX_SAMPLED_CELLS cells.
+ */
+const REGION_WORDS = 1 + 2 * (1 + MAX_SAMPLED_CELLS)
+/** What a first part's regions are, by the word `regions` writes (PartLists' regions). */
+const REGION_KINDS = ['none', 'next', 'past', 'halved'] as const
+/** The words of a field's first parts' places, lists and regions. */
+const PLACING_WORDS = TOP_PARTS * (PLACE_WORDS + LIST_PART_WORDS + REGION_WORDS)
 /** The generated part of shaders/components.wgsl's module (kernelModule's struct): its uniform and constants. */
 export const COMPONENTS_HEADER =
   `${wgslStruct('Components', COMPONENTS_LAYOUT)}const MIN_AREA: u32 = ${MIN_AREA_CELLS}u;\nconst LISTED: u32 = ${LISTED}u;\n` +
@@ -143,7 +150,7 @@ export class GpuLabeller {
 
   /**
    * The kernels the recorder runs, compiled (or still compiling ahead: what to wait for first); not
-   * `places` and `lists`, which nothing runs yet but labelMaps where asked (compiled when first run).
+   * `places`, `lists` and `regions`, which nothing runs yet but labelMaps where asked (compiled when first run).
    */
   static readonly kernels = [...LABELLING, ...SHAPING].map((e) => COMPONENTS_KERNELS[e])
 
@@ -223,7 +230,7 @@ export class GpuLabeller {
         pass.setPipeline(pipelineOf(device, COMPONENTS_KERNELS[entry]))
         // a workgroup a field, or a part of the field's first (`lists`), or a cell of a 2D grid
         if (entry === 'peak' || entry === 'rank' || entry === 'places') transfers.dispatch(pass, k)
-        else if (entry === 'lists') transfers.dispatch(pass, k * TOP_PARTS)
+        else if (entry === 'lists' || entry === 'regions') transfers.dispatch(pass, k * TOP_PARTS)
         else transfers.dispatch(pass, Math.min(spread, 65535), Math.ceil(spread / 65535), k)
       }
     }
@@ -358,14 +365,20 @@ export function placesOf(words: Uint32Array, f: number, parts: number): PartPlac
   })
 }
 
-/** Field f's first parts' lists from its group's lists (`words`) as they came back: `parts` of them. */
-export function partListsOf(words: Uint32Array, f: number, parts: number): PartLists[] {
+/**
+ * Field f's first parts' lists from its group's lists and regions (`words`, `fields` parts' lists then
+ * their regions) as they came back: `parts` of them.
+ */
+export function partListsOf(words: Uint32Array, fields: number, f: number, parts: number): PartLists[] {
+  const listAt = (at: number) => Array.from(words.subarray(at + 1, at + 1 + words[at]))
   return Array.from({ length: parts }, (_, r) => {
     const at = (f * TOP_PARTS + r) * LIST_PART_WORDS
-    const reach = at + 1 + MAX_SAMPLED_CELLS
+    const region = fields * TOP_PARTS * LIST_PART_WORDS + (f * TOP_PARTS + r) * REGION_WORDS
+    const kind = REGION_KINDS[words[region]]
     return {
-      sample: Array.from(words.subarray(at + 1, at + 1 + words[at])),
-      reach: Array.from(words.subarray(reach + 1, reach + 1 + words[reach])),
+      sample: listAt(at),
+      reach: listAt(at + 1 + MAX_SAMPLED_CELLS),
+      regions: kind === 'halved' ? [listAt(region + 1), listAt(region + 2 + MAX_SAMPLED_CELLS)] : kind,
     }
   })
 }
@@ -445,7 +458,7 @@ export async function labelMaps(
         ...(places &&
           top && {
             places: placesOf(shaped.subarray(fields * (SHAPES_WORDS + TOP_WORDS)), f, top.parts.length),
-            lists: partListsOf(shaped.subarray(fields * (SHAPES_WORDS + TOP_WORDS + TOP_PARTS * PLACE_WORDS)), f, top.parts.length),
+            lists: partListsOf(shaped.subarray(fields * (SHAPES_WORDS + TOP_WORDS + TOP_PARTS * PLACE_WORDS)), fields, f, top.parts.length),
           }),
       }
     }
