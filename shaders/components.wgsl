@@ -965,49 +965,116 @@ fn wide_f32(a: vec2<u32>) -> f32 {
   return select(v, -v, wide_negative(a));
 }
 
+/** A halved part's axis (A, B) as `regions` sides its cells by: |A| and |B|, their signs, and A, B and sqrt(A^2 + 4 B^2) as f32s. */
+struct Axis {
+  a: Big,
+  b: Big,
+  signs: vec2<i32>,
+  floats: vec3<f32>,
+}
+
+fn big_abs(a: Big) -> Big {
+  if (big_sign(a) < 0) { return big_neg(a); }
+  return a;
+}
+
+fn axis_of(A: Big, B: Big) -> Axis {
+  // sqrt(A^2 + 4 B^2) scaled by the larger term, so that no square passes f32's range
+  let af = big_f32(A);
+  let bf = big_f32(B);
+  let scale = max(abs(af), 2.0 * abs(bf));
+  var root = 0.0;
+  if (scale > 0.0) { root = scale * sqrt((af / scale) * (af / scale) + (2.0 * bf / scale) * (2.0 * bf / scale)); }
+  return Axis(big_abs(A), big_abs(B), vec2<i32>(big_sign(A), big_sign(B)), vec3<f32>(af, bf, root));
+}
+
+/** a m of magnitudes, m of two words, where it fits BIG words: a word of m at a time, none where it is 0. */
+fn big_times(a: Big, m: vec2<u32>) -> Big {
+  var x = a;
+  var product: Big;
+  for (var k = 0u; k < 2u; k++) {
+    let word = select(m.x, m.y, k == 1u);
+    if (word == 0u) { continue; }
+    var carry = 0u;
+    for (var j = 0u; j + k < BIG; j++) {
+      let p = wide_add(wide_add(wide_mul(x[j], word), vec2<u32>(product[j + k], 0u)), vec2<u32>(carry, 0u));
+      product[j + k] = p.x;
+      carry = p.y;
+    }
+  }
+  return product;
+}
+
+/** 1, 0 or -1 as magnitude a is more than b, as much, or less. */
+fn big_compare(a: Big, b: Big) -> i32 {
+  var x = a;
+  var y = b;
+  for (var k = BIG; k > 0u; k--) {
+    if (x[k - 1u] != y[k - 1u]) { return select(-1, 1, x[k - 1u] > y[k - 1u]); }
+  }
+  return 0;
+}
+
+/** The sign of s1 m1 + s2 m2, of magnitudes m1, m2 and signs s1, s2 (0 where its term is 0). */
+fn sum_sign(s1: i32, m1: Big, s2: i32, m2: Big) -> i32 {
+  if (s1 == 0) { return s2; }
+  if (s2 == 0 || s1 == s2) { return s1; }
+  return s1 * big_compare(m1, m2);
+}
+
+fn wide_abs(a: vec2<u32>) -> vec2<u32> {
+  return select(a, wide_neg(a), wide_negative(a));
+}
+
 /**
  * The sign of P + Q sqrt(R), P = dX A + 2 dY B, Q = dX, R = A^2 + 4 B^2 (detect.ts exactSide), B != 0:
  * where P and Q differ in sign, that of the larger of P^2 and Q^2 R, whose difference is
- * 4 B (dX dY A + B (dY^2 - dX^2)): no square of P.
+ * 4 B (dX dY A + B (|dY| - |dX|) (|dY| + |dX|)): no square of P, and each sign from a comparison of
+ * two products' magnitudes (at N = 96, a word or two each).
  */
-fn exact_side(dX: vec2<u32>, dY: vec2<u32>, A: Big, B: Big) -> i32 {
-  let x = big_of(dX);
-  let y = big_of(dY);
-  let sp = big_sign(big_add(big_mul(x, A), big_mul(big_of(wide_times(dY, 2u)), B)));
-  let sq = big_sign(x);
-  if (sq == 0 || sp == sq) { return select(sq, sp, sp != 0); }
-  let t = big_add(big_mul(big_mul(x, y), A), big_mul(B, big_add(big_mul(y, y), big_neg(big_mul(x, x)))));
-  let d = big_sign(B) * big_sign(t);
-  if (d == 0) { return 0; }
-  return select(sq, sp, d > 0);
+fn exact_side(dX: vec2<u32>, dY: vec2<u32>, axis: Axis) -> i32 {
+  let sx = wide_sign(dX);
+  let sy = wide_sign(dY);
+  let ax = wide_abs(dX);
+  let ay = wide_abs(dY);
+  let sp = sum_sign(sx * axis.signs.x, big_times(axis.a, ax), sy * axis.signs.y, big_times(axis.b, wide_times(ay, 2u)));
+  if (sx == 0 || sp == sx) { return select(sx, sp, sp != 0); }
+  let d = wide_add(ay, wide_neg(ax));
+  let t = sum_sign(
+    sx * sy * axis.signs.x,
+    big_times(big_times(axis.a, ax), ay),
+    axis.signs.y * wide_sign(d),
+    big_times(big_times(axis.b, wide_abs(d)), wide_add(ay, ax)),
+  );
+  let dd = axis.signs.y * t;
+  if (dd == 0) { return 0; }
+  return select(sx, sp, dd > 0);
 }
 
-/** exact_side's sign: f32's where clear of its rounding (`axis`: A, B and sqrt(R) as f32s), else exact_side's. */
-fn side_of(dX: vec2<u32>, dY: vec2<u32>, A: Big, B: Big, axis: vec3<f32>) -> i32 {
+/** exact_side's sign: f32's where clear of its rounding, else exact_side's. */
+fn side_of(dX: vec2<u32>, dY: vec2<u32>, axis: Axis) -> i32 {
   let dx = wide_f32(dX);
-  let p1 = dx * axis.x;
-  let p2 = (2.0 * wide_f32(dY)) * axis.y;
-  let q = dx * axis.z;
+  let p1 = dx * axis.floats.x;
+  let p2 = (2.0 * wide_f32(dY)) * axis.floats.y;
+  let q = dx * axis.floats.z;
   let s = (p1 + p2) + q;
   if (abs(s) > SIDE_MARGIN * (abs(p1) + abs(p2) + abs(q))) { return select(-1, 1, s > 0.0); }
-  return exact_side(dX, dY, A, B);
+  return exact_side(dX, dY, axis);
 }
 
 // what every invocation of `regions` branches on (loaded once: the barriers stay in uniform control
 // flow): the parts listed, which regions, how the cells are sided, the part's edges (x0, x1, y0, y1)
 var<workgroup> region_words: array<u32, 7>;
 var<workgroup> paired: atomic<u32>;
-// a halved part's axis: A and B (BIG words each), and A, B and sqrt(A^2 + 4 B^2) as f32s
-var<workgroup> axis_words: array<u32, 12>;
-var<workgroup> axis_floats: vec3<f32>;
+var<workgroup> part_axis: Axis;
 
 /** Which side of its part's axis a cell lies (first where < 0: detect.ts halves), `along` and the axis as `regions` keeps them. */
-fn cell_side(cell: u32, c: u32, sx: vec2<u32>, sy: vec2<u32>, along: u32, A: Big, B: Big, axis: vec3<f32>) -> i32 {
+fn cell_side(cell: u32, c: u32, sx: vec2<u32>, sy: vec2<u32>, along: u32, axis: Axis) -> i32 {
   let dX = wide_add(wide_mul(c, cell % C.n), wide_neg(sx));
   let dY = wide_add(wide_mul(c, cell / C.n), wide_neg(sy));
   if (along == ALONG_X) { return wide_sign(dX); }
   if (along == ALONG_Y) { return wide_sign(dY); }
-  return side_of(dX, dY, A, B, axis);
+  return side_of(dX, dY, axis);
 }
 
 @compute @workgroup_size(256)
@@ -1051,22 +1118,12 @@ fn regions(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: v
       let sy = big_of(wide_at(s + SUM_Y));
       let mxx = big_add(big_mul(cb, big_of(wide_at(s + SUM_XX))), big_neg(big_mul(sx, sx)));
       let myy = big_add(big_mul(cb, big_of(wide_at(s + SUM_YY))), big_neg(big_mul(sy, sy)));
-      var a = big_add(mxx, big_neg(myy));
-      var b = big_add(big_mul(cb, big_of(wide_at(s + SUM_XY))), big_neg(big_mul(sx, sy)));
-      for (var k = 0u; k < BIG; k++) {
-        axis_words[k] = a[k];
-        axis_words[BIG + k] = b[k];
-      }
+      let a = big_add(mxx, big_neg(myy));
+      let b = big_add(big_mul(cb, big_of(wide_at(s + SUM_XY))), big_neg(big_mul(sx, sy)));
       var along = ACROSS;
       if (big_sign(b) == 0) { along = select(ALONG_Y, ALONG_X, big_sign(a) >= 0); }
       region_words[2] = along;
-      // sqrt(A^2 + 4 B^2) scaled by the larger term, so that no square passes f32's range
-      let af = big_f32(a);
-      let bf = big_f32(b);
-      let scale = max(abs(af), 2.0 * abs(bf));
-      var root = 0.0;
-      if (scale > 0.0) { root = scale * sqrt((af / scale) * (af / scale) + (2.0 * bf / scale) * (2.0 * bf / scale)); }
-      axis_floats = vec3<f32>(af, bf, root);
+      part_axis = axis_of(a, b);
     }
   }
   let u = workgroupUniformLoad(&region_words);
@@ -1074,13 +1131,7 @@ fn regions(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: v
   let at = regions_of(field) + r * REGION_WORDS;
   if (i == 0u) { atomicStore(&out[at], u[1]); }
   if (u[1] != HALVED) { return; }
-  var a: Big;
-  var b: Big;
-  for (var k = 0u; k < BIG; k++) {
-    a[k] = axis_words[k];
-    b[k] = axis_words[BIG + k];
-  }
-  let axis = axis_floats;
+  let axis = part_axis;
   let sx = wide_at(s + SUM_X);
   let sy = wide_at(s + SUM_Y);
   // the part's cells in index order within its edges, a run a lane (as `lists`): each lane counts its
@@ -1097,7 +1148,7 @@ fn regions(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: v
     let cell = (u[5] + k / wp) * C.n + u[3] + k % wp;
     if (atomicLoad(&out[labels + cell]) != root) { continue; }
     mine++;
-    if (cell_side(cell, c, sx, sy, u[2], a, b, axis) < 0) { firsts++; }
+    if (cell_side(cell, c, sx, sy, u[2], axis) < 0) { firsts++; }
   }
   let ranked = prefix(i, mine);
   let first = prefix(i, firsts);
@@ -1111,7 +1162,7 @@ fn regions(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: v
   for (var k = lo; k < hi; k++) {
     let cell = (u[5] + k / wp) * C.n + u[3] + k % wp;
     if (atomicLoad(&out[labels + cell]) != root) { continue; }
-    if (cell_side(cell, c, sx, sy, u[2], a, b, axis) < 0) {
+    if (cell_side(cell, c, sx, sy, u[2], axis) < 0) {
       let slot = sampled_slot(ranks.x, lengths.x);
       if (slot != NONE) { atomicStore(&out[at + 2u + slot], cell); }
       ranks.x++;

@@ -563,12 +563,9 @@ fn check_side(@builtin(global_invocation_id) gid: vec3<u32>) {
     a[k] = atomicLoad(&out[at + 4u + k]);
     b[k] = atomicLoad(&out[at + 10u + k]);
   }
-  let af = big_f32(a);
-  let bf = big_f32(b);
-  let scale = max(abs(af), 2.0 * abs(bf));
-  let root = scale * sqrt((af / scale) * (af / scale) + (2.0 * bf / scale) * (2.0 * bf / scale));
-  atomicStore(&out[at + 16u], bitcast<u32>(side_of(dX, dY, a, b, vec3<f32>(af, bf, root))));
-  atomicStore(&out[at + 17u], bitcast<u32>(exact_side(dX, dY, a, b)));
+  let axis = axis_of(a, b);
+  atomicStore(&out[at + 16u], bitcast<u32>(side_of(dX, dY, axis)));
+  atomicStore(&out[at + 17u], bitcast<u32>(exact_side(dX, dY, axis)));
 }`
   const rand = rng(47)
   // a random integer under 2^bits
