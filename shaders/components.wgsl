@@ -44,7 +44,7 @@
 //   later peak, where a read can take them alone (item 3's first K parts by mass).
 // Sums and squares pass 2^32 (x^2 summed over 2^24 cells at N = 4096; D < 2^51), so they are 64-bit
 // integers of two u32 words (wide_*).
-// `struct Components`, MIN_AREA, LISTED (entries a list holds), OFFSET_BITS, SHAPE_WORDS, TOTAL_BITS, TOP, PLACE_WORDS and SAMPLED are
+// `struct Components`, `struct Planes`, MIN_AREA, LISTED (entries a list holds), OFFSET_BITS, SHAPE_WORDS, TOTAL_BITS, TOP, PLACE_WORDS, SAMPLED and MODAL_BLOCKS are
 // generated (engine/gpu/components.ts COMPONENTS_HEADER). `out` is [lists: fields x (length, LISTED x 4 words)] [peaks: fields]
 // [labels: fields x cells] [tally: fields x cells x (cells, mass low, mass high)] and, where C.shapes is
 // set, [shapes: fields x (total low, total high, later peak, LISTED x SHAPE_WORDS)] [top: fields x
@@ -1172,4 +1172,89 @@ fn regions(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: v
       ranks.y++;
     }
   }
+}
+
+// ---- the first parts' power sums (`first_sums`, after `places`, `lists` and `regions`; the CPU twin: powerSumsOf of each list) ----
+// Per first part, FIRST_LISTS lists: its cells' sample, its mode's cells, its halves (no cells where it is
+// not halved), then the modal map's MODAL_BLOCKS^2 blocks (modal.ts modalSamples: a block's samples in the
+// field, rows of its offsets round the rounded centre from `places`), and per list and DFT bin k the sum
+// over its cells of the cell's power at k, mean removed: the same float32 operations in the same order as
+// shaders/power_sums.wgsl over a gathered list, but read where the window's planes lie ([plane][field][cell],
+// in chunks of planes), with no gather. A dispatch a chunk: each bin is summed in the dispatch whose chunk
+// holds its real plane (its imaginary one is there or at the start of the next chunk). `struct Planes` is
+// generated (engine/gpu/components.ts PLANES_LAYOUT); `sums` is [fields x TOP x FIRST_LISTS x bins], every
+// group's fields in one (P.first_field: the group's first).
+const FIRST_LISTS: u32 = 4u + MODAL_BLOCKS * MODAL_BLOCKS;
+
+@group(1) @binding(0) var<uniform> P: Planes;
+// the chunk that holds plane 0 (the sum of u: the cell's mean)
+@group(1) @binding(1) var<storage, read> plane_zero: array<f32>;
+// planes P.first .. P.first + P.held, each P.size floats
+@group(1) @binding(2) var<storage, read> chunk: array<f32>;
+// the chunk after it (this one again where there is none)
+@group(1) @binding(3) var<storage, read> next_chunk: array<f32>;
+// per plane, the sum of its factor over the window (engine/detect/spectra.ts windowTotals)
+@group(1) @binding(4) var<storage, read> totals: array<f32>;
+@group(1) @binding(5) var<storage, read_write> sums: array<f32>;
+
+/** A cell's power at bin k, mean removed (power_sums.wgsl's terms): `at` is its field's first float and the cell. */
+fn power_at(at: u32, k: u32) -> f32 {
+  let mean = plane_zero[at] * P.inverse_frames;
+  let real = 2u * k - P.first;
+  var imaginary = 0.0;
+  if (real + 1u < P.held) {
+    imaginary = chunk[(real + 1u) * P.size + at];
+  } else {
+    imaginary = next_chunk[at];
+  }
+  let re = chunk[real * P.size + at] - mean * totals[2u * k];
+  let im = imaginary - mean * totals[2u * k + 1u];
+  return re * re + im * im;
+}
+
+@compute @workgroup_size(256)
+fn first_sums(@builtin(global_invocation_id) gid: vec3<u32>) {
+  // a 2D grid past 65535 workgroups
+  let j = gid.y * 65535u * 256u + gid.x;
+  if (j >= C.fields * TOP * FIRST_LISTS * P.bins) { return; }
+  let k = j % P.bins + 1u;
+  let list = (j / P.bins) % FIRST_LISTS;
+  let r = (j / (P.bins * FIRST_LISTS)) % TOP;
+  let field = j / (P.bins * FIRST_LISTS * TOP);
+  // this chunk's bins only
+  if (2u * k < P.first || 2u * k >= P.first + P.held) { return; }
+  if (r >= min(atomicLoad(&out[field * LIST_WORDS]), TOP)) { return; }
+  let base = (P.first_field + field) * C.cells;
+  var power = 0.0;
+  if (list < 4u) {
+    // a list as `lists` and `regions` wrote it: a count, then its cells
+    var at = lists_of(field) + r * LIST_PART_WORDS + list * (1u + SAMPLED);
+    if (list >= 2u) {
+      let regions = regions_of(field) + r * REGION_WORDS;
+      at = regions + 1u + (list - 2u) * (1u + SAMPLED);
+      if (atomicLoad(&out[regions]) != HALVED) { at = NONE; }
+    }
+    if (at != NONE) {
+      let count = atomicLoad(&out[at]);
+      for (var e = 0u; e < count; e++) { power = power + power_at(base + atomicLoad(&out[at + 1u + e]), k); }
+    }
+  } else {
+    // block b's samples: rows of its offsets down the side, across them its offsets along it
+    let b = list - 4u;
+    let place = places_of(field) + r * PLACE_WORDS;
+    let down = place + BLOCKS + (b / MODAL_BLOCKS) * 9u;
+    let along = place + BLOCKS + (b % MODAL_BLOCKS) * 9u;
+    let ox = i32(atomicLoad(&out[place + ROUNDED]));
+    let oy = i32(atomicLoad(&out[place + ROUNDED + 1u]));
+    let n = i32(C.n);
+    for (var m = 0u; m < atomicLoad(&out[down]); m++) {
+      let y = oy + bitcast<i32>(atomicLoad(&out[down + 1u + m]));
+      if (y < 0 || y >= n) { continue; }
+      for (var q = 0u; q < atomicLoad(&out[along]); q++) {
+        let x = ox + bitcast<i32>(atomicLoad(&out[along + 1u + q]));
+        if (x >= 0 && x < n) { power = power + power_at(base + u32(y * n + x), k); }
+      }
+    }
+  }
+  sums[(((P.first_field + field) * TOP + r) * FIRST_LISTS + list) * P.bins + k - 1u] = power;
 }

@@ -6,9 +6,9 @@ import { blake3Hex } from '../util/hash.js'
 import { CrystalError } from '../errors.js'
 import { spectraOf } from '../cpu/spectra.js'
 import { measureDynamics, type DynamicsFeatures, reachSample, type Recording, sample } from './dynamics.js'
-import { modalMap } from './modal.js'
+import { modalMap, modalSamples } from './modal.js'
 import { centreOf, ONE, type PartLists, type Placement, placementOf, reachBox, signatureWindow } from './placement.js'
-import { ListIndex, WindowSpectra } from './spectra.js'
+import { ListIndex, powerSumsOf, WindowSpectra } from './spectra.js'
 import type { FieldShapes, FieldTop, LaterSums, PersistenceSums, ShapeSums, TopPart } from './sums.js'
 
 /** Side of the square signature patch: SIGNATURE_SIDE^2 floats of shape (then the modal map's). */
@@ -1137,6 +1137,25 @@ export function topLists(map: Float32Array, n: number, top: FieldTop | undefined
           ? (halves(cells, n).map((half) => [...sample(half)]) as [number[], number[]])
           : 'none'
     return { sample: [...sample(cells)], reach: [...reachSample(cells, n, reachBox(placementOf(n, shape)))], regions }
+  })
+}
+
+/**
+ * The power sums of a window's first parts' lists (`top`'s; `lists`: topLists'), per part its sample,
+ * its mode's cells, its halves (none where it is not halved) and its modal map's blocks (modalSamples of
+ * its signature's window), each powerSumsOf's bins: the twin of what the device makes where the planes
+ * lie (shaders/components.wgsl `first_sums`, engine/gpu/components.ts firstSumsOf).
+ */
+export function topSums(spec: WindowSpectra, top: FieldTop, lists: PartLists[]): Float32Array[] {
+  return top.parts.map(({ shape }, k) => {
+    const { sample, reach, regions } = lists[k]
+    const halves = Array.isArray(regions) ? regions : [[], []]
+    const { cells, ends } = modalSamples(spec.n, signatureWindow(placementOf(spec.n, shape)))
+    const blocks = Array.from(ends, (end, b) => cells.subarray(b ? ends[b - 1] : 0, end))
+    const sums = [sample, reach, ...halves, ...blocks].map((list) => powerSumsOf(spec, list))
+    const out = new Float32Array(sums.length * spec.bins)
+    sums.forEach((one, l) => out.set(one, l * spec.bins))
+    return out
   })
 }
 

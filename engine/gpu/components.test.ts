@@ -18,6 +18,7 @@ import {
   structureMask,
   sustainOf,
   topLists,
+  topSums,
 } from '../detect/detect.js'
 import { MAX_SAMPLED_CELLS } from '../detect/dynamics.js'
 import { partPlaces } from '../detect/placement.js'
@@ -25,7 +26,8 @@ import type { FieldShapes, LaterSums } from '../detect/sums.js'
 import { AT_THE_FLOOR } from '../../testing/fixtures.js'
 import { rng } from '../util/rng.js'
 import type { GpuFieldBackend } from './backend.js'
-import { COMPONENTS_HEADER, GpuLabeller, LIST_AND_PEAK_WORDS, labelMaps } from './components.js'
+import { COMPONENTS_HEADER, FIRST_LISTS, GpuLabeller, LIST_AND_PEAK_WORDS, labelMaps } from './components.js'
+import { WindowSpectra, windowPlanes } from '../detect/spectra.js'
 import { kernelModule } from './context.js'
 import { SHADERS } from './shaders.gen.js'
 
@@ -350,6 +352,43 @@ test("at N = 512 the shapes' sums and squares pass 2^32 (two words each): a fiel
     expect(whole[0].radii).toBeGreaterThan(2 ** 38)
     // the total of 2^18 cells of some 2^38 units each: past 2^53, one rounding
     expect(got[0].shapes?.units).toBeGreaterThan(2 ** 55)
+  } finally {
+    backend.destroy()
+  }
+})
+
+test("the first parts' lists' power sums made where the window's planes lie (first_sums) are topSums' bit for bit: planes in one buffer, in chunks of 5 (a bin's planes across two) and of 1", async () => {
+  const n = 40
+  const frames = 32
+  const maps = [waves(n, 21), waves(n, 22), percolating(n, 23), atTheRatio(n, 2 ** -23), atTheCut(n), new Float32Array(n * n)]
+  const fields = maps.length
+  const cells = n * n
+  const planes = windowPlanes(frames)
+  const rand = rng(31)
+  // plane 1 (sum |u|) the map times the frames (the map exactly, frames a power of two); the others at random
+  const window = new Float32Array(planes * fields * cells)
+  for (let p = 0; p < planes; p++)
+    for (let f = 0; f < fields; f++)
+      for (let c = 0; c < cells; c++)
+        window[(p * fields + f) * cells + c] = p === 1 ? maps[f][c] * frames : Math.fround((rand() - 0.5) * (p === 0 ? 10 : 6))
+  const backend = (await gpuBackend(16, 1)) as GpuFieldBackend
+  try {
+    const flat = Float32Array.from(maps.flatMap((m) => [...m]))
+    const spectra = maps.map((_, f) => new WindowSpectra(n, 4, frames, { plane: (p, c) => window[(p * fields + f) * cells + c] }))
+    let halved = 0
+    for (const perChunk of [planes, 5, 1]) {
+      const got = await labelMaps(backend, flat, n, { shapes: true, places: true, window: { planes: window, frames, perChunk } })
+      maps.forEach((_, f) => {
+        const { top, lists, sums } = got[f]
+        if (!top || !lists) return expect(sums, `map ${f}`).toBeUndefined()
+        expect(sums, `map ${f}, ${perChunk} planes a chunk`).toEqual(topSums(spectra[f], top, lists))
+        halved += lists.filter((l) => Array.isArray(l.regions)).length
+      })
+      // a map at rest has no parts, and no sums
+      expect(got[5].sums).toBeUndefined()
+      expect(got[0].sums?.[0].length).toBe(FIRST_LISTS * spectra[0].bins)
+    }
+    expect(halved).toBeGreaterThan(3)
   } finally {
     backend.destroy()
   }

@@ -2,8 +2,9 @@
 // the first bricks of detection on the device (docs/detection.md, "What one read a generation would
 // take", items 1 and 2). The recorder labels each window's map as it reads it back (engine/gpu/record.ts
 // collect), so the detection pool ranks no map's components itself (PlaneSource.listed). Where asked,
-// each listed component's shape as integers too, and a later window's sums over it (shapesOf; not yet
-// in the recorder's read). CPU twins: labels(structureMask(map), n), rankedComponents and listedShapes
+// each listed component's shape as integers too, and a later window's sums over it (shapesOf), and
+// for the first parts where their reads fall, their lists and those lists' power sums (placesOf,
+// partListsOf, firstSumsOf; not yet in the recorder's read). CPU twins: labels(structureMask(map), n), rankedComponents and listedShapes
 // (engine/detect/detect.ts); tests:
 // engine/gpu/components.test.ts, engine/discovery/record.test.ts.
 import { wgslStruct, packStruct } from '../field/params.js'
@@ -19,6 +20,7 @@ import {
   unitOfPeak,
 } from '../detect/detect.js'
 import { MAX_SAMPLED_CELLS } from '../detect/dynamics.js'
+import { windowPlanes, windowTotals } from '../detect/spectra.js'
 import { MODAL_BLOCKS, OFFSET_BITS, type PartLists, type PartPlaces } from '../detect/placement.js'
 import type { FieldShapes, LaterSums, ShapeSums, TopPart, FieldTop } from '../detect/sums.js'
 import { CrystalError } from '../errors.js'
@@ -47,6 +49,18 @@ const COMPONENTS_LAYOUT = [
 ] as const
 /** The uniform's bytes as bound: its members' (4 each), to a multiple of 16. */
 const COMPONENTS_BYTES = Math.ceil((4 * COMPONENTS_LAYOUT.length) / 16) * 16
+/**
+ * `first_sums`' uniform (a group of fields and a chunk of the window's planes): floats a plane, the
+ * chunk's first plane and planes held, DFT bins, 1 / frames, the group's first field.
+ */
+const PLANES_LAYOUT = [
+  ['size', 'u32'],
+  ['first', 'u32'],
+  ['held', 'u32'],
+  ['bins', 'u32'],
+  ['inverse_frames', 'f32'],
+  ['first_field', 'u32'],
+] as const
 
 const LABELLING = ['peak', 'mask', 'link', 'flatten', 'tally', 'list'] as const
 const SHAPING = ['moments', 'centre', 'radii', 'bounds', 'sectors', 'rank'] as const
@@ -77,13 +91,16 @@ const LIST_PART_WORDS = 2 * (1 + MAX_SAMPLED_CELLS)
 const REGION_WORDS = 1 + 2 * (1 + MAX_SAMPLED_CELLS)
 /** What a first part's regions are, by the word `regions` writes (PartLists' regions). */
 const REGION_KINDS = ['none', 'next', 'past', 'halved'] as const
+/** A first part's lists whose power sums `first_sums` makes: its sample, its mode's cells, its halves, its modal map's blocks. */
+export const FIRST_LISTS = 4 + MODAL_BLOCKS * MODAL_BLOCKS
 /** The words of a field's first parts' places, lists and regions. */
 const PLACING_WORDS = TOP_PARTS * (PLACE_WORDS + LIST_PART_WORDS + REGION_WORDS)
 /** The generated part of shaders/components.wgsl's module (kernelModule's struct): its uniform and constants. */
 export const COMPONENTS_HEADER =
   `${wgslStruct('Components', COMPONENTS_LAYOUT)}const MIN_AREA: u32 = ${MIN_AREA_CELLS}u;\nconst LISTED: u32 = ${LISTED}u;\n` +
   `const OFFSET_BITS: u32 = ${OFFSET_BITS}u;\nconst SHAPE_WORDS: u32 = ${SHAPE_WORDS}u;\nconst TOTAL_BITS: u32 = ${TOTAL_BITS}u;\n` +
-  `const TOP: u32 = ${TOP_PARTS}u;\nconst PLACE_WORDS: u32 = ${PLACE_WORDS}u;\nconst SAMPLED: u32 = ${MAX_SAMPLED_CELLS}u;\n`
+  `const TOP: u32 = ${TOP_PARTS}u;\nconst PLACE_WORDS: u32 = ${PLACE_WORDS}u;\nconst SAMPLED: u32 = ${MAX_SAMPLED_CELLS}u;\n` +
+  `const MODAL_BLOCKS: u32 = ${MODAL_BLOCKS}u;\n${wgslStruct('Planes', PLANES_LAYOUT)}`
 const componentsModule = (device: GPUDevice) =>
   perDevice(device, 'components:module', () => kernelModule(device, COMPONENTS_HEADER, SHADERS.components))
 const COMPUTE_STAGE = 0x4
@@ -107,6 +124,24 @@ const componentsKernel = (entry: Entry): Kernel => ({
   }),
 })
 export const COMPONENTS_KERNELS = Object.fromEntries(ENTRIES.map((e) => [e, componentsKernel(e)])) as Record<Entry, Kernel>
+/** `first_sums`' own bindings (group 1): its uniform, the chunk of plane 0, the chunk summed and the next, the window's totals, the sums. */
+const planesLayout = (device: GPUDevice) =>
+  perDevice(device, 'components:planes', () =>
+    device.createBindGroupLayout({
+      entries: [
+        { binding: 0, visibility: COMPUTE_STAGE, buffer: { type: 'uniform' } },
+        ...[1, 2, 3, 4].map((binding) => ({ binding, visibility: COMPUTE_STAGE, buffer: { type: 'read-only-storage' as const } })),
+        { binding: 5, visibility: COMPUTE_STAGE, buffer: { type: 'storage' } },
+      ],
+    }),
+  )
+const FIRST_SUMS_KERNEL: Kernel = {
+  key: 'components:first_sums',
+  describe: (device) => ({
+    layout: device.createPipelineLayout({ bindGroupLayouts: [componentsLayout(device), planesLayout(device)] }),
+    compute: { module: componentsModule(device), entryPoint: 'first_sums' },
+  }),
+}
 
 const LIST_WORDS = 1 + 4 * LISTED
 /** The words a field's list and peak take in what comes back. */
@@ -121,6 +156,14 @@ export interface MapsOnDevice {
   stride: number
   /** Exact (a map's bits) where a power of two, as 1 / a window's 32 frames is. */
   scale: number
+}
+
+/** A window's planes where they lie ([plane][field][cell], `perChunk` planes a buffer in `chunks`, `planes` in all) and its frames. */
+export interface WindowOnDevice {
+  chunks: GPUBuffer[]
+  perChunk: number
+  planes: number
+  frames: number
 }
 
 /**
@@ -145,12 +188,17 @@ export interface LabelledGroup {
 export class GpuLabeller {
   private uniform: GPUBuffer | undefined
   out: GPUBuffer | undefined
+  /** `first_sums`' uniform slots, the window's totals, and the first parts' power sums ([field][part][list][bin]). */
+  private planesUniform: GPUBuffer | undefined
+  private totals: GPUBuffer | undefined
+  sums: GPUBuffer | undefined
 
   constructor(private readonly gpu: Pick<GpuContext, 'device' | 'transfers' | 'bindingBytes'>) {}
 
   /**
    * The kernels the recorder runs, compiled (or still compiling ahead: what to wait for first); not
-   * `places`, `lists` and `regions`, which nothing runs yet but labelMaps where asked (compiled when first run).
+   * `places`, `lists`, `regions` and `first_sums`, which nothing runs yet but labelMaps where asked
+   * (compiled when first run).
    */
   static readonly kernels = [...LABELLING, ...SHAPING].map((e) => COMPONENTS_KERNELS[e])
 
@@ -177,18 +225,26 @@ export class GpuLabeller {
   /**
    * With `shapes`, each listed component's ShapeSums too, and with `later` (where each field's later
    * window's sums lie, raw) those sums over it (shapesOf reads them); with `places` too, where its first
-   * parts' reads fall (placesOf).
+   * parts' reads fall (placesOf) and their lists (partListsOf); with `window` too (the maps' window's
+   * planes), the power sums of those lists into `sums` (firstSumsOf).
    */
   encode(
     encoder: GPUCommandEncoder,
     maps: MapsOnDevice,
     n: number,
     fields: number,
-    { shapes = false, later, places = false }: { shapes?: boolean; later?: Omit<MapsOnDevice, 'scale'>; places?: boolean } = {},
+    {
+      shapes = false,
+      later,
+      places = false,
+      window,
+    }: { shapes?: boolean; later?: Omit<MapsOnDevice, 'scale'>; places?: boolean; window?: WindowOnDevice } = {},
   ): LabelledGroup[] {
     const { device, transfers, bindingBytes } = this.gpu
     const cells = n * n
     if (places && !shapes) throw new CrystalError('internal', "a map's places are made from its shapes: ask for both")
+    if (window && !places)
+      throw new CrystalError('internal', "the first parts' power sums are made from their places and lists: ask for both")
     const layout = GpuLabeller.layout(n, fields, bindingBytes, shapes, places)
     if (!layout)
       throw new CrystalError('internal', `a map of ${n} x ${n} cells does not fit one storage binding of ${bindingBytes} bytes to label`)
@@ -216,6 +272,7 @@ export class GpuLabeller {
       return { first, fields: k, offset, ...(shapes && { shapes: shaped, top }) }
     })
     transfers.write(this.uniform, 0, values)
+    const summing = window && this.summing(window, n, groups)
     const pass = encoder.beginComputePass()
     const spread = Math.ceil(cells / WG)
     for (const { fields: k, offset } of groups) {
@@ -233,15 +290,66 @@ export class GpuLabeller {
         else if (entry === 'lists' || entry === 'regions') transfers.dispatch(pass, k * TOP_PARTS)
         else transfers.dispatch(pass, Math.min(spread, 65535), Math.ceil(spread / 65535), k)
       }
+      // then each chunk's bins of the first parts' lists' power sums
+      if (summing && window) {
+        pass.setPipeline(pipelineOf(device, FIRST_SUMS_KERNEL))
+        const invocations = Math.ceil((k * TOP_PARTS * FIRST_LISTS * summing.bins) / WG)
+        for (const [c, chunk] of window.chunks.entries()) {
+          const slot = ((offset / groupBytes) * window.chunks.length + c) * 256
+          const entries = [
+            { binding: 0, resource: { buffer: summing.uniform, offset: slot, size: Math.ceil((4 * PLANES_LAYOUT.length) / 16) * 16 } },
+            { binding: 1, resource: { buffer: window.chunks[0] } },
+            { binding: 2, resource: { buffer: chunk } },
+            { binding: 3, resource: { buffer: window.chunks[c + 1] ?? chunk } },
+            { binding: 4, resource: { buffer: summing.totals } },
+            { binding: 5, resource: { buffer: summing.sums } },
+          ]
+          pass.setBindGroup(1, device.createBindGroup({ layout: planesLayout(device), entries }))
+          transfers.dispatch(pass, Math.min(invocations, 65535), Math.ceil(invocations / 65535))
+        }
+      }
     }
     pass.end()
     return groups
   }
 
+  /** first_sums' uniform slots ([group][chunk]), the window's totals and the sums' buffer, written for `groups`. */
+  private summing(
+    window: WindowOnDevice,
+    n: number,
+    groups: LabelledGroup[],
+  ): { uniform: GPUBuffer; totals: GPUBuffer; sums: GPUBuffer; bins: number } {
+    const { transfers } = this.gpu
+    const bins = (window.planes - 2) / 2
+    const fields = groups.reduce((all, g) => all + g.fields, 0)
+    const chunks = window.chunks.length
+    const values = new ArrayBuffer(groups.length * chunks * 256)
+    for (const [g, { first }] of groups.entries())
+      for (let c = 0; c < chunks; c++) {
+        const at = {
+          size: fields * n * n,
+          first: c * window.perChunk,
+          held: Math.min(window.perChunk, window.planes - c * window.perChunk),
+          bins,
+          inverse_frames: 1 / window.frames,
+          first_field: first,
+        }
+        packStruct(PLANES_LAYOUT, at, values, (g * chunks + c) * 256)
+      }
+    this.planesUniform = transfers.room(this.planesUniform, values.byteLength, UNIFORM)
+    transfers.write(this.planesUniform, 0, values)
+    const totals = windowTotals(window.frames).float32
+    this.totals = transfers.room(this.totals, totals.byteLength, STORAGE)
+    transfers.write(this.totals, 0, totals)
+    this.sums = transfers.room(this.sums, fields * TOP_PARTS * FIRST_LISTS * bins * 4, STORAGE)
+    return { uniform: this.planesUniform, totals: this.totals, sums: this.sums, bins }
+  }
+
   destroy(): void {
-    if (this.uniform) this.gpu.transfers.destroy(this.uniform)
-    if (this.out) this.gpu.transfers.keep(this.out)
-    this.uniform = this.out = undefined
+    const { transfers } = this.gpu
+    for (const held of [this.uniform, this.planesUniform, this.totals, this.sums]) if (held) transfers.destroy(held)
+    if (this.out) transfers.keep(this.out)
+    this.uniform = this.out = this.planesUniform = this.totals = this.sums = undefined
   }
 }
 
@@ -400,7 +508,15 @@ export async function labelMaps(
     shapes = false,
     later,
     places = false,
-  }: { labels?: boolean; shapes?: boolean; later?: Float32Array; places?: boolean } = {},
+    window,
+  }: {
+    labels?: boolean
+    shapes?: boolean
+    later?: Float32Array
+    places?: boolean
+    /** The maps' window: its planes ([plane][field][cell]), frames, and planes a buffer (all, unless given). */
+    window?: { planes: Float32Array; frames: number; perChunk?: number }
+  } = {},
 ): Promise<
   {
     listed: ListedComponents | undefined
@@ -409,6 +525,8 @@ export async function labelMaps(
     top?: FieldTop
     places?: PartPlaces[]
     lists?: PartLists[]
+    /** Per first part, its lists' power sums (FIRST_LISTS lists of the window's bins each: firstSumsOf). */
+    sums?: Float32Array[]
   }[]
 > {
   const cells = n * n
@@ -426,6 +544,14 @@ export async function labelMaps(
   const input = device.createBuffer({ size: maps.byteLength, usage: STORAGE })
   const laterInput = later && device.createBuffer({ size: later.byteLength, usage: STORAGE })
   const labeller = new GpuLabeller(gpu)
+  const planeCount = window && window.planes.length / (fields * cells)
+  const perChunk = window?.perChunk ?? planeCount ?? 1
+  const chunks = Array.from({ length: planeCount ? Math.ceil(planeCount / perChunk) : 0 }, (_, c) => {
+    const chunk = window!.planes.subarray(c * perChunk * fields * cells, (c + 1) * perChunk * fields * cells)
+    const buffer = device.createBuffer({ size: chunk.byteLength, usage: STORAGE })
+    transfers.write(buffer, 0, chunk)
+    return buffer
+  })
   try {
     transfers.write(input, 0, maps)
     if (later && laterInput) transfers.write(laterInput, 0, later)
@@ -434,20 +560,24 @@ export async function labelMaps(
       shapes,
       later: laterInput && { buffer: laterInput, base: 0, stride: cells },
       places,
+      ...(window && planeCount && { window: { chunks, perChunk, planes: planeCount, frames: window.frames } }),
     })
     transfers.submit(encoder)
     const out = labeller.out as GPUBuffer
     const bytes = (g: LabelledGroup) => g.fields * (LIST_AND_PEAK_WORDS + (labels ? cells : 0)) * 4
     const back = await transfers.readRanges(
-      groups.flatMap((g) => [
-        { src: out, offset: g.offset, bytes: bytes(g) },
-        ...(g.shapes === undefined
-          ? []
-          : [{ src: out, offset: g.shapes, bytes: g.fields * (SHAPES_WORDS + TOP_WORDS + (places ? PLACING_WORDS : 0)) * 4 }]),
-      ]),
+      groups
+        .flatMap((g) => [
+          { src: out, offset: g.offset, bytes: bytes(g) },
+          ...(g.shapes === undefined
+            ? []
+            : [{ src: out, offset: g.shapes, bytes: g.fields * (SHAPES_WORDS + TOP_WORDS + (places ? PLACING_WORDS : 0)) * 4 }]),
+        ])
+        .concat(window && labeller.sums ? [{ src: labeller.sums, offset: 0, bytes: firstSumsBytes(fields, window.frames) }] : []),
       () => gpu.failure(),
     )
     gpu.check()
+    const sums = window && new Float32Array(back[back.length - 1])
     const reads = shapes ? 2 : 1
     // a field's shapes and first parts, and where asked, where those parts' reads fall (for the fields the device lists)
     const shapedOf = (words: Uint32Array, shaped: Uint32Array, fields: number, f: number) => {
@@ -465,15 +595,31 @@ export async function labelMaps(
     return groups.flatMap((g, k) => {
       const words = new Uint32Array(back[reads * k])
       const shaped = shapes ? new Uint32Array(back[reads * k + 1]) : undefined
-      return Array.from({ length: g.fields }, (_, f) => ({
-        listed: listOf(words, g.fields, f),
-        ...(labels && { labels: new Int32Array(words.buffer, (g.fields * LIST_AND_PEAK_WORDS + f * cells) * 4, cells).slice() }),
-        ...(shaped && shapedOf(words, shaped, g.fields, f)),
-      }))
+      return Array.from({ length: g.fields }, (_, f) => {
+        const field = {
+          listed: listOf(words, g.fields, f),
+          ...(labels && { labels: new Int32Array(words.buffer, (g.fields * LIST_AND_PEAK_WORDS + f * cells) * 4, cells).slice() }),
+          ...(shaped && shapedOf(words, shaped, g.fields, f)),
+        }
+        const parts = field.top?.parts.length
+        return { ...field, ...(sums && parts && { sums: firstSumsOf(sums, g.first + f, parts, window!.frames) }) }
+      })
     })
   } finally {
-    transfers.destroy(input)
+    for (const made of [input, ...chunks]) transfers.destroy(made)
     if (laterInput) transfers.destroy(laterInput)
     labeller.destroy()
   }
+}
+
+/** The bytes of `fields` fields' first parts' power sums over a window of `frames` frames. */
+const firstSumsBytes = (fields: number, frames: number) => fields * TOP_PARTS * FIRST_LISTS * ((windowPlanes(frames) - 2) / 2) * 4
+
+/**
+ * Field f's first parts' power sums as the device made them (`sums`, every field's, as they came back):
+ * per part, FIRST_LISTS lists' bins (its sample, its mode's cells, its halves, its modal map's blocks).
+ */
+export function firstSumsOf(sums: Float32Array, f: number, parts: number, frames: number): Float32Array[] {
+  const floats = FIRST_LISTS * ((windowPlanes(frames) - 2) / 2)
+  return Array.from({ length: parts }, (_, r) => sums.slice((f * TOP_PARTS + r) * floats, (f * TOP_PARTS + r + 1) * floats))
 }
