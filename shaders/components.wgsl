@@ -1258,3 +1258,51 @@ fn first_sums(@builtin(global_invocation_id) gid: vec3<u32>) {
   }
   sums[(((P.first_field + field) * TOP + r) * FIRST_LISTS + list) * P.bins + k - 1u] = power;
 }
+
+// ---- the first parts' cells at their mode (`first_modes`, after every chunk's `first_sums`; the CPU twin: topModes) ----
+// Per first part, MODE_FLOATS floats: its mode's bin (the strongest of its mode's cells' power sums, the
+// lowest of equal ones: strongestBin, as mode_planes.wgsl takes it), then for each of its cells' sample
+// (SAMPLED slots) and the winding circles' 64 cells, planes 0, 2 bin and 2 bin + 1 (0 where a slot holds
+// no cell): what measureDynamics reads at the mode. A dispatch a chunk, each plane taken from the chunk
+// that holds it; `modes` follows the sums in `sums`.
+const MODE_CELLS: u32 = SAMPLED + 64u;
+const MODE_FLOATS: u32 = 1u + 3u * MODE_CELLS;
+
+@compute @workgroup_size(256)
+fn first_modes(@builtin(global_invocation_id) gid: vec3<u32>) {
+  // a 2D grid past 65535 workgroups
+  let j = gid.y * 65535u * 256u + gid.x;
+  if (j >= C.fields * TOP * MODE_CELLS) { return; }
+  let slot = j % MODE_CELLS;
+  let r = (j / MODE_CELLS) % TOP;
+  let field = j / (MODE_CELLS * TOP);
+  if (r >= min(atomicLoad(&out[field * LIST_WORDS]), TOP)) { return; }
+  let part = (P.first_field + field) * TOP + r;
+  // the mode's cells' power sums: the part's second list
+  let mode = (part * FIRST_LISTS + 1u) * P.bins;
+  var bin = 1u;
+  for (var k = 2u; k <= P.bins; k++) {
+    if (sums[mode + k - 1u] > sums[mode + bin - 1u]) { bin = k; }
+  }
+  // after every field's sums (P.size: the floats of a plane, every field's cells)
+  let at = (P.size / C.cells) * TOP * FIRST_LISTS * P.bins + part * MODE_FLOATS;
+  if (slot == 0u && P.first == 0u) { sums[at] = f32(bin); }
+  var cell = NONE;
+  if (slot < SAMPLED) {
+    let list = lists_of(field) + r * LIST_PART_WORDS;
+    if (slot < atomicLoad(&out[list])) { cell = atomicLoad(&out[list + 1u + slot]); }
+  } else {
+    cell = atomicLoad(&out[places_of(field) + r * PLACE_WORDS + CIRCLE + slot - SAMPLED]);
+  }
+  let into = at + 1u + 3u * slot;
+  let planes = vec3<u32>(0u, 2u * bin, 2u * bin + 1u);
+  for (var q = 0u; q < 3u; q++) {
+    let p = planes[q];
+    if (p < P.first || p >= P.first + P.held) { continue; }
+    if (cell == NONE) {
+      sums[into + q] = 0.0;
+    } else {
+      sums[into + q] = chunk[(p - P.first) * P.size + (P.first_field + field) * C.cells + cell];
+    }
+  }
+}

@@ -5,9 +5,9 @@ import type { ClassToken } from '../contracts/registry.js'
 import { blake3Hex } from '../util/hash.js'
 import { CrystalError } from '../errors.js'
 import { spectraOf } from '../cpu/spectra.js'
-import { measureDynamics, type DynamicsFeatures, reachSample, type Recording, sample } from './dynamics.js'
+import { MAX_SAMPLED_CELLS, measureDynamics, type DynamicsFeatures, reachSample, type Recording, sample, strongestBin } from './dynamics.js'
 import { modalMap, modalSamples } from './modal.js'
-import { centreOf, ONE, type PartLists, type Placement, placementOf, reachBox, signatureWindow } from './placement.js'
+import { centreOf, circleCells, ONE, type PartLists, type Placement, placementOf, reachBox, signatureWindow } from './placement.js'
 import { ListIndex, powerSumsOf, WindowSpectra } from './spectra.js'
 import type { FieldShapes, FieldTop, LaterSums, PersistenceSums, ShapeSums, TopPart } from './sums.js'
 
@@ -1155,6 +1155,30 @@ export function topSums(spec: WindowSpectra, top: FieldTop, lists: PartLists[]):
     const sums = [sample, reach, ...halves, ...blocks].map((list) => powerSumsOf(spec, list))
     const out = new Float32Array(sums.length * spec.bins)
     sums.forEach((one, l) => out.set(one, l * spec.bins))
+    return out
+  })
+}
+
+/**
+ * What measureDynamics reads at a window's first parts' modes (`top`'s; `lists`: topLists'): per part its
+ * mode's bin (strongestBin of its mode's cells' power sums), then planes 0, 2 bin and 2 bin + 1 of each of
+ * its sample's MAX_SAMPLED_CELLS slots and its winding circles' 64 cells (0 where a slot holds none): the
+ * twin of shaders/components.wgsl `first_modes`.
+ */
+export function topModes(spec: WindowSpectra, top: FieldTop, lists: PartLists[]): Float32Array[] {
+  return top.parts.map(({ shape }, k) => {
+    const { sample, reach } = lists[k]
+    const { bin } = strongestBin(powerSumsOf(spec, reach), spec)
+    const slots = Array.from({ length: MAX_SAMPLED_CELLS }, (_, s) => sample[s] ?? -1)
+    const place = placementOf(spec.n, shape)
+    const cells = [...slots, ...circleCells(place, 10), ...circleCells(place, 7)]
+    const out = new Float32Array(1 + 3 * cells.length)
+    out[0] = bin
+    cells.forEach((cell, s) => {
+      if (cell < 0) return
+      const row = spec.planesOf(cell)
+      out.set([row[0], row[2 * bin], row[2 * bin + 1]], 1 + 3 * s)
+    })
     return out
   })
 }

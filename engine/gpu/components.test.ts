@@ -18,6 +18,7 @@ import {
   structureMask,
   sustainOf,
   topLists,
+  topModes,
   topSums,
 } from '../detect/detect.js'
 import { MAX_SAMPLED_CELLS } from '../detect/dynamics.js'
@@ -357,7 +358,7 @@ test("at N = 512 the shapes' sums and squares pass 2^32 (two words each): a fiel
   }
 })
 
-test("the first parts' lists' power sums made where the window's planes lie (first_sums) are topSums' bit for bit: planes in one buffer, in chunks of 5 (a bin's planes across two) and of 1", async () => {
+test("the first parts' lists' power sums and cells at their modes made where the window's planes lie (first_sums, first_modes) are topSums' and topModes' bit for bit: planes in one buffer, in chunks of 5 (a bin's planes across two) and of 1", async () => {
   const n = 40
   const frames = 32
   const maps = [waves(n, 21), waves(n, 22), percolating(n, 23), atTheRatio(n, 2 ** -23), atTheCut(n), new Float32Array(n * n)]
@@ -376,19 +377,30 @@ test("the first parts' lists' power sums made where the window's planes lie (fir
     const flat = Float32Array.from(maps.flatMap((m) => [...m]))
     const spectra = maps.map((_, f) => new WindowSpectra(n, 4, frames, { plane: (p, c) => window[(p * fields + f) * cells + c] }))
     let halved = 0
+    const bins = new Set<number | undefined>()
     for (const perChunk of [planes, 5, 1]) {
       const got = await labelMaps(backend, flat, n, { shapes: true, places: true, window: { planes: window, frames, perChunk } })
       maps.forEach((_, f) => {
         const { top, lists, sums } = got[f]
         if (!top || !lists) return expect(sums, `map ${f}`).toBeUndefined()
-        expect(sums, `map ${f}, ${perChunk} planes a chunk`).toEqual(topSums(spectra[f], top, lists))
+        expect(
+          sums?.map((p) => p.sums),
+          `map ${f}, ${perChunk} planes a chunk`,
+        ).toEqual(topSums(spectra[f], top, lists))
+        expect(
+          sums?.map((p) => p.modes),
+          `map ${f}'s modes, ${perChunk} planes a chunk`,
+        ).toEqual(topModes(spectra[f], top, lists))
+        bins.add(sums?.[0].modes[0])
         halved += lists.filter((l) => Array.isArray(l.regions)).length
       })
       // a map at rest has no parts, and no sums
       expect(got[5].sums).toBeUndefined()
-      expect(got[0].sums?.[0].length).toBe(FIRST_LISTS * spectra[0].bins)
+      expect(got[0].sums?.[0].sums.length).toBe(FIRST_LISTS * spectra[0].bins)
     }
     expect(halved).toBeGreaterThan(3)
+    // modes at several bins, not one
+    expect(bins.size).toBeGreaterThan(2)
   } finally {
     backend.destroy()
   }

@@ -93,6 +93,10 @@ const REGION_WORDS = 1 + 2 * (1 + MAX_SAMPLED_CELLS)
 const REGION_KINDS = ['none', 'next', 'past', 'halved'] as const
 /** A first part's lists whose power sums `first_sums` makes: its sample, its mode's cells, its halves, its modal map's blocks. */
 export const FIRST_LISTS = 4 + MODAL_BLOCKS * MODAL_BLOCKS
+/** The cells `first_modes` reads at a first part's mode: its sample's slots and the winding circles' 64 cells. */
+const MODE_CELLS = MAX_SAMPLED_CELLS + 64
+/** A first part's floats from `first_modes`: its mode's bin, then planes 0, 2 bin and 2 bin + 1 of each of its MODE_CELLS. */
+export const MODE_FLOATS = 1 + 3 * MODE_CELLS
 /** The words of a field's first parts' places, lists and regions. */
 const PLACING_WORDS = TOP_PARTS * (PLACE_WORDS + LIST_PART_WORDS + REGION_WORDS)
 /** The generated part of shaders/components.wgsl's module (kernelModule's struct): its uniform and constants. */
@@ -135,13 +139,15 @@ const planesLayout = (device: GPUDevice) =>
       ],
     }),
   )
-const FIRST_SUMS_KERNEL: Kernel = {
-  key: 'components:first_sums',
+const planesKernel = (entry: 'first_sums' | 'first_modes'): Kernel => ({
+  key: `components:${entry}`,
   describe: (device) => ({
     layout: device.createPipelineLayout({ bindGroupLayouts: [componentsLayout(device), planesLayout(device)] }),
-    compute: { module: componentsModule(device), entryPoint: 'first_sums' },
+    compute: { module: componentsModule(device), entryPoint: entry },
   }),
-}
+})
+const FIRST_SUMS_KERNEL = planesKernel('first_sums')
+const FIRST_MODES_KERNEL = planesKernel('first_modes')
 
 const LIST_WORDS = 1 + 4 * LISTED
 /** The words a field's list and peak take in what comes back. */
@@ -290,11 +296,9 @@ export class GpuLabeller {
         else if (entry === 'lists' || entry === 'regions') transfers.dispatch(pass, k * TOP_PARTS)
         else transfers.dispatch(pass, Math.min(spread, 65535), Math.ceil(spread / 65535), k)
       }
-      // then each chunk's bins of the first parts' lists' power sums
+      // then each chunk's bins of the first parts' lists' power sums, then each chunk's planes at their modes
       if (summing && window) {
-        pass.setPipeline(pipelineOf(device, FIRST_SUMS_KERNEL))
-        const invocations = Math.ceil((k * TOP_PARTS * FIRST_LISTS * summing.bins) / WG)
-        for (const [c, chunk] of window.chunks.entries()) {
+        const bound = window.chunks.map((chunk, c) => {
           const slot = ((offset / groupBytes) * window.chunks.length + c) * 256
           const entries = [
             { binding: 0, resource: { buffer: summing.uniform, offset: slot, size: Math.ceil((4 * PLANES_LAYOUT.length) / 16) * 16 } },
@@ -304,8 +308,18 @@ export class GpuLabeller {
             { binding: 4, resource: { buffer: summing.totals } },
             { binding: 5, resource: { buffer: summing.sums } },
           ]
-          pass.setBindGroup(1, device.createBindGroup({ layout: planesLayout(device), entries }))
-          transfers.dispatch(pass, Math.min(invocations, 65535), Math.ceil(invocations / 65535))
+          return device.createBindGroup({ layout: planesLayout(device), entries })
+        })
+        for (const [kernel, invocations] of [
+          [FIRST_SUMS_KERNEL, k * TOP_PARTS * FIRST_LISTS * summing.bins],
+          [FIRST_MODES_KERNEL, k * TOP_PARTS * MODE_CELLS],
+        ] as const) {
+          pass.setPipeline(pipelineOf(device, kernel))
+          const groupsOf = Math.ceil(invocations / WG)
+          for (const group of bound) {
+            pass.setBindGroup(1, group)
+            transfers.dispatch(pass, Math.min(groupsOf, 65535), Math.ceil(groupsOf / 65535))
+          }
         }
       }
     }
@@ -341,7 +355,7 @@ export class GpuLabeller {
     const totals = windowTotals(window.frames).float32
     this.totals = transfers.room(this.totals, totals.byteLength, STORAGE)
     transfers.write(this.totals, 0, totals)
-    this.sums = transfers.room(this.sums, fields * TOP_PARTS * FIRST_LISTS * bins * 4, STORAGE)
+    this.sums = transfers.room(this.sums, firstSumsBytes(fields, window.frames), STORAGE)
     return { uniform: this.planesUniform, totals: this.totals, sums: this.sums, bins }
   }
 
@@ -525,8 +539,8 @@ export async function labelMaps(
     top?: FieldTop
     places?: PartPlaces[]
     lists?: PartLists[]
-    /** Per first part, its lists' power sums (FIRST_LISTS lists of the window's bins each: firstSumsOf). */
-    sums?: Float32Array[]
+    /** Per first part, its lists' power sums and its cells at its mode (firstSumsOf). */
+    sums?: { sums: Float32Array; modes: Float32Array }[]
   }[]
 > {
   const cells = n * n
@@ -602,7 +616,7 @@ export async function labelMaps(
           ...(shaped && shapedOf(words, shaped, g.fields, f)),
         }
         const parts = field.top?.parts.length
-        return { ...field, ...(sums && parts && { sums: firstSumsOf(sums, g.first + f, parts, window!.frames) }) }
+        return { ...field, ...(sums && parts && { sums: firstSumsOf(sums, fields, g.first + f, parts, window!.frames) }) }
       })
     })
   } finally {
@@ -612,14 +626,31 @@ export async function labelMaps(
   }
 }
 
-/** The bytes of `fields` fields' first parts' power sums over a window of `frames` frames. */
-const firstSumsBytes = (fields: number, frames: number) => fields * TOP_PARTS * FIRST_LISTS * ((windowPlanes(frames) - 2) / 2) * 4
+/** The floats of a first part's power sums over a window of `frames` frames: FIRST_LISTS lists' bins. */
+const sumFloats = (frames: number) => FIRST_LISTS * ((windowPlanes(frames) - 2) / 2)
+
+/** The bytes of `fields` fields' first parts' power sums and cells at their modes over a window of `frames` frames. */
+const firstSumsBytes = (fields: number, frames: number) => fields * TOP_PARTS * (sumFloats(frames) + MODE_FLOATS) * 4
 
 /**
- * Field f's first parts' power sums as the device made them (`sums`, every field's, as they came back):
- * per part, FIRST_LISTS lists' bins (its sample, its mode's cells, its halves, its modal map's blocks).
+ * Field f's first parts' power sums and cells at their modes as the device made them (`sums`, every
+ * field's, of `fields`, as they came back): per part, FIRST_LISTS lists' bins (its sample, its mode's
+ * cells, its halves, its modal map's blocks), and its mode's bin and its cells' planes there (topModes').
  */
-export function firstSumsOf(sums: Float32Array, f: number, parts: number, frames: number): Float32Array[] {
-  const floats = FIRST_LISTS * ((windowPlanes(frames) - 2) / 2)
-  return Array.from({ length: parts }, (_, r) => sums.slice((f * TOP_PARTS + r) * floats, (f * TOP_PARTS + r + 1) * floats))
+export function firstSumsOf(
+  sums: Float32Array,
+  fields: number,
+  f: number,
+  parts: number,
+  frames: number,
+): { sums: Float32Array; modes: Float32Array }[] {
+  const floats = sumFloats(frames)
+  const modesAt = fields * TOP_PARTS * floats
+  return Array.from({ length: parts }, (_, r) => {
+    const part = f * TOP_PARTS + r
+    return {
+      sums: sums.slice(part * floats, (part + 1) * floats),
+      modes: sums.slice(modesAt + part * MODE_FLOATS, modesAt + (part + 1) * MODE_FLOATS),
+    }
+  })
 }
