@@ -245,7 +245,7 @@ export interface DetectionCost {
    * `same`: every window's list equal to the host's. `shapes_ms` and `shapes_same`: the same with each
    * listed component's shape and later sums summed too, and the first parts ranked (equal to listedShapes' and
    * listedTop's). `places_ms` and `places_same`: the same with where the first parts' reads fall and
-   * their lists made too (equal to partPlaces' and topLists'). Absent without a WebGPU adapter.
+   * their lists and regions made too (equal to partPlaces' and topLists'). Absent without a WebGPU adapter.
    */
   device?: {
     adapter: string

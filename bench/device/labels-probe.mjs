@@ -6,7 +6,7 @@
 // shaders/components.wgsl labelling and ranking 2,000 maps at N = 96 on the adapter in one call (its
 // upload, kernels and read), and again with each listed component's shape, the map's total and the
 // later window's sums over each component summed (item 2), and again with where the first parts' reads
-// fall and their lists made (item 3: places, lists), checking each list, shape and place against the
+// fall and their lists and regions made (item 3: places, lists, regions), checking each list, shape and place against the
 // host's twins. One JSON line.
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
