@@ -1,7 +1,10 @@
 // A stability map's components and their masses, made where the maps live (docs/detection.md, "What
-// one read a generation would take", items 1 and 2): the first bricks of detection on the device.
-// Every value here is an integer or a correctly rounded f32 product, so any adapter gives the CPU
-// twin's numbers bit for bit, whatever order its invocations run in.
+// one read a generation would take", items 1 to 3): the first bricks of detection on the device.
+// Every value here but the first parts' power sums is an integer, a correctly rounded f32 product, or
+// decided exactly (a sign f32 cannot tell is taken in integers), so any adapter gives the CPU twin's
+// numbers bit for bit, whatever order its invocations run in; the power sums (`first_sums`) are
+// power_sums.wgsl's float32 operations in its order, so the same bits on SwiftShader and to an ulp an
+// operation where a driver fuses a multiply-add.
 // - `peak`: one workgroup a field, the map's largest value (a max is exact), or NO_PEAK where a cell
 //   is NaN or infinite (found by their bits: an implementation may assume neither); such a map is
 //   left to the host (engine/gpu/components.ts listOf), as is one whose peak is under 2^-102, where
