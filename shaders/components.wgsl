@@ -4,7 +4,9 @@
 // decided exactly (a sign f32 cannot tell is taken in integers), so any adapter gives the CPU twin's
 // numbers bit for bit, whatever order its invocations run in; the power sums (`first_sums`) are
 // power_sums.wgsl's float32 operations in its order, so the same bits on SwiftShader and to an ulp an
-// operation where a driver fuses a multiply-add.
+// operation where a driver fuses a multiply-add. So where two bins' sums are that near, the mode's bin
+// `first_modes` takes from them (and so the planes it takes) may differ from the host's, as
+// mode_planes.wgsl's may.
 // - `peak`: one workgroup a field, the map's largest value (a max is exact), or NO_PEAK where a cell
 //   is NaN or infinite (found by their bits: an implementation may assume neither); such a map is
 //   left to the host (engine/gpu/components.ts listOf), as is one whose peak is under 2^-102, where
@@ -878,8 +880,9 @@ const HALVED: u32 = 3u;
 const ACROSS: u32 = 0u;
 const ALONG_X: u32 = 1u;
 const ALONG_Y: u32 = 2u;
-// how clear of f32's rounding a side's sum must be to be taken: its terms are each a few ulps (2^-23)
-// from the exact ones at most (a root of some 5 ulps: WGSL's sqrt), so 2^-12 of their sum is far outside
+// how clear of f32's rounding a side's sum must be to be taken: its terms are each some tens of ulps
+// (2^-23) from the exact ones at most (the root's scaling, squares and WGSL's sqrt among them), so 2^-12
+// of their sum is far outside
 const SIDE_MARGIN: f32 = 0.000244140625;
 
 fn regions_of(field: u32) -> u32 {

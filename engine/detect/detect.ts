@@ -1125,8 +1125,9 @@ export function listedTop(map: Float32Array, n: number, later?: Float32Array): F
  */
 export function topLists(map: Float32Array, n: number, top: FieldTop | undefined): PartLists[] | undefined {
   const found = rankedComponents(map, n).map(({ cells, mass }) => ({ cells, mass, count: cells.length }))
-  return top?.parts.map(({ shape }, k) => {
+  return top?.parts.map(({ root, shape }, k) => {
     const { cells } = found[k]
+    if (cells[0] !== root) throw new CrystalError('internal', `the first part ${k} is at cell ${root}, but the map's is at ${cells[0]}`)
     const rule = regionRule(found, k)
     const regions: PartLists['regions'] =
       rule === 'paired'

@@ -128,7 +128,7 @@ const componentsKernel = (entry: Entry): Kernel => ({
   }),
 })
 export const COMPONENTS_KERNELS = Object.fromEntries(ENTRIES.map((e) => [e, componentsKernel(e)])) as Record<Entry, Kernel>
-/** `first_sums`' own bindings (group 1): its uniform, the chunk of plane 0, the chunk summed and the next, the window's totals, the sums. */
+/** `first_sums`' and `first_modes`' own bindings (group 1): their uniform, the chunk of plane 0, the chunk read and the next, the window's totals, the sums. */
 const planesLayout = (device: GPUDevice) =>
   perDevice(device, 'components:planes', () =>
     device.createBindGroupLayout({
@@ -203,7 +203,7 @@ export class GpuLabeller {
 
   /**
    * The kernels the recorder runs, compiled (or still compiling ahead: what to wait for first); not
-   * `places`, `lists`, `regions` and `first_sums`, which nothing runs yet but labelMaps where asked
+   * `places`, `lists`, `regions`, `first_sums` and `first_modes`, which nothing runs yet but labelMaps where asked
    * (compiled when first run).
    */
   static readonly kernels = [...LABELLING, ...SHAPING].map((e) => COMPONENTS_KERNELS[e])
@@ -334,6 +334,12 @@ export class GpuLabeller {
     groups: LabelledGroup[],
   ): { uniform: GPUBuffer; totals: GPUBuffer; sums: GPUBuffer; bins: number } {
     const { transfers } = this.gpu
+    // the window's planes are every field's of this labelling, from field 0 (a recorder's window)
+    if (window.planes !== windowPlanes(window.frames))
+      throw new CrystalError(
+        'internal',
+        `a window of ${window.frames} frames has ${windowPlanes(window.frames)} planes, not ${window.planes}`,
+      )
     const bins = (window.planes - 2) / 2
     const fields = groups.reduce((all, g) => all + g.fields, 0)
     const chunks = window.chunks.length
@@ -591,7 +597,7 @@ export async function labelMaps(
       () => gpu.failure(),
     )
     gpu.check()
-    const sums = window && new Float32Array(back[back.length - 1])
+    const sums = window && planeCount ? new Float32Array(back[back.length - 1]) : undefined
     const reads = shapes ? 2 : 1
     // a field's shapes and first parts, and where asked, where those parts' reads fall (for the fields the device lists)
     const shapedOf = (words: Uint32Array, shaped: Uint32Array, fields: number, f: number) => {
