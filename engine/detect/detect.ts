@@ -1072,10 +1072,14 @@ export function listedRoots(listed: Float64Array): number[] {
 
 /**
  * A map's FieldShapes where the device lists the map, with a later window's sums (`later`) where
- * given: the twin of its shapes (engine/gpu/components.ts shapesOf).
+ * given (`listed`: its listedComponents, where already made): the twin of its shapes (engine/gpu/components.ts shapesOf).
  */
-export function listedShapes(map: Float32Array, n: number, later?: Float32Array): FieldShapes | undefined {
-  const listed = listedComponents(map, n)
+export function listedShapes(
+  map: Float32Array,
+  n: number,
+  later?: Float32Array,
+  listed = listedComponents(map, n),
+): FieldShapes | undefined {
   if (!listed) return undefined
   const cells = listedRoots(listed).map((root) => [root, componentFrom(map, n, root, listed[0])] as const)
   const shaped = { units: fieldTotal(map).units, parts: new Map(cells.map(([root, part]) => [root, shapeSums(part, n)])) }
@@ -1099,11 +1103,10 @@ export const TOP_PARTS = 4
 
 /**
  * A map's first TOP_PARTS parts by rank where the device lists the map, with a later window's sums
- * where given: the twin of what the device copies (engine/gpu/components.ts topOf).
+ * where given (`listed`: its listedComponents, where already made): the twin of what the device copies (engine/gpu/components.ts topOf).
  */
-export function listedTop(map: Float32Array, n: number, later?: Float32Array): FieldTop | undefined {
-  const listed = listedComponents(map, n)
-  const shapes = listedShapes(map, n, later)
+export function listedTop(map: Float32Array, n: number, later?: Float32Array, listed = listedComponents(map, n)): FieldTop | undefined {
+  const shapes = listedShapes(map, n, later, listed)
   if (!listed || !shapes) return undefined
   const parts = listedRoots(listed)
     .slice(0, TOP_PARTS)

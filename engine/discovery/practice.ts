@@ -118,7 +118,8 @@ export async function heldOf({ spectra, later }: Window, limit = Infinity): Prom
   // its map's components listed and its first parts summed, as the GPU backend's recorder lists and
   // sums them (the map as stability() makes it)
   const map = Float32Array.from(stability, (v) => v / (spectra.frames || 1))
-  const [listed, top] = [listedComponents(map, n), listedTop(map, n, later.sums)]
+  const listed = listedComponents(map, n)
+  const top = listedTop(map, n, later.sums, listed)
   return { kind: 'held', field: 0, stability, listed, top, ...(await gathered(spectra, later, reads, limit)) }
 }
 
