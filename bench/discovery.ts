@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads'
 import { evaluate, RECORD_DT, RECORD_FRAMES } from '../engine/discovery/evaluate.js'
 import { type Detector, IN_THREAD, type Window } from '../engine/discovery/detector.js'
 import { heldOf } from '../engine/discovery/practice.js'
-import { HeldPlanes, WindowSpectra } from '../engine/detect/spectra.js'
+import { HeldPlanes, WindowSpectra, windowPlanes } from '../engine/detect/spectra.js'
 import type { EngineOptions } from '../engine/field/engine.js'
 import { discover, type DiscoveryResult, type SearchKind } from '../engine/discovery/discovery.js'
 import { CLASS_NAMES, CLASS_TOKENS } from '../engine/contracts/registry.js'
@@ -15,7 +15,7 @@ import { rng } from '../engine/util/rng.js'
 import { MaterialCatalog } from '../engine/field/materials.js'
 import { findAdapter } from '../engine/gpu/device.js'
 import type { GpuFieldBackend } from '../engine/gpu/backend.js'
-import { labelMaps } from '../engine/gpu/components.js'
+import { GpuLabeller, labelMaps } from '../engine/gpu/components.js'
 import type { GpuContext } from '../engine/gpu/context.js'
 import { selectBackend } from '../engine/backends/select.js'
 import type { FieldBackend } from '../engine/field/backend.js'
@@ -28,6 +28,8 @@ import {
   rankedComponents,
   shapeSums,
   topLists,
+  topModes,
+  topSums,
 } from '../engine/detect/detect.js'
 import { partPlaces } from '../engine/detect/placement.js'
 import type { FieldShapes } from '../engine/detect/sums.js'
@@ -256,6 +258,14 @@ export interface DetectionCost {
     shapes_same: boolean
     places_ms: number
     places_same: boolean
+    /**
+     * Labelling with the places, lists and regions, and with the first parts' power sums and cells at
+     * their modes too (`sums_ms`), the maps and planes already on the device (firstReadsCost); `sums_same`:
+     * equal to topSums' and topModes' for every window.
+     */
+    regions_ms: number
+    sums_ms: number
+    sums_same: boolean
   }
 }
 
@@ -373,8 +383,95 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
       shapes_same,
       places_ms: time.places,
       places_same,
+      // at most 1,000 fields here: their planes are 1.3 GB on the host too
+      ...(await firstReadsCost(device.backend, windows, maps, Math.min(count, 1000), REPEATS)),
     },
   }
+}
+
+/**
+ * What the first parts' detection reads cost on the device (docs/detection.md item 3), `count` maps of
+ * the windows' repeated: labelling with the shapes, places, lists and regions, and with their power sums
+ * and cells at their modes too (first_sums, first_modes), each a map, the maps and planes already on the
+ * device (uploaded once, as the recorder holds them) and one word read to wait on; and whether the
+ * sums and modes equal the twins' (topSums, topModes) for every window.
+ */
+async function firstReadsCost(
+  backend: FieldBackend & GpuContext,
+  windows: Window[],
+  maps: Float32Array[],
+  count: number,
+  repeats: number,
+): Promise<{ regions_ms: number; sums_ms: number; sums_same: boolean }> {
+  const { device, transfers } = backend
+  const size = windows[0].spectra.n
+  const cells = size * size
+  const frames = RECORD_FRAMES
+  const planes = windowPlanes(frames)
+  // the unique windows' planes ([plane][field][cell]), then `count` fields of them repeated
+  const planesOf = (fields: number) => {
+    const out = new Float32Array(planes * fields * cells)
+    for (let f = 0; f < fields; f++) {
+      const spectra = windows[f % windows.length].spectra
+      for (let c = 0; c < cells; c++) {
+        const row = spectra.planesOf(c)
+        for (let p = 0; p < planes; p++) out[(p * fields + f) * cells + c] = p === 1 ? maps[f % maps.length][c] * frames : row[p]
+      }
+    }
+    return out
+  }
+  const unique = planesOf(maps.length)
+  const got = await labelMaps(backend, Float32Array.from(maps.flatMap((m) => [...m])), size, {
+    shapes: true,
+    places: true,
+    window: { planes: unique, frames },
+  })
+  const sums_same = maps.every((map, k) => {
+    const { top, lists, sums } = got[k]
+    if (!top || !lists) return sums === undefined
+    const spec = windows[k].spectra
+    return (
+      JSON.stringify(sums?.map((p) => [...p.sums])) === JSON.stringify(topSums(spec, top, lists).map((p) => [...p])) &&
+      JSON.stringify(sums?.map((p) => [...p.modes])) === JSON.stringify(topModes(spec, top, lists).map((p) => [...p]))
+    )
+  })
+  // on the device once: the maps, the later sums (the maps again: their cost is the shapes'), the planes in chunks
+  const all = planesOf(count)
+  const planeBytes = count * cells * 4
+  const perChunk = Math.max(1, Math.floor(Math.min(device.limits.maxBufferSize, backend.bindingBytes) / planeBytes))
+  const made: GPUBuffer[] = []
+  const upload = (data: Float32Array) => {
+    const buffer = device.createBuffer({ size: data.byteLength, usage: 0x80 | 0x4 | 0x8 })
+    transfers.write(buffer, 0, data)
+    made.push(buffer)
+    return buffer
+  }
+  const chunks = Array.from({ length: Math.ceil(planes / perChunk) }, (_, c) =>
+    upload(all.subarray(c * perChunk * count * cells, Math.min(planes, (c + 1) * perChunk) * count * cells)),
+  )
+  const mapsOn = { buffer: chunks[Math.floor(1 / perChunk)], base: (1 % perChunk) * count * cells, stride: cells, scale: 1 / frames }
+  const labeller = new GpuLabeller(backend)
+  const time = { regions: Infinity, sums: Infinity }
+  try {
+    for (let pass = 0; pass < repeats; pass++)
+      for (const mode of ['regions', 'sums'] as const) {
+        const t0 = performance.now()
+        const encoder = device.createCommandEncoder()
+        labeller.encode(encoder, mapsOn, size, count, {
+          shapes: true,
+          later: { buffer: mapsOn.buffer, base: mapsOn.base, stride: cells },
+          places: true,
+          ...(mode === 'sums' && { window: { chunks, perChunk, planes, frames } }),
+        })
+        transfers.submit(encoder)
+        await transfers.readRanges([{ src: labeller.out as GPUBuffer, offset: 0, bytes: 4 }], () => backend.failure())
+        time[mode] = Math.min(time[mode], (performance.now() - t0) / count)
+      }
+  } finally {
+    labeller.destroy()
+    for (const buffer of made) transfers.destroy(buffer)
+  }
+  return { regions_ms: time.regions, sums_ms: time.sums, sums_same }
 }
 
 export async function runDiscoveryBench(progress: (what: string) => void = () => {}): Promise<DiscoveryBenchReport> {
@@ -473,6 +570,9 @@ export function discoveryTables(r: DiscoveryBenchReport): Record<string, Record<
           : 'no adapter',
         "and the first parts' places and lists, ms a map": d.device
           ? `${d.device.places_ms.toFixed(3)}${d.device.places_same ? '' : ' (NOT the same)'}`
+          : 'no adapter',
+        "the same, already on the device; and with the first parts' power sums and modes, ms a map": d.device
+          ? `${d.device.regions_ms.toFixed(3)}; ${d.device.sums_ms.toFixed(3)}${d.device.sums_same ? '' : ' (NOT the same)'}`
           : 'no adapter',
       }),
     ),
