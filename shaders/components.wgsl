@@ -923,23 +923,6 @@ fn big_neg(a: Big) -> Big {
   return x;
 }
 
-/** a b modulo 2^(32 BIG): the two's-complement product, where it fits. */
-fn big_mul(a: Big, b: Big) -> Big {
-  var x = a;
-  var y = b;
-  var product: Big;
-  for (var i = 0u; i < BIG; i++) {
-    var carry = 0u;
-    for (var j = 0u; i + j < BIG; j++) {
-      // under 2^64: (2^32 - 1)^2 and two words more
-      let p = wide_add(wide_add(wide_mul(x[i], y[j]), vec2<u32>(product[i + j], 0u)), vec2<u32>(carry, 0u));
-      product[i + j] = p.x;
-      carry = p.y;
-    }
-  }
-  return product;
-}
-
 fn big_sign(a: Big) -> i32 {
   var x = a;
   if ((x[BIG - 1u] >> 31u) != 0u) { return -1; }
@@ -1118,14 +1101,15 @@ fn regions(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: v
     region_words[1] = kind;
     for (var k = 0u; k < 4u; k++) { region_words[3u + k] = atomicLoad(&out[s + EDGES + k]); }
     if (kind == HALVED) {
-      // c times the second moments about the centroid: A = Mxx - Myy, B = Mxy
-      let cb = big_of(vec2<u32>(c, 0u));
-      let sx = big_of(wide_at(s + SUM_X));
-      let sy = big_of(wide_at(s + SUM_Y));
-      let mxx = big_add(big_mul(cb, big_of(wide_at(s + SUM_XX))), big_neg(big_mul(sx, sx)));
-      let myy = big_add(big_mul(cb, big_of(wide_at(s + SUM_YY))), big_neg(big_mul(sy, sy)));
+      // c times the second moments about the centroid: A = Mxx - Myy, B = Mxy (each a difference of
+      // products of sums, none below 0)
+      let cw = vec2<u32>(c, 0u);
+      let sx = wide_at(s + SUM_X);
+      let sy = wide_at(s + SUM_Y);
+      let mxx = big_add(big_times(big_of(wide_at(s + SUM_XX)), cw), big_neg(big_times(big_of(sx), sx)));
+      let myy = big_add(big_times(big_of(wide_at(s + SUM_YY)), cw), big_neg(big_times(big_of(sy), sy)));
       let a = big_add(mxx, big_neg(myy));
-      let b = big_add(big_mul(cb, big_of(wide_at(s + SUM_XY))), big_neg(big_mul(sx, sy)));
+      let b = big_add(big_times(big_of(wide_at(s + SUM_XY)), cw), big_neg(big_times(big_of(sx), sy)));
       var along = ACROSS;
       if (big_sign(b) == 0) { along = select(ALONG_Y, ALONG_X, big_sign(a) >= 0); }
       region_words[2] = along;
