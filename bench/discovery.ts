@@ -426,8 +426,7 @@ async function firstReadsCost(
     places: true,
     window: { planes: unique, frames },
   })
-  const sums_same = maps.every((map, k) => {
-    const { top, lists, sums } = got[k]
+  const sums_same = got.every(({ top, lists, sums }, k) => {
     if (!top || !lists) return sums === undefined
     const spec = windows[k].spectra
     return (
