@@ -8,6 +8,7 @@ import { spectraOf } from '../cpu/spectra.js'
 import { MAX_SAMPLED_CELLS, measureDynamics, type DynamicsFeatures, reachSample, type Recording, sample, strongestBin } from './dynamics.js'
 import { modalMap, modalSamples } from './modal.js'
 import { centreOf, circleCells, ONE, type PartLists, type Placement, placementOf, reachBox, signatureWindow } from './placement.js'
+import { type PartReads, ServedSpectra } from './served.js'
 import { ListIndex, powerSumsOf, WindowSpectra } from './spectra.js'
 import type { FieldShapes, FieldTop, LaterSums, PersistenceSums, ShapeSums, TopPart } from './sums.js'
 
@@ -607,6 +608,8 @@ export interface Part {
   regions: () => [number[], number[]] | undefined
   /** Its sums over the later window and their unit, where the device made them (PlaneSource.top). */
   later: { sums: LaterSums; unit: number } | undefined
+  /** What the device read of it over the window, where it did (ServedSpectra serves detection from it). */
+  reads: PartReads | undefined
 }
 
 /** f's answer, made on the first call only. */
@@ -993,7 +996,8 @@ export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured, li
     const edges: Placement['edges'] = [v[K + 6], v[K + 7], v[K + 8], v[K + 9]]
     const place = { n, c: count, sx: v[K + 3], sy: v[K + 4], rc: v[K + 5], edges }
     const later = laterOf(top, devicePart(top, listed, k))
-    return { cells, mass, shape, axis, mean_radius: v[K + 2], place, regions: once(() => regionsOf(found, k, n)), later }
+    const reads = readsOf(top, listed, found, k)
+    return { cells, mass, shape, axis, mean_radius: v[K + 2], place, regions: once(() => regionsOf(found, k, n)), later, reads }
   })
   measured.set(map, { found, parts })
 }
@@ -1193,6 +1197,17 @@ function devicePart(top: FieldTop | undefined, listed: Float64Array | undefined,
   return part && part.root === listed?.[1 + 3 * k] ? part : undefined
 }
 
+/** What the device read of part k over the window (Part.reads), where it read it (devicePart). */
+function readsOf(top: FieldTop | undefined, listed: Float64Array | undefined, found: Found[], k: number): PartReads | undefined {
+  const own = devicePart(top, listed, k)?.reads
+  if (!own) return undefined
+  const rule = regionRule(found, k)
+  if (rule !== 'paired') return { own, halves: rule === 'halved' }
+  // paired with a part past the first: none of it served, so that cellsRead measures it over zeros alone, or over what detect reads
+  const next = devicePart(top, listed, k + 1)?.reads
+  return next && { own, halves: false, next }
+}
+
 /** A part's later sums and their unit (Part.later), where the device made them (devicePart). */
 function laterOf(top: FieldTop | undefined, part: TopPart | undefined): Part['later'] {
   return part?.later && top?.laterUnit !== undefined ? { sums: part.later, unit: top.laterUnit } : undefined
@@ -1231,6 +1246,7 @@ function* partsOf(map: Float32Array, n: number, listed: Float64Array | undefined
           place,
           regions: once(() => regionsOf(found, k, n)),
           later: laterOf(top, device),
+          reads: readsOf(top, listed, found, k),
         }
       }
     }
@@ -1244,10 +1260,16 @@ function* partsOf(map: Float32Array, n: number, listed: Float64Array | undefined
  * window's sums); none where the part fades or does not stand out, which no spectrum can
  * make a structure (`holds`), so that its spectra are not read.
  */
-function featuresOf(spec: WindowSpectra, map: Float32Array, later: Later, p: Part): StructureFeatures | undefined {
+function featuresOf(spec: WindowSpectra, map: Float32Array, later: Later, p: Part, served?: ServedSpectra): StructureFeatures | undefined {
   const sustain = p.later ? sustainFrom(p.later.sums.units, p.later.unit, later.taken, p.mass) : sustainOf(p.cells, map, later)
   if (!holds({ sustain, stability_ratio: p.shape.stability_ratio })) return undefined
-  return { ...p.shape, ...measureDynamics(spec, p.cells, sustain, p.place, p.regions()).features }
+  served?.serve(p)
+  return { ...p.shape, ...measureDynamics(served?.spec ?? spec, p.cells, sustain, p.place, p.regions()).features }
+}
+
+/** `spec` answering what the device read of the window's first parts (`top`) from that (ServedSpectra), where it read them. */
+function servedOf(spec: WindowSpectra, top: FieldTop | undefined): ServedSpectra | undefined {
+  return top?.parts.some((p) => p.reads) ? new ServedSpectra(spec) : undefined
 }
 
 /**
@@ -1259,12 +1281,14 @@ export async function detect(window: Recording | WindowSpectra, later: Later, li
   const map = spec.stability()
   const found: Structure[] = []
   if (limit < 1) return found
-  for (const part of partsOf(map, spec.n, spec.source.listed?.(), spec.source.top?.())) {
-    const features = featuresOf(spec, map, later, part)
+  const top = spec.source.top?.()
+  const served = servedOf(spec, top)
+  for (const part of partsOf(map, spec.n, spec.source.listed?.(), top)) {
+    const features = featuresOf(spec, map, later, part, served)
     if (!features) continue
     const classed = classify(features)
     if (!classed) continue
-    const sig = signature(spec, map, part.place)
+    const sig = signature(served?.spec ?? spec, map, part.place)
     found.push({ ...classed, features, mass: part.mass, cells: part.cells, signature: sig, hash: await signatureHash(sig) })
     // before the next part is measured
     if (found.length >= limit) break
@@ -1286,8 +1310,9 @@ export interface WindowReads {
 /**
  * The part a perturbation of the field acts on (the first structure detection finds), as far as the
  * stability maps alone tell: the first part, by mass, that holds. `decided`: its shape alone classes it
- * (field-wide, compact or a ring), so detection's first structure is this part whatever the other
- * planes say; else the spectra decide, and detection may find a later part, or none.
+ * (field-wide, compact or a ring), or the spectra the device read with the maps do (Part.reads), so
+ * detection's first structure is this part whatever the other planes say; else the spectra decide,
+ * and detection may find a later part, or none.
  */
 export interface PlannedPart {
   /** Its first cell: the structure detection finds is this part when it holds this cell. */
@@ -1309,7 +1334,9 @@ export interface PlannedPart {
  * classed with every other plane read as 0 is classed by its shape alone, so with the real planes
  * too. So a run over zeros that measures every part it reaches (and its signature's modal map, classed or not)
  * until `limit` are classed reaches every part detection reaches, and reads a superset of what it
- * reads. Detection reads no plane of a cell but these (the run fails where it would).
+ * reads. Detection reads no plane of a cell but these (the run fails where it would). A first part
+ * whose every read the device made with the maps (Part.reads) is measured over those, as detect
+ * measures it, and none of its lists is named.
  */
 export function cellsRead(spec: WindowSpectra, later: Later, limit = Infinity): WindowReads {
   const zeroSums = new Float32Array(spec.bins)
@@ -1338,12 +1365,15 @@ export function cellsRead(spec: WindowSpectra, later: Later, limit = Infinity): 
   const map = spec.stability()
   let classed = 0
   let planned: PlannedPart | undefined
+  // what the device read of the first parts is not named: those parts are measured as detect measures them
+  const top = spec.source.top?.()
+  const served = servedOf(zeros, top)
   if (limit >= 1)
-    for (const part of partsOf(map, spec.n, spec.source.listed?.(), spec.source.top?.())) {
-      const features = featuresOf(zeros, map, later, part)
+    for (const part of partsOf(map, spec.n, spec.source.listed?.(), top)) {
+      const features = featuresOf(zeros, map, later, part, served)
       if (!features) continue
       // what the signature reads beyond the map: its modal map's blocks (the map's samples need nothing)
-      modalMap(zeros, signatureWindow(part.place))
+      modalMap(served?.spec ?? zeros, signatureWindow(part.place))
       const byShape = classify(features) !== undefined
       const { area, centroid_x, centroid_y } = part.shape
       planned ??= {

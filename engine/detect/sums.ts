@@ -52,13 +52,28 @@ export interface LaterSums extends PersistenceSums {
   units: number
 }
 
-/** One of a field's first parts by rank: its smallest cell, cells, mass, shape and, where taken, later sums. */
+/**
+ * What the device read of a first part where the window's planes lie (engine/gpu/components.ts
+ * firstSumsOf; twins topSums and topModes): its FIRST_LISTS lists' power sums, a bin each ([list][bin]:
+ * its sample, its mode's cells, its halves, its modal map's blocks), and its mode's bin followed by
+ * planes 0, 2 bin and 2 bin + 1 of its sample's slots and its winding circles' cells.
+ */
+export interface TopReads {
+  sums: Float32Array
+  modes: Float32Array
+}
+
+/**
+ * One of a field's first parts by rank: its smallest cell, cells, mass, shape and, where taken, later
+ * sums and what detection reads of it over its window (`reads`).
+ */
 export interface TopPart {
   root: number
   cells: number
   mass: number
   shape: ShapeSums
   later?: LaterSums
+  reads?: TopReads
 }
 
 /**

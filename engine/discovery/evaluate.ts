@@ -156,6 +156,11 @@ async function recorded(
     await engine.captureFrame(t, RECORD_FRAMES)
   }
   const taken = await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
+  // the books as the windows end, where asked: taken before the window's read, which brings them back
+  // (on the GPU; where the device read what detection reads of every field's structure, that read is
+  // the batch's last before the perturbation's)
+  const booksLater = books ? engine.booksLater() : undefined
+  if (books) laps?.lap('books')
   const recording = await engine.collectRecording()
   // the later windows as summed: detection reads their sums, and the means where it needs a map (laterAt)
   const windows = Array.from({ length: engine.fields }, (_, f) => ({
@@ -164,10 +169,6 @@ async function recorded(
   }))
   laps?.lap('record')
   const release = () => recording.release?.()
-  // the books as the windows end, where asked: taken before the read of what detection names, which
-  // brings them back (on the GPU; nothing after the windows reads the batch itself)
-  const booksLater = books ? engine.booksLater() : undefined
-  if (books) laps?.lap('books')
   if (!recording.gather) return { windows, release, reads: undefined, gathered: undefined, books: booksLater }
   const reads = await detector.cellsRead(windows, limit)
   laps?.lap('cells')

@@ -5,12 +5,23 @@
 // once; and a batched injection books what injecting field by field books.
 import { afterAll, describe, expect, test } from 'vitest'
 import { spectraOf } from '../cpu/spectra.js'
-import { cellsRead, laterAt, listedComponents, listedTop, type WindowReads } from '../detect/detect.js'
+import {
+  cellsRead,
+  detect,
+  laterAt,
+  listedComponents,
+  listedTop,
+  TOP_PARTS,
+  topLists,
+  topModes,
+  topSums,
+  type WindowReads,
+} from '../detect/detect.js'
 import { modalSamples } from '../detect/modal.js'
 import { strongestBin } from '../detect/dynamics.js'
-import { powerSumsOf, type WindowSpectra } from '../detect/spectra.js'
+import { powerSumsOf, WindowSpectra } from '../detect/spectra.js'
 import type { GpuFieldBackend } from '../gpu/backend.js'
-import { LIST_AND_PEAK_WORDS, TOP_WORDS } from '../gpu/components.js'
+import { FIRST_LISTS, LIST_AND_PEAK_WORDS, MODE_FLOATS, TOP_WORDS } from '../gpu/components.js'
 import { GpuRecorder } from '../gpu/record.js'
 import { addPulse } from '../encode/pulse.js'
 import type { Engine } from '../field/engine.js'
@@ -87,22 +98,20 @@ describe('the recorded window', () => {
     }
   })
 
-  test('on the GPU (shaders/spectra.wgsl, gather.wgsl, power_sums.wgsl, mode_planes.wgsl) it is the CPU twin where detection reads it (bit for bit on a software adapter, to an ulp an operation on hardware), in two reads', {
+  test('on the GPU (shaders/spectra.wgsl, components.wgsl, gather.wgsl, power_sums.wgsl, mode_planes.wgsl) it is the CPU twin where detection reads it (bit for bit on a software adapter, to an ulp an operation on hardware), in one read where the first parts hold the structures', {
     timeout: GPU_TEST_TIMEOUT,
   }, async () => {
     const [gpu, cpu] = [await prepared('gpu'), await prepared('cpu')]
     const before = gpu.transfers()!
     const got = await recordWindows(gpu, 1)
     const after = gpu.transfers()!
-    // the stability map, the sums and u; then the power sums and the cells at their modes
-    expect(after.reads - before.reads).toBe(2)
     const want = await recordWindows(cpu, 1)
     const exact = await softwareGpu()
     const same = (g: ArrayLike<number>, w: ArrayLike<number>) => (exact ? expect(bits(g)).toEqual(bits(w)) : expectClose(g, w))
-    let [lists, modes] = [0, 0]
+    let [lists, modes, served] = [0, 0, 0]
+    const named: WindowReads[] = []
     for (let f = 0; f < FIELDS; f++) {
       const [g, w] = [got.windows[f].spectra, want.windows[f].spectra]
-      const reads = cellsRead(w, want.windows[f].later, 1)
       same(g.stability(), w.stability())
       expectClose(got.windows[f].later.sums, want.windows[f].later.sums)
       expect(got.windows[f].later.taken).toBe(want.windows[f].later.taken)
@@ -110,19 +119,52 @@ describe('the recorded window', () => {
       expect(g.source.listed?.()?.length).toBeGreaterThan(1)
       expect(g.source.listed?.()).toEqual(listedComponents(w.stability(), N))
       // and its first parts' sums over both windows: the twin's over the map and sums read back (any adapter)
-      expect(g.source.top?.()).toEqual(listedTop(g.stability(), N, got.windows[f].later.sums))
-      expect(g.source.top?.()?.parts.length).toBeGreaterThan(0)
-      // the lists' power sums, made on the device, against the twin over the CPU's planes
-      const listed = listsOf(reads)
+      const top = g.source.top!()!
+      expect(top.parts.length).toBeGreaterThan(0)
+      expect({ ...top, parts: top.parts.map(({ reads, ...part }) => part) }).toEqual(listedTop(g.stability(), N, got.windows[f].later.sums))
+      // and what detection reads of them over the window, made where its planes lie: the twins' over the CPU's planes
+      const partLists = topLists(w.stability(), N, top)!
+      const [sums, atModes] = [topSums(w, top, partLists), topModes(w, top, partLists)]
+      top.parts.forEach((part, k) => {
+        same(part.reads!.sums, sums[k])
+        same(part.reads!.modes, atModes[k])
+      })
+      // so detection names nothing of these fields, where over the CPU's planes it names lists and cells
+      const reads = cellsRead(g, got.windows[f].later, 1)
+      expect([reads.lists.length, reads.modes.length]).toEqual([0, 0])
+      named.push(cellsRead(w, want.windows[f].later, 1))
+      served += named[f].ends.length
+      // and finds what it finds over the CPU's planes
+      const [found, twin] = [await detect(g, got.windows[f].later, 1), await detect(w, want.windows[f].later, 1)]
+      expect(found.map((s) => [s.class, s.hash])).toEqual(twin.map((s) => [s.class, s.hash]))
+      if (exact) expect(found.map((s) => s.features)).toEqual(twin.map((s) => s.features))
+      // nothing else is there: a cell's planes
+      expect(() => g.amplitude(0, 1)).toThrow(`field ${f}: plane 0 of cell 0 was not gathered`)
+    }
+    expect(served).toBeGreaterThan(0)
+    // the stability map, the sums, each field's list of components and first parts, and their reads
+    expect(after.reads - before.reads).toBe(1)
+    const plane = N * N * FIELDS * 4
+    const partFloats = FIRST_LISTS * 16 + MODE_FLOATS
+    expect(after.bytes_read - before.bytes_read).toBe(2 * plane + FIELDS * (LIST_AND_PEAK_WORDS + TOP_WORDS + TOP_PARTS * partFloats) * 4)
+    // what the CPU's detection names, gathered where the planes lie: the lists' power sums against the
+    // twin over the CPU's planes, and each cell at its mode's strongest bin
+    const again = await gpu.collectRecording()
+    const betweenReads = gpu.transfers()!
+    await again.gather!(named)
+    const gathered = gpu.transfers()!
+    expect(gathered.reads - betweenReads.reads).toBe(1)
+    for (let f = 0; f < FIELDS; f++) {
+      const [g, w] = [new WindowSpectra(N, RECORD_DT, RECORD_FRAMES, again.window(f)), want.windows[f].spectra]
+      const listed = listsOf(named[f])
       for (const list of listed) {
         const twin = powerSumsOf(w, list)
         expect(twin.some((v) => v > 0)).toBe(true)
         same(g.powerSums(list), twin)
         lists++
       }
-      // each cell at its mode's strongest bin (the host's rule over the device's sums), against the CPU's planes there
-      for (let k = 0; k < reads.modes.length; k += 2, modes++) {
-        const [cell, list] = [reads.modes[k], listed[reads.modes[k + 1]]]
+      for (let k = 0; k < named[f].modes.length; k += 2, modes++) {
+        const [cell, list] = [named[f].modes[k], listed[named[f].modes[k + 1]]]
         const { bin } = strongestBin(g.powerSums(list), g)
         same(
           g.source.modePlanes!(cell, list, bin)!,
@@ -130,18 +172,14 @@ describe('the recorded window', () => {
         )
         expect(() => g.source.modePlanes!(cell, list, bin === 1 ? 2 : 1)).toThrow(`field ${f}: cell ${cell} was read at bin ${bin}`)
       }
-      // nothing else is there: a list detection does not sum, a cell's planes
+      // a list detection does not sum is not there
       expect(() => g.powerSums([0, 1])).toThrow(`field ${f}: the power sums of 2 cells from cell 0 were not made`)
-      expect(() => g.amplitude(0, 1)).toThrow(`field ${f}: plane 0 of cell 0 was not gathered`)
     }
     expect(lists).toBeGreaterThan(0)
     expect(modes).toBeGreaterThan(0)
-    // two planes of every field (the stability map, the later window's sums) and each field's list of
-    // components and first parts, then 16 sums a list and 4 floats a cell at its mode
-    const plane = N * N * FIELDS * 4
-    expect(after.bytes_read - before.bytes_read).toBe(
-      2 * plane + FIELDS * (LIST_AND_PEAK_WORDS + TOP_WORDS) * 4 + (16 * lists + 4 * modes) * 4,
-    )
+    // 16 sums a list and 4 floats a cell at its mode
+    expect(gathered.bytes_read - betweenReads.bytes_read).toBe((16 * lists + 4 * modes) * 4)
+    again.release?.()
   })
 })
 
@@ -205,6 +243,29 @@ test('a window larger than one buffer of the device: its lists summed in groups 
   expect(want.sums.some((v) => v > 0)).toBe(true)
 })
 
+/** `detector`, counting the batches in which detection named something to gather (`gathers`). */
+function counting(detector: Detector): { detector: Detector; gathers: () => number } {
+  let gathers = 0
+  const cellsRead: Detector['cellsRead'] = async (windows, limit) => {
+    const reads = await detector.cellsRead(windows, limit)
+    if (reads.some((r) => r.ends.length || r.modes.length)) gathers++
+    return reads
+  }
+  return { detector: { ...detector, cellsRead }, gathers: () => gathers }
+}
+
+/**
+ * The detector with what the device read of the first parts taken from the windows first (TopPart.reads):
+ * every list and cell detection reads is named and gathered, as before the device read them.
+ */
+const UNSERVED: Detector = {
+  ...IN_THREAD,
+  cellsRead: (windows, limit) => {
+    for (const w of windows) for (const part of w.spectra.source.top?.()?.parts ?? []) delete part.reads
+    return IN_THREAD.cellsRead(windows, limit)
+  },
+}
+
 /** The reads of `e` and of the batches extracted from it (each counted as it closes). */
 function readsWithParts(e: Engine): () => number {
   let extracted = 0
@@ -232,9 +293,10 @@ test.each([
     const rand = rng(4)
     const genomes = Array.from({ length: 6 }, () => randomGenome(rand, { min_steps: 60, max_steps: 200 }))
     const material = new MaterialCatalog().get(name)
-    const run = async (detector: Detector) => {
+    const run = async (plain: Detector) => {
       let reads = () => 0
       let again: number | undefined
+      const { detector, gathers } = counting(plain)
       const evaluations = await evaluate(genomes, {
         size,
         material,
@@ -247,7 +309,7 @@ test.each([
         },
         onTimes: (t) => (again = t.batch.again),
       })
-      return { evaluations, reads: reads(), again }
+      return { evaluations, reads: reads(), again, gathers: gathers() }
     }
     // maps that guess every part wrong: each perturbed the other way (kicked where it is erased and the
     // other way round, the other half erased), and not the part found
@@ -264,9 +326,15 @@ test.each([
     // every field guessed wrong, and every other one: the second try perturbs those alone, and the
     // answers of the others, from the first try, stand beside them
     const [right, wrong, someWrong] = [await run(IN_THREAD), await run(misled(() => true)), await run(misled((f) => f % 2 === 1))]
-    expect(right.reads).toBe(3)
-    expect(wrong.reads).toBe(4)
-    expect(someWrong.reads).toBe(4)
+    // the window with the books and the first parts' reads, the perturbation's answers, and a gather
+    // where detection named anything beyond those parts (one batch here)
+    expect(right.reads).toBe(2 + right.gathers)
+    expect(wrong.reads).toBe(3 + wrong.gathers)
+    expect(someWrong.reads).toBe(3 + someWrong.gathers)
+    // the control: with nothing the device read of the first parts, detection names and gathers it all, and evaluates alike
+    const unserved = await run(UNSERVED)
+    expect([unserved.reads, unserved.gathers]).toEqual([3, 1])
+    expect(unserved.evaluations).toEqual(right.evaluations)
     // evolve --debug shows the second try as a phase of its own
     expect(right.again).toBeUndefined()
     expect(wrong.again).toBeGreaterThan(0)
@@ -355,32 +423,39 @@ test('the sums the GPU holds for the books (energy, potential, ledger) are those
   expect(wantLedger.some((v) => v !== 0)).toBe(true)
 })
 
-test('a generation evaluated on the GPU, one batch of the clean fields and their rerun under noise, reads back 3 times (none for the dreams, none for the books alone), and evaluates as the CPU does', {
+test('a generation evaluated on the GPU, one batch of the clean fields and their rerun under noise, reads back twice where the first parts hold the structures, 3 times where detection names more to gather (none for the dreams, none for the books alone), and evaluates as the CPU does', {
   timeout: GPU_TEST_TIMEOUT,
 }, async () => {
   const rand = rng(21)
   const genomes = Array.from({ length: 4 }, () => randomGenome(rand, { min_steps: 100, max_steps: 200 }))
   const material = new MaterialCatalog().get('europium_crystal')
-  const reads: (() => number)[] = []
-  const run = (backend: 'gpu' | 'cpu') =>
-    evaluate(genomes, {
+  const run = async (backend: 'gpu' | 'cpu', plain = IN_THREAD) => {
+    const reads: (() => number)[] = []
+    const { detector, gathers } = counting(plain)
+    const evaluations = await evaluate(genomes, {
       size: N,
       material,
       seed: 3,
+      detector,
       open: async (o) => {
         const e = await engineOn(backend, o)
         reads.push(readsWithParts(e))
         return e
       },
     })
-  const gpu = await run('gpu')
-  // one batch (two engines, the clean and the noisy, read back 5 times); the counters outlive their devices
-  expect(reads.length).toBe(1)
-  // the window, its gathered cells with the books riding on them, the perturbation's answers (in the
-  // batch of the fields perturbed; the dreams' reports, three reads a batch, are not read)
+    return { evaluations, reads: reads.map((r) => r()), gathers: gathers() }
+  }
+  const [served, unserved] = [await run('gpu'), await run('gpu', UNSERVED)]
+  // one batch (two engines, the clean and the noisy); the counters outlive their devices. The window with
+  // the books and its first parts' reads riding on it, its gathered cells where detection named any,
+  // the perturbation's answers (in the batch of the fields perturbed; the dreams' reports, three reads a
+  // batch, are not read)
   expect(genomes.some((g) => g.dream !== 'none')).toBe(true)
-  expect(reads.map((r) => r())).toEqual([3])
-  const cpu = await run('cpu')
+  expect(served.reads).toEqual([2 + served.gathers])
+  // the control: nothing of the first parts read with the window, all of it named and gathered
+  expect(unserved).toEqual({ ...served, reads: [3], gathers: 1 })
+  const gpu = served.evaluations
+  const cpu = (await run('cpu')).evaluations
   // the same structures: the class, and the signature to within a few of its int16 quanta (a fused
   // multiply-add on hardware can move a signature value across a quantum's edge and so change the hash)
   expect(gpu.map((e) => e.structure?.class)).toEqual(cpu.map((e) => e.structure?.class))

@@ -4,7 +4,7 @@
 // collect), so the detection pool ranks no map's components itself (PlaneSource.listed). Where asked,
 // each listed component's shape as integers too, and a later window's sums over it (shapesOf), and
 // for the first parts where their reads fall, their lists and those lists' power sums (placesOf,
-// partListsOf, firstSumsOf; not yet in the recorder's read). CPU twins: labels(structureMask(map), n), rankedComponents and listedShapes
+// partListsOf, firstSumsOf; the recorder reads the sums back with the lists). CPU twins: labels(structureMask(map), n), rankedComponents and listedShapes
 // (engine/detect/detect.ts); tests:
 // engine/gpu/components.test.ts, engine/discovery/record.test.ts.
 import { wgslStruct, packStruct } from '../field/params.js'
@@ -22,7 +22,7 @@ import {
 import { MAX_SAMPLED_CELLS } from '../detect/dynamics.js'
 import { windowPlanes, windowTotals } from '../detect/spectra.js'
 import { MODAL_BLOCKS, OFFSET_BITS, type PartLists, type PartPlaces } from '../detect/placement.js'
-import type { FieldShapes, LaterSums, ShapeSums, TopPart, FieldTop } from '../detect/sums.js'
+import type { FieldShapes, LaterSums, ShapeSums, TopPart, FieldTop, TopReads } from '../detect/sums.js'
 import { CrystalError } from '../errors.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
 import { SHADERS } from './shaders.gen.js'
@@ -64,7 +64,7 @@ const PLANES_LAYOUT = [
 
 const LABELLING = ['peak', 'mask', 'link', 'flatten', 'tally', 'list'] as const
 const SHAPING = ['moments', 'centre', 'radii', 'bounds', 'sectors', 'rank'] as const
-/** Where the first parts' reads fall, and the lists they read (where asked: nothing reads them yet but labelMaps). */
+/** Where the first parts' reads fall, and the lists they read (where asked). */
 const PLACING = ['places', 'lists', 'regions'] as const
 const ENTRIES = [...LABELLING, ...SHAPING, ...PLACING] as const
 type Entry = (typeof ENTRIES)[number]
@@ -201,12 +201,8 @@ export class GpuLabeller {
 
   constructor(private readonly gpu: Pick<GpuContext, 'device' | 'transfers' | 'bindingBytes'>) {}
 
-  /**
-   * The kernels the recorder runs, compiled (or still compiling ahead: what to wait for first); not
-   * `places`, `lists`, `regions`, `first_sums` and `first_modes`, which nothing runs yet but labelMaps where asked
-   * (compiled when first run).
-   */
-  static readonly kernels = [...LABELLING, ...SHAPING].map((e) => COMPONENTS_KERNELS[e])
+  /** The kernels the recorder runs, compiled (or still compiling ahead: what to wait for first). */
+  static readonly kernels = [...ENTRIES.map((e) => COMPONENTS_KERNELS[e]), FIRST_SUMS_KERNEL, FIRST_MODES_KERNEL]
 
   /**
    * How `fields` maps of n x n cells go in groups: fields a group, its bytes (at a multiple of 256, a
@@ -546,7 +542,7 @@ export async function labelMaps(
     places?: PartPlaces[]
     lists?: PartLists[]
     /** Per first part, its lists' power sums and its cells at its mode (firstSumsOf). */
-    sums?: { sums: Float32Array; modes: Float32Array }[]
+    sums?: TopReads[]
   }[]
 > {
   const cells = n * n
@@ -636,27 +632,21 @@ export async function labelMaps(
 const sumFloats = (frames: number) => FIRST_LISTS * ((windowPlanes(frames) - 2) / 2)
 
 /** The bytes of `fields` fields' first parts' power sums and cells at their modes over a window of `frames` frames. */
-const firstSumsBytes = (fields: number, frames: number) => fields * TOP_PARTS * (sumFloats(frames) + MODE_FLOATS) * 4
+export const firstSumsBytes = (fields: number, frames: number) => fields * TOP_PARTS * (sumFloats(frames) + MODE_FLOATS) * 4
 
 /**
  * Field f's first parts' power sums and cells at their modes as the device made them (`sums`, every
- * field's, of `fields`, as they came back): per part, FIRST_LISTS lists' bins (its sample, its mode's
+ * field's, of `fields`, as they came back; views of them): per part, FIRST_LISTS lists' bins (its sample, its mode's
  * cells, its halves, its modal map's blocks), and its mode's bin and its cells' planes there (topModes').
  */
-export function firstSumsOf(
-  sums: Float32Array,
-  fields: number,
-  f: number,
-  parts: number,
-  frames: number,
-): { sums: Float32Array; modes: Float32Array }[] {
+export function firstSumsOf(sums: Float32Array, fields: number, f: number, parts: number, frames: number): TopReads[] {
   const floats = sumFloats(frames)
   const modesAt = fields * TOP_PARTS * floats
   return Array.from({ length: parts }, (_, r) => {
     const part = f * TOP_PARTS + r
     return {
-      sums: sums.slice(part * floats, (part + 1) * floats),
-      modes: sums.slice(modesAt + part * MODE_FLOATS, modesAt + (part + 1) * MODE_FLOATS),
+      sums: sums.subarray(part * floats, (part + 1) * floats),
+      modes: sums.subarray(modesAt + part * MODE_FLOATS, modesAt + (part + 1) * MODE_FLOATS),
     }
   })
 }

@@ -1,8 +1,9 @@
 // A recorded window kept on the GPU and reduced there: each captured frame of u is added into the
 // window's planes by shaders/spectra.wgsl (sum u, sum |u|, the windowed DFT sums; no frame is kept
 // or read back). What comes back is what detection reads: the stability plane (sum |u|) of every
-// cell with the stability sums (the dream's, shaders/dream.wgsl accumulate), in one read;
-// then, in one more, the power sums over the lists of cells detection reads and the cells it reads
+// cell with the stability sums (the dream's, shaders/dream.wgsl accumulate), in one read, with each
+// map's components and what detection reads of its first parts over the window (shaders/components.wgsl);
+// then, in one more, the power sums over the other lists of cells detection reads and the cells it reads
 // at a mode's bin (shaders/gather.wgsl, power_sums.wgsl, mode_planes.wgsl). CPU twin:
 // engine/cpu/record.ts; tests: engine/detect/spectra.test.ts, engine/discovery/record.test.ts.
 import type { FieldTop } from '../detect/sums.js'
@@ -13,7 +14,16 @@ import { giveBack, HeldPlanes, reusedFloats, windowCoefficients, windowPlanes, w
 import { CrystalError } from '../errors.js'
 import { packStruct, wgslStruct } from '../field/params.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
-import { GpuLabeller, type LabelledGroup, LIST_AND_PEAK_WORDS, listOf, TOP_WORDS, topOf } from './components.js'
+import {
+  firstSumsBytes,
+  firstSumsOf,
+  GpuLabeller,
+  type LabelledGroup,
+  LIST_AND_PEAK_WORDS,
+  listOf,
+  TOP_WORDS,
+  topOf,
+} from './components.js'
 import { SHADERS } from './shaders.gen.js'
 
 const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST
@@ -152,7 +162,7 @@ export class GpuRecorder implements WindowRecorder {
   private labels(): GpuLabeller | undefined {
     const { frames } = this
     const { n, fields, bindingBytes, device } = this.gpu
-    const layout = GpuLabeller.layout(n, fields, bindingBytes, true)
+    const layout = GpuLabeller.layout(n, fields, bindingBytes, true, true)
     const fits = layout !== undefined && layout.bytes <= device.limits.maxBufferSize
     if (!(frames > 0 && (frames & (frames - 1)) === 0 && this.perTail >= TAIL && fits)) return undefined
     return (this.labeller ??= new GpuLabeller(this.gpu))
@@ -171,8 +181,8 @@ export class GpuRecorder implements WindowRecorder {
     this.chunks = Array.from({ length: count }, (_, c) =>
       transfers.buffer(Math.min(this.perChunk, this.planes - c * this.perChunk) * bytes, STORAGE),
     )
-    // the lists of components and the first parts' sums come back after the planes (`labels`)
-    const lists = this.labels() ? this.gpu.fields * (LIST_AND_PEAK_WORDS + TOP_WORDS) * 4 : 0
+    // the lists of components, the first parts' sums, and what detection reads of those parts come back after the planes (`labels`)
+    const lists = this.labels() ? this.gpu.fields * (LIST_AND_PEAK_WORDS + TOP_WORDS) * 4 + firstSumsBytes(this.gpu.fields, frames) : 0
     this.tail = transfers.buffer(Math.min(TAIL, this.perTail) * bytes + lists, STORAGE)
     const factors = windowCoefficients(Math.max(1, frames))
     const coef = transfers.buffer(factors.byteLength, STORAGE)
@@ -237,8 +247,10 @@ export class GpuRecorder implements WindowRecorder {
 
   /**
    * The stability plane and the stability sums, in one read (one a plane where two planes exceed the
-   * largest buffer); the other planes stay on the GPU, and `gather` brings
-   * back what detection reads of them. What comes back is on shared
+   * largest buffer), with each map's components and what detection reads of its first parts (their
+   * lists' power sums and their cells at their mode: TopPart.reads) where the maps are labelled here;
+   * the other planes stay on the GPU, and `gather` brings back what else detection reads of them
+   * (engine/detect/served.ts: what came back is not named). What comes back is on shared
    * memory (reusedFloats): worker threads detect on it without a copy, and `release` gives it back.
    */
   async collect(): Promise<WindowRecording> {
@@ -258,8 +270,10 @@ export class GpuRecorder implements WindowRecorder {
     const { fields, n } = this.gpu
     const cells = n * n
     // then, where the maps are labelled on the device, each field's list of components after them, and
-    // its first parts' sums over both windows (topOf)
-    const listWords = labelling ? fields * (LIST_AND_PEAK_WORDS + TOP_WORDS) : 0
+    // its first parts' sums over both windows (topOf); then what detection reads of those parts over the
+    // window, made where its planes lie (firstSumsOf)
+    const readBytes = labelling ? firstSumsBytes(fields, this.frames) : 0
+    const listWords = labelling ? fields * (LIST_AND_PEAK_WORDS + TOP_WORDS) + readBytes / 4 : 0
     const back = reusedFloats(planes.length * floats + listWords)
     const used = [back]
     let groups: LabelledGroup[] = []
@@ -271,7 +285,9 @@ export class GpuRecorder implements WindowRecorder {
       if (labelling) {
         // the maps as stability() makes them: the sums times 1 / frames, exact for a power of two
         const maps = { buffer: stabilityAt[0], base: stabilityAt[1] / 4, stride: cells, scale: 1 / this.frames }
-        groups = labelling.encode(encoder, maps, n, fields, { shapes: true, later: { buffer: this.sums(), base: 0, stride: cells } })
+        const window = { chunks: this.chunks, perChunk: this.perChunk, planes: this.planes, frames: this.frames }
+        const later = { buffer: this.sums(), base: 0, stride: cells }
+        groups = labelling.encode(encoder, maps, n, fields, { shapes: true, later, places: true, window })
         let at = planes.length * bytes
         for (const g of groups) {
           const length = g.fields * LIST_AND_PEAK_WORDS * 4
@@ -279,6 +295,7 @@ export class GpuRecorder implements WindowRecorder {
           encoder.copyBufferToBuffer(labelling.out!, g.top!, tail, at + length, g.fields * TOP_WORDS * 4)
           at += length + g.fields * TOP_WORDS * 4
         }
+        encoder.copyBufferToBuffer(labelling.sums!, 0, tail, at, readBytes)
         into = back
       }
       await this.gpu.transfers.readInto(tail, 0, encoder, () => this.gpu.failure(), into)
@@ -287,12 +304,18 @@ export class GpuRecorder implements WindowRecorder {
     const lists = new Array<Float64Array | undefined>(fields)
     const tops = new Array<FieldTop | undefined>(fields)
     let at = back.byteOffset + planes.length * bytes
+    const reads = back.subarray(back.length - readBytes / 4)
     for (const g of groups) {
       const words = new Uint32Array(back.buffer, at, g.fields * LIST_AND_PEAK_WORDS)
       const top = new Uint32Array(back.buffer, at + words.byteLength, g.fields * TOP_WORDS)
       for (let f = 0; f < g.fields; f++) {
         lists[g.first + f] = listOf(words, g.fields, f)
-        tops[g.first + f] = topOf(words, top, g.fields, f, true)
+        const first = topOf(words, top, g.fields, f, true)
+        if (first) {
+          const made = firstSumsOf(reads, fields, g.first + f, first.parts.length, this.frames)
+          first.parts.forEach((part, k) => (part.reads = made[k]))
+        }
+        tops[g.first + f] = first
       }
       at += words.byteLength + top.byteLength
     }

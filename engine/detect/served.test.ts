@@ -1,0 +1,85 @@
+// ServedSpectra against the planes themselves: given what the device reads of a window's first parts
+// (here their CPU twins, topSums and topModes, which engine/gpu/components.test.ts ties to the kernels),
+// it answers every power sum and mode plane detection reads of those parts as the planes do, bit for
+// bit, and asks its source for none of them.
+import { afterAll, expect, test } from 'vitest'
+import { pulsedEngine } from '../../testing/backends.js'
+import { RECORD_DT, RECORD_FRAMES, recordWindows } from '../discovery/evaluate.js'
+import type { Engine } from '../field/engine.js'
+import { halves, listedTop, rankedComponents, topLists, topModes, topSums } from './detect.js'
+import { measureDynamics, reachSample, sample, strongestBin } from './dynamics.js'
+import { modalSamples } from './modal.js'
+import { circleCells, placementOf, reachBox, signatureWindow } from './placement.js'
+import { ServedSpectra } from './served.js'
+import { WindowSpectra } from './spectra.js'
+
+const N = 32
+const FIELDS = 8
+const opened: Engine[] = []
+afterAll(() => opened.forEach((e) => e.destroy()))
+
+const bits = (a: ArrayLike<number>) => new Uint32Array(Float32Array.from(a).buffer)
+
+test("a window's first parts' lists and cells at their mode, served from what the device read of them: the planes' answers, bit for bit, and nothing asked of the planes", async () => {
+  const engine = await pulsedEngine('cpu', N, FIELDS)
+  opened.push(engine)
+  const { windows } = await recordWindows(engine, 1)
+  const kinds = new Set<string>()
+  let checked = 0
+  for (const { spectra: spec, later } of windows) {
+    const map = spec.stability()
+    const top = listedTop(map, N, later.sums)
+    if (!top) continue
+    const lists = topLists(map, N, top)!
+    const [sums, modes] = [topSums(spec, top, lists), topModes(spec, top, lists)]
+    const ranked = rankedComponents(map, N)
+    // a source that holds the stability alone: whatever is not served throws
+    const bare = new WindowSpectra(N, RECORD_DT, RECORD_FRAMES, {
+      plane: (p, cell) => {
+        if (p === 1) return spec.source.plane(1, cell)
+        throw new Error(`plane ${p} of cell ${cell} asked of the planes`)
+      },
+    })
+    const served = new ServedSpectra(bare)
+    for (const [k, part] of top.parts.entries()) {
+      const { regions } = lists[k]
+      kinds.add(Array.isArray(regions) ? 'halved' : regions)
+      // a part paired with one past the first is not served (engine/detect/detect.ts readsOf)
+      if (regions === 'past') continue
+      const cells = ranked[k].cells
+      const place = placementOf(N, part.shape)
+      const pair: [number[], number[]] | undefined = Array.isArray(regions)
+        ? halves(cells, N)
+        : regions === 'next'
+          ? [cells, ranked[k + 1].cells]
+          : undefined
+      served.serve({
+        cells,
+        place,
+        regions: () => pair,
+        reads: {
+          own: { sums: sums[k], modes: modes[k] },
+          halves: Array.isArray(regions),
+          ...(regions === 'next' && { next: { sums: sums[k + 1], modes: modes[k + 1] } }),
+        },
+      })
+      const reach = reachSample(cells, N, reachBox(place))
+      const { cells: blockCells, ends } = modalSamples(N, signatureWindow(place))
+      const blocks = Array.from(ends, (end, b) => blockCells.subarray(b ? ends[b - 1] : 0, end)).filter((b) => b.length)
+      for (const list of [sample(cells), reach, ...(pair ?? []).map(sample), ...blocks])
+        expect(bits(served.spec.powerSums(list))).toEqual(bits(spec.powerSums(list)))
+      const mode = { cells: reach, bin: strongestBin(spec.powerSums(reach), spec).bin }
+      for (const cell of [...sample(cells), ...circleCells(place, 10), ...circleCells(place, 7)])
+        if (cell >= 0) expect(served.spec.amplitudeAt(cell, mode)).toEqual(spec.amplitudeAt(cell, mode))
+      // and so the part's dynamics
+      const dynamics = (s: WindowSpectra) => measureDynamics(s, cells, 1, place, pair).features
+      expect(dynamics(served.spec)).toEqual(dynamics(spec))
+      // another bin is another mode: not served
+      expect(() => served.spec.amplitudeAt(sample(cells)[0], { ...mode, bin: mode.bin === 1 ? 2 : 1 })).toThrow('asked of the planes')
+      checked++
+    }
+  }
+  expect(checked).toBeGreaterThan(FIELDS)
+  // parts halved and parts paired with the next among them
+  expect([...kinds]).toEqual(expect.arrayContaining(['halved', 'next']))
+})
