@@ -6,7 +6,7 @@ import { blake3Hex } from '../util/hash.js'
 import { CrystalError } from '../errors.js'
 import { spectraOf } from '../cpu/spectra.js'
 import { MAX_SAMPLED_CELLS, measureDynamics, type DynamicsFeatures, reachSample, type Recording, sample, strongestBin } from './dynamics.js'
-import { modalMap, modalSamples } from './modal.js'
+import { modalMap, type ModalSamples, modalSamples } from './modal.js'
 import { centreOf, circleCells, ONE, type PartLists, type Placement, placementOf, reachBox, signatureWindow } from './placement.js'
 import { type PartReads, ServedSpectra } from './served.js'
 import { ListIndex, powerSumsOf, WindowSpectra } from './spectra.js'
@@ -477,7 +477,7 @@ export function classify(f: StructureFeatures, response: Response = {}): { class
  * window (weighted by MODAL_WEIGHT): the same structure anywhere on the field, at any resolution,
  * gives the same signature.
  */
-export function signature(spec: WindowSpectra, map: Float32Array, place: Placement): number[] {
+export function signature(spec: WindowSpectra, map: Float32Array, place: Placement, samples?: ModalSamples): number[] {
   const n = spec.n
   const window = signatureWindow(place)
   const [cx, cy] = centreOf(window)
@@ -498,7 +498,7 @@ export function signature(spec: WindowSpectra, map: Float32Array, place: Placeme
   }
   const norm = Math.hypot(...out) || 1
   const [a, b] = [Math.sqrt(1 - MODAL_WEIGHT), Math.sqrt(MODAL_WEIGHT)]
-  return [...out.map((v) => (a * v) / norm), ...modalMap(spec, window).map((v) => b * v)]
+  return [...out.map((v) => (a * v) / norm), ...modalMap(spec, window, samples).map((v) => b * v)]
 }
 
 /** blake3 of the signature quantized to int16 (little-endian), so float noise below 1/32767 does not change it. */
@@ -610,6 +610,15 @@ export interface Part {
   later: { sums: LaterSums; unit: number } | undefined
   /** What the device read of it over the window, where it did (ServedSpectra serves detection from it). */
   reads: PartReads | undefined
+  /** The cells its mode is taken over (reachSample over reachBox), made when first asked for. */
+  reach: () => readonly number[]
+  /** Its modal map's samples (modalSamples over its signature's window), made when first asked for. */
+  modal: () => ModalSamples
+}
+
+/** A part's lists made when first asked for (Part.reach, Part.modal): naming its cells, serving and detecting it ask for the same. */
+function lazyReads(cells: readonly number[], n: number, place: Placement): Pick<Part, 'reach' | 'modal'> {
+  return { reach: once(() => reachSample(cells, n, reachBox(place))), modal: once(() => modalSamples(n, signatureWindow(place))) }
 }
 
 /** f's answer, made on the first call only. */
@@ -997,7 +1006,8 @@ export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured, li
     const place = { n, c: count, sx: v[K + 3], sy: v[K + 4], rc: v[K + 5], edges }
     const later = laterOf(top, devicePart(top, listed, k))
     const reads = readsOf(top, listed, found, k)
-    return { cells, mass, shape, axis, mean_radius: v[K + 2], place, regions: once(() => regionsOf(found, k, n)), later, reads }
+    const regions = once(() => regionsOf(found, k, n))
+    return { cells, mass, shape, axis, mean_radius: v[K + 2], place, regions, later, reads, ...lazyReads(cells, n, place) }
   })
   measured.set(map, { found, parts })
 }
@@ -1247,6 +1257,7 @@ function* partsOf(map: Float32Array, n: number, listed: Float64Array | undefined
           regions: once(() => regionsOf(found, k, n)),
           later: laterOf(top, device),
           reads: readsOf(top, listed, found, k),
+          ...lazyReads(cells, n, place),
         }
       }
     }
@@ -1264,7 +1275,7 @@ function featuresOf(spec: WindowSpectra, map: Float32Array, later: Later, p: Par
   const sustain = p.later ? sustainFrom(p.later.sums.units, p.later.unit, later.taken, p.mass) : sustainOf(p.cells, map, later)
   if (!holds({ sustain, stability_ratio: p.shape.stability_ratio })) return undefined
   served?.serve(p)
-  return { ...p.shape, ...measureDynamics(served?.spec ?? spec, p.cells, sustain, p.place, p.regions()).features }
+  return { ...p.shape, ...measureDynamics(served?.spec ?? spec, p.cells, sustain, p.place, p.regions(), p.reach()).features }
 }
 
 /** `spec` answering what the device read of the window's first parts (`top`) from that (ServedSpectra), where it read them. */
@@ -1288,7 +1299,7 @@ export async function detect(window: Recording | WindowSpectra, later: Later, li
     if (!features) continue
     const classed = classify(features)
     if (!classed) continue
-    const sig = signature(served?.spec ?? spec, map, part.place)
+    const sig = signature(served?.spec ?? spec, map, part.place, part.modal())
     found.push({ ...classed, features, mass: part.mass, cells: part.cells, signature: sig, hash: await signatureHash(sig) })
     // before the next part is measured
     if (found.length >= limit) break
@@ -1373,7 +1384,7 @@ export function cellsRead(spec: WindowSpectra, later: Later, limit = Infinity): 
       const features = featuresOf(zeros, map, later, part, served)
       if (!features) continue
       // what the signature reads beyond the map: its modal map's blocks (the map's samples need nothing)
-      modalMap(served?.spec ?? zeros, signatureWindow(part.place))
+      modalMap(served?.spec ?? zeros, signatureWindow(part.place), part.modal())
       const byShape = classify(features) !== undefined
       const { area, centroid_x, centroid_y } = part.shape
       planned ??= {

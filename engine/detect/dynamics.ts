@@ -153,9 +153,11 @@ export function measureDynamics(
   sustain: number,
   place: Placement,
   regions?: [readonly number[], readonly number[]],
+  /** reachSample of its cells over reachBox(place), where made already. */
+  reach: readonly number[] = reachSample(cells, spec.n, reachBox(place)),
 ): Dynamics {
   // the mode over the structure and a ring of cells around it, so that the winding circle sees it all
-  const mode = modeOver(spec, reachSample(cells, spec.n, reachBox(place)))
+  const mode = modeOver(spec, reach)
   const amp = (cell: number) => spec.amplitudeAt(cell, mode)
   let sr = 0
   let si = 0

@@ -50,8 +50,8 @@ export function modalSamples(n: number, w: SquareWindow): ModalSamples {
  * mean |u|, but not how their power divides among the modes and places: this tells them apart, and
  * a change of noise seed barely moves it (docs/detection.md has the figures).
  */
-export function modalMap(spec: WindowSpectra, w: SquareWindow): number[] {
-  const { cells, ends, counts } = modalSamples(spec.n, w)
+export function modalMap(spec: WindowSpectra, w: SquareWindow, samples: ModalSamples = modalSamples(spec.n, w)): number[] {
+  const { cells, ends, counts } = samples
   const out = new Array<number>(spec.bins * MODAL_CELLS)
   for (let b = 0; b < MODAL_CELLS; b++) {
     const sums = spec.powerSums(cells.subarray(b ? ends[b - 1] : 0, ends[b]))

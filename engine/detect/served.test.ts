@@ -53,22 +53,26 @@ test("a window's first parts' lists and cells at their mode, served from what th
         : regions === 'next'
           ? [cells, ranked[k + 1].cells]
           : undefined
+      const reach = reachSample(cells, N, reachBox(place))
+      const modal = modalSamples(N, signatureWindow(place))
       served.serve({
         cells,
         place,
         regions: () => pair,
+        reach: () => reach,
+        modal: () => modal,
         reads: {
           own: { sums: sums[k], modes: modes[k] },
           halves: Array.isArray(regions),
           ...(regions === 'next' && { next: { sums: sums[k + 1], modes: modes[k + 1] } }),
         },
       })
-      const reach = reachSample(cells, N, reachBox(place))
+      // the lists as detection makes them anew (served by their cells, not by the arrays served)
       const { cells: blockCells, ends } = modalSamples(N, signatureWindow(place))
       const blocks = Array.from(ends, (end, b) => blockCells.subarray(b ? ends[b - 1] : 0, end)).filter((b) => b.length)
-      for (const list of [sample(cells), reach, ...(pair ?? []).map(sample), ...blocks])
+      for (const list of [sample(cells), [...reach], ...(pair ?? []).map(sample), ...blocks])
         expect(bits(served.spec.powerSums(list))).toEqual(bits(spec.powerSums(list)))
-      const mode = { cells: reach, bin: strongestBin(spec.powerSums(reach), spec).bin }
+      const mode = { cells: reachSample(cells, N, reachBox(place)), bin: strongestBin(spec.powerSums(reach), spec).bin }
       for (const cell of [...sample(cells), ...circleCells(place, 10), ...circleCells(place, 7)])
         if (cell >= 0) expect(served.spec.amplitudeAt(cell, mode)).toEqual(spec.amplitudeAt(cell, mode))
       // and so the part's dynamics

@@ -3,9 +3,9 @@
 // served to detection by the lists' contents, so that those lists are neither named (cellsRead) nor
 // gathered (engine/gpu/record.ts). docs/detection.md, item 3.
 import type { TopReads } from './sums.js'
-import { MAX_SAMPLED_CELLS, reachSample, sample } from './dynamics.js'
-import { modalSamples } from './modal.js'
-import { circleCells, type Placement, reachBox, signatureWindow } from './placement.js'
+import { MAX_SAMPLED_CELLS, sample } from './dynamics.js'
+import type { ModalSamples } from './modal.js'
+import { circleCells, type Placement } from './placement.js'
 import { ListIndex, type PlaneSource, WindowSpectra } from './spectra.js'
 
 /**
@@ -19,11 +19,15 @@ export interface PartReads {
   next?: TopReads
 }
 
-/** A part as far as the device's lists of it go: its cells in index order, where they are placed, its regions. */
+/** A part as far as the device's lists of it go: its cells in index order, where they are placed, its regions and lists. */
 export interface ServedPart {
   cells: readonly number[]
   place: Placement
   regions: () => [readonly number[], readonly number[]] | undefined
+  /** reachSample of its cells over reachBox(place). */
+  reach: () => readonly number[]
+  /** modalSamples over its signature's window. */
+  modal: () => ModalSamples
   reads?: PartReads
 }
 
@@ -62,7 +66,7 @@ export class ServedSpectra {
     const { reads } = part
     if (!reads || this.served.has(part)) return
     this.served.add(part)
-    const { n, bins } = this.spec
+    const { bins } = this.spec
     const list = (from: TopReads, l: number) => from.sums.subarray(l * bins, (l + 1) * bins)
     const add = (cells: ArrayLike<number>, sums: Float32Array) => {
       const l = this.lists.add(cells)
@@ -71,18 +75,19 @@ export class ServedSpectra {
     }
     const own = sample(part.cells)
     add(own, list(reads.own, 0))
-    const reach = add(reachSample(part.cells, n, reachBox(part.place)), list(reads.own, 1))
+    const reach = add(part.reach(), list(reads.own, 1))
     // its mode's cells: its sample's slots, then the winding circles' (topModes' order); a cell in two, the same planes
     const slots = new Map<number, number>()
-    const circles = [...circleCells(part.place, 10), ...circleCells(part.place, 7)]
-    ;[...own, ...new Array(MAX_SAMPLED_CELLS - own.length).fill(-1), ...circles].forEach(
-      (cell, s) => cell >= 0 && slots.set(cell, MODE_AT(s)),
-    )
+    for (let s = 0; s < own.length; s++) slots.set(own[s], MODE_AT(s))
+    for (const [c, tenths] of [10, 7].entries()) {
+      const circle = circleCells(part.place, tenths)
+      for (let j = 0; j < circle.length; j++) if (circle[j] >= 0) slots.set(circle[j], MODE_AT(MAX_SAMPLED_CELLS + c * circle.length + j))
+    }
     this.modes.set(reach, { floats: reads.own.modes, slots })
     const regions = reads.halves || reads.next ? part.regions() : undefined
     if (regions && reads.halves) regions.forEach((half, h) => add(sample(half), list(reads.own, 2 + h)))
     if (regions && reads.next) add(sample(regions[1]), list(reads.next, 0))
-    const { cells, ends } = modalSamples(n, signatureWindow(part.place))
+    const { cells, ends } = part.modal()
     ends.forEach((end, b) => add(cells.subarray(b ? ends[b - 1] : 0, end), list(reads.own, 4 + b)))
   }
 

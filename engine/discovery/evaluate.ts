@@ -58,8 +58,8 @@ export interface EvaluationConditions {
 
 /**
  * The phases of a batch, in order: its engine opened (the device's buffers made); injections and steps
- * to the batch's end; the dreams; the window recorded, observed and read back; the clean fields' books
- * taken; detection naming the cells whose planes it reads (where the planes stay on the device);
+ * to the batch's end; the dreams; the window recorded, observed and read back (the clean fields'
+ * books with it, taken as it ends); what is left of taking the books; detection naming the cells whose planes it reads (where the planes stay on the device);
  * those planes read back (on the GPU while the perturbation is queued); the structures detected; the
  * perturbation experiment (its waits: the fields extracted, steps, its window read back, the
  * classing); on the GPU, the perturbation again where the stability maps guessed a part wrong
@@ -160,7 +160,6 @@ async function recorded(
   // (on the GPU; where the device read what detection reads of every field's structure, that read is
   // the batch's last before the perturbation's)
   const booksLater = books ? engine.booksLater() : undefined
-  if (books) laps?.lap('books')
   const recording = await engine.collectRecording()
   // the later windows as summed: detection reads their sums, and the means where it needs a map (laterAt)
   const windows = Array.from({ length: engine.fields }, (_, f) => ({
@@ -168,6 +167,7 @@ async function recorded(
     later: { sums: recording.sums.subarray(f * cells, (f + 1) * cells), taken },
   }))
   laps?.lap('record')
+  if (books) laps?.lap('books')
   const release = () => recording.release?.()
   if (!recording.gather) return { windows, release, reads: undefined, gathered: undefined, books: booksLater }
   const reads = await detector.cellsRead(windows, limit)
