@@ -22,6 +22,7 @@ import type { FieldBackend } from '../engine/field/backend.js'
 import {
   laterUnit,
   laterUnitsOf,
+  cellsRead,
   listedComponents,
   listedShapes,
   listedTop,
@@ -237,6 +238,14 @@ export interface DetectionCost {
   cells_ms: number
   /** Finding each window's first structure from the stability maps and what was gathered. */
   structures_ms: number
+  /**
+   * Windows that still name lists or cells to gather (detection reads more than the device read of
+   * their first parts with the window); the control, `named_unserved`: those that name any where the
+   * device reads nothing with the window. A batch of F such windows reads its gather unless none names
+   * any: at a share p, 1 - (1 - p)^F of batches.
+   */
+  named: number
+  named_unserved: number
   /** Of naming the cells: a map's components found and ranked by mass (partsOf's list), on the host. */
   components_ms: number
   /** A map's listed components' shapes and later sums as integers (shapeSums, what measure takes; laterUnitsOf, sustain's), on the host. */
@@ -302,6 +311,9 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
   const open = (o: EngineOptions) => createNodeEngine({ ...o, backend: 'cpu' })
   await evaluate(genomes, { size, material: catalog.get(material), seed: 1, open, detector: keeping })
   const held = await Promise.all(windows.map((w) => heldOf(w, 1)))
+  const naming = (r: { ends: ArrayLike<number>; modes: ArrayLike<number> }) => r.ends.length > 0 || r.modes.length > 0
+  const named = held.filter(naming).length
+  const named_unserved = windows.filter((w) => naming(cellsRead(w.spectra, w.later, 1))).length
   const best = { cells: Infinity, structures: Infinity }
   for (let pass = 0; pass < REPEATS; pass++) {
     const fresh = held.map((d, k) => ({
@@ -338,7 +350,10 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
     })
     shapes_ms = Math.min(shapes_ms, (performance.now() - t0) / maps.length)
   }
-  const cost = { material, size, windows: held.length, cells_ms: best.cells, structures_ms: best.structures, components_ms, shapes_ms }
+  const cost = {
+    ...{ material, size, windows: held.length, named, named_unserved },
+    ...{ cells_ms: best.cells, structures_ms: best.structures, components_ms, shapes_ms },
+  }
   if (!device) return cost
   const count = device.software ? maps.length : 2000
   const all = new Float32Array(count * size * size)
@@ -557,6 +572,7 @@ export function discoveryTables(r: DiscoveryBenchReport): Record<string, Record<
       (d) => ({
         material: d.material,
         windows: `${d.windows} at N = ${d.size}`,
+        'naming more to gather (control: nothing read with the window)': `${d.named} (${d.named_unserved})`,
         'cells named, ms': d.cells_ms.toFixed(3),
         'structures found, ms': d.structures_ms.toFixed(3),
         'of cells named: components ranked, ms': d.components_ms.toFixed(3),

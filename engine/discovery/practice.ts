@@ -7,7 +7,17 @@
 // recorder hands it over, and a speckled one like a random genome's field (real windows took a thread
 // practised on the first alone some 3 times its warm time on their first pass).
 import { FramePlanes } from '../cpu/spectra.js'
-import { cellsRead, detect, type Later, listedComponents, listedTop, type WindowReads } from '../detect/detect.js'
+import {
+  cellsRead,
+  detect,
+  type Later,
+  listedComponents,
+  listedTop,
+  topLists,
+  topModes,
+  topSums,
+  type WindowReads,
+} from '../detect/detect.js'
 import { type HeldReads, ListIndex, type PlaneData, sharedFloats, WindowSpectra } from '../detect/spectra.js'
 import { type CellsAnswer, type DetectJob, jobOf, type PracticeTask, runTask, type Window } from './detector.js'
 
@@ -107,19 +117,30 @@ export function speckleWindow(n: number, frames: number, dt: number): Window {
 
 /**
  * A window of frames as the GPU backend holds it once detection's cells are gathered (`limit`: as
- * detection is asked): its stability sums, its map's components listed, and what detection reads
- * beyond them, made from the frames.
+ * detection is asked): its stability sums, its map's components listed, its first parts with what
+ * detection reads of them (TopPart.reads), and what else detection reads, made from the frames.
  */
 export async function heldOf({ spectra, later }: Window, limit = Infinity): Promise<Extract<PlaneData, { kind: 'held' }>> {
   const n = spectra.n
-  const reads = cellsRead(spectra, later, limit)
   const stability = sharedFloats(n * n)
   stability.forEach((_, c) => (stability[c] = spectra.source.plane(1, c)))
-  // its map's components listed and its first parts summed, as the GPU backend's recorder lists and
-  // sums them (the map as stability() makes it)
+  // its map's components listed and its first parts summed and read, as the GPU backend's recorder
+  // lists, sums and reads them (the map as stability() makes it; topSums and topModes, the kernels' twins)
   const map = Float32Array.from(stability, (v) => v / (spectra.frames || 1))
   const listed = listedComponents(map, n)
   const top = listedTop(map, n, later.sums, listed)
+  const lists = topLists(map, n, top)
+  if (top && lists) {
+    const [sums, modes] = [topSums(spectra, top, lists), topModes(spectra, top, lists)]
+    top.parts.forEach((part, k) => (part.reads = { sums: sums[k], modes: modes[k] }))
+  }
+  // what detection names beside those, as it names them on the GPU backend
+  const held = new WindowSpectra(n, spectra.dt, spectra.frames, {
+    plane: (p, cell) => spectra.source.plane(p, cell),
+    listed: () => listed,
+    top: () => top,
+  })
+  const reads = cellsRead(held, later, limit)
   return { kind: 'held', field: 0, stability, listed, top, ...(await gathered(spectra, later, reads, limit)) }
 }
 
