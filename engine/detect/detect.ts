@@ -1320,10 +1320,11 @@ export interface WindowReads {
 
 /**
  * The part a perturbation of the field acts on (the first structure detection finds), as far as the
- * stability maps alone tell: the first part, by mass, that holds. `decided`: its shape alone classes it
- * (field-wide, compact or a ring), or the spectra the device read with the maps do (Part.reads), so
- * detection's first structure is this part whatever the other planes say; else the spectra decide,
- * and detection may find a later part, or none.
+ * stability maps alone tell: the first part, by mass, that holds, less those the device read whole
+ * with the maps (Part.reads) that their spectra do not class. `decided`: its shape alone classes it
+ * (field-wide, compact or a ring), or the spectra the device read do, so detection's first structure
+ * is this part whatever the other planes say; else the spectra decide, and detection may find a later
+ * part, or none.
  */
 export interface PlannedPart {
   /** Its first cell: the structure detection finds is this part when it holds this cell. */
@@ -1383,9 +1384,12 @@ export function cellsRead(spec: WindowSpectra, later: Later, limit = Infinity): 
     for (const part of partsOf(map, spec.n, spec.source.listed?.(), top)) {
       const features = featuresOf(zeros, map, later, part, served)
       if (!features) continue
+      const byShape = classify(features) !== undefined
+      // a part the device read whole is measured here as detect measures it: one its features do not
+      // class is not detection's structure, so it is neither planned nor read further
+      if (part.reads && !byShape) continue
       // what the signature reads beyond the map: its modal map's blocks (the map's samples need nothing)
       modalMap(served?.spec ?? zeros, signatureWindow(part.place), part.modal())
-      const byShape = classify(features) !== undefined
       const { area, centroid_x, centroid_y } = part.shape
       planned ??= {
         cell: part.cells[0],
