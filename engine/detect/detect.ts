@@ -1384,22 +1384,23 @@ export function cellsRead(spec: WindowSpectra, later: Later, limit = Infinity): 
     for (const part of partsOf(map, spec.n, spec.source.listed?.(), top)) {
       const features = featuresOf(zeros, map, later, part, served)
       if (!features) continue
-      const byShape = classify(features) !== undefined
+      // classed by its shape alone over zeros, or, where the device read it whole, as detect classes it
+      const classes = classify(features) !== undefined
       // a part the device read whole is measured here as detect measures it: one its features do not
       // class is not detection's structure, so it is neither planned nor read further
-      if (part.reads && !byShape) continue
+      if (part.reads && !classes) continue
       // what the signature reads beyond the map: its modal map's blocks (the map's samples need nothing)
       modalMap(served?.spec ?? zeros, signatureWindow(part.place), part.modal())
       const { area, centroid_x, centroid_y } = part.shape
       planned ??= {
         cell: part.cells[0],
-        decided: byShape,
+        decided: classes,
         area,
         centroid: [centroid_x, centroid_y],
         axis: part.axis,
         mean_radius: part.mean_radius,
       }
-      if (byShape && ++classed >= limit) break
+      if (classes && ++classed >= limit) break
     }
   // as typed ints: they cross worker threads twice as a copy of their bytes
   const ends = new Int32Array(listed.length)
