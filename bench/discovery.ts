@@ -5,9 +5,9 @@ import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import { evaluate, RECORD_DT, RECORD_FRAMES } from '../engine/discovery/evaluate.js'
 import { type Detector, IN_THREAD, type Window } from '../engine/discovery/detector.js'
+import type { Material } from '../engine/contracts/material.js'
 import { heldOf } from '../engine/discovery/practice.js'
 import { HeldPlanes, WindowSpectra, windowPlanes } from '../engine/detect/spectra.js'
-import type { EngineOptions } from '../engine/field/engine.js'
 import { discover, type DiscoveryResult, type SearchKind } from '../engine/discovery/discovery.js'
 import { CLASS_NAMES, CLASS_TOKENS } from '../engine/contracts/registry.js'
 import { randomGenome } from '../engine/discovery/genome.js'
@@ -229,6 +229,25 @@ export async function recallLatency() {
   }
 }
 
+/**
+ * The windows evolve records of `count` random genomes (generator seed `seed`, evaluation seed 1) at side
+ * `size` on the CPU backend: the clean fields', then their rerun's under noise.
+ */
+export async function randomGenomeWindows(material: Material, size: number, count: number, seed: number): Promise<Window[]> {
+  const rand = rng(seed)
+  const genomes = Array.from({ length: count }, () => randomGenome(rand, { min_steps: 60, max_steps: 200 }))
+  const windows: Window[] = []
+  const keeping: Detector = {
+    ...IN_THREAD,
+    first: (w, limit) => {
+      windows.push(...w)
+      return IN_THREAD.first(w, limit)
+    },
+  }
+  await evaluate(genomes, { size, material, seed: 1, open: (o) => createNodeEngine({ ...o, backend: 'cpu' }), detector: keeping })
+  return windows
+}
+
 /** Detection's host work per window on the GPU path, on one thread (the best of REPEATS passes). */
 export interface DetectionCost {
   material: string
@@ -298,18 +317,7 @@ interface DeviceLabelling {
 export async function detectionCost(material: string, device?: DeviceLabelling): Promise<DetectionCost> {
   const REPEATS = 5
   const size = 96
-  const rand = rng(7)
-  const genomes = Array.from({ length: 48 }, () => randomGenome(rand, { min_steps: 60, max_steps: 200 }))
-  const windows: Window[] = []
-  const keeping: Detector = {
-    ...IN_THREAD,
-    first: (w, limit) => {
-      windows.push(...w)
-      return IN_THREAD.first(w, limit)
-    },
-  }
-  const open = (o: EngineOptions) => createNodeEngine({ ...o, backend: 'cpu' })
-  await evaluate(genomes, { size, material: catalog.get(material), seed: 1, open, detector: keeping })
+  const windows = await randomGenomeWindows(catalog.get(material), size, 48, 7)
   const held = await Promise.all(windows.map((w) => heldOf(w, 1)))
   const naming = (r: { ends: ArrayLike<number>; modes: ArrayLike<number> }) => r.ends.length > 0 || r.modes.length > 0
   const named = held.filter(naming).length

@@ -1213,7 +1213,7 @@ function readsOf(top: FieldTop | undefined, listed: Float64Array | undefined, fo
   if (!own) return undefined
   const rule = regionRule(found, k)
   if (rule !== 'paired') return { own, halves: rule === 'halved' }
-  // paired with a part past the first: none of it served, so that cellsRead measures it over zeros alone, or over what detect reads
+  // paired with a part past the first TOP_PARTS: none of it served, so that cellsRead measures it over zeros alone, or over what detect reads
   const next = devicePart(top, listed, k + 1)?.reads
   return next && { own, halves: false, next }
 }
@@ -1347,8 +1347,8 @@ export interface PlannedPart {
  * too. So a run over zeros that measures every part it reaches (and its signature's modal map, classed or not)
  * until `limit` are classed reaches every part detection reaches, and reads a superset of what it
  * reads. Detection reads no plane of a cell but these (the run fails where it would). A first part
- * whose every read the device made with the maps (Part.reads) is measured over those, as detect
- * measures it, and none of its lists is named.
+ * the device read whole with the maps (Part.reads) is measured over those reads, as detect measures
+ * it, and none of its lists is named.
  */
 export function cellsRead(spec: WindowSpectra, later: Later, limit = Infinity): WindowReads {
   const zeroSums = new Float32Array(spec.bins)

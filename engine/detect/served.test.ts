@@ -4,14 +4,11 @@
 // bit, and asks its source for none of them; and the perturbation planned from them.
 import { afterAll, expect, test } from 'vitest'
 import { pulsedEngine } from '../../testing/backends.js'
-import { type Detector, IN_THREAD, type Window } from '../discovery/detector.js'
-import { evaluate, RECORD_DT, RECORD_FRAMES, recordWindows } from '../discovery/evaluate.js'
-import { randomGenome } from '../discovery/genome.js'
+import { randomGenomeWindows } from '../../bench/discovery.js'
+import { RECORD_DT, RECORD_FRAMES, recordWindows } from '../discovery/evaluate.js'
 import { heldOf } from '../discovery/practice.js'
-import type { Engine, EngineOptions } from '../field/engine.js'
+import type { Engine } from '../field/engine.js'
 import { MaterialCatalog } from '../field/materials.js'
-import { createNodeEngine } from '../node.js'
-import { rng } from '../util/rng.js'
 import { cellsRead, detect, halves, listedTop, rankedComponents, topLists, topModes, topSums } from './detect.js'
 import { measureDynamics, reachSample, sample, strongestBin } from './dynamics.js'
 import { modalSamples } from './modal.js'
@@ -96,22 +93,12 @@ test("a window's first parts' lists and cells at their mode, served from what th
 
 test('where the device read the first parts whole, the part planned for the perturbation is the structure detection finds in every window; the control, nothing read with the windows, plans one it does not', async () => {
   const size = 64
-  const rand = rng(3)
-  const genomes = Array.from({ length: 16 }, () => randomGenome(rand, { min_steps: 60, max_steps: 200 }))
-  const windows: Window[] = []
-  const keeping: Detector = {
-    ...IN_THREAD,
-    first: (w, limit) => {
-      windows.push(...w)
-      return IN_THREAD.first(w, limit)
-    },
-  }
-  const open = (o: EngineOptions) => createNodeEngine({ ...o, backend: 'cpu' })
-  await evaluate(genomes, { size, material: new MaterialCatalog().get('europium_crystal'), seed: 1, open, detector: keeping })
+  const count = 16
+  const windows = await randomGenomeWindows(new MaterialCatalog().get('europium_crystal'), size, count, 3)
   // the clean fields', held as the GPU backend holds them (practice.ts heldOf), with and without the first parts' reads
   const misplanned = async (served: boolean) => {
     let wrong = 0
-    for (const w of windows.slice(0, genomes.length)) {
+    for (const w of windows.slice(0, count)) {
       const held = await heldOf(w, 1)
       if (!served) for (const part of held.top?.parts ?? []) delete part.reads
       const { planned } = cellsRead(new WindowSpectra(size, RECORD_DT, RECORD_FRAMES, HeldPlanes.of(held)), w.later, 1)

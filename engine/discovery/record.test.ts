@@ -21,7 +21,7 @@ import { modalSamples } from '../detect/modal.js'
 import { strongestBin } from '../detect/dynamics.js'
 import { powerSumsOf, WindowSpectra } from '../detect/spectra.js'
 import type { GpuFieldBackend } from '../gpu/backend.js'
-import { FIRST_LISTS, LIST_AND_PEAK_WORDS, MODE_FLOATS, TOP_WORDS } from '../gpu/components.js'
+import { FIRST_LISTS, firstSumsBytes, GpuLabeller, LIST_AND_PEAK_WORDS, MODE_FLOATS, TOP_WORDS } from '../gpu/components.js'
 import { GpuRecorder } from '../gpu/record.js'
 import { addPulse } from '../encode/pulse.js'
 import type { Engine } from '../field/engine.js'
@@ -241,6 +241,34 @@ test('a window larger than one buffer of the device: its lists summed in groups 
     expect(bits(got.sums)).toEqual(bits(want.sums))
   }
   expect(want.sums.some((v) => v > 0)).toBe(true)
+})
+
+test("where the first parts' reads exceed a storage binding, the recorder labels no map (the host does) and reads the window as before", {
+  timeout: GPU_TEST_TIMEOUT,
+}, async () => {
+  const fields = 8
+  const gpu = (await gpuBackend(N, fields)) as GpuFieldBackend
+  opened.push(gpu)
+  const params = stepParams({ n: N, fields, material: new MaterialCatalog().get('europium_crystal'), temperature_k: 4, noise: 0 })
+  await gpu.load(randomField(N, fields, 1), randomField(N, fields, 2))
+  // a binding that holds a group of the labeller's but not the fields' first parts' reads, bound whole
+  const bindingBytes = firstSumsBytes(fields, RECORD_FRAMES) - 4
+  expect(GpuLabeller.layout(N, fields, bindingBytes, true, true)).toBeDefined()
+  const narrow: GpuFieldBackend = Object.create(gpu, { bindingBytes: { value: bindingBytes } })
+  const [wide, small] = [gpu, narrow].map((g) => new GpuRecorder(g, () => gpu.dream.sums()))
+  opened.push(wide, small)
+  for (let t = 0; t < RECORD_FRAMES; t++) {
+    await gpu.step({ steps: 2, first_step: 2 * t, seed: 1, sample_interval: 0, params })
+    for (const r of [wide, small]) await r.capture(t, RECORD_FRAMES)
+  }
+  await gpu.dream.accumulateStability(true)
+  const [got, want] = [await small.collect(), await wide.collect()]
+  for (let f = 0; f < fields; f++) {
+    expect(want.window(f).top?.()?.parts[0].reads).toBeDefined()
+    expect([got.window(f).listed?.(), got.window(f).top?.()]).toEqual([undefined, undefined])
+    expect(bits(got.window(f).stabilitySums!())).toEqual(bits(want.window(f).stabilitySums!()))
+  }
+  expect(bits(got.sums)).toEqual(bits(want.sums))
 })
 
 /** `detector`, counting the batches in which detection named something to gather (`gathers`). */

@@ -163,7 +163,11 @@ export class GpuRecorder implements WindowRecorder {
     const { frames } = this
     const { n, fields, bindingBytes, device } = this.gpu
     const layout = GpuLabeller.layout(n, fields, bindingBytes, true, true)
-    const fits = layout !== undefined && layout.bytes <= device.limits.maxBufferSize
+    // the first parts' reads are bound whole, and come back in the tail with the planes and the lists
+    const reads = frames > 0 ? firstSumsBytes(fields, frames) : 0
+    const tail = TAIL * this.planeBytes + fields * (LIST_AND_PEAK_WORDS + TOP_WORDS) * 4 + reads
+    const { maxBufferSize } = device.limits
+    const fits = layout !== undefined && layout.bytes <= maxBufferSize && reads <= bindingBytes && tail <= maxBufferSize
     if (!(frames > 0 && (frames & (frames - 1)) === 0 && this.perTail >= TAIL && fits)) return undefined
     return (this.labeller ??= new GpuLabeller(this.gpu))
   }
