@@ -164,12 +164,18 @@ export class GpuRecorder implements WindowRecorder {
     const { n, fields, bindingBytes, device } = this.gpu
     const layout = GpuLabeller.layout(n, fields, bindingBytes, true, true)
     // the first parts' reads are bound whole, and come back in the tail with the planes and the lists
-    const reads = frames > 0 ? firstSumsBytes(fields, frames) : 0
-    const tail = TAIL * this.planeBytes + fields * (LIST_AND_PEAK_WORDS + TOP_WORDS) * 4 + reads
+    const tail = TAIL * this.planeBytes + this.labelledBytes(frames)
     const { maxBufferSize } = device.limits
-    const fits = layout !== undefined && layout.bytes <= maxBufferSize && reads <= bindingBytes && tail <= maxBufferSize
+    const fits =
+      layout !== undefined && layout.bytes <= maxBufferSize && firstSumsBytes(fields, frames) <= bindingBytes && tail <= maxBufferSize
     if (!(frames > 0 && (frames & (frames - 1)) === 0 && this.perTail >= TAIL && fits)) return undefined
     return (this.labeller ??= new GpuLabeller(this.gpu))
+  }
+
+  /** What comes back after the planes where the maps are labelled here: each field's list and first parts, then those parts' reads (firstSumsOf). */
+  private labelledBytes(frames: number): number {
+    const { fields } = this.gpu
+    return fields * (LIST_AND_PEAK_WORDS + TOP_WORDS) * 4 + firstSumsBytes(fields, frames)
   }
 
   /** Chunks for a window `frames` long (its planes), each within the device's limits, and the tail. */
@@ -186,7 +192,7 @@ export class GpuRecorder implements WindowRecorder {
       transfers.buffer(Math.min(this.perChunk, this.planes - c * this.perChunk) * bytes, STORAGE),
     )
     // the lists of components, the first parts' sums, and what detection reads of those parts come back after the planes (`labels`)
-    const lists = this.labels() ? this.gpu.fields * (LIST_AND_PEAK_WORDS + TOP_WORDS) * 4 + firstSumsBytes(this.gpu.fields, frames) : 0
+    const lists = this.labels() ? this.labelledBytes(frames) : 0
     this.tail = transfers.buffer(Math.min(TAIL, this.perTail) * bytes + lists, STORAGE)
     const factors = windowCoefficients(Math.max(1, frames))
     const coef = transfers.buffer(factors.byteLength, STORAGE)
@@ -277,7 +283,7 @@ export class GpuRecorder implements WindowRecorder {
     // its first parts' sums over both windows (topOf); then what detection reads of those parts over the
     // window, made where its planes lie (firstSumsOf)
     const readBytes = labelling ? firstSumsBytes(fields, this.frames) : 0
-    const listWords = labelling ? fields * (LIST_AND_PEAK_WORDS + TOP_WORDS) + readBytes / 4 : 0
+    const listWords = labelling ? this.labelledBytes(this.frames) / 4 : 0
     const back = reusedFloats(planes.length * floats + listWords)
     const used = [back]
     let groups: LabelledGroup[] = []
