@@ -478,14 +478,17 @@ describe('timeline samples ride (samplingLater): a row of sampled runs on the GP
       const reads = (x: Engine) => x.transfers()?.reads ?? 0
       const [before, controlBefore] = [reads(e), reads(control)]
       const bytesBefore = e.transfers()?.bytes_read ?? 0
-      const later: (() => Promise<Float32Array>)[] = []
       const want: Float32Array[] = []
       for (let k = 0; k < 20; k++) {
-        await e.step(3)
-        later.push(e.cellsLater(cells, 1))
         await control.step(3)
         const u = await control.readU([1])
         want.push(Float32Array.from(cells, (c) => u[c]))
+      }
+      // after the control's reads: a read of any engine on the device brings the rides waiting back
+      const later: (() => Promise<Float32Array>)[] = []
+      for (let k = 0; k < 20; k++) {
+        await e.step(3)
+        later.push(e.cellsLater(cells, 1))
       }
       const got = []
       for (const sample of later) got.push(await sample())

@@ -137,6 +137,35 @@ test('bytes that ride come back with the next read as they were when asked for, 
   }
 })
 
+test("another engine's read on the device brings a ride back, its copy aside submitted first; a backend closing drops only its own rides", async () => {
+  const { device, read, done } = await counted()
+  try {
+    const [a, b] = [new Transfers(device), new Transfers(device)]
+    const held = device.createBuffer({ size: 64, usage: STORAGE })
+    a.write(held, 0, filled(5, 16))
+    const [aReads, bReads] = [a.reads, b.reads]
+    // a's copy aside waits for a's next submit, which never comes: b's read submits it first
+    const take = a.ride(held, 0, 16, () => undefined)
+    expect(await read(b, 2, 10)).toEqual(filled(2, 10))
+    expect(new Float32Array(await take())).toEqual(filled(5, 4))
+    expect([a.reads - aReads, b.reads - bReads]).toEqual([0, 1])
+    // the control: with nothing read on the device after it, taking it reads it alone, on a
+    const alone = a.ride(held, 16, 16, () => undefined)
+    expect(new Float32Array(await alone())).toEqual(filled(5, 4))
+    expect(a.reads - aReads).toBe(1)
+    // a closing fails a's rides and leaves b's to come back with the next read
+    const [mine, theirs] = [a.ride(held, 0, 4, () => undefined), b.ride(held, 4, 4, () => undefined)]
+    a.dropRides()
+    await expect(mine()).rejects.toThrow('closed before its read came back')
+    expect(await read(a, 3, 10)).toEqual(filled(3, 10))
+    expect(new Float32Array(await theirs())).toEqual(filled(5, 1))
+    expect(b.reads - bReads).toBe(1)
+    held.destroy()
+  } finally {
+    done()
+  }
+})
+
 test('a ride taken while the read that carries it is under way waits for that read, not for one of its own', async () => {
   const { device, read, done } = await counted()
   try {

@@ -86,11 +86,24 @@ export interface ReadRange {
   bytes: number
 }
 
-/** Bytes copied aside to come back with a later read (Transfers.ride), and who waits for them. */
+/** Bytes copied aside to come back with a later read (Transfers.ride), whose copy `owner` handed over, and who waits for them. */
 interface Ride {
+  owner: Transfers
   aside: GPUBuffer
   bytes: number
   done: (back: ArrayBuffer | Error) => void
+}
+
+/**
+ * The rides waiting, per device: a device has one queue, so a read of any engine on it brings back
+ * every ride that fits, whichever engine's (evolve's gather, made on a batch, comes back with the
+ * perturbation's read, made on a batch extracted from it: docs/detection.md).
+ */
+const waiting = new WeakMap<GPUDevice, Ride[]>()
+function ridesOf(device: GPUDevice): Ride[] {
+  let rides = waiting.get(device)
+  if (!rides) waiting.set(device, (rides = []))
+  return rides
 }
 
 export class Transfers implements TransferCounts {
@@ -101,20 +114,23 @@ export class Transfers implements TransferCounts {
   submits = 0
   dispatches = 0
 
-  /** Bytes copied aside (ride) to come back with the next read, and who waits for them. */
-  private rides: Ride[] = []
+  /** Bytes copied aside (ride) to come back with the device's next read, and who waits for them: this device's. */
+  private readonly rides: Ride[]
   /** Work handed over by `submitWithNext`, and the buffers it uses. */
   private deferred: GPUCommandBuffer[] = []
   /** Per buffer, the byte ranges of it that work handed over uses ([0, its size) where it uses the whole). */
   private deferredUses = new Map<GPUBuffer, [number, number][]>()
 
-  constructor(private readonly device: GPUDevice) {}
+  constructor(private readonly device: GPUDevice) {
+    this.rides = ridesOf(device)
+  }
 
   /**
    * `bytes` of `src` at `offset`, as they are once the work queued so far is done, brought back with
-   * the next read rather than on a read of their own: copied aside on the device, with the next submit
-   * (that read's; submitWithNext). Returns how to take them: as that read brought them, or, where none
-   * has come yet, by a read of their own then (so nothing waits for a read that may never come).
+   * the device's next read (this one's, or another's on the device) rather than on a read of their
+   * own: copied aside on the device, with the next submit (that read's; submitWithNext; another's read
+   * submits it first). Returns how to take them: as that read brought them, or, where none has come
+   * yet, by a read of their own then (so nothing waits for a read that may never come).
    */
   ride(src: GPUBuffer, offset: number, bytes: number, failure: () => string | undefined): () => Promise<ArrayBuffer> {
     return this.rideSpans(src, [[offset, bytes]], failure)
@@ -133,6 +149,7 @@ export class Transfers implements TransferCounts {
     let ride: Ride | undefined
     const back = new Promise<ArrayBuffer>((resolve, reject) => {
       ride = {
+        owner: this,
         aside,
         bytes,
         done: (b) => {
@@ -152,10 +169,17 @@ export class Transfers implements TransferCounts {
     }
   }
 
-  /** The rides still waiting end in failure (their backend is closing). */
+  /** This one's rides still waiting end in failure (its backend is closing); other engines' wait on. */
   dropRides(): void {
-    for (const r of this.rides.splice(0))
-      r.done(new CrystalError('backend_unavailable', 'the GPU backend closed before its read came back'))
+    const mine = this.rides.filter((r) => r.owner === this)
+    this.take(mine)
+    for (const r of mine) r.done(new CrystalError('backend_unavailable', 'the GPU backend closed before its read came back'))
+  }
+
+  /** `rides` out of the device's waiting list. */
+  private take(rides: readonly Ride[]): void {
+    const left = this.rides.filter((r) => !rides.includes(r))
+    this.rides.splice(0, this.rides.length, ...left)
   }
 
   write(buffer: GPUBuffer, offset: number, data: ArrayBuffer | ArrayBufferView, dataOffset = 0, size?: number): void {
@@ -313,7 +337,9 @@ export class Transfers implements TransferCounts {
     const room = this.device.limits.maxBufferSize
     let total = bytes
     const rides = this.rides.filter((r) => (total + r.bytes <= room || total === 0 ? ((total += r.bytes), true) : false))
-    this.rides = this.rides.filter((r) => !rides.includes(r))
+    this.take(rides)
+    // another engine's copies aside go to the queue before this read's copies of them
+    for (const owner of new Set(rides.map((r) => r.owner))) if (owner !== this) owner.flush()
     const buffer = staging(this.device, total)
     ranges.reduce((at, r) => {
       encoder.copyBufferToBuffer(r.src, r.offset, buffer, at, r.bytes)
