@@ -60,12 +60,13 @@ export interface EvaluationConditions {
  * The phases of a batch, in order: its engine opened (the device's buffers made); injections and steps
  * to the batch's end; the dreams; the window recorded, observed and read back (the clean fields'
  * books with it, taken as it ends); what is left of taking the books; detection naming the cells whose planes it reads (where the planes stay on the device);
- * those planes read back (on the GPU while the perturbation is queued); the structures detected; the
- * perturbation experiment (its waits: the fields extracted, steps, its window read back, the
- * classing); on the GPU, the perturbation again where the stability maps guessed a part wrong
+ * the perturbation experiment (its waits: the fields extracted, steps, its window read back, the
+ * classing; on the GPU it runs first, planned from the stability maps, and what detection named
+ * rides on its read); what detection named taken (on the GPU, what is left of it); the structures
+ * detected; on the GPU, the perturbation again where the stability maps guessed a part wrong
  * (perturbedFirst).
  */
-export const BATCH_PHASES = ['open', 'resonate', 'dream', 'record', 'books', 'cells', 'gather', 'detect', 'perturb', 'again'] as const
+export const BATCH_PHASES = ['open', 'resonate', 'dream', 'record', 'books', 'cells', 'perturb', 'gather', 'detect', 'again'] as const
 export type BatchPhase = (typeof BATCH_PHASES)[number]
 /** A batch's wall milliseconds per phase, the phases it ran. */
 export type BatchTimes = Partial<Record<BatchPhase, number>>
@@ -127,16 +128,17 @@ export async function recordWindows(
 ): Promise<{ windows: Window[]; release: () => void }> {
   const { windows, release, gathered } = await recorded(engine, limit, options)
   if (gathered !== undefined) {
-    await gathered
+    await gathered()
     options.laps?.lap('gather')
   }
   return { windows, release }
 }
 
 /**
- * recordWindows up to the read of what detection names, which it starts: `gathered` settles when that
- * has come back, and `reads` says what it is and, per window, the part a perturbation would act on
- * (neither where every plane is at hand, the CPU, which names nothing).
+ * recordWindows up to what detection names, which it submits: `gathered` takes it into the windows (it
+ * rides on the device's next read, or is read alone where none has come), and `reads` says what it
+ * is and, per window, the part a perturbation would act on (neither where every plane is at hand, the
+ * CPU, which names nothing).
  */
 async function recorded(
   engine: Engine,
@@ -146,7 +148,7 @@ async function recorded(
   windows: Window[]
   release: () => void
   reads: WindowReads[] | undefined
-  gathered: Promise<void> | undefined
+  gathered: (() => Promise<void>) | undefined
   books: (() => Promise<EnergyBooks[]>) | undefined
 }> {
   const n = engine.size
@@ -172,11 +174,11 @@ async function recorded(
   if (!recording.gather) return { windows, release, reads: undefined, gathered: undefined, books: booksLater }
   const reads = await detector.cellsRead(windows, limit)
   laps?.lap('cells')
-  // submitted now (once its kernels are compiled), so that work queued after it does not hold its read up
-  const gathered = recording.gather(reads)
+  // submitted now (once its kernels are compiled), ahead of the work queued after it, whose read it rides
+  const submitted = recording.gather(reads)
   // handled here, awaited by the caller: it failing while the caller queues more must not end the process
-  gathered.catch(() => {})
-  return { windows, release, reads, gathered, books: booksLater }
+  submitted.catch(() => {})
+  return { windows, release, reads, gathered: () => submitted.then((take) => take()), books: booksLater }
 }
 
 /** Steps between a perturbation and the window that sees what came back. */
@@ -414,15 +416,24 @@ async function runBatch(
     const { windows, release, reads, gathered, books } = await recorded(engine, 1, { detector, laps, books: true })
     const clean = windows.slice(0, population)
     const planned = reads?.slice(0, population).map((r) => r.planned)
-    // the structures are found once what detection names is back, the clean fields' first: only they are
-    // perturbed, and the rerun's are found while that runs on the device
-    const [detected, shaken] = [clean, windows.slice(population)].map((w) =>
-      gathered !== undefined ? gathered.then(() => detector.first(w, 1)) : detector.first(w, 1),
+    // on the GPU the clean fields are perturbed where the stability maps plan it, and what detection
+    // named comes back with the perturbation's read (it rides), or alone where nothing is perturbed
+    const answering = planned && perturbedPlanned(engine, clean, planned)
+    answering?.catch(() => {})
+    const back = gathered && (answering ?? Promise.resolve()).then(() => gathered())
+    back?.catch(() => {})
+    // a window whose detection reads nothing more than came back with it is detected at once (the
+    // rerun's while the device runs the clean fields' perturbation), the others' once that is back
+    const named = (f: number) => reads !== undefined && (reads[f].ends.length > 0 || reads[f].modes.length > 0)
+    const [detected, shaken] = [0, population].map((from) =>
+      firstFound(detector, windows.slice(from, from + population), (k) => named(from + k), back),
     )
     // handled now, awaited below: one failing while the clean fields are perturbed must not end the process
     for (const d of [detected, shaken]) d.catch(() => {})
-    const finding = { gathered, detected, laps }
-    const { found, answered } = planned ? await perturbedFirst(engine, clean, planned, finding) : await foundFirst(engine, clean, finding)
+    const { found, answered } =
+      planned && answering
+        ? await perturbedFirst(engine, clean, planned, answering, { back, detected, laps })
+        : await foundFirst(engine, clean, detected, laps)
     const retention = (await books!()).slice(0, population).map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0))
     laps.lap('perturb')
     return {
@@ -439,16 +450,41 @@ async function runBatch(
   }
 }
 
-/** What the clean fields' structures wait on: what detection names coming back (where it is named), then detection. */
+/**
+ * Each window's first structure: at once where `waits` says detection reads nothing but what came back
+ * with the window, after `back` (what it named, taken into the windows) for the others.
+ */
+async function firstFound(
+  detector: Detector,
+  windows: readonly Window[],
+  waits: (k: number) => boolean,
+  back: Promise<void> | undefined,
+): Promise<(Structure | undefined)[]> {
+  const [now, later]: number[][] = [[], []]
+  windows.forEach((_, k) => (back && waits(k) ? later : now).push(k))
+  const first = (ks: number[]) =>
+    ks.length
+      ? detector.first(
+          ks.map((k) => windows[k]),
+          1,
+        )
+      : []
+  const [atOnce, after] = await Promise.all([first(now), later.length ? back!.then(() => first(later)) : []])
+  const found = new Array<Structure | undefined>(windows.length)
+  now.forEach((k, i) => (found[k] = atOnce[i]))
+  later.forEach((k, i) => (found[k] = after[i]))
+  return found
+}
+
+/** What the clean fields' structures wait on: what detection named taken into the windows (where it named any), and detection. */
 interface Finding {
-  gathered: Promise<void> | undefined
+  back: Promise<void> | undefined
   detected: Promise<(Structure | undefined)[]>
   laps: Laps
 }
 
 /** The clean fields' structures found, then perturbed: where the window's planes are at hand (the CPU). */
-async function foundFirst(engine: Engine, clean: readonly Window[], { gathered, detected, laps }: Finding) {
-  if (gathered !== undefined) await laps.timed('gather', gathered)
+async function foundFirst(engine: Engine, clean: readonly Window[], detected: Promise<(Structure | undefined)[]>, laps: Laps) {
   const found = await laps.timed('detect', detected)
   // the stability map before: the batch's sums, still those of the windows' later maps
   await engine.holdStability()
@@ -462,31 +498,36 @@ async function foundFirst(engine: Engine, clean: readonly Window[], { gathered, 
   return { found, answered }
 }
 
+/** The clean fields perturbed where the stability maps say (`planned`: cellsRead's first holding part); per field perturbed, its response. */
+async function perturbedPlanned(engine: Engine, clean: readonly Window[], planned: readonly (PlannedPart | undefined)[]) {
+  // the stability map before: the batch's sums, still those of the windows' later maps
+  await engine.holdStability()
+  return perturbedApart(
+    engine,
+    planned.map((p) => p && planFor(engine.size, p.area, p.centroid, () => p)),
+    clean,
+  )
+}
+
 /**
- * The clean fields perturbed where the stability maps say (`planned`: cellsRead's first holding part)
- * while what detection names comes back and their structures are found, so that the device runs the
- * recovery steps while detection runs (docs/detection.md, "The perturbation planned from the stability
- * maps"). The maps decide the part in nearly every field; where the spectra then class another part,
- * that field is perturbed again where the structure is, extracted anew from the batch, which the first
- * try left as it was: the same steps with the same noise, so the same answers as perturbing after
- * detection.
+ * The clean fields' structures, found while the device runs their perturbation as the stability maps
+ * planned it (`answering`: perturbedPlanned), so that the recovery steps run while detection runs
+ * (docs/detection.md, "The perturbation planned from the stability maps"). The maps decide the part in
+ * nearly every field; where the spectra then class another part, that field is perturbed again where
+ * the structure is, extracted anew from the batch, which the first try left as it was: the same steps
+ * with the same noise, so the same answers as perturbing after detection.
  */
 async function perturbedFirst(
   engine: Engine,
   clean: readonly Window[],
   planned: readonly (PlannedPart | undefined)[],
-  { gathered, detected, laps }: Finding,
+  answering: Promise<Map<number, Response>>,
+  { back, detected, laps }: Finding,
 ) {
   const n = engine.size
-  // the stability map before: the batch's sums, still those of the windows' later maps
-  await engine.holdStability()
-  const plans = planned.map((p) => p && planFor(n, p.area, p.centroid, () => p))
-  const answering = perturbedApart(engine, plans, clean)
-  answering.catch(() => {})
-  if (gathered !== undefined) await laps.timed('gather', gathered)
+  const response = await laps.timed('perturb', answering)
+  if (back !== undefined) await laps.timed('gather', back)
   const found = await laps.timed('detect', detected)
-  const response = await answering
-  laps.lap('perturb')
   const wrong = new Set(found.flatMap((s, f) => (s && !(planned[f] && s.cells.includes(planned[f].cell)) ? [f] : [])))
   // a part its shape classes is the first structure detection finds (cellsRead): never guessed wrong
   const broken = [...wrong].find((f) => planned[f]?.decided)

@@ -221,12 +221,14 @@ export interface WindowRecording {
   /** The stability sums, [field][cell]. */
   sums: Float32Array
   /**
-   * Where the planes stay where the fields live (the GPU): brings back, per field, the power sums of
+   * Where the planes stay where the fields live (the GPU): makes there, per field, the power sums of
    * the lists of cells and the cells at their mode's bin that detection reads (engine/detect/detect.ts
-   * cellsRead), made there, in one read; until then a window answers plane 1 (sum |u|, the stability
-   * map) of every cell and nothing else. Absent where every plane is at hand (the CPU).
+   * cellsRead), and settles once that is submitted with how to take them into the windows: they ride
+   * on the device's next read (Transfers.ride), or come back on a read of their own where none has
+   * come when taken. Until taken, a window answers plane 1 (sum |u|, the stability map) of every cell
+   * and what came back with it, nothing else. Absent where every plane is at hand (the CPU).
    */
-  gather?(reads: readonly WindowReads[]): Promise<void>
+  gather?(reads: readonly WindowReads[]): Promise<() => Promise<void>>
   /**
    * The host memory the recording holds (its windows, sums and u) may be used again by a later one:
    * call it once nothing reads them any more (evolve, when a generation is evaluated). Absent where

@@ -335,8 +335,12 @@ export class GpuRecorder implements WindowRecorder {
       window: (f) => held[f],
       sums: back.subarray(floats, 2 * floats),
       gather: async (reads) => {
-        const gathered = await this.gather(reads, held)
-        if (gathered) used.push(gathered)
+        const take = await this.gather(reads, held)
+        let taken: Promise<void> | undefined
+        return () =>
+          (taken ??= (async () => {
+            if (take) used.push(await take())
+          })())
       },
       release: () => {
         for (const floats of used.splice(0)) giveBack(floats)
@@ -347,10 +351,11 @@ export class GpuRecorder implements WindowRecorder {
   /**
    * Per field, the power sums of the lists of cells listed (each list's cells' planes gathered into a
    * scratch buffer by shaders/gather.wgsl, then shaders/power_sums.wgsl) and the cells listed at their
-   * mode's bin (shaders/mode_planes.wgsl), in one read, into the fields' windows; returns the floats
-   * they are held in (none where nothing is listed).
+   * mode's bin (shaders/mode_planes.wgsl), submitted now and riding on the device's next read
+   * (Transfers.ride); returns how to take them into the fields' windows, which gives the floats they
+   * are held in (nothing where nothing is listed).
    */
-  private async gather(reads: readonly WindowReads[], held: HeldPlanes[]): Promise<Float32Array | undefined> {
+  private async gather(reads: readonly WindowReads[], held: HeldPlanes[]): Promise<(() => Promise<Float32Array>) | undefined> {
     const { device, transfers } = this.gpu
     const { gather, power_sums, mode_planes } = RECORD_KERNELS
     const compiled = compiling(device, [gather, power_sums, mode_planes])
@@ -393,7 +398,7 @@ export class GpuRecorder implements WindowRecorder {
       packStruct(MODE_PLANES_LAYOUT, values, slots, (modeSlot + c) * SLOT)
     }
     const { buffer, written, made } = this.scratch()
-    const gathered = reusedFloats(floats)
+    let back: () => Promise<ArrayBuffer>
     try {
       const [index, bounds, totals, cellsRead] = [sums.cells, sums.bounds, windowTotals(this.frames).float32, modes].map((d) => written(d))
       const uniform = written(new Uint8Array(slots), UNIFORM)
@@ -440,11 +445,23 @@ export class GpuRecorder implements WindowRecorder {
         for (const [c, chunk] of this.chunks.entries())
           run(modesKernel, modeSlot + c, MODE_PLANES_LAYOUT, [{ buffer: cellsRead }, { buffer: chunk }, { buffer: out }], modes.length / 2)
       pass.end()
-      await transfers.readInto(out, 0, encoder, () => this.gpu.failure(), gathered)
+      transfers.submit(encoder)
+      back = transfers.ride(out, 0, floats * 4, () => this.gpu.failure())
     } finally {
-      for (const b of made) b.destroy()
+      // after the copy aside that rides (submitted first where it waits)
+      for (const b of made) transfers.destroy(b)
     }
-    this.gpu.check()
+    return async () => {
+      const gathered = reusedFloats(floats)
+      gathered.set(new Float32Array(await back(), 0, floats))
+      this.gpu.check()
+      this.holdGathered(reads, held, gathered, bins, sumFloats)
+      return gathered
+    }
+  }
+
+  /** What `gather` brought back, into the fields' windows: per field its lists' power sums, then its cells at their modes. */
+  private holdGathered(reads: readonly WindowReads[], held: HeldPlanes[], gathered: Float32Array, bins: number, sumFloats: number): void {
     for (let f = 0, lists = 0, read = 0; f < reads.length; f++) {
       const r = reads[f]
       held[f].hold({
@@ -459,7 +476,6 @@ export class GpuRecorder implements WindowRecorder {
       lists += r.ends.length
       read += r.modes.length
     }
-    return gathered
   }
 
   /**
