@@ -9,7 +9,7 @@ import type { Engine, EngineOptions } from '../engine/field/engine.js'
 import { loadCatalog } from '../engine/field/materials.node.js'
 import type { MaterialCatalog } from '../engine/field/materials.js'
 import { TransferTally } from '../engine/field/transfer_tally.js'
-import type { BackendChoice } from '../engine/field/backend.js'
+import type { BackendChoice, TransferCounts } from '../engine/field/backend.js'
 import { dawnLoop } from '../engine/gpu/wait.node.js'
 import { createNodeEngine } from '../engine/node.js'
 import { FileRegistryStore } from '../engine/registry/file_store.node.js'
@@ -86,6 +86,11 @@ function reportTransfersAtExit(engine: Engine): void {
     })
   }
   tally.track(engine)
+}
+
+/** --debug: what the GPU engines opened so far moved in all (none opened: undefined), for a line's share of it. */
+export function gpuTransfers(): TransferCounts | undefined {
+  return tally.total()
 }
 
 let pollsReported = false

@@ -9,11 +9,11 @@ import { FIELD_SIZE, SEARCH_DEFAULTS } from '../../engine/contracts/api.js'
 import { CLASS_NAMES, type ClassToken } from '../../engine/contracts/registry.js'
 import { archivesInWords } from '../../engine/discovery/archive.js'
 import { DEFAULT_MIN_PERSISTENCE, discover, type DiscoveryProgress, type DiscoveryResult } from '../../engine/discovery/discovery.js'
-import { BATCH_PHASES, type BatchTimes, type EvaluationTimes } from '../../engine/discovery/evaluate.js'
+import type { BatchTimes, EvaluationTimes } from '../../engine/discovery/evaluate.js'
 import { type DetectPool, searchPool } from '../../engine/discovery/pool.node.js'
 import { CrystalError } from '../../engine/errors.js'
 import { exploreRound } from '../../engine/swarm/rounds.js'
-import { interactive, realNumber, wholeNumber, type CliContext } from '../context.js'
+import { gpuTransfers, interactive, realNumber, wholeNumber, type CliContext } from '../context.js'
 import { primitivesTable } from './primitives.js'
 
 interface SearchOptions {
@@ -82,15 +82,28 @@ const seconds = (ms: number) => (ms / 1000).toFixed(3)
 
 /**
  * --debug: where each generation's time went (engine/discovery/evaluate.ts EvaluationTimes), a line on
- * stderr as the generation ends; undefined without --debug.
+ * stderr as the generation ends, with what its GPU engines read back (issue 22's reads a generation);
+ * undefined without --debug.
  */
 function timesReporter(c: CliContext, label: string) {
   if (!c.debug) return undefined
-  const phases = (ms: BatchTimes) => BATCH_PHASES.flatMap((k) => (ms[k] === undefined ? [] : [`${k} ${seconds(ms[k])}`])).join(', ')
-  return (generation: number, t: EvaluationTimes) =>
+  // in the order the phases ran (on the CPU backend detection comes before the perturbation, on the GPU after)
+  const phases = (ms: BatchTimes) =>
+    Object.entries(ms)
+      .map(([k, v]) => `${k} ${seconds(v)}`)
+      .join(', ')
+  let before = gpuTransfers()
+  return (generation: number, t: EvaluationTimes) => {
+    const now = gpuTransfers()
+    // as the transfers line at the end says it
+    const read = now
+      ? `; gpu: read back ${(now.bytes_read - (before?.bytes_read ?? 0)).toLocaleString('en-US')} bytes in ${now.reads - (before?.reads ?? 0)} reads`
+      : ''
+    before = now
     process.stderr.write(
-      `crystal: ${label} generation ${generation} evaluated in ${seconds(t.total)} s: waves ${seconds(t.waves)}; batch: ${phases(t.batch)}\n`,
+      `crystal: ${label} generation ${generation} evaluated in ${seconds(t.total)} s: waves ${seconds(t.waves)}; batch: ${phases(t.batch)}${read}\n`,
     )
+  }
 }
 
 /** " (12 Attractor Field, 3 Standing Echo)": the elites per class, most first. */

@@ -57,7 +57,7 @@ export interface EvaluationConditions {
 }
 
 /**
- * The phases of a batch, in order: its engine opened (the device's buffers made); injections and steps
+ * The phases of a batch, in the GPU backend's order (the CPU backend detects before it perturbs): its engine opened (the device's buffers made); injections and steps
  * to the batch's end; the dreams; the window recorded, observed and read back (the clean fields'
  * books with it, taken as it ends); what is left of taking the books; detection naming the cells whose planes it reads (where the planes stay on the device);
  * the perturbation experiment (its waits: the fields extracted, steps, its window read back, the
@@ -68,7 +68,7 @@ export interface EvaluationConditions {
  */
 export const BATCH_PHASES = ['open', 'resonate', 'dream', 'record', 'books', 'cells', 'perturb', 'gather', 'detect', 'again'] as const
 export type BatchPhase = (typeof BATCH_PHASES)[number]
-/** A batch's wall milliseconds per phase, the phases it ran. */
+/** A batch's wall milliseconds per phase, the phases it ran, in the order each first ran. */
 export type BatchTimes = Partial<Record<BatchPhase, number>>
 
 /**

@@ -38,10 +38,19 @@ test('two GPU engines of one shape make one line with their sums, a third shape 
   expect(later[0]).toBe(whileOpen[0])
   expect(later[1]).toMatch(new RegExp(` ${sum(engines.slice(2)).toLocaleString('en-US')} dispatches in`))
   expect(later[1]).not.toBe(whileOpen[1])
+  // the total, the shapes summed: every GPU engine's counts, the CPU engine's none
+  const total = tally.total()!
+  expect(total.dispatches).toBe(sum(engines))
+  expect(total.reads).toBe(engines.reduce((all, e) => all + e.transfers()!.reads, 0))
   // destroyed, each engine is booked once, as it stood
   for (const e of [...engines, cpu]) e.destroy()
   open.length = 0
   expect(tally.lines()).toEqual(later)
+  expect(tally.total()).toEqual(total)
+  // a tally of CPU engines alone moved nothing: no total
+  const cpuOnly = new TransferTally()
+  cpuOnly.track(await engineOn('cpu', { size: 16 })).destroy()
+  expect(cpuOnly.total()).toBeUndefined()
 })
 
 test("the engines made from a tracked one (a batch extracted, a fork) are counted in its line, each once: evolve's perturbation reads in such a batch", async () => {

@@ -43,9 +43,23 @@ export class TransferTally {
 
   /** A line a shape: the destroyed engines' counts and the open ones' as they stand now. */
   lines(): string[] {
+    return [...this.current().values()].map(line)
+  }
+
+  /** Everything the tracked engines moved so far, summed over the shapes; undefined where none moved anything (no GPU engine). */
+  total(): TransferCounts | undefined {
+    const shapes = [...this.current().values()]
+    if (!shapes.length) return undefined
+    const sum = zeroCounts()
+    for (const { counts } of shapes) for (const k of Object.keys(sum) as (keyof TransferCounts)[]) sum[k] += counts[k]
+    return sum
+  }
+
+  /** The shapes with the open engines' counts as they stand now. */
+  private current(): Map<string, Shape> {
     const shapes = new Map([...this.shapes].map(([key, s]) => [key, { ...s, counts: { ...s.counts } }]))
     for (const [engine, from] of this.live) book(shapes, engine, from)
-    return [...shapes.values()].map(line)
+    return shapes
   }
 }
 
