@@ -531,8 +531,9 @@ describe('--debug', () => {
     expect(lines.map((l) => l[1])).toEqual(['N = 16, 4 fields, 3 engines, 3 more made from them'])
     // each generation's line says what it read back (issue 22: at most 12 reads a generation; twice
     // here, the window, then the perturbation's answers with what detection names riding on them, 3
-    // times where the stability maps planned a part wrong), and the generations' reads and bytes add
-    // up to the line at the end
+    // times where the stability maps planned a part wrong; a generation with no field to perturb would
+    // read once, which this seed's do not), and the generations' reads and bytes add up to the line
+    // at the end
     const generations = [
       ...gpu.stderr.matchAll(/^crystal: europium_crystal generation \d evaluated in .*; gpu: read back ([\d,]+) bytes in (\d+) reads$/gm),
     ]

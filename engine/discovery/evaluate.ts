@@ -149,6 +149,8 @@ async function recorded(
   release: () => void
   reads: WindowReads[] | undefined
   gathered: (() => Promise<void>) | undefined
+  /** Settles once what detection named is made and its ride is waiting (the engine may close after). */
+  submitted: Promise<unknown> | undefined
   books: (() => Promise<EnergyBooks[]>) | undefined
 }> {
   const n = engine.size
@@ -171,14 +173,14 @@ async function recorded(
   laps?.lap('record')
   if (books) laps?.lap('books')
   const release = () => recording.release?.()
-  if (!recording.gather) return { windows, release, reads: undefined, gathered: undefined, books: booksLater }
+  if (!recording.gather) return { windows, release, reads: undefined, gathered: undefined, submitted: undefined, books: booksLater }
   const reads = await detector.cellsRead(windows, limit)
   laps?.lap('cells')
   // submitted now (once its kernels are compiled), ahead of the work queued after it, whose read it rides
   const submitted = recording.gather(reads)
   // handled here, awaited by the caller: it failing while the caller queues more must not end the process
   submitted.catch(() => {})
-  return { windows, release, reads, gathered: () => submitted.then((take) => take()), books: booksLater }
+  return { windows, release, reads, gathered: () => submitted.then((take) => take()), submitted, books: booksLater }
 }
 
 /** Steps between a perturbation and the window that sees what came back. */
@@ -392,6 +394,8 @@ async function runBatch(
 ): Promise<Batch> {
   const twice = <T>(a: readonly T[]) => [...a, ...a]
   const population = genomes.length
+  // what detection named, made on the engine: where the batch fails first, it closes once that is made
+  let gathering: Promise<unknown> | undefined
   try {
     const [all, allWaves] = [twice(genomes), twice(waves)]
     const longest = Math.max(...genomes.map((g) => g.resonate_steps))
@@ -413,7 +417,8 @@ async function runBatch(
     }
     const detector = c.detector ?? IN_THREAD
     // the retention is the clean fields' (the books as the windows end)
-    const { windows, release, reads, gathered, books } = await recorded(engine, 1, { detector, laps, books: true })
+    const { windows, release, reads, gathered, submitted, books } = await recorded(engine, 1, { detector, laps, books: true })
+    gathering = submitted
     const clean = windows.slice(0, population)
     const planned = reads?.slice(0, population).map((r) => r.planned)
     // on the GPU the clean fields are perturbed where the stability maps plan it, and what detection
@@ -446,6 +451,8 @@ async function runBatch(
       times: laps.ms,
     }
   } finally {
+    // not on a closed engine's memory, and no ride of it left waiting on the device (its close drops them)
+    await gathering?.catch(() => {})
     engine.destroy()
   }
 }

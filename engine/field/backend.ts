@@ -33,8 +33,8 @@ export interface FieldBackend {
   readonly fields: number
   step(req: StepRequest): Promise<LedgerSample[]>
   /**
-   * step's run with its samples brought back by the backend's next read (Transfers.ride), where the
-   * backend reads back at all: the function takes them, by a read of their own where none came.
+   * step's run with its samples brought back by the device's next read (Transfers.ride: any engine's
+   * there), where the backend reads back at all: the function takes them, by a read of their own where none came.
    */
   stepSamplesLater?(req: StepRequest): Promise<() => Promise<LedgerSample[]>>
   /**
@@ -60,7 +60,7 @@ export interface FieldBackend {
   /** u alone of the fields asked for (all when omitted): half read's bytes, where u_prev is not needed. */
   readU(fields?: number[]): Promise<Float32Array>
   /**
-   * u of one field at the cells listed, as it is now, brought back with the backend's next read (the
+   * u of one field at the cells listed, as it is now, brought back with the device's next read (the
    * GPU: a copy of the runs of the cells listed that rides, cellSpans and Transfers.rideSpans; taken at
    * once elsewhere). The function takes them, in the order listed, by a read of its own where none came.
    */
@@ -286,7 +286,7 @@ export interface HeldSums {
   /** Holds each kind's per-field sums as the fields are now, in one submit; returns each one's (first) slot. */
   hold(kinds: readonly HeldKind[], params: StepParams): number[]
   release(): Promise<Float32Array>
-  /** release's values as held now, brought back with the backend's next read (Transfers.ride); the function takes them, by a read of their own if none came. */
+  /** release's values as held now, brought back with the device's next read (Transfers.ride); the function takes them, by a read of their own if none came. */
   releaseLater(): () => Promise<Float32Array>
   destroy(): void
 }

@@ -189,8 +189,8 @@ export interface Engine {
   /**
    * A dream's edit of every field from those sums (null: left alone), in place where the field lives
    * (engine/field/backend.ts DreamOps); booked like a scaling and kept in the history. The function
-   * returned has the outcomes, brought back with the engine's next read on the GPU (the dream's books
-   * after), by a read of their own where none came. `report: false`: no outcomes (an empty list), and
+   * returned has the outcomes, brought back with the device's next read on the GPU (the dream's books
+   * after, or any engine's read there), by a read of their own where none came. `report: false`: no outcomes (an empty list), and
    * the GPU reads nothing back for them.
    */
   dreamEdit(edits: readonly (FieldEdit | null)[], passes: number, side: number, report?: boolean): Promise<() => Promise<EditOutcome[]>>
@@ -237,7 +237,7 @@ export interface Engine {
   readU(fields?: number[]): Promise<Float32Array>
   /**
    * u of one field at the cells listed (row-major indices), as it is now, brought back with the
-   * engine's next read where the fields live on a device (a sample a step apart need not empty the
+   * device's next read (any engine's there) where the fields live on a device (a sample a step apart need not empty the
    * queue: phi's window, docs/consciousness.md). The function returned has them, in the order listed.
    */
   cellsLater(cells: readonly number[], field?: number): () => Promise<Float32Array>

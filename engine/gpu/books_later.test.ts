@@ -5,7 +5,7 @@ import { expect, test } from 'vitest'
 import { engineOn } from '../../testing/backends.js'
 import { rng } from '../util/rng.js'
 
-test("books taken for later are the books of their moment, come back with the engine's next read, and keep the books after them whole", async () => {
+test("books taken for later are the books of their moment, come back with the device's next read, and keep the books after them whole", async () => {
   const opened = await Promise.all(
     (['gpu', 'cpu'] as const).map((backend) =>
       engineOn(backend, { size: 32, fields: 3, material: 'europium_crystal', seed: 2, noise: 0, timeline_interval: 0 }),
