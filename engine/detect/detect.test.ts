@@ -931,13 +931,8 @@ describe('the cells detection reads', () => {
           else if (planned.decided) {
             const first = want[0]
             expect(first.cells).toContain(planned.cell)
-            const { axis, mean_radius } = measure(spec.stability(), N, first.cells)
-            expect(planned).toMatchObject({
-              area: first.features.area,
-              centroid: [first.features.centroid_x, first.features.centroid_y],
-              axis,
-              mean_radius,
-            })
+            const { cells, sx, sy, sxx, syy, sxy, radii } = shapeSums(first.cells, N)
+            expect(planned).toMatchObject({ area: first.features.area, sums: { cells, sx, sy, sxx, syy, sxy, radii } })
             decided.push(first.class)
           } else undecided.push(want[0]?.class ?? 'none')
         }

@@ -600,8 +600,8 @@ export interface Part {
   cells: number[]
   mass: number
   shape: ShapeFeatures
-  axis: [number, number]
-  mean_radius: number
+  /** What a perturbation's erase plan reads of it (engine/discovery/evaluate.ts erasePlan). */
+  sums: PlanSums
   /** Where it is placed, from its ShapeSums: where its mode, winding circles and signature are read. */
   place: Placement
   /** Its regions (regionsOf), made when first asked for: only a part that holds is asked (some 8% of naming a window's cells made them for every part). */
@@ -945,7 +945,7 @@ export interface PackedMeasured {
 
 const SHAPE_KEYS = ['area', 'elongation', 'annularity', 'angular_gaps', 'stability_ratio', 'centroid_x', 'centroid_y'] as const
 /** A part packed: its shape, axis, mean radius and placement (sx, sy, rc and the edges; c is its cells' count). */
-const PART_FLOATS = SHAPE_KEYS.length + 10
+const PART_FLOATS = SHAPE_KEYS.length + 11
 
 /**
  * What is measured of a map so far, packed: a worker thread that ran cellsRead sends it back, and the
@@ -965,7 +965,17 @@ export function measuredOf(map: Float32Array): PackedMeasured | undefined {
   m.parts.forEach((p, k) =>
     parts.set(
       p
-        ? [...SHAPE_KEYS.map((key) => p.shape[key]), ...p.axis, p.mean_radius, p.place.sx, p.place.sy, p.place.rc, ...p.place.edges]
+        ? [
+            ...SHAPE_KEYS.map((key) => p.shape[key]),
+            p.sums.sxx,
+            p.sums.syy,
+            p.sums.sxy,
+            p.sums.radii,
+            p.place.sx,
+            p.place.sy,
+            p.place.rc,
+            ...p.place.edges,
+          ]
         : new Array(PART_FLOATS).fill(NaN),
       k * PART_FLOATS,
     ),
@@ -1000,14 +1010,14 @@ export function holdMeasured(map: Float32Array, n: number, p: PackedMeasured, li
     const shape = {} as ShapeFeatures
     SHAPE_KEYS.forEach((key, i) => (shape[key] = v[i]))
     const K = SHAPE_KEYS.length
-    const axis: [number, number] = [v[K], v[K + 1]]
     const { cells, mass, count } = found[k]
-    const edges: Placement['edges'] = [v[K + 6], v[K + 7], v[K + 8], v[K + 9]]
-    const place = { n, c: count, sx: v[K + 3], sy: v[K + 4], rc: v[K + 5], edges }
+    const edges: Placement['edges'] = [v[K + 7], v[K + 8], v[K + 9], v[K + 10]]
+    const place = { n, c: count, sx: v[K + 4], sy: v[K + 5], rc: v[K + 6], edges }
+    const sums = { cells: count, sx: place.sx, sy: place.sy, sxx: v[K], syy: v[K + 1], sxy: v[K + 2], radii: v[K + 3] }
     const later = laterOf(top, devicePart(top, listed, k))
     const reads = readsOf(top, listed, found, k)
     const regions = once(() => regionsOf(found, k, n))
-    return { cells, mass, shape, axis, mean_radius: v[K + 2], place, regions, later, reads, ...lazyReads(cells, n, place) }
+    return { cells, mass, shape, sums, place, regions, later, reads, ...lazyReads(cells, n, place) }
   })
   measured.set(map, { found, parts })
 }
@@ -1246,13 +1256,13 @@ function* partsOf(map: Float32Array, n: number, listed: Float64Array | undefined
         const device = devicePart(top, listed, k)
         const sums = device?.shape ?? shapeSums(cells, n)
         const { axis, mean_radius, ...shape } = measure(map, n, cells, held.total, sums)
+        const { sx, sy, sxx, syy, sxy, radii } = sums
         const place = placementOf(n, sums)
         parts[k] = {
           cells,
           mass,
           shape,
-          axis,
-          mean_radius,
+          sums: { cells: sums.cells, sx, sy, sxx, syy, sxy, radii },
           place,
           regions: once(() => regionsOf(found, k, n)),
           later: laterOf(top, device),
@@ -1331,11 +1341,12 @@ export interface PlannedPart {
   cell: number
   decided: boolean
   area: number
-  /** Its centroid, x and y as shares of the side (ShapeFeatures' centroid_x and centroid_y). */
-  centroid: [number, number]
-  axis: [number, number]
-  mean_radius: number
+  /** What its erase plan reads (engine/discovery/evaluate.ts erasePlan), where it is not field-wide. */
+  sums: PlanSums
 }
+
+/** What a perturbation's erase plan reads of a part: its cells' count and integer sums (ShapeSums). */
+export type PlanSums = Pick<ShapeSums, 'cells' | 'sx' | 'sy' | 'sxx' | 'syy' | 'sxy' | 'radii'>
 
 /**
  * What detect(spec, later, limit) reads beyond the stability map (plane 1): the lists of cells whose
@@ -1391,15 +1402,7 @@ export function cellsRead(spec: WindowSpectra, later: Later, limit = Infinity): 
       if (part.reads && !classes) continue
       // what the signature reads beyond the map: its modal map's blocks (the map's samples need nothing)
       modalMap(served?.spec ?? zeros, signatureWindow(part.place), part.modal())
-      const { area, centroid_x, centroid_y } = part.shape
-      planned ??= {
-        cell: part.cells[0],
-        decided: classes,
-        area,
-        centroid: [centroid_x, centroid_y],
-        axis: part.axis,
-        mean_radius: part.mean_radius,
-      }
+      planned ??= { cell: part.cells[0], decided: classes, area: part.shape.area, sums: part.sums }
       if (classes && ++classed >= limit) break
     }
   // as typed ints: they cross worker threads twice as a copy of their bytes

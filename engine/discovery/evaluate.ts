@@ -7,8 +7,8 @@ import type { Genome } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
 import { BASIN_SUMS, basinFrom } from '../detect/basin.js'
 import {
+  axisOf,
   CLASS_RULES,
-  measure,
   type Later,
   laterAt,
   persistenceFrom,
@@ -16,12 +16,16 @@ import {
   regrowthOf,
   withResponse,
   type PlannedPart,
+  type PlanSums,
   type Response,
+  shapeSums,
+  sideOf,
   type Structure,
   type WindowReads,
 } from '../detect/detect.js'
 import { CrystalError } from '../errors.js'
 import { WindowSpectra } from '../detect/spectra.js'
+import { ONE } from '../detect/placement.js'
 import { addPulse } from '../encode/pulse.js'
 import { observeHeld } from '../dream/dream.js'
 import type { EnergyBooks, Engine, EngineOptions } from '../field/engine.js'
@@ -214,23 +218,16 @@ interface Plan {
 
 /**
  * The plan for a part: a field-wide one (area >= 20%) is kicked; a smaller one has the half of a disc
- * twice its mean radius round its centroid erased, on one side of its principal axis (`shape`: its
- * axis and mean radius, measured only for such a part).
+ * round its centroid erased, on one side of its principal axis (erasePlan, from its sums).
  */
-function planFor(
-  n: number,
-  area: number,
-  [x, y]: readonly [number, number],
-  shape: () => { axis: [number, number]; mean_radius: number },
-): Plan {
+function planFor(n: number, area: number, sums: PlanSums): Plan {
   if (area >= CLASS_RULES.field_wide) return { kicked: true, window: [], erased: [] }
-  const { axis, mean_radius } = shape()
-  return { kicked: false, ...erasePlan(n, [x * n - 0.5, y * n - 0.5], 2 * mean_radius + 1, axis) }
+  return { kicked: false, ...erasePlan(n, sums) }
 }
 
-/** The plan for a structure found on `map`, its stability map. */
-function planOf(n: number, s: Structure, map: Float32Array): Plan {
-  return planFor(n, s.features.area, [s.features.centroid_x, s.features.centroid_y], () => measure(map, n, s.cells))
+/** The plan for a structure found (its cells in index order, as detection gives them). */
+function planOf(n: number, s: Structure): Plan {
+  return planFor(n, s.features.area, shapeSums(s.cells, n))
 }
 
 /**
@@ -246,13 +243,13 @@ export async function perturb(
   found: readonly (Structure | undefined)[],
   windows: readonly Window[],
 ): Promise<(Structure | undefined)[]> {
-  const plans = plansOf(engine.size, found, windows)
+  const plans = plansOf(engine.size, found)
   return answeredBy(found, plans, await perturbPlans(engine, plans, windows, { before: 'maps' }))
 }
 
 /** Per field, the plan for the structure found there (none where none was). */
-function plansOf(n: number, found: readonly (Structure | undefined)[], windows: readonly Window[]): (Plan | undefined)[] {
-  return found.map((s, f) => s && planOf(n, s, windows[f].spectra.stability()))
+function plansOf(n: number, found: readonly (Structure | undefined)[]): (Plan | undefined)[] {
+  return found.map((s) => s && planOf(n, s))
 }
 
 /** The structures found, each perturbed classed again with its field's response. */
@@ -341,25 +338,45 @@ async function perturbPlans(
 }
 
 /**
- * The cells within `reach` of `centre` (x, y in cells), row by row (the window regrowth is measured
- * over), and those of them on the negative side of `axis` (erased). Only the disc's bounding box, a
- * cell wider each way, is visited: a cell outside it is more than `reach` away along x or y alone, and
- * so in float64 too (hypot(dx, dy) >= |dx|), so the lists are those of a scan of every cell.
+ * The cells within reach of a part's centroid (twice its mean radius and a cell), row by row (the
+ * window regrowth is measured over), and those of them on the negative side of its principal axis
+ * (erased), decided in integers from its sums, so that a kernel can make the same lists
+ * (docs/detection.md item 6): with c its cells, dX = c x - Sx and dY = c y - Sy, a cell is within
+ * reach where (dX^2 + dY^2) ONE^2 <= (2 radii + c ONE)^2 (the mean radius is radii / (c ONE)), and
+ * its side is `halves`' (sideOf). Only the disc's bounding box, a cell wider each way, is visited.
  */
-export function erasePlan(n: number, [cx, cy]: [number, number], reach: number, axis: [number, number]) {
+export function erasePlan(n: number, s: PlanSums) {
   const window: number[] = []
   const erased: number[] = []
-  const span = (c: number) => [Math.max(0, Math.floor(c - reach) - 1), Math.min(n - 1, Math.ceil(c + reach) + 1)]
-  const [[x0, x1], [y0, y1]] = [span(cx), span(cy)]
+  const c = s.cells
+  const reach = (2 * s.radii) / (c * ONE) + 1
+  const span = (centre: number) => [Math.max(0, Math.floor(centre - reach) - 1), Math.min(n - 1, Math.ceil(centre + reach) + 1)]
+  const [[x0, x1], [y0, y1]] = [span(s.sx / c), span(s.sy / c)]
+  const [C, SX, SY] = [BigInt(c), BigInt(s.sx), BigInt(s.sy)]
+  const A = C * BigInt(s.sxx) - SX * SX - (C * BigInt(s.syy) - SY * SY)
+  const B = C * BigInt(s.sxy) - SX * SY
+  const axis = axisOf(A, B)
+  // where B = 0 the axis is x or y (measure's), and the side dX's or dY's sign
+  const along = B === 0n ? (A >= 0n ? 'x' : 'y') : undefined
+  const bound = (2 * s.radii + c * ONE) ** 2
   for (let y = y0; y <= y1; y++) {
+    const dY = c * y - s.sy
     for (let x = x0; x <= x1; x++) {
-      const [dx, dy] = [x - cx, y - cy]
-      if (Math.hypot(dx, dy) > reach) continue
+      const dX = c * x - s.sx
+      if (!withinReach(dX, dY, bound, s.radii, c)) continue
       window.push(y * n + x)
-      if (dx * axis[0] + dy * axis[1] < 0) erased.push(y * n + x)
+      const side = along === 'x' ? dX : along === 'y' ? dY : sideOf(dX, dY, axis)
+      if (side < 0) erased.push(y * n + x)
     }
   }
   return { window, erased }
+}
+
+/** (dX^2 + dY^2) ONE^2 <= (2 radii + c ONE)^2 (`bound` its right side in float64): float64's where clear of its rounding, else BigInt's. */
+function withinReach(dX: number, dY: number, bound: number, radii: number, c: number): boolean {
+  const d = (dX * dX + dY * dY) * ONE * ONE
+  if (Math.abs(d - bound) > 2 ** -40 * bound) return d < bound
+  return (BigInt(dX) ** 2n + BigInt(dY) ** 2n) * BigInt(ONE) ** 2n <= BigInt(2 * radii + c * ONE) ** 2n
 }
 
 /**
@@ -495,7 +512,7 @@ async function foundFirst(engine: Engine, clean: readonly Window[], detected: Pr
   const found = await laps.timed('detect', detected)
   // the stability map before: the batch's sums, still those of the windows' later maps
   await engine.holdStability()
-  const plans = plansOf(engine.size, found, clean)
+  const plans = plansOf(engine.size, found)
   // in place, the rerun's fields stepping too: a batch extracted on the CPU backend starts helper
   // threads of its own, which its first step waits for (17 to 20 ms for one on 2 cores, where the
   // extract still paid: the README's evolve 8.1 s against 8.5 to 8.9), and a many-core machine starts
@@ -511,7 +528,7 @@ async function perturbedPlanned(engine: Engine, clean: readonly Window[], planne
   await engine.holdStability()
   return perturbedApart(
     engine,
-    planned.map((p) => p && planFor(engine.size, p.area, p.centroid, () => p)),
+    planned.map((p) => p && planFor(engine.size, p.area, p.sums)),
     clean,
   )
 }
@@ -543,7 +560,7 @@ async function perturbedFirst(
   if (wrong.size) {
     const again = await perturbedApart(
       engine,
-      found.map((s, f) => (wrong.has(f) ? planOf(n, s!, clean[f].spectra.stability()) : undefined)),
+      found.map((s, f) => (wrong.has(f) ? planOf(n, s!) : undefined)),
       clean,
     )
     for (const [f, r] of again) response.set(f, r)

@@ -341,7 +341,7 @@ test.each([
       return { evaluations, reads: reads(), again, gathers: gathers() }
     }
     // maps that guess every part wrong: each perturbed the other way (kicked where it is erased and the
-    // other way round, the other half erased), and not the part found
+    // other way round), and not the part found
     const misled = (which: (field: number) => boolean): Detector => ({
       ...IN_THREAD,
       cellsRead: async (windows, limit) =>
@@ -349,7 +349,7 @@ test.each([
           const p = r.planned
           if (!p || !which(f)) return r
           const area = p.area >= CLASS_RULES.field_wide ? 0 : 1
-          return { ...r, planned: { ...p, cell: -1, decided: false, area, axis: [-p.axis[0], -p.axis[1]] as [number, number] } }
+          return { ...r, planned: { ...p, cell: -1, decided: false, area } }
         }),
     })
     // every field guessed wrong, and every other one: the second try perturbs those alone, and the
