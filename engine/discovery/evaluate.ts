@@ -130,19 +130,20 @@ export async function recordWindows(
   limit = Infinity,
   options: { detector?: Detector; laps?: Laps } = {},
 ): Promise<{ windows: Window[]; release: () => void }> {
-  const { windows, release, gathered } = await recorded(engine, limit, options)
-  if (gathered !== undefined) {
-    await gathered()
+  const { windows, release, submitted } = await recorded(engine, limit, options)
+  if (submitted !== undefined) {
+    await (await submitted)()
     options.laps?.lap('gather')
   }
   return { windows, release }
 }
 
 /**
- * recordWindows up to what detection names, which it submits: `gathered` takes it into the windows (it
- * rides on the device's next read, or is read alone where none has come), and `reads` says what it
- * is and, per window, the part a perturbation would act on (neither where every plane is at hand, the
- * CPU, which names nothing).
+ * recordWindows up to what detection names, which it submits: `submitted` settles once that is made
+ * and its ride is waiting (the engine may close after), to what takes it into the windows (it rides on
+ * the device's next read, or is read alone where none has come); `reads` says what it is and, per
+ * window, the part a perturbation would act on (neither where every plane is at hand, the CPU, which
+ * names nothing).
  */
 async function recorded(
   engine: Engine,
@@ -152,9 +153,7 @@ async function recorded(
   windows: Window[]
   release: () => void
   reads: WindowReads[] | undefined
-  gathered: (() => Promise<void>) | undefined
-  /** Settles once what detection named is made and its ride is waiting (the engine may close after). */
-  submitted: Promise<unknown> | undefined
+  submitted: Promise<() => Promise<void>> | undefined
   books: (() => Promise<EnergyBooks[]>) | undefined
 }> {
   const n = engine.size
@@ -177,14 +176,14 @@ async function recorded(
   laps?.lap('record')
   if (books) laps?.lap('books')
   const release = () => recording.release?.()
-  if (!recording.gather) return { windows, release, reads: undefined, gathered: undefined, submitted: undefined, books: booksLater }
+  if (!recording.gather) return { windows, release, reads: undefined, submitted: undefined, books: booksLater }
   const reads = await detector.cellsRead(windows, limit)
   laps?.lap('cells')
   // submitted now (once its kernels are compiled), ahead of the work queued after it, whose read it rides
   const submitted = recording.gather(reads)
   // handled here, awaited by the caller: it failing while the caller queues more must not end the process
   submitted.catch(() => {})
-  return { windows, release, reads, gathered: () => submitted.then((take) => take()), submitted, books: booksLater }
+  return { windows, release, reads, submitted, books: booksLater }
 }
 
 /** Steps between a perturbation and the window that sees what came back. */
@@ -434,7 +433,7 @@ async function runBatch(
     }
     const detector = c.detector ?? IN_THREAD
     // the retention is the clean fields' (the books as the windows end)
-    const { windows, release, reads, gathered, submitted, books } = await recorded(engine, 1, { detector, laps, books: true })
+    const { windows, release, reads, submitted, books } = await recorded(engine, 1, { detector, laps, books: true })
     gathering = submitted
     const clean = windows.slice(0, population)
     const planned = reads?.slice(0, population).map((r) => r.planned)
@@ -442,7 +441,7 @@ async function runBatch(
     // named comes back with the perturbation's read (it rides), or alone where nothing is perturbed
     const answering = planned && perturbedPlanned(engine, clean, planned)
     answering?.catch(() => {})
-    const back = gathered && (answering ?? Promise.resolve()).then(() => gathered())
+    const back = submitted && (answering ?? Promise.resolve()).then(() => submitted).then((take) => take())
     back?.catch(() => {})
     // a window whose detection reads nothing more than came back with it is detected at once (the
     // rerun's while the device runs the clean fields' perturbation), the others' once that is back
