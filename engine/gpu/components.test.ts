@@ -412,7 +412,7 @@ test("the first parts' lists' power sums and cells at their modes made where the
  */
 async function runCheck(backend: GpuFieldBackend, check: string, entry: string, words: Uint32Array, each = 8): Promise<Uint32Array> {
   const { device, transfers } = backend
-  const module = kernelModule(device, COMPONENTS_HEADER, SHADERS.components + check)
+  const module = kernelModule(device, COMPONENTS_HEADER, SHADERS.components + check, SHADERS.integers)
   const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: entry } })
   const buffer = device.createBuffer({ size: words.byteLength, usage: 0x80 | 0x4 | 0x8 })
   transfers.write(buffer, 0, words)

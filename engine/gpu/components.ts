@@ -106,7 +106,7 @@ export const COMPONENTS_HEADER =
   `const TOP: u32 = ${TOP_PARTS}u;\nconst PLACE_WORDS: u32 = ${PLACE_WORDS}u;\nconst SAMPLED: u32 = ${MAX_SAMPLED_CELLS}u;\n` +
   `const MODAL_BLOCKS: u32 = ${MODAL_BLOCKS}u;\n${wgslStruct('Planes', PLANES_LAYOUT)}`
 const componentsModule = (device: GPUDevice) =>
-  perDevice(device, 'components:module', () => kernelModule(device, COMPONENTS_HEADER, SHADERS.components))
+  perDevice(device, 'components:module', () => kernelModule(device, COMPONENTS_HEADER, SHADERS.components, SHADERS.integers))
 const COMPUTE_STAGE = 0x4
 /** One layout for every entry point (an 'auto' one leaves out what an entry does not use), so one bind group serves them all. */
 const componentsLayout = (device: GPUDevice) =>
