@@ -1,11 +1,10 @@
 // The perturbation's kick added where the fields live (engine/gpu/backend.ts kick; docs/detection.md):
 // `scale` takes, one workgroup a listed field, the field's rms of u times 1 / the pattern's rms (256
 // lanes, each summing every 256th cell's square, then the lanes halved in a tree); `kick` then adds the
-// pattern times its field's scale to u and u_prev, dispatch z the z-th listed field. `erase` zeroes
-// u and u_prev at the K.listed cells `targets` lists ([field][cell] indices): the erasing half of a
-// structure, sent as its cells, not as a mask of every cell. `struct Kick` is generated
-// (engine/gpu/inject.ts). CPU twins: kickScale (engine/field/kick.ts), WasmFieldBackend.kick and
-// .erase (engine/cpu/wasm.ts); test: engine/gpu/kick.test.ts.
+// pattern times its field's scale to u and u_prev, dispatch z the z-th listed field (the erasure, the
+// perturbation's other kind, is shaders/erase.wgsl). `struct Kick` is generated (engine/gpu/inject.ts).
+// CPU twins: kickScale (engine/field/kick.ts), WasmFieldBackend.kick (engine/cpu/wasm.ts); test:
+// engine/gpu/kick.test.ts.
 
 @group(0) @binding(0) var<uniform> K: Kick;
 @group(0) @binding(1) var<storage, read> pattern: array<f32>;
@@ -42,13 +41,4 @@ fn kick(@builtin(global_invocation_id) gid: vec3<u32>) {
   let at = targets[gid.z] * K.cells + i;
   cur[at] += w;
   prev[at] += w;
-}
-
-@compute @workgroup_size(256)
-fn erase(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let k = gid.y * 65535u * 256u + gid.x;
-  if (k >= K.listed) { return; }
-  let at = targets[k];
-  cur[at] = 0.0;
-  prev[at] = 0.0;
 }

@@ -91,3 +91,13 @@ export const AT_THE_FLOOR: readonly (readonly [number, number])[] = [
   [0, 2],
   [1, 2],
 ]
+
+/** A blob round a random centre of a field of side n, on or off its edge, some of its cells left out, in index order (as detection gives a part). */
+export function randomPart(rand: () => number, n: number, largest = 8): number[] {
+  const [px, py, r] = [rand() * n, rand() * n, 1 + rand() * Math.min(largest, n / 3)]
+  const stretch = 0.4 + rand() * 1.6
+  const part: number[] = []
+  for (let y = 0; y < n; y++)
+    for (let x = 0; x < n; x++) if (Math.hypot((x - px) * stretch, y - py) <= r && rand() < 0.9) part.push(y * n + x)
+  return part
+}

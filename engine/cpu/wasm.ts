@@ -2,6 +2,7 @@
 // memory, run by the calling thread plus (threads - 1) helpers in lockstep. Fields live padded,
 // (n + 2)^2 each, with a zero border; load/read convert to and from the plain n x n layout.
 import { CrystalError } from '../errors.js'
+import { erasePlan, type PlannedErasure } from '../detect/erase_plan.js'
 import { fieldsWithin, type FieldBackend, type LedgerSample, type StepRequest, type ThreadSpawner } from '../field/backend.js'
 import { JOB_PARAMS, JOB_WORDS as JOB } from '../field/layouts.js'
 import { kickScale } from '../field/kick.js'
@@ -182,15 +183,15 @@ export class WasmFieldBackend implements FieldBackend {
     }
   }
 
-  async erase(cells: Uint32Array): Promise<void> {
-    const [n, plain] = [this.n, this.n * this.n]
+  async erase(plans: readonly PlannedErasure[]): Promise<void> {
+    const n = this.n
     const [cur, prev] = [this.curBuf, this.prevBuf].map((buf) => this.f32(buf, this.fields * this.padded))
-    for (const i of cells) {
-      const [field, cell] = [Math.floor(i / plain), i % plain]
-      const at = field * this.padded + (Math.floor(cell / n) + 1) * (n + 2) + (cell % n) + 1
-      cur[at] = 0
-      prev[at] = 0
-    }
+    for (const { field, sums } of plans)
+      for (const cell of erasePlan(n, sums).erased) {
+        const at = field * this.padded + (Math.floor(cell / n) + 1) * (n + 2) + (cell % n) + 1
+        cur[at] = 0
+        prev[at] = 0
+      }
   }
 
   async load(u: Float32Array, prev: Float32Array): Promise<void> {

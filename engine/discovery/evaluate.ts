@@ -7,7 +7,6 @@ import type { Genome } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
 import { BASIN_SUMS, basinFrom } from '../detect/basin.js'
 import {
-  axisOf,
   CLASS_RULES,
   type Later,
   laterAt,
@@ -19,13 +18,12 @@ import {
   type PlanSums,
   type Response,
   shapeSums,
-  sideOf,
   type Structure,
   type WindowReads,
 } from '../detect/detect.js'
 import { CrystalError } from '../errors.js'
 import { WindowSpectra } from '../detect/spectra.js'
-import { ONE } from '../detect/placement.js'
+import { erasePlan } from '../detect/erase_plan.js'
 import { addPulse } from '../encode/pulse.js'
 import { observeHeld } from '../dream/dream.js'
 import type { EnergyBooks, Engine, EngineOptions } from '../field/engine.js'
@@ -208,20 +206,17 @@ interface Batch {
   times: BatchTimes
 }
 
-/** A perturbation of one field: a kick, or the cells of a disc (its window) and the half of them erased. */
-interface Plan {
-  kicked: boolean
-  window: number[]
-  erased: number[]
-}
+/** A perturbation of one field: a kick, or the half of a disc erased as the part's sums plan it (erasePlan), and the disc's cells (its window). */
+type Plan = { kicked: true } | { kicked: false; window: number[]; sums: PlanSums }
 
 /**
  * The plan for a part: a field-wide one (area >= 20%) is kicked; a smaller one has the half of a disc
- * round its centroid erased, on one side of its principal axis (erasePlan, from its sums).
+ * round its centroid erased, on one side of its principal axis (erasePlan, from its sums: where the
+ * fields live the cells erased are decided there).
  */
 function planFor(n: number, area: number, sums: PlanSums): Plan {
-  if (area >= CLASS_RULES.field_wide) return { kicked: true, window: [], erased: [] }
-  return { kicked: false, ...erasePlan(n, sums) }
+  if (area >= CLASS_RULES.field_wide) return { kicked: true }
+  return { kicked: false, window: erasePlan(n, sums).window, sums }
 }
 
 /** The plan for a structure found (its cells in index order, as detection gives them). */
@@ -317,8 +312,8 @@ async function perturbPlans(
     })
     await engine.holdStability(maps)
   }
-  // the halves erased, sent as their cells (a mask of every cell was 74 MB at population 1,000)
-  await engine.erase(plans.flatMap((p, f) => (p?.erased.length ? [{ field: f, cells: p.erased }] : [])))
+  // the halves erased, sent as their parts' sums (a mask of every cell was 74 MB at population 1,000)
+  await engine.erase(plans.flatMap((p, f) => (p && !p.kicked ? [{ field: f, sums: p.sums }] : [])))
   if (wide.length) await engine.kick(kick, wide)
   await engine.step(RECOVERY_STEPS)
   const taken = await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
@@ -334,48 +329,6 @@ async function perturbPlans(
   for (const { field, cells: window } of windowed)
     response.set(field, { regrowth: regrowthOf(laterAt(windows[field].later, window), sums.windows.subarray(at, (at += window.length))) })
   return response
-}
-
-/**
- * The cells within reach of a part's centroid (twice its mean radius and a cell), row by row (the
- * window regrowth is measured over), and those of them on the negative side of its principal axis
- * (erased), decided in integers from its sums, so that a kernel can make the same lists
- * (docs/detection.md item 6): with c its cells, dX = c x - Sx and dY = c y - Sy, a cell is within
- * reach where (dX^2 + dY^2) ONE^2 <= (2 radii + c ONE)^2 (the mean radius is radii / (c ONE)), and
- * its side is `halves`' (sideOf). Only the disc's bounding box, a cell wider each way, is visited.
- */
-export function erasePlan(n: number, s: PlanSums) {
-  const window: number[] = []
-  const erased: number[] = []
-  const c = s.cells
-  const reach = (2 * s.radii) / (c * ONE) + 1
-  const span = (centre: number) => [Math.max(0, Math.floor(centre - reach) - 1), Math.min(n - 1, Math.ceil(centre + reach) + 1)]
-  const [[x0, x1], [y0, y1]] = [span(s.sx / c), span(s.sy / c)]
-  const [C, SX, SY] = [BigInt(c), BigInt(s.sx), BigInt(s.sy)]
-  const A = C * BigInt(s.sxx) - SX * SX - (C * BigInt(s.syy) - SY * SY)
-  const B = C * BigInt(s.sxy) - SX * SY
-  const axis = axisOf(A, B)
-  // where B = 0 the axis is x or y (measure's), and the side dX's or dY's sign
-  const along = B === 0n ? (A >= 0n ? 'x' : 'y') : undefined
-  const bound = (2 * s.radii + c * ONE) ** 2
-  for (let y = y0; y <= y1; y++) {
-    const dY = c * y - s.sy
-    for (let x = x0; x <= x1; x++) {
-      const dX = c * x - s.sx
-      if (!withinReach(dX, dY, bound, s.radii, c)) continue
-      window.push(y * n + x)
-      const side = along === 'x' ? dX : along === 'y' ? dY : sideOf(dX, dY, axis)
-      if (side < 0) erased.push(y * n + x)
-    }
-  }
-  return { window, erased }
-}
-
-/** (dX^2 + dY^2) ONE^2 <= (2 radii + c ONE)^2 (`bound` its right side in float64): float64's where clear of its rounding, else BigInt's. */
-function withinReach(dX: number, dY: number, bound: number, radii: number, c: number): boolean {
-  const d = (dX * dX + dY * dY) * ONE * ONE
-  if (Math.abs(d - bound) > 2 ** -40 * bound) return d < bound
-  return (BigInt(dX) ** 2n + BigInt(dY) ** 2n) * BigInt(ONE) ** 2n <= BigInt(2 * radii + c * ONE) ** 2n
 }
 
 /**

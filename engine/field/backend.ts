@@ -1,6 +1,7 @@
 // What the engine asks of a compute backend. The GPU (WGSL) and CPU (WASM SIMD) backends implement
 // it over the same kernels; engine/cpu/field_step.ts is the oracle both are tested against.
 import type { WindowReads } from '../detect/detect.js'
+import type { PlannedErasure } from '../detect/erase_plan.js'
 import type { PlaneSource } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
 import type { FieldMotion } from './motion.js'
@@ -49,10 +50,11 @@ export interface FieldBackend {
    */
   kick(fields: readonly number[], pattern: Float32Array, inverseRms: number): Promise<void>
   /**
-   * The perturbation's erasure: u and u_prev set to 0 at each of `cells`, indices into [field][cell].
-   * Where the fields live: the cells go up, not a mask of every cell.
+   * The perturbation's erasure: u and u_prev of each plan's field set to 0 at the cells its part's sums
+   * erase (engine/detect/erase_plan.ts erasePlan), each field once. Where the fields live: the sums go
+   * up, and the device decides the cells as erasePlan does (shaders/erase.wgsl).
    */
-  erase(cells: Uint32Array): Promise<void>
+  erase(plans: readonly PlannedErasure[]): Promise<void>
   /** Replaces the state of every field (n*n*fields each). */
   load(u: Float32Array, prev: Float32Array): Promise<void>
   /** Reads back u and u_prev of the fields asked for (all when omitted), n*n each, in field order. */

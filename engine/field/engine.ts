@@ -26,6 +26,7 @@ import type { FieldMotion } from './motion.js'
 import { drawTable, stepParams, type Rerun, type StepParams } from './params.js'
 import { selectBackend } from '../backends/select.js'
 import { saturationPotential } from '../cpu/field_step.js'
+import { erasePlan, type PlannedErasure, requirePlanSums } from '../detect/erase_plan.js'
 import { ENCODINGS, FIELD_SIZE } from '../contracts/api.js'
 import type { DreamMode } from '../contracts/registry.js'
 import { dream, type DreamReport } from '../dream/dream.js'
@@ -281,34 +282,29 @@ class FieldEngine implements Engine {
     await this.booked([...fields], () => this.core.kick(fields, pattern, inverseRms))
   }
 
-  /** Refuses a list (`what` of `field`) holding something other than a cell of a field here. */
-  private requireCells(field: number, listed: readonly number[], what: 'erasure' | 'window'): void {
+  /** Refuses a window of `field` listing something other than a cell of a field here. */
+  private requireCells(field: number, listed: readonly number[]): void {
     const cells = this.core.n * this.core.n
     const wrong = listed.find((c) => !Number.isInteger(c) || c < 0 || c >= cells)
     if (wrong !== undefined)
-      throw new CrystalError('bad_argument', `field ${field}'s ${what} lists cell ${wrong}, outside 0 to ${cells - 1}`)
+      throw new CrystalError('bad_argument', `field ${field}'s window lists cell ${wrong}, outside 0 to ${cells - 1}`)
   }
 
-  async erase(lists: readonly { field: number; cells: readonly number[] }[]): Promise<void> {
-    const cells = this.core.n * this.core.n
-    const fields = lists.map(({ field }) => this.field(field))
+  async erase(plans: readonly PlannedErasure[]): Promise<void> {
+    const n = this.core.n
+    const fields = plans.map(({ field }) => this.field(field))
     if (new Set(fields).size !== fields.length)
       throw new CrystalError('bad_argument', `an erasure lists a field twice (${fields.join(', ')}): list each field once`)
-    const listed = new Uint32Array(lists.reduce((sum, l) => sum + l.cells.length, 0))
-    let at = 0
-    for (const { field, cells: erased } of lists) {
-      this.requireCells(field, erased, 'erasure')
-      for (const c of erased) listed[at++] = field * cells + c
-    }
-    if (!listed.length) return
+    for (const { field, sums } of plans) requirePlanSums(field, n, sums)
+    if (!plans.length) return
     await this.booked(fields, async () => {
-      await this.core.erase(listed)
+      await this.core.erase(plans)
       // recall's sweep runs back through it as through a scaling by 0 there (a kick, added, needs
       // nothing); recorded as `scale` records it, before the state after it
       if (this.recallHistory)
-        for (const { field, cells: erased } of lists) {
-          const mask = new Float32Array(cells).fill(1)
-          for (const c of erased) mask[c] = 0
+        for (const { field, sums } of plans) {
+          const mask = new Float32Array(n * n).fill(1)
+          for (const c of erasePlan(n, sums).erased) mask[c] = 0
           this.history.push({ kind: 'scale', step: this.step_count, field, mask })
         }
     })
@@ -536,7 +532,7 @@ class FieldEngine implements Engine {
       throw new CrystalError('bad_argument', `a perturbation lists a kicked field twice (${query.basins.join(', ')}): list each field once`)
     for (const { field, cells: listed } of query.windows) {
       this.field(field)
-      this.requireCells(field, listed, 'window')
+      this.requireCells(field, listed)
     }
     return this.recorder.perturbationSums(query)
   }

@@ -21,6 +21,7 @@ import type {
 } from './backend.js'
 import type { Rerun, StepParams } from './params.js'
 import type { FieldMotion } from './motion.js'
+import type { PlannedErasure } from '../detect/erase_plan.js'
 import type { MaterialCatalog } from './materials.js'
 
 export interface EngineOptions {
@@ -167,11 +168,12 @@ export interface Engine {
   /** The perturbation's kick: `pattern` scaled to each listed field's rms of u, added to it as a wave (taken where the fields live: nothing read back). */
   kick(pattern: Float32Array, fields: readonly number[]): Promise<void>
   /**
-   * The perturbation's erasure: u and u_prev set to 0 at the cells listed of each field listed (each
-   * field once), booked as a change; on the GPU only the cells go up (where a scale sends a mask of
-   * every cell of every field: 37 MB at 1,000 fields of 96^2).
+   * The perturbation's erasure: u and u_prev of each plan's field (each field once) set to 0 at the
+   * cells its part's sums erase (engine/detect/erase_plan.ts erasePlan), booked as a change; on the GPU
+   * only the sums go up, 56 bytes a field (where a scale sends a mask of every cell of every field: 37
+   * MB at 1,000 fields of 96^2), and the device decides the cells as erasePlan does.
    */
-  erase(lists: readonly { field: number; cells: readonly number[] }[]): Promise<void>
+  erase(plans: readonly PlannedErasure[]): Promise<void>
   /**
    * Runs `steps` steps. On the GPU it may resolve while the last are still queued there (a few calls'
    * worth at most): whatever is read afterwards (read, books, recall) sees them.

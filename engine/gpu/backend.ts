@@ -5,6 +5,7 @@
 // fold dispatch adds into the books every few steps; the host never waits between submits of a
 // step(n), and timeline samples (5 floats per field) come back with the last ones. The dream
 // (./dream.ts) and recall's sweep (./adjoint.ts) run here too, and every transfer is counted.
+import type { PlannedErasure } from '../detect/erase_plan.js'
 import { SOURCE_RADIUS_CELLS, textParts3 } from '../encode/text.js'
 import type { Text3 } from '../encode/text3.js'
 import { CrystalError } from '../errors.js'
@@ -680,12 +681,12 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.check()
   }
 
-  async erase(cells: Uint32Array): Promise<void> {
+  async erase(plans: readonly PlannedErasure[]): Promise<void> {
     const compiled = compiling(this.device, [INJECT_KERNELS.erase])
     if (compiled !== undefined) await compiled
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
-    const uses = this.injector.encodeErase(pass, cells, this.state().u, this.state().prev)
+    const uses = this.injector.encodeErase(pass, plans, this.state().u, this.state().prev)
     pass.end()
     this.transfers.submitWithNext(encoder, uses)
     await this.keepUp()

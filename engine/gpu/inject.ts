@@ -3,8 +3,11 @@
 // go with the next submit: evolve injects a generation's genomes that start together so, where each was
 // a submit, two dispatches and a wait. CPU twin:
 // WasmFieldBackend.inject (engine/cpu/wasm.ts); test: engine/gpu/inject.test.ts. And the perturbation's
-// kick, a pattern scaled to each field's rms of u there (shaders/kick.wgsl; twin WasmFieldBackend.kick,
-// test engine/gpu/kick.test.ts).
+// kick, a pattern scaled to each field's rms of u there (shaders/kick.wgsl; twin WasmFieldBackend.kick),
+// and its erasure, the cells decided there from each part's sums (shaders/erase.wgsl; twin
+// WasmFieldBackend.erase, erasePlan's cells): test engine/gpu/kick.test.ts.
+import type { PlannedErasure } from '../detect/erase_plan.js'
+import { OFFSET_BITS } from '../detect/placement.js'
 import { CrystalError } from '../errors.js'
 import { packStruct, wgslStruct } from '../field/params.js'
 import { type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
@@ -23,23 +26,29 @@ const MAX_BYTES = 64 << 20
  * none. The waves' memory is at most this many uploads' (of MAX_BYTES each).
  */
 export const SIDES = 4
-/** shaders/kick.wgsl's uniform: cells a field, 1 / cells, 1 / the pattern's rms; the cells an erasure lists. */
+/** shaders/kick.wgsl's uniform: cells a field, 1 / cells, 1 / the pattern's rms. */
 const KICK_LAYOUT = [
   ['cells', 'u32'],
   ['inverse_cells', 'f32'],
   ['inverse_rms', 'f32'],
-  ['listed', 'u32'],
 ] as const
+/** shaders/erase.wgsl's uniform: the fields' side, cells a field. */
+const ERASE_LAYOUT = [
+  ['n', 'u32'],
+  ['cells', 'u32'],
+] as const
+/** The words of an erasure's plan (shaders/erase.wgsl): its field, its part's cells, then Sx, Sy, Sxx, Syy, Sxy and the radii, two words each. */
+const ERASE_WORDS = 14
 
 // kick.wgsl's entry points from one module
 const kickModule = (device: GPUDevice) =>
   perDevice(device, 'kick:module', () => kernelModule(device, wgslStruct('Kick', KICK_LAYOUT), SHADERS.kick))
-const kickKernel = (entry: 'scale' | 'kick' | 'erase'): Kernel => ({
+const kickKernel = (entry: 'scale' | 'kick'): Kernel => ({
   key: `kick:${entry}`,
   describe: (device) => ({ layout: 'auto', compute: { module: kickModule(device), entryPoint: entry } }),
 })
 
-/** The injector's kernels (context.ts Kernel), made once a device: the waves' add, the kick's two, the erasure. */
+/** The injector's kernels (context.ts Kernel), made once a device: the waves' add, the kick's two, the erasure planned from sums. */
 export const INJECT_KERNELS = {
   inject: {
     key: 'inject:inject',
@@ -50,7 +59,16 @@ export const INJECT_KERNELS = {
   },
   scale: kickKernel('scale'),
   kick: kickKernel('kick'),
-  erase: kickKernel('erase'),
+  erase: {
+    key: 'erase:erase_planned',
+    describe: (device: GPUDevice): GPUComputePipelineDescriptor => {
+      const header = `${wgslStruct('Erase', ERASE_LAYOUT)}const ERASE_WORDS: u32 = ${ERASE_WORDS}u;\nconst OFFSET_BITS: u32 = ${OFFSET_BITS}u;\n`
+      return {
+        layout: 'auto',
+        compute: { module: kernelModule(device, header, SHADERS.erase, SHADERS.integers), entryPoint: 'erase_planned' },
+      }
+    },
+  },
 } satisfies Record<string, Kernel>
 
 /**
@@ -63,6 +81,7 @@ interface Side {
   targets?: GPUBuffer
   scales?: GPUBuffer
   kickUniform?: GPUBuffer
+  eraseUniform?: GPUBuffer
 }
 
 export class GpuInjector {
@@ -80,7 +99,7 @@ export class GpuInjector {
 
   constructor(
     private readonly device: GPUDevice,
-    n: number,
+    private readonly n: number,
     private readonly transfers: Transfers,
   ) {
     this.cells = n * n
@@ -150,22 +169,27 @@ export class GpuInjector {
     const uniform = this.kickUniform({ cells: this.cells, inverse_cells: 1 / this.cells, inverse_rms: inverseRms })
     const buffers = [uniform, pattern, targets, scales, cur, prev]
     // the scales first, from u as it is, then the adds
-    this.runKick(pass, 'scale', buffers, [0, 2, 3, 4], [fields.length, 1, 1])
-    this.runKick(pass, 'kick', buffers, [0, 1, 2, 3, 4, 5], [...spread(Math.ceil(this.cells / WG)), fields.length])
+    this.run(pass, INJECT_KERNELS.scale, buffers, [0, 2, 3, 4], [fields.length, 1, 1])
+    this.run(pass, INJECT_KERNELS.kick, buffers, [0, 1, 2, 3, 4, 5], [...spread(Math.ceil(this.cells / WG)), fields.length])
     return buffers
   }
 
   /**
-   * Encodes the perturbation's erasure (shaders/kick.wgsl `erase`): u (`cur`) and u_prev (`prev`) set
-   * to 0 at each of `cells`, indices into [field][cell]. Returns the buffers it binds.
+   * Encodes the perturbation's erasure (shaders/erase.wgsl): u (`cur`) and u_prev (`prev`) of each
+   * plan's field set to 0 at the cells its sums erase, a dispatch's z a plan (at most 65,535, an
+   * engine's fields). Returns the buffers it binds.
    */
-  encodeErase(pass: GPUComputePassEncoder, cells: Uint32Array, cur: GPUBuffer, prev: GPUBuffer): GPUBuffer[] {
-    const buffers = [this.kickUniform({ cells: this.cells, listed: cells.length }), undefined, this.targets(cells), undefined, cur, prev]
-    this.runKick(pass, 'erase', buffers, [0, 2, 4, 5], [...spread(Math.ceil(cells.length / WG)), 1])
-    return buffers.filter((b) => b !== undefined)
+  encodeErase(pass: GPUComputePassEncoder, plans: readonly PlannedErasure[], cur: GPUBuffer, prev: GPUBuffer): GPUBuffer[] {
+    const uniform = (this.side.eraseUniform ??= this.device.createBuffer({ size: 16, usage: UNIFORM }))
+    const bytes = new ArrayBuffer(16)
+    packStruct(ERASE_LAYOUT, { n: this.n, cells: this.cells }, bytes)
+    this.transfers.write(uniform, 0, bytes)
+    const buffers = [uniform, this.targets(planWords(plans)), cur, prev]
+    this.run(pass, INJECT_KERNELS.erase, buffers, [0, 1, 2, 3], [...spread(Math.ceil(this.cells / WG)), plans.length])
+    return buffers
   }
 
-  /** `list` written into this side's targets buffer (the kick's fields, the erasure's cells). */
+  /** `list` written into this side's targets buffer (the kick's fields, the erasure's plans). */
   private targets(list: Uint32Array): GPUBuffer {
     const side = this.side
     const targets = (side.targets = this.transfers.room(side.targets, list.byteLength, STORAGE))
@@ -182,15 +206,15 @@ export class GpuInjector {
     return uniform
   }
 
-  /** One of kick.wgsl's entry points over `groups` workgroups (x, y, z), bound to `buffers` by binding number. */
-  private runKick(
+  /** `kernel` over `groups` workgroups (x, y, z), bound to `buffers` by binding number. */
+  private run(
     pass: GPUComputePassEncoder,
-    entry: 'scale' | 'kick' | 'erase',
-    buffers: readonly (GPUBuffer | undefined)[],
+    kernel: Kernel,
+    buffers: readonly GPUBuffer[],
     bindings: readonly number[],
     [x, y, z]: readonly number[],
   ): void {
-    const pipeline = pipelineOf(this.device, INJECT_KERNELS[entry])
+    const pipeline = pipelineOf(this.device, kernel)
     pass.setPipeline(pipeline)
     const entries = bindings.map((binding) => ({ binding, resource: { buffer: buffers[binding]! } }))
     pass.setBindGroup(0, this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }))
@@ -203,9 +227,24 @@ export class GpuInjector {
   }
 
   destroy(): void {
-    const held = this.sides.flatMap((s) => [s.waves, s.targets, s.scales, s.kickUniform])
+    const held = this.sides.flatMap((s) => [s.waves, s.targets, s.scales, s.kickUniform, s.eraseUniform])
     for (const b of [...held, this.uniform]) if (b) this.transfers.destroy(b)
   }
+}
+
+/** The plans as shaders/erase.wgsl reads them, ERASE_WORDS each (the sums are whole numbers under 2^53: two words). */
+function planWords(plans: readonly PlannedErasure[]): Uint32Array {
+  const words = new Uint32Array(plans.length * ERASE_WORDS)
+  plans.forEach(({ field, sums: s }, k) => {
+    const at = k * ERASE_WORDS
+    words[at] = field
+    words[at + 1] = s.cells
+    for (const [j, v] of [s.sx, s.sy, s.sxx, s.syy, s.sxy, s.radii].entries()) {
+      words[at + 2 + 2 * j] = v % 2 ** 32
+      words[at + 3 + 2 * j] = Math.floor(v / 2 ** 32)
+    }
+  })
+  return words
 }
 
 /** Throws unless every field is listed once: one dispatch's adds to a field listed twice would race. */
