@@ -143,12 +143,14 @@ test("another engine's read on the device brings a ride back, its copy aside sub
     const [a, b] = [new Transfers(device), new Transfers(device)]
     const held = device.createBuffer({ size: 64, usage: STORAGE })
     a.write(held, 0, filled(5, 16))
-    const [aReads, bReads] = [a.reads, b.reads]
+    const [aReads, bReads, aBytes, bBytes] = [a.reads, b.reads, a.bytes_read, b.bytes_read]
     // a's copy aside waits for a's next submit, which never comes: b's read submits it first
     const take = a.ride(held, 0, 16, () => undefined)
     expect(await read(b, 2, 10)).toEqual(filled(2, 10))
     expect(new Float32Array(await take())).toEqual(filled(5, 4))
+    // the read counted to b, the bytes that rode on it to a
     expect([a.reads - aReads, b.reads - bReads]).toEqual([0, 1])
+    expect([a.bytes_read - aBytes, b.bytes_read - bBytes]).toEqual([16, 40])
     // the control: with nothing read on the device after it, taking it reads it alone, on a
     const alone = a.ride(held, 16, 16, () => undefined)
     expect(new Float32Array(await alone())).toEqual(filled(5, 4))

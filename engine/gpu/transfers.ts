@@ -350,7 +350,9 @@ export class Transfers implements TransferCounts {
       return at + r.bytes
     }, bytes)
     this.submit(encoder)
-    this.bytes_read += total
+    // the read is this one's; each ride's bytes are its owner's (evolve --debug counts an engine's own)
+    this.bytes_read += bytes
+    for (const r of rides) r.owner.bytes_read += r.bytes
     this.reads++
     let result: T
     try {
