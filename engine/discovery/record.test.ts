@@ -24,7 +24,8 @@ import type { GpuFieldBackend } from '../gpu/backend.js'
 import { FIRST_LISTS, firstSumsBytes, GpuLabeller, LIST_AND_PEAK_WORDS, MODE_FLOATS, TOP_WORDS } from '../gpu/components.js'
 import { GpuRecorder } from '../gpu/record.js'
 import { addPulse } from '../encode/pulse.js'
-import type { Engine } from '../field/engine.js'
+import type { Engine, EngineOptions } from '../field/engine.js'
+import { CrystalError } from '../errors.js'
 import { stepParams } from '../field/params.js'
 import { MaterialCatalog } from '../field/materials.js'
 import { engineOn, gpuBackend, meanAbsReadBack, pulsedEngine, softwareGpu } from '../../testing/backends.js'
@@ -372,6 +373,47 @@ test.each([
     expect(right.evaluations.some((e) => e.structure?.response?.[answer] !== undefined)).toBe(true)
   },
 )
+
+test('a batch that fails once what detection named is submitted closes its engine only after that is made (no ride of a closed engine left on the device), and the failure is what evaluate rejects with', {
+  timeout: GPU_TEST_TIMEOUT,
+}, async () => {
+  const rand = rng(4)
+  const genomes = Array.from({ length: 6 }, () => randomGenome(rand, { min_steps: 60, max_steps: 200 }))
+  const events: string[] = []
+  const open = async (o: EngineOptions) => {
+    const e = await engineOn('gpu', o)
+    // what detection named made slowly (as where its kernels compile), the perturbation failing at once
+    const collect = e.collectRecording.bind(e)
+    e.collectRecording = async () => {
+      const recording = await collect()
+      const gather = recording.gather?.bind(recording)
+      if (gather)
+        recording.gather = async (reads) => {
+          const take = await gather(reads)
+          await new Promise((resolve) => setTimeout(resolve, 300))
+          events.push('made')
+          return take
+        }
+      return recording
+    }
+    e.extract = () => {
+      events.push('extract')
+      return Promise.reject(new CrystalError('internal', 'the extract failed (this test)'))
+    }
+    const destroy = e.destroy.bind(e)
+    e.destroy = () => {
+      events.push('closed')
+      destroy()
+    }
+    return e
+  }
+  const material = new MaterialCatalog().get('europium_crystal')
+  // UNSERVED: detection names something, so something is gathered
+  await expect(evaluate(genomes, { size: 24, material, seed: 1, detector: UNSERVED, open })).rejects.toThrow(
+    'the extract failed (this test)',
+  )
+  expect(events).toEqual(['extract', 'made', 'closed'])
+})
 
 test("a scaling on the GPU (the dream's apply kernel) reads nothing back and scales and books as the CPU engine does, every field or one", {
   timeout: GPU_TEST_TIMEOUT,
