@@ -3,8 +3,9 @@
 // sums of its stability sums before the kick, |the kick's pattern| and its stability sums after
 // (before x |kick|, before^2, |kick|^2, before x after, after^2). 256 lanes each sum every 256th
 // cell, then the lanes are halved in a tree: the three totals first (their means), then the products.
-// `struct Basin` is generated (engine/gpu/record.ts BASIN_LAYOUT). CPU twin: basinSums
-// (engine/detect/basin.ts), the same float32 operations in the same order; test: engine/gpu/basin.test.ts.
+// `struct Basin` is generated (engine/gpu/record.ts BASIN_LAYOUT), `lanes` and `halve` prepended
+// (shaders/lanes.wgsl). CPU twin: basinSums (engine/detect/basin.ts), the same float32 operations in
+// the same order; test: engine/gpu/basin.test.ts.
 
 @group(0) @binding(0) var<uniform> B: Basin;
 // the kicked fields
@@ -15,19 +16,6 @@
 @group(0) @binding(4) var<storage, read> after: array<f32>;
 // five sums a kicked field
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
-
-var<workgroup> lanes: array<array<f32, 256>, 5>;
-
-// the first `count` sums of every lane halved in a tree into lane 0
-fn halve(i: u32, count: u32) {
-  workgroupBarrier();
-  for (var stride = 128u; stride > 0u; stride = stride >> 1u) {
-    if (i < stride) {
-      for (var q = 0u; q < count; q++) { lanes[q][i] = lanes[q][i] + lanes[q][i + stride]; }
-    }
-    workgroupBarrier();
-  }
-}
 
 @compute @workgroup_size(256)
 fn basin(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: vec3<u32>) {

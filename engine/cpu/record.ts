@@ -3,8 +3,17 @@
 // (engine/cpu/spectra.ts) only where detection reads them; the stability sums are the host dream's
 // (engine/cpu/dream.ts). Frames and sums are kept on shared memory, so that worker threads detect on
 // them without a copy (engine/discovery/detector.ts).
-import type { FieldBackend, PerturbationQuery, PerturbationSums, WindowRecorder, WindowRecording } from '../field/backend.js'
+import {
+  type FieldBackend,
+  NOTHING_HELD,
+  type PerturbationQuery,
+  type PerturbationSums,
+  type WindowRecorder,
+  type WindowRecording,
+} from '../field/backend.js'
 import { BASIN_SUMS, basinSums } from '../detect/basin.js'
+import { erasePlan } from '../detect/erase_plan.js'
+import { REGROWTH_SUMS, regrowthSums } from '../detect/regrowth.js'
 import { sharedFloats } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
 import { FramePlanes } from './spectra.js'
@@ -51,24 +60,18 @@ export class HostRecorder implements WindowRecorder {
     return target.holdSums(sums)
   }
 
-  /** The twin of engine/gpu/record.ts perturbationSums: basinSums over each kicked field, the windows' cells as they are. */
-  async perturbationSums({ pattern, basins, windows }: PerturbationQuery): Promise<PerturbationSums> {
+  /** The twin of engine/gpu/record.ts perturbationSums: basinSums over each kicked field, regrowthSums over each erased one's disc. */
+  async perturbationSums({ pattern, basins, erased }: PerturbationQuery): Promise<PerturbationSums> {
     const now = this.sums()
-    const cells = this.core.n * this.core.n
-    const field = (a: Float32Array, f: number) => a.subarray(f * cells, (f + 1) * cells)
+    const n = this.core.n
+    const field = (a: Float32Array, f: number) => a.subarray(f * n * n, (f + 1) * n * n)
     const held = this.held
-    if (basins.length && !held)
-      throw new CrystalError(
-        'bad_argument',
-        'a basin compares with the stability sums held before the kick: hold them first (engine.holdStability)',
-      )
-    const out = {
-      basins: new Float32Array(BASIN_SUMS * basins.length),
-      windows: new Float32Array(windows.reduce((a, w) => a + w.cells.length, 0)),
-    }
+    if ((basins.length || erased.length) && !held) throw new CrystalError('bad_argument', NOTHING_HELD)
+    const out = { basins: new Float32Array(BASIN_SUMS * basins.length), regrowths: new Float32Array(REGROWTH_SUMS * erased.length) }
     basins.forEach((f, k) => out.basins.set(basinSums(field(held!, f), pattern, field(now, f)), BASIN_SUMS * k))
-    let at = 0
-    for (const { field: f, cells: listed } of windows) for (const c of listed) out.windows[at++] = now[f * cells + c]
+    erased.forEach(({ field: f, sums }, k) =>
+      out.regrowths.set(regrowthSums(field(held!, f), field(now, f), erasePlan(n, sums).window), REGROWTH_SUMS * k),
+    )
     return out
   }
 

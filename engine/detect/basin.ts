@@ -13,8 +13,8 @@ export const BASIN_SUMS = 5
 
 const f32 = Math.fround
 
-/** Each lane's sums halved in a tree into lane 0, as the kernel's workgroup does. */
-function halve(lanes: Float32Array[]): number[] {
+/** Each lane's sums halved in a tree into lane 0, as the kernels' workgroups do (basin.wgsl, regrowth.wgsl). */
+export function halveLanes(lanes: Float32Array[]): number[] {
   for (let stride = BASIN_LANES / 2; stride > 0; stride >>= 1) for (const l of lanes) for (let i = 0; i < stride; i++) l[i] += l[i + stride]
   return lanes.map((l) => l[0])
 }
@@ -36,7 +36,7 @@ export function basinSums(before: ArrayLike<number>, kick: ArrayLike<number>, af
     sa[i] += after[c]
   }
   const inverse = f32(1 / cells)
-  const [mb, mk, ma] = halve([sb, sk, sa]).map((t) => f32(t * inverse))
+  const [mb, mk, ma] = halveLanes([sb, sk, sa]).map((t) => f32(t * inverse))
   const [bk, bb, kk, ba, aa] = lanes(BASIN_SUMS)
   for (let c = 0; c < cells; c++) {
     const i = c % BASIN_LANES
@@ -49,7 +49,7 @@ export function basinSums(before: ArrayLike<number>, kick: ArrayLike<number>, af
     ba[i] += f32(x * y)
     aa[i] += f32(y * y)
   }
-  return Float32Array.from(halve([bk, bb, kk, ba, aa]))
+  return Float32Array.from(halveLanes([bk, bb, kk, ba, aa]))
 }
 
 /**

@@ -4,7 +4,7 @@ import { describe, expect, test, vi } from 'vitest'
 import { CLASS_TOKENS, type ClassToken } from '../contracts/registry.js'
 import { cosine } from '../util/vector.js'
 import { rng } from '../util/rng.js'
-import { AT_THE_FLOOR } from '../../testing/fixtures.js'
+import { AT_THE_FLOOR, randomPart } from '../../testing/fixtures.js'
 import {
   CLASS_RULES,
   cellsRead,
@@ -29,7 +29,6 @@ import {
   measure,
   shapeSums,
   sectorOf,
-  regrowthOf,
   spectraFor,
   stabilityMap,
   withResponse,
@@ -38,6 +37,7 @@ import {
   type WindowReads,
 } from './detect.js'
 import { basinOf } from './basin.js'
+import { regrowthFrom, regrowthSums } from './regrowth.js'
 import { MAX_SAMPLED_CELLS, reachSample, type Recording } from './dynamics.js'
 import { powerSumsOf, WindowSpectra } from './spectra.js'
 
@@ -75,8 +75,6 @@ const windowOf = (s: Structure) =>
     (i) => Math.hypot((i % N) + 0.5 - s.features.centroid_x * N, Math.floor(i / N) + 0.5 - s.features.centroid_y * N) <= 0.1 * N,
   )
 const jitter = (m: Float32Array, rand: () => number) => m.map((v) => v + 0.02 * (2 * rand() - 1))
-/** A map at the listed cells: what comes back of the map after a perturbation. */
-const at = (cells: number[], m: Float32Array) => cells.map((i) => m[i])
 /** A map made here as a later window's sums of one sample. */
 const oneSample = (sums: Float32Array): Later => ({ sums, taken: 1 })
 /** The field goes back to its pattern after a kick; or takes the kick's pattern instead (the control); a seed re-forms in place; or spreads away (the control). */
@@ -107,14 +105,14 @@ const keepsKick: Perturbed = (before, _, rand) => {
   }
 }
 const regrows: Perturbed = (before, s, rand) => ({
-  regrowth: regrowthOf(
-    at(windowOf(s), before),
-    at(
-      windowOf(s),
+  regrowth: regrowthFrom(
+    regrowthSums(
+      before,
       jitter(
         before.map((v) => 0.8 * v),
         rand,
       ),
+      windowOf(s),
     ),
   ),
 })
@@ -125,7 +123,7 @@ const spreads: Perturbed = (before, s, rand) => {
     { length: N * N },
     (_, i) => 0.5 * gauss((((i % N) + 0.5) / N - cx) ** 2 + ((Math.floor(i / N) + 0.5) / N - cy) ** 2, 0.05),
   )
-  return { regrowth: regrowthOf(at(windowOf(s), before), at(windowOf(s), jitter(after, rand))) }
+  return { regrowth: regrowthFrom(regrowthSums(before, jitter(after, rand), windowOf(s))) }
 }
 
 /** A broad standing mode that keeps its stability (an attractor, or its control). */
@@ -955,7 +953,7 @@ describe('the cells detection reads', () => {
   })
 })
 
-describe("a field-wide structure's basin", () => {
+describe("the perturbation's answers: a field-wide structure's basin, a smaller one's regrowth", () => {
   /** Pearson correlation of two maps, float64 sums in cell order: the basin's definition (docs/detection.md). */
   const pearson = (a: Float32Array, b: Float32Array) => {
     let [ma, mb] = [0, 0]
@@ -991,6 +989,27 @@ describe("a field-wide structure's basin", () => {
       // evolve measures it from a window's sums of 10 samples, not their means
       const tenfold = (m: Float32Array) => m.map((v) => v * 10)
       expect(basinOf(tenfold(before), kick, tenfold(after))).toBeCloseTo(want, 5)
+    }
+    expect(worst).toBeLessThan(1e-5)
+    expect(worst).toBeGreaterThan(0)
+  })
+
+  test("a smaller structure's regrowth is the correlation over its disc of the map after with the one before: float32 sums (regrowthSums) within 1e-5 of float64's over the disc's cells, from the sums as from their means, 0 where either is flat", () => {
+    const rand = rng(12)
+    const n = 96
+    let worst = 0
+    for (let k = 0; k < 40; k++) {
+      const window = randomPart(rand, n, 30)
+      if (!window.length) continue
+      const before = Float32Array.from({ length: n * n }, () => (k % 9 === 0 ? 0 : rand() * (1 + (k % 5))))
+      const after = before.map((v) => (0.2 + (k % 4) / 5) * v + 0.3 * rand())
+      const at = (m: Float32Array) => Float32Array.from(window, (c) => m[c])
+      const want = Math.max(0, Math.min(1, pearson(at(before), at(after))))
+      const got = regrowthFrom(regrowthSums(before, after, window))
+      if (k % 9 === 0) expect(got).toBe(0)
+      worst = Math.max(worst, Math.abs(got - want))
+      const tenfold = (m: Float32Array) => m.map((v) => v * 10)
+      expect(regrowthFrom(regrowthSums(tenfold(before), tenfold(after), window))).toBeCloseTo(want, 5)
     }
     expect(worst).toBeLessThan(1e-5)
     expect(worst).toBeGreaterThan(0)

@@ -1421,35 +1421,6 @@ export function cellsRead(spec: WindowSpectra, later: Later, limit = Infinity): 
   return { lists: all, ends, modes: pairs, planned }
 }
 
-/**
- * A smaller structure's regrowth after half of it was erased: how well the stability map over its
- * window (both halves and a margin) correlates (Pearson) with the one before, `before[k]` and
- * `after[k]` the maps at the window's k-th cell (all that comes back of the map after from where the
- * fields live). A seed that re-forms in place gives 1; a half that spreads away or drifts gives little.
- */
-export function regrowthOf(before: ArrayLike<number>, after: ArrayLike<number>): number {
-  const count = before.length
-  let ma = 0
-  let mb = 0
-  for (let k = 0; k < count; k++) {
-    ma += before[k]
-    mb += after[k]
-  }
-  ma /= count || 1
-  mb /= count || 1
-  let ab = 0
-  let aa = 0
-  let bb = 0
-  for (let k = 0; k < count; k++) {
-    const x = before[k] - ma
-    const y = after[k] - mb
-    ab += x * y
-    aa += x * x
-    bb += y * y
-  }
-  return clamp01(aa && bb ? ab / Math.sqrt(aa * bb) : 0)
-}
-
 /** The class a structure takes once its response to a perturbation is known. */
 export function withResponse(s: Structure, response: Response): Structure | undefined {
   const classed = classify(s.features, response)

@@ -9,10 +9,8 @@ import { BASIN_SUMS, basinFrom } from '../detect/basin.js'
 import {
   CLASS_RULES,
   type Later,
-  laterAt,
   persistenceFrom,
   persistenceOf,
-  regrowthOf,
   withResponse,
   type PlannedPart,
   type PlanSums,
@@ -23,7 +21,7 @@ import {
 } from '../detect/detect.js'
 import { CrystalError } from '../errors.js'
 import { WindowSpectra } from '../detect/spectra.js'
-import { erasePlan } from '../detect/erase_plan.js'
+import { REGROWTH_SUMS, regrowthFrom } from '../detect/regrowth.js'
 import { addPulse } from '../encode/pulse.js'
 import { observeHeld } from '../dream/dream.js'
 import type { EnergyBooks, Engine, EngineOptions } from '../field/engine.js'
@@ -206,22 +204,21 @@ interface Batch {
   times: BatchTimes
 }
 
-/** A perturbation of one field: a kick, or the half of a disc erased as the part's sums plan it (erasePlan), and the disc's cells (its window). */
-type Plan = { kicked: true } | { kicked: false; window: number[]; sums: PlanSums }
+/** A perturbation of one field: a kick, or the half of a disc erased as the part's sums plan it (erasePlan), its regrowth measured over the disc. */
+type Plan = { kicked: true } | { kicked: false; sums: PlanSums }
 
 /**
  * The plan for a part: a field-wide one (area >= 20%) is kicked; a smaller one has the half of a disc
- * round its centroid erased, on one side of its principal axis (erasePlan, from its sums: where the
- * fields live the cells erased are decided there).
+ * round its centroid erased, on one side of its principal axis (erasePlan, from its sums: the cells
+ * are decided where the fields live).
  */
-function planFor(n: number, area: number, sums: PlanSums): Plan {
-  if (area >= CLASS_RULES.field_wide) return { kicked: true }
-  return { kicked: false, window: erasePlan(n, sums).window, sums }
+function planFor(area: number, sums: PlanSums): Plan {
+  return area >= CLASS_RULES.field_wide ? { kicked: true } : { kicked: false, sums }
 }
 
 /** The plan for a structure found (its cells in index order, as detection gives them). */
 function planOf(n: number, s: Structure): Plan {
-  return planFor(n, s.features.area, shapeSums(s.cells, n))
+  return planFor(s.features.area, shapeSums(s.cells, n))
 }
 
 /**
@@ -313,21 +310,17 @@ async function perturbPlans(
     await engine.holdStability(maps)
   }
   // the halves erased, sent as their parts' sums (a mask of every cell was 74 MB at population 1,000)
-  await engine.erase(plans.flatMap((p, f) => (p && !p.kicked ? [{ field: f, sums: p.sums }] : [])))
+  const erased = plans.flatMap((p, f) => (p && !p.kicked ? [{ field: f, sums: p.sums }] : []))
+  await engine.erase(erased)
   if (wide.length) await engine.kick(kick, wide)
   await engine.step(RECOVERY_STEPS)
-  const taken = await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
-  // made where the sums are, one read: the kicked fields' basin sums, the erased ones' windows' sums
-  // (at population 1,000 the window's sums of every field were 37 MB, their means and basins some
-  // 0.17 s of the main thread)
-  const windowed = plans.flatMap((p, f) => (p && !p.kicked ? [{ field: f, cells: p.window }] : []))
-  const sums = await engine.perturbationSums({ pattern: kick, basins: wide, windows: windowed })
-  // the windows' sums as their mean, as the map before was made (meanOf)
-  meanOf(sums.windows, taken)
+  await observeHeld(engine, OBSERVE_STEPS, OBSERVE_SAMPLES)
+  // made where the sums are, one read: the kicked fields' basin sums, the erased ones' regrowth sums
+  // over their discs (at population 1,000 the window's sums of every field were 37 MB, their means and
+  // basins some 0.17 s of the main thread; the discs' cells went up and their sums came back)
+  const sums = await engine.perturbationSums({ pattern: kick, basins: wide, erased })
   const response = new Map<number, Response>(wide.map((f, k) => [f, { basin: basinFrom(sums.basins, k * BASIN_SUMS) }]))
-  let at = 0
-  for (const { field, cells: window } of windowed)
-    response.set(field, { regrowth: regrowthOf(laterAt(windows[field].later, window), sums.windows.subarray(at, (at += window.length))) })
+  erased.forEach(({ field }, k) => response.set(field, { regrowth: regrowthFrom(sums.regrowths, k * REGROWTH_SUMS) }))
   return response
 }
 
@@ -480,7 +473,7 @@ async function perturbedPlanned(engine: Engine, clean: readonly Window[], planne
   await engine.holdStability()
   return perturbedApart(
     engine,
-    planned.map((p) => p && planFor(engine.size, p.area, p.sums)),
+    planned.map((p) => p && planFor(p.area, p.sums)),
     clean,
   )
 }

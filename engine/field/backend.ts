@@ -256,24 +256,28 @@ export interface WindowRecorder {
   destroy(): void
 }
 
+/** Why a perturbation's sums are refused before any stability sums are held. */
+export const NOTHING_HELD =
+  'a basin or a regrowth compares with the stability sums held before the perturbation: hold them first (engine.holdStability)'
+
 /**
  * What evolve's perturbation experiment reads of the stability sums (docs/detection.md): for each
- * kicked field its basin's sums, and for each erased one its window's cells.
+ * kicked field its basin's sums, and for each erased one its regrowth's, over the disc its plan makes.
  */
 export interface PerturbationQuery {
   /** The kick's pattern (n*n). */
   pattern: Float32Array
   /** The kicked fields: each one's basin sums (engine/detect/basin.ts basinSums) of the sums held, the pattern and the sums now. */
   basins: readonly number[]
-  /** Per erased field, the cells of its window, whose sums now come back. */
-  windows: readonly { field: number; cells: readonly number[] }[]
+  /** The erased fields: each one's regrowth sums (engine/detect/regrowth.ts regrowthSums) of the sums held and now over the disc of its plan (erasePlan's window). */
+  erased: readonly PlannedErasure[]
 }
 
 export interface PerturbationSums {
   /** BASIN_SUMS floats a kicked field, in the order listed. */
   basins: Float32Array
-  /** The windows' cells' sums now, window after window, each in its cells' order. */
-  windows: Float32Array
+  /** REGROWTH_SUMS floats an erased field, in the order listed. */
+  regrowths: Float32Array
 }
 
 /**

@@ -6,6 +6,7 @@ import { ENCODINGS } from '../contracts/api.js'
 import { ENCODING_VERSION, textWavefront } from '../encode/text.js'
 import { engineOn } from '../../testing/backends.js'
 import { EVERYTHING_ON } from '../../testing/fixtures.js'
+import { shapeSums } from '../detect/detect.js'
 import { SAMPLES_LATER_MAX_STEPS, SAMPLES_WAITING_MAX, type Engine, type EngineOptions } from './engine.js'
 import type { EnergyBooks } from './engine_api.js'
 import { STEPS_PER_DISPATCH } from './params.js'
@@ -300,9 +301,9 @@ describe("extract (evolve's perturbation steps only the fields it perturbs)", ()
       const [mine, theirs] = [await part.read(), await e.read([2, 0])]
       expect(mine.u).toEqual(theirs.u)
       expect(mine.prev).toEqual(theirs.prev)
-      const window = [5, 77, 300]
-      const asked = await part.perturbationSums({ pattern, basins: [0], windows: [{ field: 1, cells: window }] })
-      const here = await e.perturbationSums({ pattern, basins: [2], windows: [{ field: 0, cells: window }] })
+      const plan = shapeSums([5, 6, 7, 77, 78, 79, 300], e.size)
+      const asked = await part.perturbationSums({ pattern, basins: [0], erased: [{ field: 1, sums: plan }] })
+      const here = await e.perturbationSums({ pattern, basins: [2], erased: [{ field: 0, sums: plan }] })
       expect(asked).toEqual(here)
       expect((await part.books())[0].energy).toBeCloseTo((await e.books())[2].energy, 5)
       // the control: the kick and steps moved them (engine/field/field_step.test.ts holds the draws to

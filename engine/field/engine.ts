@@ -282,14 +282,6 @@ class FieldEngine implements Engine {
     await this.booked([...fields], () => this.core.kick(fields, pattern, inverseRms))
   }
 
-  /** Refuses a window of `field` listing something other than a cell of a field here. */
-  private requireCells(field: number, listed: readonly number[]): void {
-    const cells = this.core.n * this.core.n
-    const wrong = listed.find((c) => !Number.isInteger(c) || c < 0 || c >= cells)
-    if (wrong !== undefined)
-      throw new CrystalError('bad_argument', `field ${field}'s window lists cell ${wrong}, outside 0 to ${cells - 1}`)
-  }
-
   async erase(plans: readonly PlannedErasure[]): Promise<void> {
     const n = this.core.n
     const fields = plans.map(({ field }) => this.field(field))
@@ -530,10 +522,7 @@ class FieldEngine implements Engine {
     query.basins.forEach((f) => this.field(f))
     if (new Set(query.basins).size !== query.basins.length)
       throw new CrystalError('bad_argument', `a perturbation lists a kicked field twice (${query.basins.join(', ')}): list each field once`)
-    for (const { field, cells: listed } of query.windows) {
-      this.field(field)
-      this.requireCells(field, listed)
-    }
+    for (const { field, sums } of query.erased) requirePlanSums(this.field(field), this.core.n, sums)
     return this.recorder.perturbationSums(query)
   }
 

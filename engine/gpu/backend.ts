@@ -37,6 +37,7 @@ import { ADJOINT_KERNELS, keepWritten, openSweep, releasePatterns } from './adjo
 import { DREAM_KERNELS, GpuDreamOps } from './dream.js'
 import { ENCODE_KERNELS, GpuEncoder3 } from './encode3.js'
 import { distinctFields, GpuInjector, INJECT_KERNELS } from './inject.js'
+import { ERASE_KERNELS } from './erase.js'
 import { GpuMotion, MOTION_KERNELS } from './motion.js'
 import { GpuLabeller } from './components.js'
 import { GpuRecorder, RECORD_KERNELS } from './record.js'
@@ -682,7 +683,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   }
 
   async erase(plans: readonly PlannedErasure[]): Promise<void> {
-    const compiled = compiling(this.device, [INJECT_KERNELS.erase])
+    const compiled = compiling(this.device, [ERASE_KERNELS.erase])
     if (compiled !== undefined) await compiled
     const encoder = this.device.createCommandEncoder()
     const pass = encoder.beginComputePass()
@@ -716,7 +717,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       inject: [k.inject],
       dream: [d.accumulate, d.histogram_high, d.select_high, d.histogram_low, d.select_low, d.edit_mask, d.blur, d.apply],
       record: [d.accumulate, r.accumulate, ...GpuLabeller.kernels, r.gather, r.power_sums, r.mode_planes],
-      perturb: [k.erase, k.scale, k.kick, r.basin, r.gather],
+      perturb: [ERASE_KERNELS.erase, k.scale, k.kick, r.basin, ERASE_KERNELS.regrowth],
       write,
       // the question is encoded as the memories were; the sweeps past a saturating path or a scaling are rarer
       recall: [...write, a.init, a.step, a.product, a.readout],

@@ -1,10 +1,14 @@
-// shaders/basin.wgsl and the windows' gather (engine/gpu/record.ts perturbationSums) against their CPU
-// twin (engine/cpu/record.ts, engine/detect/basin.ts basinSums): what evolve's perturbation reads of the
-// stability sums, made where the fields live from the sums held before the kick and those after, in
-// one read; bit for bit on a software adapter.
+// shaders/basin.wgsl and shaders/erase.wgsl `regrowth` (engine/gpu/record.ts perturbationSums) against
+// their CPU twin (engine/cpu/record.ts; engine/detect/basin.ts basinSums, engine/detect/regrowth.ts
+// regrowthSums over erasePlan's window): what evolve's perturbation reads of the stability sums, made
+// where the fields live from the sums held before the kick or erasure and those after, in one read;
+// bit for bit on a software adapter.
 import { expect, test } from 'vitest'
 import { engineOn, softwareGpu } from '../../testing/backends.js'
 import { BASIN_SUMS, basinFrom, basinSums } from '../detect/basin.js'
+import { shapeSums } from '../detect/detect.js'
+import { erasePlan } from '../detect/erase_plan.js'
+import { REGROWTH_SUMS, regrowthFrom, regrowthSums } from '../detect/regrowth.js'
 import type { Engine } from '../field/engine.js'
 import { rng } from '../util/rng.js'
 
@@ -21,7 +25,7 @@ async function observe(engine: Engine, samples: number): Promise<void> {
   }
 }
 
-/** Fields pulsed differently, observed, then held, kicked (fields 1 and 3) and one erased, and observed again. */
+/** Fields pulsed differently, observed, then held, kicked (fields 1 and 3) and two erased, and observed again. */
 async function perturbed(backend: 'gpu' | 'cpu') {
   const engine = await engineOn(backend, { size: N, fields: FIELDS, material: 'europium_crystal', seed: 4, noise: 0, timeline_interval: 0 })
   const rand = rng(8)
@@ -32,22 +36,28 @@ async function perturbed(backend: 'gpu' | 'cpu') {
   await engine.holdStability()
   const pattern = Float32Array.from({ length: CELLS }, () => rand() - 0.5)
   await engine.kick(pattern, [1, 3])
-  await engine.scale(Float32Array.from({ length: CELLS * FIELDS }, (_, i) => (i >= 2 * CELLS && i < 2 * CELLS + 400 ? 0 : 1)))
+  // a blob near the middle, and one on the field's edge (its disc cut by the edge)
+  const erased = [
+    { field: 2, sums: shapeSums(disc(18, 21, 5), N) },
+    { field: 0, sums: shapeSums(disc(2, 30, 4), N) },
+  ]
+  await engine.erase(erased)
   await engine.step(20)
   await observe(engine, 4)
-  const windows = [
-    { field: 2, cells: [0, 17, 399, 400, 1599] },
-    { field: 0, cells: [5, 5, 800] },
-  ]
   const counts = engine.transfers()
   const reads = counts?.reads ?? 0
-  const sums = await engine.perturbationSums({ pattern, basins: [3, 1], windows })
+  const sums = await engine.perturbationSums({ pattern, basins: [3, 1], erased })
   const readsTaken = (engine.transfers()?.reads ?? 0) - reads
   const after = (await engine.collectRecording()).sums.slice()
-  return { engine, before, after, pattern, windows, sums, readsTaken }
+  return { engine, before, after, pattern, erased, sums, readsTaken }
 }
 
-test("a perturbation's basin sums and windows' sums are made where the fields live, in one read, as the CPU twin makes them", async () => {
+/** The cells within r of (x, y), in index order. */
+function disc(x: number, y: number, r: number): number[] {
+  return Array.from({ length: CELLS }, (_, c) => c).filter((c) => Math.hypot((c % N) - x, Math.floor(c / N) - y) <= r)
+}
+
+test("a perturbation's basin sums and regrowth sums are made where the fields live, in one read, as the CPU twin makes them (the disc decided there from the part's sums)", async () => {
   const [gpu, cpu] = [await perturbed('gpu'), await perturbed('cpu')]
   try {
     const exact = await softwareGpu()
@@ -60,14 +70,26 @@ test("a perturbation's basin sums and windows' sums are made where the fields li
       else
         for (let q = 0; q < want.length; q++)
           expect(Math.abs(run.sums.basins[q] - want[q])).toBeLessThanOrEqual(1e-5 * Math.abs(want[q]) + 1e-9)
-      // the windows' cells as they are, a cell listed twice twice
-      const cells = run.windows.flatMap((w) => w.cells.map((c) => run.after[w.field * CELLS + c]))
-      expect([...run.sums.windows]).toEqual(cells)
+      // the erased fields' regrowth sums over their plans' discs, in the order listed
+      const regrowths = new Float32Array(2 * REGROWTH_SUMS)
+      run.erased.forEach(({ field: f, sums }, k) =>
+        regrowths.set(regrowthSums(field(run.before, f), field(run.after, f), erasePlan(N, sums).window), k * REGROWTH_SUMS),
+      )
+      if (exact || run === cpu) expect(bits(run.sums.regrowths).equals(bits(regrowths))).toBe(true)
+      else
+        for (let q = 0; q < regrowths.length; q++)
+          expect(Math.abs(run.sums.regrowths[q] - regrowths[q])).toBeLessThanOrEqual(1e-5 * Math.abs(regrowths[q]) + 1e-9)
+      // the control: over another disc (a cell wider) the sums differ
+      const wider = { ...run.erased[0].sums, radii: run.erased[0].sums.radii + (run.erased[0].sums.cells * 8192) / 2 }
+      const other = regrowthSums(field(run.before, 2), field(run.after, 2), erasePlan(N, wider).window)
+      expect(bits(other).equals(bits(regrowths.subarray(0, REGROWTH_SUMS)))).toBe(false)
     }
     // the two backends' fields agree (bit for bit on a software adapter), and so do their answers
-    for (let k = 0; k < 2; k++)
+    for (let k = 0; k < 2; k++) {
       expect(basinFrom(gpu.sums.basins, k * BASIN_SUMS)).toBeCloseTo(basinFrom(cpu.sums.basins, k * BASIN_SUMS), 5)
-    if (exact) expect(bits(gpu.sums.windows).equals(bits(cpu.sums.windows))).toBe(true)
+      expect(regrowthFrom(gpu.sums.regrowths, k * REGROWTH_SUMS)).toBeCloseTo(regrowthFrom(cpu.sums.regrowths, k * REGROWTH_SUMS), 5)
+    }
+    if (exact) expect(bits(gpu.sums.regrowths).equals(bits(cpu.sums.regrowths))).toBe(true)
     // each kicked field's sums are its own: the two answer differently
     const basins = [0, 1].map((k) => basinFrom(gpu.sums.basins, k * BASIN_SUMS))
     expect(basins[0]).not.toBe(basins[1])
@@ -77,29 +99,35 @@ test("a perturbation's basin sums and windows' sums are made where the fields li
   }
 })
 
-test('a basin without sums held is refused, and so are a bad pattern, field or cell; nothing asked, nothing read', async () => {
+test("a basin or a regrowth without sums held is refused, and so are a bad pattern, field or plan's sums; nothing asked, nothing read", async () => {
   for (const backend of ['gpu', 'cpu'] as const) {
     const engine = await engineOn(backend, { size: 16, fields: 2, material: 'europium_crystal', seed: 1, noise: 0, timeline_interval: 0 })
     try {
       const pattern = new Float32Array(256)
-      await expect(engine.perturbationSums({ pattern, basins: [0], windows: [] })).rejects.toThrow('hold them first (engine.holdStability)')
-      await expect(engine.perturbationSums({ pattern: new Float32Array(3), basins: [], windows: [] })).rejects.toThrow(
+      const plan = { field: 1, sums: shapeSums([17, 18, 33, 34], 16) }
+      await expect(engine.perturbationSums({ pattern, basins: [0], erased: [] })).rejects.toThrow('hold them first (engine.holdStability)')
+      await expect(engine.perturbationSums({ pattern, basins: [], erased: [plan] })).rejects.toThrow(
+        'hold them first (engine.holdStability)',
+      )
+      await expect(engine.perturbationSums({ pattern: new Float32Array(3), basins: [], erased: [] })).rejects.toThrow(
         'has 256 cells, got 3',
       )
-      await expect(engine.perturbationSums({ pattern, basins: [2], windows: [] })).rejects.toThrow(
+      await expect(engine.perturbationSums({ pattern, basins: [2], erased: [] })).rejects.toThrow(
         'field must be a whole number from 0 to 1',
       )
-      await expect(engine.perturbationSums({ pattern, basins: [], windows: [{ field: 1, cells: [256] }] })).rejects.toThrow(
-        "field 1's window lists cell 256, outside 0 to 255",
-      )
+      await expect(
+        engine.perturbationSums({ pattern, basins: [], erased: [{ ...plan, sums: { ...plan.sums, cells: 0 } }] }),
+      ).rejects.toThrow("field 1's erasure plan has cells 0, not a whole number from 1 to 256")
       await expect(engine.holdStability(new Float32Array(7))).rejects.toThrow('have 512 floats, got 7')
       const reads = engine.transfers()?.reads
-      const none = await engine.perturbationSums({ pattern, basins: [], windows: [] })
-      expect([none.basins.length, none.windows.length, engine.transfers()?.reads]).toEqual([0, 0, reads])
-      // a map from elsewhere held: the basin compares with it
+      const none = await engine.perturbationSums({ pattern, basins: [], erased: [] })
+      expect([none.basins.length, none.regrowths.length, engine.transfers()?.reads]).toEqual([0, 0, reads])
+      // a map from elsewhere held: the basin and the regrowth compare with it
       const map = Float32Array.from({ length: 512 }, (_, i) => (i % 16) / 16)
       await engine.holdStability(map)
-      const sums = await engine.perturbationSums({ pattern, basins: [1], windows: [] })
+      const both = await engine.perturbationSums({ pattern, basins: [], erased: [plan] })
+      expect(both.regrowths[1]).toBeCloseTo(regrowthSums(map.subarray(256), new Float32Array(256), erasePlan(16, plan.sums).window)[1], 6)
+      const sums = await engine.perturbationSums({ pattern, basins: [1], erased: [] })
       expect(sums.basins[1]).toBeCloseTo(basinSums(map.subarray(256), pattern, new Float32Array(256))[1], 6)
     } finally {
       engine.destroy()
@@ -117,9 +145,9 @@ test('the sums held outlive a new window started after them', async () => {
       // a window of another length (the recorder's planes made anew), and its collection
       for (let slot = 0; slot < 4; slot++) await engine.captureFrame(slot, 4)
       await engine.collectRecording()
-      const sums = await engine.perturbationSums({ pattern, basins: [1], windows: [] })
+      const sums = await engine.perturbationSums({ pattern, basins: [1], erased: [] })
       expect(sums.basins[1]).toBeCloseTo(basinSums(map.subarray(256), pattern, new Float32Array(256))[1], 6)
-      await expect(engine.perturbationSums({ pattern, basins: [1, 1], windows: [] })).rejects.toThrow('lists a kicked field twice (1, 1)')
+      await expect(engine.perturbationSums({ pattern, basins: [1, 1], erased: [] })).rejects.toThrow('lists a kicked field twice (1, 1)')
     } finally {
       engine.destroy()
     }

@@ -7,10 +7,10 @@
 // and its erasure, the cells decided there from each part's sums (shaders/erase.wgsl; twin
 // WasmFieldBackend.erase, erasePlan's cells): test engine/gpu/kick.test.ts.
 import type { PlannedErasure } from '../detect/erase_plan.js'
-import { OFFSET_BITS } from '../detect/placement.js'
 import { CrystalError } from '../errors.js'
 import { packStruct, wgslStruct } from '../field/params.js'
 import { type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
+import { ERASE_KERNELS, eraseUniform, planWords } from './erase.js'
 import { SHADERS } from './shaders.gen.js'
 import type { Transfers } from './transfers.js'
 
@@ -32,13 +32,6 @@ const KICK_LAYOUT = [
   ['inverse_cells', 'f32'],
   ['inverse_rms', 'f32'],
 ] as const
-/** shaders/erase.wgsl's uniform: the fields' side, cells a field. */
-const ERASE_LAYOUT = [
-  ['n', 'u32'],
-  ['cells', 'u32'],
-] as const
-/** The words of an erasure's plan (shaders/erase.wgsl): its field, its part's cells, then Sx, Sy, Sxx, Syy, Sxy and the radii, two words each. */
-const ERASE_WORDS = 14
 
 // kick.wgsl's entry points from one module
 const kickModule = (device: GPUDevice) =>
@@ -48,7 +41,7 @@ const kickKernel = (entry: 'scale' | 'kick'): Kernel => ({
   describe: (device) => ({ layout: 'auto', compute: { module: kickModule(device), entryPoint: entry } }),
 })
 
-/** The injector's kernels (context.ts Kernel), made once a device: the waves' add, the kick's two, the erasure planned from sums. */
+/** The injector's kernels (context.ts Kernel), made once a device: the waves' add, the kick's two. */
 export const INJECT_KERNELS = {
   inject: {
     key: 'inject:inject',
@@ -59,16 +52,6 @@ export const INJECT_KERNELS = {
   },
   scale: kickKernel('scale'),
   kick: kickKernel('kick'),
-  erase: {
-    key: 'erase:erase_planned',
-    describe: (device: GPUDevice): GPUComputePipelineDescriptor => {
-      const header = `${wgslStruct('Erase', ERASE_LAYOUT)}const ERASE_WORDS: u32 = ${ERASE_WORDS}u;\nconst OFFSET_BITS: u32 = ${OFFSET_BITS}u;\n`
-      return {
-        layout: 'auto',
-        compute: { module: kernelModule(device, header, SHADERS.erase, SHADERS.integers), entryPoint: 'erase_planned' },
-      }
-    },
-  },
 } satisfies Record<string, Kernel>
 
 /**
@@ -181,11 +164,9 @@ export class GpuInjector {
    */
   encodeErase(pass: GPUComputePassEncoder, plans: readonly PlannedErasure[], cur: GPUBuffer, prev: GPUBuffer): GPUBuffer[] {
     const uniform = (this.side.eraseUniform ??= this.device.createBuffer({ size: 16, usage: UNIFORM }))
-    const bytes = new ArrayBuffer(16)
-    packStruct(ERASE_LAYOUT, { n: this.n, cells: this.cells }, bytes)
-    this.transfers.write(uniform, 0, bytes)
+    this.transfers.write(uniform, 0, eraseUniform(this.n))
     const buffers = [uniform, this.targets(planWords(plans)), cur, prev]
-    this.run(pass, INJECT_KERNELS.erase, buffers, [0, 1, 2, 3], [...spread(Math.ceil(this.cells / WG)), plans.length])
+    this.run(pass, ERASE_KERNELS.erase, buffers, [0, 1, 2, 3], [...spread(Math.ceil(this.cells / WG)), plans.length])
     return buffers
   }
 
@@ -230,21 +211,6 @@ export class GpuInjector {
     const held = this.sides.flatMap((s) => [s.waves, s.targets, s.scales, s.kickUniform, s.eraseUniform])
     for (const b of [...held, this.uniform]) if (b) this.transfers.destroy(b)
   }
-}
-
-/** The plans as shaders/erase.wgsl reads them, ERASE_WORDS each (the sums are whole numbers under 2^53: two words). */
-function planWords(plans: readonly PlannedErasure[]): Uint32Array {
-  const words = new Uint32Array(plans.length * ERASE_WORDS)
-  plans.forEach(({ field, sums: s }, k) => {
-    const at = k * ERASE_WORDS
-    words[at] = field
-    words[at + 1] = s.cells
-    for (const [j, v] of [s.sx, s.sy, s.sxx, s.syy, s.sxy, s.radii].entries()) {
-      words[at + 2 + 2 * j] = v % 2 ** 32
-      words[at + 3 + 2 * j] = Math.floor(v / 2 ** 32)
-    }
-  })
-  return words
 }
 
 /** Throws unless every field is listed once: one dispatch's adds to a field listed twice would race. */

@@ -7,8 +7,9 @@
 // at a mode's bin (shaders/gather.wgsl, power_sums.wgsl, mode_planes.wgsl). CPU twin:
 // engine/cpu/record.ts; tests: engine/detect/spectra.test.ts, engine/discovery/record.test.ts.
 import type { FieldTop } from '../detect/sums.js'
-import type { PerturbationQuery, PerturbationSums, WindowRecorder, WindowRecording } from '../field/backend.js'
+import { NOTHING_HELD, type PerturbationQuery, type PerturbationSums, type WindowRecorder, type WindowRecording } from '../field/backend.js'
 import { BASIN_SUMS } from '../detect/basin.js'
+import { REGROWTH_SUMS } from '../detect/regrowth.js'
 import type { WindowReads } from '../detect/detect.js'
 import { giveBack, HeldPlanes, reusedFloats, windowCoefficients, windowPlanes, windowTotals } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
@@ -24,6 +25,7 @@ import {
   TOP_WORDS,
   topOf,
 } from './components.js'
+import { ERASE_KERNELS, eraseUniform, planWords } from './erase.js'
 import { SHADERS } from './shaders.gen.js'
 
 const STORAGE = 0x80 | 0x4 | 0x8 // STORAGE | COPY_SRC | COPY_DST
@@ -72,7 +74,11 @@ const listKernel = (
   key: `${name}:${name}`,
   describe: (device) => ({
     layout: 'auto',
-    compute: { module: kernelModule(device, wgslStruct(struct, layout), SHADERS[name]), entryPoint: name },
+    // the basin halves its lanes as the regrowth does (shaders/lanes.wgsl)
+    compute: {
+      module: kernelModule(device, wgslStruct(struct, layout), SHADERS[name], name === 'basin' ? SHADERS.lanes : ''),
+      entryPoint: name,
+    },
   }),
 })
 
@@ -512,33 +518,27 @@ export class GpuRecorder implements WindowRecorder {
 
   /**
    * The perturbation's answers made on the device, in one submit and one read: each kicked field's
-   * basin sums from the sums held and those now (shaders/basin.wgsl, a workgroup a field), and the
-   * windows' cells' sums now (shaders/gather.wgsl, one plane); the stability sums themselves stay there.
+   * basin sums from the sums held and those now (shaders/basin.wgsl, a workgroup a field), and each
+   * erased field's regrowth sums over its plan's disc (shaders/erase.wgsl `regrowth`, a workgroup a
+   * field, the disc decided there from the plan's sums); the stability sums themselves stay there.
    * CPU twin: engine/cpu/record.ts HostRecorder.perturbationSums.
    */
-  async perturbationSums({ pattern, basins, windows }: PerturbationQuery): Promise<PerturbationSums> {
-    const { device, transfers, n, fields } = this.gpu
-    const compiled = compiling(device, [RECORD_KERNELS.basin, RECORD_KERNELS.gather])
+  async perturbationSums({ pattern, basins, erased }: PerturbationQuery): Promise<PerturbationSums> {
+    const { device, transfers, n } = this.gpu
+    const compiled = compiling(device, [RECORD_KERNELS.basin, ERASE_KERNELS.regrowth])
     if (compiled !== undefined) await compiled
     const cells = n * n
-    const listed = new Uint32Array(windows.reduce((a, w) => a + w.cells.length, 0))
-    let at = 0
-    for (const { field, cells: window } of windows) for (const c of window) listed[at++] = field * cells + c
-    const out = { basins: new Float32Array(BASIN_SUMS * basins.length), windows: new Float32Array(listed.length) }
-    if (!basins.length && !listed.length) return out
-    if (basins.length && !this.held)
-      throw new CrystalError(
-        'bad_argument',
-        'a basin compares with the stability sums held before the kick: hold them first (engine.holdStability)',
-      )
-    // the windows' sums after the basins', at the offset a storage binding may start at
+    const out = { basins: new Float32Array(BASIN_SUMS * basins.length), regrowths: new Float32Array(REGROWTH_SUMS * erased.length) }
+    if (!basins.length && !erased.length) return out
+    if (!this.held) throw new CrystalError('bad_argument', NOTHING_HELD)
+    // the regrowths' sums after the basins', at the offset a storage binding may start at
     const align = device.limits.minStorageBufferOffsetAlignment
-    const windowsAt = Math.ceil((out.basins.byteLength || 1) / align) * align
+    const regrowthsAt = Math.ceil((out.basins.byteLength || 1) / align) * align
     const slots = new ArrayBuffer(2 * SLOT)
     packStruct(BASIN_LAYOUT, { cells, inverse_cells: Math.fround(1 / cells) }, slots, 0)
-    packStruct(GATHER_LAYOUT, { count: listed.length, size: cells * fields, first: 0, held: 1, planes: 1, base: 0 }, slots, SLOT)
+    new Uint8Array(slots, SLOT, 16).set(new Uint8Array(eraseUniform(n)))
     const { buffer, written, made } = this.scratch()
-    const back = new Float32Array((windowsAt + listed.byteLength) / 4)
+    const back = new Float32Array((regrowthsAt + out.regrowths.byteLength) / 4)
     try {
       const uniform = written(new Uint8Array(slots), UNIFORM)
       const result = buffer(back.byteLength)
@@ -552,11 +552,20 @@ export class GpuRecorder implements WindowRecorder {
         // a workgroup a kicked field
         transfers.dispatch(pass, basins.length)
       }
-      if (listed.length) {
-        const kernel = pipelineOf(device, RECORD_KERNELS.gather)
-        const bound = [{ buffer: written(listed) }, { buffer: this.sums() }, { buffer: result, offset: windowsAt, size: listed.byteLength }]
-        this.bind(pass, kernel, { buffer: uniform, offset: SLOT, size: GATHER_LAYOUT.length * 4 }, bound)
-        this.dispatch(pass, listed.length)
+      if (erased.length) {
+        const kernel = pipelineOf(device, ERASE_KERNELS.regrowth)
+        const bound: [number, GPUBindingResource][] = [
+          [0, { buffer: uniform, offset: SLOT, size: 16 }],
+          [1, { buffer: written(planWords(erased)) }],
+          [4, { buffer: this.held }],
+          [5, { buffer: this.sums() }],
+          [6, { buffer: result, offset: regrowthsAt, size: out.regrowths.byteLength }],
+        ]
+        pass.setPipeline(kernel)
+        const entries = bound.map(([binding, resource]) => ({ binding, resource }))
+        pass.setBindGroup(0, device.createBindGroup({ layout: kernel.getBindGroupLayout(0), entries }))
+        // a workgroup an erased field
+        transfers.dispatch(pass, erased.length)
       }
       pass.end()
       await transfers.readInto(result, 0, encoder, () => this.gpu.failure(), back)
@@ -565,7 +574,7 @@ export class GpuRecorder implements WindowRecorder {
     }
     this.gpu.check()
     out.basins.set(back.subarray(0, out.basins.length))
-    out.windows.set(back.subarray(windowsAt / 4))
+    out.regrowths.set(back.subarray(regrowthsAt / 4))
     return out
   }
 
