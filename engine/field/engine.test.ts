@@ -262,7 +262,7 @@ describe("extract (evolve's perturbation steps only the fields it perturbs)", ()
     ['gpu', 1],
     ['gpu', STEPS_PER_DISPATCH],
   ] as const)(
-    '%s, %i step(s) a dispatch: extract gives fields a batch of their own that steps on as they would have here, bit for bit, with the sums held; nothing read back for it on the GPU',
+    '%s, %i step(s) a dispatch: extract gives fields a batch of their own that steps on as they would have here, bit for bit, with the sums held, a field listed twice twice (each copy on its own); nothing read back for it on the GPU',
     { timeout: 300_000 },
     async (backend, steps) => {
       const o = {
@@ -283,37 +283,49 @@ describe("extract (evolve's perturbation steps only the fields it perturbs)", ()
       await observeHeld(e, 20, 4)
       await e.holdStability()
       const reads = e.transfers()?.reads
-      const part = await e.extract([2, 0])
+      // field 2 twice (a field with two parts to perturb, each in a copy of its own), and alone
+      const [part, alone] = [await e.extract([2, 0, 2]), await e.extract([2])]
       expect(e.transfers()?.reads).toBe(reads)
       expect(part.transfers()?.reads ?? 0).toBe(0)
-      expect([part.fields, part.step_count, [...part.draws]]).toEqual([2, e.step_count, [2, 0]])
+      expect([part.fields, part.step_count, [...part.draws]]).toEqual([3, e.step_count, [2, 0, 2]])
       const taken = await part.read()
-      // the same kick and steps on both: the fields and what a perturbation's answers read agree
+      // the same kick and steps on both (the first copy of field 2 kicked, the second not, nor the one
+      // alone): the fields and what a perturbation's answers read agree
       const pattern = wave(4)
       for (const [engine, kicked] of [
         [e, [2]],
         [part, [0]],
+        [alone, []],
       ] as const) {
         await engine.kick(pattern, kicked)
         await engine.step(25)
         await observeHeld(engine, 20, 4)
       }
-      const [mine, theirs] = [await part.read(), await e.read([2, 0])]
-      expect(mine.u).toEqual(theirs.u)
-      expect(mine.prev).toEqual(theirs.prev)
+      const [mine, theirs, unkicked] = [await part.read(), await e.read([2, 0]), await alone.read()]
+      const cells = 24 * 24
+      expect(mine.u.subarray(0, 2 * cells)).toEqual(theirs.u)
+      expect(mine.prev.subarray(0, 2 * cells)).toEqual(theirs.prev)
+      expect(mine.u.subarray(2 * cells)).toEqual(unkicked.u)
+      expect(mine.prev.subarray(2 * cells)).toEqual(unkicked.prev)
+      // the copies went apart: the kick reached one only
+      expect(maxDiff(mine.u.subarray(0, cells), mine.u.subarray(2 * cells))).toBeGreaterThan(1e-3)
       const plan = shapeSums([5, 6, 7, 77, 78, 79, 300], e.size)
       const asked = await part.perturbationSums({ pattern, basins: [0], erased: [{ field: 1, sums: plan }] })
       const here = await e.perturbationSums({ pattern, basins: [2], erased: [{ field: 0, sums: plan }] })
       expect(asked).toEqual(here)
+      // the second copy holds field 2's sums too
+      expect(await part.perturbationSums({ pattern, basins: [2], erased: [] })).toEqual(
+        await alone.perturbationSums({ pattern, basins: [0], erased: [] }),
+      )
       expect((await part.books())[0].energy).toBeCloseTo((await e.books())[2].energy, 5)
       // the control: the kick and steps moved them (engine/field/field_step.test.ts holds the draws to
       // their twin, and fields drawing their own numbers apart from them); the rerun's fields, whose
       // noise is louder, are refused
       expect(maxDiff(mine.u, taken.u)).toBeGreaterThan(1e-3)
       await expect(e.extract([4])).rejects.toThrow("field 4 is a rerun's (its noise louder): extract takes fields of the first run")
-      await expect(e.extract([1, 1])).rejects.toThrow('extract lists a field twice (1, 1)')
       await expect(e.extract([])).rejects.toThrow('extract takes at least one field')
       part.destroy()
+      alone.destroy()
       e.destroy()
     },
   )

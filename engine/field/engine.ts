@@ -834,8 +834,6 @@ class FieldEngine implements Engine {
 
   async extract(fields: readonly number[]): Promise<Engine> {
     if (!fields.length) throw new CrystalError('bad_argument', 'extract takes at least one field')
-    if (new Set(fields).size !== fields.length)
-      throw new CrystalError('bad_argument', `extract lists a field twice (${fields.join(', ')}): list each field once`)
     fields.forEach((f) => this.field(f))
     const rerun = fields.find((f) => this.rerun && f >= this.rerun.from)
     if (rerun !== undefined)

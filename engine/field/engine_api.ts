@@ -310,7 +310,9 @@ export interface Engine {
    * each field drawing its random numbers here (EngineOptions.draws), at this engine's step, its state
    * and the stability sums held (holdStability) copied where the fields live, no timeline and no
    * history for recall, its books balanced from there. Evolve perturbs again in one only the fields
-   * whose stability maps guessed wrong, where the whole batch stepped again before.
+   * whose stability maps guessed wrong, where the whole batch stepped again before. A field listed
+   * twice is copied twice, each copy stepping on as the field would (a field with two parts to
+   * perturb, each in a copy of its own: docs/detection.md item 6).
    */
   extract(fields: readonly number[]): Promise<Engine>
   /**
