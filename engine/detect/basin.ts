@@ -13,7 +13,12 @@ export const BASIN_SUMS = 5
 
 const f32 = Math.fround
 
-/** Each lane's sums halved in a tree into lane 0, as the kernels' workgroups do (basin.wgsl, regrowth.wgsl). */
+/** `count` sums of every lane, at 0. */
+export function emptyLanes(count: number): Float32Array[] {
+  return Array.from({ length: count }, () => new Float32Array(BASIN_LANES))
+}
+
+/** Each lane's sums halved in a tree into lane 0, as the kernels' workgroups do (shaders/lanes.wgsl). */
 export function halveLanes(lanes: Float32Array[]): number[] {
   for (let stride = BASIN_LANES / 2; stride > 0; stride >>= 1) for (const l of lanes) for (let i = 0; i < stride; i++) l[i] += l[i + stride]
   return lanes.map((l) => l[0])
@@ -27,8 +32,7 @@ export function halveLanes(lanes: Float32Array[]): number[] {
  */
 export function basinSums(before: ArrayLike<number>, kick: ArrayLike<number>, after: ArrayLike<number>): Float32Array {
   const cells = before.length
-  const lanes = (count: number) => Array.from({ length: count }, () => new Float32Array(BASIN_LANES))
-  const [sb, sk, sa] = lanes(3)
+  const [sb, sk, sa] = emptyLanes(3)
   for (let c = 0; c < cells; c++) {
     const i = c % BASIN_LANES
     sb[i] += before[c]
@@ -37,7 +41,7 @@ export function basinSums(before: ArrayLike<number>, kick: ArrayLike<number>, af
   }
   const inverse = f32(1 / cells)
   const [mb, mk, ma] = halveLanes([sb, sk, sa]).map((t) => f32(t * inverse))
-  const [bk, bb, kk, ba, aa] = lanes(BASIN_SUMS)
+  const [bk, bb, kk, ba, aa] = emptyLanes(BASIN_SUMS)
   for (let c = 0; c < cells; c++) {
     const i = c % BASIN_LANES
     const x = f32(before[c] - mb)

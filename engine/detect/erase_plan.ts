@@ -14,7 +14,7 @@ export interface PlannedErasure {
 /**
  * The cells within reach of a part's centroid (twice its mean radius and a cell), row by row (the
  * window regrowth is measured over), and those of them on the negative side of its principal axis
- * (erased), decided in integers from its sums, so that a kernel can make the same lists
+ * (erased), decided in integers from its sums, as shaders/erase.wgsl decides them on the device
  * (docs/detection.md item 6): with c its cells, dX = c x - Sx and dY = c y - Sy, a cell is within
  * reach where (dX^2 + dY^2) ONE^2 <= (2 radii + c ONE)^2 (the mean radius is radii / (c ONE)), and
  * its side is `halves`' (sideOf). Only the disc's bounding box, a cell wider each way, is visited.

@@ -209,8 +209,8 @@ export interface Engine {
    * perturbation), or of `sums` ([field][cell], a stability map from elsewhere); `perturbationSums`
    * then makes there, from them and the sums of a later window, what the perturbation's answers need
    * (docs/detection.md): each kicked field's basin sums (engine/detect/basin.ts) and each erased
-   * field's regrowth sums over its plan's disc (engine/detect/regrowth.ts), in one read back. The sums held stay until held again: every later
-   * perturbationSums compares with them.
+   * field's regrowth sums over its plan's disc (engine/detect/regrowth.ts), in one read back. The
+   * sums held stay until held again: every later perturbationSums compares with them.
    */
   holdStability(sums?: Float32Array): Promise<void>
   perturbationSums(query: PerturbationQuery): Promise<PerturbationSums>
