@@ -75,6 +75,12 @@ export class HostRecorder implements WindowRecorder {
     return out
   }
 
+  /** perturbationSums made now: the fields are in host memory, nothing to ride on. */
+  async perturbationSumsLater(query: PerturbationQuery): Promise<() => Promise<PerturbationSums>> {
+    const sums = await this.perturbationSums(query)
+    return async () => sums
+  }
+
   destroy(): void {
     this.frames = []
     this.held = undefined

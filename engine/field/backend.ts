@@ -253,6 +253,11 @@ export interface WindowRecorder {
   copyHeld(fields: readonly number[], target: WindowRecorder): Promise<void>
   /** What a perturbation's answers need of the stability sums now and those held, made where they are, in one read back. */
   perturbationSums(query: PerturbationQuery): Promise<PerturbationSums>
+  /**
+   * perturbationSums riding on the device's next read (Transfers.ride) where the fields live on one:
+   * resolves once they are made, to how to take them (by a read of their own where none has come).
+   */
+  perturbationSumsLater(query: PerturbationQuery): Promise<() => Promise<PerturbationSums>>
   destroy(): void
 }
 

@@ -516,6 +516,17 @@ class FieldEngine implements Engine {
   }
 
   async perturbationSums(query: PerturbationQuery): Promise<PerturbationSums> {
+    this.requireQuery(query)
+    return this.recorder.perturbationSums(query)
+  }
+
+  async perturbationSumsLater(query: PerturbationQuery): Promise<() => Promise<PerturbationSums>> {
+    this.requireQuery(query)
+    return this.recorder.perturbationSumsLater(query)
+  }
+
+  /** A perturbation's query refused where it does not fit these fields: the kick's cells, the fields, each once, and the plans' sums. */
+  private requireQuery(query: PerturbationQuery): void {
     const cells = this.core.n * this.core.n
     if (query.pattern.length !== cells)
       throw new CrystalError('bad_argument', `a kick's pattern for this field has ${cells} cells, got ${query.pattern.length}`)
@@ -523,7 +534,6 @@ class FieldEngine implements Engine {
     if (new Set(query.basins).size !== query.basins.length)
       throw new CrystalError('bad_argument', `a perturbation lists a kicked field twice (${query.basins.join(', ')}): list each field once`)
     for (const { field, sums } of query.erased) requirePlanSums(this.field(field), this.core.n, sums)
-    return this.recorder.perturbationSums(query)
   }
 
   async accumulateStability(reset: boolean): Promise<void> {

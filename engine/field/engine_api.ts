@@ -214,6 +214,11 @@ export interface Engine {
    */
   holdStability(sums?: Float32Array): Promise<void>
   perturbationSums(query: PerturbationQuery): Promise<PerturbationSums>
+  /**
+   * perturbationSums, riding on the device's next read (any engine's on it) on the GPU backend: resolves
+   * once they are made, to how to take them (a read of their own where none has come by then).
+   */
+  perturbationSumsLater(query: PerturbationQuery): Promise<() => Promise<PerturbationSums>>
   /** Host-device traffic so far; null on the CPU backend, whose fields are in host memory. */
   transfers(): TransferCounts | null
   /**

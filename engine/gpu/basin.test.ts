@@ -48,8 +48,13 @@ async function perturbed(backend: 'gpu' | 'cpu') {
   const reads = counts?.reads ?? 0
   const sums = await engine.perturbationSums({ pattern, basins: [3, 1], erased })
   const readsTaken = (engine.transfers()?.reads ?? 0) - reads
+  // the same sums made again, riding on the next read (the recording's here)
+  const readsBefore = engine.transfers()?.reads ?? 0
+  const later = await engine.perturbationSumsLater({ pattern, basins: [3, 1], erased })
   const after = (await engine.collectRecording()).sums.slice()
-  return { engine, before, after, pattern, erased, sums, readsTaken }
+  const rode = await later()
+  const readsRiding = (engine.transfers()?.reads ?? 0) - readsBefore
+  return { engine, before, after, pattern, erased, sums, readsTaken, rode, readsRiding }
 }
 
 /** The cells within r of (x, y), in index order. */
@@ -57,12 +62,16 @@ function disc(x: number, y: number, r: number): number[] {
   return Array.from({ length: CELLS }, (_, c) => c).filter((c) => Math.hypot((c % N) - x, Math.floor(c / N) - y) <= r)
 }
 
-test("a perturbation's basin sums and regrowth sums are made where the fields live, in one read, as the CPU twin makes them (the disc decided there from the part's sums)", async () => {
+test("a perturbation's basin sums and regrowth sums are made where the fields live, in one read (or riding on the next), as the CPU twin makes them (the disc decided there from the part's sums)", async () => {
   const [gpu, cpu] = [await perturbed('gpu'), await perturbed('cpu')]
   try {
     const exact = await softwareGpu()
     expect(gpu.readsTaken).toBe(1)
+    // riding: the recording's read brought them, none of their own
+    expect(gpu.readsRiding).toBe(1)
     for (const run of [gpu, cpu]) {
+      expect(bits(run.rode.basins).equals(bits(run.sums.basins))).toBe(true)
+      expect(bits(run.rode.regrowths).equals(bits(run.sums.regrowths))).toBe(true)
       // the twin over the sums each engine holds: the kicked fields' basin sums, in the order listed
       const want = new Float32Array(2 * BASIN_SUMS)
       ;[3, 1].forEach((f, k) => want.set(basinSums(field(run.before, f), run.pattern, field(run.after, f)), k * BASIN_SUMS))

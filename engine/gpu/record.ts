@@ -523,13 +523,25 @@ export class GpuRecorder implements WindowRecorder {
    * field, the disc decided there from the plan's sums); the stability sums themselves stay there.
    * CPU twin: engine/cpu/record.ts HostRecorder.perturbationSums.
    */
-  async perturbationSums({ pattern, basins, erased }: PerturbationQuery): Promise<PerturbationSums> {
+  async perturbationSums(query: PerturbationQuery): Promise<PerturbationSums> {
+    return (await this.answers(query, false))()
+  }
+
+  async perturbationSumsLater(query: PerturbationQuery): Promise<() => Promise<PerturbationSums>> {
+    return this.answers(query, true)
+  }
+
+  /**
+   * The perturbation's sums made (one submit), then read back at once, or, with `ride`, copied aside to
+   * come back with the device's next read (Transfers.ride); how to take them.
+   */
+  private async answers({ pattern, basins, erased }: PerturbationQuery, ride: boolean): Promise<() => Promise<PerturbationSums>> {
     const { device, transfers, n } = this.gpu
     const compiled = compiling(device, [RECORD_KERNELS.basin, ERASE_KERNELS.regrowth])
     if (compiled !== undefined) await compiled
     const cells = n * n
     const out = { basins: new Float32Array(BASIN_SUMS * basins.length), regrowths: new Float32Array(REGROWTH_SUMS * erased.length) }
-    if (!basins.length && !erased.length) return out
+    if (!basins.length && !erased.length) return async () => out
     if (!this.held) throw new CrystalError('bad_argument', NOTHING_HELD)
     // the regrowths' sums after the basins', at the offset a storage binding may start at
     const align = device.limits.minStorageBufferOffsetAlignment
@@ -539,6 +551,7 @@ export class GpuRecorder implements WindowRecorder {
     new Uint8Array(slots, SLOT, 16).set(new Uint8Array(eraseUniform(n)))
     const { buffer, written, made } = this.scratch()
     const back = new Float32Array((regrowthsAt + out.regrowths.byteLength) / 4)
+    let riding: (() => Promise<ArrayBuffer>) | undefined
     try {
       const uniform = written(new Uint8Array(slots), UNIFORM)
       const result = buffer(back.byteLength)
@@ -568,14 +581,21 @@ export class GpuRecorder implements WindowRecorder {
         transfers.dispatch(pass, erased.length)
       }
       pass.end()
-      await transfers.readInto(result, 0, encoder, () => this.gpu.failure(), back)
+      if (ride) {
+        transfers.submit(encoder)
+        riding = transfers.ride(result, 0, back.byteLength, () => this.gpu.failure())
+      } else await transfers.readInto(result, 0, encoder, () => this.gpu.failure(), back)
     } finally {
-      for (const b of made) b.destroy()
+      // after the copy aside that rides (submitted first where it waits)
+      for (const b of made) transfers.destroy(b)
     }
-    this.gpu.check()
-    out.basins.set(back.subarray(0, out.basins.length))
-    out.regrowths.set(back.subarray(regrowthsAt / 4))
-    return out
+    return async () => {
+      if (riding) back.set(new Float32Array(await riding()))
+      this.gpu.check()
+      out.basins.set(back.subarray(0, out.basins.length))
+      out.regrowths.set(back.subarray(regrowthsAt / 4))
+      return out
+    }
   }
 
   /** Buffers made for one submit (`made`, destroyed by the caller once it is read), and `written` ones holding data. */
