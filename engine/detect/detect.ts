@@ -690,7 +690,7 @@ export function outshone(mass: number, count: number, total: number, cells: numb
  * A part's mean stability over the mean of the rest of the map (`total` its fieldTotal); 1 where nothing
  * is outside it at the total's resolution (2^-38 of the peak's binade a cell), as for a part of the whole map.
  */
-function stabilityRatio(mass: number, count: number, total: number, cells: number): number {
+export function stabilityRatio(mass: number, count: number, total: number, cells: number): number {
   const meanOut = (total - mass) / Math.max(1, cells - count)
   return meanOut > 0 ? mass / count / meanOut : 1
 }

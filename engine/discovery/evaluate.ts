@@ -6,13 +6,13 @@
 import type { Genome } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
 import { BASIN_SUMS, basinFrom } from '../detect/basin.js'
+import type { Candidates } from '../detect/candidates.js'
 import {
   CLASS_RULES,
   type Later,
   persistenceFrom,
   persistenceOf,
   withResponse,
-  type PlannedPart,
   type PlanSums,
   type Response,
   shapeSums,
@@ -24,6 +24,7 @@ import { WindowSpectra } from '../detect/spectra.js'
 import { REGROWTH_SUMS, regrowthFrom } from '../detect/regrowth.js'
 import { addPulse } from '../encode/pulse.js'
 import { observeHeld } from '../dream/dream.js'
+import type { PerturbationQuery, PerturbationSums } from '../field/backend.js'
 import type { EnergyBooks, Engine, EngineOptions } from '../field/engine.js'
 import { rng } from '../util/rng.js'
 import { cosine } from '../util/vector.js'
@@ -59,12 +60,13 @@ export interface EvaluationConditions {
 /**
  * The phases of a batch, in the GPU backend's order (the CPU backend detects before it perturbs): its engine opened (the device's buffers made); injections and steps
  * to the batch's end; the dreams; the window recorded, observed and read back (the clean fields'
- * books with it, taken as it ends); what is left of taking the books; detection naming the cells whose planes it reads (where the planes stay on the device);
- * the perturbation experiment (its waits: the fields extracted, steps, its window read back, the
- * classing; on the GPU it runs first, planned from the stability maps, and what detection named
- * rides on its read); what detection named taken (on the GPU, what is left of it); the structures
- * detected; on the GPU, the perturbation again where the stability maps guessed a part wrong
- * (perturbedFirst).
+ * books with it, taken as it ends); what is left of taking the books; detection naming the cells whose
+ * planes it reads (where the planes stay on the device; on the GPU the candidates' perturbation runs
+ * meanwhile); the perturbation experiment (its waits: the fields extracted, steps, its window read
+ * back, the classing; on the GPU it runs first, on each field's candidates and the parts planned past
+ * them, and what detection named rides on its read); what detection named taken (on the GPU, what is
+ * left of it); the structures detected; on the GPU, the perturbation again where a structure was
+ * none of the parts perturbed (perturbedFirst).
  */
 export const BATCH_PHASES = ['open', 'resonate', 'dream', 'record', 'books', 'cells', 'perturb', 'gather', 'detect', 'again'] as const
 export type BatchPhase = (typeof BATCH_PHASES)[number]
@@ -126,8 +128,10 @@ export async function recordWindows(
   limit = Infinity,
   options: { detector?: Detector; laps?: Laps } = {},
 ): Promise<{ windows: Window[]; release: () => void }> {
-  const { windows, release, submitted } = await recorded(engine, limit, options)
-  if (submitted !== undefined) {
+  const { windows, release, naming } = await recorded(engine, limit, options)
+  if (naming !== undefined) {
+    const { submitted } = await naming
+    options.laps?.lap('cells')
     await (await submitted)()
     options.laps?.lap('gather')
   }
@@ -135,11 +139,18 @@ export async function recordWindows(
 }
 
 /**
- * recordWindows up to what detection names, which it submits: `submitted` settles once that is made
- * and its ride is waiting (the engine may close after), to what takes it into the windows (it rides on
- * the device's next read, or is read alone where none has come); `reads` says what it is and, per
- * window, the part a perturbation would act on (neither where every plane is at hand, the CPU, which
- * names nothing).
+ * What detection names beyond the windows (`reads`), and its submit: `submitted` settles once that is
+ * made and its ride is waiting (the engine may close after), to what takes it into the windows (it
+ * rides on the device's next read, or is read alone where none has come).
+ */
+interface Naming {
+  reads: WindowReads[]
+  submitted: Promise<() => Promise<void>>
+}
+
+/**
+ * recordWindows up to the window's read; `naming`, what detection names and submits, runs on from
+ * there while the caller queues more (none where every plane is at hand, the CPU, which names nothing).
  */
 async function recorded(
   engine: Engine,
@@ -148,8 +159,7 @@ async function recorded(
 ): Promise<{
   windows: Window[]
   release: () => void
-  reads: WindowReads[] | undefined
-  submitted: Promise<() => Promise<void>> | undefined
+  naming: Promise<Naming> | undefined
   books: (() => Promise<EnergyBooks[]>) | undefined
 }> {
   const n = engine.size
@@ -172,14 +182,17 @@ async function recorded(
   laps?.lap('record')
   if (books) laps?.lap('books')
   const release = () => recording.release?.()
-  if (!recording.gather) return { windows, release, reads: undefined, submitted: undefined, books: booksLater }
-  const reads = await detector.cellsRead(windows, limit)
-  laps?.lap('cells')
-  // submitted now (once its kernels are compiled), ahead of the work queued after it, whose read it rides
-  const submitted = recording.gather(reads)
-  // handled here, awaited by the caller: it failing while the caller queues more must not end the process
-  submitted.catch(() => {})
-  return { windows, release, reads, submitted, books: booksLater }
+  const gather = recording.gather
+  if (!gather) return { windows, release, naming: undefined, books: booksLater }
+  const naming = detector.cellsRead(windows, limit).then((reads) => {
+    // submitted now (once its kernels are compiled), ahead of the work queued after it, whose read it rides
+    const submitted = gather(reads)
+    // handled here, awaited by the caller: it failing while the caller queues more must not end the process
+    submitted.catch(() => {})
+    return { reads, submitted }
+  })
+  naming.catch(() => {})
+  return { windows, release, naming, books: booksLater }
 }
 
 /** Steps between a perturbation and the window that sees what came back. */
@@ -206,6 +219,13 @@ interface Batch {
 
 /** A perturbation of one field: a kick, or the half of a disc erased as the part's sums plan it (erasePlan), its regrowth measured over the disc. */
 type Plan = { kicked: true } | { kicked: false; sums: PlanSums }
+
+/** A field perturbed in a batch extracted for it, as `plan` says; `root`: the smallest cell of the part planned for, where a candidate. */
+interface Copy {
+  field: number
+  plan: Plan
+  root?: number
+}
 
 /**
  * The plan for a part: a field-wide one (area >= 20%) is kicked; a smaller one has the half of a disc
@@ -235,7 +255,7 @@ export async function perturb(
   windows: readonly Window[],
 ): Promise<(Structure | undefined)[]> {
   const plans = plansOf(engine.size, found)
-  return answeredBy(found, plans, await perturbPlans(engine, plans, windows, { before: 'maps' }))
+  return answeredBy(found, plans, await perturbPlans(engine, plans, windows, 'maps'))
 }
 
 /** Per field, the plan for the structure found there (none where none was). */
@@ -252,31 +272,61 @@ function answeredBy(
   return found.map((s, f) => (s && plans[f] ? withResponse(s, response.get(f)!) : s))
 }
 
+/** A batch extracted and perturbed (perturbedApart): how to take its answers per copy, and to close it where they are never taken. */
+interface Perturbed {
+  take: () => Promise<Response[]>
+  close: () => void
+}
+
 /**
- * The experiment as `plans` say, on the fields that have one, in a batch of their own
- * (engine.extract: their state, the stability sums held and the noise they draw here, so the same
- * answers, bit for bit, as perturbing them where they are): neither the fields left alone nor a
- * rerun's step with them, and the engine itself stays as it was, to extract from again. Its held sums
- * must be the stability map before (engine.holdStability). Per field perturbed, its response.
+ * The experiment as `copies` say, in a batch of their own (engine.extract: each field's state, the
+ * stability sums held and the noise it draws here, so the same answers, bit for bit, as perturbing it
+ * where it is; a field twice, twice): neither the fields left alone nor a rerun's step with them, and
+ * the engine itself stays as it was, to extract from again. Its held sums must be the stability map
+ * before (engine.holdStability). Resolves once the answers are made: read at once, after `readAfter`
+ * settles (what is to ride on that read is waiting by then), or with `ride`, riding on the device's
+ * next read (Engine.perturbationSumsLater); the batch closes once they are taken.
  */
 async function perturbedApart(
   engine: Engine,
-  plans: readonly (Plan | undefined)[],
+  copies: readonly Copy[],
   windows: readonly Window[],
-): Promise<Map<number, Response>> {
-  const fields = plans.flatMap((p, f) => (p ? [f] : []))
-  if (!fields.length) return new Map()
-  const part = await engine.extract(fields)
+  { ride = false, readAfter }: { ride?: boolean; readAfter?: Promise<unknown> } = {},
+): Promise<Perturbed> {
+  if (!copies.length) return { take: async () => [], close: () => {} }
+  const part = await engine.extract(copies.map((c) => c.field))
+  let open = true
+  const close = () => {
+    if (open) part.destroy()
+    open = false
+  }
   try {
-    const response = await perturbPlans(
+    const made = await perturbFields(
       part,
-      fields.map((f) => plans[f]),
-      fields.map((f) => windows[f]),
-      { before: 'held' },
+      copies.map((c) => c.plan),
+      copies.map((c) => windows[c.field]),
+      'held',
     )
-    return new Map([...response].map(([k, r]) => [fields[k], r]))
-  } finally {
-    part.destroy()
+    await readAfter
+    // every copy has a plan, so the fields were perturbed (made)
+    let sums: () => Promise<PerturbationSums>
+    if (ride) sums = await part.perturbationSumsLater(made!.query)
+    else {
+      const read = await part.perturbationSums(made!.query)
+      sums = async () => read
+    }
+    const take = async () => {
+      try {
+        const response = made!.responses(await sums())
+        return copies.map((_, k) => response.get(k)!)
+      } finally {
+        close()
+      }
+    }
+    return { take, close }
+  } catch (e) {
+    close()
+    throw e
   }
 }
 
@@ -289,8 +339,23 @@ async function perturbPlans(
   engine: Engine,
   plans: readonly (Plan | undefined)[],
   windows: readonly Window[],
-  { before }: { before: 'maps' | 'held' },
+  before: 'maps' | 'held',
 ): Promise<Map<number, Response>> {
+  const made = await perturbFields(engine, plans, windows, before)
+  return made ? made.responses(await engine.perturbationSums(made.query)) : new Map()
+}
+
+/**
+ * perturbPlans up to its answers: the fields perturbed, stepped and observed; what the answers are made
+ * of (Engine.perturbationSums' query), and how they become each field's response. None where no field
+ * has a plan.
+ */
+async function perturbFields(
+  engine: Engine,
+  plans: readonly (Plan | undefined)[],
+  windows: readonly Window[],
+  before: 'maps' | 'held',
+): Promise<{ query: PerturbationQuery; responses: (sums: PerturbationSums) => Map<number, Response> } | undefined> {
   const n = engine.size
   const cells = n * n
   const rand = rng(KICK_SEED)
@@ -298,7 +363,7 @@ async function perturbPlans(
   for (let k = 0; k < KICK_PULSES; k++) addPulse(kick, n, randomPulse(rand))
   // a field-wide structure is kicked as strongly as its field: scaled where the fields live (engine.kick)
   const wide = plans.flatMap((p, f) => (p?.kicked ? [f] : []))
-  if (!plans.some(Boolean)) return new Map()
+  if (!plans.some(Boolean)) return undefined
   // the stability map before, kept where the fields live: the basins compare with it there
   if (before === 'maps') {
     const maps = new Float32Array(cells * engine.fields)
@@ -318,10 +383,12 @@ async function perturbPlans(
   // made where the sums are, one read: the kicked fields' basin sums, the erased ones' regrowth sums
   // over their discs (at population 1,000 the window's sums of every field were 37 MB, their means and
   // basins some 0.17 s of the main thread; the discs' cells went up and their sums came back)
-  const sums = await engine.perturbationSums({ pattern: kick, basins: wide, erased })
-  const response = new Map<number, Response>(wide.map((f, k) => [f, { basin: basinFrom(sums.basins, k * BASIN_SUMS) }]))
-  erased.forEach(({ field }, k) => response.set(field, { regrowth: regrowthFrom(sums.regrowths, k * REGROWTH_SUMS) }))
-  return response
+  const responses = (sums: PerturbationSums) => {
+    const response = new Map<number, Response>(wide.map((f, k) => [f, { basin: basinFrom(sums.basins, k * BASIN_SUMS) }]))
+    erased.forEach(({ field }, k) => response.set(field, { regrowth: regrowthFrom(sums.regrowths, k * REGROWTH_SUMS) }))
+    return response
+  }
+  return { query: { pattern: kick, basins: wide, erased }, responses }
 }
 
 /**
@@ -358,6 +425,8 @@ async function runBatch(
   const population = genomes.length
   // what detection named, made on the engine: where the batch fails first, it closes once that is made
   let gathering: Promise<unknown> | undefined
+  // the candidates' batch (perturbedCandidates): closed at the end where its answers were never taken
+  let first: Promise<Perturbed> | undefined
   try {
     const [all, allWaves] = [twice(genomes), twice(waves)]
     const longest = Math.max(...genomes.map((g) => g.resonate_steps))
@@ -379,13 +448,19 @@ async function runBatch(
     }
     const detector = c.detector ?? IN_THREAD
     // the retention is the clean fields' (the books as the windows end)
-    const { windows, release, reads, submitted, books } = await recorded(engine, 1, { detector, laps, books: true })
-    gathering = submitted
+    const { windows, release, naming, books } = await recorded(engine, 1, { detector, laps, books: true })
+    gathering = naming?.then((n) => n.submitted)
     const clean = windows.slice(0, population)
-    const planned = reads?.slice(0, population).map((r) => r.planned)
-    // on the GPU the clean fields are perturbed where the stability maps plan it, and what detection
-    // named comes back with the perturbation's read (it rides), or alone where nothing is perturbed
-    const answering = planned && perturbedPlanned(engine, clean, planned)
+    // on the GPU the clean fields' candidates perturbed at once, from the sums the windows came back with, while
+    // detection names the cells it reads (their answers ride on the device's next read)
+    const candidates = naming && detector.candidates(clean)
+    first = candidates && perturbedCandidates(engine, clean, candidates)
+    first?.catch(() => {})
+    const { reads, submitted } = naming ? await laps.timed('cells', naming) : {}
+    // then the parts detection plans on in the fields whose candidates ran past the first parts: their
+    // read brings back the candidates' answers and what detection named, and where there are none the
+    // candidates' answers are read with what it named
+    const answering = first && reads && submitted && answersOf(engine, clean, { candidates: candidates!, first, reads, submitted })
     answering?.catch(() => {})
     const back = submitted && (answering ?? Promise.resolve()).then(() => submitted).then((take) => take())
     back?.catch(() => {})
@@ -398,8 +473,8 @@ async function runBatch(
     // handled now, awaited below: one failing while the clean fields are perturbed must not end the process
     for (const d of [detected, shaken]) d.catch(() => {})
     const { found, answered } =
-      planned && answering
-        ? await perturbedFirst(engine, clean, planned, answering, { back, detected, laps })
+      candidates && reads && answering
+        ? await perturbedFirst(engine, clean, { candidates, reads, answering }, { back, detected, laps })
         : await foundFirst(engine, clean, detected, laps)
     const retention = (await books!()).slice(0, population).map((b) => (b.injected > 0 ? Math.max(0, b.energy) / b.injected : 0))
     laps.lap('perturb')
@@ -415,6 +490,10 @@ async function runBatch(
   } finally {
     // not on a closed engine's memory, and no ride of it left waiting on the device (its close drops them)
     await gathering?.catch(() => {})
+    await first?.then(
+      (batch) => batch.close(),
+      () => {},
+    )
     engine.destroy()
   }
 }
@@ -462,53 +541,106 @@ async function foundFirst(engine: Engine, clean: readonly Window[], detected: Pr
   // threads of its own, which its first step waits for (17 to 20 ms for one on 2 cores, where the
   // extract still paid: the README's evolve 8.1 s against 8.5 to 8.9), and a many-core machine starts
   // more while the rerun's steps cost it less: unmeasured there, so not taken
-  const answered = answeredBy(found, plans, await perturbPlans(engine, plans, clean, { before: 'held' }))
+  const answered = answeredBy(found, plans, await perturbPlans(engine, plans, clean, 'held'))
   laps.lap('perturb')
   return { found, answered }
 }
 
-/** The clean fields perturbed where the stability maps say (`planned`: cellsRead's first holding part); per field perturbed, its response. */
-async function perturbedPlanned(engine: Engine, clean: readonly Window[], planned: readonly (PlannedPart | undefined)[]) {
+/** Per clean field, a copy for each of its candidates (Detector.candidates), planned on that part. */
+function copiesOf(candidates: readonly Candidates[]): Copy[] {
+  return candidates.flatMap((c, field) => c.parts.map((p) => ({ field, root: p.root, plan: planFor(p.area, p.sums) })))
+}
+
+/** The clean fields' candidates perturbed, a copy each (copiesOf), their answers riding on the device's next read. */
+async function perturbedCandidates(engine: Engine, clean: readonly Window[], candidates: readonly Candidates[]) {
   // the stability map before: the batch's sums, still those of the windows' later maps
   await engine.holdStability()
-  return perturbedApart(
-    engine,
-    planned.map((p) => p && planFor(p.area, p.sums)),
-    clean,
-  )
+  return perturbedApart(engine, copiesOf(candidates), clean, { ride: true })
 }
 
 /**
- * The clean fields' structures, found while the device runs their perturbation as the stability maps
- * planned it (`answering`: perturbedPlanned), so that the recovery steps run while detection runs
- * (docs/detection.md, "The perturbation planned from the stability maps"). The maps decide the part in
- * nearly every field; where the spectra then class another part, that field is perturbed again where
- * the structure is, extracted anew from the batch, which the first try left as it was: the same steps
- * with the same noise, so the same answers as perturbing after detection.
+ * Per field whose candidates ran past the first parts (not `complete`), the part detection plans on
+ * (cellsRead's `planned`: the first that holds, over every part) where it is none of them.
+ */
+function plannedPast(candidates: readonly Candidates[], reads: readonly WindowReads[]): Copy[] {
+  return candidates.flatMap((c, field) => {
+    const p = reads[field].planned
+    return !c.complete && p && !c.parts.some((q) => q.root === p.cell) ? [{ field, root: p.cell, plan: planFor(p.area, p.sums) }] : []
+  })
+}
+
+/** What the clean fields' perturbation waits on once detection has named its cells. */
+interface Answering {
+  candidates: readonly Candidates[]
+  /** The candidates' batch (perturbedCandidates). */
+  first: Promise<Perturbed>
+  reads: readonly WindowReads[]
+  /** What detection named, submitted (its ride waiting). */
+  submitted: Promise<unknown>
+}
+
+/**
+ * Every copy perturbed and its answer: the candidates', and those of the parts planned past them
+ * (plannedPast), perturbed now in a batch of their own whose read brings back the candidates' answers
+ * and what detection named (both ride); where there are none, the candidates' answers are read then,
+ * with what it named.
+ */
+async function answersOf(engine: Engine, clean: readonly Window[], { candidates, first, reads, submitted }: Answering) {
+  const past = plannedPast(candidates, reads)
+  // read once the candidates' answers and what detection named wait to ride
+  const ready = Promise.all([first, submitted])
+  // handled here: where nothing is planned past the candidates it is not awaited, and the failure shows below
+  ready.catch(() => {})
+  const second = await perturbedApart(engine, past, clean, { readAfter: ready })
+  // read already: taken first, so that it closes whatever befalls the candidates' take
+  const pastAnswers = await second.take()
+  await submitted
+  return { copies: [...copiesOf(candidates), ...past], answers: [...(await (await first).take()), ...pastAnswers] }
+}
+
+/** The clean fields' candidates, what detection named of their windows, and every copy's answer (answersOf). */
+interface Perturbing {
+  candidates: readonly Candidates[]
+  reads: readonly WindowReads[]
+  answering: Promise<{ copies: Copy[]; answers: Response[] }>
+}
+
+/**
+ * The clean fields' structures, found while the device runs the perturbation of each field's candidates
+ * and of the parts planned past them (`answering`: answersOf), so that the recovery steps run while
+ * detection runs (docs/detection.md item 6, "every candidate perturbed"): each structure takes the
+ * answer of its part's copy. Where its part was none of them (the spectra classed a part past the first
+ * parts and past the one planned there), that field is perturbed again where the structure is,
+ * extracted anew from the batch, which the tries before left as it was: the same steps with the same
+ * noise, so the same answers as perturbing after detection.
  */
 async function perturbedFirst(
   engine: Engine,
   clean: readonly Window[],
-  planned: readonly (PlannedPart | undefined)[],
-  answering: Promise<Map<number, Response>>,
+  { candidates, reads, answering }: Perturbing,
   { back, detected, laps }: Finding,
 ) {
   const n = engine.size
-  const response = await laps.timed('perturb', answering)
+  const { copies, answers } = await laps.timed('perturb', answering)
   if (back !== undefined) await laps.timed('gather', back)
   const found = await laps.timed('detect', detected)
-  const wrong = new Set(found.flatMap((s, f) => (s && !(planned[f] && s.cells.includes(planned[f].cell)) ? [f] : [])))
-  // a part its shape classes is the first structure detection finds (cellsRead): never guessed wrong
-  const broken = [...wrong].find((f) => planned[f]?.decided)
+  const response = new Map<number, Response>()
+  copies.forEach((c, k) => found[c.field]?.cells[0] === c.root && response.set(c.field, answers[k]))
+  const wrong = found.flatMap((s, f) => (s && !response.has(f) ? [f] : []))
+  // detection's first structure is one of a field's candidates wherever they are complete
+  // (candidatesOf), and the part cellsRead plans on where its shape decides it
+  const broken = wrong.find((f) => candidates[f].complete || reads[f].planned?.decided)
   if (broken !== undefined)
-    throw new CrystalError('internal', `detection found a structure in field ${broken} where the stability maps decided on another part`)
-  if (wrong.size) {
-    const again = await perturbedApart(
-      engine,
-      found.map((s, f) => (wrong.has(f) ? planOf(n, s!) : undefined)),
-      clean,
-    )
-    for (const [f, r] of again) response.set(f, r)
+    throw new CrystalError('internal', `detection found a structure in field ${broken} that is none of the parts planned on there`)
+  if (wrong.length) {
+    const again = await (
+      await perturbedApart(
+        engine,
+        wrong.map((f) => ({ field: f, plan: planOf(n, found[f]!) })),
+        clean,
+      )
+    ).take()
+    wrong.forEach((f, k) => response.set(f, again[k]))
     laps.lap('again')
   }
   return { found, answered: found.map((s, f) => s && withResponse(s, response.get(f)!)) }

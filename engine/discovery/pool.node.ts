@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import type { Genome } from '../contracts/registry.js'
+import type { Candidates } from '../detect/candidates.js'
 import type { PackedMeasured, Structure, WindowReads } from '../detect/detect.js'
 import { sharedFloats, type WindowSpectra } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'
@@ -14,6 +15,7 @@ import {
   type CellsAnswer,
   type DetectOp,
   type Detector,
+  IN_THREAD,
   jobOf,
   received,
   runTask,
@@ -87,6 +89,10 @@ export class DetectPool implements Detector {
     const answers = (await this.map('cells', windows, limit)) as CellsAnswer[]
     answers.forEach(({ measured }, k) => measured && this.measured.set(windows[k].spectra, measured))
     return answers.map((a) => a.reads)
+  }
+
+  candidates(windows: readonly Window[]): Candidates[] {
+    return IN_THREAD.candidates(windows)
   }
 
   async first(windows: readonly Window[], limit: number): Promise<(Structure | undefined)[]> {

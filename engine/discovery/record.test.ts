@@ -296,11 +296,12 @@ const UNSERVED: Detector = {
   },
 }
 
-/** The reads of `e` and of the batches extracted from it (each counted as it closes). */
-function readsWithParts(e: Engine): () => number {
+/** The reads of `e` and of the batches extracted from it (each counted as it closes); `extracts` counts those. */
+function readsWithParts(e: Engine, extracts?: { count: number }): () => number {
   let extracted = 0
   const extract = e.extract.bind(e)
   e.extract = async (fields) => {
+    if (extracts) extracts.count++
     const part = await extract(fields)
     const destroy = part.destroy.bind(part)
     part.destroy = () => {
@@ -317,7 +318,7 @@ test.each([
   ['europium_crystal', 24, 'basin'],
   ['metamaterial', 32, 'regrowth'],
 ] as const)(
-  'on the GPU the clean fields are perturbed where the stability maps say before their structures are found; where that guessed wrong those fields are extracted again and perturbed where the structures are: the same evaluations, bit for bit, one read more (%s, N = %i, %s)',
+  "on the GPU each clean field's candidates are perturbed before its structure is found, and where they ran past the first parts the part detection plans on, in a batch whose read brings both back; where the structure was none of them that field is extracted again and perturbed where it is: the same evaluations, bit for bit, one read more (%s, N = %i, %s)",
   { timeout: GPU_TEST_TIMEOUT },
   async (name, size, answer) => {
     const rand = rng(4)
@@ -325,6 +326,7 @@ test.each([
     const material = new MaterialCatalog().get(name)
     const run = async (plain: Detector) => {
       let reads = () => 0
+      const extracts = { count: 0 }
       let again: number | undefined
       const { detector, gathers } = counting(plain)
       const evaluations = await evaluate(genomes, {
@@ -334,31 +336,45 @@ test.each([
         detector,
         open: async (o) => {
           const e = await engineOn('gpu', o)
-          reads = readsWithParts(e)
+          reads = readsWithParts(e, extracts)
           return e
         },
         onTimes: (t) => (again = t.batch.again),
       })
-      return { evaluations, reads: reads(), again, gathers: gathers() }
+      return { evaluations, reads: reads(), extracts: extracts.count, again, gathers: gathers() }
     }
-    // maps that guess every part wrong: each perturbed the other way (kicked where it is erased and the
-    // other way round), and not the part found
-    const misled = (which: (field: number) => boolean): Detector => ({
+    // each perturbed the other way (kicked where it is erased and the other way round), and not the part found
+    const other = (area: number) => (area >= CLASS_RULES.field_wide ? 0 : 1)
+    // candidates that miss every part found, as where they run past the first parts (`which` fields);
+    // with `planned`, the part detection plans on is missed too
+    const misled = (which: (field: number) => boolean, planned: boolean): Detector => ({
       ...IN_THREAD,
+      candidates: (windows) =>
+        IN_THREAD.candidates(windows).map((c, f) =>
+          which(f) ? { complete: false, parts: c.parts.map((p) => ({ ...p, root: -1, area: other(p.area) })) } : c,
+        ),
       cellsRead: async (windows, limit) =>
         (await IN_THREAD.cellsRead(windows, limit)).map((r, f) => {
           const p = r.planned
-          if (!p || !which(f)) return r
-          const area = p.area >= CLASS_RULES.field_wide ? 0 : 1
-          return { ...r, planned: { ...p, cell: -1, decided: false, area } }
+          return p && planned && which(f) ? { ...r, planned: { ...p, cell: -2, decided: false, area: other(p.area) } } : r
         }),
     })
+    // every field's candidates past the first parts: the parts detection plans on perturbed in a second
+    // batch, before the structures are found, whose read brings the candidates' answers back too
+    const past = await run(misled(() => true, false))
     // every field guessed wrong, and every other one: the second try perturbs those alone, and the
     // answers of the others, from the first try, stand beside them
-    const [right, wrong, someWrong] = [await run(IN_THREAD), await run(misled(() => true)), await run(misled((f) => f % 2 === 1))]
+    const [right, wrong, someWrong] = [
+      await run(IN_THREAD),
+      await run(misled(() => true, true)),
+      await run(misled((f) => f % 2 === 1, true)),
+    ]
     // the window with the books and the first parts' reads, then the perturbation's answers with what
     // detection named beyond those parts riding on them (where it named anything: one batch here)
-    expect([right.reads, wrong.reads, someWrong.reads]).toEqual([2, 3, 3])
+    expect([right.reads, past.reads, wrong.reads, someWrong.reads]).toEqual([2, 2, 3, 3])
+    expect([right.extracts, past.extracts, wrong.extracts, someWrong.extracts]).toEqual([1, 2, 3, 3])
+    expect(past.again).toBeUndefined()
+    expect(past.evaluations).toEqual(right.evaluations)
     // the control: with nothing the device read of the first parts, detection names and gathers it all,
     // and evaluates alike; still in 2 reads (3 while the gather was read alone)
     const unserved = await run(UNSERVED)
