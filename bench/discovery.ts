@@ -7,7 +7,7 @@ import { evaluate, RECORD_DT, RECORD_FRAMES } from '../engine/discovery/evaluate
 import { type Detector, IN_THREAD, type Window } from '../engine/discovery/detector.js'
 import type { Material } from '../engine/contracts/material.js'
 import { heldOf } from '../engine/discovery/practice.js'
-import { HeldPlanes, WindowSpectra, windowPlanes } from '../engine/detect/spectra.js'
+import { HeldPlanes, type PlaneData, WindowSpectra, windowPlanes } from '../engine/detect/spectra.js'
 import { discover, type DiscoveryResult, type SearchKind } from '../engine/discovery/discovery.js'
 import { CLASS_NAMES, CLASS_TOKENS } from '../engine/contracts/registry.js'
 import { randomGenome } from '../engine/discovery/genome.js'
@@ -23,6 +23,7 @@ import {
   laterUnit,
   laterUnitsOf,
   cellsRead,
+  detect,
   listedComponents,
   listedShapes,
   listedTop,
@@ -33,6 +34,7 @@ import {
   topSums,
 } from '../engine/detect/detect.js'
 import { partPlaces } from '../engine/detect/placement.js'
+import { candidatesOf } from '../engine/detect/candidates.js'
 import type { FieldShapes } from '../engine/detect/sums.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'
 import { createNodeEngine } from '../engine/node.js'
@@ -265,6 +267,8 @@ export interface DetectionCost {
    */
   named: number
   named_unserved: number
+  /** How the perturbation's plans meet detection's first structures (perturbationPlans). */
+  plans: PerturbationPlans
   /** Of naming the cells: a map's components found and ranked by mass (partsOf's list), on the host. */
   components_ms: number
   /** A map's listed components' shapes and later sums as integers (shapeSums, what measure takes; laterUnitsOf, sustain's), on the host. */
@@ -297,6 +301,45 @@ export interface DetectionCost {
   }
 }
 
+/**
+ * How the GPU path's perturbation plans meet detection's first structure, window by window (docs/detection.md,
+ * "Every candidate perturbed, before detection names a cell"): the copies its candidates make
+ * (candidatesOf, from the first parts' sums), the windows whose structure lay past them and was the
+ * part cellsRead plans on (the second batch's), those where it was neither (a read more, `again`), and
+ * the windows where detection found nothing but some candidate was perturbed. The control,
+ * `rank_zero_wrong`: windows whose structure is not the part of most mass, which a plan on that part
+ * alone would have perturbed wrong.
+ */
+export interface PerturbationPlans {
+  copies: number
+  past: number
+  again: number
+  needless: number
+  rank_zero_wrong: number
+}
+
+/** PerturbationPlans over `windows` (their `held` forms, as the GPU backend holds them: heldOf) at side n. */
+async function perturbationPlans(windows: readonly Window[], held: readonly Extract<PlaneData, { kind: 'held' }>[], n: number) {
+  const plans: PerturbationPlans = { copies: 0, past: 0, again: 0, needless: 0, rank_zero_wrong: 0 }
+  for (const [k, w] of windows.entries()) {
+    const top = held[k].top
+    const { parts, complete } = candidatesOf(top, n, w.later.taken)
+    plans.copies += parts.length
+    const [found] = await detect(w.spectra, w.later, 1)
+    if (!found) {
+      if (parts.length) plans.needless++
+      continue
+    }
+    const root = found.cells[0]
+    if (top?.parts[0]?.root !== root) plans.rank_zero_wrong++
+    if (parts.some((p) => p.root === root)) continue
+    const { planned } = cellsRead(new WindowSpectra(n, RECORD_DT, RECORD_FRAMES, HeldPlanes.of(held[k])), w.later, 1)
+    if (!complete && planned?.cell === root) plans.past++
+    else plans.again++
+  }
+  return plans
+}
+
 /** A map's shapes as text to compare: its total's units and its parts in their order. */
 const shapesText = (shapes: FieldShapes | undefined) =>
   JSON.stringify(shapes && [shapes.units, ...shapes.parts, shapes.later?.unit, ...(shapes.later?.parts ?? [])])
@@ -322,6 +365,7 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
   const naming = (r: { ends: ArrayLike<number>; modes: ArrayLike<number> }) => r.ends.length > 0 || r.modes.length > 0
   const named = held.filter(naming).length
   const named_unserved = windows.filter((w) => naming(cellsRead(w.spectra, w.later, 1))).length
+  const plans = await perturbationPlans(windows, held, size)
   const best = { cells: Infinity, structures: Infinity }
   for (let pass = 0; pass < REPEATS; pass++) {
     const fresh = held.map((d, k) => ({
@@ -359,7 +403,7 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
     shapes_ms = Math.min(shapes_ms, (performance.now() - t0) / maps.length)
   }
   const cost = {
-    ...{ material, size, windows: held.length, named, named_unserved },
+    ...{ material, size, windows: held.length, named, named_unserved, plans },
     ...{ cells_ms: best.cells, structures_ms: best.structures, components_ms, shapes_ms },
   }
   if (!device) return cost
@@ -581,6 +625,7 @@ export function discoveryTables(r: DiscoveryBenchReport): Record<string, Record<
         material: d.material,
         windows: `${d.windows} at N = ${d.size}`,
         'naming more to gather (control: nothing read with the window)': `${d.named} (${d.named_unserved})`,
+        "perturbation's copies; structures past the candidates, none of the parts perturbed; needless (control: part of most mass wrong)": `${d.plans.copies}; ${d.plans.past}, ${d.plans.again}; ${d.plans.needless} (${d.plans.rank_zero_wrong})`,
         'cells named, ms': d.cells_ms.toFixed(3),
         'structures found, ms': d.structures_ms.toFixed(3),
         'of cells named: components ranked, ms': d.components_ms.toFixed(3),
