@@ -425,7 +425,7 @@ async function runBatch(
   const population = genomes.length
   // what detection named, made on the engine: where the batch fails first, it closes once that is made
   let gathering: Promise<unknown> | undefined
-  // the candidates' batch (perturbedCandidates): closed at the end where its answers were never taken
+  // the candidates' batch (copiesOf): closed at the end where its answers were never taken
   let first: Promise<Perturbed> | undefined
   try {
     const [all, allWaves] = [twice(genomes), twice(waves)]
@@ -450,17 +450,22 @@ async function runBatch(
     // the retention is the clean fields' (the books as the windows end)
     const { windows, release, naming, books } = await recorded(engine, 1, { detector, laps, books: true })
     gathering = naming?.then((n) => n.submitted)
+    // handled here, awaited at the end: it failing while the perturbation is queued must not end the process
+    gathering?.catch(() => {})
     const clean = windows.slice(0, population)
     // on the GPU the clean fields' candidates perturbed at once, from the sums the windows came back with, while
     // detection names the cells it reads (their answers ride on the device's next read)
     const candidates = naming && detector.candidates(clean)
-    first = candidates && perturbedCandidates(engine, clean, candidates)
+    // the stability map before, which both batches copy: the batch's sums, still the windows' later maps
+    const held = candidates && engine.holdStability()
+    first = held?.then(() => perturbedApart(engine, copiesOf(candidates!), clean, { ride: true }))
     first?.catch(() => {})
     const { reads, submitted } = naming ? await laps.timed('cells', naming) : {}
     // then the parts detection plans on in the fields whose candidates ran past the first parts: their
     // read brings back the candidates' answers and what detection named, and where there are none the
     // candidates' answers are read with what it named
-    const answering = first && reads && submitted && answersOf(engine, clean, { candidates: candidates!, first, reads, submitted })
+    const answering =
+      first && reads && submitted && answersOf(engine, clean, { candidates: candidates!, held: held!, first, reads, submitted })
     answering?.catch(() => {})
     const back = submitted && (answering ?? Promise.resolve()).then(() => submitted).then((take) => take())
     back?.catch(() => {})
@@ -551,13 +556,6 @@ function copiesOf(candidates: readonly Candidates[]): Copy[] {
   return candidates.flatMap((c, field) => c.parts.map((p) => ({ field, root: p.root, plan: planFor(p.area, p.sums) })))
 }
 
-/** The clean fields' candidates perturbed, a copy each (copiesOf), their answers riding on the device's next read. */
-async function perturbedCandidates(engine: Engine, clean: readonly Window[], candidates: readonly Candidates[]) {
-  // the stability map before: the batch's sums, still those of the windows' later maps
-  await engine.holdStability()
-  return perturbedApart(engine, copiesOf(candidates), clean, { ride: true })
-}
-
 /**
  * Per field whose candidates ran past the first parts (not `complete`), the part detection plans on
  * (cellsRead's `planned`: the first that holds, over every part) where it is none of them.
@@ -572,7 +570,9 @@ function plannedPast(candidates: readonly Candidates[], reads: readonly WindowRe
 /** What the clean fields' perturbation waits on once detection has named its cells. */
 interface Answering {
   candidates: readonly Candidates[]
-  /** The candidates' batch (perturbedCandidates). */
+  /** The stability map before, held (each batch extracted copies it). */
+  held: Promise<void>
+  /** The candidates' batch (copiesOf, their answers riding). */
   first: Promise<Perturbed>
   reads: readonly WindowReads[]
   /** What detection named, submitted (its ride waiting). */
@@ -585,8 +585,9 @@ interface Answering {
  * and what detection named (both ride); where there are none, the candidates' answers are read then,
  * with what it named.
  */
-async function answersOf(engine: Engine, clean: readonly Window[], { candidates, first, reads, submitted }: Answering) {
+async function answersOf(engine: Engine, clean: readonly Window[], { candidates, held, first, reads, submitted }: Answering) {
   const past = plannedPast(candidates, reads)
+  await held
   // read once the candidates' answers and what detection named wait to ride
   const ready = Promise.all([first, submitted])
   // handled here: where nothing is planned past the candidates it is not awaited, and the failure shows below
