@@ -453,8 +453,8 @@ async function runBatch(
     // handled here, awaited at the end: it failing while the perturbation is queued must not end the process
     gathering?.catch(() => {})
     const clean = windows.slice(0, population)
-    // on the GPU the clean fields' candidates perturbed at once, from the sums the windows came back with, while
-    // detection names the cells it reads (their answers ride on the device's next read)
+    // on the GPU the clean fields' candidates are perturbed at once, from the sums the windows came back
+    // with, while detection names the cells it reads (their answers ride on the device's next read)
     const candidates = naming && detector.candidates(clean)
     // the stability map before, which both batches copy: the batch's sums, still the windows' later maps
     const held = candidates && engine.holdStability()
