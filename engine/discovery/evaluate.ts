@@ -458,14 +458,18 @@ async function runBatch(
     const candidates = naming && detector.candidates(clean)
     // the stability map before, which both batches copy: the batch's sums, still the windows' later maps
     const held = candidates && engine.holdStability()
-    first = held?.then(() => perturbedApart(engine, copiesOf(candidates!), clean, { ride: true }))
+    const copies = candidates && copiesOf(candidates)
+    first = held?.then(() => perturbedApart(engine, copies!, clean, { ride: true }))
     first?.catch(() => {})
     const { reads, submitted } = naming ? await laps.timed('cells', naming) : {}
     // then the parts detection plans on in the fields whose candidates ran past the first parts: their
     // read brings back the candidates' answers and what detection named, and where there are none the
     // candidates' answers are read with what it named
     const answering =
-      first && reads && submitted && answersOf(engine, clean, { candidates: candidates!, held: held!, first, reads, submitted })
+      first &&
+      reads &&
+      submitted &&
+      answersOf(engine, clean, { candidates: candidates!, copies: copies!, held: held!, first, reads, submitted })
     answering?.catch(() => {})
     const back = submitted && (answering ?? Promise.resolve()).then(() => submitted).then((take) => take())
     back?.catch(() => {})
@@ -572,7 +576,9 @@ interface Answering {
   candidates: readonly Candidates[]
   /** The stability map before, held (each batch extracted copies it). */
   held: Promise<void>
-  /** The candidates' batch (copiesOf, their answers riding). */
+  /** A copy a candidate (copiesOf). */
+  copies: readonly Copy[]
+  /** Their batch, the answers riding. */
   first: Promise<Perturbed>
   reads: readonly WindowReads[]
   /** What detection named, submitted (its ride waiting). */
@@ -585,7 +591,7 @@ interface Answering {
  * and what detection named (both ride); where there are none, the candidates' answers are read then,
  * with what it named.
  */
-async function answersOf(engine: Engine, clean: readonly Window[], { candidates, held, first, reads, submitted }: Answering) {
+async function answersOf(engine: Engine, clean: readonly Window[], { candidates, copies, held, first, reads, submitted }: Answering) {
   const past = plannedPast(candidates, reads)
   await held
   // read once the candidates' answers and what detection named wait to ride
@@ -596,7 +602,7 @@ async function answersOf(engine: Engine, clean: readonly Window[], { candidates,
   // read already: taken first, so that it closes whatever befalls the candidates' take
   const pastAnswers = await second.take()
   await submitted
-  return { copies: [...copiesOf(candidates), ...past], answers: [...(await (await first).take()), ...pastAnswers] }
+  return { copies: [...copies, ...past], answers: [...(await (await first).take()), ...pastAnswers] }
 }
 
 /** The clean fields' candidates, what detection named of their windows, and every copy's answer (answersOf). */
