@@ -34,7 +34,7 @@ import {
   topSums,
 } from '../engine/detect/detect.js'
 import { partPlaces } from '../engine/detect/placement.js'
-import { candidatesOf } from '../engine/detect/candidates.js'
+import { NO_CANDIDATES } from '../engine/detect/candidates.js'
 import type { FieldShapes } from '../engine/detect/sums.js'
 import { nodeGpu } from '../engine/gpu/webgpu.node.js'
 import { createNodeEngine } from '../engine/node.js'
@@ -304,7 +304,7 @@ export interface DetectionCost {
 /**
  * How the GPU path's perturbation plans meet detection's first structure, window by window (docs/detection.md,
  * "Every candidate perturbed, before detection names a cell"): the copies its candidates make
- * (candidatesOf, from the first parts' sums), the windows whose structure lay past them and was the
+ * (the table the device makes where it ranks the parts: candidateTable's), the windows whose structure lay past them and was the
  * part cellsRead plans on (the second batch's), those where it was neither (a read more, `again`), and
  * the windows where detection found nothing but some candidate was perturbed. The control,
  * `rank_zero_wrong`: windows whose structure is not the part of most mass, which a plan on that part
@@ -323,7 +323,7 @@ async function perturbationPlans(windows: readonly Window[], held: readonly Extr
   const plans: PerturbationPlans = { copies: 0, past: 0, again: 0, needless: 0, rank_zero_wrong: 0 }
   for (const [k, w] of windows.entries()) {
     const top = held[k].top
-    const { parts, complete } = candidatesOf(top, n, w.later.taken)
+    const { parts, complete } = top?.candidates ?? NO_CANDIDATES
     plans.copies += parts.length
     const [found] = await detect(w.spectra, w.later, 1)
     if (!found) {
@@ -411,6 +411,8 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
   const all = new Float32Array(count * size * size)
   // and each window's later sums, summed over its components with their shapes
   const later = new Float32Array(count * size * size)
+  // every window's later sums took as many samples (observeHeld's)
+  const { taken } = windows[0].later
   for (let k = 0; k < count; k++) {
     all.set(maps[k % maps.length], k * size * size)
     later.set(windows[k % maps.length].later.sums, k * size * size)
@@ -418,7 +420,7 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
   const twins = maps.map((map, k) => [
     JSON.stringify(Array.from(listedComponents(map, size) ?? [])),
     shapesText(listedShapes(map, size, windows[k].later.sums)),
-    JSON.stringify(listedTop(map, size, windows[k].later.sums)),
+    JSON.stringify(listedTop(map, size, windows[k].later)),
   ])
   const time = { lists: Infinity, shapes: Infinity, places: Infinity }
   let [same, shapes_same, places_same] = [true, true, true]
@@ -426,7 +428,7 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
     for (const mode of ['lists', 'shapes', 'places'] as const) {
       const [shapes, places] = [mode !== 'lists', mode === 'places']
       const t0 = performance.now()
-      const got = await labelMaps(device.backend, all, size, { shapes, ...(shapes && { later }), places })
+      const got = await labelMaps(device.backend, all, size, { shapes, ...(shapes && { later: { sums: later, taken } }), places })
       time[mode] = Math.min(time[mode], (performance.now() - t0) / count)
       // the twins' lists (listedComponents), shapes (listedShapes), places (partPlaces) and first parts' lists (topLists) for every window
       if (shapes)
@@ -525,7 +527,7 @@ async function firstReadsCost(
         const encoder = device.createCommandEncoder()
         labeller.encode(encoder, mapsOn, size, count, {
           shapes: true,
-          later: { buffer: mapsOn.buffer, base: mapsOn.base, stride: cells },
+          later: { buffer: mapsOn.buffer, base: mapsOn.base, stride: cells, taken: 1 },
           places: true,
           ...(mode === 'sums' && { window: { chunks, perChunk, planes, frames } }),
         })

@@ -501,37 +501,161 @@ fn sectors(@builtin(global_invocation_id) gid: vec3<u32>) {
   if (wide_less(dd, wide_mul(within, within))) { atomicAdd(&out[s + INNER], 1u); }
 }
 
-/** A field's total and later peak (3 words), then its first TOP components by rank: each its list entry (4 words) and its slot's words. */
+/**
+ * A field's total and later peak (3 words), then its first TOP components by rank: each its list entry
+ * (4 words) and its slot's words; then its candidates (CANDIDATE_HEAD words, then CANDIDATES entries).
+ */
 fn top_of(field: u32) -> u32 {
-  return C.fields * (LIST_WORDS + 1u + 4u * C.cells + 3u + LISTED * SHAPE_WORDS) + field * (3u + TOP * (4u + SHAPE_WORDS));
+  return C.fields * (LIST_WORDS + 1u + 4u * C.cells + 3u + LISTED * SHAPE_WORDS) + field * (3u + TOP * (4u + SHAPE_WORDS) + CANDIDATE_HEAD + CANDIDATES * CANDIDATE_WORDS);
+}
+
+// ---- the candidates (`rank`'s last part; the CPU twin: engine/detect/candidates.ts candidateTable) ----
+// The parts a field's perturbation may act on, over every listed part in rank order (docs/detection.md
+// item 6): each that holds (sustain >= 0.6, contrast >= 1.5), up to the first that its shape alone
+// classes (field-wide or compact). The host judges `holds` in float64, so here each rule is decided
+// exactly in integers against its bound moved by 2^-20 either way: a part that holds by the bound
+// lowered is a candidate (MAYBE), and one that holds by the bound raised ends the list where its shape
+// decides (ENDS). The host's rounding is some 2^-52 of the values, so whatever it decides, the part it
+// takes is among them. Past 2^53 (a value the host rounds) a part is a candidate that ends nothing.
+const MAYBE: u32 = 1u;
+const ENDS: u32 = 2u;
+// a field's candidates: how many, 1 where they are complete (detection's first structure, where it finds
+// one, is among them); then each its root, cells and its slot's sums of x, y, x^2, y^2, x y and the radii
+const CANDIDATE_HEAD: u32 = 2u;
+const CANDIDATE_WORDS: u32 = 14u;
+// 2^53 as a wide's high word: past it a float64 rounds
+const EXACT_HIGH: u32 = 1u << 21u;
+// 2^20: the rules' bounds are moved by 1 / MARGIN either way
+const MARGIN: u32 = 1u << 20u;
+
+// each listed entry at its rank, and how it holds (MAYBE, ENDS)
+var<workgroup> by_rank: array<u32, LISTED>;
+var<workgroup> holding: array<u32, LISTED>;
+
+fn candidates_of(field: u32) -> u32 {
+  return top_of(field) + 3u + TOP * (4u + SHAPE_WORDS);
+}
+
+/** a 2^s, magnitudes (bits shifted past BIG words are lost). */
+fn big_shl(a: Big, s: u32) -> Big {
+  var x = a;
+  var y: Big;
+  let words = s / 32u;
+  let bits = s % 32u;
+  for (var j = words; j < BIG; j++) {
+    let source = j - words;
+    y[j] = x[source] << bits;
+    if (bits != 0u && source > 0u) { y[j] = y[j] | (x[source - 1u] >> (32u - bits)); }
+  }
+  return y;
+}
+
+/**
+ * Whether the sustain (sustainFrom: lu 2^k units of the mass's over `taken` samples and the mass m) is at
+ * least 0.6 (1 + side 2^-20): 5 MARGIN lu 2^k >= 3 (MARGIN + side) taken m, of lu, m under 2^53 and over
+ * 0. Beyond the k clamped to, the answer is the same: 5 MARGIN lu 2^k passes 2^108 > the right side at
+ * k = 86, and is under 2^21 < it at k = -55.
+ */
+fn sustains(lu: vec2<u32>, k: i32, taken: u32, m: vec2<u32>, side: i32) -> bool {
+  let shift = clamp(k, -60, 90);
+  var left = big_times(big_of(lu), vec2<u32>(5u * MARGIN, 0u));
+  var right = big_times(big_times(big_of(m), vec2<u32>(taken, 0u)), vec2<u32>(3u * u32(i32(MARGIN) + side), 0u));
+  if (shift > 0) { left = big_shl(left, u32(shift)); } else { right = big_shl(right, u32(-shift)); }
+  return big_compare(left, right) >= 0;
+}
+
+/**
+ * Whether the contrast (stabilityRatio: the mean inside, mass s over `cells`, over the mean outside,
+ * total t less s over d cells) is at least 1.5 (1 + side 2^-20), t and s in the total's units, t under
+ * 2^53: none where nothing lies outside (the host's ratio is 1 then), else 2 MARGIN s d >= 3 (MARGIN +
+ * side) cells (t - s).
+ */
+fn contrasts(t: vec2<u32>, s: Big, cells: u32, d: u32, side: i32) -> bool {
+  let total = big_of(t);
+  if (big_compare(total, s) <= 0) { return false; }
+  let left = big_shl(big_times(s, vec2<u32>(d, 0u)), 21u);
+  let right = big_times(big_times(big_add(total, big_neg(s)), vec2<u32>(cells, 0u)), vec2<u32>(3u * u32(i32(MARGIN) + side), 0u));
+  return big_compare(left, right) >= 0;
+}
+
+/** How listed entry `slot` of `cells` and mass m (in the map's units 2^(e - 25)) holds: MAYBE, ENDS, both or neither. */
+fn hold_of(field: u32, slot: u32, cells: u32, m: vec2<u32>) -> u32 {
+  let later_peak = atomicLoad(&out[shapes_of(field) + 2u]);
+  let later_binade = later_peak >> 23u;
+  // no later window, or its sums' unit is 0 (unitOfPeak): the sustain is 0
+  if (C.later == 0u || later_binade == 0u || later_peak >= 0x7f800000u) { return 0u; }
+  let lu = wide_at(shape_at(field, slot) + LATER);
+  if ((lu.x == 0u && lu.y == 0u) || (m.x == 0u && m.y == 0u)) { return 0u; }
+  let t = wide_at(shapes_of(field));
+  // the later sums' unit over the mass's: 2^(eL - 25 - TOTAL_BITS) over 2^(e - 25)
+  let k = i32(later_binade) - i32(atomicLoad(&out[peak_at(field)]) >> 23u) - i32(TOTAL_BITS);
+  let taken = max(C.taken, 1u);
+  let d = max(1u, C.cells - cells);
+  let s = big_shl(big_of(m), TOTAL_BITS);
+  let rounded_sustain = lu.y >= EXACT_HIGH || m.y >= EXACT_HIGH;
+  let rounded_contrast = t.y >= EXACT_HIGH;
+  let maybe = (rounded_sustain || sustains(lu, k, taken, m, -1)) && (rounded_contrast || contrasts(t, s, cells, d, -1));
+  let sure = !rounded_sustain && !rounded_contrast && sustains(lu, k, taken, m, 1) && contrasts(t, s, cells, d, 1);
+  // field-wide (area >= 0.2) or compact (under 0.01): exact in integers, as the host's float64 area compares
+  let shaped = 5u * cells >= C.cells || 100u * cells < C.cells;
+  return select(0u, MAYBE, maybe) | select(0u, ENDS, sure && shaped);
 }
 
 @compute @workgroup_size(256)
 fn rank(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: vec3<u32>) {
   let field = wg.x;
   let at = field * LIST_WORDS;
-  let count = min(atomicLoad(&out[at]), LISTED);
+  let listed = atomicLoad(&out[at]);
+  let count = min(listed, LISTED);
   if (i < 3u) { atomicStore(&out[top_of(field) + i], atomicLoad(&out[shapes_of(field) + i])); }
   // a list of LISTED entries at most, a workgroup of 256 invocations: one an entry
-  if (i >= count) { return; }
-  let entry = at + 1u + 4u * i;
-  let root = atomicLoad(&out[entry]);
-  let cells = atomicLoad(&out[entry + 1u]);
-  let mass = vec2<u32>(atomicLoad(&out[entry + 2u]), atomicLoad(&out[entry + 3u]));
-  var r = 0u;
-  for (var j = 0u; j < count; j++) {
-    let other = at + 1u + 4u * j;
-    let m = vec2<u32>(atomicLoad(&out[other + 2u]), atomicLoad(&out[other + 3u]));
-    let c = atomicLoad(&out[other + 1u]);
-    let same_mass = m.x == mass.x && m.y == mass.y;
-    // j goes first: more mass, or as much and more cells, or as much of both and a smaller root
-    if (wide_less(mass, m) || (same_mass && (c > cells || (c == cells && atomicLoad(&out[other]) < root)))) { r++; }
+  if (i < count) {
+    let entry = at + 1u + 4u * i;
+    let root = atomicLoad(&out[entry]);
+    let cells = atomicLoad(&out[entry + 1u]);
+    let mass = vec2<u32>(atomicLoad(&out[entry + 2u]), atomicLoad(&out[entry + 3u]));
+    var r = 0u;
+    for (var j = 0u; j < count; j++) {
+      let other = at + 1u + 4u * j;
+      let m = vec2<u32>(atomicLoad(&out[other + 2u]), atomicLoad(&out[other + 3u]));
+      let c = atomicLoad(&out[other + 1u]);
+      let same_mass = m.x == mass.x && m.y == mass.y;
+      // j goes first: more mass, or as much and more cells, or as much of both and a smaller root
+      if (wide_less(mass, m) || (same_mass && (c > cells || (c == cells && atomicLoad(&out[other]) < root)))) { r++; }
+    }
+    by_rank[r] = i;
+    holding[r] = hold_of(field, i, cells, mass);
+    if (r < TOP) {
+      let to = top_of(field) + 3u + r * (4u + SHAPE_WORDS);
+      for (var w = 0u; w < 4u; w++) { atomicStore(&out[to + w], atomicLoad(&out[entry + w])); }
+      let s = shape_at(field, i);
+      for (var w = 0u; w < SHAPE_WORDS; w++) { atomicStore(&out[to + 4u + w], atomicLoad(&out[s + w])); }
+    }
   }
-  if (r >= TOP) { return; }
-  let to = top_of(field) + 3u + r * (4u + SHAPE_WORDS);
-  for (var w = 0u; w < 4u; w++) { atomicStore(&out[to + w], atomicLoad(&out[entry + w])); }
-  let s = shape_at(field, i);
-  for (var w = 0u; w < SHAPE_WORDS; w++) { atomicStore(&out[to + 4u + w], atomicLoad(&out[s + w])); }
+  workgroupBarrier();
+  if (i != 0u) { return; }
+  // the candidates, in rank order: none where the list runs past LISTED (the host labels such a map)
+  let table = candidates_of(field);
+  var taken = 0u;
+  var complete = select(1u, 0u, listed > LISTED || C.later == 0u);
+  for (var r = 0u; r < count && complete == 1u; r++) {
+    let h = holding[r];
+    if ((h & MAYBE) == 0u) { continue; }
+    if (taken == CANDIDATES) {
+      complete = 0u;
+      break;
+    }
+    let entry = at + 1u + 4u * by_rank[r];
+    let to = table + CANDIDATE_HEAD + taken * CANDIDATE_WORDS;
+    atomicStore(&out[to], atomicLoad(&out[entry]));
+    atomicStore(&out[to + 1u], atomicLoad(&out[entry + 1u]));
+    let s = shape_at(field, by_rank[r]);
+    for (var w = 0u; w < CANDIDATE_WORDS - 2u; w++) { atomicStore(&out[to + 2u + w], atomicLoad(&out[s + SUM_X + w])); }
+    taken++;
+    if ((h & ENDS) != 0u) { break; }
+  }
+  atomicStore(&out[table], taken);
+  atomicStore(&out[table + 1u], complete);
 }
 
 // ---- where the first parts' reads fall (`places`, where asked; the CPU twin: engine/detect/placement.ts) ----

@@ -38,7 +38,7 @@ import {
   type WindowReads,
 } from './detect.js'
 import { basinOf } from './basin.js'
-import { candidatesOf } from './candidates.js'
+import { NO_CANDIDATES } from './candidates.js'
 import { regrowthFrom, regrowthSums } from './regrowth.js'
 import { MAX_SAMPLED_CELLS, reachSample, type Recording } from './dynamics.js'
 import { powerSumsOf, WindowSpectra } from './spectra.js'
@@ -882,7 +882,7 @@ describe('the cells detection reads', () => {
     expect(Array.from(want.ends, (end, l) => want.lists.subarray(l ? want.ends[l - 1] : 0, end).join())).toContain(square.join())
   })
 
-  test("detection reads no plane but the stability map, only the power sums and the cells at a mode cellsRead names, and finds the same structures; the part it plans to perturb is the first structure wherever the shape decides, and so is one of the candidates the first parts' sums make", async () => {
+  test("detection reads no plane but the stability map, only the power sums and the cells at a mode cellsRead names, and finds the same structures; the part it plans to perturb is the first structure wherever the shape decides, and so is one of the candidates the listed parts' sums make", async () => {
     const kinds = Object.keys(KNOWN) as (keyof typeof KNOWN)[]
     // each known dynamics alone, and two of them side by side (a second component: regions, a second structure)
     const pairs: [keyof typeof KNOWN, keyof typeof KNOWN | undefined][] = [
@@ -935,21 +935,20 @@ describe('the cells detection reads', () => {
             expect(planned).toMatchObject({ area: first.features.area, sums: { cells, sx, sy, sxx, syy, sxy, radii } })
             decided.push(first.class)
           } else undecided.push(want[0]?.class ?? 'none')
-          // the parts a perturbation may act on, from the first parts' sums alone: the first structure is
+          // the parts a perturbation may act on, from the listed parts' sums alone: the first structure is
           // one of them, planned alike; where none holds, none is found
-          const top = listedTop(spec.stability(), N, later.sums)
-          const { parts, complete } = candidatesOf(top, N, later.taken)
+          const { parts, complete } = listedTop(spec.stability(), N, later)?.candidates ?? NO_CANDIDATES
           expect(complete).toBe(true)
           const [first] = want
           if (!parts.length) expect(want).toEqual([])
           if (first) {
             const { cells, sx, sy, sxx, syy, sxy, radii } = shapeSums(first.cells, N)
-            const planned = { root: first.cells[0], area: first.features.area, sums: { cells, sx, sy, sxx, syy, sxy, radii } }
+            const planned = { root: first.cells[0], sums: { cells, sx, sy, sxx, syy, sxy, radii } }
             expect(parts.find((p) => p.root === first.cells[0])).toEqual(planned)
           }
           // ended by a part its shape decides, or by the parts running out
-          const last = parts.at(-1)
-          ;(last && (last.area >= CLASS_RULES.field_wide || last.area < CLASS_RULES.compact) ? ended : open).push(first?.class ?? 'none')
+          const area = (parts.at(-1)?.sums.cells ?? NaN) / (N * N)
+          ;(area >= CLASS_RULES.field_wide || area < CLASS_RULES.compact ? ended : open).push(first?.class ?? 'none')
         }
         if (want.length) {
           // the controls: without the cells read at a mode's bin detection fails, and so it does without the lists' sums

@@ -10,7 +10,8 @@ import { modalMap, type ModalSamples, modalSamples } from './modal.js'
 import { centreOf, circleCells, ONE, type PartLists, type Placement, placementOf, reachBox, signatureWindow } from './placement.js'
 import { type PartReads, ServedSpectra } from './served.js'
 import { ListIndex, powerSumsOf, WindowSpectra } from './spectra.js'
-import type { FieldShapes, FieldTop, LaterSums, PersistenceSums, ShapeSums, TopPart } from './sums.js'
+import { candidateTable } from './candidates.js'
+import type { FieldShapes, FieldTop, LaterSums, PersistenceSums, PlanSums, ShapeSums, TopPart } from './sums.js'
 
 /** Side of the square signature patch: SIGNATURE_SIDE^2 floats of shape (then the modal map's). */
 export const SIGNATURE_SIDE = 16
@@ -1127,21 +1128,26 @@ export const TOP_PARTS = 4
 
 /**
  * A map's first TOP_PARTS parts by rank where the device lists the map, with a later window's sums
- * where given (`listed`: its listedComponents, where already made): the twin of what the device copies (engine/gpu/components.ts topOf).
+ * where given (`listed`: its listedComponents, where already made), and then the field's candidates over
+ * every part it lists (candidateTable): the twin of what the device copies (engine/gpu/components.ts topOf).
  */
-export function listedTop(map: Float32Array, n: number, later?: Float32Array, listed = listedComponents(map, n)): FieldTop | undefined {
-  const shapes = listedShapes(map, n, later, listed)
+export function listedTop(map: Float32Array, n: number, later?: Later, listed = listedComponents(map, n)): FieldTop | undefined {
+  const shapes = listedShapes(map, n, later?.sums, listed)
   if (!listed || !shapes) return undefined
-  const parts = listedRoots(listed)
-    .slice(0, TOP_PARTS)
-    .map((root, k) => ({
+  const every = listedRoots(listed).map(
+    (root, k): TopPart => ({
       root,
       cells: listed[2 + 3 * k],
       mass: listed[3 + 3 * k],
       shape: shapes.parts.get(root) as ShapeSums,
       ...(shapes.later && { later: shapes.later.parts.get(root) }),
-    }))
-  return { total: fieldTotal(map).total, ...(shapes.later && { laterUnit: shapes.later.unit }), parts }
+    }),
+  )
+  const { units, unit, total } = fieldTotal(map)
+  const top = { total, parts: every.slice(0, TOP_PARTS) }
+  if (!later || !shapes.later) return top
+  const scale = { n, taken: later.taken, total: units, totalUnit: unit, massUnit: unit * 2 ** TOTAL_BITS, laterUnit: shapes.later.unit }
+  return { ...top, laterUnit: shapes.later.unit, candidates: candidateTable(every, scale) }
 }
 
 /**
@@ -1344,9 +1350,6 @@ export interface PlannedPart {
   /** What its erase plan reads (engine/discovery/evaluate.ts erasePlan), where it is not field-wide. */
   sums: PlanSums
 }
-
-/** What a perturbation's erase plan reads of a part: its cells' count and integer sums (ShapeSums). */
-export type PlanSums = Pick<ShapeSums, 'cells' | 'sx' | 'sy' | 'sxx' | 'syy' | 'sxy' | 'radii'>
 
 /**
  * What detect(spec, later, limit) reads beyond the stability map (plane 1): the lists of cells whose

@@ -1,7 +1,8 @@
 // The perturbation's erase plan (docs/detection.md, item 6): the disc round a part's centroid and the
 // half of it erased, decided in integers from the part's sums, so that the device decides the same
 // cells (shaders/erase.wgsl, its GPU twin; test: engine/gpu/kick.test.ts) and the host needs no list.
-import { axisOf, type PlanSums, sideOf } from './detect.js'
+import { axisOf, sideOf } from './detect.js'
+import type { PlanSums } from './sums.js'
 import { ONE } from './placement.js'
 import { CrystalError } from '../errors.js'
 

@@ -31,7 +31,7 @@ test("a window's first parts' lists and cells at their mode, served from what th
   let checked = 0
   for (const { spectra: spec, later } of windows) {
     const map = spec.stability()
-    const top = listedTop(map, N, later.sums)
+    const top = listedTop(map, N, later)
     if (!top) continue
     const lists = topLists(map, N, top)!
     const [sums, modes] = [topSums(spec, top, lists), topModes(spec, top, lists)]

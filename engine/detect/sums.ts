@@ -29,6 +29,24 @@ export interface ShapeSums {
   edges: [number, number, number, number]
 }
 
+/** What a perturbation's erase plan reads of a part: its cells' count and integer sums (ShapeSums). */
+export type PlanSums = Pick<ShapeSums, 'cells' | 'sx' | 'sy' | 'sxx' | 'syy' | 'sxy' | 'radii'>
+
+/** A part a field's perturbation may act on (engine/detect/candidates.ts): its smallest cell, and what its erase plan reads. */
+export interface Candidate {
+  root: number
+  sums: PlanSums
+}
+
+/**
+ * A field's candidates, in rank order. `complete`: detection's first structure, where it finds one, is
+ * one of them; else it may lie past them, and is perturbed once found.
+ */
+export interface Candidates {
+  parts: Candidate[]
+  complete: boolean
+}
+
 /** Persistence's cosine's sums over a part (persistenceSums). */
 export interface PersistenceSums {
   ab: number
@@ -78,10 +96,12 @@ export interface TopPart {
 
 /**
  * A field's first parts by rank as the device copied them, with its map's total (fieldTotal's) and,
- * where a later window's sums were taken, their unit (laterUnit's).
+ * where a later window's sums were taken, their unit (laterUnit's) and the field's candidates over
+ * every part it lists (engine/detect/candidates.ts).
  */
 export interface FieldTop {
   total: number
   laterUnit?: number
   parts: TopPart[]
+  candidates?: Candidates
 }

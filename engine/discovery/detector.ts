@@ -4,7 +4,8 @@
 // and running the same functions on it, so that both give the same structures.
 import type { Genome } from '../contracts/registry.js'
 import { FramePlanes } from '../cpu/spectra.js'
-import { type Candidates, candidatesOf } from '../detect/candidates.js'
+import { NO_CANDIDATES } from '../detect/candidates.js'
+import type { Candidates } from '../detect/sums.js'
 import {
   cellsRead,
   detect,
@@ -30,8 +31,8 @@ export interface Detector {
   /** Per window, what detect(spectra, later, limit) reads beyond the stability map: cells and modal maps' windows (detect.ts cellsRead). */
   cellsRead(windows: readonly Window[], limit: number): Promise<WindowReads[]>
   /**
-   * Per window, the parts its perturbation may act on, from the first parts' sums it came back with
-   * (candidatesOf): on the thread that holds the windows, a few comparisons a part.
+   * Per window, the parts its perturbation may act on, as the device listed them where it ranked the
+   * map's parts (FieldTop's candidates; none where the window came without): on the thread that holds the windows.
    */
   candidates(windows: readonly Window[]): Candidates[]
   /** Per window, the first structure detect(spectra, later, limit) finds. */
@@ -51,7 +52,7 @@ export function waveOf(g: Pick<Genome, 'pulses'>, n: number, into: Float32Array 
 
 export const IN_THREAD: Detector = {
   cellsRead: (windows, limit) => Promise.resolve(windows.map((w) => cellsRead(w.spectra, w.later, limit))),
-  candidates: (windows) => windows.map((w) => candidatesOf(w.spectra.source.top?.(), w.spectra.n, w.later.taken)),
+  candidates: (windows) => windows.map((w) => w.spectra.source.top?.()?.candidates ?? NO_CANDIDATES),
   first: (windows, limit) => Promise.all(windows.map(async (w) => (await detect(w.spectra, w.later, limit))[0])),
   waves: (genomes, n) => Promise.resolve(genomes.map((g) => waveOf(g, n))),
 }

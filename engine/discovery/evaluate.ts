@@ -6,14 +6,12 @@
 import type { Genome } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
 import { BASIN_SUMS, basinFrom } from '../detect/basin.js'
-import type { Candidates } from '../detect/candidates.js'
 import {
   CLASS_RULES,
   type Later,
   persistenceFrom,
   persistenceOf,
   withResponse,
-  type PlanSums,
   type Response,
   shapeSums,
   type Structure,
@@ -21,6 +19,7 @@ import {
 } from '../detect/detect.js'
 import { CrystalError } from '../errors.js'
 import { WindowSpectra } from '../detect/spectra.js'
+import type { Candidates, PlanSums } from '../detect/sums.js'
 import { REGROWTH_SUMS, regrowthFrom } from '../detect/regrowth.js'
 import { addPulse } from '../encode/pulse.js'
 import { observeHeld } from '../dream/dream.js'
@@ -458,11 +457,11 @@ async function runBatch(
     const candidates = naming && detector.candidates(clean)
     // the stability map before, which both batches copy: the batch's sums, still the windows' later maps
     const held = candidates && engine.holdStability()
-    const copies = candidates && copiesOf(candidates)
+    const copies = candidates && copiesOf(candidates, engine.size)
     first = held?.then(() => perturbedApart(engine, copies!, clean, { ride: true }))
     first?.catch(() => {})
     const { reads, submitted } = naming ? await laps.timed('cells', naming) : {}
-    // then the parts detection plans on in the fields whose candidates ran past the first parts: their
+    // then the parts detection plans on in the fields whose candidates were not complete: their
     // read brings back the candidates' answers and what detection named, and where there are none the
     // candidates' answers are read with what it named
     const answering =
@@ -555,13 +554,13 @@ async function foundFirst(engine: Engine, clean: readonly Window[], detected: Pr
   return { found, answered }
 }
 
-/** Per clean field, a copy for each of its candidates (Detector.candidates), planned on that part. */
-function copiesOf(candidates: readonly Candidates[]): Copy[] {
-  return candidates.flatMap((c, field) => c.parts.map((p) => ({ field, root: p.root, plan: planFor(p.area, p.sums) })))
+/** Per clean field of side n, a copy for each of its candidates (Detector.candidates), planned on that part. */
+function copiesOf(candidates: readonly Candidates[], n: number): Copy[] {
+  return candidates.flatMap((c, field) => c.parts.map((p) => ({ field, root: p.root, plan: planFor(p.sums.cells / (n * n), p.sums) })))
 }
 
 /**
- * Per field whose candidates ran past the first parts (not `complete`), the part detection plans on
+ * Per field whose candidates were not complete (more held than the table has room for, or the host labelled its map), the part detection plans on
  * (cellsRead's `planned`: the first that holds, over every part) where it is none of them.
  */
 function plannedPast(candidates: readonly Candidates[], reads: readonly WindowReads[]): Copy[] {
@@ -616,8 +615,8 @@ interface Perturbing {
  * The clean fields' structures, found while the device runs the perturbation of each field's candidates
  * and of the parts planned past them (`answering`: answersOf), so that the recovery steps run while
  * detection runs (docs/detection.md item 6, "every candidate perturbed"): each structure takes the
- * answer of its part's copy. Where its part was none of them (the spectra classed a part past the first
- * parts and past the one planned there), that field is perturbed again where the structure is,
+ * answer of its part's copy. Where its part was none of them (the candidates were not complete, and the
+ * spectra classed a part past them and past the one planned there), that field is perturbed again where the structure is,
  * extracted anew from the batch, which the tries before left as it was: the same steps with the same
  * noise, so the same answers as perturbing after detection.
  */
@@ -635,7 +634,7 @@ async function perturbedFirst(
   copies.forEach((c, k) => found[c.field]?.cells[0] === c.root && response.set(c.field, answers[k]))
   const wrong = found.flatMap((s, f) => (s && !response.has(f) ? [f] : []))
   // detection's first structure is one of a field's candidates wherever they are complete
-  // (candidatesOf), and the part cellsRead plans on where its shape decides it
+  // (candidateTable), and the part cellsRead plans on where its shape decides it
   const broken = wrong.find((f) => candidates[f].complete || reads[f].planned?.decided)
   if (broken !== undefined)
     throw new CrystalError('internal', `detection found a structure in field ${broken} that is none of the parts planned on there`)

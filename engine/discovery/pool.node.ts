@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import type { Genome } from '../contracts/registry.js'
-import type { Candidates } from '../detect/candidates.js'
+import type { Candidates } from '../detect/sums.js'
 import type { PackedMeasured, Structure, WindowReads } from '../detect/detect.js'
 import { sharedFloats, type WindowSpectra } from '../detect/spectra.js'
 import { CrystalError } from '../errors.js'

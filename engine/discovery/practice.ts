@@ -128,7 +128,7 @@ export async function heldOf({ spectra, later }: Window, limit = Infinity): Prom
   // lists, sums and reads them (the map as stability() makes it; topSums and topModes, the kernels' twins)
   const map = Float32Array.from(stability, (v) => v / (spectra.frames || 1))
   const listed = listedComponents(map, n)
-  const top = listedTop(map, n, later.sums, listed)
+  const top = listedTop(map, n, later, listed)
   const lists = topLists(map, n, top)
   if (top && lists) {
     const [sums, modes] = [topSums(spectra, top, lists), topModes(spectra, top, lists)]

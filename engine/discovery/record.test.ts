@@ -31,7 +31,8 @@ import { MaterialCatalog } from '../field/materials.js'
 import { engineOn, gpuBackend, meanAbsReadBack, pulsedEngine, softwareGpu } from '../../testing/backends.js'
 import { randomField } from '../../testing/fixtures.js'
 import { rng } from '../util/rng.js'
-import { CLASS_RULES } from '../detect/detect.js'
+import { CLASS_RULES, shapeSums } from '../detect/detect.js'
+import type { PlanSums } from '../detect/sums.js'
 import { type Detector, IN_THREAD } from './detector.js'
 import { evaluate, OBSERVE_SAMPLES, OBSERVE_STEPS, RECORD_DT, RECORD_FRAMES, recordWindows } from './evaluate.js'
 import { randomGenome, randomPulse } from './genome.js'
@@ -122,7 +123,7 @@ describe('the recorded window', () => {
       // and its first parts' sums over both windows: the twin's over the map and sums read back (any adapter)
       const top = g.source.top!()!
       expect(top.parts.length).toBeGreaterThan(0)
-      expect({ ...top, parts: top.parts.map(({ reads, ...part }) => part) }).toEqual(listedTop(g.stability(), N, got.windows[f].later.sums))
+      expect({ ...top, parts: top.parts.map(({ reads, ...part }) => part) }).toEqual(listedTop(g.stability(), N, got.windows[f].later))
       // and what detection reads of them over the window, made where its planes lie: the twins' over the CPU's planes
       const partLists = topLists(w.stability(), N, top)!
       const [sums, atModes] = [topSums(w, top, partLists), topModes(w, top, partLists)]
@@ -195,7 +196,7 @@ test('a window larger than one buffer of the device: its lists summed in groups 
   const plane = N * N * FIELDS * 4
   // buffers of 5 planes: 7 chunks, the tail in one read; of 1 plane: 34 chunks, the tail in two reads
   const limits = [5 * plane, plane]
-  const chunked = limits.map((limit) => new GpuRecorder(gpu, () => gpu.dream.sums(), limit))
+  const chunked = limits.map((limit) => new GpuRecorder(gpu, () => ({ sums: gpu.dream.sums(), taken: gpu.dream.taken }), limit))
   opened.push(...chunked)
   for (let t = 0; t < RECORD_FRAMES; t++) {
     await gpu.step({ steps: 2, first_step: 2 * t, seed: 1, sample_interval: 0, params })
@@ -257,7 +258,7 @@ test("where the first parts' reads exceed a storage binding, the recorder labels
   const bindingBytes = firstSumsBytes(fields, RECORD_FRAMES) - 4
   expect(GpuLabeller.layout(N, fields, bindingBytes, true, true)).toBeDefined()
   const narrow: GpuFieldBackend = Object.create(gpu, { bindingBytes: { value: bindingBytes } })
-  const [wide, small] = [gpu, narrow].map((g) => new GpuRecorder(g, () => gpu.dream.sums()))
+  const [wide, small] = [gpu, narrow].map((g) => new GpuRecorder(g, () => ({ sums: gpu.dream.sums(), taken: gpu.dream.taken })))
   opened.push(wide, small)
   for (let t = 0; t < RECORD_FRAMES; t++) {
     await gpu.step({ steps: 2, first_step: 2 * t, seed: 1, sample_interval: 0, params })
@@ -318,7 +319,7 @@ test.each([
   ['europium_crystal', 24, 'basin'],
   ['metamaterial', 32, 'regrowth'],
 ] as const)(
-  "on the GPU each clean field's candidates are perturbed before its structure is found, and where they ran past the first parts the part detection plans on, in a batch whose read brings both back; where the structure was none of them that field is extracted again and perturbed where it is: the same evaluations, bit for bit, one read more (%s, N = %i, %s)",
+  "on the GPU each clean field's candidates are perturbed before its structure is found, and where they were not complete the part detection plans on, in a batch whose read brings both back; where the structure was none of them that field is extracted again and perturbed where it is: the same evaluations, bit for bit, one read more (%s, N = %i, %s)",
   { timeout: GPU_TEST_TIMEOUT },
   async (name, size, answer) => {
     const rand = rng(4)
@@ -345,13 +346,17 @@ test.each([
     }
     // each perturbed the other way (kicked where it is erased and the other way round), and not the part found
     const other = (area: number) => (area >= CLASS_RULES.field_wide ? 0 : 1)
-    // candidates that miss every part found, as where they run past the first parts (`which` fields);
+    // a candidate's sums planned the other way: a field's worth of cells (kicked), or a corner's 4 (erased there)
+    const { cells, sx, sy, sxx, syy, sxy, radii } = shapeSums([0, 1, size, size + 1], size)
+    const otherSums = (s: PlanSums): PlanSums =>
+      other(s.cells / size ** 2) ? { ...s, cells: size ** 2 } : { cells, sx, sy, sxx, syy, sxy, radii }
+    // candidates that miss every part found, as where more hold than the table has room for (`which` fields);
     // with `planned`, the part detection plans on is missed too
     const misled = (which: (field: number) => boolean, planned: boolean): Detector => ({
       ...IN_THREAD,
       candidates: (windows) =>
         IN_THREAD.candidates(windows).map((c, f) =>
-          which(f) ? { complete: false, parts: c.parts.map((p) => ({ ...p, root: -1, area: other(p.area) })) } : c,
+          which(f) ? { complete: false, parts: c.parts.map((p) => ({ root: -1, sums: otherSums(p.sums) })) } : c,
         ),
       cellsRead: async (windows, limit) =>
         (await IN_THREAD.cellsRead(windows, limit)).map((r, f) => {
@@ -359,7 +364,7 @@ test.each([
           return p && planned && which(f) ? { ...r, planned: { ...p, cell: -2, decided: false, area: other(p.area) } } : r
         }),
     })
-    // every field's candidates past the first parts: the parts detection plans on perturbed in a second
+    // every field's candidates incomplete: the parts detection plans on perturbed in a second
     // batch, before the structures are found, whose read brings the candidates' answers back too
     const past = await run(misled(() => true, false))
     // every field guessed wrong, and every other one: the second try perturbs those alone, and the

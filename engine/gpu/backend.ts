@@ -345,7 +345,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     })
     this.injector = new GpuInjector(device, n, this.transfers)
     this.dream = new GpuDreamOps(this)
-    this.recorder = new GpuRecorder(this, () => this.dream.sums())
+    this.recorder = new GpuRecorder(this, () => ({ sums: this.dream.sums(), taken: this.dream.taken }))
     this.held = new GpuHeldSums(this, this.ledgerBuf, this.ledgerTiles, {
       energy: this.energyPipeline,
       potential: this.potentialPipeline,

@@ -175,7 +175,7 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
     const got = await labelMaps(backend as GpuFieldBackend, Float32Array.from(maps.flatMap((m) => [...m])), n, {
       labels: true,
       shapes: true,
-      later: Float32Array.from(later.flatMap((l) => [...l])),
+      later: { sums: Float32Array.from(later.flatMap((l) => [...l])), taken: 10 },
       places: true,
     })
     expect(got).toHaveLength(maps.length)
@@ -191,7 +191,7 @@ test('the device labels stability maps as labels(structureMask) does, and lists 
       // the twin's list: undefined past LISTED components, only a NaN threshold for a map with a NaN
       expect(got[f].listed, `map ${f}'s list`).toEqual(listedComponents(map, n))
       expect(inOrder(got[f].shapes), `map ${f}'s shapes`).toEqual(inOrder(listedShapes(map, n, later[f])))
-      expect(got[f].top, `map ${f}'s first parts`).toEqual(listedTop(map, n, later[f]))
+      expect(got[f].top, `map ${f}'s first parts and candidates`).toEqual(listedTop(map, n, { sums: later[f], taken: 10 }))
       // where their reads fall, and the lists they read: the twins', from the same sums and cells
       expect(got[f].places, `map ${f}'s places`).toEqual(got[f].top?.parts.map((p) => partPlaces(n, p.shape)))
       expect(got[f].lists, `map ${f}'s lists`).toEqual(topLists(map, n, got[f].top))
@@ -290,16 +290,16 @@ test('maps that do not fill a storage binding go in groups that do, with the sam
     // with their shapes (a binding then holds 2 fields: groups of 2, 2, 2 and 1), still one read
     // and a later window's sums each, read in the group's fields
     const later = flat.map((v, i) => v * (1 + (i % 7)))
-    const shaped = await labelMaps(narrow, flat, n, { shapes: true, later })
+    const shaped = await labelMaps(narrow, flat, n, { shapes: true, later: { sums: later, taken: 3 } })
     expect(backend.transfers.snapshot().reads - reads).toBe(2)
     const cells = n * n
     maps.forEach((map, f) => {
       const own = later.subarray(f * cells, (f + 1) * cells)
       expect(inOrder(shaped[f].shapes)).toEqual(inOrder(listedShapes(map, n, own)))
-      expect(shaped[f].top).toEqual(listedTop(map, n, own))
+      expect(shaped[f].top).toEqual(listedTop(map, n, { sums: own, taken: 3 }))
     })
     // and again, in the buffer the last call kept: every sum starts from 0
-    const again = await labelMaps(narrow, flat, n, { shapes: true, later })
+    const again = await labelMaps(narrow, flat, n, { shapes: true, later: { sums: later, taken: 3 } })
     expect(again.map((l) => inOrder(l.shapes))).toEqual(shaped.map((l) => inOrder(l.shapes)))
     expect(shaped.map((l) => l.listed)).toEqual(got.map((l) => l.listed))
     // without the labels, the lists and peaks alone come back, in one read: some 2 KB a field
@@ -309,6 +309,41 @@ test('maps that do not fill a storage binding go in groups that do, with the sam
     expect([after.reads - before.reads, after.bytes_read - before.bytes_read]).toEqual([1, 7 * LIST_AND_PEAK_WORDS * 4])
     expect(lists.map((l) => l.listed)).toEqual(got.map((l) => l.listed))
     await expect(labelMaps(backend, flat.subarray(1), n)).rejects.toThrow('not a whole number')
+  } finally {
+    backend.destroy()
+  }
+})
+
+test("the candidates at the sustain's bound, moved by 2^-20 either way: the device's table is the twin's, a part that may hold is a candidate and only one that surely holds ends it", async () => {
+  const n = 32
+  const taken = 5
+  // a field-wide square of 1 (225 cells at (10, 10)), then a smaller one of 0.9 (36 cells at 0, 0), over 0.1
+  const inside = (i: number, x0: number, side: number) =>
+    i % n >= x0 && i % n < x0 + side && Math.floor(i / n) >= x0 && Math.floor(i / n) < x0 + side
+  const map = Float32Array.from({ length: n * n }, (_, i) => (inside(i, 10, 15) ? 1 : inside(i, 0, 6) ? 0.9 : 0.1))
+  // later sums over 5 samples: the small square keeps 0.8, the wide one 0.6 (1 + d) for each d, a float32 apart
+  const ds = [2 ** -19, 2 ** -21, 0, -(2 ** -21), -(2 ** -19)]
+  const later = ds.map((d) => Float32Array.from(map, (v, i) => (inside(i, 10, 15) ? 3 * (1 + d) : inside(i, 0, 6) ? taken * v * 0.8 : 0.5)))
+  const backend = (await gpuBackend(n, 1)) as GpuFieldBackend
+  try {
+    const got = await labelMaps(backend, Float32Array.from(ds.flatMap(() => [...map])), n, {
+      shapes: true,
+      later: { sums: Float32Array.from(later.flatMap((l) => [...l])), taken },
+    })
+    const [wide, small] = [10 * n + 10, 0]
+    expect(
+      got.map((g) => g.top?.candidates && { roots: g.top.candidates.parts.map((p) => p.root), complete: g.top.candidates.complete }),
+    ).toEqual([
+      // surely holds, and field-wide: it ends the list
+      { roots: [wide], complete: true },
+      // within 2^-20 of the bound either way: a candidate that ends nothing (the host's float64 decides it)
+      { roots: [wide, small], complete: true },
+      { roots: [wide, small], complete: true },
+      { roots: [wide, small], complete: true },
+      // under the bound lowered: none
+      { roots: [small], complete: true },
+    ])
+    ds.forEach((_, f) => expect(got[f].top, `case ${f}`).toEqual(listedTop(map, n, { sums: later[f], taken })))
   } finally {
     backend.destroy()
   }
@@ -336,9 +371,16 @@ test("at N = 512 the shapes' sums and squares pass 2^32 (two words each): a fiel
       maps.flatMap((m) => [...m]),
       (v) => 7 * v,
     )
-    const got = await labelMaps(backend, Float32Array.from(maps.flatMap((m) => [...m])), n, { shapes: true, later, places: true })
+    const got = await labelMaps(backend, Float32Array.from(maps.flatMap((m) => [...m])), n, {
+      shapes: true,
+      later: { sums: later, taken: 1 },
+      places: true,
+    })
     maps.forEach((map, f) => {
-      expect(inOrder(got[f].shapes), `map ${f}'s shapes`).toEqual(inOrder(listedShapes(map, n, later.subarray(f * n * n, (f + 1) * n * n))))
+      const own = later.subarray(f * n * n, (f + 1) * n * n)
+      expect(inOrder(got[f].shapes), `map ${f}'s shapes`).toEqual(inOrder(listedShapes(map, n, own)))
+      // and the candidates, whose sums past 2^53 make their rules maybe and never sure
+      expect(got[f].top, `map ${f}'s first parts and candidates`).toEqual(listedTop(map, n, { sums: own, taken: 1 }))
       // where the first parts' reads fall, from sums past 2^32, and their lists (sampled from 2^18 cells): the twins'
       expect(got[f].places, `map ${f}'s places`).toEqual(got[f].top?.parts.map((p) => partPlaces(n, p.shape)))
       expect(got[f].lists, `map ${f}'s lists`).toEqual(topLists(map, n, got[f].top))

@@ -9,6 +9,7 @@
 // engine/gpu/components.test.ts, engine/discovery/record.test.ts.
 import { wgslStruct, packStruct } from '../field/params.js'
 import {
+  type Later,
   LEAST_LISTED_BINADE,
   LISTED,
   listedRoots,
@@ -19,10 +20,11 @@ import {
   TOP_PARTS,
   unitOfPeak,
 } from '../detect/detect.js'
+import { CANDIDATE_HEAD, CANDIDATE_WORDS, CANDIDATES } from '../detect/candidates.js'
 import { MAX_SAMPLED_CELLS } from '../detect/dynamics.js'
 import { windowPlanes, windowTotals } from '../detect/spectra.js'
 import { MODAL_BLOCKS, OFFSET_BITS, type PartLists, type PartPlaces } from '../detect/placement.js'
-import type { FieldShapes, LaterSums, ShapeSums, TopPart, FieldTop, TopReads } from '../detect/sums.js'
+import type { Candidates, FieldShapes, LaterSums, ShapeSums, TopPart, FieldTop, TopReads } from '../detect/sums.js'
 import { CrystalError } from '../errors.js'
 import { compiling, type GpuContext, type Kernel, kernelModule, perDevice, pipelineOf } from './context.js'
 import { SHADERS } from './shaders.gen.js'
@@ -33,7 +35,8 @@ const WG = 256
 /**
  * The uniform: cells a field, its side, fields, floats between fields in `maps`, the first field's float,
  * what a map's value is multiplied by, 1 where the listed components' shapes are summed too, and 1
- * where a later window's sums over them too (`later_sums`: its first field's float, floats between fields).
+ * where a later window's sums over them too (`later_sums`: its first field's float, floats between
+ * fields, and the samples those sums took, for the candidates' sustain).
  */
 const COMPONENTS_LAYOUT = [
   ['cells', 'u32'],
@@ -46,6 +49,7 @@ const COMPONENTS_LAYOUT = [
   ['later', 'u32'],
   ['later_base', 'u32'],
   ['later_stride', 'u32'],
+  ['taken', 'u32'],
 ] as const
 /** The uniform's bytes as bound: its members' (4 each), to a multiple of 16. */
 const COMPONENTS_BYTES = Math.ceil((4 * COMPONENTS_LAYOUT.length) / 16) * 16
@@ -74,8 +78,10 @@ type Entry = (typeof ENTRIES)[number]
  * persistence's sums, three words each; the least and greatest column and row).
  */
 const SHAPE_WORDS = 33
-/** The words of a field's first parts: its total's 2 and later peak, then each part's list entry's 4 and its slot's. */
-export const TOP_WORDS = 3 + TOP_PARTS * (4 + SHAPE_WORDS)
+/** Where a field's candidates lie among its first parts' words (rank's table: candidateTable's twin). */
+const CANDIDATES_AT = 3 + TOP_PARTS * (4 + SHAPE_WORDS)
+/** The words of a field's first parts: its total's 2 and later peak, each part's list entry's 4 and its slot's, then its candidates. */
+export const TOP_WORDS = CANDIDATES_AT + CANDIDATE_HEAD + CANDIDATES * CANDIDATE_WORDS
 /**
  * The words of where a first part's reads fall (shaders/components.wgsl `places`): its box (4), c times
  * its window's half side (2), the window's rounded centre (2), 4 blocks' counts and 8 offsets each (36),
@@ -104,7 +110,7 @@ export const COMPONENTS_HEADER =
   `${wgslStruct('Components', COMPONENTS_LAYOUT)}const MIN_AREA: u32 = ${MIN_AREA_CELLS}u;\nconst LISTED: u32 = ${LISTED}u;\n` +
   `const OFFSET_BITS: u32 = ${OFFSET_BITS}u;\nconst SHAPE_WORDS: u32 = ${SHAPE_WORDS}u;\nconst TOTAL_BITS: u32 = ${TOTAL_BITS}u;\n` +
   `const TOP: u32 = ${TOP_PARTS}u;\nconst PLACE_WORDS: u32 = ${PLACE_WORDS}u;\nconst SAMPLED: u32 = ${MAX_SAMPLED_CELLS}u;\n` +
-  `const MODAL_BLOCKS: u32 = ${MODAL_BLOCKS}u;\n${wgslStruct('Planes', PLANES_LAYOUT)}`
+  `const MODAL_BLOCKS: u32 = ${MODAL_BLOCKS}u;\nconst CANDIDATES: u32 = ${CANDIDATES}u;\n${wgslStruct('Planes', PLANES_LAYOUT)}`
 const componentsModule = (device: GPUDevice) =>
   perDevice(device, 'components:module', () => kernelModule(device, COMPONENTS_HEADER, SHADERS.components, SHADERS.integers))
 const COMPUTE_STAGE = 0x4
@@ -163,6 +169,9 @@ export interface MapsOnDevice {
   /** Exact (a map's bits) where a power of two, as 1 / a window's 32 frames is. */
   scale: number
 }
+
+/** Where a later window's sums lie on the device (raw: no scale), and the samples each took. */
+export type LaterOnDevice = Omit<MapsOnDevice, 'scale'> & { taken: number }
 
 /** A window's planes where they lie ([plane][field][cell], `perChunk` planes a buffer in `chunks`, `planes` in all) and its frames. */
 export interface WindowOnDevice {
@@ -226,7 +235,8 @@ export class GpuLabeller {
 
   /**
    * With `shapes`, each listed component's ShapeSums too, and with `later` (where each field's later
-   * window's sums lie, raw) those sums over it (shapesOf reads them); with `places` too, where its first
+   * window's sums lie, raw, and the samples they took) those sums over it (shapesOf reads them) and the
+   * field's candidates (topOf reads them); with `places` too, where its first
    * parts' reads fall (placesOf) and their lists (partListsOf); with `window` too (the maps' window's
    * planes), the power sums of those lists into `sums` (firstSumsOf).
    */
@@ -240,7 +250,7 @@ export class GpuLabeller {
       later,
       places = false,
       window,
-    }: { shapes?: boolean; later?: Omit<MapsOnDevice, 'scale'>; places?: boolean; window?: WindowOnDevice } = {},
+    }: { shapes?: boolean; later?: LaterOnDevice; places?: boolean; window?: WindowOnDevice } = {},
   ): LabelledGroup[] {
     const { device, transfers, bindingBytes } = this.gpu
     const cells = n * n
@@ -265,7 +275,7 @@ export class GpuLabeller {
       const k = Math.min(most, fields - first)
       const at = {
         ...{ cells, n, fields: k, stride: maps.stride, base: maps.base + first * maps.stride, scale: maps.scale, shapes: +shapes },
-        ...(shapes && later && { later: 1, later_base: later.base + first * later.stride, later_stride: later.stride }),
+        ...(shapes && later && { later: 1, later_base: later.base + first * later.stride, later_stride: later.stride, taken: later.taken }),
       }
       packStruct(COMPONENTS_LAYOUT, at, values, g * 256)
       const offset = g * groupBytes
@@ -467,7 +477,21 @@ export function topOf(lists: Uint32Array, top: Uint32Array, fields: number, f: n
     const slot = w.subarray(4)
     return { root: w[0], cells: w[1], mass: wide(w, 2) * unit, shape: shapeOfSlot(slot, w[1]), ...(later && { later: laterOfSlot(slot) }) }
   })
-  return { total: wide(field, 0) * unitOfPeak(lists[fields * LIST_WORDS + f]), ...(later && { laterUnit: unitOfPeak(field[2]) }), parts }
+  const total = wide(field, 0) * unitOfPeak(lists[fields * LIST_WORDS + f])
+  if (!later) return { total, parts }
+  return { total, laterUnit: unitOfPeak(field[2]), parts, candidates: candidatesOfTable(field.subarray(CANDIDATES_AT)) }
+}
+
+/** A field's candidates from the table `rank` wrote (`w`: its head, then CANDIDATE_WORDS words a candidate). */
+function candidatesOfTable(w: Uint32Array): Candidates {
+  const parts = Array.from({ length: w[0] }, (_, k) => {
+    const c = w.subarray(CANDIDATE_HEAD + k * CANDIDATE_WORDS)
+    return {
+      root: c[0],
+      sums: { cells: c[1], sx: wide(c, 2), sy: wide(c, 4), sxx: wide(c, 6), syy: wide(c, 8), sxy: wide(c, 10), radii: wide(c, 12) },
+    }
+  })
+  return { parts, complete: w[1] === 1 }
 }
 
 /**
@@ -511,8 +535,8 @@ export function partListsOf(words: Uint32Array, fields: number, f: number, parts
  * Labels `fields` stability maps of `n` x `n` cells (`maps`, [field][cell]) and reads back each one's
  * list (ListedComponents), some 2 KB a field, in one submit and one read; with `labels`, each cell's
  * label too (labels(structureMask(map), n)); with `shapes`, its total and each listed component's
- * ShapeSums, and with `later` (a later window's sums for each map, [field][cell]) those sums over
- * each (shapesOf), and its first parts by rank (topOf). What the recorder does where the maps lie, for
+ * ShapeSums, and with `later` (a later window's sums for each map, [field][cell], and the samples
+ * they took) those sums over each (shapesOf), and its first parts by rank and candidates (topOf). What the recorder does where the maps lie, for
  * a test and a benchmark.
  */
 export async function labelMaps(
@@ -528,7 +552,7 @@ export async function labelMaps(
   }: {
     labels?: boolean
     shapes?: boolean
-    later?: Float32Array
+    later?: Later
     places?: boolean
     /** The maps' window: its planes ([plane][field][cell]), frames, and planes a buffer (all, unless given). */
     window?: { planes: Float32Array; frames: number; perChunk?: number }
@@ -555,10 +579,13 @@ export async function labelMaps(
   const { device, transfers } = gpu
   const compiled = compiling(device, GpuLabeller.kernels)
   if (compiled !== undefined) await compiled
-  if (later && later.length !== maps.length)
-    throw new CrystalError('bad_argument', `labelMaps takes a later window's sums for each map: ${later.length} floats for ${maps.length}`)
+  if (later && later.sums.length !== maps.length)
+    throw new CrystalError(
+      'bad_argument',
+      `labelMaps takes a later window's sums for each map: ${later.sums.length} floats for ${maps.length}`,
+    )
   const input = device.createBuffer({ size: maps.byteLength, usage: STORAGE })
-  const laterInput = later && device.createBuffer({ size: later.byteLength, usage: STORAGE })
+  const laterInput = later && device.createBuffer({ size: later.sums.byteLength, usage: STORAGE })
   const labeller = new GpuLabeller(gpu)
   const planeCount = window && window.planes.length / (fields * cells)
   const perChunk = window?.perChunk ?? planeCount ?? 1
@@ -570,11 +597,11 @@ export async function labelMaps(
   })
   try {
     transfers.write(input, 0, maps)
-    if (later && laterInput) transfers.write(laterInput, 0, later)
+    if (later && laterInput) transfers.write(laterInput, 0, later.sums)
     const encoder = device.createCommandEncoder()
     const groups = labeller.encode(encoder, { buffer: input, base: 0, stride: cells, scale: 1 }, n, fields, {
       shapes,
-      later: laterInput && { buffer: laterInput, base: 0, stride: cells },
+      later: laterInput && later && { buffer: laterInput, base: 0, stride: cells, taken: later.taken },
       places,
       ...(window && planeCount && { window: { chunks, perChunk, planes: planeCount, frames: window.frames } }),
     })

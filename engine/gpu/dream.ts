@@ -98,6 +98,8 @@ export class GpuDreamOps implements DreamOps {
   private scratch: Scratch | undefined
   /** accumulate's bind group by the state buffer it reads (one of the step's three), with the scratch */
   private accumulateGroups = new WeakMap<GPUBuffer, GPUBindGroup>()
+  /** Samples in the stability sums (taken). */
+  private samples = 0
   private preview: { side: number; buffer: GPUBuffer } | undefined
 
   constructor(private readonly gpu: GpuContext) {}
@@ -164,6 +166,11 @@ export class GpuDreamOps implements DreamOps {
     return this.buffers().acc
   }
 
+  /** The samples the stability sums hold: accumulateStability's since it last reset them. */
+  get taken(): number {
+    return this.samples
+  }
+
   async scale(mask: Float32Array): Promise<void> {
     const compiled = compiling(this.gpu.device, USES.scale)
     if (compiled !== undefined) await compiled
@@ -193,6 +200,7 @@ export class GpuDreamOps implements DreamOps {
     const s = this.buffers()
     const encoder = this.gpu.device.createCommandEncoder()
     if (reset) encoder.clearBuffer(s.acc)
+    this.samples = reset ? 1 : this.samples + 1
     const pass = encoder.beginComputePass()
     const { u } = this.gpu.state()
     const resources = { 0: s.uniform, 1: u, 3: s.acc }

@@ -135,7 +135,8 @@ export class GpuRecorder implements WindowRecorder {
 
   constructor(
     private readonly gpu: GpuContext,
-    private readonly sums: () => GPUBuffer,
+    /** The stability sums, as the later window, and the samples they hold. */
+    private readonly stability: () => { sums: GPUBuffer; taken: number },
     /** The largest buffer to make: the device's limits unless given (a test gives less, to make chunks). */
     private readonly maxBytes?: number,
   ) {}
@@ -282,7 +283,8 @@ export class GpuRecorder implements WindowRecorder {
     const tail = this.tail!
     // the planes in the order they come back: plane 1 (sum |u|) from the chunk that holds it, the sums
     const stabilityAt: [GPUBuffer, number] = [this.chunks[Math.floor(1 / this.perChunk)], (1 % this.perChunk) * bytes]
-    const planes: [GPUBuffer, number][] = [stabilityAt, [this.sums(), 0]]
+    const later = this.stability()
+    const planes: [GPUBuffer, number][] = [stabilityAt, [later.sums, 0]]
     const { fields, n } = this.gpu
     const cells = n * n
     // then, where the maps are labelled on the device, each field's list of components after them, and
@@ -302,8 +304,12 @@ export class GpuRecorder implements WindowRecorder {
         // the maps as stability() makes them: the sums times 1 / frames, exact for a power of two
         const maps = { buffer: stabilityAt[0], base: stabilityAt[1] / 4, stride: cells, scale: 1 / this.frames }
         const window = { chunks: this.chunks, perChunk: this.perChunk, planes: this.planes, frames: this.frames }
-        const later = { buffer: this.sums(), base: 0, stride: cells }
-        groups = labelling.encode(encoder, maps, n, fields, { shapes: true, later, places: true, window })
+        groups = labelling.encode(encoder, maps, n, fields, {
+          shapes: true,
+          later: { buffer: later.sums, base: 0, stride: cells, taken: later.taken },
+          places: true,
+          window,
+        })
         let at = planes.length * bytes
         for (const g of groups) {
           const length = g.fields * LIST_AND_PEAK_WORDS * 4
@@ -494,9 +500,9 @@ export class GpuRecorder implements WindowRecorder {
     if (sums) this.gpu.transfers.write(this.held, 0, sums)
     else {
       const encoder = this.gpu.device.createCommandEncoder()
-      encoder.copyBufferToBuffer(this.sums(), 0, this.held, 0, bytes)
+      encoder.copyBufferToBuffer(this.stability().sums, 0, this.held, 0, bytes)
       // with the work after it (the perturbation's steps and samples, which add to the sums anew)
-      this.gpu.transfers.submitWithNext(encoder, [this.sums(), this.held])
+      this.gpu.transfers.submitWithNext(encoder, [this.stability().sums, this.held])
     }
     return Promise.resolve()
   }
@@ -560,7 +566,13 @@ export class GpuRecorder implements WindowRecorder {
       if (basins.length) {
         const kernel = pipelineOf(device, RECORD_KERNELS.basin)
         const [targets, kick] = [Uint32Array.from(basins), pattern].map((d) => ({ buffer: written(d) }))
-        const bound = [targets, { buffer: this.held! }, kick, { buffer: this.sums() }, { buffer: result, size: out.basins.byteLength }]
+        const bound = [
+          targets,
+          { buffer: this.held! },
+          kick,
+          { buffer: this.stability().sums },
+          { buffer: result, size: out.basins.byteLength },
+        ]
         this.bind(pass, kernel, { buffer: uniform, offset: 0, size: BASIN_LAYOUT.length * 4 }, bound)
         // a workgroup a kicked field
         transfers.dispatch(pass, basins.length)
@@ -571,7 +583,7 @@ export class GpuRecorder implements WindowRecorder {
           [0, { buffer: uniform, offset: SLOT, size: 16 }],
           [1, { buffer: written(planWords(erased)) }],
           [4, { buffer: this.held }],
-          [5, { buffer: this.sums() }],
+          [5, { buffer: this.stability().sums }],
           [6, { buffer: result, offset: regrowthsAt, size: out.regrowths.byteLength }],
         ]
         pass.setPipeline(kernel)
