@@ -24,9 +24,12 @@ override SAMPLED: bool = true;
 // the step before, so the sample needs no pass over the field of its own) at P.energy_at, [field][tile].
 // energy, potential: one float per TILE x TILE tile, [field][tile].
 @group(0) @binding(4) var<storage, read_write> tile_sums: array<f32>;
-// step, steps: the field whose random numbers each field draws (its own; a rerun's first run's; or,
-// in a batch extracted from another, its field's there: engine/field/params.ts drawTable).
+// step, steps: the step's table (engine/field/params.ts stepTable): per field the field whose random
+// numbers it draws (its own; a rerun's first run's; or, in a batch extracted from another, its field's
+// there: drawTable), with RESTING set where it rests until its injection; then per field the steps it
+// rested, by which its noise is keyed by its own steps.
 @group(0) @binding(6) var<storage, read> draws: array<u32>;
+const RESTING: u32 = 0x80000000u;
 
 // The step's tile is STEP_W x STEP_H cells (host constants, engine/gpu/context.ts; the energy
 // kernels keep TILE x TILE): a workgroup of STEP_W x (STEP_H / ROWS) invocations, each computing ROWS
@@ -81,19 +84,34 @@ fn update(uc: f32, pc: f32, nu: vec4<f32>, np: vec4<f32>, s: f32, noise: f32) ->
 // A field's noise: its amplitude (a rerun's field's louder: engine/field/params.ts Rerun), and what the
 // index of a cell's draw is less than the cell's: the field drawn's cells stand in for the field's
 // (u32 arithmetic wraps, so a field drawn after its own gives the same index as in the float64 twin).
+// `rests`: the field is held at 0 until its injection (EngineOptions.rest_until_injected); `rested`:
+// the steps it rested; `key`: its noise key at the dispatch's first step (field_key).
 struct FieldNoise {
   amp: f32,
   drawn: u32,
+  rests: bool,
+  rested: u32,
+  key: u32,
+}
+
+// The noise key of the dispatch's step k for a field that rested `rested` steps: noiseKey(seed, step -
+// rested), its own step's (engine/field/noise.ts); the host's key for that step where it never rested.
+fn field_key(rested: u32, k: u32, key: u32) -> u32 {
+  if (rested == 0u) { return key; }
+  return lowbias32((P.step + k - rested) ^ P.seed_key);
 }
 
 fn field_noise(field: u32) -> FieldNoise {
   let rerun = field >= P.rerun_from;
-  return FieldNoise(select(P.noise, P.rerun_noise, rerun), (field - draws[field]) * P.n * P.n);
+  let entry = draws[field];
+  let rested = draws[P.fields + field];
+  let drawn = (field - (entry & ~RESTING)) * P.n * P.n;
+  return FieldNoise(select(P.noise, P.rerun_noise, rerun), drawn, (entry & RESTING) != 0u, rested, field_key(rested, 0u, P.noise_key));
 }
 
 // Cell i's update, with its field's noise, into u_next[i]; returns the cell's 4 ledger terms.
 fn cell(i: u32, nu: vec4<f32>, np: vec4<f32>, s: f32, noise: FieldNoise) -> vec4<f32> {
-  let r = update(u[i], u_prev[i], nu, np, s, noise.amp * xi(i - noise.drawn, P.noise_key));
+  let r = update(u[i], u_prev[i], nu, np, s, noise.amp * xi(i - noise.drawn, noise.key));
   u_next[i] = r.next;
   return r.work;
 }
@@ -127,7 +145,19 @@ fn step(@builtin(local_invocation_id) local: vec3<u32>, lanes: Lanes,
   let sampled = SAMPLED && P.energy_at != 0u;
   var work = vec4<f32>(0.0);
   var e = 0.0;
-  if (inner) {
+  if (noise.rests) {
+    // held at 0, its ledger terms 0: nothing read but a sample's energy of the state (0 as it rests)
+    for (var r = 0u; r < ROWS; r++) {
+      let gy = y0 + local.y + r * (STEP_H / ROWS);
+      if (gx < P.n && gy < P.n) {
+        let x = i32(gx);
+        let y = i32(gy);
+        let i = base + gy * P.n + gx;
+        if (sampled) { e += cell_energy(u[i], u_prev[i], read_u(base, x + 1, y), read_prev(base, x + 1, y), read_u(base, x, y + 1), read_prev(base, x, y + 1), gx, gy); }
+        u_next[i] = 0.0;
+      }
+    }
+  } else if (inner) {
     for (var r = 0u; r < ROWS; r++) {
       let gy = y0 + local.y + r * (STEP_H / ROWS);
       let i = base + gy * P.n + gx;

@@ -30,6 +30,11 @@ fn advance(k: u32, j: u32, x: u32, y: u32, base: u32, noise: FieldNoise, key: u3
   let c = (k + 1u) % 3u;
   let nu = vec4<f32>(states[c][j - 1u], states[c][j + 1u], states[c][j - REGION_W], states[c][j + REGION_W]);
   let np = vec4<f32>(states[p][j - 1u], states[p][j + 1u], states[p][j - REGION_W], states[p][j + REGION_W]);
+  if (noise.rests) {
+    // held at 0 (EngineOptions.rest_until_injected), as the single step holds it
+    states[(k + 2u) % 3u][j] = 0.0;
+    return vec4<f32>(0.0);
+  }
   let i = base + y * P.n + x;
   let r = update(states[c][j], states[p][j], nu, np, sponge(x, y), noise.amp * xi(i - noise.drawn, key));
   states[(k + 2u) % 3u][j] = r.next;
@@ -56,6 +61,8 @@ fn steps(@builtin(local_invocation_id) local: vec3<u32>, lanes: Lanes,
     states[2][j] = 0.0;
   }
   var keys = array<u32, STEPS>(P.noise_key, P.key_1, P.key_2, P.key_3);
+  // a field that rested keys its noise by its own steps
+  for (var k = 0u; k < STEPS; k++) { keys[k] = field_key(noise.rested, k, keys[k]); }
   let tile = wid.y * groups.x + wid.x;
   for (var k = 0u; k < STEPS; k++) {
     // the last sub-step's states are written, and its tile sum read, before this one's

@@ -1,8 +1,8 @@
 // The CPU twin of shaders/field_step.wgsl: the oracle every other kernel is tested against.
 // Same arithmetic in the same order, rounded to float32 after every operation (Math.fround), on
 // unpadded N x N fields with zero outside (a Dirichlet mirror; the sponge does the absorbing).
-import { xi } from '../field/noise.js'
-import { drawTable, type StepParams } from '../field/params.js'
+import { lowbias32, xi } from '../field/noise.js'
+import { drawTable, RESTING, type StepParams } from '../field/params.js'
 
 const f = Math.fround
 
@@ -31,15 +31,26 @@ export function stepReference(
   next: Float32Array,
   p: StepParams,
   ledger: Float64Array,
-  /** The field whose random numbers each field draws (params.ts drawTable); its own, or a rerun's first run's, where not given. */
+  /**
+   * The step's table (params.ts stepTable): the field whose random numbers each field draws, RESTING
+   * set where it rests, then the steps each rested (its noise keyed by its own steps: p.step less those,
+   * with p.seed_key); its own, or a rerun's first run's, none rested, where not given.
+   */
   draws: ArrayLike<number> = drawTable(p.fields, p.rerun_from),
 ): void {
   const n = p.n
   for (let field = 0; field < p.fields; field++) {
     const base = field * n * n
+    // a field at rest (params.ts RESTING) is held at 0, with no ledger term
+    if (draws[field] >= RESTING) {
+      next.fill(0, base, base + n * n)
+      continue
+    }
     // a rerun's field has a louder noise (params.ts Rerun); each draws the numbers of the field its table names
     const noiseAmp = field >= p.rerun_from ? p.rerun_noise : p.noise
     const drawn = (field - draws[field]) * n * n
+    const rested = draws[p.fields + field] ?? 0
+    const key = rested ? lowbias32(((p.step - rested) ^ p.seed_key) >>> 0) : p.noise_key
     for (let y = 0; y < n; y++) {
       for (let x = 0; x < n; x++) {
         const i = base + y * n + x
@@ -58,7 +69,7 @@ export function stepReference(
         const fSponge = f(-f(sponge(p, x, y) * vel))
         const u2 = f(uc * uc)
         const sat = f(f(p.nonlinearity * f(u2 * uc)) / f(1 + u2))
-        const noise = f(noiseAmp * xi(i - drawn, p.noise_key))
+        const noise = f(noiseAmp * xi(i - drawn, key))
         const out = f(f(f(f(f(f(uc + vel) + f(p.c2 * lapU)) + fBulk) + fSponge) - sat) + noise)
         next[i] = out
         const dw = f(out - pc)

@@ -8,7 +8,7 @@ import { JOB_PARAMS, JOB_WORDS as JOB } from '../field/layouts.js'
 import { kickScale } from '../field/kick.js'
 import { type FieldMotion, fieldMotion, patchEnergy } from '../field/motion.js'
 import { downsample } from '../util/downsample.js'
-import { drawTable, sameDraws, type StepParams } from '../field/params.js'
+import { requestTable, sameDraws, type StepParams } from '../field/params.js'
 import { energyReference } from './field_step.js'
 import { FIELD_WASM_BASE64 } from './simd/field_wasm.gen.js'
 
@@ -62,7 +62,7 @@ export class WasmFieldBackend implements FieldBackend {
     }
     this.ledgerPtr = take(threads * fields * 4 * 8)
     this.samplesPtr = take(MAX_SAMPLES_PER_JOB * fields * threads * 5 * 8)
-    this.drawsPtr = take(fields * 4)
+    this.drawsPtr = take(2 * fields * 4)
     this.bufs = [0, 1, 2].map(() => take(fields * this.padded * 4))
     const pages = Math.ceil(at / PAGE)
     if (pages > 65536)
@@ -115,8 +115,8 @@ export class WasmFieldBackend implements FieldBackend {
     words[JOB.sample_interval] = req.sample_interval
     const p = req.params
     words[JOB.rerun_from] = p.rerun_from
-    const draws = req.draws ?? drawTable(this.fields, p.rerun_from)
-    if (!sameDraws(draws, this.drawsHeld)) new Uint32Array(this.memory.buffer, this.drawsPtr, this.fields).set((this.drawsHeld = draws))
+    const draws = requestTable(req.draws, this.fields, p.rerun_from)
+    if (!sameDraws(draws, this.drawsHeld)) new Uint32Array(this.memory.buffer, this.drawsPtr, 2 * this.fields).set((this.drawsHeld = draws))
     new Float32Array(words.buffer, JOB_BYTE + JOB.params * 4, JOB_PARAMS.length).set(JOB_PARAMS.map((k) => p[k as keyof StepParams]))
     const sampleWords = MAX_SAMPLES_PER_JOB * this.fields * this.threads * 5
     new Float64Array(this.memory.buffer, this.samplesPtr, sampleWords).fill(0)

@@ -1,6 +1,6 @@
 // The perturbation experiment of evaluate.ts: it reads the window after the perturbation (its plan:
 // engine/detect/erase_plan.test.ts).
-import { expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import type { EngineOptions } from '../field/engine.js'
 import { MaterialCatalog } from '../field/materials.js'
 import { createNodeEngine } from '../node.js'
@@ -28,3 +28,35 @@ test('the perturbation is answered from the window after it: field-wide structur
   expect(regrowths.length).toBeGreaterThanOrEqual(1)
   for (const g of regrowths) expect(g).toBeLessThan(0.99)
 }, 60_000)
+
+describe("a genome's evaluation is its own: the same alone as in any batch, bit for bit", () => {
+  test.each([
+    ['cpu', 32],
+    ['gpu', 24],
+  ] as const)(
+    "%s backend, N = %i: beside a longer genome (its field rests until injected, its noise keyed by its own steps), at another place in the batch (every field draws the same numbers), beside genomes that dream where it does not (it spends the dream's steps undreamed); one that dreams alike (its mutations keyed by its own steps)",
+    async (backend, size) => {
+      const rand = rng(5)
+      const open = (o: EngineOptions) => createNodeEngine({ ...o, backend })
+      const c = { size, material: new MaterialCatalog().get('metamaterial'), seed: 1, open }
+      const genome = { ...randomGenome(rand, { min_steps: 100, max_steps: 200 }), dream: 'none' as const }
+      const other = (resonate_steps: number, dream: 'none' | 'light' | 'deep') => ({
+        ...randomGenome(rand, { min_steps: 100, max_steps: 200 }),
+        resonate_steps,
+        dream,
+      })
+      // and one that dreams deep, its mutations keyed by its own steps too
+      const dreamer = other(150, 'deep')
+      const [alone, dreamt] = [(await evaluate([genome], c))[0], (await evaluate([dreamer], c))[0]]
+      const batch = await evaluate([other(400, 'deep'), genome, other(genome.resonate_steps, 'light'), dreamer], c)
+      expect(alone.structure).toBeDefined()
+      expect(batch[1]).toEqual(alone)
+      expect(batch[3]).toEqual(dreamt)
+      // the control: the same genome resonating 10 steps longer evaluates otherwise, so the equality is
+      // not of evaluations blind to the genome
+      const [longer] = await evaluate([{ ...genome, resonate_steps: genome.resonate_steps + 10 }], c)
+      expect(longer).not.toEqual(alone)
+    },
+    300_000,
+  )
+})

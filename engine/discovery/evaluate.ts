@@ -22,7 +22,7 @@ import { WindowSpectra } from '../detect/spectra.js'
 import type { Candidates, PlanSums } from '../detect/sums.js'
 import { REGROWTH_SUMS, regrowthFrom } from '../detect/regrowth.js'
 import { addPulse } from '../encode/pulse.js'
-import { observeHeld } from '../dream/dream.js'
+import { DREAM_STEPS, observeHeld } from '../dream/dream.js'
 import type { PerturbationQuery, PerturbationSums } from '../field/backend.js'
 import type { EnergyBooks, Engine, EngineOptions } from '../field/engine.js'
 import { rng } from '../util/rng.js'
@@ -405,6 +405,13 @@ function openBatch(genomes: readonly Genome[], c: EvaluationConditions): Promise
     seed: c.seed,
     timeline_interval: 0,
     recall_history: false,
+    // each genome's field rests until it is injected, and keys its noise by its own steps: it starts
+    // from the quiet field it would start from alone, not from the noise of the steps before (which the
+    // batch's longest genome set), and draws what it would draw alone
+    rest_until_injected: true,
+    // every field draws the first field's numbers (common random numbers): a genome is evaluated as
+    // alone, wherever it lies in the batch, and genomes are compared under the same noise
+    draws: Array<number>(2 * genomes.length).fill(0),
   })
 }
 
@@ -444,6 +451,10 @@ async function runBatch(
         { report: false },
       )
       laps.lap('dream')
+    } else {
+      // a genome that does not dream spends the dream's steps undreamed, as it does beside one that
+      // dreams (which the whole batch steps with): its evaluation is the same in any batch
+      await engine.step(DREAM_STEPS)
     }
     const detector = c.detector ?? IN_THREAD
     // the retention is the clean fields' (the books as the windows end)

@@ -43,6 +43,9 @@ export const DREAM_PARAMS: Record<DreamMode, DreamParams> = {
   },
 }
 
+/** Steps a dream takes in either mode (the same, so that a batch stays in step): its observation and settling. */
+export const DREAM_STEPS = DREAM_PARAMS.light.observe_steps + DREAM_PARAMS.light.settle_steps
+
 /** Side of the stability preview in a report. */
 export const PREVIEW_SIDE = 8
 
@@ -130,7 +133,8 @@ export async function dream(
   const edits = perField.map((mode, f) => {
     if (mode === 'none') return null
     const { prune_percentile, prune_factor, amplify_percentile, amplify_factor, mutate_fraction, mutate_amplitude } = DREAM_PARAMS[mode]
-    const key = lowbias32(engine.seed ^ lowbias32(engine.step_count + engine.draws[f]))
+    // keyed by the field's own steps (those it rested not counted), as its noise is
+    const key = lowbias32(engine.seed ^ lowbias32(engine.step_count - engine.rested[f] + engine.draws[f]))
     return { prune_percentile, prune_factor, amplify_percentile, amplify_factor, mutate_fraction, mutate_amplitude, key }
   })
   const edited = await engine.dreamEdit(edits, MASK_SMOOTHING_PASSES, PREVIEW_SIDE, report)

@@ -22,7 +22,11 @@ export interface StepRequest {
   /** Take a sample after every step whose absolute number is a multiple of this (0: never). */
   sample_interval: number
   params: StepParams
-  /** The field whose random numbers each field draws (params.ts drawTable); its own, or a rerun's first run's, where not given. */
+  /**
+   * The step's table (params.ts stepTable, 2 words a field): the field whose random numbers each field
+   * draws, RESTING set where it rests, then the steps each rested; where not given, its own (or a rerun's
+   * first run's), none resting.
+   */
   draws?: Uint32Array
 }
 

@@ -255,6 +255,58 @@ describe("a rerun: a batch's later fields run its first ones again with more noi
   })
 })
 
+describe('rest_until_injected (evolve: a genome injected after others starts from a quiet field)', () => {
+  test.each(['cpu', 'gpu'] as const)(
+    '%s: each field rests at 0, with nothing in its books, until its first injection, then steps on under noise keyed by its own steps; a field never injected rests to the end; extract refuses a resting field, and a copy steps on as its field',
+    { timeout: 300_000 },
+    async (backend) => {
+      const n = 24
+      const o = {
+        size: n,
+        material: 'europium_crystal',
+        seed: 5,
+        noise: 0.01,
+        fields: 3,
+        timeline_interval: 0,
+        recall_history: false,
+      } as const
+      const [e, control] = [await engine(backend, { ...o, rest_until_injected: true }), await engine(backend, o)]
+      const wave = Float32Array.from({ length: n * n }, (_, i) => Math.sin(i * 0.013) * 0.5)
+      const peak = async (x: Engine, f: number) => Math.max(...(await x.readU([f])).map(Math.abs))
+      for (const x of [e, control]) await x.step(40)
+      // the control, stepped under noise from the start: every field has moved
+      for (const f of [0, 1, 2]) {
+        expect(await peak(e, f)).toBe(0)
+        expect(await peak(control, f)).toBeGreaterThan(0)
+      }
+      await expect(e.extract([1])).rejects.toThrow('field 1 still rests (rest_until_injected): extract takes fields injected already')
+      await e.inject(wave, 0)
+      await e.step(40)
+      await e.injectMany([undefined, wave, undefined])
+      // field 1 took its wave into a quiet field: exactly the wave, as in an engine of its own
+      expect([...(await e.readU([1]))]).toEqual([...wave])
+      await e.step(20)
+      const books = await e.books()
+      for (const f of [0, 1]) {
+        expect(await peak(e, f)).toBeGreaterThan(0.01)
+        expect(books[f].noise_work).not.toBe(0)
+      }
+      // field 2 was never injected: at rest, its books empty
+      expect(await peak(e, 2)).toBe(0)
+      expect(books[2]).toMatchObject({ energy: 0, bulk_loss: 0, boundary_loss: 0, noise_work: 0, injected: 0 })
+      // a copy steps on as its field: awake, its noise keyed by the field's own steps (it rested 80)
+      const part = await e.extract([1])
+      open.push(part)
+      expect([...e.rested, ...part.rested]).toEqual([40, 80, 100, 80])
+      for (const x of [e, part]) await x.step(10)
+      expect([...(await part.readU([0]))]).toEqual([...(await e.readU([1]))])
+      await expect(engine('cpu', { ...o, rest_until_injected: 1 as unknown as boolean })).rejects.toThrow(
+        'rest_until_injected must be true or false, got 1',
+      )
+    },
+  )
+})
+
 describe("extract (evolve's perturbation steps only the fields it perturbs)", () => {
   // the GPU at 4 steps a dispatch too (as SVC_CRYSTAL_GPU_STEPS_PER_DISPATCH=4 asks), whose steps rotate among 4 state buffers
   test.each([

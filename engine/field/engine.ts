@@ -23,7 +23,7 @@ import type {
 } from './backend.js'
 import { MaterialCatalog } from './materials.js'
 import type { FieldMotion } from './motion.js'
-import { drawTable, stepParams, type Rerun, type StepParams } from './params.js'
+import { drawTable, stepParams, stepTable, type Rerun, type StepParams } from './params.js'
 import { selectBackend } from '../backends/select.js'
 import { saturationPotential } from '../cpu/field_step.js'
 import { erasePlan, type PlannedErasure, requirePlanSums } from '../detect/erase_plan.js'
@@ -114,6 +114,10 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
   // a cell's draw is a u32 index over the fields (drawn field x cells + cell)
   o.draws?.forEach((d, k) => requireInteger(`draws[${k}]`, d, 0, Math.floor(2 ** 32 / (size * size)) - 1))
   const draws = drawTable(fields, rerun?.from ?? fields, o.draws)
+  if (o.rest_until_injected !== undefined && typeof o.rest_until_injected !== 'boolean')
+    throw new CrystalError('bad_argument', `rest_until_injected must be true or false, got ${JSON.stringify(o.rest_until_injected)}`, {
+      field: 'rest_until_injected',
+    })
   const encoding = requireEncoding(o.encoding ?? ENCODING_VERSION)
   const recallCache =
     o.recall_cache_bytes === undefined ? undefined : requireInteger('recall_cache_bytes', o.recall_cache_bytes, 0, Number.MAX_SAFE_INTEGER)
@@ -149,6 +153,7 @@ export async function createEngine(o: EngineOptions = {}): Promise<Engine> {
     open,
     recallCache,
     o.recall_history ?? true,
+    o.rest_until_injected ?? false,
   )
 }
 
@@ -177,6 +182,11 @@ class FieldEngine implements Engine {
   private samplesLater = false
   /** Runs whose samples wait for a later read (at most SAMPLES_WAITING_MAX): counted up to the chain's last taking. */
   private samplesWaiting = 0
+  /** Per field, whether it still rests (EngineOptions.rest_until_injected); none where no field ever rested. */
+  private readonly resting: boolean[] | undefined
+  readonly rested: Uint32Array
+  /** The step's table (params.ts stepTable): `draws`, the resting fields marked, and the steps each rested. */
+  private table: Uint32Array
 
   constructor(
     private readonly core: FieldBackend,
@@ -194,7 +204,12 @@ class FieldEngine implements Engine {
     recallCache: number | undefined,
     /** The history recall's sweep replays is kept (EngineOptions.recall_history). */
     private readonly recallHistory: boolean,
+    /** Every field rests until its first injection (EngineOptions.rest_until_injected). */
+    resting: boolean,
   ) {
+    this.resting = resting ? Array<boolean>(core.fields).fill(true) : undefined
+    this.rested = new Uint32Array(core.fields)
+    this.table = stepTable(draws, this.resting, this.rested)
     // where the writes make their wavefronts on the device (encoding 3 on the GPU), recall's patterns are made and kept there too
     this.reader = new MemoryReader(
       this,
@@ -246,6 +261,23 @@ class FieldEngine implements Engine {
     if (wave.length !== this.core.n * this.core.n)
       throw new CrystalError('bad_argument', `a wave for this field has ${this.core.n ** 2} cells, got ${wave.length}`)
     await this.booked([field], () => this.core.inject([field], [wave]))
+    this.wake([field])
+  }
+
+  /** The fields injected into rest no more: the next step draws their noise and steps them. */
+  private wake(fields: readonly number[]): void {
+    if (!this.resting || !fields.some((f) => this.resting![f])) return
+    for (const f of fields) this.resting[f] = false
+    this.table = stepTable(this.draws, this.resting, this.rested)
+  }
+
+  /** `steps` more rested by each field that rests: its own steps stay those it took (its noise's keys). */
+  private restedFor(steps: number): void {
+    if (!this.resting?.some(Boolean)) return
+    this.resting.forEach((rests, f) => {
+      if (rests) this.rested[f] += steps
+    })
+    this.table = stepTable(this.draws, this.resting, this.rested)
   }
 
   async injectMany(waves: readonly (Float32Array | undefined)[]): Promise<void> {
@@ -263,6 +295,7 @@ class FieldEngine implements Engine {
         fields.map((f) => waves[f]!),
       ),
     )
+    this.wake(fields)
   }
 
   /**
@@ -611,12 +644,13 @@ class FieldEngine implements Engine {
     // where the run takes a timeline sample, the changes' held sums before it ride with its samples' read:
     // one read, where settling after it read them on their own
     const settled = held && sampled ? this.settleLater(held, () => undefined) : () => this.settle()
-    const req = { steps, first_step: this.step_count, seed: this.seed, sample_interval: every, params: this.params, draws: this.draws }
+    const req = { steps, first_step: this.step_count, seed: this.seed, sample_interval: every, params: this.params, draws: this.table }
     if (sampled && this.samplesLater && steps <= SAMPLES_LATER_MAX_STEPS && this.core.stepSamplesLater) {
       // a long row of runs (the server's step chunks) reads the waiting ones now and then: each holds a copy on the device
       if (this.samplesWaiting >= SAMPLES_WAITING_MAX) await this.deferred?.()
       const samples = await this.core.stepSamplesLater(req)
       this.step_count += steps
+      this.restedFor(steps)
       this.revision++
       this.samplesWaiting++
       // recorded after what was taken before them (the held sums above among it), once a read brings them
@@ -627,6 +661,7 @@ class FieldEngine implements Engine {
     }
     const samples = await this.core.step(req)
     this.step_count += steps
+    this.restedFor(steps)
     this.revision++
     if (samples.length) await settled()
     for (const s of samples) this.record(s)
@@ -838,13 +873,16 @@ class FieldEngine implements Engine {
   }
 
   twin(fields: number): Promise<Engine> {
-    const quiet = { temperature_k: 0, noise: 0, rerun: undefined, draws: undefined, timeline_interval: 0 }
+    const quiet = { temperature_k: 0, noise: 0, rerun: undefined, draws: undefined, timeline_interval: 0, rest_until_injected: false }
     return this.open({ ...quiet, fields, material: this.material, encoding: this.encoding })
   }
 
   async extract(fields: readonly number[]): Promise<Engine> {
     if (!fields.length) throw new CrystalError('bad_argument', 'extract takes at least one field')
     fields.forEach((f) => this.field(f))
+    const resting = fields.find((f) => this.resting?.[f])
+    if (resting !== undefined)
+      throw new CrystalError('bad_argument', `field ${resting} still rests (rest_until_injected): extract takes fields injected already`)
     const rerun = fields.find((f) => this.rerun && f >= this.rerun.from)
     if (rerun !== undefined)
       throw new CrystalError('bad_argument', `field ${rerun} is a rerun's (its noise louder): extract takes fields of the first run`)
@@ -855,6 +893,8 @@ class FieldEngine implements Engine {
       noise: this.noise,
       rerun: undefined,
       draws: fields.map((f) => this.draws[f]),
+      // injected already (a resting field is refused above): each copy steps on as its field
+      rest_until_injected: false,
       encoding: this.encoding,
       timeline_interval: 0,
       recall_history: false,
@@ -868,6 +908,9 @@ class FieldEngine implements Engine {
       }
       await this.recorder.copyHeld(fields, part.recorder)
       await part.resumed(step, [])
+      // each copy keys its noise by its field's own steps, as there
+      fields.forEach((f, k) => (part.rested[k] = this.rested[f]))
+      part.table = stepTable(part.draws, undefined, part.rested)
       return part
     } catch (e) {
       part.destroy()

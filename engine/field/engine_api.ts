@@ -49,6 +49,13 @@ export interface EngineOptions {
    * fields in the engine they came from, so they step on as they would have there.
    */
   draws?: readonly number[]
+  /**
+   * Every field rests until its first injection: held at 0, with no thermal noise and no work, where it
+   * was stepped under noise before. Evolve's batches: a genome injected later than another then starts
+   * from the same quiet field as it would in a batch of its own, and the steps before it cost nothing
+   * (docs/discovery.md, "A genome's field rests until it is injected").
+   */
+  rest_until_injected?: boolean
   /** Steps between energy timeline samples (0: no timeline). */
   timeline_interval?: number
   /** The text encoding writes and recall use (ENCODING_VERSION unless given; a resumed field brings its own). */
@@ -150,6 +157,11 @@ export interface Engine {
   readonly rerun: Rerun | undefined
   /** The field whose random numbers each field draws (EngineOptions.draws made whole: engine/field/params.ts drawTable). */
   readonly draws: Uint32Array
+  /**
+   * The steps each field rested before its first injection (EngineOptions.rest_until_injected; 0
+   * where none): its own steps, by which its random numbers are keyed, are step_count less these.
+   */
+  readonly rested: Uint32Array
   readonly step_count: number
   /** The text encoding of this engine's memories: writes, recall and probe encode texts with it. */
   readonly encoding: EncodingVersion

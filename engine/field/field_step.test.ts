@@ -6,8 +6,8 @@ import { energyReference, LEDGER, stepReference } from '../cpu/field_step.js'
 import { cpuBackend, gpuBackend, watchCompiles } from '../../testing/backends.js'
 import { paramsFor, randomField } from '../../testing/fixtures.js'
 import type { FieldBackend, LedgerSample } from './backend.js'
-import { noiseKey } from './noise.js'
-import { STEP_TILE, STEPS_PER_DISPATCH, type StepParams, stepGroups } from './params.js'
+import { lowbias32, noiseKey } from './noise.js'
+import { drawTable, STEP_TILE, STEPS_PER_DISPATCH, type StepParams, stepGroups, stepTable } from './params.js'
 import { type AdapterChoice, findAdapter, openDevice } from '../gpu/device.js'
 import { GpuFieldBackend } from '../gpu/backend.js'
 import { DEFERRED_MAX } from '../gpu/transfers.js'
@@ -359,10 +359,88 @@ describe('draws: each field of a batch draws the random numbers of the field its
     const backend = stepsPerDispatch ? await gpuBackend(n, 2, { stepsPerDispatch }) : await cpuBackend(n, 2, 2)
     opened.push(backend)
     await backend.load(...partStart)
-    await backend.step({ steps: 600, first_step: 0, seed: SEED, sample_interval: 0, params: apart, draws })
+    await backend.step({ steps: 600, first_step: 0, seed: SEED, sample_interval: 0, params: apart, draws: stepTable(draws) })
     const u = (await backend.read()).u
     if (stepsPerDispatch) expect(maxDiff(u, pick(want.u))).toBeLessThanOrEqual(1e-5 * maxAbs(want.u))
     else expect(maxDiff(u, pick(want.u))).toBe(0)
+  })
+})
+
+describe('a field at rest (EngineOptions.rest_until_injected): held at 0, its ledger terms 0, whatever it held; one that rested keys its noise by its own steps', () => {
+  const [n, fields, steps] = [24, 4, 600]
+  const params = { ...paramsFor(n, fields), noise: Math.fround(0.02) }
+  // every field starts from a random state, the resting ones too: each step holds them at 0
+  const start = startOf(n, fields)
+  const resting = [false, true, true, false]
+  // field 3 rested 37 steps before: its noise at step t is a field's of its own at t - 37
+  const table = stepTable(drawTable(fields, fields), resting, [0, 50, 50, 37])
+  const cells = n * n
+  const want = (() => {
+    let [cur, prev] = start.map((a) => a.slice())
+    let next = new Float32Array(cur.length)
+    const ledger = new Float64Array(fields * 4)
+    const energies: Float64Array[] = []
+    for (let i = 0; i < steps; i++) {
+      stepReference(prev, cur, next, { ...params, noise_key: noiseKey(SEED, i), step: i, seed_key: lowbias32(SEED) }, ledger, table)
+      ;[prev, cur, next] = [cur, next, prev]
+      if ((i + 1) % SAMPLE_INTERVAL === 0) energies.push(energyReference(prev, cur, params))
+    }
+    return { u: cur, prev, ledger, energies }
+  })()
+  const field = (a: Float32Array, f: number) => a.subarray(f * cells, (f + 1) * cells)
+
+  test('the CPU twin: the resting fields 0 and their ledger rows 0; the one that never rested as in a run where none rests, bit for bit, the one that rested as with its own keys', () => {
+    const awake = reference(n, fields, steps, params, SAMPLE_INTERVAL, start)
+    // field 3 alone, stepped with the keys of its own steps (noiseKey(seed, t - 37)) from its state
+    const own = (() => {
+      const one = { ...paramsFor(n, 1), noise: params.noise }
+      let [cur, prev] = start.map((a) => field(a, 3).slice())
+      let next = new Float32Array(cur.length)
+      const ledger = new Float64Array(4)
+      for (let i = 0; i < steps; i++) {
+        stepReference(prev, cur, next, { ...one, noise_key: noiseKey(SEED, i - 37) }, ledger, [3])
+        ;[prev, cur, next] = [cur, next, prev]
+      }
+      return { u: cur, ledger }
+    })()
+    expect(maxDiff(field(want.u, 3), own.u)).toBe(0)
+    expect([...want.ledger.subarray(12, 16)]).toEqual([...own.ledger])
+    // the control: keyed by the batch's steps it would not be
+    expect(maxDiff(field(want.u, 3), field(awake.u, 3))).toBeGreaterThan(1e-3)
+    for (const f of [1, 2]) {
+      expect(maxAbs(field(want.u, f))).toBe(0)
+      expect(maxAbs(field(want.prev, f))).toBe(0)
+      expect([...want.ledger.subarray(4 * f, 4 * f + 4)]).toEqual([0, 0, 0, 0])
+      expect(want.energies.map((e) => e[f])).toEqual([0, 0])
+    }
+    expect(maxDiff(field(want.u, 0), field(awake.u, 0))).toBe(0)
+    expect([...want.ledger.subarray(0, 4)]).toEqual([...awake.ledger.subarray(0, 4)])
+    // the control: stepped as the others, the resting fields would not be 0
+    expect(maxAbs(field(awake.u, 1))).toBeGreaterThan(1e-3)
+  })
+
+  test.each([
+    ['WASM SIMD, two threads', 0],
+    ['WGSL, a step a dispatch', 1],
+    ['WGSL, several steps a dispatch', STEPS_PER_DISPATCH],
+  ])('the %s kernel: the same', async (_, stepsPerDispatch) => {
+    const backend = stepsPerDispatch ? await gpuBackend(n, fields, { stepsPerDispatch }) : await cpuBackend(n, fields, 2)
+    opened.push(backend)
+    await backend.load(...start)
+    // several steps a dispatch where no timeline is sampled; the others sample one (a resting field's energy read)
+    const interval = stepsPerDispatch > 1 ? 0 : SAMPLE_INTERVAL
+    const samples = await backend.step({ steps, first_step: 0, seed: SEED, sample_interval: interval, params, draws: table })
+    const { u, prev } = await backend.read()
+    const ledger = await backend.ledger()
+    for (const f of [1, 2]) {
+      expect(maxAbs(field(u, f))).toBe(0)
+      expect(maxAbs(field(prev, f))).toBe(0)
+      expect([...ledger.subarray(4 * f, 4 * f + 4)]).toEqual([0, 0, 0, 0])
+    }
+    if (interval) expect(samples.map((s) => s.fields[1][0])).toEqual([0, 0])
+    if (stepsPerDispatch) expect(maxDiff(u, want.u)).toBeLessThanOrEqual(1e-5 * maxAbs(want.u))
+    else expect(maxDiff(u, want.u)).toBe(0)
+    for (let i = 0; i < want.ledger.length; i++) expect(relative(ledger[i], want.ledger[i])).toBeLessThan(1e-4)
   })
 })
 

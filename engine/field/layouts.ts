@@ -34,6 +34,13 @@ export const STEP_PARAM_LAYOUT = [
   ['key_1', 'u32'],
   ['key_2', 'u32'],
   ['key_3', 'u32'],
+  /**
+   * The absolute step of the dispatch's first step, and lowbias32(seed): a field that rested (params.ts
+   * stepTable) keys its noise by its own steps, noiseKey(seed, step - rested), from them. The host sets
+   * them; a field that never rested reads the keys above, which are the same function of step 0 on.
+   */
+  ['step', 'u32'],
+  ['seed_key', 'u32'],
 ] as const
 
 /** Steps a dispatch of shaders/field_steps.wgsl takes: `noise_key` and the three keys after it. */
@@ -85,7 +92,7 @@ export const JOB_HEADER = [
   'barrier_phase',
   /** STEP_PARAM_LAYOUT's one u32 constant the kernel reads */
   'rerun_from',
-  /** u32 [fields]: the field whose random numbers each field draws (params.ts drawTable) */
+  /** u32 [2 fields]: the step's table (params.ts stepTable): the field each field draws, then the steps each rested */
   'draws',
 ] as const
 

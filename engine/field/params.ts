@@ -2,6 +2,7 @@
 // lists (wgslStruct) and the uniform bytes are packed from them (packStruct), so offsets never drift.
 import { SPONGE_MAX, viscosityAt, type Material } from '../contracts/material.js'
 import type { STEP_PARAM_LAYOUT } from './layouts.js'
+import { CrystalError } from '../errors.js'
 
 export { DREAM_PARAM_LAYOUT, REDUCE_PARAM_LAYOUT, STEP_PARAM_LAYOUT, STEPS_PER_DISPATCH } from './layouts.js'
 
@@ -82,6 +83,41 @@ export function drawTable(fields: number, rerunFrom: number, draws?: ArrayLike<n
   return Uint32Array.from({ length: fields }, (_, f) => draws?.[f] ?? (f >= rerunFrom ? f - rerunFrom : f))
 }
 
+/**
+ * A field at rest (EngineOptions.rest_until_injected) is marked in the step's table by this bit beside
+ * the field it draws: each step holds it at 0 (no noise, nothing read but a sample's energy, no ledger
+ * term), where a field waiting for its injection was stepped under noise before. A drawn field's index
+ * is under 2^30 (a cell's draw is a u32 index over the fields), so the bit is free.
+ */
+export const RESTING = 0x80000000
+
+/**
+ * The step's table, as the kernels read it (shaders/field_step.wgsl `draws`): per field the field it
+ * draws (drawTable), with RESTING set where it rests; then per field the steps it rested, by which its
+ * noise is keyed by its own steps (noiseKey(seed, step - rested)): a genome's field injected after
+ * others draws the numbers it would draw in a batch of its own.
+ */
+export function stepTable(draws: ArrayLike<number>, resting?: ArrayLike<boolean>, rested?: ArrayLike<number>): Uint32Array {
+  const fields = draws.length
+  const table = new Uint32Array(2 * fields)
+  for (let f = 0; f < fields; f++) {
+    table[f] = resting?.[f] ? (draws[f] | RESTING) >>> 0 : draws[f]
+    table[fields + f] = rested?.[f] ?? 0
+  }
+  return table
+}
+
+/** A step request's table (StepRequest.draws), or where none is given the default one (none resting); one of another length is refused. */
+export function requestTable(table: Uint32Array | undefined, fields: number, rerunFrom: number): Uint32Array {
+  if (!table) return stepTable(drawTable(fields, rerunFrom))
+  if (table.length !== 2 * fields)
+    throw new CrystalError(
+      'internal',
+      `a step's table holds 2 words a field (params.ts stepTable): got ${table.length} for ${fields} fields`,
+    )
+  return table
+}
+
 /** Whether a backend's kernels hold `table` already (`held`): a request's is usually the engine's same one. */
 export function sameDraws(table: Uint32Array, held: Uint32Array | undefined): boolean {
   return table === held || (held !== undefined && table.length === held.length && table.every((v, i) => v === held[i]))
@@ -100,6 +136,8 @@ export function stepParams(c: FieldConditions): StepParams {
     n: c.n,
     fields: c.fields,
     noise_key: 0,
+    step: 0,
+    seed_key: 0,
     tiles_per_field: stepGroups(c.n)[0] * stepGroups(c.n)[1],
     c2: Math.fround(m.wave_speed * m.wave_speed),
     damping: Math.fround(m.damping),

@@ -19,7 +19,7 @@ import {
   type StepRequest,
 } from '../field/backend.js'
 import type { FieldMotion } from '../field/motion.js'
-import { noiseKey } from '../field/noise.js'
+import { lowbias32, noiseKey } from '../field/noise.js'
 import {
   packStruct,
   REDUCE_PARAM_LAYOUT,
@@ -28,7 +28,7 @@ import {
   stepGroups,
   stepRows,
   TILE,
-  drawTable,
+  requestTable,
   sameDraws,
   wgslStruct,
   type StepParams,
@@ -63,11 +63,11 @@ const MAX_STEPS_PER_SUBMIT = 256
 /** The step's uniform block's bytes, and where the members it sets per step sit in it. */
 const STEP_BYTES = STEP_PARAM_LAYOUT.length * 4
 const STEP_WORD = Object.fromEntries(
-  (['noise_key', 'ledger_slot', 'energy_at', 'key_1', 'key_2', 'key_3'] as const).map((k) => [
+  (['noise_key', 'ledger_slot', 'energy_at', 'key_1', 'key_2', 'key_3', 'step'] as const).map((k) => [
     k,
     4 * STEP_PARAM_LAYOUT.findIndex(([name]) => name === k),
   ]),
-) as Record<'noise_key' | 'ledger_slot' | 'energy_at' | 'key_1' | 'key_2' | 'key_3', number>
+) as Record<'noise_key' | 'ledger_slot' | 'energy_at' | 'key_1' | 'key_2' | 'key_3' | 'step', number>
 /** The keys of a several-step dispatch's later steps (shaders/field_steps.wgsl), in step order. */
 const LATER_KEYS = [STEP_WORD.key_1, STEP_WORD.key_2, STEP_WORD.key_3]
 const SAMPLE_COLUMNS = 5 // energy, bulk, boundary, saturation, noise
@@ -147,7 +147,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
   private readonly partials: GPUBuffer
   private readonly samples: GPUBuffer
   private readonly wave: GPUBuffer
-  /** The field whose random numbers each field draws (params.ts drawTable), as the step kernels read it; `drawsHeld` what it holds. */
+  /** The step's table (params.ts stepTable), as the step kernels read it; `drawsHeld` what it holds. */
   private readonly draws: GPUBuffer
   private drawsHeld: Uint32Array | undefined
   /** One field drawing its own: recall's rerun of a path binds it (fieldStep). */
@@ -277,8 +277,8 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.partials = buffer(fields * this.tiles * 4, STORAGE)
     this.samples = buffer(MAX_STEPS_PER_SUBMIT * SAMPLE_COLUMNS * fields * 4, STORAGE)
     this.wave = buffer(n * n * 4, STORAGE)
-    this.draws = buffer(fields * 4, STORAGE)
-    this.ownDraws = buffer(4, STORAGE)
+    this.draws = buffer(2 * fields * 4, STORAGE)
+    this.ownDraws = buffer(8, STORAGE)
     this.stepUniforms = buffer(MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
     // SAMPLE_SLOTS per timeline sample, then one per fold
     this.reduceUniforms = buffer((SAMPLE_SLOTS + 1) * MAX_STEPS_PER_SUBMIT * SLOT, U.UNIFORM | U.COPY_DST)
@@ -497,9 +497,9 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     // the constants packed once (the ring's tiles are this backend's step tiles, whatever the caller's
     // params say), each dispatch's slot a copy with its own noise keys, ring slot and energy: the defaults'
     // evolve encodes some 25,000 steps, where packing each whole took 11 us of the host's
-    packStruct(STEP_PARAM_LAYOUT, { ...req.params, tiles_per_field: this.ledgerTiles }, stepBytes)
-    // the draw table, where it is not the one the kernels hold (written ahead of this submit's dispatches)
-    const draws = req.draws ?? drawTable(this.fields, req.params.rerun_from)
+    packStruct(STEP_PARAM_LAYOUT, { ...req.params, tiles_per_field: this.ledgerTiles, seed_key: lowbias32(req.seed) }, stepBytes)
+    // the step's table, where it is not the one the kernels hold (written ahead of this submit's dispatches)
+    const draws = requestTable(req.draws, this.fields, req.params.rerun_from)
     if (!sameDraws(draws, this.drawsHeld)) this.transfers.write(this.draws, 0, (this.drawsHeld = draws))
     const [slots, bytes] = [new DataView(stepBytes), new Uint8Array(stepBytes)]
     for (let i = 0; i < steps; ) {
@@ -512,6 +512,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       const at = i * SLOT
       if (i > 0) bytes.copyWithin(at, 0, STEP_BYTES)
       slots.setUint32(at + STEP_WORD.noise_key, noiseKey(req.seed, first + i) >>> 0, true)
+      slots.setUint32(at + STEP_WORD.step, (first + i) >>> 0, true)
       for (let k = 1; k < take; k++) slots.setUint32(at + LATER_KEYS[k - 1], noiseKey(req.seed, first + i + k) >>> 0, true)
       slots.setUint32(at + STEP_WORD.ledger_slot, folds.pending, true)
       slots.setUint32(at + STEP_WORD.energy_at, sampled ? this.energyAt / 4 : 0, true)

@@ -8,6 +8,9 @@
 // engine/field/layouts.ts (JOB_HEADER, JOB_PARAMS), the declaration the WGSL uniform struct comes from.
 import { BARRIER_COUNT, BARRIER_PHASE, BUF0, BUF1, BUF2, DRAWS, FIELDS, FIRST_STEP, LEDGER, N, PARAM_C2, PARAM_DAMPING, PARAM_NOISE, PARAM_NONLINEARITY, PARAM_RERUN_NOISE, PARAM_SPONGE_INV_WIDTH, PARAM_SPONGE_MAX, PARAM_SPONGE_WIDTH, PARAM_VISCOSITY, PARAMS, RERUN_FROM, SAMPLE_INTERVAL, SAMPLES, SEED, STEPS, THREADS } from './job.gen'
 
+/** The draws table's bit for a field at rest (engine/field/params.ts RESTING). */
+const RESTING: u32 = 0x80000000
+
 @inline function word(job: usize, i: i32): i32 {
   return load<i32>(job + (<usize>i << 2))
 }
@@ -34,7 +37,7 @@ import { BARRIER_COUNT, BARRIER_PHASE, BUF0, BUF1, BUF2, DRAWS, FIELDS, FIRST_ST
 }
 
 /** Steps global rows [r0, r1) (row r is row r % n of field r / n); adds each term's work to `ledger`. */
-function stepRows(job: usize, prev: usize, cur: usize, next: usize, r0: i32, r1: i32, key: u32, ledger: usize): void {
+function stepRows(job: usize, prev: usize, cur: usize, next: usize, r0: i32, r1: i32, step: u32, seedKey: u32, ledger: usize): void {
   const n = word(job, N)
   const s = n + 2
   const s4 = <usize>s << 2
@@ -59,14 +62,24 @@ function stepRows(job: usize, prev: usize, cur: usize, next: usize, r0: i32, r1:
   const lastCell = f32x4.splat(<f32>(n - 1))
   const unit = f32x4.splat(<f32>1.1920928955078125e-7) // 2^-23
   const lanes = i32x4(0, 1, 2, 3)
-  const keyV = i32x4.splat(<i32>key)
+  const fields = word(job, FIELDS)
+  const key = hash1(step ^ seedKey)
   for (let r = r0; r < r1; r++) {
     const field = r / n
     const y = r % n
     const row = <usize>(field * s * s + (y + 1) * s + 1) << 2
+    const entry = load<u32>(draws + (<usize>field << 2))
+    if (entry & RESTING) {
+      // held at 0 until its injection (EngineOptions.rest_until_injected): no noise, no ledger term
+      for (let x = 0; x < n; x += 4) v128.store(next + row + (<usize>(x + 4 > n ? n - 4 : x) << 2), zero)
+      continue
+    }
     const rerun = field >= rerunFrom
     const noiseAmp = rerun ? rerunNoise : fieldNoise
-    const cellBase = load<i32>(draws + (<usize>field << 2)) * n * n + y * n
+    const cellBase = <i32>entry * n * n + y * n
+    // a field that rested keys its noise by its own steps (engine/field/params.ts stepTable)
+    const rested = load<u32>(draws + (<usize>(fields + field) << 2))
+    const keyV = i32x4.splat(<i32>(rested == 0 ? key : hash1((step - rested) ^ seedKey)))
     const yf = f32x4.splat(<f32>y)
     const edgeRow = y < width || y > n - 1 - width
     let bulk = zero
@@ -206,7 +219,7 @@ export function run(job: usize, t: i32): void {
   const sampleStride = <usize>(threads * 5) * 8 // bytes from one field's slot to the next
   let sample = 0
   for (let i = 0; i < steps; i++) {
-    stepRows(job, prev, cur, next, r0, r1, hash1(<u32>(first + i) ^ seedKey), ledger)
+    stepRows(job, prev, cur, next, r0, r1, <u32>(first + i), seedKey, ledger)
     barrier(job, threads)
     const oldPrev = prev
     prev = cur
