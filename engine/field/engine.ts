@@ -271,13 +271,14 @@ class FieldEngine implements Engine {
     this.table = stepTable(this.draws, this.resting, this.rested)
   }
 
-  /** `steps` more rested by each field that rests: its own steps stay those it took (its noise's keys). */
+  /**
+   * `steps` more rested by each field that rests: its own steps stay those it took (its noise's keys).
+   * The table takes them as it wakes (a resting field draws nothing), so it goes up at injections only.
+   */
   private restedFor(steps: number): void {
-    if (!this.resting?.some(Boolean)) return
-    this.resting.forEach((rests, f) => {
+    this.resting?.forEach((rests, f) => {
       if (rests) this.rested[f] += steps
     })
-    this.table = stepTable(this.draws, this.resting, this.rested)
   }
 
   async injectMany(waves: readonly (Float32Array | undefined)[]): Promise<void> {
