@@ -340,6 +340,12 @@ async function perturbationPlans(windows: readonly Window[], held: readonly Extr
   return plans
 }
 
+/** A value as text to compare, its objects' keys sorted: the device's and the twin's objects list theirs in other orders. */
+const canonical = (value: unknown) =>
+  JSON.stringify(value, (_, v) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v,
+  )
+
 /** A map's shapes as text to compare: its total's units and its parts in their order. */
 const shapesText = (shapes: FieldShapes | undefined) =>
   JSON.stringify(shapes && [shapes.units, ...shapes.parts, shapes.later?.unit, ...(shapes.later?.parts ?? [])])
@@ -420,7 +426,7 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
   const twins = maps.map((map, k) => [
     JSON.stringify(Array.from(listedComponents(map, size) ?? [])),
     shapesText(listedShapes(map, size, windows[k].later.sums)),
-    JSON.stringify(listedTop(map, size, windows[k].later)),
+    canonical(listedTop(map, size, windows[k].later)),
   ])
   const time = { lists: Infinity, shapes: Infinity, places: Infinity }
   let [same, shapes_same, places_same] = [true, true, true]
@@ -431,8 +437,7 @@ export async function detectionCost(material: string, device?: DeviceLabelling):
       const got = await labelMaps(device.backend, all, size, { shapes, ...(shapes && { later: { sums: later, taken } }), places })
       time[mode] = Math.min(time[mode], (performance.now() - t0) / count)
       // the twins' lists (listedComponents), shapes (listedShapes), places (partPlaces) and first parts' lists (topLists) for every window
-      if (shapes)
-        shapes_same &&= maps.every((_, k) => shapesText(got[k].shapes) === twins[k][1] && JSON.stringify(got[k].top) === twins[k][2])
+      if (shapes) shapes_same &&= maps.every((_, k) => shapesText(got[k].shapes) === twins[k][1] && canonical(got[k].top) === twins[k][2])
       if (places)
         places_same &&= maps.every(
           (map, k) =>
