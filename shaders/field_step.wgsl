@@ -145,19 +145,7 @@ fn step(@builtin(local_invocation_id) local: vec3<u32>, lanes: Lanes,
   let sampled = SAMPLED && P.energy_at != 0u;
   var work = vec4<f32>(0.0);
   var e = 0.0;
-  if (noise.rests) {
-    // held at 0, its ledger terms 0: nothing read but a sample's energy of the state (0 as it rests)
-    for (var r = 0u; r < ROWS; r++) {
-      let gy = y0 + local.y + r * (STEP_H / ROWS);
-      if (gx < P.n && gy < P.n) {
-        let x = i32(gx);
-        let y = i32(gy);
-        let i = base + gy * P.n + gx;
-        if (sampled) { e += cell_energy(u[i], u_prev[i], read_u(base, x + 1, y), read_prev(base, x + 1, y), read_u(base, x, y + 1), read_prev(base, x, y + 1), gx, gy); }
-        u_next[i] = 0.0;
-      }
-    }
-  } else if (inner) {
+  if (inner && !noise.rests) {
     for (var r = 0u; r < ROWS; r++) {
       let gy = y0 + local.y + r * (STEP_H / ROWS);
       let i = base + gy * P.n + gx;
@@ -175,10 +163,16 @@ fn step(@builtin(local_invocation_id) local: vec3<u32>, lanes: Lanes,
         let x = i32(gx);
         let y = i32(gy);
         let i = base + gy * P.n + gx;
-        let nu = vec4<f32>(read_u(base, x - 1, y), read_u(base, x + 1, y), read_u(base, x, y - 1), read_u(base, x, y + 1));
-        let np = vec4<f32>(read_prev(base, x - 1, y), read_prev(base, x + 1, y), read_prev(base, x, y - 1), read_prev(base, x, y + 1));
-        if (sampled) { e += cell_energy(u[i], u_prev[i], nu.y, np.y, nu.w, np.w, gx, gy); }
-        work += cell(i, nu, np, sponge(gx, gy), noise);
+        if (noise.rests) {
+          // held at 0, its ledger terms 0: nothing read but a sample's energy of the state (0 as it rests)
+          if (sampled) { e += cell_energy(u[i], u_prev[i], read_u(base, x + 1, y), read_prev(base, x + 1, y), read_u(base, x, y + 1), read_prev(base, x, y + 1), gx, gy); }
+          u_next[i] = 0.0;
+        } else {
+          let nu = vec4<f32>(read_u(base, x - 1, y), read_u(base, x + 1, y), read_u(base, x, y - 1), read_u(base, x, y + 1));
+          let np = vec4<f32>(read_prev(base, x - 1, y), read_prev(base, x + 1, y), read_prev(base, x, y - 1), read_prev(base, x, y + 1));
+          if (sampled) { e += cell_energy(u[i], u_prev[i], nu.y, np.y, nu.w, np.w, gx, gy); }
+          work += cell(i, nu, np, sponge(gx, gy), noise);
+        }
       }
     }
   }
