@@ -5,7 +5,8 @@
 # generations with --debug on the GPU, then the defaults (population 12, 10 generations) on the GPU
 # and on the CPU, each build in turn. summary.txt has every generation's seconds, each command's
 # time, the bytes it read back from the device and the registries' sizes and QD-scores (the two
-# builds must agree), after this build's `bench open` table. POP=0 leaves out the population runs;
+# builds agree where the evaluation is the same; against a base before 2026-12-07's resting fields
+# they register other structures), after this build's `bench open` table. POP=0 leaves out the population runs;
 # VARIANTS adds runs of this build's defaults with other flags or variables (by default one step a dispatch); PROFILE=1 adds a run of this build's defaults on the GPU under node --cpu-prof (main.cpuprofile, its
 # main thread); PROFILE=pop profiles a population run instead.
 set -uo pipefail
