@@ -95,8 +95,10 @@ describe('MERGE and SPLIT', () => {
 
   test('SPLIT says what became of each half: one registered, the other with no structure (not dropped unsaid)', async () => {
     const registry = new Registry(new MemoryRegistryStore())
-    // in diamond_nv at N = 32 a pulse of amplitude 1.2 leaves a structure, one of 0.01 none
-    const genome = { pulses: [pulse(0.3, 1.2), pulse(0.7, 0.01)], resonate_steps: 200, dream: 'none' as const }
+    // in diamond_nv at N = 32 a pulse of amplitude 1.2 resonating 60 steps leaves a structure, one of 0.01
+    // none (resonating 200 steps and then the dream's 300, which a genome that does not dream spends
+    // undreamed, even 0.01 leaves one)
+    const genome = { pulses: [pulse(0.3, 1.2), pulse(0.7, 0.01)], resonate_steps: 60, dream: 'none' as const }
     const [parent] = (await registry.register([candidate(1, { material: 'diamond_nv', genome })])).registered
     const [line] = await run(`MATERIAL diamond_nv\nSEED 11\nSPLIT ${parent.id}\n`, registry).then((t) => t.slice(-1))
     const [child] = (await registry.list()).filter((p) => p.id !== parent.id)
@@ -133,7 +135,7 @@ describe('MERGE and SPLIT', () => {
   test('MERGE says so when its child has no structure', async () => {
     const registry = new Registry(new MemoryRegistryStore())
     const weak = (x: number) =>
-      candidate(x, { material: 'diamond_nv', genome: { pulses: [pulse(x / 10, 0.01)], resonate_steps: 200, dream: 'none' } })
+      candidate(x, { material: 'diamond_nv', genome: { pulses: [pulse(x / 10, 0.01)], resonate_steps: 60, dream: 'none' } })
     const [a, b] = (await registry.register([weak(3), weak(7)])).registered
     const [line] = await run(`MATERIAL diamond_nv\nSEED 11\nMERGE ${a.id} ${b.id}\n`, registry).then((t) => t.slice(-1))
     expect(line.result).toMatchObject({ registered: [], rejected: [], children: [{ index: 0, outcome: 'no_structure' }] })
