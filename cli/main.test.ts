@@ -527,8 +527,9 @@ describe('--debug', () => {
     const gpu = crystal(env, '--debug', '--backend', 'gpu', ...small, '--generations', '3')
     expect(gpu.status).toBe(0)
     const lines = [...gpu.stderr.matchAll(/^crystal: gpu transfers \((.*)\): read back ([\d,]+) bytes in ([\d,]+) reads/gm)]
-    // and the batches each generation extracts to perturb, counted in its line
-    expect(lines.map((l) => l[1])).toEqual(['N = 16, 4 fields, 3 engines, 3 more made from them'])
+    // and the batches each generation extracts to perturb, counted in its line (6 fields: the 2 genomes,
+    // their 2 noises alone and their rerun, in each of these generations)
+    expect(lines.map((l) => l[1])).toEqual(['N = 16, 6 fields, 3 engines, 3 more made from them'])
     // each generation's line says what it read back (issue 22: at most 12 reads a generation; twice
     // here, the window, then the perturbation's answers with what detection names riding on them, 3
     // times where the stability maps planned a part wrong; a generation with no field to perturb would

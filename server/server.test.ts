@@ -350,7 +350,7 @@ describe('crystal --debug serve', () => {
           return own.stderr().match(pattern)
         }
         const evolve = await lines(
-          new RegExp(`^crystal: evolve ${job.id}: gpu transfers \\(N = 16, 4 fields.*\\): .* ([\\d,]+) dispatches in`, 'm'),
+          new RegExp(`^crystal: evolve ${job.id}: gpu transfers \\(N = 16, 6 fields.*\\): .* ([\\d,]+) dispatches in`, 'm'),
         )
         const program = await lines(
           /^crystal: POST \/crystal\/run: gpu transfers \(N = 48, 1 field\): read back [\d,]+ bytes in \d+ reads/m,

@@ -401,6 +401,8 @@ export const CLASS_RULES = {
   contrast: 1.5,
   /** Every class persists: it keeps at least this share of its stability from one window to the next (vacuum keeps about 0.4). */
   persists: 0.6,
+  /** Every class stands above the material's noise: its cells' stability at least this many times theirs in the noise alone (aboveNoise). */
+  above_noise: 1.5,
   /** Field-wide: at least this share of the field. */
   field_wide: 0.2,
   /** Compact: under this share of the field. */
@@ -422,6 +424,17 @@ export const CLASS_RULES = {
 /** Every class's first rule: nothing that fades or that noise alone could make is a structure (an absorbing medium keeps none). */
 export function holds(f: Pick<StructureFeatures, 'sustain' | 'stability_ratio'>): boolean {
   return f.sustain >= CLASS_RULES.persists && f.stability_ratio >= CLASS_RULES.contrast
+}
+
+/**
+ * The first rule's other half where the noise alone can be run (evaluate.ts): the structure's cells
+ * hold at least CLASS_RULES.above_noise times the stability that the same cells hold in `quiet`, the
+ * window of the same steps driven by the same noise with nothing injected. The sponge's dim border
+ * lets a field-wide pattern of noise alone stand out of its outside (contrast), not out of this.
+ */
+export function aboveNoise(cells: readonly number[], own: WindowSpectra, quiet: WindowSpectra): boolean {
+  const sum = (a: Float32Array) => a.reduce((s, v) => s + v, 0)
+  return sum(own.stabilityAt(cells)) >= CLASS_RULES.above_noise * sum(quiet.stabilityAt(cells))
 }
 
 /**

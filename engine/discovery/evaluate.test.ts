@@ -1,11 +1,15 @@
 // The perturbation experiment of evaluate.ts: it reads the window after the perturbation (its plan:
 // engine/detect/erase_plan.test.ts).
 import { describe, expect, test } from 'vitest'
+import type { Genome } from '../contracts/registry.js'
+import { aboveNoise } from '../detect/detect.js'
+import { DREAM_STEPS } from '../dream/dream.js'
 import type { EngineOptions } from '../field/engine.js'
 import { MaterialCatalog } from '../field/materials.js'
 import { createNodeEngine } from '../node.js'
 import { rng } from '../util/rng.js'
-import { evaluate } from './evaluate.js'
+import { IN_THREAD } from './detector.js'
+import { evaluate, recordWindows } from './evaluate.js'
 import { randomGenome } from './genome.js'
 
 test('the perturbation is answered from the window after it: field-wide structures come back part of the way, compact ones regrow part of the way', async () => {
@@ -60,3 +64,45 @@ describe("a genome's evaluation is its own: the same alone as in any batch, bit 
     300_000,
   )
 })
+
+test("a structure stands above its noise alone: genomes whose pulses are a hundredth as loud find none, where the noise's own field-wide pattern stands out of the sponge's dim border", async () => {
+  const material = new MaterialCatalog().get('graphene_model')
+  const [size, seed] = [32, 1]
+  const open = (o: EngineOptions) => createNodeEngine({ ...o, backend: 'cpu' })
+  const rand = rng(6)
+  const genomes = Array.from({ length: 12 }, () => randomGenome(rand, { min_steps: 100, max_steps: 300 }))
+  const whispers = genomes.map((g) => ({ ...g, pulses: g.pulses.map((p) => ({ ...p, amplitude: p.amplitude / 100 })) }))
+  // each whisper and its noise alone (nothing injected) in one engine, as evaluate runs them
+  const windowsOf = async (gs: Genome[]) => {
+    const engine = await open({
+      size,
+      fields: gs.length,
+      material,
+      seed,
+      timeline_interval: 0,
+      rest_until_injected: true,
+      draws: gs.map(() => 0),
+    })
+    const waves = await IN_THREAD.waves(gs, size)
+    const longest = Math.max(...gs.map((g) => g.resonate_steps))
+    for (const start of [...new Set(gs.map((g) => longest - g.resonate_steps))].sort((a, b) => a - b)) {
+      await engine.step(start - engine.step_count)
+      await engine.injectMany(gs.map((g, f) => (longest - g.resonate_steps === start ? waves[f] : undefined)))
+    }
+    await engine.step(longest - engine.step_count)
+    if (gs.some((g) => g.dream !== 'none')) await engine.dream(gs.map((g) => g.dream))
+    else await engine.step(DREAM_STEPS)
+    const { windows } = await recordWindows(engine)
+    engine.destroy()
+    return windows
+  }
+  const windows = await windowsOf([...whispers, ...whispers.map((g) => ({ ...g, pulses: [] }))])
+  const held = (await IN_THREAD.first(windows.slice(0, 12), 1)).flatMap((s, f) => (s ? [{ s, f }] : []))
+  // the control: by the rules of its window alone (persisting, standing out of its outside) the whispers hold structures
+  expect(held.length).toBeGreaterThanOrEqual(3)
+  for (const { s, f } of held) expect(aboveNoise(s.cells, windows[f].spectra, windows[12 + f].spectra)).toBe(false)
+  const c = { size, material, seed, open }
+  expect((await evaluate(whispers, c)).filter((e) => e.structure)).toEqual([])
+  // and the rule refuses only the noise's: the same genomes at their own loudness find structures
+  expect((await evaluate(genomes, c)).filter((e) => e.structure).length).toBeGreaterThanOrEqual(3)
+}, 120_000)

@@ -2,11 +2,13 @@
 // injected so that it has resonated exactly its own number of steps when the batch ends; then each
 // field dreams in its genome's mode, a window of the field is recorded and a later window's stability
 // observed, and the dominant structure is detected and classed from its dynamics. The same genomes
-// again in the same batch, a rerun under added noise, give the noise tolerance.
+// again in the same batch, a rerun under added noise, give the noise tolerance. Beside them each
+// genome's noise alone (its steps and dream, nothing injected): a structure stands out of it or is none.
 import type { Genome } from '../contracts/registry.js'
 import type { Material } from '../contracts/material.js'
 import { BASIN_SUMS, basinFrom } from '../detect/basin.js'
 import {
+  aboveNoise,
   CLASS_RULES,
   type Later,
   persistenceFrom,
@@ -154,7 +156,12 @@ interface Naming {
 async function recorded(
   engine: Engine,
   limit: number,
-  { detector = IN_THREAD, laps, books = false }: { detector?: Detector; laps?: Laps; books?: boolean },
+  {
+    detector = IN_THREAD,
+    laps,
+    books = false,
+    quiet = [0, 0],
+  }: { detector?: Detector; laps?: Laps; books?: boolean; quiet?: [from: number, to: number] },
 ): Promise<{
   windows: Window[]
   release: () => void
@@ -183,7 +190,11 @@ async function recorded(
   const release = () => recording.release?.()
   const gather = recording.gather
   if (!gather) return { windows, release, naming: undefined, books: booksLater }
-  const naming = detector.cellsRead(windows, limit).then((reads) => {
+  // the fields of noise alone are only recorded: detection names none of their cells
+  const [from, to] = quiet
+  const nothing: WindowReads = { lists: new Int32Array(0), ends: new Int32Array(0), modes: new Int32Array(0) }
+  const naming = detector.cellsRead([...windows.slice(0, from), ...windows.slice(to)], limit).then((named) => {
+    const reads = [...named.slice(0, from), ...windows.slice(from, to).map(() => nothing), ...named.slice(from)]
     // submitted now (once its kernels are compiled), ahead of the work queued after it, whose read it rides
     const submitted = gather(reads)
     // handled here, awaited by the caller: it failing while the caller queues more must not end the process
@@ -203,6 +214,8 @@ const KICK_SEED = 7
 interface Batch {
   /** Per genome: the clean field's recorded window and later window's stability map. */
   windows: Window[]
+  /** Per genome: the window of its noise alone (noiseAlone), recorded as its own. */
+  quiet: Window[]
   /** Per genome: the clean field's dominant structure as detected, and as classed after the perturbation (the same without one). */
   found: (Structure | undefined)[]
   answered: (Structure | undefined)[]
@@ -391,16 +404,33 @@ async function perturbFields(
 }
 
 /**
- * The batch: every genome twice, the second time (fields P to 2P) a rerun under NOISE_PROBE more noise
- * (engine/field/params.ts Rerun), so each field of it runs as in an engine of its own with that noise.
- * One batch, where two engines took twice the dispatches, submits and reads (3 a generation now, 5
- * then); on the H200 the defaults' time hardly moved, detection being half of it (docs/gpu.md).
+ * What the material's noise alone makes of each genome's steps: a genome of its steps and dream that
+ * injects nothing (a wave of 0, which wakes its field as the genome's injection would), one for the
+ * genomes that share both (`of`: each genome's). Every field draws the same numbers by its own steps,
+ * so a genome's field and its noise alone are driven by the same noise to the bit.
  */
-function openBatch(genomes: readonly Genome[], c: EvaluationConditions): Promise<Engine> {
+function noiseAlone(genomes: readonly Genome[]): { quiet: Genome[]; of: number[] } {
+  const keys = genomes.map((g) => `${g.resonate_steps} ${g.dream}`)
+  const first = [...new Set(keys)]
+  return {
+    quiet: first.map((k) => ({ ...genomes[keys.indexOf(k)], pulses: [] })),
+    of: keys.map((k) => first.indexOf(k)),
+  }
+}
+
+/**
+ * The batch: the genomes (fields 0 to P), their noise alone (P to P + Q: noiseAlone), then every genome
+ * again (P + Q to 2P + Q), a rerun under NOISE_PROBE more noise (engine/field/params.ts Rerun), so each
+ * field of it runs as in an engine of its own with that noise. One batch, where two engines took twice
+ * the dispatches, submits and reads (3 a generation now, 5 then); on the H200 the defaults' time hardly
+ * moved, detection being half of it (docs/gpu.md).
+ */
+function openBatch(genomes: readonly Genome[], quiet: number, c: EvaluationConditions): Promise<Engine> {
+  const fields = 2 * genomes.length + quiet
   return c.open({
     size: c.size,
-    fields: 2 * genomes.length,
-    rerun: { from: genomes.length, noise: NOISE_PROBE },
+    fields,
+    rerun: { from: genomes.length + quiet, noise: NOISE_PROBE },
     material: c.material,
     seed: c.seed,
     timeline_interval: 0,
@@ -411,30 +441,36 @@ function openBatch(genomes: readonly Genome[], c: EvaluationConditions): Promise
     rest_until_injected: true,
     // every field draws the first field's numbers (common random numbers): a genome is evaluated as
     // alone, wherever it lies in the batch, and genomes are compared under the same noise
-    draws: Array<number>(2 * genomes.length).fill(0),
+    draws: Array<number>(fields).fill(0),
   })
 }
 
 /**
  * The batch on `engine` (closed at the end): fields [0, P) are the genomes as they are, clean, and are
- * perturbed after the windows; fields [P, 2P) are their rerun under noise, whose structures are only
- * found (compared with the clean ones' as first found).
+ * perturbed after the windows; fields [P, P + Q) their noise alone (`alone`), only recorded; fields
+ * [P + Q, 2P + Q) their rerun under noise, whose structures are only found (compared with the clean
+ * ones' as first found).
  */
 async function runBatch(
   engine: Engine,
   genomes: readonly Genome[],
+  alone: ReturnType<typeof noiseAlone>,
   waves: readonly Float32Array[],
   c: EvaluationConditions,
   laps: Laps,
 ): Promise<Batch> {
-  const twice = <T>(a: readonly T[]) => [...a, ...a]
   const population = genomes.length
+  const rerunFrom = population + alone.quiet.length
   // what detection named, made on the engine: where the batch fails first, it closes once that is made
   let gathering: Promise<unknown> | undefined
   // the candidates' batch (copiesOf): closed at the end where its answers were never taken
   let first: Promise<Perturbed> | undefined
   try {
-    const [all, allWaves] = [twice(genomes), twice(waves)]
+    const nothing = new Float32Array(engine.size * engine.size)
+    const [all, allWaves] = [
+      [...genomes, ...alone.quiet, ...genomes],
+      [...waves, ...alone.quiet.map(() => nothing), ...waves],
+    ]
     const longest = Math.max(...genomes.map((g) => g.resonate_steps))
     const starts = [...new Set(genomes.map((g) => longest - g.resonate_steps))].sort((a, b) => a - b)
     // the genomes that start together are injected together: one sum of the books before and after
@@ -458,7 +494,7 @@ async function runBatch(
     }
     const detector = c.detector ?? IN_THREAD
     // the retention is the clean fields' (the books as the windows end)
-    const { windows, release, naming, books } = await recorded(engine, 1, { detector, laps, books: true })
+    const { windows, release, naming, books } = await recorded(engine, 1, { detector, laps, books: true, quiet: [population, rerunFrom] })
     gathering = naming?.then((n) => n.submitted)
     // handled here, awaited at the end: it failing while the perturbation is queued must not end the process
     gathering?.catch(() => {})
@@ -486,7 +522,7 @@ async function runBatch(
     // a window whose detection reads nothing more than came back with it is detected at once (the
     // rerun's while the device runs the clean fields' perturbation), the others' once that is back
     const named = (f: number) => reads !== undefined && (reads[f].ends.length > 0 || reads[f].modes.length > 0)
-    const [detected, shaken] = [0, population].map((from) =>
+    const [detected, shaken] = [0, rerunFrom].map((from) =>
       firstFound(detector, windows.slice(from, from + population), (k) => named(from + k), back),
     )
     // handled now, awaited below: one failing while the clean fields are perturbed must not end the process
@@ -499,6 +535,7 @@ async function runBatch(
     laps.lap('perturb')
     return {
       windows: clean,
+      quiet: alone.of.map((q) => windows[population + q]),
       found,
       answered,
       shaken: await laps.timed('detect', shaken),
@@ -691,7 +728,8 @@ export async function evaluate(genomes: readonly Genome[], c: EvaluationConditio
   // handled now, awaited below: a pool that fails while the engine opens must not end the process
   wavesMade.catch(() => {})
   const laps = new Laps()
-  const engine = await openBatch(genomes, c)
+  const alone = noiseAlone(genomes)
+  const engine = await openBatch(genomes, alone.quiet.length, c)
   // a first generation's later kernels compile off this thread while its steps run and the pool works
   engine.compileAhead(genomes.some((g) => g.dream !== 'none') ? ['inject', 'dream', 'record', 'perturb'] : ['inject', 'record', 'perturb'])
   laps.lap('open')
@@ -704,11 +742,12 @@ export async function evaluate(genomes: readonly Genome[], c: EvaluationConditio
   }
   // the next phase counts from the waves' arrival: the phases add up to no more than the whole
   laps.restart()
-  const batch = await runBatch(engine, genomes, waves, c, laps)
+  const batch = await runBatch(engine, genomes, alone, waves, c, laps)
   const evaluations = genomes.map((_, f): Evaluation => {
     const { spectra, later } = batch.windows[f]
     const structure = batch.answered[f]
-    if (!structure) return { structure: undefined, persistence: 0, noise_tolerance: 0, energy_retention: batch.retention[f] }
+    if (!structure || !aboveNoise(structure.cells, spectra, batch.quiet[f].spectra))
+      return { structure: undefined, persistence: 0, noise_tolerance: 0, energy_retention: batch.retention[f] }
     // the rerun is not perturbed: compare it with the structure as first found
     const shaken = batch.shaken[f]
     return {

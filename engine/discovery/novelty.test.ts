@@ -81,7 +81,8 @@ describe('noise cannot fool novelty or the classes', () => {
     }
     const figures = `labels kept ${kept}/${classed}; reseeded rejected by the registry ${rejected}/${offered}; pairwise: reseeded rejected ${pairs.reseeded_rejected}/${pairs.reseeded}, control (a different genome) rejected ${pairs.different_rejected}/${pairs.different}`
     console.log(figures)
-    expect(classed, figures).toBeGreaterThanOrEqual(100)
+    // enough structures to count: 91 of the 120 since a structure must stand above its noise alone, where 109
+    expect(classed, figures).toBeGreaterThanOrEqual(80)
     expect(kept / classed, figures).toBeGreaterThanOrEqual(0.95)
     expect(rejected / offered, figures).toBeGreaterThanOrEqual(0.95)
     expect(pairs.reseeded_rejected / pairs.reseeded, figures).toBeGreaterThanOrEqual(0.95)

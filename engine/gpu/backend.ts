@@ -214,7 +214,7 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
       throw new CrystalError(
         'backend_unavailable',
         `${fields} fields of ${n} x ${n} cells take ${n * n * fields * 4} bytes a state, more than a buffer holds on ${description} ` +
-          `(${room} bytes): at most ${most} fields at this size (evolve runs 2 a genome: --population ${Math.floor(most / 2)} at most)`,
+          `(${room} bytes): at most ${most} fields at this size (evolve runs up to 3 a genome: --population ${Math.floor(most / 3)} at most)`,
       )
     }
     // a dispatch's steps store their tile sums into consecutive slots of the ring: one a dispatch where it holds fewer

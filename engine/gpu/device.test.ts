@@ -41,7 +41,7 @@ describe('the kept device', () => {
     const opening = GpuFieldBackend.create(device, n, most + 1, choice.name)
     await expect(opening).rejects.toMatchObject({ code: 'backend_unavailable' })
     await expect(opening).rejects.toThrow(
-      `at most ${most} fields at this size (evolve runs 2 a genome: --population ${Math.floor(most / 2)} at most)`,
+      `at most ${most} fields at this size (evolve runs up to 3 a genome: --population ${Math.floor(most / 3)} at most)`,
     )
     // the device is left as it was: a batch that fits opens on it
     const fits = await open()
