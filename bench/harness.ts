@@ -31,7 +31,9 @@ export async function startServer(
   let stderr = ''
   child.stderr!.on('data', (d) => (stderr += d))
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start: ${stderr}`)), 30_000)
+    // a GPU server compiles its step first (some 6 s of SwiftShader's alone): 60 s where the suite's two
+    // files at a time share 2 cores with other work
+    const timer = setTimeout(() => reject(new Error(`the server did not start: ${stderr}`)), 60_000)
     child.stderr!.on('data', () => {
       const m = stderr.match(/listening on (http:\/\/[^\s]+)/)
       if (m) {
