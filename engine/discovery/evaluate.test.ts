@@ -3,13 +3,12 @@
 import { describe, expect, test } from 'vitest'
 import type { Genome } from '../contracts/registry.js'
 import { aboveNoise } from '../detect/detect.js'
-import { DREAM_STEPS } from '../dream/dream.js'
 import type { EngineOptions } from '../field/engine.js'
 import { MaterialCatalog } from '../field/materials.js'
 import { createNodeEngine } from '../node.js'
 import { rng } from '../util/rng.js'
 import { IN_THREAD } from './detector.js'
-import { evaluate, recordWindows } from './evaluate.js'
+import { evaluate, recordWindows, resonate } from './evaluate.js'
 import { randomGenome } from './genome.js'
 
 test('the perturbation is answered from the window after it: field-wide structures come back part of the way, compact ones regrow part of the way', async () => {
@@ -83,15 +82,7 @@ test("a structure stands above its noise alone: genomes whose pulses are a hundr
       rest_until_injected: true,
       draws: gs.map(() => 0),
     })
-    const waves = await IN_THREAD.waves(gs, size)
-    const longest = Math.max(...gs.map((g) => g.resonate_steps))
-    for (const start of [...new Set(gs.map((g) => longest - g.resonate_steps))].sort((a, b) => a - b)) {
-      await engine.step(start - engine.step_count)
-      await engine.injectMany(gs.map((g, f) => (longest - g.resonate_steps === start ? waves[f] : undefined)))
-    }
-    await engine.step(longest - engine.step_count)
-    if (gs.some((g) => g.dream !== 'none')) await engine.dream(gs.map((g) => g.dream))
-    else await engine.step(DREAM_STEPS)
+    await resonate(engine, gs, await IN_THREAD.waves(gs, size))
     const { windows } = await recordWindows(engine)
     engine.destroy()
     return windows

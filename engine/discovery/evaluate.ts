@@ -410,12 +410,13 @@ async function perturbFields(
  * so a genome's field and its noise alone are driven by the same noise to the bit.
  */
 function noiseAlone(genomes: readonly Genome[]): { quiet: Genome[]; of: number[] } {
-  const keys = genomes.map((g) => `${g.resonate_steps} ${g.dream}`)
-  const first = [...new Set(keys)]
-  return {
-    quiet: first.map((k) => ({ ...genomes[keys.indexOf(k)], pulses: [] })),
-    of: keys.map((k) => first.indexOf(k)),
-  }
+  const quiet = new Map<string, { index: number; genome: Genome }>()
+  const of = genomes.map((g) => {
+    const key = `${g.resonate_steps} ${g.dream}`
+    if (!quiet.has(key)) quiet.set(key, { index: quiet.size, genome: { ...g, pulses: [] } })
+    return quiet.get(key)!.index
+  })
+  return { quiet: [...quiet.values()].map((q) => q.genome), of }
 }
 
 /**
@@ -446,6 +447,31 @@ function openBatch(genomes: readonly Genome[], quiet: number, c: EvaluationCondi
 }
 
 /**
+ * Each of `engine`'s fields injected with its genome's wave so that it has resonated its genome's steps
+ * when the longest has, then dreamt in its genome's mode (a batch in which none dreams steps the
+ * dream's steps undreamed, so that a genome's evaluation is the same in any batch).
+ */
+export async function resonate(engine: Engine, genomes: readonly Genome[], waves: readonly Float32Array[], laps?: Laps): Promise<void> {
+  const longest = Math.max(...genomes.map((g) => g.resonate_steps))
+  const starts = [...new Set(genomes.map((g) => longest - g.resonate_steps))].sort((a, b) => a - b)
+  // the genomes that start together are injected together: one sum of the books before and after
+  for (const start of starts) {
+    await engine.step(start - engine.step_count)
+    await engine.injectMany(genomes.map((g, f) => (longest - g.resonate_steps === start ? waves[f] : undefined)))
+  }
+  await engine.step(longest - engine.step_count)
+  laps?.lap('resonate')
+  if (genomes.some((g) => g.dream !== 'none')) {
+    // the dreams' reports are not read: three reads a batch fewer on the GPU
+    await engine.dream(
+      genomes.map((g) => g.dream),
+      { report: false },
+    )
+    laps?.lap('dream')
+  } else await engine.step(DREAM_STEPS)
+}
+
+/**
  * The batch on `engine` (closed at the end): fields [0, P) are the genomes as they are, clean, and are
  * perturbed after the windows; fields [P, P + Q) their noise alone (`alone`), only recorded; fields
  * [P + Q, 2P + Q) their rerun under noise, whose structures are only found (compared with the clean
@@ -471,27 +497,7 @@ async function runBatch(
       [...genomes, ...alone.quiet, ...genomes],
       [...waves, ...alone.quiet.map(() => nothing), ...waves],
     ]
-    const longest = Math.max(...genomes.map((g) => g.resonate_steps))
-    const starts = [...new Set(genomes.map((g) => longest - g.resonate_steps))].sort((a, b) => a - b)
-    // the genomes that start together are injected together: one sum of the books before and after
-    for (const start of starts) {
-      await engine.step(start - engine.step_count)
-      await engine.injectMany(all.map((g, f) => (longest - g.resonate_steps === start ? allWaves[f] : undefined)))
-    }
-    await engine.step(longest - engine.step_count)
-    laps.lap('resonate')
-    if (genomes.some((g) => g.dream !== 'none')) {
-      // the dreams' reports are not read: three reads a batch fewer on the GPU
-      await engine.dream(
-        all.map((g) => g.dream),
-        { report: false },
-      )
-      laps.lap('dream')
-    } else {
-      // a genome that does not dream spends the dream's steps undreamed, as it does beside one that
-      // dreams (which the whole batch steps with): its evaluation is the same in any batch
-      await engine.step(DREAM_STEPS)
-    }
+    await resonate(engine, all, allWaves, laps)
     const detector = c.detector ?? IN_THREAD
     // the retention is the clean fields' (the books as the windows end)
     const { windows, release, naming, books } = await recorded(engine, 1, { detector, laps, books: true, quiet: [population, rerunFrom] })
