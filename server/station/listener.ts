@@ -3,6 +3,7 @@
 import { MPEGDecoder } from 'mpg123-decoder'
 import { RATE } from './audio.js'
 import { integratedLoudness } from './loudness.js'
+import { firstFrame } from './stream.js'
 
 export interface Heard {
   left: Float32Array
@@ -59,9 +60,38 @@ class IcyReader {
   }
 }
 
+/** An MP3 decoder for a stream joined at any byte, as a player joins Icecast (whose burst starts
+ * wherever its buffer does): the bytes are held until the first whole frame (`firstFrame`), and
+ * decoding starts there. Fed from mid-frame, mpg123 can take a stray 0xFFF in the audio data for a
+ * header and put out up to 90 ms of silence after its start, which reads as a gap in the stream. */
+export class JoinedDecoder {
+  private readonly decoder = new MPEGDecoder()
+  /** the bytes before the first whole frame is found (null once decoding has begun) */
+  private held: Buffer | null = Buffer.alloc(0)
+  readonly ready: Promise<void> = this.decoder.ready
+
+  /** The samples `bytes` complete (none while the first frame is still being looked for). */
+  decode(bytes: Uint8Array): { left: Float32Array; right: Float32Array; samples: number } {
+    let from = bytes
+    if (this.held) {
+      const held = Buffer.concat([this.held, bytes])
+      const at = firstFrame(held)
+      if (at < 0) return ((this.held = held), { left: new Float32Array(0), right: new Float32Array(0), samples: 0 })
+      this.held = null
+      from = held.subarray(at)
+    }
+    const out = this.decoder.decode(from)
+    return { left: out.channelData[0], right: out.channelData[1] ?? out.channelData[0], samples: out.samplesDecoded }
+  }
+
+  free(): void {
+    this.decoder.free()
+  }
+}
+
 /** Listens to `url` until `seconds` of audio have been decoded (or `timeout_ms` passes). */
 export async function listen(url: string, seconds: number, timeout_ms = 120_000): Promise<Heard> {
-  const decoder = new MPEGDecoder()
+  const decoder = new JoinedDecoder()
   await decoder.ready
   const left: Float32Array[] = []
   const right: Float32Array[] = []
@@ -77,10 +107,10 @@ export async function listen(url: string, seconds: number, timeout_ms = 120_000)
     if (!res.ok || !res.body) throw new Error(`${url} answered ${res.status}`)
     const decode = (b: Uint8Array) => {
       const out = decoder.decode(b)
-      if (out.samplesDecoded === 0) return
-      left.push(out.channelData[0])
-      right.push(out.channelData[1] ?? out.channelData[0])
-      samples += out.samplesDecoded
+      if (out.samples === 0) return
+      left.push(out.left)
+      right.push(out.right)
+      samples += out.samples
     }
     const metaint = Number(res.headers.get('icy-metaint') ?? 0)
     const reader = metaint > 0 ? new IcyReader(metaint, decode, (title) => titles.push({ at: samples, title })) : undefined
@@ -109,9 +139,10 @@ export async function listen(url: string, seconds: number, timeout_ms = 120_000)
   return { left: join(left), right: join(right), titles, first_byte_ms: firstByte, bytes }
 }
 
-/** A listener's first audio is not on air: a decoder that joins an MP3 stream loses the first frame
- * to the bit reservoir and adds its own delay (some 40 ms), and one that joins as the station starts
- * also hears the encoder's priming. Gaps are counted from this far into what was heard. */
+/** A listener's first audio is not on air: a decoder that joins an MP3 stream at a frame loses the
+ * first frame to the bit reservoir and adds its own delay (some 40 ms), and one that joins as the
+ * station starts also hears the encoder's priming (at most 62 ms in all, listener.test.ts). Gaps
+ * are counted from this far into what was heard. */
 export const DECODER_START_MS = 100
 
 /** The longest stretch below -50 dBFS on both channels after the decoder's start, in milliseconds:
