@@ -39,3 +39,11 @@ test('joined at any byte of a track, the listener hears no gap over 50 ms after 
   expect(leading).toBeLessThan(DECODER_START_MS)
   expect(bare).toBeGreaterThan(50)
 })
+
+test('bytes with no MP3 frame in their first 64 KB are a clear error, not a listener waiting for ever', async () => {
+  const listener = new JoinedDecoder()
+  await listener.ready
+  expect(listener.decode(new Uint8Array(60_000)).samples).toBe(0)
+  expect(() => listener.decode(new Uint8Array(10_000))).toThrow(/no MPEG-1 Layer III frame in the first 70000 bytes/)
+  listener.free()
+})

@@ -1,6 +1,7 @@
 // A listener of the station, as tests and the benchmark use it: reads an MP3 stream over HTTP (ICY
 // titles parsed out), decodes what arrives, and measures it: silences, loudness per track, titles.
 import { MPEGDecoder } from 'mpg123-decoder'
+import { CrystalError } from '../../engine/errors.js'
 import { RATE } from './audio.js'
 import { integratedLoudness } from './loudness.js'
 import { firstFrame } from './stream.js'
@@ -64,6 +65,9 @@ class IcyReader {
  * wherever its buffer does): the bytes are held until the first whole frame (`firstFrame`), and
  * decoding starts there. Fed from mid-frame, mpg123 can take a stray 0xFFF in the audio data for a
  * header and put out up to 90 ms of silence after its start, which reads as a gap in the stream. */
+/** Bytes a listener takes without finding a frame before it gives up (4 s of the station's stream). */
+const FIND_FRAME_WITHIN = 64 * 1024
+
 export class JoinedDecoder {
   private readonly decoder = new MPEGDecoder()
   /** the bytes before the first whole frame is found (null once decoding has begun) */
@@ -76,6 +80,11 @@ export class JoinedDecoder {
     if (this.held) {
       const held = Buffer.concat([this.held, bytes])
       const at = firstFrame(held)
+      if (at < 0 && held.length > FIND_FRAME_WITHIN)
+        throw new CrystalError(
+          'bad_audio',
+          `no MPEG-1 Layer III frame in the first ${held.length} bytes: not an MP3 stream the station sends`,
+        )
       if (at < 0) return ((this.held = held), { left: new Float32Array(0), right: new Float32Array(0), samples: 0 })
       this.held = null
       from = held.subarray(at)
