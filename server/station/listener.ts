@@ -61,13 +61,13 @@ class IcyReader {
   }
 }
 
+/** Bytes a listener takes without finding a frame before it gives up (4 s of the station's stream). */
+const FIND_FRAME_WITHIN = 64 * 1024
+
 /** An MP3 decoder for a stream joined at any byte, as a player joins Icecast (whose burst starts
  * wherever its buffer does): the bytes are held until the first whole frame (`firstFrame`), and
  * decoding starts there. Fed from mid-frame, mpg123 can take a stray 0xFFF in the audio data for a
  * header and put out up to 90 ms of silence after its start, which reads as a gap in the stream. */
-/** Bytes a listener takes without finding a frame before it gives up (4 s of the station's stream). */
-const FIND_FRAME_WITHIN = 64 * 1024
-
 export class JoinedDecoder {
   private readonly decoder = new MPEGDecoder()
   /** the bytes before the first whole frame is found (null once decoding has begun) */
@@ -80,12 +80,15 @@ export class JoinedDecoder {
     if (this.held) {
       const held = Buffer.concat([this.held, bytes])
       const at = firstFrame(held)
-      if (at < 0 && held.length > FIND_FRAME_WITHIN)
-        throw new CrystalError(
-          'bad_audio',
-          `no MPEG-1 Layer III frame in the first ${held.length} bytes: not an MP3 stream the station sends`,
-        )
-      if (at < 0) return ((this.held = held), { left: new Float32Array(0), right: new Float32Array(0), samples: 0 })
+      if (at < 0) {
+        if (held.length > FIND_FRAME_WITHIN)
+          throw new CrystalError(
+            'bad_audio',
+            `no MPEG-1 Layer III frame in the first ${held.length} bytes: not an MP3 stream the station sends`,
+          )
+        this.held = held
+        return { left: new Float32Array(0), right: new Float32Array(0), samples: 0 }
+      }
       this.held = null
       from = held.subarray(at)
     }
