@@ -194,6 +194,13 @@ export class WasmFieldBackend implements FieldBackend {
       }
   }
 
+  async clear(fields: readonly number[]): Promise<void> {
+    for (const buf of [this.curBuf, this.prevBuf]) {
+      const all = this.f32(buf, this.fields * this.padded)
+      for (const f of fields) all.fill(0, f * this.padded, (f + 1) * this.padded)
+    }
+  }
+
   async load(u: Float32Array, prev: Float32Array): Promise<void> {
     for (let f = 0; f < this.fields; f++) {
       this.copy(f, this.curBuf, u, f * this.n * this.n, true)

@@ -599,10 +599,11 @@ async function foundFirst(engine: Engine, clean: readonly Window[], detected: Pr
   // the stability map before: the batch's sums, still those of the windows' later maps
   await engine.holdStability()
   const plans = plansOf(engine.size, found)
-  // in place, the rerun's fields stepping too: a batch extracted on the CPU backend starts helper
-  // threads of its own, which its first step waits for (17 to 20 ms for one on 2 cores, where the
-  // extract still paid: the README's evolve 8.1 s against 8.5 to 8.9), and a many-core machine starts
-  // more while the rerun's steps cost it less: unmeasured there, so not taken
+  // in place: a batch extracted on the CPU backend starts helper threads of its own, which its first
+  // step waits for (17 to 20 ms for one on 2 cores, where the extract still paid: the README's evolve
+  // 8.1 s against 8.5 to 8.9); every field nothing perturbs (the noise alone, the rerun, a clean field
+  // with no structure) rests instead, so the steps cost only the fields perturbed
+  await engine.rest([...Array(engine.fields).keys()].filter((f) => !plans[f]))
   const answered = answeredBy(found, plans, await perturbPlans(engine, plans, clean, 'held'))
   laps.lap('perturb')
   return { found, answered }

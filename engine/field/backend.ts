@@ -59,6 +59,8 @@ export interface FieldBackend {
    * up, and the device decides the cells as erasePlan does (shaders/erase.wgsl).
    */
   erase(plans: readonly PlannedErasure[]): Promise<void>
+  /** u and u_prev of each field listed set to 0 (Engine.rest). */
+  clear(fields: readonly number[]): Promise<void>
   /** Replaces the state of every field (n*n*fields each). */
   load(u: Float32Array, prev: Float32Array): Promise<void>
   /** Reads back u and u_prev of the fields asked for (all when omitted), n*n each, in field order. */

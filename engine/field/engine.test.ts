@@ -255,23 +255,26 @@ describe("a rerun: a batch's later fields run its first ones again with more noi
   })
 })
 
+// the rest tests' engine: three small fields of europium under noise, and a wave to inject
+const RESTING_SIDE = 24
+const RESTING_OPTIONS = {
+  size: RESTING_SIDE,
+  material: 'europium_crystal',
+  seed: 5,
+  noise: 0.01,
+  fields: 3,
+  timeline_interval: 0,
+  recall_history: false,
+} as const
+const RESTING_WAVE = Float32Array.from({ length: RESTING_SIDE ** 2 }, (_, i) => Math.sin(i * 0.013) * 0.5)
+
 describe('rest_until_injected (evolve: a genome injected after others starts from a quiet field)', () => {
   test.each(['cpu', 'gpu'] as const)(
     '%s: each field rests at 0, with nothing in its books, until its first injection, then steps on under noise keyed by its own steps; a field never injected rests to the end; extract refuses a resting field, and a copy steps on as its field',
     { timeout: 300_000 },
     async (backend) => {
-      const n = 24
-      const o = {
-        size: n,
-        material: 'europium_crystal',
-        seed: 5,
-        noise: 0.01,
-        fields: 3,
-        timeline_interval: 0,
-        recall_history: false,
-      } as const
+      const [o, wave] = [RESTING_OPTIONS, RESTING_WAVE]
       const [e, control] = [await engine(backend, { ...o, rest_until_injected: true }), await engine(backend, o)]
-      const wave = Float32Array.from({ length: n * n }, (_, i) => Math.sin(i * 0.013) * 0.5)
       const peak = async (x: Engine, f: number) => Math.max(...(await x.readU([f])).map(Math.abs))
       for (const x of [e, control]) await x.step(40)
       // the control, stepped under noise from the start: every field has moved
@@ -303,6 +306,46 @@ describe('rest_until_injected (evolve: a genome injected after others starts fro
       await expect(engine('cpu', { ...o, rest_until_injected: 1 as unknown as boolean })).rejects.toThrow(
         'rest_until_injected must be true or false, got 1',
       )
+    },
+  )
+})
+
+describe("rest (evolve's perturbation rests the fields nothing perturbs)", () => {
+  test.each(['cpu', 'gpu'] as const)(
+    '%s: a field sent back to rest is 0 and stays so, its energy booked as taken out, the books balanced; the others step on bit for bit; an injection wakes it',
+    { timeout: 300_000 },
+    async (backend) => {
+      const [o, wave] = [RESTING_OPTIONS, RESTING_WAVE]
+      const [e, control] = [await engine(backend, o), await engine(backend, o)]
+      for (const x of [e, control]) {
+        await x.injectMany([wave, wave, wave])
+        await x.step(30)
+      }
+      const before = (await e.books())[1]
+      expect(before.energy).toBeGreaterThan(0.1)
+      await e.rest([1])
+      const { u, prev } = await e.read([1])
+      expect([maxAbs(u), maxAbs(prev)]).toEqual([0, 0])
+      const rested = (await e.books())[1]
+      // its energy and potential taken out as an injection takes them (an erasure's books): balanced
+      expect(rested.energy).toBe(0)
+      expect(before.injected - rested.injected).toBeGreaterThanOrEqual(before.energy)
+      const balance = (b: EnergyBooks) => b.energy + b.bulk_loss + b.boundary_loss + b.saturation - b.noise_work - b.injected
+      expect(Math.abs(balance(rested))).toBeLessThanOrEqual(1e-3 * before.injected)
+      for (const x of [e, control]) await x.step(40)
+      const after = await e.books()
+      // held at 0 with no noise and no work: nothing moved in its books
+      expect(maxAbs(await e.readU([1]))).toBe(0)
+      expect(after[1]).toMatchObject({ energy: 0, noise_work: rested.noise_work, bulk_loss: rested.bulk_loss, injected: rested.injected })
+      for (const f of [0, 1, 2]) expect(Math.abs(balance(after[f])), `field ${f}`).toBeLessThanOrEqual(1e-3 * before.injected)
+      // the others as in the control, where none rested
+      for (const f of [0, 2]) expect(maxDiff(await e.readU([f]), await control.readU([f])), `field ${f}`).toBe(0)
+      await e.inject(wave, 1)
+      expect([...(await e.readU([1]))]).toEqual([...wave])
+      await e.step(10)
+      expect(maxDiff(await e.readU([1]), wave)).toBeGreaterThan(1e-4)
+      await expect(e.rest([3])).rejects.toThrow(/field must be a whole number from 0 to 2, got 3/)
+      await expect(e.rest([0, 0])).rejects.toThrow('a rest lists a field twice (0, 0): list each field once')
     },
   )
 })

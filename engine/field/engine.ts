@@ -183,7 +183,7 @@ class FieldEngine implements Engine {
   /** Runs whose samples wait for a later read (at most SAMPLES_WAITING_MAX): counted up to the chain's last taking. */
   private samplesWaiting = 0
   /** Per field, whether it still rests (EngineOptions.rest_until_injected); none where no field ever rested. */
-  private readonly resting: boolean[] | undefined
+  private resting: boolean[] | undefined
   readonly rested: Uint32Array
   /** The step's table (params.ts stepTable): `draws`, the resting fields marked, and the steps each rested. */
   private table: Uint32Array
@@ -308,9 +308,7 @@ class FieldEngine implements Engine {
     const cells = this.core.n * this.core.n
     if (pattern.length !== cells)
       throw new CrystalError('bad_argument', `a kick's pattern for this field has ${cells} cells, got ${pattern.length}`)
-    fields.forEach((f) => this.field(f))
-    if (new Set(fields).size !== fields.length)
-      throw new CrystalError('bad_argument', `a kick lists a field twice (${fields.join(', ')}): list each field once`)
+    this.distinct(fields, 'a kick')
     if (!fields.length) return
     const inverseRms = Math.fround(1 / (rms(pattern) || 1))
     await this.booked([...fields], () => this.core.kick(fields, pattern, inverseRms))
@@ -318,9 +316,10 @@ class FieldEngine implements Engine {
 
   async erase(plans: readonly PlannedErasure[]): Promise<void> {
     const n = this.core.n
-    const fields = plans.map(({ field }) => this.field(field))
-    if (new Set(fields).size !== fields.length)
-      throw new CrystalError('bad_argument', `an erasure lists a field twice (${fields.join(', ')}): list each field once`)
+    const fields = this.distinct(
+      plans.map(({ field }) => field),
+      'an erasure',
+    )
     for (const { field, sums } of plans) requirePlanSums(field, n, sums)
     if (!plans.length) return
     await this.booked(fields, async () => {
@@ -337,12 +336,41 @@ class FieldEngine implements Engine {
     this.trimHistory()
   }
 
+  async rest(fields: readonly number[]): Promise<void> {
+    this.distinct(fields, 'a rest')
+    if (!fields.length) return
+    const cells = this.core.n * this.core.n
+    await this.booked(
+      [...fields],
+      async () => {
+        await this.core.clear(fields)
+        // recall's sweep runs back through it as through a scaling by 0 (erase's record of it)
+        if (this.recallHistory)
+          for (const field of fields) this.history.push({ kind: 'scale', step: this.step_count, field, mask: new Float32Array(cells) })
+      },
+      true,
+    )
+    this.trimHistory()
+    this.resting ??= Array<boolean>(this.core.fields).fill(false)
+    for (const f of fields) this.resting[f] = true
+    this.table = stepTable(this.draws, this.resting, this.rested)
+  }
+
+  /** `fields`, each a field of this engine and listed once (`what` names the call in the error). */
+  private distinct(fields: readonly number[], what: string): number[] {
+    fields.forEach((f) => this.field(f))
+    if (new Set(fields).size !== fields.length)
+      throw new CrystalError('bad_argument', `${what} lists a field twice (${fields.join(', ')}): list each field once`)
+    return [...fields]
+  }
+
   /**
    * Books what `change` (injections, a dream edit) adds to the energy and potential of `fields` as
    * injected and deposited. Their sums are taken before and after (where the backend holds sums, every
    * field's, kept on it until the books are next needed: settle); else the listed fields' are read at once.
+   * `cleared`: the change sets the fields to 0 (rest), so their sums after it are not taken on the host.
    */
-  private async booked(fields: number[], edit: () => Promise<void>): Promise<void> {
+  private async booked(fields: number[], edit: () => Promise<void>, cleared = false): Promise<void> {
     const change = async () => {
       await edit()
       this.revision++
@@ -364,6 +392,13 @@ class FieldEngine implements Engine {
     const before = all(await this.core.energy(this.params, fields))
     const kept = all(await this.potential(fields))
     await change()
+    if (cleared) {
+      // nothing left to sum (two passes over the fields in JS): their energy and potential are 0
+      await this.remember(fields)
+      const none = new Float64Array(this.core.fields)
+      this.book(fields, before, kept, none, none)
+      return
+    }
     const left = all(await this.potential(fields, true))
     this.book(fields, before, kept, left, all(await this.core.energy(this.params, fields)))
   }

@@ -187,6 +187,12 @@ export interface Engine {
    */
   erase(plans: readonly PlannedErasure[]): Promise<void>
   /**
+   * The fields listed sent back to rest: u and u_prev set to 0, booked as a change, then held at 0 with
+   * no noise and no work (as rest_until_injected holds a field) until their next injection. Evolve's
+   * batch rests the fields nothing reads after the record (docs/discovery.md).
+   */
+  rest(fields: readonly number[]): Promise<void>
+  /**
    * Runs `steps` steps. On the GPU it may resolve while the last are still queued there (a few calls'
    * worth at most): whatever is read afterwards (read, books, recall) sees them.
    */

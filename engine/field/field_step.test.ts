@@ -375,18 +375,20 @@ describe('a field at rest (EngineOptions.rest_until_injected): held at 0, its le
   // field 3 rested 37 steps before: its noise at step t is a field's of its own at t - 37
   const table = stepTable(drawTable(fields, fields), resting, [0, 50, 50, 37])
   const cells = n * n
-  const want = (() => {
+  // the CPU twin's run from `start` under the step's table `t`
+  const stepped = (t: Uint32Array) => {
     let [cur, prev] = start.map((a) => a.slice())
     let next = new Float32Array(cur.length)
     const ledger = new Float64Array(fields * 4)
     const energies: Float64Array[] = []
     for (let i = 0; i < steps; i++) {
-      stepReference(prev, cur, next, { ...params, noise_key: noiseKey(SEED, i), step: i, seed_key: lowbias32(SEED) }, ledger, table)
+      stepReference(prev, cur, next, { ...params, noise_key: noiseKey(SEED, i), step: i, seed_key: lowbias32(SEED) }, ledger, t)
       ;[prev, cur, next] = [cur, next, prev]
       if ((i + 1) % SAMPLE_INTERVAL === 0) energies.push(energyReference(prev, cur, params))
     }
     return { u: cur, prev, ledger, energies }
-  })()
+  }
+  const want = stepped(table)
   const field = (a: Float32Array, f: number) => a.subarray(f * cells, (f + 1) * cells)
 
   test('the CPU twin: the resting fields 0 and their ledger rows 0; the one that never rested as in a run where none rests, bit for bit, the one that rested as with its own keys', () => {
@@ -418,6 +420,21 @@ describe('a field at rest (EngineOptions.rest_until_injected): held at 0, its le
     // the control: stepped as the others, the resting fields would not be 0
     expect(maxAbs(field(awake.u, 1))).toBeGreaterThan(1e-3)
   })
+
+  test.each([[[false, false, true, true]], [[true, true, false, false]], [[true, false, true, false]]])(
+    'the WASM SIMD kernel, three threads, the resting fields %j: the same bits as the twin',
+    async (rests) => {
+      const t = stepTable(drawTable(fields, fields), rests, [0, 0, 0, 0])
+      const backend = await cpuBackend(n, fields, 3)
+      opened.push(backend)
+      await backend.load(...start)
+      await backend.step({ steps, first_step: 0, seed: SEED, sample_interval: 0, params, draws: t })
+      const expected = stepped(t)
+      expect(maxDiff((await backend.read()).u, expected.u)).toBe(0)
+      const ledger = await backend.ledger()
+      for (let i = 0; i < ledger.length; i++) expect(relative(ledger[i], expected.ledger[i]), `ledger term ${i}`).toBeLessThan(1e-5)
+    },
+  )
 
   test.each([
     ['WASM SIMD, two threads', 0],

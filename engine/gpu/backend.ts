@@ -695,6 +695,22 @@ export class GpuFieldBackend implements FieldBackend, GpuContext {
     this.check()
   }
 
+  async clear(fields: readonly number[]): Promise<void> {
+    distinctFields(fields)
+    const bytes = this.n * this.n * 4
+    const encoder = this.device.createCommandEncoder()
+    const { u, prev } = this.state()
+    const uses = [u, prev].flatMap((buffer) =>
+      fields.map((f) => {
+        encoder.clearBuffer(buffer, f * bytes, bytes)
+        return { buffer, offset: f * bytes, size: bytes }
+      }),
+    )
+    this.transfers.submitWithNext(encoder, uses)
+    await this.keepUp()
+    this.check()
+  }
+
   async kick(fields: readonly number[], pattern: Float32Array, inverseRms: number): Promise<void> {
     distinctFields(fields)
     if (fields.length > 65535) throw new CrystalError('bad_argument', `a kick takes at most 65,535 fields at once, got ${fields.length}`)
