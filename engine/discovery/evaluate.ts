@@ -603,7 +603,7 @@ async function foundFirst(engine: Engine, clean: readonly Window[], detected: Pr
   // step waits for (17 to 20 ms for one on 2 cores, where the extract still paid: the README's evolve
   // 8.1 s against 8.5 to 8.9); every field nothing perturbs (the noise alone, the rerun, a clean field
   // with no structure) rests instead, so the steps cost only the fields perturbed
-  await engine.rest([...Array(engine.fields).keys()].filter((f) => !plans[f]))
+  if (plans.some(Boolean)) await engine.rest([...Array(engine.fields).keys()].filter((f) => !plans[f]))
   const answered = answeredBy(found, plans, await perturbPlans(engine, plans, clean, 'held'))
   laps.lap('perturb')
   return { found, answered }

@@ -282,7 +282,7 @@ describe('rest_until_injected (evolve: a genome injected after others starts fro
         expect(await peak(e, f)).toBe(0)
         expect(await peak(control, f)).toBeGreaterThan(0)
       }
-      await expect(e.extract([1])).rejects.toThrow('field 1 still rests (rest_until_injected): extract takes fields injected already')
+      await expect(e.extract([1])).rejects.toThrow('field 1 rests (rest_until_injected or rest): extract takes fields awake')
       await e.inject(wave, 0)
       await e.step(40)
       await e.injectMany([undefined, wave, undefined])
@@ -312,7 +312,7 @@ describe('rest_until_injected (evolve: a genome injected after others starts fro
 
 describe("rest (evolve's perturbation rests the fields nothing perturbs)", () => {
   test.each(['cpu', 'gpu'] as const)(
-    '%s: a field sent back to rest is 0 and stays so, its energy booked as taken out, the books balanced; the others step on bit for bit; an injection wakes it',
+    '%s: a field sent back to rest is 0 and stays so, its energy booked as taken out, the books balanced; the others step on bit for bit; an injection or a write wakes it',
     { timeout: 300_000 },
     async (backend) => {
       const [o, wave] = [RESTING_OPTIONS, RESTING_WAVE]
@@ -344,6 +344,11 @@ describe("rest (evolve's perturbation rests the fields nothing perturbs)", () =>
       expect([...(await e.readU([1]))]).toEqual([...wave])
       await e.step(10)
       expect(maxDiff(await e.readU([1]), wave)).toBeGreaterThan(1e-4)
+      // a write wakes it too (on the GPU made and superposed on the device, encoding 3)
+      await e.rest([1])
+      await e.write('a memory written into a field at rest', 1, 1)
+      await e.step(5)
+      expect(maxAbs(await e.readU([1]))).toBeGreaterThan(1e-3)
       await expect(e.rest([3])).rejects.toThrow(/field must be a whole number from 0 to 2, got 3/)
       await expect(e.rest([0, 0])).rejects.toThrow('a rest lists a field twice (0, 0): list each field once')
     },

@@ -182,7 +182,7 @@ class FieldEngine implements Engine {
   private samplesLater = false
   /** Runs whose samples wait for a later read (at most SAMPLES_WAITING_MAX): counted up to the chain's last taking. */
   private samplesWaiting = 0
-  /** Per field, whether it still rests (EngineOptions.rest_until_injected); none where no field ever rested. */
+  /** Per field, whether it rests (EngineOptions.rest_until_injected, or sent back by rest); none where no field ever rested. */
   private resting: boolean[] | undefined
   readonly rested: Uint32Array
   /** The step's table (params.ts stepTable): `draws`, the resting fields marked, and the steps each rested. */
@@ -507,6 +507,8 @@ class FieldEngine implements Engine {
       // but each part's energy (docs/recall.md)
       const texts = items.map(({ text, importance = 1 }) => ({ text, importance }))
       await this.booked([field], () => superpose(field, texts, this.reader.keptBytes))
+      // a write is an injection: a resting field takes it and steps on (else the next step held it at 0)
+      this.wake([field])
     } else {
       const sum = new Float32Array(this.core.n * this.core.n)
       for (const { text, importance = 1 } of items) {
@@ -918,7 +920,7 @@ class FieldEngine implements Engine {
     fields.forEach((f) => this.field(f))
     const resting = fields.find((f) => this.resting?.[f])
     if (resting !== undefined)
-      throw new CrystalError('bad_argument', `field ${resting} still rests (rest_until_injected): extract takes fields injected already`)
+      throw new CrystalError('bad_argument', `field ${resting} rests (rest_until_injected or rest): extract takes fields awake`)
     const rerun = fields.find((f) => this.rerun && f >= this.rerun.from)
     if (rerun !== undefined)
       throw new CrystalError('bad_argument', `field ${rerun} is a rerun's (its noise louder): extract takes fields of the first run`)

@@ -158,8 +158,8 @@ export interface Engine {
   /** The field whose random numbers each field draws (EngineOptions.draws made whole: engine/field/params.ts drawTable). */
   readonly draws: Uint32Array
   /**
-   * The steps each field rested before its first injection (EngineOptions.rest_until_injected; 0
-   * where none): its own steps, by which its random numbers are keyed, are step_count less these.
+   * The steps each field rested (EngineOptions.rest_until_injected, Engine.rest; 0 where none): its
+   * own steps, by which its random numbers are keyed, are step_count less these.
    */
   readonly rested: Uint32Array
   readonly step_count: number
@@ -188,8 +188,9 @@ export interface Engine {
   erase(plans: readonly PlannedErasure[]): Promise<void>
   /**
    * The fields listed sent back to rest: u and u_prev set to 0, booked as a change, then held at 0 with
-   * no noise and no work (as rest_until_injected holds a field) until their next injection. Evolve's
-   * batch rests the fields nothing reads after the record (docs/discovery.md).
+   * no noise and no work (as rest_until_injected holds a field) until their next injection or write.
+   * Evolve's CPU path rests the fields its in-place perturbation does not touch (docs/discovery.md);
+   * the GPU path perturbs a batch extracted instead.
    */
   rest(fields: readonly number[]): Promise<void>
   /**

@@ -23,7 +23,10 @@ const DREAM = Math.max(...Object.values(DREAM_PARAMS).map((p) => p.observe_steps
  */
 const RECALL_STEPS_PER_PAIR = 0.5
 
-/** One genome's evaluation (MERGE, SPLIT): a clean field that is perturbed and its rerun under noise, stepping beside it. */
+/**
+ * One genome's evaluation (MERGE, SPLIT), at most: a clean field that is perturbed and its rerun under
+ * noise beside it (the rerun rests through the perturbation since 2026-12-08, a bound all the same).
+ */
 const evaluation = (resonateSteps: number) => 2 * (resonateSteps + DREAM + WINDOW + PERTURB)
 
 export interface CommandCost {
