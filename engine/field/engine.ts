@@ -308,10 +308,10 @@ class FieldEngine implements Engine {
     const cells = this.core.n * this.core.n
     if (pattern.length !== cells)
       throw new CrystalError('bad_argument', `a kick's pattern for this field has ${cells} cells, got ${pattern.length}`)
-    this.distinct(fields, 'a kick')
-    if (!fields.length) return
+    const listed = this.distinct(fields, 'a kick')
+    if (!listed.length) return
     const inverseRms = Math.fround(1 / (rms(pattern) || 1))
-    await this.booked([...fields], () => this.core.kick(fields, pattern, inverseRms))
+    await this.booked(listed, () => this.core.kick(listed, pattern, inverseRms))
   }
 
   async erase(plans: readonly PlannedErasure[]): Promise<void> {
@@ -337,26 +337,26 @@ class FieldEngine implements Engine {
   }
 
   async rest(fields: readonly number[]): Promise<void> {
-    this.distinct(fields, 'a rest')
-    if (!fields.length) return
+    const listed = this.distinct(fields, 'a rest')
+    if (!listed.length) return
     const cells = this.core.n * this.core.n
     await this.booked(
-      [...fields],
+      listed,
       async () => {
-        await this.core.clear(fields)
+        await this.core.clear(listed)
         // recall's sweep runs back through it as through a scaling by 0 (erase's record of it)
         if (this.recallHistory)
-          for (const field of fields) this.history.push({ kind: 'scale', step: this.step_count, field, mask: new Float32Array(cells) })
+          for (const field of listed) this.history.push({ kind: 'scale', step: this.step_count, field, mask: new Float32Array(cells) })
       },
       true,
     )
     this.trimHistory()
     this.resting ??= Array<boolean>(this.core.fields).fill(false)
-    for (const f of fields) this.resting[f] = true
+    for (const f of listed) this.resting[f] = true
     this.table = stepTable(this.draws, this.resting, this.rested)
   }
 
-  /** `fields`, each a field of this engine and listed once (`what` names the call in the error). */
+  /** `fields` copied, each a field of this engine and listed once (`what` names the call in the error). */
   private distinct(fields: readonly number[], what: string): number[] {
     fields.forEach((f) => this.field(f))
     if (new Set(fields).size !== fields.length)
